@@ -1,0 +1,16 @@
+// Ordinary TypeScript rules for everything that is not the node pack: the sandbox, the runner,
+// tests, benchmarks and scripts.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+	{ ignores: ['**/dist/**', '**/node_modules/**'] },
+	js.configs.recommended,
+	...tseslint.configs.recommended,
+	{
+		languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+		rules: {
+			'@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+		},
+	},
+);

@@ -1,0 +1,70 @@
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { router } from './actions/router';
+import * as message from './actions/message';
+
+/** Resources served by the messaging API (v1); every other resource uses the external API (v2). */
+const MESSAGING_RESOURCES = ['message'];
+const EXTERNAL_RESOURCES = ['template', 'contact', 'conversation', 'searchItem', 'agent'];
+
+const batching: INodeProperties = {
+	displayName: 'Batching',
+	name: 'batching',
+	type: 'collection',
+	placeholder: 'Add Batching Option',
+	default: {},
+	options: [
+		{
+			displayName: 'Requests at Once',
+			name: 'requestsAtOnce',
+			type: 'number',
+			typeOptions: { minValue: 1, maxValue: 50 },
+			default: 1,
+			description:
+				'How many items are sent to the service at the same time. 1 sends them one after another, in order. The output keeps the input order either way.',
+		},
+	],
+};
+
+export class Convo implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Convo',
+		name: 'convo',
+		icon: { light: 'file:convo.svg', dark: 'file:convo.dark.svg' },
+		group: ['output'],
+		version: 1,
+		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
+		description: 'Send WhatsApp messages and templates, manage contacts, conversations, search items and AI agents with Convo',
+		defaults: { name: 'Convo' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{ name: 'convoApi', required: true, displayOptions: { show: { resource: MESSAGING_RESOURCES } } },
+			{ name: 'convoExternalApi', required: true, displayOptions: { show: { resource: EXTERNAL_RESOURCES } } },
+		],
+		properties: [
+			{
+				displayName: 'Resource',
+				name: 'resource',
+				type: 'options',
+				noDataExpression: true,
+				options: [{ name: 'Message', value: 'message' }],
+				default: 'message',
+			},
+			...message.description,
+			batching,
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await router.call(this);
+	}
+}

@@ -1,0 +1,27 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { OPERATIONS } from '../../../shared';
+import { convoRequest } from '../../transport';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Message UUID',
+		name: 'messageUuid',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. 3f1c2b9e-...',
+		description: 'Identifier the service returned when the message was sent (message.uuid of Message > Send)',
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['message'], operation: ['getStatus'] } },
+	properties,
+);
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const uuid = this.getNodeParameter('messageUuid', itemIndex) as string;
+	return await convoRequest.call(this, OPERATIONS.getMessageStatus, { params: { uuid: uuid.trim() } }, itemIndex);
+}

@@ -1,0 +1,9 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+export type ConvoResource = 'message' | 'template' | 'contact' | 'conversation' | 'searchItem' | 'agent';
+
+/** What one operation file exports: its fields, and what it does for one input item. */
+export interface ConvoOperation {
+	description: INodeProperties[];
+	execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]>;
+}

@@ -1,0 +1,19 @@
+/**
+ * The contract of the Convo service: every operation of SPEC section 4 with its method, path,
+ * API, request and response schemas and documented errors; the limits of section 8; the
+ * message_created event; request building and error explanation. The nodes, the runner and the
+ * sandbox all read the service from here.
+ */
+export * from './errors';
+export * from './limits';
+export * from './operations';
+export * from './phone';
+export * from './request';
+export * from './validation';
+export * from './schemas/agent';
+export * from './schemas/contact';
+export * from './schemas/conversation';
+export * from './schemas/event';
+export * from './schemas/message';
+export * from './schemas/searchItem';
+export * from './schemas/template';

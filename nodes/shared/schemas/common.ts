@@ -1,0 +1,31 @@
+import { z } from 'zod/v4';
+
+import { PHONE_DIGITS, PHONE_DIGITS_PATTERN } from '../phone';
+
+/** Any 8-4-4-4-12 hex identifier: the service's UUIDs are not promised to carry an RFC version. */
+export const uuid = () => z.guid({ error: 'must be a UUID (8-4-4-4-12 hex digits)' });
+
+export const nonEmptyString = () => z.string().min(1);
+
+export const email = () => z.email({ error: 'must be an email address' });
+
+/** Digits with country code, no "+": what the external API (v2) takes. */
+export const phoneDigits = () =>
+	z.string().regex(PHONE_DIGITS_PATTERN, {
+		error: `must be ${PHONE_DIGITS.min} to ${PHONE_DIGITS.max} digits with country code and no "+" (e.g. 4915112345678)`,
+	});
+
+export const isoTimestamp = () => z.string().min(1);
+
+/** A JSON object whose inner shape the spec leaves open. */
+export const jsonObject = () => z.record(z.string(), z.unknown());
+
+/** A bounded integer with a documented maximum; the message carries the limit. */
+export const boundedInt = (max: number) =>
+	z
+		.int({ error: 'must be an integer' })
+		.min(1, { error: 'must be at least 1' })
+		.max(max, { error: (issue) => `is ${String(issue.input)}; at most ${max}` });
+
+export const noParams = z.object({});
+export const noBody = z.undefined();

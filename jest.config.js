@@ -6,4 +6,5 @@ module.exports = {
 	transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
 	// Workflow and sandbox tests start HTTP servers; a slow 2-core CI machine needs headroom.
 	testTimeout: 30000,
+	reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

@@ -8,6 +8,10 @@ export default tseslint.config(
 	js.configs.recommended,
 	...tseslint.configs.recommended,
 	{
+		files: ['**/*.js', '**/*.cjs'],
+		languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } },
+	},
+	{
 		languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
 		rules: {
 			'@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

@@ -1,11 +1,41 @@
 import type {
+	ICredentialsDecrypted,
+	ICredentialTestFunctions,
+	IDataObject,
 	IHookFunctions,
-	IWebhookFunctions,
+	INodeCredentialTestResult,
 	INodeType,
 	INodeTypeDescription,
+	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
+
+import type { HeaderAuth, RequestHeaders } from './auth';
+import { hasValidHeader, headerAuthProblem, redactHeaders } from './auth';
+import { readDelivery } from './delivery';
+import { description } from './description';
+import type { StatusFilter } from './filters';
+import { ignoredBecause, normalizeNumber, splitList } from './filters';
+
+/** The parts of n8n's request and response objects this node uses (plain Node http works too). */
+interface DeliveryRequest {
+	body?: unknown;
+	rawBody?: Buffer;
+	headers: RequestHeaders;
+}
+interface DeliveryResponse {
+	writeHead(status: number, headers: Record<string, string>): unknown;
+	end(body: string): unknown;
+}
+
+/** Answers the delivery here; n8n then sends nothing and starts no execution. */
+function refuse(context: IWebhookFunctions, status: number, message: string): IWebhookResponseData {
+	const res = context.getResponseObject() as unknown as DeliveryResponse;
+	res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+	res.end(JSON.stringify({ code: status, message }));
+	return { noWebhookResponse: true };
+}
 
 /** Starts a workflow when the service delivers a message_created webhook. */
 export class ConvoTrigger implements INodeType {
@@ -20,11 +50,42 @@ export class ConvoTrigger implements INodeType {
 		defaults: { name: 'Convo Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'convo' }],
-		properties: [],
+		credentials: [
+			{
+				name: 'convoTriggerApi',
+				required: true,
+				testedBy: 'convoTriggerApiTest',
+				displayOptions: { show: { authentication: ['headerAuth'] } },
+			},
+		],
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: '={{$parameter["httpMethod"]}}',
+				responseMode: 'onReceived',
+				path: 'convo',
+			},
+		],
+		properties: description,
 	};
 
-	// The service has no registration API: the URL is registered by hand in its dashboard.
+	methods = {
+		credentialTest: {
+			// Nothing is sent with this credential; the test checks that it can match a header at all.
+			async convoTriggerApiTest(
+				this: ICredentialTestFunctions,
+				credential: ICredentialsDecrypted,
+			): Promise<INodeCredentialTestResult> {
+				const problem = headerAuthProblem((credential.data ?? {}) as Partial<HeaderAuth>);
+				return problem === undefined
+					? { status: 'OK', message: 'The header can be checked; add the same one in the dashboard' }
+					: { status: 'Error', message: problem };
+			},
+		},
+	};
+
+	// The service has no registration API: the URL is registered by hand in its dashboard, so
+	// there is nothing to check, create or delete.
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
@@ -40,6 +101,38 @@ export class ConvoTrigger implements INodeType {
 	};
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		return { workflowData: [this.helpers.returnJsonArray(this.getBodyData())] };
+		const req = this.getRequestObject() as unknown as DeliveryRequest;
+
+		let auth: HeaderAuth | undefined;
+		if (this.getNodeParameter('authentication', 'none') === 'headerAuth') {
+			auth = await this.getCredentials<HeaderAuth>('convoTriggerApi');
+			const problem = headerAuthProblem(auth);
+			// A broken credential is the workflow's fault, not the sender's.
+			if (problem !== undefined) return refuse(this, 500, `The trigger's credential is incomplete: ${problem}`);
+			if (!hasValidHeader(req.headers, auth)) {
+				return refuse(this, 401, 'Authorization failed: the expected header is missing or its value is wrong');
+			}
+		}
+
+		const delivery = readDelivery(req.body, req.rawBody);
+		if (!delivery.ok) return refuse(this, 400, delivery.reason);
+
+		const ignored = ignoredBecause(delivery.payload, {
+			status: this.getNodeParameter('status', 'received') as StatusFilter,
+			channels: splitList(this.getNodeParameter('channels', '') as string).map((c) => c.toLowerCase()),
+			ignoreSendsFrom: splitList(this.getNodeParameter('ignoreSendsFrom', '') as string).map(normalizeNumber),
+		});
+		// Answered 200: the delivery was fine, this workflow just does not want it.
+		if (ignored !== undefined) return { webhookResponse: { received: true, ignored } };
+
+		const options = this.getNodeParameter('options', {}) as { includeHeaders?: boolean; includeRawBody?: boolean };
+		const json: IDataObject = { ...delivery.payload };
+		if (options.includeHeaders === true || options.includeRawBody === true) {
+			const extra: IDataObject = {};
+			if (options.includeHeaders === true) extra.headers = redactHeaders(req.headers, auth) as IDataObject;
+			if (options.includeRawBody === true) extra.rawBody = delivery.rawBody;
+			json.delivery = extra;
+		}
+		return { workflowData: [[{ json }]] };
 	}
 }

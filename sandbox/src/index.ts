@@ -1,0 +1,62 @@
+/** The sandbox's programmatic API: start it on a port (0 = any free one), read the fixture, close. */
+import type { AddressInfo } from 'node:net';
+
+import { buildApp } from './app';
+import { Clock } from './clock';
+import type { SandboxContext } from './context';
+import { Faults } from './faults';
+import { describeFixture, type Fixture } from './fixture';
+import { Store } from './store';
+import { WebhookHub } from './webhooks';
+
+export type { Fixture, FixtureBusiness, FixtureContact, FixtureTemplate } from './fixture';
+export { API_KEY_PREFIX } from './fixture';
+
+export interface SandboxOptions {
+	/** 0 = any free port. Default 4010. */
+	port?: number;
+	/** Default 127.0.0.1. */
+	host?: string;
+	logger?: boolean;
+}
+
+export interface RunningSandbox {
+	/** Server root ({base_url}); the messaging API is under /v1. */
+	baseUrl: string;
+	/** `${baseUrl}/api/external/v2` ({external_url}). */
+	externalUrl: string;
+	/** The same JSON as GET /__sandbox/fixture. */
+	fixture: Fixture;
+	close(): Promise<void>;
+}
+
+export const DEFAULT_PORT = 4010;
+export const DEFAULT_HOST = '127.0.0.1';
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+	const clock = new Clock();
+	const context: SandboxContext = {
+		clock,
+		store: new Store(clock),
+		webhooks: new WebhookHub(),
+		faults: new Faults(),
+		links: { baseUrl: '', externalUrl: '', dashboardUrl: '' },
+	};
+	const app = buildApp(context, { logger: options.logger });
+	const host = options.host ?? DEFAULT_HOST;
+	await app.listen({ port: options.port ?? DEFAULT_PORT, host });
+	const { port } = app.server.address() as AddressInfo;
+	const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+	context.links.baseUrl = baseUrl;
+	context.links.externalUrl = `${baseUrl}/api/external/v2`;
+	context.links.dashboardUrl = `${baseUrl}/dashboard`;
+	return {
+		baseUrl,
+		externalUrl: context.links.externalUrl,
+		fixture: describeFixture(baseUrl, context.links.externalUrl),
+		close: async () => {
+			await context.webhooks.drain();
+			await app.close();
+		},
+	};
+}

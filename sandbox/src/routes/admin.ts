@@ -1,0 +1,153 @@
+/**
+ * The sandbox's own API under /__sandbox/ (no auth): fixture, reset, inspection of sent messages,
+ * simulated inbound and dashboard messages, webhook registration and delivery log, faults, clock.
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod/v4';
+
+import { parseOrThrow, toApiDigits } from '../../../nodes/shared';
+import type { SandboxContext } from '../context';
+import { emitMessageCreated } from '../events';
+import { faultInput } from '../faults';
+import { describeFixture } from '../fixture';
+import { badRequest, notFound } from '../httpError';
+import type { Business, Message } from '../model';
+import { statusAt } from '../status';
+
+const messageInput = (peer: 'from' | 'to') =>
+	z.strictObject({ business: z.string().min(1), [peer]: z.string().min(1), text: z.string().min(1).max(4096) });
+
+const webhookInput = z.strictObject({
+	business: z.string().min(1),
+	url: z.url({ protocol: /^https?$/ }),
+	method: z.enum(['POST', 'PUT']).default('POST'),
+	headers: z.record(z.string(), z.string()).default({}),
+});
+
+const clockInput = z.strictObject({ advanceMs: z.int().min(0) });
+
+export function adminRoutes(app: FastifyInstance, context: SandboxContext): void {
+	const { store, clock, webhooks, faults, links } = context;
+	const prefix = '/__sandbox';
+
+	const business = (id: unknown): Business => {
+		const found = typeof id === 'string' ? store.businessById(id) : undefined;
+		if (!found) throw notFound(`No business with id ${String(id)}`, 'business');
+		return found;
+	};
+	const phone = (value: string, field: string): string => {
+		const digits = toApiDigits(value);
+		if (!digits) throw badRequest(`${field} "${value}" is not a phone number with country code`, field);
+		return digits;
+	};
+	const record = (message: Message) => ({
+		uuid: message.uuid,
+		business: message.businessId,
+		source: message.origin,
+		direction: message.direction,
+		to: message.to,
+		from: message.from,
+		type: message.type,
+		text: message.text,
+		content: message.content,
+		status: statusAt(message, clock.now()),
+		template: message.template,
+		metadata: message.metadata,
+		contactUuid: message.contactUuid,
+		conversationId: message.conversationId,
+		createdAt: new Date(message.createdAtMs).toISOString(),
+	});
+
+	app.get(`${prefix}/fixture`, async () => describeFixture(links.baseUrl, links.externalUrl));
+
+	app.post(`${prefix}/reset`, async () => {
+		// Clock first: the fixture's "recent" and "older than 24 h" are relative to service time.
+		clock.reset();
+		store.reset();
+		webhooks.reset();
+		faults.clear();
+		return { reset: true };
+	});
+
+	// Every message the service accepted through the API: A2 sends and B8 template sends.
+	app.get(`${prefix}/messages`, async (request) => {
+		const query = request.query as Record<string, unknown>;
+		const only = query.business === undefined ? undefined : business(query.business);
+		return [...store.messages.values()]
+			.filter((message) => message.origin === 'api' || message.origin === 'template')
+			.filter((message) => !only || message.businessId === only.id)
+			.map(record);
+	});
+
+	app.post(`${prefix}/inbound`, async (request) => {
+		const input = parseOrThrow(messageInput('from'), request.body, 'body') as { business: string; from: string; text: string };
+		const owner = business(input.business);
+		const digits = phone(input.from, 'from');
+		const contact = store.contactByDigits(owner, digits) ?? store.createContact(owner, digits);
+		const message = store.addMessage({
+			business: owner,
+			contact,
+			direction: 'inbound',
+			origin: 'inbound',
+			from: digits,
+			to: owner.phoneNumbers[0],
+			text: input.text,
+		});
+		emitMessageCreated(context, message, 'received');
+		return { message: record(message) };
+	});
+
+	// A message an agent sent by hand in the dashboard: stored as sent, never a webhook (SPEC 6).
+	app.post(`${prefix}/dashboard-send`, async (request) => {
+		const input = parseOrThrow(messageInput('to'), request.body, 'body') as { business: string; to: string; text: string };
+		const owner = business(input.business);
+		const digits = phone(input.to, 'to');
+		const contact = store.contactByDigits(owner, digits) ?? store.createContact(owner, digits);
+		const message = store.addMessage({
+			business: owner,
+			contact,
+			direction: 'outbound',
+			origin: 'dashboard',
+			from: owner.phoneNumbers[0],
+			to: digits,
+			text: input.text,
+		});
+		return { message: record(message) };
+	});
+
+	app.post(`${prefix}/webhooks`, async (request, reply) => {
+		const input = parseOrThrow(webhookInput, request.body, 'body');
+		business(input.business);
+		const registration = webhooks.register(input);
+		reply.code(201);
+		return { id: registration.id, business: registration.business, url: registration.url, method: registration.method };
+	});
+	app.get(`${prefix}/webhooks`, async () => webhooks.list());
+	app.delete(`${prefix}/webhooks/:id`, async (request) => {
+		const { id } = request.params as { id: string };
+		if (!webhooks.remove(id)) throw notFound(`No webhook with id ${id}`, 'id');
+		return { deleted: id };
+	});
+	app.get(`${prefix}/webhooks/deliveries`, async (request) => {
+		const query = request.query as Record<string, unknown>;
+		return webhooks.deliveries().filter((attempt) => query.business === undefined || attempt.business === query.business);
+	});
+
+	app.get(`${prefix}/faults`, async () => faults.list());
+	app.post(`${prefix}/faults`, async (request) => {
+		faults.set(parseOrThrow(faultInput, request.body, 'body'));
+		return faults.list();
+	});
+	app.delete(`${prefix}/faults`, async (request) => {
+		const query = request.query as Record<string, unknown>;
+		faults.clear(typeof query.endpoint === 'string' ? query.endpoint : undefined);
+		return faults.list();
+	});
+
+	app.get(`${prefix}/clock`, async () => ({ now: clock.iso(), offsetMs: clock.offset }));
+	app.post(`${prefix}/clock`, async (request) => {
+		const { advanceMs } = parseOrThrow(clockInput, request.body, 'body');
+		clock.advance(advanceMs);
+		return { now: clock.iso(), offsetMs: clock.offset };
+	});
+}

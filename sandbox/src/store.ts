@@ -1,0 +1,284 @@
+/**
+ * The service state: businesses and everything they own, kept in memory and indexed the ways the
+ * endpoints look things up. `reset()` restores the fixture.
+ */
+import type { Clock } from './clock';
+import { businessSeeds, FIXTURE_TIMES, type BusinessSeed } from './fixture';
+import { newUuid, stableUuid } from './ids';
+import type {
+	AgentRecord,
+	Business,
+	Collection,
+	Contact,
+	Conversation,
+	Message,
+	MessageOrigin,
+	SearchItem,
+	Template,
+} from './model';
+
+export interface NewMessage {
+	business: Business;
+	contact: Contact;
+	direction: 'inbound' | 'outbound';
+	origin: MessageOrigin;
+	from: string;
+	to: string;
+	type?: string;
+	text: string;
+	content?: Record<string, unknown>;
+	metadata?: Record<string, unknown>;
+	template?: Message['template'];
+	atMs?: number;
+	uuid?: string;
+}
+
+export class Store {
+	businesses: Business[] = [];
+	templates = new Map<string, Template>();
+	collections = new Map<string, Collection>();
+	/** collection id -> external id -> item. */
+	items = new Map<string, Map<string, SearchItem>>();
+	contacts = new Map<string, Contact>();
+	conversations = new Map<string, Conversation>();
+	messages = new Map<string, Message>();
+	/** contact uuid -> messages, oldest first. */
+	messagesByContact = new Map<string, Message[]>();
+	agents = new Map<string, AgentRecord>();
+	private byToken = new Map<string, Business>();
+	private byApiKey = new Map<string, Business>();
+
+	constructor(readonly clock: Clock) {
+		this.reset();
+	}
+
+	reset(): void {
+		this.businesses = [];
+		for (const map of [this.templates, this.collections, this.items, this.contacts, this.conversations, this.messages, this.messagesByContact, this.agents, this.byToken, this.byApiKey]) {
+			map.clear();
+		}
+		for (const seed of businessSeeds()) this.seed(seed);
+	}
+
+	businessByToken(token: string): Business | undefined {
+		return this.byToken.get(token);
+	}
+
+	businessByApiKey(key: string): Business | undefined {
+		return this.byApiKey.get(key);
+	}
+
+	businessById(id: string): Business | undefined {
+		return this.businesses.find((business) => business.id === id);
+	}
+
+	/** Contacts of a business whose phone digits equal `digits`. */
+	contactByDigits(business: Business, digits: string): Contact | undefined {
+		for (const contact of this.contacts.values()) {
+			if (contact.businessId === business.id && contact.phoneNumber === `+${digits}`) return contact;
+		}
+		return undefined;
+	}
+
+	contactsOf(business: Business): Contact[] {
+		return [...this.contacts.values()].filter((contact) => contact.businessId === business.id);
+	}
+
+	conversationsOf(contact: Contact): Conversation[] {
+		return [...this.conversations.values()].filter((conversation) => conversation.contactUuid === contact.uuid);
+	}
+
+	/** The conversation new messages go to: the contact's newest, created when there is none. */
+	currentConversation(contact: Contact): Conversation {
+		const existing = this.conversationsOf(contact);
+		if (existing.length > 0) return existing[existing.length - 1];
+		const conversation: Conversation = {
+			id: newUuid(),
+			businessId: contact.businessId,
+			contactUuid: contact.uuid,
+			platform: 'whatsapp',
+			createdAt: this.clock.iso(),
+			closedAt: null,
+			tags: [...contact.tags],
+			agentId: null,
+			assignedUser: null,
+			teamUuid: null,
+		};
+		this.conversations.set(conversation.id, conversation);
+		return conversation;
+	}
+
+	createContact(business: Business, digits: string, name = `+${digits}`): Contact {
+		const contact: Contact = {
+			uuid: newUuid(),
+			businessId: business.id,
+			name,
+			phoneNumber: `+${digits}`,
+			avatarUrl: null,
+			createdAt: this.clock.iso(),
+			source: 'whatsapp',
+			tags: [],
+			assignedUser: null,
+			customFields: {},
+			undeliverable: false,
+		};
+		this.contacts.set(contact.uuid, contact);
+		return contact;
+	}
+
+	addMessage(input: NewMessage): Message {
+		const conversation = this.currentConversation(input.contact);
+		const message: Message = {
+			uuid: input.uuid ?? newUuid(),
+			businessId: input.business.id,
+			contactUuid: input.contact.uuid,
+			conversationId: conversation.id,
+			direction: input.direction,
+			origin: input.origin,
+			from: input.from,
+			to: input.to,
+			type: input.type ?? 'text',
+			text: input.text,
+			content: input.content ?? { text: input.text },
+			attachments: [],
+			metadata: input.metadata ?? {},
+			createdAtMs: input.atMs ?? this.clock.now(),
+			template: input.template,
+			statusRecordId: newUuid(),
+			whatsappMessageId: `wamid.${newUuid().replace(/-/g, '')}`,
+			undeliverable: input.direction === 'outbound' && input.contact.undeliverable,
+		};
+		this.messages.set(message.uuid, message);
+		const list = this.messagesByContact.get(message.contactUuid) ?? [];
+		list.push(message);
+		// Fixture history is seeded out of order; live messages arrive in order and skip the sort.
+		if (list.length > 1 && list[list.length - 2].createdAtMs > message.createdAtMs) list.sort((a, b) => a.createdAtMs - b.createdAtMs);
+		this.messagesByContact.set(message.contactUuid, list);
+		return message;
+	}
+
+	messagesOf(contact: Contact): Message[] {
+		return this.messagesByContact.get(contact.uuid) ?? [];
+	}
+
+	/** Time of the contact's last inbound message, for the 24-hour window. */
+	lastInboundAt(contact: Contact): number | undefined {
+		const list = this.messagesOf(contact);
+		for (let i = list.length - 1; i >= 0; i--) if (list[i].direction === 'inbound') return list[i].createdAtMs;
+		return undefined;
+	}
+
+	private seed(seed: BusinessSeed): void {
+		const now = this.clock.now();
+		const business: Business = {
+			id: seed.id,
+			name: seed.name,
+			accessToken: seed.accessToken,
+			apiKey: seed.apiKey,
+			channelUuid: seed.channelUuid,
+			phoneNumbers: [...seed.phoneNumbers],
+			users: [...seed.users],
+			teams: [...seed.teams],
+			fieldKeys: [...seed.fieldKeys],
+		};
+		this.businesses.push(business);
+		this.byToken.set(business.accessToken, business);
+		this.byApiKey.set(business.apiKey, business);
+		for (const template of seed.templates) {
+			this.templates.set(template.id, {
+				...template,
+				businessId: business.id,
+				body: seed.templateBodies[template.name],
+				variables: [...template.variables],
+				buttons: template.buttons.map((button) => ({ ...button })),
+			});
+		}
+		for (const collection of seed.collections) {
+			this.collections.set(collection.id, { ...collection, businessId: business.id, embedding_fields: [...collection.embedding_fields] });
+			const at = new Date(now - 7 * FIXTURE_TIMES.DAY).toISOString();
+			const item: SearchItem = {
+				id: stableUuid(`${collection.id}:item:sku-1`),
+				collection_id: collection.id,
+				external_id: 'sku-1',
+				payload: { title: 'House blend', description: 'Medium roast', price: 12.5 },
+				embedding_json: { title: 'House blend', description: 'Medium roast' },
+				is_active: true,
+				created_at: at,
+				updated_at: at,
+			};
+			this.items.set(collection.id, new Map([[item.external_id, item]]));
+		}
+		const businessNumber = business.phoneNumbers[0];
+		for (const person of seed.contacts) {
+			const createdMs = now - 30 * FIXTURE_TIMES.DAY;
+			const contact: Contact = {
+				uuid: person.uuid,
+				businessId: business.id,
+				name: person.name,
+				phoneNumber: person.phoneNumber,
+				avatarUrl: null,
+				createdAt: new Date(createdMs).toISOString(),
+				source: 'whatsapp',
+				tags: [...person.tags],
+				assignedUser: null,
+				customFields: structuredClone(person.customFields),
+				undeliverable: person.undeliverable,
+			};
+			this.contacts.set(contact.uuid, contact);
+			this.conversations.set(stableUuid(`${contact.uuid}:conversation`), {
+				id: stableUuid(`${contact.uuid}:conversation`),
+				businessId: business.id,
+				contactUuid: contact.uuid,
+				platform: 'whatsapp',
+				createdAt: new Date(createdMs).toISOString(),
+				closedAt: null,
+				tags: [...contact.tags],
+				agentId: null,
+				assignedUser: null,
+				teamUuid: null,
+			});
+			const digits = contact.phoneNumber.slice(1);
+			const inboundAt = now - person.lastInboundAgoMs;
+			const history: Array<[number, 'inbound' | 'outbound', string]> = [
+				[inboundAt - 2 * FIXTURE_TIMES.HOUR, 'outbound', `Welcome to ${business.name}!`],
+				[inboundAt, 'inbound', 'Hi, where is my order?'],
+				[inboundAt + 5 * 60 * 1000, 'outbound', 'It left our warehouse this morning.'],
+			];
+			history.forEach(([atMs, direction, text], index) => {
+				this.addMessage({
+					business,
+					contact,
+					direction,
+					origin: direction === 'inbound' ? 'inbound' : 'fixture',
+					from: direction === 'inbound' ? digits : businessNumber,
+					to: direction === 'inbound' ? businessNumber : digits,
+					text,
+					atMs,
+					uuid: stableUuid(`${contact.uuid}:message:${index}`),
+				});
+			});
+		}
+		for (const agent of seed.agents) {
+			const at = new Date(now - 14 * FIXTURE_TIMES.DAY).toISOString();
+			this.agents.set(agent.id, {
+				id: agent.id,
+				businessId: business.id,
+				fields: {
+					name: agent.name,
+					type: 'BASIC',
+					system_prompt: `You answer customer questions for ${business.name}.`,
+					prompt_config: { tone_prompt: 'Friendly and brief' },
+					tools: { handoff_to_human_control: { enabled: true, instructions: 'Hand over when the customer asks for a person.' } },
+					data: {},
+					activation_rules: { always_on: true },
+					follow_up_settings: { enabled: false },
+					inactivity_run_settings: { enabled: false },
+					provider: 'openai',
+					model: 'gpt-4o-mini',
+					created_at: at,
+					updated_at: at,
+				},
+			});
+		}
+	}
+}

@@ -1,0 +1,40 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+const BIN = resolve(__dirname, '../../sandbox/bin/convo-sandbox.mjs');
+
+/** Starts the CLI, waits for its banner, reads the fixture over HTTP, stops it. */
+async function runCli(args: string[], env: Record<string, string>): Promise<{ banner: string; fixture: { baseUrl: string } }> {
+	const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+	try {
+		const banner = await new Promise<string>((done, fail) => {
+			let output = '';
+			child.stdout.on('data', (chunk: Buffer) => {
+				output += chunk.toString();
+				if (output.includes('openapi')) done(output);
+			});
+			child.once('exit', (code) => fail(new Error(`exited with ${code}: ${output}`)));
+		});
+		const baseUrl = /base_url\s+(\S+)/.exec(banner)![1];
+		const fixture = (await (await fetch(`${baseUrl}/__sandbox/fixture`)).json()) as { baseUrl: string };
+		return { banner, fixture };
+	} finally {
+		child.kill('SIGTERM');
+	}
+}
+
+describe('sandbox: the convo-sandbox command', () => {
+	it('starts on --port (before SANDBOX_PORT) and prints both base addresses and where the fixture is', async () => {
+		const { banner, fixture } = await runCli(['--port', '0'], { SANDBOX_PORT: 'not-a-port' });
+		expect(banner).toMatch(/base_url\s+http:\/\/127\.0\.0\.1:\d+/);
+		expect(banner).toContain(`${fixture.baseUrl}/api/external/v2`);
+		expect(banner).toContain(`${fixture.baseUrl}/__sandbox/fixture`);
+	});
+
+	it('takes the port from SANDBOX_PORT and refuses a bad --port', async () => {
+		const { fixture } = await runCli([], { SANDBOX_PORT: '0' });
+		expect(fixture.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+		const bad = spawn(process.execPath, [BIN, '--port', 'abc'], { stdio: 'ignore' });
+		expect(await new Promise((done) => bad.once('exit', done))).toBe(2);
+	});
+});

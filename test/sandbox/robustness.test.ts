@@ -1,0 +1,224 @@
+import { OPERATION_KEYS, OPERATIONS } from '../../nodes/shared';
+import { startSandbox } from '../../sandbox/src';
+import { validInputs } from './inputs';
+import { admin, authHeaders, call, contactOf, expectErrorBody, operationUrl, read, textMessage, useSandbox } from './support';
+
+describe('sandbox: bad input, unknown paths, size limits (never a 500, never a crash)', () => {
+	const context = useSandbox();
+	const sendUrl = () => `${context.sandbox.baseUrl}/v1/messages/send`;
+	const bearer = () => ({ authorization: `Bearer ${context.business.accessToken}` });
+
+	it('invalid JSON is 400 with the error body naming the body', async () => {
+		for (const raw of ['{bad', '{"to": }', '[1,', 'null x']) {
+			const answer = await call(context, 'sendMessage', { raw });
+			expectErrorBody(answer, 400);
+			expect(answer.body.field).toBe('body');
+		}
+	});
+
+	it('bodies over 1 MB are 413, on the API and the admin API', async () => {
+		const huge = JSON.stringify({ ...textMessage(context.business, '+4915112340001'), content: { text: 'x'.repeat(1024 * 1024 + 10) } });
+		expectErrorBody(await call(context, 'sendMessage', { raw: huge }), 413);
+		expectErrorBody(await call(context, 'upsertSearchItem', { raw: huge }), 413);
+		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/inbound`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: huge })), 413);
+		// Just under the limit is read (and then judged by the contract).
+		const near = JSON.stringify({ ...textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber), content: { text: 'x'.repeat(1000 * 1000) } });
+		expect((await call(context, 'sendMessage', { raw: near })).status).toBe(200);
+	});
+
+	it('a body of another content type is 415; a text body is 400', async () => {
+		const xml = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'application/xml' }, body: '<a/>' }));
+		expectErrorBody(xml, 415);
+		const text = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'text/plain' }, body: 'hello' }));
+		expectErrorBody(text, 400);
+	});
+
+	it('unknown paths and methods are 404 with the error body', async () => {
+		const base = context.sandbox.baseUrl;
+		for (const [method, path] of [
+			['GET', '/'],
+			['GET', '/v1'],
+			['GET', '/v1/messages'],
+			['DELETE', '/v1/messages/send'],
+			['GET', '/v2/messages/send'],
+			['GET', '/api/external/v2/nope'],
+			['DELETE', '/api/external/v2/agents/x'],
+			['GET', '/__sandbox/nope'],
+		]) {
+			const answer = await read(await fetch(`${base}${path}`, { method, headers: bearer() }));
+			expectErrorBody(answer, 404);
+			expect(answer.body.message).toContain(path);
+		}
+	});
+
+	it.each(OPERATION_KEYS)('%s answers odd bodies, queries and parameters with a 4xx error body', async (key) => {
+		const operation = OPERATIONS[key];
+		const valid = validInputs(context)[key];
+		const bodies = operation.method === 'GET' ? [undefined] : ['null', '[]', '"text"', '42', 'true', JSON.stringify({ a: { b: { c: [1, { d: null }] } } }), '{"__proto__": {"x": 1}}'];
+		for (const raw of bodies) {
+			const url = new URL(operationUrl(context, key, { ...valid, params: { uuid: 'é%20x', agent_id: 'x'.repeat(400) } }));
+			url.searchParams.append('limit', '1');
+			url.searchParams.append('limit', '2');
+			url.searchParams.append('message_limit', '1');
+			url.searchParams.append('message_limit', 'x');
+			url.searchParams.append('collection_id', '');
+			const response = await fetch(url, {
+				method: operation.method,
+				headers: { ...authHeaders(context, key), ...(raw === undefined ? {} : { 'content-type': 'application/json' }) },
+				body: raw,
+			});
+			const answer = await read(response);
+			expect(answer.status).toBeGreaterThanOrEqual(400);
+			expect(answer.status).toBeLessThan(500);
+			expectErrorBody(answer);
+		}
+		// Still alive and well (A1's valid input names a message that does not exist: 404).
+		expect((await call(context, key, valid)).status).toBe(key === 'getMessageStatus' ? 404 : 200);
+	});
+
+	it('a wrong credential is 401 even with a huge body, a wrong content type or invalid JSON', async () => {
+		const huge = 'x'.repeat(2 * 1024 * 1024);
+		for (const [contentType, body] of [['application/json', huge], ['application/xml', '<a/>'], ['application/json', '{bad']]) {
+			const answer = await read(await fetch(sendUrl(), { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': contentType }, body }));
+			expectErrorBody(answer, 401);
+		}
+	});
+});
+
+describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
+	const context = useSandbox();
+	const send = () => call(context, 'sendMessage', { body: textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber) });
+	const status = () => call(context, 'getMessageStatus', { params: { uuid: 'x' } });
+
+	it('the fixture is deterministic: same ids and secrets on every start, and GET fixture equals it', async () => {
+		const served = await admin(context, 'GET', 'fixture');
+		expect(served).toEqual(context.sandbox.fixture);
+		const second = await startSandbox({ port: 0 });
+		try {
+			expect({ ...second.fixture, baseUrl: '', externalUrl: '' }).toEqual({ ...context.sandbox.fixture, baseUrl: '', externalUrl: '' });
+		} finally {
+			await second.close();
+		}
+		expect(served.externalUrl).toBe(`${served.baseUrl}/api/external/v2`);
+		expect(served.businesses).toHaveLength(2);
+		for (const business of served.businesses) {
+			expect(business.apiKey).toMatch(/^live_sbx_/);
+			expect(business.templates.map((t: { kind: string }) => t.kind).sort()).toEqual(['named', 'positional', 'urlButton']);
+			expect(business.templates.find((t: { kind: string }) => t.kind === 'urlButton').buttons[0].url).toContain('{{1}}');
+			expect(business.contacts.some((c: { inWindow: boolean }) => c.inWindow)).toBe(true);
+			expect(business.contacts.some((c: { inWindow: boolean }) => !c.inWindow)).toBe(true);
+			expect(business.contacts.some((c: { undeliverable: boolean }) => c.undeliverable)).toBe(true);
+			expect(business.collections[0].embedding_fields.length).toBeGreaterThan(0);
+			expect(business.agents).toHaveLength(1);
+			expect(business.fieldKeys.length).toBeGreaterThan(0);
+		}
+	});
+
+	it('reset restores the fixture, forgets sent messages, webhooks, faults and the clock offset', async () => {
+		const contact = context.business.contacts[0];
+		await call(context, 'updateContact', { params: { uuid: contact.uuid }, body: { name: 'Changed Name', tags: [] } });
+		await send();
+		await admin(context, 'POST', 'webhooks', { business: context.business.id, url: 'http://127.0.0.1:9/x' });
+		await admin(context, 'POST', 'faults', { latencyMs: 1 });
+		await admin(context, 'POST', 'clock', { advanceMs: 1000 });
+		await admin(context, 'POST', 'reset');
+		const now = (await call(context, 'updateContact', { params: { uuid: contact.uuid }, body: {} })).body.contact[0];
+		expect(now).toMatchObject({ name: contact.name, customFields: contact.customFields });
+		expect(await admin(context, 'GET', `messages?business=${context.business.id}`)).toEqual([]);
+		expect(await admin(context, 'GET', 'webhooks')).toEqual([]);
+		expect(await admin(context, 'GET', 'faults')).toEqual({});
+		expect((await admin(context, 'GET', 'clock')).offsetMs).toBe(0);
+	});
+
+	it('faults: an error rate with a status, per endpoint, deterministic; DELETE clears', async () => {
+		await admin(context, 'POST', 'faults', { endpoint: 'POST /v1/messages/send', errorRate: 1, errorStatus: 503 });
+		expectErrorBody(await send(), 503);
+		expectErrorBody(await status(), 404);
+		await admin(context, 'POST', 'faults', { endpoint: 'POST /v1/messages/send', errorRate: 0.5 });
+		const statuses = [];
+		for (let i = 0; i < 4; i++) statuses.push((await send()).status);
+		expect(statuses).toEqual([200, 500, 200, 500]);
+		await admin(context, 'DELETE', 'faults');
+		expect((await send()).status).toBe(200);
+		// The documented 500 of B7 and B8 (internal error) comes from faults too.
+		await admin(context, 'POST', 'faults', { endpoint: 'GET /api/external/v2/conversations', errorRate: 1 });
+		await admin(context, 'POST', 'faults', { endpoint: 'POST /api/external/v2/send-template', errorRate: 1 });
+		expectErrorBody(await call(context, 'getConversation', { query: { phone: '4915112340001' } }), 500);
+		expectErrorBody(await call(context, 'sendTemplate', validInputs(context).sendTemplate), 500);
+		await admin(context, 'DELETE', 'faults?endpoint=GET%20%2Fapi%2Fexternal%2Fv2%2Fconversations');
+		expect((await call(context, 'getConversation', { query: { phone: '4915112340001' } })).status).toBe(200);
+		expectErrorBody(await call(context, 'sendTemplate', validInputs(context).sendTemplate), 500);
+		// Failed requests were not accepted.
+		expect(await admin(context, 'GET', `messages?business=${context.business.id}`)).toHaveLength(3);
+	});
+
+	it('faults: 429 with Retry-After, global unless an endpoint has its own', async () => {
+		await admin(context, 'POST', 'faults', { rateLimit: { retryAfterSeconds: 7 } });
+		const limited = await send();
+		expectErrorBody(limited, 429);
+		expect(limited.headers.get('retry-after')).toBe('7');
+		expectErrorBody(await status(), 429);
+		await admin(context, 'POST', 'faults', { endpoint: 'GET /v1/messages/status/:uuid', latencyMs: 0 });
+		expectErrorBody(await status(), 404);
+		// Auth still comes first: a wrong credential is 401, not a fault.
+		expectErrorBody(await call(context, 'sendMessage', { body: {}, auth: 'none' }), 401);
+		// The admin API is never faulted.
+		expect(await admin(context, 'GET', 'faults')).toHaveProperty('*');
+	});
+
+	it('faults: latency, dropped connections and a requests-per-second limit', async () => {
+		await admin(context, 'POST', 'faults', { endpoint: 'GET /v1/messages/status/:uuid', latencyMs: 300 });
+		const started = Date.now();
+		await status();
+		expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+
+		await admin(context, 'POST', 'faults', { endpoint: 'POST /v1/messages/send', dropConnection: true });
+		await expect(send()).rejects.toThrow();
+		expect(await admin(context, 'GET', `messages?business=${context.business.id}`)).toEqual([]);
+
+		await admin(context, 'POST', 'faults', { endpoint: 'POST /v1/messages/send', maxRequestsPerSecond: 3 });
+		const answers = await Promise.all(Array.from({ length: 5 }, () => send()));
+		expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
+		const limited = answers.filter((a) => a.status === 429);
+		expect(limited).toHaveLength(2);
+		expect(limited[0].headers.get('retry-after')).toBe('1');
+	});
+
+	it('refuses bad admin input with 400 (faults, clock, inbound) and unknown businesses with 404', async () => {
+		const post = async (path: string, body: unknown) =>
+			read(await fetch(`${context.sandbox.baseUrl}/__sandbox/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+		expectErrorBody(await post('faults', { errorStatus: 418 }), 400);
+		expectErrorBody(await post('faults', { endpoint: 'send' }), 400);
+		expectErrorBody(await post('clock', { advanceMs: -5 }), 400);
+		expectErrorBody(await post('inbound', { business: context.business.id, from: 'abc', text: 'x' }), 400);
+		expectErrorBody(await post('inbound', { business: 'nope', from: '+4915112340001', text: 'x' }), 404);
+		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/messages?business=nope`)), 404);
+	});
+
+	it('an inbound message from an unknown number creates the contact and opens its window', async () => {
+		await admin(context, 'POST', 'inbound', { business: context.business.id, from: '+49 170 0000 777', text: 'new here' });
+		const lookup = await call(context, 'getConversation', { query: { phone: '491700000777' } });
+		expect(lookup.status).toBe(200);
+		expect((await call(context, 'sendMessage', { body: textMessage(context.business, '+491700000777') })).status).toBe(200);
+	});
+
+	it('serves an OpenAPI 3.1 document generated from the contract, one operation per SPEC endpoint', async () => {
+		const document = await read(await fetch(`${context.sandbox.baseUrl}/openapi.json`));
+		expect(document.status).toBe(200);
+		expect(document.body.openapi).toBe('3.1.0');
+		for (const key of OPERATION_KEYS) {
+			const operation = OPERATIONS[key];
+			const prefix = operation.api === 'messaging' ? '/v1' : '/api/external/v2';
+			const path = `${prefix}${operation.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`;
+			const entry = document.body.paths[path]?.[operation.method.toLowerCase()];
+			expect(entry).toMatchObject({ operationId: key, responses: { 200: expect.any(Object), 401: expect.any(Object) } });
+			if (operation.method !== 'GET' && key !== 'closeContactConversations' && key !== 'openContactConversations') {
+				expect(entry.requestBody.content['application/json'].schema).toEqual(expect.objectContaining({ type: 'object' }));
+			}
+		}
+		expect(document.body.paths['/v1/messages/send'].post.requestBody.content['application/json'].schema.required).toEqual(
+			expect.arrayContaining(['to', 'from', 'type', 'content', 'channel_uuid']),
+		);
+		expect(Object.keys(document.body.components.securitySchemes).sort()).toEqual(['apiKeyAuth', 'bearerAuth']);
+	});
+});

@@ -51,7 +51,8 @@ export class ConvoApi implements ICredentialType {
 	// token is accepted and 401 when it is not, so only 401/403 fail the test.
 	test: ICredentialTestRequest = {
 		request: {
-			baseURL: '={{ $credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/\\/v1$/, "") }}',
+			// Same normalization as apiRoot in nodes/shared: trailing slashes and any typed /v1 go.
+			baseURL: '={{ $credentials.baseUrl.trim().replace(/(\\/+(v1)?)+$/, "") }}',
 			url: '/v1/messages/status/00000000-0000-0000-0000-000000000000',
 			method: 'GET',
 			ignoreHttpStatusErrors: { ignore: true, except: [401, 403] },

@@ -52,7 +52,7 @@ export class ConvoExternalApi implements ICredentialType {
 	test: ICredentialTestRequest = {
 		request: {
 			baseURL:
-				'={{ $credentials.externalUrl.trim().replace(/\\/+$/, "").replace(/\\/api\\/external\\/v2$/, "") + "/api/external/v2" }}',
+				'={{ $credentials.externalUrl.trim().replace(/(\\/+(api\\/external\\/v2)?)+$/, "") + "/api/external/v2" }}',
 			url: '/search/items',
 			qs: { collection_id: '00000000-0000-0000-0000-000000000000' },
 			method: 'GET',

@@ -8,7 +8,12 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { router } from './actions/router';
+import * as agent from './actions/agent';
+import * as contact from './actions/contact';
+import * as conversation from './actions/conversation';
 import * as message from './actions/message';
+import * as searchItem from './actions/searchItem';
+import * as template from './actions/template';
 
 /** Resources served by the messaging API (v1); every other resource uses the external API (v2). */
 const MESSAGING_RESOURCES = ['message'];
@@ -20,6 +25,7 @@ const batching: INodeProperties = {
 	type: 'collection',
 	placeholder: 'Add Batching Option',
 	default: {},
+	description: 'How many items are sent to the service at the same time',
 	options: [
 		{
 			displayName: 'Requests at Once',
@@ -56,10 +62,22 @@ export class Convo implements INodeType {
 				name: 'resource',
 				type: 'options',
 				noDataExpression: true,
-				options: [{ name: 'Message', value: 'message' }],
+				options: [
+					{ name: 'Agent', value: 'agent', description: 'AI agents that answer conversations' },
+					{ name: 'Contact', value: 'contact', description: 'Name, tags, custom fields, assignment, messages and conversation state of a contact' },
+					{ name: 'Conversation', value: 'conversation', description: 'Look up a conversation and its messages' },
+					{ name: 'Message', value: 'message', description: 'Send messages and read their delivery status (messaging API, Convo API credential)' },
+					{ name: 'Search Item', value: 'searchItem', description: 'Items of search collections' },
+					{ name: 'Template', value: 'template', description: 'Send approved template messages' },
+				],
 				default: 'message',
 			},
 			...message.description,
+			...template.description,
+			...contact.description,
+			...conversation.description,
+			...searchItem.description,
+			...agent.description,
 			batching,
 		],
 	};

@@ -57,9 +57,12 @@ export async function convoRequest(
 			ignoreHttpStatusErrors: true,
 		})) as IN8nHttpFullResponse;
 	} catch (error) {
-		throw new NodeApiError(this.getNode(), error as JsonObject, {
+		// n8n hands back an error it already wrapped unchanged, so a fresh one carries our guidance;
+		// only the reason is kept, never the request (it holds the credential's header).
+		const reason = (error as Error).message;
+		throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
 			itemIndex,
-			message: `Could not reach the Convo service: ${(error as Error).message}`,
+			message: `Could not reach the Convo service: ${reason}`,
 			description: `Check the URL in the ${api.credentialName} credential and that the service is reachable from n8n.`,
 		});
 	}

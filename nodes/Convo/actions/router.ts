@@ -1,12 +1,27 @@
 import type { IDataObject, IExecuteFunctions, INode, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import * as agent from './agent';
+import * as contact from './contact';
+import * as conversation from './conversation';
 import * as message from './message';
+import * as searchItem from './searchItem';
+import * as template from './template';
 import type { ConvoOperation, ConvoResource } from './types';
 
 const resources: Record<string, Record<string, ConvoOperation>> = {
-	message: { getStatus: message.getStatus },
-} satisfies Partial<Record<ConvoResource, Record<string, ConvoOperation>>>;
+	message: { send: message.send, getStatus: message.getStatus },
+	template: { send: template.send },
+	contact: {
+		update: contact.update,
+		getMessages: contact.getMessages,
+		closeConversations: contact.closeConversations,
+		reopenConversations: contact.reopenConversations,
+	},
+	conversation: { get: conversation.get },
+	searchItem: { upsert: searchItem.upsert, list: searchItem.list },
+	agent: { create: agent.create, get: agent.get, update: agent.update },
+} satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 
 function errorItem(error: Error, itemIndex: number): INodeExecutionData {
 	const json: IDataObject = { error: error.message };

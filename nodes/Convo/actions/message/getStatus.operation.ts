@@ -3,6 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
+import { simplifyField, unwrap } from '../simplify';
 
 const properties: INodeProperties[] = [
 	{
@@ -12,8 +13,9 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. 3f1c2b9e-...',
-		description: 'Identifier the service returned when the message was sent (message.uuid of Message > Send)',
+		description: 'Identifier the service returned when the message was sent (uuid of Message > Send)',
 	},
+	simplifyField('the message status object'),
 ];
 
 export const description = updateDisplayOptions(
@@ -23,5 +25,6 @@ export const description = updateDisplayOptions(
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const uuid = this.getNodeParameter('messageUuid', itemIndex) as string;
-	return await convoRequest.call(this, OPERATIONS.getMessageStatus, { params: { uuid: uuid.trim() } }, itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.getMessageStatus, { params: { uuid: uuid.trim() } }, itemIndex);
+	return this.getNodeParameter('simplify', itemIndex, true) ? (unwrap(response, 'message') as IDataObject) : response;
 }

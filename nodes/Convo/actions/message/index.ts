@@ -1,8 +1,9 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import * as getStatus from './getStatus.operation';
+import * as send from './send.operation';
 
-export { getStatus };
+export { getStatus, send };
 
 export const description: INodeProperties[] = [
 	{
@@ -18,8 +19,15 @@ export const description: INodeProperties[] = [
 				action: 'Get the delivery status of a message',
 				description: 'Current delivery state of a message sent through the API',
 			},
+			{
+				name: 'Send',
+				value: 'send',
+				action: 'Send a message',
+				description: 'Send a text, media or template message to a phone number through a connected channel',
+			},
 		],
-		default: 'getStatus',
+		default: 'send',
 	},
+	...send.description,
 	...getStatus.description,
 ];

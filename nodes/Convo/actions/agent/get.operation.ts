@@ -1,0 +1,17 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { OPERATIONS } from '../../../shared';
+import { convoRequest } from '../../transport';
+import { simplifyField, unwrapAgent } from '../simplify';
+import { agentIdField } from './fields';
+
+const properties: INodeProperties[] = [agentIdField, simplifyField('the agent itself')];
+
+export const description = updateDisplayOptions({ show: { resource: ['agent'], operation: ['get'] } }, properties);
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const agentId = (this.getNodeParameter('agentId', itemIndex) as string).trim();
+	const response = await convoRequest.call(this, OPERATIONS.getAgent, { params: { agent_id: agentId } }, itemIndex);
+	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapAgent(response) : response;
+}

@@ -1,0 +1,30 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { LIMITS, OPERATIONS } from '../../../shared';
+import { convoRequest } from '../../transport';
+import { simplifyField, unwrap } from '../simplify';
+import { contactUuidField } from './fields';
+
+const properties: INodeProperties[] = [
+	contactUuidField,
+	{
+		displayName: 'Message Limit',
+		name: 'messageLimit',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: LIMITS.contactMessagesLimit.max },
+		// Literal: n8n's lint reads the default statically. Equals LIMITS.contactMessagesLimit.default.
+		default: 100,
+		description: `How many of the most recent messages to return, newest first (at most ${LIMITS.contactMessagesLimit.max})`,
+	},
+	simplifyField('one item per message'),
+];
+
+export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['getMessages'] } }, properties);
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]> {
+	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
+	const limit = this.getNodeParameter('messageLimit', itemIndex, LIMITS.contactMessagesLimit.default) as number;
+	const response = await convoRequest.call(this, OPERATIONS.getContactMessages, { params: { uuid }, query: { limit } }, itemIndex);
+	return this.getNodeParameter('simplify', itemIndex, true) ? unwrap(response, 'messages') : response;
+}

@@ -1,0 +1,103 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { OPERATIONS } from '../../../shared';
+import { convoRequest } from '../../transport';
+import { pairsToObject } from '../json';
+import { simplifyField, unwrapContact } from '../simplify';
+import { contactUuidField } from './fields';
+
+const properties: INodeProperties[] = [
+	contactUuidField,
+	{
+		displayName: 'Update Fields',
+		name: 'updateFields',
+		type: 'collection',
+		placeholder: 'Add Field',
+		default: {},
+		description: 'Only the fields added here change',
+		options: [
+			{
+				displayName: 'Custom Fields',
+				name: 'customFields',
+				type: 'fixedCollection',
+				typeOptions: { multipleValues: true },
+				placeholder: 'Add Custom Field',
+				default: {},
+				description: 'Custom fields to set; fields not listed here keep their values',
+				options: [
+					{
+						displayName: 'Field',
+						name: 'field',
+						values: [
+							{ displayName: 'Key', name: 'key', type: 'string', default: '', description: 'Key of the custom field' },
+							{ displayName: 'Value', name: 'value', type: 'string', default: '', description: 'New value of the custom field' },
+						],
+					},
+				],
+			},
+			{
+				displayName: 'Name',
+				name: 'name',
+				type: 'string',
+				default: '',
+				description: 'Full name of the contact; the service splits it into first and last name',
+			},
+			{
+				displayName: 'Tags',
+				name: 'tags',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. vip, newsletter',
+				description:
+					'Comma-separated tags that REPLACE all current tags of the contact (an expression may also give a list). Leave empty to remove every tag.',
+			},
+		],
+	},
+	{
+		displayName: 'Assigned User',
+		name: 'assignment',
+		type: 'options',
+		options: [
+			{ name: 'Keep as Is', value: 'keep', description: 'Do not change who is assigned' },
+			{ name: 'Assign to User', value: 'assign', description: 'Make a business user responsible for the contact' },
+			{ name: 'Unassign', value: 'unassign', description: 'Remove the assigned user' },
+		],
+		default: 'keep',
+		description: 'Whether to change the business user responsible for the contact',
+	},
+	{
+		displayName: 'User Email',
+		name: 'assignedUser',
+		type: 'string',
+		placeholder: 'e.g. name@email.com',
+		required: true,
+		default: '',
+		description: 'Email of the business user to assign',
+		displayOptions: { show: { assignment: ['assign'] } },
+	},
+	simplifyField('the contact itself'),
+];
+
+export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['update'] } }, properties);
+
+function tagList(value: unknown): string[] {
+	const list = Array.isArray(value) ? value : String(value ?? '').split(',');
+	return list.map((tag) => String(tag).trim()).filter((tag) => tag !== '');
+}
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
+	const fields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
+	const body: IDataObject = {};
+	if (fields.name !== undefined && String(fields.name).trim() !== '') body.name = String(fields.name).trim();
+	if (fields.tags !== undefined) body.tags = tagList(fields.tags);
+	const customFields = (fields.customFields as IDataObject | undefined)?.field as Array<{ key?: unknown; value?: unknown }> | undefined;
+	if (customFields && customFields.length > 0) body.custom_fields = pairsToObject(customFields);
+	const assignment = this.getNodeParameter('assignment', itemIndex, 'keep') as string;
+	if (assignment === 'assign') body.assigned_user = (this.getNodeParameter('assignedUser', itemIndex) as string).trim();
+	if (assignment === 'unassign') body.unassign_user = true;
+
+	const response = await convoRequest.call(this, OPERATIONS.updateContact, { params: { uuid }, body }, itemIndex);
+	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapContact(response) : response;
+}

@@ -1,0 +1,125 @@
+import { admin, badCredentials, contactNow, runConvo, shownError, useSandbox } from './support';
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000404';
+
+describe('Convo node: Contact', () => {
+	const context = useSandbox();
+	const first = () => context.business.contacts[0];
+
+	describe('Update', () => {
+		it('replaces the tags, merges custom fields, renames and assigns a user', async () => {
+			const contact = first();
+			await admin(context.sandbox, 'POST', 'reset');
+			const before = await contactNow(context, contact.uuid);
+			const keptKeys = Object.keys(before.customFields as object);
+			const result = await runConvo(
+				context,
+				{
+					resource: 'contact',
+					operation: 'update',
+					contactUuid: '={{ $json.uuid }}',
+					updateFields: {
+						name: 'Ada Lovelace',
+						tags: '={{ $json.tags }}',
+						customFields: { field: [{ key: 'tier', value: 'gold' }] },
+					},
+					assignment: 'assign',
+					assignedUser: context.business.users[0],
+				},
+				{ items: [{ uuid: contact.uuid, tags: ['vip', ' newsletter '] }] },
+			);
+			expect(result.errorOf('Convo')).toBeUndefined();
+			// Simplify: the contact itself, not { contact: [ ... ] }.
+			expect(result.json[0]).toMatchObject({ uuid: contact.uuid, tags: ['vip', 'newsletter'] });
+			const after = await contactNow(context, contact.uuid);
+			expect(after.tags).toEqual(['vip', 'newsletter']);
+			expect(after.name).toBe('Ada Lovelace');
+			expect(after.assignedUser).toBe(context.business.users[0]);
+			expect(after.customFields).toMatchObject({ tier: 'gold' });
+			for (const key of keptKeys) expect(Object.keys(after.customFields as object)).toContain(key);
+
+			// Tags given again replace, they do not add; unassign removes the user.
+			await runConvo(context, {
+				resource: 'contact',
+				operation: 'update',
+				contactUuid: contact.uuid,
+				updateFields: { tags: 'support' },
+				assignment: 'unassign',
+			});
+			const last = await contactNow(context, contact.uuid);
+			expect(last.tags).toEqual(['support']);
+			expect(last.assignedUser).toBeNull();
+		});
+
+		it('shows the service message for a user that is not in the business (400)', async () => {
+			const result = await runConvo(context, {
+				resource: 'contact',
+				operation: 'update',
+				contactUuid: first().uuid,
+				assignment: 'assign',
+				assignedUser: 'nobody@example.invalid',
+			});
+			expect(shownError(result)).toMatch(/^The service refused the request: \S+/);
+		});
+
+		it('names the contact that does not exist (404)', async () => {
+			const result = await runConvo(context, { resource: 'contact', operation: 'update', contactUuid: UNKNOWN, updateFields: { name: 'X' } });
+			expect(shownError(result)).toContain(`No contact with uuid ${UNKNOWN} (404)`);
+		});
+
+		it('says which credential to check (401)', async () => {
+			const result = await runConvo(
+				context,
+				{ resource: 'contact', operation: 'update', contactUuid: first().uuid, updateFields: { name: 'X' } },
+				{ credentials: badCredentials(context) },
+			);
+			expect(shownError(result)).toContain('Check the API key in the Convo External API credential');
+		});
+	});
+
+	describe('Get Messages', () => {
+		it('returns one item per message, newest first, up to the limit', async () => {
+			const contact = first();
+			for (const text of ['one', 'two', 'three']) {
+				await admin(context.sandbox, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text });
+			}
+			const result = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: contact.uuid, messageLimit: 2 });
+			expect(result.errorOf('Convo')).toBeUndefined();
+			expect(result.json.map((m) => m.text)).toEqual(['three', 'two']);
+			expect(result.output.every((item) => (item.pairedItem as { item: number }).item === 0)).toBe(true);
+		});
+
+		it('refuses a limit above 200 before sending (400 rule)', async () => {
+			const result = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: first().uuid, messageLimit: 500 });
+			expect(shownError(result)).toContain('limit is 500; at most 200');
+		});
+
+		it('names the contact that does not exist (404) and the credential (401)', async () => {
+			const missing = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: UNKNOWN });
+			expect(shownError(missing)).toContain(`No contact with uuid ${UNKNOWN}`);
+			const refused = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: first().uuid }, { credentials: badCredentials(context) });
+			expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
+		});
+	});
+
+	describe('Close and Reopen Conversations', () => {
+		it('sets closedAt on close and clears it on reopen', async () => {
+			const contact = first();
+			const closed = await runConvo(context, { resource: 'contact', operation: 'closeConversations', contactUuid: contact.uuid });
+			expect(closed.errorOf('Convo')).toBeUndefined();
+			expect(closed.json[0].closedAt).toEqual(expect.any(String));
+			expect((await contactNow(context, contact.uuid)).closedAt).toEqual(expect.any(String));
+
+			const reopened = await runConvo(context, { resource: 'contact', operation: 'reopenConversations', contactUuid: contact.uuid, simplify: false });
+			expect(reopened.json[0]).toEqual({ contact: [expect.objectContaining({ uuid: contact.uuid, closedAt: null })] });
+			expect((await contactNow(context, contact.uuid)).closedAt).toBeNull();
+		});
+
+		it.each(['closeConversations', 'reopenConversations'])('%s: 404 names the contact, 401 the credential', async (operation) => {
+			const missing = await runConvo(context, { resource: 'contact', operation, contactUuid: UNKNOWN });
+			expect(shownError(missing)).toContain(`No contact with uuid ${UNKNOWN}`);
+			const refused = await runConvo(context, { resource: 'contact', operation, contactUuid: first().uuid }, { credentials: badCredentials(context) });
+			expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
+		});
+	});
+});

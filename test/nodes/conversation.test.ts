@@ -1,0 +1,71 @@
+import { admin, badCredentials, runConvo, shownError, useSandbox } from './support';
+
+describe('Convo node: Conversation > Get', () => {
+	const context = useSandbox();
+	/** The custom field two contacts of business 0 share (the fixture promises one). */
+	const shared = () => {
+		const contacts = context.business.contacts;
+		for (const key of context.business.fieldKeys) {
+			for (const a of contacts) {
+				const twin = contacts.find((b) => b !== a && b.customFields[key] !== undefined && b.customFields[key] === a.customFields[key]);
+				if (twin) return { key, value: String(a.customFields[key]), contacts: [a, twin] };
+			}
+		}
+		throw new Error('the fixture has no shared custom field value');
+	};
+	const lookup = (extra: Record<string, unknown>) => ({ resource: 'conversation', operation: 'get', ...extra });
+	const digits = (phone: string) => phone.replace(/\D/g, '');
+
+	it('finds a conversation by a phone number typed with + and spaces', async () => {
+		const contact = context.business.contacts[0];
+		await admin(context.sandbox, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text: 'hello there' });
+		const typed = `${contact.phoneNumber.slice(0, 3)} ${contact.phoneNumber.slice(3)}`;
+		const result = await runConvo(context, lookup({ lookupBy: 'phone', phone: typed, messageLimit: 5 }));
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect(result.json[0]).toMatchObject({ contact: { phone_number: digits(contact.phoneNumber) }, conversation: { id: expect.any(String) } });
+		const messages = (result.json[0].conversation as { messages: Array<{ text: string }> }).messages;
+		expect(messages.length).toBeLessThanOrEqual(5);
+		expect(messages.map((m) => m.text)).toContain('hello there');
+	});
+
+	it('finds a conversation by phone and contact field together', async () => {
+		const { key, value, contacts } = shared();
+		const result = await runConvo(context, lookup({ lookupBy: 'both', phone: contacts[1].phoneNumber, fieldKey: key, fieldValue: value }));
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect((result.json[0].contact as { phone_number: string }).phone_number).toBe(digits(contacts[1].phoneNumber));
+	});
+
+	it('asks for the other lookup field when several contacts match (409)', async () => {
+		const { key, value } = shared();
+		const result = await runConvo(context, lookup({ lookupBy: 'field', fieldKey: key, fieldValue: value }));
+		expect(shownError(result)).toMatch(/Several contacts or conversations match \(409\).*[Aa]dd the other lookup field/);
+	});
+
+	it('says nothing matched (404)', async () => {
+		const result = await runConvo(context, lookup({ lookupBy: 'phone', phone: '+99 999 9999999' }));
+		expect(shownError(result)).toContain('No contact or conversation matches the lookup (404)');
+	});
+
+	it('refuses a lookup without a value before sending (400 rule) and a message limit above 200', async () => {
+		// An expression that resolves to nothing (a required field left empty would not even run).
+		const empty = await runConvo(context, lookup({ lookupBy: 'field', fieldKey: 'x', fieldValue: '={{ $json.missing ?? "" }}' }));
+		expect(shownError(empty)).toContain('field_value must not be empty');
+		const tooMany = await runConvo(context, lookup({ lookupBy: 'phone', phone: context.business.contacts[0].phoneNumber, messageLimit: 201 }));
+		expect(shownError(tooMany)).toContain('message_limit is 201; at most 200');
+	});
+
+	it('says which credential to check (401)', async () => {
+		const result = await runConvo(context, lookup({ phone: context.business.contacts[0].phoneNumber }), { credentials: badCredentials(context) });
+		expect(shownError(result)).toContain('Check the API key in the Convo External API credential');
+	});
+
+	it('reports an internal error of the service (500)', async () => {
+		await admin(context.sandbox, 'POST', 'faults', { endpoint: 'GET /api/external/v2/conversations', errorRate: 1, errorStatus: 500 });
+		try {
+			const result = await runConvo(context, lookup({ phone: context.business.contacts[0].phoneNumber }));
+			expect(shownError(result)).toMatch(/The service answered 500.*try again later/);
+		} finally {
+			await admin(context.sandbox, 'DELETE', 'faults');
+		}
+	});
+});

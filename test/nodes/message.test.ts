@@ -1,0 +1,168 @@
+import { admin, badCredentials, runConvo, sentMessages, shownError, useSandbox } from './support';
+
+describe('Convo node: Message', () => {
+	const context = useSandbox();
+	const contact = (inWindow: boolean) => context.business.contacts.find((c) => c.inWindow === inWindow && !c.undeliverable)!;
+	/** "+49 151 ..." typed with spaces and dashes, as users do. */
+	const typed = (phone: string) => `${phone.slice(0, 3)} ${phone.slice(3, 6)}-${phone.slice(6)}`;
+	const send = (extra: Record<string, unknown>) => ({
+		resource: 'message',
+		operation: 'send',
+		channelUuid: context.business.channelUuid,
+		from: 'whatsapp',
+		...extra,
+	});
+
+	it('sends a text message to a number typed with spaces and dashes', async () => {
+		const to = contact(true).phoneNumber;
+		const result = await runConvo(
+			context,
+			send({
+				to: '={{ $json.phone }}',
+				messageType: 'text',
+				text: '=Hello {{ $json.name }}',
+				additionalFields: { metadata: { pairs: [{ key: 'order', value: '42' }] } },
+			}),
+			{ items: [{ phone: typed(to), name: 'Ada' }] },
+		);
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect(result.json).toEqual([expect.objectContaining({ uuid: expect.any(String), status: 'enqueued' })]);
+		expect(result.output[0].pairedItem).toEqual({ item: 0 });
+		const messages = await sentMessages(context);
+		expect(messages).toHaveLength(1);
+		expect(messages[0]).toMatchObject({ uuid: result.json[0].uuid, text: 'Hello Ada', type: 'text', metadata: { order: '42' } });
+		expect(messages[0].to.replace(/\D/g, '')).toBe(to.replace(/\D/g, ''));
+	});
+
+	it('sends an image by URL with a caption, and returns the raw response when Simplify is off', async () => {
+		const result = await runConvo(
+			context,
+			send({
+				to: contact(true).phoneNumber,
+				messageType: 'image',
+				mediaUrl: 'https://example.com/cat.png',
+				caption: 'A cat',
+				simplify: false,
+			}),
+		);
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect(result.json).toEqual([{ message: expect.objectContaining({ uuid: expect.any(String) }) }]);
+		expect(await sentMessages(context)).toEqual([
+			expect.objectContaining({ type: 'image', content: { url: 'https://example.com/cat.png', caption: 'A cat' } }),
+		]);
+	});
+
+	it('sends a template message outside the 24-hour window', async () => {
+		const template = context.business.templates.find((t) => t.kind === 'positional')!;
+		const result = await runConvo(
+			context,
+			send({
+				to: contact(false).phoneNumber,
+				messageType: 'template',
+				templateUuid: template.id,
+				optinContact: true,
+				templateValues: { values: template.variables.map((name) => ({ value: `v${name}` })) },
+			}),
+		);
+		expect(result.errorOf('Convo')).toBeUndefined();
+		const messages = await sentMessages(context);
+		expect(messages).toHaveLength(1);
+		expect(messages[0]).toMatchObject({ template: { id: template.id }, text: expect.stringContaining('v1') });
+		expect(messages[0].text).toContain('v2');
+	});
+
+	it('sends with assignment, team, bot status and extra response fields', async () => {
+		const result = await runConvo(
+			context,
+			send({
+				to: contact(true).phoneNumber,
+				messageType: 'text',
+				text: 'Routed',
+				additionalFields: {
+					assignedUser: context.business.users[1],
+					teamUuid: context.business.teams[0],
+					botStatus: 'bot_end',
+					fields: ['contact', 'conversation'],
+				},
+			}),
+		);
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect(await sentMessages(context)).toEqual([expect.objectContaining({ text: 'Routed' })]);
+
+		const foreignTeam = await runConvo(
+			context,
+			send({ to: contact(true).phoneNumber, messageType: 'text', text: 'x', additionalFields: { teamUuid: context.other.teams[0] } }),
+		);
+		expect(shownError(foreignTeam)).toContain('This resource belongs to another business (403)');
+		expect(await sentMessages(context)).toHaveLength(1);
+	});
+
+	it('shows the service message when free text is refused outside the window (400)', async () => {
+		const result = await runConvo(context, send({ to: contact(false).phoneNumber, messageType: 'text', text: 'Hi' }));
+		expect(shownError(result)).toMatch(/^The service refused the request: .*(24|window|template)/i);
+		expect(await sentMessages(context)).toHaveLength(0);
+	});
+
+	it('refuses a value that is not a phone number before sending', async () => {
+		const result = await runConvo(context, send({ to: 'call me maybe', messageType: 'text', text: 'Hi' }));
+		expect(shownError(result)).toContain('To "call me maybe" is not a phone number');
+		expect(await sentMessages(context)).toHaveLength(0);
+	});
+
+	it('checks the metadata limits before sending', async () => {
+		const pairs = Array.from({ length: 11 }, (_, i) => ({ key: `k${i}`, value: 'v' }));
+		const result = await runConvo(
+			context,
+			send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi', additionalFields: { metadata: { pairs } } }),
+		);
+		expect(shownError(result)).toContain('metadata has 11 pairs; at most 10');
+		const long = await runConvo(
+			context,
+			send({
+				to: contact(true).phoneNumber,
+				messageType: 'text',
+				text: 'Hi',
+				additionalFields: { metadata: { pairs: [{ key: 'k'.repeat(51), value: 'v' }] } },
+			}),
+		);
+		expect(shownError(long)).toMatch(/key "k+" is 51 characters; at most 50/);
+		expect(await sentMessages(context)).toHaveLength(0);
+	});
+
+	it('says which credential to check when the access token is refused (401)', async () => {
+		const result = await runConvo(context, send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi' }), {
+			credentials: badCredentials(context),
+		});
+		const shown = shownError(result);
+		expect(shown).toContain('Check the access token in the Convo API credential');
+		expect(shown).not.toContain('wrong-token');
+		expect(await sentMessages(context)).toHaveLength(0);
+	});
+
+	it('says where to look when the service cannot be reached', async () => {
+		await admin(context.sandbox, 'POST', 'faults', { endpoint: 'POST /v1/messages/send', dropConnection: true });
+		try {
+			const result = await runConvo(context, send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi' }));
+			const shown = shownError(result);
+			expect(shown).toMatch(/^Could not reach the Convo service: .+\| Check the URL in the Convo API credential/);
+			expect(shown).not.toContain(context.business.accessToken);
+		} finally {
+			await admin(context.sandbox, 'DELETE', 'faults');
+		}
+	});
+
+	it('gets the status of a sent message', async () => {
+		const sent = await runConvo(context, send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi' }));
+		const uuid = sent.json[0].uuid as string;
+		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.uuid }}' }, {
+			items: [{ uuid }],
+		});
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect(result.json[0]).toMatchObject({ uuid, status: expect.any(String), messageStatusPayload: expect.any(Object) });
+	});
+
+	it('names the message when its status is unknown (404)', async () => {
+		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '00000000-0000-0000-0000-000000000001' });
+		expect(shownError(result)).toContain('No message with uuid 00000000-0000-0000-0000-000000000001');
+	});
+});

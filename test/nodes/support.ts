@@ -1,0 +1,123 @@
+/**
+ * What every node test file shares: one sandbox per file, credentials of the fixture businesses,
+ * and reads of the service state that do not go through the node under test.
+ */
+import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { startSandbox, type RunningSandbox } from '../../sandbox/src';
+import { convoNode, itemsThen, runWorkflow, type RunResult } from '../harness/workflow';
+
+export type Business = RunningSandbox['fixture']['businesses'][number];
+
+export interface NodeTestContext {
+	sandbox: RunningSandbox;
+	/** Business 0 and 1 of the fixture. */
+	business: Business;
+	other: Business;
+	credentials: Record<string, ICredentialDataDecryptedObject>;
+}
+
+/** Starts the sandbox before the file's tests, resets it before each test, closes it after. */
+export function useSandbox(): NodeTestContext {
+	const context = {} as NodeTestContext;
+	beforeAll(async () => {
+		context.sandbox = await startSandbox({ port: 0 });
+		[context.business, context.other] = context.sandbox.fixture.businesses;
+		context.credentials = credentialsOf(context.sandbox, context.business);
+	});
+	beforeEach(async () => {
+		await admin(context.sandbox, 'POST', 'reset');
+	});
+	afterAll(async () => {
+		await context.sandbox?.close();
+	});
+	return context;
+}
+
+export function credentialsOf(sandbox: RunningSandbox, business: Business): Record<string, ICredentialDataDecryptedObject> {
+	return {
+		convoApi: { baseUrl: sandbox.baseUrl, accessToken: business.accessToken },
+		convoExternalApi: { externalUrl: sandbox.externalUrl, apiKey: business.apiKey },
+	};
+}
+
+export async function admin<T = unknown>(sandbox: RunningSandbox, method: string, path: string, body?: unknown): Promise<T> {
+	const response = await fetch(`${sandbox.baseUrl}/__sandbox/${path}`, {
+		method,
+		headers: body === undefined ? {} : { 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	if (!response.ok) throw new Error(`admin ${method} ${path} answered ${response.status}: ${await response.text()}`);
+	const text = await response.text();
+	return (text === '' ? undefined : JSON.parse(text)) as T;
+}
+
+export interface SandboxMessage {
+	to: string;
+	from: string;
+	type: string;
+	text?: string;
+	status: string;
+	template?: unknown;
+	createdAt: string;
+	[key: string]: unknown;
+}
+
+export async function sentMessages(context: NodeTestContext, business = context.business): Promise<SandboxMessage[]> {
+	const answer = await admin<SandboxMessage[] | { messages: SandboxMessage[] }>(
+		context.sandbox,
+		'GET',
+		`messages?business=${encodeURIComponent(business.id)}`,
+	);
+	return Array.isArray(answer) ? answer : answer.messages;
+}
+
+/** A direct call of the external API with business 0's key: reads state without the node. */
+export async function external<T = IDataObject>(
+	context: NodeTestContext,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<{ status: number; body: T }> {
+	const response = await fetch(`${context.sandbox.externalUrl}${path}`, {
+		method,
+		headers: { 'x-api-key': context.business.apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	return { status: response.status, body: (await response.json()) as T };
+}
+
+/** The contact as the service holds it now (an empty PATCH changes nothing and returns it). */
+export async function contactNow(context: NodeTestContext, uuid: string): Promise<IDataObject> {
+	const answer = await external<{ contact: IDataObject[] }>(context, 'PATCH', `/contacts/${uuid}`, {});
+	return answer.body.contact[0];
+}
+
+/** Runs one Convo node over `items` with business 0's credentials unless others are given. */
+export async function runConvo(
+	context: NodeTestContext,
+	parameters: IDataObject,
+	options: { items?: IDataObject[]; credentials?: Record<string, ICredentialDataDecryptedObject>; node?: IDataObject } = {},
+): Promise<RunResult & { output: INodeExecutionData[]; json: IDataObject[] }> {
+	const node = { ...convoNode(parameters), ...(options.node ?? {}) };
+	const result = await runWorkflow(itemsThen(options.items ?? [{}], node), {
+		credentials: options.credentials ?? context.credentials,
+	});
+	const output = result.outputOf('Convo');
+	return { ...result, output, json: output.map((item) => item.json) };
+}
+
+/** The message and description the user sees for a failed node, as one string. */
+export function shownError(result: RunResult, nodeName = 'Convo'): string {
+	const error = result.errorOf(nodeName) as (Error & { description?: string }) | undefined;
+	if (!error) throw new Error(`${nodeName} did not fail`);
+	return `${error.message} | ${error.description ?? ''}`;
+}
+
+/** Credentials with a wrong secret, for 401 cases. */
+export function badCredentials(context: NodeTestContext): Record<string, ICredentialDataDecryptedObject> {
+	return {
+		convoApi: { baseUrl: context.sandbox.baseUrl, accessToken: 'wrong-token' },
+		convoExternalApi: { externalUrl: context.sandbox.externalUrl, apiKey: 'live_wrong_key' },
+	};
+}

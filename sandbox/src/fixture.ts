@@ -3,7 +3,7 @@
  * Times are relative to service time at seeding, so "recent" and "older than 24 h" stay true.
  */
 import { stableToken, stableUuid } from './ids';
-import type { TemplateKind } from './model';
+import type { Business, TemplateKind } from './model';
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
@@ -25,20 +25,12 @@ export interface FixtureContact {
 	customFields: Record<string, unknown>;
 }
 
-export interface FixtureBusiness {
-	id: string;
-	name: string;
-	accessToken: string;
-	apiKey: string;
-	channelUuid: string;
-	phoneNumbers: string[];
-	users: string[];
-	teams: string[];
+/** A business as tests and demos see it: its own record plus what it owns. */
+export interface FixtureBusiness extends Business {
 	templates: FixtureTemplate[];
 	collections: { id: string; name: string; embedding_fields: string[] }[];
 	contacts: FixtureContact[];
 	agents: { id: string; name: string }[];
-	fieldKeys: string[];
 }
 
 export interface Fixture {

@@ -79,41 +79,35 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 			.map(record);
 	});
 
-	app.post(`${prefix}/inbound`, async (request) => {
-		const input = parseOrThrow(messageInput('from'), request.body, 'body') as { business: string; from: string; text: string };
+	/** A message outside the API: a customer writing in, or an agent typing in the dashboard. */
+	const storeConversationMessage = (body: unknown, direction: 'inbound' | 'outbound') => {
+		const party = direction === 'inbound' ? 'from' : 'to';
+		const input = parseOrThrow(messageInput(party), body, 'body') as { business: string; text: string } & Record<string, string>;
 		const owner = business(input.business);
-		const digits = phone(input.from, 'from');
+		const digits = phone(input[party], party);
 		const contact = store.contactByDigits(owner, digits) ?? store.createContact(owner, digits);
-		const message = store.addMessage({
+		const [from, to] = direction === 'inbound' ? [digits, owner.phoneNumbers[0]] : [owner.phoneNumbers[0], digits];
+		return store.addMessage({
 			business: owner,
 			contact,
-			direction: 'inbound',
-			origin: 'inbound',
-			from: digits,
-			to: owner.phoneNumbers[0],
+			direction,
+			origin: direction === 'inbound' ? 'inbound' : 'dashboard',
+			from,
+			to,
 			text: input.text,
 		});
+	};
+
+	app.post(`${prefix}/inbound`, async (request) => {
+		const message = storeConversationMessage(request.body, 'inbound');
 		emitMessageCreated(context, message, 'received');
 		return { message: record(message) };
 	});
 
 	// A message an agent sent by hand in the dashboard: stored as sent, never a webhook (SPEC 6).
-	app.post(`${prefix}/dashboard-send`, async (request) => {
-		const input = parseOrThrow(messageInput('to'), request.body, 'body') as { business: string; to: string; text: string };
-		const owner = business(input.business);
-		const digits = phone(input.to, 'to');
-		const contact = store.contactByDigits(owner, digits) ?? store.createContact(owner, digits);
-		const message = store.addMessage({
-			business: owner,
-			contact,
-			direction: 'outbound',
-			origin: 'dashboard',
-			from: owner.phoneNumbers[0],
-			to: digits,
-			text: input.text,
-		});
-		return { message: record(message) };
-	});
+	app.post(`${prefix}/dashboard-send`, async (request) => ({
+		message: record(storeConversationMessage(request.body, 'outbound')),
+	}));
 
 	app.post(`${prefix}/webhooks`, async (request, reply) => {
 		const input = parseOrThrow(webhookInput, request.body, 'body');

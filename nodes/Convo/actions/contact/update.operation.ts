@@ -6,6 +6,7 @@ import { convoRequest } from '../../transport';
 import { pairsToObject } from '../json';
 import { simplifyField, unwrapContact } from '../simplify';
 import { contactUuidField } from './fields';
+import { keyValueField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
 	contactUuidField,
@@ -17,25 +18,16 @@ const properties: INodeProperties[] = [
 		default: {},
 		description: 'Only the fields added here change',
 		options: [
-			{
-				displayName: 'Custom Fields',
+			keyValueField({
 				name: 'customFields',
-				type: 'fixedCollection',
-				typeOptions: { multipleValues: true },
+				displayName: 'Custom Fields',
 				placeholder: 'Add Custom Field',
-				default: {},
 				description: 'Custom fields to set; fields not listed here keep their values',
-				options: [
-					{
-						displayName: 'Field',
-						name: 'field',
-						values: [
-							{ displayName: 'Key', name: 'key', type: 'string', default: '', description: 'Key of the custom field' },
-							{ displayName: 'Value', name: 'value', type: 'string', default: '', description: 'New value of the custom field' },
-						],
-					},
-				],
-			},
+				entryName: 'field',
+				entryDisplayName: 'Field',
+				keyDescription: 'Key of the custom field',
+				valueDescription: 'New value of the custom field',
+			}),
 			{
 				displayName: 'Name',
 				name: 'name',

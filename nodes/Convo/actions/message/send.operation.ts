@@ -6,6 +6,7 @@ import { convoRequest } from '../../transport';
 import { pairsToObject } from '../json';
 import { phoneInternational } from '../phone';
 import { simplifyField } from '../simplify';
+import { keyValueField, recipientPhoneField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
 	{
@@ -25,16 +26,7 @@ const properties: INodeProperties[] = [
 		default: 'whatsapp',
 		description: 'Channel identifier of the sender, e.g. whatsapp',
 	},
-	{
-		displayName: 'To',
-		name: 'to',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. +49 151 12345678',
-		description:
-			'Phone number of the recipient with country code. Spaces, dashes and a leading + or 00 are fine; anything that is not a phone number is refused before sending.',
-	},
+	recipientPhoneField('to', 'To'),
 	{
 		displayName: 'Message Type',
 		name: 'messageType',
@@ -163,25 +155,16 @@ const properties: INodeProperties[] = [
 				default: [],
 				description: 'Extra objects the service adds to the response',
 			},
-			{
-				displayName: 'Metadata',
+			keyValueField({
 				name: 'metadata',
-				type: 'fixedCollection',
-				typeOptions: { multipleValues: true },
+				displayName: 'Metadata',
 				placeholder: 'Add Metadata',
-				default: {},
 				description: `Custom key/value pairs stored with the message: at most ${LIMITS.metadataPairs} pairs, keys up to ${LIMITS.metadataKeyLength} characters, values up to ${LIMITS.metadataValueLength}`,
-				options: [
-					{
-						displayName: 'Pair',
-						name: 'pairs',
-						values: [
-							{ displayName: 'Key', name: 'key', type: 'string', default: '', description: 'Name of the metadata entry' },
-							{ displayName: 'Value', name: 'value', type: 'string', default: '', description: 'Value of the metadata entry' },
-						],
-					},
-				],
-			},
+				entryName: 'pairs',
+				entryDisplayName: 'Pair',
+				keyDescription: 'Name of the metadata entry',
+				valueDescription: 'Value of the metadata entry',
+			}),
 			{
 				displayName: 'Team UUID',
 				name: 'teamUuid',

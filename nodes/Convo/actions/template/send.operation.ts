@@ -4,6 +4,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { phoneDigits } from '../phone';
+import { recipientPhoneField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
 	{
@@ -24,16 +25,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'e.g. +49 30 1234567',
 		description: 'Business phone number the template is sent from, with country code',
 	},
-	{
-		displayName: 'Recipient Phone Number',
-		name: 'phone',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. +49 151 12345678',
-		description:
-			'Phone number of the recipient with country code. Spaces, dashes and a leading + or 00 are fine; anything that is not a phone number is refused before sending.',
-	},
+	recipientPhoneField('phone', 'Recipient Phone Number'),
 	{
 		displayName: 'Variables',
 		name: 'variables',

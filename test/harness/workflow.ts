@@ -7,10 +7,13 @@
  *                                    { credentials: { convoApi: { baseUrl, accessToken } } });
  *   result.outputOf('Convo'); result.errorOf('Convo');
  *
- * Node types known here: `harness.items` (a start node that emits its `items` parameter),
+ * Node types known here: `harness.items` (a start node that emits its `items` parameter; also
+ * serves as `n8n-nodes-base.manualTrigger`),
  * `n8n-nodes-convo.convo` and `n8n-nodes-convo.convoTrigger` (also as `CUSTOM.convo` /
  * `CUSTOM.convoTrigger`, the names n8n gives custom extensions).
  */
+// The node files are named with their extension: beside each sits its codex `<Name>.node.json`,
+// which Node's resolver (used by tsx in the demo) would pick before the .ts file.
 import { ExecutionLifecycleHooks, WorkflowExecute } from 'n8n-core';
 import type {
 	ICredentialDataDecryptedObject,
@@ -38,8 +41,8 @@ import { ICredentialsHelper, NodeConnectionTypes, Workflow } from 'n8n-workflow'
 
 import { ConvoApi } from '../../credentials/ConvoApi.credentials';
 import { ConvoExternalApi } from '../../credentials/ConvoExternalApi.credentials';
-import { Convo } from '../../nodes/Convo/Convo.node';
-import { ConvoTrigger } from '../../nodes/ConvoTrigger/ConvoTrigger.node';
+import { Convo } from '../../nodes/Convo/Convo.node.ts';
+import { ConvoTrigger } from '../../nodes/ConvoTrigger/ConvoTrigger.node.ts';
 
 // n8n-core logs every node error through its own logger; tests read errors from the run data.
 // N8N_LOG_LEVEL=error (or debug) brings the log back.
@@ -105,7 +108,8 @@ class NodeTypes implements INodeTypes {
 }
 
 export const nodeTypes = new NodeTypes();
-nodeTypes.register(new HarnessItems(), 'harness.items');
+// With no `items` it emits one empty item, as n8n's Manual Trigger does; examples/ start with that.
+nodeTypes.register(new HarnessItems(), 'harness.items', 'n8n-nodes-base.manualTrigger');
 nodeTypes.register(new Convo(), 'n8n-nodes-convo.convo', 'CUSTOM.convo');
 nodeTypes.register(new ConvoTrigger(), 'n8n-nodes-convo.convoTrigger', 'CUSTOM.convoTrigger');
 

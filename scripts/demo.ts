@@ -1,0 +1,64 @@
+/**
+ * The quick start's main job: starts the sandbox, runs every workflow in examples/ through
+ * n8n-core (the same engine n8n runs) with the Convo nodes, and shows what each node returned
+ * and what the service recorded. Nothing leaves this machine.
+ *
+ *   npm run demo                   # sandbox on a free port
+ *   SANDBOX_PORT=4010 npm run demo # on a fixed port
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { startSandbox } from '../sandbox/src';
+import { runWorkflow, type WorkflowJson } from '../test/harness/workflow';
+
+const examplesDir = join(__dirname, '..', 'examples');
+
+function summary(json: Record<string, unknown>): string {
+	const text = JSON.stringify(json);
+	return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+async function main(): Promise<void> {
+	const sandbox = await startSandbox({ port: Number(process.env.SANDBOX_PORT ?? 0) });
+	const business = sandbox.fixture.businesses[0];
+	console.log(`sandbox: ${sandbox.baseUrl} (external API ${sandbox.externalUrl}), business "${business.name}"\n`);
+	const credentials = {
+		convoApi: { baseUrl: sandbox.baseUrl, accessToken: business.accessToken },
+		convoExternalApi: { externalUrl: sandbox.externalUrl, apiKey: business.apiKey },
+	};
+
+	let failures = 0;
+	try {
+		for (const file of readdirSync(examplesDir).filter((name) => name.endsWith('.json')).sort()) {
+			const workflow = JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson;
+			console.log(`▶ ${workflow.name ?? file} (examples/${file})`);
+			const result = await runWorkflow(workflow, { credentials });
+			for (const node of workflow.nodes.filter((n) => n.type === 'n8n-nodes-convo.convo')) {
+				const error = result.errorOf(node.name);
+				if (error) {
+					failures++;
+					console.log(`  ✗ ${node.name}: ${error.message}`);
+					continue;
+				}
+				for (const item of result.outputOf(node.name)) console.log(`  ✓ ${node.name}: ${summary(item.json)}`);
+			}
+			console.log('');
+		}
+		const response = await fetch(`${sandbox.baseUrl}/__sandbox/messages?business=${business.id}`);
+		const messages = (await response.json()) as Array<{ to: string; text: string }>;
+		console.log(`the service accepted ${messages.length} message(s):`);
+		for (const message of messages) console.log(`  to ${message.to}: ${message.text}`);
+	} finally {
+		await sandbox.close();
+	}
+	if (failures > 0) {
+		console.error(`\n${failures} node(s) failed`);
+		process.exitCode = 1;
+	}
+}
+
+main().catch((error: unknown) => {
+	console.error(error);
+	process.exitCode = 1;
+});

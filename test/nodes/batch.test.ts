@@ -1,6 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import type { IDataObject } from 'n8n-workflow';
 
-import { admin, runConvo, sentMessages, useSandbox } from './support';
+import { admin, credentialsOf, runConvo, sentMessages, useSandbox } from './support';
 
 const BAD = 37;
 
@@ -58,17 +61,49 @@ describe('Convo node: many items with Continue On Fail', () => {
 		expect(result.json[BAD]).toMatchObject({ error: expect.stringMatching(/^The service refused the request/), httpCode: '400' });
 	});
 
-	it('Requests at Once overlaps the round trips instead of making them one after another', async () => {
-		// 100 ms per call: 20 items take 2 s one at a time, about 0.2 s ten at a time.
-		await admin(context.sandbox, 'POST', 'faults', { endpoint: 'POST /v1/messages/send', latencyMs: 100 });
+	it('Requests at Once really overlaps the calls, never more than asked', async () => {
+		// A pass-through proxy counts how many calls are open at once; 50 ms of latency at the
+		// service keeps each call open long enough for the next ones to start beside it. The counts are
+		// the assertion, not the time taken.
+		let open = 0;
+		let mostOpen = 0;
+		const proxy = createServer((request, response) => {
+			open++;
+			mostOpen = Math.max(mostOpen, open);
+			const chunks: Buffer[] = [];
+			request.on('data', (chunk: Buffer) => chunks.push(chunk));
+			request.on('end', () => {
+				void fetch(`${context.sandbox.baseUrl}${request.url}`, {
+					method: request.method,
+					headers: { authorization: String(request.headers.authorization), 'content-type': 'application/json' },
+					body: Buffer.concat(chunks),
+				}).then(async (upstream) => {
+					const body = await upstream.text();
+					open--;
+					response.writeHead(upstream.status, { 'content-type': 'application/json' }).end(body);
+				});
+			});
+		});
+		await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+		const { port } = proxy.address() as AddressInfo;
+		await admin(context.sandbox, 'POST', 'faults', { endpoint: 'POST /v1/messages/send', latencyMs: 150 });
 		try {
-			const started = Date.now();
-			const result = await runConvo(context, sendEach(10), { items: items({ to: inWindow().phoneNumber }).slice(0, 20) });
-			const elapsed = Date.now() - started;
-			expect(result.json.filter((item) => item.uuid)).toHaveLength(20);
-			expect(elapsed).toBeLessThan(1000);
+			const credentials = { ...credentialsOf(context.sandbox, context.business) };
+			credentials.convoApi = { ...credentials.convoApi, baseUrl: `http://127.0.0.1:${port}` };
+			const twenty = items({ to: inWindow().phoneNumber }).slice(0, 20);
+
+			const tenAtOnce = await runConvo(context, sendEach(10), { items: twenty, credentials });
+			expect(tenAtOnce.json.filter((item) => item.uuid)).toHaveLength(20);
+			expect(mostOpen).toBeGreaterThan(1);
+			expect(mostOpen).toBeLessThanOrEqual(10);
+
+			mostOpen = 0;
+			const oneAtATime = await runConvo(context, sendEach(1), { items: twenty.slice(0, 5), credentials });
+			expect(oneAtATime.json.filter((item) => item.uuid)).toHaveLength(5);
+			expect(mostOpen).toBe(1);
 		} finally {
 			await admin(context.sandbox, 'DELETE', 'faults');
+			await new Promise((resolve) => proxy.close(resolve));
 		}
 	});
 

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# End-to-end suite: the BUILT node pack inside a real n8n (2.41.1, Node 24) against the sandbox.
+#   bash test/e2e/run.sh          (or: npm run test:e2e)
+# Env: E2E_KEEP=1 keeps the throwaway work folder; E2E_SKIP_TRIGGER=1 skips the `n8n start` check;
+#      E2E_SKIP_BUILD=1 reuses dist/; E2E_SANDBOX_FAULTS='<json>' injects sandbox faults (suite self-test).
+# Prints "e2e: N passed, M failed" last and exits non-zero on any failure.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+HERE="$ROOT/test/e2e"
+E2E="${E2E_DIR:-$ROOT/.e2e}"
+START=$(date +%s)
+log() { echo "[e2e +$(( $(date +%s) - START ))s] $*" >&2; }
+fail_early() { log "$*"; VERDICT=printed; echo "e2e: 0 passed, 1 failed"; exit 1; }
+
+SYSTEM_NODE="$(command -v node)"
+# The EXIT trap can fire inside a redirected command; fds 3/4 keep the original stdout/stderr.
+exec 3>&1 4>&2
+VERDICT=""
+GROUPS_STARTED=()
+WORK=""
+cleanup() {
+  local rc=$?
+  for pg in "${GROUPS_STARTED[@]}"; do kill -TERM -- "-$pg" 2>/dev/null || true; done
+  for pg in "${GROUPS_STARTED[@]}"; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- "-$pg" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$pg" 2>/dev/null || true
+  done
+  if [[ -n "$WORK" && -d "$WORK" ]]; then
+    if [[ "${E2E_KEEP:-}" == 1 || $rc -ne 0 ]]; then log "work folder kept: $WORK" 2>&4; else rm -rf "$WORK"; fi
+  fi
+  if [[ -z "$VERDICT" ]]; then
+    [[ $rc -eq 0 ]] && rc=1
+    log "interrupted or failed before the checks (exit $rc)" 2>&4
+    echo "e2e: 0 passed, 1 failed" >&3
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Runs a command in its own process group (so its children can be killed with it) in the background.
+start_group() { setsid "$@" & GROUPS_STARTED+=("$!"); }
+# Runs a command in its own process group, waits for it, then kills anything it left behind.
+run_group() {
+  local t="$1"; shift
+  setsid timeout --kill-after=10 "$t" "$@" & local pg=$!
+  GROUPS_STARTED+=("$pg")
+  wait "$pg"; local rc=$?
+  kill -TERM -- "-$pg" 2>/dev/null || true
+  return $rc
+}
+free_port() { "$SYSTEM_NODE" -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+
+# --- toolchain and build --------------------------------------------------
+t0=$(date +%s)
+bash "$HERE/install-n8n.sh" </dev/null || fail_early "install-n8n.sh failed"
+log "toolchain ready in $(( $(date +%s) - t0 ))s"
+if [[ "${E2E_SKIP_BUILD:-}" != 1 ]]; then
+  (cd "$ROOT" && npm run build --silent </dev/null) >&2 || fail_early "npm run build failed"
+fi
+[[ -f "$ROOT/dist/nodes/Convo/Convo.node.js" ]] || fail_early "dist/ has no Convo node"
+
+NODE24_BIN="$E2E/node24/node_modules/node/bin"
+N8N="$E2E/n8n/node_modules/.bin/n8n"
+mkdir -p "$E2E/runs"
+WORK="$(mktemp -d "$E2E/runs/run.XXXXXX")"
+mkdir -p "$WORK/exec" "$WORK/logs"
+log "work folder $WORK"
+
+# --- sandbox ----------------------------------------------------------------
+start_group "$SYSTEM_NODE" "$ROOT/sandbox/bin/convo-sandbox.mjs" --port 0 >"$WORK/logs/sandbox.log" 2>&1 </dev/null
+SANDBOX=""
+for _ in $(seq 1 100); do
+  SANDBOX="$(grep -o 'base_url *http://127\.0\.0\.1:[0-9]*' "$WORK/logs/sandbox.log" 2>/dev/null | grep -o 'http://.*' || true)"
+  [[ -n "$SANDBOX" ]] && break
+  sleep 0.2
+done
+[[ -n "$SANDBOX" ]] || { cat "$WORK/logs/sandbox.log" >&2; fail_early "sandbox did not start"; }
+log "sandbox at $SANDBOX"
+"$SYSTEM_NODE" "$HERE/prepare.mjs" "$SANDBOX" "$WORK" >&2 || fail_early "prepare.mjs failed"
+
+# --- n8n --------------------------------------------------------------------
+export PATH="$NODE24_BIN:$PATH"
+unset npm_config_nodedir NODE_OPTIONS || true
+export N8N_USER_FOLDER="$WORK/n8n-home"
+export N8N_CUSTOM_EXTENSIONS="$ROOT/dist"
+export DB_TYPE=sqlite
+export N8N_ENCRYPTION_KEY="e2e-convo-fixed-encryption-key-0001"
+export N8N_DIAGNOSTICS_ENABLED=false N8N_VERSION_NOTIFICATIONS_ENABLED=false N8N_PERSONALIZATION_ENABLED=false
+export N8N_TEMPLATES_ENABLED=false N8N_COMMUNITY_PACKAGES_ENABLED=false N8N_DISABLED_MODULES=mcp-registry
+export N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS=false N8N_SECURE_COOKIE=false
+export N8N_LISTEN_ADDRESS=127.0.0.1 N8N_HOST=127.0.0.1
+export N8N_PORT="$(free_port)"
+export N8N_RUNNERS_BROKER_LISTEN_ADDRESS=127.0.0.1
+export N8N_RUNNERS_BROKER_PORT="$(free_port)"
+export N8N_BLOCK_ENV_ACCESS_IN_NODE=false
+mkdir -p "$N8N_USER_FOLDER"
+
+n8n_cmd() { run_group "${N8N_CMD_TIMEOUT:-180}" "$N8N" "$@" </dev/null; }
+
+t0=$(date +%s)
+n8n_cmd import:credentials --input="$WORK/credentials.json" >"$WORK/logs/import-credentials.log" 2>&1 \
+  || { tail -30 "$WORK/logs/import-credentials.log" >&2; fail_early "n8n import:credentials failed"; }
+for wf in "$WORK"/workflows/*.json; do
+  n8n_cmd import:workflow --input="$wf" >>"$WORK/logs/import-workflows.log" 2>&1 \
+    || { tail -30 "$WORK/logs/import-workflows.log" >&2; fail_early "n8n import:workflow $wf failed"; }
+done
+log "imported credentials and workflows in $(( $(date +%s) - t0 ))s"
+
+for id in $("$SYSTEM_NODE" -e "for (const w of require('$WORK/manifest.json').workflows) console.log(w.id)"); do
+  t0=$(date +%s)
+  n8n_cmd execute --id="$id" --rawOutput >"$WORK/exec/$id.out" 2>"$WORK/exec/$id.err"
+  echo $? >"$WORK/exec/$id.rc"
+  log "executed $id (rc $(cat "$WORK/exec/$id.rc")) in $(( $(date +%s) - t0 ))s"
+done
+
+# --- trigger (n8n start) ---------------------------------------------------
+if [[ "${E2E_SKIP_TRIGGER:-}" != 1 && -f "$HERE/trigger.sh" ]]; then
+  # shellcheck source=/dev/null
+  source "$HERE/trigger.sh"
+fi
+
+# --- verdict ------------------------------------------------------------------
+log "ran everything in $(( $(date +%s) - START ))s; checking"
+"$SYSTEM_NODE" "$HERE/check.mjs" "$WORK"
+rc=$?
+VERDICT=printed
+exit $rc

@@ -251,8 +251,3 @@ export type OperationKey = keyof typeof OPERATIONS;
 export type Operation<K extends OperationKey = OperationKey> = (typeof OPERATIONS)[K];
 
 export const OPERATION_KEYS = Object.keys(OPERATIONS) as OperationKey[];
-
-/** Path parameter names of a path template, e.g. `/contacts/:uuid` -> ["uuid"]. */
-export function pathParamNames(path: string): string[] {
-	return [...path.matchAll(/:([A-Za-z_]+)/g)].map((match) => match[1]);
-}

@@ -3,6 +3,8 @@
  * outbound messages go enqueued -> sent (2 s) -> delivered (4 s) -> read (10 s); to an
  * undeliverable contact they go enqueued -> failed (2 s). Dashboard sends start at sent.
  */
+import type { CONVERSATION_MESSAGE_STATUSES } from '../../nodes/shared';
+
 import type { Message } from './model';
 
 export type DeliveryStatus = 'enqueued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
@@ -20,7 +22,7 @@ export function statusAt(message: Message, nowMs: number): DeliveryStatus {
 }
 
 /** B7 shows ERROR, DELIVERED, RECEIVED or READ; messages not yet delivered show DELIVERED (not shown). */
-export function conversationStatus(status: DeliveryStatus): 'ERROR' | 'DELIVERED' | 'RECEIVED' | 'READ' {
+export function conversationStatus(status: DeliveryStatus): (typeof CONVERSATION_MESSAGE_STATUSES)[number] {
 	if (status === 'received') return 'RECEIVED';
 	if (status === 'failed') return 'ERROR';
 	if (status === 'read') return 'READ';

@@ -3,16 +3,6 @@ import { z } from 'zod/v4';
 export const MESSAGE_CREATED = 'message_created';
 export const WEBHOOK_MESSAGE_STATUSES = ['received', 'sent'] as const;
 
-/** Present only for some message types; inner shapes not shown, so they pass through untouched. */
-export const OPTIONAL_EVENT_PAYLOAD_FIELDS = [
-	'messageContactCard',
-	'messageContext',
-	'messageForward',
-	'messageInteractiveList',
-	'messageLocation',
-	'messageReplyButton',
-] as const;
-
 export const eventContactSchema = z.looseObject({
 	href: z.string(),
 	conversationHref: z.string(),
@@ -25,6 +15,11 @@ export const eventContactSchema = z.looseObject({
 	phoneNumber: z.string(),
 });
 
+/**
+ * Loose on purpose: the optional fields present only for some message types (messageContactCard,
+ * messageContext, messageForward, messageInteractiveList, messageLocation, messageReplyButton) have
+ * no shown inner shape and pass through untouched.
+ */
 export const messageCreatedPayloadSchema = z.looseObject({
 	to: z.string(),
 	from: z.string(),

@@ -12,6 +12,7 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 export const CAPTIONED_MESSAGE_TYPES: readonly MessageType[] = ['image', 'video', 'document'];
 
 export const EXTRA_RESPONSE_FIELDS = ['contact', 'conversation'] as const;
+const EXTRA_FIELD = EXTRA_RESPONSE_FIELDS.join('|');
 export const BOT_STATUSES = ['bot_start', 'bot_end'] as const;
 
 export const metadataSchema = z
@@ -56,8 +57,8 @@ export const sendMessageBody = z
 		team_uuid: uuid().optional(),
 		fields: z
 			.string()
-			.regex(/^(contact|conversation)(,(contact|conversation))*$/, {
-				error: 'must be a comma-separated list of: contact, conversation',
+			.regex(new RegExp(`^(${EXTRA_FIELD})(,(${EXTRA_FIELD}))*$`), {
+				error: `must be a comma-separated list of: ${EXTRA_RESPONSE_FIELDS.join(', ')}`,
 			})
 			.optional(),
 		bot_status: z.enum(BOT_STATUSES).optional(),

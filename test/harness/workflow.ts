@@ -207,11 +207,13 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 // n8n reads these as URLs as soon as a parameter is resolved; empty strings fail with "Invalid URL".
 const LOCAL = 'http://127.0.0.1:5678';
 
+let executionCount = 0;
+
 export function createAdditionalData(
 	credentials: Record<string, ICredentialDataDecryptedObject>,
 	workflowData?: IWorkflowBase,
 ): IWorkflowExecuteAdditionalData {
-	const executionId = `harness-${Date.now()}`;
+	const executionId = `harness-${Date.now()}-${++executionCount}`;
 	const hooksData = workflowData ?? ({ id: 'harness', name: 'harness', nodes: [], connections: {} } as unknown as IWorkflowBase);
 	return {
 		credentialsHelper: new HarnessCredentialsHelper(credentials),
@@ -278,8 +280,8 @@ export interface RunOptions {
 
 export interface RunResult {
 	run: IRun;
-	/** Items of the node's first output (main 0) in its first run; [] when it did not run. */
-	outputOf(nodeName: string): INodeExecutionData[];
+	/** Items of the node's output (main 0 unless given; 1 is the error output) in its first run; [] when none. */
+	outputOf(nodeName: string, outputIndex?: number): INodeExecutionData[];
 	/** The error the node stopped the workflow with, if any. */
 	errorOf(nodeName: string): ExecutionError | undefined;
 }
@@ -301,7 +303,7 @@ export async function runWorkflow(json: WorkflowJson, options: RunOptions): Prom
 	const runData = run.data.resultData.runData;
 	return {
 		run,
-		outputOf: (nodeName) => runData[nodeName]?.[0]?.data?.main?.[0] ?? [],
+		outputOf: (nodeName, outputIndex = 0) => runData[nodeName]?.[0]?.data?.main?.[outputIndex] ?? [],
 		errorOf: (nodeName) => runData[nodeName]?.[0]?.error,
 	};
 }

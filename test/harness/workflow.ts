@@ -356,15 +356,29 @@ export async function testCredential(
 	} catch (error) {
 		return { status: 'Error', message: `Could not connect: ${(error as Error).message}` };
 	}
-	for (const rule of test.rules ?? []) {
-		if (rule.type === 'responseCode' && response.status === rule.properties.value) {
+	// As n8n's credential tester: an answer the request does not ignore is an error, checked
+	// against the status rules; any other answer's body is checked against the body rules.
+	const ignore = request.ignoreHttpStatusErrors;
+	const refused = typeof ignore === 'object' ? ignore.except?.includes(response.status) : !ignore && response.status >= 400;
+	const rules = (test.rules ?? []) as Array<{ type: string; properties: { value: unknown; message: string; key?: string } }>;
+	if (refused) {
+		const rule = rules.find((candidate) => candidate.type === 'responseCode' && candidate.properties.value === response.status);
+		return { status: 'Error', message: rule?.properties.message ?? `Received HTTP status code: ${response.status}`, statusCode: response.status };
+	}
+	const text = await response.text();
+	let body: unknown = text;
+	try {
+		body = JSON.parse(text);
+	} catch {
+		// Not JSON: body rules read nothing from it.
+	}
+	const at = (value: unknown, path: string) =>
+		path.split('.').reduce<unknown>((current, key) => (current && typeof current === 'object' ? (current as Record<string, unknown>)[key] : undefined), value);
+	for (const rule of rules) {
+		if (rule.type === 'responseSuccessBody' && at(body, rule.properties.key ?? '') === rule.properties.value) {
 			return { status: 'Error', message: rule.properties.message, statusCode: response.status };
 		}
 	}
-	const ignore = request.ignoreHttpStatusErrors;
-	const refused = typeof ignore === 'object' ? ignore.except?.includes(response.status) : !ignore && response.status >= 400;
-	return refused
-		? { status: 'Error', message: `Answered ${response.status}`, statusCode: response.status }
-		: { status: 'OK', message: 'Connection tested successfully', statusCode: response.status };
+	return { status: 'OK', message: 'Connection tested successfully', statusCode: response.status };
 }
 

@@ -101,6 +101,8 @@ export interface Message {
 	/** Service time in ms. */
 	createdAtMs: number;
 	template?: { id: string; name: string; variables: Record<string, string>; buttons: { index: number; url: string }[] };
+	/** The send request as the service received it (after contract parsing): shows tests what the client sent. */
+	request?: { query: Record<string, unknown>; body: Record<string, unknown> };
 	statusRecordId: string;
 	whatsappMessageId: string;
 	undeliverable: boolean;

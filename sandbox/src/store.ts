@@ -29,6 +29,7 @@ export interface NewMessage {
 	content?: Record<string, unknown>;
 	metadata?: Record<string, unknown>;
 	template?: Message['template'];
+	request?: Message['request'];
 	atMs?: number;
 	uuid?: string;
 }
@@ -144,6 +145,7 @@ export class Store {
 			metadata: input.metadata ?? {},
 			createdAtMs: input.atMs ?? this.clock.now(),
 			template: input.template,
+			request: input.request,
 			statusRecordId: newUuid(),
 			whatsappMessageId: `wamid.${newUuid().replace(/-/g, '')}`,
 			undeliverable: input.direction === 'outbound' && input.contact.undeliverable,

@@ -18,14 +18,17 @@ describe('Convo node: Conversation > Get', () => {
 
 	it('finds a conversation by a phone number typed with + and spaces', async () => {
 		const contact = context.business.contacts[0];
-		await admin(context.sandbox, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text: 'hello there' });
+		// More messages than the limit asks for, so the limit has something to cut.
+		for (const text of ['one', 'two', 'three', 'four', 'five', 'six', 'hello there']) {
+			await admin(context.sandbox, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text });
+		}
 		const typed = `${contact.phoneNumber.slice(0, 3)} ${contact.phoneNumber.slice(3)}`;
 		const result = await runConvo(context, lookup({ lookupBy: 'phone', phone: typed, messageLimit: 5 }));
 		expect(result.errorOf('Convo')).toBeUndefined();
 		expect(result.json[0]).toMatchObject({ contact: { phone_number: digits(contact.phoneNumber) }, conversation: { id: expect.any(String) } });
 		const messages = (result.json[0].conversation as { messages: Array<{ text: string }> }).messages;
-		expect(messages.length).toBeLessThanOrEqual(5);
-		expect(messages.map((m) => m.text)).toContain('hello there');
+		// Exactly the limit: the five most recent, oldest first.
+		expect(messages.map((m) => m.text)).toEqual(['three', 'four', 'five', 'six', 'hello there']);
 	});
 
 	it('finds a conversation by phone and contact field together', async () => {

@@ -69,6 +69,8 @@ describe('Convo node: Message', () => {
 		expect(messages).toHaveLength(1);
 		expect(messages[0]).toMatchObject({ template: { id: template.id }, text: expect.stringContaining('v1') });
 		expect(messages[0].text).toContain('v2');
+		// What the service received, not the node's echo: the opt-in and the template travelled with the send.
+		expect(messages[0].request).toMatchObject({ body: { template_uuid: template.id, optin_contact: true } });
 	});
 
 	it('sends with assignment, team, bot status and extra response fields', async () => {
@@ -88,6 +90,15 @@ describe('Convo node: Message', () => {
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();
 		expect(await sentMessages(context)).toEqual([expect.objectContaining({ text: 'Routed' })]);
+		// Each setting as the service received it (the response does not show them).
+		expect((await sentMessages(context))[0].request).toMatchObject({
+			body: {
+				assigned_user: context.business.users[1],
+				team_uuid: context.business.teams[0],
+				bot_status: 'bot_end',
+				fields: 'contact,conversation',
+			},
+		});
 
 		const foreignTeam = await runConvo(
 			context,

@@ -56,7 +56,10 @@ describe('Convo node: Search Item', () => {
 		await runConvo(context, { resource: 'searchItem', operation: 'upsert', collectionId: collection().id, externalId: 'a', item: '{"x":1}' });
 		const result = await runConvo(context, { resource: 'searchItem', operation: 'list', collectionId: collection().id });
 		expect(result.errorOf('Convo')).toBeUndefined();
+		// Every item names its collection, so a later node can upsert or deactivate it without the list's envelope.
 		expect(result.json).toEqual(expect.arrayContaining([expect.objectContaining({ external_id: 'a', is_active: true })]));
+		expect(result.json.length).toBeGreaterThan(0);
+		for (const item of result.json) expect(item.collection_id).toBe(collection().id);
 	});
 
 	it('refuses an item that is not a JSON object before sending (400 rule)', async () => {

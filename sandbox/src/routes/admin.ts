@@ -53,6 +53,7 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		status: statusAt(message, clock.now()),
 		template: message.template,
 		metadata: message.metadata,
+		request: message.request,
 		contactUuid: message.contactUuid,
 		conversationId: message.conversationId,
 		createdAt: new Date(message.createdAtMs).toISOString(),

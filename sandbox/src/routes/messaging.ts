@@ -80,6 +80,7 @@ export function messagingRoutes(app: FastifyInstance, context: SandboxContext): 
 			content: body.content,
 			metadata: body.metadata,
 			template: templateRecord,
+			request: { query: {}, body: { ...body } },
 		});
 		if (body.type !== 'text') message.attachments = [{ type: body.type, ...body.content }];
 		const conversation = store.conversations.get(message.conversationId);

@@ -44,6 +44,7 @@ export function templateRoutes(app: FastifyInstance, context: SandboxContext): v
 			to: body.phone,
 			text: renderTemplate(template, values),
 			template: { id: template.id, name: template.name, variables: values, buttons },
+			request: { query: { ...query }, body: { ...body } },
 		});
 		const conversation = store.conversations.get(message.conversationId);
 		if (conversation && agent) conversation.agentId = agent.id;

@@ -1,7 +1,17 @@
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 
 const BIN = resolve(__dirname, '../../sandbox/bin/convo-sandbox.mjs');
+
+/** A port the system just handed out and released, so it is free and not the default. */
+async function freePort(): Promise<number> {
+	const server = createServer();
+	await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+	const { port } = server.address() as AddressInfo;
+	await new Promise((done) => server.close(done));
+	return port;
+}
 
 /** Starts the CLI, waits for its banner, reads the fixture over HTTP, stops it. */
 async function runCli(args: string[], env: Record<string, string>): Promise<{ banner: string; fixture: { baseUrl: string } }> {
@@ -32,8 +42,10 @@ describe('sandbox: the convo-sandbox command', () => {
 	});
 
 	it('takes the port from SANDBOX_PORT and refuses a bad --port', async () => {
-		const { fixture } = await runCli([], { SANDBOX_PORT: '0' });
-		expect(fixture.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+		// A port known to be free, not 0: with 0 any port would pass, SANDBOX_PORT read or not.
+		const port = await freePort();
+		const { fixture } = await runCli([], { SANDBOX_PORT: String(port) });
+		expect(fixture.baseUrl).toBe(`http://127.0.0.1:${port}`);
 		const bad = spawn(process.execPath, [BIN, '--port', 'abc'], { stdio: 'ignore' });
 		expect(await new Promise((done) => bad.once('exit', done))).toBe(2);
 	});

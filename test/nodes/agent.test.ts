@@ -42,11 +42,17 @@ describe('Convo node: Agent', () => {
 			resource: 'agent',
 			operation: 'update',
 			agentId: id,
-			updateFields: { name: 'Renamed', promptConfig: '={{ { language_prompt: "German" } }}', handoffEnabled: true },
+			updateFields: {
+				name: 'Renamed',
+				systemPrompt: 'You answer in German.',
+				promptConfig: '={{ { language_prompt: "German" } }}',
+				handoffEnabled: true,
+			},
 		});
 		expect(result.errorOf('Convo')).toBeUndefined();
 		const agent = await stored(id);
 		expect(agent.name).toBe('Renamed');
+		expect(agent.system_prompt).toBe('You answer in German.');
 		expect(agent.prompt_config).toMatchObject({ tone_prompt: 'formal', language_prompt: 'German' });
 		expect(agent.tools).toMatchObject({ handoff_to_human_control: { enabled: true, instructions: 'never' } });
 	});

@@ -52,6 +52,18 @@ describe('Convo node: Message', () => {
 		]);
 	});
 
+	it('sends a document with the file name the recipient sees', async () => {
+		const result = await runConvo(
+			context,
+			send({ to: contact(true).phoneNumber, messageType: 'document', mediaUrl: 'https://example.com/a1b2.pdf', filename: 'invoice.pdf' }),
+		);
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect((await sentMessages(context))[0]).toMatchObject({
+			type: 'document',
+			content: { url: 'https://example.com/a1b2.pdf', filename: 'invoice.pdf' },
+		});
+	});
+
 	it('sends a template message outside the 24-hour window', async () => {
 		const template = context.business.templates.find((t) => t.kind === 'positional')!;
 		const result = await runConvo(

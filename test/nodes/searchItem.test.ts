@@ -41,15 +41,16 @@ describe('Convo node: Search Item', () => {
 	});
 
 	it('sends an explicit embedding JSON', async () => {
+		// One the collection's configuration (title, description) would not derive from the item.
 		const result = await runConvo(context, {
 			resource: 'searchItem',
 			operation: 'upsert',
 			collectionId: collection().id,
 			externalId: 'doc-1',
 			item: '{"title":"Manual","body":"long text"}',
-			additionalFields: { embeddingJson: '{"title":"Manual"}' },
+			additionalFields: { embeddingJson: '{"body":"long text"}' },
 		});
-		expect(result.json[0].embedding_json).toEqual({ title: 'Manual' });
+		expect(result.json[0].embedding_json).toEqual({ body: 'long text' });
 	});
 
 	it('lists the items of a collection, one item each', async () => {

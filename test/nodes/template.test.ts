@@ -47,6 +47,23 @@ describe('Convo node: Template > Send', () => {
 		expect(JSON.stringify(messages[0])).toContain('order-77');
 	});
 
+	it('assigns an agent to the conversation, and says an agent of another business is refused (403)', async () => {
+		const positional = template('positional');
+		const send = (agentId: string) =>
+			sendTemplate({
+				templateId: positional.id,
+				variables: { variable: positional.variables.map((name) => ({ name, value: `v${name}` })) },
+				additionalFields: { agentId },
+			});
+		const result = await runConvo(context, send(context.business.agents[0].id));
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect((await sentMessages(context))[0].request).toMatchObject({ query: { agent_id: context.business.agents[0].id } });
+
+		const foreign = await runConvo(context, send(context.other.agents[0].id));
+		expect(shownError(foreign)).toContain('belongs to another business (403)');
+		expect(await sentMessages(context)).toHaveLength(1);
+	});
+
 	it('refuses a URL as a variable before sending and points to URL buttons', async () => {
 		const result = await runConvo(context, sendTemplate({ variables: { variable: [{ name: '1', value: 'https://example.com/x' }] } }));
 		expect(shownError(result)).toContain('holds a URL');

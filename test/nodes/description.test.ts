@@ -19,7 +19,7 @@ function requiredValues(resource: string, operation: string): Record<string, unk
 	);
 	return Object.fromEntries(
 		fields.map((field) => {
-			if (field.type === 'resourceLocator') return [field.name, { __rl: true, mode: field.modes?.[0]?.name ?? 'id', value: placeholder }];
+			if (field.type === 'resourceLocator') return [field.name, { __rl: true, mode: 'id', value: placeholder }];
 			if (field.type === 'string') return [field.name, placeholder];
 			if (field.type === 'json') return [field.name, '{}'];
 			return [field.name, field.default];

@@ -136,8 +136,10 @@ if to == 's' then
 end
 if to == 'f' then
   local streak = redis.call('HINCRBY', meta, 'failure_streak', 1)
-  redis.call('HSET', meta, 'last_error', err)
-  if streak >= pauseAfter and redis.call('HGET', meta, 'state') == 'running' then
+  local state = redis.call('HGET', meta, 'state')
+  -- A stopped campaign keeps the reason it stopped; sends that were in flight do not overwrite it.
+  if state == 'running' then redis.call('HSET', meta, 'last_error', err) end
+  if streak >= pauseAfter and state == 'running' then
     redis.call('HSET', meta, 'state', 'paused', 'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
     redis.call('SREM', running, id)
   end

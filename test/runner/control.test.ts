@@ -7,23 +7,16 @@
 import { writeFileSync } from 'node:fs';
 
 import { campaignStatus, cancel, createCampaign, listCampaigns, pauseCampaign, resumeCampaign } from '../../runner/src/core';
-import { positionalTemplate, report, sendsByPhone, setFault, clearFaults, startRunnerUnderTest, templateSends, useRedisServer, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
+import { positionalTemplate, report, sendsByPhone, setFault, clearFaults, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
 
-let redis: Awaited<ReturnType<typeof useRedisServer>>;
-let runner: RunnerUnderTest;
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10', RUNNER_PAUSE_AFTER_FAILURES: '5' });
 
-beforeAll(async () => {
-	redis = await useRedisServer();
-	runner = await startRunnerUnderTest(redis.url, { RUNNER_CONCURRENCY: '10', RUNNER_PAUSE_AFTER_FAILURES: '5' });
+beforeAll(() => {
 	// Two processes: a pause must hold on both.
 	runner.spawnWorker();
 	runner.spawnWorker();
-});
-afterAll(async () => {
-	await runner?.close();
-	await redis?.stop();
 });
 afterEach(async () => {
 	await clearFaults(runner.sandbox);

@@ -5,22 +5,13 @@
  * the log says; retry --not-sent completes the campaign, still without a duplicate.
  */
 import { createCampaign, campaignStatus, reconcileCampaign, retryNotSent } from '../../runner/src/core';
-import { positionalTemplate, report, sendsByPhone, setFault, startRunnerUnderTest, templateSends, useRedisServer, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
+import { positionalTemplate, report, sendsByPhone, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(240_000);
 
 const CONCURRENCY = 10;
-let redis: Awaited<ReturnType<typeof useRedisServer>>;
-let runner: RunnerUnderTest;
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: String(CONCURRENCY) });
 
-beforeAll(async () => {
-	redis = await useRedisServer();
-	runner = await startRunnerUnderTest(redis.url, { RUNNER_CONCURRENCY: String(CONCURRENCY) });
-});
-afterAll(async () => {
-	await runner?.close();
-	await redis?.stop();
-});
 
 const completed = (id: string) => async () => {
 	const status = await campaignStatus(runner.context, id);

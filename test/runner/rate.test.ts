@@ -5,21 +5,12 @@
  * second number runs alongside at its own limit.
  */
 import { createCampaign, campaignStatus } from '../../runner/src/core';
-import { positionalTemplate, startRunnerUnderTest, templateSends, useRedisServer, waitFor, writeRecipientsCsv, type RunnerUnderTest, type SandboxMessage } from './support';
+import { positionalTemplate, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
 
 jest.setTimeout(180_000);
 
-let redis: Awaited<ReturnType<typeof useRedisServer>>;
-let runner: RunnerUnderTest;
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '20' });
 
-beforeAll(async () => {
-	redis = await useRedisServer();
-	runner = await startRunnerUnderTest(redis.url, { RUNNER_CONCURRENCY: '20' });
-});
-afterAll(async () => {
-	await runner?.close();
-	await redis?.stop();
-});
 
 /** The most sends in any window [t, t + 1000 ms) as the service recorded them. */
 function maxPerSecond(messages: SandboxMessage[]): number {

@@ -71,6 +71,8 @@ export async function openSource(source: string, timeoutMs = 30_000): Promise<Re
 	return refuseBinary(raw, source);
 }
 
+export { refuseBinary };
+
 /** A NUL byte in the first 8 KiB means a binary file: refuse it before any parser sees it. */
 function refuseBinary(raw: Readable, source: string): Readable {
 	const out = new PassThrough();
@@ -95,10 +97,22 @@ function refuseBinary(raw: Readable, source: string): Readable {
 
 /** Records of the source in order. A whole-source problem (parse error, I/O error) throws SourceError. */
 export async function* readRecords(source: string, format: SourceFormat): AsyncGenerator<SourceRecord> {
-	const raw = await openSource(source);
-	if (format === 'csv') yield* csvRecords(raw, source);
+	yield* parseRecords(await openSource(source), format, source);
+}
+
+/** Records of a byte stream already open (an uploaded request body); `name` is what errors call it. */
+export async function* parseRecords(raw: Readable, format: SourceFormat, name: string): AsyncGenerator<SourceRecord> {
+	if (format === 'csv') yield* csvRecords(raw, name);
 	else if (format === 'ndjson') yield* ndjsonRecords(raw);
-	else yield* jsonArrayRecords(raw, source);
+	else yield* jsonArrayRecords(raw, name);
+}
+
+/** Rows given inline (a JSON array in an API request), numbered from 1. */
+export async function* inlineRecords(rows: unknown[]): AsyncGenerator<SourceRecord> {
+	for (const [i, value] of rows.entries()) {
+		if (value === null || typeof value !== 'object' || Array.isArray(value)) yield { line: i + 1, ok: false, reason: 'is not a JSON object' };
+		else yield { line: i + 1, ok: true, fields: value as Record<string, unknown> };
+	}
 }
 
 async function* csvRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {

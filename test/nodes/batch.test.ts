@@ -15,7 +15,7 @@ describe('Convo node: many items with Continue On Fail', () => {
 		resource: 'message',
 		operation: 'send',
 		channelUuid: context.business.channelUuid,
-		from: 'whatsapp',
+		channelType: 'whatsapp',
 		to: '={{ $json.to }}',
 		messageType: 'text',
 		text: '={{ $json.text }}',

@@ -50,7 +50,7 @@ describe('Convo node description', () => {
 				'contact.reopenConversations',
 				'conversation.get',
 				'searchItem.upsert',
-				'searchItem.list',
+				'searchItem.getAll',
 				'agent.create',
 				'agent.get',
 				'agent.update',

@@ -9,7 +9,7 @@ describe('Convo node: Message', () => {
 		resource: 'message',
 		operation: 'send',
 		channelUuid: context.business.channelUuid,
-		from: 'whatsapp',
+		channelType: 'whatsapp',
 		...extra,
 	});
 

@@ -19,7 +19,7 @@ const resources: Record<string, Record<string, ConvoOperation>> = {
 		reopenConversations: contact.reopenConversations,
 	},
 	conversation: { get: conversation.get },
-	searchItem: { upsert: searchItem.upsert, list: searchItem.list },
+	searchItem: { upsert: searchItem.upsert, getAll: searchItem.getAll },
 	agent: { create: agent.create, get: agent.get, update: agent.update },
 } satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 

@@ -1,7 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 export const contactUuidField: INodeProperties = {
-	displayName: 'Contact UUID',
+	displayName: 'Contact ID',
 	name: 'contactUuid',
 	type: 'string',
 	required: true,

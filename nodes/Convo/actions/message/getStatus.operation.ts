@@ -7,7 +7,7 @@ import { simplifyField, unwrap } from '../simplify';
 
 const properties: INodeProperties[] = [
 	{
-		displayName: 'Message UUID',
+		displayName: 'Message ID',
 		name: 'messageUuid',
 		type: 'string',
 		required: true,

@@ -10,7 +10,7 @@ import { keyValueField, recipientPhoneField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
 	{
-		displayName: 'Channel UUID',
+		displayName: 'Channel ID',
 		name: 'channelUuid',
 		type: 'string',
 		required: true,
@@ -19,12 +19,13 @@ const properties: INodeProperties[] = [
 		description: 'UUID of the connected channel the message is sent through',
 	},
 	{
-		displayName: 'From',
-		name: 'from',
+		displayName: 'Channel Type',
+		name: 'channelType',
 		type: 'string',
 		required: true,
 		default: 'whatsapp',
-		description: 'Channel identifier of the sender, e.g. whatsapp',
+		description:
+			'Kind of channel the message goes out on, e.g. whatsapp (sent to the service as "from"). Not a phone number: the business number is the one connected to the channel chosen above.',
 	},
 	recipientPhoneField('to', 'To'),
 	{
@@ -84,7 +85,7 @@ const properties: INodeProperties[] = [
 		displayOptions: { show: { messageType: ['document'] } },
 	},
 	{
-		displayName: 'Template UUID',
+		displayName: 'Template ID',
 		name: 'templateUuid',
 		type: 'string',
 		required: true,
@@ -166,7 +167,7 @@ const properties: INodeProperties[] = [
 				valueDescription: 'Value of the metadata entry',
 			}),
 			{
-				displayName: 'Team UUID',
+				displayName: 'Team ID',
 				name: 'teamUuid',
 				type: 'string',
 				default: '',
@@ -199,7 +200,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const body: IDataObject = {
 		to: phoneInternational.call(this, this.getNodeParameter('to', itemIndex), 'To', itemIndex),
-		from: (this.getNodeParameter('from', itemIndex) as string).trim(),
+		from: (this.getNodeParameter('channelType', itemIndex) as string).trim(),
 		// A template message is a text message that carries a template (docs/decisions.md).
 		type: type === 'template' ? 'text' : type,
 		content: content.call(this, type, itemIndex),

@@ -10,6 +10,7 @@ export * from './operations';
 export * from './phone';
 export * from './request';
 export * from './validation';
+export { UUID_PATTERN } from './schemas/common';
 export * from './schemas/agent';
 export * from './schemas/contact';
 export * from './schemas/conversation';

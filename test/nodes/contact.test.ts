@@ -1,3 +1,5 @@
+import type { IDataObject } from 'n8n-workflow';
+
 import { admin, badCredentials, contactNow, external, runConvo, shownError, useSandbox } from './support';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000404';
@@ -52,7 +54,7 @@ describe('Convo node: Contact', () => {
 		});
 
 		describe('Tags', () => {
-			const updateTags = (tagsFields: Record<string, unknown>, items?: Array<Record<string, unknown>>) =>
+			const updateTags = (tagsFields: IDataObject, items?: IDataObject[]) =>
 				runConvo(
 					context,
 					{ resource: 'contact', operation: 'update', contactUuid: first().uuid, updateFields: { name: 'Ada L.', ...tagsFields } },

@@ -3,6 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
+import { identifierValue } from '../sharedFields';
 import { simplifyField, unwrapAgent } from '../simplify';
 import { agentIdField } from './fields';
 
@@ -11,7 +12,7 @@ const properties: INodeProperties[] = [agentIdField, simplifyField('the agent it
 export const description = updateDisplayOptions({ show: { resource: ['agent'], operation: ['get'] } }, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const agentId = (this.getNodeParameter('agentId', itemIndex) as string).trim();
+	const agentId = identifierValue.call(this, 'agentId', itemIndex);
 	const response = await convoRequest.call(this, OPERATIONS.getAgent, { params: { agent_id: agentId } }, itemIndex);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapAgent(response) : response;
 }

@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { simplifyField, unwrap } from '../simplify';
+import { identifierValue } from '../sharedFields';
 import { contactUuidField } from './fields';
 
 const properties: INodeProperties[] = [
@@ -23,7 +24,7 @@ const properties: INodeProperties[] = [
 export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['getMessages'] } }, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]> {
-	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
+	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
 	const limit = this.getNodeParameter('messageLimit', itemIndex, LIMITS.contactMessagesLimit.default) as number;
 	const response = await convoRequest.call(this, OPERATIONS.getContactMessages, { params: { uuid }, query: { limit } }, itemIndex);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrap(response, 'messages') : response;

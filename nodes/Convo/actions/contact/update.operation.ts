@@ -6,7 +6,7 @@ import { convoRequest } from '../../transport';
 import { pairsToObject } from '../json';
 import { simplifyField, unwrapContact } from '../simplify';
 import { contactUuidField } from './fields';
-import { keyValueField } from '../sharedFields';
+import { identifierValue, keyValueField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
 	contactUuidField,
@@ -120,7 +120,7 @@ async function tagsToSend(this: IExecuteFunctions, fields: IDataObject, uuid: st
 }
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
+	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
 	const fields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
 	const body: IDataObject = {};
 	if (fields.name !== undefined && String(fields.name).trim() !== '') body.name = String(fields.name).trim();

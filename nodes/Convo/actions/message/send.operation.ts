@@ -6,18 +6,14 @@ import { convoRequest } from '../../transport';
 import { pairsToObject } from '../json';
 import { phoneInternational } from '../phone';
 import { simplifyField } from '../simplify';
-import { keyValueField, recipientPhoneField } from '../sharedFields';
+import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
-	{
+	identifierField({
 		displayName: 'Channel ID',
 		name: 'channelUuid',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. 6b1f0c52-2f4e-4d7a-9a51-0c1b2e3f4a5b',
-		description: 'UUID of the connected channel the message is sent through',
-	},
+		description: 'ID of the connected channel (the business number) the message is sent through, shown with the channel in the Convo dashboard',
+	}),
 	{
 		displayName: 'Channel Type',
 		name: 'channelType',
@@ -85,12 +81,11 @@ const properties: INodeProperties[] = [
 		displayOptions: { show: { messageType: ['document'] } },
 	},
 	{
-		displayName: 'Template ID',
-		name: 'templateUuid',
-		type: 'string',
-		required: true,
-		default: '',
-		description: 'Identifier of the approved template message to send',
+		...identifierField({
+			displayName: 'Template ID',
+			name: 'templateUuid',
+			description: 'ID of the approved template to send, shown with the template in the Convo dashboard',
+		}),
 		displayOptions: { show: { messageType: ['template'] } },
 	},
 	{
@@ -166,13 +161,12 @@ const properties: INodeProperties[] = [
 				keyDescription: 'Name of the metadata entry',
 				valueDescription: 'Value of the metadata entry',
 			}),
-			{
+			identifierField({
 				displayName: 'Team ID',
 				name: 'teamUuid',
-				type: 'string',
-				default: '',
-				description: 'UUID of the team the conversation is assigned to',
-			},
+				description: 'ID of the team the conversation is assigned to, shown with the team in the Convo dashboard',
+				required: false,
+			}),
 		],
 	},
 	simplifyField('the sent message (uuid and status)'),
@@ -204,16 +198,17 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		// A template message is a text message that carries a template (docs/decisions.md).
 		type: type === 'template' ? 'text' : type,
 		content: content.call(this, type, itemIndex),
-		channel_uuid: (this.getNodeParameter('channelUuid', itemIndex) as string).trim(),
+		channel_uuid: identifierValue.call(this, 'channelUuid', itemIndex),
 	};
 	if (type === 'template') {
-		body.template_uuid = (this.getNodeParameter('templateUuid', itemIndex) as string).trim();
+		body.template_uuid = identifierValue.call(this, 'templateUuid', itemIndex);
 		body.optin_contact = this.getNodeParameter('optinContact', itemIndex, false) as boolean;
 		const values = this.getNodeParameter('templateValues.values', itemIndex, []) as Array<{ value: unknown }>;
 		if (values.length > 0) body.template_values = values.map((entry) => String(entry.value ?? ''));
 	}
 	if (extra.assignedUser) body.assigned_user = String(extra.assignedUser).trim();
-	if (extra.teamUuid) body.team_uuid = String(extra.teamUuid).trim();
+	const teamUuid = identifierValue.call(this, 'additionalFields.teamUuid', itemIndex);
+	if (teamUuid !== '') body.team_uuid = teamUuid;
 	if (extra.botStatus) body.bot_status = extra.botStatus;
 	const fields = extra.fields as string[] | undefined;
 	if (fields && fields.length > 0) body.fields = fields.join(',');

@@ -3,6 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
+import { identifierValue } from '../sharedFields';
 import { collectionIdField } from './fields';
 
 const properties: INodeProperties[] = [
@@ -29,7 +30,7 @@ export const description = updateDisplayOptions({ show: { resource: ['searchItem
 
 /** One output item per search item (external_id, is_active), each with the collection it belongs to. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	const collectionId = (this.getNodeParameter('collectionId', itemIndex) as string).trim();
+	const collectionId = identifierValue.call(this, 'collectionId', itemIndex);
 	const response = await convoRequest.call(this, OPERATIONS.listSearchItems, { query: { collection_id: collectionId } }, itemIndex);
 	// The service answers with the whole list at once (SPEC B2 has no paging); Limit cuts it here.
 	const items = ((response.items as IDataObject[]) ?? []).map((item) => ({ collection_id: response.collection_id, ...item }));

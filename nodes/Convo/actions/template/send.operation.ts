@@ -4,18 +4,14 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { phoneDigits } from '../phone';
-import { recipientPhoneField } from '../sharedFields';
+import { identifierField, identifierValue, recipientPhoneField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
-	{
+	identifierField({
 		displayName: 'Template ID',
 		name: 'templateId',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. 0f8fad5b-d9cb-469f-a165-70867728950e',
-		description: 'UUID of an approved template of the business that owns the API key',
-	},
+		description: 'ID of an approved template of the business that owns the API key, shown with the template in the Convo dashboard',
+	}),
 	{
 		displayName: 'From Phone Number',
 		name: 'fromPhoneNumber',
@@ -80,13 +76,12 @@ const properties: INodeProperties[] = [
 		default: {},
 		description: 'Optional settings of the send',
 		options: [
-			{
+			identifierField({
 				displayName: 'Agent ID',
 				name: 'agentId',
-				type: 'string',
-				default: '',
-				description: 'UUID of an agent of the business to assign to the conversation',
-			},
+				description: 'ID of an agent of the business to assign to the conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+				required: false,
+			}),
 		],
 	},
 ];
@@ -94,12 +89,12 @@ const properties: INodeProperties[] = [
 export const description = updateDisplayOptions({ show: { resource: ['template'], operation: ['send'] } }, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const query: IDataObject = {
-		template_id: (this.getNodeParameter('templateId', itemIndex) as string).trim(),
+		template_id: identifierValue.call(this, 'templateId', itemIndex),
 		from_phone_number: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', itemIndex), 'From Phone Number', itemIndex),
 	};
-	if (extra.agentId) query.agent_id = String(extra.agentId).trim();
+	const agentId = identifierValue.call(this, 'additionalFields.agentId', itemIndex);
+	if (agentId !== '') query.agent_id = agentId;
 
 	const body: IDataObject = {
 		phone: phoneDigits.call(this, this.getNodeParameter('phone', itemIndex), 'Recipient Phone Number', itemIndex),

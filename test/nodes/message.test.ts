@@ -1,3 +1,6 @@
+import type { INodePropertyOptions } from 'n8n-workflow';
+
+import { Convo } from '../../nodes/Convo/Convo.node';
 import { admin, badCredentials, runConvo, sentMessages, shownError, useSandbox } from './support';
 
 describe('Convo node: Message', () => {
@@ -100,7 +103,27 @@ describe('Convo node: Message', () => {
 	it('shows the service message when free text is refused outside the window (400)', async () => {
 		const result = await runConvo(context, send({ to: contact(false).phoneNumber, messageType: 'text', text: 'Hi' }));
 		expect(shownError(result)).toMatch(/^The service refused the request: .*(24|window|template)/i);
+		// The fix is named: send a template, here or with Template → Send.
+		expect(shownError(result)).toMatch(/\| .*24-hour customer-care window.*Message Type "Template".*Template → Send/);
 		expect(await sentMessages(context)).toHaveLength(0);
+	});
+
+	it('explains in the editor when each of the two template sends fits, each pointing to the other', () => {
+		const { properties } = new Convo().description;
+		const field = (name: string, operation: string, resource: string) =>
+			properties.find((p) => p.name === name && p.displayOptions?.show?.operation?.includes(operation) && p.displayOptions?.show?.resource?.includes(resource));
+		const notice = properties.find((p) => p.type === 'notice' && p.displayOptions?.show?.resource?.includes('message'));
+		expect(notice?.displayName).toMatch(/24 hours/);
+		expect(notice?.displayName).toMatch(/Template → Send/);
+		const templateType = (field('messageType', 'send', 'message')?.options as INodePropertyOptions[]).find((o) => o.value === 'template');
+		expect(templateType?.description).toMatch(/Template → Send/);
+		const operations = properties.filter((p) => p.name === 'operation');
+		const templateSend = operations
+			.find((p) => p.displayOptions?.show?.resource?.includes('template'))
+			?.options?.find((o) => (o as INodePropertyOptions).value === 'send') as INodePropertyOptions;
+		expect(templateSend.description).toMatch(/Message → Send/);
+		const templateNotice = properties.find((p) => p.type === 'notice' && p.displayOptions?.show?.resource?.includes('template'));
+		expect(templateNotice?.displayName).toMatch(/Message → Send/);
 	});
 
 	it('refuses a value that is not a phone number before sending', async () => {

@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
@@ -8,7 +8,18 @@ import { phoneInternational } from '../phone';
 import { simplifyField } from '../simplify';
 import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../sharedFields';
 
+/** The fix for free text or media refused outside the customer-care window (SPEC A2 rule 1). */
+const OUTSIDE_WINDOW_FIX =
+	'Free text and media reach a contact only within the 24-hour customer-care window after their last message. Outside it, send a template: Message Type "Template" here, or Template → Send (external API, with named variables and URL buttons).';
+
 const properties: INodeProperties[] = [
+	{
+		displayName:
+			'Free text and media reach a contact only within 24 hours of their last message (the customer-care window). Outside it, choose Message Type "Template", or use Template → Send for named variables and URL buttons.',
+		name: 'customerCareWindowNotice',
+		type: 'notice',
+		default: '',
+	},
 	identifierField({
 		displayName: 'Channel ID',
 		name: 'channelUuid',
@@ -35,7 +46,8 @@ const properties: INodeProperties[] = [
 			{
 				name: 'Template',
 				value: 'template',
-				description: 'An approved template message; required outside the 24-hour customer-care window',
+				description:
+					'An approved template message, required outside the 24-hour customer-care window; values fill {{1}}, {{2}}, ... in order. For named variables or URL buttons use Template → Send.',
 			},
 			{ name: 'Text', value: 'text', description: 'Free text; only within 24 hours of the last message from the contact' },
 			{ name: 'Video', value: 'video', description: 'A video by URL, with optional caption' },
@@ -215,7 +227,20 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const pairs = (extra.metadata as IDataObject | undefined)?.pairs as Array<{ key?: unknown; value?: unknown }> | undefined;
 	if (pairs && pairs.length > 0) body.metadata = metadataObject.call(this, pairs, itemIndex);
 
-	const response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex);
+	let response: IDataObject;
+	try {
+		response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex);
+	} catch (error) {
+		const failure =
+			error instanceof NodeApiError || error instanceof NodeOperationError
+				? error
+				: new NodeOperationError(this.getNode(), error as Error, { itemIndex });
+		// The service's 400 says what it refused; for free text and media the likely cause is the window.
+		if (type !== 'template' && failure instanceof NodeApiError && Number(failure.httpCode) === 400) {
+			failure.description = `${failure.description ?? ''} ${OUTSIDE_WINDOW_FIX}`.trim();
+		}
+		throw failure;
+	}
 	if (!this.getNodeParameter('simplify', itemIndex, true)) return response;
 	// The message itself, next to the contact/conversation objects asked for with "Include in Response".
 	const { message, ...rest } = response;

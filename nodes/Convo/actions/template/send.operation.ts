@@ -7,6 +7,13 @@ import { phoneDigits } from '../phone';
 import { identifierField, identifierValue, recipientPhoneField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
+	{
+		displayName:
+			'Sends an approved template through the external API (Convo External API credential) from a business phone number, with named or numbered variables and URL buttons. To send with the Convo API credential, as other messages, use Message → Send with Message Type "Template".',
+		name: 'templateSendNotice',
+		type: 'notice',
+		default: '',
+	},
 	identifierField({
 		displayName: 'Template ID',
 		name: 'templateId',

@@ -75,7 +75,7 @@ describe('Convo node description', () => {
 	describe('identifier fields', () => {
 		const identifiers = allFields(description.properties).filter(([, field]) => / ID$/.test(field.displayName) && field.name !== 'externalId');
 		const mode = (field: INodeProperties, name: string) => field.modes?.find((m) => m.name === name) as INodePropertyMode;
-		const regexOf = (m: INodePropertyMode) => new RegExp((m.validation?.[0] as { properties: { regex: string } }).properties.regex);
+		const regexOf = (m: INodePropertyMode) => new RegExp((m.validation?.[0] as unknown as { properties: { regex: string } }).properties.regex);
 		const UUID = '9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64';
 
 		it('say "ID", never "UUID", in every label', () => {

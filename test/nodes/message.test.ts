@@ -29,11 +29,11 @@ describe('Convo node: Message', () => {
 			{ items: [{ phone: typed(to), name: 'Ada' }] },
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();
-		expect(result.json).toEqual([expect.objectContaining({ uuid: expect.any(String), status: 'enqueued' })]);
+		expect(result.json).toEqual([{ messageId: expect.any(String), status: 'enqueued' }]);
 		expect(result.output[0].pairedItem).toEqual({ item: 0 });
 		const messages = await sentMessages(context);
 		expect(messages).toHaveLength(1);
-		expect(messages[0]).toMatchObject({ uuid: result.json[0].uuid, text: 'Hello Ada', type: 'text', metadata: { order: '42' } });
+		expect(messages[0]).toMatchObject({ uuid: result.json[0].messageId, text: 'Hello Ada', type: 'text', metadata: { order: '42' } });
 		expect(messages[0].to.replace(/\D/g, '')).toBe(to.replace(/\D/g, ''));
 	});
 
@@ -174,11 +174,11 @@ describe('Convo node: Message', () => {
 		}
 	});
 
-	it('gets the status of a sent message', async () => {
+	it('gets the status of a sent message, chained by messageId', async () => {
 		const sent = await runConvo(context, send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi' }));
-		const uuid = sent.json[0].uuid as string;
-		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.uuid }}' }, {
-			items: [{ uuid }],
+		const uuid = sent.json[0].messageId as string;
+		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.messageId }}' }, {
+			items: sent.json,
 		});
 		expect(result.errorOf('Convo')).toBeUndefined();
 		expect(result.json[0]).toMatchObject({ uuid, status: expect.any(String), messageStatusPayload: expect.any(Object) });

@@ -24,7 +24,8 @@ describe('Convo node: Template > Send', () => {
 			{ items: [{ phone: recipient().phoneNumber.replace('+', '00'), first_name: 'Ada', order_id: 'A-1' }] },
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();
-		expect(result.json[0]).toMatchObject({ success: true, message_id: expect.any(String), template_name: named.name });
+		// Simplify (on by default): the message id under the same name as Message → Send's.
+		expect(result.json[0]).toEqual({ messageId: expect.any(String), success: true, recipient: expect.any(String), templateName: named.name });
 		const messages = await sentMessages(context);
 		expect(messages).toHaveLength(1);
 		expect(messages[0].to.replace(/\D/g, '')).toBe(recipient().phoneNumber.replace(/\D/g, ''));
@@ -45,6 +46,15 @@ describe('Convo node: Template > Send', () => {
 		const messages = await sentMessages(context);
 		expect(messages).toHaveLength(1);
 		expect(JSON.stringify(messages[0])).toContain('order-77');
+	});
+
+	it('returns the raw response when Simplify is off', async () => {
+		const named = template('named');
+		const result = await runConvo(
+			context,
+			sendTemplate({ simplify: false, variables: { variable: named.variables.map((name) => ({ name, value: 'x' })) } }),
+		);
+		expect(result.json[0]).toEqual({ success: true, message_id: expect.any(String), recipient: expect.any(String), template_name: named.name });
 	});
 
 	it('refuses a URL as a variable before sending and points to URL buttons', async () => {

@@ -5,7 +5,7 @@ import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { pairsToObject } from '../json';
 import { phoneInternational } from '../phone';
-import { simplifyField } from '../simplify';
+import { sentMessage, simplifyField } from '../simplify';
 import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../sharedFields';
 
 /** The fix for free text or media refused outside the customer-care window (SPEC A2 rule 1). */
@@ -181,7 +181,7 @@ const properties: INodeProperties[] = [
 			}),
 		],
 	},
-	simplifyField('the sent message (uuid and status)'),
+	simplifyField('the sent message: messageId and status, as Template → Send returns messageId'),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['message'], operation: ['send'] } }, properties);
@@ -244,7 +244,8 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	if (!this.getNodeParameter('simplify', itemIndex, true)) return response;
 	// The message itself, next to the contact/conversation objects asked for with "Include in Response".
 	const { message, ...rest } = response;
-	return { ...(message as IDataObject), ...rest };
+	const { uuid, ...status } = (message ?? {}) as IDataObject;
+	return sentMessage(uuid, { ...status, ...rest });
 }
 
 /** A key typed twice would silently lose a value, so it fails the item instead. */

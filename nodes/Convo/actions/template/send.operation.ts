@@ -5,6 +5,7 @@ import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { phoneDigits } from '../phone';
 import { identifierField, identifierValue, recipientPhoneField } from '../sharedFields';
+import { sentMessage, simplifyField } from '../simplify';
 
 const properties: INodeProperties[] = [
 	{
@@ -91,6 +92,7 @@ const properties: INodeProperties[] = [
 			}),
 		],
 	},
+	simplifyField('the sent message: messageId, success, recipient and templateName, as Message → Send returns messageId'),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['template'], operation: ['send'] } }, properties);
@@ -123,5 +125,8 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		body.buttons = buttons.map((button) => ({ index: Number(button.index), sub_type: 'url', text: String(button.text ?? '') }));
 	}
 
-	return await convoRequest.call(this, OPERATIONS.sendTemplate, { query, body }, itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.sendTemplate, { query, body }, itemIndex);
+	if (!this.getNodeParameter('simplify', itemIndex, true)) return response;
+	const { message_id: messageId, template_name: templateName, ...rest } = response;
+	return sentMessage(messageId, { ...rest, templateName });
 }

@@ -120,6 +120,18 @@ describe('Convo node: Contact', () => {
 			});
 		});
 
+		it('refuses a custom field given twice, naming the field, and sends nothing', async () => {
+			const before = await contactNow(context, first().uuid);
+			const result = await runConvo(context, {
+				resource: 'contact',
+				operation: 'update',
+				contactUuid: first().uuid,
+				updateFields: { customFields: { field: [{ key: 'tier', value: 'gold' }, { key: 'tier', value: 'silver' }] } },
+			});
+			expect(shownError(result)).toContain('Custom Fields: the key "tier" is given twice');
+			expect(await contactNow(context, first().uuid)).toEqual(before);
+		});
+
 		it('shows the service message for a user that is not in the business (400)', async () => {
 			const result = await runConvo(context, {
 				resource: 'contact',

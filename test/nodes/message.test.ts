@@ -132,6 +132,34 @@ describe('Convo node: Message', () => {
 		expect(await sentMessages(context)).toHaveLength(0);
 	});
 
+	it('takes metadata as JSON too, and refuses a key given twice across both, naming Metadata', async () => {
+		const to = contact(true).phoneNumber;
+		const result = await runConvo(
+			context,
+			send({
+				to,
+				messageType: 'text',
+				text: 'Hi',
+				additionalFields: { metadata: { pairs: [{ key: 'order', value: '42' }] }, metadataJson: '={{ $json.meta }}' },
+			}),
+			{ items: [{ meta: { source: 'shop', campaign: 'spring' } }] },
+		);
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect((await sentMessages(context))[0].metadata).toEqual({ order: '42', source: 'shop', campaign: 'spring' });
+
+		const twice = await runConvo(
+			context,
+			send({
+				to,
+				messageType: 'text',
+				text: 'Hi',
+				additionalFields: { metadata: { pairs: [{ key: 'order', value: '42' }] }, metadataJson: '{"order": "43"}' },
+			}),
+		);
+		expect(shownError(twice)).toContain('Metadata: the key "order" is given twice');
+		expect(await sentMessages(context)).toHaveLength(1);
+	});
+
 	it('checks the metadata limits before sending', async () => {
 		const pairs = Array.from({ length: 11 }, (_, i) => ({ key: `k${i}`, value: 'v' }));
 		const result = await runConvo(

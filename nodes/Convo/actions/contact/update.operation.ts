@@ -127,7 +127,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const tags = await tagsToSend.call(this, fields, uuid, itemIndex);
 	if (tags !== undefined) body.tags = tags;
 	const customFields = (fields.customFields as IDataObject | undefined)?.field as Array<{ key?: unknown; value?: unknown }> | undefined;
-	if (customFields && customFields.length > 0) body.custom_fields = pairsToObject(customFields);
+	if (customFields && customFields.length > 0) body.custom_fields = pairsToObject.call(this, customFields, 'Custom Fields', itemIndex);
 	const assignment = this.getNodeParameter('assignment', itemIndex, 'keep') as string;
 	if (assignment === 'assign') body.assigned_user = (this.getNodeParameter('assignedUser', itemIndex) as string).trim();
 	if (assignment === 'unassign') body.unassign_user = true;

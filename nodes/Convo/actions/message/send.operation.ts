@@ -3,7 +3,7 @@ import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-work
 
 import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { pairsToObject } from '../json';
+import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../json';
 import { phoneInternational } from '../phone';
 import { sentMessage, simplifyField } from '../simplify';
 import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../sharedFields';
@@ -173,6 +173,14 @@ const properties: INodeProperties[] = [
 				keyDescription: 'Name of the metadata entry',
 				valueDescription: 'Value of the metadata entry',
 			}),
+			{
+				displayName: 'Metadata (JSON)',
+				name: 'metadataJson',
+				type: 'json',
+				default: '{}',
+				description:
+					'Metadata as one JSON object of text values, e.g. {"order": "42"}, for AI agents and mapped data; combined with the Metadata pairs (a key in both is refused)',
+			},
 			identifierField({
 				displayName: 'Team ID',
 				name: 'teamUuid',
@@ -224,8 +232,12 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	if (extra.botStatus) body.bot_status = extra.botStatus;
 	const fields = extra.fields as string[] | undefined;
 	if (fields && fields.length > 0) body.fields = fields.join(',');
-	const pairs = (extra.metadata as IDataObject | undefined)?.pairs as Array<{ key?: unknown; value?: unknown }> | undefined;
-	if (pairs && pairs.length > 0) body.metadata = metadataObject.call(this, pairs, itemIndex);
+	// Pairs typed in the form and JSON from an agent or mapped data; a key in both fails the item.
+	const pairs = [
+		...(((extra.metadata as IDataObject | undefined)?.pairs as KeyValuePair[] | undefined) ?? []),
+		...objectToPairs(jsonObjectParameter.call(this, extra.metadataJson, 'Metadata (JSON)', itemIndex)),
+	];
+	if (pairs.length > 0) body.metadata = pairsToObject.call(this, pairs, 'Metadata', itemIndex);
 
 	let response: IDataObject;
 	try {
@@ -246,20 +258,4 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const { message, ...rest } = response;
 	const { uuid, ...status } = (message ?? {}) as IDataObject;
 	return sentMessage(uuid, { ...status, ...rest });
-}
-
-/** A key typed twice would silently lose a value, so it fails the item instead. */
-function metadataObject(this: IExecuteFunctions, pairs: Array<{ key?: unknown; value?: unknown }>, itemIndex: number) {
-	const seen = new Set<string>();
-	for (const pair of pairs) {
-		const key = String(pair.key ?? '').trim();
-		if (seen.has(key)) {
-			throw new NodeOperationError(this.getNode(), `metadata key "${key}" is given twice`, {
-				itemIndex,
-				description: 'Nothing was sent. Give each metadata key once.',
-			});
-		}
-		seen.add(key);
-	}
-	return pairsToObject(pairs);
 }

@@ -3,6 +3,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
 import { convoRequest } from '../../transport';
+import { jsonArrayParameter, jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../json';
 import { phoneDigits } from '../phone';
 import { identifierField, identifierValue, recipientPhoneField } from '../sharedFields';
 import { sentMessage, simplifyField } from '../simplify';
@@ -31,6 +32,34 @@ const properties: INodeProperties[] = [
 	},
 	recipientPhoneField('phone', 'Recipient Phone Number'),
 	{
+		displayName: 'Define Using',
+		name: 'defineUsing',
+		type: 'options',
+		options: [
+			{ name: 'Fields Below', value: 'fields', description: 'Fill variables and URL buttons one by one in the form' },
+			{ name: 'JSON', value: 'json', description: 'Give variables and URL buttons as JSON, as AI agents and mapped data do best' },
+		],
+		default: 'fields',
+		description: 'How the template variables and URL buttons are given',
+	},
+	{
+		displayName: 'Variables (JSON)',
+		name: 'variablesJson',
+		type: 'json',
+		default: '{}',
+		description:
+			'Template variables as one JSON object: {"1": "Ada"} for positional variables, {"first_name": "Ada"} for named ones. URLs do not go here but in URL Buttons (JSON).',
+		displayOptions: { show: { defineUsing: ['json'] } },
+	},
+	{
+		displayName: 'URL Buttons (JSON)',
+		name: 'buttonsJson',
+		type: 'json',
+		default: '[]',
+		description: 'Dynamic parts of URL buttons as a JSON list, e.g. [{"index": 0, "text": "order-77"}]: the text replaces {{1}} in the address of the button at that position',
+		displayOptions: { show: { defineUsing: ['json'] } },
+	},
+	{
 		displayName: 'Variables',
 		name: 'variables',
 		type: 'fixedCollection',
@@ -39,6 +68,7 @@ const properties: INodeProperties[] = [
 		default: {},
 		description:
 			'Values of the template variables: name "1", "2", ... for positional variables, or the variable name (e.g. first_name) for named ones. URLs do not go here but in URL Buttons.',
+		displayOptions: { show: { defineUsing: ['fields'] } },
 		options: [
 			{
 				displayName: 'Variable',
@@ -58,6 +88,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add URL Button',
 		default: {},
 		description: 'Dynamic parts of URL buttons: the text replaces the {{1}} placeholder in the button address',
+		displayOptions: { show: { defineUsing: ['fields'] } },
 		options: [
 			{
 				displayName: 'Button',
@@ -108,19 +139,26 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const body: IDataObject = {
 		phone: phoneDigits.call(this, this.getNodeParameter('phone', itemIndex), 'Recipient Phone Number', itemIndex),
 	};
-	const variables = this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>;
-	for (const variable of variables) {
-		const name = String(variable.name ?? '').trim();
-		if (name === '') continue;
-		if ((SEND_TEMPLATE_FIXED_FIELDS as readonly string[]).includes(name) || name in body) {
-			throw new NodeOperationError(this.getNode(), `Variable name "${name}" is used twice or is reserved`, {
-				itemIndex,
-				description: `Nothing was sent. Give each variable once; "${SEND_TEMPLATE_FIXED_FIELDS.join('" and "')}" cannot be variable names.`,
-			});
-		}
-		body[name] = String(variable.value ?? '');
+	const byJson = this.getNodeParameter('defineUsing', itemIndex, 'fields') === 'json';
+	const variablePairs: KeyValuePair[] = byJson
+		? objectToPairs(jsonObjectParameter.call(this, this.getNodeParameter('variablesJson', itemIndex, '{}'), 'Variables (JSON)', itemIndex))
+		: (this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>).map((variable) => ({
+				key: variable.name,
+				value: String(variable.value ?? ''),
+			}));
+	const variables = pairsToObject.call(this, variablePairs, byJson ? 'Variables (JSON)' : 'Variables', itemIndex);
+	const reserved = Object.keys(variables).filter((name) => (SEND_TEMPLATE_FIXED_FIELDS as readonly string[]).includes(name));
+	if (reserved.length > 0) {
+		throw new NodeOperationError(this.getNode(), `Variable name "${reserved[0]}" is reserved`, {
+			itemIndex,
+			description: `Nothing was sent. "${SEND_TEMPLATE_FIXED_FIELDS.join('" and "')}" cannot be variable names.`,
+		});
 	}
-	const buttons = this.getNodeParameter('buttons.button', itemIndex, []) as Array<{ index: number; text: string }>;
+	Object.assign(body, variables);
+
+	const buttons = byJson
+		? (jsonArrayParameter.call(this, this.getNodeParameter('buttonsJson', itemIndex, '[]'), 'URL Buttons (JSON)', itemIndex) ?? [])
+		: (this.getNodeParameter('buttons.button', itemIndex, []) as IDataObject[]);
 	if (buttons.length > 0) {
 		body.buttons = buttons.map((button) => ({ index: Number(button.index), sub_type: 'url', text: String(button.text ?? '') }));
 	}

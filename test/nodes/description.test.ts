@@ -4,7 +4,8 @@ import codex from '../../nodes/Convo/Convo.node.json';
 import { Convo } from '../../nodes/Convo/Convo.node';
 import { convoNode, itemsThen, runWorkflow } from '../harness/workflow';
 
-const description = new Convo().description;
+const convo = new Convo();
+const description = convo.getNodeType(1).description;
 
 /** Every field, nested collection and fixedCollection fields included, with its path. */
 function allFields(properties: INodeProperties[], path = ''): Array<[string, INodeProperties]> {

@@ -109,7 +109,7 @@ describe('Convo node: Message', () => {
 	});
 
 	it('explains in the editor when each of the two template sends fits, each pointing to the other', () => {
-		const { properties } = new Convo().description;
+		const { properties } = new Convo().getNodeType(1).description;
 		const field = (name: string, operation: string, resource: string) =>
 			properties.find((p) => p.name === name && p.displayOptions?.show?.operation?.includes(operation) && p.displayOptions?.show?.resource?.includes(resource));
 		const notice = properties.find((p) => p.type === 'notice' && p.displayOptions?.show?.resource?.includes('message'));

@@ -50,12 +50,13 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	if (!operation) {
 		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" is not known for "${resource}"`);
 	}
+	const nodeVersion = this.getNode().typeVersion;
 	const requestsAtOnce = Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number));
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	const runItem = async (itemIndex: number) => {
 		try {
-			const output = await operation.execute.call(this, itemIndex);
+			const output = await operation.execute.call(this, itemIndex, nodeVersion);
 			results[itemIndex] = this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(output), {
 				itemData: { item: itemIndex },
 			});

@@ -1,0 +1,136 @@
+/**
+ * The runner's one HTTP client of the service: requests are built and checked by the contract in
+ * nodes/shared, sent with keep-alive and a hard total deadline, and every answer is turned into an
+ * outcome by ONE table (`classify`): what is retried, held, failed, unknown or stops a campaign.
+ * The API key lives only in this object's closure: never in an error, a log line or Redis.
+ */
+import { Agent, request, errors as undiciErrors } from 'undici';
+
+import {
+	buildRequest,
+	getConversationResponse,
+	OPERATIONS,
+	requestUrl,
+	sendTemplateResponse,
+	serviceErrorMessage,
+	type OperationInput,
+} from '../../nodes/shared';
+
+/** What became of one call. */
+export type CallOutcome =
+	| { kind: 'ok'; status: number; body: unknown }
+	/** 429: hold the sender number for this long, then try again; not a failure. */
+	| { kind: 'hold'; waitMs: number; reason: string }
+	/** The service provably did not act on it (5xx answer, connection refused): safe to try again. */
+	| { kind: 'retry'; reason: string }
+	/** Sent or not, nobody knows (timeout or reset after the request was written). */
+	| { kind: 'unknown'; reason: string }
+	/** The service refused this request; the same request fails the same way. */
+	| { kind: 'refused'; status: number; reason: string }
+	/** The credential or a campaign-wide resource was refused: stop the whole campaign. */
+	| { kind: 'stop'; status: number; reason: string };
+
+/** Errors raised before any byte of the request could reach the service. */
+const NOT_WRITTEN_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export function retryAfterMs(header: string | string[] | undefined, fallbackMs: number): number {
+	const value = Array.isArray(header) ? header[0] : header;
+	if (value === undefined) return fallbackMs;
+	const seconds = Number(value);
+	if (Number.isFinite(seconds)) return Math.min(Math.max(seconds * 1000, 100), 300_000);
+	const at = Date.parse(value);
+	return Number.isFinite(at) ? Math.min(Math.max(at - Date.now(), 100), 300_000) : fallbackMs;
+}
+
+/** The one table from an answer to an outcome. `stopOn` lists statuses that stop a campaign. */
+export function classify(status: number, body: unknown, headers: Record<string, string | string[] | undefined>, stopOn: Record<number, string>): CallOutcome {
+	const said = serviceErrorMessage(body);
+	if (status >= 200 && status < 300) return { kind: 'ok', status, body };
+	if (status === 429) return { kind: 'hold', waitMs: retryAfterMs(headers['retry-after'], 1000), reason: `429 rate limited${said ? `: ${said}` : ''}` };
+	if (status >= 500) return { kind: 'retry', reason: `${status}${said ? `: ${said}` : ''}` };
+	if (stopOn[status]) return { kind: 'stop', status, reason: `${status}: ${stopOn[status]}${said ? ` (the service said: ${said})` : ''}` };
+	return { kind: 'refused', status, reason: `${status}: ${said ?? 'refused by the service'}` };
+}
+
+export function classifyNetworkError(error: unknown): CallOutcome {
+	const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code ?? '';
+	const message = (error as Error).message ?? String(error);
+	if (NOT_WRITTEN_CODES.has(code)) return { kind: 'retry', reason: `could not connect (${code})` };
+	if (error instanceof undiciErrors.RequestAbortedError || (error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError') {
+		return { kind: 'unknown', reason: 'no answer before the deadline; the service may have acted on it' };
+	}
+	return { kind: 'unknown', reason: `the connection failed after the request was sent (${code || message})` };
+}
+
+export interface ServiceOptions {
+	externalUrl: string;
+	apiKey: string;
+	deadlineMs: number;
+	connections?: number;
+}
+
+export class ConvoService {
+	private readonly agent: Agent;
+	readonly #apiKey: string;
+
+	constructor(private readonly options: ServiceOptions) {
+		this.#apiKey = options.apiKey;
+		this.agent = new Agent({ keepAliveTimeout: 4_000, connections: options.connections ?? 64, connect: { timeout: Math.min(options.deadlineMs, 5_000) } });
+	}
+
+	/** One call of a contract operation; throws ContractError (naming the field) before sending bad input. */
+	async call(key: 'sendTemplate' | 'getConversation', input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
+		const wire = buildRequest(OPERATIONS[key], input);
+		const url = requestUrl('external', this.options.externalUrl, wire);
+		const deadline = AbortSignal.timeout(this.options.deadlineMs);
+		try {
+			const response = await request(url, {
+				method: wire.method,
+				dispatcher: this.agent,
+				headers: { 'x-api-key': this.#apiKey, accept: 'application/json', ...(wire.body === undefined ? {} : { 'content-type': 'application/json' }) },
+				body: wire.body === undefined ? undefined : JSON.stringify(wire.body),
+				signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
+			});
+			const text = await response.body.text();
+			let body: unknown = text;
+			try {
+				body = text === '' ? undefined : JSON.parse(text);
+			} catch {
+				// not JSON: keep the text for the message
+			}
+			return classify(response.statusCode, body, response.headers, stopOn);
+		} catch (error) {
+			return classifyNetworkError(error);
+		}
+	}
+
+	/** B8. The message id, or what else happened. */
+	async sendTemplate(input: OperationInput, signal?: AbortSignal): Promise<CallOutcome & { messageId?: string }> {
+		const outcome = await this.call(
+			'sendTemplate',
+			input,
+			{
+				401: 'the API key was refused: check CONVO_API_KEY',
+				403: 'the template, the sending number or the agent belongs to another business',
+			},
+			signal,
+		);
+		if (outcome.kind !== 'ok') return outcome;
+		const parsed = sendTemplateResponse.safeParse(outcome.body);
+		if (!parsed.success) return { kind: 'unknown', reason: 'the service answered 2xx without a message id' };
+		return { ...outcome, messageId: parsed.data.message_id };
+	}
+
+	/** B7 by phone: the recipient's conversation with its latest messages. */
+	async conversationByPhone(phone: string): Promise<CallOutcome & { conversation?: ReturnType<typeof getConversationResponse.parse> }> {
+		const outcome = await this.call('getConversation', { query: { phone, message_limit: 200 } }, { 401: 'the API key was refused: check CONVO_API_KEY' });
+		if (outcome.kind !== 'ok') return outcome;
+		const parsed = getConversationResponse.safeParse(outcome.body);
+		if (!parsed.success) return { kind: 'unknown', reason: 'the conversation lookup answered in an unexpected shape' };
+		return { ...outcome, conversation: parsed.data };
+	}
+
+	async close(): Promise<void> {
+		await this.agent.close();
+	}
+}

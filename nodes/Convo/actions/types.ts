@@ -8,5 +8,11 @@ export type ConvoResource = 'message' | 'template' | 'contact' | 'conversation' 
  */
 export interface ConvoOperation {
 	description: INodeProperties[];
+	/**
+	 * Which parameter fills which API field (`{ field_value: 'fieldValue' }`; a parameter inside a
+	 * collection as `additionalFields.assignedUser`), so errors name the field by the label the
+	 * user sees.
+	 */
+	apiFields?: Readonly<Record<string, string>>;
 	execute(this: IExecuteFunctions, itemIndex: number, nodeVersion: number): Promise<IDataObject | IDataObject[]>;
 }

@@ -28,6 +28,9 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['searchItem'], operation: ['getAll'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { collection_id: 'collectionId' };
+
 /** One output item per search item (external_id, is_active), each with the collection it belongs to. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const collectionId = identifierValue.call(this, 'collectionId', itemIndex);

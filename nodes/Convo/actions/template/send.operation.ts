@@ -128,6 +128,15 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['template'], operation: ['send'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = {
+	template_id: 'templateId',
+	from_phone_number: 'fromPhoneNumber',
+	agent_id: 'additionalFields.agentId',
+	phone: 'phone',
+	buttons: 'buttons',
+};
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const query: IDataObject = {
 		template_id: identifierValue.call(this, 'templateId', itemIndex),

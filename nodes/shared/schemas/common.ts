@@ -2,8 +2,12 @@ import { z } from 'zod/v4';
 
 import { PHONE_DIGITS, PHONE_DIGITS_PATTERN } from '../phone';
 
-/** Any 8-4-4-4-12 hex identifier: the service's UUIDs are not promised to carry an RFC version. */
-export const uuid = () => z.guid({ error: 'must be a UUID (8-4-4-4-12 hex digits)' });
+/**
+ * Any 8-4-4-4-12 hex identifier: the service's UUIDs are not promised to carry an RFC version.
+ * The pattern is also the editor's check of identifier fields, so both refuse the same values.
+ */
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export const uuid = () => z.string().regex(new RegExp(UUID_PATTERN), { error: 'must be a UUID (8-4-4-4-12 hex digits)' });
 
 export const nonEmptyString = () => z.string().min(1);
 

@@ -33,15 +33,20 @@ export interface RunningSandbox {
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
 
-export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+/** Fresh state at service time zero; the links are filled in once the server listens. */
+export function createSandboxContext(): SandboxContext {
 	const clock = new Clock();
-	const context: SandboxContext = {
+	return {
 		clock,
 		store: new Store(clock),
 		webhooks: new WebhookHub(),
 		faults: new Faults(),
 		links: { baseUrl: '', externalUrl: '', dashboardUrl: '' },
 	};
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+	const context = createSandboxContext();
 	const app = buildApp(context, { logger: options.logger });
 	const host = options.host ?? DEFAULT_HOST;
 	await app.listen({ port: options.port ?? DEFAULT_PORT, host });

@@ -1,13 +1,23 @@
 /**
  * Registers one contract operation: the route at its full path, then per request authentication
  * first (before the body is read), then faults, contract validation (ContractError -> 400 naming
- * the field), and the handler.
+ * the field), the handler, and the handler's answer checked against the contract's response
+ * schema (a drift is 500 naming the operation and the field), so every test that calls the
+ * sandbox also checks the contract.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
-import { APIS, OPERATIONS, parseRequest, type OperationKey, type ParsedRequest } from '../../../nodes/shared';
+import {
+	APIS,
+	OPERATIONS,
+	parseRequest,
+	toContractIssues,
+	type OperationKey,
+	type ParsedRequest,
+} from '../../../nodes/shared';
 import { authenticate } from '../auth';
 import type { SandboxContext } from '../context';
+import { HttpError } from '../httpError';
 import type { Business } from '../model';
 
 export interface RouteConfig {
@@ -60,7 +70,20 @@ export function defineOperation<K extends OperationKey>(
 				query: request.query as Record<string, unknown>,
 				body,
 			}) as ParsedRequest<(typeof OPERATIONS)[K]>;
-			return handler(business, input, request);
+			return answerWithinContract(key, await handler(business, input, request));
 		},
 	});
+}
+
+/** The handler's answer as it is, or a 500 naming the operation and every field that drifted. */
+function answerWithinContract(key: OperationKey, answer: unknown): unknown {
+	const operation = OPERATIONS[key];
+	const checked = operation.response.safeParse(answer, { reportInput: true });
+	if (checked.success) return answer;
+	const issues = toContractIssues(checked.error, 'response');
+	throw new HttpError(
+		500,
+		`The sandbox's answer to ${key} (SPEC ${operation.spec}, ${operation.method} ${fullPath(key)}) breaks the contract's response schema: ${issues.map((issue) => issue.message).join('; ')}`,
+		issues[0]?.field || undefined,
+	);
 }

@@ -54,6 +54,8 @@ export interface BusinessSeed extends Omit<FixtureBusiness, 'contacts'> {
 
 /** Prefix of every fixture API key: SPEC 5 says live keys carry a fixed textual prefix. */
 export const API_KEY_PREFIX = 'live_sbx_';
+/** Prefix of every fixture access token, so a token sent as an API key is recognised. */
+export const ACCESS_TOKEN_PREFIX = 'sbx_at_';
 
 interface PersonDef {
 	name: string;
@@ -81,7 +83,7 @@ function business(index: number, name: string, domain: string, country: string, 
 		id: id('business'),
 		name,
 		domain,
-		accessToken: `sbx_at_${stableToken(`b${index}:token`)}`,
+		accessToken: `${ACCESS_TOKEN_PREFIX}${stableToken(`b${index}:token`)}`,
 		apiKey: `${API_KEY_PREFIX}${stableToken(`b${index}:apikey`)}`,
 		channelUuid: id('channel'),
 		phoneNumbers: [`${country}30100200${index}0`, `${country}30100200${index}1`],

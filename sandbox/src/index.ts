@@ -49,7 +49,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
 	const context = createSandboxContext();
 	const app = buildApp(context, { logger: options.logger });
 	const host = options.host ?? DEFAULT_HOST;
-	await app.listen({ port: options.port ?? DEFAULT_PORT, host });
+	const wanted = options.port ?? DEFAULT_PORT;
+	try {
+		await app.listen({ port: wanted, host });
+	} catch (error) {
+		await app.close();
+		if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+		throw new Error(
+			`port ${wanted} on ${host} is already in use (another sandbox?): stop that process, or pick another port with --port N or SANDBOX_PORT=N (0 takes any free port)`,
+		);
+	}
 	const { port } = app.server.address() as AddressInfo;
 	const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 	context.links.baseUrl = baseUrl;

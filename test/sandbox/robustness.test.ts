@@ -26,11 +26,46 @@ describe('sandbox: bad input, unknown paths, size limits (never a 500, never a c
 		expect((await call(context, 'sendMessage', { raw: near })).status).toBe(200);
 	});
 
-	it('a body of another content type is 415; a text body is 400', async () => {
+	it('a body of another content type, text/plain included, is 415 naming application/json', async () => {
 		const xml = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'application/xml' }, body: '<a/>' }));
 		expectErrorBody(xml, 415);
-		const text = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'text/plain' }, body: 'hello' }));
-		expectErrorBody(text, 400);
+		expect(xml.body.message).toContain('Content-Type application/xml is not supported');
+		const json = JSON.stringify(textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber));
+		const text = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'text/plain' }, body: json }));
+		expectErrorBody(text, 415);
+		expect(text.body.message).toBe('Content-Type text/plain is not supported: send the body as JSON with Content-Type: application/json');
+		// Nothing was sent.
+		expect(await admin(context, 'GET', `messages?business=${context.business.id}`)).toEqual([]);
+	});
+
+	it('a body sent to an endpoint that takes none is 400 saying so; {} and an empty body are no body', async () => {
+		const contact = contactOf(context.business, { inWindow: true });
+		for (const key of ['closeContactConversations', 'openContactConversations'] as const) {
+			const answer = await call(context, key, { params: { uuid: contact.uuid }, body: { reason: 'spam' } });
+			expectErrorBody(answer, 400);
+			expect(answer.body.message).toBe(`POST /api/external/v2/contacts/:uuid/conversation/${key === 'closeContactConversations' ? 'close' : 'open'} takes no body: send the request without one (an empty body or {} is fine)`);
+			expect(answer.body.field).toBe('body');
+			expect((await call(context, key, { params: { uuid: contact.uuid }, body: {} })).status).toBe(200);
+			expect((await call(context, key, { params: { uuid: contact.uuid }, raw: '' })).status).toBe(200);
+		}
+	});
+
+	it('a "+" in the B7 phone query is named as the problem, without claiming no lookup method was given', async () => {
+		const url = (phone: string) => `${context.sandbox.externalUrl}/conversations?phone=${phone}`;
+		const headers = { 'x-api-key': context.business.apiKey };
+		const plain = await read(await fetch(url('+4915112340001'), { headers }));
+		expectErrorBody(plain, 400);
+		expect(plain.body.message).toBe(
+			'phone starts with a space, which is how a "+" in a URL query arrives: send 7 to 15 digits with country code and no "+" (e.g. 4915112345678)',
+		);
+		const encoded = await read(await fetch(url('%2B4915112340001'), { headers }));
+		expectErrorBody(encoded, 400);
+		expect(encoded.body.message).toBe('phone must not start with "+": send 7 to 15 digits with country code and no "+" (e.g. 4915112345678)');
+		expect(encoded.body.field).toBe('phone');
+		// A bad field_value with its field_key given is not "field_value is required" either.
+		const badValue = await call(context, 'getConversation', { query: { field_key: 'city', field_value: '' } });
+		expectErrorBody(badValue, 400);
+		expect(badValue.body.message).toBe('field_value must not be empty');
 	});
 
 	it('unknown paths and methods are 404 with the error body', async () => {

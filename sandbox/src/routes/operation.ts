@@ -15,6 +15,7 @@ import {
 	type OperationKey,
 	type ParsedRequest,
 } from '../../../nodes/shared';
+import { noBody } from '../../../nodes/shared/schemas/common';
 import { authenticate } from '../auth';
 import type { SandboxContext } from '../context';
 import { HttpError } from '../httpError';
@@ -48,7 +49,7 @@ export function defineOperation<K extends OperationKey>(
 	const operation = OPERATIONS[key];
 	const url = fullPath(key);
 	const config: RouteConfig = { endpoint: `${operation.method} ${url}` };
-	const bodyless = operation.body === OPERATIONS.getMessageStatus.body;
+	const bodyless = operation.body === noBody;
 	app.route({
 		method: operation.method,
 		url,
@@ -62,7 +63,10 @@ export function defineOperation<K extends OperationKey>(
 			const business = authenticated.get(request) ?? authenticate(context.store, operation.api, request);
 			let body: unknown = request.body;
 			// Clients often send `{}` or an empty JSON body on POSTs without a body; that is no body.
-			if (bodyless && body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) {
+			if (bodyless && body !== undefined) {
+				if (!isEmptyObject(body)) {
+					throw new HttpError(400, `${config.endpoint} takes no body: send the request without one (an empty body or {} is fine)`, 'body');
+				}
 				body = undefined;
 			}
 			const input = parseRequest(operation, {
@@ -74,6 +78,9 @@ export function defineOperation<K extends OperationKey>(
 		},
 	});
 }
+
+const isEmptyObject = (value: unknown) =>
+	value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0;
 
 /** The handler's answer as it is, or a 500 naming the operation and every field that drifted. */
 function answerWithinContract(key: OperationKey, answer: unknown): unknown {

@@ -2,7 +2,7 @@
  * The Fastify app: JSON parsing with a 1 MB limit, one error body shape for every failure
  * (ContractError and HttpError included), faults on API routes, and every route module.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 
 import { ContractError, errorBody } from '../../nodes/shared';
 import type { SandboxContext } from './context';
@@ -59,10 +59,18 @@ export function buildApp(context: SandboxContext, options: { logger?: boolean } 
 		reply.code(404).send(errorBody(404, `No endpoint ${request.method} ${path}`));
 	});
 
+	const endpointOfRequest = (request: FastifyRequest) => (request.routeOptions.config as Partial<RouteConfig> | undefined)?.endpoint;
+
+	// Counted on arrival, before authentication: what the service received.
+	app.addHook('onRequest', async (request) => {
+		const endpoint = endpointOfRequest(request);
+		if (endpoint) context.requests.record(endpoint);
+	});
+
 	// Faults apply to the service's endpoints once authenticated and after the body was read.
 	app.addHook('preHandler', async (request, reply) => {
 		if (!context.faults.active) return;
-		const endpoint = (request.routeOptions.config as Partial<RouteConfig> | undefined)?.endpoint;
+		const endpoint = endpointOfRequest(request);
 		if (!endpoint) return;
 		const decision = context.faults.decide(endpoint);
 		if (decision.latencyMs > 0) await sleep(decision.latencyMs);

@@ -6,6 +6,7 @@ import { Clock } from './clock';
 import type { SandboxContext } from './context';
 import { Faults } from './faults';
 import { describeFixture, type Fixture } from './fixture';
+import { RequestCounts } from './requestCounts';
 import { Store } from './store';
 import { WebhookHub } from './webhooks';
 
@@ -41,6 +42,7 @@ export function createSandboxContext(): SandboxContext {
 		store: new Store(clock),
 		webhooks: new WebhookHub(),
 		faults: new Faults(),
+		requests: new RequestCounts(),
 		links: { baseUrl: '', externalUrl: '', dashboardUrl: '' },
 	};
 }

@@ -219,6 +219,40 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 		expect(limited[0].headers.get('retry-after')).toBe('1');
 	});
 
+	it('GET requests counts the requests each endpoint received since start or reset, refused ones included', async () => {
+		const contact = contactOf(context.business, { inWindow: true });
+		await send();
+		await send();
+		await call(context, 'sendMessage', { body: {}, auth: { bearer: 'sbx_at_wrong' } });
+		await status();
+		await call(context, 'getConversation', { query: { phone: '4915112340001' } });
+		await call(context, 'updateContact', { params: { uuid: contact.uuid }, body: {} });
+		await admin(context, 'GET', 'fixture');
+		const { counts } = await admin(context, 'GET', 'requests');
+		expect(counts).toEqual({
+			'GET /v1/messages/status/:uuid': 1,
+			'POST /v1/messages/send': 3,
+			'POST /api/external/v2/search/item': 0,
+			'GET /api/external/v2/search/items': 0,
+			'PATCH /api/external/v2/contacts/:uuid': 1,
+			'GET /api/external/v2/contacts/:uuid/messages': 0,
+			'POST /api/external/v2/contacts/:uuid/conversation/close': 0,
+			'POST /api/external/v2/contacts/:uuid/conversation/open': 0,
+			'GET /api/external/v2/conversations': 1,
+			'POST /api/external/v2/send-template': 0,
+			'POST /api/external/v2/agents': 0,
+			'GET /api/external/v2/agents/:agent_id': 0,
+			'PATCH /api/external/v2/agents/:agent_id': 0,
+			'PUT /api/external/v2/agents/:agent_id': 0,
+		});
+		expect(JSON.stringify(counts)).not.toContain(context.business.accessToken);
+		// DELETE and reset both start the counts again.
+		expect(Object.values((await admin(context, 'DELETE', 'requests')).counts).every((n) => n === 0)).toBe(true);
+		await send();
+		await admin(context, 'POST', 'reset');
+		expect(Object.values((await admin(context, 'GET', 'requests')).counts).every((n) => n === 0)).toBe(true);
+	});
+
 	it('refuses bad admin input with 400 (faults, clock, inbound) and unknown businesses with 404', async () => {
 		const post = async (path: string, body: unknown) =>
 			read(await fetch(`${context.sandbox.baseUrl}/__sandbox/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));

@@ -1,6 +1,7 @@
 /**
  * The sandbox's own API under /__sandbox/ (no auth): fixture, reset, inspection of sent messages,
- * simulated inbound and dashboard messages, webhook registration and delivery log, faults, clock.
+ * simulated inbound and dashboard messages, webhook registration and delivery log, faults, clock,
+ * request counts.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod/v4';
@@ -27,7 +28,7 @@ const webhookInput = z.strictObject({
 const clockInput = z.strictObject({ advanceMs: z.int().min(0) });
 
 export function adminRoutes(app: FastifyInstance, context: SandboxContext): void {
-	const { store, clock, webhooks, faults, links } = context;
+	const { store, clock, webhooks, faults, requests, links } = context;
 	const prefix = '/__sandbox';
 
 	const business = (id: unknown): Business => {
@@ -66,7 +67,15 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		store.reset();
 		webhooks.reset();
 		faults.clear();
+		requests.reset();
 		return { reset: true };
+	});
+
+	// Requests each API endpoint received since start or reset (never their content).
+	app.get(`${prefix}/requests`, async () => ({ counts: requests.toJSON() }));
+	app.delete(`${prefix}/requests`, async () => {
+		requests.reset();
+		return { counts: requests.toJSON() };
 	});
 
 	// Every message the service accepted through the API: A2 sends and B8 template sends.

@@ -40,6 +40,11 @@ export function fullPath(key: OperationKey): string {
 	return `${APIS[operation.api].prefix}${operation.path}`;
 }
 
+/** "METHOD /full/route/template": how faults and request counts name an endpoint. */
+export function endpointOf(key: OperationKey): string {
+	return `${OPERATIONS[key].method} ${fullPath(key)}`;
+}
+
 export function defineOperation<K extends OperationKey>(
 	app: FastifyInstance,
 	context: SandboxContext,
@@ -48,7 +53,7 @@ export function defineOperation<K extends OperationKey>(
 ): void {
 	const operation = OPERATIONS[key];
 	const url = fullPath(key);
-	const config: RouteConfig = { endpoint: `${operation.method} ${url}` };
+	const config: RouteConfig = { endpoint: endpointOf(key) };
 	const bodyless = operation.body === noBody;
 	app.route({
 		method: operation.method,

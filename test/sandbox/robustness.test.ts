@@ -253,6 +253,25 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 		expect(Object.values((await admin(context, 'GET', 'requests')).counts).every((n) => n === 0)).toBe(true);
 	});
 
+	it('GET messages narrows to a business, a time (since) and a sending number (from)', async () => {
+		const { business } = context;
+		const template = validInputs(context).sendTemplate;
+		await send();
+		await admin(context, 'POST', 'clock', { advanceMs: 60_000 });
+		const { now } = await admin(context, 'GET', 'clock');
+		await call(context, 'sendTemplate', { ...template, query: { ...template.query, from_phone_number: business.phoneNumbers[1] } });
+		await call(context, 'sendMessage', { body: textMessage(context.other, contactOf(context.other, { inWindow: true }).phoneNumber), as: context.other });
+		const list = (query: string) => admin(context, 'GET', `messages?${query}`);
+		expect((await list('')).map((m: { business: string }) => m.business)).toEqual([business.id, business.id, context.other.id]);
+		expect((await list(`business=${business.id}`)).map((m: { source: string }) => m.source)).toEqual(['api', 'template']);
+		const recent = await list(`business=${business.id}&since=${encodeURIComponent(now)}`);
+		expect(recent.map((m: { source: string; from: string }) => [m.source, m.from])).toEqual([['template', business.phoneNumbers[1]]]);
+		expect((await list(`from=%2B${business.phoneNumbers[0]}`)).map((m: { source: string }) => m.source)).toEqual(['api']);
+		expect(await list(`business=${business.id}&since=2999-01-01T00:00:00Z`)).toEqual([]);
+		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/messages?since=yesterday`)), 400);
+		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/messages?from=abc`)), 400);
+	});
+
 	it('refuses bad admin input with 400 (faults, clock, inbound) and unknown businesses with 404', async () => {
 		const post = async (path: string, body: unknown) =>
 			read(await fetch(`${context.sandbox.baseUrl}/__sandbox/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));

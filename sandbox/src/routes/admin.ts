@@ -27,6 +27,12 @@ const webhookInput = z.strictObject({
 
 const clockInput = z.strictObject({ advanceMs: z.int().min(0) });
 
+const messagesQuery = z.object({
+	business: z.string().optional(),
+	since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z' }).optional(),
+	from: z.string().optional(),
+});
+
 export function adminRoutes(app: FastifyInstance, context: SandboxContext): void {
 	const { store, clock, webhooks, faults, requests, links } = context;
 	const prefix = '/__sandbox';
@@ -78,14 +84,20 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		return { counts: requests.toJSON() };
 	});
 
-	// Every message the service accepted through the API: A2 sends and B8 template sends.
+	// Every message the service accepted through the API: A2 sends and B8 template sends, in
+	// arrival order; `since` (ISO time, inclusive) and `from` (sending number) narrow the list.
 	app.get(`${prefix}/messages`, async (request) => {
-		const query = request.query as Record<string, unknown>;
+		const query = parseOrThrow(messagesQuery, request.query, 'query');
 		const only = query.business === undefined ? undefined : business(query.business);
-		return [...store.messages.values()]
-			.filter((message) => message.origin === 'api' || message.origin === 'template')
-			.filter((message) => !only || message.businessId === only.id)
-			.map(record);
+		const sinceMs = query.since === undefined ? undefined : Date.parse(query.since);
+		const from = query.from === undefined ? undefined : phone(query.from, 'from');
+		let messages = store.acceptedMessages(only);
+		if (sinceMs !== undefined || from !== undefined) {
+			messages = messages.filter(
+				(message) => (sinceMs === undefined || message.createdAtMs >= sinceMs) && (from === undefined || message.from === from),
+			);
+		}
+		return messages.map(record);
 	});
 
 	/** A message outside the API: a customer writing in, or an agent typing in the dashboard. */

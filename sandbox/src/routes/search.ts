@@ -58,7 +58,7 @@ export function searchRoutes(app: FastifyInstance, context: SandboxContext): voi
 
 	defineOperation(app, context, 'listSearchItems', (business, { query }) => {
 		const collection = owned(business, store.collections.get(query.collection_id), 'collection', 'collection_id', query.collection_id);
-		const items = [...(store.items.get(collection.id)?.values() ?? [])].map((item) => ({
+		const items = Array.from(store.items.get(collection.id)?.values() ?? [], (item) => ({
 			id: item.id,
 			external_id: item.external_id,
 			is_active: item.is_active,

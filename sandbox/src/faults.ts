@@ -13,7 +13,8 @@ export const faultInput = z.strictObject({
 	latencyMs: z.int().min(0).max(60_000).optional(),
 	errorRate: z.number().min(0).max(1).optional(),
 	errorStatus: z.union([z.literal(500), z.literal(503)]).optional(),
-	rateLimit: z.strictObject({ retryAfterSeconds: z.int().min(0).max(3600) }).optional(),
+	/** 429 with Retry-After: on every request, or on the given share of them (`rate`, 0 to 1). */
+	rateLimit: z.strictObject({ retryAfterSeconds: z.int().min(0).max(3600), rate: z.number().min(0).max(1).optional() }).optional(),
 	dropConnection: z.boolean().optional(),
 	maxRequestsPerSecond: z.int().min(1).optional(),
 });
@@ -22,6 +23,8 @@ export type FaultInput = z.infer<typeof faultInput>;
 interface FaultState extends Omit<FaultInput, 'endpoint'> {
 	/** Error-rate accumulator: failing every 1/rate-th request keeps runs reproducible. */
 	errorCredit: number;
+	/** The same for a share of 429s. */
+	rateLimitCredit: number;
 	/** Request times within the last second, for maxRequestsPerSecond. */
 	recent: number[];
 }
@@ -39,7 +42,7 @@ export class Faults {
 
 	set(input: FaultInput): void {
 		const { endpoint, ...rest } = input;
-		this.byEndpoint.set(endpoint ?? GLOBAL, { ...rest, errorCredit: 0, recent: [] });
+		this.byEndpoint.set(endpoint ?? GLOBAL, { ...rest, errorCredit: 0, rateLimitCredit: 0, recent: [] });
 	}
 
 	clear(endpoint?: string): void {
@@ -47,9 +50,9 @@ export class Faults {
 		else this.byEndpoint.delete(endpoint);
 	}
 
-	list(): Record<string, Omit<FaultState, 'errorCredit' | 'recent'>> {
-		const out: Record<string, Omit<FaultState, 'errorCredit' | 'recent'>> = {};
-		for (const [endpoint, { errorCredit: _credit, recent: _recent, ...rest }] of this.byEndpoint) out[endpoint] = rest;
+	list(): Record<string, Omit<FaultState, 'errorCredit' | 'rateLimitCredit' | 'recent'>> {
+		const out: Record<string, Omit<FaultState, 'errorCredit' | 'rateLimitCredit' | 'recent'>> = {};
+		for (const [endpoint, { errorCredit: _credit, rateLimitCredit: _limitCredit, recent: _recent, ...rest }] of this.byEndpoint) out[endpoint] = rest;
 		return out;
 	}
 
@@ -68,7 +71,14 @@ export class Faults {
 			if (state.recent.length >= state.maxRequestsPerSecond) return { kind: 'rateLimited', latencyMs, retryAfterSeconds: 1 };
 			state.recent.push(now);
 		}
-		if (state.rateLimit) return { kind: 'rateLimited', latencyMs, retryAfterSeconds: state.rateLimit.retryAfterSeconds };
+		if (state.rateLimit) {
+			const { rate = 1, retryAfterSeconds } = state.rateLimit;
+			state.rateLimitCredit += rate;
+			if (state.rateLimitCredit >= 1 - 1e-9) {
+				state.rateLimitCredit -= 1;
+				return { kind: 'rateLimited', latencyMs, retryAfterSeconds };
+			}
+		}
 		if (state.dropConnection) return { kind: 'drop', latencyMs };
 		if (state.errorRate !== undefined && state.errorRate > 0) {
 			state.errorCredit += state.errorRate;

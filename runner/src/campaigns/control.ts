@@ -1,0 +1,111 @@
+/**
+ * Operator acts on a campaign, and the campaign-wide stop: pause, resume, cancel, change the rate,
+ * retry what is proven not sent, fail. State changes are single Redis writes that every process
+ * sees at its next claim, so a pause holds everywhere at once (the claim checks the state).
+ */
+import type { Outcome } from '../ledger';
+import { UserError, type RunnerContext } from '../context';
+import { getCampaign, type CampaignRecord, type CampaignState } from './store';
+
+const SCAN_CHUNK = 1000;
+
+/** Walks the ledger in index order, a chunk at a time (memory stays flat for any campaign size). */
+export async function* ledgerChunks(context: RunnerContext, id: string, total: number) {
+	for (let from = 0; from < total; from += SCAN_CHUNK) {
+		const records = await context.ledger.read(id, from, Math.min(SCAN_CHUNK, total - from));
+		yield { from, records };
+	}
+}
+
+/** Moves every recipient in state `from` to `to`, chunk by chunk. */
+export async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: Outcome, to: Outcome, reason = ''): Promise<number> {
+	let moved = 0;
+	for await (const chunk of ledgerChunks(context, campaign.id, campaign.total)) {
+		const indexes = chunk.records.flatMap((record, i) => (record?.outcome === from ? [chunk.from + i] : []));
+		moved += await context.ledger.moveMany(campaign.id, from, to, indexes, reason);
+	}
+	return moved;
+}
+
+async function setState(context: RunnerContext, id: string, state: CampaignState, extra: Record<string, string | number> = {}): Promise<void> {
+	const { redis, keys } = context;
+	await redis.hset(keys.campaign(id), { state, ...extra });
+	if (state === 'running') await redis.sadd(keys.running, id);
+	else await redis.srem(keys.running, id);
+}
+
+function refuse(campaign: CampaignRecord, act: string, allowed: CampaignState[]): never {
+	throw new UserError(`Campaign ${campaign.id} is ${campaign.state}; it can be ${act} only when ${allowed.join(' or ')}`);
+}
+
+export async function pauseCampaign(context: RunnerContext, id: string): Promise<CampaignState> {
+	const campaign = await getCampaign(context, id);
+	if (campaign.state === 'paused') return 'paused';
+	if (campaign.state !== 'running' && campaign.state !== 'scheduled') refuse(campaign, 'paused', ['running', 'scheduled']);
+	await setState(context, id, 'paused', { last_error: 'paused by the operator' });
+	context.log.info({ campaign: id }, 'campaign paused');
+	return 'paused';
+}
+
+/** Resume re-walks the ledger from the start: recipients left pending while paused are fed again. */
+export async function resumeCampaign(context: RunnerContext, id: string): Promise<CampaignState> {
+	const campaign = await getCampaign(context, id);
+	if (campaign.state === 'running') return 'running';
+	if (campaign.state !== 'paused') refuse(campaign, 'resumed', ['paused']);
+	await setState(context, id, 'running', { cursor: 0, failure_streak: 0, last_error: '', last_progress_at: Date.now() });
+	await context.ledger.finishIfDone(id);
+	context.log.info({ campaign: id }, 'campaign resumed');
+	return (await getCampaign(context, id)).state;
+}
+
+export async function cancelCampaign(context: RunnerContext, id: string): Promise<{ state: CampaignState; cancelled: number }> {
+	const campaign = await getCampaign(context, id);
+	if (['completed', 'cancelled', 'failed'].includes(campaign.state)) refuse(campaign, 'cancelled', ['scheduled', 'running', 'paused']);
+	await setState(context, id, 'cancelled', { finished_at: Date.now(), last_error: 'cancelled by the operator' });
+	const cancelled = await moveAll(context, campaign, 'pending', 'cancelled', 'cancelled by the operator');
+	context.log.info({ campaign: id, cancelled }, 'campaign cancelled');
+	return { state: 'cancelled', cancelled };
+}
+
+/** A 401, or a 403 for the template, number or agent: no recipient can succeed, so stop at the first. */
+export async function failCampaign(context: RunnerContext, id: string, reason: string): Promise<void> {
+	const campaign = await getCampaign(context, id);
+	if (campaign.state === 'failed') return;
+	await setState(context, id, 'failed', { finished_at: Date.now(), last_error: reason });
+	const notSent = await moveAll(context, campaign, 'pending', 'not_sent', reason);
+	context.log.error({ campaign: id, reason, notSent }, 'campaign failed');
+}
+
+/** Sends again the recipients proven not sent (an explicit operator act; never automatic). */
+export async function retryNotSent(context: RunnerContext, id: string): Promise<{ state: CampaignState; requeued: number }> {
+	const campaign = await getCampaign(context, id);
+	if (['running', 'scheduled'].includes(campaign.state)) refuse(campaign, 'retried', ['paused', 'completed', 'cancelled', 'failed']);
+	const requeued = await moveAll(context, campaign, 'not_sent', 'pending');
+	if (requeued === 0) return { state: campaign.state, requeued };
+	await setState(context, id, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now() });
+	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients proven not sent');
+	return { state: 'running', requeued };
+}
+
+export async function setCampaignRate(context: RunnerContext, id: string, rate: number): Promise<number> {
+	if (!Number.isInteger(rate) || rate < 1 || rate > 1000) throw new UserError('--rate must be a whole number of sends per second from 1 to 1000');
+	await getCampaign(context, id);
+	await context.redis.hset(context.keys.campaign(id), 'rate', rate);
+	return rate;
+}
+
+export async function startScheduledCampaign(context: RunnerContext, id: string, dueAt: number): Promise<CampaignState> {
+	const campaign = await getCampaign(context, id);
+	if (campaign.state !== 'scheduled') return campaign.state;
+	const late = Date.now() - dueAt;
+	if (late > context.config.RUNNER_MAX_LATENESS) {
+		const reason = `skipped: it fell due at ${new Date(dueAt).toISOString()} and no runner took it up until ${Math.round(late / 1000)} s later (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`;
+		await setState(context, id, 'cancelled', { finished_at: Date.now(), last_error: reason });
+		await moveAll(context, campaign, 'pending', 'cancelled', reason);
+		context.log.warn({ campaign: id }, reason);
+		return 'cancelled';
+	}
+	await setState(context, id, 'running', { last_progress_at: Date.now() });
+	context.log.info({ campaign: id }, 'scheduled campaign started');
+	return 'running';
+}

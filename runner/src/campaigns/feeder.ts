@@ -1,0 +1,90 @@
+/**
+ * The feeder: every second, for each running campaign, it tops up the number's send queue to a
+ * bounded window of jobs, walking the ledger with a cursor. Redis therefore holds a few thousand
+ * send jobs per number however large the campaign. It is also the watchdog: a campaign that made
+ * no progress for STALL_MS with recipients still open has its dead claims turned `unknown` and its
+ * pending recipients fed again (lost jobs are re-added; ids dedupe live ones, the ledger the rest).
+ */
+import { randomBytes } from 'node:crypto';
+
+import type { RunnerContext } from '../context';
+import { sendJobOptions } from '../queues';
+import { sendJobId, type SendJobData } from './send';
+import { findCampaign, type CampaignRecord } from './store';
+
+export const STALL_MS = 15_000;
+const FEED_CHUNK = 1000;
+
+/** Jobs waiting per number: about 20 s of work at its rate, within [200, 5000]. */
+export const windowFor = (rate: number) => Math.min(5000, Math.max(200, rate * 20));
+
+const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+export async function feedOnce(context: RunnerContext): Promise<void> {
+	const { redis, keys } = context;
+	const token = randomBytes(8).toString('hex');
+	if ((await redis.set(keys.feederLock, token, 'PX', 30_000, 'NX')) !== 'OK') return;
+	try {
+		const campaigns: CampaignRecord[] = [];
+		for (const id of await redis.smembers(keys.running)) {
+			const campaign = await findCampaign(context, id);
+			if (campaign?.state === 'running') campaigns.push(campaign);
+			else await redis.srem(keys.running, id);
+		}
+		campaigns.sort((a, b) => a.createdAt - b.createdAt);
+
+		// Campaigns on one number share its limit: the strictest rate among them holds.
+		const rates = new Map<string, number>();
+		for (const campaign of campaigns) rates.set(campaign.from, Math.min(rates.get(campaign.from) ?? Infinity, campaign.rate));
+		const room = new Map<string, number>();
+		for (const [from, rate] of rates) {
+			await context.queues.applyRate(from, rate);
+			const counts = await context.queues.send(from).getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+			const queued = Object.values(counts).reduce((sum, n) => sum + n, 0);
+			room.set(from, windowFor(rate) - queued);
+		}
+
+		for (const campaign of campaigns) {
+			if (campaign.counts.pending + campaign.counts.claimed === 0) {
+				await context.ledger.finishIfDone(campaign.id);
+				continue;
+			}
+			const available = room.get(campaign.from) ?? 0;
+			if (campaign.cursor < campaign.total) {
+				if (available <= 0) continue;
+				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK))));
+			} else if (Date.now() - campaign.lastProgressAt > STALL_MS) {
+				await sweep(context, campaign);
+			}
+		}
+	} finally {
+		await redis.eval(RELEASE_LOCK, 1, keys.feederLock, token);
+	}
+}
+
+/** Adds jobs for the pending recipients among the next `take` ledger records; returns how many. */
+async function feedChunk(context: RunnerContext, campaign: CampaignRecord, take: number): Promise<number> {
+	const records = await context.ledger.read(campaign.id, campaign.cursor, Math.min(take, campaign.total - campaign.cursor));
+	const jobs = records.flatMap((record, i) => {
+		if (record?.outcome !== 'pending') return [];
+		const index = campaign.cursor + i;
+		const data: SendJobData = { campaign: campaign.id, index };
+		return [{ name: 'send', data, opts: { ...sendJobOptions(context.config), jobId: sendJobId(campaign.id, index) } }];
+	});
+	if (jobs.length > 0) await context.queues.send(campaign.from).addBulk(jobs);
+	await context.redis.hset(context.keys.campaign(campaign.id), 'cursor', campaign.cursor + records.length);
+	return jobs.length;
+}
+
+/** The watchdog: claims older than any live attempt can be become unknown; the ledger is walked again. */
+async function sweep(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
+	const staleBefore = Date.now() - (context.config.RUNNER_HTTP_DEADLINE + 10_000);
+	let expired = 0;
+	for (let from = 0; from < campaign.total; from += FEED_CHUNK) {
+		const records = await context.ledger.read(campaign.id, from, Math.min(FEED_CHUNK, campaign.total - from));
+		const stale = records.flatMap((record, i) => (record?.outcome === 'claimed' && (record.lastAttemptAt ?? 0) < staleBefore ? [from + i] : []));
+		expired += await context.ledger.expireClaims(campaign.id, staleBefore, stale);
+	}
+	await context.redis.hset(context.keys.campaign(campaign.id), { cursor: 0, last_progress_at: Date.now() });
+	context.log.warn({ campaign: campaign.id, expiredClaims: expired }, 'campaign made no progress: dead claims marked unknown, pending recipients fed again');
+}

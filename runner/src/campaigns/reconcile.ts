@@ -1,0 +1,62 @@
+/**
+ * Resolving `unknown` recipients from the service's own records, never by a blind resend: B7 looks
+ * up the recipient's conversation by phone. An outbound message created after the first claim
+ * (less a clock-skew margin) proves the send: `sent` with that message's id. A 404, or a
+ * conversation without such a message, proves the opposite: `not_sent`, which only
+ * `campaign retry --not-sent` sends again. Anything else (409, 5xx, no answer) stays unknown.
+ */
+import { decodeRecipient } from './schema';
+import { ledgerChunks } from './control';
+import { getCampaign } from './store';
+import { UserError, type RunnerContext } from '../context';
+
+/** Service and runner clocks differ a little; erring early only ever errs toward "sent". */
+export const CLOCK_SKEW_MS = 5_000;
+
+export interface ReconcileResult {
+	checked: number;
+	sent: number;
+	not_sent: number;
+	still_unknown: number;
+}
+
+export async function reconcileCampaign(context: RunnerContext, id: string): Promise<ReconcileResult> {
+	const service = context.service;
+	if (!service) throw new UserError('reconcile needs CONVO_EXTERNAL_URL and CONVO_API_KEY to look recipients up');
+	const campaign = await getCampaign(context, id);
+	const result: ReconcileResult = { checked: 0, sent: 0, not_sent: 0, still_unknown: 0 };
+	for await (const chunk of ledgerChunks(context, id, campaign.total)) {
+		for (const [offset, record] of chunk.records.entries()) {
+			if (record?.outcome !== 'unknown') continue;
+			const index = chunk.from + offset;
+			result.checked++;
+			const encoded = await context.redis.hget(context.keys.recipients(id), String(index));
+			const recipient = encoded ? decodeRecipient(encoded) : undefined;
+			if (!recipient) {
+				result.still_unknown++;
+				continue;
+			}
+			const since = (record.firstAttemptAt ?? 0) - CLOCK_SKEW_MS;
+			const answer = await service.conversationByPhone(recipient.phone);
+			if (answer.kind === 'ok' && answer.conversation) {
+				const proof = answer.conversation.conversation.messages.find((message) => message.direction === 'outbound' && Date.parse(message.created_at) >= since);
+				if (proof) {
+					await context.ledger.resolveUnknown(id, index, 'sent', proof.id, 'reconciled: the service lists this message in the conversation');
+					result.sent++;
+				} else {
+					await context.ledger.resolveUnknown(id, index, 'not_sent', '', 'reconciled: the conversation has no outbound message since the attempt');
+					result.not_sent++;
+				}
+			} else if (answer.kind === 'refused' && answer.status === 404) {
+				await context.ledger.resolveUnknown(id, index, 'not_sent', '', 'reconciled: the service has no conversation with this phone');
+				result.not_sent++;
+			} else if (answer.kind === 'stop') {
+				throw new UserError(`reconcile stopped: ${answer.reason}`);
+			} else {
+				result.still_unknown++;
+			}
+		}
+	}
+	context.log.info({ campaign: id, ...result }, 'campaign reconciled');
+	return result;
+}

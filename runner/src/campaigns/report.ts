@@ -1,0 +1,63 @@
+/** The per-recipient report, in source order, streamed a chunk at a time: JSON rows or CSV. */
+import { stringify } from 'csv-stringify/sync';
+
+import type { RunnerContext } from '../context';
+import type { Outcome } from '../ledger';
+import { decodeRecipient } from './schema';
+import { getCampaign } from './store';
+
+export interface ReportRow {
+	line: number;
+	phone: string;
+	outcome: Outcome;
+	message_id: string | null;
+	error: string | null;
+	attempts: number;
+	first_attempt_at: string | null;
+	last_attempt_at: string | null;
+}
+
+export const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome', 'message_id', 'error', 'attempts', 'first_attempt_at', 'last_attempt_at'];
+
+const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
+
+export async function* reportRows(context: RunnerContext, id: string): AsyncGenerator<ReportRow> {
+	const campaign = await getCampaign(context, id);
+	const CHUNK = 1000;
+	for (let from = 0; from < campaign.total; from += CHUNK) {
+		const count = Math.min(CHUNK, campaign.total - from);
+		const records = await context.ledger.read(id, from, count);
+		const fields = Array.from({ length: count }, (_, i) => String(from + i));
+		const recipients = await context.redis.hmget(context.keys.recipients(id), ...fields);
+		for (let i = 0; i < count; i++) {
+			const record = records[i];
+			const recipient = recipients[i] ? decodeRecipient(recipients[i] as string) : undefined;
+			if (!record || !recipient) continue;
+			yield {
+				line: recipient.line,
+				phone: recipient.phone,
+				outcome: record.outcome,
+				message_id: record.outcome === 'sent' ? record.ref || null : null,
+				error: record.error || null,
+				attempts: record.attempts,
+				first_attempt_at: iso(record.firstAttemptAt),
+				last_attempt_at: iso(record.lastAttemptAt),
+			};
+		}
+	}
+}
+
+/** The report as text chunks: a JSON array, or CSV with a header. */
+export async function* reportText(context: RunnerContext, id: string, format: 'json' | 'csv'): AsyncGenerator<string> {
+	let first = true;
+	if (format === 'csv') yield stringify([REPORT_COLUMNS]);
+	else yield '[';
+	for await (const row of reportRows(context, id)) {
+		if (format === 'csv') yield stringify([REPORT_COLUMNS.map((column) => row[column] ?? '')]);
+		else {
+			yield `${first ? '\n' : ',\n'}${JSON.stringify(row)}`;
+			first = false;
+		}
+	}
+	if (format === 'json') yield first ? ']\n' : '\n]\n';
+}

@@ -1,0 +1,104 @@
+/**
+ * Scheduled campaigns. `--at`: the campaign is snapshotted at create and a delayed control job
+ * starts it. `--cron`: a schedule record plus a BullMQ job scheduler in that time zone; each run
+ * re-reads the source into a campaign of its own, whose id is derived from the schedule and the
+ * due time, so a run delivered twice creates one campaign (the Chatwoot duplicate).
+ */
+import { UserError, type RunnerContext } from '../context';
+import { snapshotCampaign } from './create';
+import type { CampaignSettings } from './schema';
+import { findCampaign } from './store';
+
+export interface ScheduleRecord {
+	id: string;
+	templateId: string;
+	from: string;
+	agentId?: string;
+	rate: number;
+	source: string;
+	format?: CampaignSettings['format'];
+	cron: string;
+	tz: string;
+	createdAt: number;
+}
+
+export const cronSchedulerId = (scheduleId: string) => `cron-${scheduleId}`;
+
+export async function createSchedule(context: RunnerContext, record: Omit<ScheduleRecord, 'id' | 'createdAt'>): Promise<ScheduleRecord> {
+	const id = `s${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+	const schedule: ScheduleRecord = { ...record, id, createdAt: Date.now() };
+	try {
+		await context.queues.control.upsertJobScheduler(
+			cronSchedulerId(id),
+			{ pattern: record.cron, tz: record.tz },
+			{ name: 'cron', data: { schedule: id }, opts: { removeOnComplete: true, removeOnFail: 50 } },
+		);
+	} catch (error) {
+		throw new UserError(`--cron "${record.cron}" with --tz "${record.tz}" is not a valid schedule: ${(error as Error).message}`);
+	}
+	await context.redis.set(context.keys.schedule(id), JSON.stringify(schedule));
+	await context.redis.zadd(context.keys.schedules, schedule.createdAt, id);
+	return schedule;
+}
+
+export async function findSchedule(context: RunnerContext, id: string): Promise<ScheduleRecord | undefined> {
+	const text = await context.redis.get(context.keys.schedule(id));
+	return text ? (JSON.parse(text) as ScheduleRecord) : undefined;
+}
+
+export async function listSchedules(context: RunnerContext): Promise<ScheduleRecord[]> {
+	const ids = await context.redis.zrevrange(context.keys.schedules, 0, -1);
+	const found = await Promise.all(ids.map((id) => findSchedule(context, id)));
+	return found.filter((schedule): schedule is ScheduleRecord => schedule !== undefined);
+}
+
+export async function removeSchedule(context: RunnerContext, id: string): Promise<void> {
+	await context.queues.control.removeJobScheduler(cronSchedulerId(id));
+	await context.redis.del(context.keys.schedule(id));
+	await context.redis.zrem(context.keys.schedules, id);
+}
+
+/** One cron run, due at `dueAt`: a campaign of its own, or a skipped run recorded with its reason. */
+export async function runSchedule(context: RunnerContext, scheduleId: string, dueAt: number): Promise<string | undefined> {
+	const schedule = await findSchedule(context, scheduleId);
+	if (!schedule) return undefined;
+	const id = `${scheduleId}r${dueAt.toString(36)}`;
+	if (await findCampaign(context, id)) return id;
+	const late = Date.now() - dueAt;
+	const base = { id, templateId: schedule.templateId, from: schedule.from, agentId: schedule.agentId, rate: schedule.rate, source: schedule.source, format: schedule.format, scheduleId };
+	if (late > context.config.RUNNER_MAX_LATENESS) {
+		await recordRun(context, id, schedule, 'cancelled', `skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`);
+		return id;
+	}
+	try {
+		const snapshot = await snapshotCampaign(context, { ...base, state: 'running' });
+		context.log.info({ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'scheduled run started');
+	} catch (error) {
+		if (!(error instanceof UserError)) throw error;
+		await recordRun(context, id, schedule, 'failed', error.message);
+		context.log.error({ schedule: scheduleId, campaign: id, reason: error.message }, 'scheduled run could not read its recipients');
+	}
+	return id;
+}
+
+/** A run that sent nothing (skipped, or its source unreadable) is still listed, with its reason. */
+async function recordRun(context: RunnerContext, id: string, schedule: ScheduleRecord, state: 'cancelled' | 'failed', reason: string): Promise<void> {
+	const now = Date.now();
+	await context.redis.hset(context.keys.campaign(id), {
+		id,
+		state,
+		template_id: schedule.templateId,
+		from: schedule.from,
+		agent_id: schedule.agentId ?? '',
+		rate: schedule.rate,
+		source: schedule.source,
+		schedule_id: schedule.id,
+		created_at: now,
+		finished_at: now,
+		total: 0,
+		cursor: 0,
+		last_progress_at: now,
+		last_error: reason,
+	});
+	await context.redis.zadd(context.keys.campaigns, now, id);
+}

@@ -1,0 +1,111 @@
+/**
+ * What a campaign is made of, checked before anything is stored: its settings (zod) and each
+ * recipient row (the contract's B8 body rules, plus: no phone twice in one campaign).
+ */
+import { z } from 'zod/v4';
+
+import { parsePhoneNumber, sendTemplateBody, sendTemplateQuery, toContractIssues } from '../../../nodes/shared';
+
+export const campaignSettings = z.object({
+	templateId: sendTemplateQuery.shape.template_id,
+	/** The business number that sends, digits with country code (a "+" and separators are accepted). */
+	from: z.string().transform((value, ctx) => {
+		const parsed = parsePhoneNumber(value);
+		if (!parsed.ok) {
+			ctx.issues.push({ code: 'custom', input: value, message: `--from ${parsed.reason}` });
+			return z.NEVER;
+		}
+		return parsed.digits;
+	}),
+	agentId: sendTemplateQuery.shape.agent_id,
+	/** Sends per second for this campaign's number. */
+	rate: z.int().min(1).max(1000).optional(),
+	/** Recipient source: a file path or an http(s) URL. */
+	source: z.string().min(1),
+	format: z.enum(['csv', 'json', 'ndjson']).optional(),
+	/** Start once at this time (ISO 8601). */
+	at: z.iso.datetime({ offset: true }).optional(),
+	/** Repeat on this cron pattern in `tz`; each run re-reads the source. */
+	cron: z.string().min(9).optional(),
+	tz: z.string().optional(),
+});
+export type CampaignSettings = z.input<typeof campaignSettings>;
+
+export function settingsError(error: z.ZodError): string {
+	return error.issues
+		.map((issue) => {
+			const flag = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', at: '--at', cron: '--cron', tz: '--tz', format: '--format' }[String(issue.path[0])] ?? String(issue.path[0]);
+			return issue.message.startsWith('--') ? issue.message : `${flag} ${issue.message}`;
+		})
+		.join('; ');
+}
+
+/** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */
+export interface Recipient {
+	line: number;
+	phone: string;
+	variables?: Record<string, string | number>;
+	buttons?: Array<{ index: number; sub_type: 'url'; text: string }>;
+}
+
+export type RowVerdict = { ok: true; recipient: Recipient } | { ok: false; line: number; phone: string; reason: string };
+
+/**
+ * One row: `phone` (normalized by the contract's phone rules), optional `buttons` (JSON, SPEC B8),
+ * and every other field a template variable. Empty cells are left out (a variable the template
+ * needs and the row lacks is the service's to refuse). `seen` maps phone -> first line.
+ */
+export function checkRow(line: number, fields: Record<string, unknown>, seen: Map<string, number>): RowVerdict {
+	const rawPhone = fields.phone;
+	const shownPhone = typeof rawPhone === 'string' || typeof rawPhone === 'number' ? String(rawPhone) : '';
+	const reject = (reason: string): RowVerdict => ({ ok: false, line, phone: shownPhone, reason });
+	if (rawPhone === undefined || rawPhone === null || shownPhone.trim() === '') return reject('phone is missing');
+	const phone = parsePhoneNumber(shownPhone);
+	if (!phone.ok) return reject(`phone ${phone.reason}`);
+
+	let buttons: unknown = fields.buttons;
+	if (typeof buttons === 'string') {
+		if (buttons.trim() === '') buttons = undefined;
+		else {
+			try {
+				buttons = JSON.parse(buttons);
+			} catch {
+				return reject('buttons is not JSON: write an array like [{"index":0,"sub_type":"url","text":"abc"}]');
+			}
+		}
+	}
+	const variables: Record<string, unknown> = {};
+	for (const [name, value] of Object.entries(fields)) {
+		if (name === 'phone' || name === 'buttons' || value === '' || value === null || value === undefined) continue;
+		variables[name] = value;
+	}
+	const body = { ...variables, phone: phone.digits, ...(buttons === undefined ? {} : { buttons }) };
+	const parsed = sendTemplateBody.safeParse(body);
+	if (!parsed.success) return reject(toContractIssues(parsed.error, 'body').map((issue) => issue.message).join('; '));
+
+	const first = seen.get(phone.digits);
+	if (first !== undefined) return reject(`phone ${phone.digits} is already in this campaign (line ${first})`);
+	seen.set(phone.digits, line);
+	return {
+		ok: true,
+		recipient: {
+			line,
+			phone: phone.digits,
+			...(Object.keys(variables).length > 0 ? { variables: variables as Record<string, string | number> } : {}),
+			...(buttons === undefined ? {} : { buttons: parsed.data.buttons }),
+		},
+	};
+}
+
+/** The snapshot's compact form of a row: [line, phone, variables?, buttons?] or, rejected, [line, phone]. */
+export function encodeRecipient(recipient: Recipient): string {
+	const row: unknown[] = [recipient.line, recipient.phone];
+	if (recipient.variables || recipient.buttons) row.push(recipient.variables ?? 0);
+	if (recipient.buttons) row.push(recipient.buttons);
+	return JSON.stringify(row);
+}
+
+export function decodeRecipient(text: string): Recipient {
+	const [line, phone, variables, buttons] = JSON.parse(text) as [number, string, Recipient['variables'] | 0 | undefined, Recipient['buttons']];
+	return { line, phone, ...(variables ? { variables } : {}), ...(buttons ? { buttons } : {}) };
+}

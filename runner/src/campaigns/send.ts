@@ -1,0 +1,115 @@
+/**
+ * The send processor: one job is one recipient of one campaign. Claim in the ledger, send B8 once,
+ * settle. What each answer of the service means is decided by service.ts's one table; what this
+ * does with it:
+ *
+ *   ok       -> sent (message id)             refused -> failed (the service's message)
+ *   unknown  -> unknown (reconcile decides)   stop    -> the whole campaign fails with the reason
+ *   hold     -> back to pending, the number's queue waits Retry-After (BullMQ rate limit), no attempt used
+ *   retry    -> back to pending, BullMQ retries with backoff; the last attempt settles failed
+ */
+import { randomBytes } from 'node:crypto';
+
+import { RateLimitError, type Job } from 'bullmq';
+
+import type { RunnerContext } from '../context';
+import { failCampaign } from './control';
+import { decodeRecipient } from './schema';
+
+export interface SendJobData {
+	campaign: string;
+	index: number;
+}
+
+export const sendJobId = (campaign: string, index: number) => `${campaign}-${index}`;
+
+/** The immutable part of a campaign, read once per process. */
+interface SendSettings {
+	templateId: string;
+	from: string;
+	agentId?: string;
+}
+
+/** Sends this process has claimed and not settled: what SIGTERM waits for. */
+export interface InFlight {
+	campaign: string;
+	index: number;
+	token: string;
+}
+
+export function createSendProcessor(context: RunnerContext, inFlight: Map<string, InFlight>, shutdown: AbortSignal) {
+	const { redis, keys, ledger, queues, config, log } = context;
+	const service = context.service;
+	if (!service) throw new Error('the send processor needs the service client');
+	const settingsCache = new Map<string, SendSettings>();
+	const processTag = randomBytes(4).toString('hex');
+
+	const settingsOf = async (id: string): Promise<SendSettings | undefined> => {
+		const cached = settingsCache.get(id);
+		if (cached) return cached;
+		const [templateId, from, agentId] = await redis.hmget(keys.campaign(id), 'template_id', 'from', 'agent_id');
+		if (!templateId || !from) return undefined;
+		const settings = { templateId, from, agentId: agentId || undefined };
+		settingsCache.set(id, settings);
+		return settings;
+	};
+
+	return async function processSend(job: Job<SendJobData>): Promise<string> {
+		const { campaign, index } = job.data;
+		const settings = await settingsOf(campaign);
+		if (!settings) return 'no such campaign';
+		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
+		const claim = await ledger.claim(campaign, index, token);
+		if (claim !== 'claimed') return claim;
+
+		const key = `${campaign}/${index}`;
+		inFlight.set(key, { campaign, index, token });
+		try {
+			const encoded = await redis.hget(keys.recipients(campaign), String(index));
+			if (!encoded) {
+				await ledger.settle(campaign, index, token, 'failed', '', 'the recipient is missing from the snapshot', config.RUNNER_PAUSE_AFTER_FAILURES);
+				return 'failed';
+			}
+			const recipient = decodeRecipient(encoded);
+			const outcome = await service.sendTemplate(
+				{
+					query: { template_id: settings.templateId, from_phone_number: settings.from, agent_id: settings.agentId },
+					body: { ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) },
+				},
+				shutdown,
+			);
+			const pauseAfter = config.RUNNER_PAUSE_AFTER_FAILURES;
+			switch (outcome.kind) {
+				case 'ok':
+					await ledger.settle(campaign, index, token, 'sent', outcome.messageId ?? '', '', pauseAfter);
+					return 'sent';
+				case 'refused':
+					await ledger.settle(campaign, index, token, 'failed', '', outcome.reason, pauseAfter);
+					return 'failed';
+				case 'unknown':
+					await ledger.settle(campaign, index, token, 'unknown', '', outcome.reason, pauseAfter);
+					log.warn({ campaign, reason: outcome.reason }, 'send outcome unknown; `campaign reconcile` resolves it');
+					return 'unknown';
+				case 'stop':
+					await ledger.settle(campaign, index, token, 'not_sent', '', outcome.reason, pauseAfter);
+					await failCampaign(context, campaign, outcome.reason);
+					return 'stopped';
+				case 'hold':
+					await ledger.settle(campaign, index, token, 'pending', '', outcome.reason, pauseAfter);
+					await queues.send(settings.from).rateLimit(outcome.waitMs);
+					throw new RateLimitError();
+				case 'retry': {
+					const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+					if (last) {
+						await ledger.settle(campaign, index, token, 'failed', '', `${outcome.reason} (after ${job.attemptsMade + 1} attempts)`, pauseAfter);
+						return 'failed';
+					}
+					await ledger.settle(campaign, index, token, 'pending', '', outcome.reason, pauseAfter);
+					throw new Error(`not sent, will retry: ${outcome.reason}`);
+				}
+			}
+		} finally {
+			inFlight.delete(key);
+		}
+	};
+}

@@ -1,0 +1,104 @@
+/**
+ * A campaign's record in Redis (one hash): settings, state, counters per outcome, feed cursor.
+ * Reading it and turning it into the status every client shows lives here, once.
+ */
+import { OUTCOMES, counterField, type Outcome } from '../ledger';
+import { UserError, type RunnerContext } from '../context';
+
+export const CAMPAIGN_STATES = ['scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
+export type CampaignState = (typeof CAMPAIGN_STATES)[number];
+
+export interface CampaignRecord {
+	id: string;
+	state: CampaignState;
+	templateId: string;
+	from: string;
+	agentId?: string;
+	rate: number;
+	source: string;
+	scheduleId?: string;
+	startAt?: number;
+	createdAt: number;
+	finishedAt?: number;
+	total: number;
+	cursor: number;
+	lastProgressAt: number;
+	lastError?: string;
+	counts: Record<Outcome, number>;
+}
+
+export interface CampaignStatus {
+	id: string;
+	state: CampaignState;
+	counts: Record<Outcome, number>;
+	/** Sends per second over the last 10 seconds. */
+	rate: number;
+	eta_seconds: number | null;
+	last_error: string | null;
+}
+
+export function newCampaignId(): string {
+	return `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+function toRecord(hash: Record<string, string>): CampaignRecord {
+	const number = (key: string) => Number(hash[key] ?? 0);
+	return {
+		id: hash.id,
+		state: hash.state as CampaignState,
+		templateId: hash.template_id,
+		from: hash.from,
+		agentId: hash.agent_id || undefined,
+		rate: number('rate'),
+		source: hash.source,
+		scheduleId: hash.schedule_id || undefined,
+		startAt: hash.start_at ? number('start_at') : undefined,
+		createdAt: number('created_at'),
+		finishedAt: hash.finished_at ? number('finished_at') : undefined,
+		total: number('total'),
+		cursor: number('cursor'),
+		lastProgressAt: number('last_progress_at'),
+		lastError: hash.last_error || undefined,
+		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
+	};
+}
+
+export async function findCampaign(context: RunnerContext, id: string): Promise<CampaignRecord | undefined> {
+	const hash = await context.redis.hgetall(context.keys.campaign(id));
+	return hash.id ? toRecord(hash) : undefined;
+}
+
+export async function getCampaign(context: RunnerContext, id: string): Promise<CampaignRecord> {
+	const found = await findCampaign(context, id);
+	if (!found) throw new UserError(`No campaign with id ${id}`);
+	return found;
+}
+
+/** Sends per second over the full seconds before now: the last 10, or fewer while the campaign is younger. */
+export async function currentRate(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
+	const second = Math.floor(Date.now() / 1000);
+	const started = Math.floor((campaign.startAt ?? campaign.createdAt) / 1000);
+	const span = Math.min(10, Math.max(1, second - started));
+	const fields = Array.from({ length: span }, (_, i) => String(second - 1 - i));
+	const values = await context.redis.hmget(context.keys.ticks(campaign.id), ...fields);
+	return values.reduce((sum, value) => sum + Number(value ?? 0), 0) / span;
+}
+
+export async function campaignStatus(context: RunnerContext, id: string): Promise<CampaignStatus> {
+	const campaign = await getCampaign(context, id);
+	const rate = campaign.state === 'running' ? await currentRate(context, campaign) : 0;
+	const open = campaign.counts.pending + campaign.counts.claimed;
+	return {
+		id,
+		state: campaign.state,
+		counts: campaign.counts,
+		rate,
+		eta_seconds: open === 0 ? 0 : rate > 0 ? Math.ceil(open / rate) : null,
+		last_error: campaign.lastError ?? null,
+	};
+}
+
+export async function listCampaigns(context: RunnerContext, limit = 100): Promise<CampaignStatus[]> {
+	const ids = await context.redis.zrevrange(context.keys.campaigns, 0, limit - 1);
+	return Promise.all(ids.map((id) => campaignStatus(context, id)));
+}

@@ -1,0 +1,266 @@
+/**
+ * convo-runner: the command line, a thin client of core.ts. Every command takes --json: then
+ * stdout holds exactly one JSON document (logs go to stderr), exit 0 on success (including
+ * "nothing to do"), 1 on an error, which is also the JSON document: { "error": "..." }.
+ */
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+
+import { Command, Option } from 'commander';
+
+import { ConfigError, loadConfig, type RunnerConfig } from '../config';
+import { UserError, type RunnerContext } from '../context';
+import * as core from '../core';
+import { createLogger, type Logger } from '../log';
+import { startPrivateRedis } from '../redis';
+import { closeContext, openContext, runProcess } from '../runtime';
+import { follow } from './follow';
+
+interface Io {
+	json: boolean;
+}
+
+function print(io: Io, value: unknown, human: () => string): void {
+	process.stdout.write(io.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+}
+
+/** Runs one command against the runner's Redis, with one way of reporting errors. */
+async function withContext<T>(io: Io, options: { withService?: boolean }, work: (context: RunnerContext, config: RunnerConfig, log: Logger) => Promise<T>): Promise<void> {
+	let context: RunnerContext | undefined;
+	try {
+		const config = loadConfig();
+		const log = createLogger(config.LOG_LEVEL);
+		context = await openContext(config, log, { withService: options.withService ?? false });
+		await work(context, config, log);
+	} catch (error) {
+		fail(io, error);
+	} finally {
+		if (context) await closeContext(context);
+	}
+}
+
+function fail(io: Io, error: unknown): void {
+	const known = error instanceof UserError || error instanceof ConfigError;
+	const message = known ? (error as Error).message : `unexpected error: ${(error as Error).stack ?? String(error)}`;
+	if (io.json) process.stdout.write(`${JSON.stringify({ error: (error as Error).message })}\n`);
+	process.stderr.write(`convo-runner: ${message}\n`);
+	process.exitCode = 1;
+}
+
+/** `start` and `worker`: process jobs until SIGTERM or SIGINT. */
+async function serve(role: 'start' | 'worker'): Promise<void> {
+	const io = { json: false };
+	let stopRedis: (() => Promise<void>) | undefined;
+	try {
+		if (role === 'start' && !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
+			const redis = await startPrivateRedis();
+			process.env.REDIS_URL = redis.url;
+			stopRedis = redis.stop;
+			process.stderr.write(`convo-runner: REDIS_URL is not set; started a private redis-server at ${redis.url} (it ends with this process)\n`);
+		}
+		const config = loadConfig();
+		const log = createLogger(config.LOG_LEVEL);
+		const context = await openContext(config, log, { withService: true });
+		const running = await runProcess(context);
+		let stopping = false;
+		const stop = async (signal: string) => {
+			if (stopping) return;
+			stopping = true;
+			log.info({ signal }, 'signal received');
+			await running.stop();
+			await closeContext(context);
+			await stopRedis?.();
+			process.exit(0);
+		};
+		process.on('SIGTERM', () => void stop('SIGTERM'));
+		process.on('SIGINT', () => void stop('SIGINT'));
+	} catch (error) {
+		fail(io, error);
+		await stopRedis?.();
+		process.exit(1);
+	}
+}
+
+function describeCounts(status: core.CreateAnswer | Awaited<ReturnType<typeof core.campaignStatus>>): string {
+	if ('counts' in status) {
+		const c = status.counts;
+		return `${status.id}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, cancelled ${c.cancelled}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
+	}
+	return JSON.stringify(status);
+}
+
+export function buildProgram(): Command {
+	const program = new Command('convo-runner').description('Template campaigns for Convo on BullMQ: never twice, never lost, one rate per number').showHelpAfterError();
+	const json = () => new Option('--json', 'print one JSON document on stdout');
+
+	program.command('start').description('process jobs (sends, feeder, schedules); starts a private redis-server when REDIS_URL is unset').action(() => serve('start'));
+	program.command('worker').description('process jobs against REDIS_URL; run more of these on more machines to scale out').action(() => serve('worker'));
+
+	const campaign = program.command('campaign').description('create, follow, control and report template campaigns');
+
+	campaign
+		.command('create')
+		.description('store a campaign and print its id; the runner processes send it')
+		.requiredOption('--template <id>', 'template id (UUID)')
+		.requiredOption('--from <number>', 'sending business number, with country code')
+		.option('--agent <id>', 'agent to assign to each conversation (UUID)')
+		.requiredOption('--recipients <file-or-url>', 'CSV, JSON array or NDJSON with a phone column; other columns are template variables')
+		.addOption(new Option('--format <format>', 'format of the recipients (default: from the name)').choices(['csv', 'json', 'ndjson']))
+		.option('--rate <n>', 'sends per second for this number', (value) => Number(value))
+		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
+		.option('--cron <expr>', 'repeat on this cron pattern; each run re-reads the recipients')
+		.option('--tz <zone>', 'time zone of --cron (IANA name, default UTC)')
+		.option('--wait', 'follow the campaign until it settles')
+		.addOption(json())
+		.action(async (options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const answer = await core.createCampaign(context, {
+					templateId: options.template,
+					from: options.from,
+					agentId: options.agent,
+					source: options.recipients,
+					format: options.format,
+					rate: options.rate,
+					at: options.at,
+					cron: options.cron,
+					tz: options.tz,
+				});
+				if (answer.kind === 'schedule') {
+					print(io, answer, () => `schedule ${answer.schedule.id}: ${answer.schedule.cron} (${answer.schedule.tz}); each run is a campaign of its own (campaign list)`);
+					return;
+				}
+				const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && answer.state === 'running');
+				if (!shouldFollow) {
+					print(io, answer, () => [`campaign ${answer.id}: ${answer.state}, ${answer.accepted} recipients, ${answer.rejected} rejected`, ...answer.rejections.map((r) => `  line ${r.line}: ${r.reason}`)].join('\n'));
+					return;
+				}
+				process.stderr.write(`campaign ${answer.id}: ${answer.accepted} recipients, ${answer.rejected} rejected\n`);
+				const final = await follow(context, answer.id);
+				print(io, { ...answer, status: final }, () => describeCounts(final));
+			});
+		});
+
+	campaign
+		.command('status <id>')
+		.description('state, counts per outcome, current rate and ETA')
+		.option('--wait', 'follow until it settles')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);
+				print(io, status, () => describeCounts(status));
+			});
+		});
+
+	campaign
+		.command('list')
+		.description('campaigns, newest first, and cron schedules')
+		.addOption(json())
+		.action(async (options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const campaigns = await core.listCampaigns(context);
+				const schedules = await core.listSchedules(context);
+				print(io, { campaigns, schedules }, () =>
+					[...schedules.map((s) => `schedule ${s.id}: ${s.cron} (${s.tz}) from ${s.source}`), ...campaigns.map(describeCounts)].join('\n') || 'no campaigns',
+				);
+			});
+		});
+
+	for (const [name, act, description] of [
+		['pause', core.pauseCampaign, 'stop new sends of this campaign on every process within a second'],
+		['resume', core.resumeCampaign, 'continue a paused campaign'],
+	] as const) {
+		campaign
+			.command(`${name} <id>`)
+			.description(description)
+			.addOption(json())
+			.action(async (id: string, options) => {
+				const io = { json: Boolean(options.json) };
+				await withContext(io, {}, async (context) => {
+					const state = await act(context, id);
+					print(io, { id, state }, () => `${id}: ${state}`);
+				});
+			});
+	}
+
+	campaign
+		.command('cancel <id>')
+		.description('cancel a campaign (pending recipients become cancelled), or stop a cron schedule')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const result = await core.cancel(context, id);
+				print(io, result, () => `${id}: cancelled`);
+			});
+		});
+
+	campaign
+		.command('rate <id> <per-second>')
+		.description("change the campaign's sends per second while it runs")
+		.addOption(json())
+		.action(async (id: string, perSecond: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const rate = await core.setCampaignRate(context, id, Number(perSecond));
+				print(io, { id, rate }, () => `${id}: ${rate} sends/s`);
+			});
+		});
+
+	campaign
+		.command('reconcile <id>')
+		.description("resolve unknown recipients from the service's own records (sent or not_sent)")
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, { withService: true }, async (context) => {
+				const result = await core.reconcileCampaign(context, id);
+				print(io, { id, ...result }, () => `${id}: checked ${result.checked}; sent ${result.sent}, not sent ${result.not_sent}, still unknown ${result.still_unknown}`);
+			});
+		});
+
+	campaign
+		.command('retry <id>')
+		.description('send again the recipients proven not sent')
+		.requiredOption('--not-sent', 'retry the not_sent recipients (the only kind that may be sent again)')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const result = await core.retryNotSent(context, id);
+				print(io, { id, ...result }, () => `${id}: ${result.requeued} recipients sent again; ${result.state}`);
+			});
+		});
+
+	campaign
+		.command('report <id>')
+		.description('one row per recipient: line, phone, outcome, message_id, error, attempts, times')
+		.addOption(new Option('--format <format>', 'json (default with --json) or csv').choices(['json', 'csv']))
+		.option('--output <file>', 'write the report to a file instead of stdout')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			const format: 'json' | 'csv' = options.format ?? (io.json ? 'json' : 'csv');
+			await withContext(io, {}, async (context) => {
+				const out = options.output ? createWriteStream(options.output) : process.stdout;
+				for await (const chunk of core.reportText(context, id, format)) {
+					if (!out.write(chunk)) await once(out, 'drain');
+				}
+				if (options.output) {
+					out.end();
+					await once(out, 'finish');
+				}
+			});
+		});
+
+	return program;
+}
+
+if (require.main === module) {
+	buildProgram()
+		.parseAsync(process.argv)
+		.catch((error) => fail({ json: process.argv.includes('--json') }, error));
+}

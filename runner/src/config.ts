@@ -1,0 +1,56 @@
+/**
+ * The runner's environment, parsed once with zod: the only place that reads process.env. A missing
+ * or wrong value stops the process with a message naming the variable.
+ */
+import { z } from 'zod/v4';
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const durationMs = z
+	.string()
+	.regex(/^\d+(ms|s|m|h)?$/, { error: 'must be a duration like 3600s, 60m, 1h or 500ms' })
+	.transform((text) => {
+		const [, amount, unit = 's'] = /^(\d+)(ms|s|m|h)?$/.exec(text) as RegExpExecArray;
+		return Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+	});
+
+const schema = z.object({
+	REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+	/** Comma-separated host:port seeds of a Redis Cluster (instead of REDIS_URL). */
+	REDIS_CLUSTER_NODES: z
+		.string()
+		.regex(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, { error: 'must be host:port pairs separated by commas' })
+		.optional(),
+	/** Key prefix of every key the runner writes; a {hash tag} keeps them in one Cluster slot. */
+	RUNNER_PREFIX: z.string().regex(/^\{[\w.-]+\}$/, { error: 'must be a hash tag like {convo}' }).default('{convo}'),
+	/** Needed by processes that talk to the service (start, worker, reconcile); checked there. */
+	CONVO_EXTERNAL_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the external API (ending /api/external/v2)' }).optional(),
+	CONVO_API_KEY: z.string().min(1, { error: 'must not be empty: the API key of the external API' }).optional(),
+	/** Sends in flight per process. */
+	RUNNER_CONCURRENCY: positiveInt(10),
+	/** Sends per second per business number when a campaign does not say. */
+	RUNNER_DEFAULT_RATE: positiveInt(60),
+	/** A scheduled run that falls due later than this after its time is skipped and reported. */
+	RUNNER_MAX_LATENESS: durationMs.default(3_600_000),
+	/** Hard total deadline of one call to the service. */
+	RUNNER_HTTP_DEADLINE: durationMs.default(10_000),
+	/** How long SIGTERM waits for in-flight sends. */
+	RUNNER_SHUTDOWN_DEADLINE: durationMs.default(20_000),
+	/** Consecutive failed recipients after which a campaign pauses itself. */
+	RUNNER_PAUSE_AFTER_FAILURES: positiveInt(50),
+	/** Attempts for a recipient whose send provably did not reach the service (5xx, refused connection). */
+	RUNNER_SEND_ATTEMPTS: positiveInt(5),
+	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type RunnerConfig = z.output<typeof schema>;
+
+export class ConfigError extends Error {}
+
+/** Reads the environment once; every problem is listed, each naming its variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
+	const result = schema.safeParse(env);
+	if (result.success) return result.data;
+	const lines = result.error.issues.map((issue) => `${String(issue.path[0])} ${issue.message}`);
+	throw new ConfigError(`The runner's environment is not valid:\n  ${lines.join('\n  ')}`);
+}

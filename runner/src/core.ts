@@ -1,0 +1,55 @@
+/**
+ * The runner's core library: what every client (the CLI now; the HTTP API, the console and the
+ * Convo node's Campaign resource later) calls to create, control and report campaigns. No rule is
+ * written in a client.
+ */
+import { UserError, type RunnerContext } from './context';
+import { snapshotCampaign, type Snapshot } from './campaigns/create';
+import { campaignSettings, settingsError, type CampaignSettings } from './campaigns/schema';
+import { createSchedule, findSchedule, listSchedules, removeSchedule, type ScheduleRecord } from './campaigns/schedule';
+import { campaignStatus, findCampaign, listCampaigns, newCampaignId } from './campaigns/store';
+import { cancelCampaign, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
+
+export { campaignStatus, listCampaigns, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
+export { reconcileCampaign } from './campaigns/reconcile';
+export { reportRows, reportText } from './campaigns/report';
+
+export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: ScheduleRecord };
+
+export async function createCampaign(context: RunnerContext, input: CampaignSettings): Promise<CreateAnswer> {
+	const parsed = campaignSettings.safeParse(input);
+	if (!parsed.success) throw new UserError(settingsError(parsed.error));
+	const settings = parsed.data;
+	if (settings.cron && settings.at) throw new UserError('--at and --cron exclude each other: --at runs once, --cron repeats');
+	if (settings.tz && !settings.cron) throw new UserError('--tz goes with --cron');
+	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
+	const common = { templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format };
+
+	if (settings.cron) {
+		const schedule = await createSchedule(context, { ...common, cron: settings.cron, tz: settings.tz ?? 'UTC' });
+		context.log.info({ schedule: schedule.id, cron: schedule.cron, tz: schedule.tz }, 'campaign schedule created');
+		return { kind: 'schedule', schedule };
+	}
+
+	const id = newCampaignId();
+	const startAt = settings.at ? Date.parse(settings.at) : undefined;
+	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt });
+	if (startAt && snapshot.state === 'scheduled') {
+		await context.queues.control.add('start', { campaign: id, dueAt: startAt }, { jobId: `start-${id}`, delay: Math.max(0, startAt - Date.now()), removeOnComplete: true, removeOnFail: 50 });
+	}
+	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'campaign created');
+	return { kind: 'campaign', ...snapshot };
+}
+
+/** Cancel a campaign, or stop a cron schedule (its past runs stay). */
+export async function cancel(context: RunnerContext, id: string) {
+	if (await findSchedule(context, id)) {
+		await removeSchedule(context, id);
+		return { id, state: 'cancelled' as const, schedule: true, cancelled: 0 };
+	}
+	return { id, ...(await cancelCampaign(context, id)) };
+}
+
+export async function campaignExists(context: RunnerContext, id: string): Promise<boolean> {
+	return (await findCampaign(context, id)) !== undefined;
+}

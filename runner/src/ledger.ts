@@ -1,0 +1,275 @@
+/**
+ * The per-recipient ledger: the reason the runner never sends twice. The service has no
+ * idempotency key and BullMQ delivers a job at least once, so every send is claimed in Redis,
+ * atomically, BEFORE the HTTP call, and settled after it:
+ *
+ *   pending -> claimed -> sent | failed | unknown          (one attempt)
+ *   claimed -> pending                                     (provably not sent: 5xx, 429, refused)
+ *   claimed, found again by a later attempt -> unknown     (a crash or stall; never resent blindly)
+ *   pending -> cancelled | not_sent ; not_sent -> pending  (operator acts)
+ *   unknown -> sent | not_sent                             (reconcile, from the service's records)
+ *
+ * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
+ * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash
+ * keeps one counter per state (n_p, n_c, ...), moved in the same script as the record, so counts
+ * are exact without a scan; the same scripts complete or auto-pause the campaign.
+ */
+import type { RedisConnection } from './redis';
+import type { Keys } from './keys';
+
+export const OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+export const FINAL_OUTCOMES: readonly Outcome[] = ['sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'];
+
+const LETTER: Record<Outcome, string> = {
+	pending: 'p',
+	claimed: 'c',
+	sent: 's',
+	failed: 'f',
+	rejected: 'r',
+	cancelled: 'x',
+	unknown: 'u',
+	not_sent: 'n',
+};
+const BY_LETTER = Object.fromEntries(Object.entries(LETTER).map(([outcome, letter]) => [letter, outcome])) as Record<string, Outcome>;
+
+export const counterField = (outcome: Outcome) => `n_${LETTER[outcome]}`;
+
+export interface LedgerRecord {
+	outcome: Outcome;
+	attempts: number;
+	firstAttemptAt?: number;
+	lastAttemptAt?: number;
+	/** Claim token (claimed, unknown) or message id (sent). */
+	ref: string;
+	error: string;
+}
+
+export function encodeRecord(record: LedgerRecord): string {
+	return [LETTER[record.outcome], record.attempts, record.firstAttemptAt ?? '', record.lastAttemptAt ?? '', record.ref, record.error.replace(/\s+/g, ' ')].join('|');
+}
+
+export function decodeRecord(text: string): LedgerRecord {
+	const [letter, attempts, first, last, ref, ...error] = text.split('|');
+	return {
+		outcome: BY_LETTER[letter],
+		attempts: Number(attempts) || 0,
+		firstAttemptAt: first ? Number(first) : undefined,
+		lastAttemptAt: last ? Number(last) : undefined,
+		ref: ref ?? '',
+		error: error.join('|'),
+	};
+}
+
+export const PENDING_RECORD = encodeRecord({ outcome: 'pending', attempts: 0, ref: '', error: '' });
+
+// Shared Lua: parse a record, write one, move a counter, finish the campaign when nothing is open.
+const LUA_HELPERS = `
+local function parse(rec)
+  local s, a, f, l, ref, err = string.match(rec, '^(%a)|(%d*)|(%d*)|(%d*)|([^|]*)|(.*)$')
+  return { s = s, a = tonumber(a) or 0, f = f, l = l, ref = ref, err = err }
+end
+local function write(ledger, idx, r)
+  redis.call('HSET', ledger, idx, r.s .. '|' .. r.a .. '|' .. r.f .. '|' .. r.l .. '|' .. r.ref .. '|' .. r.err)
+end
+local function move(meta, from, to)
+  if from == to then return end
+  redis.call('HINCRBY', meta, 'n_' .. from, -1)
+  redis.call('HINCRBY', meta, 'n_' .. to, 1)
+end
+local function finishIfDone(meta, running, id, now)
+  if redis.call('HGET', meta, 'state') ~= 'running' then return end
+  local open = (tonumber(redis.call('HGET', meta, 'n_p')) or 0) + (tonumber(redis.call('HGET', meta, 'n_c')) or 0)
+  if open == 0 then
+    redis.call('HSET', meta, 'state', 'completed', 'finished_at', now)
+    redis.call('SREM', running, id)
+  end
+end
+`;
+
+/**
+ * KEYS: meta, ledger, running. ARGV: index, token, now, campaign id.
+ * Returns 'claimed', 'inactive' (campaign not running: leave pending), 'final', 'missing', or
+ * 'unknown' (a claim left by an attempt that never settled: it may have sent, so never resend).
+ */
+const CLAIM = `${LUA_HELPERS}
+local meta, ledger, running = KEYS[1], KEYS[2], KEYS[3]
+local idx, token, now, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local rec = redis.call('HGET', ledger, idx)
+if not rec then return 'missing' end
+local r = parse(rec)
+if r.s == 'c' then
+  if r.ref == token then return 'claimed' end
+  r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
+  write(ledger, idx, r); move(meta, 'c', 'u')
+  finishIfDone(meta, running, id, now)
+  return 'unknown'
+end
+if r.s ~= 'p' then return 'final' end
+if redis.call('HGET', meta, 'state') ~= 'running' then return 'inactive' end
+r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
+write(ledger, idx, r); move(meta, 'p', 'c')
+return 'claimed'
+`;
+
+/**
+ * KEYS: meta, ledger, running, ticks. ARGV: index, token, outcome letter, now, ref, error,
+ * pauseAfter, campaign id. Settles a claim this attempt holds. An attempt that finds its claim
+ * turned 'unknown' by a sweep may still prove it 'sent' (it holds the token); nothing else may.
+ * Returns 'ok' or 'lost'.
+ */
+const SETTLE = `${LUA_HELPERS}
+local meta, ledger, running, ticks = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local idx, token, to, now, ref, err, pauseAfter, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8]
+local rec = redis.call('HGET', ledger, idx)
+if not rec then return 'lost' end
+local r = parse(rec)
+if r.ref ~= token or not (r.s == 'c' or (r.s == 'u' and to == 's')) then return 'lost' end
+local from = r.s
+r.s = to; r.l = now; r.err = err
+if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
+write(ledger, idx, r); move(meta, from, to)
+redis.call('HSET', meta, 'last_progress_at', now)
+if to == 's' then
+  local second = math.floor(tonumber(now) / 1000)
+  redis.call('HINCRBY', ticks, second, 1); redis.call('HDEL', ticks, second - 60); redis.call('EXPIRE', ticks, 120)
+end
+if to == 'f' then
+  local streak = redis.call('HINCRBY', meta, 'failure_streak', 1)
+  local state = redis.call('HGET', meta, 'state')
+  -- A stopped campaign keeps the reason it stopped; sends that were in flight do not overwrite it.
+  if state == 'running' then redis.call('HSET', meta, 'last_error', err) end
+  if streak >= pauseAfter and state == 'running' then
+    redis.call('HSET', meta, 'state', 'paused', 'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
+    redis.call('SREM', running, id)
+  end
+elseif to == 's' then
+  redis.call('HSET', meta, 'failure_streak', 0)
+end
+finishIfDone(meta, running, id, now)
+return 'ok'
+`;
+
+/**
+ * KEYS: meta, ledger, running. ARGV: from letter, to letter, now, error, campaign id, then indexes.
+ * Moves each listed record that is in state `from`. Returns how many moved.
+ */
+const MOVE_MANY = `${LUA_HELPERS}
+local meta, ledger, running = KEYS[1], KEYS[2], KEYS[3]
+local from, to, now, err, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local moved = 0
+for i = 6, #ARGV do
+  local rec = redis.call('HGET', ledger, ARGV[i])
+  if rec then
+    local r = parse(rec)
+    if r.s == from then
+      r.s = to
+      if err ~= '' then r.err = err end
+      if to == 'p' then r.ref = '' end
+      write(ledger, ARGV[i], r); move(meta, from, to); moved = moved + 1
+    end
+  end
+end
+finishIfDone(meta, running, id, now)
+return moved
+`;
+
+/**
+ * KEYS: meta, ledger, running. ARGV: index, to letter ('s' or 'n'), message id, error, now, id.
+ * Resolves one unknown recipient from the service's records (reconcile).
+ */
+const RESOLVE_UNKNOWN = `${LUA_HELPERS}
+local meta, ledger, running = KEYS[1], KEYS[2], KEYS[3]
+local idx, to, ref, err, now, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local rec = redis.call('HGET', ledger, idx)
+if not rec then return 0 end
+local r = parse(rec)
+if r.s ~= 'u' then return 0 end
+r.s = to; r.err = err; if to == 's' then r.ref = ref end
+write(ledger, idx, r); move(meta, 'u', to)
+finishIfDone(meta, running, id, now)
+return 1
+`;
+
+/**
+ * KEYS: meta, ledger, running. ARGV: older-than timestamp, now, campaign id, then indexes.
+ * Claims last touched before the timestamp belong to attempts that are gone: unknown.
+ */
+const EXPIRE_CLAIMS = `${LUA_HELPERS}
+local meta, ledger, running = KEYS[1], KEYS[2], KEYS[3]
+local before, now, id = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local moved = 0
+for i = 4, #ARGV do
+  local rec = redis.call('HGET', ledger, ARGV[i])
+  if rec then
+    local r = parse(rec)
+    if r.s == 'c' and (tonumber(r.l) or 0) < before then
+      r.s = 'u'; r.err = 'the attempt that claimed this send stopped answering before it settled (crash or stall)'
+      write(ledger, ARGV[i], r); move(meta, 'c', 'u'); moved = moved + 1
+    end
+  end
+end
+finishIfDone(meta, running, id, now)
+return moved
+`;
+
+type Reply = string | number;
+
+export class Ledger {
+	constructor(
+		private readonly redis: RedisConnection,
+		private readonly keys: Keys,
+	) {
+		const define = (name: string, lua: string, numberOfKeys: number) => {
+			if (!(name in this.redis)) this.redis.defineCommand(name, { lua, numberOfKeys });
+		};
+		define('convoClaim', CLAIM, 3);
+		define('convoSettle', SETTLE, 4);
+		define('convoMoveMany', MOVE_MANY, 3);
+		define('convoResolveUnknown', RESOLVE_UNKNOWN, 3);
+		define('convoExpireClaims', EXPIRE_CLAIMS, 3);
+	}
+
+	private call(name: string, keys: string[], args: Array<string | number>): Promise<Reply> {
+		return (this.redis as unknown as Record<string, (...a: Array<string | number>) => Promise<Reply>>)[name](...keys, ...args);
+	}
+
+	private base(id: string): string[] {
+		return [this.keys.campaign(id), this.keys.ledger(id), this.keys.running];
+	}
+
+	claim(id: string, index: number, token: string): Promise<'claimed' | 'inactive' | 'final' | 'missing' | 'unknown'> {
+		return this.call('convoClaim', this.base(id), [index, token, Date.now(), id]) as Promise<'claimed'>;
+	}
+
+	settle(id: string, index: number, token: string, to: 'sent' | 'failed' | 'unknown' | 'not_sent' | 'pending', ref: string, error: string, pauseAfter: number): Promise<'ok' | 'lost'> {
+		return this.call('convoSettle', [...this.base(id), this.keys.ticks(id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id]) as Promise<'ok'>;
+	}
+
+	async moveMany(id: string, from: Outcome, to: Outcome, indexes: number[], error = ''): Promise<number> {
+		if (indexes.length === 0) return 0;
+		return Number(await this.call('convoMoveMany', this.base(id), [LETTER[from], LETTER[to], Date.now(), error, id, ...indexes]));
+	}
+
+	/** Completes a running campaign that has nothing open (e.g. after a resume that found nothing to send). */
+	async finishIfDone(id: string): Promise<void> {
+		await this.call('convoMoveMany', this.base(id), ['-', '-', Date.now(), '', id]);
+	}
+
+	async resolveUnknown(id: string, index: number, to: 'sent' | 'not_sent', messageId: string, reason: string): Promise<boolean> {
+		return Number(await this.call('convoResolveUnknown', this.base(id), [index, LETTER[to], messageId, reason, Date.now(), id])) === 1;
+	}
+
+	async expireClaims(id: string, before: number, indexes: number[]): Promise<number> {
+		if (indexes.length === 0) return 0;
+		return Number(await this.call('convoExpireClaims', this.base(id), [before, Date.now(), id, ...indexes]));
+	}
+
+	/** Records of a range of indexes, in order (undefined past the end). */
+	async read(id: string, from: number, count: number): Promise<Array<LedgerRecord | undefined>> {
+		if (count <= 0) return [];
+		const fields = Array.from({ length: count }, (_, i) => String(from + i));
+		const values = await this.redis.hmget(this.keys.ledger(id), ...fields);
+		return values.map((value) => (value === null ? undefined : decodeRecord(value)));
+	}
+}

@@ -1,0 +1,150 @@
+/**
+ * Every queue, worker and scheduler of the runner, set up here in one screen, as BullMQ's guides do:
+ *
+ *   control            one queue: the feeder tick (a job scheduler, every second), one-off campaign
+ *                      starts (`--at`, a delayed job) and cron runs (a job scheduler per schedule)
+ *   send-<number>      one queue per sending business number, with a GLOBAL rate limit in Redis:
+ *                      the channel's ceiling is per number, so every process sending from that
+ *                      number shares it, and numbers do not slow each other
+ *
+ * Every process (`start` or `worker`) works both, so whatever a killed process was doing is
+ * taken up by any process still running. Job ids and the ledger make repeats harmless.
+ */
+import { Queue, Worker, type ConnectionOptions, type Job, type JobsOptions, type Processor } from 'bullmq';
+
+import type { RunnerConfig } from './config';
+import type { Logger } from './log';
+import type { RedisConnection } from './redis';
+import type { Keys } from './keys';
+
+export const CONTROL_QUEUE = 'control';
+export const FEEDER_SCHEDULER_ID = 'feeder';
+export const FEED_EVERY_MS = 1000;
+export const sendQueueName = (from: string) => `send-${from}`;
+
+/** Send jobs: the ledger is the record of what happened, so BullMQ keeps no finished job (a kept one would block its id). */
+export function sendJobOptions(config: RunnerConfig): JobsOptions {
+	return {
+		attempts: config.RUNNER_SEND_ATTEMPTS,
+		backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+		removeOnComplete: true,
+		removeOnFail: true,
+	};
+}
+
+/**
+ * A rate as BullMQ's limiter wants it, in slices of about 50 ms: 60/s is 3 per 50 ms, so the sends
+ * spread across the second instead of bursting at its start, and a slice delayed on its way (a
+ * busy event loop) bunches with the next by a few sends, not by a tenth of the rate.
+ */
+export function limiterFor(ratePerSecond: number): { max: number; duration: number } {
+	const max = Math.max(1, Math.floor(ratePerSecond / 20));
+	return { max, duration: Math.round((1000 * max) / ratePerSecond) };
+}
+
+export class Queues {
+	readonly control: Queue;
+	private readonly sends = new Map<string, Queue>();
+	private readonly appliedRates = new Map<string, number>();
+
+	constructor(
+		private readonly connection: RedisConnection,
+		readonly keys: Keys,
+	) {
+		this.control = new Queue(CONTROL_QUEUE, { connection: connection as ConnectionOptions, prefix: keys.prefix });
+	}
+
+	send(from: string): Queue {
+		let queue = this.sends.get(from);
+		if (!queue) {
+			queue = new Queue(sendQueueName(from), { connection: this.connection as ConnectionOptions, prefix: this.keys.prefix });
+			this.sends.set(from, queue);
+		}
+		return queue;
+	}
+
+	/** Sets the number's shared limit (stored in Redis, read by every worker of that queue). */
+	async applyRate(from: string, ratePerSecond: number): Promise<void> {
+		if (this.appliedRates.get(from) === ratePerSecond) return;
+		const { max, duration } = limiterFor(ratePerSecond);
+		await this.send(from).setGlobalRateLimit(max, duration);
+		this.appliedRates.set(from, ratePerSecond);
+	}
+
+	/** The feeder tick: one scheduler in Redis however many processes upsert it. */
+	async ensureFeeder(): Promise<void> {
+		await this.control.upsertJobScheduler(FEEDER_SCHEDULER_ID, { every: FEED_EVERY_MS }, { name: 'feed', opts: { removeOnComplete: true, removeOnFail: 50 } });
+	}
+
+	async close(): Promise<void> {
+		await Promise.all([this.control.close(), ...[...this.sends.values()].map((queue) => queue.close())]);
+	}
+}
+
+export interface Processors {
+	control: Processor;
+	send: Processor;
+}
+
+/**
+ * The workers of one process: the control worker, and a send worker for every number that has a
+ * queue (new numbers are picked up within a second of their first campaign).
+ */
+export class Workers {
+	private readonly workers = new Map<string, Worker>();
+	private timer?: NodeJS.Timeout;
+	private closing = false;
+
+	constructor(
+		private readonly connection: RedisConnection,
+		private readonly keys: Keys,
+		private readonly config: RunnerConfig,
+		private readonly processors: Processors,
+		private readonly log: Logger,
+	) {}
+
+	async start(): Promise<void> {
+		this.add(CONTROL_QUEUE, this.processors.control, 1);
+		await this.discover();
+		this.timer = setInterval(() => void this.discover().catch((error) => this.log.warn({ err: error }, 'could not list sending numbers')), 1000);
+	}
+
+	private add(name: string, processor: Processor, concurrency: number): void {
+		const worker = new Worker(name, processor, {
+			connection: this.connection as ConnectionOptions,
+			prefix: this.keys.prefix,
+			concurrency,
+			// A stalled send is re-run once, and the ledger turns its claim into `unknown` instead of sending.
+			maxStalledCount: 1,
+			lockDuration: 30_000,
+		});
+		worker.on('error', (error) => this.log.warn({ queue: name, err: error.message }, 'worker error'));
+		worker.on('failed', (job: Job | undefined, error: Error) => {
+			if (name === CONTROL_QUEUE) this.log.warn({ job: job?.name, err: error.message }, 'control job failed');
+		});
+		this.workers.set(name, worker);
+	}
+
+	private async discover(): Promise<void> {
+		if (this.closing) return;
+		for (const from of await this.connection.smembers(this.keys.numbers)) {
+			const name = sendQueueName(from);
+			if (!this.workers.has(name)) this.add(name, this.processors.send, this.config.RUNNER_CONCURRENCY);
+		}
+	}
+
+	/** Stops fetching, lets active jobs finish within `deadlineMs`, then forces the rest closed. */
+	async close(deadlineMs: number): Promise<boolean> {
+		this.closing = true;
+		if (this.timer) clearInterval(this.timer);
+		const all = [...this.workers.values()];
+		let timer: NodeJS.Timeout | undefined;
+		const timedOut = await Promise.race([
+			Promise.all(all.map((worker) => worker.close())).then(() => false),
+			new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), deadlineMs))),
+		]);
+		clearTimeout(timer);
+		if (timedOut) await Promise.all(all.map((worker) => worker.close(true)));
+		return !timedOut;
+	}
+}

@@ -1,0 +1,78 @@
+/**
+ * A runner process: connect, check Redis, set up queues and workers (queues.ts), process until
+ * told to stop. SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
+ * mark any still unsettled `unknown` (never left `claimed`), exit.
+ */
+import type { Job } from 'bullmq';
+
+import type { RunnerConfig } from './config';
+import type { RunnerContext } from './context';
+import { feedOnce } from './campaigns/feeder';
+import { runSchedule } from './campaigns/schedule';
+import { createSendProcessor, type InFlight } from './campaigns/send';
+import { startScheduledCampaign } from './campaigns/control';
+import { keysFor } from './keys';
+import { Ledger } from './ledger';
+import type { Logger } from './log';
+import { Queues, Workers } from './queues';
+import { checkRedis, connect, type RedisConnection } from './redis';
+import { ConvoService } from './service';
+import { ConfigError } from './config';
+
+export function requireService(config: RunnerConfig): { externalUrl: string; apiKey: string } {
+	const missing = (['CONVO_EXTERNAL_URL', 'CONVO_API_KEY'] as const).filter((name) => !config[name]);
+	if (missing.length > 0) throw new ConfigError(`${missing.join(' and ')} must be set: the runner sends through the external API with its key`);
+	return { externalUrl: config.CONVO_EXTERNAL_URL as string, apiKey: config.CONVO_API_KEY as string };
+}
+
+export function redisTarget(config: RunnerConfig): { url?: string; clusterNodes?: string } {
+	return { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES };
+}
+
+/** The context every command and process works with. `withService`: this process talks to the service. */
+export async function openContext(config: RunnerConfig, log: Logger, options: { withService: boolean }): Promise<RunnerContext> {
+	if (!config.REDIS_URL && !config.REDIS_CLUSTER_NODES) throw new ConfigError('REDIS_URL (or REDIS_CLUSTER_NODES) must be set to the Redis the runner uses');
+	const service = options.withService ? new ConvoService({ ...requireService(config), deadlineMs: config.RUNNER_HTTP_DEADLINE }) : undefined;
+	const redis: RedisConnection = connect(redisTarget(config));
+	const keys = keysFor(config.RUNNER_PREFIX);
+	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys), log, service };
+}
+
+export async function closeContext(context: RunnerContext): Promise<void> {
+	await context.queues.close();
+	await context.service?.close();
+	context.redis.disconnect();
+}
+
+export interface RunningRunner {
+	stop(): Promise<void>;
+}
+
+export async function runProcess(context: RunnerContext): Promise<RunningRunner> {
+	const { redis, keys, config, log, ledger } = context;
+	await checkRedis(redis, log);
+	const inFlight = new Map<string, InFlight>();
+	const shutdown = new AbortController();
+	const control = async (job: Job) => {
+		if (job.name === 'feed') return feedOnce(context);
+		if (job.name === 'start') return startScheduledCampaign(context, job.data.campaign, job.data.dueAt);
+		if (job.name === 'cron') return runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0));
+		log.warn({ job: job.name }, 'unknown control job');
+	};
+	const workers = new Workers(redis, keys, config, { control, send: createSendProcessor(context, inFlight, shutdown.signal) }, log);
+	await context.queues.ensureFeeder();
+	await workers.start();
+	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');
+
+	return {
+		stop: async () => {
+			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
+			const clean = await workers.close(config.RUNNER_SHUTDOWN_DEADLINE);
+			if (!clean) shutdown.abort();
+			for (const claim of inFlight.values()) {
+				await ledger.settle(claim.campaign, claim.index, claim.token, 'unknown', '', 'the runner stopped while this send was in flight', config.RUNNER_PAUSE_AFTER_FAILURES);
+			}
+			log.info({ clean }, 'runner stopped');
+		},
+	};
+}

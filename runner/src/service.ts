@@ -1,0 +1,139 @@
+/**
+ * The runner's one HTTP client of the service: requests are built and checked by the contract in
+ * nodes/shared, sent with keep-alive and a hard total deadline, and every answer is turned into an
+ * outcome by ONE table (`classify`): what is retried, held, failed, unknown or stops a campaign.
+ * The API key lives only in this object's closure: never in an error, a log line or Redis.
+ */
+import { Agent, request, errors as undiciErrors } from 'undici';
+
+import {
+	buildRequest,
+	connectionErrorDisposition,
+	errorDisposition,
+	getConversationResponse,
+	OPERATIONS,
+	requestUrl,
+	retryAfterMs,
+	sendTemplateResponse,
+	serviceErrorMessage,
+	type OperationInput,
+} from '../../nodes/shared';
+
+/** What became of one call. */
+export type CallOutcome =
+	| { kind: 'ok'; status: number; body: unknown }
+	/** 429: hold the sender number for this long, then try again; not a failure. */
+	| { kind: 'hold'; waitMs: number; reason: string }
+	/** The service provably did not act on it (5xx answer, connection refused): safe to try again. */
+	| { kind: 'retry'; reason: string }
+	/** Sent or not, nobody knows (timeout or reset after the request was written). */
+	| { kind: 'unknown'; reason: string }
+	/** The service refused this request; the same request fails the same way. */
+	| { kind: 'refused'; status: number; reason: string }
+	/** The credential or a campaign-wide resource was refused: stop the whole campaign. */
+	| { kind: 'stop'; status: number; reason: string };
+
+/** A 429 without a readable Retry-After holds the number this long; a very long one is capped. */
+const DEFAULT_HOLD_MS = 1000;
+const MAX_HOLD_MS = 300_000;
+
+/**
+ * The one table from an answer to an outcome, on the contract's retry policy (nodes/shared):
+ * `stopOn` lists the statuses that stop a whole campaign, with the reason.
+ */
+export function classify(status: number, body: unknown, headers: Record<string, string | string[] | undefined>, stopOn: Record<number, string>): CallOutcome {
+	if (status >= 200 && status < 300) return { kind: 'ok', status, body };
+	const said = serviceErrorMessage(body);
+	const disposition = errorDisposition(status);
+	if (disposition === 'rate_limited') {
+		const header = headers['retry-after'];
+		const asked = retryAfterMs(Array.isArray(header) ? header[0] : header);
+		return { kind: 'hold', waitMs: Math.min(Math.max(asked ?? DEFAULT_HOLD_MS, 100), MAX_HOLD_MS), reason: `429 rate limited${said ? `: ${said}` : ''}` };
+	}
+	if (disposition === 'retry') return { kind: 'retry', reason: `${status}${said ? `: ${said}` : ''}` };
+	if (stopOn[status]) return { kind: 'stop', status, reason: `${status}: ${stopOn[status]}${said ? ` (the service said: ${said})` : ''}` };
+	return { kind: 'refused', status, reason: `${status}: ${said ?? 'refused by the service'}` };
+}
+
+/** A failed connection: retried only when it proves no byte of the request left; otherwise unknown. */
+export function classifyNetworkError(error: unknown): CallOutcome {
+	const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+	if (connectionErrorDisposition(code) === 'retry') return { kind: 'retry', reason: `could not connect (${code})` };
+	if (error instanceof undiciErrors.RequestAbortedError || (error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError') {
+		return { kind: 'unknown', reason: 'no answer before the deadline; the service may have acted on it' };
+	}
+	return { kind: 'unknown', reason: `the connection failed after the request was sent (${code ?? (error as Error).message})` };
+}
+
+export interface ServiceOptions {
+	externalUrl: string;
+	apiKey: string;
+	deadlineMs: number;
+	connections?: number;
+}
+
+export class ConvoService {
+	private readonly agent: Agent;
+	readonly #apiKey: string;
+
+	constructor(private readonly options: ServiceOptions) {
+		this.#apiKey = options.apiKey;
+		this.agent = new Agent({ keepAliveTimeout: 4_000, connections: options.connections ?? 64, connect: { timeout: Math.min(options.deadlineMs, 5_000) } });
+	}
+
+	/** One call of a contract operation; throws ContractError (naming the field) before sending bad input. */
+	async call(key: 'sendTemplate' | 'getConversation', input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
+		const wire = buildRequest(OPERATIONS[key], input);
+		const url = requestUrl('external', this.options.externalUrl, wire);
+		const deadline = AbortSignal.timeout(this.options.deadlineMs);
+		try {
+			const response = await request(url, {
+				method: wire.method,
+				dispatcher: this.agent,
+				headers: { 'x-api-key': this.#apiKey, accept: 'application/json', ...(wire.body === undefined ? {} : { 'content-type': 'application/json' }) },
+				body: wire.body === undefined ? undefined : JSON.stringify(wire.body),
+				signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
+			});
+			const text = await response.body.text();
+			let body: unknown = text;
+			try {
+				body = text === '' ? undefined : JSON.parse(text);
+			} catch {
+				// not JSON: keep the text for the message
+			}
+			return classify(response.statusCode, body, response.headers, stopOn);
+		} catch (error) {
+			return classifyNetworkError(error);
+		}
+	}
+
+	/** B8. The message id, or what else happened. */
+	async sendTemplate(input: OperationInput, signal?: AbortSignal): Promise<CallOutcome & { messageId?: string }> {
+		const outcome = await this.call(
+			'sendTemplate',
+			input,
+			{
+				401: 'the API key was refused: check CONVO_API_KEY',
+				403: 'the template, the sending number or the agent belongs to another business',
+			},
+			signal,
+		);
+		if (outcome.kind !== 'ok') return outcome;
+		const parsed = sendTemplateResponse.safeParse(outcome.body);
+		if (!parsed.success) return { kind: 'unknown', reason: 'the service answered 2xx without a message id' };
+		return { ...outcome, messageId: parsed.data.message_id };
+	}
+
+	/** B7 by phone: the recipient's conversation with its latest messages. */
+	async conversationByPhone(phone: string): Promise<CallOutcome & { conversation?: ReturnType<typeof getConversationResponse.parse> }> {
+		const outcome = await this.call('getConversation', { query: { phone, message_limit: 200 } }, { 401: 'the API key was refused: check CONVO_API_KEY' });
+		if (outcome.kind !== 'ok') return outcome;
+		const parsed = getConversationResponse.safeParse(outcome.body);
+		if (!parsed.success) return { kind: 'unknown', reason: 'the conversation lookup answered in an unexpected shape' };
+		return { ...outcome, conversation: parsed.data };
+	}
+
+	async close(): Promise<void> {
+		await this.agent.close();
+	}
+}

@@ -1,0 +1,70 @@
+/**
+ * Guarantee 1 and 2 under a faulty service: 10% 500s, 5% 429s with Retry-After, 50 ms latency.
+ * Every recipient ends final; the sandbox's own log holds exactly one message per `sent`
+ * recipient, with the report's message id, and none for any other.
+ */
+import type { Redis } from 'ioredis';
+
+import { createCampaign, campaignStatus } from '../../runner/src/core';
+import { dumpKeys, positionalTemplate, report, sendsByPhone, setFault, startRunnerUnderTest, templateSends, useRedisServer, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
+
+jest.setTimeout(180_000);
+
+let redis: Awaited<ReturnType<typeof useRedisServer>>;
+let runner: RunnerUnderTest;
+
+beforeAll(async () => {
+	redis = await useRedisServer();
+	runner = await startRunnerUnderTest(redis.url, { RUNNER_CONCURRENCY: '20' });
+});
+afterAll(async () => {
+	await runner?.close();
+	await redis?.stop();
+});
+
+test('1,000 recipients through 500s, 429s and latency: one message per sent recipient, report equals the log', async () => {
+	const endpoint = 'POST /api/external/v2/send-template';
+	await setFault(runner.sandbox, { endpoint, latencyMs: 50, errorRate: 0.1, errorStatus: 500, rateLimit: { retryAfterSeconds: 1, rate: 0.05 } });
+	const { path, phones } = writeRecipientsCsv(1000, { seed: 1 });
+	const worker = runner.spawnWorker();
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source: path,
+		rate: 200,
+	});
+	if (created.kind !== 'campaign') throw new Error('expected a campaign');
+	expect(created.accepted).toBe(1000);
+
+	const status = await waitFor('the campaign to complete', async () => {
+		const current = await campaignStatus(runner.context, created.id);
+		return current.state === 'completed' ? current : undefined;
+	}, 150_000);
+	expect(status.counts.pending + status.counts.claimed).toBe(0);
+
+	const sends = await templateSends(runner.sandbox);
+	const byPhone = sendsByPhone(sends);
+	const rows = await report(runner.context, created.id);
+	expect(rows).toHaveLength(1000);
+	expect(rows.map((row) => row.phone)).toEqual(phones);
+	for (const row of rows) {
+		const received = byPhone.get(row.phone) ?? [];
+		if (row.outcome === 'sent') {
+			expect(received).toHaveLength(1);
+			expect(received[0].uuid).toBe(row.message_id);
+		} else {
+			expect({ phone: row.phone, outcome: row.outcome, received: received.length }).toEqual({ phone: row.phone, outcome: row.outcome, received: 0 });
+		}
+	}
+	// 500s are retried and almost always get through; the sandbox fails every 10th call, never one recipient five times.
+	expect(status.counts.sent).toBe(1000);
+	expect(sends).toHaveLength(1000);
+	expect(rows.filter((row) => row.attempts > 1).length).toBeGreaterThan(50);
+
+	// No secret in Redis or in the worker's logs.
+	const dump = await dumpKeys(runner.context.redis as Redis, runner.env.RUNNER_PREFIX as string);
+	expect(dump.length).toBeGreaterThan(10_000);
+	expect(dump).not.toContain(runner.business.apiKey);
+	expect(dump).not.toContain(runner.business.accessToken);
+	expect(worker.output()).not.toContain(runner.business.apiKey);
+});

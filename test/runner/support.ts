@@ -1,0 +1,218 @@
+/**
+ * What the runner tests share: a real redis-server (REDIS_URL when set, else one of the file's own
+ * on a free port), the sandbox over HTTP, runner processes spawned for real (so they can be
+ * SIGKILLed), an in-process context for the core library, and counting what the SANDBOX received:
+ * the guarantees are checked against the service's own log, never the runner's report.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { Redis } from 'ioredis';
+
+import { startSandbox, type RunningSandbox } from '../../sandbox/src';
+import { loadConfig } from '../../runner/src/config';
+import type { RunnerContext } from '../../runner/src/context';
+import { createLogger } from '../../runner/src/log';
+import { startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
+import { closeContext, openContext } from '../../runner/src/runtime';
+import { reportRows } from '../../runner/src/core';
+import type { ReportRow } from '../../runner/src/campaigns/report';
+
+export const RUNNER_BIN = join(__dirname, '..', '..', 'runner', 'bin', 'convo-runner.mjs');
+
+export type Business = RunningSandbox['fixture']['businesses'][number];
+
+/** A template with two positional variables and no buttons (fixture "order_update"). */
+export function positionalTemplate(business: Business) {
+	const template = business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0);
+	if (!template) throw new Error('fixture has no positional template');
+	return template;
+}
+
+export async function useRedisServer(extraArgs: string[] = []): Promise<{ url: string; stop(): Promise<void>; server?: PrivateRedis }> {
+	if (process.env.REDIS_URL && extraArgs.length === 0) return { url: process.env.REDIS_URL, stop: async () => undefined };
+	const server = await startPrivateRedis(extraArgs);
+	return { url: server.url, stop: server.stop, server };
+}
+
+let prefixes = 0;
+/** A key prefix of this test's own ({hash tag}), so tests never touch each other's keys. */
+export function uniquePrefix(): string {
+	return `{t${process.pid}x${Date.now().toString(36)}x${prefixes++}}`;
+}
+
+export interface RunnerUnderTest {
+	sandbox: RunningSandbox;
+	business: Business;
+	env: NodeJS.ProcessEnv;
+	context: RunnerContext;
+	processes: SpawnedRunner[];
+	spawnWorker(extra?: NodeJS.ProcessEnv, role?: 'worker' | 'start'): SpawnedRunner;
+	close(): Promise<void>;
+}
+
+export interface SpawnedRunner {
+	child: ChildProcess;
+	output(): string;
+	exited: Promise<number | null>;
+	kill(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+export function spawnRunner(args: string[], env: NodeJS.ProcessEnv): SpawnedRunner {
+	const child = spawn(process.execPath, [RUNNER_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+	let output = '';
+	child.stdout?.on('data', (chunk) => (output += String(chunk)));
+	child.stderr?.on('data', (chunk) => (output += String(chunk)));
+	const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+	return {
+		child,
+		output: () => output,
+		exited,
+		kill: async (signal) => {
+			if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+			return exited;
+		},
+	};
+}
+
+/** Runs the CLI to its end: exit code, stdout and stderr apart. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+	const child = spawn(process.execPath, [RUNNER_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+	let stdout = '';
+	let stderr = '';
+	child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+	child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+	const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+	const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+	clearTimeout(timer);
+	return { code, stdout, stderr };
+}
+
+export async function startRunnerUnderTest(redisUrl: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunnerUnderTest> {
+	const sandbox = await startSandbox({ port: 0 });
+	const business = sandbox.fixture.businesses[0];
+	const env: NodeJS.ProcessEnv = {
+		PATH: process.env.PATH,
+		HOME: process.env.HOME,
+		REDIS_URL: redisUrl,
+		RUNNER_PREFIX: uniquePrefix(),
+		CONVO_EXTERNAL_URL: sandbox.externalUrl,
+		CONVO_API_KEY: business.apiKey,
+		LOG_LEVEL: 'info',
+		...extraEnv,
+	};
+	const context = await openContext(loadConfig(env), createLogger('silent'), { withService: true });
+	const processes: SpawnedRunner[] = [];
+	return {
+		sandbox,
+		business,
+		env,
+		context,
+		processes,
+		spawnWorker(extra = {}, role = 'worker') {
+			const runner = spawnRunner([role], { ...env, ...extra });
+			processes.push(runner);
+			return runner;
+		},
+		async close() {
+			await Promise.all(processes.map((p) => p.kill('SIGKILL')));
+			await deleteKeys(context.redis as Redis, env.RUNNER_PREFIX as string).catch(() => undefined);
+			await closeContext(context);
+			await sandbox.close();
+		},
+	};
+}
+
+/** Polls until `check` returns a value; fails with `what` after `timeoutMs`. Every wait is bounded. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+	const started = Date.now();
+	for (;;) {
+		const value = await check();
+		if (value !== undefined && value !== false) return value;
+		if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, everyMs));
+	}
+}
+
+export interface SandboxMessage {
+	uuid: string;
+	to: string;
+	from: string;
+	source: string;
+	createdAt: string;
+	template?: { id: string; variables: Record<string, string> };
+}
+
+/** Every template send the sandbox accepted (its own log). */
+export async function templateSends(sandbox: RunningSandbox): Promise<SandboxMessage[]> {
+	const response = await fetch(`${sandbox.baseUrl}/__sandbox/messages`);
+	const all = (await response.json()) as SandboxMessage[];
+	return all.filter((message) => message.source === 'template');
+}
+
+export async function setFault(sandbox: RunningSandbox, fault: Record<string, unknown>): Promise<void> {
+	const response = await fetch(`${sandbox.baseUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fault) });
+	if (!response.ok) throw new Error(`fault refused: ${await response.text()}`);
+}
+
+export async function clearFaults(sandbox: RunningSandbox): Promise<void> {
+	await fetch(`${sandbox.baseUrl}/__sandbox/faults`, { method: 'DELETE' });
+}
+
+/** A CSV of `count` distinct recipients (+ `extraLines`), phone numbers derived from `seed`. */
+export function writeRecipientsCsv(count: number, options: { seed?: number; extraLines?: string[] } = {}): { path: string; phones: string[] } {
+	const seed = options.seed ?? 0;
+	const phones = Array.from({ length: count }, (_, i) => `49170${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`);
+	const lines = ['phone,1,2', ...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`), ...(options.extraLines ?? [])];
+	const dir = mkdtempSync(join(tmpdir(), 'convo-recipients-'));
+	const path = join(dir, 'recipients.csv');
+	writeFileSync(path, `${lines.join('\n')}\n`);
+	return { path, phones };
+}
+
+export async function report(context: RunnerContext, id: string): Promise<ReportRow[]> {
+	const rows: ReportRow[] = [];
+	for await (const row of reportRows(context, id)) rows.push(row);
+	return rows;
+}
+
+/** Groups sends by recipient: more than one entry is a duplicate. */
+export function sendsByPhone(messages: SandboxMessage[]): Map<string, SandboxMessage[]> {
+	const map = new Map<string, SandboxMessage[]>();
+	for (const message of messages) map.set(message.to, [...(map.get(message.to) ?? []), message]);
+	return map;
+}
+
+export async function scanKeys(redis: Redis, prefix: string): Promise<string[]> {
+	const found: string[] = [];
+	let cursor = '0';
+	do {
+		const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[{}[\]*?]/g, '\\$&')}*`, 'COUNT', 1000);
+		found.push(...keys);
+		cursor = next;
+	} while (cursor !== '0');
+	return found;
+}
+
+/** Every key and value the run created, dumped as text, for a secret scan. */
+export async function dumpKeys(redis: Redis, prefix: string): Promise<string> {
+	const parts: string[] = [];
+	for (const key of await scanKeys(redis, prefix)) {
+		parts.push(key);
+		const type = await redis.type(key);
+		if (type === 'string') parts.push(String(await redis.get(key)));
+		else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
+		else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
+		else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
+		else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1, 'WITHSCORES')));
+		else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
+	}
+	return parts.join('\n');
+}
+
+async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+	const keys = await scanKeys(redis, prefix);
+	for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+}

@@ -17,7 +17,7 @@ import type { RouteConfig } from './routes/operation';
 import { searchRoutes } from './routes/search';
 import { templateRoutes } from './routes/templates';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -8,7 +8,7 @@ import type { Business, TemplateKind } from './model';
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
-export interface FixtureTemplate {
+interface FixtureTemplate {
 	id: string;
 	name: string;
 	kind: TemplateKind;
@@ -16,7 +16,7 @@ export interface FixtureTemplate {
 	buttons: { index: number; sub_type: 'url'; url: string }[];
 }
 
-export interface FixtureContact {
+interface FixtureContact {
 	uuid: string;
 	name: string;
 	phoneNumber: string;
@@ -26,7 +26,7 @@ export interface FixtureContact {
 }
 
 /** A business as tests and demos see it: its own record plus what it owns. */
-export interface FixtureBusiness extends Business {
+interface FixtureBusiness extends Business {
 	templates: FixtureTemplate[];
 	collections: { id: string; name: string; embedding_fields: string[] }[];
 	contacts: FixtureContact[];
@@ -40,7 +40,7 @@ export interface Fixture {
 }
 
 /** How the seed builds each contact's history (not part of the published fixture). */
-export interface ContactSeed extends FixtureContact {
+interface ContactSeed extends FixtureContact {
 	/** Age of the last inbound message at seeding, in ms. */
 	lastInboundAgoMs: number;
 	tags: string[];

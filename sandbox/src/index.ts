@@ -10,8 +10,7 @@ import { RequestCounts } from './requestCounts';
 import { Store } from './store';
 import { WebhookHub } from './webhooks';
 
-export type { Fixture, FixtureBusiness, FixtureContact, FixtureTemplate } from './fixture';
-export { API_KEY_PREFIX } from './fixture';
+export type { Fixture } from './fixture';
 
 export interface SandboxOptions {
 	/** 0 = any free port. Default 4010. */

@@ -18,7 +18,7 @@ import type {
 	Template,
 } from './model';
 
-export interface NewMessage {
+interface NewMessage {
 	business: Business;
 	contact: Contact;
 	direction: 'inbound' | 'outbound';

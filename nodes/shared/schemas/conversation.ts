@@ -32,7 +32,7 @@ export const getConversationQuery = z
 		}
 	});
 
-export const conversationMessageSchema = z.looseObject({
+const conversationMessageSchema = z.looseObject({
 	id: nonEmptyString(),
 	text: z.string(),
 	direction: z.enum(['inbound', 'outbound']),

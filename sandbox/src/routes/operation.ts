@@ -26,7 +26,7 @@ export interface RouteConfig {
 	endpoint: string;
 }
 
-export type OperationHandler<K extends OperationKey> = (
+type OperationHandler<K extends OperationKey> = (
 	business: Business,
 	input: ParsedRequest<(typeof OPERATIONS)[K]>,
 	request: FastifyRequest,
@@ -65,7 +65,7 @@ export function defineOperation<K extends OperationKey>(
 			authenticated.set(request, authenticate(context.store, operation.api, request));
 		},
 		handler: async (request) => {
-			const business = authenticated.get(request) ?? authenticate(context.store, operation.api, request);
+			const business = authenticated.get(request) as Business; // onRequest ran first and set it
 			let body: unknown = request.body;
 			// Clients often send `{}` or an empty JSON body on POSTs without a body; that is no body.
 			if (bodyless && body !== undefined) {

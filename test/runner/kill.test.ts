@@ -5,22 +5,13 @@
  * the log says; retry --not-sent completes the campaign, still without a duplicate.
  */
 import { createCampaign, campaignStatus, reconcileCampaign, retryNotSent } from '../../runner/src/core';
-import { positionalTemplate, report, sendsByPhone, setFault, startRunnerUnderTest, templateSends, useRedisServer, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
+import { positionalTemplate, report, sendsByPhone, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(240_000);
 
 const CONCURRENCY = 10;
-let redis: Awaited<ReturnType<typeof useRedisServer>>;
-let runner: RunnerUnderTest;
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: String(CONCURRENCY) });
 
-beforeAll(async () => {
-	redis = await useRedisServer();
-	runner = await startRunnerUnderTest(redis.url, { RUNNER_CONCURRENCY: String(CONCURRENCY) });
-});
-afterAll(async () => {
-	await runner?.close();
-	await redis?.stop();
-});
 
 const completed = (id: string) => async () => {
 	const status = await campaignStatus(runner.context, id);
@@ -31,7 +22,8 @@ test('SIGKILL mid-campaign: no duplicate, nothing lost, unknowns reconciled from
 	// Latency keeps sends in flight at the moment of the kill.
 	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 80 });
 	const { path, phones } = writeRecipientsCsv(2000, { seed: 2 });
-	const first = runner.spawnWorker();
+	// The process killed is `start` (workers, feeder and schedules): whatever it was doing is taken up by the worker started after it.
+	const first = runner.spawnWorker({}, 'start');
 	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: path, rate: 150 });
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 

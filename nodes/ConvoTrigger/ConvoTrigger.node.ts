@@ -42,7 +42,7 @@ export class ConvoTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Convo Trigger',
 		name: 'convoTrigger',
-		icon: { light: 'file:convo.svg', dark: 'file:convo.dark.svg' },
+		icon: { light: 'file:../Convo/convo.svg', dark: 'file:../Convo/convo.dark.svg' },
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{ "message_created: " + $parameter["triggerOn"] }}',

@@ -9,13 +9,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { Redis } from 'ioredis';
-
 import { startSandbox, type RunningSandbox } from '../../sandbox/src';
 import { loadConfig } from '../../runner/src/config';
 import type { RunnerContext } from '../../runner/src/context';
 import { createLogger } from '../../runner/src/log';
-import { startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
+import { masters, startPrivateRedis, type PrivateRedis, type RedisConnection } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
 import { reportRows } from '../../runner/src/core';
 import type { ReportRow } from '../../runner/src/campaigns/report';
@@ -90,13 +88,16 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs =
 	return { code, stdout, stderr };
 }
 
-export async function startRunnerUnderTest(redisUrl: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunnerUnderTest> {
+/** Where the runner's Redis is: a URL, or the seed nodes of a Redis Cluster. */
+export type RedisUnderTest = string | { clusterNodes: string };
+
+export async function startRunnerUnderTest(redis: RedisUnderTest, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunnerUnderTest> {
 	const sandbox = await startSandbox({ port: 0 });
 	const business = sandbox.fixture.businesses[0];
 	const env: NodeJS.ProcessEnv = {
 		PATH: process.env.PATH,
 		HOME: process.env.HOME,
-		REDIS_URL: redisUrl,
+		...(typeof redis === 'string' ? { REDIS_URL: redis } : { REDIS_CLUSTER_NODES: redis.clusterNodes }),
 		RUNNER_PREFIX: uniquePrefix(),
 		CONVO_EXTERNAL_URL: sandbox.externalUrl,
 		CONVO_API_KEY: business.apiKey,
@@ -118,7 +119,7 @@ export async function startRunnerUnderTest(redisUrl: string, extraEnv: NodeJS.Pr
 		},
 		async close() {
 			await Promise.all(processes.map((p) => p.kill('SIGKILL')));
-			await deleteKeys(context.redis as Redis, env.RUNNER_PREFIX as string).catch(() => undefined);
+			await deleteKeys(context.redis, env.RUNNER_PREFIX as string).catch(() => undefined);
 			await closeContext(context);
 			await sandbox.close();
 		},
@@ -185,19 +186,51 @@ export function sendsByPhone(messages: SandboxMessage[]): Map<string, SandboxMes
 	return map;
 }
 
-export async function scanKeys(redis: Redis, prefix: string): Promise<string[]> {
+/**
+ * The report agrees with the sandbox's own log, phone by phone: each `sent` row has exactly one
+ * message with the report's id; every other row (failed, rejected, unknown, ...) has none; no
+ * phone got two messages. A rejected duplicate shares its phone with the row that was sent.
+ */
+export function expectReportMatchesLog(rows: ReportRow[], sends: SandboxMessage[]): void {
+	const byPhone = sendsByPhone(sends);
+	const rowsByPhone = new Map<string, ReportRow[]>();
+	for (const row of rows) rowsByPhone.set(row.phone, [...(rowsByPhone.get(row.phone) ?? []), row]);
+	const mismatches: unknown[] = [];
+	for (const [phone, phoneRows] of rowsByPhone) {
+		const sentIds = phoneRows.filter((row) => row.outcome === 'sent').map((row) => row.message_id);
+		const received = (byPhone.get(phone) ?? []).map((message) => message.uuid);
+		if (sentIds.length > 1 || received.length !== sentIds.length || received.some((id) => !sentIds.includes(id))) {
+			mismatches.push({ phone, report: phoneRows.map((row) => `${row.line}:${row.outcome}:${row.message_id}`), sandbox: received });
+		}
+	}
+	expect(mismatches).toEqual([]);
+}
+
+/** Neither secret of the business (API key, access token) appears in any of the named texts. */
+export function expectNoSecret(business: Business, places: Record<string, string>): void {
+	const leaks = Object.entries(places).flatMap(([where, text]) => [
+		...(text.includes(business.apiKey) ? [`${where}: the API key`] : []),
+		...(text.includes(business.accessToken) ? [`${where}: the access token`] : []),
+	]);
+	expect(leaks).toEqual([]);
+}
+
+/** Every key under the prefix, on every master (one for a single Redis). */
+export async function scanKeys(redis: RedisConnection, prefix: string): Promise<string[]> {
 	const found: string[] = [];
-	let cursor = '0';
-	do {
-		const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[{}[\]*?]/g, '\\$&')}*`, 'COUNT', 1000);
-		found.push(...keys);
-		cursor = next;
-	} while (cursor !== '0');
+	for (const node of masters(redis)) {
+		let cursor = '0';
+		do {
+			const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix.replace(/[{}[\]*?]/g, '\\$&')}*`, 'COUNT', 1000);
+			found.push(...keys);
+			cursor = next;
+		} while (cursor !== '0');
+	}
 	return found;
 }
 
 /** Every key and value the run created, dumped as text, for a secret scan. */
-export async function dumpKeys(redis: Redis, prefix: string): Promise<string> {
+export async function dumpKeys(redis: RedisConnection, prefix: string): Promise<string> {
 	const parts: string[] = [];
 	for (const key of await scanKeys(redis, prefix)) {
 		parts.push(key);
@@ -212,7 +245,7 @@ export async function dumpKeys(redis: Redis, prefix: string): Promise<string> {
 	return parts.join('\n');
 }
 
-async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+async function deleteKeys(redis: RedisConnection, prefix: string): Promise<void> {
 	const keys = await scanKeys(redis, prefix);
 	for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
 }

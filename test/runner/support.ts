@@ -4,8 +4,8 @@
  * SIGKILLed), an in-process context for the core library, and counting what the SANDBOX received:
  * the guarantees are checked against the service's own log, never the runner's report.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,7 +13,7 @@ import { startSandbox, type RunningSandbox } from '../../sandbox/src';
 import { loadConfig } from '../../runner/src/config';
 import type { RunnerContext } from '../../runner/src/context';
 import { createLogger } from '../../runner/src/log';
-import { masters, startPrivateRedis, type PrivateRedis, type RedisConnection } from '../../runner/src/redis';
+import { freePort, masters, startPrivateRedis, type PrivateRedis, type RedisConnection } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
 import { reportRows } from '../../runner/src/core';
 import type { ReportRow } from '../../runner/src/campaigns/report';
@@ -33,6 +33,42 @@ export async function useRedisServer(extraArgs: string[] = []): Promise<{ url: s
 	if (process.env.REDIS_URL && extraArgs.length === 0) return { url: process.env.REDIS_URL, stop: async () => undefined };
 	const server = await startPrivateRedis(extraArgs);
 	return { url: server.url, stop: server.stop, server };
+}
+
+function redisCli(args: string[]): Promise<string> {
+	return new Promise((resolve, reject) =>
+		execFile('redis-cli', args, { timeout: 30_000 }, (error, stdout, stderr) => (error ? reject(new Error(`redis-cli ${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout))),
+	);
+}
+
+/**
+ * A Redis Cluster of `size` masters on loopback, in a folder of its own (no persistence: it is
+ * thrown away): started, joined with `redis-cli --cluster create`, and waited for until every
+ * node says cluster_state:ok. `nodes` is what REDIS_CLUSTER_NODES takes.
+ */
+export async function startRedisCluster(size = 3): Promise<{ nodes: string; stop(): Promise<void> }> {
+	const dir = mkdtempSync(join(tmpdir(), 'convo-redis-cluster-'));
+	const servers: PrivateRedis[] = [];
+	const stop = async () => {
+		await Promise.all(servers.map((server) => server.stop()));
+		rmSync(dir, { recursive: true, force: true });
+	};
+	try {
+		for (let i = 0; i < size; i++) {
+			const port = await freePort();
+			servers.push(await startPrivateRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--appendonly', 'no'], dir, port));
+		}
+		const addresses = servers.map((server) => new URL(server.url).host);
+		await redisCli(['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
+		for (const address of addresses) {
+			const [host, port] = address.split(':');
+			await waitFor(`cluster_state:ok on ${address}`, async () => /cluster_state:ok/.test(await redisCli(['-h', host, '-p', port, 'cluster', 'info'])), 30_000);
+		}
+		return { nodes: addresses.join(','), stop };
+	} catch (error) {
+		await stop();
+		throw error;
+	}
 }
 
 let prefixes = 0;

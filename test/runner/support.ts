@@ -6,6 +6,8 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -187,6 +189,34 @@ export async function templateSends(sandbox: RunningSandbox): Promise<SandboxMes
 	const response = await fetch(`${sandbox.baseUrl}/__sandbox/messages`);
 	const all = (await response.json()) as SandboxMessage[];
 	return all.filter((message) => message.source === 'template');
+}
+
+/**
+ * A plain forwarding proxy in front of the sandbox that remembers every request's URL (never its
+ * headers): the sandbox's log holds only accepted sends, this counts attempts, refused ones too.
+ */
+export async function startCountingProxy(target: string): Promise<{ url: string; requests: URL[]; close(): Promise<void> }> {
+	const requests: URL[] = [];
+	const server = createServer((incoming, outgoing) => {
+		const url = new URL(incoming.url ?? '/', target);
+		requests.push(url);
+		const upstream = httpRequest(url, { method: incoming.method, headers: incoming.headers }, (answer) => {
+			outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+			answer.pipe(outgoing);
+		});
+		upstream.on('error', () => outgoing.destroy());
+		incoming.pipe(upstream);
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}`,
+		requests,
+		close: async () => {
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		},
+	};
 }
 
 export async function setFault(sandbox: RunningSandbox, fault: Record<string, unknown>): Promise<void> {

@@ -1,10 +1,24 @@
 import type {
 	IAuthenticateGeneric,
+	IAuthenticateRuleResponseCode,
+	IAuthenticateRuleResponseSuccessBody,
 	Icon,
 	ICredentialTestRequest,
 	ICredentialType,
 	INodeProperties,
 } from 'n8n-workflow';
+
+// n8n checks status rules on answers listed in `except` and body rules on every other answer
+// (a body rule fails the test when the value at `key` equals `value`; undefined means "absent").
+const NOT_THE_SERVICE = 'The Base URL answered, but not as the Convo messaging API does: check the Base URL';
+const rules: Array<IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody> = [
+	{ type: 'responseCode', properties: { value: 401, message: 'The access token was refused: check it in the dashboard' } },
+	{ type: 'responseCode', properties: { value: 403, message: 'The access token may not use the messaging API' } },
+	{ type: 'responseCode', properties: { value: 200, message: NOT_THE_SERVICE } },
+	{ type: 'responseSuccessBody', properties: { key: 'status', value: undefined, message: NOT_THE_SERVICE } },
+	{ type: 'responseSuccessBody', properties: { key: 'code', value: undefined, message: NOT_THE_SERVICE } },
+	{ type: 'responseSuccessBody', properties: { key: 'message', value: undefined, message: NOT_THE_SERVICE } },
+];
 
 /** The messaging API (v1): bearer token, `{base_url}/v1`. */
 export class ConvoApi implements ICredentialType {
@@ -47,19 +61,18 @@ export class ConvoApi implements ICredentialType {
 		},
 	};
 
-	// The API has no "who am I" call. A status lookup of an unknown message answers 404 when the
-	// token is accepted and 401 when it is not, so only 401/403 fail the test.
+	// The API has no "who am I" call. The status of a message that cannot exist is a lookup only the
+	// service answers the way it does: after accepting the token, 404 with its JSON error body
+	// (status, code, message; docs/decisions.md). A refused token is 401; any other server at the
+	// URL answers without that body (or 200), and the test fails.
 	test: ICredentialTestRequest = {
 		request: {
 			// Same normalization as apiRoot in nodes/shared: trailing slashes and any typed /v1 go.
 			baseURL: '={{ $credentials.baseUrl.trim().replace(/(\\/+(v1)?)+$/, "") }}',
 			url: '/v1/messages/status/00000000-0000-0000-0000-000000000000',
 			method: 'GET',
-			ignoreHttpStatusErrors: { ignore: true, except: [401, 403] },
+			ignoreHttpStatusErrors: { ignore: true, except: [200, 401, 403] },
 		},
-		rules: [
-			{ type: 'responseCode', properties: { value: 401, message: 'The access token was refused: check it in the dashboard' } },
-			{ type: 'responseCode', properties: { value: 403, message: 'The access token may not use the messaging API' } },
-		],
+		rules: rules as ICredentialTestRequest['rules'],
 	};
 }

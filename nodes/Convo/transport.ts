@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, IN8nHttpFullResponse, JsonObject } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import {
 	APIS,
@@ -7,20 +7,44 @@ import {
 	buildRequest,
 	ContractError,
 	explainServiceError,
+	repeatsItsEffect,
+	retryAfterMs,
+	retryDelay,
 	type Operation,
 	type OperationInput,
+	type RequestFailure,
+	type RetryState,
 	type WireRequest,
 } from '../shared';
+import { acceptedAnswer, rememberAccepted, type SendIdentity } from './acceptedSends';
+import { labelledIssue, labelOfApiField } from './actions/fieldLabels';
 
-function retryAfterSeconds(headers: IN8nHttpFullResponse['headers']): number | undefined {
-	const value = Number(headers?.['retry-after']);
-	return Number.isFinite(value) ? value : undefined;
+/** The system error code of a failed connection (ECONNREFUSED, ...), wherever n8n's wrapping put it. */
+function connectionErrorCode(error: unknown): string | undefined {
+	for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 5; depth++) {
+		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
+		current = current.cause as typeof current;
+	}
+	return undefined;
+}
+
+function contractFailure(this: IExecuteFunctions, error: ContractError, itemIndex: number): NodeOperationError {
+	const apiFields = error.issues.filter((issue) => issue.field !== '').map((issue) => `${issue.field} (${issue.location})`);
+	return new NodeOperationError(this.getNode(), error.issues.map((issue) => labelledIssue(this, issue)).join('; '), {
+		itemIndex,
+		description: `Nothing was sent. Correct the field named in the message.${
+			apiFields.length > 0 ? ` API field${apiFields.length > 1 ? 's' : ''}: ${[...new Set(apiFields)].join(', ')}.` : ''
+		}`,
+	});
 }
 
 /**
  * The one way the node talks to the service: the input is checked against the contract first
  * (nothing reaches the wire that the service would refuse for a documented rule), then sent with
- * the operation's credential; a failed call becomes an error that says what to do.
+ * the operation's credential. A 429 waits as the service asks and a failure that proves the
+ * request was not handled is tried again (nodes/shared/retryPolicy.ts); an operation that must
+ * not be repeated answers from memory when n8n's Retry On Fail runs the node again. A failed
+ * call becomes an error that says what to do.
  */
 export async function convoRequest(
 	this: IExecuteFunctions,
@@ -32,45 +56,71 @@ export async function convoRequest(
 	try {
 		request = buildRequest(operation, input);
 	} catch (error) {
-		if (error instanceof ContractError) {
-			throw new NodeOperationError(this.getNode(), error.message, {
-				itemIndex,
-				description: 'Nothing was sent. Correct the field named in the message.',
-			});
-		}
+		if (error instanceof ContractError) throw contractFailure.call(this, error, itemIndex);
 		throw new NodeOperationError(this.getNode(), error as Error, { itemIndex });
 	}
 
 	const api = APIS[operation.api];
 	const credentials = await this.getCredentials(api.credentialType, itemIndex);
 	const baseUrl = String(operation.api === 'messaging' ? credentials.baseUrl : credentials.externalUrl);
+	const executionId = this.getExecutionId();
+	const identity: SendIdentity | undefined =
+		repeatsItsEffect(operation) && executionId ? { executionId, nodeId: this.getNode().id, itemIndex } : undefined;
+	const remembered = identity && acceptedAnswer(identity, request, baseUrl);
+	if (remembered) return remembered;
 
-	let response: IN8nHttpFullResponse;
-	try {
-		response = (await this.helpers.httpRequestWithAuthentication.call(this, api.credentialType, {
-			method: request.method,
-			url: `${apiRoot(operation.api, baseUrl)}${request.path}`,
-			qs: request.query,
-			body: request.body as IDataObject | undefined,
-			json: true,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-		})) as IN8nHttpFullResponse;
-	} catch (error) {
-		// n8n hands back an error it already wrapped unchanged, so a fresh one carries our guidance;
-		// only the reason is kept, never the request (it holds the credential's header).
-		const reason = (error as Error).message;
-		throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
-			itemIndex,
-			message: `Could not reach the Convo service: ${reason}`,
-			description: `Check the URL in the ${api.credentialName} credential and that the service is reachable from n8n.`,
-		});
-	}
+	const state: RetryState = { attempts: 0, rateLimited: 0, rateLimitWaitedMs: 0 };
+	for (;;) {
+		state.attempts++;
+		let response: IN8nHttpFullResponse;
+		try {
+			response = (await this.helpers.httpRequestWithAuthentication.call(this, api.credentialType, {
+				method: request.method,
+				url: `${apiRoot(operation.api, baseUrl)}${request.path}`,
+				qs: request.query,
+				body: request.body as IDataObject | undefined,
+				json: true,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+			})) as IN8nHttpFullResponse;
+		} catch (error) {
+			const delay = retryDelay({ kind: 'connection', code: connectionErrorCode(error) }, state);
+			if (delay !== undefined) {
+				await sleep(delay);
+				continue;
+			}
+			// n8n hands back an error it already wrapped unchanged, so a fresh one carries our guidance;
+			// only the reason is kept, never the request (it holds the credential's header).
+			const reason = (error as Error).message;
+			throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
+				itemIndex,
+				message: `Could not reach the Convo service: ${reason}`,
+				description: `Check the URL in the ${api.credentialName} credential and that the service is reachable from n8n.`,
+			});
+		}
 
-	if (response.statusCode >= 400) {
+		if (response.statusCode < 400) {
+			const answer = response.body as IDataObject;
+			if (identity) rememberAccepted(identity, request, baseUrl, answer);
+			return answer;
+		}
+		const failure: RequestFailure = { kind: 'status', status: response.statusCode, retryAfter: response.headers?.['retry-after'] };
+		if (response.statusCode === 429) {
+			state.rateLimited++;
+			// Waiting on a rate limit does not use up the tries kept for failures of the service.
+			state.attempts--;
+		}
+		const delay = retryDelay(failure, state);
+		if (delay !== undefined) {
+			if (response.statusCode === 429) state.rateLimitWaitedMs += delay;
+			await sleep(delay);
+			continue;
+		}
+		const retryAfter = retryAfterMs(failure.retryAfter);
 		const explained = explainServiceError(operation, response.statusCode, response.body, {
 			params: input.params,
-			retryAfterSeconds: retryAfterSeconds(response.headers),
+			retryAfterSeconds: retryAfter === undefined ? undefined : Math.ceil(retryAfter / 1000),
+			labelOf: (apiField) => labelOfApiField(this, apiField),
 		});
 		const body = response.body && typeof response.body === 'object' ? response.body : { body: response.body };
 		throw new NodeApiError(this.getNode(), body as JsonObject, {
@@ -80,5 +130,4 @@ export async function convoRequest(
 			description: explained.description,
 		});
 	}
-	return response.body as IDataObject;
 }

@@ -4,11 +4,13 @@
  * message_created event; request building and error explanation. The nodes, the runner and the
  * sandbox all read the service from here.
  */
-export * from './errors';
+export * from './errorBody';
+export * from './errorGuidance';
 export * from './limits';
 export * from './operations';
 export * from './phone';
 export * from './request';
+export * from './retryPolicy';
 export * from './validation';
 export * from './schemas/agent';
 export * from './schemas/contact';

@@ -35,7 +35,7 @@ function dropUndefined<T extends Record<string, unknown>>(record: T): T {
 export function parseRequest<O extends Operation>(operation: O, input: OperationInput): ParsedRequest<O> {
 	const issues: ContractIssue[] = [];
 	const params = collect(operation.params, input.params ?? {}, 'path', issues);
-	const query = collect(operation.query, coerceQuery(input.query ?? {}), 'query', issues);
+	const query = collect(operation.query, coerceQuery(operation.query, input.query ?? {}), 'query', issues);
 	const body = collect(operation.body, input.body, 'body', issues);
 	if (issues.length > 0) throw new ContractError(issues);
 	return { params, query, body } as ParsedRequest<O>;
@@ -48,11 +48,28 @@ function collect(schema: z.ZodType, value: unknown, location: RequestLocation, i
 	return undefined;
 }
 
-/** Integer-looking query strings become numbers; everything else stays as it is. */
-function coerceQuery(query: Record<string, unknown>): Record<string, unknown> {
+/** The schema's own type under optional/default/nullable wrappers: "number", "string", ... */
+function baseType(schema: z.ZodType | undefined): string | undefined {
+	let def = (schema as { def?: { type?: string; innerType?: z.ZodType } } | undefined)?.def;
+	while (def && ['optional', 'default', 'nullable', 'prefault'].includes(def.type ?? '') && def.innerType) {
+		def = (def.innerType as { def?: typeof def }).def;
+	}
+	return def?.type;
+}
+
+/**
+ * Query strings hold text as they arrive on the wire; a value becomes a number or a boolean only
+ * where the query schema wants one. A digit string for a string parameter (a customer number in
+ * `field_value`) stays text.
+ */
+function coerceQuery(schema: z.ZodType, query: Record<string, unknown>): Record<string, unknown> {
+	const shape = (schema as { shape?: Record<string, z.ZodType> }).shape ?? {};
 	const out: Record<string, unknown> = {};
 	for (const [key, value] of Object.entries(query)) {
-		out[key] = typeof value === 'string' && /^-?\d{1,6}$/.test(value) && !key.includes('phone') ? Number(value) : value;
+		const wanted = baseType(shape[key]);
+		if (typeof value === 'string' && wanted === 'number' && /^-?\d+$/.test(value.trim())) out[key] = Number(value);
+		else if (typeof value === 'string' && wanted === 'boolean' && /^(true|false)$/.test(value)) out[key] = value === 'true';
+		else out[key] = value;
 	}
 	return out;
 }

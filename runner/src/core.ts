@@ -45,7 +45,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 export async function cancel(context: RunnerContext, id: string) {
 	if (await findSchedule(context, id)) {
 		await removeSchedule(context, id);
-		return { id, state: 'cancelled' as const, schedule: true };
+		return { id, state: 'cancelled' as const, schedule: true, cancelled: 0 };
 	}
 	return { id, ...(await cancelCampaign(context, id)) };
 }

@@ -3,10 +3,13 @@ import {
 	errorBody,
 	errorDisposition,
 	explainServiceError,
+	isServiceErrorBody,
 	messageCreatedEventSchema,
 	OPERATIONS,
 	parsePhoneNumber,
 	requestUrl,
+	retryAfterMs,
+	retryDelay,
 	serviceErrorMessage,
 	toApiDigits,
 	toInternational,
@@ -78,28 +81,41 @@ describe('service errors', () => {
 	});
 
 	test('401 points at the credential of the API that refused', () => {
-		expect(explainServiceError(OPERATIONS.updateContact, 401, {}).description).toContain(
+		expect(explainServiceError(OPERATIONS.updateContact, 401, errorBody(401, 'invalid key')).description).toContain(
 			'Check the API key in the Convo External API credential',
 		);
-		expect(explainServiceError(OPERATIONS.sendMessage, 401, {}).description).toContain(
+		expect(explainServiceError(OPERATIONS.sendMessage, 401, errorBody(401, 'invalid token')).description).toContain(
 			'Check the access token in the Convo API credential',
 		);
 	});
 
 	test('403 on a template send says the template belongs to another business', () => {
-		expect(explainServiceError(OPERATIONS.sendTemplate, 403, {}).message).toContain('belongs to another business');
-		expect(explainServiceError(OPERATIONS.getAgent, 403, {}).message).toBe('This agent belongs to another business (403)');
+		expect(explainServiceError(OPERATIONS.sendTemplate, 403, errorBody(403, 'not yours')).message).toContain('belongs to another business');
+		expect(explainServiceError(OPERATIONS.getAgent, 403, errorBody(403, 'not yours')).message).toBe('This agent belongs to another business (403)');
 	});
 
 	test('404 names the identifier that was not found', () => {
 		const uuid = '3b0c3f0e-8c1a-4f6e-9d2b-6a1f0c9e7d21';
-		expect(explainServiceError(OPERATIONS.closeContactConversations, 404, {}, { params: { uuid } }).message).toBe(
+		expect(explainServiceError(OPERATIONS.closeContactConversations, 404, errorBody(404, 'no contact'), { params: { uuid } }).message).toBe(
 			`No contact with uuid ${uuid} (404)`,
 		);
 	});
 
+	test('an error answer without the service\'s JSON error body points at the credential\'s URL, not at the record', () => {
+		const uuid = '3b0c3f0e-8c1a-4f6e-9d2b-6a1f0c9e7d21';
+		for (const body of ['<html>Not Found</html>', { message: 'Not Found' }, {}, undefined]) {
+			const explained = explainServiceError(OPERATIONS.updateContact, 404, body, { params: { uuid } });
+			expect(explained.message).toMatch(/^The URL in the Convo External API credential does not look like the Convo service/);
+			expect(explained.message).not.toContain(uuid);
+		}
+		expect(isServiceErrorBody(errorBody(404, 'no contact'), 404)).toBe(true);
+		expect(isServiceErrorBody(errorBody(404, 'no contact'), 401)).toBe(false);
+		// A 5xx or 429 from a proxy in front of the service stays a retryable service failure.
+		expect(explainServiceError(OPERATIONS.updateContact, 502, '<html>Bad Gateway</html>').message).toContain('The service answered 502');
+	});
+
 	test('409 on conversation lookup asks for the other lookup field', () => {
-		expect(explainServiceError(OPERATIONS.getConversation, 409, {}).description).toContain('Add the other lookup field');
+		expect(explainServiceError(OPERATIONS.getConversation, 409, errorBody(409, 'two match')).description).toContain('Add the other lookup field');
 	});
 
 	test("400 shows the service's own message", () => {
@@ -115,6 +131,24 @@ describe('service errors', () => {
 		expect(errorDisposition(400)).toBe('permanent');
 		expect(errorDisposition(404)).toBe('permanent');
 		expect(explainServiceError(OPERATIONS.sendTemplate, 429, {}, { retryAfterSeconds: 7 }).description).toContain('7 seconds');
+	});
+
+	test('retry policy: Retry-After is honoured within bounds; only failures that prove nothing was done are retried', () => {
+		const fresh = { attempts: 1, rateLimited: 1, rateLimitWaitedMs: 0 };
+		expect(retryAfterMs('2')).toBe(2000);
+		expect(retryAfterMs(new Date(Date.now() + 5000).toUTCString())).toBeGreaterThan(3000);
+		expect(retryDelay({ kind: 'status', status: 429, retryAfter: '1' }, fresh)).toBe(1000);
+		expect(retryDelay({ kind: 'status', status: 429 }, fresh)).toBe(1000);
+		expect(retryDelay({ kind: 'status', status: 429 }, { ...fresh, rateLimited: 3 })).toBe(4000);
+		expect(retryDelay({ kind: 'status', status: 429, retryAfter: '3600' }, fresh)).toBeUndefined();
+		expect(retryDelay({ kind: 'status', status: 429, retryAfter: '5' }, { ...fresh, rateLimitWaitedMs: 58_000 })).toBeUndefined();
+		expect(retryDelay({ kind: 'status', status: 503 }, fresh)).toBe(500);
+		expect(retryDelay({ kind: 'status', status: 503 }, { ...fresh, attempts: 3 })).toBeUndefined();
+		expect(retryDelay({ kind: 'status', status: 400 }, fresh)).toBeUndefined();
+		expect(retryDelay({ kind: 'connection', code: 'ECONNREFUSED' }, fresh)).toBe(500);
+		// A reset after the request was written may have been acted on: never repeated blindly.
+		expect(retryDelay({ kind: 'connection', code: 'ECONNRESET' }, fresh)).toBeUndefined();
+		expect(retryDelay({ kind: 'connection' }, fresh)).toBeUndefined();
 	});
 });
 

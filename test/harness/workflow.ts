@@ -207,11 +207,13 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 // n8n reads these as URLs as soon as a parameter is resolved; empty strings fail with "Invalid URL".
 const LOCAL = 'http://127.0.0.1:5678';
 
+let executionCount = 0;
+
 export function createAdditionalData(
 	credentials: Record<string, ICredentialDataDecryptedObject>,
 	workflowData?: IWorkflowBase,
 ): IWorkflowExecuteAdditionalData {
-	const executionId = `harness-${Date.now()}`;
+	const executionId = `harness-${Date.now()}-${++executionCount}`;
 	const hooksData = workflowData ?? ({ id: 'harness', name: 'harness', nodes: [], connections: {} } as unknown as IWorkflowBase);
 	return {
 		credentialsHelper: new HarnessCredentialsHelper(credentials),
@@ -278,8 +280,8 @@ export interface RunOptions {
 
 export interface RunResult {
 	run: IRun;
-	/** Items of the node's first output (main 0) in its first run; [] when it did not run. */
-	outputOf(nodeName: string): INodeExecutionData[];
+	/** Items of the node's output (main 0 unless given; 1 is the error output) in its first run; [] when none. */
+	outputOf(nodeName: string, outputIndex?: number): INodeExecutionData[];
 	/** The error the node stopped the workflow with, if any. */
 	errorOf(nodeName: string): ExecutionError | undefined;
 }
@@ -301,7 +303,7 @@ export async function runWorkflow(json: WorkflowJson, options: RunOptions): Prom
 	const runData = run.data.resultData.runData;
 	return {
 		run,
-		outputOf: (nodeName) => runData[nodeName]?.[0]?.data?.main?.[0] ?? [],
+		outputOf: (nodeName, outputIndex = 0) => runData[nodeName]?.[0]?.data?.main?.[outputIndex] ?? [],
 		errorOf: (nodeName) => runData[nodeName]?.[0]?.error,
 	};
 }
@@ -354,15 +356,29 @@ export async function testCredential(
 	} catch (error) {
 		return { status: 'Error', message: `Could not connect: ${(error as Error).message}` };
 	}
-	for (const rule of test.rules ?? []) {
-		if (rule.type === 'responseCode' && response.status === rule.properties.value) {
+	// As n8n's credential tester: an answer the request does not ignore is an error, checked
+	// against the status rules; any other answer's body is checked against the body rules.
+	const ignore = request.ignoreHttpStatusErrors;
+	const refused = typeof ignore === 'object' ? ignore.except?.includes(response.status) : !ignore && response.status >= 400;
+	const rules = (test.rules ?? []) as Array<{ type: string; properties: { value: unknown; message: string; key?: string } }>;
+	if (refused) {
+		const rule = rules.find((candidate) => candidate.type === 'responseCode' && candidate.properties.value === response.status);
+		return { status: 'Error', message: rule?.properties.message ?? `Received HTTP status code: ${response.status}`, statusCode: response.status };
+	}
+	const text = await response.text();
+	let body: unknown = text;
+	try {
+		body = JSON.parse(text);
+	} catch {
+		// Not JSON: body rules read nothing from it.
+	}
+	const at = (value: unknown, path: string) =>
+		path.split('.').reduce<unknown>((current, key) => (current && typeof current === 'object' ? (current as Record<string, unknown>)[key] : undefined), value);
+	for (const rule of rules) {
+		if (rule.type === 'responseSuccessBody' && at(body, rule.properties.key ?? '') === rule.properties.value) {
 			return { status: 'Error', message: rule.properties.message, statusCode: response.status };
 		}
 	}
-	const ignore = request.ignoreHttpStatusErrors;
-	const refused = typeof ignore === 'object' ? ignore.except?.includes(response.status) : !ignore && response.status >= 400;
-	return refused
-		? { status: 'Error', message: `Answered ${response.status}`, statusCode: response.status }
-		: { status: 'OK', message: 'Connection tested successfully', statusCode: response.status };
+	return { status: 'OK', message: 'Connection tested successfully', statusCode: response.status };
 }
 

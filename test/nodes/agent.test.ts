@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { badCredentials, external, runConvo, shownError, useSandbox } from './support';
+import { badCredentials, external, runConvo, shownError, useSandbox, fieldLabel } from './support';
 
 const UNKNOWN = '00000000-0000-4000-8000-00000000a404';
 
@@ -58,9 +58,9 @@ describe('Convo node: Agent', () => {
 
 	it('names an agent that does not exist (404), refuses a bad id before sending, and names the credential (401)', async () => {
 		const missing = await runConvo(context, { resource: 'agent', operation: 'get', agentId: UNKNOWN });
-		expect(shownError(missing)).toContain(`No agent with id ${UNKNOWN} (404)`);
+		expect(shownError(missing)).toContain(`No agent with ${fieldLabel('agent', 'get', 'agentId')} ${UNKNOWN} (404)`);
 		const bad = await runConvo(context, { resource: 'agent', operation: 'update', agentId: 'agent-1', updateFields: { name: 'x' } });
-		expect(shownError(bad)).toContain('agent_id must be a UUID');
+		expect(shownError(bad)).toContain(`${fieldLabel('agent', 'get', 'agentId')} must be a UUID`);
 		const refused = await runConvo(context, { resource: 'agent', operation: 'create', name: 'x', systemPrompt: 'y' }, { credentials: badCredentials(context) });
 		expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
 	});

@@ -58,7 +58,7 @@ describe('Convo node: many items with Continue On Fail', () => {
 		});
 		expect(result.errorOf('Convo')).toBeUndefined();
 		await expectOneErrorAnd99Sent(result.json, result.output.map((item) => item.pairedItem));
-		expect(result.json[BAD]).toMatchObject({ error: expect.stringMatching(/^The service refused the request/), httpCode: '400' });
+		expect(result.json[BAD]).toMatchObject({ error: expect.stringMatching(/^The service refused the request/), httpCode: 400 });
 	});
 
 	it('Requests at Once really overlaps the calls, never more than asked', async () => {
@@ -105,6 +105,16 @@ describe('Convo node: many items with Continue On Fail', () => {
 			await admin(context.sandbox, 'DELETE', 'faults');
 			await new Promise((resolve) => proxy.close(resolve));
 		}
+	});
+
+	it('without Continue On Fail and 5 at once, starts no item after the failure: those in flight finish, then it fails', async () => {
+		// 40 items, the 3rd not a phone number. The five workers take items 0 to 4 at once; item 2
+		// fails before sending, the other four were already on their way.
+		const forty = items({}).slice(0, 40).map((item, i) => (i === 2 ? { ...item, to: 'x' } : item));
+		const result = await runConvo(context, sendEach(5), { items: forty });
+		expect(result.errorOf('Convo')?.message).toContain('To "x"');
+		const texts = (await sentMessages(context)).map((message) => message.text).sort();
+		expect(texts).toEqual(['msg 0', 'msg 1', 'msg 3', 'msg 4']);
 	});
 
 	it('without Continue On Fail stops at the bad item', async () => {

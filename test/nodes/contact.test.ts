@@ -1,4 +1,4 @@
-import { admin, badCredentials, contactNow, runConvo, shownError, useSandbox } from './support';
+import { admin, badCredentials, contactNow, runConvo, shownError, useSandbox, fieldLabel } from './support';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000404';
 
@@ -64,7 +64,7 @@ describe('Convo node: Contact', () => {
 
 		it('names the contact that does not exist (404)', async () => {
 			const result = await runConvo(context, { resource: 'contact', operation: 'update', contactUuid: UNKNOWN, updateFields: { name: 'X' } });
-			expect(shownError(result)).toContain(`No contact with uuid ${UNKNOWN} (404)`);
+			expect(shownError(result)).toContain(`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN} (404)`);
 		});
 
 		it('says which credential to check (401)', async () => {
@@ -91,12 +91,12 @@ describe('Convo node: Contact', () => {
 
 		it('refuses a limit above 200 before sending (400 rule)', async () => {
 			const result = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: first().uuid, messageLimit: 500 });
-			expect(shownError(result)).toContain('limit is 500; at most 200');
+			expect(shownError(result)).toContain(`${fieldLabel('contact', 'getMessages', 'messageLimit')} is 500; at most 200`);
 		});
 
 		it('names the contact that does not exist (404) and the credential (401)', async () => {
 			const missing = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: UNKNOWN });
-			expect(shownError(missing)).toContain(`No contact with uuid ${UNKNOWN}`);
+			expect(shownError(missing)).toContain(`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN}`);
 			const refused = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: first().uuid }, { credentials: badCredentials(context) });
 			expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
 		});
@@ -117,7 +117,7 @@ describe('Convo node: Contact', () => {
 
 		it.each(['closeConversations', 'reopenConversations'])('%s: 404 names the contact, 401 the credential', async (operation) => {
 			const missing = await runConvo(context, { resource: 'contact', operation, contactUuid: UNKNOWN });
-			expect(shownError(missing)).toContain(`No contact with uuid ${UNKNOWN}`);
+			expect(shownError(missing)).toContain(`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN}`);
 			const refused = await runConvo(context, { resource: 'contact', operation, contactUuid: first().uuid }, { credentials: badCredentials(context) });
 			expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
 		});

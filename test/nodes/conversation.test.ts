@@ -1,4 +1,4 @@
-import { admin, badCredentials, runConvo, shownError, useSandbox } from './support';
+import { admin, badCredentials, external, runConvo, shownError, useSandbox, fieldLabel } from './support';
 
 describe('Convo node: Conversation > Get', () => {
 	const context = useSandbox();
@@ -35,6 +35,20 @@ describe('Convo node: Conversation > Get', () => {
 		expect((result.json[0].contact as { phone_number: string }).phone_number).toBe(digits(contacts[1].phoneNumber));
 	});
 
+	it('finds a conversation by a short numeric field value (a customer number like 4711)', async () => {
+		const contact = context.business.contacts[0];
+		const key = context.business.fieldKeys[0];
+		const seeded = await external(context, 'PATCH', `/contacts/${contact.uuid}`, { custom_fields: { [key]: '4711' } });
+		expect(seeded.status).toBe(200);
+		await admin(context.sandbox, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text: 'order 4711?' });
+		// Typed as text, and as a number an expression produces: both are the field value "4711".
+		for (const fieldValue of ['4711', '={{ 4711 }}']) {
+			const result = await runConvo(context, lookup({ lookupBy: 'field', fieldKey: key, fieldValue }));
+			expect(result.errorOf('Convo')).toBeUndefined();
+			expect(result.json[0]).toMatchObject({ contact: { id: contact.uuid, phone_number: digits(contact.phoneNumber) } });
+		}
+	});
+
 	it('asks for the other lookup field when several contacts match (409)', async () => {
 		const { key, value } = shared();
 		const result = await runConvo(context, lookup({ lookupBy: 'field', fieldKey: key, fieldValue: value }));
@@ -49,9 +63,9 @@ describe('Convo node: Conversation > Get', () => {
 	it('refuses a lookup without a value before sending (400 rule) and a message limit above 200', async () => {
 		// An expression that resolves to nothing (a required field left empty would not even run).
 		const empty = await runConvo(context, lookup({ lookupBy: 'field', fieldKey: 'x', fieldValue: '={{ $json.missing ?? "" }}' }));
-		expect(shownError(empty)).toContain('field_value must not be empty');
+		expect(shownError(empty)).toContain(`${fieldLabel('conversation', 'get', 'fieldValue')} must not be empty`);
 		const tooMany = await runConvo(context, lookup({ lookupBy: 'phone', phone: context.business.contacts[0].phoneNumber, messageLimit: 201 }));
-		expect(shownError(tooMany)).toContain('message_limit is 201; at most 200');
+		expect(shownError(tooMany)).toContain(`${fieldLabel('conversation', 'get', 'messageLimit')} is 201; at most 200`);
 	});
 
 	it('says which credential to check (401)', async () => {

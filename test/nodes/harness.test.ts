@@ -11,7 +11,7 @@ describe('workflow harness', () => {
 		seen.push({ url: req.url, auth: req.headers.authorization });
 		const ok = req.headers.authorization === 'Bearer good';
 		res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-		res.end(JSON.stringify(ok ? { message: { uuid: req.url?.split('/').pop(), status: 'enqueued' } } : { message: 'no' }));
+		res.end(JSON.stringify(ok ? { message: { uuid: req.url?.split('/').pop(), status: 'enqueued' } } : { status: 401, code: 'unauthorized', message: 'no' }));
 	});
 	let baseUrl = '';
 	beforeAll(async () => {

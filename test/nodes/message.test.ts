@@ -1,4 +1,4 @@
-import { admin, badCredentials, runConvo, sentMessages, shownError, useSandbox } from './support';
+import { admin, badCredentials, runConvo, sentMessages, shownError, useSandbox, fieldLabel } from './support';
 
 describe('Convo node: Message', () => {
 	const context = useSandbox();
@@ -115,7 +115,7 @@ describe('Convo node: Message', () => {
 			context,
 			send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi', additionalFields: { metadata: { pairs } } }),
 		);
-		expect(shownError(result)).toContain('metadata has 11 pairs; at most 10');
+		expect(shownError(result)).toContain(`${fieldLabel('message', 'send', 'additionalFields.metadata')} has 11 pairs; at most 10`);
 		const long = await runConvo(
 			context,
 			send({
@@ -163,6 +163,6 @@ describe('Convo node: Message', () => {
 
 	it('names the message when its status is unknown (404)', async () => {
 		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '00000000-0000-0000-0000-000000000001' });
-		expect(shownError(result)).toContain('No message with uuid 00000000-0000-0000-0000-000000000001');
+		expect(shownError(result)).toContain(`No message with ${fieldLabel('message', 'getStatus', 'messageUuid')} 00000000-0000-0000-0000-000000000001`);
 	});
 });

@@ -1,4 +1,4 @@
-import { badCredentials, external, runConvo, shownError, useSandbox } from './support';
+import { badCredentials, external, runConvo, shownError, useSandbox, fieldLabel } from './support';
 
 describe('Convo node: Search Item', () => {
 	const context = useSandbox();
@@ -72,7 +72,7 @@ describe('Convo node: Search Item', () => {
 
 	it('refuses a collection id that is not a UUID before sending (400 rule)', async () => {
 		const result = await runConvo(context, { resource: 'searchItem', operation: 'upsert', collectionId: 'products', externalId: 'a', item: '{}' });
-		expect(shownError(result)).toContain('collection_id must be a UUID');
+		expect(shownError(result)).toContain(`${fieldLabel('searchItem', 'upsert', 'collectionId')} must be a UUID`);
 	});
 
 	it('says a collection of another business is refused', async () => {

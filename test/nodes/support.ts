@@ -2,7 +2,9 @@
  * What every node test file shares: one sandbox per file, credentials of the fixture businesses,
  * and reads of the service state that do not go through the node under test.
  */
-import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { Convo } from '../../nodes/Convo/Convo.node';
 
 import { startSandbox, type RunningSandbox } from '../../sandbox/src';
 import { convoNode, itemsThen, runWorkflow, type RunResult } from '../harness/workflow';
@@ -120,4 +122,26 @@ export function badCredentials(context: NodeTestContext): Record<string, ICreden
 		convoApi: { baseUrl: context.sandbox.baseUrl, accessToken: 'wrong-token' },
 		convoExternalApi: { externalUrl: context.sandbox.externalUrl, apiKey: 'live_wrong_key' },
 	};
+}
+
+const convoProperties = new Convo().description.properties;
+
+/**
+ * The label the editor shows for a parameter of one operation, read from the node's description
+ * (a path through collections: `additionalFields.metadata`), so tests follow label renames.
+ */
+export function fieldLabel(resource: string, operation: string, parameterPath: string): string {
+	const [name, ...rest] = parameterPath.split('.');
+	let field = convoProperties.find(
+		(property) =>
+			property.name === name &&
+			property.displayOptions?.show?.resource?.includes(resource) &&
+			property.displayOptions?.show?.operation?.includes(operation),
+	) as (INodeProperties & { values?: INodeProperties[] }) | undefined;
+	for (const part of rest) {
+		const children = (field?.values ?? field?.options ?? []) as Array<INodeProperties & { values?: INodeProperties[] }>;
+		field = children.find((child) => child.name === part);
+	}
+	if (!field) throw new Error(`No parameter ${parameterPath} in ${resource} > ${operation}`);
+	return field.displayName;
 }

@@ -4,21 +4,12 @@
  * recipient, with the report's message id, and none for any other.
  */
 import { createCampaign, campaignStatus } from '../../runner/src/core';
-import { dumpKeys, expectNoSecret, expectReportMatchesLog, positionalTemplate, report, setFault, startRunnerUnderTest, templateSends, useRedisServer, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
+import { dumpKeys, expectNoSecret, expectReportMatchesLog, positionalTemplate, report, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
 
-let redis: Awaited<ReturnType<typeof useRedisServer>>;
-let runner: RunnerUnderTest;
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '20' });
 
-beforeAll(async () => {
-	redis = await useRedisServer();
-	runner = await startRunnerUnderTest(redis.url, { RUNNER_CONCURRENCY: '20' });
-});
-afterAll(async () => {
-	await runner?.close();
-	await redis?.stop();
-});
 
 test('1,000 recipients through 500s, 429s and latency: one message per sent recipient, report equals the log', async () => {
 	const endpoint = 'POST /api/external/v2/send-template';

@@ -164,6 +164,24 @@ export async function startRunnerUnderTest(redis: RedisUnderTest, extraEnv: Node
 	};
 }
 
+/**
+ * One Redis and one runner context for a test file: started before its tests, stopped (processes
+ * killed, keys of its prefix deleted, Redis stopped) after them.
+ */
+export function useRunnerUnderTest(extraEnv: NodeJS.ProcessEnv = {}): RunnerUnderTest {
+	const runner = {} as RunnerUnderTest;
+	let redis: Awaited<ReturnType<typeof useRedisServer>> | undefined;
+	beforeAll(async () => {
+		redis = await useRedisServer();
+		Object.assign(runner, await startRunnerUnderTest(redis.url, extraEnv));
+	});
+	afterAll(async () => {
+		await runner.close?.();
+		await redis?.stop();
+	});
+	return runner;
+}
+
 /** Polls until `check` returns a value; fails with `what` after `timeoutMs`. Every wait is bounded. */
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
 	const started = Date.now();

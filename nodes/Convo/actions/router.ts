@@ -4,12 +4,13 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import * as agent from './agent';
 import * as contact from './contact';
 import * as conversation from './conversation';
+import { setOperationOfRun } from './fieldLabels';
 import * as message from './message';
 import * as searchItem from './searchItem';
 import * as template from './template';
 import type { ConvoOperation, ConvoResource } from './types';
 
-const resources: Record<string, Record<string, ConvoOperation>> = {
+export const resources: Record<string, Record<string, ConvoOperation>> = {
 	message: { send: message.send, getStatus: message.getStatus },
 	template: { send: template.send },
 	contact: {
@@ -23,12 +24,19 @@ const resources: Record<string, Record<string, ConvoOperation>> = {
 	agent: { create: agent.create, get: agent.get, update: agent.update },
 } satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 
-function errorItem(error: Error, itemIndex: number): INodeExecutionData {
-	const json: IDataObject = { error: error.message };
-	const description = (error as NodeApiError).description;
-	if (description) json.description = description;
-	const httpCode = (error as NodeApiError).httpCode;
-	if (httpCode) json.httpCode = httpCode;
+/**
+ * The item a failed input becomes with "On Error: Continue", paired to its input: the message,
+ * what to do, and the HTTP status as a number (so an IF node compares it with 403).
+ * With "Continue (using error output)" n8n moves an item to the error output only when its JSON
+ * holds nothing but `error`, `message` and `details` (n8n-core's handleNodeErrorOutput, which
+ * then adds the input item's fields), so there the guidance goes under `details`.
+ */
+function errorItem(error: NodeApiError | NodeOperationError, itemIndex: number, forErrorOutput: boolean): INodeExecutionData {
+	const details: IDataObject = {};
+	if (error.description) details.description = error.description;
+	const httpCode = Number((error as NodeApiError).httpCode);
+	if (Number.isInteger(httpCode) && httpCode > 0) details.httpCode = httpCode;
+	const json: IDataObject = forErrorOutput ? { error: error.message, details } : { error: error.message, ...details };
 	return { json, pairedItem: { item: itemIndex } };
 }
 
@@ -41,6 +49,8 @@ function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiErr
 /**
  * Runs the chosen operation once per input item. Up to `requestsAtOnce` items are in flight at a
  * time; the output keeps the input order either way, and every output item is paired to its input.
+ * Without Continue On Fail, the first failure starts no new item: those in flight finish, then the
+ * node fails with it.
  */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
@@ -50,9 +60,11 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	if (!operation) {
 		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" is not known for "${resource}"`);
 	}
+	setOperationOfRun(this, operation);
 	const requestsAtOnce = Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number));
 
 	const results: INodeExecutionData[][] = new Array(items.length);
+	let failure: NodeApiError | NodeOperationError | undefined;
 	const runItem = async (itemIndex: number) => {
 		try {
 			const output = await operation.execute.call(this, itemIndex);
@@ -60,19 +72,21 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				itemData: { item: itemIndex },
 			});
 		} catch (error) {
-			if (this.continueOnFail()) {
-				results[itemIndex] = [errorItem(error as Error, itemIndex)];
+			const nodeError = asNodeError(this.getNode(), error, itemIndex);
+			if (!this.continueOnFail()) {
+				failure ??= nodeError;
 				return;
 			}
-			throw asNodeError(this.getNode(), error, itemIndex);
+			results[itemIndex] = [errorItem(nodeError, itemIndex, this.getNode().onError === 'continueErrorOutput')];
 		}
 	};
 
-	// A small pool: each worker takes the next item until none is left.
+	// A small pool: each worker takes the next item until none is left or an item has failed.
 	let next = 0;
 	const worker = async () => {
-		while (next < items.length) await runItem(next++);
+		while (failure === undefined && next < items.length) await runItem(next++);
 	};
 	await Promise.all(Array.from({ length: Math.min(requestsAtOnce, items.length) }, worker));
+	if (failure) throw failure;
 	return [results.flat()];
 }

@@ -5,5 +5,11 @@ export type ConvoResource = 'message' | 'template' | 'contact' | 'conversation' 
 /** What one operation file exports: its fields, and what it does for one input item. */
 export interface ConvoOperation {
 	description: INodeProperties[];
+	/**
+	 * Which parameter fills which API field (`{ field_value: 'fieldValue' }`; a parameter inside a
+	 * collection as `additionalFields.assignedUser`), so errors name the field by the label the
+	 * user sees.
+	 */
+	apiFields?: Readonly<Record<string, string>>;
 	execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]>;
 }

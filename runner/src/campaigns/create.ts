@@ -7,7 +7,7 @@
 import { formatOf, readRecords, SourceError } from '../source';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
-import { checkRow, encodeRecipient, type CampaignSettings } from './schema';
+import { checkRow, encodeRecipient, type CampaignBasics } from './schema';
 import type { CampaignState } from './store';
 
 const WRITE_BATCH = 1000;
@@ -23,14 +23,8 @@ export interface Snapshot {
 	rejections: Array<{ line: number; phone: string; reason: string }>;
 }
 
-export interface SnapshotInput {
+export interface SnapshotInput extends CampaignBasics {
 	id: string;
-	templateId: string;
-	from: string;
-	agentId?: string;
-	rate: number;
-	source: string;
-	format?: CampaignSettings['format'];
 	state: CampaignState;
 	startAt?: number;
 	scheduleId?: string;

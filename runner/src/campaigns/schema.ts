@@ -40,6 +40,16 @@ export function settingsError(error: z.ZodError): string {
 		.join('; ');
 }
 
+/** What every campaign, and every run of a schedule, sends: one template from one number. */
+export interface CampaignBasics {
+	templateId: string;
+	from: string;
+	agentId?: string;
+	rate: number;
+	source: string;
+	format?: CampaignSettings['format'];
+}
+
 /** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */
 export interface Recipient {
 	line: number;

@@ -74,17 +74,19 @@ export async function getCampaign(context: RunnerContext, id: string): Promise<C
 	return found;
 }
 
-/** Sends per second, averaged over the 10 full seconds before now. */
-export async function currentRate(context: RunnerContext, id: string): Promise<number> {
+/** Sends per second over the full seconds before now: the last 10, or fewer while the campaign is younger. */
+export async function currentRate(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
 	const second = Math.floor(Date.now() / 1000);
-	const fields = Array.from({ length: 10 }, (_, i) => String(second - 1 - i));
-	const values = await context.redis.hmget(context.keys.ticks(id), ...fields);
-	return values.reduce((sum, value) => sum + Number(value ?? 0), 0) / 10;
+	const started = Math.floor((campaign.startAt ?? campaign.createdAt) / 1000);
+	const span = Math.min(10, Math.max(1, second - started));
+	const fields = Array.from({ length: span }, (_, i) => String(second - 1 - i));
+	const values = await context.redis.hmget(context.keys.ticks(campaign.id), ...fields);
+	return values.reduce((sum, value) => sum + Number(value ?? 0), 0) / span;
 }
 
 export async function campaignStatus(context: RunnerContext, id: string): Promise<CampaignStatus> {
 	const campaign = await getCampaign(context, id);
-	const rate = campaign.state === 'running' ? await currentRate(context, id) : 0;
+	const rate = campaign.state === 'running' ? await currentRate(context, campaign) : 0;
 	const open = campaign.counts.pending + campaign.counts.claimed;
 	return {
 		id,

@@ -48,6 +48,9 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['agent'], operation: ['create'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { 'agent.name': 'name', 'agent.system_prompt': 'systemPrompt', 'agent.tools': 'tools' };
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const agent: IDataObject = {
 		name: String(this.getNodeParameter('name', itemIndex)).trim(),

@@ -10,6 +10,9 @@ const properties: INodeProperties[] = [agentIdField, simplifyField('the agent it
 
 export const description = updateDisplayOptions({ show: { resource: ['agent'], operation: ['get'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { agent_id: 'agentId' };
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const agentId = (this.getNodeParameter('agentId', itemIndex) as string).trim();
 	const response = await convoRequest.call(this, OPERATIONS.getAgent, { params: { agent_id: agentId } }, itemIndex);

@@ -70,6 +70,13 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['agent'], operation: ['update'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = {
+	agent_id: 'agentId',
+	'agent.name': 'updateFields.name',
+	'agent.system_prompt': 'updateFields.systemPrompt',
+};
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const agentId = (this.getNodeParameter('agentId', itemIndex) as string).trim();
 	const fields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;

@@ -22,6 +22,9 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['getMessages'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { uuid: 'contactUuid', limit: 'messageLimit' };
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]> {
 	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
 	const limit = this.getNodeParameter('messageLimit', itemIndex, LIMITS.contactMessagesLimit.default) as number;

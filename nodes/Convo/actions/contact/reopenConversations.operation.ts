@@ -10,6 +10,9 @@ const properties: INodeProperties[] = [contactUuidField, simplifyField('the cont
 
 export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['reopenConversations'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { uuid: 'contactUuid' };
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
 	const response = await convoRequest.call(this, OPERATIONS.openContactConversations, { params: { uuid } }, itemIndex);

@@ -73,6 +73,15 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['update'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = {
+	uuid: 'contactUuid',
+	name: 'updateFields.name',
+	tags: 'updateFields.tags',
+	custom_fields: 'updateFields.customFields',
+	assigned_user: 'assignedUser',
+};
+
 function tagList(value: unknown): string[] {
 	const list = Array.isArray(value) ? value : String(value ?? '').split(',');
 	return list.map((tag) => String(tag).trim()).filter((tag) => tag !== '');

@@ -64,6 +64,9 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['conversation'], operation: ['get'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { phone: 'phone', field_key: 'fieldKey', field_value: 'fieldValue', message_limit: 'messageLimit' };
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const lookupBy = this.getNodeParameter('lookupBy', itemIndex) as string;
 	const query: IDataObject = {

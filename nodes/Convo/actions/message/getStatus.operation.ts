@@ -23,6 +23,9 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { uuid: 'messageUuid' };
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const uuid = this.getNodeParameter('messageUuid', itemIndex) as string;
 	const response = await convoRequest.call(this, OPERATIONS.getMessageStatus, { params: { uuid: uuid.trim() } }, itemIndex);

@@ -179,6 +179,23 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['message'], operation: ['send'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = {
+	to: 'to',
+	from: 'from',
+	channel_uuid: 'channelUuid',
+	'content.text': 'text',
+	'content.url': 'mediaUrl',
+	'content.caption': 'caption',
+	'content.filename': 'filename',
+	template_uuid: 'templateUuid',
+	template_values: 'templateValues',
+	assigned_user: 'additionalFields.assignedUser',
+	team_uuid: 'additionalFields.teamUuid',
+	bot_status: 'additionalFields.botStatus',
+	metadata: 'additionalFields.metadata',
+};
+
 function content(this: IExecuteFunctions, type: string, itemIndex: number): IDataObject {
 	if (type === 'template') return { text: '' };
 	if (type === 'text') return { text: this.getNodeParameter('text', itemIndex) as string };

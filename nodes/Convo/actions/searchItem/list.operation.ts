@@ -10,6 +10,9 @@ const properties: INodeProperties[] = [collectionIdField, simplifyField('one ite
 
 export const description = updateDisplayOptions({ show: { resource: ['searchItem'], operation: ['list'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { collection_id: 'collectionId' };
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]> {
 	const collectionId = (this.getNodeParameter('collectionId', itemIndex) as string).trim();
 	const response = await convoRequest.call(this, OPERATIONS.listSearchItems, { query: { collection_id: collectionId } }, itemIndex);

@@ -54,6 +54,14 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['searchItem'], operation: ['upsert'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = {
+	collection_id: 'collectionId',
+	external_id: 'externalId',
+	item: 'item',
+	embedding_json: 'additionalFields.embeddingJson',
+};
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const body: IDataObject = {

@@ -93,6 +93,15 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['template'], operation: ['send'] } }, properties);
 
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = {
+	template_id: 'templateId',
+	from_phone_number: 'fromPhoneNumber',
+	agent_id: 'additionalFields.agentId',
+	phone: 'phone',
+	buttons: 'buttons',
+};
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const query: IDataObject = {

@@ -73,7 +73,7 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	const session = (await context.cookies()).find((cookie) => cookie.name === 'convo_session');
 	expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
 	expect(page.url()).not.toContain(TOKEN);
-	expect(await page.evaluate(() => JSON.stringify(window.localStorage))).not.toContain('console-token');
+	expect(await page.evaluate(() => JSON.stringify((globalThis as unknown as { localStorage: unknown }).localStorage))).not.toContain('console-token');
 	await page.screenshot({ path: join(SHOTS, 'console-list.png') });
 
 	await page.click(`a[href="#/campaigns/${id}"]`);

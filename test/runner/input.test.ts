@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { API_KEY_PREFIX } from '../../sandbox/src';
+import { API_KEY_PREFIX } from '../../sandbox/src/fixture';
 import { UserError } from '../../runner/src/context';
 import { campaignStatus, createCampaign, type CreateAnswer } from '../../runner/src/core';
 import type { CampaignSettings } from '../../runner/src/campaigns/schema';

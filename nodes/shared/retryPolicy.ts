@@ -20,7 +20,15 @@ export function errorDisposition(status: number): ErrorDisposition {
  * host name did not resolve. A reset or a timeout after the request was written proves nothing
  * (the service may have acted on it), so it is never retried blindly.
  */
-const NOT_SENT_CONNECTION_ERRORS: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+const NOT_SENT_CONNECTION_ERRORS: ReadonlySet<string> = new Set([
+	'ECONNREFUSED',
+	'ENOTFOUND',
+	'EAI_AGAIN',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
+	// undici's connect-phase timeout: no connection, so no byte of the request left.
+	'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 export function connectionErrorDisposition(code: string | undefined): ErrorDisposition {
 	return code !== undefined && NOT_SENT_CONNECTION_ERRORS.has(code) ? 'retry' : 'permanent';

@@ -22,6 +22,8 @@ export interface Keys {
 	ledger(id: string): string;
 	/** Hash: epoch second -> sends settled in it, for the current rate. */
 	ticks(id: string): string;
+	/** String: an API Idempotency-Key (hashed) -> the campaign it created, for 24 h. */
+	idempotency(keyHash: string): string;
 	/** Lock: one feeder tick at a time across processes. */
 	feederLock: string;
 }
@@ -38,6 +40,7 @@ export function keysFor(prefix: string): Keys {
 		recipients: (id) => `${prefix}:campaign:${id}:rcp`,
 		ledger: (id) => `${prefix}:campaign:${id}:ledger`,
 		ticks: (id) => `${prefix}:campaign:${id}:ticks`,
+		idempotency: (keyHash) => `${prefix}:idempotency:${keyHash}`,
 		feederLock: `${prefix}:lock:feeder`,
 	};
 }

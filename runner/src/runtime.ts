@@ -45,6 +45,8 @@ export async function closeContext(context: RunnerContext): Promise<void> {
 }
 
 export interface RunningRunner {
+	/** True while this process's workers take jobs. */
+	healthy(): boolean;
 	stop(): Promise<void>;
 }
 
@@ -64,8 +66,11 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 	await workers.start();
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');
 
+	let stopped = false;
 	return {
+		healthy: () => !stopped,
 		stop: async () => {
+			stopped = true;
 			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
 			const clean = await workers.close(config.RUNNER_SHUTDOWN_DEADLINE);
 			if (!clean) shutdown.abort();

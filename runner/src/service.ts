@@ -8,9 +8,12 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 
 import {
 	buildRequest,
+	connectionErrorDisposition,
+	errorDisposition,
 	getConversationResponse,
 	OPERATIONS,
 	requestUrl,
+	retryAfterMs,
 	sendTemplateResponse,
 	serviceErrorMessage,
 	type OperationInput,
@@ -30,36 +33,36 @@ export type CallOutcome =
 	/** The credential or a campaign-wide resource was refused: stop the whole campaign. */
 	| { kind: 'stop'; status: number; reason: string };
 
-/** Errors raised before any byte of the request could reach the service. */
-const NOT_WRITTEN_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+/** A 429 without a readable Retry-After holds the number this long; a very long one is capped. */
+const DEFAULT_HOLD_MS = 1000;
+const MAX_HOLD_MS = 300_000;
 
-export function retryAfterMs(header: string | string[] | undefined, fallbackMs: number): number {
-	const value = Array.isArray(header) ? header[0] : header;
-	if (value === undefined) return fallbackMs;
-	const seconds = Number(value);
-	if (Number.isFinite(seconds)) return Math.min(Math.max(seconds * 1000, 100), 300_000);
-	const at = Date.parse(value);
-	return Number.isFinite(at) ? Math.min(Math.max(at - Date.now(), 100), 300_000) : fallbackMs;
-}
-
-/** The one table from an answer to an outcome. `stopOn` lists statuses that stop a campaign. */
+/**
+ * The one table from an answer to an outcome, on the contract's retry policy (nodes/shared):
+ * `stopOn` lists the statuses that stop a whole campaign, with the reason.
+ */
 export function classify(status: number, body: unknown, headers: Record<string, string | string[] | undefined>, stopOn: Record<number, string>): CallOutcome {
-	const said = serviceErrorMessage(body);
 	if (status >= 200 && status < 300) return { kind: 'ok', status, body };
-	if (status === 429) return { kind: 'hold', waitMs: retryAfterMs(headers['retry-after'], 1000), reason: `429 rate limited${said ? `: ${said}` : ''}` };
-	if (status >= 500) return { kind: 'retry', reason: `${status}${said ? `: ${said}` : ''}` };
+	const said = serviceErrorMessage(body);
+	const disposition = errorDisposition(status);
+	if (disposition === 'rate_limited') {
+		const header = headers['retry-after'];
+		const asked = retryAfterMs(Array.isArray(header) ? header[0] : header);
+		return { kind: 'hold', waitMs: Math.min(Math.max(asked ?? DEFAULT_HOLD_MS, 100), MAX_HOLD_MS), reason: `429 rate limited${said ? `: ${said}` : ''}` };
+	}
+	if (disposition === 'retry') return { kind: 'retry', reason: `${status}${said ? `: ${said}` : ''}` };
 	if (stopOn[status]) return { kind: 'stop', status, reason: `${status}: ${stopOn[status]}${said ? ` (the service said: ${said})` : ''}` };
 	return { kind: 'refused', status, reason: `${status}: ${said ?? 'refused by the service'}` };
 }
 
+/** A failed connection: retried only when it proves no byte of the request left; otherwise unknown. */
 export function classifyNetworkError(error: unknown): CallOutcome {
-	const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code ?? '';
-	const message = (error as Error).message ?? String(error);
-	if (NOT_WRITTEN_CODES.has(code)) return { kind: 'retry', reason: `could not connect (${code})` };
+	const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+	if (connectionErrorDisposition(code) === 'retry') return { kind: 'retry', reason: `could not connect (${code})` };
 	if (error instanceof undiciErrors.RequestAbortedError || (error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError') {
 		return { kind: 'unknown', reason: 'no answer before the deadline; the service may have acted on it' };
 	}
-	return { kind: 'unknown', reason: `the connection failed after the request was sent (${code || message})` };
+	return { kind: 'unknown', reason: `the connection failed after the request was sent (${code ?? (error as Error).message})` };
 }
 
 export interface ServiceOptions {
@@ -112,6 +115,8 @@ export class ConvoService {
 			{
 				401: 'the API key was refused: check CONVO_API_KEY',
 				403: 'the template, the sending number or the agent belongs to another business',
+				// B8 names no per-recipient resource (an unknown phone gets a new contact), so a 404 is the template or agent.
+				404: 'the template or the agent does not exist (or CONVO_EXTERNAL_URL points at the wrong place)',
 			},
 			signal,
 		);

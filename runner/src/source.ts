@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Duplex, type Readable } from 'node:stream';
 
 import { parse as parseCsv } from 'csv-parse';
 import { request } from 'undici';
@@ -71,6 +71,8 @@ export async function openSource(source: string, timeoutMs = 30_000): Promise<Re
 	return refuseBinary(raw, source);
 }
 
+export { refuseBinary };
+
 /** A NUL byte in the first 8 KiB means a binary file: refuse it before any parser sees it. */
 function refuseBinary(raw: Readable, source: string): Readable {
 	const out = new PassThrough();
@@ -93,18 +95,36 @@ function refuseBinary(raw: Readable, source: string): Readable {
 	return out;
 }
 
+/** pipe() does not pass errors on: a refused or broken source must end the next stage with its error, not leave it waiting. */
+function feed<T extends Duplex>(from: Readable, into: T): T {
+	from.on('error', (error) => into.destroy(error));
+	return from.pipe(into);
+}
+
 /** Records of the source in order. A whole-source problem (parse error, I/O error) throws SourceError. */
 export async function* readRecords(source: string, format: SourceFormat): AsyncGenerator<SourceRecord> {
-	const raw = await openSource(source);
-	if (format === 'csv') yield* csvRecords(raw, source);
+	yield* parseRecords(await openSource(source), format, source);
+}
+
+/** Records of a byte stream already open (an uploaded request body); `name` is what errors call it. */
+export async function* parseRecords(raw: Readable, format: SourceFormat, name: string): AsyncGenerator<SourceRecord> {
+	if (format === 'csv') yield* csvRecords(raw, name);
 	else if (format === 'ndjson') yield* ndjsonRecords(raw);
-	else yield* jsonArrayRecords(raw, source);
+	else yield* jsonArrayRecords(raw, name);
+}
+
+/** Rows given inline (a JSON array in an API request), numbered from 1. */
+export async function* inlineRecords(rows: unknown[]): AsyncGenerator<SourceRecord> {
+	for (const [i, value] of rows.entries()) {
+		if (value === null || typeof value !== 'object' || Array.isArray(value)) yield { line: i + 1, ok: false, reason: 'is not a JSON object' };
+		else yield { line: i + 1, ok: true, fields: value as Record<string, unknown> };
+	}
 }
 
 async function* csvRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
 	// Columns are read by hand (not `columns: true`) so a row with the wrong number of cells is a
 	// rejected row with its line, not a parse error that stops the whole file.
-	const parser = raw.pipe(parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false }));
+	const parser = feed(raw, parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false }));
 	let header: string[] | undefined;
 	try {
 		for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
@@ -150,7 +170,7 @@ async function* ndjsonRecords(raw: Readable): AsyncGenerator<SourceRecord> {
 }
 
 async function* jsonArrayRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
-	const elements = raw.pipe(StreamJson.parser()).pipe(StreamArray.streamArray());
+	const elements = feed(feed(raw, StreamJson.parser()), StreamArray.streamArray());
 	let position = 0;
 	try {
 		for await (const { value } of elements as AsyncIterable<{ key: number; value: unknown }>) {

@@ -6,17 +6,11 @@
  */
 import { UserError, type RunnerContext } from '../context';
 import { snapshotCampaign } from './create';
-import type { CampaignSettings } from './schema';
+import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
 
-export interface ScheduleRecord {
+export interface ScheduleRecord extends CampaignBasics {
 	id: string;
-	templateId: string;
-	from: string;
-	agentId?: string;
-	rate: number;
-	source: string;
-	format?: CampaignSettings['format'];
 	cron: string;
 	tz: string;
 	createdAt: number;
@@ -65,7 +59,8 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 	const id = `${scheduleId}r${dueAt.toString(36)}`;
 	if (await findCampaign(context, id)) return id;
 	const late = Date.now() - dueAt;
-	const base = { id, templateId: schedule.templateId, from: schedule.from, agentId: schedule.agentId, rate: schedule.rate, source: schedule.source, format: schedule.format, scheduleId };
+	const { templateId, from, agentId, rate, source, format } = schedule;
+	const base = { id, templateId, from, agentId, rate, source, format, scheduleId };
 	if (late > context.config.RUNNER_MAX_LATENESS) {
 		await recordRun(context, id, schedule, 'cancelled', `skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`);
 		return id;

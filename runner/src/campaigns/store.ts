@@ -3,7 +3,7 @@
  * Reading it and turning it into the status every client shows lives here, once.
  */
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
-import { UserError, type RunnerContext } from '../context';
+import { NotFoundError, type RunnerContext } from '../context';
 
 export const CAMPAIGN_STATES = ['scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
@@ -25,6 +25,9 @@ export interface CampaignRecord {
 	lastProgressAt: number;
 	lastError?: string;
 	counts: Record<Outcome, number>;
+	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
+	holds: number;
+	retries: number;
 }
 
 export interface CampaignStatus {
@@ -60,6 +63,8 @@ function toRecord(hash: Record<string, string>): CampaignRecord {
 		lastProgressAt: number('last_progress_at'),
 		lastError: hash.last_error || undefined,
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
+		holds: number('holds'),
+		retries: number('retries'),
 	};
 }
 
@@ -70,21 +75,23 @@ export async function findCampaign(context: RunnerContext, id: string): Promise<
 
 export async function getCampaign(context: RunnerContext, id: string): Promise<CampaignRecord> {
 	const found = await findCampaign(context, id);
-	if (!found) throw new UserError(`No campaign with id ${id}`);
+	if (!found) throw new NotFoundError(`No campaign with id ${id}`);
 	return found;
 }
 
-/** Sends per second, averaged over the 10 full seconds before now. */
-export async function currentRate(context: RunnerContext, id: string): Promise<number> {
+/** Sends per second over the full seconds before now: the last 10, or fewer while the campaign is younger. */
+export async function currentRate(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
 	const second = Math.floor(Date.now() / 1000);
-	const fields = Array.from({ length: 10 }, (_, i) => String(second - 1 - i));
-	const values = await context.redis.hmget(context.keys.ticks(id), ...fields);
-	return values.reduce((sum, value) => sum + Number(value ?? 0), 0) / 10;
+	const started = Math.floor((campaign.startAt ?? campaign.createdAt) / 1000);
+	const span = Math.min(10, Math.max(1, second - started));
+	const fields = Array.from({ length: span }, (_, i) => String(second - 1 - i));
+	const values = await context.redis.hmget(context.keys.ticks(campaign.id), ...fields);
+	return values.reduce((sum, value) => sum + Number(value ?? 0), 0) / span;
 }
 
 export async function campaignStatus(context: RunnerContext, id: string): Promise<CampaignStatus> {
 	const campaign = await getCampaign(context, id);
-	const rate = campaign.state === 'running' ? await currentRate(context, id) : 0;
+	const rate = campaign.state === 'running' ? await currentRate(context, campaign) : 0;
 	const open = campaign.counts.pending + campaign.counts.claimed;
 	return {
 		id,
@@ -99,4 +106,13 @@ export async function campaignStatus(context: RunnerContext, id: string): Promis
 export async function listCampaigns(context: RunnerContext, limit = 100): Promise<CampaignStatus[]> {
 	const ids = await context.redis.zrevrange(context.keys.campaigns, 0, limit - 1);
 	return Promise.all(ids.map((id) => campaignStatus(context, id)));
+}
+
+/** Sends settled per second over the last `seconds` (at most 600), oldest first: the console's chart. */
+export async function rateHistory(context: RunnerContext, id: string, seconds = 600): Promise<Array<[number, number]>> {
+	const now = Math.floor(Date.now() / 1000);
+	const span = Math.min(600, seconds);
+	const fields = Array.from({ length: span }, (_, i) => String(now - span + i));
+	const values = await context.redis.hmget(context.keys.ticks(id), ...fields);
+	return fields.map((second, i) => [Number(second), Number(values[i] ?? 0)]);
 }

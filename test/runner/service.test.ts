@@ -1,0 +1,79 @@
+/**
+ * The runner's one table from an answer to an outcome. Each row is a promise of the issue's
+ * guarantee 4; the integration tests show them against the sandbox, this shows every row.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { classify, classifyNetworkError, ConvoService } from '../../runner/src/service';
+import { freePort } from '../../runner/src/redis';
+
+const stopOn = { 401: 'the API key was refused: check CONVO_API_KEY', 403: 'the template belongs to another business' };
+const body = (message: string) => ({ status: 0, code: 'x', message });
+
+test.each([
+	[200, {}, 'ok'],
+	[429, { 'retry-after': '3' }, 'hold'],
+	[500, {}, 'retry'],
+	[503, {}, 'retry'],
+	[408, {}, 'retry'],
+	[401, {}, 'stop'],
+	[403, {}, 'stop'],
+	[400, {}, 'refused'],
+	[404, {}, 'refused'],
+	[409, {}, 'refused'],
+])('%i is %s', (status, headers, kind) => {
+	expect(classify(status, body('said'), headers, stopOn).kind).toBe(kind === 'ok' ? 'ok' : kind);
+});
+
+test('a 429 holds for Retry-After (seconds or a date), 1 s when absent, at most 5 minutes', () => {
+	expect(classify(429, undefined, { 'retry-after': '3' }, {})).toMatchObject({ kind: 'hold', waitMs: 3000 });
+	expect(classify(429, undefined, {}, {})).toMatchObject({ kind: 'hold', waitMs: 1000 });
+	expect(classify(429, undefined, { 'retry-after': '86400' }, {})).toMatchObject({ kind: 'hold', waitMs: 300_000 });
+	const inTwoSeconds = new Date(Date.now() + 2000).toUTCString();
+	const held = classify(429, undefined, { 'retry-after': inTwoSeconds }, {});
+	expect(held.kind === 'hold' && held.waitMs > 500 && held.waitMs <= 2000).toBe(true);
+});
+
+test("a refusal carries the service's message; a stop names what to fix", () => {
+	expect(classify(400, body('2 is required'), {}, stopOn)).toMatchObject({ kind: 'refused', reason: '400: 2 is required' });
+	expect(classify(401, body('bad key'), {}, stopOn)).toMatchObject({ kind: 'stop', reason: expect.stringContaining('CONVO_API_KEY') });
+});
+
+test('only connection errors that prove nothing was written are retried; the rest are unknown', () => {
+	for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']) expect(classifyNetworkError(Object.assign(new Error(code), { code })).kind).toBe('retry');
+	for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']) expect(classifyNetworkError(Object.assign(new Error(code), { code })).kind).toBe('unknown');
+	expect(classifyNetworkError(Object.assign(new Error('timed out'), { name: 'TimeoutError' })).kind).toBe('unknown');
+});
+
+describe('ConvoService against real sockets', () => {
+	const input = { query: { template_id: '3f4bc6d6-5048-4a60-85ba-1afccb00f004', from_phone_number: '493010020000' }, body: { phone: '4917012345678' } };
+
+	test('nothing listening: retry (the request never left)', async () => {
+		const port = await freePort();
+		const service = new ConvoService({ externalUrl: `http://127.0.0.1:${port}/api/external/v2`, apiKey: 'live_secret', deadlineMs: 2000 });
+		expect((await service.sendTemplate(input)).kind).toBe('retry');
+		await service.close();
+	});
+
+	test('a server that reads the request and never answers: unknown at the deadline, the key in no reason', async () => {
+		const server = createServer(() => undefined);
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		const service = new ConvoService({ externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`, apiKey: 'live_secret', deadlineMs: 300 });
+		const outcome = await service.sendTemplate(input);
+		expect(outcome.kind).toBe('unknown');
+		expect(JSON.stringify(outcome)).not.toContain('live_secret');
+		await service.close();
+		server.closeAllConnections();
+		await new Promise((resolve) => server.close(resolve));
+	});
+
+	test('a server that drops the connection after reading the request: unknown', async () => {
+		const server = createServer((request) => request.socket.destroy());
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		const service = new ConvoService({ externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`, apiKey: 'live_secret', deadlineMs: 2000 });
+		expect((await service.sendTemplate(input)).kind).toBe('unknown');
+		await service.close();
+		await new Promise((resolve) => server.close(resolve));
+	});
+});

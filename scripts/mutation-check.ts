@@ -3,7 +3,8 @@
  *
  * For each operation file (nodes/Convo/actions/<resource>/<operation>.operation.ts) it finds every
  * field the operation hands to the transport (`convoRequest`): the properties of the request's
- * `params`, `query` and `body` objects, the statements that add a field to them (`body.x = ...`),
+ * `params`, `query` and `body` objects, the statements that add fields to them (`body.x = ...`,
+ * `Object.assign(body, variables)`),
  * and the fields of objects built by the file's own helpers (`content.call(...)`). Each field is a
  * mutant: the file's source is rewritten without it, the jest files under test/nodes that run that
  * resource and operation are run, and the mutant is killed when they fail. The file is restored
@@ -110,6 +111,15 @@ function mutantsOf(source: ts.SourceFile): Mutant[] {
 		walkScope(scope, (node) => {
 			if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.name.text === name && node.initializer) {
 				trace(node.initializer, scope, path, false);
+			}
+			// `Object.assign(body, variables)` adds fields: removing the statement removes them.
+			if (ts.isExpressionStatement(node) && ts.isCallExpression(node.expression)) {
+				const call = node.expression;
+				const [target, ...sources] = call.arguments;
+				if (call.expression.getText(source) === 'Object.assign' && target && ts.isIdentifier(target) && target.text === name) {
+					const added = sources.map((argument) => `...${argument.getText(source)}`).join(', ');
+					add({ field: `${path.replace(/\.$/, '')}{${added}}`, start: node.getStart(source), end: node.getEnd(), replacement: ';' }, node);
+				}
 			}
 			// `body.x = ...` or `body[name] = ...` adds a field: removing the statement removes the field.
 			if (

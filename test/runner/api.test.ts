@@ -156,3 +156,15 @@ test('pause, resume, rate, cancel, reconcile and retry-not-sent over HTTP', asyn
 	expect(page.json.items).toHaveLength(2);
 	expect(page.json.total).toBeGreaterThanOrEqual(4);
 });
+
+test('bull-board is behind the same sign-in and shows the send queues read-only', async () => {
+	expect((await fetch(`${base}/admin/queues`, { headers: { accept: 'text/html' }, redirect: 'manual' })).headers.get('location')).toBe('/login');
+	expect((await fetch(`${base}/admin/queues/api/queues`)).status).toBe(401);
+	// A campaign on the number gives it a send queue.
+	await call('POST', '/api/campaigns', { body: { ...settings(), at: new Date(Date.now() + 3_600_000).toISOString(), recipients: [{ phone: '4917000000777', 1: 'a', 2: 'b' }] } });
+	const board = await call('GET', '/admin/queues/api/queues');
+	expect(board.status).toBe(200);
+	const names = (board.json.queues as Array<{ name: string; readOnlyMode: boolean; allowRetries: boolean }>).map((queue) => [queue.name, queue.readOnlyMode, queue.allowRetries]);
+	expect(names).toContainEqual([`send-${runner.business.phoneNumbers[0]}`, true, false]);
+	expect(names).toContainEqual(['control', true, false]);
+});

@@ -5,8 +5,8 @@
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
-import { freePort } from '../../runner/src/redis';
-import { positionalTemplate, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { freePort, startPrivateRedis } from '../../runner/src/redis';
+import { positionalTemplate, spawnRunner, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 import { readFileSync } from 'node:fs';
 
 jest.setTimeout(120_000);
@@ -167,4 +167,23 @@ test('bull-board is behind the same sign-in and shows the send queues read-only'
 	const names = (board.json.queues as Array<{ name: string; readOnlyMode: boolean; allowRetries: boolean }>).map((queue) => [queue.name, queue.readOnlyMode, queue.allowRetries]);
 	expect(names).toContainEqual([`send-${runner.business.phoneNumbers[0]}`, true, false]);
 	expect(names).toContainEqual(['control', true, false]);
+});
+
+test('/healthz answers 503 with the reason when Redis stops answering', async () => {
+	const own = await startPrivateRedis();
+	const port = await freePort();
+	const started = spawnRunner(['start'], { ...runner.env, REDIS_URL: own.url, RUNNER_HTTP_PORT: String(port) });
+	try {
+		const url = `http://127.0.0.1:${port}/healthz`;
+		await waitFor('the health check to pass', async () => (await fetch(url).catch(() => undefined))?.ok, 30_000);
+		await own.stop();
+		const answer = await waitFor('the health check to fail', async () => {
+			const response = await fetch(url).catch(() => undefined);
+			return response?.status === 503 ? response.json() : undefined;
+		}, 30_000);
+		expect(answer).toEqual({ status: 'unavailable', reason: 'Redis does not answer' });
+	} finally {
+		await started.kill('SIGKILL');
+		await own.stop();
+	}
 });

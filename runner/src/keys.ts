@@ -8,6 +8,8 @@ export interface Keys {
 	campaigns: string;
 	/** Set: ids of campaigns whose state is running (what the feeder walks). */
 	running: string;
+	/** Set: ids of ended (cancelled, failed) campaigns whose pending recipients are still being moved. */
+	finishing: string;
 	/** Set: business numbers that have a send queue (what workers listen to). */
 	numbers: string;
 	/** Hash per cron schedule. */
@@ -33,6 +35,7 @@ export function keysFor(prefix: string): Keys {
 		prefix,
 		campaigns: `${prefix}:campaigns`,
 		running: `${prefix}:running`,
+		finishing: `${prefix}:finishing`,
 		numbers: `${prefix}:numbers`,
 		schedules: `${prefix}:schedules`,
 		schedule: (id) => `${prefix}:schedule:${id}`,

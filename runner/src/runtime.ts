@@ -35,7 +35,7 @@ export async function openContext(config: RunnerConfig, log: Logger, options: { 
 	const service = options.withService ? new ConvoService({ ...requireService(config), deadlineMs: config.RUNNER_HTTP_DEADLINE }) : undefined;
 	const redis: RedisConnection = connect(redisTarget(config));
 	const keys = keysFor(config.RUNNER_PREFIX);
-	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys), log, service };
+	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys, log), log, service };
 }
 
 export async function closeContext(context: RunnerContext): Promise<void> {

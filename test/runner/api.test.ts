@@ -5,8 +5,8 @@
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
-import { freePort } from '../../runner/src/redis';
-import { positionalTemplate, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { freePort, startPrivateRedis } from '../../runner/src/redis';
+import { positionalTemplate, spawnRunner, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 import { readFileSync } from 'node:fs';
 
 jest.setTimeout(120_000);
@@ -155,4 +155,35 @@ test('pause, resume, rate, cancel, reconcile and retry-not-sent over HTTP', asyn
 	expect(page.json).toMatchObject({ limit: 2, offset: 0 });
 	expect(page.json.items).toHaveLength(2);
 	expect(page.json.total).toBeGreaterThanOrEqual(4);
+});
+
+test('bull-board is behind the same sign-in and shows the send queues read-only', async () => {
+	expect((await fetch(`${base}/admin/queues`, { headers: { accept: 'text/html' }, redirect: 'manual' })).headers.get('location')).toBe('/login');
+	expect((await fetch(`${base}/admin/queues/api/queues`)).status).toBe(401);
+	// A campaign on the number gives it a send queue.
+	await call('POST', '/api/campaigns', { body: { ...settings(), at: new Date(Date.now() + 3_600_000).toISOString(), recipients: [{ phone: '4917000000777', 1: 'a', 2: 'b' }] } });
+	const board = await call('GET', '/admin/queues/api/queues');
+	expect(board.status).toBe(200);
+	const names = (board.json.queues as Array<{ name: string; readOnlyMode: boolean; allowRetries: boolean }>).map((queue) => [queue.name, queue.readOnlyMode, queue.allowRetries]);
+	expect(names).toContainEqual([`send-${runner.business.phoneNumbers[0]}`, true, false]);
+	expect(names).toContainEqual(['control', true, false]);
+});
+
+test('/healthz answers 503 with the reason when Redis stops answering', async () => {
+	const own = await startPrivateRedis();
+	const port = await freePort();
+	const started = spawnRunner(['start'], { ...runner.env, REDIS_URL: own.url, RUNNER_HTTP_PORT: String(port) });
+	try {
+		const url = `http://127.0.0.1:${port}/healthz`;
+		await waitFor('the health check to pass', async () => (await fetch(url).catch(() => undefined))?.ok, 30_000);
+		await own.stop();
+		const answer = await waitFor('the health check to fail', async () => {
+			const response = await fetch(url).catch(() => undefined);
+			return response?.status === 503 ? response.json() : undefined;
+		}, 30_000);
+		expect(answer).toEqual({ status: 'unavailable', reason: 'Redis does not answer' });
+	} finally {
+		await started.kill('SIGKILL');
+		await own.stop();
+	}
 });

@@ -6,7 +6,7 @@
 import { createCampaign, campaignStatus } from '../../runner/src/core';
 import { dumpKeys, expectNoSecret, expectReportMatchesLog, positionalTemplate, report, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '20' });
 
@@ -28,7 +28,7 @@ test('1,000 recipients through 500s, 429s and latency: one message per sent reci
 	const status = await waitFor('the campaign to complete', async () => {
 		const current = await campaignStatus(runner.context, created.id);
 		return current.state === 'completed' ? current : undefined;
-	}, 150_000);
+	}, 240_000);
 	expect(status.counts.pending + status.counts.claimed).toBe(0);
 
 	const sends = await templateSends(runner.sandbox);

@@ -78,12 +78,14 @@ local function move(meta, from, to)
   redis.call('HINCRBY', meta, 'n_' .. to, 1)
 end
 local function finishIfDone(meta, running, id, now)
-  if redis.call('HGET', meta, 'state') ~= 'running' then return end
+  if redis.call('HGET', meta, 'state') ~= 'running' then return false end
   local open = (tonumber(redis.call('HGET', meta, 'n_p')) or 0) + (tonumber(redis.call('HGET', meta, 'n_c')) or 0)
   if open == 0 then
     redis.call('HSET', meta, 'state', 'completed', 'finished_at', now)
     redis.call('SREM', running, id)
+    return true
   end
+  return false
 end
 `;
 
@@ -116,7 +118,8 @@ return 'claimed'
  * KEYS: meta, ledger, running, ticks. ARGV: index, token, outcome letter, now, ref, error,
  * pauseAfter, campaign id. Settles a claim this attempt holds. An attempt that finds its claim
  * turned 'unknown' by a sweep may still prove it 'sent' (it holds the token); nothing else may.
- * Returns 'ok' or 'lost'.
+ * Returns 'ok', 'lost', or the campaign's new state when this settle changed it ('completed',
+ * 'paused'), so the process that caused the change logs it.
  */
 const SETTLE = `${LUA_HELPERS}
 local meta, ledger, running, ticks = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -142,11 +145,12 @@ if to == 'f' then
   if streak >= pauseAfter and state == 'running' then
     redis.call('HSET', meta, 'state', 'paused', 'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
     redis.call('SREM', running, id)
+    return 'paused'
   end
 elseif to == 's' then
   redis.call('HSET', meta, 'failure_streak', 0)
 end
-finishIfDone(meta, running, id, now)
+if finishIfDone(meta, running, id, now) then return 'completed' end
 return 'ok'
 `;
 
@@ -242,7 +246,7 @@ export class Ledger {
 		return this.call('convoClaim', this.base(id), [index, token, Date.now(), id]) as Promise<'claimed'>;
 	}
 
-	settle(id: string, index: number, token: string, to: 'sent' | 'failed' | 'unknown' | 'not_sent' | 'pending', ref: string, error: string, pauseAfter: number): Promise<'ok' | 'lost'> {
+	settle(id: string, index: number, token: string, to: 'sent' | 'failed' | 'unknown' | 'not_sent' | 'pending', ref: string, error: string, pauseAfter: number): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
 		return this.call('convoSettle', [...this.base(id), this.keys.ticks(id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id]) as Promise<'ok'>;
 	}
 

@@ -164,3 +164,21 @@ test('SIGTERM lets in-flight sends finish and leaves nothing claimed', async () 
 		await (await import('../../runner/src/runtime')).closeContext(context);
 	}
 });
+
+test('Redis holds a bounded window of send jobs however large the campaign', async () => {
+	const { path } = writeRecipientsCsv(20_000, { seed: 17 });
+	const campaign = await create(path, { rate: 10 });
+	const queue = runner.context.queues.send(runner.business.phoneNumbers[0]);
+	let most = 0;
+	for (let tick = 0; tick < 8; tick++) {
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+		most = Math.max(most, Object.values(counts).reduce((sum, n) => sum + n, 0));
+	}
+	const status = await campaignStatus(runner.context, campaign.id);
+	await cancel(runner.context, campaign.id);
+	// 20 s of sends at 10/s is the window (at least 200): the feeder fed it, and no more.
+	expect(most).toBeGreaterThanOrEqual(150);
+	expect(most).toBeLessThanOrEqual(200 + 20);
+	expect(status.counts.pending).toBeGreaterThan(19_000);
+});

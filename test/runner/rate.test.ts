@@ -4,7 +4,7 @@
  * in any sliding one-second window (tolerance 10% + 2, stated in the issue), while a campaign on a
  * second number runs alongside at its own limit.
  */
-import { createCampaign, campaignStatus } from '../../runner/src/core';
+import { createCampaign, campaignStatus, setCampaignRate } from '../../runner/src/core';
 import { positionalTemplate, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
 
 jest.setTimeout(180_000);
@@ -51,4 +51,22 @@ test('two processes share 50/s on one number; a second number keeps its own 30/s
 	const spanA = [Date.parse(fromA[0].createdAt), Date.parse(fromA[fromA.length - 1].createdAt)];
 	const inside = fromB.filter((message) => Date.parse(message.createdAt) >= spanA[0] && Date.parse(message.createdAt) <= spanA[1]);
 	expect(inside.length).toBeGreaterThan(200);
+});
+
+test('the rate can change while the campaign runs, and the new limit holds', async () => {
+	const template = positionalTemplate(runner.business).id;
+	const { path, phones } = writeRecipientsCsv(400, { seed: 5 });
+	const created = await createCampaign(runner.context, { templateId: template, from: runner.business.phoneNumbers[0], source: path, rate: 20 });
+	if (created.kind !== 'campaign') throw new Error('expected a campaign');
+	const mine = async () => (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
+	await waitFor('60 sends at 20/s', async () => (await mine()).length >= 60, 30_000, 100);
+	await setCampaignRate(runner.context, created.id, 60);
+	const changedAt = Date.now();
+	await waitFor('the campaign to complete', async () => (await campaignStatus(runner.context, created.id)).state === 'completed', 60_000);
+	const sends = await mine();
+	const before = sends.filter((message) => Date.parse(message.createdAt) < changedAt);
+	const after = sends.filter((message) => Date.parse(message.createdAt) > changedAt + 1500);
+	expect(maxPerSecond(before)).toBeLessThanOrEqual(tolerance(20));
+	expect(maxPerSecond(after)).toBeGreaterThan(tolerance(20));
+	expect(maxPerSecond(after)).toBeLessThanOrEqual(tolerance(60));
 });

@@ -64,10 +64,17 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 
 		const key = `${campaign}/${index}`;
 		inFlight.set(key, { campaign, index, token });
+		/** Settles this claim; logs the campaign's state change when this settle made it. */
+		const settle = async (to: Parameters<typeof ledger.settle>[3], ref: string, error: string) => {
+			const result = await ledger.settle(campaign, index, token, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES);
+			if (result === 'completed') log.info({ campaign }, 'campaign completed');
+			if (result === 'paused') log.warn({ campaign, reason: error }, `campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`);
+			return result;
+		};
 		try {
 			const encoded = await redis.hget(keys.recipients(campaign), String(index));
 			if (!encoded) {
-				await ledger.settle(campaign, index, token, 'failed', '', 'the recipient is missing from the snapshot', config.RUNNER_PAUSE_AFTER_FAILURES);
+				await settle('failed', '', 'the recipient is missing from the snapshot');
 				return 'failed';
 			}
 			const recipient = decodeRecipient(encoded);
@@ -78,33 +85,32 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 				},
 				shutdown,
 			);
-			const pauseAfter = config.RUNNER_PAUSE_AFTER_FAILURES;
 			switch (outcome.kind) {
 				case 'ok':
-					await ledger.settle(campaign, index, token, 'sent', outcome.messageId ?? '', '', pauseAfter);
+					await settle('sent', outcome.messageId ?? '', '');
 					return 'sent';
 				case 'refused':
-					await ledger.settle(campaign, index, token, 'failed', '', outcome.reason, pauseAfter);
+					await settle('failed', '', outcome.reason);
 					return 'failed';
 				case 'unknown':
-					await ledger.settle(campaign, index, token, 'unknown', '', outcome.reason, pauseAfter);
+					await settle('unknown', '', outcome.reason);
 					log.warn({ campaign, reason: outcome.reason }, 'send outcome unknown; `campaign reconcile` resolves it');
 					return 'unknown';
 				case 'stop':
-					await ledger.settle(campaign, index, token, 'not_sent', '', outcome.reason, pauseAfter);
+					await settle('not_sent', '', outcome.reason);
 					await failCampaign(context, campaign, outcome.reason);
 					return 'stopped';
 				case 'hold':
-					await ledger.settle(campaign, index, token, 'pending', '', outcome.reason, pauseAfter);
+					await settle('pending', '', outcome.reason);
 					await queues.send(settings.from).rateLimit(outcome.waitMs);
 					throw new RateLimitError();
 				case 'retry': {
 					const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
 					if (last) {
-						await ledger.settle(campaign, index, token, 'failed', '', `${outcome.reason} (after ${job.attemptsMade + 1} attempts)`, pauseAfter);
+						await settle('failed', '', `${outcome.reason} (after ${job.attemptsMade + 1} attempts)`);
 						return 'failed';
 					}
-					await ledger.settle(campaign, index, token, 'pending', '', outcome.reason, pauseAfter);
+					await settle('pending', '', outcome.reason);
 					throw new Error(`not sent, will retry: ${outcome.reason}`);
 				}
 			}

@@ -1,0 +1,93 @@
+/**
+ * The command line as an operator meets it: `--json` prints exactly one JSON document on stdout
+ * (logs on stderr) with exit 0, errors exit 1 with `{ "error" }`; a wrong environment names the
+ * variable; a Redis that may evict is warned about; a scheduled start taken up too late is skipped
+ * and says why. Real processes, real Redis, the sandbox.
+ */
+import { campaignStatus, createCampaign } from '../../runner/src/core';
+import { startPrivateRedis } from '../../runner/src/redis';
+import { positionalTemplate, runCli, spawnRunner, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+
+jest.setTimeout(120_000);
+
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10' });
+
+test('create --wait --json, status, list, report: one JSON document each on stdout', async () => {
+	runner.spawnWorker();
+	const { path, phones } = writeRecipientsCsv(30, { seed: 20, extraLines: ['12,bad,row'] });
+	const template = positionalTemplate(runner.business).id;
+	const created = await runCli(['campaign', 'create', '--template', template, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--rate', '100', '--wait', '--json'], runner.env);
+	expect(created.code).toBe(0);
+	const answer = JSON.parse(created.stdout);
+	expect(answer).toMatchObject({ kind: 'campaign', accepted: 30, rejected: 1, rejections: [{ line: 32, phone: '12' }], status: { state: 'completed' } });
+	expect((await templateSends(runner.sandbox)).filter((m) => phones.includes(m.to))).toHaveLength(30);
+
+	const status = await runCli(['campaign', 'status', answer.id, '--json'], runner.env);
+	expect(status.code).toBe(0);
+	const parsed = JSON.parse(status.stdout);
+	expect(Object.keys(parsed).sort()).toEqual(['counts', 'eta_seconds', 'id', 'last_error', 'rate', 'state']);
+	expect(parsed.counts).toEqual({ pending: 0, claimed: 0, sent: 30, failed: 0, rejected: 1, cancelled: 0, unknown: 0, not_sent: 0 });
+
+	const list = await runCli(['campaign', 'list', '--json'], runner.env);
+	expect(JSON.parse(list.stdout).campaigns.map((c: { id: string }) => c.id)).toContain(answer.id);
+
+	const csv = await runCli(['campaign', 'report', answer.id, '--format', 'csv'], runner.env);
+	const lines = csv.stdout.trim().split('\n');
+	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at');
+	expect(lines).toHaveLength(32);
+	expect(lines[1]).toMatch(new RegExp(`^2,${phones[0]},sent,[0-9a-f-]{36},,1,`));
+	expect(lines[31]).toMatch(/^32,12,rejected,,"?line 32: phone "+12"+ has 2 digits/);
+
+	// "Nothing to do" is a success: resuming a completed campaign is refused, retrying with nothing not sent is fine.
+	const retry = await runCli(['campaign', 'retry', answer.id, '--not-sent', '--json'], runner.env);
+	expect(retry.code).toBe(0);
+	expect(JSON.parse(retry.stdout)).toMatchObject({ requeued: 0, state: 'completed' });
+});
+
+test('errors: exit 1, a JSON error on stdout with --json, the reason on stderr', async () => {
+	const missing = await runCli(['campaign', 'status', 'cnosuchcampaign', '--json'], runner.env);
+	expect(missing.code).toBe(1);
+	expect(JSON.parse(missing.stdout)).toEqual({ error: 'No campaign with id cnosuchcampaign' });
+	expect(missing.stderr).toContain('No campaign with id cnosuchcampaign');
+
+	const bad = await runCli(['campaign', 'create', '--template', 'not-a-uuid', '--from', '12', '--recipients', '/nonexistent.csv', '--json'], runner.env);
+	expect(bad.code).toBe(1);
+	const { error } = JSON.parse(bad.stdout);
+	expect(error).toContain('--template must be a UUID');
+	expect(error).toContain('--from');
+});
+
+test('a wrong environment stops the process naming each variable; no secret in the message', async () => {
+	const result = await runCli(['worker'], { ...runner.env, RUNNER_CONCURRENCY: 'many', CONVO_EXTERNAL_URL: 'ftp://x', REDIS_URL: 'http://nope' }, 30_000);
+	expect(result.code).toBe(1);
+	expect(result.stderr).toMatch(/RUNNER_CONCURRENCY/);
+	expect(result.stderr).toMatch(/CONVO_EXTERNAL_URL/);
+	expect(result.stderr).toMatch(/REDIS_URL/);
+	expect(result.stderr).not.toContain(runner.business.apiKey);
+});
+
+test('a Redis that may evict keys gets a warning at start', async () => {
+	const evicting = await startPrivateRedis(['--maxmemory-policy', 'allkeys-lru']);
+	const worker = spawnRunner(['worker'], { ...runner.env, REDIS_URL: evicting.url });
+	try {
+		await waitFor('the eviction warning', async () => /maxmemory-policy is not noeviction/.test(worker.output()), 30_000);
+		expect(worker.output()).toContain('"maxmemoryPolicy":"allkeys-lru"');
+	} finally {
+		await worker.kill('SIGKILL');
+		await evicting.stop();
+	}
+});
+
+test('a start taken up later than RUNNER_MAX_LATENESS is skipped, reported, and sends nothing', async () => {
+	const { path, phones } = writeRecipientsCsv(5, { seed: 21 });
+	const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000).toISOString();
+	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: path, at: twoHoursAgo });
+	if (created.kind !== 'campaign') throw new Error('expected a campaign');
+	const status = await waitFor('the late start to be skipped', async () => {
+		const current = await campaignStatus(runner.context, created.id);
+		return current.state === 'cancelled' ? current : undefined;
+	}, 30_000);
+	expect(status.last_error).toMatch(/^skipped: it fell due at .* \(limit 3600 s\)$/);
+	expect(status.counts.cancelled).toBe(5);
+	expect((await templateSends(runner.sandbox)).filter((m) => phones.includes(m.to))).toEqual([]);
+});

@@ -9,7 +9,7 @@ import { extname } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 
 import { parse as parseCsv } from 'csv-parse';
-import { request } from 'undici';
+import { Agent, interceptors, request } from 'undici';
 
 // stream-json 1.x is CommonJS; its typings describe the factory functions.
 import StreamJson from 'stream-json';
@@ -34,6 +34,9 @@ export interface SourceProgress {
 /** A record longer than this is rejected on its own (NDJSON: skipped without being held in memory). */
 export const MAX_RECORD_BYTES = 1024 * 1024;
 
+/** undici 7 follows redirects only through its interceptor (a `maxRedirections` option is refused). */
+const sourceAgent = new Agent().compose(interceptors.redirect({ maxRedirections: 3 }));
+
 export function isUrl(source: string): boolean {
 	return /^https?:\/\//i.test(source);
 }
@@ -57,7 +60,7 @@ export async function openSource(source: string, timeoutMs = 30_000, progress?: 
 	if (isUrl(source)) {
 		let response;
 		try {
-			response = await request(source, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, maxRedirections: 3 } as Parameters<typeof request>[1]);
+			response = await request(source, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, dispatcher: sourceAgent });
 		} catch (error) {
 			throw new SourceError(`cannot read ${source}: ${(error as Error).message}`);
 		}

@@ -16,7 +16,7 @@ export { reportRows, reportText } from './campaigns/report';
 
 // Reindex runs: keep a search collection in sync with a feed (reindex/).
 export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReindexSchedule, type ReindexAnswer, type ReindexInput } from './reindex/create';
-export { listRuns as listReindexRuns, runStatus as reindexStatus, type RunStatus as ReindexStatus } from './reindex/store';
+export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview, type RunStatus as ReindexStatus } from './reindex/store';
 export { reindexReport } from './reindex/report';
 
 export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: ScheduleRecord };

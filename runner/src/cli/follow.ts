@@ -6,7 +6,7 @@ import { SingleBar } from 'cli-progress';
 
 import type { RunnerContext } from '../context';
 import { campaignStatus, type CampaignStatus } from '../campaigns/store';
-import { runStatus, SETTLED_RUN_STATES, type RunStatus } from '../reindex/store';
+import { runOverview, SETTLED_RUN_STATES, type RunOverview } from '../reindex/store';
 
 const eta = (seconds: number | null) => (seconds === null ? '?' : seconds < 90 ? `${seconds}s` : `${Math.round(seconds / 60)}m`);
 
@@ -60,8 +60,8 @@ export function follow(context: RunnerContext, id: string, options: { intervalMs
 }
 
 /** A reindex run's progress is the share of its source read (in bytes; rows are not known ahead). */
-export function followReindex(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<RunStatus> {
-	return followUntilSettled(id, () => runStatus(context, id), {
+export function followReindex(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<RunOverview> {
+	return followUntilSettled(id, () => runOverview(context, id), {
 		settled: (status) => SETTLED_RUN_STATES.includes(status.state),
 		total: (status) => status.source_bytes.total ?? Math.max(1, status.source_bytes.read),
 		done: (status) => (SETTLED_RUN_STATES.includes(status.state) ? (status.source_bytes.total ?? status.source_bytes.read) : status.source_bytes.read),

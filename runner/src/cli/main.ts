@@ -260,7 +260,7 @@ export function buildProgram(): Command {
 	return program;
 }
 
-function describeRun(status: core.ReindexStatus): string {
+function describeRun(status: core.ReindexOverview): string {
 	const c = status.counts;
 	return [
 		`${status.id}: ${status.state} | collection ${status.collection} | read ${c.read}, unchanged ${c.unchanged}, created ${c.created}, updated ${c.updated}, deactivated ${c.deactivated}, rejected ${c.rejected}, failed ${c.failed}`,
@@ -309,9 +309,10 @@ function addReindexCommands(program: Command, json: () => Option): void {
 					return;
 				}
 				const shouldFollow = options.wait || (!io.json && process.stderr.isTTY);
-				const status = shouldFollow ? await followReindex(context, answer.status.id) : answer.status;
-				print(io, status, () => describeRun(status));
-				if (shouldFollow && status.state !== 'completed') process.exitCode = 1;
+				const overview = shouldFollow ? await followReindex(context, answer.status.id) : answer.status;
+				print(io, core.reindexStatusOf(overview), () => describeRun(overview));
+				// A followed run that did not complete is not a success, though its status is printed.
+				if (shouldFollow && overview.state !== 'completed') process.exitCode = 1;
 			});
 		});
 
@@ -323,8 +324,8 @@ function addReindexCommands(program: Command, json: () => Option): void {
 		.action(async (id: string, options) => {
 			const io = { json: Boolean(options.json) };
 			await withContext(io, {}, async (context) => {
-				const status = options.wait ? await followReindex(context, id) : await core.reindexStatus(context, id);
-				print(io, status, () => describeRun(status));
+				const overview = options.wait ? await followReindex(context, id) : await core.reindexOverview(context, id);
+				print(io, core.reindexStatusOf(overview), () => describeRun(overview));
 			});
 		});
 

@@ -13,7 +13,7 @@ import { UserError, type RunnerContext } from '../context';
 import { formatOf, isUrl, SourceError } from '../source';
 import { overlapMessage, takeCollection } from './lock';
 import { processRun } from './run';
-import { getRun, newRunId, runFields, statusOf, type RunSettings, type RunState, type RunStatus } from './store';
+import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
 
 /** Search upserts are not bound by a sender number; the service's account-wide ceiling is about 300/s. */
 export const DEFAULT_REINDEX_RATE = 100;
@@ -106,7 +106,7 @@ export interface ReindexSchedule {
 	createdAt: number;
 }
 
-export type ReindexAnswer = { kind: 'run'; status: RunStatus } | { kind: 'schedule'; schedule: ReindexSchedule };
+export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'schedule'; schedule: ReindexSchedule };
 
 const reindexSchedulerId = (id: string) => `reindex-${id}`;
 
@@ -135,7 +135,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 	await storeRun(context, id, { ...settings, scheduleId: undefined });
 	await context.queues.reindex.add('run', { run: id }, { jobId: `run-${id}`, removeOnComplete: true, removeOnFail: 100 });
 	context.log.info({ run: id, collection: settings.collection }, 'reindex run queued');
-	return { kind: 'run', status: statusOf(await getRun(context, id), 0) };
+	return { kind: 'run', status: overviewOf(await getRun(context, id), 0) };
 }
 
 async function storeRun(context: RunnerContext, id: string, settings: RunSettings): Promise<void> {

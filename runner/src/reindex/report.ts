@@ -5,9 +5,9 @@
  */
 import type { RunnerContext } from '../context';
 import { KEEP_NOTES } from './run';
-import { getRun, runStatus, type RunStatus } from './store';
+import { getRun, runOverview, type RunOverview } from './store';
 
-export interface ReindexReport extends RunStatus {
+export interface ReindexReport extends RunOverview {
 	source: string;
 	format: string;
 	id_field: string;
@@ -29,7 +29,7 @@ const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 
 export async function reindexReport(context: RunnerContext, id: string): Promise<ReindexReport> {
 	const run = await getRun(context, id);
-	const status = await runStatus(context, id);
+	const status = await runOverview(context, id);
 	const [rejected, problems] = await Promise.all([
 		context.redis.lrange(context.keys.reindex.rejected(id), 0, -1),
 		context.redis.lrange(context.keys.reindex.problems(id), 0, -1),

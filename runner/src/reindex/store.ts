@@ -46,6 +46,7 @@ export interface RunRecord extends RunSettings {
 	foreign: number;
 }
 
+/** `reindex status --json`: exactly these fields. */
 export interface RunStatus {
 	id: string;
 	state: RunState;
@@ -54,6 +55,10 @@ export interface RunStatus {
 	rate: number;
 	eta_seconds: number | null;
 	last_error: string | null;
+}
+
+/** The status and what else a person following the run wants: lists, reports and progress bars show it. */
+export interface RunOverview extends RunStatus {
 	collection: string;
 	mismatched: number;
 	foreign: number;
@@ -137,7 +142,7 @@ function etaSeconds(run: RunRecord): number | null {
 	return Math.ceil(((Date.now() - run.startedAt) / 1000) * ((1 - share) / share));
 }
 
-export function statusOf(run: RunRecord, rate: number): RunStatus {
+export function overviewOf(run: RunRecord, rate: number): RunOverview {
 	return {
 		id: run.id,
 		state: run.state,
@@ -153,12 +158,21 @@ export function statusOf(run: RunRecord, rate: number): RunStatus {
 	};
 }
 
-export async function runStatus(context: RunnerContext, id: string): Promise<RunStatus> {
+export async function runOverview(context: RunnerContext, id: string): Promise<RunOverview> {
 	const run = await getRun(context, id);
-	return statusOf(run, run.state === 'running' ? await currentRate(context, run) : 0);
+	return overviewOf(run, run.state === 'running' ? await currentRate(context, run) : 0);
 }
 
-export async function listRuns(context: RunnerContext, limit = 100): Promise<RunStatus[]> {
+export function statusOf(overview: RunOverview): RunStatus {
+	const { id, state, counts, rate, eta_seconds, last_error } = overview;
+	return { id, state, counts, rate, eta_seconds, last_error };
+}
+
+export async function runStatus(context: RunnerContext, id: string): Promise<RunStatus> {
+	return statusOf(await runOverview(context, id));
+}
+
+export async function listRuns(context: RunnerContext, limit = 100): Promise<RunOverview[]> {
 	const ids = await context.redis.zrevrange(context.keys.reindex.runs, 0, limit - 1);
-	return Promise.all(ids.map((id) => runStatus(context, id)));
+	return Promise.all(ids.map((id) => runOverview(context, id)));
 }

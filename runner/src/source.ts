@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, pipeline, type Readable } from 'node:stream';
 
 import { parse as parseCsv } from 'csv-parse';
 import { Agent, interceptors, request } from 'undici';
@@ -119,7 +119,8 @@ export async function* readRecords(source: string, format: SourceFormat, progres
 async function* csvRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
 	// Columns are read by hand (not `columns: true`) so a row with the wrong number of cells is a
 	// rejected row with its line, not a parse error that stops the whole file.
-	const parser = raw.pipe(parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES }));
+	// pipeline(), not pipe(): an error of the source (a dropped URL) must reach the reader, not crash the process.
+	const parser = pipeline(raw, parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES }), () => undefined);
 	let header: string[] | undefined;
 	let lastByte = 10;
 	raw.on('data', (chunk: Buffer) => (lastByte = chunk[chunk.length - 1] ?? lastByte));
@@ -218,7 +219,8 @@ async function* ndjsonRecords(raw: Readable, source: string): AsyncGenerator<Sou
 }
 
 async function* jsonArrayRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
-	const elements = raw.pipe(StreamJson.parser()).pipe(StreamArray.streamArray());
+	// pipeline(), not pipe(): a parse error or a dropped URL must reach the reader, not crash the process.
+	const elements = pipeline(raw, StreamJson.parser(), StreamArray.streamArray(), () => undefined);
 	let position = 0;
 	try {
 		for await (const { value } of elements as AsyncIterable<{ key: number; value: unknown }>) {

@@ -7,7 +7,7 @@
  * was recorded is skipped, what was not is sent again (an upsert is idempotent).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 
 import StreamJson from 'stream-json';
 import Pick from 'stream-json/filters/Pick';
@@ -334,7 +334,8 @@ async function listCollection(work: RunWork): Promise<Readable> {
 	if (!service) throw new Error('this process has no service client');
 	for (let attempt = 1; ; attempt++) {
 		const opened = await service.open('listSearchItems', { query: { collection_id: work.run.collection } }, STOP_ON);
-		if (opened.kind === 'stream') return opened.body.pipe(StreamJson.parser()).pipe(Pick.pick({ filter: 'items' })).pipe(StreamArray.streamArray());
+		// pipeline(): a body cut off or malformed fails this step instead of crashing the process.
+		if (opened.kind === 'stream') return pipeline(opened.body, StreamJson.parser(), Pick.pick({ filter: 'items' }), StreamArray.streamArray(), () => undefined);
 		if (opened.kind === 'ok') throw new Error('listing the collection (B2) answered without a body');
 		const retryable = opened.kind === 'hold' || opened.kind === 'retry' || opened.kind === 'unknown';
 		if (!retryable || attempt >= work.context.config.RUNNER_SEND_ATTEMPTS) throw new RunStopped(`listing the collection (B2) failed: ${opened.reason}`);

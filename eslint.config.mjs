@@ -12,6 +12,14 @@ export default tseslint.config(
 		languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } },
 	},
 	{
+		// The runner's console runs in the browser as a plain script.
+		files: ['runner/src/http/console/**/*.js'],
+		languageOptions: {
+			sourceType: 'script',
+			globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', location: 'readonly', setInterval: 'readonly', clearInterval: 'readonly' },
+		},
+	},
+	{
 		languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
 		rules: {
 			'@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

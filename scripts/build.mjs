@@ -1,6 +1,8 @@
 // Builds the node pack into dist/. Each node and credential is bundled with its contract
 // (nodes/shared and zod) so the published package needs nothing at run time but n8n-workflow,
-// which n8n provides. Icons and codex files are copied by the gulpfile.
+// which n8n provides. The bundles are minified (names kept). Icons and codex files are copied by
+// the gulpfile; the node icons live once, beside the Convo node, and the trigger and the
+// credentials point there.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -21,6 +23,9 @@ await build({
 	format: 'cjs',
 	target: 'node20',
 	external: ['n8n-workflow'],
+	minify: true,
+	// n8n finds node and credential classes by name; minified class names would break that.
+	keepNames: true,
 	sourcemap: true,
 	logLevel: 'warning',
 });

@@ -1,7 +1,7 @@
 /**
  * The quick start's main job: starts the sandbox, runs every workflow in examples/ through
- * n8n-core (the same engine n8n runs) with the Convo nodes, and shows what each node returned
- * and what the service recorded. Nothing leaves this machine.
+ * n8n-core (the same engine n8n runs) with the Convo nodes, and shows in full what each node
+ * returned and what the service recorded. Nothing leaves this machine.
  *
  *   npm run demo                   # sandbox on a free port
  *   SANDBOX_PORT=4010 npm run demo # on a fixed port
@@ -14,9 +14,21 @@ import { runWorkflow, type WorkflowJson } from '../test/harness/workflow';
 
 const examplesDir = join(__dirname, '..', 'examples');
 
-function summary(json: Record<string, unknown>): string {
-	const text = JSON.stringify(json);
-	return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+const LINE_WIDTH = 100;
+
+/**
+ * JSON in full, indented, with every object or array that fits on one line kept on one line:
+ * a contact's tags or one conversation message reads at a glance, nothing is cut.
+ */
+function readableJson(value: unknown, indent = ''): string {
+	const compact = JSON.stringify(value);
+	if (value === null || typeof value !== 'object' || indent.length + compact.length <= LINE_WIDTH) return compact;
+	const inner = `${indent}  `;
+	const entries = Array.isArray(value)
+		? value.map((element) => `${inner}${readableJson(element, inner)}`)
+		: Object.entries(value).map(([key, element]) => `${inner}${JSON.stringify(key)}: ${readableJson(element, inner)}`);
+	const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+	return entries.length === 0 ? `${open}${close}` : `${open}\n${entries.join(',\n')}\n${indent}${close}`;
 }
 
 async function main(): Promise<void> {
@@ -41,7 +53,7 @@ async function main(): Promise<void> {
 					console.log(`  ✗ ${node.name}: ${error.message}`);
 					continue;
 				}
-				for (const item of result.outputOf(node.name)) console.log(`  ✓ ${node.name}: ${summary(item.json)}`);
+				for (const item of result.outputOf(node.name)) console.log(`  ✓ ${node.name}: ${readableJson(item.json, '    ')}`);
 			}
 			console.log('');
 		}
@@ -59,6 +71,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-	console.error(error);
+	console.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
 	process.exitCode = 1;
 });

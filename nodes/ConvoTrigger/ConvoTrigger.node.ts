@@ -15,7 +15,7 @@ import type { HeaderAuth, RequestHeaders } from './auth';
 import { hasValidHeader, headerAuthProblem, redactHeaders } from './auth';
 import { readDelivery } from './delivery';
 import { description } from './description';
-import type { StatusFilter } from './filters';
+import type { TriggerOn } from './filters';
 import { ignoredBecause, normalizeNumber, splitList } from './filters';
 
 /** The parts of n8n's request and response objects this node uses (plain Node http works too). */
@@ -42,11 +42,12 @@ export class ConvoTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Convo Trigger',
 		name: 'convoTrigger',
-		icon: { light: 'file:convo.svg', dark: 'file:convo.dark.svg' },
+		icon: { light: 'file:../Convo/convo.svg', dark: 'file:../Convo/convo.dark.svg' },
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{ "message_created: " + $parameter["httpMethod"] }}',
-		description: 'Starts the workflow when a Convo message is created',
+		subtitle: '={{ "message_created: " + $parameter["triggerOn"] }}',
+		description: 'Starts the workflow when a Convo message is received or sent',
+		eventTriggerDescription: 'Waiting for a message_created delivery to the Test URL',
 		defaults: { name: 'Convo Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
@@ -118,7 +119,7 @@ export class ConvoTrigger implements INodeType {
 		if (!delivery.ok) return refuse(this, 400, delivery.reason);
 
 		const ignored = ignoredBecause(delivery.payload, {
-			status: this.getNodeParameter('status', 'received') as StatusFilter,
+			triggerOn: this.getNodeParameter('triggerOn', 'received') as TriggerOn,
 			channels: splitList(this.getNodeParameter('channels', '') as string).map((c) => c.toLowerCase()),
 			ignoreSendsFrom: splitList(this.getNodeParameter('ignoreSendsFrom', '') as string).map(normalizeNumber),
 		});

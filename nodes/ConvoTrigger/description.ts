@@ -1,11 +1,17 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-/** The dashboard has no API: these are the steps the user follows once per workflow. */
-const REGISTRATION_STEPS =
-	'Register this trigger in the Convo dashboard: 1) open Developer Tools → Event Triggers and create a configuration; ' +
-	'2) event type: message_created; 3) endpoint URL: the Production URL shown above under Webhook URLs (activate the workflow for it to answer); ' +
-	'4) method: the HTTP Method chosen below; 5) with Header Auth, add a custom header with the credential\'s header name and value. ' +
-	'Every delivery attempt is logged on that dashboard page.';
+/**
+ * The dashboard has no API: these are the steps the user follows once per workflow. n8n renders
+ * a notice's text as HTML, so the steps are numbered lines.
+ */
+const REGISTRATION_STEPS = [
+	'Register this trigger in the Convo dashboard:',
+	'1. Open Developer Tools → Event Triggers and create a configuration with event type <b>message_created</b>.',
+	'2. Endpoint URL: the <b>Production URL</b> shown above under Webhook URLs. It answers once this workflow is <b>published</b>.',
+	'3. Method: the HTTP Method chosen below. With Header Auth, add a custom header with the name and secret of the credential.',
+	'4. To try it in the editor: register the <b>Test URL</b> the same way, click <b>Test this trigger</b>, then send a message to your business number. Remove that configuration afterwards.',
+	'Every delivery attempt is logged on that dashboard page.',
+].join('<br>');
 
 export const description: INodeProperties[] = [
 	{
@@ -41,17 +47,33 @@ export const description: INodeProperties[] = [
 		description: 'How deliveries are checked. Without a check anyone who knows the URL can start the workflow.',
 	},
 	{
-		displayName: 'Message Status',
-		name: 'status',
+		// "Trigger On" is the label n8n's node creator looks for: each option's action becomes an event it lists.
+		displayName: 'Trigger On',
+		name: 'triggerOn',
 		type: 'options',
 		options: [
-			{ name: 'Received', value: 'received', description: 'Messages from customers' },
-			{ name: 'Sent', value: 'sent', description: 'Messages sent through the API' },
-			{ name: 'Both', value: 'both', description: 'Received and sent messages' },
+			{
+				name: 'Message Received',
+				value: 'received',
+				action: 'On message received',
+				description: 'A customer sent a message to the business',
+			},
+			{
+				name: 'Message Sent',
+				value: 'sent',
+				action: 'On message sent',
+				description: 'The business sent a message through the API (dashboard sends are not reported)',
+			},
+			{
+				name: 'Any Message',
+				value: 'any',
+				action: 'On any message',
+				description: 'Messages received and sent',
+			},
 		],
 		default: 'received',
 		description:
-			'Which messages start the workflow. Received is the default so a workflow that replies does not trigger itself in a loop.',
+			'Which messages start the workflow. Message Received is the default so that a workflow that replies does not trigger itself in a loop.',
 	},
 	{
 		displayName: 'Channels',
@@ -68,7 +90,7 @@ export const description: INodeProperties[] = [
 		default: '',
 		placeholder: '+49 30 1234567',
 		description:
-			'Comma-separated business phone numbers. Messages sent through the API from them do not start the workflow: enter the number this workflow replies from to keep its own sends out. Applies to status Sent or Both.',
+			'Comma-separated business phone numbers. Messages sent through the API from them do not start the workflow: enter the number this workflow replies from to keep its own sends out. Applies to Message Sent and Any Message.',
 	},
 	{
 		displayName: 'Options',

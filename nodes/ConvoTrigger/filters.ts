@@ -2,10 +2,11 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { toApiDigits, WEBHOOK_MESSAGE_STATUSES } from '../shared';
 
-export type StatusFilter = 'received' | 'sent' | 'both';
+/** The "Trigger On" choice: a webhook status, or any of the documented ones. */
+export type TriggerOn = 'received' | 'sent' | 'any';
 
 export interface TriggerFilters {
-	status: StatusFilter;
+	triggerOn: TriggerOn;
 	/** Lower-case channel names; empty = every channel. */
 	channels: string[];
 	/** Business numbers as digits; API sends from them are dropped. */
@@ -28,9 +29,9 @@ export function normalizeNumber(value: string): string {
 /** Why the delivery starts no execution, or undefined when it passes every filter. */
 export function ignoredBecause(payload: IDataObject, filters: TriggerFilters): string | undefined {
 	const status = String(payload.status);
-	// "both" means the two documented statuses; an undocumented one is not guessed at.
-	const wanted: readonly string[] = filters.status === 'both' ? WEBHOOK_MESSAGE_STATUSES : [filters.status];
-	if (!wanted.includes(status)) return `status "${status}" is not selected`;
+	// "any" means the two documented statuses; an undocumented one is not guessed at.
+	const wanted: readonly string[] = filters.triggerOn === 'any' ? WEBHOOK_MESSAGE_STATUSES : [filters.triggerOn];
+	if (!wanted.includes(status)) return `message status "${status}" is not chosen in Trigger On`;
 
 	const channel = String(payload.channel).toLowerCase();
 	if (filters.channels.length > 0 && !filters.channels.includes(channel)) {

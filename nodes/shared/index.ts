@@ -12,6 +12,7 @@ export * from './phone';
 export * from './request';
 export * from './retryPolicy';
 export * from './validation';
+export { UUID_PATTERN } from './schemas/common';
 export * from './schemas/agent';
 export * from './schemas/contact';
 export * from './schemas/conversation';

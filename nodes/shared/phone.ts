@@ -36,9 +36,3 @@ export function toApiDigits(input: string): string | undefined {
 	const parsed = parsePhoneNumber(input);
 	return parsed.ok ? parsed.digits : undefined;
 }
-
-/** "+" and digits: the form of the messaging API (v1) and of contact records. */
-export function toInternational(input: string): string | undefined {
-	const digits = toApiDigits(input);
-	return digits === undefined ? undefined : `+${digits}`;
-}

@@ -28,7 +28,7 @@ export class ContractError extends Error {
 	}
 }
 
-export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
+function fieldPath(path: ReadonlyArray<PropertyKey>): string {
 	let out = '';
 	for (const key of path) {
 		if (typeof key === 'number') out += `[${key}]`;

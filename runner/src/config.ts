@@ -40,6 +40,13 @@ const schema = z.object({
 	RUNNER_PAUSE_AFTER_FAILURES: positiveInt(50),
 	/** Attempts for a recipient whose send provably did not reach the service (5xx, refused connection). */
 	RUNNER_SEND_ATTEMPTS: positiveInt(5),
+	/** Bearer token of the control API and the console; required unless the API listens on loopback (then one is generated). */
+	RUNNER_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+	RUNNER_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
+	/** Port of the control API and console served by `start`; 0 picks a free one. */
+	RUNNER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+	/** Largest recipient upload accepted by the API. */
+	RUNNER_UPLOAD_LIMIT_BYTES: positiveInt(50 * 1024 * 1024),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

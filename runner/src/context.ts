@@ -20,3 +20,9 @@ export interface RunnerContext {
 
 /** An operator's mistake or an impossible request: the CLI prints the message, exits 1, no stack. */
 export class UserError extends Error {}
+
+/** A campaign, run or schedule that does not exist (the API answers 404). */
+export class NotFoundError extends UserError {}
+
+/** A request that conflicts with one in progress (the API answers 409). */
+export class ConflictError extends UserError {}

@@ -8,6 +8,8 @@ export interface Keys {
 	campaigns: string;
 	/** Set: ids of campaigns whose state is running (what the feeder walks). */
 	running: string;
+	/** Set: ids of ended (cancelled, failed) campaigns whose pending recipients are still being moved. */
+	finishing: string;
 	/** Set: business numbers that have a send queue (what workers listen to). */
 	numbers: string;
 	/** Hash per cron schedule. */
@@ -22,6 +24,8 @@ export interface Keys {
 	ledger(id: string): string;
 	/** Hash: epoch second -> sends settled in it, for the current rate. */
 	ticks(id: string): string;
+	/** String: an API Idempotency-Key (hashed) -> the campaign it created, for 24 h. */
+	idempotency(keyHash: string): string;
 	/** Lock: one feeder tick at a time across processes. */
 	feederLock: string;
 	reindex: ReindexKeys;
@@ -56,6 +60,7 @@ export function keysFor(prefix: string): Keys {
 		prefix,
 		campaigns: `${prefix}:campaigns`,
 		running: `${prefix}:running`,
+		finishing: `${prefix}:finishing`,
 		numbers: `${prefix}:numbers`,
 		schedules: `${prefix}:schedules`,
 		schedule: (id) => `${prefix}:schedule:${id}`,
@@ -63,6 +68,7 @@ export function keysFor(prefix: string): Keys {
 		recipients: (id) => `${prefix}:campaign:${id}:rcp`,
 		ledger: (id) => `${prefix}:campaign:${id}:ledger`,
 		ticks: (id) => `${prefix}:campaign:${id}:ticks`,
+		idempotency: (keyHash) => `${prefix}:idempotency:${keyHash}`,
 		feederLock: `${prefix}:lock:feeder`,
 		reindex: {
 			runs: `${prefix}:reindex:runs`,

@@ -135,7 +135,7 @@ write(ledger, idx, r); move(meta, from, to)
 redis.call('HSET', meta, 'last_progress_at', now)
 if to == 's' then
   local second = math.floor(tonumber(now) / 1000)
-  redis.call('HINCRBY', ticks, second, 1); redis.call('HDEL', ticks, second - 60); redis.call('EXPIRE', ticks, 120)
+  redis.call('HINCRBY', ticks, second, 1); redis.call('HDEL', ticks, second - 600); redis.call('EXPIRE', ticks, 660)
 end
 if to == 'f' then
   local streak = redis.call('HINCRBY', meta, 'failure_streak', 1)

@@ -16,3 +16,17 @@ export function createLogger(level: string, name = 'convo-runner'): Logger {
 		pino.destination({ fd: 2, sync: true }),
 	);
 }
+
+/**
+ * One line per kind of error per window: a Redis outage makes every connection fail every few
+ * hundred milliseconds, and the log should say so once, not thousands of times.
+ */
+export function throttledWarn(log: Logger, windowMs = 30_000): (kind: string, fields: Record<string, unknown>, message: string) => void {
+	const last = new Map<string, number>();
+	return (kind, fields, message) => {
+		const now = Date.now();
+		if (now - (last.get(kind) ?? 0) < windowMs) return;
+		last.set(kind, now);
+		log.warn(fields, message);
+	};
+}

@@ -17,7 +17,7 @@
 import { Queue, Worker, type ConnectionOptions, type Job, type JobsOptions, type Processor } from 'bullmq';
 
 import type { RunnerConfig } from './config';
-import type { Logger } from './log';
+import { throttledWarn, type Logger } from './log';
 import type { RedisConnection } from './redis';
 import type { Keys } from './keys';
 
@@ -60,18 +60,29 @@ export class Queues {
 	private readonly sends = new Map<string, Queue>();
 	private readonly appliedRates = new Map<string, number>();
 
+	private readonly warn?: ReturnType<typeof throttledWarn>;
+
 	constructor(
 		private readonly connection: RedisConnection,
 		readonly keys: Keys,
+		log?: Logger,
 	) {
-		this.control = new Queue(CONTROL_QUEUE, { connection: connection as ConnectionOptions, prefix: keys.prefix });
-		this.reindex = new Queue(REINDEX_QUEUE, { connection: connection as ConnectionOptions, prefix: keys.prefix });
+		this.warn = log ? throttledWarn(log) : undefined;
+		this.control = this.open(CONTROL_QUEUE);
+		this.reindex = this.open(REINDEX_QUEUE);
+	}
+
+	private open(name: string): Queue {
+		const queue = new Queue(name, { connection: this.connection as ConnectionOptions, prefix: this.keys.prefix });
+		// Without a listener an unreachable Redis prints a raw stack per attempt.
+		queue.on('error', (error: Error) => this.warn?.(`queue:${error.message}`, { queue: name, err: error.message }, 'queue cannot reach Redis'));
+		return queue;
 	}
 
 	send(from: string): Queue {
 		let queue = this.sends.get(from);
 		if (!queue) {
-			queue = new Queue(sendQueueName(from), { connection: this.connection as ConnectionOptions, prefix: this.keys.prefix });
+			queue = this.open(sendQueueName(from));
 			this.sends.set(from, queue);
 		}
 		return queue;
@@ -109,6 +120,7 @@ export class Workers {
 	private readonly workers = new Map<string, Worker>();
 	private timer?: NodeJS.Timeout;
 	private closing = false;
+	private readonly warn: ReturnType<typeof throttledWarn>;
 
 	constructor(
 		private readonly connection: RedisConnection,
@@ -116,13 +128,15 @@ export class Workers {
 		private readonly config: RunnerConfig,
 		private readonly processors: Processors,
 		private readonly log: Logger,
-	) {}
+	) {
+		this.warn = throttledWarn(log);
+	}
 
 	async start(): Promise<void> {
 		this.add(CONTROL_QUEUE, this.processors.control, 1);
 		this.add(REINDEX_QUEUE, this.processors.reindex, REINDEX_CONCURRENCY, REINDEX_WORKER);
 		await this.discover();
-		this.timer = setInterval(() => void this.discover().catch((error) => this.log.warn({ err: error }, 'could not list sending numbers')), 1000);
+		this.timer = setInterval(() => void this.discover().catch((error: Error) => this.warn(`discover:${error.message}`, { err: error.message }, 'could not list sending numbers')), 1000);
 	}
 
 	private add(name: string, processor: Processor, concurrency: number, lock = { maxStalledCount: 1, lockDuration: 30_000 }): void {
@@ -133,7 +147,7 @@ export class Workers {
 			// A stalled send is re-run once, and the ledger turns its claim into `unknown` instead of sending.
 			...lock,
 		});
-		worker.on('error', (error) => this.log.warn({ queue: name, err: error.message }, 'worker error'));
+		worker.on('error', (error) => this.warn(`worker:${error.message}`, { queue: name, err: error.message }, 'worker error'));
 		worker.on('failed', (job: Job | undefined, error: Error) => {
 			if (name === CONTROL_QUEUE || name === REINDEX_QUEUE) this.log.warn({ queue: name, job: job?.name, err: error.message }, 'job failed');
 		});

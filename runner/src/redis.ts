@@ -71,9 +71,12 @@ export interface PrivateRedis {
 	stop(): Promise<void>;
 }
 
-/** Starts redis-server on a free loopback port in a temporary folder; `extraArgs` e.g. AOF settings. */
-export async function startPrivateRedis(extraArgs: string[] = [], dir?: string): Promise<PrivateRedis> {
-	const port = await freePort();
+/**
+ * Starts redis-server on loopback in a temporary folder; `extraArgs` e.g. AOF settings. A given
+ * `port` and `dir` start it again where it was (a restart that finds its AOF).
+ */
+export async function startPrivateRedis(extraArgs: string[] = [], dir?: string, port?: number): Promise<PrivateRedis> {
+	port ??= await freePort();
 	const workDir = dir ?? mkdtempSync(join(tmpdir(), 'convo-redis-'));
 	const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', workDir, '--maxmemory-policy', 'noeviction', ...extraArgs], {
 		stdio: ['ignore', 'pipe', 'pipe'],

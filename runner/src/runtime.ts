@@ -36,7 +36,7 @@ export async function openContext(config: RunnerConfig, log: Logger, options: { 
 	const service = options.withService ? new ConvoService({ ...requireService(config), deadlineMs: config.RUNNER_HTTP_DEADLINE }) : undefined;
 	const redis: RedisConnection = connect(redisTarget(config));
 	const keys = keysFor(config.RUNNER_PREFIX);
-	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys), log, service };
+	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys, log), log, service };
 }
 
 export async function closeContext(context: RunnerContext): Promise<void> {
@@ -46,6 +46,8 @@ export async function closeContext(context: RunnerContext): Promise<void> {
 }
 
 export interface RunningRunner {
+	/** True while this process's workers take jobs. */
+	healthy(): boolean;
 	stop(): Promise<void>;
 }
 
@@ -65,8 +67,11 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 	await workers.start();
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');
 
+	let stopped = false;
 	return {
+		healthy: () => !stopped,
 		stop: async () => {
+			stopped = true;
 			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
 			const clean = await workers.close(config.RUNNER_SHUTDOWN_DEADLINE);
 			if (!clean) shutdown.abort();

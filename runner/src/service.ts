@@ -143,6 +143,8 @@ export class ConvoService {
 			{
 				401: 'the API key was refused: check CONVO_API_KEY',
 				403: 'the template, the sending number or the agent belongs to another business',
+				// B8 names no per-recipient resource (an unknown phone gets a new contact), so a 404 is the template or agent.
+				404: 'the template or the agent does not exist (or CONVO_EXTERNAL_URL points at the wrong place)',
 			},
 			signal,
 		);

@@ -1,12 +1,12 @@
 /**
  * Reading a source, a local file or an http(s) URL, as a stream of records with their line numbers,
- * whatever the format: CSV (csv-parse), a JSON array (stream-json), or NDJSON (readline). Memory
+ * whatever the format: CSV (csv-parse), a JSON array (stream-json), or NDJSON (lines split here). Memory
  * stays flat in the size of the source. Shared by every job kind that reads a feed.
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { PassThrough, pipeline, type Readable } from 'node:stream';
+import { PassThrough, type Duplex, type Readable } from 'node:stream';
 
 import { parse as parseCsv } from 'csv-parse';
 import { Agent, interceptors, request } from 'undici';
@@ -85,6 +85,8 @@ export async function openSource(source: string, timeoutMs = 30_000, progress?: 
 	return refuseBinary(raw, source, progress);
 }
 
+export { refuseBinary };
+
 /** A NUL byte in the first 8 KiB means a binary file: refuse it before any parser sees it. */
 function refuseBinary(raw: Readable, source: string, progress?: SourceProgress): Readable {
 	const out = new PassThrough();
@@ -108,19 +110,36 @@ function refuseBinary(raw: Readable, source: string, progress?: SourceProgress):
 	return out;
 }
 
+/** pipe() does not pass errors on: a refused or broken source must end the next stage with its error, not leave it waiting. */
+function feed<T extends Duplex>(from: Readable, into: T): T {
+	from.on('error', (error) => into.destroy(error));
+	return from.pipe(into);
+}
+
 /** Records of the source in order. A whole-source problem (parse error, I/O error) throws SourceError. */
 export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress): AsyncGenerator<SourceRecord> {
-	const raw = await openSource(source, undefined, progress);
-	if (format === 'csv') yield* csvRecords(raw, source);
-	else if (format === 'ndjson') yield* ndjsonRecords(raw, source);
-	else yield* jsonArrayRecords(raw, source);
+	yield* parseRecords(await openSource(source, undefined, progress), format, source);
+}
+
+/** Records of a byte stream already open (an uploaded request body); `name` is what errors call it. */
+export async function* parseRecords(raw: Readable, format: SourceFormat, name: string): AsyncGenerator<SourceRecord> {
+	if (format === 'csv') yield* csvRecords(raw, name);
+	else if (format === 'ndjson') yield* ndjsonRecords(raw, name);
+	else yield* jsonArrayRecords(raw, name);
+}
+
+/** Rows given inline (a JSON array in an API request), numbered from 1. */
+export async function* inlineRecords(rows: unknown[]): AsyncGenerator<SourceRecord> {
+	for (const [i, value] of rows.entries()) {
+		if (value === null || typeof value !== 'object' || Array.isArray(value)) yield { line: i + 1, ok: false, reason: 'is not a JSON object' };
+		else yield { line: i + 1, ok: true, fields: value as Record<string, unknown> };
+	}
 }
 
 async function* csvRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
 	// Columns are read by hand (not `columns: true`) so a row with the wrong number of cells is a
 	// rejected row with its line, not a parse error that stops the whole file.
-	// pipeline(), not pipe(): an error of the source (a dropped URL) must reach the reader, not crash the process.
-	const parser = pipeline(raw, parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES }), () => undefined);
+	const parser = feed(raw, parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES }));
 	let header: string[] | undefined;
 	let lastByte = 10;
 	raw.on('data', (chunk: Buffer) => (lastByte = chunk[chunk.length - 1] ?? lastByte));
@@ -219,8 +238,7 @@ async function* ndjsonRecords(raw: Readable, source: string): AsyncGenerator<Sou
 }
 
 async function* jsonArrayRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
-	// pipeline(), not pipe(): a parse error or a dropped URL must reach the reader, not crash the process.
-	const elements = pipeline(raw, StreamJson.parser(), StreamArray.streamArray(), () => undefined);
+	const elements = feed(feed(raw, StreamJson.parser()), StreamArray.streamArray());
 	let position = 0;
 	try {
 		for await (const { value } of elements as AsyncIterable<{ key: number; value: unknown }>) {

@@ -2,7 +2,7 @@
  * The Fastify app: JSON parsing with a 1 MB limit, one error body shape for every failure
  * (ContractError and HttpError included), faults on API routes, and every route module.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 
 import { ContractError, errorBody } from '../../nodes/shared';
 import type { SandboxContext } from './context';
@@ -17,15 +17,16 @@ import type { RouteConfig } from './routes/operation';
 import { searchRoutes } from './routes/search';
 import { templateRoutes } from './routes/templates';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function buildApp(context: SandboxContext, options: { logger?: boolean } = {}): FastifyInstance {
 	const app = Fastify({ logger: options.logger ?? false, bodyLimit: BODY_LIMIT_BYTES, routerOptions: { maxParamLength: 500 } });
 
-	// Our own JSON parser: an empty body is no body, and invalid JSON is a 400 in our shape.
-	app.removeContentTypeParser('application/json');
+	// JSON only (docs/decisions.md: any other content type is 415). Our own parser: an empty
+	// body is no body, and invalid JSON is a 400 in our shape.
+	app.removeAllContentTypeParsers();
 	app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, raw, done) => {
 		const text = String(raw);
 		if (text.trim() === '') return done(null, undefined);
@@ -41,6 +42,10 @@ export function buildApp(context: SandboxContext, options: { logger?: boolean } 
 			return reply.code(error.statusCode).headers(error.headers).send(error.body);
 		}
 		if (error instanceof ContractError) return reply.code(400).send(errorBody(400, error.message, error.field));
+		if ((error as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+			const sent = (request.headers['content-type'] ?? 'none').split(';')[0].trim().slice(0, 100);
+			return reply.code(415).send(errorBody(415, `Content-Type ${sent} is not supported: send the body as JSON with Content-Type: application/json`, 'content-type'));
+		}
 		const status = (error as FastifyError).statusCode;
 		if (typeof status === 'number' && status >= 400 && status < 500) {
 			return reply.code(status).send(errorBody(status, error.message));
@@ -54,10 +59,18 @@ export function buildApp(context: SandboxContext, options: { logger?: boolean } 
 		reply.code(404).send(errorBody(404, `No endpoint ${request.method} ${path}`));
 	});
 
+	const endpointOfRequest = (request: FastifyRequest) => (request.routeOptions.config as Partial<RouteConfig> | undefined)?.endpoint;
+
+	// Counted on arrival, before authentication: what the service received.
+	app.addHook('onRequest', async (request) => {
+		const endpoint = endpointOfRequest(request);
+		if (endpoint) context.requests.record(endpoint);
+	});
+
 	// Faults apply to the service's endpoints once authenticated and after the body was read.
 	app.addHook('preHandler', async (request, reply) => {
 		if (!context.faults.active) return;
-		const endpoint = (request.routeOptions.config as Partial<RouteConfig> | undefined)?.endpoint;
+		const endpoint = endpointOfRequest(request);
 		if (!endpoint) return;
 		const decision = context.faults.decide(endpoint);
 		if (decision.latencyMs > 0) await sleep(decision.latencyMs);

@@ -1,11 +1,9 @@
 /** The message_created payload (SPEC 6) for a stored message. */
 import type { SandboxContext } from './context';
-import type { Message } from './model';
+import type { Contact, Message } from './model';
 import { eventContactView } from './views';
 
-export function emitMessageCreated(context: SandboxContext, message: Message, status: 'received' | 'sent'): void {
-	const contact = context.store.contacts.get(message.contactUuid);
-	if (!contact) return;
+export function emitMessageCreated(context: SandboxContext, message: Message, contact: Contact, status: 'received' | 'sent'): void {
 	context.webhooks.emit(message.businessId, {
 		to: message.to,
 		from: message.from,

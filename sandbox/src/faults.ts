@@ -18,7 +18,7 @@ export const faultInput = z.strictObject({
 	dropConnection: z.boolean().optional(),
 	maxRequestsPerSecond: z.int().min(1).optional(),
 });
-export type FaultInput = z.infer<typeof faultInput>;
+type FaultInput = z.infer<typeof faultInput>;
 
 interface FaultState extends Omit<FaultInput, 'endpoint'> {
 	/** Error-rate accumulator: failing every 1/rate-th request keeps runs reproducible. */
@@ -29,7 +29,7 @@ interface FaultState extends Omit<FaultInput, 'endpoint'> {
 	recent: number[];
 }
 
-export type FaultDecision =
+type FaultDecision =
 	| { kind: 'pass'; latencyMs: number }
 	| { kind: 'error'; latencyMs: number; status: number }
 	| { kind: 'rateLimited'; latencyMs: number; retryAfterSeconds: number }

@@ -8,7 +8,7 @@ import type { Business, TemplateKind } from './model';
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
-export interface FixtureTemplate {
+interface FixtureTemplate {
 	id: string;
 	name: string;
 	kind: TemplateKind;
@@ -16,7 +16,7 @@ export interface FixtureTemplate {
 	buttons: { index: number; sub_type: 'url'; url: string }[];
 }
 
-export interface FixtureContact {
+interface FixtureContact {
 	uuid: string;
 	name: string;
 	phoneNumber: string;
@@ -26,7 +26,7 @@ export interface FixtureContact {
 }
 
 /** A business as tests and demos see it: its own record plus what it owns. */
-export interface FixtureBusiness extends Business {
+interface FixtureBusiness extends Business {
 	templates: FixtureTemplate[];
 	collections: { id: string; name: string; embedding_fields: string[] }[];
 	contacts: FixtureContact[];
@@ -40,7 +40,7 @@ export interface Fixture {
 }
 
 /** How the seed builds each contact's history (not part of the published fixture). */
-export interface ContactSeed extends FixtureContact {
+interface ContactSeed extends FixtureContact {
 	/** Age of the last inbound message at seeding, in ms. */
 	lastInboundAgoMs: number;
 	tags: string[];
@@ -54,6 +54,8 @@ export interface BusinessSeed extends Omit<FixtureBusiness, 'contacts'> {
 
 /** Prefix of every fixture API key: SPEC 5 says live keys carry a fixed textual prefix. */
 export const API_KEY_PREFIX = 'live_sbx_';
+/** Prefix of every fixture access token, so a token sent as an API key is recognised. */
+export const ACCESS_TOKEN_PREFIX = 'sbx_at_';
 
 interface PersonDef {
 	name: string;
@@ -81,7 +83,7 @@ function business(index: number, name: string, domain: string, country: string, 
 		id: id('business'),
 		name,
 		domain,
-		accessToken: `sbx_at_${stableToken(`b${index}:token`)}`,
+		accessToken: `${ACCESS_TOKEN_PREFIX}${stableToken(`b${index}:token`)}`,
 		apiKey: `${API_KEY_PREFIX}${stableToken(`b${index}:apikey`)}`,
 		channelUuid: id('channel'),
 		phoneNumbers: [`${country}30100200${index}0`, `${country}30100200${index}1`],

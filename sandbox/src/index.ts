@@ -6,11 +6,11 @@ import { Clock } from './clock';
 import type { SandboxContext } from './context';
 import { Faults } from './faults';
 import { describeFixture, type Fixture } from './fixture';
+import { RequestCounts } from './requestCounts';
 import { Store } from './store';
 import { WebhookHub } from './webhooks';
 
-export type { Fixture, FixtureBusiness, FixtureContact, FixtureTemplate } from './fixture';
-export { API_KEY_PREFIX } from './fixture';
+export type { Fixture } from './fixture';
 
 export interface SandboxOptions {
 	/** 0 = any free port. Default 4010. */
@@ -33,18 +33,33 @@ export interface RunningSandbox {
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
 
-export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+/** Fresh state at service time zero; the links are filled in once the server listens. */
+export function createSandboxContext(): SandboxContext {
 	const clock = new Clock();
-	const context: SandboxContext = {
+	return {
 		clock,
 		store: new Store(clock),
 		webhooks: new WebhookHub(),
 		faults: new Faults(),
+		requests: new RequestCounts(),
 		links: { baseUrl: '', externalUrl: '', dashboardUrl: '' },
 	};
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+	const context = createSandboxContext();
 	const app = buildApp(context, { logger: options.logger });
 	const host = options.host ?? DEFAULT_HOST;
-	await app.listen({ port: options.port ?? DEFAULT_PORT, host });
+	const wanted = options.port ?? DEFAULT_PORT;
+	try {
+		await app.listen({ port: wanted, host });
+	} catch (error) {
+		await app.close();
+		if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+		throw new Error(
+			`port ${wanted} on ${host} is already in use (another sandbox?): stop that process, or pick another port with --port N or SANDBOX_PORT=N (0 takes any free port)`,
+		);
+	}
 	const { port } = app.server.address() as AddressInfo;
 	const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 	context.links.baseUrl = baseUrl;

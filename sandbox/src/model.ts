@@ -14,7 +14,7 @@ export interface Business {
 
 export type TemplateKind = 'positional' | 'named' | 'urlButton';
 
-export interface TemplateButton {
+interface TemplateButton {
 	index: number;
 	sub_type: 'url';
 	url: string;

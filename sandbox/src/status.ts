@@ -7,9 +7,9 @@ import type { CONVERSATION_MESSAGE_STATUSES } from '../../nodes/shared';
 
 import type { Message } from './model';
 
-export type DeliveryStatus = 'enqueued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
+type DeliveryStatus = 'enqueued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
 
-export const STATUS_STEPS_MS = { sent: 2000, delivered: 4000, read: 10000, failed: 2000 } as const;
+const STATUS_STEPS_MS = { sent: 2000, delivered: 4000, read: 10000, failed: 2000 } as const;
 
 export function statusAt(message: Message, nowMs: number): DeliveryStatus {
 	if (message.direction === 'inbound') return 'received';

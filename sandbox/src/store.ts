@@ -1,6 +1,7 @@
 /**
  * The service state: businesses and everything they own, kept in memory and indexed the ways the
- * endpoints look things up. `reset()` restores the fixture.
+ * endpoints look things up, so a lookup costs the same with ten contacts or a million (the
+ * runner's benchmarks send 100,000 templates to as many recipients). `reset()` restores the fixture.
  */
 import type { Clock } from './clock';
 import { businessSeeds, FIXTURE_TIMES, type BusinessSeed } from './fixture';
@@ -17,7 +18,7 @@ import type {
 	Template,
 } from './model';
 
-export interface NewMessage {
+interface NewMessage {
 	business: Business;
 	contact: Contact;
 	direction: 'inbound' | 'outbound';
@@ -42,11 +43,20 @@ export class Store {
 	contacts = new Map<string, Contact>();
 	conversations = new Map<string, Conversation>();
 	messages = new Map<string, Message>();
-	/** contact uuid -> messages, oldest first. */
-	messagesByContact = new Map<string, Message[]>();
 	agents = new Map<string, AgentRecord>();
 	private byToken = new Map<string, Business>();
 	private byApiKey = new Map<string, Business>();
+	/** business id -> its contacts, in creation order. */
+	private contactsByBusiness = new Map<string, Contact[]>();
+	/** business id + phone digits -> contact. */
+	private contactsByPhone = new Map<string, Contact>();
+	/** contact uuid -> its conversations, oldest first. */
+	private conversationsByContact = new Map<string, Conversation[]>();
+	/** contact uuid -> its messages, oldest first. */
+	private messagesByContact = new Map<string, Message[]>();
+	/** Messages accepted through the API (A2, B8) in arrival order: all, and per business. */
+	private accepted: Message[] = [];
+	private acceptedByBusiness = new Map<string, Message[]>();
 
 	constructor(readonly clock: Clock) {
 		this.reset();
@@ -54,7 +64,23 @@ export class Store {
 
 	reset(): void {
 		this.businesses = [];
-		for (const map of [this.templates, this.collections, this.items, this.contacts, this.conversations, this.messages, this.messagesByContact, this.agents, this.byToken, this.byApiKey]) {
+		this.accepted = [];
+		for (const map of [
+			this.templates,
+			this.collections,
+			this.items,
+			this.contacts,
+			this.conversations,
+			this.messages,
+			this.agents,
+			this.byToken,
+			this.byApiKey,
+			this.contactsByBusiness,
+			this.contactsByPhone,
+			this.conversationsByContact,
+			this.messagesByContact,
+			this.acceptedByBusiness,
+		]) {
 			map.clear();
 		}
 		for (const seed of businessSeeds()) this.seed(seed);
@@ -72,27 +98,29 @@ export class Store {
 		return this.businesses.find((business) => business.id === id);
 	}
 
-	/** Contacts of a business whose phone digits equal `digits`. */
+	/** The business's contact whose phone digits equal `digits`. */
 	contactByDigits(business: Business, digits: string): Contact | undefined {
-		for (const contact of this.contacts.values()) {
-			if (contact.businessId === business.id && contact.phoneNumber === `+${digits}`) return contact;
-		}
-		return undefined;
+		return this.contactsByPhone.get(phoneKey(business.id, digits));
 	}
 
-	contactsOf(business: Business): Contact[] {
-		return [...this.contacts.values()].filter((contact) => contact.businessId === business.id);
+	contactsOf(business: Business): readonly Contact[] {
+		return this.contactsByBusiness.get(business.id) ?? [];
 	}
 
-	conversationsOf(contact: Contact): Conversation[] {
-		return [...this.conversations.values()].filter((conversation) => conversation.contactUuid === contact.uuid);
+	conversationsOf(contact: Contact): readonly Conversation[] {
+		return this.conversationsByContact.get(contact.uuid) ?? [];
+	}
+
+	/** Messages accepted through the API (A2 and B8), of one business or all, in arrival order. */
+	acceptedMessages(business?: Business): readonly Message[] {
+		return business ? (this.acceptedByBusiness.get(business.id) ?? []) : this.accepted;
 	}
 
 	/** The conversation new messages go to: the contact's newest, created when there is none. */
 	currentConversation(contact: Contact): Conversation {
 		const existing = this.conversationsOf(contact);
 		if (existing.length > 0) return existing[existing.length - 1];
-		const conversation: Conversation = {
+		return this.addConversation({
 			id: newUuid(),
 			businessId: contact.businessId,
 			contactUuid: contact.uuid,
@@ -103,13 +131,11 @@ export class Store {
 			agentId: null,
 			assignedUser: null,
 			teamUuid: null,
-		};
-		this.conversations.set(conversation.id, conversation);
-		return conversation;
+		});
 	}
 
 	createContact(business: Business, digits: string, name = `+${digits}`): Contact {
-		const contact: Contact = {
+		return this.addContact({
 			uuid: newUuid(),
 			businessId: business.id,
 			name,
@@ -121,9 +147,20 @@ export class Store {
 			assignedUser: null,
 			customFields: {},
 			undeliverable: false,
-		};
+		});
+	}
+
+	private addContact(contact: Contact): Contact {
 		this.contacts.set(contact.uuid, contact);
+		this.contactsByPhone.set(phoneKey(contact.businessId, contact.phoneNumber.slice(1)), contact);
+		appendTo(this.contactsByBusiness, contact.businessId, contact);
 		return contact;
+	}
+
+	private addConversation(conversation: Conversation): Conversation {
+		this.conversations.set(conversation.id, conversation);
+		appendTo(this.conversationsByContact, conversation.contactUuid, conversation);
+		return conversation;
 	}
 
 	addMessage(input: NewMessage): Message {
@@ -149,15 +186,17 @@ export class Store {
 			undeliverable: input.direction === 'outbound' && input.contact.undeliverable,
 		};
 		this.messages.set(message.uuid, message);
-		const list = this.messagesByContact.get(message.contactUuid) ?? [];
-		list.push(message);
+		const list = appendTo(this.messagesByContact, message.contactUuid, message);
 		// Fixture history is seeded out of order; live messages arrive in order and skip the sort.
 		if (list.length > 1 && list[list.length - 2].createdAtMs > message.createdAtMs) list.sort((a, b) => a.createdAtMs - b.createdAtMs);
-		this.messagesByContact.set(message.contactUuid, list);
+		if (message.origin === 'api' || message.origin === 'template') {
+			this.accepted.push(message);
+			appendTo(this.acceptedByBusiness, message.businessId, message);
+		}
 		return message;
 	}
 
-	messagesOf(contact: Contact): Message[] {
+	messagesOf(contact: Contact): readonly Message[] {
 		return this.messagesByContact.get(contact.uuid) ?? [];
 	}
 
@@ -211,7 +250,7 @@ export class Store {
 		const businessNumber = business.phoneNumbers[0];
 		for (const person of seed.contacts) {
 			const createdMs = now - 30 * FIXTURE_TIMES.DAY;
-			const contact: Contact = {
+			const contact = this.addContact({
 				uuid: person.uuid,
 				businessId: business.id,
 				name: person.name,
@@ -223,9 +262,8 @@ export class Store {
 				assignedUser: null,
 				customFields: structuredClone(person.customFields),
 				undeliverable: person.undeliverable,
-			};
-			this.contacts.set(contact.uuid, contact);
-			this.conversations.set(stableUuid(`${contact.uuid}:conversation`), {
+			});
+			this.addConversation({
 				id: stableUuid(`${contact.uuid}:conversation`),
 				businessId: business.id,
 				contactUuid: contact.uuid,
@@ -281,4 +319,17 @@ export class Store {
 			});
 		}
 	}
+}
+
+const phoneKey = (businessId: string, digits: string) => `${businessId} ${digits}`;
+
+function appendTo<T>(index: Map<string, T[]>, key: string, value: T): T[] {
+	const list = index.get(key);
+	if (list) {
+		list.push(value);
+		return list;
+	}
+	const created = [value];
+	index.set(key, created);
+	return created;
 }

@@ -10,7 +10,7 @@ export function renderTemplate(template: Template, values: Record<string, string
  * The declared variables' values taken from `source` (numeric keys for positional templates,
  * names for named ones); keys that match no declared variable are ignored. A missing one is 400.
  */
-export function templateValues(template: Template, source: Record<string, unknown>, field: (name: string) => string): Record<string, string> {
+export function declaredVariableValues(template: Template, source: Record<string, unknown>, field: (name: string) => string): Record<string, string> {
 	const values: Record<string, string> = {};
 	for (const name of template.variables) {
 		const value = source[name];

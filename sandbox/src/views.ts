@@ -36,7 +36,7 @@ export function eventContactView(store: Store, contact: Contact, links: Links) {
 }
 
 /** The contact as contact-management responses show it (SPEC 2.3). */
-export function contactView(store: Store, contact: Contact, links: Links) {
+function contactView(store: Store, contact: Contact, links: Links) {
 	return {
 		...eventContactView(store, contact, links),
 		closedAt: closedAt(store, contact),

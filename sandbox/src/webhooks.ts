@@ -6,7 +6,7 @@
 import { MESSAGE_CREATED } from '../../nodes/shared';
 import { newUuid } from './ids';
 
-export interface WebhookRegistration {
+interface WebhookRegistration {
 	id: string;
 	business: string;
 	url: string;
@@ -15,7 +15,7 @@ export interface WebhookRegistration {
 	createdAt: string;
 }
 
-export interface DeliveryAttempt {
+interface DeliveryAttempt {
 	id: string;
 	webhookId: string;
 	business: string;

@@ -12,7 +12,6 @@ import {
 	retryDelay,
 	serviceErrorMessage,
 	toApiDigits,
-	toInternational,
 } from '../../nodes/shared';
 
 describe('phone numbers', () => {
@@ -23,7 +22,6 @@ describe('phone numbers', () => {
 		['4915112345678', '4915112345678'],
 	])('%s is read as %s', (typed, digits) => {
 		expect(toApiDigits(typed)).toBe(digits);
-		expect(toInternational(typed)).toBe(`+${digits}`);
 	});
 
 	test.each([

@@ -15,7 +15,7 @@ cat >"$WORK/trigger-workflow.json" <<JSON
       "typeVersion": 1,
       "position": [0, 0],
       "webhookId": "$TRIGGER_WEBHOOK_ID",
-      "parameters": { "httpMethod": "POST", "authentication": "none", "status": "both" }
+      "parameters": { "httpMethod": "POST", "authentication": "none", "triggerOn": "any" }
     }
   ],
   "connections": {},

@@ -37,7 +37,7 @@ describe('examples/ run as they are against the sandbox', () => {
 	test('send-order-update-template sends the template once, with its variables filled', async () => {
 		const result = await run('send-order-update-template.json');
 		expect(result.errorOf('Send order update')).toBeUndefined();
-		expect(result.outputOf('Send order update')[0].json).toMatchObject({ success: true, template_name: 'order_update' });
+		expect(result.outputOf('Send order update')[0].json).toMatchObject({ messageId: expect.any(String), success: true, templateName: 'order_update' });
 		const business = sandbox.fixture.businesses[0];
 		const messages = (await (await fetch(`${sandbox.baseUrl}/__sandbox/messages?business=${business.id}`)).json()) as Array<{
 			to: string;

@@ -5,7 +5,7 @@
  * `WebhookContext`, call the node's `webhook()`, answer as n8n does, and run the workflow with
  * n8n-core's `WorkflowExecute` when the node returns workflowData.
  *
- *   const served = await serveTrigger({ parameters: { status: 'both' }, auth: { headerName, secret } });
+ *   const served = await serveTrigger({ parameters: { triggerOn: 'any' }, auth: { headerName, secret } });
  *   await fetch(served.url, { method: 'POST', ... });
  *   const [execution] = await served.waitForExecutions(1);   // execution.items: the trigger's output
  *

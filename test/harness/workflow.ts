@@ -37,7 +37,7 @@ import type {
 	IWorkflowExecuteAdditionalData,
 	ExecutionError,
 } from 'n8n-workflow';
-import { ICredentialsHelper, NodeConnectionTypes, Workflow } from 'n8n-workflow';
+import { ICredentialsHelper, NodeConnectionTypes, NodeHelpers, Workflow } from 'n8n-workflow';
 
 import { ConvoApi } from '../../credentials/ConvoApi.credentials';
 import { ConvoExternalApi } from '../../credentials/ConvoExternalApi.credentials';
@@ -86,20 +86,21 @@ class HarnessItems implements INodeType {
 }
 
 class NodeTypes implements INodeTypes {
-	private readonly types = new Map<string, INodeType>();
+	private readonly types = new Map<string, INodeType | IVersionedNodeType>();
 
-	register(type: INodeType, ...names: string[]): void {
+	register(type: INodeType | IVersionedNodeType, ...names: string[]): void {
 		for (const name of names) this.types.set(name, type);
 	}
 
 	getByName(name: string): INodeType | IVersionedNodeType {
-		return this.getByNameAndVersion(name);
-	}
-
-	getByNameAndVersion(name: string): INodeType {
 		const type = this.types.get(name);
 		if (!type) throw new Error(`The harness does not know the node type "${name}"`);
 		return type;
+	}
+
+	/** As n8n does: a versioned node type gives the version the workflow's node names. */
+	getByNameAndVersion(name: string, version?: number): INodeType {
+		return NodeHelpers.getVersionedNodeType(this.getByName(name), version);
 	}
 
 	getKnownTypes(): IDataObject {

@@ -15,7 +15,7 @@ describe('Convo node: many items with Continue On Fail', () => {
 		resource: 'message',
 		operation: 'send',
 		channelUuid: context.business.channelUuid,
-		from: 'whatsapp',
+		channelType: 'whatsapp',
 		to: '={{ $json.to }}',
 		messageType: 'text',
 		text: '={{ $json.text }}',
@@ -30,7 +30,7 @@ describe('Convo node: many items with Continue On Fail', () => {
 		expect(pairedItems).toEqual(Array.from({ length: 100 }, (_, i) => ({ item: i })));
 		const errors = json.map((item, i) => (item.error ? i : -1)).filter((i) => i >= 0);
 		expect(errors).toEqual([BAD]);
-		expect(json.filter((item) => item.uuid)).toHaveLength(99);
+		expect(json.filter((item) => item.messageId)).toHaveLength(99);
 
 		const texts = (await sentMessages(context)).map((message) => message.text);
 		expect(texts).toHaveLength(99);
@@ -93,13 +93,13 @@ describe('Convo node: many items with Continue On Fail', () => {
 			const twenty = items({ to: inWindow().phoneNumber }).slice(0, 20);
 
 			const tenAtOnce = await runConvo(context, sendEach(10), { items: twenty, credentials });
-			expect(tenAtOnce.json.filter((item) => item.uuid)).toHaveLength(20);
+			expect(tenAtOnce.json.filter((item) => item.messageId)).toHaveLength(20);
 			expect(mostOpen).toBeGreaterThan(1);
 			expect(mostOpen).toBeLessThanOrEqual(10);
 
 			mostOpen = 0;
 			const oneAtATime = await runConvo(context, sendEach(1), { items: twenty.slice(0, 5), credentials });
-			expect(oneAtATime.json.filter((item) => item.uuid)).toHaveLength(5);
+			expect(oneAtATime.json.filter((item) => item.messageId)).toHaveLength(5);
 			expect(mostOpen).toBe(1);
 		} finally {
 			await admin(context.sandbox, 'DELETE', 'faults');

@@ -1,4 +1,6 @@
-import { admin, badCredentials, contactNow, runConvo, shownError, useSandbox, fieldLabel } from './support';
+import type { IDataObject } from 'n8n-workflow';
+
+import { admin, badCredentials, contactNow, external, fieldLabel, runConvo, shownError, useSandbox } from './support';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000404';
 
@@ -49,6 +51,85 @@ describe('Convo node: Contact', () => {
 			const last = await contactNow(context, contact.uuid);
 			expect(last.tags).toEqual(['support']);
 			expect(last.assignedUser).toBeNull();
+		});
+
+		describe('Tags', () => {
+			const updateTags = (tagsFields: IDataObject, items?: IDataObject[]) =>
+				runConvo(
+					context,
+					{ resource: 'contact', operation: 'update', contactUuid: first().uuid, updateFields: { name: 'Ada L.', ...tagsFields } },
+					items ? { items } : {},
+				);
+			const seed = async (tags: string[]) => {
+				await external(context, 'PATCH', `/contacts/${first().uuid}`, { tags });
+			};
+
+			it('keeps the tags when Tags is added but empty, as an empty Name is ignored', async () => {
+				await seed(['vip', 'newsletter']);
+				const result = await updateTags({ tags: '' });
+				expect(result.errorOf('Convo')).toBeUndefined();
+				const after = await contactNow(context, first().uuid);
+				expect(after.tags).toEqual(['vip', 'newsletter']);
+				expect(after.name).toBe('Ada L.');
+
+				// Nothing at all to change: the contact comes back as it is.
+				const nothing = await runConvo(context, { resource: 'contact', operation: 'update', contactUuid: first().uuid, updateFields: { name: '', tags: '' } });
+				expect(nothing.errorOf('Convo')).toBeUndefined();
+				expect(nothing.json[0]).toMatchObject({ uuid: first().uuid, tags: ['vip', 'newsletter'], name: 'Ada L.' });
+			});
+
+			it.each([
+				['an empty list', []],
+				['an empty string', ''],
+				['only commas and spaces', ' , ,'],
+			])('keeps the tags when an expression resolves to %s, in every mode', async (_, value) => {
+				await seed(['vip']);
+				for (const tagsMode of ['replace', 'add', 'remove']) {
+					const result = await updateTags({ tags: '={{ $json.tags }}', tagsMode }, [{ tags: value }]);
+					expect(result.errorOf('Convo')).toBeUndefined();
+					expect((await contactNow(context, first().uuid)).tags).toEqual(['vip']);
+				}
+			});
+
+			it('removes every tag only when Remove All is chosen', async () => {
+				await seed(['vip', 'newsletter']);
+				const result = await updateTags({ tagsMode: 'removeAll' });
+				expect(result.errorOf('Convo')).toBeUndefined();
+				expect(result.json[0].tags).toEqual([]);
+				expect((await contactNow(context, first().uuid)).tags).toEqual([]);
+			});
+
+			it('Add keeps the current tags and adds the new ones once', async () => {
+				await seed(['vip', 'newsletter']);
+				const result = await updateTags({ tags: 'newsletter, gold', tagsMode: 'add' });
+				expect(result.errorOf('Convo')).toBeUndefined();
+				expect((await contactNow(context, first().uuid)).tags).toEqual(['vip', 'newsletter', 'gold']);
+			});
+
+			it('Remove takes away only the given tags', async () => {
+				await seed(['vip', 'newsletter', 'gold']);
+				const result = await updateTags({ tags: '={{ $json.drop }}', tagsMode: 'remove' }, [{ drop: ['newsletter', 'unknown'] }]);
+				expect(result.errorOf('Convo')).toBeUndefined();
+				expect((await contactNow(context, first().uuid)).tags).toEqual(['vip', 'gold']);
+			});
+
+			it('Replace sets exactly the given tags', async () => {
+				await seed(['vip']);
+				await updateTags({ tags: 'support, gold', tagsMode: 'replace' });
+				expect((await contactNow(context, first().uuid)).tags).toEqual(['support', 'gold']);
+			});
+		});
+
+		it('refuses a custom field given twice, naming the field, and sends nothing', async () => {
+			const before = await contactNow(context, first().uuid);
+			const result = await runConvo(context, {
+				resource: 'contact',
+				operation: 'update',
+				contactUuid: first().uuid,
+				updateFields: { customFields: { field: [{ key: 'tier', value: 'gold' }, { key: 'tier', value: 'silver' }] } },
+			});
+			expect(shownError(result)).toContain('Custom Fields: the key "tier" is given twice');
+			expect(await contactNow(context, first().uuid)).toEqual(before);
 		});
 
 		it('shows the service message for a user that is not in the business (400)', async () => {

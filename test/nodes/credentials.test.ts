@@ -69,7 +69,7 @@ describe('Convo credentials', () => {
 		const contact = context.business.contacts.find((c) => c.inWindow && !c.undeliverable)!;
 		const sent = await runConvo(
 			context,
-			{ resource: 'message', operation: 'send', channelUuid: context.business.channelUuid, from: 'whatsapp', to: contact.phoneNumber, messageType: 'text', text: 'Hi' },
+			{ resource: 'message', operation: 'send', channelUuid: context.business.channelUuid, channelType: 'whatsapp', to: contact.phoneNumber, messageType: 'text', text: 'Hi' },
 			{ credentials },
 		);
 		expect(sent.errorOf('Convo')).toBeUndefined();

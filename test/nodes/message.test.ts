@@ -1,4 +1,7 @@
-import { admin, badCredentials, runConvo, sentMessages, shownError, useSandbox, fieldLabel } from './support';
+import type { INodePropertyOptions } from 'n8n-workflow';
+
+import { Convo } from '../../nodes/Convo/Convo.node';
+import { admin, badCredentials, fieldLabel, runConvo, sentMessages, shownError, useSandbox } from './support';
 
 describe('Convo node: Message', () => {
 	const context = useSandbox();
@@ -9,7 +12,7 @@ describe('Convo node: Message', () => {
 		resource: 'message',
 		operation: 'send',
 		channelUuid: context.business.channelUuid,
-		from: 'whatsapp',
+		channelType: 'whatsapp',
 		...extra,
 	});
 
@@ -26,11 +29,11 @@ describe('Convo node: Message', () => {
 			{ items: [{ phone: typed(to), name: 'Ada' }] },
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();
-		expect(result.json).toEqual([expect.objectContaining({ uuid: expect.any(String), status: 'enqueued' })]);
+		expect(result.json).toEqual([{ messageId: expect.any(String), status: 'enqueued' }]);
 		expect(result.output[0].pairedItem).toEqual({ item: 0 });
 		const messages = await sentMessages(context);
 		expect(messages).toHaveLength(1);
-		expect(messages[0]).toMatchObject({ uuid: result.json[0].uuid, text: 'Hello Ada', type: 'text', metadata: { order: '42' } });
+		expect(messages[0]).toMatchObject({ uuid: result.json[0].messageId, text: 'Hello Ada', type: 'text', metadata: { order: '42' } });
 		expect(messages[0].to.replace(/\D/g, '')).toBe(to.replace(/\D/g, ''));
 	});
 
@@ -100,13 +103,61 @@ describe('Convo node: Message', () => {
 	it('shows the service message when free text is refused outside the window (400)', async () => {
 		const result = await runConvo(context, send({ to: contact(false).phoneNumber, messageType: 'text', text: 'Hi' }));
 		expect(shownError(result)).toMatch(/^The service refused the request: .*(24|window|template)/i);
+		// The fix is named: send a template, here or with Template → Send.
+		expect(shownError(result)).toMatch(/\| .*24-hour customer-care window.*Message Type "Template".*Template → Send/);
 		expect(await sentMessages(context)).toHaveLength(0);
+	});
+
+	it('explains in the editor when each of the two template sends fits, each pointing to the other', () => {
+		const { properties } = new Convo().getNodeType(1).description;
+		const field = (name: string, operation: string, resource: string) =>
+			properties.find((p) => p.name === name && p.displayOptions?.show?.operation?.includes(operation) && p.displayOptions?.show?.resource?.includes(resource));
+		const notice = properties.find((p) => p.type === 'notice' && p.displayOptions?.show?.resource?.includes('message'));
+		expect(notice?.displayName).toMatch(/24 hours/);
+		expect(notice?.displayName).toMatch(/Template → Send/);
+		const templateType = (field('messageType', 'send', 'message')?.options as INodePropertyOptions[]).find((o) => o.value === 'template');
+		expect(templateType?.description).toMatch(/Template → Send/);
+		const operations = properties.filter((p) => p.name === 'operation');
+		const templateSend = operations
+			.find((p) => p.displayOptions?.show?.resource?.includes('template'))
+			?.options?.find((o) => (o as INodePropertyOptions).value === 'send') as INodePropertyOptions;
+		expect(templateSend.description).toMatch(/Message → Send/);
+		const templateNotice = properties.find((p) => p.type === 'notice' && p.displayOptions?.show?.resource?.includes('template'));
+		expect(templateNotice?.displayName).toMatch(/Message → Send/);
 	});
 
 	it('refuses a value that is not a phone number before sending', async () => {
 		const result = await runConvo(context, send({ to: 'call me maybe', messageType: 'text', text: 'Hi' }));
 		expect(shownError(result)).toContain('To "call me maybe" is not a phone number');
 		expect(await sentMessages(context)).toHaveLength(0);
+	});
+
+	it('takes metadata as JSON too, and refuses a key given twice across both, naming Metadata', async () => {
+		const to = contact(true).phoneNumber;
+		const result = await runConvo(
+			context,
+			send({
+				to,
+				messageType: 'text',
+				text: 'Hi',
+				additionalFields: { metadata: { pairs: [{ key: 'order', value: '42' }] }, metadataJson: '={{ $json.meta }}' },
+			}),
+			{ items: [{ meta: { source: 'shop', campaign: 'spring' } }] },
+		);
+		expect(result.errorOf('Convo')).toBeUndefined();
+		expect((await sentMessages(context))[0].metadata).toEqual({ order: '42', source: 'shop', campaign: 'spring' });
+
+		const twice = await runConvo(
+			context,
+			send({
+				to,
+				messageType: 'text',
+				text: 'Hi',
+				additionalFields: { metadata: { pairs: [{ key: 'order', value: '42' }] }, metadataJson: '{"order": "43"}' },
+			}),
+		);
+		expect(shownError(twice)).toContain('Metadata: the key "order" is given twice');
+		expect(await sentMessages(context)).toHaveLength(1);
 	});
 
 	it('checks the metadata limits before sending', async () => {
@@ -151,11 +202,11 @@ describe('Convo node: Message', () => {
 		}
 	});
 
-	it('gets the status of a sent message', async () => {
+	it('gets the status of a sent message, chained by messageId', async () => {
 		const sent = await runConvo(context, send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi' }));
-		const uuid = sent.json[0].uuid as string;
-		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.uuid }}' }, {
-			items: [{ uuid }],
+		const uuid = sent.json[0].messageId as string;
+		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.messageId }}' }, {
+			items: sent.json,
 		});
 		expect(result.errorOf('Convo')).toBeUndefined();
 		expect(result.json[0]).toMatchObject({ uuid, status: expect.any(String), messageStatusPayload: expect.any(Object) });

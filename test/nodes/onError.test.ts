@@ -12,7 +12,7 @@ describe('Convo node: On Error settings', () => {
 		resource: 'message',
 		operation: 'send',
 		channelUuid: '={{ $json.channel }}',
-		from: 'whatsapp',
+		channelType: 'whatsapp',
 		to: '={{ $json.to }}',
 		messageType: 'text',
 		text: '={{ $json.text }}',
@@ -31,7 +31,7 @@ describe('Convo node: On Error settings', () => {
 		expect(result.errorOf('Convo')).toBeUndefined();
 		expect(result.output.map((item) => item.pairedItem)).toEqual([0, 1, 2, 3, 4].map((item) => ({ item })));
 		expect(result.json[BAD]).toEqual(refusal);
-		expect(result.json.filter((json) => json.uuid)).toHaveLength(4);
+		expect(result.json.filter((json) => json.messageId)).toHaveLength(4);
 		expect(result.outputOf('Convo', 1)).toEqual([]);
 	});
 
@@ -40,7 +40,7 @@ describe('Convo node: On Error settings', () => {
 		expect(result.errorOf('Convo')).toBeUndefined();
 		const good = result.outputOf('Convo', 0);
 		expect(good.map((item) => item.pairedItem)).toEqual([0, 1, 3, 4].map((item) => ({ item })));
-		expect(good.every((item) => typeof item.json.uuid === 'string' && item.json.error === undefined)).toBe(true);
+		expect(good.every((item) => typeof item.json.messageId === 'string' && item.json.error === undefined)).toBe(true);
 
 		const failed = result.outputOf('Convo', 1);
 		expect(failed).toHaveLength(1);

@@ -49,7 +49,7 @@ describe('Convo node: rate limits, retries and n8n\'s Retry On Fail', () => {
 		resource: 'message',
 		operation: 'send',
 		channelUuid: '={{ $json.channel }}',
-		from: 'whatsapp',
+		channelType: 'whatsapp',
 		to: '={{ $json.to }}',
 		messageType: 'text',
 		text: '={{ $json.text }}',

@@ -52,11 +52,21 @@ describe('Convo node: Search Item', () => {
 		expect(result.json[0].embedding_json).toEqual({ title: 'Manual' });
 	});
 
-	it('lists the items of a collection, one item each', async () => {
-		await runConvo(context, { resource: 'searchItem', operation: 'upsert', collectionId: collection().id, externalId: 'a', item: '{"x":1}' });
-		const result = await runConvo(context, { resource: 'searchItem', operation: 'list', collectionId: collection().id });
-		expect(result.errorOf('Convo')).toBeUndefined();
-		expect(result.json).toEqual(expect.arrayContaining([expect.objectContaining({ external_id: 'a', is_active: true })]));
+	it('gets many items of a collection, one item each with its collection, up to Limit unless Return All', async () => {
+		for (const externalId of ['a', 'b', 'c']) {
+			await runConvo(context, { resource: 'searchItem', operation: 'upsert', collectionId: collection().id, externalId, item: '{"x":1}' });
+		}
+		const stored = await external<{ count: number }>(context, 'GET', `/search/items?collection_id=${collection().id}`);
+		expect(stored.body.count).toBeGreaterThanOrEqual(3);
+
+		const all = await runConvo(context, { resource: 'searchItem', operation: 'getAll', collectionId: collection().id, returnAll: true });
+		expect(all.errorOf('Convo')).toBeUndefined();
+		expect(all.json).toHaveLength(stored.body.count);
+		expect(all.json).toEqual(expect.arrayContaining([expect.objectContaining({ collection_id: collection().id, external_id: 'a', is_active: true })]));
+		expect(all.json.every((item) => item.collection_id === collection().id)).toBe(true);
+
+		const limited = await runConvo(context, { resource: 'searchItem', operation: 'getAll', collectionId: collection().id, limit: 2 });
+		expect(limited.json).toEqual(all.json.slice(0, 2));
 	});
 
 	it('refuses an item that is not a JSON object before sending (400 rule)', async () => {

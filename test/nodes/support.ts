@@ -124,7 +124,7 @@ export function badCredentials(context: NodeTestContext): Record<string, ICreden
 	};
 }
 
-const convoProperties = new Convo().description.properties;
+const convoProperties = new Convo().getNodeType(1).description.properties;
 
 /**
  * The label the editor shows for a parameter of one operation, read from the node's description

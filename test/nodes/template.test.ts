@@ -24,7 +24,8 @@ describe('Convo node: Template > Send', () => {
 			{ items: [{ phone: recipient().phoneNumber.replace('+', '00'), first_name: 'Ada', order_id: 'A-1' }] },
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();
-		expect(result.json[0]).toMatchObject({ success: true, message_id: expect.any(String), template_name: named.name });
+		// Simplify (on by default): the message id under the same name as Message → Send's.
+		expect(result.json[0]).toEqual({ messageId: expect.any(String), success: true, recipient: expect.any(String), templateName: named.name });
 		const messages = await sentMessages(context);
 		expect(messages).toHaveLength(1);
 		expect(messages[0].to.replace(/\D/g, '')).toBe(recipient().phoneNumber.replace(/\D/g, ''));
@@ -45,6 +46,48 @@ describe('Convo node: Template > Send', () => {
 		const messages = await sentMessages(context);
 		expect(messages).toHaveLength(1);
 		expect(JSON.stringify(messages[0])).toContain('order-77');
+	});
+
+	it('returns the raw response when Simplify is off', async () => {
+		const named = template('named');
+		const result = await runConvo(
+			context,
+			sendTemplate({ simplify: false, variables: { variable: named.variables.map((name) => ({ name, value: 'x' })) } }),
+		);
+		expect(result.json[0]).toEqual({ success: true, message_id: expect.any(String), recipient: expect.any(String), template_name: named.name });
+	});
+
+	it('takes variables and URL buttons as JSON (Define Using: JSON), as an AI agent or mapped data fills them', async () => {
+		const named = template('named');
+		const withButton = template('urlButton');
+		const items = [
+			{ templateId: named.id, variables: { first_name: 'Jason', order_id: 'J-9' }, buttons: [] },
+			{ templateId: withButton.id, variables: {}, buttons: withButton.buttons.map((button) => ({ index: button.index, text: 'order-88' })) },
+		];
+		const result = await runConvo(
+			context,
+			sendTemplate({
+				templateId: '={{ $json.templateId }}',
+				defineUsing: 'json',
+				variablesJson: '={{ JSON.stringify($json.variables) }}',
+				buttonsJson: '={{ $json.buttons }}',
+			}),
+			{ items },
+		);
+		expect(result.errorOf('Convo')).toBeUndefined();
+		const messages = await sentMessages(context);
+		expect(messages).toHaveLength(2);
+		expect(messages.map((message) => message.text).join(' | ')).toContain('Hi Jason, thanks for your order J-9');
+		expect(JSON.stringify(messages)).toContain('order-88');
+	});
+
+	it('refuses a variable given twice, naming Variables, and sends nothing', async () => {
+		const result = await runConvo(
+			context,
+			sendTemplate({ variables: { variable: [{ name: 'first_name', value: 'A' }, { name: 'first_name', value: 'B' }] } }),
+		);
+		expect(shownError(result)).toContain('Variables: the key "first_name" is given twice');
+		expect(await sentMessages(context)).toHaveLength(0);
 	});
 
 	it('refuses a URL as a variable before sending and points to URL buttons', async () => {

@@ -182,3 +182,19 @@ test('Redis holds a bounded window of send jobs however large the campaign', asy
 	expect(most).toBeLessThanOrEqual(200 + 20);
 	expect(status.counts.pending).toBeGreaterThan(19_000);
 });
+
+test('a cancel cut short by a crash is finished by the next feeder tick: nothing stays pending', async () => {
+	const { path, phones } = writeRecipientsCsv(50, { seed: 18 });
+	const campaign = await create(path, { at: new Date(Date.now() + 3_600_000).toISOString() });
+	// What a process killed right after the state change leaves: cancelled, in `finishing`, recipients still pending.
+	await runner.context.redis.sadd(runner.context.keys.finishing, campaign.id);
+	await runner.context.redis.hset(runner.context.keys.campaign(campaign.id), { state: 'cancelled', last_error: 'cancelled by the operator' });
+	expect((await campaignStatus(runner.context, campaign.id)).counts.pending).toBe(50);
+	const status = await waitFor('the pending recipients to be cancelled', async () => {
+		const current = await campaignStatus(runner.context, campaign.id);
+		return current.counts.pending === 0 ? current : undefined;
+	}, 20_000);
+	expect(status.counts.cancelled).toBe(50);
+	expect(await runner.context.redis.sismember(runner.context.keys.finishing, campaign.id)).toBe(0);
+	expect(await sendsTo(phones)).toEqual([]);
+});

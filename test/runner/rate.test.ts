@@ -44,9 +44,10 @@ test('two processes share 50/s on one number; a second number keeps its own 30/s
 
 	expect(maxPerSecond(fromA)).toBeLessThanOrEqual(tolerance(50));
 	expect(maxPerSecond(fromB)).toBeLessThanOrEqual(tolerance(30));
-	// The limit was the bound, not something slower: each number came close to its own rate.
-	expect(maxPerSecond(fromA)).toBeGreaterThanOrEqual(40);
-	expect(maxPerSecond(fromB)).toBeGreaterThanOrEqual(24);
+	// The limit was the bound, not something far slower: each number got well past half its rate.
+	// (How close to the limit it runs is a benchmark's question, not a test's: a loaded machine is slower.)
+	expect(maxPerSecond(fromA)).toBeGreaterThan(25);
+	expect(maxPerSecond(fromB)).toBeGreaterThan(15);
 	// The two ran side by side: B's sends fall inside A's run, so B did not wait for A's limit.
 	const spanA = [Date.parse(fromA[0].createdAt), Date.parse(fromA[fromA.length - 1].createdAt)];
 	const inside = fromB.filter((message) => Date.parse(message.createdAt) >= spanA[0] && Date.parse(message.createdAt) <= spanA[1]);

@@ -9,21 +9,16 @@ import type { Redis } from 'ioredis';
 
 import { createReindex } from '../../runner/src/core';
 import { clearFaults, runCli, setFault, useRunnerUnderTest, waitFor } from './support';
-import { activeIds, collectionOf, countingProxy, differing, feedText, freshCollection, products, range, serveFeed, settled, UPSERT, writeFeed } from './reindexSupport';
+import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, differing, feedText, freshCollection, products, range, serveFeed, settled, UPSERT, writeFeed } from './reindexSupport';
 
 jest.setTimeout(180_000);
 
 const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10', RUNNER_HTTP_DEADLINE: '400ms' });
-let proxy: Awaited<ReturnType<typeof countingProxy>>;
-const worker = () => runner.spawnWorker({ CONVO_EXTERNAL_URL: proxy.externalUrl });
+const worker = () => runner.spawnWorker();
 
-beforeAll(async () => {
-	proxy = await countingProxy(runner.sandbox.baseUrl);
-});
-afterAll(async () => proxy?.close());
 beforeEach(async () => {
 	await freshCollection(runner);
-	proxy.counts.clear();
+	await clearSandboxCounts(runner);
 });
 
 async function start(source: string, extra: { deactivateMissing?: boolean; rate?: number; format?: string } = {}): Promise<string> {
@@ -38,9 +33,9 @@ test('SIGKILL half-way: another runner resumes the run, the collection equals th
 	const items = products(range(0, 3000));
 	const path = writeFeed(feedText(items, 'ndjson'), 'feed.ndjson');
 	const id = await start(path, { rate: 400 });
-	await waitFor('1000 upserts before the kill', async () => proxy.count(UPSERT) >= 1000, 60_000, 20);
+	await waitFor('1000 upserts before the kill', async () => (await sandboxCounts(runner))(UPSERT) >= 1000, 60_000, 20);
 	await first.kill('SIGKILL');
-	expect(proxy.count(UPSERT)).toBeLessThan(3000);
+	expect((await sandboxCounts(runner))(UPSERT)).toBeLessThan(3000);
 	await clearFaults(runner.sandbox);
 	worker();
 
@@ -54,10 +49,10 @@ test('SIGKILL half-way: another runner resumes the run, the collection equals th
 	expect(await activeIds(runner)).toEqual([...items.map((item) => String(item.sku)), 'sku-1'].sort());
 	expect(await differing(runner, items)).toEqual([]);
 
-	proxy.counts.clear();
+	await clearSandboxCounts(runner);
 	const again = await settled(runner.context, await start(path, { deactivateMissing: true }));
 	expect(again.counts).toMatchObject({ read: 3000, unchanged: 3000, created: 0, updated: 0, deactivated: 0 });
-	expect(proxy.count(UPSERT)).toBe(0);
+	expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
 });
 
 describe('a source not read to its end deactivates nothing and says why', () => {
@@ -69,7 +64,7 @@ describe('a source not read to its end deactivates nothing and says why', () => 
 		worker();
 		const first = await settled(runner.context, await start(writeFeed(whole, 'feed.ndjson')));
 		expect(first.counts.created).toBe(400);
-		proxy.counts.clear();
+		await clearSandboxCounts(runner);
 	});
 
 	test('a file cut short inside a record', async () => {
@@ -78,7 +73,7 @@ describe('a source not read to its end deactivates nothing and says why', () => 
 		expect(run.last_error).toMatch(/the source could not be read to its end: .*cut\.ndjson is cut short: it ends inside line 2\d\d/);
 		expect(run.deactivation).toMatch(/^skipped: the source was not read to its end/);
 		expect(run.counts.deactivated).toBe(0);
-		expect(proxy.count(UPSERT)).toBe(0);
+		expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
 		expect(await activeIds(runner)).toHaveLength(401);
 	});
 
@@ -91,7 +86,7 @@ describe('a source not read to its end deactivates nothing and says why', () => 
 			expect(run.deactivation).toMatch(/^skipped: the source was not read to its end/);
 			expect(run.counts.read).toBeGreaterThan(100);
 			expect(run.counts.read).toBeLessThan(400);
-			expect(proxy.count(UPSERT)).toBe(0);
+			expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
 			expect(await activeIds(runner)).toHaveLength(401);
 		} finally {
 			await served.close();
@@ -121,15 +116,16 @@ test('429, 5xx and timeouts are retried: every item lands, none fails, the answe
 	const run = await settled(runner.context, await start(writeFeed(feedText(items, 'ndjson'), 'feed.ndjson')));
 	expect(run.state).toBe('completed');
 	expect(run.counts).toMatchObject({ created: 150, failed: 0 });
-	expect(proxy.count(UPSERT)).toBeGreaterThan(150);
+	expect((await sandboxCounts(runner))(UPSERT)).toBeGreaterThan(150);
+	await clearFaults(runner.sandbox);
 	expect(await differing(runner, items)).toEqual([]);
 
 	// Answers slower than the runner's deadline (400 ms): the upsert may have happened; it is sent again.
 	await freshCollection(runner);
-	proxy.counts.clear();
+	await clearSandboxCounts(runner);
 	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 700 });
 	const slow = await start(writeFeed(feedText(items.slice(0, 20), 'ndjson'), 'slow.ndjson'));
-	await waitFor('the first timed-out upserts', async () => proxy.count(UPSERT) >= 20, 30_000, 50);
+	await waitFor('the first timed-out upserts', async () => (await sandboxCounts(runner))(UPSERT) >= 20, 30_000, 50);
 	await clearFaults(runner.sandbox);
 	const timedOut = await settled(runner.context, slow);
 	expect(timedOut.state).toBe('completed');

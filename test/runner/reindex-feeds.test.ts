@@ -7,21 +7,18 @@
 import { createReindex, reindexReport } from '../../runner/src/core';
 import { contentHash } from '../../runner/src/reindex/hash';
 import { runCli, useRunnerUnderTest } from './support';
-import { activeIds, collectionOf, countingProxy, feedText, freshCollection, products, range, settled, UPSERT, writeFeed } from './reindexSupport';
+import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, feedText, freshCollection, products, range, settled, UPSERT, writeFeed } from './reindexSupport';
 
 jest.setTimeout(120_000);
 
 const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10' });
-let proxy: Awaited<ReturnType<typeof countingProxy>>;
 
-beforeAll(async () => {
-	proxy = await countingProxy(runner.sandbox.baseUrl);
-	runner.spawnWorker({ CONVO_EXTERNAL_URL: proxy.externalUrl });
+beforeAll(() => {
+	runner.spawnWorker();
 });
-afterAll(async () => proxy?.close());
 beforeEach(async () => {
 	await freshCollection(runner);
-	proxy.counts.clear();
+	await clearSandboxCounts(runner);
 });
 
 async function run(source: string, extra: { format?: string; idField?: string } = {}) {
@@ -46,7 +43,7 @@ test('bad NDJSON rows are rejected with their line and reason; the good rows are
 	const status = await run(writeFeed(`${lines.join('\n')}\n`, 'bad.ndjson'));
 	expect(status.state).toBe('completed');
 	expect(status.counts).toEqual({ read: 9, unchanged: 0, created: 3, updated: 0, deactivated: 0, rejected: 6, failed: 0 });
-	expect(proxy.count(UPSERT)).toBe(3);
+	expect((await sandboxCounts(runner))(UPSERT)).toBe(3);
 	const report = await reindexReport(runner.context, status.id);
 	expect(report.rejected_rows).toEqual([
 		{ line: 2, reason: expect.stringMatching(/^is not JSON: /) },
@@ -88,7 +85,7 @@ test('a feed that is not JSON at all, or not an array, fails the whole run with 
 	const missing = createReindex(runner.context, { collection: collectionOf(runner), source: '/nonexistent/feed.ndjson', idField: 'sku' });
 	await expect(missing).rejects.toThrow('--source /nonexistent/feed.ndjson: no such file');
 	// Only p1, read before the cut, was sent.
-	expect(proxy.count(UPSERT)).toBe(1);
+	expect((await sandboxCounts(runner))(UPSERT)).toBe(1);
 });
 
 test('CLI: run --wait --json, status, report and list print one JSON document each; bad flags name the flag', async () => {

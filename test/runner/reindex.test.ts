@@ -1,7 +1,7 @@
 /**
  * A reindex keeps a search collection in sync with a feed and sends only what changed, through
- * each source format and an http URL. Counted in what reached the sandbox (a counting proxy in
- * front of it), checked against the sandbox's own collection: after the second run its active
+ * each source format and an http URL. Counted in what the sandbox received (its own request counts),
+ * and checked against the sandbox's own collection: after the second run its active
  * items are the feed's, each stored payload equals the feed's, and the vanished items keep theirs.
  */
 import { createReindex } from '../../runner/src/core';
@@ -9,8 +9,9 @@ import { useRunnerUnderTest } from './support';
 import {
 	activeIds,
 	collectionOf,
-	countingProxy,
+	clearSandboxCounts,
 	csvProduct,
+	sandboxCounts,
 	differing,
 	feedText,
 	freshCollection,
@@ -29,13 +30,10 @@ import {
 jest.setTimeout(180_000);
 
 const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '20' });
-let proxy: Awaited<ReturnType<typeof countingProxy>>;
 
-beforeAll(async () => {
-	proxy = await countingProxy(runner.sandbox.baseUrl);
-	runner.spawnWorker({ CONVO_EXTERNAL_URL: proxy.externalUrl });
+beforeAll(() => {
+	runner.spawnWorker();
 });
-afterAll(async () => proxy?.close());
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
 	await Promise.all(closers.splice(0).map((close) => close()));
@@ -64,25 +62,25 @@ describe.each([
 	test('first run creates every item; the second sends exactly the 60 changed or new items and deactivates the 20 gone', async () => {
 		const shape = (items: Item[]) => (format === 'csv' ? items.map(csvProduct) : items);
 		await freshCollection(runner);
-		proxy.counts.clear();
+		await clearSandboxCounts(runner);
 
 		const first = shape(products(range(0, size)));
 		const one = await run(await sourceFor(first, format, over), format);
 		expect(one.state).toBe('completed');
 		expect(one.counts).toEqual({ read: size, unchanged: 0, created: size, updated: 0, deactivated: 0, rejected: 0, failed: 0 });
-		expect(proxy.count(UPSERT)).toBe(size);
+		expect((await sandboxCounts(runner))(UPSERT)).toBe(size);
 		// The fixture's own item sku-1 was never sent by the runner: reported, left alone.
 		expect(one.foreign).toBe(1);
 
 		// 20 removed (0..19), 50 changed (20..69), 10 added (size..size+9).
 		const second = shape(products(range(20, size + 10), (i) => (i < 70 ? 2 : 1)));
-		proxy.counts.clear();
+		await clearSandboxCounts(runner);
 		const two = await run(await sourceFor(second, format, over), format);
 		expect(two.state).toBe('completed');
 		expect(two.counts).toEqual({ read: size - 10, unchanged: size - 70, created: 10, updated: 50, deactivated: 20, rejected: 0, failed: 0 });
 		expect(two.mismatched).toBe(0);
-		expect(proxy.count(UPSERT)).toBe(60 + 20);
-		expect(proxy.count(LIST)).toBe(1);
+		expect((await sandboxCounts(runner))(UPSERT)).toBe(60 + 20);
+		expect((await sandboxCounts(runner))(LIST)).toBe(1);
 		expect(two.deactivation).toMatch(/^done: 20 deactivated; 1 active items/);
 
 		// The sandbox's collection now equals the feed: active items, payloads; the vanished keep their payload, inactive.
@@ -99,16 +97,16 @@ test('an unchanged feed makes no upsert at all; --force sends every item and the
 	const items = products(range(0, 300));
 	const path = writeFeed(feedText(items, 'ndjson'), 'feed.ndjson');
 	expect((await run(path, 'ndjson')).counts.created).toBe(300);
-	proxy.counts.clear();
+	await clearSandboxCounts(runner);
 	const again = await run(path, 'ndjson');
 	expect(again.counts).toMatchObject({ read: 300, unchanged: 300, created: 0, updated: 0 });
-	expect(proxy.count(UPSERT)).toBe(0);
+	expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
 
 	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source: path, idField: 'sku', force: true, rate: 1000 });
 	if (answer.kind !== 'run') throw new Error('expected a run');
 	const forced = await settled(runner.context, answer.status.id);
 	expect(forced.counts).toMatchObject({ read: 300, unchanged: 300, created: 0, updated: 0 });
-	expect(proxy.count(UPSERT)).toBe(300);
+	expect((await sandboxCounts(runner))(UPSERT)).toBe(300);
 	expect(forced.mismatched).toBe(0);
 });
 

@@ -1,9 +1,9 @@
 /**
  * What the reindex tests share: feeds written in each format, a feed served over HTTP (whole, or
  * dropped mid-body), the collection as the SANDBOX holds it (B2, and B1 probes that prove a stored
- * payload equals the feed's), a fresh collection, and B1 calls counted on their way to the sandbox.
+ * payload equals the feed's), a fresh collection, and the calls the sandbox itself counted.
  */
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -83,36 +83,27 @@ async function listen(server: Server, path = ''): Promise<Served> {
 	};
 }
 
-/** A pass-through in front of the sandbox counting each `METHOD path` it forwarded: the calls the sandbox received. */
-export async function countingProxy(target: string): Promise<Served & { counts: Map<string, number>; externalUrl: string; count(key: string): number }> {
-	const counts = new Map<string, number>();
-	const server = createServer((request, response) => {
-		const url = new URL(request.url ?? '/', target);
-		const key = `${request.method} ${url.pathname}`;
-		counts.set(key, (counts.get(key) ?? 0) + 1);
-		const upstream = httpRequest(url, { method: request.method, headers: request.headers }, (answer) => {
-			response.writeHead(answer.statusCode ?? 502, answer.headers);
-			answer.pipe(response);
-			answer.on('error', () => response.destroy());
-		});
-		upstream.on('error', () => response.destroy());
-		request.pipe(upstream);
-	});
-	const served = await listen(server);
-	return { ...served, counts, externalUrl: `${served.url}/api/external/v2`, count: (key) => counts.get(key) ?? 0 };
+/** The calls the sandbox received per `METHOD path pattern` since its last reset (its own count, GET /__sandbox/requests). */
+export async function sandboxCounts(runner: RunnerUnderTest): Promise<(key: string) => number> {
+	const { counts } = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> };
+	return (key) => counts[key] ?? 0;
+}
+
+export async function clearSandboxCounts(runner: RunnerUnderTest): Promise<void> {
+	await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`, { method: 'DELETE' });
 }
 
 export function collectionOf(runner: RunnerUnderTest): string {
 	return runner.sandbox.fixture.businesses[0].collections[0].id;
 }
 
-async function external(runner: RunnerUnderTest, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function external(runner: RunnerUnderTest, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
 	const response = await fetch(`${runner.sandbox.externalUrl}${path}`, {
 		method,
 		headers: { 'x-api-key': runner.business.apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
-	return { status: response.status, body: await response.json() };
+	return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 /** B2 at the sandbox: external_id -> is_active. */
@@ -125,8 +116,8 @@ export const activeIds = async (runner: RunnerUnderTest) => [...(await listed(ru
 
 /**
  * Proves the sandbox stores exactly these payloads with this `active`: an upsert of the same
- * content answers `unchanged` (sent straight to the sandbox, past the counting proxy). Returns the
- * ids whose stored item differs.
+ * content answers `unchanged` (these probes count as upserts at the sandbox: read counts first).
+ * Returns the ids whose stored item differs.
  */
 export async function differing(runner: RunnerUnderTest, items: Item[], active = true): Promise<string[]> {
 	const out: string[] = [];

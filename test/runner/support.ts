@@ -4,18 +4,18 @@
  * SIGKILLed), an in-process context for the core library, and counting what the SANDBOX received:
  * the guarantees are checked against the service's own log, never the runner's report.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-import { Redis } from 'ioredis';
 
 import { startSandbox, type RunningSandbox } from '../../sandbox/src';
 import { loadConfig } from '../../runner/src/config';
 import type { RunnerContext } from '../../runner/src/context';
 import { createLogger } from '../../runner/src/log';
-import { startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
+import { freePort, masters, startPrivateRedis, type PrivateRedis, type RedisConnection } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
 import { reportRows } from '../../runner/src/core';
 import type { ReportRow } from '../../runner/src/campaigns/report';
@@ -35,6 +35,42 @@ export async function useRedisServer(extraArgs: string[] = []): Promise<{ url: s
 	if (process.env.REDIS_URL && extraArgs.length === 0) return { url: process.env.REDIS_URL, stop: async () => undefined };
 	const server = await startPrivateRedis(extraArgs);
 	return { url: server.url, stop: server.stop, server };
+}
+
+function redisCli(args: string[]): Promise<string> {
+	return new Promise((resolve, reject) =>
+		execFile('redis-cli', args, { timeout: 30_000 }, (error, stdout, stderr) => (error ? reject(new Error(`redis-cli ${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout))),
+	);
+}
+
+/**
+ * A Redis Cluster of `size` masters on loopback, in a folder of its own (no persistence: it is
+ * thrown away): started, joined with `redis-cli --cluster create`, and waited for until every
+ * node says cluster_state:ok. `nodes` is what REDIS_CLUSTER_NODES takes.
+ */
+export async function startRedisCluster(size = 3): Promise<{ nodes: string; stop(): Promise<void> }> {
+	const dir = mkdtempSync(join(tmpdir(), 'convo-redis-cluster-'));
+	const servers: PrivateRedis[] = [];
+	const stop = async () => {
+		await Promise.all(servers.map((server) => server.stop()));
+		rmSync(dir, { recursive: true, force: true });
+	};
+	try {
+		for (let i = 0; i < size; i++) {
+			const port = await freePort();
+			servers.push(await startPrivateRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--appendonly', 'no'], dir, port));
+		}
+		const addresses = servers.map((server) => new URL(server.url).host);
+		await redisCli(['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
+		for (const address of addresses) {
+			const [host, port] = address.split(':');
+			await waitFor(`cluster_state:ok on ${address}`, async () => /cluster_state:ok/.test(await redisCli(['-h', host, '-p', port, 'cluster', 'info'])), 30_000);
+		}
+		return { nodes: addresses.join(','), stop };
+	} catch (error) {
+		await stop();
+		throw error;
+	}
 }
 
 let prefixes = 0;
@@ -90,13 +126,16 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs =
 	return { code, stdout, stderr };
 }
 
-export async function startRunnerUnderTest(redisUrl: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunnerUnderTest> {
+/** Where the runner's Redis is: a URL, or the seed nodes of a Redis Cluster. */
+export type RedisUnderTest = string | { clusterNodes: string };
+
+export async function startRunnerUnderTest(redis: RedisUnderTest, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunnerUnderTest> {
 	const sandbox = await startSandbox({ port: 0 });
 	const business = sandbox.fixture.businesses[0];
 	const env: NodeJS.ProcessEnv = {
 		PATH: process.env.PATH,
 		HOME: process.env.HOME,
-		REDIS_URL: redisUrl,
+		...(typeof redis === 'string' ? { REDIS_URL: redis } : { REDIS_CLUSTER_NODES: redis.clusterNodes }),
 		RUNNER_PREFIX: uniquePrefix(),
 		CONVO_EXTERNAL_URL: sandbox.externalUrl,
 		CONVO_API_KEY: business.apiKey,
@@ -118,7 +157,7 @@ export async function startRunnerUnderTest(redisUrl: string, extraEnv: NodeJS.Pr
 		},
 		async close() {
 			await Promise.all(processes.map((p) => p.kill('SIGKILL')));
-			await deleteKeys(context.redis as Redis, env.RUNNER_PREFIX as string).catch(() => undefined);
+			await deleteKeys(context.redis, env.RUNNER_PREFIX as string).catch(() => undefined);
 			await closeContext(context);
 			await sandbox.close();
 		},
@@ -170,6 +209,34 @@ export async function templateSends(sandbox: RunningSandbox): Promise<SandboxMes
 	return all.filter((message) => message.source === 'template');
 }
 
+/**
+ * A plain forwarding proxy in front of the sandbox that remembers every request's URL (never its
+ * headers): the sandbox's log holds only accepted sends, this counts attempts, refused ones too.
+ */
+export async function startCountingProxy(target: string): Promise<{ url: string; requests: URL[]; close(): Promise<void> }> {
+	const requests: URL[] = [];
+	const server = createServer((incoming, outgoing) => {
+		const url = new URL(incoming.url ?? '/', target);
+		requests.push(url);
+		const upstream = httpRequest(url, { method: incoming.method, headers: incoming.headers }, (answer) => {
+			outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+			answer.pipe(outgoing);
+		});
+		upstream.on('error', () => outgoing.destroy());
+		incoming.pipe(upstream);
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}`,
+		requests,
+		close: async () => {
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		},
+	};
+}
+
 export async function setFault(sandbox: RunningSandbox, fault: Record<string, unknown>): Promise<void> {
 	const response = await fetch(`${sandbox.baseUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fault) });
 	if (!response.ok) throw new Error(`fault refused: ${await response.text()}`);
@@ -203,19 +270,51 @@ export function sendsByPhone(messages: SandboxMessage[]): Map<string, SandboxMes
 	return map;
 }
 
-export async function scanKeys(redis: Redis, prefix: string): Promise<string[]> {
+/**
+ * The report agrees with the sandbox's own log, phone by phone: each `sent` row has exactly one
+ * message with the report's id; every other row (failed, rejected, unknown, ...) has none; no
+ * phone got two messages. A rejected duplicate shares its phone with the row that was sent.
+ */
+export function expectReportMatchesLog(rows: ReportRow[], sends: SandboxMessage[]): void {
+	const byPhone = sendsByPhone(sends);
+	const rowsByPhone = new Map<string, ReportRow[]>();
+	for (const row of rows) rowsByPhone.set(row.phone, [...(rowsByPhone.get(row.phone) ?? []), row]);
+	const mismatches: unknown[] = [];
+	for (const [phone, phoneRows] of rowsByPhone) {
+		const sentIds = phoneRows.filter((row) => row.outcome === 'sent').map((row) => row.message_id);
+		const received = (byPhone.get(phone) ?? []).map((message) => message.uuid);
+		if (sentIds.length > 1 || received.length !== sentIds.length || received.some((id) => !sentIds.includes(id))) {
+			mismatches.push({ phone, report: phoneRows.map((row) => `${row.line}:${row.outcome}:${row.message_id}`), sandbox: received });
+		}
+	}
+	expect(mismatches).toEqual([]);
+}
+
+/** Neither secret of the business (API key, access token) appears in any of the named texts. */
+export function expectNoSecret(business: Business, places: Record<string, string>): void {
+	const leaks = Object.entries(places).flatMap(([where, text]) => [
+		...(text.includes(business.apiKey) ? [`${where}: the API key`] : []),
+		...(text.includes(business.accessToken) ? [`${where}: the access token`] : []),
+	]);
+	expect(leaks).toEqual([]);
+}
+
+/** Every key under the prefix, on every master (one for a single Redis). */
+export async function scanKeys(redis: RedisConnection, prefix: string): Promise<string[]> {
 	const found: string[] = [];
-	let cursor = '0';
-	do {
-		const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[{}[\]*?]/g, '\\$&')}*`, 'COUNT', 1000);
-		found.push(...keys);
-		cursor = next;
-	} while (cursor !== '0');
+	for (const node of masters(redis)) {
+		let cursor = '0';
+		do {
+			const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix.replace(/[{}[\]*?]/g, '\\$&')}*`, 'COUNT', 1000);
+			found.push(...keys);
+			cursor = next;
+		} while (cursor !== '0');
+	}
 	return found;
 }
 
 /** Every key and value the run created, dumped as text, for a secret scan. */
-export async function dumpKeys(redis: Redis, prefix: string): Promise<string> {
+export async function dumpKeys(redis: RedisConnection, prefix: string): Promise<string> {
 	const parts: string[] = [];
 	for (const key of await scanKeys(redis, prefix)) {
 		parts.push(key);
@@ -230,7 +329,7 @@ export async function dumpKeys(redis: Redis, prefix: string): Promise<string> {
 	return parts.join('\n');
 }
 
-async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+async function deleteKeys(redis: RedisConnection, prefix: string): Promise<void> {
 	const keys = await scanKeys(redis, prefix);
 	for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
 }

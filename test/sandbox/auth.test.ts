@@ -46,4 +46,35 @@ describe('sandbox: authentication (SPEC 5) on every endpoint', () => {
 		const good = await call(context, key, input);
 		expect(good.status).not.toBe(401);
 	});
+
+	it('says which secret each API takes when it gets the other kind', async () => {
+		const { business } = context;
+		const send = validInputs(context).sendMessage;
+		const lookup = validInputs(context).getConversation;
+		const expectRefusal = async (answer: Promise<{ status: number; body: { message: string } }>, message: string) => {
+			const { status, body } = await answer;
+			expect(status).toBe(401);
+			expect(body.message).toBe(message);
+			expect(body.message).not.toContain(business.apiKey);
+			expect(body.message).not.toContain(business.accessToken);
+		};
+		await expectRefusal(
+			call(context, 'sendMessage', { ...send, auth: { bearer: business.apiKey } }),
+			'Invalid access token: this looks like an API key of the external API; the messaging API takes the access token',
+		);
+		await expectRefusal(
+			call(context, 'sendMessage', { ...send, auth: { apiKey: business.apiKey } }),
+			'Missing access token: the messaging API takes Authorization: Bearer <access token>; X-API-Key is for the external API',
+		);
+		await expectRefusal(
+			call(context, 'getConversation', { ...lookup, auth: { apiKey: business.accessToken } }),
+			'Invalid API key: this looks like an access token of the messaging API; the external API takes the API key',
+		);
+		await expectRefusal(
+			call(context, 'getConversation', { ...lookup, auth: { bearer: business.apiKey } }),
+			'Missing API key: the external API takes the API key in the X-API-Key header, not as a bearer token',
+		);
+		await expectRefusal(call(context, 'sendMessage', { ...send, auth: { bearer: 'sbx_at_wrong' } }), 'Invalid access token: send Authorization: Bearer <access token>');
+		await expectRefusal(call(context, 'getConversation', { ...lookup, auth: { apiKey: 'nope' } }), 'Invalid API key');
+	});
 });

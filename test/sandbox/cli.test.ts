@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
 const BIN = resolve(__dirname, '../../sandbox/bin/convo-sandbox.mjs');
@@ -36,5 +37,22 @@ describe('sandbox: the convo-sandbox command', () => {
 		expect(fixture.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 		const bad = spawn(process.execPath, [BIN, '--port', 'abc'], { stdio: 'ignore' });
 		expect(await new Promise((done) => bad.once('exit', done))).toBe(2);
+	});
+
+	it('a port already taken stops it with one line naming the port and SANDBOX_PORT, no stack trace', async () => {
+		const taken = createServer();
+		await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+		const { port } = taken.address() as { port: number };
+		try {
+			const child = spawn(process.execPath, [BIN], { env: { ...process.env, SANDBOX_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+			let stderr = '';
+			child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+			expect(await new Promise((done) => child.once('exit', done))).toBe(1);
+			expect(stderr.trim()).toBe(
+				`convo-sandbox could not start: port ${port} on 127.0.0.1 is already in use (another sandbox?): stop that process, or pick another port with --port N or SANDBOX_PORT=N (0 takes any free port)`,
+			);
+		} finally {
+			taken.close();
+		}
 	});
 });

@@ -26,11 +26,46 @@ describe('sandbox: bad input, unknown paths, size limits (never a 500, never a c
 		expect((await call(context, 'sendMessage', { raw: near })).status).toBe(200);
 	});
 
-	it('a body of another content type is 415; a text body is 400', async () => {
+	it('a body of another content type, text/plain included, is 415 naming application/json', async () => {
 		const xml = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'application/xml' }, body: '<a/>' }));
 		expectErrorBody(xml, 415);
-		const text = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'text/plain' }, body: 'hello' }));
-		expectErrorBody(text, 400);
+		expect(xml.body.message).toContain('Content-Type application/xml is not supported');
+		const json = JSON.stringify(textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber));
+		const text = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'text/plain' }, body: json }));
+		expectErrorBody(text, 415);
+		expect(text.body.message).toBe('Content-Type text/plain is not supported: send the body as JSON with Content-Type: application/json');
+		// Nothing was sent.
+		expect(await admin(context, 'GET', `messages?business=${context.business.id}`)).toEqual([]);
+	});
+
+	it('a body sent to an endpoint that takes none is 400 saying so; {} and an empty body are no body', async () => {
+		const contact = contactOf(context.business, { inWindow: true });
+		for (const key of ['closeContactConversations', 'openContactConversations'] as const) {
+			const answer = await call(context, key, { params: { uuid: contact.uuid }, body: { reason: 'spam' } });
+			expectErrorBody(answer, 400);
+			expect(answer.body.message).toBe(`POST /api/external/v2/contacts/:uuid/conversation/${key === 'closeContactConversations' ? 'close' : 'open'} takes no body: send the request without one (an empty body or {} is fine)`);
+			expect(answer.body.field).toBe('body');
+			expect((await call(context, key, { params: { uuid: contact.uuid }, body: {} })).status).toBe(200);
+			expect((await call(context, key, { params: { uuid: contact.uuid }, raw: '' })).status).toBe(200);
+		}
+	});
+
+	it('a "+" in the B7 phone query is named as the problem, without claiming no lookup method was given', async () => {
+		const url = (phone: string) => `${context.sandbox.externalUrl}/conversations?phone=${phone}`;
+		const headers = { 'x-api-key': context.business.apiKey };
+		const plain = await read(await fetch(url('+4915112340001'), { headers }));
+		expectErrorBody(plain, 400);
+		expect(plain.body.message).toBe(
+			'phone starts with a space, which is how a "+" in a URL query arrives: send 7 to 15 digits with country code and no "+" (e.g. 4915112345678)',
+		);
+		const encoded = await read(await fetch(url('%2B4915112340001'), { headers }));
+		expectErrorBody(encoded, 400);
+		expect(encoded.body.message).toBe('phone must not start with "+": send 7 to 15 digits with country code and no "+" (e.g. 4915112345678)');
+		expect(encoded.body.field).toBe('phone');
+		// A bad field_value with its field_key given is not "field_value is required" either.
+		const badValue = await call(context, 'getConversation', { query: { field_key: 'city', field_value: '' } });
+		expectErrorBody(badValue, 400);
+		expect(badValue.body.message).toBe('field_value must not be empty');
 	});
 
 	it('unknown paths and methods are 404 with the error body', async () => {
@@ -182,6 +217,59 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 		const limited = answers.filter((a) => a.status === 429);
 		expect(limited).toHaveLength(2);
 		expect(limited[0].headers.get('retry-after')).toBe('1');
+	});
+
+	it('GET requests counts the requests each endpoint received since start or reset, refused ones included', async () => {
+		const contact = contactOf(context.business, { inWindow: true });
+		await send();
+		await send();
+		await call(context, 'sendMessage', { body: {}, auth: { bearer: 'sbx_at_wrong' } });
+		await status();
+		await call(context, 'getConversation', { query: { phone: '4915112340001' } });
+		await call(context, 'updateContact', { params: { uuid: contact.uuid }, body: {} });
+		await admin(context, 'GET', 'fixture');
+		const { counts } = await admin(context, 'GET', 'requests');
+		expect(counts).toEqual({
+			'GET /v1/messages/status/:uuid': 1,
+			'POST /v1/messages/send': 3,
+			'POST /api/external/v2/search/item': 0,
+			'GET /api/external/v2/search/items': 0,
+			'PATCH /api/external/v2/contacts/:uuid': 1,
+			'GET /api/external/v2/contacts/:uuid/messages': 0,
+			'POST /api/external/v2/contacts/:uuid/conversation/close': 0,
+			'POST /api/external/v2/contacts/:uuid/conversation/open': 0,
+			'GET /api/external/v2/conversations': 1,
+			'POST /api/external/v2/send-template': 0,
+			'POST /api/external/v2/agents': 0,
+			'GET /api/external/v2/agents/:agent_id': 0,
+			'PATCH /api/external/v2/agents/:agent_id': 0,
+			'PUT /api/external/v2/agents/:agent_id': 0,
+		});
+		expect(JSON.stringify(counts)).not.toContain(context.business.accessToken);
+		// DELETE and reset both start the counts again.
+		expect(Object.values((await admin(context, 'DELETE', 'requests')).counts).every((n) => n === 0)).toBe(true);
+		await send();
+		await admin(context, 'POST', 'reset');
+		expect(Object.values((await admin(context, 'GET', 'requests')).counts).every((n) => n === 0)).toBe(true);
+	});
+
+	it('GET messages narrows to a business, a time (since) and a sending number (from)', async () => {
+		const { business } = context;
+		const template = validInputs(context).sendTemplate;
+		await send();
+		await admin(context, 'POST', 'clock', { advanceMs: 60_000 });
+		const { now } = await admin(context, 'GET', 'clock');
+		await call(context, 'sendTemplate', { ...template, query: { ...template.query, from_phone_number: business.phoneNumbers[1] } });
+		await call(context, 'sendMessage', { body: textMessage(context.other, contactOf(context.other, { inWindow: true }).phoneNumber), as: context.other });
+		const list = (query: string) => admin(context, 'GET', `messages?${query}`);
+		expect((await list('')).map((m: { business: string }) => m.business)).toEqual([business.id, business.id, context.other.id]);
+		expect((await list(`business=${business.id}`)).map((m: { source: string }) => m.source)).toEqual(['api', 'template']);
+		const recent = await list(`business=${business.id}&since=${encodeURIComponent(now)}`);
+		expect(recent.map((m: { source: string; from: string }) => [m.source, m.from])).toEqual([['template', business.phoneNumbers[1]]]);
+		expect((await list(`from=%2B${business.phoneNumbers[0]}`)).map((m: { source: string }) => m.source)).toEqual(['api']);
+		expect(await list(`business=${business.id}&since=2999-01-01T00:00:00Z`)).toEqual([]);
+		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/messages?since=yesterday`)), 400);
+		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/messages?from=abc`)), 400);
 	});
 
 	it('refuses bad admin input with 400 (faults, clock, inbound) and unknown businesses with 404', async () => {

@@ -92,7 +92,7 @@ async function waitForDeliveries(webhookId: string, count: number): Promise<Deli
 describe('Convo Trigger receiving deliveries from the sandbox', () => {
 	it('receives an inbound message and an API send, and nothing for a dashboard send', async () => {
 		const { biz, contact } = business();
-		const trigger = await serve({ auth: AUTH, parameters: { status: 'both' } });
+		const trigger = await serve({ auth: AUTH, parameters: { triggerOn: 'any' } });
 		const { id } = await register(trigger);
 
 		await admin('POST', '/__sandbox/inbound', { business: biz.id, from: contact.phoneNumber, text: 'inbound e2e' });
@@ -135,7 +135,7 @@ describe('Convo Trigger receiving deliveries from the sandbox', () => {
 
 	it('ignores API sends from the business number this workflow replies from', async () => {
 		const { biz, contact } = business();
-		const trigger = await serve({ auth: AUTH, parameters: { status: 'both', ignoreSendsFrom: biz.phoneNumbers.join(', ') } });
+		const trigger = await serve({ auth: AUTH, parameters: { triggerOn: 'any', ignoreSendsFrom: biz.phoneNumbers.join(', ') } });
 		const { id } = await register(trigger);
 		await apiSend('own send');
 		await admin('POST', '/__sandbox/inbound', { business: biz.id, from: contact.phoneNumber, text: 'customer' });

@@ -183,16 +183,16 @@ describe('Convo Trigger through n8n-core webhook execution', () => {
 	});
 
 	describe('filters', () => {
-		it('answers 200 and starts nothing for a sent message under the default status filter (received)', async () => {
+		it('answers 200 and starts nothing for a sent message under the default Trigger On (Message Received)', async () => {
 			const trigger = await serve();
 			const answer = await send(trigger, delivery({ payload: { status: 'sent' } }));
 			expect(answer.status).toBe(200);
-			expect(answer.body).toEqual({ received: true, ignored: 'status "sent" is not selected' });
+			expect(answer.body).toEqual({ received: true, ignored: 'message status "sent" is not chosen in Trigger On' });
 			expectNoExecution(trigger);
 		});
 
-		it('with status "sent" ignores received messages and takes sent ones', async () => {
-			const trigger = await serve({ parameters: { status: 'sent' } });
+		it('with Trigger On "Message Sent" ignores received messages and takes sent ones', async () => {
+			const trigger = await serve({ parameters: { triggerOn: 'sent' } });
 			expect((await send(trigger, delivery())).status).toBe(200);
 			expect(trigger.started()).toBe(0);
 			expect((await send(trigger, delivery({ payload: { status: 'sent' } }))).status).toBe(200);
@@ -201,12 +201,12 @@ describe('Convo Trigger through n8n-core webhook execution', () => {
 			expect(trigger.started()).toBe(1);
 		});
 
-		it('with status "both" takes received and sent but not an undocumented status', async () => {
-			const trigger = await serve({ parameters: { status: 'both' } });
+		it('with Trigger On "Any Message" takes received and sent but not an undocumented status', async () => {
+			const trigger = await serve({ parameters: { triggerOn: 'any' } });
 			await send(trigger, delivery());
 			await send(trigger, delivery({ payload: { status: 'sent' } }));
 			const odd = await send(trigger, delivery({ payload: { status: 'delivered' } }));
-			expect(odd.body.ignored).toBe('status "delivered" is not selected');
+			expect(odd.body.ignored).toBe('message status "delivered" is not chosen in Trigger On');
 			const executions = await trigger.waitForExecutions(2);
 			expect(executions.map((e) => e.items[0].json.status)).toEqual(['received', 'sent']);
 			expect(trigger.started()).toBe(2);
@@ -221,7 +221,7 @@ describe('Convo Trigger through n8n-core webhook execution', () => {
 		});
 
 		it('ignores API sends from the given business numbers, whatever their formatting, and nothing else', async () => {
-			const trigger = await serve({ parameters: { status: 'both', ignoreSendsFrom: '+49 30 123456, 0044 20 7946 0000' } });
+			const trigger = await serve({ parameters: { triggerOn: 'any', ignoreSendsFrom: '+49 30 123456, 0044 20 7946 0000' } });
 			const own = await send(trigger, delivery({ payload: { status: 'sent', from: '4930123456', to: '4915112345678' } }));
 			expect(own.body.ignored).toBe('sent through the API from an ignored business number');
 			expect(trigger.started()).toBe(0);

@@ -20,7 +20,7 @@ export const resources: Record<string, Record<string, ConvoOperation>> = {
 		reopenConversations: contact.reopenConversations,
 	},
 	conversation: { get: conversation.get },
-	searchItem: { upsert: searchItem.upsert, list: searchItem.list },
+	searchItem: { upsert: searchItem.upsert, getAll: searchItem.getAll },
 	agent: { create: agent.create, get: agent.get, update: agent.update },
 } satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 
@@ -61,13 +61,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" is not known for "${resource}"`);
 	}
 	setOperationOfRun(this, operation);
+	const nodeVersion = this.getNode().typeVersion;
 	const requestsAtOnce = Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number));
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: NodeApiError | NodeOperationError | undefined;
 	const runItem = async (itemIndex: number) => {
 		try {
-			const output = await operation.execute.call(this, itemIndex);
+			const output = await operation.execute.call(this, itemIndex, nodeVersion);
 			results[itemIndex] = this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(output), {
 				itemData: { item: itemIndex },
 			});

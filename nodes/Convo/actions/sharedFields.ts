@@ -1,4 +1,6 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { UUID_PATTERN } from '../../shared';
 
 const RECIPIENT_HINT =
 	'Phone number of the recipient with country code. Spaces, dashes and a leading + or 00 are fine; anything that is not a phone number is refused before sending.';
@@ -49,4 +51,73 @@ export function keyValueField(options: KeyValueFieldOptions): INodeProperties {
 			},
 		],
 	};
+}
+
+/** The UUID pattern without its anchors, to place inside a dashboard link's pattern. */
+const UUID_IN_TEXT = UUID_PATTERN.slice(1, -1);
+
+interface IdentifierFieldOptions {
+	name: string;
+	displayName: string;
+	/** What the id names and where the user finds it. */
+	description: string;
+	required?: boolean;
+	/** The dashboard link that ends in this id, `{dashboard_url}/<dashboardPath>/<id>` (e.g. a contact's `href`). */
+	dashboardPath?: string;
+}
+
+/**
+ * A service identifier as a resource locator: By ID is checked as a UUID in the editor, so a
+ * mistake shows before a run; By URL (where the service gives dashboard links) takes the link and
+ * extracts the id. Read it with `identifierValue`.
+ */
+export function identifierField(options: IdentifierFieldOptions): INodeProperties {
+	const link = `https?://[^\\s]+/${options.dashboardPath}/(${UUID_IN_TEXT})`;
+	return {
+		displayName: options.displayName,
+		name: options.name,
+		type: 'resourceLocator',
+		required: options.required ?? true,
+		default: { mode: 'id', value: '' },
+		description: options.description,
+		modes: [
+			{
+				displayName: 'By ID',
+				name: 'id',
+				type: 'string',
+				placeholder: 'e.g. 9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64',
+				validation: [
+					{
+						type: 'regex',
+						properties: { regex: UUID_PATTERN, errorMessage: `${options.displayName} must be a UUID (8-4-4-4-12 hex digits)` },
+					},
+				],
+			},
+			...(options.dashboardPath === undefined
+				? []
+				: [
+						{
+							displayName: 'By URL',
+							name: 'url',
+							type: 'string' as const,
+							placeholder: `e.g. https://app.convo.example/${options.dashboardPath}/9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64`,
+							validation: [
+								{
+									type: 'regex' as const,
+									properties: {
+										regex: `^\\s*${link}/?(?:[?#]\\S*)?\\s*$`,
+										errorMessage: `Not a dashboard link ending in /${options.dashboardPath}/<ID>`,
+									},
+								},
+							],
+							extractValue: { type: 'regex' as const, regex: link },
+						},
+					]),
+		],
+	};
+}
+
+/** The id of an `identifierField` (a plain string value from older workflow JSON works too). */
+export function identifierValue(this: IExecuteFunctions, name: string, itemIndex: number): string {
+	return String(this.getNodeParameter(name, itemIndex, '', { extractValue: true }) ?? '').trim();
 }

@@ -28,3 +28,11 @@ export function unwrapAgent(response: IDataObject): IDataObject {
 	const agent = response.agent as IDataObject | undefined;
 	return agent ? { ...agent, business_id: response.business_id } : response;
 }
+
+/**
+ * What both sends return when simplified: the message id under one name, `messageId`, so the
+ * next node reads it the same way whichever send ran (Message → Get Status takes it as is).
+ */
+export function sentMessage(messageId: IDataObject[string], rest: IDataObject): IDataObject {
+	return { messageId, ...rest };
+}

@@ -2,7 +2,10 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 export type ConvoResource = 'message' | 'template' | 'contact' | 'conversation' | 'searchItem' | 'agent';
 
-/** What one operation file exports: its fields, and what it does for one input item. */
+/**
+ * What one operation file exports: its fields, and what it does for one input item. `nodeVersion`
+ * is the node's typeVersion, for an operation whose behaviour changes in a later version.
+ */
 export interface ConvoOperation {
 	description: INodeProperties[];
 	/**
@@ -11,5 +14,5 @@ export interface ConvoOperation {
 	 * user sees.
 	 */
 	apiFields?: Readonly<Record<string, string>>;
-	execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]>;
+	execute(this: IExecuteFunctions, itemIndex: number, nodeVersion: number): Promise<IDataObject | IDataObject[]>;
 }

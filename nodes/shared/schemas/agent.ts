@@ -11,9 +11,8 @@ export const AGENT_MERGED_FIELDS = [
 	'follow_up_settings',
 	'inactivity_run_settings',
 ] as const;
-export type AgentMergedField = (typeof AGENT_MERGED_FIELDS)[number];
 
-export const agentToolsSchema = z.looseObject({
+const agentToolsSchema = z.looseObject({
 	handoff_to_human_control: z
 		.looseObject({ enabled: z.boolean().optional(), instructions: z.string().optional() })
 		.optional(),
@@ -29,24 +28,22 @@ export const createAgentBody = z.object({
 
 /** Null values are dropped by the service before validation (SPEC B11), so they are allowed here. */
 const mergedObject = () => jsonObject().nullable().optional();
+const mergedFields = Object.fromEntries(AGENT_MERGED_FIELDS.map((field) => [field, mergedObject()])) as Record<
+	(typeof AGENT_MERGED_FIELDS)[number],
+	ReturnType<typeof mergedObject>
+>;
 
 export const updateAgentBody = z.object({
-	agent: z
-		.object({
-			name: nonEmptyString().nullable().optional(),
-			system_prompt: nonEmptyString().nullable().optional(),
-			prompt_config: mergedObject(),
-			tools: mergedObject(),
-			data: mergedObject(),
-			activation_rules: mergedObject(),
-			follow_up_settings: mergedObject(),
-			inactivity_run_settings: mergedObject(),
-		}),
+	agent: z.object({
+		name: nonEmptyString().nullable().optional(),
+		system_prompt: nonEmptyString().nullable().optional(),
+		...mergedFields,
+	}),
 });
 
 export const agentParams = z.object({ agent_id: uuid() });
 
-export const agentSchema = z.looseObject({
+const agentSchema = z.looseObject({
 	id: nonEmptyString(),
 	name: z.string(),
 	type: z.string(),

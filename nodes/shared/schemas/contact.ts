@@ -1,24 +1,16 @@
 import { z } from 'zod/v4';
 
 import { LIMITS } from '../limits';
-import { boundedInt, email, isoTimestamp, jsonObject, nonEmptyString, uuid } from './common';
+import { boundedInt, email, jsonObject, nonEmptyString, uuid } from './common';
+import { eventContactSchema } from './event';
 import { contactMessageSchema } from './message';
 
-export const contactSchema = z.looseObject({
-	uuid: nonEmptyString(),
-	name: z.string(),
-	phoneNumber: z.string(),
-	avatarUrl: z.string().nullable(),
-	createdAt: isoTimestamp(),
-	source: z.string(),
+/** The contact of SPEC 2.3: the webhook's contact plus its conversation state, assignment and fields. */
+const contactSchema = eventContactSchema.extend({
 	closedAt: z.string().nullable(),
-	href: z.string(),
-	conversationHref: z.string(),
-	tags: z.array(z.string()),
 	assignedUser: z.string().nullable(),
 	customFields: z.record(z.string(), z.unknown()),
 });
-export type Contact = z.infer<typeof contactSchema>;
 
 /** Contact-management responses wrap the one contact in an array: `{ contact: [ Contact ] }`. */
 export const contactEnvelope = z.looseObject({ contact: z.array(contactSchema).min(1) });

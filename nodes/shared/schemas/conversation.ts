@@ -14,13 +14,15 @@ export const getConversationQuery = z
 	})
 	.check((ctx) => {
 		const { phone, field_key, field_value } = ctx.value;
-		if (field_key !== undefined && field_value === undefined) {
+		// A field that broke its own rule is missing from the value but was given: no second error.
+		const given = (field: string, value: unknown) => value !== undefined || ctx.issues.some((issue) => issue.path?.[0] === field);
+		if (given('field_key', field_key) && !given('field_value', field_value)) {
 			ctx.issues.push({ code: 'custom', input: ctx.value, path: ['field_value'], message: 'is required when field_key is given' });
 		}
-		if (field_value !== undefined && field_key === undefined) {
+		if (given('field_value', field_value) && !given('field_key', field_key)) {
 			ctx.issues.push({ code: 'custom', input: ctx.value, path: ['field_key'], message: 'is required when field_value is given' });
 		}
-		if (phone === undefined && field_key === undefined && field_value === undefined) {
+		if (!given('phone', phone) && !given('field_key', field_key) && !given('field_value', field_value)) {
 			ctx.issues.push({
 				code: 'custom',
 				input: ctx.value,
@@ -30,7 +32,7 @@ export const getConversationQuery = z
 		}
 	});
 
-export const conversationMessageSchema = z.looseObject({
+const conversationMessageSchema = z.looseObject({
 	id: nonEmptyString(),
 	text: z.string(),
 	direction: z.enum(['inbound', 'outbound']),

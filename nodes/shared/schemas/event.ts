@@ -1,17 +1,20 @@
 import { z } from 'zod/v4';
 
+import { isoTimestamp, nonEmptyString } from './common';
+
 export const MESSAGE_CREATED = 'message_created';
 export const WEBHOOK_MESSAGE_STATUSES = ['received', 'sent'] as const;
 
+/** The contact inside a message_created payload; contact-management answers extend it (SPEC 2.3). */
 export const eventContactSchema = z.looseObject({
 	href: z.string(),
 	conversationHref: z.string(),
 	name: z.string(),
 	tags: z.array(z.string()),
-	uuid: z.string(),
+	uuid: nonEmptyString(),
 	source: z.string(),
 	avatarUrl: z.string().nullable(),
-	createdAt: z.string(),
+	createdAt: isoTimestamp(),
 	phoneNumber: z.string(),
 });
 
@@ -20,7 +23,7 @@ export const eventContactSchema = z.looseObject({
  * messageContext, messageForward, messageInteractiveList, messageLocation, messageReplyButton) have
  * no shown inner shape and pass through untouched.
  */
-export const messageCreatedPayloadSchema = z.looseObject({
+const messageCreatedPayloadSchema = z.looseObject({
 	to: z.string(),
 	from: z.string(),
 	text: z.string(),
@@ -31,10 +34,8 @@ export const messageCreatedPayloadSchema = z.looseObject({
 	createdAt: z.string(),
 	metadata: z.record(z.string(), z.unknown()),
 });
-export type MessageCreatedPayload = z.infer<typeof messageCreatedPayloadSchema>;
 
 export const messageCreatedEventSchema = z.object({
 	event: z.literal(MESSAGE_CREATED, { error: `must be "${MESSAGE_CREATED}"` }),
 	payload: messageCreatedPayloadSchema,
 });
-export type MessageCreatedEvent = z.infer<typeof messageCreatedEventSchema>;

@@ -15,7 +15,7 @@ export const EXTRA_RESPONSE_FIELDS = ['contact', 'conversation'] as const;
 const EXTRA_FIELD = EXTRA_RESPONSE_FIELDS.join('|');
 export const BOT_STATUSES = ['bot_start', 'bot_end'] as const;
 
-export const metadataSchema = z
+const metadataSchema = z
 	.record(
 		z.string().max(LIMITS.metadataKeyLength, {
 			error: (issue) =>

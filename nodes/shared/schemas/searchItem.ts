@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 
 import { isoTimestamp, jsonObject, nonEmptyString, uuid } from './common';
 
-export const SEARCH_ITEM_OPERATIONS = ['created', 'updated', 'unchanged'] as const;
+const SEARCH_ITEM_OPERATIONS = ['created', 'updated', 'unchanged'] as const;
 
 export const upsertSearchItemBody = z.object({
 	collection_id: uuid(),

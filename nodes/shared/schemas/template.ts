@@ -8,7 +8,7 @@ export const sendTemplateQuery = z.object({
 	agent_id: uuid().optional(),
 });
 
-export const templateButtonSchema = z.object({
+const templateButtonSchema = z.object({
 	index: z.int({ error: 'must be an integer (the button position)' }).min(0, { error: 'must be 0 or more' }),
 	sub_type: z.literal('url'),
 	text: z.string().min(1),

@@ -5,7 +5,7 @@
  */
 import type { Outcome } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
-import { getCampaign, type CampaignRecord, type CampaignState } from './store';
+import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 
 const SCAN_CHUNK = 1000;
 
@@ -32,6 +32,29 @@ async function setState(context: RunnerContext, id: string, state: CampaignState
 	await redis.hset(keys.campaign(id), { state, ...extra });
 	if (state === 'running') await redis.sadd(keys.running, id);
 	else await redis.srem(keys.running, id);
+}
+
+/** What a campaign's pending recipients become when it ends without sending them. */
+const PENDING_BECOMES: Partial<Record<CampaignState, Outcome>> = { cancelled: 'cancelled', failed: 'not_sent' };
+
+/**
+ * Ends a campaign that still has pending recipients. The id goes into the `finishing` set before
+ * the state changes and leaves it only when every pending recipient has moved, so a process killed
+ * half-way leaves the rest to the next feeder tick, on any process, never pending for good.
+ */
+async function endWithPending(context: RunnerContext, id: string, state: 'cancelled' | 'failed', reason: string): Promise<number> {
+	await context.redis.sadd(context.keys.finishing, id);
+	await setState(context, id, state, { finished_at: Date.now(), last_error: reason });
+	return finishPending(context, id);
+}
+
+/** Moves the pending recipients of an ended campaign (see endWithPending); returns how many. */
+export async function finishPending(context: RunnerContext, id: string): Promise<number> {
+	const campaign = await findCampaign(context, id);
+	const to = campaign && PENDING_BECOMES[campaign.state];
+	const moved = campaign && to ? await moveAll(context, campaign, 'pending', to, campaign.lastError ?? '') : 0;
+	await context.redis.srem(context.keys.finishing, id);
+	return moved;
 }
 
 function refuse(campaign: CampaignRecord, act: string, allowed: CampaignState[]): never {
@@ -61,8 +84,7 @@ export async function resumeCampaign(context: RunnerContext, id: string): Promis
 export async function cancelCampaign(context: RunnerContext, id: string): Promise<{ state: CampaignState; cancelled: number }> {
 	const campaign = await getCampaign(context, id);
 	if (['completed', 'cancelled', 'failed'].includes(campaign.state)) refuse(campaign, 'cancelled', ['scheduled', 'running', 'paused']);
-	await setState(context, id, 'cancelled', { finished_at: Date.now(), last_error: 'cancelled by the operator' });
-	const cancelled = await moveAll(context, campaign, 'pending', 'cancelled', 'cancelled by the operator');
+	const cancelled = await endWithPending(context, id, 'cancelled', 'cancelled by the operator');
 	context.log.info({ campaign: id, cancelled }, 'campaign cancelled');
 	return { state: 'cancelled', cancelled };
 }
@@ -71,8 +93,7 @@ export async function cancelCampaign(context: RunnerContext, id: string): Promis
 export async function failCampaign(context: RunnerContext, id: string, reason: string): Promise<void> {
 	const campaign = await getCampaign(context, id);
 	if (campaign.state === 'failed') return;
-	await setState(context, id, 'failed', { finished_at: Date.now(), last_error: reason });
-	const notSent = await moveAll(context, campaign, 'pending', 'not_sent', reason);
+	const notSent = await endWithPending(context, id, 'failed', reason);
 	context.log.error({ campaign: id, reason, notSent }, 'campaign failed');
 }
 
@@ -100,8 +121,7 @@ export async function startScheduledCampaign(context: RunnerContext, id: string,
 	const late = Date.now() - dueAt;
 	if (late > context.config.RUNNER_MAX_LATENESS) {
 		const reason = `skipped: it fell due at ${new Date(dueAt).toISOString()} and no runner took it up until ${Math.round(late / 1000)} s later (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`;
-		await setState(context, id, 'cancelled', { finished_at: Date.now(), last_error: reason });
-		await moveAll(context, campaign, 'pending', 'cancelled', reason);
+		await endWithPending(context, id, 'cancelled', reason);
 		context.log.warn({ campaign: id }, reason);
 		return 'cancelled';
 	}

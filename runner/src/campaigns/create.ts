@@ -4,7 +4,7 @@
  * audience is snapshotted into Redis. Nothing becomes visible until the whole source was read: a
  * source that cannot be read to its end creates nothing.
  */
-import { formatOf, readRecords, SourceError } from '../source';
+import { formatOf, readRecords, SourceError, type SourceRecord } from '../source';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
 import { checkRow, encodeRecipient, type CampaignBasics } from './schema';
@@ -28,6 +28,8 @@ export interface SnapshotInput extends CampaignBasics {
 	state: CampaignState;
 	startAt?: number;
 	scheduleId?: string;
+	/** Records already at hand (an upload, inline rows); otherwise `source` is read. */
+	records?: AsyncIterable<SourceRecord>;
 }
 
 export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput): Promise<Snapshot> {
@@ -51,8 +53,8 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	};
 
 	try {
-		const format = formatOf(input.source, input.format);
-		for await (const record of readRecords(input.source, format)) {
+		const records = input.records ?? readRecords(input.source, formatOf(input.source, input.format));
+		for await (const record of records) {
 			const index = total++;
 			let verdict;
 			if (record.ok) {

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { RunnerContext } from '../context';
 import { sendJobOptions } from '../queues';
 import { sendJobId, type SendJobData } from './send';
+import { finishPending } from './control';
 import { findCampaign, type CampaignRecord } from './store';
 
 export const STALL_MS = 15_000;
@@ -25,6 +26,8 @@ export async function feedOnce(context: RunnerContext): Promise<void> {
 	const token = randomBytes(8).toString('hex');
 	if ((await redis.set(keys.feederLock, token, 'PX', 30_000, 'NX')) !== 'OK') return;
 	try {
+		// Ends a process did not finish (killed between the state change and the last pending recipient).
+		for (const id of await redis.smembers(keys.finishing)) await finishPending(context, id);
 		const campaigns: CampaignRecord[] = [];
 		for (const id of await redis.smembers(keys.running)) {
 			const campaign = await findCampaign(context, id);

@@ -61,3 +61,17 @@ export async function* reportText(context: RunnerContext, id: string, format: 'j
 	}
 	if (format === 'json') yield first ? ']\n' : '\n]\n';
 }
+
+/** Recipients that did not get the message, grouped by reason (the line number cut off), most first. */
+export async function errorBreakdown(context: RunnerContext, id: string, top = 20): Promise<Array<{ outcome: Outcome; reason: string; count: number }>> {
+	const groups = new Map<string, { outcome: Outcome; reason: string; count: number }>();
+	for await (const row of reportRows(context, id)) {
+		if (!row.error || row.outcome === 'sent') continue;
+		const reason = row.error.replace(/^line \d+: /, '').replace(/\d{7,15}/g, 'N');
+		const key = `${row.outcome}|${reason}`;
+		const group = groups.get(key) ?? { outcome: row.outcome, reason, count: 0 };
+		group.count++;
+		groups.set(key, group);
+	}
+	return [...groups.values()].sort((a, b) => b.count - a.count).slice(0, top);
+}

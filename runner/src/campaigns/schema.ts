@@ -12,7 +12,7 @@ export const campaignSettings = z.object({
 	from: z.string().transform((value, ctx) => {
 		const parsed = parsePhoneNumber(value);
 		if (!parsed.ok) {
-			ctx.issues.push({ code: 'custom', input: value, message: `--from ${parsed.reason}` });
+			ctx.issues.push({ code: 'custom', input: value, message: parsed.reason });
 			return z.NEVER;
 		}
 		return parsed.digits;
@@ -31,11 +31,18 @@ export const campaignSettings = z.object({
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
-export function settingsError(error: z.ZodError): string {
+/** How a client names the settings to its user: the CLI's flags, or the API's JSON fields. */
+export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'format' | 'at' | 'cron' | 'tz', string>;
+
+export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', at: '--at', cron: '--cron', tz: '--tz' };
+export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', format: 'format', at: 'at', cron: 'cron', tz: 'tz' };
+
+export function settingsError(error: z.ZodError, names: SettingNames): string {
 	return error.issues
 		.map((issue) => {
-			const flag = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', at: '--at', cron: '--cron', tz: '--tz', format: '--format' }[String(issue.path[0])] ?? String(issue.path[0]);
-			return issue.message.startsWith('--') ? issue.message : `${flag} ${issue.message}`;
+			const key = String(issue.path[0]) as keyof SettingNames;
+			const name = names[key] ?? key;
+			return `${name} ${issue.message}`;
 		})
 		.join('; ');
 }

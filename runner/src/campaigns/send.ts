@@ -102,6 +102,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 					return 'stopped';
 				case 'hold':
 					await settle('pending', '', outcome.reason);
+					await redis.hincrby(keys.campaign(campaign), 'holds', 1);
 					await queues.send(settings.from).rateLimit(outcome.waitMs);
 					throw new RateLimitError();
 				case 'retry': {
@@ -111,6 +112,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 						return 'failed';
 					}
 					await settle('pending', '', outcome.reason);
+					await redis.hincrby(keys.campaign(campaign), 'retries', 1);
 					throw new Error(`not sent, will retry: ${outcome.reason}`);
 				}
 			}

@@ -3,7 +3,7 @@
  * Reading it and turning it into the status every client shows lives here, once.
  */
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
-import { UserError, type RunnerContext } from '../context';
+import { NotFoundError, type RunnerContext } from '../context';
 
 export const CAMPAIGN_STATES = ['scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
@@ -25,6 +25,9 @@ export interface CampaignRecord {
 	lastProgressAt: number;
 	lastError?: string;
 	counts: Record<Outcome, number>;
+	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
+	holds: number;
+	retries: number;
 }
 
 export interface CampaignStatus {
@@ -60,6 +63,8 @@ function toRecord(hash: Record<string, string>): CampaignRecord {
 		lastProgressAt: number('last_progress_at'),
 		lastError: hash.last_error || undefined,
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
+		holds: number('holds'),
+		retries: number('retries'),
 	};
 }
 
@@ -70,7 +75,7 @@ export async function findCampaign(context: RunnerContext, id: string): Promise<
 
 export async function getCampaign(context: RunnerContext, id: string): Promise<CampaignRecord> {
 	const found = await findCampaign(context, id);
-	if (!found) throw new UserError(`No campaign with id ${id}`);
+	if (!found) throw new NotFoundError(`No campaign with id ${id}`);
 	return found;
 }
 
@@ -101,4 +106,13 @@ export async function campaignStatus(context: RunnerContext, id: string): Promis
 export async function listCampaigns(context: RunnerContext, limit = 100): Promise<CampaignStatus[]> {
 	const ids = await context.redis.zrevrange(context.keys.campaigns, 0, limit - 1);
 	return Promise.all(ids.map((id) => campaignStatus(context, id)));
+}
+
+/** Sends settled per second over the last `seconds` (at most 600), oldest first: the console's chart. */
+export async function rateHistory(context: RunnerContext, id: string, seconds = 600): Promise<Array<[number, number]>> {
+	const now = Math.floor(Date.now() / 1000);
+	const span = Math.min(600, seconds);
+	const fields = Array.from({ length: span }, (_, i) => String(now - span + i));
+	const values = await context.redis.hmget(context.keys.ticks(id), ...fields);
+	return fields.map((second, i) => [Number(second), Number(values[i] ?? 0)]);
 }

@@ -14,6 +14,7 @@ import * as core from '../core';
 import { createLogger, type Logger } from '../log';
 import { startPrivateRedis } from '../redis';
 import { closeContext, openContext, runProcess } from '../runtime';
+import { startServer, type RunningHttp } from '../http/server';
 import { follow, followReindex } from './follow';
 
 interface Io {
@@ -47,6 +48,20 @@ function fail(io: Io, error: unknown): void {
 	process.exitCode = 1;
 }
 
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/** The control API and console, when a token is set (always required off loopback). */
+async function serveHttp(context: RunnerContext, config: RunnerConfig, log: Logger, workersRunning: () => boolean): Promise<RunningHttp | undefined> {
+	if (!config.RUNNER_TOKEN) {
+		if (!LOOPBACK.test(config.RUNNER_HTTP_HOST)) throw new ConfigError(`RUNNER_TOKEN must be set: the control API would listen on ${config.RUNNER_HTTP_HOST}, not only on loopback`);
+		log.info('control API and console are off: set RUNNER_TOKEN (16 characters or more) to serve them');
+		return undefined;
+	}
+	const http = await startServer(context, { token: config.RUNNER_TOKEN, host: config.RUNNER_HTTP_HOST, port: config.RUNNER_HTTP_PORT, workersRunning });
+	log.info({ url: http.url }, `control API and console at ${http.url}`);
+	return http;
+}
+
 /** `start` and `worker`: process jobs until SIGTERM or SIGINT. */
 async function serve(role: 'start' | 'worker'): Promise<void> {
 	const io = { json: false };
@@ -62,11 +77,13 @@ async function serve(role: 'start' | 'worker'): Promise<void> {
 		const log = createLogger(config.LOG_LEVEL);
 		const context = await openContext(config, log, { withService: true });
 		const running = await runProcess(context);
+		const http = role === 'start' ? await serveHttp(context, config, log, running.healthy) : undefined;
 		let stopping = false;
 		const stop = async (signal: string) => {
 			if (stopping) return;
 			stopping = true;
 			log.info({ signal }, 'signal received');
+			await http?.close();
 			await running.stop();
 			await closeContext(context);
 			await stopRedis?.();
@@ -93,7 +110,7 @@ export function buildProgram(): Command {
 	const program = new Command('convo-runner').description('Template campaigns (never twice, never lost, one rate per number) and search reindexing for Convo on BullMQ').showHelpAfterError();
 	const json = () => new Option('--json', 'print one JSON document on stdout');
 
-	program.command('start').description('process jobs (sends, feeder, schedules); starts a private redis-server when REDIS_URL is unset').action(() => serve('start'));
+	program.command('start').description('process jobs (sends, feeder, schedules) and serve the control API and console (RUNNER_TOKEN); starts a private redis-server when REDIS_URL is unset').action(() => serve('start'));
 	program.command('worker').description('process jobs against REDIS_URL; run more of these on more machines to scale out').action(() => serve('worker'));
 
 	const campaign = program.command('campaign').description('create, follow, control and report template campaigns');

@@ -13,7 +13,7 @@ import StreamJson from 'stream-json';
 import Pick from 'stream-json/filters/Pick';
 import StreamArray from 'stream-json/streamers/StreamArray';
 
-import { searchItemSchema, SEARCH_ITEM_OPERATIONS } from '../../../nodes/shared';
+import { searchItemSchema, type SearchItem } from '../../../nodes/shared';
 import type { RunnerContext } from '../context';
 import { MAX_RECORD_BYTES, readRecords, SourceError, type SourceProgress, type SourceRecord } from '../source';
 import { contentHash, embeddingKey } from './hash';
@@ -34,7 +34,7 @@ const STOP_ON: Record<number, string> = {
 	404: 'the service knows no such collection',
 };
 
-type Operation = (typeof SEARCH_ITEM_OPERATIONS)[number];
+type Operation = SearchItem['operation'];
 
 interface Upsert {
 	externalId: string;

@@ -1,6 +1,7 @@
 /**
  * The sandbox's own API under /__sandbox/ (no auth): fixture, reset, inspection of sent messages,
- * simulated inbound and dashboard messages, webhook registration and delivery log, faults, clock.
+ * simulated inbound and dashboard messages, webhook registration and delivery log, faults, clock,
+ * request counts.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod/v4';
@@ -26,21 +27,27 @@ const webhookInput = z.strictObject({
 
 const clockInput = z.strictObject({ advanceMs: z.int().min(0) });
 
+const messagesQuery = z.object({
+	business: z.string().optional(),
+	since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z' }).optional(),
+	from: z.string().optional(),
+});
+
 export function adminRoutes(app: FastifyInstance, context: SandboxContext): void {
-	const { store, clock, webhooks, faults, links } = context;
+	const { store, clock, webhooks, faults, requests, links } = context;
 	const prefix = '/__sandbox';
 
-	const business = (id: unknown): Business => {
+	const knownBusiness = (id: unknown): Business => {
 		const found = typeof id === 'string' ? store.businessById(id) : undefined;
 		if (!found) throw notFound(`No business with id ${String(id)}`, 'business');
 		return found;
 	};
-	const phone = (value: string, field: string): string => {
+	const phoneDigitsOf = (value: string, field: string): string => {
 		const digits = toApiDigits(value);
 		if (!digits) throw badRequest(`${field} "${value}" is not a phone number with country code`, field);
 		return digits;
 	};
-	const record = (message: Message) => ({
+	const messageRecord = (message: Message) => ({
 		uuid: message.uuid,
 		business: message.businessId,
 		source: message.origin,
@@ -66,28 +73,42 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		store.reset();
 		webhooks.reset();
 		faults.clear();
+		requests.reset();
 		return { reset: true };
 	});
 
-	// Every message the service accepted through the API: A2 sends and B8 template sends.
+	// Requests each API endpoint received since start or reset (never their content).
+	app.get(`${prefix}/requests`, async () => ({ counts: requests.toJSON() }));
+	app.delete(`${prefix}/requests`, async () => {
+		requests.reset();
+		return { counts: requests.toJSON() };
+	});
+
+	// Every message the service accepted through the API: A2 sends and B8 template sends, in
+	// arrival order; `since` (ISO time, inclusive) and `from` (sending number) narrow the list.
 	app.get(`${prefix}/messages`, async (request) => {
-		const query = request.query as Record<string, unknown>;
-		const only = query.business === undefined ? undefined : business(query.business);
-		return [...store.messages.values()]
-			.filter((message) => message.origin === 'api' || message.origin === 'template')
-			.filter((message) => !only || message.businessId === only.id)
-			.map(record);
+		const query = parseOrThrow(messagesQuery, request.query, 'query');
+		const only = query.business === undefined ? undefined : knownBusiness(query.business);
+		const sinceMs = query.since === undefined ? undefined : Date.parse(query.since);
+		const from = query.from === undefined ? undefined : phoneDigitsOf(query.from, 'from');
+		let messages = store.acceptedMessages(only);
+		if (sinceMs !== undefined || from !== undefined) {
+			messages = messages.filter(
+				(message) => (sinceMs === undefined || message.createdAtMs >= sinceMs) && (from === undefined || message.from === from),
+			);
+		}
+		return messages.map(messageRecord);
 	});
 
 	/** A message outside the API: a customer writing in, or an agent typing in the dashboard. */
 	const storeConversationMessage = (body: unknown, direction: 'inbound' | 'outbound') => {
 		const party = direction === 'inbound' ? 'from' : 'to';
 		const input = parseOrThrow(messageInput(party), body, 'body') as { business: string; text: string } & Record<string, string>;
-		const owner = business(input.business);
-		const digits = phone(input[party], party);
+		const owner = knownBusiness(input.business);
+		const digits = phoneDigitsOf(input[party], party);
 		const contact = store.contactByDigits(owner, digits) ?? store.createContact(owner, digits);
 		const [from, to] = direction === 'inbound' ? [digits, owner.phoneNumbers[0]] : [owner.phoneNumbers[0], digits];
-		return store.addMessage({
+		const message = store.addMessage({
 			business: owner,
 			contact,
 			direction,
@@ -96,22 +117,23 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 			to,
 			text: input.text,
 		});
+		return { message, contact };
 	};
 
 	app.post(`${prefix}/inbound`, async (request) => {
-		const message = storeConversationMessage(request.body, 'inbound');
-		emitMessageCreated(context, message, 'received');
-		return { message: record(message) };
+		const { message, contact } = storeConversationMessage(request.body, 'inbound');
+		emitMessageCreated(context, message, contact, 'received');
+		return { message: messageRecord(message) };
 	});
 
 	// A message an agent sent by hand in the dashboard: stored as sent, never a webhook (SPEC 6).
 	app.post(`${prefix}/dashboard-send`, async (request) => ({
-		message: record(storeConversationMessage(request.body, 'outbound')),
+		message: messageRecord(storeConversationMessage(request.body, 'outbound').message),
 	}));
 
 	app.post(`${prefix}/webhooks`, async (request, reply) => {
 		const input = parseOrThrow(webhookInput, request.body, 'body');
-		business(input.business);
+		knownBusiness(input.business);
 		const registration = webhooks.register(input);
 		reply.code(201);
 		return { id: registration.id, business: registration.business, url: registration.url, method: registration.method };

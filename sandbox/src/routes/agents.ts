@@ -8,7 +8,7 @@ import { deepMerge, dropNulls, withoutToolDescriptions, type JsonObject } from '
 import type { AgentRecord, Business } from '../model';
 import { agentView, createdAgentView } from '../views';
 import { defineOperation } from './operation';
-import { owned } from './ownership';
+import { ownedByBusiness } from './ownership';
 
 export function agentRoutes(app: FastifyInstance, context: SandboxContext): void {
 	const { store, clock } = context;
@@ -39,12 +39,12 @@ export function agentRoutes(app: FastifyInstance, context: SandboxContext): void
 		return createdAgentView(agent);
 	});
 
-	const find = (business: Business, id: string) => owned(business, store.agents.get(id), 'agent', 'agent_id', id);
+	const findAgent = (business: Business, id: string) => ownedByBusiness(business, store.agents.get(id), 'agent', 'agent_id', id);
 
-	defineOperation(app, context, 'getAgent', (business, { params }) => agentView(find(business, params.agent_id)));
+	defineOperation(app, context, 'getAgent', (business, { params }) => agentView(findAgent(business, params.agent_id)));
 
-	const update = (business: Business, id: string, patch: JsonObject) => {
-		const agent = find(business, id);
+	const mergeIntoAgent = (business: Business, id: string, patch: JsonObject) => {
+		const agent = findAgent(business, id);
 		const changes = dropNulls(patch);
 		if (typeof changes.name === 'string') agent.fields.name = changes.name;
 		if (typeof changes.system_prompt === 'string') agent.fields.system_prompt = changes.system_prompt;
@@ -58,6 +58,6 @@ export function agentRoutes(app: FastifyInstance, context: SandboxContext): void
 		return agentView(agent);
 	};
 
-	defineOperation(app, context, 'updateAgent', (business, { params, body }) => update(business, params.agent_id, body.agent as JsonObject));
-	defineOperation(app, context, 'updateAgentPut', (business, { params, body }) => update(business, params.agent_id, body.agent as JsonObject));
+	defineOperation(app, context, 'updateAgent', (business, { params, body }) => mergeIntoAgent(business, params.agent_id, body.agent as JsonObject));
+	defineOperation(app, context, 'updateAgentPut', (business, { params, body }) => mergeIntoAgent(business, params.agent_id, body.agent as JsonObject));
 }

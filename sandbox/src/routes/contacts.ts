@@ -8,7 +8,7 @@ import type { Business, Contact } from '../model';
 import { contactEnvelopeView, contactMessageView } from '../views';
 import { defineOperation } from './operation';
 
-export function findContact(context: SandboxContext, business: Business, uuid: string): Contact {
+function findContact(context: SandboxContext, business: Business, uuid: string): Contact {
 	const contact = context.store.contacts.get(uuid);
 	if (!contact || contact.businessId !== business.id) throw notFound(`No contact with uuid ${uuid}`, 'uuid');
 	return contact;
@@ -50,7 +50,7 @@ export function contactRoutes(app: FastifyInstance, context: SandboxContext): vo
 		return { messages };
 	});
 
-	const setClosed = (business: Business, uuid: string, close: boolean) => {
+	const setConversationsClosed = (business: Business, uuid: string, close: boolean) => {
 		const contact = findContact(context, business, uuid);
 		const at = clock.iso();
 		for (const conversation of store.conversationsOf(contact)) {
@@ -63,8 +63,8 @@ export function contactRoutes(app: FastifyInstance, context: SandboxContext): vo
 		return contactEnvelopeView(store, contact, links);
 	};
 
-	defineOperation(app, context, 'closeContactConversations', (business, { params }) => setClosed(business, params.uuid, true));
-	defineOperation(app, context, 'openContactConversations', (business, { params }) => setClosed(business, params.uuid, false));
+	defineOperation(app, context, 'closeContactConversations', (business, { params }) => setConversationsClosed(business, params.uuid, true));
+	defineOperation(app, context, 'openContactConversations', (business, { params }) => setConversationsClosed(business, params.uuid, false));
 }
 
 /** First and last name from a full name: the first word, then the rest (SPEC B3). */

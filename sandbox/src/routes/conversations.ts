@@ -15,8 +15,10 @@ export function conversationRoutes(app: FastifyInstance, context: SandboxContext
 		if (query.field_key !== undefined && !business.fieldKeys.includes(query.field_key)) {
 			throw badRequest(`field_key "${query.field_key}" is not a contact field of this business (known: ${business.fieldKeys.join(', ')})`, 'field_key');
 		}
-		const matches = store.contactsOf(business).filter((contact) => {
-			if (query.phone !== undefined && contact.phoneNumber !== `+${query.phone}`) return false;
+		// By phone the index gives the one candidate; a field lookup alone reads the business's contacts.
+		const byPhone = query.phone === undefined ? undefined : store.contactByDigits(business, query.phone);
+		const candidates = query.phone === undefined ? store.contactsOf(business) : byPhone ? [byPhone] : [];
+		const matches = candidates.filter((contact) => {
 			if (query.field_key !== undefined) {
 				const value = contact.customFields[query.field_key];
 				if (value === undefined || value === null || String(value) !== query.field_value) return false;

@@ -6,10 +6,10 @@ import type { SandboxContext } from '../context';
 import { emitMessageCreated } from '../events';
 import { badRequest, forbidden, notFound } from '../httpError';
 import type { Template } from '../model';
-import { renderTemplate, templateValues } from '../templates';
+import { renderTemplate, declaredVariableValues } from '../templates';
 import { messageStatusView } from '../views';
 import { defineOperation } from './operation';
-import { owned } from './ownership';
+import { ownedByBusiness } from './ownership';
 
 export function messagingRoutes(app: FastifyInstance, context: SandboxContext): void {
 	const { store, clock } = context;
@@ -33,7 +33,7 @@ export function messagingRoutes(app: FastifyInstance, context: SandboxContext): 
 		if (!digits) throw badRequest(`to "${body.to}" is not a phone number with country code`, 'to');
 		let template: Template | undefined;
 		if (body.template_uuid !== undefined) {
-			template = owned(business, store.templates.get(body.template_uuid), 'template', 'template_uuid', body.template_uuid);
+			template = ownedByBusiness(business, store.templates.get(body.template_uuid), 'template', 'template_uuid', body.template_uuid);
 		}
 		if (body.assigned_user !== undefined && !business.users.includes(body.assigned_user)) {
 			throw badRequest(`assigned_user ${body.assigned_user} is not a user of this business`, 'assigned_user');
@@ -60,7 +60,7 @@ export function messagingRoutes(app: FastifyInstance, context: SandboxContext): 
 			const declared = template;
 			// template_values fill the declared variables in order (their element shape is not shown).
 			const source = Object.fromEntries(declared.variables.map((name, index) => [name, body.template_values?.[index]]));
-			const values = templateValues(template, source, (name) => `template_values[${declared.variables.indexOf(name)}]`);
+			const values = declaredVariableValues(template, source, (name) => `template_values[${declared.variables.indexOf(name)}]`);
 			text = renderTemplate(template, values);
 			templateRecord = { id: template.id, name: template.name, variables: values, buttons: [] };
 		} else {
@@ -82,12 +82,11 @@ export function messagingRoutes(app: FastifyInstance, context: SandboxContext): 
 			template: templateRecord,
 		});
 		if (body.type !== 'text') message.attachments = [{ type: body.type, ...body.content }];
-		const conversation = store.conversations.get(message.conversationId);
-		if (conversation) {
-			if (body.assigned_user !== undefined) conversation.assignedUser = body.assigned_user;
-			if (body.team_uuid !== undefined) conversation.teamUuid = body.team_uuid;
-		}
-		emitMessageCreated(context, message, 'sent');
+		// The conversation the message went to.
+		const conversation = store.currentConversation(contact);
+		if (body.assigned_user !== undefined) conversation.assignedUser = body.assigned_user;
+		if (body.team_uuid !== undefined) conversation.teamUuid = body.team_uuid;
+		emitMessageCreated(context, message, contact, 'sent');
 		return { message: { uuid: message.uuid, status: 'enqueued' } };
 	});
 }

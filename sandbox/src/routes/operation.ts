@@ -1,13 +1,24 @@
 /**
  * Registers one contract operation: the route at its full path, then per request authentication
  * first (before the body is read), then faults, contract validation (ContractError -> 400 naming
- * the field), and the handler.
+ * the field), the handler, and the handler's answer checked against the contract's response
+ * schema (a drift is 500 naming the operation and the field), so every test that calls the
+ * sandbox also checks the contract.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
-import { APIS, OPERATIONS, parseRequest, type OperationKey, type ParsedRequest } from '../../../nodes/shared';
+import {
+	APIS,
+	OPERATIONS,
+	parseRequest,
+	toContractIssues,
+	type OperationKey,
+	type ParsedRequest,
+} from '../../../nodes/shared';
+import { noBody } from '../../../nodes/shared/schemas/common';
 import { authenticate } from '../auth';
 import type { SandboxContext } from '../context';
+import { HttpError } from '../httpError';
 import type { Business } from '../model';
 
 export interface RouteConfig {
@@ -15,7 +26,7 @@ export interface RouteConfig {
 	endpoint: string;
 }
 
-export type OperationHandler<K extends OperationKey> = (
+type OperationHandler<K extends OperationKey> = (
 	business: Business,
 	input: ParsedRequest<(typeof OPERATIONS)[K]>,
 	request: FastifyRequest,
@@ -29,6 +40,11 @@ export function fullPath(key: OperationKey): string {
 	return `${APIS[operation.api].prefix}${operation.path}`;
 }
 
+/** "METHOD /full/route/template": how faults and request counts name an endpoint. */
+export function endpointOf(key: OperationKey): string {
+	return `${OPERATIONS[key].method} ${fullPath(key)}`;
+}
+
 export function defineOperation<K extends OperationKey>(
 	app: FastifyInstance,
 	context: SandboxContext,
@@ -37,8 +53,8 @@ export function defineOperation<K extends OperationKey>(
 ): void {
 	const operation = OPERATIONS[key];
 	const url = fullPath(key);
-	const config: RouteConfig = { endpoint: `${operation.method} ${url}` };
-	const bodyless = operation.body === OPERATIONS.getMessageStatus.body;
+	const config: RouteConfig = { endpoint: endpointOf(key) };
+	const bodyless = operation.body === noBody;
 	app.route({
 		method: operation.method,
 		url,
@@ -49,10 +65,13 @@ export function defineOperation<K extends OperationKey>(
 			authenticated.set(request, authenticate(context.store, operation.api, request));
 		},
 		handler: async (request) => {
-			const business = authenticated.get(request) ?? authenticate(context.store, operation.api, request);
+			const business = authenticated.get(request) as Business; // onRequest ran first and set it
 			let body: unknown = request.body;
 			// Clients often send `{}` or an empty JSON body on POSTs without a body; that is no body.
-			if (bodyless && body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) {
+			if (bodyless && body !== undefined) {
+				if (!isEmptyObject(body)) {
+					throw new HttpError(400, `${config.endpoint} takes no body: send the request without one (an empty body or {} is fine)`, 'body');
+				}
 				body = undefined;
 			}
 			const input = parseRequest(operation, {
@@ -60,7 +79,23 @@ export function defineOperation<K extends OperationKey>(
 				query: request.query as Record<string, unknown>,
 				body,
 			}) as ParsedRequest<(typeof OPERATIONS)[K]>;
-			return handler(business, input, request);
+			return answerWithinContract(key, await handler(business, input, request));
 		},
 	});
+}
+
+const isEmptyObject = (value: unknown) =>
+	value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0;
+
+/** The handler's answer as it is, or a 500 naming the operation and every field that drifted. */
+function answerWithinContract(key: OperationKey, answer: unknown): unknown {
+	const operation = OPERATIONS[key];
+	const checked = operation.response.safeParse(answer, { reportInput: true });
+	if (checked.success) return answer;
+	const issues = toContractIssues(checked.error, 'response');
+	throw new HttpError(
+		500,
+		`The sandbox's answer to ${key} (SPEC ${operation.spec}, ${operation.method} ${fullPath(key)}) breaks the contract's response schema: ${issues.map((issue) => issue.message).join('; ')}`,
+		issues[0]?.field || undefined,
+	);
 }

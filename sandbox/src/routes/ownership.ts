@@ -5,7 +5,7 @@ import type { Business } from '../model';
  * SPEC 5 rule 2: a resource of another business is refused with 403; one that does not exist
  * anywhere is 404. (Contacts and messages answer 404 either way; they are people's data.)
  */
-export function owned<T extends { businessId: string }>(
+export function ownedByBusiness<T extends { businessId: string }>(
 	business: Business,
 	record: T | undefined,
 	what: string,

@@ -6,7 +6,7 @@ import { newUuid } from '../ids';
 import { sameJson } from '../merge';
 import type { Collection, SearchItem } from '../model';
 import { defineOperation } from './operation';
-import { owned } from './ownership';
+import { ownedByBusiness } from './ownership';
 
 /** The embedding payload from the collection's configured fields (fields the item lacks are left out). */
 function deriveEmbedding(collection: Collection, item: Record<string, unknown>): Record<string, unknown> {
@@ -19,7 +19,7 @@ export function searchRoutes(app: FastifyInstance, context: SandboxContext): voi
 	const { store, clock } = context;
 
 	defineOperation(app, context, 'upsertSearchItem', (business, { body }) => {
-		const collection = owned(business, store.collections.get(body.collection_id), 'collection', 'collection_id', body.collection_id);
+		const collection = ownedByBusiness(business, store.collections.get(body.collection_id), 'collection', 'collection_id', body.collection_id);
 		const items = store.items.get(collection.id) ?? new Map<string, SearchItem>();
 		store.items.set(collection.id, items);
 		const embedding = body.embedding_json ?? deriveEmbedding(collection, body.item);
@@ -57,8 +57,8 @@ export function searchRoutes(app: FastifyInstance, context: SandboxContext): voi
 	});
 
 	defineOperation(app, context, 'listSearchItems', (business, { query }) => {
-		const collection = owned(business, store.collections.get(query.collection_id), 'collection', 'collection_id', query.collection_id);
-		const items = [...(store.items.get(collection.id)?.values() ?? [])].map((item) => ({
+		const collection = ownedByBusiness(business, store.collections.get(query.collection_id), 'collection', 'collection_id', query.collection_id);
+		const items = Array.from(store.items.get(collection.id)?.values() ?? [], (item) => ({
 			id: item.id,
 			external_id: item.external_id,
 			is_active: item.is_active,

@@ -7,20 +7,20 @@ import type { FastifyInstance } from 'fastify';
 
 import type { SandboxContext } from '../context';
 import { badRequest, forbidden } from '../httpError';
-import { renderTemplate, templateValues } from '../templates';
+import { renderTemplate, declaredVariableValues } from '../templates';
 import { defineOperation } from './operation';
-import { owned } from './ownership';
+import { ownedByBusiness } from './ownership';
 
 export function templateRoutes(app: FastifyInstance, context: SandboxContext): void {
 	const { store } = context;
 
 	defineOperation(app, context, 'sendTemplate', (business, { query, body }) => {
-		const template = owned(business, store.templates.get(query.template_id), 'template', 'template_id', query.template_id);
+		const template = ownedByBusiness(business, store.templates.get(query.template_id), 'template', 'template_id', query.template_id);
 		if (!business.phoneNumbers.includes(query.from_phone_number)) {
 			throw forbidden(`from_phone_number ${query.from_phone_number} is not a phone number of this business`, 'from_phone_number');
 		}
-		const agent = query.agent_id === undefined ? undefined : owned(business, store.agents.get(query.agent_id), 'agent', 'agent_id', query.agent_id);
-		const values = templateValues(template, body as Record<string, unknown>, (name) => name);
+		const agent = query.agent_id === undefined ? undefined : ownedByBusiness(business, store.agents.get(query.agent_id), 'agent', 'agent_id', query.agent_id);
+		const values = declaredVariableValues(template, body as Record<string, unknown>, (name) => name);
 		const sent = body.buttons ?? [];
 		sent.forEach((button, position) => {
 			if (!template.buttons.some((declared) => declared.index === button.index)) {
@@ -45,8 +45,8 @@ export function templateRoutes(app: FastifyInstance, context: SandboxContext): v
 			text: renderTemplate(template, values),
 			template: { id: template.id, name: template.name, variables: values, buttons },
 		});
-		const conversation = store.conversations.get(message.conversationId);
-		if (conversation && agent) conversation.agentId = agent.id;
+		// The conversation the message went to.
+		if (agent) store.currentConversation(contact).agentId = agent.id;
 		return { success: true, message_id: message.uuid, recipient: body.phone, template_name: template.name };
 	});
 }

@@ -1,16 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { jsonObjectParameter } from '../json';
+import { identifierField } from '../sharedFields';
 
-export const agentIdField: INodeProperties = {
+export const agentIdField = identifierField({
 	displayName: 'Agent ID',
 	name: 'agentId',
-	type: 'string',
-	required: true,
-	default: '',
-	placeholder: 'e.g. 7d444840-9dc0-11d1-b245-5ffdce74fad2',
-	description: 'UUID of an agent of the business that owns the API key',
-};
+	description: 'ID of an agent of the business that owns the API key: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+});
 
 /** Fields of the "handoff to human control" tool, offered as plain fields rather than JSON. */
 export const handoffFields: INodeProperties[] = [

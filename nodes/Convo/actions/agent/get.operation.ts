@@ -3,6 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
+import { identifierValue } from '../sharedFields';
 import { simplifyField, unwrapAgent } from '../simplify';
 import { agentIdField } from './fields';
 
@@ -14,7 +15,7 @@ export const description = updateDisplayOptions({ show: { resource: ['agent'], o
 export const apiFields: Readonly<Record<string, string>> = { agent_id: 'agentId' };
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const agentId = (this.getNodeParameter('agentId', itemIndex) as string).trim();
+	const agentId = identifierValue.call(this, 'agentId', itemIndex);
 	const response = await convoRequest.call(this, OPERATIONS.getAgent, { params: { agent_id: agentId } }, itemIndex);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapAgent(response) : response;
 }

@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { jsonObjectParameter } from '../json';
+import { identifierValue } from '../sharedFields';
 import { simplifyField, unwrapAgent } from '../simplify';
 import { agentIdField, handoffFields, toolsFrom } from './fields';
 
@@ -78,7 +79,7 @@ export const apiFields: Readonly<Record<string, string>> = {
 };
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const agentId = (this.getNodeParameter('agentId', itemIndex) as string).trim();
+	const agentId = identifierValue.call(this, 'agentId', itemIndex);
 	const fields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
 	const agent: IDataObject = {};
 	if (fields.name !== undefined) agent.name = String(fields.name).trim();

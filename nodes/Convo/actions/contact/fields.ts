@@ -1,11 +1,9 @@
-import type { INodeProperties } from 'n8n-workflow';
+import { identifierField } from '../sharedFields';
 
-export const contactUuidField: INodeProperties = {
-	displayName: 'Contact UUID',
+export const contactUuidField = identifierField({
+	displayName: 'Contact ID',
 	name: 'contactUuid',
-	type: 'string',
-	required: true,
-	default: '',
-	placeholder: 'e.g. 9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64',
-	description: 'UUID of the contact (contact.uuid in the Convo Trigger output or a conversation lookup)',
-};
+	description:
+		"The contact's ID: contact.uuid in the Convo Trigger output, contact.id from Conversation → Get, or By URL the contact's dashboard link (href in contact outputs)",
+	dashboardPath: 'contacts',
+});

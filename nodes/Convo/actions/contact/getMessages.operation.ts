@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { simplifyField, unwrap } from '../simplify';
+import { identifierValue } from '../sharedFields';
 import { contactUuidField } from './fields';
 
 const properties: INodeProperties[] = [
@@ -26,7 +27,7 @@ export const description = updateDisplayOptions({ show: { resource: ['contact'],
 export const apiFields: Readonly<Record<string, string>> = { uuid: 'contactUuid', limit: 'messageLimit' };
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]> {
-	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
+	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
 	const limit = this.getNodeParameter('messageLimit', itemIndex, LIMITS.contactMessagesLimit.default) as number;
 	const response = await convoRequest.call(this, OPERATIONS.getContactMessages, { params: { uuid }, query: { limit } }, itemIndex);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrap(response, 'messages') : response;

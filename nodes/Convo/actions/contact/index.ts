@@ -37,7 +37,7 @@ export const description: INodeProperties[] = [
 				name: 'Update',
 				value: 'update',
 				action: 'Update a contact',
-				description: 'Change the name, replace the tags, merge custom fields, or assign or unassign a user',
+				description: 'Change the name, replace, add or remove tags, merge custom fields, or assign or unassign a user',
 			},
 		],
 		default: 'update',

@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { simplifyField, unwrapContact } from '../simplify';
+import { identifierValue } from '../sharedFields';
 import { contactUuidField } from './fields';
 
 const properties: INodeProperties[] = [contactUuidField, simplifyField('the contact itself, with closedAt null')];
@@ -14,7 +15,7 @@ export const description = updateDisplayOptions({ show: { resource: ['contact'],
 export const apiFields: Readonly<Record<string, string>> = { uuid: 'contactUuid' };
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
+	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
 	const response = await convoRequest.call(this, OPERATIONS.openContactConversations, { params: { uuid } }, itemIndex);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapContact(response) : response;
 }

@@ -6,7 +6,7 @@ import { convoRequest } from '../../transport';
 import { pairsToObject } from '../json';
 import { simplifyField, unwrapContact } from '../simplify';
 import { contactUuidField } from './fields';
-import { keyValueField } from '../sharedFields';
+import { identifierValue, keyValueField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
 	contactUuidField,
@@ -42,7 +42,21 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. vip, newsletter',
 				description:
-					'Comma-separated tags that REPLACE all current tags of the contact (an expression may also give a list). Leave empty to remove every tag.',
+					'Comma-separated tags (an expression may also give a list), used as Tags Mode says. Empty changes nothing; to remove every tag choose Tags Mode "Remove All".',
+			},
+			{
+				displayName: 'Tags Mode',
+				name: 'tagsMode',
+				type: 'options',
+				options: [
+					{ name: 'Add', value: 'add', description: 'Keep the current tags and add the ones in Tags' },
+					{ name: 'Remove', value: 'remove', description: 'Keep the current tags except the ones in Tags' },
+					{ name: 'Remove All', value: 'removeAll', description: 'Remove every tag of the contact; Tags is ignored' },
+					{ name: 'Replace', value: 'replace', description: 'The tags in Tags replace all current tags' },
+				],
+				default: 'replace',
+				description:
+					'How Tags changes the contact\'s tags. Add and Remove read the current tags first; Replace without Tags added changes nothing.',
 			},
 		],
 	},
@@ -82,23 +96,56 @@ export const apiFields: Readonly<Record<string, string>> = {
 	assigned_user: 'assignedUser',
 };
 
+/** Tags from a comma-separated string or a list; blanks are dropped, so "" and " , " give none. */
 function tagList(value: unknown): string[] {
 	const list = Array.isArray(value) ? value : String(value ?? '').split(',');
 	return list.map((tag) => String(tag).trim()).filter((tag) => tag !== '');
 }
 
+/**
+ * A PATCH that changes nothing and returns the contact (SPEC B3: custom fields are merged, only the
+ * keys sent change). Not `{}`: n8n sends no body at all for an empty object, and the service wants one.
+ */
+const UNCHANGING_UPDATE: IDataObject = { custom_fields: {} };
+
+type TagsMode = 'replace' | 'add' | 'remove' | 'removeAll';
+
+/**
+ * The tags to send (B3 replaces the whole list), or undefined for "no change". Empty Tags never
+ * clears the list: clearing is the explicit mode Remove All.
+ */
+async function tagsToSend(this: IExecuteFunctions, fields: IDataObject, uuid: string, itemIndex: number): Promise<string[] | undefined> {
+	const mode = (fields.tagsMode ?? 'replace') as TagsMode;
+	if (mode === 'removeAll') return [];
+	const given = tagList(fields.tags);
+	if (given.length === 0) return undefined;
+	if (mode === 'replace') return given;
+	const current = unwrapContact(
+		await convoRequest.call(this, OPERATIONS.updateContact, { params: { uuid }, body: UNCHANGING_UPDATE }, itemIndex),
+	);
+	const currentTags = tagList(current.tags);
+	if (mode === 'add') return [...new Set([...currentTags, ...given])];
+	return currentTags.filter((tag) => !given.includes(tag));
+}
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const uuid = (this.getNodeParameter('contactUuid', itemIndex) as string).trim();
+	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
 	const fields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
 	const body: IDataObject = {};
 	if (fields.name !== undefined && String(fields.name).trim() !== '') body.name = String(fields.name).trim();
-	if (fields.tags !== undefined) body.tags = tagList(fields.tags);
+	const tags = await tagsToSend.call(this, fields, uuid, itemIndex);
+	if (tags !== undefined) body.tags = tags;
 	const customFields = (fields.customFields as IDataObject | undefined)?.field as Array<{ key?: unknown; value?: unknown }> | undefined;
-	if (customFields && customFields.length > 0) body.custom_fields = pairsToObject(customFields);
+	if (customFields && customFields.length > 0) body.custom_fields = pairsToObject.call(this, customFields, 'Custom Fields', itemIndex);
 	const assignment = this.getNodeParameter('assignment', itemIndex, 'keep') as string;
 	if (assignment === 'assign') body.assigned_user = (this.getNodeParameter('assignedUser', itemIndex) as string).trim();
 	if (assignment === 'unassign') body.unassign_user = true;
 
-	const response = await convoRequest.call(this, OPERATIONS.updateContact, { params: { uuid }, body }, itemIndex);
+	const response = await convoRequest.call(
+		this,
+		OPERATIONS.updateContact,
+		{ params: { uuid }, body: Object.keys(body).length > 0 ? body : UNCHANGING_UPDATE },
+		itemIndex,
+	);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapContact(response) : response;
 }

@@ -3,18 +3,15 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
+import { identifierField, identifierValue } from '../sharedFields';
 import { simplifyField, unwrap } from '../simplify';
 
 const properties: INodeProperties[] = [
-	{
-		displayName: 'Message UUID',
+	identifierField({
+		displayName: 'Message ID',
 		name: 'messageUuid',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. 3f1c2b9e-...',
-		description: 'Identifier the service returned when the message was sent (uuid of Message > Send)',
-	},
+		description: 'ID the service returned when the message was sent: messageId in the output of Message → Send',
+	}),
 	simplifyField('the message status object'),
 ];
 
@@ -27,7 +24,7 @@ export const description = updateDisplayOptions(
 export const apiFields: Readonly<Record<string, string>> = { uuid: 'messageUuid' };
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const uuid = this.getNodeParameter('messageUuid', itemIndex) as string;
-	const response = await convoRequest.call(this, OPERATIONS.getMessageStatus, { params: { uuid: uuid.trim() } }, itemIndex);
+	const uuid = identifierValue.call(this, 'messageUuid', itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.getMessageStatus, { params: { uuid } }, itemIndex);
 	return this.getNodeParameter('simplify', itemIndex, true) ? (unwrap(response, 'message') as IDataObject) : response;
 }

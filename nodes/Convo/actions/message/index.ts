@@ -23,7 +23,8 @@ export const description: INodeProperties[] = [
 				name: 'Send',
 				value: 'send',
 				action: 'Send a message',
-				description: 'Send a text, media or template message to a phone number through a connected channel',
+				description:
+					'Send a text, media or template message through a connected channel (messaging API); for templates with named variables or URL buttons see Template → Send',
 			},
 		],
 		default: 'send',

@@ -1,30 +1,38 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { pairsToObject } from '../json';
+import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../json';
 import { phoneInternational } from '../phone';
-import { simplifyField } from '../simplify';
-import { keyValueField, recipientPhoneField } from '../sharedFields';
+import { sentMessage, simplifyField } from '../simplify';
+import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../sharedFields';
+
+/** The fix for free text or media refused outside the customer-care window (SPEC A2 rule 1). */
+const OUTSIDE_WINDOW_FIX =
+	'Free text and media reach a contact only within the 24-hour customer-care window after their last message. Outside it, send a template: Message Type "Template" here, or Template → Send (external API, with named variables and URL buttons).';
 
 const properties: INodeProperties[] = [
 	{
-		displayName: 'Channel UUID',
-		name: 'channelUuid',
-		type: 'string',
-		required: true,
+		displayName:
+			'Free text and media reach a contact only within 24 hours of their last message (the customer-care window). Outside it, choose Message Type "Template", or use Template → Send for named variables and URL buttons.',
+		name: 'customerCareWindowNotice',
+		type: 'notice',
 		default: '',
-		placeholder: 'e.g. 6b1f0c52-2f4e-4d7a-9a51-0c1b2e3f4a5b',
-		description: 'UUID of the connected channel the message is sent through',
 	},
+	identifierField({
+		displayName: 'Channel ID',
+		name: 'channelUuid',
+		description: 'ID of the connected channel (the business number) the message is sent through, shown with the channel in the Convo dashboard',
+	}),
 	{
-		displayName: 'From',
-		name: 'from',
+		displayName: 'Channel Type',
+		name: 'channelType',
 		type: 'string',
 		required: true,
 		default: 'whatsapp',
-		description: 'Channel identifier of the sender, e.g. whatsapp',
+		description:
+			'Kind of channel the message goes out on, e.g. whatsapp (sent to the service as "from"). Not a phone number: the business number is the one connected to the channel chosen above.',
 	},
 	recipientPhoneField('to', 'To'),
 	{
@@ -38,7 +46,8 @@ const properties: INodeProperties[] = [
 			{
 				name: 'Template',
 				value: 'template',
-				description: 'An approved template message; required outside the 24-hour customer-care window',
+				description:
+					'An approved template message, required outside the 24-hour customer-care window; values fill {{1}}, {{2}}, ... in order. For named variables or URL buttons use Template → Send.',
 			},
 			{ name: 'Text', value: 'text', description: 'Free text; only within 24 hours of the last message from the contact' },
 			{ name: 'Video', value: 'video', description: 'A video by URL, with optional caption' },
@@ -84,12 +93,11 @@ const properties: INodeProperties[] = [
 		displayOptions: { show: { messageType: ['document'] } },
 	},
 	{
-		displayName: 'Template UUID',
-		name: 'templateUuid',
-		type: 'string',
-		required: true,
-		default: '',
-		description: 'Identifier of the approved template message to send',
+		...identifierField({
+			displayName: 'Template ID',
+			name: 'templateUuid',
+			description: 'ID of the approved template to send, shown with the template in the Convo dashboard',
+		}),
 		displayOptions: { show: { messageType: ['template'] } },
 	},
 	{
@@ -166,15 +174,22 @@ const properties: INodeProperties[] = [
 				valueDescription: 'Value of the metadata entry',
 			}),
 			{
-				displayName: 'Team UUID',
-				name: 'teamUuid',
-				type: 'string',
-				default: '',
-				description: 'UUID of the team the conversation is assigned to',
+				displayName: 'Metadata (JSON)',
+				name: 'metadataJson',
+				type: 'json',
+				default: '{}',
+				description:
+					'Metadata as one JSON object of text values, e.g. {"order": "42"}, for AI agents and mapped data; combined with the Metadata pairs (a key in both is refused)',
 			},
+			identifierField({
+				displayName: 'Team ID',
+				name: 'teamUuid',
+				description: 'ID of the team the conversation is assigned to, shown with the team in the Convo dashboard',
+				required: false,
+			}),
 		],
 	},
-	simplifyField('the sent message (uuid and status)'),
+	simplifyField('the sent message: messageId and status, as Template → Send returns messageId'),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['message'], operation: ['send'] } }, properties);
@@ -182,7 +197,7 @@ export const description = updateDisplayOptions({ show: { resource: ['message'],
 /** The parameter that fills each API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = {
 	to: 'to',
-	from: 'from',
+	from: 'channelType',
 	channel_uuid: 'channelUuid',
 	'content.text': 'text',
 	'content.url': 'mediaUrl',
@@ -216,45 +231,48 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const body: IDataObject = {
 		to: phoneInternational.call(this, this.getNodeParameter('to', itemIndex), 'To', itemIndex),
-		from: (this.getNodeParameter('from', itemIndex) as string).trim(),
+		from: (this.getNodeParameter('channelType', itemIndex) as string).trim(),
 		// A template message is a text message that carries a template (docs/decisions.md).
 		type: type === 'template' ? 'text' : type,
 		content: content.call(this, type, itemIndex),
-		channel_uuid: (this.getNodeParameter('channelUuid', itemIndex) as string).trim(),
+		channel_uuid: identifierValue.call(this, 'channelUuid', itemIndex),
 	};
 	if (type === 'template') {
-		body.template_uuid = (this.getNodeParameter('templateUuid', itemIndex) as string).trim();
+		body.template_uuid = identifierValue.call(this, 'templateUuid', itemIndex);
 		body.optin_contact = this.getNodeParameter('optinContact', itemIndex, false) as boolean;
 		const values = this.getNodeParameter('templateValues.values', itemIndex, []) as Array<{ value: unknown }>;
 		if (values.length > 0) body.template_values = values.map((entry) => String(entry.value ?? ''));
 	}
 	if (extra.assignedUser) body.assigned_user = String(extra.assignedUser).trim();
-	if (extra.teamUuid) body.team_uuid = String(extra.teamUuid).trim();
+	const teamUuid = identifierValue.call(this, 'additionalFields.teamUuid', itemIndex);
+	if (teamUuid !== '') body.team_uuid = teamUuid;
 	if (extra.botStatus) body.bot_status = extra.botStatus;
 	const fields = extra.fields as string[] | undefined;
 	if (fields && fields.length > 0) body.fields = fields.join(',');
-	const pairs = (extra.metadata as IDataObject | undefined)?.pairs as Array<{ key?: unknown; value?: unknown }> | undefined;
-	if (pairs && pairs.length > 0) body.metadata = metadataObject.call(this, pairs, itemIndex);
+	// Pairs typed in the form and JSON from an agent or mapped data; a key in both fails the item.
+	const pairs = [
+		...(((extra.metadata as IDataObject | undefined)?.pairs as KeyValuePair[] | undefined) ?? []),
+		...objectToPairs(jsonObjectParameter.call(this, extra.metadataJson, 'Metadata (JSON)', itemIndex)),
+	];
+	if (pairs.length > 0) body.metadata = pairsToObject.call(this, pairs, 'Metadata', itemIndex);
 
-	const response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex);
+	let response: IDataObject;
+	try {
+		response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex);
+	} catch (error) {
+		const failure =
+			error instanceof NodeApiError || error instanceof NodeOperationError
+				? error
+				: new NodeOperationError(this.getNode(), error as Error, { itemIndex });
+		// The service's 400 says what it refused; for free text and media the likely cause is the window.
+		if (type !== 'template' && failure instanceof NodeApiError && Number(failure.httpCode) === 400) {
+			failure.description = `${failure.description ?? ''} ${OUTSIDE_WINDOW_FIX}`.trim();
+		}
+		throw failure;
+	}
 	if (!this.getNodeParameter('simplify', itemIndex, true)) return response;
 	// The message itself, next to the contact/conversation objects asked for with "Include in Response".
 	const { message, ...rest } = response;
-	return { ...(message as IDataObject), ...rest };
-}
-
-/** A key typed twice would silently lose a value, so it fails the item instead. */
-function metadataObject(this: IExecuteFunctions, pairs: Array<{ key?: unknown; value?: unknown }>, itemIndex: number) {
-	const seen = new Set<string>();
-	for (const pair of pairs) {
-		const key = String(pair.key ?? '').trim();
-		if (seen.has(key)) {
-			throw new NodeOperationError(this.getNode(), `metadata key "${key}" is given twice`, {
-				itemIndex,
-				description: 'Nothing was sent. Give each metadata key once.',
-			});
-		}
-		seen.add(key);
-	}
-	return pairsToObject(pairs);
+	const { uuid, ...status } = (message ?? {}) as IDataObject;
+	return sentMessage(uuid, { ...status, ...rest });
 }

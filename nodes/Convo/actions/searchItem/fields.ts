@@ -1,11 +1,7 @@
-import type { INodeProperties } from 'n8n-workflow';
+import { identifierField } from '../sharedFields';
 
-export const collectionIdField: INodeProperties = {
+export const collectionIdField = identifierField({
 	displayName: 'Collection ID',
 	name: 'collectionId',
-	type: 'string',
-	required: true,
-	default: '',
-	placeholder: 'e.g. 1c9e4b7a-3d2f-4a8e-9b6c-0d5e7f1a2b3c',
-	description: 'UUID of the search collection',
-};
+	description: 'ID of the search collection, shown with the collection in the Convo dashboard (collection_id in Search Item outputs)',
+});

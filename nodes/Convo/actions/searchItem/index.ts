@@ -1,9 +1,9 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import * as list from './list.operation';
+import * as getAll from './getAll.operation';
 import * as upsert from './upsert.operation';
 
-export { list, upsert };
+export { getAll, upsert };
 
 export const description: INodeProperties[] = [
 	{
@@ -14,20 +14,20 @@ export const description: INodeProperties[] = [
 		displayOptions: { show: { resource: ['searchItem'] } },
 		options: [
 			{
-				name: 'List',
-				value: 'list',
-				action: 'List the items of a search collection',
-				description: 'External ID and active state of every item of a search collection',
-			},
-			{
 				name: 'Create or Update',
 				value: 'upsert',
 				action: 'Create or update a search item',
 				description: 'Create a new record, or update the current one if it already exists (upsert)',
 			},
+			{
+				name: 'Get Many',
+				value: 'getAll',
+				action: 'Get many items of a search collection',
+				description: 'External ID and active state of the items of a search collection',
+			},
 		],
 		default: 'upsert',
 	},
 	...upsert.description,
-	...list.description,
+	...getAll.description,
 ];

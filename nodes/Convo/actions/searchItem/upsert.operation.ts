@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
 import { jsonObjectParameter } from '../json';
+import { identifierValue } from '../sharedFields';
 import { collectionIdField } from './fields';
 
 const properties: INodeProperties[] = [
@@ -65,7 +66,7 @@ export const apiFields: Readonly<Record<string, string>> = {
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const body: IDataObject = {
-		collection_id: (this.getNodeParameter('collectionId', itemIndex) as string).trim(),
+		collection_id: identifierValue.call(this, 'collectionId', itemIndex),
 		external_id: String(this.getNodeParameter('externalId', itemIndex)).trim(),
 		item: jsonObjectParameter.call(this, this.getNodeParameter('item', itemIndex), 'Item', itemIndex) ?? {},
 		active: this.getNodeParameter('active', itemIndex, true) as boolean,

@@ -16,7 +16,8 @@ export const description: INodeProperties[] = [
 				name: 'Send',
 				value: 'send',
 				action: 'Send a template message',
-				description: 'Send an approved template message to a phone number, with variables and URL button values',
+				description:
+					'Send an approved template from a business number through the external API, with named or numbered variables and URL buttons (Message → Send sends templates through the messaging API)',
 			},
 		],
 		default: 'send',

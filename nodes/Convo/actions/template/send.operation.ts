@@ -3,19 +3,24 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
 import { convoRequest } from '../../transport';
+import { jsonArrayParameter, jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../json';
 import { phoneDigits } from '../phone';
-import { recipientPhoneField } from '../sharedFields';
+import { identifierField, identifierValue, recipientPhoneField } from '../sharedFields';
+import { sentMessage, simplifyField } from '../simplify';
 
 const properties: INodeProperties[] = [
 	{
+		displayName:
+			'Sends an approved template through the external API (Convo External API credential) from a business phone number, with named or numbered variables and URL buttons. To send with the Convo API credential, as other messages, use Message → Send with Message Type "Template".',
+		name: 'templateSendNotice',
+		type: 'notice',
+		default: '',
+	},
+	identifierField({
 		displayName: 'Template ID',
 		name: 'templateId',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. 0f8fad5b-d9cb-469f-a165-70867728950e',
-		description: 'UUID of an approved template of the business that owns the API key',
-	},
+		description: 'ID of an approved template of the business that owns the API key, shown with the template in the Convo dashboard',
+	}),
 	{
 		displayName: 'From Phone Number',
 		name: 'fromPhoneNumber',
@@ -27,6 +32,34 @@ const properties: INodeProperties[] = [
 	},
 	recipientPhoneField('phone', 'Recipient Phone Number'),
 	{
+		displayName: 'Define Using',
+		name: 'defineUsing',
+		type: 'options',
+		options: [
+			{ name: 'Fields Below', value: 'fields', description: 'Fill variables and URL buttons one by one in the form' },
+			{ name: 'JSON', value: 'json', description: 'Give variables and URL buttons as JSON, as AI agents and mapped data do best' },
+		],
+		default: 'fields',
+		description: 'How the template variables and URL buttons are given',
+	},
+	{
+		displayName: 'Variables (JSON)',
+		name: 'variablesJson',
+		type: 'json',
+		default: '{}',
+		description:
+			'Template variables as one JSON object: {"1": "Ada"} for positional variables, {"first_name": "Ada"} for named ones. URLs do not go here but in URL Buttons (JSON).',
+		displayOptions: { show: { defineUsing: ['json'] } },
+	},
+	{
+		displayName: 'URL Buttons (JSON)',
+		name: 'buttonsJson',
+		type: 'json',
+		default: '[]',
+		description: 'Dynamic parts of URL buttons as a JSON list, e.g. [{"index": 0, "text": "order-77"}]: the text replaces {{1}} in the address of the button at that position',
+		displayOptions: { show: { defineUsing: ['json'] } },
+	},
+	{
 		displayName: 'Variables',
 		name: 'variables',
 		type: 'fixedCollection',
@@ -35,6 +68,7 @@ const properties: INodeProperties[] = [
 		default: {},
 		description:
 			'Values of the template variables: name "1", "2", ... for positional variables, or the variable name (e.g. first_name) for named ones. URLs do not go here but in URL Buttons.',
+		displayOptions: { show: { defineUsing: ['fields'] } },
 		options: [
 			{
 				displayName: 'Variable',
@@ -54,6 +88,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add URL Button',
 		default: {},
 		description: 'Dynamic parts of URL buttons: the text replaces the {{1}} placeholder in the button address',
+		displayOptions: { show: { defineUsing: ['fields'] } },
 		options: [
 			{
 				displayName: 'Button',
@@ -80,15 +115,15 @@ const properties: INodeProperties[] = [
 		default: {},
 		description: 'Optional settings of the send',
 		options: [
-			{
+			identifierField({
 				displayName: 'Agent ID',
 				name: 'agentId',
-				type: 'string',
-				default: '',
-				description: 'UUID of an agent of the business to assign to the conversation',
-			},
+				description: 'ID of an agent of the business to assign to the conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+				required: false,
+			}),
 		],
 	},
+	simplifyField('the sent message: messageId, success, recipient and templateName, as Message → Send returns messageId'),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['template'], operation: ['send'] } }, properties);
@@ -103,32 +138,42 @@ export const apiFields: Readonly<Record<string, string>> = {
 };
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const query: IDataObject = {
-		template_id: (this.getNodeParameter('templateId', itemIndex) as string).trim(),
+		template_id: identifierValue.call(this, 'templateId', itemIndex),
 		from_phone_number: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', itemIndex), 'From Phone Number', itemIndex),
 	};
-	if (extra.agentId) query.agent_id = String(extra.agentId).trim();
+	const agentId = identifierValue.call(this, 'additionalFields.agentId', itemIndex);
+	if (agentId !== '') query.agent_id = agentId;
 
 	const body: IDataObject = {
 		phone: phoneDigits.call(this, this.getNodeParameter('phone', itemIndex), 'Recipient Phone Number', itemIndex),
 	};
-	const variables = this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>;
-	for (const variable of variables) {
-		const name = String(variable.name ?? '').trim();
-		if (name === '') continue;
-		if ((SEND_TEMPLATE_FIXED_FIELDS as readonly string[]).includes(name) || name in body) {
-			throw new NodeOperationError(this.getNode(), `Variable name "${name}" is used twice or is reserved`, {
-				itemIndex,
-				description: `Nothing was sent. Give each variable once; "${SEND_TEMPLATE_FIXED_FIELDS.join('" and "')}" cannot be variable names.`,
-			});
-		}
-		body[name] = String(variable.value ?? '');
+	const byJson = this.getNodeParameter('defineUsing', itemIndex, 'fields') === 'json';
+	const variablePairs: KeyValuePair[] = byJson
+		? objectToPairs(jsonObjectParameter.call(this, this.getNodeParameter('variablesJson', itemIndex, '{}'), 'Variables (JSON)', itemIndex))
+		: (this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>).map((variable) => ({
+				key: variable.name,
+				value: String(variable.value ?? ''),
+			}));
+	const variables = pairsToObject.call(this, variablePairs, byJson ? 'Variables (JSON)' : 'Variables', itemIndex);
+	const reserved = Object.keys(variables).filter((name) => (SEND_TEMPLATE_FIXED_FIELDS as readonly string[]).includes(name));
+	if (reserved.length > 0) {
+		throw new NodeOperationError(this.getNode(), `Variable name "${reserved[0]}" is reserved`, {
+			itemIndex,
+			description: `Nothing was sent. "${SEND_TEMPLATE_FIXED_FIELDS.join('" and "')}" cannot be variable names.`,
+		});
 	}
-	const buttons = this.getNodeParameter('buttons.button', itemIndex, []) as Array<{ index: number; text: string }>;
+	Object.assign(body, variables);
+
+	const buttons = byJson
+		? (jsonArrayParameter.call(this, this.getNodeParameter('buttonsJson', itemIndex, '[]'), 'URL Buttons (JSON)', itemIndex) ?? [])
+		: (this.getNodeParameter('buttons.button', itemIndex, []) as IDataObject[]);
 	if (buttons.length > 0) {
 		body.buttons = buttons.map((button) => ({ index: Number(button.index), sub_type: 'url', text: String(button.text ?? '') }));
 	}
 
-	return await convoRequest.call(this, OPERATIONS.sendTemplate, { query, body }, itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.sendTemplate, { query, body }, itemIndex);
+	if (!this.getNodeParameter('simplify', itemIndex, true)) return response;
+	const { message_id: messageId, template_name: templateName, ...rest } = response;
+	return sentMessage(messageId, { ...rest, templateName });
 }

@@ -1,0 +1,42 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { OPERATIONS } from '../../../shared';
+import { convoRequest } from '../../transport';
+import { identifierValue } from '../sharedFields';
+import { collectionIdField } from './fields';
+
+const properties: INodeProperties[] = [
+	collectionIdField,
+	{
+		displayName: 'Return All',
+		name: 'returnAll',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to return all results or only up to a given limit',
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 50,
+		description: 'Max number of results to return',
+		displayOptions: { show: { returnAll: [false] } },
+	},
+];
+
+export const description = updateDisplayOptions({ show: { resource: ['searchItem'], operation: ['getAll'] } }, properties);
+
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { collection_id: 'collectionId' };
+
+/** One output item per search item (external_id, is_active), each with the collection it belongs to. */
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const collectionId = identifierValue.call(this, 'collectionId', itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.listSearchItems, { query: { collection_id: collectionId } }, itemIndex);
+	// The service answers with the whole list at once (SPEC B2 has no paging); Limit cuts it here.
+	const items = ((response.items as IDataObject[]) ?? []).map((item) => ({ collection_id: response.collection_id, ...item }));
+	if (this.getNodeParameter('returnAll', itemIndex, false)) return items;
+	return items.slice(0, this.getNodeParameter('limit', itemIndex, 50) as number);
+}

@@ -1,0 +1,97 @@
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+	INodeType,
+	INodeTypeBaseDescription,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { router } from '../actions/router';
+import * as agent from '../actions/agent';
+import * as contact from '../actions/contact';
+import * as conversation from '../actions/conversation';
+import * as message from '../actions/message';
+import * as searchItem from '../actions/searchItem';
+import * as template from '../actions/template';
+
+/** Resources served by the messaging API (v1); every other resource uses the external API (v2). */
+const MESSAGING_RESOURCES = ['message'];
+const EXTERNAL_RESOURCES = ['template', 'contact', 'conversation', 'searchItem', 'agent'];
+
+const batching: INodeProperties = {
+	displayName: 'Batching',
+	name: 'batching',
+	type: 'collection',
+	placeholder: 'Add Batching Option',
+	default: {},
+	description: 'How many items are sent to the service at the same time',
+	options: [
+		{
+			displayName: 'Requests at Once',
+			name: 'requestsAtOnce',
+			type: 'number',
+			typeOptions: { minValue: 1, maxValue: 50 },
+			default: 1,
+			description:
+				'How many items are sent to the service at the same time. 1 sends them one after another, in order. The output keeps the input order either way.',
+		},
+	],
+};
+
+/** Version 1 of the Convo node: its fields and its execute. A v2 gets a file beside it. */
+export class ConvoV1 implements INodeType {
+	description: INodeTypeDescription;
+
+	constructor(baseDescription: INodeTypeBaseDescription) {
+		this.description = {
+			...baseDescription,
+			version: 1,
+			defaults: { name: 'Convo' },
+			usableAsTool: true,
+			inputs: [NodeConnectionTypes.Main],
+			outputs: [NodeConnectionTypes.Main],
+			credentials: [
+				{ name: 'convoApi', required: true, displayOptions: { show: { resource: MESSAGING_RESOURCES } } },
+				{ name: 'convoExternalApi', required: true, displayOptions: { show: { resource: EXTERNAL_RESOURCES } } },
+			],
+			properties: [
+				{
+					displayName: 'Resource',
+					name: 'resource',
+					type: 'options',
+					noDataExpression: true,
+					options: [
+						{ name: 'Agent', value: 'agent', description: 'AI agents that answer conversations' },
+						{
+							name: 'Contact',
+							value: 'contact',
+							description: 'Name, tags, custom fields, assignment, messages and conversation state of a contact',
+						},
+						{ name: 'Conversation', value: 'conversation', description: 'Look up a conversation and its messages' },
+						{
+							name: 'Message',
+							value: 'message',
+							description: 'Send messages and read their delivery status (messaging API, Convo API credential)',
+						},
+						{ name: 'Search Item', value: 'searchItem', description: 'Items of search collections' },
+						{ name: 'Template', value: 'template', description: 'Send approved template messages' },
+					],
+					default: 'message',
+				},
+				...message.description,
+				...template.description,
+				...contact.description,
+				...conversation.description,
+				...searchItem.description,
+				...agent.description,
+				batching,
+			],
+		};
+	}
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await router.call(this);
+	}
+}

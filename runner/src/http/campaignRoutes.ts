@@ -1,0 +1,174 @@
+/**
+ * The campaign routes of the control API: thin over core.ts. Recipients come as inline JSON rows,
+ * as a CSV or NDJSON request body streamed to the parser, or as a source URL.
+ */
+import { Readable, Transform } from 'node:stream';
+
+import { z } from 'zod/v4';
+
+import { UserError, type RunnerContext } from '../context';
+import * as core from '../core';
+import { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
+import { campaignStatus, getCampaign } from '../campaigns/store';
+import { InputError, type RouteTable } from './routes';
+import { API_NAMES } from '../campaigns/schema';
+
+const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a campaign id' }) });
+
+/** Settings shared by every way of creating (JSON body fields, or query fields of an upload). */
+const settings = z.object({
+	template_id: z.string(),
+	from: z.string(),
+	agent_id: z.string().optional(),
+	rate: z.coerce.number().int().min(1).max(1000).optional(),
+	at: z.string().optional(),
+	cron: z.string().optional(),
+	tz: z.string().optional(),
+});
+
+const createBody = settings.extend({
+	/** Rows like a CSV's: phone, optional buttons, variables. */
+	recipients: z.array(z.record(z.string(), z.unknown())).min(1).max(100_000).optional(),
+	/** An http(s) URL the runner reads (and a cron schedule re-reads). */
+	source_url: z.url({ protocol: /^https?$/ }).optional(),
+});
+
+const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
+
+export class PayloadTooLarge extends UserError {}
+
+/** Reads the rest of a request body and throws it away. */
+async function drain(body: Readable | undefined): Promise<void> {
+	if (!body || typeof body.resume !== 'function' || body.readableEnded || body.destroyed) return;
+	await new Promise<void>((resolve) => {
+		body.on('end', resolve).on('close', resolve).on('error', () => resolve());
+		// A pipe into a parser that stopped reading would pause it again.
+		body.unpipe();
+		body.resume();
+	});
+}
+
+/** Counts the bytes of an upload and stops it past the limit (`exceeded` then says why it stopped). */
+function limitBytes(limit: number): Transform & { exceeded: boolean } {
+	let seen = 0;
+	const counter = new Transform({
+		transform(chunk: Buffer, _encoding, done) {
+			seen += chunk.length;
+			if (seen > limit) {
+				counter.exceeded = true;
+				done(new PayloadTooLarge(`the upload is larger than ${limit} bytes`));
+			} else done(null, chunk);
+		},
+	}) as Transform & { exceeded: boolean };
+	counter.exceeded = false;
+	return counter;
+}
+
+export function campaignRoutes(routes: RouteTable, context: RunnerContext): void {
+	const limit = context.config.RUNNER_UPLOAD_LIMIT_BYTES;
+
+	routes.add(
+		{
+			method: 'POST',
+			url: '/api/campaigns',
+			tag: 'campaigns',
+			summary: 'Create a campaign: JSON with recipients or source_url, or a CSV/NDJSON body with the settings in the query; Idempotency-Key makes a retry return the first campaign',
+			body: createBody,
+			query: settings.partial(),
+			consumes: ['application/json', ...Object.keys(UPLOAD_TYPES)],
+			success: [201, 'the campaign (or, with cron, the schedule); rows rejected with their line and reason'],
+		},
+		async ({ request, reply }) => {
+			const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+			const upload = UPLOAD_TYPES[type];
+			let fields: z.output<typeof settings>;
+			let source: string;
+			let records: AsyncIterable<SourceRecord> | undefined;
+			const limited = upload ? limitBytes(limit) : undefined;
+			if (upload) {
+				const parsed = settings.safeParse(request.query);
+				if (!parsed.success) throw new InputError(`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`, String(parsed.error.issues[0].path[0]));
+				fields = parsed.data;
+				source = `upload.${upload}`;
+				const body = (request.body as Readable).pipe(limited as Transform);
+				records = parseRecords(refuseBinary(body, 'the upload'), upload, 'the upload');
+			} else {
+				const parsed = createBody.safeParse(request.body);
+				if (!parsed.success) {
+					const issue = parsed.error.issues[0];
+					throw new InputError(`${issue.path.join('.') || 'body'} ${issue.message}`, issue.path.join('.') || undefined);
+				}
+				if ((parsed.data.recipients === undefined) === (parsed.data.source_url === undefined)) throw new InputError('give either recipients (rows) or source_url', 'recipients');
+				fields = parsed.data;
+				source = parsed.data.source_url ?? 'request.json';
+				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
+			}
+			const input = { templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, source };
+			const declared = Number(request.headers['content-length'] ?? 0);
+			if (upload && declared > limit) {
+				await drain(request.body as Readable);
+				throw new PayloadTooLarge(`the upload is ${declared} bytes; at most ${limit} are accepted (RUNNER_UPLOAD_LIMIT_BYTES)`);
+			}
+			try {
+				return await create(request.headers['idempotency-key'], input, records, reply);
+			} catch (error) {
+				// Answer only once the client has sent everything: a reply mid-upload resets its connection.
+				if (upload) await drain(request.body as Readable);
+				if (limited?.exceeded) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes (RUNNER_UPLOAD_LIMIT_BYTES)`);
+				throw error;
+			}
+		},
+	);
+
+	async function create(key: string | string[] | undefined, input: Parameters<typeof core.createCampaign>[1], records: AsyncIterable<SourceRecord> | undefined, reply: import('fastify').FastifyReply) {
+		if (typeof key === 'string' && key.length > 0) {
+			const answer = await core.createCampaignOnce(context, key, input, records, API_NAMES);
+			if (answer.replayed) reply.code(200);
+			return answer;
+		}
+		return core.createCampaign(context, input, records, API_NAMES);
+	}
+
+	routes.add(
+		{ method: 'GET', url: '/api/campaigns', tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items, total, limit, offset }'] },
+		async ({ query }) => {
+			const ids = await context.redis.zrevrange(context.keys.campaigns, query.offset, query.offset + query.limit - 1);
+			const total = await context.redis.zcard(context.keys.campaigns);
+			return { items: await Promise.all(ids.map((campaign) => campaignStatus(context, campaign))), total, limit: query.limit, offset: query.offset };
+		},
+	);
+
+	routes.add({ method: 'GET', url: '/api/campaigns/:id', tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => {
+		const [status, campaign] = await Promise.all([campaignStatus(context, params.id), getCampaign(context, params.id)]);
+		return { ...status, template_id: campaign.templateId, from: campaign.from, agent_id: campaign.agentId ?? null, rate_limit: campaign.rate, total: campaign.total, source: campaign.source, created_at: new Date(campaign.createdAt).toISOString(), finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null };
+	});
+
+	for (const [act, run, summary] of [
+		['pause', core.pauseCampaign, 'Stop new sends of the campaign on every process within a second'],
+		['resume', core.resumeCampaign, 'Continue a paused campaign'],
+	] as const) {
+		routes.add({ method: 'POST', url: `/api/campaigns/:id/${act}`, tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] }, async ({ params }) => ({ id: params.id, state: await run(context, params.id) }));
+	}
+	routes.add({ method: 'POST', url: '/api/campaigns/:id/cancel', tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => core.cancel(context, params.id));
+	routes.add({ method: 'POST', url: '/api/campaigns/:id/reconcile', tag: 'campaigns', summary: "Resolve unknown recipients from the service's own records", params: id, success: [200, '{ checked, sent, not_sent, still_unknown }'] }, async ({ params }) => ({ id: params.id, ...(await core.reconcileCampaign(context, params.id)) }));
+	routes.add({ method: 'POST', url: '/api/campaigns/:id/retry-not-sent', tag: 'campaigns', summary: 'Send again the recipients proven not sent', params: id, success: [200, '{ id, state, requeued }'] }, async ({ params }) => ({ id: params.id, ...(await core.retryNotSent(context, params.id)) }));
+	routes.add({ method: 'PUT', url: '/api/campaigns/:id/rate', tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: z.object({ rate: z.int().min(1).max(1000) }), success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await core.setCampaignRate(context, params.id, body.rate) }));
+
+	routes.add(
+		{ method: 'GET', url: '/api/campaigns/:id/report', tag: 'campaigns', summary: 'One row per recipient, streamed: line, phone, outcome, message_id, error, attempts, times', params: id, query: z.object({ format: z.enum(['json', 'csv']).default('json') }), produces: ['application/json', 'text/csv'], success: [200, 'the report'] },
+		async ({ params, query, reply }) => {
+			await getCampaign(context, params.id);
+			reply.type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8');
+			reply.header('content-disposition', `attachment; filename="campaign-${params.id}-report.${query.format}"`);
+			return Readable.from(core.reportText(context, params.id, query.format));
+		},
+	);
+	routes.add({ method: 'GET', url: '/api/campaigns/:id/errors', tag: 'campaigns', summary: 'Recipients not sent, grouped by reason', params: id, success: [200, '[{ outcome, reason, count }]'] }, async ({ params }) => {
+		await getCampaign(context, params.id);
+		return core.errorBreakdown(context, params.id);
+	});
+	routes.add({ method: 'GET', url: '/api/campaigns/:id/rate-history', tag: 'campaigns', summary: 'Sends per second over the last 10 minutes', params: id, success: [200, '[[epoch second, sends]]'] }, async ({ params }) => {
+		await getCampaign(context, params.id);
+		return core.rateHistory(context, params.id);
+	});
+}

@@ -1,0 +1,49 @@
+/**
+ * The operator console: a sign-in page (the token, posted once, becomes an HttpOnly SameSite=Strict
+ * session cookie) and a single page that polls the API every 2 s. Everything is served from this
+ * process (uPlot from node_modules), so it works on a machine with no network.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { FastifyInstance } from 'fastify';
+
+import { type Auth, SESSION_COOKIE } from './auth';
+
+const here = join(__dirname, 'console');
+const read = (path: string) => readFileSync(path, 'utf8');
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export function consoleRoutes(app: FastifyInstance, auth: Auth): void {
+	const files = {
+		login: read(join(here, 'login.html')),
+		index: read(join(here, 'index.html')),
+		js: read(join(here, 'app.js')),
+		css: read(join(here, 'app.css')),
+		uplotJs: read(require.resolve('uplot/dist/uPlot.iife.min.js')),
+		uplotCss: read(require.resolve('uplot/dist/uPlot.min.css')),
+	};
+	const loginPage = (message: string) => files.login.replace('<!--message-->', message ? `<p class="error" data-testid="sign-in-error">${escapeHtml(message)}</p>` : '');
+
+	app.get('/login', async (_request, reply) => reply.type('text/html; charset=utf-8').send(loginPage('')));
+	app.post('/session', async (request, reply) => {
+		const token = String((request.body as Record<string, unknown> | undefined)?.token ?? '');
+		if (!auth.tokenOk(token)) return reply.code(401).type('text/html; charset=utf-8').send(loginPage('That token is not the runner token (RUNNER_TOKEN).'));
+		const session = auth.newSession();
+		reply.setCookie(SESSION_COOKIE, session.value, { httpOnly: true, sameSite: 'strict', path: '/', maxAge: session.maxAgeSeconds, secure: request.protocol === 'https' });
+		return reply.redirect('/', 303);
+	});
+	app.post('/session/logout', async (_request, reply) => {
+		reply.clearCookie(SESSION_COOKIE, { path: '/' });
+		return reply.redirect('/login', 303);
+	});
+	app.get('/', async (request, reply) => {
+		const session = request.cookies[SESSION_COOKIE] ?? '';
+		const csrf = auth.sessionOk(session) ? auth.csrfFor(session) : '';
+		return reply.type('text/html; charset=utf-8').send(files.index.replace('{{csrf}}', csrf));
+	});
+	app.get('/console/app.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(files.js));
+	app.get('/console/app.css', async (_request, reply) => reply.type('text/css; charset=utf-8').send(files.css));
+	app.get('/assets/uplot.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(files.uplotJs));
+	app.get('/assets/uplot.css', async (_request, reply) => reply.type('text/css; charset=utf-8').send(files.uplotCss));
+}

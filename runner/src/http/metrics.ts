@@ -1,0 +1,81 @@
+/**
+ * GET /metrics in Prometheus text: BullMQ's own exporter for every queue, plus the runner's figures
+ * read from Redis at scrape time (so every process's work counts, not just this one's):
+ * recipients by outcome, 429 holds, retries, current rate and ETA, per campaign and sender number.
+ */
+import { Counter, Gauge, Registry } from 'prom-client';
+
+import type { RunnerContext } from '../context';
+import { campaignStatus, findCampaign } from '../campaigns/store';
+
+/** Campaigns a scrape reports: every running one and the most recent others. */
+const RECENT = 100;
+
+export class RunnerMetrics {
+	private readonly registry = new Registry();
+
+	private readonly running = new Gauge({ name: 'convo_runner_campaigns_running', help: 'Campaigns running now', registers: [this.registry] });
+	private readonly recipients = new Gauge({ name: 'convo_runner_campaign_recipients', help: 'Recipients of a campaign by outcome', labelNames: ['campaign', 'number', 'outcome'], registers: [this.registry] });
+	private readonly holds = new Counter({ name: 'convo_runner_campaign_rate_limit_holds_total', help: '429 answers that held the sending number', labelNames: ['campaign', 'number'], registers: [this.registry] });
+	private readonly retries = new Counter({ name: 'convo_runner_campaign_retries_total', help: 'Sends retried after a 5xx or a refused connection', labelNames: ['campaign', 'number'], registers: [this.registry] });
+	private readonly rate = new Gauge({ name: 'convo_runner_campaign_rate', help: 'Sends per second over the last 10 seconds', labelNames: ['campaign', 'number'], registers: [this.registry] });
+	private readonly eta = new Gauge({ name: 'convo_runner_campaign_eta_seconds', help: 'Seconds until every recipient is final at the current rate', labelNames: ['campaign', 'number'], registers: [this.registry] });
+
+	constructor(private readonly context: RunnerContext) {}
+
+	/** Reads every runner figure from Redis (the state all processes share) into the registry. */
+	private async refresh(): Promise<void> {
+		const { redis, keys } = this.context;
+		this.registry.resetMetrics();
+		const ids = new Set([...(await redis.smembers(keys.running)), ...(await redis.zrevrange(keys.campaigns, 0, RECENT - 1))]);
+		this.running.set(await redis.scard(keys.running));
+		for (const id of ids) {
+			const campaign = await findCampaign(this.context, id);
+			if (!campaign) continue;
+			const status = await campaignStatus(this.context, id);
+			const base = { campaign: id, number: campaign.from };
+			for (const [outcome, count] of Object.entries(status.counts)) this.recipients.set({ ...base, outcome }, count);
+			this.holds.inc(base, campaign.holds);
+			this.retries.inc(base, campaign.retries);
+			this.rate.set(base, status.rate);
+			if (status.eta_seconds !== null) this.eta.set(base, status.eta_seconds);
+		}
+	}
+
+	async text(): Promise<string> {
+		const queues = [this.context.queues.control, ...(await this.context.redis.smembers(this.context.keys.numbers)).map((from) => this.context.queues.send(from))];
+		const queueText = await Promise.all(queues.map((queue) => queue.exportPrometheusMetrics()));
+		await this.refresh();
+		return `${await this.registry.metrics()}\n${oneFamilyText(queueText)}\n`;
+	}
+
+	get contentType(): string {
+		return this.registry.contentType;
+	}
+}
+
+/**
+ * BullMQ exports each queue on its own, each with the family's HELP and TYPE lines and a space
+ * after each label comma. One exposition may state a family once: keep the first HELP/TYPE, and
+ * write labels the strict way (`{a="1",b="2"}`).
+ */
+export function oneFamilyText(texts: string[]): string {
+	const seen = new Set<string>();
+	const samples = new Map<string, string[]>();
+	const order: string[] = [];
+	for (const line of texts.flatMap((text) => text.split('\n'))) {
+		if (line.trim() === '') continue;
+		const family = line.startsWith('#') ? line.split(' ')[2] : line.split(/[{ ]/)[0];
+		if (!samples.has(family)) {
+			samples.set(family, []);
+			order.push(family);
+		}
+		if (line.startsWith('#')) {
+			if (!seen.has(line)) (samples.get(family) as string[]).unshift(line);
+			seen.add(line);
+		} else {
+			(samples.get(family) as string[]).push(line.replace(/",\s+/g, '",'));
+		}
+	}
+	return order.flatMap((family) => samples.get(family) as string[]).join('\n');
+}

@@ -1,0 +1,109 @@
+/**
+ * The operator console in a real browser (Debian's Chromium driven by playwright-core) against a
+ * running `convo-runner start`: sign-in refused with a wrong token; signed in, a 500-recipient
+ * campaign's progress bar moves to done while the page is paused and resumed from its buttons;
+ * the report downloads with one row per recipient. Screenshots go to .tmp/ (CI artifacts).
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+import { freePort } from '../../runner/src/redis';
+import { positionalTemplate, setFault, templateSends, useRunnerUnderTest, waitFor } from './support';
+
+jest.setTimeout(180_000);
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const TOKEN = 'console-token-0123456789';
+const SHOTS = join(__dirname, '..', '..', '.tmp');
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+let base = '';
+let browser: Browser;
+
+beforeAll(async () => {
+	if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+	mkdirSync(SHOTS, { recursive: true });
+	const port = await freePort();
+	runner.spawnWorker({ RUNNER_HTTP_PORT: String(port) }, 'start');
+	base = `http://127.0.0.1:${port}`;
+	await waitFor('the console to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	browser = await chromium.launch({
+		executablePath: CHROMIUM,
+		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	});
+});
+afterAll(async () => {
+	await browser?.close();
+});
+
+async function signIn(page: Page, token: string): Promise<void> {
+	await page.goto(`${base}/`);
+	await page.waitForURL(`${base}/login`);
+	await page.getByTestId('token').fill(token);
+	await page.getByTestId('sign-in').click();
+}
+
+test('a wrong token is refused at sign-in and the console stays closed', async () => {
+	const context = await browser.newContext();
+	const page = await context.newPage();
+	await signIn(page, 'not-the-token-at-all');
+	await page.getByTestId('sign-in-error').waitFor();
+	expect(await page.getByTestId('sign-in-error').textContent()).toContain('not the runner token');
+	expect((await context.cookies()).map((cookie) => cookie.name)).not.toContain('convo_session');
+	const api = await page.request.get(`${base}/api/campaigns`);
+	expect(api.status()).toBe(401);
+	await context.close();
+});
+
+test('signed in: watch a 500-recipient campaign to done, pause and resume it from its page, download the report', async () => {
+	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 20 });
+	const phones = Array.from({ length: 500 }, (_, i) => `4917060${String(i).padStart(6, '0')}`);
+	const created = await fetch(`${base}/api/campaigns`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+		body: JSON.stringify({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], rate: 40, recipients: phones.map((phone, i) => ({ phone, 1: `Ana ${i}`, 2: `#${i}` })) }),
+	});
+	const { id } = (await created.json()) as { id: string };
+
+	const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1200, height: 900 } });
+	const page = await context.newPage();
+	await signIn(page, TOKEN);
+	await page.getByTestId('campaign-row').first().waitFor();
+	const session = (await context.cookies()).find((cookie) => cookie.name === 'convo_session');
+	expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+	expect(page.url()).not.toContain(TOKEN);
+	expect(await page.evaluate(() => JSON.stringify((globalThis as unknown as { localStorage: unknown }).localStorage))).not.toContain('console-token');
+	await page.screenshot({ path: join(SHOTS, 'console-list.png') });
+
+	await page.click(`a[href="#/campaigns/${id}"]`);
+	const progress = page.getByTestId(`progress-${id}`);
+	await progress.waitFor();
+	await waitFor('the bar to move', async () => Number(await progress.getAttribute('value')) > 50, 30_000, 250);
+
+	await page.getByTestId('pause').click();
+	await waitFor('the page to show paused', async () => (await page.getByTestId('state').textContent()) === 'paused', 10_000, 200);
+	const pausedAt = Date.now();
+	await page.waitForTimeout(2500);
+	const lateSends = (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to) && Date.parse(message.createdAt) > pausedAt + 1000);
+	expect(lateSends).toEqual([]);
+	await page.screenshot({ path: join(SHOTS, 'console-campaign-paused.png') });
+
+	await page.getByTestId('resume').click();
+	await waitFor('the bar to reach the end', async () => (await progress.getAttribute('value')) === '500' && (await page.getByTestId('state').textContent()) === 'completed', 60_000, 500);
+	expect(await page.getByTestId('count-sent').textContent()).toBe('500');
+	await page.screenshot({ path: join(SHOTS, 'console-campaign.png') });
+
+	const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download').click()]);
+	const file = join(SHOTS, download.suggestedFilename());
+	await download.saveAs(file);
+	const lines = readFileSync(file, 'utf8').trim().split('\n');
+	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at');
+	expect(lines).toHaveLength(501);
+	const sends = new Map((await templateSends(runner.sandbox)).map((message) => [message.to, message.uuid]));
+	for (const line of lines.slice(1)) {
+		const [, phone, outcome, messageId] = line.split(',');
+		expect({ phone, outcome, messageId }).toEqual({ phone, outcome: 'sent', messageId: sends.get(phone) });
+	}
+	await context.close();
+});

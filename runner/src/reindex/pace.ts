@@ -29,17 +29,25 @@ export class Pacer {
 
 export class Pool {
 	private readonly active = new Set<Promise<void>>();
+	/** The first error a task threw (Redis gone): the next run() or drain() throws it. */
+	private failure?: Error;
 
 	constructor(private readonly limit: number) {}
 
 	/** Starts `task` once fewer than `limit` run (so a reader awaiting this is held back). */
 	async run(task: () => Promise<void>): Promise<void> {
 		while (this.active.size >= this.limit) await Promise.race(this.active);
-		const running: Promise<void> = task().finally(() => this.active.delete(running));
+		if (this.failure) throw this.failure;
+		const running: Promise<void> = task()
+			.catch((error: Error) => {
+				this.failure ??= error;
+			})
+			.finally(() => this.active.delete(running));
 		this.active.add(running);
 	}
 
 	async drain(): Promise<void> {
 		while (this.active.size > 0) await Promise.race(this.active);
+		if (this.failure) throw this.failure;
 	}
 }

@@ -117,7 +117,8 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 		context.log.info({ run: runId }, 'reindex run completed');
 		return 'completed';
 	} catch (error) {
-		await work.pool.drain();
+		// Let the upserts in flight settle (and be recorded) before the run is marked failed.
+		await work.pool.drain().catch(() => undefined);
 		const reason =
 			error instanceof SourceError
 				? `the source could not be read to its end: ${error.message}`

@@ -4,9 +4,9 @@
  * deactivation is skipped and the report says why); a file that is not JSON fails the run. The
  * CLI's `--json` documents, and the content hash's rules.
  */
-import { createReindex, reindexReport } from '../../runner/src/core';
+import { createReindex, listReindexRuns, listReindexSchedules, reindexReport } from '../../runner/src/core';
 import { contentHash } from '../../runner/src/reindex/hash';
-import { runCli, useRunnerUnderTest } from './support';
+import { runCli, useRunnerUnderTest, waitFor } from './support';
 import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, feedText, freshCollection, products, range, settled, UPSERT, writeFeed } from './reindexSupport';
 
 jest.setTimeout(120_000);
@@ -124,4 +124,22 @@ test('the content hash ignores key order and changes with the item, the embeddin
 	expect(contentHash(item, { text: 'T' }, true)).not.toBe(contentHash(item, undefined, true));
 	expect(contentHash(item, undefined, false)).not.toBe(contentHash(item, undefined, true));
 	expect(contentHash(item, undefined, true)).toMatch(/^[\w-]{16}$/);
+});
+
+test('--cron runs the reindex on its schedule, each run a run of its own; unschedule stops it', async () => {
+	const path = writeFeed(feedText(products(range(0, 10)), 'ndjson'), 'feed.ndjson');
+	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source: path, idField: 'sku', cron: '*/2 * * * * *', tz: 'Europe/Berlin' });
+	if (answer.kind !== 'schedule') throw new Error('expected a schedule');
+	expect(answer.schedule).toMatchObject({ cron: '*/2 * * * * *', tz: 'Europe/Berlin', settings: { idField: 'sku', rate: 100 } });
+	const runs = await waitFor('two scheduled runs to complete', async () => {
+		const listed = (await listReindexRuns(runner.context)).filter((run) => run.state === 'completed');
+		return listed.length >= 2 ? listed : undefined;
+	}, 30_000);
+	// The first created the items; the later ones found them unchanged.
+	expect(runs.map((run) => run.counts.created).sort()).toEqual([...Array(runs.length - 1).fill(0), 10]);
+	expect((await listReindexSchedules(runner.context)).map((schedule) => schedule.id)).toEqual([answer.schedule.id]);
+	const cli = await runCli(['reindex', 'unschedule', answer.schedule.id, '--json'], runner.env);
+	expect(JSON.parse(cli.stdout)).toEqual({ id: answer.schedule.id, removed: true });
+	expect(await listReindexSchedules(runner.context)).toEqual([]);
+	await expect(createReindex(runner.context, { collection: collectionOf(runner), source: path, idField: 'sku', cron: 'not a cron' })).rejects.toThrow('--cron "not a cron" with --tz "UTC" is not a valid schedule');
 });

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 
 import { z } from 'zod/v4';
 
-import { UserError, type RunnerContext } from '../context';
+import { ConflictError, UserError, type RunnerContext } from '../context';
 import { formatOf, isUrl, SourceError } from '../source';
 import { overlapMessage, takeCollection } from './lock';
 import { processRun } from './run';
@@ -23,8 +23,10 @@ export interface ReindexInput {
 	source: string;
 	format?: string;
 	idField: string;
-	/** Path of a file holding the embedding_json object sent with every item. */
+	/** Path of a file holding the embedding_json object sent with every item (the CLI's --embedding-json). */
 	embeddingJson?: string;
+	/** The embedding_json object itself (the control API's). */
+	embedding?: Record<string, unknown>;
 	deactivateMissing?: boolean;
 	force?: boolean;
 	rate?: number;
@@ -38,6 +40,7 @@ const input = z.object({
 	format: z.string().optional(),
 	idField: z.string({ error: '--id-field is required' }).min(1, { error: '--id-field must name the field that holds each item\'s id' }),
 	embeddingJson: z.string().optional(),
+	embedding: z.record(z.string(), z.unknown()).optional(),
 	deactivateMissing: z.boolean().optional(),
 	force: z.boolean().optional(),
 	rate: z
@@ -89,7 +92,7 @@ export function reindexSettings(raw: ReindexInput): RunSettings & { cron?: strin
 		source,
 		format,
 		idField: given.idField,
-		embedding: given.embeddingJson ? readEmbedding(given.embeddingJson) : undefined,
+		embedding: given.embeddingJson ? readEmbedding(given.embeddingJson) : given.embedding,
 		deactivateMissing: given.deactivateMissing ?? false,
 		force: given.force ?? false,
 		rate: given.rate ?? DEFAULT_REINDEX_RATE,
@@ -131,7 +134,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 	}
 	const id = newRunId();
 	const holder = await takeCollection(context, settings.collection, id);
-	if (holder) throw new UserError(overlapMessage(settings.collection, holder));
+	if (holder) throw new ConflictError(overlapMessage(settings.collection, holder));
 	await storeRun(context, id, { ...settings, scheduleId: undefined });
 	await context.queues.reindex.add('run', { run: id }, { jobId: `run-${id}`, removeOnComplete: true, removeOnFail: 100 });
 	context.log.info({ run: id, collection: settings.collection }, 'reindex run queued');

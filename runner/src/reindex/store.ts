@@ -2,7 +2,7 @@
  * A reindex run's record in Redis (one hash): settings, state, counters and reading progress.
  * Reading it and turning it into the status every client shows lives here, once.
  */
-import { UserError, type RunnerContext } from '../context';
+import { NotFoundError, type RunnerContext } from '../context';
 import type { SourceFormat } from '../source';
 
 export const RUN_STATES = ['queued', 'running', 'completed', 'failed', 'skipped'] as const;
@@ -121,7 +121,7 @@ export async function findRun(context: RunnerContext, id: string): Promise<RunRe
 
 export async function getRun(context: RunnerContext, id: string): Promise<RunRecord> {
 	const found = await findRun(context, id);
-	if (!found) throw new UserError(`No reindex run with id ${id}`);
+	if (!found) throw new NotFoundError(`No reindex run with id ${id}`);
 	return found;
 }
 

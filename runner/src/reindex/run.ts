@@ -24,6 +24,8 @@ import { findRun, READING_COUNTS, SETTLED_RUN_STATES, type RunRecord, type RunSt
 
 /** Rows looked up in Redis together. */
 const CHUNK = 500;
+/** How long an attempt's ids-seen hash outlives a process that died holding it. */
+const SEEN_TTL_SECONDS = 7 * 24 * 3600;
 /** Notes (rejected rows; failures, mismatches, foreign items) kept per run for the report. */
 export const KEEP_NOTES = 1000;
 
@@ -202,6 +204,8 @@ async function handleChunk(work: RunWork, chunk: SourceRecord[], progress: Sourc
 	const seenKey = keys.reindex.seen(run.id, work.attempt);
 	const lookup = redis.pipeline();
 	for (const row of rows) lookup.hsetnx(seenKey, row.externalId, row.line).hget(work.itemsKey, row.externalId);
+	// Deleted when the attempt ends; the expiry only cleans up after a process killed twice in a row.
+	lookup.expire(seenKey, SEEN_TTL_SECONDS);
 	const answers = rows.length > 0 ? ((await lookup.exec()) ?? []) : [];
 	const repeated = rows.filter((_, i) => Number(answers[2 * i]?.[1]) === 0);
 	const firstLines = repeated.length > 0 ? await redis.hmget(seenKey, ...repeated.map((row) => row.externalId)) : [];

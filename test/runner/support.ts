@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { startSandbox, type RunningSandbox } from '../../sandbox/src';
+import type { RunningSandbox } from '../../sandbox/src';
 import { loadConfig } from '../../runner/src/config';
 import type { RunnerContext } from '../../runner/src/context';
 import { createLogger } from '../../runner/src/log';
@@ -130,7 +130,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs =
 export type RedisUnderTest = string | { clusterNodes: string };
 
 export async function startRunnerUnderTest(redis: RedisUnderTest, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunnerUnderTest> {
-	const sandbox = await startSandbox({ port: 0 });
+	const sandbox = await startSandboxProcess();
 	const business = sandbox.fixture.businesses[0];
 	const env: NodeJS.ProcessEnv = {
 		PATH: process.env.PATH,
@@ -180,6 +180,39 @@ export function useRunnerUnderTest(extraEnv: NodeJS.ProcessEnv = {}): RunnerUnde
 		await redis?.stop();
 	});
 	return runner;
+}
+
+const SANDBOX_BIN = join(__dirname, '..', '..', 'sandbox', 'bin', 'convo-sandbox.mjs');
+
+/**
+ * The sandbox in a process of its own, as the real service is: its clock (the createdAt it records)
+ * is then never stalled by the test runner's own work or garbage collection, which would bunch
+ * requests that arrived evenly and make a rate look broken.
+ */
+export async function startSandboxProcess(): Promise<RunningSandbox> {
+	const port = await freePort();
+	const child = spawn(process.execPath, [SANDBOX_BIN, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+	let output = '';
+	child.stdout?.on('data', (chunk) => (output += String(chunk)));
+	child.stderr?.on('data', (chunk) => (output += String(chunk)));
+	const baseUrl = `http://127.0.0.1:${port}`;
+	const fixture = await waitFor(`the sandbox to start (${output})`, async () => {
+		if (child.exitCode !== null) throw new Error(`the sandbox exited: ${output}`);
+		const response = await fetch(`${baseUrl}/__sandbox/fixture`).catch(() => undefined);
+		return response?.ok ? ((await response.json()) as RunningSandbox['fixture']) : undefined;
+	}, 30_000, 100);
+	return {
+		baseUrl,
+		externalUrl: fixture.externalUrl,
+		fixture,
+		close: async () => {
+			if (child.exitCode === null && child.signalCode === null) {
+				const exited = new Promise((resolve) => child.once('exit', resolve));
+				child.kill('SIGTERM');
+				await exited;
+			}
+		},
+	};
 }
 
 /** Polls until `check` returns a value; fails with `what` after `timeoutMs`. Every wait is bounded. */

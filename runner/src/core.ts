@@ -18,6 +18,11 @@ export { reconcileCampaign } from './campaigns/reconcile';
 export { errorBreakdown, reportRows, reportText } from './campaigns/report';
 export { rateHistory, getCampaign } from './campaigns/store';
 
+// Reindex runs: keep a search collection in sync with a feed (reindex/).
+export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReindexSchedule, type ReindexAnswer, type ReindexInput } from './reindex/create';
+export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview, type RunStatus as ReindexStatus } from './reindex/store';
+export { reindexReport } from './reindex/report';
+
 export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: ScheduleRecord };
 
 /** `records`: rows already at hand (an upload, inline rows); `input.source` then only names them. */

@@ -28,6 +28,31 @@ export interface Keys {
 	idempotency(keyHash: string): string;
 	/** Lock: one feeder tick at a time across processes. */
 	feederLock: string;
+	reindex: ReindexKeys;
+}
+
+/** Keys of reindex runs (reindex/) and of the collections they keep in sync. */
+export interface ReindexKeys {
+	/** Sorted set: run id by creation time. */
+	runs: string;
+	/** Hash: the run's settings, state, counters and progress. */
+	run(id: string): string;
+	/** Hash, during one attempt of a run: external_id -> line where the source first held it. */
+	seen(id: string, attempt: number): string;
+	/** Lists of JSON notes kept for the report: rejected rows; failures, mismatches, foreign items. */
+	rejected(id: string): string;
+	problems(id: string): string;
+	/** Hash: epoch second -> rows read in it, for the current rate. */
+	ticks(id: string): string;
+	/** Sorted set of cron schedules; a string (JSON) per schedule. */
+	schedules: string;
+	schedule(id: string): string;
+	/** Hash: external_id -> what the last successful upsert sent (reindex/itemState.ts). */
+	items(collection: string): string;
+	/** Hash: embedding key -> embedding_json sent, shared by the items that sent it. */
+	embeddings(collection: string): string;
+	/** String: the run that holds the collection (a lease renewed while it lives). */
+	lock(collection: string): string;
 }
 
 export function keysFor(prefix: string): Keys {
@@ -45,5 +70,18 @@ export function keysFor(prefix: string): Keys {
 		ticks: (id) => `${prefix}:campaign:${id}:ticks`,
 		idempotency: (keyHash) => `${prefix}:idempotency:${keyHash}`,
 		feederLock: `${prefix}:lock:feeder`,
+		reindex: {
+			runs: `${prefix}:reindex:runs`,
+			run: (id) => `${prefix}:reindex:${id}`,
+			seen: (id, attempt) => `${prefix}:reindex:${id}:seen:${attempt}`,
+			rejected: (id) => `${prefix}:reindex:${id}:rejected`,
+			problems: (id) => `${prefix}:reindex:${id}:problems`,
+			ticks: (id) => `${prefix}:reindex:${id}:ticks`,
+			schedules: `${prefix}:reindex:schedules`,
+			schedule: (id) => `${prefix}:reindex:schedule:${id}`,
+			items: (collection) => `${prefix}:collection:${collection}:items`,
+			embeddings: (collection) => `${prefix}:collection:${collection}:emb`,
+			lock: (collection) => `${prefix}:collection:${collection}:lock`,
+		},
 	};
 }

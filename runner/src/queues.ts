@@ -6,6 +6,10 @@
  *   send-<number>      one queue per sending business number, with a GLOBAL rate limit in Redis:
  *                      the channel's ceiling is per number, so every process sending from that
  *                      number shares it, and numbers do not slow each other
+ *   reindex            one job per reindex run (and a job scheduler per cron schedule): the process
+ *                      that takes it reads the source and paces the run's upserts itself
+ *                      (reindex/pace.ts; the collection lease makes it the only one); a killed
+ *                      process's run stalls and is taken up again by another within seconds
  *
  * Every process (`start` or `worker`) works both, so whatever a killed process was doing is
  * taken up by any process still running. Job ids and the ledger make repeats harmless.
@@ -21,6 +25,14 @@ export const CONTROL_QUEUE = 'control';
 export const FEEDER_SCHEDULER_ID = 'feeder';
 export const FEED_EVERY_MS = 1000;
 export const sendQueueName = (from: string) => `send-${from}`;
+export const REINDEX_QUEUE = 'reindex';
+/** Runs one process works at once (each reads its own source). */
+export const REINDEX_CONCURRENCY = 2;
+/**
+ * A run's job lock is renewed by its process while the run lives; a killed process's run is seen
+ * stalled within about 15 s and resumed elsewhere. It may be resumed this many times.
+ */
+const REINDEX_WORKER = { lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 10 };
 
 /** Send jobs: the ledger is the record of what happened, so BullMQ keeps no finished job (a kept one would block its id). */
 export function sendJobOptions(config: RunnerConfig): JobsOptions {
@@ -44,6 +56,7 @@ export function limiterFor(ratePerSecond: number): { max: number; duration: numb
 
 export class Queues {
 	readonly control: Queue;
+	readonly reindex: Queue;
 	private readonly sends = new Map<string, Queue>();
 	private readonly appliedRates = new Map<string, number>();
 
@@ -56,6 +69,7 @@ export class Queues {
 	) {
 		this.warn = log ? throttledWarn(log) : undefined;
 		this.control = this.open(CONTROL_QUEUE);
+		this.reindex = this.open(REINDEX_QUEUE);
 	}
 
 	private open(name: string): Queue {
@@ -88,13 +102,14 @@ export class Queues {
 	}
 
 	async close(): Promise<void> {
-		await Promise.all([this.control.close(), ...[...this.sends.values()].map((queue) => queue.close())]);
+		await Promise.all([this.control.close(), this.reindex.close(), ...[...this.sends.values()].map((queue) => queue.close())]);
 	}
 }
 
 export interface Processors {
 	control: Processor;
 	send: Processor;
+	reindex: Processor;
 }
 
 /**
@@ -119,22 +134,22 @@ export class Workers {
 
 	async start(): Promise<void> {
 		this.add(CONTROL_QUEUE, this.processors.control, 1);
+		this.add(REINDEX_QUEUE, this.processors.reindex, REINDEX_CONCURRENCY, REINDEX_WORKER);
 		await this.discover();
 		this.timer = setInterval(() => void this.discover().catch((error: Error) => this.warn(`discover:${error.message}`, { err: error.message }, 'could not list sending numbers')), 1000);
 	}
 
-	private add(name: string, processor: Processor, concurrency: number): void {
+	private add(name: string, processor: Processor, concurrency: number, lock = { maxStalledCount: 1, lockDuration: 30_000 }): void {
 		const worker = new Worker(name, processor, {
 			connection: this.connection as ConnectionOptions,
 			prefix: this.keys.prefix,
 			concurrency,
 			// A stalled send is re-run once, and the ledger turns its claim into `unknown` instead of sending.
-			maxStalledCount: 1,
-			lockDuration: 30_000,
+			...lock,
 		});
 		worker.on('error', (error) => this.warn(`worker:${error.message}`, { queue: name, err: error.message }, 'worker error'));
 		worker.on('failed', (job: Job | undefined, error: Error) => {
-			if (name === CONTROL_QUEUE) this.log.warn({ job: job?.name, err: error.message }, 'control job failed');
+			if (name === CONTROL_QUEUE || name === REINDEX_QUEUE) this.log.warn({ queue: name, job: job?.name, err: error.message }, 'job failed');
 		});
 		this.workers.set(name, worker);
 	}

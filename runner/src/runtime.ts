@@ -11,6 +11,7 @@ import { feedOnce } from './campaigns/feeder';
 import { runSchedule } from './campaigns/schedule';
 import { createSendProcessor, type InFlight } from './campaigns/send';
 import { startScheduledCampaign } from './campaigns/control';
+import { processReindexJob } from './reindex/create';
 import { keysFor } from './keys';
 import { Ledger } from './ledger';
 import type { Logger } from './log';
@@ -61,7 +62,7 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 		if (job.name === 'cron') return runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0));
 		log.warn({ job: job.name }, 'unknown control job');
 	};
-	const workers = new Workers(redis, keys, config, { control, send: createSendProcessor(context, inFlight, shutdown.signal) }, log);
+	const workers = new Workers(redis, keys, config, { control, send: createSendProcessor(context, inFlight, shutdown.signal), reindex: (job: Job) => processReindexJob(context, job) }, log);
 	await context.queues.ensureFeeder();
 	await workers.start();
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');

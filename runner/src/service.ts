@@ -4,6 +4,8 @@
  * outcome by ONE table (`classify`): what is retried, held, failed, unknown or stops a campaign.
  * The API key lives only in this object's closure: never in an error, a log line or Redis.
  */
+import type { Readable } from 'node:stream';
+
 import { Agent, request, errors as undiciErrors } from 'undici';
 
 import {
@@ -65,6 +67,19 @@ export function classifyNetworkError(error: unknown): CallOutcome {
 	return { kind: 'unknown', reason: `the connection failed after the request was sent (${code ?? (error as Error).message})` };
 }
 
+/** The operations the runner calls. */
+export type ServiceOperation = 'sendTemplate' | 'getConversation' | 'upsertSearchItem' | 'listSearchItems';
+
+/** An answer's body: JSON when it parses, else its text (kept for the message). */
+async function readBody(body: { text(): Promise<string> }): Promise<unknown> {
+	const text = await body.text();
+	try {
+		return text === '' ? undefined : JSON.parse(text);
+	} catch {
+		return text;
+	}
+}
+
 export interface ServiceOptions {
 	externalUrl: string;
 	apiKey: string;
@@ -81,27 +96,40 @@ export class ConvoService {
 		this.agent = new Agent({ keepAliveTimeout: 4_000, connections: options.connections ?? 64, connect: { timeout: Math.min(options.deadlineMs, 5_000) } });
 	}
 
-	/** One call of a contract operation; throws ContractError (naming the field) before sending bad input. */
-	async call(key: 'sendTemplate' | 'getConversation', input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
+	/** The request of a contract operation, built and checked by the contract (ContractError names a bad field). */
+	private send(key: ServiceOperation, input: OperationInput, signal?: AbortSignal, idleTimeoutMs?: number) {
 		const wire = buildRequest(OPERATIONS[key], input);
 		const url = requestUrl('external', this.options.externalUrl, wire);
+		return request(url, {
+			method: wire.method,
+			dispatcher: this.agent,
+			headers: { 'x-api-key': this.#apiKey, accept: 'application/json', ...(wire.body === undefined ? {} : { 'content-type': 'application/json' }) },
+			body: wire.body === undefined ? undefined : JSON.stringify(wire.body),
+			signal,
+			...(idleTimeoutMs ? { headersTimeout: idleTimeoutMs, bodyTimeout: idleTimeoutMs } : {}),
+		});
+	}
+
+	/** One call of a contract operation; throws ContractError (naming the field) before sending bad input. */
+	async call(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
 		const deadline = AbortSignal.timeout(this.options.deadlineMs);
 		try {
-			const response = await request(url, {
-				method: wire.method,
-				dispatcher: this.agent,
-				headers: { 'x-api-key': this.#apiKey, accept: 'application/json', ...(wire.body === undefined ? {} : { 'content-type': 'application/json' }) },
-				body: wire.body === undefined ? undefined : JSON.stringify(wire.body),
-				signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
-			});
-			const text = await response.body.text();
-			let body: unknown = text;
-			try {
-				body = text === '' ? undefined : JSON.parse(text);
-			} catch {
-				// not JSON: keep the text for the message
-			}
-			return classify(response.statusCode, body, response.headers, stopOn);
+			const response = await this.send(key, input, signal ? AbortSignal.any([deadline, signal]) : deadline);
+			return classify(response.statusCode, await readBody(response.body), response.headers, stopOn);
+		} catch (error) {
+			return classifyNetworkError(error);
+		}
+	}
+
+	/**
+	 * A call whose 2xx body is read as a stream (a list of a million items): the deadline applies to
+	 * the wait for the answer and to every pause in its body, not to the whole transfer.
+	 */
+	async open(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}): Promise<CallOutcome | { kind: 'stream'; body: Readable }> {
+		try {
+			const response = await this.send(key, input, undefined, this.options.deadlineMs);
+			if (response.statusCode >= 200 && response.statusCode < 300) return { kind: 'stream', body: response.body };
+			return classify(response.statusCode, await readBody(response.body), response.headers, stopOn);
 		} catch (error) {
 			return classifyNetworkError(error);
 		}

@@ -1,16 +1,15 @@
 /**
  * Reading a source, a local file or an http(s) URL, as a stream of records with their line numbers,
- * whatever the format: CSV (csv-parse), a JSON array (stream-json), or NDJSON (readline). Memory
+ * whatever the format: CSV (csv-parse), a JSON array (stream-json), or NDJSON (lines split here). Memory
  * stays flat in the size of the source. Shared by every job kind that reads a feed.
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { createInterface } from 'node:readline';
 import { PassThrough, type Duplex, type Readable } from 'node:stream';
 
 import { parse as parseCsv } from 'csv-parse';
-import { request } from 'undici';
+import { Agent, interceptors, request } from 'undici';
 
 // stream-json 1.x is CommonJS; its typings describe the factory functions.
 import StreamJson from 'stream-json';
@@ -25,6 +24,18 @@ export class SourceError extends Error {}
 export type SourceRecord =
 	| { line: number; ok: true; fields: Record<string, unknown> }
 	| { line: number; ok: false; reason: string };
+
+/** Filled while a source is read: bytes so far, the size when known (file size, Content-Length). */
+export interface SourceProgress {
+	read: number;
+	total?: number;
+}
+
+/** A record longer than this is rejected on its own (NDJSON: skipped without being held in memory). */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+
+/** undici 7 follows redirects only through its interceptor (a `maxRedirections` option is refused). */
+const sourceAgent = new Agent().compose(interceptors.redirect({ maxRedirections: 3 }));
 
 export function isUrl(source: string): boolean {
 	return /^https?:\/\//i.test(source);
@@ -44,12 +55,12 @@ export function formatOf(source: string, given?: string): SourceFormat {
 }
 
 /** The raw bytes of the source; refuses a missing file, an unreachable URL and a binary stream. */
-export async function openSource(source: string, timeoutMs = 30_000): Promise<Readable> {
+export async function openSource(source: string, timeoutMs = 30_000, progress?: SourceProgress): Promise<Readable> {
 	let raw: Readable;
 	if (isUrl(source)) {
 		let response;
 		try {
-			response = await request(source, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, maxRedirections: 3 } as Parameters<typeof request>[1]);
+			response = await request(source, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, dispatcher: sourceAgent });
 		} catch (error) {
 			throw new SourceError(`cannot read ${source}: ${(error as Error).message}`);
 		}
@@ -58,26 +69,30 @@ export async function openSource(source: string, timeoutMs = 30_000): Promise<Re
 			throw new SourceError(`cannot read ${source}: it answered ${response.statusCode}`);
 		}
 		raw = response.body;
+		const length = Number(response.headers['content-length']);
+		if (progress && Number.isFinite(length) && length > 0) progress.total = length;
 	} else {
 		try {
 			const info = await stat(source);
 			if (!info.isFile()) throw new SourceError(`${source} is not a file`);
+			if (progress) progress.total = info.size;
 		} catch (error) {
 			if (error instanceof SourceError) throw error;
 			throw new SourceError(`cannot read ${source}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
 		}
 		raw = createReadStream(source);
 	}
-	return refuseBinary(raw, source);
+	return refuseBinary(raw, source, progress);
 }
 
 export { refuseBinary };
 
 /** A NUL byte in the first 8 KiB means a binary file: refuse it before any parser sees it. */
-function refuseBinary(raw: Readable, source: string): Readable {
+function refuseBinary(raw: Readable, source: string, progress?: SourceProgress): Readable {
 	const out = new PassThrough();
 	let checked = 0;
 	raw.on('data', (chunk: Buffer) => {
+		if (progress) progress.read += chunk.length;
 		if (checked < 8192) {
 			const head = chunk.subarray(0, 8192 - checked);
 			checked += head.length;
@@ -102,14 +117,14 @@ function feed<T extends Duplex>(from: Readable, into: T): T {
 }
 
 /** Records of the source in order. A whole-source problem (parse error, I/O error) throws SourceError. */
-export async function* readRecords(source: string, format: SourceFormat): AsyncGenerator<SourceRecord> {
-	yield* parseRecords(await openSource(source), format, source);
+export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress): AsyncGenerator<SourceRecord> {
+	yield* parseRecords(await openSource(source, undefined, progress), format, source);
 }
 
 /** Records of a byte stream already open (an uploaded request body); `name` is what errors call it. */
 export async function* parseRecords(raw: Readable, format: SourceFormat, name: string): AsyncGenerator<SourceRecord> {
 	if (format === 'csv') yield* csvRecords(raw, name);
-	else if (format === 'ndjson') yield* ndjsonRecords(raw);
+	else if (format === 'ndjson') yield* ndjsonRecords(raw, name);
 	else yield* jsonArrayRecords(raw, name);
 }
 
@@ -124,8 +139,13 @@ export async function* inlineRecords(rows: unknown[]): AsyncGenerator<SourceReco
 async function* csvRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
 	// Columns are read by hand (not `columns: true`) so a row with the wrong number of cells is a
 	// rejected row with its line, not a parse error that stops the whole file.
-	const parser = feed(raw, parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false }));
+	const parser = feed(raw, parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES }));
 	let header: string[] | undefined;
+	let lastByte = 10;
+	raw.on('data', (chunk: Buffer) => (lastByte = chunk[chunk.length - 1] ?? lastByte));
+	// A short row is held until the next one: if it is the last and the source stops without a
+	// line break, the source was cut short inside it, which fails the whole read.
+	let shortRow: SourceRecord | undefined;
 	try {
 		for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
 			if (!header) {
@@ -134,12 +154,16 @@ async function* csvRecords(raw: Readable, source: string): AsyncGenerator<Source
 				if (duplicate !== undefined) throw new SourceError(`${source}: the header names column "${duplicate}" twice`);
 				continue;
 			}
+			if (shortRow) yield shortRow;
+			shortRow = undefined;
 			if (record.length !== header.length) {
-				yield { line: info.lines, ok: false, reason: `has ${record.length} cells; the header has ${header.length}` };
+				shortRow = { line: info.lines, ok: false, reason: `has ${record.length} cells; the header has ${header.length}` };
 				continue;
 			}
 			yield { line: info.lines, ok: true, fields: Object.fromEntries(header.map((name, i) => [name, record[i]])) };
 		}
+		if (shortRow && lastByte !== 10 && lastByte !== 13) throw new SourceError(`${source} is cut short: it ends inside the row at line ${shortRow.line}`);
+		if (shortRow) yield shortRow;
 	} catch (error) {
 		if (error instanceof SourceError) throw error;
 		throw new SourceError(`${source} is not valid CSV: ${(error as Error).message}`);
@@ -147,26 +171,70 @@ async function* csvRecords(raw: Readable, source: string): AsyncGenerator<Source
 	if (!header) throw new SourceError(`${source} is empty`);
 }
 
-async function* ndjsonRecords(raw: Readable): AsyncGenerator<SourceRecord> {
-	const lines = createInterface({ input: raw, crlfDelay: Infinity });
-	let line = 0;
+/** One NDJSON line as a record. */
+function ndjsonRecord(line: number, text: string): SourceRecord {
+	let value: unknown;
 	try {
-		for await (const text of lines) {
-			line++;
-			if (text.trim() === '') continue;
-			let value: unknown;
-			try {
-				value = JSON.parse(text);
-			} catch (error) {
-				yield { line, ok: false, reason: `is not JSON: ${(error as Error).message}` };
-				continue;
+		value = JSON.parse(text);
+	} catch (error) {
+		return { line, ok: false, reason: `is not JSON: ${(error as Error).message}` };
+	}
+	if (value === null || typeof value !== 'object' || Array.isArray(value)) return { line, ok: false, reason: 'is not a JSON object' };
+	return { line, ok: true, fields: value as Record<string, unknown> };
+}
+
+/**
+ * Lines split by hand, not by readline, so a line longer than MAX_RECORD_BYTES is skipped as it
+ * streams by (never held whole), and a last line without a line break that is not JSON is told
+ * apart from a bad row: the source was cut short inside it.
+ */
+async function* ndjsonRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
+	let line = 1;
+	let parts: Buffer[] = [];
+	let size = 0;
+	let oversized = false;
+	const finish = (): SourceRecord | undefined => {
+		const record = oversized
+			? { line, ok: false as const, reason: `is ${(size / 1048576).toFixed(1)} MB; a record may be at most ${MAX_RECORD_BYTES / 1048576} MB` }
+			: size === 0
+				? undefined
+				: (() => {
+						const text = Buffer.concat(parts, size).toString('utf8');
+						return text.trim() === '' ? undefined : ndjsonRecord(line, text.endsWith('\r') ? text.slice(0, -1) : text);
+					})();
+		parts = [];
+		size = 0;
+		oversized = false;
+		line++;
+		return record;
+	};
+	try {
+		for await (const chunk of raw as AsyncIterable<Buffer>) {
+			let from = 0;
+			for (let at = chunk.indexOf(10, from); at !== -1; at = chunk.indexOf(10, from)) {
+				const piece = chunk.subarray(from, at);
+				size += piece.length;
+				if (size > MAX_RECORD_BYTES) oversized = true;
+				if (!oversized) parts.push(piece);
+				from = at + 1;
+				const record = finish();
+				if (record) yield record;
 			}
-			if (value === null || typeof value !== 'object' || Array.isArray(value)) yield { line, ok: false, reason: 'is not a JSON object' };
-			else yield { line, ok: true, fields: value as Record<string, unknown> };
+			const rest = chunk.subarray(from);
+			size += rest.length;
+			if (!oversized && size > MAX_RECORD_BYTES) {
+				oversized = true;
+				parts = [];
+			}
+			if (!oversized && rest.length > 0) parts.push(rest);
 		}
 	} catch (error) {
-		throw error instanceof SourceError ? error : new SourceError(`reading failed at line ${line + 1}: ${(error as Error).message}`);
+		throw error instanceof SourceError ? error : new SourceError(`reading ${source} failed at line ${line}: ${(error as Error).message}`);
 	}
+	const endsInsideRecord = size > 0 && !oversized;
+	const last = finish();
+	if (last && !last.ok && endsInsideRecord) throw new SourceError(`${source} is cut short: it ends inside line ${last.line}, which ${last.reason}`);
+	if (last) yield last;
 }
 
 async function* jsonArrayRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {

@@ -1,51 +1,71 @@
 /**
- * Following a campaign until it settles: a progress bar on a terminal (cli-progress, on stderr so
- * stdout keeps the command's result), a line every few seconds elsewhere.
+ * Following a campaign or a reindex run until it settles: a progress bar on a terminal
+ * (cli-progress, on stderr so stdout keeps the command's result), a line every few seconds elsewhere.
  */
 import { SingleBar } from 'cli-progress';
 
 import type { RunnerContext } from '../context';
 import { campaignStatus, type CampaignStatus } from '../campaigns/store';
-
-const SETTLED = new Set(['completed', 'cancelled', 'failed', 'paused']);
+import { runOverview, SETTLED_RUN_STATES, type RunOverview } from '../reindex/store';
 
 const eta = (seconds: number | null) => (seconds === null ? '?' : seconds < 90 ? `${seconds}s` : `${Math.round(seconds / 60)}m`);
 
-export async function follow(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<CampaignStatus> {
-	const interval = options.intervalMs ?? 500;
+/** What a followed job shows: whether it settled, its progress as done of total, and its counts as text. */
+interface View<S> {
+	settled(status: S): boolean;
+	total(status: S): number;
+	done(status: S): number;
+	counts(status: S): string;
+}
+
+async function followUntilSettled<S extends { state: string; rate: number; eta_seconds: number | null }>(
+	id: string,
+	fetch: () => Promise<S>,
+	view: View<S>,
+	intervalMs: number,
+): Promise<S> {
 	const tty = Boolean(process.stderr.isTTY);
-	let status = await campaignStatus(context, id);
-	const total = () => Object.values(status.counts).reduce((sum, n) => sum + n, 0);
-	const done = () => total() - status.counts.pending - status.counts.claimed;
-	const payload = () => ({
-		sent: status.counts.sent,
-		failed: status.counts.failed,
-		unknown: status.counts.unknown,
-		pending: status.counts.pending + status.counts.claimed,
-		rate: status.rate.toFixed(1),
-		etaText: eta(status.eta_seconds),
-		state: status.state,
-	});
-	const bar = tty
-		? new SingleBar({
-				stream: process.stderr,
-				format: ' {bar} {percentage}% | sent {sent} failed {failed} unknown {unknown} pending {pending} | {rate}/s | ETA {etaText} | {state}',
-				hideCursor: true,
-			})
-		: undefined;
-	bar?.start(total(), done(), payload());
+	let status = await fetch();
+	const payload = () => ({ counts: view.counts(status), rate: status.rate.toFixed(1), etaText: eta(status.eta_seconds), state: status.state });
+	const bar = tty ? new SingleBar({ stream: process.stderr, format: ' {bar} {percentage}% | {counts} | {rate}/s | ETA {etaText} | {state}', hideCursor: true }) : undefined;
+	bar?.start(view.total(status), view.done(status), payload());
 	let lastLine = 0;
-	while (!SETTLED.has(status.state)) {
-		await new Promise((resolve) => setTimeout(resolve, interval));
-		status = await campaignStatus(context, id);
-		if (bar) bar.update(done(), payload());
-		else if (Date.now() - lastLine > 2000) {
+	while (!view.settled(status)) {
+		await new Promise((resolve) => setTimeout(resolve, intervalMs));
+		status = await fetch();
+		if (bar) {
+			bar.setTotal(view.total(status));
+			bar.update(view.done(status), payload());
+		} else if (Date.now() - lastLine > 2000) {
 			const p = payload();
-			process.stderr.write(`${id}: ${done()}/${total()} | sent ${p.sent} failed ${p.failed} unknown ${p.unknown} pending ${p.pending} | ${p.rate}/s | ETA ${p.etaText} | ${p.state}\n`);
+			process.stderr.write(`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ETA ${p.etaText} | ${p.state}\n`);
 			lastLine = Date.now();
 		}
 	}
-	bar?.update(done(), payload());
+	bar?.update(view.done(status), payload());
 	bar?.stop();
 	return status;
+}
+
+const CAMPAIGN_SETTLED = new Set(['completed', 'cancelled', 'failed', 'paused']);
+const recipients = (status: CampaignStatus) => Object.values(status.counts).reduce((sum, n) => sum + n, 0);
+
+export function follow(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<CampaignStatus> {
+	return followUntilSettled(id, () => campaignStatus(context, id), {
+		settled: (status) => CAMPAIGN_SETTLED.has(status.state),
+		total: recipients,
+		done: (status) => recipients(status) - status.counts.pending - status.counts.claimed,
+		counts: ({ counts: c }) => `sent ${c.sent} failed ${c.failed} unknown ${c.unknown} pending ${c.pending + c.claimed}`,
+	}, options.intervalMs ?? 500);
+}
+
+/** A reindex run's progress is the share of its source read (in bytes; rows are not known ahead). */
+export function followReindex(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<RunOverview> {
+	return followUntilSettled(id, () => runOverview(context, id), {
+		settled: (status) => SETTLED_RUN_STATES.includes(status.state),
+		total: (status) => status.source_bytes.total ?? Math.max(1, status.source_bytes.read),
+		done: (status) => (SETTLED_RUN_STATES.includes(status.state) ? (status.source_bytes.total ?? status.source_bytes.read) : status.source_bytes.read),
+		counts: ({ counts: c }) =>
+			`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
+	}, options.intervalMs ?? 500);
 }

@@ -15,7 +15,7 @@ import { createLogger, type Logger } from '../log';
 import { startPrivateRedis } from '../redis';
 import { closeContext, openContext, runProcess } from '../runtime';
 import { startServer, type RunningHttp } from '../http/server';
-import { follow } from './follow';
+import { follow, followReindex } from './follow';
 
 interface Io {
 	json: boolean;
@@ -107,7 +107,7 @@ function describeCounts(status: core.CreateAnswer | Awaited<ReturnType<typeof co
 }
 
 export function buildProgram(): Command {
-	const program = new Command('convo-runner').description('Template campaigns for Convo on BullMQ: never twice, never lost, one rate per number').showHelpAfterError();
+	const program = new Command('convo-runner').description('Template campaigns (never twice, never lost, one rate per number) and search reindexing for Convo on BullMQ').showHelpAfterError();
 	const json = () => new Option('--json', 'print one JSON document on stdout');
 
 	program.command('start').description('process jobs (sends, feeder, schedules) and serve the control API and console (RUNNER_TOKEN); starts a private redis-server when REDIS_URL is unset').action(() => serve('start'));
@@ -273,7 +273,126 @@ export function buildProgram(): Command {
 			});
 		});
 
+	addReindexCommands(program, json);
 	return program;
+}
+
+function describeRun(status: core.ReindexOverview): string {
+	const c = status.counts;
+	return [
+		`${status.id}: ${status.state} | collection ${status.collection} | read ${c.read}, unchanged ${c.unchanged}, created ${c.created}, updated ${c.updated}, deactivated ${c.deactivated}, rejected ${c.rejected}, failed ${c.failed}`,
+		...(status.mismatched > 0 ? [`  ${status.mismatched} answers other than expected (reindex report ${status.id})`] : []),
+		...(status.deactivation ? [`  deactivation ${status.deactivation}`] : []),
+		...(status.last_error ? [`  ${status.last_error}`] : []),
+	].join('\n');
+}
+
+/** `reindex run|status|report|list`: keep a search collection in sync with a feed. */
+function addReindexCommands(program: Command, json: () => Option): void {
+	const reindex = program.command('reindex').description('keep a search collection in sync with a feed, sending only what changed');
+
+	reindex
+		.command('run')
+		.description('store a reindex run and print its id; the runner processes do the work')
+		.requiredOption('--collection <id>', 'search collection id (UUID)')
+		.requiredOption('--source <path-or-url>', 'the feed: a file or an http(s) URL')
+		.addOption(new Option('--format <format>', 'format of the feed (default: from the name)').choices(['json', 'ndjson', 'csv']))
+		.requiredOption('--id-field <field>', "the field holding each item's id (external_id)")
+		.option('--embedding-json <file>', 'a JSON object sent as embedding_json with every item')
+		.option('--deactivate-missing', 'after a complete read, deactivate the items the feed no longer holds')
+		.option('--force', 'upsert every item, changed or not')
+		.option('--rate <n>', `upserts per second (default ${core.DEFAULT_REINDEX_RATE})`, (value) => Number(value))
+		.option('--cron <expr>', 'repeat on this cron pattern; each run re-reads the feed')
+		.option('--tz <zone>', 'time zone of --cron (IANA name, default UTC)')
+		.option('--wait', 'follow the run until it settles')
+		.addOption(json())
+		.action(async (options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const answer = await core.createReindex(context, {
+					collection: options.collection,
+					source: options.source,
+					format: options.format,
+					idField: options.idField,
+					embeddingJson: options.embeddingJson,
+					deactivateMissing: Boolean(options.deactivateMissing),
+					force: Boolean(options.force),
+					rate: options.rate,
+					cron: options.cron,
+					tz: options.tz,
+				});
+				if (answer.kind === 'schedule') {
+					print(io, answer, () => `schedule ${answer.schedule.id}: ${answer.schedule.cron} (${answer.schedule.tz}); each run is a run of its own (reindex list)`);
+					return;
+				}
+				const shouldFollow = options.wait || (!io.json && process.stderr.isTTY);
+				const overview = shouldFollow ? await followReindex(context, answer.status.id) : answer.status;
+				print(io, core.reindexStatusOf(overview), () => describeRun(overview));
+				// A followed run that did not complete is not a success, though its status is printed.
+				if (shouldFollow && overview.state !== 'completed') process.exitCode = 1;
+			});
+		});
+
+	reindex
+		.command('status <id>')
+		.description('state, counts, current rate and ETA of a run')
+		.option('--wait', 'follow until it settles')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const overview = options.wait ? await followReindex(context, id) : await core.reindexOverview(context, id);
+				print(io, core.reindexStatusOf(overview), () => describeRun(overview));
+			});
+		});
+
+	reindex
+		.command('report <id>')
+		.description('counts, what became of --deactivate-missing and why, rejected rows, failures, mismatches')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const report = await core.reindexReport(context, id);
+				print(io, report, () =>
+					[
+						describeRun(report),
+						...report.rejected_rows.map((row) => `  rejected: line ${row.line} ${row.reason}`),
+						...report.failures.map((row) => `  failed: ${row.external_id}${row.line ? ` (line ${row.line})` : ''}: ${row.error}`),
+						...report.mismatches.map((row) => `  mismatch: ${row.external_id}: expected ${row.expected}, the service said ${row.got}`),
+						...report.foreign_items.map((external) => `  at the service, never sent by the runner (left alone): ${external}`),
+						...(report.notes_truncated ? ['  (only the first notes of each kind are kept)'] : []),
+					].join('\n'),
+				);
+			});
+		});
+
+	reindex
+		.command('list')
+		.description('reindex runs, newest first, and cron schedules')
+		.addOption(json())
+		.action(async (options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const runs = await core.listReindexRuns(context);
+				const schedules = await core.listReindexSchedules(context);
+				print(io, { runs, schedules }, () =>
+					[...schedules.map((s) => `schedule ${s.id}: ${s.cron} (${s.tz}) ${s.settings.source} -> ${s.settings.collection}`), ...runs.map(describeRun)].join('\n') || 'no reindex runs',
+				);
+			});
+		});
+
+	reindex
+		.command('unschedule <schedule-id>')
+		.description('stop a cron schedule (its past runs stay)')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				if (!(await core.removeReindexSchedule(context, id))) throw new UserError(`No reindex schedule with id ${id}`);
+				print(io, { id, removed: true }, () => `${id}: removed`);
+			});
+		});
 }
 
 if (require.main === module) {

@@ -15,6 +15,7 @@ import { errorBody } from '../../../nodes/shared';
 import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
+import { reindexRoutes } from './reindexRoutes';
 import { consoleRoutes } from './console';
 import { RunnerMetrics } from './metrics';
 import { InputError, RouteTable } from './routes';
@@ -89,6 +90,7 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 		return reason ? { status: 'unavailable', reason } : { status: 'ok' };
 	});
 	campaignRoutes(routes, context);
+	reindexRoutes(routes, context);
 	const metrics = new RunnerMetrics(context);
 	routes.add({ method: 'GET', url: '/metrics', tag: 'runner', summary: 'Prometheus text: BullMQ queues and the runner', produces: ['text/plain'], success: [200, 'metrics'] }, async ({ reply }) => {
 		reply.type(metrics.contentType);
@@ -106,6 +108,7 @@ function mountBoard(app: FastifyInstance, context: RunnerContext): void {
 	serverAdapter.setBasePath('/admin/queues');
 	const adapters = async () => [
 		new BullMQAdapter(context.queues.control, { readOnlyMode: true, allowRetries: false }),
+		new BullMQAdapter(context.queues.reindex, { readOnlyMode: true, allowRetries: false }),
 		...(await context.redis.smembers(context.keys.numbers)).sort().map((from) => new BullMQAdapter(context.queues.send(from), { readOnlyMode: true, allowRetries: false })),
 	];
 	const board = createBullBoard({ queues: [], serverAdapter });

@@ -1,0 +1,58 @@
+/** The reindex routes of the control API: thin over core.ts, the same settings as `reindex run`. */
+import { z } from 'zod/v4';
+
+import type { RunnerContext } from '../context';
+import * as core from '../core';
+import { NotFoundError } from '../context';
+import type { RouteTable } from './routes';
+
+const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a reindex run or schedule id' }) });
+
+const createBody = z.object({
+	collection_id: z.uuid({ error: 'must be the UUID of a search collection' }),
+	/** An http(s) URL, or a path on the runner's machines. */
+	source: z.string(),
+	format: z.enum(['json', 'ndjson', 'csv']).optional(),
+	id_field: z.string().min(1, { error: 'must name the field that holds each item id' }),
+	embedding_json: z.record(z.string(), z.unknown()).optional(),
+	deactivate_missing: z.boolean().optional(),
+	force: z.boolean().optional(),
+	rate: z.int().min(1).max(1000).optional(),
+	cron: z.string().optional(),
+	tz: z.string().optional(),
+});
+
+export function reindexRoutes(routes: RouteTable, context: RunnerContext): void {
+	routes.add(
+		{ method: 'POST', url: '/api/reindex', tag: 'reindex', summary: 'Start a reindex run of a search collection from a feed (with cron: a schedule)', body: createBody, success: [201, 'the run status, or the schedule; 409 while the collection is being synced'] },
+		async ({ body }) => {
+			const answer = await core.createReindex(context, {
+				collection: body.collection_id,
+				source: body.source,
+				format: body.format,
+				idField: body.id_field,
+				embedding: body.embedding_json,
+				deactivateMissing: body.deactivate_missing,
+				force: body.force,
+				rate: body.rate,
+				cron: body.cron,
+				tz: body.tz,
+			});
+			return answer.kind === 'run' ? { kind: 'run', ...core.reindexStatusOf(answer.status) } : answer;
+		},
+	);
+	routes.add({ method: 'GET', url: '/api/reindex', tag: 'reindex', summary: 'Reindex runs, newest first, and cron schedules', success: [200, '{ runs, schedules }'] }, async () => ({
+		runs: await core.listReindexRuns(context),
+		schedules: await core.listReindexSchedules(context),
+	}));
+	routes.add({ method: 'GET', url: '/api/reindex/:id', tag: 'reindex', summary: 'State, counts, rate, ETA and last error of a run', params: id, success: [200, '{ id, state, counts, rate, eta_seconds, last_error }'] }, async ({ params }) =>
+		core.reindexStatus(context, params.id),
+	);
+	routes.add({ method: 'GET', url: '/api/reindex/:id/report', tag: 'reindex', summary: 'The run with its deactivation note, rejected rows, failures, mismatches and foreign items', params: id, success: [200, 'the report'] }, async ({ params }) =>
+		core.reindexReport(context, params.id),
+	);
+	routes.add({ method: 'DELETE', url: '/api/reindex/schedules/:id', tag: 'reindex', summary: 'Stop a reindex cron schedule (its past runs stay)', params: id, success: [200, '{ id, removed }'] }, async ({ params }) => {
+		if (!(await core.removeReindexSchedule(context, params.id))) throw new NotFoundError(`No reindex schedule with id ${params.id}`);
+		return { id: params.id, removed: true };
+	});
+}

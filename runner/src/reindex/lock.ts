@@ -1,0 +1,43 @@
+/**
+ * One run per collection at a time: a lease in Redis holding the run's id. `reindex run` takes it
+ * at create, the run's processor takes it again (same id: it may) and renews it while it lives;
+ * a killed process stops renewing, so the lease ends LEASE_MS later and whichever process resumes
+ * the run takes it back. A second run of the collection is refused while the lease is held.
+ */
+import type { RunnerContext } from '../context';
+
+export const LEASE_MS = 30_000;
+const RENEW_EVERY_MS = LEASE_MS / 3;
+
+const TAKE = `local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return '' end
+return holder`;
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/** Takes the collection for `runId`; answers the run that holds it instead, if another does. */
+export async function takeCollection(context: RunnerContext, collection: string, runId: string): Promise<string | undefined> {
+	const holder = (await context.redis.eval(TAKE, 1, context.keys.reindex.lock(collection), runId, LEASE_MS)) as string;
+	return holder === '' ? undefined : holder;
+}
+
+export async function releaseCollection(context: RunnerContext, collection: string, runId: string): Promise<void> {
+	await context.redis.eval(RELEASE, 1, context.keys.reindex.lock(collection), runId);
+}
+
+/** Renews the lease until stopped; `onLost` is called if another run took the collection meanwhile. */
+export function keepCollection(context: RunnerContext, collection: string, runId: string, onLost: () => void): () => void {
+	const timer = setInterval(() => {
+		context.redis
+			.eval(RENEW, 1, context.keys.reindex.lock(collection), runId, LEASE_MS)
+			.then((renewed) => {
+				if (Number(renewed) !== 1) onLost();
+			})
+			.catch((error: Error) => context.log.warn({ run: runId, err: error.message }, 'could not renew the collection lease'));
+	}, RENEW_EVERY_MS);
+	return () => clearInterval(timer);
+}
+
+export const overlapMessage = (collection: string, holder: string) =>
+	`collection ${collection} is being synced by run ${holder}: two runs of one collection never overlap. ` +
+	`Wait for it (reindex status ${holder} --wait); if its process died, its lease ends within ${LEASE_MS / 1000} s and a runner resumes it.`;

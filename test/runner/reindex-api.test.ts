@@ -1,0 +1,64 @@
+/**
+ * Reindex through the control API of a running `convo-runner start`: create (201), status and
+ * report, 409 while the collection is being synced, 404 for an unknown run, 400 naming the field.
+ */
+import { freePort } from '../../runner/src/redis';
+import { clearFaults, setFault, useRunnerUnderTest, waitFor } from './support';
+import { activeIds, collectionOf, feedText, products, range, UPSERT, writeFeed } from './reindexSupport';
+
+jest.setTimeout(120_000);
+
+const TOKEN = 'test-token-0123456789abcdef';
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+let base = '';
+
+beforeAll(async () => {
+	const port = await freePort();
+	runner.spawnWorker({ RUNNER_HTTP_PORT: String(port) }, 'start');
+	base = `http://127.0.0.1:${port}`;
+	await waitFor('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+});
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+	const response = await fetch(`${base}${path}`, {
+		method,
+		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+test('POST /api/reindex runs it; GET status and report; a second run while it works is 409', async () => {
+	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 20 });
+	const items = products(range(0, 200));
+	const body = { collection_id: collectionOf(runner), source: writeFeed(feedText(items, 'ndjson'), 'feed.ndjson'), id_field: 'sku', rate: 100, embedding_json: { text: 'title' } };
+	const created = await call('POST', '/api/reindex', body);
+	expect(created.status).toBe(201);
+	expect(created.json).toMatchObject({ kind: 'run', state: 'queued' });
+	const id = created.json.id as string;
+
+	const overlap = await call('POST', '/api/reindex', body);
+	expect(overlap.status).toBe(409);
+	expect(overlap.json.message).toContain(`is being synced by run ${id}`);
+	await clearFaults(runner.sandbox);
+
+	const done = await waitFor('the run to complete', async () => {
+		const status = await call('GET', `/api/reindex/${id}`);
+		return status.json.state === 'completed' ? status : undefined;
+	});
+	expect(Object.keys(done.json).sort()).toEqual(['counts', 'eta_seconds', 'id', 'last_error', 'rate', 'state']);
+	expect(done.json.counts).toMatchObject({ read: 200, created: 200, failed: 0 });
+	expect(await activeIds(runner)).toHaveLength(201);
+	const report = await call('GET', `/api/reindex/${id}/report`);
+	expect(report.json).toMatchObject({ id, collection: collectionOf(runner), id_field: 'sku', rejected_rows: [], failures: [] });
+	expect(((await call('GET', '/api/reindex')).json.runs as Array<{ id: string }>).map((run) => run.id)).toContain(id);
+});
+
+test('unknown run 404, bad input 400 naming the field, no token 401', async () => {
+	expect(await call('GET', '/api/reindex/rnosuchrun')).toEqual({ status: 404, json: expect.objectContaining({ message: 'No reindex run with id rnosuchrun' }) });
+	const bad = await call('POST', '/api/reindex', { collection_id: 'nope', source: '/nonexistent.ndjson', id_field: 'sku' });
+	expect(bad.status).toBe(400);
+	expect(bad.json).toMatchObject({ field: 'collection_id', message: 'collection_id must be the UUID of a search collection' });
+	expect((await fetch(`${base}/api/reindex`)).status).toBe(401);
+	expect((await call('DELETE', '/api/reindex/schedules/snosuch')).status).toBe(404);
+});

@@ -1,0 +1,137 @@
+/**
+ * A reindex under faults: a runner SIGKILLed half-way is resumed by another and the collection
+ * converges (a re-run then sends nothing); a file cut short and a URL that drops mid-body end the
+ * run `failed`, saying why, and deactivate nothing; two runs of one collection never overlap;
+ * 429, 5xx and timeouts are retried (an upsert is idempotent) and every item still lands once in
+ * the sandbox's collection.
+ */
+import type { Redis } from 'ioredis';
+
+import { createReindex } from '../../runner/src/core';
+import { clearFaults, runCli, setFault, useRunnerUnderTest, waitFor } from './support';
+import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, differing, feedText, freshCollection, products, range, serveFeed, settled, UPSERT, writeFeed } from './reindexSupport';
+
+jest.setTimeout(180_000);
+
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10', RUNNER_HTTP_DEADLINE: '400ms' });
+const worker = () => runner.spawnWorker();
+
+beforeEach(async () => {
+	await freshCollection(runner);
+	await clearSandboxCounts(runner);
+});
+
+async function start(source: string, extra: { deactivateMissing?: boolean; rate?: number; format?: string } = {}): Promise<string> {
+	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source, idField: 'sku', rate: 1000, ...extra });
+	if (answer.kind !== 'run') throw new Error('expected a run');
+	return answer.status.id;
+}
+
+test('SIGKILL half-way: another runner resumes the run, the collection equals the feed, a re-run sends nothing', async () => {
+	const first = worker();
+	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 20 });
+	const items = products(range(0, 3000));
+	const path = writeFeed(feedText(items, 'ndjson'), 'feed.ndjson');
+	const id = await start(path, { rate: 400 });
+	await waitFor('1000 upserts before the kill', async () => (await sandboxCounts(runner))(UPSERT) >= 1000, 60_000, 20);
+	await first.kill('SIGKILL');
+	expect((await sandboxCounts(runner))(UPSERT)).toBeLessThan(3000);
+	await clearFaults(runner.sandbox);
+	worker();
+
+	const resumed = await settled(runner.context, id, 120_000);
+	expect(resumed.state).toBe('completed');
+	expect(Number(await (runner.context.redis as Redis).hget(`${runner.env.RUNNER_PREFIX}:reindex:${id}`, 'attempt'))).toBe(2);
+	// The resumed pass read the whole source again; what the first had recorded was skipped.
+	expect(resumed.counts.read).toBe(3000);
+	expect(resumed.counts.unchanged).toBeGreaterThanOrEqual(900);
+	expect(resumed.counts.failed + resumed.counts.rejected).toBe(0);
+	expect(await activeIds(runner)).toEqual([...items.map((item) => String(item.sku)), 'sku-1'].sort());
+	expect(await differing(runner, items)).toEqual([]);
+
+	await clearSandboxCounts(runner);
+	const again = await settled(runner.context, await start(path, { deactivateMissing: true }));
+	expect(again.counts).toMatchObject({ read: 3000, unchanged: 3000, created: 0, updated: 0, deactivated: 0 });
+	expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
+});
+
+describe('a source not read to its end deactivates nothing and says why', () => {
+	const items = products(range(0, 400));
+	const whole = feedText(items, 'ndjson');
+	const cut = whole.slice(0, whole.indexOf('\n', whole.length / 2) + 20);
+
+	beforeEach(async () => {
+		worker();
+		const first = await settled(runner.context, await start(writeFeed(whole, 'feed.ndjson')));
+		expect(first.counts.created).toBe(400);
+		await clearSandboxCounts(runner);
+	});
+
+	test('a file cut short inside a record', async () => {
+		const run = await settled(runner.context, await start(writeFeed(cut, 'cut.ndjson'), { deactivateMissing: true }));
+		expect(run.state).toBe('failed');
+		expect(run.last_error).toMatch(/the source could not be read to its end: .*cut\.ndjson is cut short: it ends inside line 2\d\d/);
+		expect(run.deactivation).toMatch(/^skipped: the source was not read to its end/);
+		expect(run.counts.deactivated).toBe(0);
+		expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
+		expect(await activeIds(runner)).toHaveLength(401);
+	});
+
+	test('a URL that drops the connection mid-body', async () => {
+		const served = await serveFeed(whole, 'ndjson', { dropAfterBytes: Math.floor(whole.length / 2) });
+		try {
+			const run = await settled(runner.context, await start(served.url, { deactivateMissing: true }));
+			expect(run.state).toBe('failed');
+			expect(run.last_error).toMatch(/the source could not be read to its end: reading http:\/\/127\.0\.0\.1:\d+\/feed\.ndjson failed/);
+			expect(run.deactivation).toMatch(/^skipped: the source was not read to its end/);
+			expect(run.counts.read).toBeGreaterThan(100);
+			expect(run.counts.read).toBeLessThan(400);
+			expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
+			expect(await activeIds(runner)).toHaveLength(401);
+		} finally {
+			await served.close();
+		}
+	});
+});
+
+test('two runs of one collection never overlap: the second is refused with a clear message', async () => {
+	worker();
+	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 30 });
+	const path = writeFeed(feedText(products(range(0, 300)), 'ndjson'), 'feed.ndjson');
+	const id = await start(path, { rate: 50 });
+	await expect(start(path)).rejects.toThrow(`collection ${collectionOf(runner)} is being synced by run ${id}: two runs of one collection never overlap`);
+	const cli = await runCli(['reindex', 'run', '--collection', collectionOf(runner), '--source', path, '--id-field', 'sku', '--json'], runner.env);
+	expect(cli.code).toBe(1);
+	expect(JSON.parse(cli.stdout).error).toContain(`is being synced by run ${id}`);
+	expect((await settled(runner.context, id)).state).toBe('completed');
+	await clearFaults(runner.sandbox);
+	// Once it ended, the collection is free again.
+	expect((await settled(runner.context, await start(path))).state).toBe('completed');
+});
+
+test('429, 5xx and timeouts are retried: every item lands, none fails, the answers after a timeout show as mismatches', async () => {
+	worker();
+	const items = products(range(0, 150));
+	await setFault(runner.sandbox, { endpoint: UPSERT, errorRate: 0.2, errorStatus: 503, rateLimit: { retryAfterSeconds: 1, rate: 0.05 } });
+	const run = await settled(runner.context, await start(writeFeed(feedText(items, 'ndjson'), 'feed.ndjson')));
+	expect(run.state).toBe('completed');
+	expect(run.counts).toMatchObject({ created: 150, failed: 0 });
+	expect((await sandboxCounts(runner))(UPSERT)).toBeGreaterThan(150);
+	await clearFaults(runner.sandbox);
+	expect(await differing(runner, items)).toEqual([]);
+
+	// Answers slower than the runner's deadline (400 ms): the upsert may have happened; it is sent again.
+	await freshCollection(runner);
+	await clearSandboxCounts(runner);
+	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 700 });
+	const slow = await start(writeFeed(feedText(items.slice(0, 20), 'ndjson'), 'slow.ndjson'));
+	await waitFor('the first timed-out upserts', async () => (await sandboxCounts(runner))(UPSERT) >= 20, 30_000, 50);
+	await clearFaults(runner.sandbox);
+	const timedOut = await settled(runner.context, slow);
+	expect(timedOut.state).toBe('completed');
+	expect(timedOut.counts.failed).toBe(0);
+	// The service had acted on the timed-out request: the retry answered `updated`/`unchanged` where `created` was expected.
+	expect(timedOut.mismatched).toBeGreaterThan(0);
+	expect(timedOut.counts.created + timedOut.counts.updated + timedOut.counts.unchanged).toBe(20);
+	expect(await differing(runner, items.slice(0, 20))).toEqual([]);
+});

@@ -1,0 +1,152 @@
+/**
+ * What the reindex tests share: feeds written in each format, a feed served over HTTP (whole, or
+ * dropped mid-body), the collection as the SANDBOX holds it (B2, and B1 probes that prove a stored
+ * payload equals the feed's), a fresh collection, and the calls the sandbox itself counted.
+ */
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { Redis } from 'ioredis';
+
+import { reindexOverview, type ReindexOverview } from '../../runner/src/core';
+import type { RunnerContext } from '../../runner/src/context';
+import { scanKeys, waitFor, type RunnerUnderTest } from './support';
+
+export const UPSERT = 'POST /api/external/v2/search/item';
+export const LIST = 'GET /api/external/v2/search/items';
+
+export type Item = Record<string, unknown>;
+
+/** Products p<i>; `version` changes an item's title, so a changed item is a different version. */
+export function products(indexes: number[], version: (i: number) => number = () => 1): Item[] {
+	return indexes.map((i) => ({
+		sku: `p${i}`,
+		title: `Product ${i} v${version(i)}`,
+		description: `About product ${i}`,
+		price: Math.round(i * 137) / 100,
+		specs: { weight_g: 100 + (i % 50), colors: ['red', 'blue'].slice(0, 1 + (i % 2)) },
+	}));
+}
+
+/** CSV cells are text: the CSV flavour of a product (the runner sends what it read). */
+export function csvProduct(item: Item): Item {
+	return { sku: String(item.sku), title: String(item.title), description: String(item.description), price: String(item.price) };
+}
+
+export const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+export type FeedFormat = 'ndjson' | 'json' | 'csv';
+
+export function feedText(items: Item[], format: FeedFormat): string {
+	if (format === 'ndjson') return items.map((item) => JSON.stringify(item)).join('\n') + '\n';
+	if (format === 'json') return `[\n${items.map((item) => JSON.stringify(item)).join(',\n')}\n]\n`;
+	const columns = ['sku', 'title', 'description', 'price'];
+	const cell = (value: unknown) => (/[",\n]/.test(String(value)) ? `"${String(value).replace(/"/g, '""')}"` : String(value));
+	return [columns.join(','), ...items.map((item) => columns.map((column) => cell(item[column])).join(','))].join('\n') + '\n';
+}
+
+export function writeFeed(text: string, name: string): string {
+	const path = join(mkdtempSync(join(tmpdir(), 'convo-feed-')), name);
+	writeFileSync(path, text);
+	return path;
+}
+
+export interface Served {
+	url: string;
+	close(): Promise<void>;
+}
+
+/** Serves `text` at /feed.<ext>; with `dropAfterBytes` the connection is destroyed mid-body (Content-Length promises all of it). */
+export async function serveFeed(text: string, ext: string, options: { dropAfterBytes?: number } = {}): Promise<Served> {
+	const body = Buffer.from(text);
+	const server = createServer((request, response) => {
+		response.writeHead(200, { 'content-type': 'text/plain', 'content-length': body.length });
+		if (options.dropAfterBytes === undefined) response.end(body);
+		else response.write(body.subarray(0, options.dropAfterBytes), () => setTimeout(() => request.socket.destroy(), 50));
+	});
+	return listen(server, `/feed.${ext}`);
+}
+
+async function listen(server: Server, path = ''): Promise<Served> {
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}${path}`,
+		close: () =>
+			new Promise<void>((resolve) => {
+				server.closeAllConnections();
+				server.close(() => resolve());
+			}),
+	};
+}
+
+/** The calls the sandbox received per `METHOD path pattern` since its last reset (its own count, GET /__sandbox/requests). */
+export async function sandboxCounts(runner: RunnerUnderTest): Promise<(key: string) => number> {
+	const { counts } = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> };
+	return (key) => counts[key] ?? 0;
+}
+
+export async function clearSandboxCounts(runner: RunnerUnderTest): Promise<void> {
+	await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`, { method: 'DELETE' });
+}
+
+export function collectionOf(runner: RunnerUnderTest): string {
+	return runner.sandbox.fixture.businesses[0].collections[0].id;
+}
+
+async function external(runner: RunnerUnderTest, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+	const response = await fetch(`${runner.sandbox.externalUrl}${path}`, {
+		method,
+		headers: { 'x-api-key': runner.business.apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** B2 at the sandbox: external_id -> is_active. */
+export async function listed(runner: RunnerUnderTest): Promise<Map<string, boolean>> {
+	const { body } = await external(runner, 'GET', `/search/items?collection_id=${collectionOf(runner)}`);
+	return new Map((body.items as Array<{ external_id: string; is_active: boolean }>).map((item) => [item.external_id, item.is_active]));
+}
+
+export const activeIds = async (runner: RunnerUnderTest) => [...(await listed(runner))].filter(([, active]) => active).map(([id]) => id).sort();
+
+/**
+ * Proves the sandbox stores exactly these payloads with this `active`: an upsert of the same
+ * content answers `unchanged` (these probes count as upserts at the sandbox: read counts first).
+ * Returns the ids whose stored item differs.
+ */
+export async function differing(runner: RunnerUnderTest, items: Item[], active = true): Promise<string[]> {
+	const out: string[] = [];
+	for (let i = 0; i < items.length; i += 50) {
+		const answers = await Promise.all(
+			items.slice(i, i + 50).map((item) => external(runner, 'POST', '/search/item', { collection_id: collectionOf(runner), external_id: String(item.sku), item, active })),
+		);
+		answers.forEach((answer, j) => {
+			if (answer.body.operation !== 'unchanged') out.push(String(items[i + j].sku));
+		});
+	}
+	return out;
+}
+
+/** Both sides start empty: the sandbox is reset (its fixture item sku-1 returns), the runner forgets the collection. */
+export async function freshCollection(runner: RunnerUnderTest): Promise<void> {
+	await fetch(`${runner.sandbox.baseUrl}/__sandbox/reset`, { method: 'POST' });
+	const keys = await scanKeys(runner.context.redis as Redis, `${runner.env.RUNNER_PREFIX}:collection:`);
+	if (keys.length > 0) await (runner.context.redis as Redis).del(...keys);
+}
+
+export async function settled(context: RunnerContext, id: string, timeoutMs = 90_000): Promise<ReindexOverview> {
+	return waitFor(
+		`reindex run ${id} to settle`,
+		async () => {
+			const overview = await reindexOverview(context, id);
+			return ['completed', 'failed', 'skipped'].includes(overview.state) ? overview : undefined;
+		},
+		timeoutMs,
+		100,
+	);
+}

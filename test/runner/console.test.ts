@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 import { freePort } from '../../runner/src/redis';
+import { collectionOf, feedText, products, range, writeFeed } from './reindexSupport';
 import { positionalTemplate, setFault, templateSends, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(180_000);
@@ -69,7 +70,15 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1200, height: 900 } });
 	const page = await context.newPage();
 	await signIn(page, TOKEN);
+	// A reindex run is listed too, with its state and counts.
+	await fetch(`${base}/api/reindex`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+		body: JSON.stringify({ collection_id: collectionOf(runner), source: writeFeed(feedText(products(range(0, 50)), 'ndjson'), 'feed.ndjson'), id_field: 'sku' }),
+	});
 	await page.getByTestId('campaign-row').first().waitFor();
+	await waitFor('the reindex run to show as completed', async () => (await page.getByTestId('reindex-row').first().textContent())?.includes('completed') || undefined, 30_000, 250);
+	expect(await page.getByTestId('reindex-row').first().textContent()).toContain('50 read');
 	const session = (await context.cookies()).find((cookie) => cookie.name === 'convo_session');
 	expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
 	expect(page.url()).not.toContain(TOKEN);

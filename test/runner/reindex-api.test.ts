@@ -2,6 +2,8 @@
  * Reindex through the control API of a running `convo-runner start`: create (201), status and
  * report, 409 while the collection is being synced, 404 for an unknown run, 400 naming the field.
  */
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+
 import { freePort } from '../../runner/src/redis';
 import { clearFaults, setFault, useRunnerUnderTest, waitFor } from './support';
 import { activeIds, collectionOf, feedText, products, range, UPSERT, writeFeed } from './reindexSupport';
@@ -52,6 +54,15 @@ test('POST /api/reindex runs it; GET status and report; a second run while it wo
 	const report = await call('GET', `/api/reindex/${id}/report`);
 	expect(report.json).toMatchObject({ id, collection: collectionOf(runner), id_field: 'sku', rejected_rows: [], failures: [] });
 	expect(((await call('GET', '/api/reindex')).json.runs as Array<{ id: string }>).map((run) => run.id)).toContain(id);
+
+	// /metrics: the run's items by outcome, as the sandbox's own request log counts the upserts.
+	const metrics = parsePrometheusTextFormat(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
+	const runItems = metrics.find((family) => family.name === 'convo_runner_reindex_items')?.metrics.filter((m) => m.labels?.run === id) ?? [];
+	const createdItems = Number(runItems.find((m) => m.labels?.outcome === 'created')?.value);
+	const requests = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> };
+	expect(createdItems).toBe(200);
+	expect(requests.counts[UPSERT]).toBe(createdItems);
+	expect(runItems.find((m) => m.labels?.outcome === 'read')).toMatchObject({ value: '200', labels: { collection: collectionOf(runner) } });
 });
 
 test('unknown run 404, bad input 400 naming the field, no token 401', async () => {

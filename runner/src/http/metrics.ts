@@ -1,12 +1,14 @@
 /**
  * GET /metrics in Prometheus text: BullMQ's own exporter for every queue, plus the runner's figures
  * read from Redis at scrape time (so every process's work counts, not just this one's):
- * recipients by outcome, 429 holds, retries, current rate and ETA, per campaign and sender number.
+ * recipients by outcome, 429 holds, retries, current rate and ETA, per campaign and sender number;
+ * items by outcome and rate per reindex run and collection.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 
 import type { RunnerContext } from '../context';
 import { campaignStatus, findCampaign } from '../campaigns/store';
+import { listRuns as listReindexRuns } from '../reindex/store';
 
 /** Campaigns a scrape reports: every running one and the most recent others. */
 const RECENT = 100;
@@ -20,6 +22,9 @@ export class RunnerMetrics {
 	private readonly retries = new Counter({ name: 'convo_runner_campaign_retries_total', help: 'Sends retried after a 5xx or a refused connection', labelNames: ['campaign', 'number'], registers: [this.registry] });
 	private readonly rate = new Gauge({ name: 'convo_runner_campaign_rate', help: 'Sends per second over the last 10 seconds', labelNames: ['campaign', 'number'], registers: [this.registry] });
 	private readonly eta = new Gauge({ name: 'convo_runner_campaign_eta_seconds', help: 'Seconds until every recipient is final at the current rate', labelNames: ['campaign', 'number'], registers: [this.registry] });
+
+	private readonly reindexItems = new Gauge({ name: 'convo_runner_reindex_items', help: 'Items of a reindex run by outcome', labelNames: ['run', 'collection', 'outcome'], registers: [this.registry] });
+	private readonly reindexRate = new Gauge({ name: 'convo_runner_reindex_rate', help: 'Source rows read per second over the last 10 seconds', labelNames: ['run', 'collection'], registers: [this.registry] });
 
 	constructor(private readonly context: RunnerContext) {}
 
@@ -39,6 +44,11 @@ export class RunnerMetrics {
 			this.retries.inc(base, campaign.retries);
 			this.rate.set(base, status.rate);
 			if (status.eta_seconds !== null) this.eta.set(base, status.eta_seconds);
+		}
+		for (const run of await listReindexRuns(this.context, RECENT)) {
+			const base = { run: run.id, collection: run.collection };
+			for (const [outcome, count] of Object.entries(run.counts)) this.reindexItems.set({ ...base, outcome }, count);
+			this.reindexRate.set(base, run.rate);
 		}
 	}
 

@@ -57,8 +57,30 @@
 		return el('span', { class: 'state ' + state, 'data-testid': 'state', text: state });
 	}
 
+	function reindexTable(reindex) {
+		var rows = reindex.runs.map(function (run) {
+			var seen = run.counts.read;
+			var total = run.source_bytes.total;
+			var bar = el('progress', { max: String(total || 1), value: String(total ? run.source_bytes.read : run.state === 'running' ? 0 : 1), 'data-testid': 'reindex-progress-' + run.id });
+			return el('tr', { 'data-testid': 'reindex-row' }, [
+				el('td', { text: run.id }),
+				el('td', { text: run.collection }),
+				el('td', {}, [badge(run.state)]),
+				el('td', {}, [bar]),
+				el('td', { text: seen + ' read · ' + run.counts.unchanged + ' unchanged · ' + (run.counts.created + run.counts.updated) + ' upserted · ' + run.counts.deactivated + ' deactivated · ' + run.counts.failed + ' failed' }),
+				el('td', { text: run.last_error || '' }),
+			]);
+		});
+		if (!rows.length) return el('p', { text: 'No reindex run yet.' });
+		return el('table', { class: 'list' }, [
+			el('thead', {}, [el('tr', {}, ['Run', 'Collection', 'State', 'Source read', 'Items', 'Last error'].map(function (h) { return el('th', { text: h }); }))]),
+			el('tbody', {}, rows),
+		]);
+	}
+
 	function showList() {
-		api('GET', '/api/campaigns?limit=100').then(function (page) {
+		Promise.all([api('GET', '/api/campaigns?limit=100'), api('GET', '/api/reindex')]).then(function (all) {
+			var page = all[0], reindex = all[1];
 			var rows = page.items.map(function (c) {
 				return el('tr', { 'data-testid': 'campaign-row' }, [
 					el('td', {}, [el('a', { href: '#/campaigns/' + c.id, text: c.id })]),
@@ -74,7 +96,12 @@
 				el('thead', {}, [el('tr', {}, ['Campaign', 'State', 'Progress', 'Sent', 'Not sent', 'Rate', 'ETA'].map(function (h) { return el('th', { text: h }); }))]),
 				el('tbody', {}, rows),
 			]);
-			app.replaceChildren(el('h1', { text: 'Campaigns' }), rows.length ? table : el('p', { text: 'No campaign yet: create one with convo-runner campaign create, or POST /api/campaigns.' }));
+			app.replaceChildren(
+				el('h1', { text: 'Campaigns' }),
+				rows.length ? table : el('p', { text: 'No campaign yet: create one with convo-runner campaign create, or POST /api/campaigns.' }),
+				el('h1', { text: 'Reindex runs' }),
+				reindexTable(reindex)
+			);
 		}).catch(showError);
 	}
 

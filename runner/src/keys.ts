@@ -85,3 +85,11 @@ export function keysFor(prefix: string): Keys {
 		},
 	};
 }
+
+/**
+ * A new id for a campaign ("c…"), a reindex run ("r…") or a schedule ("s…"): time-ordered, never
+ * all digits and without ":" (BullMQ refuses both in job ids, which embed these).
+ */
+export function newId(kind: 'c' | 'r' | 's'): string {
+	return `${kind}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}

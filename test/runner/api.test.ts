@@ -6,7 +6,7 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
 import { freePort, startPrivateRedis } from '../../runner/src/redis';
-import { positionalTemplate, spawnRunner, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { positionalTemplate, spawnRunner, templateSends, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 import { readFileSync } from 'node:fs';
 
 jest.setTimeout(120_000);
@@ -16,10 +16,7 @@ const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_UPLOAD_LIMIT_BYT
 let base = '';
 
 beforeAll(async () => {
-	const port = await freePort();
-	runner.spawnWorker({ RUNNER_HTTP_PORT: String(port) }, 'start');
-	base = `http://127.0.0.1:${port}`;
-	await waitFor('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	base = await startApi(runner);
 });
 
 const auth = { authorization: `Bearer ${TOKEN}` };

@@ -9,9 +9,8 @@ import { join } from 'node:path';
 
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-import { freePort } from '../../runner/src/redis';
 import { collectionOf, feedText, products, range, writeFeed } from './reindexSupport';
-import { positionalTemplate, setFault, templateSends, useRunnerUnderTest, waitFor } from './support';
+import { positionalTemplate, setFault, templateSends, startApi, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(180_000);
 
@@ -25,10 +24,7 @@ let browser: Browser;
 beforeAll(async () => {
 	if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
 	mkdirSync(SHOTS, { recursive: true });
-	const port = await freePort();
-	runner.spawnWorker({ RUNNER_HTTP_PORT: String(port) }, 'start');
-	base = `http://127.0.0.1:${port}`;
-	await waitFor('the console to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	base = await startApi(runner);
 	browser = await chromium.launch({
 		executablePath: CHROMIUM,
 		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

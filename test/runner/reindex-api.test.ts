@@ -4,8 +4,7 @@
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
-import { freePort } from '../../runner/src/redis';
-import { clearFaults, setFault, useRunnerUnderTest, waitFor } from './support';
+import { clearFaults, setFault, startApi, useRunnerUnderTest, waitFor } from './support';
 import { activeIds, collectionOf, feedText, products, range, UPSERT, writeFeed } from './reindexSupport';
 
 jest.setTimeout(120_000);
@@ -15,10 +14,7 @@ const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
 let base = '';
 
 beforeAll(async () => {
-	const port = await freePort();
-	runner.spawnWorker({ RUNNER_HTTP_PORT: String(port) }, 'start');
-	base = `http://127.0.0.1:${port}`;
-	await waitFor('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	base = await startApi(runner);
 });
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {

@@ -215,6 +215,15 @@ export async function startSandboxProcess(): Promise<RunningSandbox> {
 	};
 }
 
+/** Spawns `convo-runner start` with its API on a free port and waits until it answers; its base URL. */
+export async function startApi(runner: RunnerUnderTest, extra: NodeJS.ProcessEnv = {}): Promise<string> {
+	const port = await freePort();
+	runner.spawnWorker({ ...extra, RUNNER_HTTP_PORT: String(port) }, 'start');
+	const base = `http://127.0.0.1:${port}`;
+	await waitFor('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	return base;
+}
+
 /** Polls until `check` returns a value; fails with `what` after `timeoutMs`. Every wait is bounded. */
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
 	const started = Date.now();

@@ -5,6 +5,7 @@
  * due time, so a run delivered twice creates one campaign (the Chatwoot duplicate).
  */
 import { UserError, type RunnerContext } from '../context';
+import { newId } from '../keys';
 import { snapshotCampaign } from './create';
 import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
@@ -19,7 +20,7 @@ export interface ScheduleRecord extends CampaignBasics {
 export const cronSchedulerId = (scheduleId: string) => `cron-${scheduleId}`;
 
 export async function createSchedule(context: RunnerContext, record: Omit<ScheduleRecord, 'id' | 'createdAt'>): Promise<ScheduleRecord> {
-	const id = `s${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+	const id = newId('s');
 	const schedule: ScheduleRecord = { ...record, id, createdAt: Date.now() };
 	try {
 		await context.queues.control.upsertJobScheduler(

@@ -3,6 +3,7 @@
  * Reading it and turning it into the status every client shows lives here, once.
  */
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
+import { newId } from '../keys';
 import { NotFoundError, type RunnerContext } from '../context';
 
 export const CAMPAIGN_STATES = ['scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
@@ -41,7 +42,7 @@ export interface CampaignStatus {
 }
 
 export function newCampaignId(): string {
-	return `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+	return newId('c');
 }
 
 function toRecord(hash: Record<string, string>): CampaignRecord {

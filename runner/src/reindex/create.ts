@@ -4,6 +4,7 @@
  * its own. The work happens in the runner processes (run.ts).
  */
 import { createHash } from 'node:crypto';
+import { newId } from '../keys';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -117,7 +118,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 	const { cron, tz, ...settings } = reindexSettings(raw);
 	const { redis, keys } = context;
 	if (cron) {
-		const schedule: ReindexSchedule = { id: `s${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`, cron, tz: tz ?? 'UTC', settings, createdAt: Date.now() };
+		const schedule: ReindexSchedule = { id: newId('s'), cron, tz: tz ?? 'UTC', settings, createdAt: Date.now() };
 		try {
 			await context.queues.reindex.upsertJobScheduler(
 				reindexSchedulerId(schedule.id),

@@ -3,6 +3,7 @@
  * Reading it and turning it into the status every client shows lives here, once.
  */
 import { NotFoundError, type RunnerContext } from '../context';
+import { newId } from '../keys';
 import type { SourceFormat } from '../source';
 
 export const RUN_STATES = ['queued', 'running', 'completed', 'failed', 'skipped'] as const;
@@ -67,7 +68,7 @@ export interface RunOverview extends RunStatus {
 	source_bytes: { read: number; total: number | null };
 }
 
-export const newRunId = () => `r${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+export const newRunId = () => newId('r');
 
 export function runFields(id: string, settings: RunSettings, state: RunState): Record<string, string | number> {
 	return {

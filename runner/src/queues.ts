@@ -32,6 +32,12 @@ export const REINDEX_CONCURRENCY = 2;
  * A run's job lock is renewed by its process while the run lives; a killed process's run is seen
  * stalled within about 15 s and resumed elsewhere. It may be resumed this many times.
  */
+/**
+ * A stalled send is re-run once, and the ledger turns its claim into `unknown` instead of sending.
+ * Locks are half BullMQ's defaults: a send ends within its 10 s deadline, and a dead process's
+ * jobs (whose ids keep those recipients from being fed again) come back within about 30 s, not 60.
+ */
+const SEND_WORKER = { maxStalledCount: 1, lockDuration: 15_000, stalledInterval: 15_000 };
 const REINDEX_WORKER = { lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 10 };
 
 /** Send jobs: the ledger is the record of what happened, so BullMQ keeps no finished job (a kept one would block its id). */
@@ -139,12 +145,11 @@ export class Workers {
 		this.timer = setInterval(() => void this.discover().catch((error: Error) => this.warn(`discover:${error.message}`, { err: error.message }, 'could not list sending numbers')), 1000);
 	}
 
-	private add(name: string, processor: Processor, concurrency: number, lock = { maxStalledCount: 1, lockDuration: 30_000 }): void {
+	private add(name: string, processor: Processor, concurrency: number, lock: Partial<typeof SEND_WORKER> = SEND_WORKER): void {
 		const worker = new Worker(name, processor, {
 			connection: this.connection as ConnectionOptions,
 			prefix: this.keys.prefix,
 			concurrency,
-			// A stalled send is re-run once, and the ledger turns its claim into `unknown` instead of sending.
 			...lock,
 		});
 		worker.on('error', (error) => this.warn(`worker:${error.message}`, { queue: name, err: error.message }, 'worker error'));

@@ -10,7 +10,7 @@ import type { SourceRecord } from './source';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
 import { CLI_NAMES, campaignSettings, settingsError, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules, removeSchedule, type ScheduleRecord } from './campaigns/schedule';
-import { campaignStatus, findCampaign, listCampaigns, newCampaignId } from './campaigns/store';
+import { campaignStatus, listCampaigns, newCampaignId } from './campaigns/store';
 import { cancelCampaign, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
 
 export { campaignStatus, listCampaigns, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
@@ -59,10 +59,6 @@ export async function cancel(context: RunnerContext, id: string) {
 		return { id, state: 'cancelled' as const, schedule: true, cancelled: 0 };
 	}
 	return { id, ...(await cancelCampaign(context, id)) };
-}
-
-export async function campaignExists(context: RunnerContext, id: string): Promise<boolean> {
-	return (await findCampaign(context, id)) !== undefined;
 }
 
 const IDEMPOTENCY_SECONDS = 24 * 3600;

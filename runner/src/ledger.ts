@@ -19,7 +19,6 @@ import type { Keys } from './keys';
 
 export const OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-export const FINAL_OUTCOMES: readonly Outcome[] = ['sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'];
 
 const LETTER: Record<Outcome, string> = {
 	pending: 'p',

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { runConvo, sentMessages, useSandbox } from './support';
+import { runConvo, sentMessages, useSandbox, TEXT_SEND_FROM_ITEM } from './support';
 
 // n8n's node setting "On Error": Continue (using regular output) and Continue (using error output).
 describe('Convo node: On Error settings', () => {
@@ -8,15 +8,7 @@ describe('Convo node: On Error settings', () => {
 	const BAD = 2;
 	const inWindow = () => context.business.contacts.find((c) => c.inWindow && !c.undeliverable)!;
 	const outOfWindow = () => context.business.contacts.find((c) => !c.inWindow && !c.undeliverable)!;
-	const send = {
-		resource: 'message',
-		operation: 'send',
-		channelUuid: '={{ $json.channel }}',
-		channelType: 'whatsapp',
-		to: '={{ $json.to }}',
-		messageType: 'text',
-		text: '={{ $json.text }}',
-	};
+	const send = TEXT_SEND_FROM_ITEM;
 	// Item 2 goes to a contact outside the customer-care window: the service refuses it with 400.
 	const items = (): IDataObject[] =>
 		Array.from({ length: 5 }, (_, i) => ({

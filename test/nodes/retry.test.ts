@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { IDataObject } from 'n8n-workflow';
 
-import { admin, credentialsOf, runConvo, sentMessages, useSandbox } from './support';
+import { admin, credentialsOf, runConvo, sentMessages, useSandbox, TEXT_SEND_FROM_ITEM } from './support';
 
 const SEND = 'POST /v1/messages/send';
 /** n8n's node setting "Retry On Fail": 3 tries, 1 s apart (it runs the whole node again). */
@@ -45,15 +45,7 @@ async function cuttingProxy(target: string, cut: (index: number, body: string) =
 describe('Convo node: rate limits, retries and n8n\'s Retry On Fail', () => {
 	const context = useSandbox();
 	const inWindow = () => context.business.contacts.find((c) => c.inWindow && !c.undeliverable)!;
-	const send = {
-		resource: 'message',
-		operation: 'send',
-		channelUuid: '={{ $json.channel }}',
-		channelType: 'whatsapp',
-		to: '={{ $json.to }}',
-		messageType: 'text',
-		text: '={{ $json.text }}',
-	};
+	const send = TEXT_SEND_FROM_ITEM;
 	const messages = (count: number): IDataObject[] =>
 		Array.from({ length: count }, (_, i) => ({ channel: context.business.channelUuid, to: inWindow().phoneNumber, text: `msg ${i}` }));
 	const sentTexts = async () => (await sentMessages(context)).map((message) => message.text).sort();

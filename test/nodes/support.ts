@@ -36,6 +36,17 @@ export function useSandbox(): NodeTestContext {
 	return context;
 }
 
+/** Message → Send of a text, every value read from the input item ($json.channel, .to, .text). */
+export const TEXT_SEND_FROM_ITEM = {
+	resource: 'message',
+	operation: 'send',
+	channelUuid: '={{ $json.channel }}',
+	channelType: 'whatsapp',
+	to: '={{ $json.to }}',
+	messageType: 'text',
+	text: '={{ $json.text }}',
+} as const;
+
 export function credentialsOf(sandbox: RunningSandbox, business: Business): Record<string, ICredentialDataDecryptedObject> {
 	return {
 		convoApi: { baseUrl: sandbox.baseUrl, accessToken: business.accessToken },

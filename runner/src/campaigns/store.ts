@@ -91,11 +91,15 @@ export async function currentRate(context: RunnerContext, campaign: CampaignReco
 }
 
 export async function campaignStatus(context: RunnerContext, id: string): Promise<CampaignStatus> {
-	const campaign = await getCampaign(context, id);
+	return statusOf(context, await getCampaign(context, id));
+}
+
+/** The status of a campaign record already read (only the rate needs another look at Redis). */
+export async function statusOf(context: RunnerContext, campaign: CampaignRecord): Promise<CampaignStatus> {
 	const rate = campaign.state === 'running' ? await currentRate(context, campaign) : 0;
 	const open = campaign.counts.pending + campaign.counts.claimed;
 	return {
-		id,
+		id: campaign.id,
 		state: campaign.state,
 		counts: campaign.counts,
 		rate,

@@ -9,7 +9,7 @@ import { z } from 'zod/v4';
 import { UserError, type RunnerContext } from '../context';
 import * as core from '../core';
 import { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
-import { campaignStatus, getCampaign } from '../campaigns/store';
+import { campaignStatus, getCampaign, statusOf } from '../campaigns/store';
 import { InputError, type RouteTable } from './routes';
 import { API_NAMES } from '../campaigns/schema';
 
@@ -139,7 +139,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	);
 
 	routes.add({ method: 'GET', url: '/api/campaigns/:id', tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => {
-		const [status, campaign] = await Promise.all([campaignStatus(context, params.id), getCampaign(context, params.id)]);
+		const campaign = await getCampaign(context, params.id);
+		const status = await statusOf(context, campaign);
 		return { ...status, template_id: campaign.templateId, from: campaign.from, agent_id: campaign.agentId ?? null, rate_limit: campaign.rate, total: campaign.total, source: campaign.source, created_at: new Date(campaign.createdAt).toISOString(), finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null };
 	});
 

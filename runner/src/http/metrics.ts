@@ -7,7 +7,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 
 import type { RunnerContext } from '../context';
-import { campaignStatus, findCampaign } from '../campaigns/store';
+import { findCampaign, statusOf } from '../campaigns/store';
 import { listRuns as listReindexRuns } from '../reindex/store';
 
 /** Campaigns a scrape reports: every running one and the most recent others. */
@@ -37,7 +37,7 @@ export class RunnerMetrics {
 		for (const id of ids) {
 			const campaign = await findCampaign(this.context, id);
 			if (!campaign) continue;
-			const status = await campaignStatus(this.context, id);
+			const status = await statusOf(this.context, campaign);
 			const base = { campaign: id, number: campaign.from };
 			for (const [outcome, count] of Object.entries(status.counts)) this.recipients.set({ ...base, outcome }, count);
 			this.holds.inc(base, campaign.holds);

@@ -11,6 +11,7 @@ export * from './operations';
 export * from './phone';
 export * from './request';
 export * from './retryPolicy';
+export * from './runner';
 export * from './validation';
 export { UUID_PATTERN } from './schemas/common';
 export * from './schemas/agent';

@@ -17,7 +17,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse as parseQueryString } from 'node:querystring';
 
-import { WebhookContext, WorkflowExecute } from 'n8n-core';
+import { HookContext, WebhookContext, WorkflowExecute } from 'n8n-core';
 import type {
 	ICredentialDataDecryptedObject,
 	IDataObject,
@@ -50,6 +50,10 @@ export interface TriggerServerOptions {
 	/** With it, authentication is 'headerAuth' and this is the convoTriggerApi credential. */
 	auth?: { headerName: string; secret: string };
 	host?: string;
+	/** Another trigger of the pack (default the Convo Trigger), e.g. `n8n-nodes-convo.convoRunnerTrigger`. */
+	type?: string;
+	/** Credentials by type for that trigger (e.g. convoRunnerApi), referenced by its node. */
+	credentials?: Record<string, ICredentialDataDecryptedObject>;
 }
 
 /** One workflow execution the trigger started. */
@@ -73,6 +77,15 @@ export interface ServedTrigger {
 	webhookErrors: Error[];
 	/** Resolves once `count` executions have finished; rejects after `timeoutMs`. */
 	waitForExecutions(count: number, timeoutMs?: number): Promise<RecordedExecution[]>;
+	/**
+	 * As n8n does when the workflow is published: the node's webhookMethods.default checkExists,
+	 * then create when it answered false (n8n-core's HookContext, mode 'trigger', activation 'activate').
+	 */
+	activate(): Promise<void>;
+	/** As n8n does when the workflow is unpublished: webhookMethods.default.delete. */
+	deactivate(): Promise<boolean>;
+	/** The node's webhook static data (what n8n stores with the workflow). */
+	staticData(): IDataObject;
 	close(): Promise<void>;
 }
 
@@ -116,21 +129,26 @@ async function preParse(req: WebhookRequest): Promise<{ ok: true } | { ok: false
 function triggerNode(options: TriggerServerOptions): INode {
 	const parameters: IDataObject = { ...options.parameters };
 	if (options.auth) parameters.authentication = 'headerAuth';
+	const credentials = Object.fromEntries(Object.keys(options.credentials ?? {}).map((type, i) => [type, { id: String(i + 2), name: type }]));
+	if (options.auth) credentials.convoTriggerApi = { id: '1', name: 'Convo Webhook Auth' };
 	return {
 		id: 'trigger',
 		name: TRIGGER_NODE_NAME,
-		type: TRIGGER_TYPE,
+		type: options.type ?? TRIGGER_TYPE,
 		typeVersion: 1,
 		position: [0, 0],
 		webhookId: WEBHOOK_ID,
 		parameters: parameters as INode['parameters'],
-		...(options.auth ? { credentials: { convoTriggerApi: { id: '1', name: 'Convo Webhook Auth' } } } : {}),
+		...(Object.keys(credentials).length > 0 ? { credentials } : {}),
 	};
 }
 
 export async function serveTrigger(options: TriggerServerOptions = {}): Promise<ServedTrigger> {
 	const host = options.host ?? '127.0.0.1';
-	const credentials: Record<string, ICredentialDataDecryptedObject> = options.auth ? { convoTriggerApi: { ...options.auth } } : {};
+	const credentials: Record<string, ICredentialDataDecryptedObject> = {
+		...options.credentials,
+		...(options.auth ? { convoTriggerApi: { ...options.auth } } : {}),
+	};
 	const workflow: Workflow = createWorkflow({ name: 'Convo Trigger test', nodes: [triggerNode(options)], connections: {} });
 	const node = workflow.getNode(TRIGGER_NODE_NAME)!;
 	const nodeType = workflow.nodeTypes.getByNameAndVersion(node.type, node.typeVersion) as INodeType;
@@ -228,12 +246,26 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 	const probe = new WebhookContext(workflow, node, probeData, 'webhook', webhookDataFor(probeData), [], null);
 	const productionUrl = probe.getNodeWebhookUrl('default')!;
 
+	const hookContext = () => {
+		const data = additionalDataFor();
+		return new HookContext(workflow, node, data, 'trigger', 'activate', webhookDataFor(data));
+	};
+	const webhookMethods = (nodeType as INodeType & { webhookMethods?: Record<string, Record<string, (this: unknown) => Promise<boolean>>> }).webhookMethods?.default;
+
 	return {
 		url: productionUrl,
 		method,
 		executions,
 		started: () => startedCount,
 		webhookErrors,
+		async activate() {
+			if (!webhookMethods) return;
+			if (!(await webhookMethods.checkExists.call(hookContext()))) await webhookMethods.create.call(hookContext());
+		},
+		async deactivate() {
+			return webhookMethods ? await webhookMethods.delete.call(hookContext()) : true;
+		},
+		staticData: () => workflow.getStaticData('node', node) as IDataObject,
 		async waitForExecutions(count, timeoutMs = 5000) {
 			const deadline = Date.now() + timeoutMs;
 			while (executions.length < count) {

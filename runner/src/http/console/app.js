@@ -124,7 +124,7 @@
 				el('button', { 'data-testid': 'reconcile', type: 'button' }, ['Reconcile unknown']),
 				el('a', { class: 'button', 'data-testid': 'download', href: '/api/campaigns/' + id + '/report?format=csv', download: 'campaign-' + id + '-report.csv' }, ['Download report']),
 			]);
-			var map = { pause: c.state === 'running' || c.state === 'scheduled', resume: c.state === 'paused', cancel: ['running', 'paused', 'scheduled'].indexOf(c.state) >= 0, reconcile: c.counts.unknown > 0 };
+			var map = { pause: c.state === 'running' || c.state === 'scheduled', resume: c.state === 'paused', cancel: ['running', 'paused', 'scheduled', 'draft'].indexOf(c.state) >= 0, reconcile: c.counts.unknown > 0 };
 			Array.prototype.forEach.call(buttons.querySelectorAll('button'), function (button) {
 				var action = button.getAttribute('data-testid');
 				button.disabled = !map[action];

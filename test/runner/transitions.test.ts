@@ -1,0 +1,61 @@
+/**
+ * A campaign's state changes, raced directly against real Redis: many callers making the same
+ * change at the same instant (as several runner processes do) make it once, and exactly one event
+ * lands in the outbox for it. No runner process runs here, so the outbox is read as the Lua
+ * scripts left it, before any dispatcher could move it.
+ */
+import { cancelCampaign, failCampaign } from '../../runner/src/campaigns/control';
+import { transition } from '../../runner/src/campaigns/state';
+import { counterField, type Outcome } from '../../runner/src/ledger';
+import { createCampaign } from '../../runner/src/core';
+import { inlineRecords } from '../../runner/src/source';
+import type { OutboxEntry } from '../../runner/src/webhooks/events';
+import { positionalTemplate, useRunnerUnderTest } from './support';
+
+jest.setTimeout(60_000);
+
+const runner = useRunnerUnderTest();
+const RACERS = 25;
+
+async function newCampaign(recipients = 30): Promise<string> {
+	const business = runner.business;
+	const rows = Array.from({ length: recipients }, (_, i) => ({ phone: `4915190${String(i).padStart(5, '0')}`, 1: `R${i}` }));
+	const answer = await createCampaign(runner.context, { templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' }, inlineRecords(rows));
+	if (answer.kind !== 'campaign') throw new Error('expected a campaign');
+	return answer.id;
+}
+
+async function outbox(campaign: string): Promise<OutboxEntry[]> {
+	const entries = await runner.context.redis.lrange(runner.context.keys.webhooks.outbox, 0, -1);
+	return entries.map((text) => JSON.parse(text) as OutboxEntry).filter((entry) => entry.id.startsWith(`ev-${campaign}-`));
+}
+
+test(`${RACERS} simultaneous pauses: one changes the state, one campaign.paused; a pause of a paused campaign emits nothing`, async () => {
+	const id = await newCampaign();
+	const results = await Promise.all(
+		Array.from({ length: RACERS }, () => transition(runner.context, id, ['running', 'scheduled'], 'paused', { last_error: 'paused' }, { event: 'campaign.paused' })),
+	);
+	expect(results.filter((result) => result.changed)).toHaveLength(1);
+	expect(results.filter((result) => !result.changed).every((result) => !result.changed && result.state === 'paused')).toBe(true);
+	const events = await outbox(id);
+	expect(events.map((event) => event.type)).toEqual(['campaign.paused']);
+
+	const again = await transition(runner.context, id, ['running', 'scheduled'], 'paused', {}, { event: 'campaign.paused' });
+	expect(again).toEqual({ changed: false, state: 'paused' });
+	expect(await outbox(id)).toHaveLength(1);
+});
+
+test(`${RACERS} simultaneous cancels and fails: one end, one campaign.finished with final counts, every recipient moved once`, async () => {
+	const id = await newCampaign(40);
+	const settled = await Promise.allSettled([
+		...Array.from({ length: RACERS }, () => cancelCampaign(runner.context, id)),
+		...Array.from({ length: 5 }, () => failCampaign(runner.context, id, 'HTTP 401')),
+	]);
+	expect(settled.some((result) => result.status === 'fulfilled')).toBe(true);
+	const events = await outbox(id);
+	expect(events.map((event) => event.type)).toEqual(['campaign.finished']);
+	const data = Object.fromEntries(events[0].hash.flatMap((value, i, all) => (i % 2 === 0 ? [[value, all[i + 1]]] : [])));
+	expect(['cancelled', 'failed']).toContain(data.state);
+	const count = (outcome: Outcome) => Number(data[counterField(outcome)] ?? 0);
+	expect({ moved: count('cancelled') + count('not_sent'), pending: count('pending') }).toEqual({ moved: 40, pending: 0 });
+});

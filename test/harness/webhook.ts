@@ -35,12 +35,13 @@ import type {
 import { createRunExecutionData, NodeHelpers } from 'n8n-workflow';
 
 import { ConvoTriggerApi } from '../../credentials/ConvoTriggerApi.credentials';
-import { createAdditionalData, createWorkflow, registerCredentialType } from './workflow';
+import { createAdditionalData, createWorkflow, registerCredentialType, type WorkflowJson } from './workflow';
 
 registerCredentialType(new ConvoTriggerApi());
 
 export const TRIGGER_NODE_NAME = 'Convo Trigger';
 const TRIGGER_TYPE = 'n8n-nodes-convo.convoTrigger';
+const TRIGGER_TYPES = [TRIGGER_TYPE, 'CUSTOM.convoTrigger'];
 /** Like n8n's editor, which gives every webhook node a fixed id: the URL stays stable. */
 const WEBHOOK_ID = '6f1c2b9e-5d4a-4c8e-9b7a-3e2f1a0d9c8b';
 
@@ -50,6 +51,13 @@ export interface TriggerServerOptions {
 	/** With it, authentication is 'headerAuth' and this is the convoTriggerApi credential. */
 	auth?: { headerName: string; secret: string };
 	host?: string;
+	/**
+	 * A whole workflow to serve instead of a lone trigger (e.g. an example from examples/): its
+	 * Convo Trigger node receives the deliveries and the nodes after it run as in n8n.
+	 */
+	workflow?: WorkflowJson;
+	/** Credentials for the workflow's other nodes, by credential type. */
+	credentials?: Record<string, ICredentialDataDecryptedObject>;
 }
 
 /** One workflow execution the trigger started. */
@@ -130,12 +138,19 @@ function triggerNode(options: TriggerServerOptions): INode {
 
 export async function serveTrigger(options: TriggerServerOptions = {}): Promise<ServedTrigger> {
 	const host = options.host ?? '127.0.0.1';
-	const credentials: Record<string, ICredentialDataDecryptedObject> = options.auth ? { convoTriggerApi: { ...options.auth } } : {};
-	const workflow: Workflow = createWorkflow({ name: 'Convo Trigger test', nodes: [triggerNode(options)], connections: {} });
-	const node = workflow.getNode(TRIGGER_NODE_NAME)!;
+	const credentials: Record<string, ICredentialDataDecryptedObject> = {
+		...options.credentials,
+		...(options.auth ? { convoTriggerApi: { ...options.auth } } : {}),
+	};
+	const json = options.workflow ?? { name: 'Convo Trigger test', nodes: [triggerNode(options)], connections: {} };
+	const workflow: Workflow = createWorkflow(json);
+	const triggerName = json.nodes.find((candidate) => TRIGGER_TYPES.includes(candidate.type))?.name;
+	if (!triggerName) throw new Error('The workflow has no Convo Trigger node');
+	const node = workflow.getNode(triggerName)!;
+	const webhookId = node.webhookId ?? WEBHOOK_ID;
 	const nodeType = workflow.nodeTypes.getByNameAndVersion(node.type, node.typeVersion) as INodeType;
 	const description = nodeType.description.webhooks![0] as IWebhookDescription;
-	const workflowData = { id: workflow.id, name: workflow.name, nodes: [node], connections: {} } as unknown as IWorkflowBase;
+	const workflowData = { id: workflow.id, name: workflow.name, nodes: Object.values(workflow.nodes), connections: json.connections } as unknown as IWorkflowBase;
 
 	const executions: RecordedExecution[] = [];
 	const webhookErrors: Error[] = [];
@@ -163,7 +178,7 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 			webhookDescription: description,
 			workflowId: workflow.id,
 			workflowExecuteAdditionalData: additionalData,
-			webhookId: WEBHOOK_ID,
+			webhookId,
 		};
 	}
 
@@ -172,7 +187,7 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 			executionData: { nodeExecutionStack: [{ node, data: { main: items }, source: null }] },
 		});
 		const run = await new WorkflowExecute(additionalData, 'webhook', runData).processRunExecutionData(workflow);
-		const output = run.data.resultData.runData[TRIGGER_NODE_NAME]?.[0]?.data?.main?.[0] ?? [];
+		const output = run.data.resultData.runData[node.name]?.[0]?.data?.main?.[0] ?? [];
 		executions.push({ items: output, run });
 	}
 

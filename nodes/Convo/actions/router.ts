@@ -2,13 +2,15 @@ import type { IDataObject, IExecuteFunctions, INode, INodeExecutionData } from '
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import * as agent from './agent';
+import * as campaign from './campaign';
 import * as contact from './contact';
 import * as conversation from './conversation';
 import { setOperationOfRun } from './fieldLabels';
 import * as message from './message';
+import * as reindexRun from './reindexRun';
 import * as searchItem from './searchItem';
 import * as template from './template';
-import type { ConvoOperation, ConvoResource } from './types';
+import type { ConvoOperation, ConvoResource, WholeInputOperation } from './types';
 
 export const resources: Record<string, Record<string, ConvoOperation>> = {
 	message: { send: message.send, getStatus: message.getStatus },
@@ -22,6 +24,15 @@ export const resources: Record<string, Record<string, ConvoOperation>> = {
 	conversation: { get: conversation.get },
 	searchItem: { upsert: searchItem.upsert, getAll: searchItem.getAll },
 	agent: { create: agent.create, get: agent.get, update: agent.update },
+	campaign: {
+		create: campaign.create,
+		get: campaign.get,
+		getReport: campaign.getReport,
+		pause: campaign.pause,
+		resume: campaign.resume,
+		cancel: campaign.cancel,
+	},
+	reindexRun: { start: reindexRun.start, get: reindexRun.get },
 } satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 
 /**
@@ -31,13 +42,13 @@ export const resources: Record<string, Record<string, ConvoOperation>> = {
  * holds nothing but `error`, `message` and `details` (n8n-core's handleNodeErrorOutput, which
  * then adds the input item's fields), so there the guidance goes under `details`.
  */
-function errorItem(error: NodeApiError | NodeOperationError, itemIndex: number, forErrorOutput: boolean): INodeExecutionData {
+function errorItem(error: NodeApiError | NodeOperationError, itemIndex: number | number[], forErrorOutput: boolean): INodeExecutionData {
 	const details: IDataObject = {};
 	if (error.description) details.description = error.description;
 	const httpCode = Number((error as NodeApiError).httpCode);
 	if (Number.isInteger(httpCode) && httpCode > 0) details.httpCode = httpCode;
 	const json: IDataObject = forErrorOutput ? { error: error.message, details } : { error: error.message, ...details };
-	return { json, pairedItem: { item: itemIndex } };
+	return { json, pairedItem: Array.isArray(itemIndex) ? itemIndex.map((item) => ({ item })) : { item: itemIndex } };
 }
 
 /** Errors the node raised itself already say what to do; anything else is wrapped with its item. */
@@ -47,7 +58,28 @@ function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiErr
 }
 
 /**
- * Runs the chosen operation once per input item. Up to `requestsAtOnce` items are in flight at a
+ * An operation that takes the whole input at once returns its own output items (paired to the
+ * inputs they came from). With Continue On Fail its failure becomes one error item paired to
+ * every input item, since no single item caused it.
+ */
+async function runWholeInput(
+	this: IExecuteFunctions,
+	operation: WholeInputOperation,
+	itemCount: number,
+	nodeVersion: number,
+): Promise<INodeExecutionData[][]> {
+	try {
+		return [await operation.executeAll.call(this, nodeVersion)];
+	} catch (error) {
+		const nodeError = asNodeError(this.getNode(), error, 0);
+		if (!this.continueOnFail()) throw nodeError;
+		const all = Array.from({ length: itemCount }, (_, item) => item);
+		return [[errorItem(nodeError, all, this.getNode().onError === 'continueErrorOutput')]];
+	}
+}
+
+/**
+ * Runs the chosen operation once per input item (or once for all, see `runWholeInput`). Up to `requestsAtOnce` items are in flight at a
  * time; the output keeps the input order either way, and every output item is paired to its input.
  * Without Continue On Fail, the first failure starts no new item: those in flight finish, then the
  * node fails with it.
@@ -62,13 +94,15 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 	setOperationOfRun(this, operation);
 	const nodeVersion = this.getNode().typeVersion;
+	if (operation.executeAll) return await runWholeInput.call(this, operation, items.length, nodeVersion);
+	const perItem = operation;
 	const requestsAtOnce = Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number));
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: NodeApiError | NodeOperationError | undefined;
 	const runItem = async (itemIndex: number) => {
 		try {
-			const output = await operation.execute.call(this, itemIndex, nodeVersion);
+			const output = await perItem.execute.call(this, itemIndex, nodeVersion);
 			results[itemIndex] = this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(output), {
 				itemData: { item: itemIndex },
 			});

@@ -1,12 +1,16 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-export type ConvoResource = 'message' | 'template' | 'contact' | 'conversation' | 'searchItem' | 'agent';
+export type ConvoResource = 'message' | 'template' | 'contact' | 'conversation' | 'searchItem' | 'agent' | 'campaign' | 'reindexRun';
 
 /**
- * What one operation file exports: its fields, and what it does for one input item. `nodeVersion`
- * is the node's typeVersion, for an operation whose behaviour changes in a later version.
+ * What one operation file exports: its fields, and what it does for one input item (`execute`) or,
+ * for an operation that takes the whole input at once (Campaign → Create: all items become ONE
+ * campaign), for all of them (`executeAll`, which returns output items with their pairedItem).
+ * `nodeVersion` is the node's typeVersion, for an operation whose behaviour changes in a later version.
  */
-export interface ConvoOperation {
+export type ConvoOperation = PerItemOperation | WholeInputOperation;
+
+interface OperationBase {
 	description: INodeProperties[];
 	/**
 	 * Which parameter fills which API field (`{ field_value: 'fieldValue' }`; a parameter inside a
@@ -14,5 +18,14 @@ export interface ConvoOperation {
 	 * user sees.
 	 */
 	apiFields?: Readonly<Record<string, string>>;
+}
+
+export interface PerItemOperation extends OperationBase {
 	execute(this: IExecuteFunctions, itemIndex: number, nodeVersion: number): Promise<IDataObject | IDataObject[]>;
+	executeAll?: undefined;
+}
+
+export interface WholeInputOperation extends OperationBase {
+	executeAll(this: IExecuteFunctions, nodeVersion: number): Promise<INodeExecutionData[]>;
+	execute?: undefined;
 }

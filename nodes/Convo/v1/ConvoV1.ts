@@ -10,15 +10,19 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { router } from '../actions/router';
 import * as agent from '../actions/agent';
+import * as campaign from '../actions/campaign';
 import * as contact from '../actions/contact';
 import * as conversation from '../actions/conversation';
 import * as message from '../actions/message';
+import * as reindexRun from '../actions/reindexRun';
 import * as searchItem from '../actions/searchItem';
 import * as template from '../actions/template';
 
 /** Resources served by the messaging API (v1); every other resource uses the external API (v2). */
 const MESSAGING_RESOURCES = ['message'];
 const EXTERNAL_RESOURCES = ['template', 'contact', 'conversation', 'searchItem', 'agent'];
+/** Resources served by convo-runner's control API (Convo Runner API credential). */
+const RUNNER_RESOURCES = ['campaign', 'reindexRun'];
 
 const batching: INodeProperties = {
 	displayName: 'Batching',
@@ -55,6 +59,7 @@ export class ConvoV1 implements INodeType {
 			credentials: [
 				{ name: 'convoApi', required: true, displayOptions: { show: { resource: MESSAGING_RESOURCES } } },
 				{ name: 'convoExternalApi', required: true, displayOptions: { show: { resource: EXTERNAL_RESOURCES } } },
+				{ name: 'convoRunnerApi', required: true, displayOptions: { show: { resource: RUNNER_RESOURCES } } },
 			],
 			properties: [
 				{
@@ -65,6 +70,11 @@ export class ConvoV1 implements INodeType {
 					options: [
 						{ name: 'Agent', value: 'agent', description: 'AI agents that answer conversations' },
 						{
+							name: 'Campaign',
+							value: 'campaign',
+							description: 'Send a template to a whole list through convo-runner, durably and at a safe rate (Convo Runner API credential)',
+						},
+						{
 							name: 'Contact',
 							value: 'contact',
 							description: 'Name, tags, custom fields, assignment, messages and conversation state of a contact',
@@ -74,6 +84,11 @@ export class ConvoV1 implements INodeType {
 							name: 'Message',
 							value: 'message',
 							description: 'Send messages and read their delivery status (messaging API, Convo API credential)',
+						},
+						{
+							name: 'Reindex Run',
+							value: 'reindexRun',
+							description: 'Keep a search collection in sync with a feed through convo-runner (Convo Runner API credential)',
 						},
 						{ name: 'Search Item', value: 'searchItem', description: 'Items of search collections' },
 						{ name: 'Template', value: 'template', description: 'Send approved template messages' },
@@ -86,6 +101,8 @@ export class ConvoV1 implements INodeType {
 				...conversation.description,
 				...searchItem.description,
 				...agent.description,
+				...campaign.description,
+				...reindexRun.description,
 				batching,
 			],
 		};

@@ -1,0 +1,3 @@
+import { controlOperation } from './control';
+
+export const { description, execute } = controlOperation('cancel');

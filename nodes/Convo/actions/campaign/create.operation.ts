@@ -1,0 +1,289 @@
+import { createHash } from 'node:crypto';
+
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+
+import { RECIPIENTS_PER_CHUNK } from '../../../shared';
+import { runnerJson } from '../../runnerTransport';
+import { labelOfApiField } from '../fieldLabels';
+import { jsonObjectParameter, objectToPairs, pairsToObject, type KeyValuePair } from '../json';
+import { phoneDigits } from '../phone';
+import { identifierField, identifierValue } from '../sharedFields';
+
+const properties: INodeProperties[] = [
+	{
+		displayName:
+			'All input items become the recipients of ONE campaign, which the runner sends at the given rate, durably, never twice to a recipient. Rows it cannot use (a bad phone, a duplicate) come back under "rejections" with their item index; the others are sent.',
+		name: 'campaignCreateNotice',
+		type: 'notice',
+		default: '',
+	},
+	identifierField({
+		displayName: 'Template ID',
+		name: 'templateId',
+		description: 'ID of an approved template of the business whose API key the runner uses, shown with the template in the Convo dashboard',
+	}),
+	{
+		displayName: 'Business Number',
+		name: 'fromPhoneNumber',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. +49 30 1234567',
+		description: 'Business phone number the campaign is sent from, with country code. The runner keeps one rate per number.',
+	},
+	{
+		displayName: 'Rate (Sends per Second)',
+		name: 'rate',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 1000 },
+		default: 60,
+		description: 'How many messages per second the runner sends for this campaign (campaigns on one number share the strictest rate)',
+	},
+	{
+		displayName: 'Phone',
+		name: 'phone',
+		type: 'string',
+		required: true,
+		default: '={{ $json.phone }}',
+		placeholder: 'e.g. +49 151 12345678',
+		description:
+			'Recipient of each item, with country code (read per item: the default takes the item\'s "phone" field). Spaces, dashes and a leading + are fine; a bad or repeated number rejects that item only.',
+	},
+	{
+		displayName: 'Define Variables Using',
+		name: 'defineUsing',
+		type: 'options',
+		options: [
+			{ name: 'Fields Below', value: 'fields', description: 'Map each template variable to a value of the item' },
+			{ name: 'JSON', value: 'json', description: 'Give each item\'s variables as one JSON object, as AI agents and mapped data do best' },
+		],
+		default: 'fields',
+		description: 'How the template variables of each recipient are given',
+	},
+	{
+		displayName: 'Variables',
+		name: 'variables',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true },
+		placeholder: 'Add Variable',
+		default: {},
+		description:
+			'Template variables of each recipient, read per item: name "1", "2", ... for positional variables or the variable name, and a value mapped from the item (e.g. the first_name field).',
+		displayOptions: { show: { defineUsing: ['fields'] } },
+		options: [
+			{
+				displayName: 'Variable',
+				name: 'variable',
+				values: [
+					{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'e.g. 1 or first_name', description: 'Variable name or position' },
+					{ displayName: 'Value', name: 'value', type: 'string', default: '', description: 'Text that replaces the variable for this recipient' },
+				],
+			},
+		],
+	},
+	{
+		displayName: 'Variables (JSON)',
+		name: 'variablesJson',
+		type: 'json',
+		default: '{}',
+		description:
+			'Template variables of each recipient as one JSON object (read per item): {"1": "Ada"} for positional variables, {"first_name": "Ada"} for named ones',
+		displayOptions: { show: { defineUsing: ['json'] } },
+	},
+	{
+		displayName: 'Additional Fields',
+		name: 'additionalFields',
+		type: 'collection',
+		placeholder: 'Add Field',
+		default: {},
+		description: 'Optional settings of the campaign',
+		options: [
+			identifierField({
+				displayName: 'Agent ID',
+				name: 'agentId',
+				description: 'ID of an agent of the business to assign to each conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+				required: false,
+			}),
+			{
+				displayName: 'Start Time',
+				name: 'startAt',
+				type: 'dateTime',
+				default: '',
+				description: 'When the runner starts sending; empty starts at once. A time without an offset is read in the workflow\'s time zone.',
+			},
+		],
+	},
+];
+
+export const description = updateDisplayOptions({ show: { resource: ['campaign'], operation: ['create'] } }, properties);
+
+/** The parameter that fills each runner API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = {
+	template_id: 'templateId',
+	from: 'fromPhoneNumber',
+	rate: 'rate',
+	agent_id: 'additionalFields.agentId',
+	at: 'additionalFields.startAt',
+	recipients: 'phone',
+};
+
+/** A wall-clock time ("2026-03-01T09:00:00") in `timeZone`, as a UTC instant. */
+function zonedTime(local: string, timeZone: string): Date {
+	const asUtc = new Date(`${local}Z`);
+	const parts = new Intl.DateTimeFormat('en-US', {
+		timeZone,
+		hourCycle: 'h23',
+		year: 'numeric',
+		month: '2-digit',
+		day: '2-digit',
+		hour: '2-digit',
+		minute: '2-digit',
+		second: '2-digit',
+	}).formatToParts(asUtc);
+	const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+	const wallClockOfZone = Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'), part('second'));
+	return new Date(asUtc.getTime() - (wallClockOfZone - asUtc.getTime()));
+}
+
+function startTime(this: IExecuteFunctions, value: unknown): string | undefined {
+	const text = String(value ?? '').trim();
+	if (text === '') return undefined;
+	const hasOffset = /(Z|[+-]\d\d:?\d\d)$/i.test(text);
+	const at = hasOffset ? new Date(text) : zonedTime(text.replace(' ', 'T'), this.getTimezone());
+	if (Number.isNaN(at.getTime())) {
+		throw new NodeOperationError(this.getNode(), `Start Time "${text.slice(0, 60)}" is not a date and time`, {
+			description: 'Nothing was sent. Give an ISO date and time such as 2026-03-01T09:00:00, or leave Start Time empty to start at once.',
+		});
+	}
+	return at.toISOString();
+}
+
+/** One recipient row as the runner reads rows (like a CSV line): phone, then the variables. */
+function rowOf(this: IExecuteFunctions, itemIndex: number): IDataObject {
+	const byJson = this.getNodeParameter('defineUsing', itemIndex, 'fields') === 'json';
+	const pairs: KeyValuePair[] = byJson
+		? objectToPairs(jsonObjectParameter.call(this, this.getNodeParameter('variablesJson', itemIndex, '{}'), 'Variables (JSON)', itemIndex))
+		: (this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>).map((variable) => ({
+				key: variable.name,
+				value: variable.value,
+			}));
+	const variables = pairsToObject.call(this, pairs, byJson ? 'Variables (JSON)' : 'Variables', itemIndex);
+	if (Object.prototype.hasOwnProperty.call(variables, 'phone')) {
+		throw new NodeOperationError(this.getNode(), 'Variable name "phone" is reserved', {
+			itemIndex,
+			description: 'Nothing was sent. The recipient goes in Phone; name the variable otherwise.',
+		});
+	}
+	const row: IDataObject = {};
+	// The runner checks the phone (and rejects just this row when it is bad), so it goes as typed.
+	const phone = this.getNodeParameter('phone', itemIndex, '');
+	row.phone = phone === undefined || phone === null ? '' : String(phone);
+	for (const [name, value] of Object.entries(variables)) {
+		row[name] = value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+	}
+	return row;
+}
+
+/**
+ * The base of the Idempotency-Keys of one node run: execution, node and run index (a node inside
+ * a loop runs again in the same execution with other items), hashed so that any node name fits a
+ * header. n8n's Retry On Fail runs the node again with the same three, so every request gets the
+ * first answer and nothing is created or added twice. Without an execution id (docs/decisions.md)
+ * the key follows the workflow, the node and the content instead.
+ */
+function keyBase(this: IExecuteFunctions, settings: IDataObject, rows: IDataObject[]): string {
+	const node = this.getNode();
+	const executionId = this.getExecutionId();
+	const parts = executionId
+		? ['execution', executionId, node.name, String(this.getWorkflowDataProxy(0).$runIndex ?? 0)]
+		: ['content', String(this.getWorkflow().id ?? ''), node.name, JSON.stringify([settings, rows])];
+	return `n8n-${createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex').slice(0, 40)}`;
+}
+
+interface ChunkAnswer {
+	added?: { rejections?: Array<{ line?: number; phone?: unknown; reason?: unknown }> };
+	total?: number;
+	accepted?: number;
+	rejected?: number;
+}
+
+/**
+ * All input items become one campaign: a draft is created, the rows go in chunks of
+ * RECIPIENTS_PER_CHUNK (row of item i is line i + 1, so a rejection names its item), then the
+ * draft starts. Nothing is sent before the start, and each request carries an Idempotency-Key
+ * of this node run, so a retry finishes the same campaign instead of making a second one.
+ */
+export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	const items = this.getInputData();
+	if (items.length === 0) return [];
+
+	const settings: IDataObject = {
+		template_id: identifierValue.call(this, 'templateId', 0),
+		from: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', 0), 'Business Number', 0),
+		rate: this.getNodeParameter('rate', 0, 60) as number,
+	};
+	if (settings.template_id === '') {
+		throw new NodeOperationError(this.getNode(), 'Template ID is empty', { description: 'Nothing was sent. Give the ID of an approved template.' });
+	}
+	const agentId = identifierValue.call(this, 'additionalFields.agentId', 0);
+	if (agentId !== '') settings.agent_id = agentId;
+	const at = startTime.call(this, this.getNodeParameter('additionalFields.startAt', 0, ''));
+	if (at !== undefined) settings.at = at;
+
+	const rows = items.map((_, itemIndex) => rowOf.call(this, itemIndex));
+	const key = keyBase.call(this, settings, rows);
+	const labelOf = (apiField: string) => labelOfApiField(this, apiField);
+
+	const draft = await runnerJson.call(this, {
+		method: 'POST',
+		path: '/api/campaigns',
+		body: { ...settings, draft: true, recipients: [] },
+		idempotencyKey: `${key}-draft`,
+		labelOf,
+	});
+	const campaignId = String(draft.id ?? '');
+	if (campaignId === '') {
+		throw new NodeOperationError(this.getNode(), 'The runner answered the create without a campaign id', {
+			description: 'Check that the Runner URL of the Convo Runner API credential points at convo-runner (a version with draft campaigns).',
+		});
+	}
+
+	const rejections: IDataObject[] = [];
+	let totals: ChunkAnswer = { total: 0, accepted: 0, rejected: 0 };
+	for (let start = 0, chunk = 0; start < rows.length; start += RECIPIENTS_PER_CHUNK, chunk++) {
+		const answer = (await runnerJson.call(this, {
+			method: 'POST',
+			path: `/api/campaigns/${campaignId}/recipients`,
+			body: { recipients: rows.slice(start, start + RECIPIENTS_PER_CHUNK), first_line: start + 1 },
+			idempotencyKey: `${key}-rows-${chunk}`,
+			labelOf,
+		})) as ChunkAnswer;
+		for (const rejection of answer.added?.rejections ?? []) {
+			const line = Number(rejection.line);
+			rejections.push({ item: line - 1, line, phone: rejection.phone as string, reason: rejection.reason as string });
+		}
+		totals = answer;
+	}
+
+	const started = await runnerJson.call(this, {
+		method: 'POST',
+		path: `/api/campaigns/${campaignId}/start`,
+		body: {},
+		idempotencyKey: `${key}-start`,
+	});
+
+	return [
+		{
+			json: {
+				campaign_id: campaignId,
+				state: started.state as string,
+				total: totals.total ?? rows.length,
+				accepted: totals.accepted ?? 0,
+				rejected: totals.rejected ?? rejections.length,
+				rejections,
+			},
+			pairedItem: items.map((_, item) => ({ item })),
+		},
+	];
+}

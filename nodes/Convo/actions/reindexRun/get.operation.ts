@@ -1,0 +1,17 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { runnerJson } from '../../runnerTransport';
+import { runnerIdField, runnerIdValue } from '../campaign/fields';
+
+const properties: INodeProperties[] = [
+	runnerIdField('runId', 'Run ID', 'ID of a reindex run of the runner: id in the output of Reindex Run → Start, or shown by `convo-runner reindex list`'),
+];
+
+export const description = updateDisplayOptions({ show: { resource: ['reindexRun'], operation: ['get'] } }, properties);
+
+/** The run's status: state, counts (read, unchanged, created, updated, deactivated, rejected, failed), rate, ETA, last error. */
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const id = runnerIdValue.call(this, 'runId', 'Run ID', itemIndex);
+	return await runnerJson.call(this, { method: 'GET', path: `/api/reindex/${id}`, itemIndex });
+}

@@ -1,0 +1,127 @@
+import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, IN8nHttpFullResponse, JsonObject } from 'n8n-workflow';
+import { NodeApiError, sleep } from 'n8n-workflow';
+
+import { retryDelay, type RequestFailure, type RetryState } from '../shared';
+
+/** The credential of the runner's control API (credentials/ConvoRunnerApi.credentials.ts). */
+export const RUNNER_CREDENTIAL = 'convoRunnerApi';
+const CREDENTIAL_NAME = 'Convo Runner API';
+
+export interface RunnerCall {
+	method: IHttpRequestMethods;
+	/** From `/api/...` on. */
+	path: string;
+	qs?: IDataObject;
+	body?: IDataObject;
+	/** Sent as `Idempotency-Key`: a retry gets the first answer and changes nothing again. */
+	idempotencyKey?: string;
+	/** Statuses answered as `{ statusCode, body }` instead of failing (e.g. 404 for "already gone"). */
+	allowStatuses?: number[];
+	/** Names the API fields of a 400 by what the user sees (`template_id` -> `Template ID`). */
+	labelOf?: (apiField: string) => string | undefined;
+	itemIndex?: number;
+}
+
+/** The runner's base URL as users type it: a trailing slash or a typed `/api` is removed. */
+export function runnerRoot(url: unknown): string {
+	return String(url ?? '').trim().replace(/(\/+(api)?)+$/, '');
+}
+
+/** The system error code of a failed connection, wherever n8n's wrapping put it. */
+function connectionErrorCode(error: unknown): string | undefined {
+	for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 5; depth++) {
+		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
+		current = current.cause as typeof current;
+	}
+	return undefined;
+}
+
+/** What the user should do about an error answer of the runner. */
+function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelOf']): { message: string; description: string } {
+	const said = typeof body.message === 'string' && body.message !== '' ? body.message : `HTTP ${status}`;
+	if (status === 401 || status === 403) {
+		return {
+			message: 'The runner refused the token',
+			description: `Check the Token in the ${CREDENTIAL_NAME} credential: it must be the RUNNER_TOKEN the runner was started with.`,
+		};
+	}
+	if (status === 404) return { message: `Not found at the runner: ${said}`, description: 'Check the ID: it is the id the runner answered when the campaign or run was created.' };
+	if (status === 409) return { message: `The runner refused the request now: ${said}`, description: 'The campaign or run is in a state that does not allow this; read it with Get first.' };
+	if (status === 413) return { message: `The runner refused the request as too large: ${said}`, description: 'Send fewer or smaller rows.' };
+	if (status === 400 && typeof body.field === 'string' && body.field !== '') {
+		const label = labelOf?.(body.field);
+		// The runner's message starts with its own field name; name it as the user sees it.
+		const message = label && said.startsWith(body.field) ? `${label}${said.slice(body.field.length)}` : said;
+		return { message: `The runner refused a field: ${message}`, description: `Correct ${label ?? body.field} (runner API field: ${body.field}).` };
+	}
+	if (status >= 500) return { message: `The runner failed: ${said}`, description: 'The runner answered with an error of its own; its log says more. Try again later.' };
+	return { message: `The runner refused the request: ${said}`, description: 'Correct the value the message names.' };
+}
+
+/**
+ * The one way the nodes talk to convo-runner's control API: bearer token from the credential,
+ * JSON both ways. A 429, 5xx or refused connection is tried again (nodes/shared/retryPolicy.ts):
+ * every write sent here is idempotent (an Idempotency-Key, or a state change that is the same
+ * when repeated). An error answer `{ status, code, message, field? }` becomes a NodeApiError that
+ * says what to do; the request, which carries the token, is never attached.
+ */
+export async function runnerRequest(this: IExecuteFunctions | IHookFunctions, call: RunnerCall): Promise<{ statusCode: number; body: unknown }> {
+	const credentials = await this.getCredentials(RUNNER_CREDENTIAL, call.itemIndex ?? 0);
+	const url = `${runnerRoot(credentials.runnerUrl)}${call.path}`;
+	const state: RetryState = { attempts: 0, rateLimited: 0, rateLimitWaitedMs: 0 };
+	for (;;) {
+		state.attempts++;
+		let response: IN8nHttpFullResponse;
+		try {
+			response = (await this.helpers.httpRequestWithAuthentication.call(this, RUNNER_CREDENTIAL, {
+				method: call.method,
+				url,
+				qs: call.qs,
+				body: call.body,
+				headers: call.idempotencyKey ? { 'Idempotency-Key': call.idempotencyKey } : undefined,
+				json: true,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+			})) as IN8nHttpFullResponse;
+		} catch (error) {
+			const delay = retryDelay({ kind: 'connection', code: connectionErrorCode(error) }, state);
+			if (delay !== undefined) {
+				await sleep(delay);
+				continue;
+			}
+			const reason = (error as Error).message;
+			throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
+				itemIndex: call.itemIndex,
+				message: `Could not reach the runner: ${reason}`,
+				description: `Check the Runner URL in the ${CREDENTIAL_NAME} credential and that convo-runner start serves its API (RUNNER_TOKEN set) where n8n can reach it.`,
+			});
+		}
+		const statusCode = response.statusCode;
+		if (statusCode < 400 || call.allowStatuses?.includes(statusCode)) return { statusCode, body: response.body };
+		const failure: RequestFailure = { kind: 'status', status: statusCode, retryAfter: response.headers?.['retry-after'] };
+		if (statusCode === 429) {
+			state.rateLimited++;
+			state.attempts--;
+		}
+		const delay = retryDelay(failure, state);
+		if (delay !== undefined) {
+			if (statusCode === 429) state.rateLimitWaitedMs += delay;
+			await sleep(delay);
+			continue;
+		}
+		const body = (response.body && typeof response.body === 'object' ? response.body : { body: response.body }) as IDataObject;
+		const explained = guidance(statusCode, body, call.labelOf);
+		throw new NodeApiError(this.getNode(), body as JsonObject, {
+			itemIndex: call.itemIndex,
+			httpCode: String(statusCode),
+			message: explained.message,
+			description: explained.description,
+		});
+	}
+}
+
+/** `runnerRequest` for routes whose answer is a JSON object. */
+export async function runnerJson(this: IExecuteFunctions | IHookFunctions, call: RunnerCall): Promise<IDataObject> {
+	const { body } = await runnerRequest.call(this, call);
+	return (body && typeof body === 'object' ? body : {}) as IDataObject;
+}

@@ -13,7 +13,7 @@
 // dist/ as it is; E2E_DIR where n8n is installed (default .e2e, shared with the e2e suite).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
 
@@ -226,7 +226,6 @@ async function main() {
 		WEBHOOK_URL: `http://127.0.0.1:${n8nPort}/`,
 		N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
 		N8N_RUNNERS_BROKER_PORT: String(await freePort()),
-		
 		N8N_DIAGNOSTICS_ENABLED: 'false',
 		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
 		N8N_PERSONALIZATION_ENABLED: 'false',
@@ -240,7 +239,7 @@ async function main() {
 	};
 	delete n8nEnv.NODE_OPTIONS;
 	const importDir = join(DEV, 'import');
-	mkdirSync(join(importDir, 'workflows'), { recursive: true });
+	mkdirSync(importDir, { recursive: true });
 	const credentials = localCredentials(
 		{ fixture, runner: { url: runnerUrl, token: state.runnerToken }, model: { url: stub.url } },
 		'dev',
@@ -248,14 +247,22 @@ async function main() {
 	writeFileSync(join(importDir, 'credentials.json'), JSON.stringify(credentials, null, 2));
 	chmodSync(join(importDir, 'credentials.json'), 0o600);
 	await runGroup('n8n-import', N8N_BIN, ['import:credentials', `--input=${join(importDir, 'credentials.json')}`], n8nEnv);
+	// Examples not imported before (one `n8n` command for all: each start of n8n's CLI takes seconds).
 	const fresh = exampleFiles().filter((file) => !state.importedExamples.includes(file));
-	for (const file of fresh) {
-		const workflow = prepareExample(file, credentials, { feedUrl: `${stub.url}/feeds/products.ndjson` });
-		const path = join(importDir, 'workflows', file);
-		writeFileSync(path, JSON.stringify(workflow, null, 2));
-		await runGroup('n8n-import', N8N_BIN, ['import:workflow', `--input=${path}`], n8nEnv);
-		if (PUBLISHED_EXAMPLES.includes(file)) await runGroup('n8n-import', N8N_BIN, ['publish:workflow', `--id=${workflow.id}`], n8nEnv);
-		state.importedExamples.push(file);
+	if (fresh.length > 0) {
+		rmSync(join(importDir, 'workflows'), { recursive: true, force: true });
+		mkdirSync(join(importDir, 'workflows'));
+		const ids = {};
+		for (const file of fresh) {
+			const workflow = prepareExample(file, credentials, { feedUrl: `${stub.url}/feeds/products.ndjson` });
+			ids[file] = workflow.id;
+			writeFileSync(join(importDir, 'workflows', file), JSON.stringify(workflow, null, 2));
+		}
+		await runGroup('n8n-import', N8N_BIN, ['import:workflow', '--separate', `--input=${join(importDir, 'workflows')}`], n8nEnv);
+		for (const file of fresh.filter((name) => PUBLISHED_EXAMPLES.includes(name))) {
+			await runGroup('n8n-import', N8N_BIN, ['publish:workflow', `--id=${ids[file]}`], n8nEnv);
+		}
+		state.importedExamples.push(...fresh);
 		saveState(state);
 	}
 	say(`credentials imported (${credentials.length}); ${fresh.length ? `examples imported: ${fresh.length}` : 'examples were imported before'}`);

@@ -42,6 +42,13 @@ const schema = z.object({
 	RUNNER_SEND_ATTEMPTS: positiveInt(5),
 	/** Bearer token of the control API and the console; required unless the API listens on loopback (then one is generated). */
 	RUNNER_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+	/**
+	 * Key webhook secrets are derived from (HMAC-SHA256(key, "webhook:" + id)); defaults to one
+	 * derived from RUNNER_TOKEN. Every process that delivers events needs the same one.
+	 */
+	RUNNER_WEBHOOK_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+	/** Attempts per webhook delivery (exponential backoff from 1 s) before it is given up. */
+	RUNNER_WEBHOOK_ATTEMPTS: positiveInt(8),
 	RUNNER_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
 	/** Port of the control API and console served by `start`; 0 picks a free one. */
 	RUNNER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),

@@ -10,13 +10,18 @@ import type { SourceRecord } from './source';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
 import { CLI_NAMES, campaignSettings, settingsError, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules, removeSchedule, type ScheduleRecord } from './campaigns/schedule';
-import { campaignStatus, listCampaigns, newCampaignId } from './campaigns/store';
-import { cancelCampaign, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
+import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
+import { cancelCampaign, pauseCampaign, queueScheduledStart, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
+import { DRAFT_LIFETIME_MS, startDraft } from './campaigns/draft';
 
 export { campaignStatus, listCampaigns, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
+export { addRecipients, type ChunkAnswer } from './campaigns/draft';
 export { reconcileCampaign } from './campaigns/reconcile';
 export { errorBreakdown, reportRows, reportText } from './campaigns/report';
 export { rateHistory, getCampaign } from './campaigns/store';
+
+// Webhooks: registrations and the events delivered to them (webhooks/).
+export { createWebhook, getWebhook, listWebhooks, removeWebhook, type WebhookInput, type WebhookView } from './webhooks/store';
 
 // Reindex runs: keep a search collection in sync with a feed (reindex/).
 export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReindexSchedule, type ReindexAnswer, type ReindexInput } from './reindex/create';
@@ -25,8 +30,8 @@ export { reindexReport } from './reindex/report';
 
 export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: ScheduleRecord };
 
-/** `records`: rows already at hand (an upload, inline rows); `input.source` then only names them. */
-export async function createCampaign(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<CreateAnswer> {
+/** The settings of a create, checked; each error names the setting as the client calls it. */
+function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames) {
 	const parsed = campaignSettings.safeParse(input);
 	if (!parsed.success) throw new UserError(settingsError(parsed.error, names));
 	const settings = parsed.data;
@@ -34,6 +39,12 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 	if (settings.tz && !settings.cron) throw new UserError(`${names.tz} goes with ${names.cron}`);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const common = { templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format };
+	return { settings, common };
+}
+
+/** `records`: rows already at hand (an upload, inline rows); `input.source` then only names them. */
+export async function createCampaign(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<CreateAnswer> {
+	const { settings, common } = checkedSettings(context, input, names);
 
 	if (settings.cron && records) throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
 	if (settings.cron) {
@@ -45,11 +56,40 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;
 	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records });
-	if (startAt && snapshot.state === 'scheduled') {
-		await context.queues.control.add('start', { campaign: id, dueAt: startAt }, { jobId: `start-${id}`, delay: Math.max(0, startAt - Date.now()), removeOnComplete: true, removeOnFail: 50 });
-	}
+	if (startAt && snapshot.state === 'scheduled') await queueScheduledStart(context, id, startAt);
 	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'campaign created');
 	return { kind: 'campaign', ...snapshot };
+}
+
+/**
+ * A draft: a campaign created with the settings and the rows given so far (maybe none), filled
+ * by addRecipients a chunk at a time and sent only once startCampaign is called. Never started,
+ * it is removed after 24 h.
+ */
+export async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<Snapshot & { kind: 'campaign' }> {
+	const { settings, common } = checkedSettings(context, input, names);
+	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
+	const id = newCampaignId();
+	const startAt = settings.at ? Date.parse(settings.at) : undefined;
+	const draft = { startsAs: startAt ? ('scheduled' as const) : ('running' as const), expiresAt: Date.now() + DRAFT_LIFETIME_MS };
+	const snapshot = await snapshotCampaign(context, { ...common, id, state: 'draft', startAt, records: records ?? (async function* () {})(), draft });
+	context.log.info({ campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'draft campaign created');
+	return { kind: 'campaign', ...snapshot };
+}
+
+/**
+ * Starts a draft (running, or scheduled when it has a start time); a campaign that is no longer a
+ * draft is left alone, so a retried call is harmless. Answers the campaign as GET shows it.
+ */
+export async function startCampaign(context: RunnerContext, id: string) {
+	await startDraft(context, id);
+	return campaignView(context, id);
+}
+
+/** A campaign's status and settings: GET /api/campaigns/:id. */
+export async function campaignView(context: RunnerContext, id: string) {
+	const campaign = await getCampaign(context, id);
+	return campaignDetail(campaign, await statusOf(context, campaign));
 }
 
 /** Cancel a campaign, or stop a cron schedule (its past runs stay). */
@@ -64,22 +104,30 @@ export async function cancel(context: RunnerContext, id: string) {
 const IDEMPOTENCY_SECONDS = 24 * 3600;
 
 /**
- * Create once per `key` within 24 h: a client that retries (an n8n execution run again) gets the
- * first campaign back instead of a second one. A key still being created is a conflict.
+ * Does `work` once per `key` within 24 h and keeps its answer: a client that retries (an n8n
+ * execution run again) gets the first answer back instead of a second campaign or a chunk added
+ * twice. `scope` keeps keys of different requests apart (a chunk's key is scoped to its campaign);
+ * the create's scope is empty. A key whose first request is still running is a conflict; one
+ * whose request failed is forgotten, so the retry runs.
  */
-export async function createCampaignOnce(context: RunnerContext, key: string, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<CreateAnswer & { replayed: boolean }> {
-	const slot = context.keys.idempotency(createHash('sha256').update(key).digest('hex'));
+export async function once<T extends object>(context: RunnerContext, scope: string, key: string, work: () => Promise<T>): Promise<T & { replayed: boolean }> {
+	const slot = context.keys.idempotency(createHash('sha256').update(scope === '' ? key : `${scope}\n${key}`).digest('hex'));
 	if ((await context.redis.set(slot, 'creating', 'EX', IDEMPOTENCY_SECONDS, 'NX')) !== 'OK') {
 		const existing = await context.redis.get(slot);
-		if (existing === 'creating' || existing === null) throw new ConflictError('a create with this Idempotency-Key is still in progress; ask again in a moment');
-		return { ...(JSON.parse(existing) as CreateAnswer), replayed: true };
+		if (existing === 'creating' || existing === null) throw new ConflictError('a request with this Idempotency-Key is still in progress; ask again in a moment');
+		return { ...(JSON.parse(existing) as T), replayed: true };
 	}
 	try {
-		const answer = await createCampaign(context, input, records, names);
+		const answer = await work();
 		await context.redis.set(slot, JSON.stringify(answer), 'EX', IDEMPOTENCY_SECONDS);
 		return { ...answer, replayed: false };
 	} catch (error) {
 		await context.redis.del(slot);
 		throw error;
 	}
+}
+
+/** Create once per `key` within 24 h (see once). */
+export function createCampaignOnce(context: RunnerContext, key: string, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<CreateAnswer & { replayed: boolean }> {
+	return once(context, '', key, () => createCampaign(context, input, records, names));
 }

@@ -24,11 +24,28 @@ export interface Keys {
 	ledger(id: string): string;
 	/** Hash: epoch second -> sends settled in it, for the current rate. */
 	ticks(id: string): string;
-	/** String: an API Idempotency-Key (hashed) -> the campaign it created, for 24 h. */
+	/** Hash, while a campaign is a draft: phone -> line, so a phone is refused twice across its chunks. */
+	phones(id: string): string;
+	/** Sorted set: draft campaign id by the time it expires unless started. */
+	drafts: string;
+	/** String: an API Idempotency-Key (hashed) -> the first answer to the request, for 24 h. */
 	idempotency(keyHash: string): string;
 	/** Lock: one feeder tick at a time across processes. */
 	feederLock: string;
 	reindex: ReindexKeys;
+	webhooks: WebhookKeys;
+}
+
+/** Keys of webhook registrations and the events waiting to be handed to the delivery queue (webhooks/). */
+export interface WebhookKeys {
+	/** Sorted set: webhook id by creation time. */
+	all: string;
+	/** Hash per webhook: url, events, description, created_at (never its secret). */
+	webhook(id: string): string;
+	/** List of JSON events written in the same script as the transition they report (the outbox). */
+	outbox: string;
+	/** Lock: one process moves the outbox into the delivery queue at a time. */
+	outboxLock: string;
 }
 
 /** Keys of reindex runs (reindex/) and of the collections they keep in sync. */
@@ -68,6 +85,8 @@ export function keysFor(prefix: string): Keys {
 		recipients: (id) => `${prefix}:campaign:${id}:rcp`,
 		ledger: (id) => `${prefix}:campaign:${id}:ledger`,
 		ticks: (id) => `${prefix}:campaign:${id}:ticks`,
+		phones: (id) => `${prefix}:campaign:${id}:phones`,
+		drafts: `${prefix}:drafts`,
 		idempotency: (keyHash) => `${prefix}:idempotency:${keyHash}`,
 		feederLock: `${prefix}:lock:feeder`,
 		reindex: {
@@ -83,13 +102,19 @@ export function keysFor(prefix: string): Keys {
 			embeddings: (collection) => `${prefix}:collection:${collection}:emb`,
 			lock: (collection) => `${prefix}:collection:${collection}:lock`,
 		},
+		webhooks: {
+			all: `${prefix}:webhooks`,
+			webhook: (id) => `${prefix}:webhook:${id}`,
+			outbox: `${prefix}:events:outbox`,
+			outboxLock: `${prefix}:lock:outbox`,
+		},
 	};
 }
 
 /**
- * A new id for a campaign ("c…"), a reindex run ("r…") or a schedule ("s…"): time-ordered, never
- * all digits and without ":" (BullMQ refuses both in job ids, which embed these).
+ * A new id for a campaign ("c…"), a reindex run ("r…"), a schedule ("s…") or a webhook ("w…"):
+ * time-ordered, never all digits and without ":" (BullMQ refuses both in job ids, which embed these).
  */
-export function newId(kind: 'c' | 'r' | 's'): string {
+export function newId(kind: 'c' | 'r' | 's' | 'w'): string {
 	return `${kind}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 }

@@ -12,10 +12,12 @@
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash
  * keeps one counter per state (n_p, n_c, ...), moved in the same script as the record, so counts
- * are exact without a scan; the same scripts complete or auto-pause the campaign.
+ * are exact without a scan; the same scripts complete or auto-pause the campaign, and write the
+ * event of that transition to the outbox (webhooks/events.ts) in the same step.
  */
 import type { RedisConnection } from './redis';
 import type { Keys } from './keys';
+import { LUA_EMIT } from './webhooks/events';
 
 export const OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -63,7 +65,7 @@ export function decodeRecord(text: string): LedgerRecord {
 export const PENDING_RECORD = encodeRecord({ outcome: 'pending', attempts: 0, ref: '', error: '' });
 
 // Shared Lua: parse a record, write one, move a counter, finish the campaign when nothing is open.
-const LUA_HELPERS = `
+const LUA_HELPERS = `${LUA_EMIT}
 local function parse(rec)
   local s, a, f, l, ref, err = string.match(rec, '^(%a)|(%d*)|(%d*)|(%d*)|([^|]*)|(.*)$')
   return { s = s, a = tonumber(a) or 0, f = f, l = l, ref = ref, err = err }
@@ -76,12 +78,13 @@ local function move(meta, from, to)
   redis.call('HINCRBY', meta, 'n_' .. from, -1)
   redis.call('HINCRBY', meta, 'n_' .. to, 1)
 end
-local function finishIfDone(meta, running, id, now)
+local function finishIfDone(meta, running, outbox, id, now)
   if redis.call('HGET', meta, 'state') ~= 'running' then return false end
   local open = (tonumber(redis.call('HGET', meta, 'n_p')) or 0) + (tonumber(redis.call('HGET', meta, 'n_c')) or 0)
   if open == 0 then
     redis.call('HSET', meta, 'state', 'completed', 'finished_at', now)
     redis.call('SREM', running, id)
+    emit(outbox, meta, id, 'campaign.finished', now)
     return true
   end
   return false
@@ -89,12 +92,12 @@ end
 `;
 
 /**
- * KEYS: meta, ledger, running. ARGV: index, token, now, campaign id.
+ * KEYS: meta, ledger, running, outbox. ARGV: index, token, now, campaign id.
  * Returns 'claimed', 'inactive' (campaign not running: leave pending), 'final', 'missing', or
  * 'unknown' (a claim left by an attempt that never settled: it may have sent, so never resend).
  */
 const CLAIM = `${LUA_HELPERS}
-local meta, ledger, running = KEYS[1], KEYS[2], KEYS[3]
+local meta, ledger, running, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'missing' end
@@ -103,7 +106,7 @@ if r.s == 'c' then
   if r.ref == token then return 'claimed' end
   r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
   write(ledger, idx, r); move(meta, 'c', 'u')
-  finishIfDone(meta, running, id, now)
+  finishIfDone(meta, running, outbox, id, now)
   return 'unknown'
 end
 if r.s ~= 'p' then return 'final' end
@@ -114,14 +117,14 @@ return 'claimed'
 `;
 
 /**
- * KEYS: meta, ledger, running, ticks. ARGV: index, token, outcome letter, now, ref, error,
+ * KEYS: meta, ledger, running, outbox, ticks. ARGV: index, token, outcome letter, now, ref, error,
  * pauseAfter, campaign id. Settles a claim this attempt holds. An attempt that finds its claim
  * turned 'unknown' by a sweep may still prove it 'sent' (it holds the token); nothing else may.
  * Returns 'ok', 'lost', or the campaign's new state when this settle changed it ('completed',
  * 'paused'), so the process that caused the change logs it.
  */
 const SETTLE = `${LUA_HELPERS}
-local meta, ledger, running, ticks = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local meta, ledger, running, outbox, ticks = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local idx, token, to, now, ref, err, pauseAfter, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8]
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'lost' end
@@ -144,21 +147,22 @@ if to == 'f' then
   if streak >= pauseAfter and state == 'running' then
     redis.call('HSET', meta, 'state', 'paused', 'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
     redis.call('SREM', running, id)
+    emit(outbox, meta, id, 'campaign.paused', now)
     return 'paused'
   end
 elseif to == 's' then
   redis.call('HSET', meta, 'failure_streak', 0)
 end
-if finishIfDone(meta, running, id, now) then return 'completed' end
+if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
 return 'ok'
 `;
 
 /**
- * KEYS: meta, ledger, running. ARGV: from letter, to letter, now, error, campaign id, then indexes.
+ * KEYS: meta, ledger, running, outbox. ARGV: from letter, to letter, now, error, campaign id, then indexes.
  * Moves each listed record that is in state `from`. Returns how many moved.
  */
 const MOVE_MANY = `${LUA_HELPERS}
-local meta, ledger, running = KEYS[1], KEYS[2], KEYS[3]
+local meta, ledger, running, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local from, to, now, err, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local moved = 0
 for i = 6, #ARGV do
@@ -173,16 +177,16 @@ for i = 6, #ARGV do
     end
   end
 end
-finishIfDone(meta, running, id, now)
+finishIfDone(meta, running, outbox, id, now)
 return moved
 `;
 
 /**
- * KEYS: meta, ledger, running. ARGV: index, to letter ('s' or 'n'), message id, error, now, id.
+ * KEYS: meta, ledger, running, outbox. ARGV: index, to letter ('s' or 'n'), message id, error, now, id.
  * Resolves one unknown recipient from the service's records (reconcile).
  */
 const RESOLVE_UNKNOWN = `${LUA_HELPERS}
-local meta, ledger, running = KEYS[1], KEYS[2], KEYS[3]
+local meta, ledger, running, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local idx, to, ref, err, now, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 0 end
@@ -190,16 +194,16 @@ local r = parse(rec)
 if r.s ~= 'u' then return 0 end
 r.s = to; r.err = err; if to == 's' then r.ref = ref end
 write(ledger, idx, r); move(meta, 'u', to)
-finishIfDone(meta, running, id, now)
+finishIfDone(meta, running, outbox, id, now)
 return 1
 `;
 
 /**
- * KEYS: meta, ledger, running. ARGV: older-than timestamp, now, campaign id, then indexes.
+ * KEYS: meta, ledger, running, outbox. ARGV: older-than timestamp, now, campaign id, then indexes.
  * Claims last touched before the timestamp belong to attempts that are gone: unknown.
  */
 const EXPIRE_CLAIMS = `${LUA_HELPERS}
-local meta, ledger, running = KEYS[1], KEYS[2], KEYS[3]
+local meta, ledger, running, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local before, now, id = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local moved = 0
 for i = 4, #ARGV do
@@ -212,7 +216,7 @@ for i = 4, #ARGV do
     end
   end
 end
-finishIfDone(meta, running, id, now)
+finishIfDone(meta, running, outbox, id, now)
 return moved
 `;
 
@@ -226,11 +230,11 @@ export class Ledger {
 		const define = (name: string, lua: string, numberOfKeys: number) => {
 			if (!(name in this.redis)) this.redis.defineCommand(name, { lua, numberOfKeys });
 		};
-		define('convoClaim', CLAIM, 3);
-		define('convoSettle', SETTLE, 4);
-		define('convoMoveMany', MOVE_MANY, 3);
-		define('convoResolveUnknown', RESOLVE_UNKNOWN, 3);
-		define('convoExpireClaims', EXPIRE_CLAIMS, 3);
+		define('convoClaim', CLAIM, 4);
+		define('convoSettle', SETTLE, 5);
+		define('convoMoveMany', MOVE_MANY, 4);
+		define('convoResolveUnknown', RESOLVE_UNKNOWN, 4);
+		define('convoExpireClaims', EXPIRE_CLAIMS, 4);
 	}
 
 	private call(name: string, keys: string[], args: Array<string | number>): Promise<Reply> {
@@ -238,7 +242,7 @@ export class Ledger {
 	}
 
 	private base(id: string): string[] {
-		return [this.keys.campaign(id), this.keys.ledger(id), this.keys.running];
+		return [this.keys.campaign(id), this.keys.ledger(id), this.keys.running, this.keys.webhooks.outbox];
 	}
 
 	claim(id: string, index: number, token: string): Promise<'claimed' | 'inactive' | 'final' | 'missing' | 'unknown'> {

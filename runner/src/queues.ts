@@ -10,6 +10,11 @@
  *                      that takes it reads the source and paces the run's upserts itself
  *                      (reindex/pace.ts; the collection lease makes it the only one); a killed
  *                      process's run stalls and is taken up again by another within seconds
+ *   events             one job per event and webhook (webhooks/): the dispatcher adds them from
+ *                      the outbox on the feeder tick (job id = event id + webhook id, so an event
+ *                      is queued once per webhook); a failed delivery is retried with exponential
+ *                      backoff. Only processes that can sign (RUNNER_WEBHOOK_KEY or RUNNER_TOKEN)
+ *                      work it.
  *
  * Every process (`start` or `worker`) works both, so whatever a killed process was doing is
  * taken up by any process still running. Job ids and the ledger make repeats harmless.
@@ -26,6 +31,9 @@ export const FEEDER_SCHEDULER_ID = 'feeder';
 export const FEED_EVERY_MS = 1000;
 export const sendQueueName = (from: string) => `send-${from}`;
 export const REINDEX_QUEUE = 'reindex';
+export const EVENTS_QUEUE = 'events';
+/** Deliveries one process makes at once. */
+export const EVENTS_CONCURRENCY = 5;
 /** Runs one process works at once (each reads its own source). */
 export const REINDEX_CONCURRENCY = 2;
 /**
@@ -39,6 +47,8 @@ export const REINDEX_CONCURRENCY = 2;
  */
 const SEND_WORKER = { maxStalledCount: 1, lockDuration: 15_000, stalledInterval: 15_000 };
 const REINDEX_WORKER = { lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 10 };
+/** A delivery ends within its 10 s deadline; a stalled one is simply delivered again (at least once). */
+const EVENTS_WORKER = { lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 2 };
 
 /** Send jobs: the ledger is the record of what happened, so BullMQ keeps no finished job (a kept one would block its id). */
 export function sendJobOptions(config: RunnerConfig): JobsOptions {
@@ -47,6 +57,19 @@ export function sendJobOptions(config: RunnerConfig): JobsOptions {
 		backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
 		removeOnComplete: true,
 		removeOnFail: true,
+	};
+}
+
+/**
+ * Deliveries: 1 s, 2 s, 4 s ... between attempts. Finished jobs are kept an hour, so an event handed
+ * over again by a dispatcher that died half-way still finds its job id taken; failed ones a week, to look at.
+ */
+export function eventJobOptions(config: RunnerConfig): JobsOptions {
+	return {
+		attempts: config.RUNNER_WEBHOOK_ATTEMPTS,
+		backoff: { type: 'exponential', delay: 1000 },
+		removeOnComplete: { age: 3600, count: 10_000 },
+		removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
 	};
 }
 
@@ -63,6 +86,7 @@ export function limiterFor(ratePerSecond: number): { max: number; duration: numb
 export class Queues {
 	readonly control: Queue;
 	readonly reindex: Queue;
+	readonly events: Queue;
 	private readonly sends = new Map<string, Queue>();
 	private readonly appliedRates = new Map<string, number>();
 
@@ -76,6 +100,7 @@ export class Queues {
 		this.warn = log ? throttledWarn(log) : undefined;
 		this.control = this.open(CONTROL_QUEUE);
 		this.reindex = this.open(REINDEX_QUEUE);
+		this.events = this.open(EVENTS_QUEUE);
 	}
 
 	private open(name: string): Queue {
@@ -108,7 +133,7 @@ export class Queues {
 	}
 
 	async close(): Promise<void> {
-		await Promise.all([this.control.close(), this.reindex.close(), ...[...this.sends.values()].map((queue) => queue.close())]);
+		await Promise.all([this.control.close(), this.reindex.close(), this.events.close(), ...[...this.sends.values()].map((queue) => queue.close())]);
 	}
 }
 
@@ -116,6 +141,8 @@ export interface Processors {
 	control: Processor;
 	send: Processor;
 	reindex: Processor;
+	/** Absent in a process that cannot sign deliveries. */
+	events?: Processor;
 }
 
 /**
@@ -141,6 +168,7 @@ export class Workers {
 	async start(): Promise<void> {
 		this.add(CONTROL_QUEUE, this.processors.control, 1);
 		this.add(REINDEX_QUEUE, this.processors.reindex, REINDEX_CONCURRENCY, REINDEX_WORKER);
+		if (this.processors.events) this.add(EVENTS_QUEUE, this.processors.events, EVENTS_CONCURRENCY, EVENTS_WORKER);
 		await this.discover();
 		this.timer = setInterval(() => void this.discover().catch((error: Error) => this.warn(`discover:${error.message}`, { err: error.message }, 'could not list sending numbers')), 1000);
 	}

@@ -115,3 +115,12 @@ export async function startPrivateRedis(extraArgs: string[] = [], dir?: string, 
 	};
 	return { url: `redis://127.0.0.1:${port}`, process: child, stop };
 }
+
+/**
+ * A Lua script as a function of (keys, args). ioredis defines it once per connection and then
+ * calls it by its SHA; every key it touches is passed in `keys`, so it runs on a Cluster too.
+ */
+export function luaScript(connection: RedisConnection, name: string, lua: string, numberOfKeys: number): (keys: string[], args: Array<string | number>) => Promise<unknown> {
+	if (!(name in connection)) connection.defineCommand(name, { lua, numberOfKeys });
+	return (keys, args) => (connection as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>)[name](...keys, ...args);
+}

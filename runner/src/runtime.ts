@@ -12,6 +12,10 @@ import { runSchedule } from './campaigns/schedule';
 import { createSendProcessor, type InFlight } from './campaigns/send';
 import { startScheduledCampaign } from './campaigns/control';
 import { processReindexJob } from './reindex/create';
+import { dropExpiredDrafts } from './campaigns/draft';
+import { createDeliveryProcessor } from './webhooks/deliver';
+import { dispatchEvents } from './webhooks/outbox';
+import { webhookKey } from './webhooks/secret';
 import { keysFor } from './keys';
 import { Ledger } from './ledger';
 import type { Logger } from './log';
@@ -57,12 +61,20 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 	const inFlight = new Map<string, InFlight>();
 	const shutdown = new AbortController();
 	const control = async (job: Job) => {
-		if (job.name === 'feed') return feedOnce(context);
+		if (job.name === 'feed') {
+			await feedOnce(context);
+			await dispatchEvents(context);
+			return dropExpiredDrafts(context);
+		}
 		if (job.name === 'start') return startScheduledCampaign(context, job.data.campaign, job.data.dueAt);
 		if (job.name === 'cron') return runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0));
 		log.warn({ job: job.name }, 'unknown control job');
+		return undefined;
 	};
-	const workers = new Workers(redis, keys, config, { control, send: createSendProcessor(context, inFlight, shutdown.signal), reindex: (job: Job) => processReindexJob(context, job) }, log);
+	const key = webhookKey(config);
+	if (!key) log.warn('this process delivers no webhook events: set RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN), the same on every process, to have it sign and send them');
+	const events = key ? createDeliveryProcessor(context, key) : undefined;
+	const workers = new Workers(redis, keys, config, { control, send: createSendProcessor(context, inFlight, shutdown.signal), reindex: (job: Job) => processReindexJob(context, job), events }, log);
 	await context.queues.ensureFeeder();
 	await workers.start();
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');

@@ -17,7 +17,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse as parseQueryString } from 'node:querystring';
 
-import { WebhookContext, WorkflowExecute } from 'n8n-core';
+import { HookContext, WebhookContext, WorkflowExecute } from 'n8n-core';
 import type {
 	ICredentialDataDecryptedObject,
 	IDataObject,
@@ -41,7 +41,8 @@ registerCredentialType(new ConvoTriggerApi());
 
 export const TRIGGER_NODE_NAME = 'Convo Trigger';
 const TRIGGER_TYPE = 'n8n-nodes-convo.convoTrigger';
-const TRIGGER_TYPES = [TRIGGER_TYPE, 'CUSTOM.convoTrigger'];
+/** The pack's webhook triggers, by their package names and as n8n names custom extensions. */
+const TRIGGER_TYPES = ['convoTrigger', 'convoRunnerTrigger'].flatMap((name) => [`n8n-nodes-convo.${name}`, `CUSTOM.${name}`]);
 /** Like n8n's editor, which gives every webhook node a fixed id: the URL stays stable. */
 const WEBHOOK_ID = '6f1c2b9e-5d4a-4c8e-9b7a-3e2f1a0d9c8b';
 
@@ -51,12 +52,14 @@ export interface TriggerServerOptions {
 	/** With it, authentication is 'headerAuth' and this is the convoTriggerApi credential. */
 	auth?: { headerName: string; secret: string };
 	host?: string;
+	/** Another trigger of the pack (default the Convo Trigger), e.g. `n8n-nodes-convo.convoRunnerTrigger`. */
+	type?: string;
 	/**
 	 * A whole workflow to serve instead of a lone trigger (e.g. an example from examples/): its
-	 * Convo Trigger node receives the deliveries and the nodes after it run as in n8n.
+	 * trigger node of the pack receives the deliveries and the nodes after it run as in n8n.
 	 */
 	workflow?: WorkflowJson;
-	/** Credentials for the workflow's other nodes, by credential type. */
+	/** Credentials by type for the trigger (e.g. convoRunnerApi) and the workflow's other nodes. */
 	credentials?: Record<string, ICredentialDataDecryptedObject>;
 }
 
@@ -81,6 +84,15 @@ export interface ServedTrigger {
 	webhookErrors: Error[];
 	/** Resolves once `count` executions have finished; rejects after `timeoutMs`. */
 	waitForExecutions(count: number, timeoutMs?: number): Promise<RecordedExecution[]>;
+	/**
+	 * As n8n does when the workflow is published: the node's webhookMethods.default checkExists,
+	 * then create when it answered false (n8n-core's HookContext, mode 'trigger', activation 'activate').
+	 */
+	activate(): Promise<void>;
+	/** As n8n does when the workflow is unpublished: webhookMethods.default.delete. */
+	deactivate(): Promise<boolean>;
+	/** The node's webhook static data (what n8n stores with the workflow). */
+	staticData(): IDataObject;
 	close(): Promise<void>;
 }
 
@@ -124,15 +136,17 @@ async function preParse(req: WebhookRequest): Promise<{ ok: true } | { ok: false
 function triggerNode(options: TriggerServerOptions): INode {
 	const parameters: IDataObject = { ...options.parameters };
 	if (options.auth) parameters.authentication = 'headerAuth';
+	const credentials = Object.fromEntries(Object.keys(options.credentials ?? {}).map((type, i) => [type, { id: String(i + 2), name: type }]));
+	if (options.auth) credentials.convoTriggerApi = { id: '1', name: 'Convo Webhook Auth' };
 	return {
 		id: 'trigger',
 		name: TRIGGER_NODE_NAME,
-		type: TRIGGER_TYPE,
+		type: options.type ?? TRIGGER_TYPE,
 		typeVersion: 1,
 		position: [0, 0],
 		webhookId: WEBHOOK_ID,
 		parameters: parameters as INode['parameters'],
-		...(options.auth ? { credentials: { convoTriggerApi: { id: '1', name: 'Convo Webhook Auth' } } } : {}),
+		...(Object.keys(credentials).length > 0 ? { credentials } : {}),
 	};
 }
 
@@ -145,7 +159,7 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 	const json = options.workflow ?? { name: 'Convo Trigger test', nodes: [triggerNode(options)], connections: {} };
 	const workflow: Workflow = createWorkflow(json);
 	const triggerName = json.nodes.find((candidate) => TRIGGER_TYPES.includes(candidate.type))?.name;
-	if (!triggerName) throw new Error('The workflow has no Convo Trigger node');
+	if (!triggerName) throw new Error('The workflow has no trigger node of the pack');
 	const node = workflow.getNode(triggerName)!;
 	const webhookId = node.webhookId ?? WEBHOOK_ID;
 	const nodeType = workflow.nodeTypes.getByNameAndVersion(node.type, node.typeVersion) as INodeType;
@@ -243,12 +257,26 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 	const probe = new WebhookContext(workflow, node, probeData, 'webhook', webhookDataFor(probeData), [], null);
 	const productionUrl = probe.getNodeWebhookUrl('default')!;
 
+	const hookContext = () => {
+		const data = additionalDataFor();
+		return new HookContext(workflow, node, data, 'trigger', 'activate', webhookDataFor(data));
+	};
+	const webhookMethods = (nodeType as INodeType & { webhookMethods?: Record<string, Record<string, (this: unknown) => Promise<boolean>>> }).webhookMethods?.default;
+
 	return {
 		url: productionUrl,
 		method,
 		executions,
 		started: () => startedCount,
 		webhookErrors,
+		async activate() {
+			if (!webhookMethods) return;
+			if (!(await webhookMethods.checkExists.call(hookContext()))) await webhookMethods.create.call(hookContext());
+		},
+		async deactivate() {
+			return webhookMethods ? await webhookMethods.delete.call(hookContext()) : true;
+		},
+		staticData: () => workflow.getStaticData('node', node) as IDataObject,
 		async waitForExecutions(count, timeoutMs = 5000) {
 			const deadline = Date.now() + timeoutMs;
 			while (executions.length < count) {

@@ -41,7 +41,9 @@ import { ICredentialsHelper, NodeConnectionTypes, NodeHelpers, Workflow } from '
 
 import { ConvoApi } from '../../credentials/ConvoApi.credentials';
 import { ConvoExternalApi } from '../../credentials/ConvoExternalApi.credentials';
+import { ConvoRunnerApi } from '../../credentials/ConvoRunnerApi.credentials';
 import { Convo } from '../../nodes/Convo/Convo.node.ts';
+import { ConvoRunnerTrigger } from '../../nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node.ts';
 import { ConvoTrigger } from '../../nodes/ConvoTrigger/ConvoTrigger.node.ts';
 
 // n8n-core logs every node error through its own logger; tests read errors from the run data.
@@ -52,6 +54,7 @@ process.env.N8N_LOG_LEVEL ??= 'silent';
 const credentialTypes = new Map<string, ICredentialType>([
 	['convoApi', new ConvoApi()],
 	['convoExternalApi', new ConvoExternalApi()],
+	['convoRunnerApi', new ConvoRunnerApi()],
 ]);
 
 export function registerCredentialType(type: ICredentialType): void {
@@ -113,6 +116,7 @@ export const nodeTypes = new NodeTypes();
 nodeTypes.register(new HarnessItems(), 'harness.items', 'n8n-nodes-base.manualTrigger');
 nodeTypes.register(new Convo(), 'n8n-nodes-convo.convo', 'CUSTOM.convo');
 nodeTypes.register(new ConvoTrigger(), 'n8n-nodes-convo.convoTrigger', 'CUSTOM.convoTrigger');
+nodeTypes.register(new ConvoRunnerTrigger(), 'n8n-nodes-convo.convoRunnerTrigger', 'CUSTOM.convoRunnerTrigger');
 
 /** Resolves `={{ ... }}` values of a credential's authenticate/test definitions, as n8n does. */
 function resolveCredentialValue(
@@ -213,8 +217,9 @@ let executionCount = 0;
 export function createAdditionalData(
 	credentials: Record<string, ICredentialDataDecryptedObject>,
 	workflowData?: IWorkflowBase,
+	fixedExecutionId?: string,
 ): IWorkflowExecuteAdditionalData {
-	const executionId = `harness-${Date.now()}-${++executionCount}`;
+	const executionId = fixedExecutionId ?? `harness-${Date.now()}-${++executionCount}`;
 	const hooksData = workflowData ?? ({ id: 'harness', name: 'harness', nodes: [], connections: {} } as unknown as IWorkflowBase);
 	return {
 		credentialsHelper: new HarnessCredentialsHelper(credentials),
@@ -277,6 +282,8 @@ export interface RunOptions {
 	credentials: Record<string, ICredentialDataDecryptedObject>;
 	/** Defaults to the first node without incoming connections. */
 	startNode?: string;
+	/** The execution's id (a new one per run unless given): the same id runs "the same execution" again. */
+	executionId?: string;
 }
 
 export interface RunResult {
@@ -299,7 +306,7 @@ export async function runWorkflow(json: WorkflowJson, options: RunOptions): Prom
 	if (!startNode) throw new Error(`No start node "${String(startName)}" in the workflow`);
 
 	const workflowData = { id: workflow.id, name: workflow.name, nodes: Object.values(workflow.nodes), connections: json.connections } as unknown as IWorkflowBase;
-	const execute = new WorkflowExecute(createAdditionalData(options.credentials, workflowData), 'manual');
+	const execute = new WorkflowExecute(createAdditionalData(options.credentials, workflowData, options.executionId), 'manual');
 	const run = await execute.run({ workflow, startNode });
 	const runData = run.data.resultData.runData;
 	return {
@@ -331,6 +338,7 @@ export function convoNode(parameters: IDataObject, name = 'Convo'): WorkflowJson
 		credentials: {
 			convoApi: { id: '1', name: 'Convo API' },
 			convoExternalApi: { id: '2', name: 'Convo External API' },
+			convoRunnerApi: { id: '3', name: 'Convo Runner API' },
 		},
 	};
 }

@@ -89,6 +89,15 @@ describe('Convo node description', () => {
 				'agent.create',
 				'agent.get',
 				'agent.update',
+				// issue 11: through convo-runner's control API
+				'campaign.create',
+				'campaign.get',
+				'campaign.getReport',
+				'campaign.pause',
+				'campaign.resume',
+				'campaign.cancel',
+				'reindexRun.start',
+				'reindexRun.get',
 			].sort(),
 		);
 	});
@@ -115,7 +124,8 @@ describe('Convo node description', () => {
 	it('offers exactly the operations the router runs, and the router runs each of them', async () => {
 		const routed = Object.entries(resources).flatMap(([resource, operations]) =>
 			Object.entries(operations).map(([name, operation]) => {
-				expect(typeof operation.execute).toBe('function');
+				// Per item, or (Campaign → Create) once for the whole input.
+				expect(typeof (operation.execute ?? operation.executeAll)).toBe('function');
 				return `${resource}.${name}`;
 			}),
 		);
@@ -144,7 +154,10 @@ describe('Convo node description', () => {
 	});
 
 	describe('identifier fields', () => {
-		const identifiers = allFields(description.properties).filter(([, field]) => / ID$/.test(field.displayName) && field.name !== 'externalId');
+		// The service's identifiers; campaigns and reindex runs are the runner's, with ids of its own form.
+		const identifiers = allFields(description.properties).filter(
+			([, field]) => / ID$/.test(field.displayName) && !['externalId', 'campaignId', 'runId'].includes(field.name),
+		);
 		const mode = (field: INodeProperties, name: string) => field.modes?.find((m) => m.name === name) as INodePropertyMode;
 		const regexOf = (m: INodePropertyMode) => new RegExp((m.validation?.[0] as unknown as { properties: { regex: string } }).properties.regex);
 		const UUID = '9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64';

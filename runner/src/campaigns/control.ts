@@ -1,11 +1,13 @@
 /**
  * Operator acts on a campaign, and the campaign-wide stop: pause, resume, cancel, change the rate,
- * retry what is proven not sent, fail. State changes are single Redis writes that every process
- * sees at its next claim, so a pause holds everywhere at once (the claim checks the state).
+ * retry what is proven not sent, fail. State changes are single atomic Redis scripts (state.ts)
+ * that every process sees at its next claim, so a pause holds everywhere at once (the claim checks
+ * the state), and two processes making the same change make it, and report it, once.
  */
 import type { Outcome } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
+import { reportFinished, transition } from './state';
 
 const SCAN_CHUNK = 1000;
 
@@ -27,24 +29,22 @@ export async function moveAll(context: RunnerContext, campaign: CampaignRecord, 
 	return moved;
 }
 
-async function setState(context: RunnerContext, id: string, state: CampaignState, extra: Record<string, string | number> = {}): Promise<void> {
-	const { redis, keys } = context;
-	await redis.hset(keys.campaign(id), { state, ...extra });
-	if (state === 'running') await redis.sadd(keys.running, id);
-	else await redis.srem(keys.running, id);
-}
-
 /** What a campaign's pending recipients become when it ends without sending them. */
 const PENDING_BECOMES: Partial<Record<CampaignState, Outcome>> = { cancelled: 'cancelled', failed: 'not_sent' };
 
+/** The states a campaign can be cancelled or failed from. */
+const ENDABLE: CampaignState[] = ['draft', 'scheduled', 'running', 'paused'];
+
 /**
- * Ends a campaign that still has pending recipients. The id goes into the `finishing` set before
- * the state changes and leaves it only when every pending recipient has moved, so a process killed
- * half-way leaves the rest to the next feeder tick, on any process, never pending for good.
+ * Ends a campaign that may still have pending recipients. The id joins the `finishing` set in the
+ * same step as the state change and leaves it only when every pending recipient has moved, so a
+ * process killed half-way leaves the rest to the next feeder tick, on any process, never pending
+ * for good; campaign.finished is reported then, with the final counts. Undefined when the
+ * campaign was no longer in one of `from` (another process ended it first).
  */
-async function endWithPending(context: RunnerContext, id: string, state: 'cancelled' | 'failed', reason: string): Promise<number> {
-	await context.redis.sadd(context.keys.finishing, id);
-	await setState(context, id, state, { finished_at: Date.now(), last_error: reason });
+async function endWithPending(context: RunnerContext, id: string, state: 'cancelled' | 'failed', reason: string, from: CampaignState[] = ENDABLE): Promise<number | undefined> {
+	const result = await transition(context, id, from, state, { finished_at: Date.now(), last_error: reason }, { ending: true });
+	if (!result.changed) return undefined;
 	return finishPending(context, id);
 }
 
@@ -53,7 +53,7 @@ export async function finishPending(context: RunnerContext, id: string): Promise
 	const campaign = await findCampaign(context, id);
 	const to = campaign && PENDING_BECOMES[campaign.state];
 	const moved = campaign && to ? await moveAll(context, campaign, 'pending', to, campaign.lastError ?? '') : 0;
-	await context.redis.srem(context.keys.finishing, id);
+	await reportFinished(context, id);
 	return moved;
 }
 
@@ -61,12 +61,16 @@ function refuse(campaign: CampaignRecord, act: string, allowed: CampaignState[])
 	throw new UserError(`Campaign ${campaign.id} is ${campaign.state}; it can be ${act} only when ${allowed.join(' or ')}`);
 }
 
+const PAUSABLE: CampaignState[] = ['running', 'scheduled'];
+
 export async function pauseCampaign(context: RunnerContext, id: string): Promise<CampaignState> {
 	const campaign = await getCampaign(context, id);
 	if (campaign.state === 'paused') return 'paused';
-	if (campaign.state !== 'running' && campaign.state !== 'scheduled') refuse(campaign, 'paused', ['running', 'scheduled']);
-	await setState(context, id, 'paused', { last_error: 'paused by the operator' });
-	context.log.info({ campaign: id }, 'campaign paused');
+	if (!PAUSABLE.includes(campaign.state)) refuse(campaign, 'paused', PAUSABLE);
+	const result = await transition(context, id, PAUSABLE, 'paused', { last_error: 'paused by the operator' }, { event: 'campaign.paused' });
+	// Changed meanwhile by another process: paused already is what was asked; anything else is refused as it is now.
+	if (!result.changed && result.state !== 'paused') refuse(await getCampaign(context, id), 'paused', PAUSABLE);
+	if (result.changed) context.log.info({ campaign: id }, 'campaign paused');
 	return 'paused';
 }
 
@@ -75,7 +79,8 @@ export async function resumeCampaign(context: RunnerContext, id: string): Promis
 	const campaign = await getCampaign(context, id);
 	if (campaign.state === 'running') return 'running';
 	if (campaign.state !== 'paused') refuse(campaign, 'resumed', ['paused']);
-	await setState(context, id, 'running', { cursor: 0, failure_streak: 0, last_error: '', last_progress_at: Date.now() });
+	const result = await transition(context, id, ['paused'], 'running', { cursor: 0, failure_streak: 0, last_error: '', last_progress_at: Date.now() });
+	if (!result.changed) return (await getCampaign(context, id)).state;
 	await context.ledger.finishIfDone(id);
 	context.log.info({ campaign: id }, 'campaign resumed');
 	return (await getCampaign(context, id)).state;
@@ -83,27 +88,29 @@ export async function resumeCampaign(context: RunnerContext, id: string): Promis
 
 export async function cancelCampaign(context: RunnerContext, id: string): Promise<{ state: CampaignState; cancelled: number }> {
 	const campaign = await getCampaign(context, id);
-	if (['completed', 'cancelled', 'failed'].includes(campaign.state)) refuse(campaign, 'cancelled', ['scheduled', 'running', 'paused']);
+	if (!ENDABLE.includes(campaign.state)) refuse(campaign, 'cancelled', ENDABLE);
 	const cancelled = await endWithPending(context, id, 'cancelled', 'cancelled by the operator');
+	if (cancelled === undefined) refuse(await getCampaign(context, id), 'cancelled', ENDABLE);
 	context.log.info({ campaign: id, cancelled }, 'campaign cancelled');
 	return { state: 'cancelled', cancelled };
 }
 
 /** A 401, or a 403 for the template, number or agent: no recipient can succeed, so stop at the first. */
 export async function failCampaign(context: RunnerContext, id: string, reason: string): Promise<void> {
-	const campaign = await getCampaign(context, id);
-	if (campaign.state === 'failed') return;
-	const notSent = await endWithPending(context, id, 'failed', reason);
-	context.log.error({ campaign: id, reason, notSent }, 'campaign failed');
+	// Sends in flight that get the same answer find it failed (or cancelled) already: one end, one event.
+	const notSent = await endWithPending(context, id, 'failed', reason, ['scheduled', 'running', 'paused']);
+	if (notSent !== undefined) context.log.error({ campaign: id, reason, notSent }, 'campaign failed');
 }
+
+const RETRYABLE: CampaignState[] = ['paused', 'completed', 'cancelled', 'failed'];
 
 /** Sends again the recipients proven not sent (an explicit operator act; never automatic). */
 export async function retryNotSent(context: RunnerContext, id: string): Promise<{ state: CampaignState; requeued: number }> {
 	const campaign = await getCampaign(context, id);
-	if (['running', 'scheduled'].includes(campaign.state)) refuse(campaign, 'retried', ['paused', 'completed', 'cancelled', 'failed']);
+	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
 	const requeued = await moveAll(context, campaign, 'not_sent', 'pending');
 	if (requeued === 0) return { state: campaign.state, requeued };
-	await setState(context, id, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now() });
+	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now() });
 	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients proven not sent');
 	return { state: 'running', requeued };
 }
@@ -115,17 +122,23 @@ export async function setCampaignRate(context: RunnerContext, id: string, rate: 
 	return rate;
 }
 
+/** The delayed control job that starts a scheduled campaign at its time (one per campaign, by its id). */
+export async function queueScheduledStart(context: RunnerContext, id: string, startAt: number): Promise<void> {
+	await context.queues.control.add('start', { campaign: id, dueAt: startAt }, { jobId: `start-${id}`, delay: Math.max(0, startAt - Date.now()), removeOnComplete: true, removeOnFail: 50 });
+}
+
 export async function startScheduledCampaign(context: RunnerContext, id: string, dueAt: number): Promise<CampaignState> {
 	const campaign = await getCampaign(context, id);
 	if (campaign.state !== 'scheduled') return campaign.state;
 	const late = Date.now() - dueAt;
 	if (late > context.config.RUNNER_MAX_LATENESS) {
 		const reason = `skipped: it fell due at ${new Date(dueAt).toISOString()} and no runner took it up until ${Math.round(late / 1000)} s later (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`;
-		await endWithPending(context, id, 'cancelled', reason);
+		await endWithPending(context, id, 'cancelled', reason, ['scheduled']);
 		context.log.warn({ campaign: id }, reason);
 		return 'cancelled';
 	}
-	await setState(context, id, 'running', { last_progress_at: Date.now() });
+	const result = await transition(context, id, ['scheduled'], 'running', { last_progress_at: Date.now() });
+	if (!result.changed) return result.state ?? 'cancelled';
 	context.log.info({ campaign: id }, 'scheduled campaign started');
 	return 'running';
 }

@@ -21,10 +21,23 @@ export const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome
 
 const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 
-export async function* reportRows(context: RunnerContext, id: string): AsyncGenerator<ReportRow> {
+/** A page of the report: rows with one of `outcomes` (all when absent), `offset` of them skipped, at most `limit`. */
+export interface ReportPage {
+	offset?: number;
+	limit?: number;
+	outcomes?: readonly Outcome[];
+}
+
+export async function* reportRows(context: RunnerContext, id: string, page: ReportPage = {}): AsyncGenerator<ReportRow> {
 	const campaign = await getCampaign(context, id);
 	const CHUNK = 1000;
-	for (let from = 0; from < campaign.total; from += CHUNK) {
+	const wanted = page.outcomes && page.outcomes.length > 0 ? new Set(page.outcomes) : undefined;
+	let skip = page.offset ?? 0;
+	let left = page.limit ?? Infinity;
+	// Unfiltered, a row's place is its index: the walk starts at the offset instead of counting up to it.
+	const start = wanted ? 0 : Math.min(skip, campaign.total);
+	if (!wanted) skip = 0;
+	for (let from = start; from < campaign.total && left > 0; from += CHUNK) {
 		const count = Math.min(CHUNK, campaign.total - from);
 		const records = await context.ledger.read(id, from, count);
 		const fields = Array.from({ length: count }, (_, i) => String(from + i));
@@ -33,6 +46,12 @@ export async function* reportRows(context: RunnerContext, id: string): AsyncGene
 			const record = records[i];
 			const recipient = recipients[i] ? decodeRecipient(recipients[i] as string) : undefined;
 			if (!record || !recipient) continue;
+			if (wanted && !wanted.has(record.outcome)) continue;
+			if (skip > 0) {
+				skip--;
+				continue;
+			}
+			if (left-- <= 0) return;
 			yield {
 				line: recipient.line,
 				phone: recipient.phone,
@@ -48,11 +67,11 @@ export async function* reportRows(context: RunnerContext, id: string): AsyncGene
 }
 
 /** The report as text chunks: a JSON array, or CSV with a header. */
-export async function* reportText(context: RunnerContext, id: string, format: 'json' | 'csv'): AsyncGenerator<string> {
+export async function* reportText(context: RunnerContext, id: string, format: 'json' | 'csv', page: ReportPage = {}): AsyncGenerator<string> {
 	let first = true;
 	if (format === 'csv') yield stringify([REPORT_COLUMNS]);
 	else yield '[';
-	for await (const row of reportRows(context, id)) {
+	for await (const row of reportRows(context, id, page)) {
 		if (format === 'csv') yield stringify([REPORT_COLUMNS.map((column) => row[column] ?? '')]);
 		else {
 			yield `${first ? '\n' : ',\n'}${JSON.stringify(row)}`;

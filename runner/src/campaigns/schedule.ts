@@ -6,7 +6,7 @@
  */
 import { UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
-import { snapshotCampaign } from './create';
+import { emitBornFinished, snapshotCampaign } from './create';
 import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
 
@@ -97,4 +97,5 @@ async function recordRun(context: RunnerContext, id: string, schedule: ScheduleR
 		last_error: reason,
 	});
 	await context.redis.zadd(context.keys.campaigns, now, id);
+	await emitBornFinished(context, id);
 }

@@ -6,8 +6,11 @@ import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
 import { NotFoundError, type RunnerContext } from '../context';
 
-export const CAMPAIGN_STATES = ['scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
+/** `draft`: created to be filled in chunks (campaigns/draft.ts); nothing is sent until it is started. */
+export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
+/** States a campaign never leaves on its own (retry-not-sent is an operator's act). */
+export const FINAL_CAMPAIGN_STATES: readonly CampaignState[] = ['completed', 'cancelled', 'failed'];
 
 export interface CampaignRecord {
 	id: string;
@@ -45,7 +48,8 @@ export function newCampaignId(): string {
 	return newId('c');
 }
 
-function toRecord(hash: Record<string, string>): CampaignRecord {
+/** A campaign's hash as read from Redis (or as an event copied it) turned into its record. */
+export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 	const number = (key: string) => Number(hash[key] ?? 0);
 	return {
 		id: hash.id,
@@ -71,7 +75,7 @@ function toRecord(hash: Record<string, string>): CampaignRecord {
 
 export async function findCampaign(context: RunnerContext, id: string): Promise<CampaignRecord | undefined> {
 	const hash = await context.redis.hgetall(context.keys.campaign(id));
-	return hash.id ? toRecord(hash) : undefined;
+	return hash.id ? recordFromHash(hash) : undefined;
 }
 
 export async function getCampaign(context: RunnerContext, id: string): Promise<CampaignRecord> {
@@ -96,7 +100,10 @@ export async function campaignStatus(context: RunnerContext, id: string): Promis
 
 /** The status of a campaign record already read (only the rate needs another look at Redis). */
 export async function statusOf(context: RunnerContext, campaign: CampaignRecord): Promise<CampaignStatus> {
-	const rate = campaign.state === 'running' ? await currentRate(context, campaign) : 0;
+	return statusWithRate(campaign, campaign.state === 'running' ? await currentRate(context, campaign) : 0);
+}
+
+export function statusWithRate(campaign: CampaignRecord, rate: number): CampaignStatus {
 	const open = campaign.counts.pending + campaign.counts.claimed;
 	return {
 		id: campaign.id,
@@ -108,9 +115,30 @@ export async function statusOf(context: RunnerContext, campaign: CampaignRecord)
 	};
 }
 
+/** GET /api/campaigns/:id and the data of campaign events: the status plus the settings. */
+export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus) {
+	return {
+		...status,
+		template_id: campaign.templateId,
+		from: campaign.from,
+		agent_id: campaign.agentId ?? null,
+		rate_limit: campaign.rate,
+		total: campaign.total,
+		source: campaign.source,
+		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
+		created_at: new Date(campaign.createdAt).toISOString(),
+		finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
+	};
+}
+
+/** Statuses of these ids; a draft that expired a moment ago (its id still listed) is left out. */
+export async function statusesOf(context: RunnerContext, ids: string[]): Promise<CampaignStatus[]> {
+	const found = await Promise.all(ids.map((id) => findCampaign(context, id)));
+	return Promise.all(found.filter((campaign): campaign is CampaignRecord => campaign !== undefined).map((campaign) => statusOf(context, campaign)));
+}
+
 export async function listCampaigns(context: RunnerContext, limit = 100): Promise<CampaignStatus[]> {
-	const ids = await context.redis.zrevrange(context.keys.campaigns, 0, limit - 1);
-	return Promise.all(ids.map((id) => campaignStatus(context, id)));
+	return statusesOf(context, await context.redis.zrevrange(context.keys.campaigns, 0, limit - 1));
 }
 
 /** Sends settled per second over the last `seconds` (at most 600), oldest first: the console's chart. */

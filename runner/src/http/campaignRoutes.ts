@@ -1,15 +1,18 @@
 /**
  * The campaign routes of the control API: thin over core.ts. Recipients come as inline JSON rows,
- * as a CSV or NDJSON request body streamed to the parser, or as a source URL.
+ * as a CSV or NDJSON request body streamed to the parser, or as a source URL; or a draft is
+ * created and filled a chunk at a time (POST .../recipients), then started.
  */
 import { Readable, Transform } from 'node:stream';
 
 import { z } from 'zod/v4';
 
+import { RECIPIENTS_PER_CHUNK } from '../../../nodes/shared';
 import { UserError, type RunnerContext } from '../context';
 import * as core from '../core';
+import { OUTCOMES, type Outcome } from '../ledger';
 import { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
-import { campaignStatus, getCampaign, statusOf } from '../campaigns/store';
+import { getCampaign, statusesOf } from '../campaigns/store';
 import { InputError, type RouteTable } from './routes';
 import { API_NAMES } from '../campaigns/schema';
 
@@ -26,11 +29,34 @@ const settings = z.object({
 	tz: z.string().optional(),
 });
 
+const rows = z.array(z.record(z.string(), z.unknown()));
+
 const createBody = settings.extend({
 	/** Rows like a CSV's: phone, optional buttons, variables. */
-	recipients: z.array(z.record(z.string(), z.unknown())).min(1).max(100_000).optional(),
+	recipients: rows.max(100_000).optional(),
 	/** An http(s) URL the runner reads (and a cron schedule re-reads). */
 	source_url: z.url({ protocol: /^https?$/ }).optional(),
+	/** Create a draft: filled by POST /api/campaigns/:id/recipients, sent once started. */
+	draft: z.boolean().optional(),
+});
+
+const chunkBody = z.object({
+	recipients: rows.max(RECIPIENTS_PER_CHUNK, { error: `may hold at most ${RECIPIENTS_PER_CHUNK} rows per chunk` }),
+	/** The line of the chunk's first row (later rows follow); by default the next after the rows already added. */
+	first_line: z.int().min(1).optional(),
+});
+
+const reportQuery = z.object({
+	format: z.enum(['json', 'csv']).default('json'),
+	/** Rows to skip (after the outcome filter) and the most to return: a page of the report. */
+	offset: z.coerce.number().int().min(0).default(0),
+	limit: z.coerce.number().int().min(1).max(100_000).optional(),
+	/** Only rows with this outcome (several separated by commas). */
+	outcome: z
+		.string()
+		.transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
+		.pipe(z.array(z.enum(OUTCOMES, { error: `must be one of ${OUTCOMES.join(', ')}` })))
+		.optional(),
 });
 
 const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
@@ -84,6 +110,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			let fields: z.output<typeof settings>;
 			let source: string;
 			let records: AsyncIterable<SourceRecord> | undefined;
+			let draft = false;
 			const limited = upload ? limitBytes(limit) : undefined;
 			if (upload) {
 				const parsed = settings.safeParse(request.query);
@@ -98,8 +125,13 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 					const issue = parsed.error.issues[0];
 					throw new InputError(`${issue.path.join('.') || 'body'} ${issue.message}`, issue.path.join('.') || undefined);
 				}
-				if ((parsed.data.recipients === undefined) === (parsed.data.source_url === undefined)) throw new InputError('give either recipients (rows) or source_url', 'recipients');
+				if (parsed.data.draft) {
+					// A draft's rows come here or in chunks; a source URL is read once, as the create's rows.
+					if (parsed.data.recipients && parsed.data.source_url) throw new InputError('give either recipients (rows) or source_url, not both', 'recipients');
+				} else if ((parsed.data.recipients === undefined) === (parsed.data.source_url === undefined)) throw new InputError('give either recipients (rows) or source_url', 'recipients');
+				else if (parsed.data.recipients?.length === 0) throw new InputError('recipients must hold at least one row (or create a draft with draft: true and add rows in chunks)', 'recipients');
 				fields = parsed.data;
+				draft = parsed.data.draft === true;
 				source = parsed.data.source_url ?? 'request.json';
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
@@ -110,7 +142,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				throw new PayloadTooLarge(`the upload is ${declared} bytes; at most ${limit} are accepted (RUNNER_UPLOAD_LIMIT_BYTES)`);
 			}
 			try {
-				return await create(request.headers['idempotency-key'], input, records, reply);
+				return await create(request.headers['idempotency-key'], input, records, reply, draft);
 			} catch (error) {
 				// Answer only once the client has sent everything: a reply mid-upload resets its connection.
 				if (upload) await drain(request.body as Readable);
@@ -120,29 +152,47 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		},
 	);
 
-	async function create(key: string | string[] | undefined, input: Parameters<typeof core.createCampaign>[1], records: AsyncIterable<SourceRecord> | undefined, reply: import('fastify').FastifyReply) {
+	async function create(key: string | string[] | undefined, input: Parameters<typeof core.createCampaign>[1], records: AsyncIterable<SourceRecord> | undefined, reply: import('fastify').FastifyReply, draft: boolean) {
+		const work = () => (draft ? core.createDraft(context, input, records, API_NAMES) : core.createCampaign(context, input, records, API_NAMES));
 		if (typeof key === 'string' && key.length > 0) {
-			const answer = await core.createCampaignOnce(context, key, input, records, API_NAMES);
+			const answer = await core.once(context, '', key, work);
 			if (answer.replayed) reply.code(200);
 			return answer;
 		}
-		return core.createCampaign(context, input, records, API_NAMES);
+		return work();
 	}
+
+	routes.add(
+		{
+			method: 'POST',
+			url: '/api/campaigns/:id/recipients',
+			tag: 'campaigns',
+			summary: `Add a chunk of at most ${RECIPIENTS_PER_CHUNK} rows to a draft (checked like create's rows, a phone refused twice across chunks); Idempotency-Key makes a retry return the first answer and add nothing; 409 unless a draft`,
+			params: id,
+			body: chunkBody,
+			success: [200, '{ id, state, added: { total, accepted, rejected, rejections }, total, accepted, rejected }'],
+		},
+		async ({ params, body, request }) => {
+			const key = request.headers['idempotency-key'];
+			const work = () => core.addRecipients(context, params.id, body.recipients, body.first_line);
+			return typeof key === 'string' && key.length > 0 ? core.once(context, `recipients:${params.id}`, key, work) : work();
+		},
+	);
+	routes.add(
+		{ method: 'POST', url: '/api/campaigns/:id/start', tag: 'campaigns', summary: 'Start a draft (running, or scheduled with its start time); a campaign no longer a draft answers its status as it is', params: id, success: [200, 'the campaign, as GET shows it'] },
+		async ({ params }) => core.startCampaign(context, params.id),
+	);
 
 	routes.add(
 		{ method: 'GET', url: '/api/campaigns', tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items, total, limit, offset }'] },
 		async ({ query }) => {
 			const ids = await context.redis.zrevrange(context.keys.campaigns, query.offset, query.offset + query.limit - 1);
 			const total = await context.redis.zcard(context.keys.campaigns);
-			return { items: await Promise.all(ids.map((campaign) => campaignStatus(context, campaign))), total, limit: query.limit, offset: query.offset };
+			return { items: await statusesOf(context, ids), total, limit: query.limit, offset: query.offset };
 		},
 	);
 
-	routes.add({ method: 'GET', url: '/api/campaigns/:id', tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => {
-		const campaign = await getCampaign(context, params.id);
-		const status = await statusOf(context, campaign);
-		return { ...status, template_id: campaign.templateId, from: campaign.from, agent_id: campaign.agentId ?? null, rate_limit: campaign.rate, total: campaign.total, source: campaign.source, created_at: new Date(campaign.createdAt).toISOString(), finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null };
-	});
+	routes.add({ method: 'GET', url: '/api/campaigns/:id', tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => core.campaignView(context, params.id));
 
 	for (const [act, run, summary] of [
 		['pause', core.pauseCampaign, 'Stop new sends of the campaign on every process within a second'],
@@ -150,18 +200,18 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	] as const) {
 		routes.add({ method: 'POST', url: `/api/campaigns/:id/${act}`, tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] }, async ({ params }) => ({ id: params.id, state: await run(context, params.id) }));
 	}
-	routes.add({ method: 'POST', url: '/api/campaigns/:id/cancel', tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => core.cancel(context, params.id));
+	routes.add({ method: 'POST', url: '/api/campaigns/:id/cancel', tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => core.cancel(context, params.id));
 	routes.add({ method: 'POST', url: '/api/campaigns/:id/reconcile', tag: 'campaigns', summary: "Resolve unknown recipients from the service's own records", params: id, success: [200, '{ checked, sent, not_sent, still_unknown }'] }, async ({ params }) => ({ id: params.id, ...(await core.reconcileCampaign(context, params.id)) }));
 	routes.add({ method: 'POST', url: '/api/campaigns/:id/retry-not-sent', tag: 'campaigns', summary: 'Send again the recipients proven not sent', params: id, success: [200, '{ id, state, requeued }'] }, async ({ params }) => ({ id: params.id, ...(await core.retryNotSent(context, params.id)) }));
 	routes.add({ method: 'PUT', url: '/api/campaigns/:id/rate', tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: z.object({ rate: z.int().min(1).max(1000) }), success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await core.setCampaignRate(context, params.id, body.rate) }));
 
 	routes.add(
-		{ method: 'GET', url: '/api/campaigns/:id/report', tag: 'campaigns', summary: 'One row per recipient, streamed: line, phone, outcome, message_id, error, attempts, times', params: id, query: z.object({ format: z.enum(['json', 'csv']).default('json') }), produces: ['application/json', 'text/csv'], success: [200, 'the report'] },
+		{ method: 'GET', url: '/api/campaigns/:id/report', tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it): a JSON array or CSV'] },
 		async ({ params, query, reply }) => {
 			await getCampaign(context, params.id);
 			reply.type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8');
 			reply.header('content-disposition', `attachment; filename="campaign-${params.id}-report.${query.format}"`);
-			return Readable.from(core.reportText(context, params.id, query.format));
+			return Readable.from(core.reportText(context, params.id, query.format, { offset: query.offset, limit: query.limit, outcomes: query.outcome as Outcome[] | undefined }));
 		},
 	);
 	routes.add({ method: 'GET', url: '/api/campaigns/:id/errors', tag: 'campaigns', summary: 'Recipients not sent, grouped by reason', params: id, success: [200, '[{ outcome, reason, count }]'] }, async ({ params }) => {

@@ -53,7 +53,7 @@ export class RunnerMetrics {
 	}
 
 	async text(): Promise<string> {
-		const queues = [this.context.queues.control, ...(await this.context.redis.smembers(this.context.keys.numbers)).map((from) => this.context.queues.send(from))];
+		const queues = [this.context.queues.control, this.context.queues.events, ...(await this.context.redis.smembers(this.context.keys.numbers)).map((from) => this.context.queues.send(from))];
 		const queueText = await Promise.all(queues.map((queue) => queue.exportPrometheusMetrics()));
 		await this.refresh();
 		return `${await this.registry.metrics()}\n${oneFamilyText(queueText)}\n`;

@@ -12,7 +12,7 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
 	method: 'GET' | 'POST' | 'PUT' | 'DELETE';
 	url: string;
 	summary: string;
-	tag: 'campaigns' | 'reindex' | 'runner';
+	tag: 'campaigns' | 'reindex' | 'webhooks' | 'runner';
 	params?: P;
 	query?: Q;
 	/** JSON body schema; routes that stream other content types say so in `consumes`. */
@@ -101,7 +101,7 @@ export class RouteTable {
 						[spec.success[0]]: { description: spec.success[1], content: Object.fromEntries((spec.produces ?? ['application/json']).map((type) => [type, {}])) },
 						400: { description: 'invalid input: { status, code, message, field? }' },
 						401: { description: 'missing or wrong token' },
-						404: { description: 'no such campaign or run' },
+						404: { description: 'no such campaign, run or webhook' },
 					},
 				},
 			};

@@ -16,6 +16,7 @@ import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
 import { reindexRoutes } from './reindexRoutes';
+import { webhookRoutes } from './webhookRoutes';
 import { consoleRoutes } from './console';
 import { RunnerMetrics } from './metrics';
 import { InputError, RouteTable } from './routes';
@@ -91,6 +92,7 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 	});
 	campaignRoutes(routes, context);
 	reindexRoutes(routes, context);
+	webhookRoutes(routes, context);
 	const metrics = new RunnerMetrics(context);
 	routes.add({ method: 'GET', url: '/metrics', tag: 'runner', summary: 'Prometheus text: BullMQ queues and the runner', produces: ['text/plain'], success: [200, 'metrics'] }, async ({ reply }) => {
 		reply.type(metrics.contentType);
@@ -109,6 +111,7 @@ function mountBoard(app: FastifyInstance, context: RunnerContext): void {
 	const adapters = async () => [
 		new BullMQAdapter(context.queues.control, { readOnlyMode: true, allowRetries: false }),
 		new BullMQAdapter(context.queues.reindex, { readOnlyMode: true, allowRetries: false }),
+		new BullMQAdapter(context.queues.events, { readOnlyMode: true, allowRetries: false }),
 		...(await context.redis.smembers(context.keys.numbers)).sort().map((from) => new BullMQAdapter(context.queues.send(from), { readOnlyMode: true, allowRetries: false })),
 	];
 	const board = createBullBoard({ queues: [], serverAdapter });

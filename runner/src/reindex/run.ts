@@ -20,7 +20,7 @@ import { contentHash, embeddingKey } from './hash';
 import { decodeItemState, encodeItemState } from './itemState';
 import { keepCollection, overlapMessage, releaseCollection, takeCollection } from './lock';
 import { Pacer, Pool } from './pace';
-import { findRun, READING_COUNTS, SETTLED_RUN_STATES, type RunRecord, type RunState } from './store';
+import { findRun, finishRun, READING_COUNTS, SETTLED_RUN_STATES, type RunRecord, type RunState } from './store';
 
 /** Rows looked up in Redis together. */
 const CHUNK = 500;
@@ -89,7 +89,7 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 	const runKey = context.keys.reindex.run(runId);
 	const holder = await takeCollection(context, run.collection, runId);
 	if (holder) {
-		await context.redis.hset(runKey, { state: 'skipped', finished_at: Date.now(), last_error: overlapMessage(run.collection, holder) });
+		await finishRun(context, runId, 'skipped', { last_error: overlapMessage(run.collection, holder) });
 		context.log.warn({ run: runId, holder }, 'reindex run skipped: its collection is being synced by another run');
 		return 'skipped';
 	}
@@ -115,7 +115,7 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 		const deactivation = await deactivationStep(work);
 		await work.pool.drain();
 		if (work.stopped) throw new RunStopped(work.stopped);
-		await context.redis.hset(runKey, { state: 'completed', finished_at: Date.now(), deactivation });
+		await finishRun(context, runId, 'completed', { deactivation });
 		context.log.info({ run: runId }, 'reindex run completed');
 		return 'completed';
 	} catch (error) {
@@ -133,7 +133,7 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 				? 'skipped: the source was not read to its end, so which items it no longer holds is not known'
 				: 'skipped: the run stopped before it';
 		const current = await context.redis.hget(runKey, 'deactivation');
-		await context.redis.hset(runKey, { state: 'failed', finished_at: Date.now(), last_error: reason, deactivation: current || deactivation });
+		await finishRun(context, runId, 'failed', { last_error: reason, deactivation: current || deactivation });
 		context.log.error({ run: runId, reason }, 'reindex run failed');
 		return 'failed';
 	} finally {

@@ -4,7 +4,9 @@
  */
 import { NotFoundError, type RunnerContext } from '../context';
 import { newId } from '../keys';
+import { luaScript } from '../redis';
 import type { SourceFormat } from '../source';
+import { LUA_EMIT } from '../webhooks/events';
 
 export const RUN_STATES = ['queued', 'running', 'completed', 'failed', 'skipped'] as const;
 export type RunState = (typeof RUN_STATES)[number];
@@ -87,7 +89,8 @@ export function runFields(id: string, settings: RunSettings, state: RunState): R
 	};
 }
 
-function toRecord(hash: Record<string, string>): RunRecord {
+/** A run's hash as read from Redis (or as an event copied it) turned into its record. */
+export function runFromHash(hash: Record<string, string>): RunRecord {
 	const number = (key: string) => Number(hash[key] ?? 0);
 	return {
 		id: hash.id,
@@ -117,13 +120,33 @@ function toRecord(hash: Record<string, string>): RunRecord {
 
 export async function findRun(context: RunnerContext, id: string): Promise<RunRecord | undefined> {
 	const hash = await context.redis.hgetall(context.keys.reindex.run(id));
-	return hash.id ? toRecord(hash) : undefined;
+	return hash.id ? runFromHash(hash) : undefined;
 }
 
 export async function getRun(context: RunnerContext, id: string): Promise<RunRecord> {
 	const found = await findRun(context, id);
 	if (!found) throw new NotFoundError(`No reindex run with id ${id}`);
 	return found;
+}
+
+/**
+ * KEYS: run, outbox. ARGV: id, now, then field/value pairs (the final state among them).
+ * Settles a run once: a run already in a final state is left as it is, so of two processes that
+ * end the same run one does, and reindex.finished is written with it, in the same step.
+ */
+const FINISH_RUN = `${LUA_EMIT}
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state or state == 'completed' or state == 'failed' or state == 'skipped' then return 0 end
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+emit(KEYS[2], KEYS[1], ARGV[1], 'reindex.finished', ARGV[2])
+return 1
+`;
+
+/** Ends a run in a final state with `fields`; false when it had ended already. */
+export async function finishRun(context: RunnerContext, id: string, state: Exclude<RunState, 'queued' | 'running'>, fields: Record<string, string | number>): Promise<boolean> {
+	const finish = luaScript(context.redis, 'convoFinishRun', FINISH_RUN, 2);
+	const now = Date.now();
+	return Number(await finish([context.keys.reindex.run(id), context.keys.webhooks.outbox], [id, now, ...Object.entries({ ...fields, state, finished_at: now }).flat()])) === 1;
 }
 
 /** Rows read per second over the full seconds before now: the last 10, or fewer while the run is younger. */

@@ -1,0 +1,161 @@
+/**
+ * Draft campaigns: created empty or with a first set of rows (create.ts with `draft`), filled in
+ * chunks of at most RECIPIENTS_PER_CHUNK rows, then started. A client that cannot send 50,000 rows
+ * in one request (an n8n execution) builds one campaign this way. Nothing is sent while a draft.
+ *
+ * - Each chunk's rows are checked by create.ts's RowChecker. A phone already in an earlier chunk is
+ *   found in the draft's phone index (a Redis hash phone -> line), so duplicates are refused across
+ *   chunks; line numbers continue from the last chunk unless the client says where a chunk starts.
+ * - A chunk is written by one Lua script, all or nothing, only if the campaign is still a draft and
+ *   no other chunk landed since its rows were checked (else it is checked again).
+ * - Every key of a draft expires 24 h after its creation unless it is started (or cancelled); the
+ *   feeder tick drops expired drafts from the campaign list.
+ */
+import { RECIPIENTS_PER_CHUNK, parsePhoneNumber } from '../../../nodes/shared';
+import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
+import { luaScript } from '../redis';
+import { inlineRecords, type SourceRecord } from '../source';
+import { queueScheduledStart } from './control';
+import { RowChecker, type Snapshot } from './create';
+import { transition } from './state';
+import { getCampaign, type CampaignState } from './store';
+
+/** Drafts never started are removed this long after they were created. */
+export const DRAFT_LIFETIME_MS = 24 * 3600 * 1000;
+
+/** Checking a chunk again because another landed meanwhile: at most this many times. */
+const CHUNK_TRIES = 5;
+
+/**
+ * KEYS: meta, recipients, ledger, phones. ARGV: total the rows were checked against, rows,
+ * accepted, rejected, last line, then the JSON arrays of field/value pairs for the three hashes.
+ * Returns 'ok', 'missing', 'not_draft' or 'moved' (another chunk landed: check again).
+ */
+const APPLY_CHUNK = `
+local meta, rcp, ledger, phones = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local state = redis.call('HGET', meta, 'state')
+if not state then return 'missing' end
+if state ~= 'draft' then return 'not_draft' end
+if tonumber(redis.call('HGET', meta, 'total')) ~= tonumber(ARGV[1]) then return 'moved' end
+local function hsetAll(key, list)
+  for i = 1, #list, 1000 do redis.call('HSET', key, unpack(list, i, math.min(i + 999, #list))) end
+end
+hsetAll(rcp, cjson.decode(ARGV[6])); hsetAll(ledger, cjson.decode(ARGV[7])); hsetAll(phones, cjson.decode(ARGV[8]))
+redis.call('HINCRBY', meta, 'total', tonumber(ARGV[2]))
+redis.call('HINCRBY', meta, 'n_p', tonumber(ARGV[3]))
+redis.call('HINCRBY', meta, 'n_r', tonumber(ARGV[4]))
+if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', meta, 'last_line')) or 0) then redis.call('HSET', meta, 'last_line', ARGV[5]) end
+local expires = redis.call('HGET', meta, 'expires_at')
+if expires then
+  for _, key in ipairs({ rcp, ledger, phones }) do redis.call('PEXPIREAT', key, expires) end
+end
+return 'ok'
+`;
+
+/**
+ * KEYS: meta, recipients, ledger, phones, drafts, campaigns. ARGV: id.
+ * Removes a draft whose time is up; a campaign that is no longer a draft only leaves the list.
+ */
+const DROP_DRAFT = `
+local state = redis.call('HGET', KEYS[1], 'state')
+redis.call('ZREM', KEYS[5], ARGV[1])
+if state and state ~= 'draft' then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('ZREM', KEYS[6], ARGV[1])
+return 1
+`;
+
+export interface ChunkAnswer {
+	id: string;
+	state: CampaignState;
+	/** This chunk: every rejected row of it is listed. */
+	added: Omit<Snapshot, 'id' | 'state'>;
+	/** The whole campaign so far. */
+	total: number;
+	accepted: number;
+	rejected: number;
+}
+
+function notADraft(id: string, state: string): ConflictError {
+	return new ConflictError(`Campaign ${id} is ${state}; recipients can be added only while it is a draft`);
+}
+
+/** Row i of the chunk gets line `firstLine + i`; by default the line after the last one added. */
+export async function addRecipients(context: RunnerContext, id: string, rows: unknown[], firstLine?: number): Promise<ChunkAnswer> {
+	const { redis, keys } = context;
+	if (rows.length > RECIPIENTS_PER_CHUNK) throw new UserError(`recipients has ${rows.length} rows; at most ${RECIPIENTS_PER_CHUNK} per chunk`);
+	if (firstLine !== undefined && (!Number.isInteger(firstLine) || firstLine < 1)) throw new UserError('first_line must be a whole number from 1');
+	const apply = luaScript(redis, 'convoApplyChunk', APPLY_CHUNK, 4);
+	// The phones of the chunk that may already be in the draft (read again on each try).
+	const phones = [...new Set(rows.flatMap((row) => {
+		const phone = (row as { phone?: unknown } | null)?.phone;
+		const parsed = typeof phone === 'string' || typeof phone === 'number' ? parsePhoneNumber(String(phone)) : undefined;
+		return parsed?.ok ? [parsed.digits] : [];
+	}))];
+
+	for (let attempt = 1; attempt <= CHUNK_TRIES; attempt++) {
+		const campaign = await getCampaign(context, id);
+		if (campaign.state !== 'draft') throw notADraft(id, campaign.state);
+		const lastLine = Number(await redis.hget(keys.campaign(id), 'last_line'));
+		const base = firstLine ?? lastLine + 1;
+		const known = phones.length > 0 ? await redis.hmget(keys.phones(id), ...phones) : [];
+		const seen = new Map<string, number>();
+		phones.forEach((phone, i) => known[i] !== null && seen.set(phone, Number(known[i])));
+
+		const checker = new RowChecker(campaign.total, seen, RECIPIENTS_PER_CHUNK);
+		for await (const record of inlineRecords(rows)) checker.check({ ...record, line: base + record.line - 1 } as SourceRecord);
+		const staged = checker.take();
+		const answer = await apply(
+			[keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id)],
+			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones)],
+		);
+		if (answer === 'missing') throw new NotFoundError(`No campaign with id ${id}`);
+		if (answer === 'not_draft') throw notADraft(id, (await getCampaign(context, id)).state);
+		if (answer !== 'ok') continue;
+
+		const after = await getCampaign(context, id);
+		context.log.info({ campaign: id, rows: checker.total, accepted: checker.accepted, rejected: checker.rejected }, 'draft campaign: recipients added');
+		return {
+			id,
+			state: after.state,
+			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, rejections: checker.rejections },
+			total: after.total,
+			accepted: after.total - after.counts.rejected,
+			rejected: after.counts.rejected,
+		};
+	}
+	throw new ConflictError(`other chunks were being added to campaign ${id} at the same time; send a draft's chunks one after the other`);
+}
+
+/**
+ * Starts a draft: `running`, or `scheduled` when it was created with a start time; with no
+ * accepted recipient it completes at once. A campaign that is no longer a draft is left as it is,
+ * so a retried start is harmless. Returns the campaign's state afterwards.
+ */
+export async function startDraft(context: RunnerContext, id: string): Promise<CampaignState> {
+	const campaign = await getCampaign(context, id);
+	if (campaign.state !== 'draft') return campaign.state;
+	const startsAs = (await context.redis.hget(context.keys.campaign(id), 'start_state')) === 'scheduled' ? 'scheduled' : 'running';
+	const now = Date.now();
+	if (campaign.counts.pending === 0) {
+		await transition(context, id, ['draft'], 'completed', { finished_at: now, last_progress_at: now }, { event: 'campaign.finished' });
+	} else {
+		// The start job first: if this process dies before the state changes, the job finds a draft and does nothing.
+		if (startsAs === 'scheduled') await queueScheduledStart(context, id, campaign.startAt ?? now);
+		const result = await transition(context, id, ['draft'], startsAs, { cursor: 0, last_progress_at: now });
+		if (result.changed) context.log.info({ campaign: id, state: startsAs, recipients: campaign.counts.pending }, 'draft campaign started');
+	}
+	return (await getCampaign(context, id)).state;
+}
+
+/** The feeder tick's cleanup: drafts whose 24 h are up leave the list (Redis has expired their keys). */
+export async function dropExpiredDrafts(context: RunnerContext): Promise<number> {
+	const { redis, keys } = context;
+	const drop = luaScript(redis, 'convoDropDraft', DROP_DRAFT, 6);
+	let dropped = 0;
+	for (const id of await redis.zrangebyscore(keys.drafts, '-inf', Date.now(), 'LIMIT', 0, 100)) {
+		dropped += Number(await drop([keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id), keys.drafts, keys.campaigns], [id]));
+	}
+	if (dropped > 0) context.log.info({ dropped }, 'draft campaigns never started were removed after 24 h');
+	return dropped;
+}

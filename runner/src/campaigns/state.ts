@@ -1,0 +1,79 @@
+/**
+ * A campaign's state changes, each one Lua script: the state is compared and set in one step, so
+ * of two processes making the same change (two cancels, a cancel and a start) exactly one makes
+ * it, and the event that reports it is written to the outbox in that same step (webhooks/events.ts).
+ * The ledger's scripts (ledger.ts) make the two changes that happen per recipient: completed, and
+ * paused after too many failures in a row.
+ */
+import type { RunnerEventType } from '../../../nodes/shared';
+import type { RunnerContext } from '../context';
+import { luaScript } from '../redis';
+import { LUA_EMIT } from '../webhooks/events';
+import type { CampaignState } from './store';
+
+/**
+ * KEYS: meta, running, finishing, outbox, recipients, ledger, phones, drafts.
+ * ARGV: id, now, to, allowed states as ",a,b,", event type or "", ending "1"/"0", then field/value pairs.
+ * Returns "ok:<previous state>", "no:<state>" (not allowed from there) or "missing".
+ */
+const TRANSITION = `${LUA_EMIT}
+local meta, running, finishing, outbox, rcp, ledger, phones, drafts = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local id, now, to, allowed, event, ending = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local state = redis.call('HGET', meta, 'state')
+if not state then return 'missing' end
+if not string.find(allowed, ',' .. state .. ',', 1, true) then return 'no:' .. state end
+if ending == '1' then redis.call('SADD', finishing, id) end
+redis.call('HSET', meta, 'state', to)
+for i = 7, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
+if to == 'running' then redis.call('SADD', running, id) else redis.call('SREM', running, id) end
+if state == 'draft' then
+  -- No longer a draft: its rows stay for good, its phone index is not needed any more.
+  redis.call('PERSIST', meta); redis.call('PERSIST', rcp); redis.call('PERSIST', ledger)
+  redis.call('DEL', phones); redis.call('ZREM', drafts, id)
+end
+if event ~= '' then emit(outbox, meta, id, event, now) end
+return 'ok:' .. state
+`;
+
+/**
+ * KEYS: finishing, meta, outbox. ARGV: id, now. An ended campaign's pending recipients have all
+ * moved: the one process whose SREM removes it from `finishing` reports campaign.finished, with
+ * the final counts.
+ */
+const FINISHED = `${LUA_EMIT}
+if redis.call('SREM', KEYS[1], ARGV[1]) == 1 and redis.call('EXISTS', KEYS[2]) == 1 then
+  emit(KEYS[3], KEYS[2], ARGV[1], 'campaign.finished', ARGV[2])
+  return 1
+end
+return 0
+`;
+
+export interface TransitionOptions {
+	/** The event this change is (campaign.paused; campaign.finished for a change that moves nothing). */
+	event?: RunnerEventType;
+	/** The campaign ends with pending recipients still to move: it joins `finishing`, and campaign.finished follows when they have moved. */
+	ending?: boolean;
+}
+
+export type TransitionResult = { changed: true; previous: CampaignState } | { changed: false; state: CampaignState | undefined };
+
+/** Sets the state to `to` if it is one of `from`, with `fields`, atomically. */
+export async function transition(context: RunnerContext, id: string, from: readonly CampaignState[], to: CampaignState, fields: Record<string, string | number> = {}, options: TransitionOptions = {}): Promise<TransitionResult> {
+	const { redis, keys } = context;
+	const run = luaScript(redis, 'convoTransition', TRANSITION, 8);
+	const answer = String(
+		await run(
+			[keys.campaign(id), keys.running, keys.finishing, keys.webhooks.outbox, keys.recipients(id), keys.ledger(id), keys.phones(id), keys.drafts],
+			[id, Date.now(), to, `,${from.join(',')},`, options.event ?? '', options.ending ? '1' : '0', ...Object.entries(fields).flat()],
+		),
+	);
+	if (answer.startsWith('ok:')) return { changed: true, previous: answer.slice(3) as CampaignState };
+	return { changed: false, state: answer.startsWith('no:') ? (answer.slice(3) as CampaignState) : undefined };
+}
+
+/** Called when an ended campaign has no pending recipient left; true for the one call that reported it. */
+export async function reportFinished(context: RunnerContext, id: string): Promise<boolean> {
+	const { redis, keys } = context;
+	const run = luaScript(redis, 'convoFinished', FINISHED, 3);
+	return Number(await run([keys.finishing, keys.campaign(id), keys.webhooks.outbox], [id, Date.now()])) === 1;
+}

@@ -1,3 +1,4 @@
+/* global Buffer */
 // A stand-in for an OpenAI-compatible model, and a product feed, served on loopback for the
 // examples that need them (the AI Agent example and the nightly reindex) in `npm run dev` and the
 // end-to-end suite. Nothing leaves the machine.

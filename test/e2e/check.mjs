@@ -76,7 +76,7 @@ function outputOf(file, nodeName) {
 const ADA = { uuid: 'e6f0ff4e-d05a-4b3b-8bc7-07926a34b432', digits: '4915112340001' };
 const PRODUCTS_COLLECTION = '6dcea3a6-4af1-40ad-844e-4a72ff2233cf';
 const FEED_SKUS = ['ACME-DEC-250', 'ACME-ESP-250', 'ACME-FIL-500', 'ACME-GRD-001', 'ACME-MUG-002'];
-const CAMPAIGN_PHONES = ['4917120000001', '4917120000002', '4917120000003', '4917120000004'];
+const CAMPAIGN_PHONES = ['491712000001', '491712000002', '491712000003', '491712000004'];
 
 // What each example must leave behind in the sandbox or the runner, by file name.
 const effects = {

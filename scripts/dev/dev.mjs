@@ -41,6 +41,7 @@ const shown = (path) => relative(process.cwd(), path) || '.';
 /** Every process group started, in start order: { name, pid }. Written to .dev/pids.json. */
 const groups = [];
 let stopping;
+let interrupted = false;
 
 function recordGroups() {
 	writeFileSync(join(DEV, 'pids.json'), JSON.stringify(groups.map(({ name, pid }) => ({ name, pid })), null, 2));
@@ -57,15 +58,25 @@ function groupAlive(pid) {
 
 /** Starts `command` in a process group of its own, output to .dev/logs/<name>.log. */
 function startGroup(name, command, args, env) {
+	// Ctrl-C while starting: nothing new may start once the stop began.
+	if (interrupted) throw new Error('interrupted');
 	const logPath = join(LOGS, `${name}.log`);
 	const fd = openSync(logPath, 'a');
 	const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', fd, fd] });
 	closeSync(fd);
-	const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-	child.once('error', (error) => say(`${name} could not start: ${error.message}`));
-	const group = { name, pid: child.pid, child, exited, logPath };
-	groups.push(group);
-	recordGroups();
+	const group = { name, pid: child.pid, child, logPath };
+	group.exited = new Promise((resolve) => {
+		child.once('exit', (code, signal) => resolve({ code, signal }));
+		// A program that cannot start (not installed) never exits: say why instead.
+		child.once('error', (error) => {
+			group.error = error.code === 'ENOENT' ? `${command} is not installed (not on PATH)` : error.message;
+			resolve({ code: 127, signal: null });
+		});
+	});
+	if (child.pid !== undefined) {
+		groups.push(group);
+		recordGroups();
+	}
 	return group;
 }
 
@@ -73,8 +84,8 @@ function startGroup(name, command, args, env) {
 async function runGroup(name, command, args, env) {
 	const group = startGroup(name, command, args, env);
 	const { code, signal } = await group.exited;
-	if (groupAlive(group.pid)) process.kill(-group.pid, 'SIGKILL');
-	if (code !== 0) throw new Error(`${name} failed (${signal ?? `exit ${code}`}):\n${tail(group.logPath)}`);
+	if (group.pid !== undefined && groupAlive(group.pid)) process.kill(-group.pid, 'SIGKILL');
+	if (code !== 0) throw new Error(`${name} failed (${group.error ?? signal ?? `exit ${code}`}):\n${tail(group.logPath)}`);
 }
 
 function tail(path, lines = 25) {
@@ -127,7 +138,7 @@ async function waitUntil(what, check, timeoutMs, group) {
 	for (;;) {
 		const value = await check().catch(() => undefined);
 		if (value) return value;
-		if (group && !groupAlive(group.pid)) throw new Error(`${what}: the process ended:\n${tail(group.logPath)}`);
+		if (group && (group.error || !groupAlive(group.pid))) throw new Error(`${what}: ${group.error ?? `the process ended:\n${tail(group.logPath)}`}`);
 		if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s${group ? `:\n${tail(group.logPath)}` : ''}`);
 		await sleep(250);
 	}
@@ -319,7 +330,6 @@ Try it: an inbound message from Ada starts "Convo: reply to an inbound message":
 	}
 }
 
-let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 	process.on(signal, () => {
 		if (interrupted) return;

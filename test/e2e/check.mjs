@@ -73,6 +73,13 @@ function outputOf(file, nodeName) {
 	return (runData?.at(-1)?.data?.main?.[0] ?? []).map((item) => item.json);
 }
 
+/** How many requests of `endpoint` the sandbox got while `n8n execute` ran the example. */
+function requestsDuring(file, endpoint) {
+	const id = manifest.workflows.find((w) => w.file === file).id;
+	const counts = (name) => JSON.parse(readFileSync(join(outDir, 'exec', `${id}.requests-${name}.json`), 'utf8')).counts[endpoint] ?? 0;
+	return counts('after') - counts('before');
+}
+
 const ADA = { uuid: 'e6f0ff4e-d05a-4b3b-8bc7-07926a34b432', digits: '4915112340001' };
 const PRODUCTS_COLLECTION = '6dcea3a6-4af1-40ad-844e-4a72ff2233cf';
 const FEED_SKUS = ['ACME-DEC-250', 'ACME-ESP-250', 'ACME-FIL-500', 'ACME-GRD-001', 'ACME-MUG-002'];
@@ -128,8 +135,8 @@ const effects = {
 		assert(toolCall, `the model never called a tool; it was offered ${short(requests.map((r) => r.tools))}`);
 		const toolResult = requests.flatMap((r) => r.messages).find((m) => m.role === 'tool');
 		assert(toolResult && JSON.stringify(toolResult.content).includes(manifest.adaInbound), `no tool result with Ada's message reached the model: ${short(toolResult)}`);
-		const { counts } = await sandboxGet('/__sandbox/requests');
-		assert((counts['GET /api/external/v2/conversations'] ?? 0) >= 1, `the sandbox got no conversation lookup: ${short(counts)}`);
+		const lookups = requestsDuring('ai-agent-looks-up-conversation.json', 'GET /api/external/v2/conversations');
+		assert(lookups === 1, `the sandbox got ${lookups} conversation lookups during the agent's execution, expected the tool's 1`);
 	},
 };
 

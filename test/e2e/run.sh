@@ -148,10 +148,15 @@ mkdir -p "$N8N_USER_FOLDER"
 
 n8n_cmd() { run_group "${N8N_CMD_TIMEOUT:-180}" "$N8N" "$@" </dev/null; }
 # Executes one imported workflow; its output, exit code and time go to $WORK/exec/<id>.*
+# The sandbox's request counts before and after (<id>.requests-before/after.json) tell what that
+# execution itself asked the service.
+sandbox_counts() { "$SYSTEM_NODE" -e "fetch(process.argv[1] + '/__sandbox/requests').then((r) => r.text()).then((t) => process.stdout.write(t))" "$SANDBOX" >"$1" 2>/dev/null || true; }
 n8n_execute() {
   local id="$1" t0; t0=$(date +%s)
+  sandbox_counts "$WORK/exec/$id.requests-before.json"
   n8n_cmd execute --id="$id" --rawOutput >"$WORK/exec/$id.out" 2>"$WORK/exec/$id.err"
   echo $? >"$WORK/exec/$id.rc"
+  sandbox_counts "$WORK/exec/$id.requests-after.json"
   log "executed $id (rc $(cat "$WORK/exec/$id.rc")) in $(( $(date +%s) - t0 ))s"
 }
 ids_of_mode() { "$SYSTEM_NODE" -e "for (const w of require('$WORK/manifest.json').workflows) if (w.mode === '$1') console.log(w.id)"; }

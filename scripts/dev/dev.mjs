@@ -170,7 +170,7 @@ async function main() {
 	for (const name of Object.keys(baseEnv)) if (/^npm_/i.test(name)) delete baseEnv[name];
 
 	if (!existsSync(N8N_BIN) || !existsSync(join(E2E, 'n8n', `.installed-${N8N_VERSION}`))) {
-		say(`installing Node 24 and n8n ${N8N_VERSION} into ${shown(E2E)} (first time only: about 4 minutes, 3 GB)`);
+		say(`installing Node 24 and n8n ${N8N_VERSION} into ${shown(E2E)}: first time only, 5 to 8 minutes, 3 GB (progress in ${shown(join(LOGS, 'install-n8n.log'))})`);
 		await runGroup('install-n8n', 'bash', [join(ROOT, 'test', 'e2e', 'install-n8n.sh')], baseEnv);
 	}
 	if (process.env.DEV_SKIP_BUILD !== '1') {

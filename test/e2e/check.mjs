@@ -248,6 +248,17 @@ if (process.env.E2E_SKIP_DEV !== '1') {
 		assert(dev.groups?.length >= 4, `it recorded ${dev.groups?.length ?? 0} process groups`);
 		assert(dev.leftAlive?.length === 0, `still alive after it exited: ${short(dev.leftAlive)}`);
 	});
+	await check('npm run dev again: the same sign-in, the workflows once each, credentials for the new ports pass their tests, Ctrl-C stops it', async () => {
+		const again = dev.second;
+		assert(again, `the second start did not run: ${short(dev.error)}`);
+		assert(!again.error, again.error);
+		assert(again.samePassword && again.login === 200, `sign-in with the first start's password: ${again.login}`);
+		assert(again.sandboxMoved, 'the sandbox had the same port both times; the credential update is not shown');
+		assert(JSON.stringify([...again.workflowIds].sort()) === JSON.stringify([...dev.workflowIds].sort()), `workflows changed: ${short(again.workflowIds)}`);
+		for (const [type, outcome] of Object.entries(again.credentialTests ?? {})) assert(outcome.status === 'OK', `${type}: ${short(outcome)}`);
+		assert(Object.keys(again.credentialTests ?? {}).length >= 4, 'credentials not tested');
+		assert(again.exit !== undefined && again.leftAlive?.length === 0, `after SIGINT: exit ${short(again.exit)}, alive ${short(again.leftAlive)}`);
+	});
 }
 
 const passed = results.filter((r) => r.ok).length;

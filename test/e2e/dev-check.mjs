@@ -126,7 +126,7 @@ if (!first.error) {
 		login: second.login,
 		workflowIds: second.workflowIds,
 		credentialTests: second.credentialTests,
-		sandboxMoved: /sandbox\s+(\S+)/.exec(first.outputTail)?.[1] !== /sandbox\s+(\S+)/.exec(second.outputTail)?.[1],
+		sandboxMoved: /^\s+sandbox\s+(http\S+)/m.exec(first.outputTail)?.[1] !== /^\s+sandbox\s+(http\S+)/m.exec(second.outputTail)?.[1],
 		exit: second.exit,
 		leftAlive: second.leftAlive,
 		error: second.error,

@@ -4,6 +4,8 @@
  * variable; a Redis that may evict is warned about; a scheduled start taken up too late is skipped
  * and says why. Real processes, real Redis, the sandbox.
  */
+import { createHmac } from 'node:crypto';
+
 import { campaignStatus, createCampaign } from '../../runner/src/core';
 import { startPrivateRedis } from '../../runner/src/redis';
 import { positionalTemplate, runCli, spawnRunner, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
@@ -90,4 +92,25 @@ test('a start taken up later than RUNNER_MAX_LATENESS is skipped, reported, and 
 	expect(status.last_error).toMatch(/^skipped: it fell due at .* \(limit 3600 s\)$/);
 	expect(status.counts.cancelled).toBe(5);
 	expect((await templateSends(runner.sandbox)).filter((m) => phones.includes(m.to))).toEqual([]);
+});
+
+test('webhook add, list, remove: the secret is printed by add only, derived from RUNNER_WEBHOOK_KEY; without a key add says which variable to set', async () => {
+	const env = { ...runner.env, RUNNER_WEBHOOK_KEY: 'webhook-key-0123456789abcdef' };
+	const added = await runCli(['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.finished,reindex.finished', '--description', 'ops', '--json'], env);
+	expect(added.code).toBe(0);
+	const webhook = JSON.parse(added.stdout);
+	expect(webhook).toMatchObject({ url: 'https://example.com/hook', events: ['campaign.finished', 'reindex.finished'], description: 'ops' });
+	expect(webhook.secret).toBe(createHmac('sha256', env.RUNNER_WEBHOOK_KEY).update(`webhook:${webhook.id}`).digest('hex'));
+	const list = await runCli(['webhook', 'list', '--json'], env);
+	expect(JSON.parse(list.stdout).webhooks).toEqual([{ id: webhook.id, url: webhook.url, events: webhook.events, description: 'ops', created_at: webhook.created_at }]);
+	expect(list.stdout + list.stderr + added.stderr).not.toContain(webhook.secret);
+	expect(JSON.parse((await runCli(['webhook', 'remove', webhook.id, '--json'], env)).stdout)).toEqual({ id: webhook.id, removed: true });
+	const again = await runCli(['webhook', 'remove', webhook.id, '--json'], env);
+	expect(again.code).toBe(1);
+	expect(JSON.parse(again.stdout)).toEqual({ error: `No webhook with id ${webhook.id}` });
+	const bad = await runCli(['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.started', '--json'], env);
+	expect(JSON.parse(bad.stdout).error).toMatch(/^events must be one of campaign.finished, campaign.paused, reindex.finished/);
+	const keyless = await runCli(['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.finished', '--json'], runner.env);
+	expect(keyless.code).toBe(1);
+	expect(JSON.parse(keyless.stdout).error).toMatch(/^RUNNER_WEBHOOK_KEY \(or RUNNER_TOKEN\) must be set/);
 });

@@ -393,6 +393,44 @@ function addReindexCommands(program: Command, json: () => Option): void {
 				print(io, { id, removed: true }, () => `${id}: removed`);
 			});
 		});
+
+	const webhook = program.command('webhook').description('URLs that receive signed events: campaign.finished, campaign.paused, reindex.finished');
+	webhook
+		.command('add <url>')
+		.description('register a URL; prints its signing secret, this once (it is derived from RUNNER_WEBHOOK_KEY or RUNNER_TOKEN, never stored)')
+		.requiredOption('--events <list>', 'comma-separated: campaign.finished, campaign.paused, reindex.finished')
+		.option('--description <text>', 'a note for whoever reads the list')
+		.addOption(json())
+		.action(async (url: string, options: { events: string; description?: string; json?: boolean }) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const events = options.events.split(',').map((event) => event.trim()).filter(Boolean);
+				const created = await core.createWebhook(context, { url, events: events as never, description: options.description });
+				print(io, created, () => `${created.id}: ${created.url} (${created.events.join(', ')})\nsecret (shown this once): ${created.secret}`);
+			});
+		});
+	webhook
+		.command('list')
+		.description('registered webhooks, oldest first (no secrets)')
+		.addOption(json())
+		.action(async (options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const webhooks = await core.listWebhooks(context);
+				print(io, { webhooks }, () => webhooks.map((w) => `${w.id}: ${w.url} (${w.events.join(', ')})${w.description ? ` ${w.description}` : ''}`).join('\n') || 'no webhooks');
+			});
+		});
+	webhook
+		.command('remove <id>')
+		.description('remove a webhook: no more deliveries to it, queued retries included')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				await core.removeWebhook(context, id);
+				print(io, { id, removed: true }, () => `${id}: removed`);
+			});
+		});
 }
 
 if (require.main === module) {

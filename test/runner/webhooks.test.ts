@@ -1,0 +1,284 @@
+/**
+ * Webhooks over the control API with two runner processes (`start` with the API, and a `worker`)
+ * against real Redis and the sandbox. Test HTTP receivers count what they were sent and check each
+ * signature with nodes/shared's verifyDelivery (what the Convo Runner Trigger runs): one event per
+ * transition (a campaign that completes or is cancelled, each pause, a reindex run's end), retries
+ * with backoff that are logged, DELETE stopping deliveries, and no secret in Redis or the logs.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from '../../nodes/shared';
+import { cancel, pauseCampaign } from '../../runner/src/core';
+import { collectionOf, feedText, products, range, writeFeed } from './reindexSupport';
+import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor } from './support';
+
+jest.setTimeout(240_000);
+
+const TOKEN = 'test-token-0123456789abcdef';
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_PAUSE_AFTER_FAILURES: '5' });
+let base = '';
+
+interface Attempt {
+	status: number;
+	event: RunnerEvent;
+	headers: Record<string, string | string[] | undefined>;
+	/** verifyDelivery's verdict with the secret the registration returned. */
+	verified: boolean;
+}
+
+interface Receiver {
+	url: string;
+	attempts: Attempt[];
+	/** Set once the webhook is registered: the secret its deliveries are checked with. */
+	secret: string;
+	webhookId: string;
+	close(): Promise<void>;
+}
+
+/** An HTTP receiver; `answer` decides each attempt's status (default 200). */
+async function startReceiver(answer: (event: RunnerEvent, earlier: Attempt[]) => Promise<number> | number = () => 200): Promise<Receiver> {
+	const receiver = { attempts: [] as Attempt[], secret: '', webhookId: '' } as Receiver;
+	const server = createServer((request, response) => {
+		let body = '';
+		request.on('data', (chunk) => (body += String(chunk)));
+		request.on('end', async () => {
+			const event = JSON.parse(body) as RunnerEvent;
+			const earlier = receiver.attempts.filter((attempt) => attempt.event.id === event.id);
+			const status = await answer(event, earlier);
+			receiver.attempts.push({ status, event, headers: request.headers, verified: verifyDelivery(request.headers[SIGNATURE_HEADER], body, receiver.secret).ok });
+			response.writeHead(status).end();
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+	receiver.close = () => new Promise((resolve) => server.close(() => resolve()));
+	return receiver;
+}
+
+async function call(method: string, path: string, body?: unknown) {
+	const response = await fetch(`${base}${path}`, {
+		method,
+		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	const text = await response.text();
+	// eslint-disable-next-line @typescript-eslint/no-explicit-any
+	return { status: response.status, json: (text ? JSON.parse(text) : undefined) as any };
+}
+
+async function register(receiver: Receiver, events: string[], description?: string) {
+	const created = await call('POST', '/api/webhooks', { url: receiver.url, events, description });
+	expect(created.status).toBe(201);
+	receiver.secret = created.json.secret;
+	receiver.webhookId = created.json.id;
+	return created.json;
+}
+
+const ALL = ['campaign.finished', 'campaign.paused', 'reindex.finished'];
+const receivers: Receiver[] = [];
+let main: Receiver;
+const secrets: string[] = [];
+
+beforeAll(async () => {
+	base = await startApi(runner);
+	runner.spawnWorker();
+	main = await startReceiver();
+	receivers.push(main);
+	secrets.push((await register(main, ALL, 'everything')).secret);
+});
+afterAll(async () => {
+	await Promise.all(receivers.map((receiver) => receiver.close()));
+});
+
+const settings = () => ({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0] });
+const phonesOf = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `4915${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`);
+const rowsOf = (phones: string[]) => phones.map((phone) => ({ phone, 1: 'Ana', 2: 'order' }));
+const about = (receiver: Receiver, type: string, subject: string) => receiver.attempts.filter((attempt) => attempt.event.type === type && attempt.event.data.id === subject);
+const settle = () => new Promise((resolve) => setTimeout(resolve, 4000));
+
+async function campaign(phones: string[], extra: Record<string, unknown> = {}): Promise<string> {
+	const created = await call('POST', '/api/campaigns', { ...settings(), rate: 100, recipients: rowsOf(phones), ...extra });
+	expect(created.status).toBe(201);
+	return created.json.id;
+}
+
+/** Pino lines of both runner processes, parsed. */
+function logLines(): Array<Record<string, unknown>> {
+	return runner.processes.flatMap((process) =>
+		process
+			.output()
+			.split('\n')
+			.filter((line) => line.startsWith('{'))
+			.map((line) => JSON.parse(line) as Record<string, unknown>),
+	);
+}
+
+test('registration: the secret is in the create answer only; list and get never show it; bad input names the field; unknown ids are 404', async () => {
+	const listed = await call('GET', '/api/webhooks');
+	expect(listed.json.webhooks).toEqual([{ id: main.webhookId, url: main.url, events: ALL, description: 'everything', created_at: expect.any(String) }]);
+	expect(await call('GET', `/api/webhooks/${main.webhookId}`)).toEqual({ status: 200, json: listed.json.webhooks[0] });
+	expect(main.secret).toMatch(/^[0-9a-f]{64}$/);
+	expect((await call('POST', '/api/webhooks', { url: 'ftp://example.com/x', events: ['campaign.finished'] })).json).toMatchObject({ status: 400, field: 'url' });
+	expect((await call('POST', '/api/webhooks', { url: main.url, events: [] })).json).toMatchObject({ status: 400, field: 'events' });
+	expect((await call('POST', '/api/webhooks', { url: main.url, events: ['campaign.started'] })).json).toMatchObject({ status: 400, field: 'events.0' });
+	expect((await call('GET', '/api/webhooks/wnosuch')).status).toBe(404);
+	expect((await call('DELETE', '/api/webhooks/wnosuch')).json).toEqual({ status: 404, code: 'not_found', message: 'No webhook with id wnosuch' });
+});
+
+test('a campaign that completes gives exactly one campaign.finished, signed, with its final counts; two processes sent it', async () => {
+	const phones = phonesOf(300, 1);
+	const id = await campaign(phones);
+	const delivered = await waitFor('campaign.finished to arrive', async () => about(main, 'campaign.finished', id)[0], 120_000, 200);
+	await settle();
+	expect(about(main, 'campaign.finished', id)).toHaveLength(1);
+	expect(delivered.verified).toBe(true);
+	expect(delivered.status).toBe(200);
+	expect(delivered.headers[EVENT_HEADER]).toBe('campaign.finished');
+	expect(delivered.headers[DELIVERY_HEADER]).toBe(`${delivered.event.id}-${main.webhookId}`);
+	const sends = (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
+	expect(sends).toHaveLength(300);
+	expect(delivered.event).toMatchObject({ type: 'campaign.finished', data: { id, state: 'completed', counts: { sent: 300, pending: 0, claimed: 0 }, total: 300 } });
+	expect(Date.parse(delivered.event.created_at)).toBeGreaterThan(0);
+	// Two runner processes were sending: whichever settled the last recipient completed it, once.
+	const senders = new Set(logLines().filter((line) => line.msg === 'runner started').map((line) => line.pid));
+	expect(senders.size).toBe(2);
+});
+
+test('a cancel made twice at once, by the API and the core library, gives one campaign.finished with the final counts', async () => {
+	const phones = phonesOf(400, 2);
+	const id = await campaign(phones, { rate: 20 });
+	await waitFor('some sends', async () => (await templateSends(runner.sandbox)).some((message) => phones.includes(message.to)), 60_000);
+	const answers = await Promise.allSettled([call('POST', `/api/campaigns/${id}/cancel`), cancel(runner.context, id)]);
+	expect(answers.map((answer) => answer.status)).toContain('fulfilled');
+	await waitFor('campaign.finished to arrive', async () => about(main, 'campaign.finished', id)[0], 60_000);
+	await settle();
+	const finished = about(main, 'campaign.finished', id);
+	expect(finished).toHaveLength(1);
+	const data = finished[0].event.data as { state: string; counts: Record<string, number> };
+	expect(data.state).toBe('cancelled');
+	expect(data.counts.pending).toBe(0);
+	expect(data.counts.cancelled).toBeGreaterThan(0);
+	expect(data.counts.cancelled + data.counts.sent + data.counts.claimed).toBe(400);
+});
+
+test('each pause gives one campaign.paused: an operator pause sent 20 times at once, a second pause after a resume, and a campaign that pauses itself', async () => {
+	const id = await campaign(phonesOf(600, 3), { rate: 10 });
+	// Ten pauses at once through the API and ten through the core library: the state changes once.
+	const pauses = await Promise.all([...Array.from({ length: 10 }, () => call('POST', `/api/campaigns/${id}/pause`)), ...Array.from({ length: 10 }, () => pauseCampaign(runner.context, id))]);
+	expect(pauses.map((answer) => (typeof answer === 'string' ? answer : answer.json.state))).toEqual(Array(20).fill('paused'));
+	await waitFor('campaign.paused', async () => about(main, 'campaign.paused', id)[0], 60_000);
+	expect((await call('POST', `/api/campaigns/${id}/resume`)).json.state).toBe('running');
+	await call('POST', `/api/campaigns/${id}/pause`);
+	await waitFor('a second campaign.paused', async () => about(main, 'campaign.paused', id)[1], 60_000);
+	await call('POST', `/api/campaigns/${id}/cancel`);
+	await waitFor('campaign.finished', async () => about(main, 'campaign.finished', id)[0], 60_000);
+	await settle();
+	const paused = about(main, 'campaign.paused', id);
+	expect(paused).toHaveLength(2);
+	expect(new Set(paused.map((attempt) => attempt.event.id)).size).toBe(2);
+	expect(paused.every((attempt) => attempt.verified && (attempt.event.data as { state: string; last_error: string }).last_error === 'paused by the operator')).toBe(true);
+	expect(about(main, 'campaign.finished', id)).toHaveLength(1);
+
+	// No value for variable "2": every send is refused, and after 5 in a row the campaign pauses itself.
+	const failing = await call('POST', '/api/campaigns', { ...settings(), rate: 50, recipients: phonesOf(40, 4).map((phone) => ({ phone, 1: 'Ana' })) });
+	const selfPaused = await waitFor('campaign.paused', async () => about(main, 'campaign.paused', failing.json.id)[0], 60_000);
+	await settle();
+	expect(about(main, 'campaign.paused', failing.json.id)).toHaveLength(1);
+	expect(selfPaused.event.data).toMatchObject({ state: 'paused', last_error: expect.stringMatching(/^paused itself after 5 failed recipients in a row/) });
+	await call('POST', `/api/campaigns/${failing.json.id}/cancel`);
+});
+
+test('a reindex run that ends gives one reindex.finished with the run status', async () => {
+	const source = writeFeed(feedText(products(range(0, 50)), 'ndjson'), 'feed.ndjson');
+	const created = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source, id_field: 'sku', rate: 200 });
+	expect(created.status).toBe(201);
+	const id = created.json.id as string;
+	const delivered = await waitFor('reindex.finished', async () => about(main, 'reindex.finished', id)[0], 60_000);
+	await settle();
+	expect(about(main, 'reindex.finished', id)).toHaveLength(1);
+	expect(delivered.verified).toBe(true);
+	expect(delivered.event.data).toEqual({ id, state: 'completed', counts: expect.objectContaining({ read: 50, created: 50, failed: 0 }), rate: 0, eta_seconds: 0, last_error: null });
+});
+
+test('a receiver that fails the first 2 attempts gets the event on the 3rd, after backoff; every attempt is logged', async () => {
+	const flaky = await startReceiver((_event, earlier) => (earlier.length < 2 ? 500 : 204));
+	receivers.push(flaky);
+	secrets.push((await register(flaky, ['campaign.finished'])).secret);
+	const id = await campaign(phonesOf(3, 5));
+	await waitFor('the third attempt', async () => about(flaky, 'campaign.finished', id)[2], 60_000);
+	await settle();
+	const attempts = about(flaky, 'campaign.finished', id);
+	expect(attempts.map((attempt) => attempt.status)).toEqual([500, 500, 204]);
+	expect(attempts.every((attempt) => attempt.verified)).toBe(true);
+	expect(new Set(attempts.map((attempt) => attempt.event.id)).size).toBe(1);
+	expect(new Set(attempts.map((attempt) => attempt.headers[DELIVERY_HEADER])).size).toBe(1);
+	// The other webhook got the same event once.
+	expect(about(main, 'campaign.finished', id).map((attempt) => attempt.event.id)).toEqual([attempts[0].event.id]);
+
+	const eventId = attempts[0].event.id;
+	// Attempts may be made by either process: their logs are merged in time order.
+	const logged = logLines()
+		.filter((line) => line.webhook === flaky.webhookId && line.event === eventId)
+		.sort((a, b) => Number(a.time) - Number(b.time));
+	expect(logged.map((line) => [line.attempt, line.status, line.msg])).toEqual([
+		[1, 500, 'webhook delivery failed; it will be tried again'],
+		[2, 500, 'webhook delivery failed; it will be tried again'],
+		[3, 204, 'webhook delivered'],
+	]);
+	const times = logged.map((line) => Number(line.time));
+	// Exponential backoff: about 1 s, then about 2 s.
+	expect(times[1] - times[0]).toBeGreaterThanOrEqual(900);
+	expect(times[2] - times[1]).toBeGreaterThanOrEqual(1800);
+});
+
+test('DELETE stops deliveries, retries already queued included', async () => {
+	const flaky = receivers[1];
+	expect((await call('DELETE', `/api/webhooks/${flaky.webhookId}`)).status).toBe(204);
+	expect((await call('GET', `/api/webhooks/${flaky.webhookId}`)).status).toBe(404);
+	expect((await call('DELETE', `/api/webhooks/${flaky.webhookId}`)).status).toBe(404);
+	const before = flaky.attempts.length;
+
+	// This receiver removes its own webhook at the first attempt and refuses it: the retry must not come.
+	const leaving: Receiver = await startReceiver(async () => {
+		await call('DELETE', `/api/webhooks/${leaving.webhookId}`);
+		return 503;
+	});
+	receivers.push(leaving);
+	secrets.push((await register(leaving, ['campaign.finished'])).secret);
+
+	const id = await campaign(phonesOf(2, 6));
+	await waitFor('the remaining webhook to get it', async () => about(main, 'campaign.finished', id)[0], 60_000);
+	await waitFor('the leaving receiver to be tried', async () => about(leaving, 'campaign.finished', id)[0], 30_000);
+	await new Promise((resolve) => setTimeout(resolve, 8000));
+	expect(flaky.attempts.length).toBe(before);
+	expect(about(leaving, 'campaign.finished', id)).toHaveLength(1);
+	expect(logLines().some((line) => line.webhook === leaving.webhookId && line.msg === 'webhook delivery dropped: the webhook was removed')).toBe(true);
+	expect((await call('GET', '/api/webhooks')).json.webhooks.map((webhook: { id: string }) => webhook.id)).toEqual([main.webhookId]);
+});
+
+test('an event handed to the delivery queue twice (a dispatcher that died before trimming the outbox) is delivered once per webhook', async () => {
+	const { redis, keys } = runner.context;
+	const id = await campaign(phonesOf(1, 7));
+	await waitFor('the campaign to complete', async () => about(main, 'campaign.finished', id)[0], 60_000);
+	const flat = Object.entries(await redis.hgetall(keys.campaign(id))).flat();
+	const entry = JSON.stringify({ id: `ev-${id}-replayed`, type: 'campaign.finished', at: String(Date.now()), hash: flat });
+	await redis.rpush(keys.webhooks.outbox, entry, entry);
+	await waitFor('the copy to be delivered', async () => main.attempts.find((attempt) => attempt.event.id === `ev-${id}-replayed`), 30_000);
+	await settle();
+	expect(main.attempts.filter((attempt) => attempt.event.id === `ev-${id}-replayed`)).toHaveLength(1);
+	expect(await redis.llen(keys.webhooks.outbox)).toBe(0);
+});
+
+test('no webhook secret (nor the token) is in any Redis key or value, or in any log line', async () => {
+	expect(secrets).toHaveLength(3);
+	const redis = await dumpKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string);
+	expect(redis).toContain(main.webhookId);
+	expect(redis).toContain('campaign.finished');
+	const logs = runner.processes.map((process) => process.output()).join('\n');
+	expect(logs).toContain('webhook delivered');
+	for (const [where, text] of Object.entries({ redis, logs })) {
+		expect({ where, secrets: secrets.filter((secret) => text.includes(secret)), token: text.includes(TOKEN) }).toEqual({ where, secrets: [], token: false });
+	}
+	expectNoSecret(runner.business, { redis, logs });
+});

@@ -1,11 +1,12 @@
-/* global fetch */
-// Checks the e2e run: every example executed successfully in the real n8n, and the sandbox
-// recorded what each one was meant to do. Prints one line per check and a closing
+/* global fetch, setTimeout */
+// Checks the e2e run: every example ran successfully in the real n8n, and left in the sandbox or
+// the runner what it was meant to; the live step (published triggers under `n8n start`) and the
+// `npm run dev` check did what they should. Prints one line per check and a closing
 // "e2e: N passed, M failed"; exits non-zero when anything failed.
 //
 //   node test/e2e/check.mjs <outDir>
-// Reads <outDir>/manifest.json, <outDir>/exec/<workflowId>.{out,rc} and optionally
-// <outDir>/trigger.json (written by the trigger step of run.sh).
+// Reads <outDir>/manifest.json, <outDir>/exec/<workflowId>.{out,rc}, <outDir>/live-*.json and
+// <outDir>/dev.json (each written by a step of run.sh; a step that did not run fails its checks).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -25,12 +26,28 @@ const check = async (name, fn) => {
 const assert = (cond, message) => {
 	if (!cond) throw new Error(message);
 };
-const sandboxGet = async (path, headers = {}) => {
-	const response = await fetch(`${manifest.baseUrl}${path}`, { headers });
+const short = (value, length = 300) => String(JSON.stringify(value)).slice(0, length);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function getJson(url, headers = {}) {
+	const response = await fetch(url, { headers });
 	const body = await response.json().catch(() => undefined);
-	if (!response.ok) throw new Error(`GET ${path}: HTTP ${response.status} ${JSON.stringify(body)}`);
+	if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status} ${short(body)}`);
 	return body;
-};
+}
+const sandboxGet = (path) => getJson(`${manifest.baseUrl}${path}`);
+const externalGet = (path) => getJson(`${manifest.externalUrl}${path}`, { 'x-api-key': manifest.apiKey });
+const runnerGet = (path) => getJson(`${manifest.runnerUrl}${path}`, { authorization: `Bearer ${process.env.E2E_RUNNER_TOKEN}` });
+async function externalPatch(path, body) {
+	const response = await fetch(`${manifest.externalUrl}${path}`, {
+		method: 'PATCH',
+		headers: { 'x-api-key': manifest.apiKey, 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+	});
+	if (!response.ok) throw new Error(`PATCH ${path}: HTTP ${response.status} ${await response.text()}`);
+	return await response.json();
+}
+const readJsonFile = (name) => (existsSync(join(outDir, name)) ? JSON.parse(readFileSync(join(outDir, name), 'utf8')) : undefined);
 
 /** `n8n execute --rawOutput` prints the run as pretty JSON, with log lines before (and on failure after) it. */
 function parseRun(text) {
@@ -49,30 +66,87 @@ function parseRun(text) {
 	throw new Error(`no JSON run data in the output (${text.length} chars): ${text.slice(0, 300)}`);
 }
 
-const ADA_PHONE = '4915112340001';
-// What each example must leave behind in the sandbox, by file name.
+/** The run data `n8n execute` printed for an example; undefined when it did not execute. */
+const runs = {};
+function outputOf(file, nodeName) {
+	const runData = runs[file]?.runData?.[nodeName];
+	return (runData?.at(-1)?.data?.main?.[0] ?? []).map((item) => item.json);
+}
+
+/** How many requests of `endpoint` the sandbox got while `n8n execute` ran the example. */
+function requestsDuring(file, endpoint) {
+	const id = manifest.workflows.find((w) => w.file === file).id;
+	const counts = (name) => JSON.parse(readFileSync(join(outDir, 'exec', `${id}.requests-${name}.json`), 'utf8')).counts[endpoint] ?? 0;
+	return counts('after') - counts('before');
+}
+
+const ADA = { uuid: 'e6f0ff4e-d05a-4b3b-8bc7-07926a34b432', digits: '4915112340001' };
+const PRODUCTS_COLLECTION = '6dcea3a6-4af1-40ad-844e-4a72ff2233cf';
+const FEED_SKUS = ['ACME-DEC-250', 'ACME-ESP-250', 'ACME-FIL-500', 'ACME-GRD-001', 'ACME-MUG-002'];
+const CAMPAIGN_PHONES = ['491712000001', '491712000002', '491712000003', '491712000004'];
+
+// What each example must leave behind in the sandbox or the runner, by file name.
 const effects = {
 	'send-order-update-template.json': async () => {
 		const messages = await sandboxGet(`/__sandbox/messages?business=${manifest.business}`);
-		const sent = messages.filter((m) => m.source === 'template' && m.to === ADA_PHONE);
-		assert(sent.length === 1, `expected 1 template message to ${ADA_PHONE}, the sandbox has ${sent.length} (${JSON.stringify(messages).slice(0, 300)})`);
+		const sent = messages.filter((m) => m.source === 'template' && m.to === ADA.digits);
+		assert(sent.length === 1, `expected 1 template message to ${ADA.digits}, the sandbox has ${sent.length} (${short(messages)})`);
 		const text = JSON.stringify(sent[0]);
 		assert(text.includes('order_update') || text.includes('3f4bc6d6-5048-4a60-85ba-1afccb00f004'), `message is not the order_update template: ${text.slice(0, 300)}`);
 		assert(text.includes('Ada') && text.includes('A-100'), `template variables Ada / A-100 not in the message: ${text.slice(0, 300)}`);
 	},
-	'tag-contact-and-read-conversation.json': async () => {
-		const found = await sandboxGet(`/api/external/v2/conversations?phone=${ADA_PHONE}`, { 'x-api-key': manifest.apiKey });
-		const tags = found.conversation.tags;
-		assert(JSON.stringify(tags) === JSON.stringify(['vip', 'gold']), `tags should be replaced by ["vip","gold"] (seeded ["e2e-stale"]), are ${JSON.stringify(tags)}`);
+	'tag-and-close-conversation.json': async () => {
+		// An empty PATCH changes nothing and answers the contact as the service holds it.
+		const { contact } = await externalPatch(`/contacts/${ADA.uuid}`, {});
+		assert(JSON.stringify(contact[0].tags) === JSON.stringify(['vip', 'gold']), `tags should be replaced by ["vip","gold"] (seeded ["e2e-stale"]), are ${short(contact[0].tags)}`);
+		assert(typeof contact[0].closedAt === 'string', `the conversation should be closed (closedAt set), closedAt is ${short(contact[0].closedAt)}`);
+	},
+	'agent-with-handoff.json': async () => {
+		const [created] = outputOf('agent-with-handoff.json', 'Create agent');
+		assert(created?.id, `Create agent returned no id: ${short(created)}`);
+		const { agent } = await externalGet(`/agents/${created.id}`);
+		assert(agent.name === 'Order helper', `agent name ${short(agent.name)}`);
+		const handoff = agent.tools?.handoff_to_human_control;
+		assert(handoff?.enabled === true, `handoff should be enabled: ${short(agent.tools)}`);
+		assert(/asks for a refund/.test(handoff?.instructions ?? ''), `handoff instructions were not updated: ${short(handoff)}`);
+	},
+	'nightly-reindex.json': async () => {
+		const [started] = outputOf('nightly-reindex.json', 'Reindex products');
+		const runId = started?.id ?? started?.run_id;
+		assert(runId, `Reindex products returned no run id: ${short(started)}`);
+		let run;
+		for (let i = 0; i < 120; i++) {
+			run = await runnerGet(`/api/reindex/${runId}`);
+			if (!['queued', 'running'].includes(run.state)) break;
+			await sleep(500);
+		}
+		assert(run.state === 'completed', `reindex run ${runId} is ${run.state}: ${short(run)}`);
+		assert(run.counts?.created === FEED_SKUS.length, `the run should create ${FEED_SKUS.length} items: ${short(run.counts)}`);
+		const items = await externalGet(`/search/items?collection_id=${PRODUCTS_COLLECTION}`);
+		const active = items.items.filter((item) => item.is_active).map((item) => item.external_id).sort();
+		for (const sku of FEED_SKUS) assert(active.includes(sku), `the sandbox has no active item ${sku}: ${short(active)}`);
+	},
+	'ai-agent-looks-up-conversation.json': async () => {
+		const [answer] = outputOf('ai-agent-looks-up-conversation.json', 'AI Agent');
+		assert(typeof answer?.output === 'string', `the agent gave no output: ${short(answer)}`);
+		assert(answer.output.includes(manifest.adaInbound), `the answer does not hold Ada's last message "${manifest.adaInbound}": ${short(answer.output)}`);
+		const requests = await getJson(`${manifest.stubUrl}/__stub/requests`);
+		const toolCall = requests.find((r) => r.answer.tool_calls?.length);
+		assert(toolCall, `the model never called a tool; it was offered ${short(requests.map((r) => r.tools))}`);
+		const toolResult = requests.flatMap((r) => r.messages).find((m) => m.role === 'tool');
+		assert(toolResult && JSON.stringify(toolResult.content).includes(manifest.adaInbound), `no tool result with Ada's message reached the model: ${short(toolResult)}`);
+		const lookups = requestsDuring('ai-agent-looks-up-conversation.json', 'GET /api/external/v2/conversations');
+		assert(lookups === 1, `the sandbox got ${lookups} conversation lookups during the agent's execution, expected the tool's 1`);
 	},
 };
 
-for (const wf of manifest.workflows) {
+for (const wf of manifest.workflows.filter((w) => w.mode !== 'publish')) {
 	const label = `${wf.file} (${wf.id})`;
-	const outFile = join(outDir, 'exec', `${wf.id}.out`);
-	const rc = Number(readFileSync(join(outDir, 'exec', `${wf.id}.rc`), 'utf8').trim());
+	const rcFile = join(outDir, 'exec', `${wf.id}.rc`);
 	await check(`${label}: n8n execute succeeded`, async () => {
-		const text = readFileSync(outFile, 'utf8');
+		assert(existsSync(rcFile), 'it was not executed (an earlier step failed or was skipped)');
+		const text = readFileSync(join(outDir, 'exec', `${wf.id}.out`), 'utf8');
+		const rc = Number(readFileSync(rcFile, 'utf8').trim());
 		if (rc !== 0) {
 			let reason = text.slice(-400);
 			try {
@@ -85,35 +159,105 @@ for (const wf of manifest.workflows) {
 		}
 		const run = parseRun(text);
 		const resultData = run.data?.resultData ?? run.resultData;
-		assert(resultData, `no resultData in the run: ${JSON.stringify(run).slice(0, 300)}`);
+		assert(resultData, `no resultData in the run: ${short(run)}`);
+		runs[wf.file] = resultData;
 		assert(!resultData.error, `workflow error: ${resultData.error?.message} ${resultData.error?.description ?? ''}`);
 		for (const node of wf.nodes.filter((n) => n.type.startsWith('CUSTOM.'))) {
-			const runs = resultData.runData?.[node.name];
-			assert(runs?.length, `node "${node.name}" did not run`);
-			const last = runs.at(-1);
+			const nodeRuns = resultData.runData?.[node.name];
+			assert(nodeRuns?.length, `node "${node.name}" did not run`);
+			const last = nodeRuns.at(-1);
 			assert(!last.error, `node "${node.name}" failed: ${last.error?.message}`);
-			const items = last.data?.main?.[0] ?? [];
+			// A tool's results go to the agent (ai_tool), a node's to its main output.
+			const items = node.type.endsWith('Tool') ? (last.data?.ai_tool?.[0] ?? []) : (last.data?.main?.[0] ?? []);
 			assert(items.length > 0, `node "${node.name}" returned no items`);
-			assert(!items.some((item) => item.json?.error), `node "${node.name}" returned an error item: ${JSON.stringify(items).slice(0, 300)}`);
+			assert(!items.some((item) => item.json?.error), `node "${node.name}" returned an error item: ${short(items)}`);
 		}
 	});
 	const effect = effects[wf.file];
-	if (effect) await check(`${label}: sandbox recorded the effect`, effect);
-	else console.log(`  note ${label}: no sandbox effect check defined for this example`);
+	if (effect) await check(`${label}: left its effect in the sandbox or the runner`, effect);
 }
 
-const triggerFile = join(outDir, 'trigger.json');
-if (existsSync(triggerFile)) {
-	const trigger = JSON.parse(readFileSync(triggerFile, 'utf8'));
-	await check('trigger: sandbox delivered message_created to n8n with 200', async () => {
-		assert(trigger.delivery, `no delivery to ${trigger.url}: ${String(JSON.stringify(trigger.deliveries ?? trigger.error)).slice(0, 400)}`);
-		assert(trigger.delivery.status === 200 || trigger.delivery.statusCode === 200, `delivery answered ${JSON.stringify(trigger.delivery)}`);
+// --- live: published workflows under `n8n start` ------------------------------------------
+const skipLive = process.env.E2E_SKIP_LIVE === '1';
+if (!skipLive) {
+	const reply = readJsonFile('live-reply.json') ?? { error: 'live-reply.json missing: the live step did not run' };
+	await check('reply-to-inbound-message.json (published): the sandbox delivered the inbound message to n8n with 200', async () => {
+		assert(reply.delivery, `no delivery to ${reply.url}: ${short(reply.error ?? reply)}`);
+		assert(reply.delivery.statusCode === 200 || reply.delivery.status === 200, `delivery answered ${short(reply.delivery)}`);
 	});
-	await check('trigger: n8n recorded a successful execution carrying the inbound text', async () => {
-		assert(trigger.execution, `no execution found: ${String(JSON.stringify(trigger.executions ?? trigger.dbError ?? trigger.error)).slice(0, 400)}`);
-		assert(trigger.execution.status === 'success', `execution status ${trigger.execution.status}`);
-		assert(trigger.execution.count === 1, `expected exactly 1 execution, n8n has ${trigger.execution.count}: ${JSON.stringify(trigger.executions)}`);
-		assert(JSON.stringify(trigger.execution.data ?? {}).includes(trigger.text), `execution data does not contain "${trigger.text}"`);
+	await check('reply-to-inbound-message.json (published): one successful execution, and one reply quoting the message in the sandbox', async () => {
+		assert(reply.execution, `no execution found: ${short(reply.executions ?? reply.error)}`);
+		assert(reply.execution.status === 'success', `execution status ${reply.execution.status}: ${reply.execution.error ?? ''}`);
+		assert(reply.execution.count === 1, `expected exactly 1 execution (the reply must not start another), n8n has ${reply.execution.count}`);
+		const replies = reply.messages.filter((m) => (m.text ?? '').includes(reply.text));
+		assert(replies.length === 1, `expected 1 reply to Ada quoting "${reply.text}", the sandbox has ${replies.length}: ${short(reply.messages)}`);
+		assert(replies[0].text.startsWith('Hi Ada'), `the reply does not greet Ada by her first name: ${short(replies[0].text)}`);
+	});
+
+	const registered = readJsonFile('live-runner.json');
+	await check('campaign-finished-summary.json (published): the Convo Runner Trigger registered its URL with the runner', async () => {
+		assert(registered, 'live-runner.json missing: the live step did not run');
+		const hook = registered.webhooks.find((h) => h.url.includes(registered.webhookId));
+		assert(hook, `no runner webhook for ${registered.webhookId}: ${short(registered.webhooks)}`);
+		assert(JSON.stringify(hook.events) === JSON.stringify(['campaign.finished']), `events ${short(hook.events)}`);
+		assert(!('secret' in hook), 'the runner lists a webhook secret');
+	});
+	const campaign = readJsonFile('live-campaign.json');
+	await check('campaign-from-customer-list.json: one campaign, 4 recipients sent once each, 2 rows rejected', async () => {
+		assert(campaign, 'live-campaign.json missing: the live step did not run');
+		const [created] = outputOf('campaign-from-customer-list.json', 'Create campaign');
+		assert(created, 'Create campaign returned nothing');
+		assert(created.accepted === 4 && created.rejected === 2, `accepted/rejected ${created.accepted}/${created.rejected}: ${short(created)}`);
+		assert(campaign.campaign?.state === 'completed', `campaign ${campaign.campaignId} is ${campaign.campaign?.state ?? 'not finished'}: ${short(campaign.campaign)}`);
+		const sends = campaign.messages.filter((m) => CAMPAIGN_PHONES.includes(m.to));
+		assert(sends.length === 4 && new Set(sends.map((m) => m.to)).size === 4, `expected one template send to each of ${CAMPAIGN_PHONES.join(', ')}: ${short(sends.map((m) => m.to))}`);
+	});
+	await check('campaign-finished-summary.json (published): campaign.finished started one execution that counted the report by outcome', async () => {
+		assert(campaign?.execution, `no execution of the summary workflow: ${short(campaign?.executions ?? campaign)}`);
+		assert(campaign.execution.status === 'success', `execution status ${campaign.execution.status}: ${campaign.execution.error ?? ''}`);
+		assert(campaign.execution.count === 1, `expected exactly 1 execution for the one event, n8n has ${campaign.execution.count}`);
+		const [event] = campaign.execution.nodes['Convo Runner Trigger'] ?? [];
+		assert(event?.type === 'campaign.finished' && event.data?.id === campaign.campaignId, `the trigger's event is not this campaign's campaign.finished: ${short(event)}`);
+		const summary = Object.fromEntries((campaign.execution.nodes['Count by outcome'] ?? []).map((row) => [row.outcome, row.count_phone]));
+		assert(summary.sent === 4, `the summary should count 4 sent: ${short(summary)}`);
+		assert(summary.rejected === 2, `the summary should count 2 rejected: ${short(summary)}`);
+	});
+}
+
+// --- npm run dev ------------------------------------------------------------------------------
+if (process.env.E2E_SKIP_DEV !== '1') {
+	const dev = readJsonFile('dev.json') ?? { error: 'dev.json missing: the dev step did not run' };
+	await check('npm run dev: printed the editor URL and the sign-in, and the sign-in works', async () => {
+		assert(dev.editorUrl && dev.email && dev.passwordShown, `no editor URL or sign-in printed: ${short(dev.error ?? dev)}`);
+		assert(dev.login === 200, `POST /rest/login answered ${dev.login}`);
+	});
+	await check('npm run dev: a credential of every type the examples use, and every example imported', async () => {
+		for (const type of ['convoApi', 'convoExternalApi', 'convoTriggerApi', 'convoRunnerApi', 'openAiApi']) {
+			assert(dev.credentialTypes?.includes(type), `no ${type} credential: ${short(dev.credentialTypes)}`);
+		}
+		const missing = manifest.workflows.filter((w) => !dev.workflowIds?.includes(w.id)).map((w) => w.file);
+		assert(missing.length === 0, `examples not imported: ${missing.join(', ')}`);
+	});
+	await check('npm run dev: credential tests pass in n8n (Convo API, External API, Runner API, OpenAI stub)', async () => {
+		assert(dev.credentialTests, `no credential test ran: ${short(dev.error)}`);
+		for (const [type, outcome] of Object.entries(dev.credentialTests)) assert(outcome.status === 'OK', `${type}: ${short(outcome)}`);
+		assert(Object.keys(dev.credentialTests).length >= 4, `only ${Object.keys(dev.credentialTests).join(', ')} tested`);
+	});
+	await check('npm run dev: Ctrl-C (SIGINT) stops it, and every process group it started is gone', async () => {
+		assert(dev.exit !== undefined, `it did not exit after SIGINT: ${short(dev.error)}`);
+		assert(dev.groups?.length >= 4, `it recorded ${dev.groups?.length ?? 0} process groups`);
+		assert(dev.leftAlive?.length === 0, `still alive after it exited: ${short(dev.leftAlive)}`);
+	});
+	await check('npm run dev again: the same sign-in, the workflows once each, credentials for the new ports pass their tests, Ctrl-C stops it', async () => {
+		const again = dev.second;
+		assert(again, `the second start did not run: ${short(dev.error)}`);
+		assert(!again.error, again.error);
+		assert(again.samePassword && again.login === 200, `sign-in with the first start's password: ${again.login}`);
+		assert(again.sandboxMoved, 'the sandbox had the same port both times; the credential update is not shown');
+		assert(JSON.stringify([...again.workflowIds].sort()) === JSON.stringify([...dev.workflowIds].sort()), `workflows changed: ${short(again.workflowIds)}`);
+		for (const [type, outcome] of Object.entries(again.credentialTests ?? {})) assert(outcome.status === 'OK', `${type}: ${short(outcome)}`);
+		assert(Object.keys(again.credentialTests ?? {}).length >= 4, 'credentials not tested');
+		assert(again.exit !== undefined && again.leftAlive?.length === 0, `after SIGINT: exit ${short(again.exit)}, alive ${short(again.leftAlive)}`);
 	});
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# End-to-end suite: the BUILT node pack inside a real n8n (2.41.1, Node 24) against the sandbox.
+# End-to-end suite: the BUILT node pack inside a real n8n (2.41.1, Node 24) against the sandbox,
+# a private Redis with the runner, and a stub OpenAI-compatible model; then `npm run dev` itself.
 #   bash test/e2e/run.sh          (or: npm run test:e2e)
-# Env: E2E_KEEP=1 keeps the throwaway work folder; E2E_SKIP_TRIGGER=1 skips the `n8n start` check;
-#      E2E_SKIP_BUILD=1 reuses dist/; E2E_SANDBOX_FAULTS='<json>' injects sandbox faults (suite self-test).
+# Env: E2E_KEEP=1 keeps the throwaway work folder; E2E_SKIP_LIVE=1 skips the `n8n start` step;
+#      E2E_SKIP_DEV=1 skips the `npm run dev` check; E2E_SKIP_BUILD=1 reuses dist/;
+#      E2E_SANDBOX_FAULTS='<json>' injects sandbox faults (suite self-test).
 # Prints "e2e: N passed, M failed" last and exits non-zero on any failure.
 set -uo pipefail
 
@@ -23,7 +25,7 @@ cleanup() {
   local rc=$?
   for pg in "${GROUPS_STARTED[@]}"; do kill -TERM -- "-$pg" 2>/dev/null || true; done
   for pg in "${GROUPS_STARTED[@]}"; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- "-$pg" 2>/dev/null || break; sleep 0.5; done
+    for _ in $(seq 1 30); do kill -0 -- "-$pg" 2>/dev/null || break; sleep 0.5; done
     kill -KILL -- "-$pg" 2>/dev/null || true
   done
   if [[ -n "$WORK" && -d "$WORK" ]]; then
@@ -51,6 +53,15 @@ run_group() {
   return $rc
 }
 free_port() { "$SYSTEM_NODE" -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+# Waits until a URL answers 2xx (or the group died); $1 what, $2 url, $3 tries of 0.5 s, $4 group.
+wait_http() {
+  for _ in $(seq 1 "$3"); do
+    "$SYSTEM_NODE" -e "fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" "$2" 2>/dev/null && return 0
+    [[ -n "${4:-}" ]] && ! kill -0 "$4" 2>/dev/null && break
+    sleep 0.5
+  done
+  log "$1 did not answer at $2"; return 1
+}
 
 # --- toolchain and build --------------------------------------------------
 t0=$(date +%s)
@@ -62,13 +73,14 @@ fi
 [[ -f "$ROOT/dist/nodes/Convo/Convo.node.js" ]] || fail_early "dist/ has no Convo node"
 
 NODE24_BIN="$E2E/node24/node_modules/node/bin"
+export E2E_N8N_DIR="$E2E/n8n"
 N8N="$E2E/n8n/node_modules/.bin/n8n"
 mkdir -p "$E2E/runs"
 WORK="$(mktemp -d "$E2E/runs/run.XXXXXX")"
-mkdir -p "$WORK/exec" "$WORK/logs"
+mkdir -p "$WORK/exec" "$WORK/logs" "$WORK/redis"
 log "work folder $WORK"
 
-# --- sandbox ----------------------------------------------------------------
+# --- sandbox, Redis, runner, stub model ---------------------------------------
 start_group "$SYSTEM_NODE" "$ROOT/sandbox/bin/convo-sandbox.mjs" --port 0 >"$WORK/logs/sandbox.log" 2>&1 </dev/null
 SANDBOX=""
 for _ in $(seq 1 100); do
@@ -78,7 +90,44 @@ for _ in $(seq 1 100); do
 done
 [[ -n "$SANDBOX" ]] || { cat "$WORK/logs/sandbox.log" >&2; fail_early "sandbox did not start"; }
 log "sandbox at $SANDBOX"
-"$SYSTEM_NODE" "$HERE/prepare.mjs" "$SANDBOX" "$WORK" >&2 || fail_early "prepare.mjs failed"
+
+REDIS_PORT="$(free_port)"
+start_group redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --dir "$WORK/redis" --maxmemory-policy noeviction \
+  >"$WORK/logs/redis.log" 2>&1 </dev/null
+for _ in $(seq 1 50); do grep -q 'Ready to accept connections' "$WORK/logs/redis.log" 2>/dev/null && break; sleep 0.2; done
+grep -q 'Ready to accept connections' "$WORK/logs/redis.log" || { cat "$WORK/logs/redis.log" >&2; fail_early "redis-server did not start"; }
+
+FIXTURE_ENV="$("$SYSTEM_NODE" -e "
+  fetch(process.argv[1] + '/__sandbox/fixture').then((r) => r.json()).then((f) => {
+    console.log('CONVO_EXTERNAL_URL=' + f.externalUrl); console.log('CONVO_API_KEY=' + f.businesses[0].apiKey);
+  })" "$SANDBOX")"
+RUNNER_PORT="$(free_port)"
+E2E_RUNNER_TOKEN="e2e-$("$SYSTEM_NODE" -e "console.log(require('crypto').randomBytes(20).toString('hex'))")"
+export E2E_RUNNER_TOKEN
+RUNNER_URL="http://127.0.0.1:$RUNNER_PORT"
+(
+  # shellcheck disable=SC2046
+  export $(echo "$FIXTURE_ENV" | xargs)
+  export REDIS_URL="redis://127.0.0.1:$REDIS_PORT" RUNNER_TOKEN="$E2E_RUNNER_TOKEN" RUNNER_HTTP_HOST=127.0.0.1 \
+    RUNNER_HTTP_PORT="$RUNNER_PORT" RUNNER_PREFIX='{e2e}' LOG_LEVEL=info
+  exec setsid "$SYSTEM_NODE" "$ROOT/runner/bin/convo-runner.mjs" start >"$WORK/logs/runner.log" 2>&1 </dev/null
+) &
+GROUPS_STARTED+=("$!")
+RUNNER_PG="$!"
+wait_http "the runner" "$RUNNER_URL/healthz" 120 "$RUNNER_PG" || { tail -30 "$WORK/logs/runner.log" >&2; fail_early "runner did not start"; }
+log "runner at $RUNNER_URL (Redis on port $REDIS_PORT)"
+
+start_group "$SYSTEM_NODE" "$ROOT/scripts/dev/stub-model.mjs" --port 0 >"$WORK/logs/stub-model.log" 2>&1 </dev/null
+STUB=""
+for _ in $(seq 1 50); do
+  STUB="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$WORK/logs/stub-model.log" 2>/dev/null | head -1 || true)"
+  [[ -n "$STUB" ]] && break
+  sleep 0.2
+done
+[[ -n "$STUB" ]] || fail_early "stub model did not start"
+log "stub model at $STUB"
+
+"$SYSTEM_NODE" "$HERE/prepare.mjs" "$SANDBOX" "$WORK" "$RUNNER_URL" "$STUB" >&2 || fail_early "prepare.mjs failed"
 
 # --- n8n --------------------------------------------------------------------
 export PATH="$NODE24_BIN:$PATH"
@@ -98,27 +147,44 @@ export N8N_BLOCK_ENV_ACCESS_IN_NODE=false
 mkdir -p "$N8N_USER_FOLDER"
 
 n8n_cmd() { run_group "${N8N_CMD_TIMEOUT:-180}" "$N8N" "$@" </dev/null; }
+# Executes one imported workflow; its output, exit code and time go to $WORK/exec/<id>.*
+# The sandbox's request counts before and after (<id>.requests-before/after.json) tell what that
+# execution itself asked the service.
+sandbox_counts() { "$SYSTEM_NODE" -e "fetch(process.argv[1] + '/__sandbox/requests').then((r) => r.text()).then((t) => process.stdout.write(t))" "$SANDBOX" >"$1" 2>/dev/null || true; }
+n8n_execute() {
+  local id="$1" t0; t0=$(date +%s)
+  sandbox_counts "$WORK/exec/$id.requests-before.json"
+  n8n_cmd execute --id="$id" --rawOutput >"$WORK/exec/$id.out" 2>"$WORK/exec/$id.err"
+  echo $? >"$WORK/exec/$id.rc"
+  sandbox_counts "$WORK/exec/$id.requests-after.json"
+  log "executed $id (rc $(cat "$WORK/exec/$id.rc")) in $(( $(date +%s) - t0 ))s"
+}
+ids_of_mode() { "$SYSTEM_NODE" -e "for (const w of require('$WORK/manifest.json').workflows) if (w.mode === '$1') console.log(w.id)"; }
 
 t0=$(date +%s)
 n8n_cmd import:credentials --input="$WORK/credentials.json" >"$WORK/logs/import-credentials.log" 2>&1 \
   || { tail -30 "$WORK/logs/import-credentials.log" >&2; fail_early "n8n import:credentials failed"; }
-for wf in "$WORK"/workflows/*.json; do
-  n8n_cmd import:workflow --input="$wf" >>"$WORK/logs/import-workflows.log" 2>&1 \
-    || { tail -30 "$WORK/logs/import-workflows.log" >&2; fail_early "n8n import:workflow $wf failed"; }
+n8n_cmd import:workflow --separate --input="$WORK/workflows" >>"$WORK/logs/import-workflows.log" 2>&1 \
+  || { tail -30 "$WORK/logs/import-workflows.log" >&2; fail_early "n8n import:workflow failed"; }
+for id in $(ids_of_mode publish); do
+  n8n_cmd publish:workflow --id="$id" >>"$WORK/logs/publish.log" 2>&1 \
+    || { tail -30 "$WORK/logs/publish.log" >&2; fail_early "n8n publish:workflow $id failed"; }
 done
-log "imported credentials and workflows in $(( $(date +%s) - t0 ))s"
+log "imported credentials and workflows, published $(ids_of_mode publish | xargs) in $(( $(date +%s) - t0 ))s"
 
-for id in $("$SYSTEM_NODE" -e "for (const w of require('$WORK/manifest.json').workflows) console.log(w.id)"); do
-  t0=$(date +%s)
-  n8n_cmd execute --id="$id" --rawOutput >"$WORK/exec/$id.out" 2>"$WORK/exec/$id.err"
-  echo $? >"$WORK/exec/$id.rc"
-  log "executed $id (rc $(cat "$WORK/exec/$id.rc")) in $(( $(date +%s) - t0 ))s"
-done
+for id in $(ids_of_mode execute); do n8n_execute "$id"; done
 
-# --- trigger (n8n start) ---------------------------------------------------
-if [[ "${E2E_SKIP_TRIGGER:-}" != 1 && -f "$HERE/trigger.sh" ]]; then
+# --- live: published workflows under `n8n start` ------------------------------
+if [[ "${E2E_SKIP_LIVE:-}" != 1 ]]; then
   # shellcheck source=/dev/null
-  source "$HERE/trigger.sh"
+  source "$HERE/live.sh"
+fi
+
+# --- npm run dev ----------------------------------------------------------------
+if [[ "${E2E_SKIP_DEV:-}" != 1 ]]; then
+  t0=$(date +%s)
+  PATH="$(dirname "$SYSTEM_NODE"):$PATH" run_group 400 "$SYSTEM_NODE" "$HERE/dev-check.mjs" "$WORK" >&2 || log "dev-check.mjs failed (see above)"
+  log "npm run dev step took $(( $(date +%s) - t0 ))s"
 fi
 
 # --- verdict ------------------------------------------------------------------

@@ -35,12 +35,14 @@ import type {
 import { createRunExecutionData, NodeHelpers } from 'n8n-workflow';
 
 import { ConvoTriggerApi } from '../../credentials/ConvoTriggerApi.credentials';
-import { createAdditionalData, createWorkflow, registerCredentialType } from './workflow';
+import { createAdditionalData, createWorkflow, registerCredentialType, type WorkflowJson } from './workflow';
 
 registerCredentialType(new ConvoTriggerApi());
 
 export const TRIGGER_NODE_NAME = 'Convo Trigger';
 const TRIGGER_TYPE = 'n8n-nodes-convo.convoTrigger';
+/** The pack's webhook triggers, by their package names and as n8n names custom extensions. */
+const TRIGGER_TYPES = ['convoTrigger', 'convoRunnerTrigger'].flatMap((name) => [`n8n-nodes-convo.${name}`, `CUSTOM.${name}`]);
 /** Like n8n's editor, which gives every webhook node a fixed id: the URL stays stable. */
 const WEBHOOK_ID = '6f1c2b9e-5d4a-4c8e-9b7a-3e2f1a0d9c8b';
 
@@ -52,7 +54,12 @@ export interface TriggerServerOptions {
 	host?: string;
 	/** Another trigger of the pack (default the Convo Trigger), e.g. `n8n-nodes-convo.convoRunnerTrigger`. */
 	type?: string;
-	/** Credentials by type for that trigger (e.g. convoRunnerApi), referenced by its node. */
+	/**
+	 * A whole workflow to serve instead of a lone trigger (e.g. an example from examples/): its
+	 * trigger node of the pack receives the deliveries and the nodes after it run as in n8n.
+	 */
+	workflow?: WorkflowJson;
+	/** Credentials by type for the trigger (e.g. convoRunnerApi) and the workflow's other nodes. */
 	credentials?: Record<string, ICredentialDataDecryptedObject>;
 }
 
@@ -149,11 +156,15 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 		...options.credentials,
 		...(options.auth ? { convoTriggerApi: { ...options.auth } } : {}),
 	};
-	const workflow: Workflow = createWorkflow({ name: 'Convo Trigger test', nodes: [triggerNode(options)], connections: {} });
-	const node = workflow.getNode(TRIGGER_NODE_NAME)!;
+	const json = options.workflow ?? { name: 'Convo Trigger test', nodes: [triggerNode(options)], connections: {} };
+	const workflow: Workflow = createWorkflow(json);
+	const triggerName = json.nodes.find((candidate) => TRIGGER_TYPES.includes(candidate.type))?.name;
+	if (!triggerName) throw new Error('The workflow has no trigger node of the pack');
+	const node = workflow.getNode(triggerName)!;
+	const webhookId = node.webhookId ?? WEBHOOK_ID;
 	const nodeType = workflow.nodeTypes.getByNameAndVersion(node.type, node.typeVersion) as INodeType;
 	const description = nodeType.description.webhooks![0] as IWebhookDescription;
-	const workflowData = { id: workflow.id, name: workflow.name, nodes: [node], connections: {} } as unknown as IWorkflowBase;
+	const workflowData = { id: workflow.id, name: workflow.name, nodes: Object.values(workflow.nodes), connections: json.connections } as unknown as IWorkflowBase;
 
 	const executions: RecordedExecution[] = [];
 	const webhookErrors: Error[] = [];
@@ -181,7 +192,7 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 			webhookDescription: description,
 			workflowId: workflow.id,
 			workflowExecuteAdditionalData: additionalData,
-			webhookId: WEBHOOK_ID,
+			webhookId,
 		};
 	}
 
@@ -190,7 +201,7 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 			executionData: { nodeExecutionStack: [{ node, data: { main: items }, source: null }] },
 		});
 		const run = await new WorkflowExecute(additionalData, 'webhook', runData).processRunExecutionData(workflow);
-		const output = run.data.resultData.runData[TRIGGER_NODE_NAME]?.[0]?.data?.main?.[0] ?? [];
+		const output = run.data.resultData.runData[node.name]?.[0]?.data?.main?.[0] ?? [];
 		executions.push({ items: output, run });
 	}
 

@@ -1,0 +1,103 @@
+// What a real n8n imports to run examples/ against local services, shared by `npm run dev` and
+// the end-to-end suite: one credential per type the examples use, and each example rewritten for
+// a pack loaded through N8N_CUSTOM_EXTENSIONS (node types `CUSTOM.*`, the imported credentials'
+// ids, the local product feed). The examples themselves stay as a user imports them.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const EXAMPLES_DIR = new URL('../../examples/', import.meta.url).pathname;
+
+/** n8n names a custom extension's nodes CUSTOM.<name>; an installed package keeps its own name. */
+const TYPE_PREFIX = 'n8n-nodes-convo.';
+const CUSTOM_PREFIX = 'CUSTOM.';
+
+/** The example feed's address, replaced by the one served locally. */
+export const EXAMPLE_FEED_URL = 'https://shop.example.com/feeds/products.ndjson';
+
+/** Example files in a stable order. */
+export function exampleFiles() {
+	return readdirSync(EXAMPLES_DIR)
+		.filter((file) => file.endsWith('.json'))
+		.sort();
+}
+
+export function readExample(file) {
+	return JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8'));
+}
+
+/**
+ * Credentials for the local services, in `n8n import:credentials` form (plain `data`; n8n
+ * encrypts it on import). Ids are 16 characters, fixed, so a second import updates them.
+ *   services: { fixture (the sandbox's /__sandbox/fixture), runner?: { url, token }, model?: { url } }
+ */
+export function localCredentials({ fixture, runner, model }, label = 'local') {
+	const business = fixture.businesses[0];
+	const credentials = [
+		{
+			id: 'cvDevConvoApi001',
+			name: `Convo sandbox (${label}, messaging API)`,
+			type: 'convoApi',
+			data: { baseUrl: fixture.baseUrl, accessToken: business.accessToken },
+		},
+		{
+			id: 'cvDevConvoExt001',
+			name: `Convo sandbox (${label}, external API)`,
+			type: 'convoExternalApi',
+			data: { externalUrl: fixture.externalUrl, apiKey: business.apiKey },
+		},
+		{
+			id: 'cvDevConvoHook01',
+			name: `Convo webhook header (${label})`,
+			type: 'convoTriggerApi',
+			data: { headerName: 'X-Convo-Webhook-Secret', secret: `whsec-${label}-${business.id.slice(0, 8)}` },
+		},
+	];
+	if (runner) {
+		credentials.push({
+			id: 'cvDevRunnerApi01',
+			name: `Convo runner (${label})`,
+			type: 'convoRunnerApi',
+			data: { runnerUrl: runner.url, token: runner.token },
+		});
+	}
+	if (model) {
+		credentials.push({
+			id: 'cvDevOpenAiStub1',
+			name: `OpenAI stub model (${label}, no key needed)`,
+			type: 'openAiApi',
+			data: { apiKey: 'sk-stub-not-a-real-key', url: `${model.url}/v1` },
+		});
+	}
+	return credentials;
+}
+
+/**
+ * An example as n8n should import it here: CUSTOM.* node types, every credential reference
+ * pointing at the imported credential of its type, the feed URL replaced. Throws, naming the
+ * file and node, when an example uses a credential type the setup does not provide.
+ */
+export function prepareExample(file, credentials, { feedUrl } = {}) {
+	const workflow = readExample(file);
+	if (typeof workflow.id !== 'string' || workflow.id.length !== 16) {
+		throw new Error(`examples/${file}: n8n import needs a 16-character "id", got ${JSON.stringify(workflow.id)}`);
+	}
+	const byType = Object.fromEntries(credentials.map((c) => [c.type, { id: c.id, name: c.name }]));
+	for (const node of workflow.nodes) {
+		if (node.type.startsWith(TYPE_PREFIX)) node.type = CUSTOM_PREFIX + node.type.slice(TYPE_PREFIX.length);
+		for (const type of Object.keys(node.credentials ?? {})) {
+			if (!byType[type]) throw new Error(`examples/${file}: node "${node.name}" uses credential type ${type}, which this setup does not provide`);
+			node.credentials[type] = byType[type];
+		}
+		if (feedUrl) {
+			const text = JSON.stringify(node.parameters);
+			if (text.includes(EXAMPLE_FEED_URL)) node.parameters = JSON.parse(text.split(EXAMPLE_FEED_URL).join(feedUrl));
+		}
+	}
+	workflow.active = false;
+	return workflow;
+}
+
+/** The node types an example needs from n8n itself (not from this pack). */
+export function n8nNodeTypes(workflow) {
+	return [...new Set(workflow.nodes.map((node) => node.type).filter((type) => !type.startsWith(CUSTOM_PREFIX) && !type.startsWith(TYPE_PREFIX)))];
+}

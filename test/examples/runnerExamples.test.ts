@@ -1,0 +1,136 @@
+/**
+ * The runner examples of examples/ through n8n-core against a real `convo-runner start` (its own
+ * redis-server, the sandbox in a process of its own). n8n-core runs the pack's nodes; the few
+ * n8n-nodes-base nodes of these examples are not in this harness, so they are stood in for or left
+ * out, each named below, and run for real in the end-to-end suite (test/e2e) inside n8n:
+ *   - "Customers" (Code): replaced by the list its code returns (read from the example itself);
+ *   - "Every night at 3" (Schedule Trigger): left out; the example's manual trigger starts it;
+ *   - "Count by outcome" (Summarize): left out; the report it counts is checked here.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { IDataObject } from 'n8n-workflow';
+
+import { serveTrigger, type ServedTrigger } from '../harness/webhook';
+import { runWorkflow, type WorkflowJson } from '../harness/workflow';
+import { startApi, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
+
+jest.setTimeout(180_000);
+
+const TOKEN = 'examples-test-token-0123456789abcdef';
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+let base = '';
+
+beforeAll(async () => {
+	base = await startApi(runner);
+});
+
+const examplesDir = join(__dirname, '..', '..', 'examples');
+const load = (file: string) => JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson & { id: string };
+const credentials = () => ({ convoRunnerApi: { runnerUrl: base, token: TOKEN } });
+
+async function runnerGet<T = IDataObject>(path: string): Promise<T> {
+	const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+	if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
+	return (await response.json()) as T;
+}
+
+/**
+ * The example as this harness can run it: `replace` turns a node into a start node emitting the
+ * given items (same name, so connections stay); `drop` removes a node and its connections.
+ */
+function runnable(workflow: WorkflowJson, { replace = {}, drop = [] }: { replace?: Record<string, IDataObject[]>; drop?: string[] }): WorkflowJson {
+	const known = new Set(workflow.nodes.map((node) => node.name));
+	for (const name of [...Object.keys(replace), ...drop]) if (!known.has(name)) throw new Error(`the example has no node "${name}"`);
+	const nodes = workflow.nodes
+		.filter((node) => !drop.includes(node.name))
+		.map((node) => (replace[node.name] ? { ...node, type: 'harness.items', typeVersion: 1, parameters: { items: JSON.stringify(replace[node.name]) } } : node));
+	const connections: WorkflowJson['connections'] = {};
+	for (const [from, byType] of Object.entries(workflow.connections)) {
+		if (drop.includes(from)) continue;
+		connections[from] = Object.fromEntries(
+			Object.entries(byType).map(([type, outputs]) => [type, (outputs ?? []).map((list) => (list ?? []).filter((c) => !drop.includes(c.node)))]),
+		);
+	}
+	// A replaced node starts the run: nothing may lead into it.
+	for (const byType of Object.values(connections)) {
+		for (const outputs of Object.values(byType)) for (const list of outputs ?? []) if (list) list.splice(0, list.length, ...list.filter((c) => !replace[c.node]));
+	}
+	return { ...workflow, nodes, connections };
+}
+
+/** The list the "Customers" Code node returns: the array literal assigned to `customers` in its code. */
+function customersOf(workflow: WorkflowJson): IDataObject[] {
+	const code = String(workflow.nodes.find((node) => node.name === 'Customers')?.parameters.jsCode ?? '');
+	const literal = /const customers = (\[[\s\S]*?\]);/.exec(code)?.[1];
+	if (!literal) throw new Error('the Customers code has no `const customers = [...]` list');
+	return JSON.parse(literal) as IDataObject[];
+}
+
+describe('campaign-from-customer-list and campaign-finished-summary, together against the runner', () => {
+	let served: ServedTrigger | undefined;
+	afterAll(async () => await served?.close());
+
+	test('the list becomes one campaign; campaign.finished starts the summary workflow once, whose report holds every row', async () => {
+		const summary = load('campaign-finished-summary.json');
+		served = await serveTrigger({ workflow: runnable(summary, { drop: ['Count by outcome'] }), credentials: credentials() });
+		await served.activate();
+		const { webhooks } = await runnerGet<{ webhooks: Array<{ url: string; events: string[] }> }>('/api/webhooks');
+		expect(webhooks.filter((hook) => hook.url === served?.url)).toEqual([expect.objectContaining({ events: ['campaign.finished'] })]);
+
+		const example = load('campaign-from-customer-list.json');
+		const customers = customersOf(example);
+		expect(customers).toHaveLength(6);
+		const result = await runWorkflow(runnable(example, { replace: { Customers: customers } }), { credentials: credentials(), startNode: 'Customers' });
+		expect(result.errorOf('Create campaign')).toBeUndefined();
+		const [created] = result.outputOf('Create campaign').map((item) => item.json);
+		// One bad phone and one repeated phone come back rejected with their item index; the 4 others go.
+		expect(created).toMatchObject({ total: 6, accepted: 4, rejected: 2 });
+		expect((created.rejections as IDataObject[]).map((r) => r.item).sort()).toEqual([4, 5]);
+
+		const [execution] = await served.waitForExecutions(1, 90_000);
+		const runData = execution.run.data.resultData;
+		expect(runData.error).toBeUndefined();
+		expect(execution.items[0].json).toMatchObject({ type: 'campaign.finished', data: { id: created.campaign_id, state: 'completed' } });
+		const report = (runData.runData['Get report']?.[0]?.data?.main?.[0] ?? []).map((item) => item.json);
+		expect(report).toHaveLength(6);
+		const byOutcome = report.reduce<Record<string, number>>((counts, row) => ({ ...counts, [String(row.outcome)]: (counts[String(row.outcome)] ?? 0) + 1 }), {});
+		expect(byOutcome).toEqual({ sent: 4, rejected: 2 });
+
+		// What the sandbox got: one template send to each accepted customer, nothing else.
+		const sends = await templateSends(runner.sandbox);
+		const expected = customers.slice(0, 4).map((customer) => String(customer.phone).replace(/\D/g, ''));
+		expect(sends.map((send) => send.to).sort()).toEqual(expected.sort());
+		// One event, one execution: a second delivery of it would have started another.
+		await new Promise((resolve) => setTimeout(resolve, 1000));
+		expect(served.started()).toBe(1);
+	});
+});
+
+describe('nightly-reindex against the runner', () => {
+	test('starts a run that syncs the feed into the collection, deactivating nothing that is in it', async () => {
+		const feed = join(examplesDir, 'products-feed.ndjson');
+		const example = load('nightly-reindex.json');
+		const node = example.nodes.find((candidate) => candidate.name === 'Reindex products');
+		expect(node?.parameters.source).toBe('https://shop.example.com/feeds/products.ndjson');
+		// The runner reads a path on its machine as it reads a URL: the example's own feed file.
+		(node as { parameters: IDataObject }).parameters.source = feed;
+		const result = await runWorkflow(runnable(example, { drop: ['Every night at 3'] }), { credentials: credentials() });
+		expect(result.errorOf('Reindex products')).toBeUndefined();
+		const [started] = result.outputOf('Reindex products').map((item) => item.json);
+		const run = await waitFor('the reindex run to end', async () => {
+			const status = await runnerGet<{ state: string; counts: Record<string, number> }>(`/api/reindex/${String(started.id)}`);
+			return ['queued', 'running'].includes(status.state) ? undefined : status;
+		});
+		expect(run).toMatchObject({ state: 'completed', counts: expect.objectContaining({ read: 5, created: 5, rejected: 0 }) });
+		const collection = '6dcea3a6-4af1-40ad-844e-4a72ff2233cf';
+		const response = await fetch(`${runner.sandbox.externalUrl}/search/items?collection_id=${collection}`, { headers: { 'x-api-key': runner.business.apiKey } });
+		const { items } = (await response.json()) as { items: Array<{ external_id: string; is_active: boolean }> };
+		const skus = readFileSync(feed, 'utf8')
+			.trim()
+			.split('\n')
+			.map((line) => (JSON.parse(line) as { sku: string }).sku);
+		expect(items.filter((item) => item.is_active).map((item) => item.external_id).sort()).toEqual(expect.arrayContaining(skus.sort()));
+	});
+});

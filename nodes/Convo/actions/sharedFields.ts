@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { UUID_PATTERN } from '../../shared';
+import { jsonObjectParameter, objectToPairs, pairsToObject, type KeyValuePair } from './json';
 
 const RECIPIENT_HINT =
 	'Phone number of the recipient with country code. Spaces, dashes and a leading + or 00 are fine; anything that is not a phone number is refused before sending.';
@@ -120,4 +121,63 @@ export function identifierField(options: IdentifierFieldOptions): INodePropertie
 /** The id of an `identifierField` (a plain string value from older workflow JSON works too). */
 export function identifierValue(this: IExecuteFunctions, name: string, itemIndex: number): string {
 	return String(this.getNodeParameter(name, itemIndex, '', { extractValue: true }) ?? '').trim();
+}
+
+/** Return All, and Limit when not all: for every operation that pages through a list. */
+export const returnAllFields: INodeProperties[] = [
+	{
+		displayName: 'Return All',
+		name: 'returnAll',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to return all results or only up to a given limit',
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 50,
+		description: 'Max number of results to return',
+		displayOptions: { show: { returnAll: [false] } },
+	},
+];
+
+/**
+ * Template variables as name/value pairs (shown with Define Using = Fields Below); their JSON
+ * alternative is `variablesJson`, and `templateVariables` reads whichever is chosen.
+ */
+export function templateVariablesField(description: string, valueDescription: string): INodeProperties {
+	return {
+		displayName: 'Variables',
+		name: 'variables',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true },
+		placeholder: 'Add Variable',
+		default: {},
+		description,
+		displayOptions: { show: { defineUsing: ['fields'] } },
+		options: [
+			{
+				displayName: 'Variable',
+				name: 'variable',
+				values: [
+					{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'e.g. 1 or first_name', description: 'Variable name or position' },
+					{ displayName: 'Value', name: 'value', type: 'string', default: '', description: valueDescription },
+				],
+			},
+		],
+	};
+}
+
+/** The template variables of an item, from Variables or Variables (JSON), as Define Using says. */
+export function templateVariables(this: IExecuteFunctions, itemIndex: number): Record<string, unknown> {
+	const byJson = this.getNodeParameter('defineUsing', itemIndex, 'fields') === 'json';
+	const pairs: KeyValuePair[] = byJson
+		? objectToPairs(jsonObjectParameter.call(this, this.getNodeParameter('variablesJson', itemIndex, '{}'), 'Variables (JSON)', itemIndex))
+		: (this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>).map((variable) => ({
+				key: variable.name,
+				value: String(variable.value ?? ''),
+			}));
+	return pairsToObject.call(this, pairs, byJson ? 'Variables (JSON)' : 'Variables', itemIndex);
 }

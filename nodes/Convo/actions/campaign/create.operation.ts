@@ -6,9 +6,8 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { RECIPIENTS_PER_CHUNK } from '../../../shared';
 import { runnerJson } from '../../runnerTransport';
 import { labelOfApiField } from '../fieldLabels';
-import { jsonObjectParameter, objectToPairs, pairsToObject, type KeyValuePair } from '../json';
 import { phoneDigits } from '../phone';
-import { identifierField, identifierValue } from '../sharedFields';
+import { identifierField, identifierValue, templateVariables, templateVariablesField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
 	{
@@ -61,27 +60,10 @@ const properties: INodeProperties[] = [
 		default: 'fields',
 		description: 'How the template variables of each recipient are given',
 	},
-	{
-		displayName: 'Variables',
-		name: 'variables',
-		type: 'fixedCollection',
-		typeOptions: { multipleValues: true },
-		placeholder: 'Add Variable',
-		default: {},
-		description:
-			'Template variables of each recipient, read per item: name "1", "2", ... for positional variables or the variable name, and a value mapped from the item (e.g. the first_name field).',
-		displayOptions: { show: { defineUsing: ['fields'] } },
-		options: [
-			{
-				displayName: 'Variable',
-				name: 'variable',
-				values: [
-					{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'e.g. 1 or first_name', description: 'Variable name or position' },
-					{ displayName: 'Value', name: 'value', type: 'string', default: '', description: 'Text that replaces the variable for this recipient' },
-				],
-			},
-		],
-	},
+	templateVariablesField(
+		'Template variables of each recipient, read per item: name "1", "2", ... for positional variables or the variable name, and a value mapped from the item (e.g. the first_name field).',
+		'Text that replaces the variable for this recipient',
+	),
 	{
 		displayName: 'Variables (JSON)',
 		name: 'variablesJson',
@@ -161,14 +143,7 @@ function startTime(this: IExecuteFunctions, value: unknown): string | undefined 
 
 /** One recipient row as the runner reads rows (like a CSV line): phone, then the variables. */
 function rowOf(this: IExecuteFunctions, itemIndex: number): IDataObject {
-	const byJson = this.getNodeParameter('defineUsing', itemIndex, 'fields') === 'json';
-	const pairs: KeyValuePair[] = byJson
-		? objectToPairs(jsonObjectParameter.call(this, this.getNodeParameter('variablesJson', itemIndex, '{}'), 'Variables (JSON)', itemIndex))
-		: (this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>).map((variable) => ({
-				key: variable.name,
-				value: variable.value,
-			}));
-	const variables = pairsToObject.call(this, pairs, byJson ? 'Variables (JSON)' : 'Variables', itemIndex);
+	const variables = templateVariables.call(this, itemIndex);
 	if (Object.prototype.hasOwnProperty.call(variables, 'phone')) {
 		throw new NodeOperationError(this.getNode(), 'Variable name "phone" is reserved', {
 			itemIndex,

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runnerRequest } from '../../runnerTransport';
+import { returnAllFields } from '../sharedFields';
 import { campaignIdField, runnerIdValue } from './fields';
 
 /** Rows asked for per request while paging through a report. */
@@ -29,22 +30,7 @@ const properties: INodeProperties[] = [
 		default: 'all',
 		description: 'Only recipients with this outcome',
 	},
-	{
-		displayName: 'Return All',
-		name: 'returnAll',
-		type: 'boolean',
-		default: false,
-		description: 'Whether to return all results or only up to a given limit',
-	},
-	{
-		displayName: 'Limit',
-		name: 'limit',
-		type: 'number',
-		typeOptions: { minValue: 1 },
-		default: 50,
-		description: 'Max number of results to return',
-		displayOptions: { show: { returnAll: [false] } },
-	},
+	...returnAllFields,
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['campaign'], operation: ['getReport'] } }, properties);

@@ -3,27 +3,12 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { identifierValue } from '../sharedFields';
+import { identifierValue, returnAllFields } from '../sharedFields';
 import { collectionIdField } from './fields';
 
 const properties: INodeProperties[] = [
 	collectionIdField,
-	{
-		displayName: 'Return All',
-		name: 'returnAll',
-		type: 'boolean',
-		default: false,
-		description: 'Whether to return all results or only up to a given limit',
-	},
-	{
-		displayName: 'Limit',
-		name: 'limit',
-		type: 'number',
-		typeOptions: { minValue: 1 },
-		default: 50,
-		description: 'Max number of results to return',
-		displayOptions: { show: { returnAll: [false] } },
-	},
+	...returnAllFields,
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['searchItem'], operation: ['getAll'] } }, properties);

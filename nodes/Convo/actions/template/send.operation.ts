@@ -3,9 +3,9 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { jsonArrayParameter, jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../json';
+import { jsonArrayParameter } from '../json';
 import { phoneDigits } from '../phone';
-import { identifierField, identifierValue, recipientPhoneField } from '../sharedFields';
+import { identifierField, identifierValue, recipientPhoneField, templateVariables, templateVariablesField } from '../sharedFields';
 import { sentMessage, simplifyField } from '../simplify';
 
 const properties: INodeProperties[] = [
@@ -59,27 +59,10 @@ const properties: INodeProperties[] = [
 		description: 'Dynamic parts of URL buttons as a JSON list, e.g. [{"index": 0, "text": "order-77"}]: the text replaces {{1}} in the address of the button at that position',
 		displayOptions: { show: { defineUsing: ['json'] } },
 	},
-	{
-		displayName: 'Variables',
-		name: 'variables',
-		type: 'fixedCollection',
-		typeOptions: { multipleValues: true },
-		placeholder: 'Add Variable',
-		default: {},
-		description:
-			'Values of the template variables: name "1", "2", ... for positional variables, or the variable name (e.g. first_name) for named ones. URLs do not go here but in URL Buttons.',
-		displayOptions: { show: { defineUsing: ['fields'] } },
-		options: [
-			{
-				displayName: 'Variable',
-				name: 'variable',
-				values: [
-					{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'e.g. 1 or first_name', description: 'Variable name or position' },
-					{ displayName: 'Value', name: 'value', type: 'string', default: '', description: 'Text that replaces the variable' },
-				],
-			},
-		],
-	},
+	templateVariablesField(
+		'Values of the template variables: name "1", "2", ... for positional variables, or the variable name (e.g. first_name) for named ones. URLs do not go here but in URL Buttons.',
+		'Text that replaces the variable',
+	),
 	{
 		displayName: 'URL Buttons',
 		name: 'buttons',
@@ -149,13 +132,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		phone: phoneDigits.call(this, this.getNodeParameter('phone', itemIndex), 'Recipient Phone Number', itemIndex),
 	};
 	const byJson = this.getNodeParameter('defineUsing', itemIndex, 'fields') === 'json';
-	const variablePairs: KeyValuePair[] = byJson
-		? objectToPairs(jsonObjectParameter.call(this, this.getNodeParameter('variablesJson', itemIndex, '{}'), 'Variables (JSON)', itemIndex))
-		: (this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>).map((variable) => ({
-				key: variable.name,
-				value: String(variable.value ?? ''),
-			}));
-	const variables = pairsToObject.call(this, variablePairs, byJson ? 'Variables (JSON)' : 'Variables', itemIndex);
+	const variables = templateVariables.call(this, itemIndex);
 	const reserved = Object.keys(variables).filter((name) => (SEND_TEMPLATE_FIXED_FIELDS as readonly string[]).includes(name));
 	if (reserved.length > 0) {
 		throw new NodeOperationError(this.getNode(), `Variable name "${reserved[0]}" is reserved`, {

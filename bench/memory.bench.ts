@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { Redis } from 'ioredis';
 
@@ -23,7 +24,7 @@ import { callsBetween, commandCalls, rateFigures, ROOT, round, sampleMax, size, 
 import { sendsFrom, startStack, waitForCompletion, workerPeaksMb } from './lib/stack';
 
 const TARGET_RSS_MB = 200;
-const MAXRSS_PRELOAD = join(ROOT, 'bench', 'lib', 'maxrss.cjs');
+const MAXRSS_PRELOAD = join(ROOT, 'bench', 'lib', 'maxrss.mjs');
 
 /** Runs the CLI with the preload that reports its peak RSS; its JSON answer and that peak in MB. */
 async function cliWithPeak(args: string[], env: NodeJS.ProcessEnv): Promise<{ answer: Record<string, unknown>; peakMb: number }> {
@@ -31,7 +32,7 @@ async function cliWithPeak(args: string[], env: NodeJS.ProcessEnv): Promise<{ an
 	const file = join(dir, 'maxrss');
 	try {
 		const child = spawn(process.execPath, [RUNNER_BIN, ...args], {
-			env: { ...env, NODE_OPTIONS: `--require ${MAXRSS_PRELOAD}`, BENCH_MAXRSS_FILE: file },
+			env: { ...env, NODE_OPTIONS: `--import ${pathToFileURL(MAXRSS_PRELOAD).href}`, BENCH_MAXRSS_FILE: file },
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
 		let stdout = '';

@@ -211,7 +211,7 @@ async function million(redisUrl: string, rows: number): Promise<{ figures: Figur
 		const seenPeak = sampleMax(async () => {
 			const [seenKey] = (await scanKeys(setup.redis, setup.prefix)).filter((key) => key.includes(':seen:'));
 			return seenKey ? Number(await setup.redis.memory('USAGE', seenKey)) : 0;
-		}, 3000);
+		}, 1000);
 		await waitFor('the worker to start', async () => setup.worker.child.pid !== undefined, 10_000);
 		const run = await reindexRun(setup, feed);
 		const seen = await seenPeak.stop();

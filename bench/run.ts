@@ -51,19 +51,30 @@ async function main(): Promise<void> {
 	);
 	const started = Date.now();
 	const results = new Map<string, BenchResult>();
+	const failed: string[] = [];
 	try {
 		for (const name of names) {
-			const result = await BENCHMARKS[name](redisUrl, results);
-			results.set(name, result);
-			printTable(result);
-			writeResult(result, machine);
+			// One that cannot run is reported and the others still run: a 15-minute run is not thrown away.
+			try {
+				const result = await BENCHMARKS[name](redisUrl, results);
+				results.set(name, result);
+				printTable(result);
+				writeResult(result, machine);
+			} catch (error) {
+				failed.push(name);
+				console.error(`\nbench: ${name} could not run:`, error);
+			}
 		}
 	} finally {
 		await privateRedis?.stop();
 	}
 	const minutes = (Date.now() - started) / 60_000;
 	console.log(`\nbench: done in ${minutes.toFixed(1)} minutes`);
-	if (!QUICK) writeDocs(minutes, names.length === Object.keys(BENCHMARKS).length);
+	if (!QUICK) writeDocs(minutes, names.length === Object.keys(BENCHMARKS).length && failed.length === 0);
+	if (failed.length > 0) {
+		console.error(`bench: ${failed.join(', ')} could not run`);
+		process.exitCode = 1;
+	}
 }
 
 main().catch((error: unknown) => {

@@ -72,7 +72,7 @@ export async function benchWorkflow(_redisUrl: string, earlier: Map<string, Benc
 		try {
 			await setFault(sandbox, { endpoint: SEND_ENDPOINT, latencyMs: LATENCY_MS });
 			const business = sandbox.fixture.businesses[0];
-			const { phones } = writeRecipientsCsv(mode.items, { seed: 20 + index });
+			const { path } = writeRecipientsCsv(mode.items, { seed: 20 + index });
 			const report = await runChild({
 				baseUrl: sandbox.baseUrl,
 				externalUrl: sandbox.externalUrl,
@@ -80,7 +80,7 @@ export async function benchWorkflow(_redisUrl: string, earlier: Map<string, Benc
 				accessToken: business.accessToken,
 				templateId: positionalTemplate(business).id,
 				from: business.phoneNumbers[0],
-				phones,
+				recipientsCsv: path,
 				requestsAtOnce: mode.requestsAtOnce,
 			});
 			if (report.error) throw new Error(`the workflow failed: ${report.error}`);

@@ -3,8 +3,11 @@
  * Template → Send, executed by n8n-core (test/harness/workflow.ts) as a manual execution is. A
  * process of its own, so its peak RSS is the workflow's alone. Prints one JSON line.
  *
- * Its settings come in BENCH_WORKFLOW (JSON; the credentials too, so no secret is on a command line).
+ * Its settings come in BENCH_WORKFLOW (JSON; the credentials too, so no secret is on a command line),
+ * the recipients in the benchmark's CSV file.
  */
+import { readFileSync } from 'node:fs';
+
 import { convoNode, itemsThen, runWorkflow } from '../../test/harness/workflow';
 
 interface Settings {
@@ -14,13 +17,18 @@ interface Settings {
 	accessToken: string;
 	templateId: string;
 	from: string;
-	phones: string[];
+	/** The benchmark's recipients CSV (`phone,1,2`, a header line): too many to pass in the environment. */
+	recipientsCsv: string;
 	requestsAtOnce: number;
 }
 
 async function main(): Promise<void> {
 	const settings = JSON.parse(process.env.BENCH_WORKFLOW ?? '{}') as Settings;
-	const items = settings.phones.map((phone, i) => ({ phone: `+${phone}`, 1: `Customer ${i}`, 2: `order ${i}` }));
+	const rows = readFileSync(settings.recipientsCsv, 'utf8').trim().split('\n').slice(1);
+	const items = rows.map((row) => {
+		const [phone, first, second] = row.split(',');
+		return { phone, 1: first, 2: second };
+	});
 	const node = convoNode({
 		resource: 'template',
 		operation: 'send',

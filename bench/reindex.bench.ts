@@ -78,6 +78,8 @@ async function resetRequestCounts(sandbox: RunningSandbox): Promise<void> {
 interface RunFigures {
 	state: string;
 	seconds: number;
+	/** From the run's start until every row was read (polled every 250 ms). */
+	readingSeconds?: number;
 	counts: Record<string, number>;
 	calls: number;
 	upserts: number;
@@ -131,28 +133,42 @@ async function tearDown(setup: Setup): Promise<void> {
 	rmSync(setup.dir, { recursive: true, force: true });
 }
 
-/** One `reindex run --wait` to its end; time from the run's own record, calls from the sandbox's counts. */
-async function reindexRun(setup: Setup, feed: string): Promise<RunFigures> {
+/**
+ * One `reindex run --wait` to its end; time from the run's own record, calls from the sandbox's
+ * counts. The run's record is polled meanwhile for when every row was read: the time after that is
+ * the last upserts and the --deactivate-missing pass.
+ */
+async function reindexRun(setup: Setup, feed: string, rows: number): Promise<RunFigures> {
 	await resetRequestCounts(setup.sandbox);
-	const args = ['reindex', 'run', '--collection', setup.collection, '--source', feed, '--id-field', 'sku', '--deactivate-missing', '--rate', String(RATE), '--wait', '--json'];
-	const { code, stdout, stderr } = await runCli(args, setup.env, 30 * 60_000);
-	if (code !== 0) throw new Error(`reindex run exited with ${code}: ${(stdout + stderr).slice(-500)}`);
-	const status = JSON.parse(stdout) as { id: string; state: string; counts: Record<string, number> };
 	const context = await openContext(loadConfig(setup.env), createLogger('silent'), { withService: false });
+	const earlier = new Set(await context.redis.zrange(context.keys.reindex.runs, 0, -1));
+	let readAllAt: number | undefined;
+	const poll = setInterval(() => {
+		void (async () => {
+			const latest = (await context.redis.zrevrange(context.keys.reindex.runs, 0, 0)).find((id) => !earlier.has(id));
+			if (latest && readAllAt === undefined && (await getRun(context, latest)).counts.read >= rows) readAllAt = Date.now();
+		})().catch(() => undefined);
+	}, 250);
 	try {
+		const args = ['reindex', 'run', '--collection', setup.collection, '--source', feed, '--id-field', 'sku', '--deactivate-missing', '--rate', String(RATE), '--wait', '--json'];
+		const { code, stdout, stderr } = await runCli(args, setup.env, 30 * 60_000);
+		clearInterval(poll);
+		if (code !== 0) throw new Error(`reindex run exited with ${code}: ${(stdout + stderr).slice(-500)}`);
+		const status = JSON.parse(stdout) as { id: string; state: string; counts: Record<string, number> };
 		const run = await getRun(context, status.id);
 		const counts = await requestCounts(setup.sandbox);
-		const upserts = counts['POST /api/external/v2/search/item'] ?? 0;
-		const listings = counts['GET /api/external/v2/search/items'] ?? 0;
+		const startedAt = run.startedAt ?? run.createdAt;
 		return {
 			state: status.state,
-			seconds: ((run.finishedAt ?? 0) - (run.startedAt ?? run.createdAt)) / 1000,
+			seconds: ((run.finishedAt ?? 0) - startedAt) / 1000,
+			readingSeconds: readAllAt === undefined ? undefined : (readAllAt - startedAt) / 1000,
 			counts: status.counts,
 			calls: Object.values(counts).reduce((sum, n) => sum + n, 0),
-			upserts,
-			listings,
+			upserts: counts['POST /api/external/v2/search/item'] ?? 0,
+			listings: counts['GET /api/external/v2/search/items'] ?? 0,
 		};
 	} finally {
+		clearInterval(poll);
 		await closeContext(context);
 	}
 }
@@ -165,10 +181,10 @@ async function hundredThousand(redisUrl: string, rows: number): Promise<{ figure
 		await writeFeed(first, rows, 1, 0);
 		await writeFeed(second, rows, 2, 0);
 		const before = await usedMemory(setup.redis);
-		const full = await reindexRun(setup, first);
+		const full = await reindexRun(setup, first, rows);
 		const recordBytes = Number(await setup.redis.memory('USAGE', setup.itemsKey, 'SAMPLES', 0));
 		const grown = (await usedMemory(setup.redis)) - before;
-		const again = await reindexRun(setup, second);
+		const again = await reindexRun(setup, second, rows);
 		const peak = peakRssMb(setup.worker.child.pid);
 		const rowsLabel = rows.toLocaleString('en-US');
 		const changed = Math.ceil(rows / 100);
@@ -185,6 +201,10 @@ async function hundredThousand(redisUrl: string, rows: number): Promise<{ figure
 					met: again.state === 'completed' && again.calls <= callTarget && again.counts.updated === changed,
 				},
 				{ figure: 're-run: time', value: round(again.seconds, 1), unit: 's' },
+				{
+					figure: 're-run: reading every row / the rest (last upserts, B2 listing, deactivation check)',
+					value: again.readingSeconds === undefined ? 'not seen' : `${round(again.readingSeconds, 1)} s / ${round(again.seconds - again.readingSeconds, 1)} s`,
+				},
 				{ figure: 're-run time / first run time', value: round(again.seconds / full.seconds, 3), target: `<= ${TARGET_TIME_SHARE}`, met: again.seconds / full.seconds <= TARGET_TIME_SHARE },
 				{ figure: `${rowsLabel} items: runner worker peak RSS`, value: round(peak), unit: 'MB', target: `<= ${TARGET_RSS_MB} MB`, met: peak <= TARGET_RSS_MB },
 				{ figure: `${rowsLabel} items: Redis bytes per item (MEMORY USAGE of the record / used_memory growth)`, value: `${round(recordBytes / rows)} / ${round(grown / rows)}`, unit: 'B' },
@@ -213,7 +233,7 @@ async function million(redisUrl: string, rows: number): Promise<{ figures: Figur
 			return seenKey ? Number(await setup.redis.memory('USAGE', seenKey)) : 0;
 		}, 1000);
 		await waitFor('the worker to start', async () => setup.worker.child.pid !== undefined, 10_000);
-		const run = await reindexRun(setup, feed);
+		const run = await reindexRun(setup, feed, rows + rows / 1000);
 		const seen = await seenPeak.stop();
 		const peak = peakRssMb(setup.worker.child.pid);
 		const rowsLabel = rows.toLocaleString('en-US');

@@ -106,6 +106,22 @@ export function peakRssMb(pid: number | undefined): number {
 	}
 }
 
+/**
+ * CPU seconds a live process has used, user and system, every thread (/proc/<pid>/stat fields 14
+ * and 15, in clock ticks of 1/100 s as on every Linux this runs on). Work per CPU second is a
+ * capacity that does not depend on what else shares the machine.
+ */
+export function cpuSeconds(pid: number | undefined): number {
+	if (pid === undefined) return 0;
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+		const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+		return (Number(fields[11]) + Number(fields[12])) / 100;
+	} catch {
+		return 0;
+	}
+}
+
 export interface RateFigures {
 	count: number;
 	/** First to last send, seconds. */

@@ -1,0 +1,68 @@
+/**
+ * A runner under benchmark: the sandbox in a process of its own, runner worker processes spawned
+ * as the tests spawn them (test/runner/support.ts), one key prefix per stack on the shared Redis,
+ * and the campaign's sends read from the sandbox's own log.
+ */
+import { campaignStatus, createCampaign } from '../../runner/src/core';
+import {
+	positionalTemplate,
+	setFault,
+	startRunnerUnderTest,
+	templateSends,
+	waitFor,
+	writeRecipientsCsv,
+	type RunnerUnderTest,
+	type SandboxMessage,
+} from '../../test/runner/support';
+import { peakRssMb } from './common';
+
+export const SEND_ENDPOINT = 'POST /api/external/v2/send-template';
+
+export interface StackOptions {
+	concurrency: number;
+	/** Latency the sandbox adds to every B8 send, ms. */
+	latencyMs: number;
+	processes: number;
+}
+
+export async function startStack(redisUrl: string, options: StackOptions): Promise<RunnerUnderTest> {
+	const stack = await startRunnerUnderTest(redisUrl, { RUNNER_CONCURRENCY: String(options.concurrency), LOG_LEVEL: 'warn' });
+	if (options.latencyMs > 0) await setFault(stack.sandbox, { endpoint: SEND_ENDPOINT, latencyMs: options.latencyMs });
+	for (let i = 0; i < options.processes; i++) stack.spawnWorker();
+	return stack;
+}
+
+/** Creates a campaign of `recipients` rows in this process (the core library, as the tests do) and waits for it to complete. */
+export async function runCampaign(stack: RunnerUnderTest, recipients: number, rate: number, seed: number): Promise<{ id: string; phones: string[] }> {
+	const { path, phones } = writeRecipientsCsv(recipients, { seed });
+	const from = stack.business.phoneNumbers[0];
+	const created = await createCampaign(stack.context, { templateId: positionalTemplate(stack.business).id, from, source: path, rate });
+	if (created.kind !== 'campaign') throw new Error('expected a campaign');
+	await waitForCompletion(stack, created.id, recipients, rate);
+	return { id: created.id, phones };
+}
+
+export async function waitForCompletion(stack: RunnerUnderTest, id: string, recipients: number, rate: number): Promise<void> {
+	// Generous: three times the ideal duration plus a minute, for a loaded 2-core machine.
+	const timeoutMs = ((3 * recipients) / rate) * 1000 + 60_000;
+	const state = await waitFor(
+		`campaign ${id} to end`,
+		async () => {
+			const status = await campaignStatus(stack.context, id);
+			return ['completed', 'failed', 'cancelled', 'paused'].includes(status.state) ? status.state : undefined;
+		},
+		timeoutMs,
+		500,
+	);
+	if (state !== 'completed') throw new Error(`campaign ${id} ended ${state}`);
+}
+
+/** Accepted sends from the stack's sending number, as the sandbox logged them. */
+export async function sendsFrom(stack: RunnerUnderTest): Promise<SandboxMessage[]> {
+	const from = stack.business.phoneNumbers[0];
+	return (await templateSends(stack.sandbox)).filter((message) => message.from === from);
+}
+
+export const workerPeaksMb = (stack: RunnerUnderTest) => stack.processes.map((runner) => peakRssMb(runner.child.pid));
+
+export { setFault, type RunnerUnderTest, type SandboxMessage };

@@ -1,0 +1,83 @@
+/**
+ * `npm run bench`: the five benchmarks of issue #12, one after another on one Redis (REDIS_URL
+ * when set, else a private redis-server on a free port), each printing its table and writing
+ * bench/results/<name>.json; then docs/benchmarks.md's generated part is rewritten from them.
+ *
+ *   npm run bench                        all five, full sizes (about 12 minutes on 2 cores)
+ *   npm run bench -- --quick             small sizes, to check the benchmarks themselves
+ *   npm run bench -- --only reindex,sandbox
+ *
+ * Not a test: nothing here fails a build. The exit code is 1 only when a benchmark could not run.
+ */
+import { Redis } from 'ioredis';
+
+import { startPrivateRedis } from '../runner/src/redis';
+import { benchCampaigns } from './campaigns.bench';
+import { describeMachine, printTable, QUICK, writeResult, type BenchResult } from './lib/common';
+import { writeDocs } from './lib/docs';
+import { benchMemory } from './memory.bench';
+import { benchReindex } from './reindex.bench';
+import { benchSandbox } from './sandbox.bench';
+import { benchWorkflow } from './workflow.bench';
+
+/** In the order they run: 2 reads 1's figures, 5 states its headroom over 1 to 4. */
+const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchResult>) => Promise<BenchResult>> = {
+	campaigns: benchCampaigns,
+	workflow: benchWorkflow,
+	memory: benchMemory,
+	reindex: benchReindex,
+	sandbox: benchSandbox,
+};
+
+function chosen(): string[] {
+	const index = process.argv.indexOf('--only');
+	if (index === -1) return Object.keys(BENCHMARKS);
+	const names = (process.argv[index + 1] ?? '').split(',').filter(Boolean);
+	const unknown = names.filter((name) => !(name in BENCHMARKS));
+	if (names.length === 0 || unknown.length > 0) throw new Error(`--only takes a comma-separated list of: ${Object.keys(BENCHMARKS).join(', ')}`);
+	return names;
+}
+
+async function main(): Promise<void> {
+	const names = chosen();
+	const privateRedis = process.env.REDIS_URL ? undefined : await startPrivateRedis();
+	const redisUrl = process.env.REDIS_URL ?? (privateRedis?.url as string);
+	const probe = new Redis(redisUrl);
+	const machine = describeMachine(/redis_version:(\S+)/.exec(await probe.info('server'))?.[1] ?? 'unknown');
+	probe.disconnect();
+	console.log(
+		`bench: ${names.join(', ')}${QUICK ? ' (--quick)' : ''}; ${machine.cores} cores (${machine.cpu}), ${machine.memoryGb} GB, load ${machine.loadAverageAtStart.join(' ')}; ` +
+			`Redis ${machine.redis} ${privateRedis ? '(private, on a free port)' : '(REDIS_URL)'}`,
+	);
+	const started = Date.now();
+	const results = new Map<string, BenchResult>();
+	const failed: string[] = [];
+	try {
+		for (const name of names) {
+			// One that cannot run is reported and the others still run: a 15-minute run is not thrown away.
+			try {
+				const result = await BENCHMARKS[name](redisUrl, results);
+				results.set(name, result);
+				printTable(result);
+				writeResult(result, machine);
+			} catch (error) {
+				failed.push(name);
+				console.error(`\nbench: ${name} could not run:`, error);
+			}
+		}
+	} finally {
+		await privateRedis?.stop();
+	}
+	const minutes = (Date.now() - started) / 60_000;
+	console.log(`\nbench: done in ${minutes.toFixed(1)} minutes`);
+	if (!QUICK) writeDocs(minutes, names.length === Object.keys(BENCHMARKS).length && failed.length === 0);
+	if (failed.length > 0) {
+		console.error(`bench: ${failed.join(', ')} could not run`);
+		process.exitCode = 1;
+	}
+}
+
+main().catch((error: unknown) => {
+	console.error(error);
+	process.exit(1);
+});

@@ -12,6 +12,10 @@ export interface Keys {
 	finishing: string;
 	/** Set: business numbers that have a send queue (what workers listen to). */
 	numbers: string;
+	/** Hash per business number: its rate and the next free send start time (campaigns/spacing.ts). */
+	spacing(from: string): string;
+	/** Sorted set per business number: the sends started in the last second (campaigns/spacing.ts). */
+	startLog(from: string): string;
 	/** Hash per cron schedule. */
 	schedule(id: string): string;
 	/** Sorted set: schedule id by creation time. */
@@ -79,6 +83,8 @@ export function keysFor(prefix: string): Keys {
 		running: `${prefix}:running`,
 		finishing: `${prefix}:finishing`,
 		numbers: `${prefix}:numbers`,
+		spacing: (from) => `${prefix}:spacing:${from}`,
+		startLog: (from) => `${prefix}:starts:${from}`,
 		schedules: `${prefix}:schedules`,
 		schedule: (id) => `${prefix}:schedule:${id}`,
 		campaign: (id) => `${prefix}:campaign:${id}`,

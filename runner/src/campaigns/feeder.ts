@@ -12,6 +12,7 @@ import { sendJobOptions } from '../queues';
 import { sendJobId, type SendJobData } from './send';
 import { finishPending } from './control';
 import { findCampaign, type CampaignRecord } from './store';
+import { setSpacingRate } from './spacing';
 
 export const STALL_MS = 15_000;
 const FEED_CHUNK = 1000;
@@ -42,6 +43,7 @@ export async function feedOnce(context: RunnerContext): Promise<void> {
 		const room = new Map<string, number>();
 		for (const [from, rate] of rates) {
 			await context.queues.applyRate(from, rate);
+			await setSpacingRate(context, from, rate);
 			const counts = await context.queues.send(from).getJobCounts('waiting', 'delayed', 'active', 'prioritized');
 			const queued = Object.values(counts).reduce((sum, n) => sum + n, 0);
 			room.set(from, windowFor(rate) - queued);

@@ -15,6 +15,7 @@ import { RateLimitError, type Job } from 'bullmq';
 import type { RunnerContext } from '../context';
 import { failCampaign } from './control';
 import { decodeRecipient } from './schema';
+import { holdStarts, waitForStart } from './spacing';
 
 export interface SendJobData {
 	campaign: string;
@@ -59,6 +60,8 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		const settings = await settingsOf(campaign);
 		if (!settings) return 'no such campaign';
 		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
+		// Wait for this send's start before claiming: a process stopped meanwhile has claimed nothing.
+		if (!(await waitForStart(context, settings.from, token, shutdown))) throw new RateLimitError();
 		const claim = await ledger.claim(campaign, index, token);
 		if (claim !== 'claimed') return claim;
 
@@ -104,6 +107,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 					await settle('pending', '', outcome.reason);
 					await redis.hincrby(keys.campaign(campaign), 'holds', 1);
 					await queues.send(settings.from).rateLimit(outcome.waitMs);
+					await holdStarts(context, settings.from, outcome.waitMs);
 					throw new RateLimitError();
 				case 'retry': {
 					const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);

@@ -1,0 +1,92 @@
+/**
+ * Sends from one business number kept under its rate in every sliding second, across every
+ * process. BullMQ's global limiter (queues.ts) counts starts in fixed 50 ms slices, so a sliding
+ * second can hold one slice more than the rate: 210 in some second at 200/s, as the benchmark
+ * measured. So each send also passes two steps here, both on Redis's clock (TIME), so processes
+ * on other machines agree:
+ *
+ * 1. Spacing: it takes the next start time from a per-number clock, 1 / (HEADROOM × rate) after
+ *    the previous one, and waits for it. Starts are even, not bursts at each slice's start.
+ * 2. The window: a start is allowed only while fewer than `windowCap(rate)` sends started in the
+ *    last second (a sorted set of start times). A send that woke late (a busy event loop, a GC
+ *    pause) and would bunch with the next ones waits here until the second has room.
+ *
+ * The limiter stays as the coarse gate that keeps workers from taking more jobs than the rate.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import type { RunnerContext } from '../context';
+import { luaScript } from '../redis';
+
+export const HEADROOM = 0.98;
+
+/** Starts allowed in any second: the rate less 1% (from 100/s), room for the way to the service. */
+export const windowCap = (rate: number) => Math.max(1, rate - Math.floor(rate / 100));
+
+/** KEYS: spacing hash. ARGV: headroom. Returns microseconds to wait for this send's start time. */
+const NEXT_START = `
+local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
+if not rate or rate <= 0 then return 0 end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
+local at = math.max(now, nextAt)
+redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + 1000000 / (rate * tonumber(ARGV[1]))))
+return math.floor(at - now)
+`;
+
+/**
+ * KEYS: spacing hash, start log. ARGV: cap, member. Records a start and returns 0 when the last
+ * second has room, else the microseconds until its oldest start leaves the window.
+ */
+const TAKE_START = `
+local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
+if not rate or rate <= 0 then return 0 end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 1000000)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[1]) then
+  local oldest = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
+  return math.max(1000, math.floor(oldest + 1000000 - now))
+end
+redis.call('ZADD', KEYS[2], now, ARGV[2])
+redis.call('PEXPIRE', KEYS[2], 2000)
+return 0
+`;
+
+/** KEYS: spacing hash. ARGV: milliseconds. Nothing from the number starts before then (a 429's Retry-After). */
+const HOLD = `
+local time = redis.call('TIME')
+local holdUntil = tonumber(time[1]) * 1000000 + tonumber(time[2]) + tonumber(ARGV[1]) * 1000
+if holdUntil > tonumber(redis.call('HGET', KEYS[1], 'next') or '0') then redis.call('HSET', KEYS[1], 'next', string.format("%.0f", holdUntil)) end
+return 1
+`;
+
+/** The number's rate, as the feeder applies it (the strictest of its running campaigns). */
+export async function setSpacingRate(context: RunnerContext, from: string, ratePerSecond: number): Promise<void> {
+	await context.redis.hset(context.keys.spacing(from), 'rate', ratePerSecond);
+}
+
+/**
+ * Waits until this send may start (`id`: unique per attempt). Returns false, without a start
+ * taken, when `stop` was aborted meanwhile.
+ */
+export async function waitForStart(context: RunnerContext, from: string, id: string, stop: AbortSignal): Promise<boolean> {
+	const { redis, keys } = context;
+	const next = luaScript(redis, 'convoNextStart', NEXT_START, 1);
+	const take = luaScript(redis, 'convoTakeStart', TAKE_START, 2);
+	const rate = Number(await redis.hget(keys.spacing(from), 'rate'));
+	const delayUs = Number(await next([keys.spacing(from)], [HEADROOM]));
+	if (delayUs > 0) await sleep(delayUs / 1000);
+	for (;;) {
+		if (stop.aborted) return false;
+		const waitUs = Number(await take([keys.spacing(from), keys.startLog(from)], [windowCap(rate), id]));
+		if (waitUs === 0) return true;
+		await sleep(waitUs / 1000);
+	}
+}
+
+export async function holdStarts(context: RunnerContext, from: string, waitMs: number): Promise<void> {
+	const run = luaScript(context.redis, 'convoHoldStarts', HOLD, 1);
+	await run([context.keys.spacing(from)], [waitMs]);
+}

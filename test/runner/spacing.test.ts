@@ -1,0 +1,83 @@
+/**
+ * The per-number start gate of campaigns/spacing.ts against real Redis, without the service in
+ * between: starts are spaced 1 / (0.98 × rate) apart however many callers ask at once; starts
+ * that bunch (late wakers, simulated by resetting the spacing clock) are held to the window's cap
+ * in any sliding second; a 429's hold delays the next start; a stop abandons the wait without
+ * taking a start. (The sandbox-counted rate of whole campaigns is rate.test.ts and the benchmark.)
+ */
+import { HEADROOM, holdStarts, setSpacingRate, waitForStart, windowCap } from '../../runner/src/campaigns/spacing';
+import { useRunnerUnderTest } from './support';
+
+jest.setTimeout(60_000);
+
+const runner = useRunnerUnderTest();
+let numbers = 0;
+const newNumber = () => `49300${process.pid}${numbers++}`;
+const never = new AbortController().signal;
+
+/** The most timestamps in any window [t, t + 1000 ms). */
+function mostInASecond(times: number[]): number {
+	const sorted = [...times].sort((a, b) => a - b);
+	let most = 0;
+	for (let end = 0, start = 0; end < sorted.length; end++) {
+		while (sorted[end] - sorted[start] >= 1000) start++;
+		most = Math.max(most, end - start + 1);
+	}
+	return most;
+}
+
+test('60 callers at once at 40/s start one by one, 1 / (0.98 x 40) s apart, never more than the cap in a second', async () => {
+	const from = newNumber();
+	await setSpacingRate(runner.context, from, 40);
+	const started = Date.now();
+	const times = await Promise.all(Array.from({ length: 60 }, async (_, i) => (await waitForStart(runner.context, from, `job-${i}`, never), Date.now())));
+	const span = Math.max(...times) - started;
+	const gap = 1000 / (40 * HEADROOM);
+	expect(span).toBeGreaterThanOrEqual(59 * gap - 50);
+	expect(mostInASecond(times)).toBeLessThanOrEqual(windowCap(40));
+	const sorted = [...times].sort((a, b) => a - b);
+	const closest = Math.min(...sorted.slice(1).map((time, i) => time - sorted[i]));
+	// Evenly spread, not in bursts: no two starts of 60 closer than half the gap (timers allow some slack).
+	expect(closest).toBeGreaterThanOrEqual(gap / 2 - 5);
+});
+
+test('starts that bunch (the spacing clock lost) are held to the cap of a sliding second', async () => {
+	const from = newNumber();
+	await setSpacingRate(runner.context, from, 20);
+	const times: number[] = [];
+	for (let i = 0; i < 30; i++) {
+		await runner.context.redis.hdel(runner.context.keys.spacing(from), 'next');
+		await waitForStart(runner.context, from, `late-${i}`, never);
+		times.push(Date.now());
+	}
+	expect(windowCap(20)).toBe(20);
+	expect(mostInASecond(times)).toBeLessThanOrEqual(20);
+	// The first 20 pass at once; the 21st waits for the first to leave the window.
+	expect(times[19] - times[0]).toBeLessThan(500);
+	expect(times[20] - times[0]).toBeGreaterThanOrEqual(950);
+});
+
+test("a 429's hold delays the number's next start; a stop leaves the wait without taking a start", async () => {
+	const from = newNumber();
+	await setSpacingRate(runner.context, from, 100);
+	await waitForStart(runner.context, from, 'first', never);
+	const held = Date.now();
+	await holdStarts(runner.context, from, 600);
+	await waitForStart(runner.context, from, 'after-hold', never);
+	expect(Date.now() - held).toBeGreaterThanOrEqual(550);
+
+	const full = newNumber();
+	await setSpacingRate(runner.context, full, 1);
+	await waitForStart(runner.context, full, 'only', never);
+	const stop = new AbortController();
+	setTimeout(() => stop.abort(), 200);
+	expect(await waitForStart(runner.context, full, 'stopped', stop.signal)).toBe(false);
+	expect(await runner.context.redis.zrange(runner.context.keys.startLog(full), 0, -1)).toEqual(['only']);
+});
+
+test('a number with no rate set yet starts at once', async () => {
+	const from = newNumber();
+	const started = Date.now();
+	for (let i = 0; i < 20; i++) await waitForStart(runner.context, from, `free-${i}`, never);
+	expect(Date.now() - started).toBeLessThan(1000);
+});

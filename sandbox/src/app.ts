@@ -17,6 +17,13 @@ import type { RouteConfig } from './routes/operation';
 import { searchRoutes } from './routes/search';
 import { templateRoutes } from './routes/templates';
 
+declare module 'fastify' {
+	interface FastifyRequest {
+		/** When the request arrived, on the sandbox's clock (set first thing, in onRequest). */
+		receivedAtMs: number;
+	}
+}
+
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,8 +68,10 @@ export function buildApp(context: SandboxContext, options: { logger?: boolean } 
 
 	const endpointOfRequest = (request: FastifyRequest) => (request.routeOptions.config as Partial<RouteConfig> | undefined)?.endpoint;
 
-	// Counted on arrival, before authentication: what the service received.
+	// Counted on arrival, before authentication: what the service received, and when.
+	app.decorateRequest('receivedAtMs', 0);
 	app.addHook('onRequest', async (request) => {
+		request.receivedAtMs = context.clock.now();
 		const endpoint = endpointOfRequest(request);
 		if (endpoint) context.requests.record(endpoint);
 	});

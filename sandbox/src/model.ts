@@ -102,7 +102,8 @@ export interface Message {
 	createdAtMs: number;
 	template?: { id: string; name: string; variables: Record<string, string>; buttons: { index: number; url: string }[] };
 	/** The send request as the service received it (after contract parsing): shows tests what the client sent. */
-	request?: { query: Record<string, unknown>; body: Record<string, unknown> };
+	/** What the API call carried, and when it arrived (before any injected latency): the admin log's view of the wire. */
+	request?: { query: Record<string, unknown>; body: Record<string, unknown>; receivedAtMs?: number };
 	statusRecordId: string;
 	whatsappMessageId: string;
 	undeliverable: boolean;

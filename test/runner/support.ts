@@ -242,6 +242,8 @@ export interface SandboxMessage {
 	source: string;
 	createdAt: string;
 	template?: { id: string; variables: Record<string, string> };
+	/** The call as the sandbox received it; `receivedAt` is its arrival, before any injected latency. */
+	request?: { receivedAt?: string };
 }
 
 /** Every template send the sandbox accepted (its own log). */

@@ -207,6 +207,13 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 		await status();
 		expect(Date.now() - started).toBeGreaterThanOrEqual(280);
 
+		// A template send's log keeps its arrival apart from the message's creation after the latency.
+		await admin(context, 'POST', 'faults', { endpoint: 'POST /api/external/v2/send-template', latencyMs: 300 });
+		expect((await call(context, 'sendTemplate', validInputs(context).sendTemplate)).status).toBe(200);
+		const [logged] = await admin(context, 'GET', `messages?business=${context.business.id}`);
+		expect(Date.parse(logged.createdAt) - Date.parse(logged.request.receivedAt)).toBeGreaterThanOrEqual(280);
+		await admin(context, 'POST', 'reset');
+
 		await admin(context, 'POST', 'faults', { endpoint: 'POST /v1/messages/send', dropConnection: true });
 		await expect(send()).rejects.toThrow();
 		expect(await admin(context, 'GET', `messages?business=${context.business.id}`)).toEqual([]);

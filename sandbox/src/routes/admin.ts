@@ -47,6 +47,8 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		if (!digits) throw badRequest(`${field} "${value}" is not a phone number with country code`, field);
 		return digits;
 	};
+	const requestRecord = ({ receivedAtMs, ...wire }: NonNullable<Message['request']>) =>
+		receivedAtMs === undefined ? wire : { ...wire, receivedAt: new Date(receivedAtMs).toISOString() };
 	const messageRecord = (message: Message) => ({
 		uuid: message.uuid,
 		business: message.businessId,
@@ -60,7 +62,7 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		status: statusAt(message, clock.now()),
 		template: message.template,
 		metadata: message.metadata,
-		request: message.request,
+		request: message.request && requestRecord(message.request),
 		contactUuid: message.contactUuid,
 		conversationId: message.conversationId,
 		createdAt: new Date(message.createdAtMs).toISOString(),

@@ -14,7 +14,7 @@ import { ownedByBusiness } from './ownership';
 export function templateRoutes(app: FastifyInstance, context: SandboxContext): void {
 	const { store } = context;
 
-	defineOperation(app, context, 'sendTemplate', (business, { query, body }) => {
+	defineOperation(app, context, 'sendTemplate', (business, { query, body }, request) => {
 		const template = ownedByBusiness(business, store.templates.get(query.template_id), 'template', 'template_id', query.template_id);
 		if (!business.phoneNumbers.includes(query.from_phone_number)) {
 			throw forbidden(`from_phone_number ${query.from_phone_number} is not a phone number of this business`, 'from_phone_number');
@@ -44,7 +44,7 @@ export function templateRoutes(app: FastifyInstance, context: SandboxContext): v
 			to: body.phone,
 			text: renderTemplate(template, values),
 			template: { id: template.id, name: template.name, variables: values, buttons },
-			request: { query: { ...query }, body: { ...body } },
+			request: { query: { ...query }, body: { ...body }, receivedAtMs: request.receivedAtMs },
 		});
 		// The conversation the message went to.
 		if (agent) store.currentConversation(contact).agentId = agent.id;

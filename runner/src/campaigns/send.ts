@@ -61,7 +61,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		if (!settings) return 'no such campaign';
 		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
 		// Wait for this send's start before claiming: a process stopped meanwhile has claimed nothing.
-		if (!(await waitForStart(context, settings.from, token, shutdown))) throw new RateLimitError();
+		if ((await waitForStart(context, settings.from, token, shutdown)) === undefined) throw new RateLimitError();
 		const claim = await ledger.claim(campaign, index, token);
 		if (claim !== 'claimed') return claim;
 

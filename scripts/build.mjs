@@ -1,8 +1,8 @@
 // Builds the node pack into dist/. Each node and credential is bundled with its contract
-// (nodes/shared and zod) so the published package needs nothing at run time but n8n-workflow,
-// which n8n provides. The bundles are minified (names kept). Icons and codex files are copied by
-// the gulpfile; the node icons live once, beside the Convo node, and the trigger and the
-// credentials point there.
+// (nodes/shared); n8n-workflow and zod stay imports, which n8n provides to a community package
+// (both are on the scanner's allowed list; docs/decisions.md, "Verification and release (#18)").
+// The bundles are minified (names kept). Icons and codex files are copied by the gulpfile; the
+// node icons live once, beside the Convo node, and the trigger and the credentials point there.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -22,7 +22,8 @@ await build({
 	platform: 'node',
 	format: 'cjs',
 	target: 'node20',
-	external: ['n8n-workflow'],
+	// `zod/*` keeps `zod/v4`, the subpath zod 3.25 and 4 both export, an import.
+	external: ['n8n-workflow', 'zod', 'zod/*'],
 	minify: true,
 	// n8n finds node and credential classes by name; minified class names would break that.
 	keepNames: true,

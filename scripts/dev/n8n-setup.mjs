@@ -1,15 +1,16 @@
 // What a real n8n imports to run examples/ against local services, shared by `npm run dev` and
 // the end-to-end suite: one credential per type the examples use, and each example rewritten for
-// a pack loaded through N8N_CUSTOM_EXTENSIONS (node types `CUSTOM.*`, the imported credentials'
-// ids, the local product feed). The examples themselves stay as a user imports them.
+// the local services (the imported credentials' ids, the local product feed) and, for a pack
+// loaded through N8N_CUSTOM_EXTENSIONS (`npm run dev`), its node types `CUSTOM.*`. The examples
+// themselves stay as a user imports them, with the installed package's types `n8n-nodes-convo.*`.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const EXAMPLES_DIR = new URL('../../examples/', import.meta.url).pathname;
 
 /** n8n names a custom extension's nodes CUSTOM.<name>; an installed package keeps its own name. */
-const TYPE_PREFIX = 'n8n-nodes-convo.';
-const CUSTOM_PREFIX = 'CUSTOM.';
+export const TYPE_PREFIX = 'n8n-nodes-convo.';
+export const CUSTOM_PREFIX = 'CUSTOM.';
 
 /** The example feed's address, replaced by the one served locally. */
 export const EXAMPLE_FEED_URL = 'https://shop.example.com/feeds/products.ndjson';
@@ -72,18 +73,19 @@ export function localCredentials({ fixture, runner, model }, label = 'local') {
 }
 
 /**
- * An example as n8n should import it here: CUSTOM.* node types, every credential reference
- * pointing at the imported credential of its type, the feed URL replaced. Throws, naming the
- * file and node, when an example uses a credential type the setup does not provide.
+ * An example as n8n should import it here: every credential reference pointing at the imported
+ * credential of its type, the feed URL replaced, and the pack's node types CUSTOM.* unless
+ * `installed` (the pack installed as a community package keeps `n8n-nodes-convo.*`). Throws,
+ * naming the file and node, when an example uses a credential type the setup does not provide.
  */
-export function prepareExample(file, credentials, { feedUrl } = {}) {
+export function prepareExample(file, credentials, { feedUrl, installed = false } = {}) {
 	const workflow = readExample(file);
 	if (typeof workflow.id !== 'string' || workflow.id.length !== 16) {
 		throw new Error(`examples/${file}: n8n import needs a 16-character "id", got ${JSON.stringify(workflow.id)}`);
 	}
 	const byType = Object.fromEntries(credentials.map((c) => [c.type, { id: c.id, name: c.name }]));
 	for (const node of workflow.nodes) {
-		if (node.type.startsWith(TYPE_PREFIX)) node.type = CUSTOM_PREFIX + node.type.slice(TYPE_PREFIX.length);
+		if (!installed && node.type.startsWith(TYPE_PREFIX)) node.type = CUSTOM_PREFIX + node.type.slice(TYPE_PREFIX.length);
 		for (const type of Object.keys(node.credentials ?? {})) {
 			if (!byType[type]) throw new Error(`examples/${file}: node "${node.name}" uses credential type ${type}, which this setup does not provide`);
 			node.credentials[type] = byType[type];

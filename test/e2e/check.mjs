@@ -1,5 +1,6 @@
 /* global fetch, setTimeout */
-// Checks the e2e run: every example ran successfully in the real n8n, and left in the sandbox or
+// Checks the e2e run: the packed pack is installed as a community package (and nothing else can
+// stand in for it); every example ran successfully in the real n8n through it, and left in the sandbox or
 // the runner what it was meant to; the live step (published triggers under `n8n start`) and the
 // `npm run dev` check did what they should. Prints one line per check and a closing
 // "e2e: N passed, M failed"; exits non-zero when anything failed.
@@ -7,8 +8,9 @@
 //   node test/e2e/check.mjs <outDir>
 // Reads <outDir>/manifest.json, <outDir>/exec/<workflowId>.{out,rc}, <outDir>/live-*.json and
 // <outDir>/dev.json (each written by a step of run.sh; a step that did not run fails its checks).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const outDir = process.argv[2];
 const manifest = JSON.parse(readFileSync(join(outDir, 'manifest.json'), 'utf8'));
@@ -140,6 +142,33 @@ const effects = {
 	},
 };
 
+// --- the pack as n8n users get it: the packed tarball, installed as a community package ----------
+await check('the packed tarball is installed as a community package in n8n\'s nodes folder, and n8n has no other way to load the pack', async () => {
+	const installed = readJsonFile('community-install.json');
+	assert(installed?.dir, 'community-install.json missing: the community install did not run');
+	const root = fileURLToPath(new URL('../..', import.meta.url));
+	const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+	assert(installed.name === rootPackage.name && installed.version === rootPackage.version, `installed ${installed.name}@${installed.version}, expected ${rootPackage.name}@${rootPackage.version}`);
+	// n8n's nodes folder: <N8N_USER_FOLDER>/.n8n/nodes (InstanceSettings.nodesDownloadDir).
+	const nodesDir = join(process.env.N8N_USER_FOLDER ?? '', '.n8n', 'nodes');
+	assert(existsSync(join(nodesDir, 'node_modules', rootPackage.name, 'package.json')), `no ${rootPackage.name} in ${nodesDir}/node_modules`);
+	assert(realpathSync(installed.dir) === realpathSync(join(nodesDir, 'node_modules', rootPackage.name)), `installed at ${installed.dir}, not in n8n's ${nodesDir}/node_modules`);
+	const dependencies = JSON.parse(readFileSync(join(nodesDir, 'package.json'), 'utf8')).dependencies;
+	assert(dependencies?.[rootPackage.name] === rootPackage.version, `nodes/package.json does not record the package: ${short(dependencies)}`);
+	// Only the pack itself: n8n-workflow and zod must come from n8n (its NODE_PATH), as for a user.
+	const beside = readdirSync(join(nodesDir, 'node_modules')).filter((name) => !name.startsWith('.'));
+	assert(beside.length === 1 && beside[0] === rootPackage.name, `nodes/node_modules holds more than the pack: ${beside.join(', ')}`);
+	const home = realpathSync(installed.dir);
+	assert(!home.startsWith(`${realpathSync(root)}/`), `the n8n user folder is inside the checkout (${home}); the checkout's node_modules could stand in for n8n's`);
+	assert(!process.env.N8N_CUSTOM_EXTENSIONS, `N8N_CUSTOM_EXTENSIONS is set (${process.env.N8N_CUSTOM_EXTENSIONS})`);
+	// What was installed is the current build (the bundle n8n loads is the one dist/ holds).
+	for (const file of rootPackage.n8n.nodes) {
+		assert(readFileSync(join(installed.dir, file)).equals(readFileSync(join(root, file))), `${file} in the installed package differs from dist/`);
+	}
+	const types = [...new Set(manifest.workflows.flatMap((w) => w.nodes.map((n) => n.type)).filter((type) => type.startsWith(manifest.packTypePrefix)))];
+	assert(types.length >= 3, `the examples use the installed package's node types ${manifest.packTypePrefix}*: ${types.join(', ')}`);
+});
+
 for (const wf of manifest.workflows.filter((w) => w.mode !== 'publish')) {
 	const label = `${wf.file} (${wf.id})`;
 	const rcFile = join(outDir, 'exec', `${wf.id}.rc`);
@@ -162,7 +191,7 @@ for (const wf of manifest.workflows.filter((w) => w.mode !== 'publish')) {
 		assert(resultData, `no resultData in the run: ${short(run)}`);
 		runs[wf.file] = resultData;
 		assert(!resultData.error, `workflow error: ${resultData.error?.message} ${resultData.error?.description ?? ''}`);
-		for (const node of wf.nodes.filter((n) => n.type.startsWith('CUSTOM.'))) {
+		for (const node of wf.nodes.filter((n) => n.type.startsWith(manifest.packTypePrefix))) {
 			const nodeRuns = resultData.runData?.[node.name];
 			assert(nodeRuns?.length, `node "${node.name}" did not run`);
 			const last = nodeRuns.at(-1);

@@ -78,7 +78,7 @@ function outputsOf(execution) {
 
 async function reply() {
 	const wf = workflow('reply-to-inbound-message.json');
-	const trigger = wf.nodes.find((node) => node.type === 'CUSTOM.convoTrigger');
+	const trigger = wf.nodes.find((node) => node.type === `${manifest.packTypePrefix}convoTrigger`);
 	const url = `${n8nUrl}/webhook/${trigger.webhookId}/convo`;
 	const result = { url, text: `e2e inbound ${Date.now()}` };
 	// n8n can answer 404 for a moment after activation; an empty body is refused with 400 and starts nothing.
@@ -109,7 +109,7 @@ async function reply() {
 
 async function runnerRegistered() {
 	const wf = workflow('campaign-finished-summary.json');
-	const trigger = wf.nodes.find((node) => node.type === 'CUSTOM.convoRunnerTrigger');
+	const trigger = wf.nodes.find((node) => node.type === `${manifest.packTypePrefix}convoRunnerTrigger`);
 	const webhooks = await poll(async () => {
 		const { webhooks: list } = await runner('/api/webhooks');
 		return list.some((hook) => hook.url.includes(trigger.webhookId)) ? list : undefined;

@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { exampleFiles, localCredentials, n8nNodeTypes, prepareExample } from '../../scripts/dev/n8n-setup.mjs';
+import { exampleFiles, localCredentials, n8nNodeTypes, prepareExample, TYPE_PREFIX } from '../../scripts/dev/n8n-setup.mjs';
 
 const [baseUrl, outDir, runnerUrl, stubUrl] = process.argv.slice(2);
 if (!baseUrl || !outDir || !runnerUrl || !stubUrl || !process.env.E2E_RUNNER_TOKEN) {
@@ -43,10 +43,13 @@ const manifest = {
 	runnerUrl,
 	stubUrl,
 	adaInbound: ADA_INBOUND,
+	/** The pack's node types in n8n: the installed community package's name, then the node's. */
+	packTypePrefix: TYPE_PREFIX,
 	workflows: [],
 };
 for (const file of exampleFiles()) {
-	const workflow = prepareExample(file, credentials, { feedUrl: `${stubUrl}/feeds/products.ndjson` });
+	// The pack is installed as a community package here (run.sh): the examples keep its node types.
+	const workflow = prepareExample(file, credentials, { feedUrl: `${stubUrl}/feeds/products.ndjson`, installed: true });
 	const out = join(outDir, 'workflows', file);
 	writeFileSync(out, JSON.stringify(workflow, null, 2));
 	manifest.workflows.push({

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end suite: the BUILT node pack inside a real n8n (2.41.1, Node 24) against the sandbox,
-# a private Redis with the runner, and a stub OpenAI-compatible model; then `npm run dev` itself.
+# End-to-end suite: the BUILT and PACKED node pack, installed as a community package the way n8n
+# installs one, inside a real n8n (2.41.1, Node 24) against the sandbox, a private Redis with the
+# runner, and a stub OpenAI-compatible model; then `npm run dev` itself.
 #   bash test/e2e/run.sh          (or: npm run test:e2e)
 # Env: E2E_KEEP=1 keeps the throwaway work folder; E2E_SKIP_LIVE=1 skips the `n8n start` step;
 #      E2E_SKIP_DEV=1 skips the `npm run dev` check; E2E_SKIP_BUILD=1 reuses dist/;
@@ -29,7 +30,11 @@ cleanup() {
     kill -KILL -- "-$pg" 2>/dev/null || true
   done
   if [[ -n "$WORK" && -d "$WORK" ]]; then
-    if [[ "${E2E_KEEP:-}" == 1 || $rc -ne 0 ]]; then log "work folder kept: $WORK" 2>&4; else rm -rf "$WORK"; fi
+    if [[ "${E2E_KEEP:-}" == 1 || $rc -ne 0 ]]; then
+      log "work folder kept: $WORK (n8n's user folder: ${N8N_HOME:-none})" 2>&4
+    else
+      rm -rf "$WORK"; [[ -n "${N8N_HOME:-}" ]] && rm -rf "$N8N_HOME"
+    fi
   fi
   if [[ -z "$VERDICT" ]]; then
     [[ $rc -eq 0 ]] && rc=1
@@ -71,6 +76,7 @@ if [[ "${E2E_SKIP_BUILD:-}" != 1 ]]; then
   (cd "$ROOT" && npm run build --silent </dev/null) >&2 || fail_early "npm run build failed"
 fi
 [[ -f "$ROOT/dist/nodes/Convo/Convo.node.js" ]] || fail_early "dist/ has no Convo node"
+N8N_HOME=""
 
 NODE24_BIN="$E2E/node24/node_modules/node/bin"
 export E2E_N8N_DIR="$E2E/n8n"
@@ -129,15 +135,28 @@ log "stub model at $STUB"
 
 "$SYSTEM_NODE" "$HERE/prepare.mjs" "$SANDBOX" "$WORK" "$RUNNER_URL" "$STUB" >&2 || fail_early "prepare.mjs failed"
 
-# --- n8n --------------------------------------------------------------------
+# --- n8n, with the pack installed as a community package ----------------------
 export PATH="$NODE24_BIN:$PATH"
 unset npm_config_nodedir NODE_OPTIONS || true
-export N8N_USER_FOLDER="$WORK/n8n-home"
-export N8N_CUSTOM_EXTENSIONS="$ROOT/dist"
+# n8n's user folder lies outside this checkout (under /tmp): walking up from the installed package
+# must not reach the checkout's node_modules, so n8n-workflow and zod can only come from n8n itself,
+# as in a user's n8n. $WORK/n8n-home points there.
+N8N_HOME="$(mktemp -d "${TMPDIR:-/tmp}/convo-e2e-n8n.XXXXXX")"
+ln -s "$N8N_HOME" "$WORK/n8n-home"
+export N8N_USER_FOLDER="$N8N_HOME"
+unset N8N_CUSTOM_EXTENSIONS || true
+# `npm pack` (what `npm publish` uploads), then n8n's own install steps (install-package.mjs).
+t0=$(date +%s)
+mkdir -p "$WORK/pack"
+TARBALL="$(cd "$ROOT" && npm pack --silent --ignore-scripts --pack-destination "$WORK/pack" </dev/null 2>"$WORK/logs/npm-pack.log" | tail -1)"
+[[ -n "$TARBALL" && -f "$WORK/pack/$TARBALL" ]] || { cat "$WORK/logs/npm-pack.log" >&2; fail_early "npm pack failed"; }
+"$SYSTEM_NODE" "$HERE/install-package.mjs" "$WORK/pack/$TARBALL" "$N8N_USER_FOLDER/.n8n" >"$WORK/community-install.json" 2>"$WORK/logs/install-package.log" \
+  || { cat "$WORK/logs/install-package.log" >&2; fail_early "installing $TARBALL as a community package failed"; }
+log "packed $TARBALL and installed it as a community package into $N8N_USER_FOLDER/.n8n/nodes in $(( $(date +%s) - t0 ))s"
 export DB_TYPE=sqlite
 export N8N_ENCRYPTION_KEY="e2e-convo-fixed-encryption-key-0001"
 export N8N_DIAGNOSTICS_ENABLED=false N8N_VERSION_NOTIFICATIONS_ENABLED=false N8N_PERSONALIZATION_ENABLED=false
-export N8N_TEMPLATES_ENABLED=false N8N_COMMUNITY_PACKAGES_ENABLED=false N8N_DISABLED_MODULES=mcp-registry
+export N8N_TEMPLATES_ENABLED=false N8N_COMMUNITY_PACKAGES_ENABLED=true N8N_DISABLED_MODULES=mcp-registry
 export N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS=false N8N_SECURE_COOKIE=false
 export N8N_LISTEN_ADDRESS=127.0.0.1 N8N_HOST=127.0.0.1
 export N8N_PORT="$(free_port)"

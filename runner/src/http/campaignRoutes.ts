@@ -14,6 +14,7 @@ import { OUTCOMES, type Outcome } from '../ledger';
 import { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
 import { getCampaign, statusesOf } from '../campaigns/store';
 import { InputError, type RouteTable } from './routes';
+import { LimitError } from '../limits';
 import { API_NAMES } from '../campaigns/schema';
 
 const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a campaign id' }) });
@@ -74,21 +75,42 @@ async function drain(body: Readable | undefined): Promise<void> {
 	});
 }
 
-/** Counts the bytes of an upload and stops it past the limit (`exceeded` then says why it stopped). */
-function limitBytes(limit: number): Transform & { exceeded: boolean } {
+/**
+ * Counts the bytes of an upload and stops it past the limit (`exceeded` then says why it stopped),
+ * or when the client sends nothing for `idleMs` (`idle`): a client that stalls would otherwise hold
+ * its connection and the half-read campaign forever. Time spent while the parser is not reading
+ * (the upload paused for Redis writes) is not the client's and does not count.
+ */
+function limitBytes(limit: number, source: Readable, idleMs: number): Transform & { exceeded: boolean; idle: boolean } {
 	let seen = 0;
+	let timer: NodeJS.Timeout | undefined;
+	const watch = () => {
+		clearTimeout(timer);
+		timer = setTimeout(() => {
+			if (source.isPaused() || counter.destroyed) return watch();
+			counter.idle = true;
+			counter.destroy(uploadIdle(idleMs));
+		}, idleMs);
+	};
 	const counter = new Transform({
 		transform(chunk: Buffer, _encoding, done) {
+			watch();
 			seen += chunk.length;
 			if (seen > limit) {
 				counter.exceeded = true;
 				done(new PayloadTooLarge(`the upload is larger than ${limit} bytes`));
 			} else done(null, chunk);
 		},
-	}) as Transform & { exceeded: boolean };
+	}) as Transform & { exceeded: boolean; idle: boolean };
 	counter.exceeded = false;
+	counter.idle = false;
+	counter.on('close', () => clearTimeout(timer)).on('end', () => clearTimeout(timer));
+	source.on('end', () => clearTimeout(timer));
+	watch();
 	return counter;
 }
+
+const uploadIdle = (idleMs: number) => new LimitError(408, `the upload sent nothing for ${idleMs / 1000} s (RUNNER_UPLOAD_IDLE_TIMEOUT); nothing was created`);
 
 export function campaignRoutes(routes: RouteTable, context: RunnerContext): void {
 	const limit = context.config.RUNNER_UPLOAD_LIMIT_BYTES;
@@ -111,7 +133,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			let source: string;
 			let records: AsyncIterable<SourceRecord> | undefined;
 			let draft = false;
-			const limited = upload ? limitBytes(limit) : undefined;
+			const limited = upload ? limitBytes(limit, request.body as Readable, context.config.RUNNER_UPLOAD_IDLE_TIMEOUT) : undefined;
 			if (upload) {
 				const parsed = settings.safeParse(request.query);
 				if (!parsed.success) throw new InputError(`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`, String(parsed.error.issues[0].path[0]));
@@ -144,6 +166,11 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			try {
 				return await create(request.headers['idempotency-key'], input, records, reply, draft);
 			} catch (error) {
+				if (limited?.idle) {
+					// The client stopped sending: answer now and close the connection, nothing more is read.
+					reply.header('connection', 'close');
+					throw uploadIdle(context.config.RUNNER_UPLOAD_IDLE_TIMEOUT);
+				}
 				// Answer only once the client has sent everything: a reply mid-upload resets its connection.
 				if (upload) await drain(request.body as Readable);
 				if (limited?.exceeded) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes (RUNNER_UPLOAD_LIMIT_BYTES)`);

@@ -228,6 +228,13 @@ test('an upload that sends nothing for RUNNER_UPLOAD_IDLE_TIMEOUT (2 s) is ended
 	expect(await redis.zcard(keys.campaigns)).toBe(campaignsBefore);
 	expect(await campaignKeys()).toEqual(keysBefore);
 
+	// Refused at its first bytes (a NUL: binary), then silent: the rest is not waited for forever either.
+	const refused = await slowUpload('\u0000phone\n', [], 0, 1000);
+	expect(refused.status).toBe(408);
+	expect(refused.afterMs).toBeLessThan(10_000);
+	expect(await refused.closed).toBe(true);
+	expect(await redis.zcard(keys.campaigns)).toBe(campaignsBefore);
+
 	// A row every second for 5 s: longer than the timeout in all, never idle that long.
 	const pieces = Array.from({ length: 5 }, (_, i) => `${phoneOf(8, i)},Ana,x\n`);
 	const total = Buffer.byteLength(head) + pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);

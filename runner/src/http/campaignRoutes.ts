@@ -64,11 +64,12 @@ const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'applica
 
 export class PayloadTooLarge extends UserError {}
 
-/** Reads the rest of a request body and throws it away. */
-async function drain(body: Readable | undefined): Promise<void> {
+/** Reads the rest of a request body and throws it away; stops early when the upload's watch (`limited`) finds the client idle. */
+async function drain(body: Readable | undefined, limited?: Transform): Promise<void> {
 	if (!body || typeof body.resume !== 'function' || body.readableEnded || body.destroyed) return;
 	await new Promise<void>((resolve) => {
 		body.on('end', resolve).on('close', resolve).on('error', () => resolve());
+		limited?.once('idle', resolve);
 		// A pipe into a parser that stopped reading would pause it again.
 		body.unpipe();
 		body.resume();
@@ -78,8 +79,9 @@ async function drain(body: Readable | undefined): Promise<void> {
 /**
  * Counts the bytes of an upload and stops it past the limit (`exceeded` then says why it stopped),
  * or when the client sends nothing for `idleMs` (`idle`): a client that stalls would otherwise hold
- * its connection and the half-read campaign forever. Time spent while the parser is not reading
- * (the upload paused for Redis writes) is not the client's and does not count.
+ * its connection and the half-read campaign forever. The silence is watched on the request itself,
+ * so it also ends a client that stalls while the rest of a refused upload is read and dropped.
+ * Time while the request is paused (the parser waiting for rows to be written) is not the client's.
  */
 function limitBytes(limit: number, source: Readable, idleMs: number): Transform & { exceeded: boolean; idle: boolean } {
 	let seen = 0;
@@ -87,14 +89,15 @@ function limitBytes(limit: number, source: Readable, idleMs: number): Transform 
 	const watch = () => {
 		clearTimeout(timer);
 		timer = setTimeout(() => {
-			if (source.isPaused() || counter.destroyed) return watch();
+			if (source.isPaused()) return watch();
 			counter.idle = true;
-			counter.destroy(uploadIdle(idleMs));
+			// Reading: the parser fails and nothing is created. Already refused and being drained: the drain stops.
+			if (!counter.destroyed) counter.destroy(uploadIdle(idleMs));
+			counter.emit('idle');
 		}, idleMs);
 	};
 	const counter = new Transform({
 		transform(chunk: Buffer, _encoding, done) {
-			watch();
 			seen += chunk.length;
 			if (seen > limit) {
 				counter.exceeded = true;
@@ -104,8 +107,9 @@ function limitBytes(limit: number, source: Readable, idleMs: number): Transform 
 	}) as Transform & { exceeded: boolean; idle: boolean };
 	counter.exceeded = false;
 	counter.idle = false;
-	counter.on('close', () => clearTimeout(timer)).on('end', () => clearTimeout(timer));
-	source.on('end', () => clearTimeout(timer));
+	// Added before the route pipes the request (the same tick), so no chunk is missed by either.
+	source.on('data', watch);
+	source.on('end', () => clearTimeout(timer)).on('close', () => clearTimeout(timer));
 	watch();
 	return counter;
 }
@@ -166,13 +170,13 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			try {
 				return await create(request.headers['idempotency-key'], input, records, reply, draft);
 			} catch (error) {
+				// Answer only once the client has sent everything (a reply mid-upload resets its connection),
+				// unless it stopped sending: then answer now and close the connection, nothing more is read.
+				if (upload && !limited?.idle) await drain(request.body as Readable, limited);
 				if (limited?.idle) {
-					// The client stopped sending: answer now and close the connection, nothing more is read.
 					reply.header('connection', 'close');
 					throw uploadIdle(context.config.RUNNER_UPLOAD_IDLE_TIMEOUT);
 				}
-				// Answer only once the client has sent everything: a reply mid-upload resets its connection.
-				if (upload) await drain(request.body as Readable);
 				if (limited?.exceeded) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes (RUNNER_UPLOAD_LIMIT_BYTES)`);
 				throw error;
 			}

@@ -131,10 +131,10 @@ export class ConvoRunnerTrigger implements INodeType {
 					return false;
 				}
 				const hook = (body ?? {}) as IDataObject;
-				if (hook.url === this.getNodeWebhookUrl('default') && sameEvents(hook.events, selectedEvents(this)) && registration.webhookSecret) {
+				if (hook.url === this.getNodeWebhookUrl('default') && sameEvents(hook.events, selectedEvents(this)) && registration.webhookSecret && !hook.disabled_at) {
 					return true;
 				}
-				// Registered for another URL or other events: replace it.
+				// Registered for another URL or other events, or disabled by the runner after failed deliveries: replace it.
 				await runnerRequest.call(this, { method: 'DELETE', path: `/api/webhooks/${encodeURIComponent(registration.webhookId)}`, allowStatuses: [404] });
 				forget(registration);
 				return false;

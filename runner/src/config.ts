@@ -54,6 +54,19 @@ const schema = z.object({
 	RUNNER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
 	/** Largest recipient upload accepted by the API. */
 	RUNNER_UPLOAD_LIMIT_BYTES: positiveInt(50 * 1024 * 1024),
+	/** An upload (POST /api/campaigns with a CSV/NDJSON body) that sends no byte for this long is ended with 408. */
+	RUNNER_UPLOAD_IDLE_TIMEOUT: durationMs.default(30_000),
+	/** Caps on what callers may pile into Redis (limits.ts); past one, a 4xx names the cap and this setting. */
+	RUNNER_MAX_RECIPIENTS: positiveInt(1_000_000),
+	RUNNER_MAX_DRAFTS: positiveInt(100),
+	RUNNER_MAX_CAMPAIGN_SCHEDULES: positiveInt(100),
+	RUNNER_MAX_REINDEX_SCHEDULES: positiveInt(100),
+	RUNNER_MAX_QUEUED_RUNS: positiveInt(100),
+	RUNNER_MAX_WEBHOOKS: positiveInt(100),
+	/** Longest webhook URL accepted. */
+	RUNNER_MAX_URL_LENGTH: positiveInt(2048),
+	/** Failed delivery attempts in a row after which a webhook is disabled (until enabled again). */
+	RUNNER_WEBHOOK_DISABLE_AFTER: positiveInt(24),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

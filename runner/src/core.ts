@@ -12,7 +12,7 @@ import { CLI_NAMES, campaignSettings, settingsError, type CampaignSettings, type
 import { createSchedule, findSchedule, listSchedules, removeSchedule, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
 import { cancelCampaign, pauseCampaign, queueScheduledStart, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
-import { DRAFT_LIFETIME_MS, startDraft } from './campaigns/draft';
+import { DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace } from './campaigns/draft';
 
 export { campaignStatus, listCampaigns, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
 export { addRecipients, type ChunkAnswer } from './campaigns/draft';
@@ -21,7 +21,7 @@ export { errorBreakdown, reportRows, reportText } from './campaigns/report';
 export { rateHistory, getCampaign } from './campaigns/store';
 
 // Webhooks: registrations and the events delivered to them (webhooks/).
-export { createWebhook, getWebhook, listWebhooks, removeWebhook, type WebhookInput, type WebhookView } from './webhooks/store';
+export { createWebhook, enableWebhook, getWebhook, listWebhooks, pageWebhooks, removeWebhook, type WebhookInput, type WebhookView } from './webhooks/store';
 
 // Reindex runs: keep a search collection in sync with a feed (reindex/).
 export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReindexSchedule, type ReindexAnswer, type ReindexInput } from './reindex/create';
@@ -72,7 +72,14 @@ export async function createDraft(context: RunnerContext, input: CampaignSetting
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;
 	const draft = { startsAs: startAt ? ('scheduled' as const) : ('running' as const), expiresAt: Date.now() + DRAFT_LIFETIME_MS };
-	const snapshot = await snapshotCampaign(context, { ...common, id, state: 'draft', startAt, records: records ?? (async function* () {})(), draft });
+	await takeDraftPlace(context, id, draft.expiresAt);
+	let snapshot: Snapshot;
+	try {
+		snapshot = await snapshotCampaign(context, { ...common, id, state: 'draft', startAt, records: records ?? (async function* () {})(), draft });
+	} catch (error) {
+		await giveBackDraftPlace(context, id).catch(() => undefined);
+		throw error;
+	}
 	context.log.info({ campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'draft campaign created');
 	return { kind: 'campaign', ...snapshot };
 }

@@ -50,6 +50,8 @@ export interface WebhookKeys {
 	outbox: string;
 	/** Lock: one process moves the outbox into the delivery queue at a time. */
 	outboxLock: string;
+	/** Sorted set per webhook: its deliveries in flight (job id by the time its slot lapses), for the per-webhook cap. */
+	inflight(id: string): string;
 }
 
 /** Keys of reindex runs (reindex/) and of the collections they keep in sync. */
@@ -113,6 +115,7 @@ export function keysFor(prefix: string): Keys {
 			webhook: (id) => `${prefix}:webhook:${id}`,
 			outbox: `${prefix}:events:outbox`,
 			outboxLock: `${prefix}:lock:outbox`,
+			inflight: (id) => `${prefix}:webhook:${id}:inflight`,
 		},
 	};
 }

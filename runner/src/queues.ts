@@ -32,8 +32,12 @@ export const FEED_EVERY_MS = 1000;
 export const sendQueueName = (from: string) => `send-${from}`;
 export const REINDEX_QUEUE = 'reindex';
 export const EVENTS_QUEUE = 'events';
-/** Deliveries one process makes at once. */
-export const EVENTS_CONCURRENCY = 5;
+/**
+ * Deliveries one process makes at once: waiting on receivers costs sockets, not CPU, and a webhook
+ * holds at most one of them (webhooks/deliver.ts), so up to this many receivers that hang still
+ * leave the others theirs.
+ */
+export const EVENTS_CONCURRENCY = 50;
 /** Runs one process works at once (each reads its own source). */
 export const REINDEX_CONCURRENCY = 2;
 /**

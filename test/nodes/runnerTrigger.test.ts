@@ -8,6 +8,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { signDelivery, SIGNATURE_HEADER } from '../../nodes/shared/runner';
+import { countFailure } from '../../runner/src/webhooks/store';
 import { serveTrigger, type ServedTrigger } from '../harness/webhook';
 import { positionalTemplate, startApi, useRunnerUnderTest, waitFor } from '../runner/support';
 
@@ -139,5 +140,20 @@ describe('Convo Runner Trigger', () => {
 		// A second deactivation (already gone) is fine.
 		expect(await served.deactivate()).toBe(true);
 		await waitFor('no registration left', async () => (await registered()).length === 0, 5000);
+	});
+
+	it('a registration the runner disabled after failed deliveries is replaced on the next activation', async () => {
+		await served.activate();
+		const id = String(served.staticData().webhookId);
+		// The runner's own path for a delivery that failed, as many times in a row as disable it.
+		for (let i = 0; i < runner.context.config.RUNNER_WEBHOOK_DISABLE_AFTER; i++) await countFailure(runner.context, id);
+		expect((await api('GET', `/api/webhooks/${id}`)).json.disabled_at).toEqual(expect.any(String));
+		await served.activate();
+		const replaced = String(served.staticData().webhookId);
+		expect(replaced).not.toBe(id);
+		expect((await api('GET', `/api/webhooks/${id}`)).status).toBe(404);
+		const hooks = await registered();
+		expect(hooks.map((hook) => [hook.id, hook.disabled_at])).toEqual([[replaced, undefined]]);
+		expect(await served.deactivate()).toBe(true);
 	});
 });

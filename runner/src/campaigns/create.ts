@@ -8,6 +8,7 @@
 import { formatOf, readRecords, SourceError, type SourceRecord } from '../source';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
+import { cappedRows } from '../limits';
 import { luaScript } from '../redis';
 import { EMIT_SCRIPT } from '../webhooks/events';
 import { checkRow, encodeRecipient, type CampaignBasics } from './schema';
@@ -118,7 +119,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	};
 
 	try {
-		const records = input.records ?? readRecords(input.source, formatOf(input.source, input.format));
+		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format)), context.config.RUNNER_MAX_RECIPIENTS);
 		for await (const record of records) {
 			rows.check(record);
 			if (rows.stagedRows >= WRITE_BATCH) await flush();

@@ -13,6 +13,7 @@
  */
 import { RECIPIENTS_PER_CHUNK, parsePhoneNumber } from '../../../nodes/shared';
 import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
+import { LimitError, fullMessage, release, reserve, tooManyRows } from '../limits';
 import { luaScript } from '../redis';
 import { inlineRecords, type SourceRecord } from '../source';
 import { queueScheduledStart } from './control';
@@ -96,6 +97,9 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 	for (let attempt = 1; attempt <= CHUNK_TRIES; attempt++) {
 		const campaign = await getCampaign(context, id);
 		if (campaign.state !== 'draft') throw notADraft(id, campaign.state);
+		// The script applies the chunk only to the total checked here, so the cap holds with chunks at once.
+		const max = context.config.RUNNER_MAX_RECIPIENTS;
+		if (campaign.total + rows.length > max) throw new LimitError(413, `${tooManyRows(max)}: the draft has ${campaign.total} and this chunk ${rows.length}`, 'recipients');
 		const lastLine = Number(await redis.hget(keys.campaign(id), 'last_line'));
 		const base = firstLine ?? lastLine + 1;
 		const known = phones.length > 0 ? await redis.hmget(keys.phones(id), ...phones) : [];
@@ -146,6 +150,27 @@ export async function startDraft(context: RunnerContext, id: string): Promise<Ca
 		if (result.changed) context.log.info({ campaign: id, state: startsAs, recipients: campaign.counts.pending }, 'draft campaign started');
 	}
 	return (await getCampaign(context, id)).state;
+}
+
+/**
+ * Takes a place among the open drafts (at most RUNNER_MAX_DRAFTS) for a draft about to be created;
+ * drafts already started or cancelled (they stay in the set until their 24 h are up) are dropped
+ * from it when it looks full. 409 naming the setting when it is full.
+ */
+export async function takeDraftPlace(context: RunnerContext, id: string, expiresAt: number): Promise<void> {
+	const { redis, keys } = context;
+	const max = context.config.RUNNER_MAX_DRAFTS;
+	if ((await reserve(context, keys.drafts, max, id, expiresAt)) === undefined) return;
+	const members = await redis.zrange(keys.drafts, 0, -1);
+	const states = members.length > 0 ? await Promise.all(members.map((member) => redis.hget(keys.campaign(member), 'state'))) : [];
+	const gone = members.filter((_, i) => states[i] !== null && states[i] !== 'draft');
+	if (gone.length > 0) await redis.zrem(keys.drafts, ...gone);
+	const full = await reserve(context, keys.drafts, max, id, expiresAt);
+	if (full !== undefined) throw new LimitError(409, fullMessage('drafts not yet started', full, max, 'RUNNER_MAX_DRAFTS'));
+}
+
+export async function giveBackDraftPlace(context: RunnerContext, id: string): Promise<void> {
+	await release(context, context.keys.drafts, id);
 }
 
 /** The feeder tick's cleanup: drafts whose 24 h are up leave the list (Redis has expired their keys). */

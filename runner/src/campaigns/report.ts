@@ -1,7 +1,7 @@
 /** The per-recipient report, in source order, streamed a chunk at a time: JSON rows or CSV. */
-import { stringify } from 'csv-stringify/sync';
 
 import type { RunnerContext } from '../context';
+import { csvRows } from '../csv';
 import type { Outcome } from '../ledger';
 import { decodeRecipient } from './schema';
 import { getCampaign } from './store';
@@ -69,10 +69,10 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
 /** The report as text chunks: a JSON array, or CSV with a header. */
 export async function* reportText(context: RunnerContext, id: string, format: 'json' | 'csv', page: ReportPage = {}): AsyncGenerator<string> {
 	let first = true;
-	if (format === 'csv') yield stringify([REPORT_COLUMNS]);
+	if (format === 'csv') yield csvRows([REPORT_COLUMNS]);
 	else yield '[';
 	for await (const row of reportRows(context, id, page)) {
-		if (format === 'csv') yield stringify([REPORT_COLUMNS.map((column) => row[column] ?? '')]);
+		if (format === 'csv') yield csvRows([REPORT_COLUMNS.map((column) => row[column] ?? '')]);
 		else {
 			yield `${first ? '\n' : ',\n'}${JSON.stringify(row)}`;
 			first = false;

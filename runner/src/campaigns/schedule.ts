@@ -6,6 +6,7 @@
  */
 import { UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
+import { LimitError, fullMessage, release, reserve } from '../limits';
 import { emitBornFinished, snapshotCampaign } from './create';
 import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
@@ -22,6 +23,10 @@ export const cronSchedulerId = (scheduleId: string) => `cron-${scheduleId}`;
 export async function createSchedule(context: RunnerContext, record: Omit<ScheduleRecord, 'id' | 'createdAt'>): Promise<ScheduleRecord> {
 	const id = newId('s');
 	const schedule: ScheduleRecord = { ...record, id, createdAt: Date.now() };
+	const max = context.config.RUNNER_MAX_CAMPAIGN_SCHEDULES;
+	// The place in the list first (counted and taken in one step); given back if the schedule is refused.
+	const full = await reserve(context, context.keys.schedules, max, id, schedule.createdAt);
+	if (full !== undefined) throw new LimitError(409, fullMessage('campaign schedules', full, max, 'RUNNER_MAX_CAMPAIGN_SCHEDULES'), 'cron');
 	try {
 		await context.queues.control.upsertJobScheduler(
 			cronSchedulerId(id),
@@ -29,10 +34,10 @@ export async function createSchedule(context: RunnerContext, record: Omit<Schedu
 			{ name: 'cron', data: { schedule: id }, opts: { removeOnComplete: true, removeOnFail: 50 } },
 		);
 	} catch (error) {
+		await release(context, context.keys.schedules, id);
 		throw new UserError(`--cron "${record.cron}" with --tz "${record.tz}" is not a valid schedule: ${(error as Error).message}`);
 	}
 	await context.redis.set(context.keys.schedule(id), JSON.stringify(schedule));
-	await context.redis.zadd(context.keys.schedules, schedule.createdAt, id);
 	return schedule;
 }
 

@@ -417,7 +417,18 @@ function addReindexCommands(program: Command, json: () => Option): void {
 			const io = { json: Boolean(options.json) };
 			await withContext(io, {}, async (context) => {
 				const webhooks = await core.listWebhooks(context);
-				print(io, { webhooks }, () => webhooks.map((w) => `${w.id}: ${w.url} (${w.events.join(', ')})${w.description ? ` ${w.description}` : ''}`).join('\n') || 'no webhooks');
+				print(io, { webhooks }, () => webhooks.map((w) => `${w.id}: ${w.url} (${w.events.join(', ')})${w.description ? ` ${w.description}` : ''}${w.disabled_at ? ` DISABLED since ${w.disabled_at}: ${w.disabled_reason}` : ''}`).join('\n') || 'no webhooks');
+			});
+		});
+	webhook
+		.command('enable <id>')
+		.description('enable a webhook that was disabled after failed deliveries: later events are delivered to it again')
+		.addOption(json())
+		.action(async (id: string, options) => {
+			const io = { json: Boolean(options.json) };
+			await withContext(io, {}, async (context) => {
+				const enabled = await core.enableWebhook(context, id);
+				print(io, enabled, () => `${id}: enabled`);
 			});
 		});
 	webhook

@@ -14,6 +14,7 @@ import { OUTCOMES, type Outcome } from '../ledger';
 import { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
 import { getCampaign, statusesOf } from '../campaigns/store';
 import { InputError, type RouteTable } from './routes';
+import { LimitError } from '../limits';
 import { API_NAMES } from '../campaigns/schema';
 
 const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a campaign id' }) });
@@ -63,20 +64,38 @@ const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'applica
 
 export class PayloadTooLarge extends UserError {}
 
-/** Reads the rest of a request body and throws it away. */
-async function drain(body: Readable | undefined): Promise<void> {
+/** Reads the rest of a request body and throws it away; stops early when the upload's watch (`limited`) finds the client idle. */
+async function drain(body: Readable | undefined, limited?: Transform): Promise<void> {
 	if (!body || typeof body.resume !== 'function' || body.readableEnded || body.destroyed) return;
 	await new Promise<void>((resolve) => {
 		body.on('end', resolve).on('close', resolve).on('error', () => resolve());
+		limited?.once('idle', resolve);
 		// A pipe into a parser that stopped reading would pause it again.
 		body.unpipe();
 		body.resume();
 	});
 }
 
-/** Counts the bytes of an upload and stops it past the limit (`exceeded` then says why it stopped). */
-function limitBytes(limit: number): Transform & { exceeded: boolean } {
+/**
+ * Counts the bytes of an upload and stops it past the limit (`exceeded` then says why it stopped),
+ * or when the client sends nothing for `idleMs` (`idle`): a client that stalls would otherwise hold
+ * its connection and the half-read campaign forever. The silence is watched on the request itself,
+ * so it also ends a client that stalls while the rest of a refused upload is read and dropped.
+ * Time while the request is paused (the parser waiting for rows to be written) is not the client's.
+ */
+function limitBytes(limit: number, source: Readable, idleMs: number): Transform & { exceeded: boolean; idle: boolean } {
 	let seen = 0;
+	let timer: NodeJS.Timeout | undefined;
+	const watch = () => {
+		clearTimeout(timer);
+		timer = setTimeout(() => {
+			if (source.isPaused()) return watch();
+			counter.idle = true;
+			// Reading: the parser fails and nothing is created. Already refused and being drained: the drain stops.
+			if (!counter.destroyed) counter.destroy(uploadIdle(idleMs));
+			counter.emit('idle');
+		}, idleMs);
+	};
 	const counter = new Transform({
 		transform(chunk: Buffer, _encoding, done) {
 			seen += chunk.length;
@@ -85,10 +104,17 @@ function limitBytes(limit: number): Transform & { exceeded: boolean } {
 				done(new PayloadTooLarge(`the upload is larger than ${limit} bytes`));
 			} else done(null, chunk);
 		},
-	}) as Transform & { exceeded: boolean };
+	}) as Transform & { exceeded: boolean; idle: boolean };
 	counter.exceeded = false;
+	counter.idle = false;
+	// Added before the route pipes the request (the same tick), so no chunk is missed by either.
+	source.on('data', watch);
+	source.on('end', () => clearTimeout(timer)).on('close', () => clearTimeout(timer));
+	watch();
 	return counter;
 }
+
+const uploadIdle = (idleMs: number) => new LimitError(408, `the upload sent nothing for ${idleMs / 1000} s (RUNNER_UPLOAD_IDLE_TIMEOUT); nothing was created`);
 
 export function campaignRoutes(routes: RouteTable, context: RunnerContext): void {
 	const limit = context.config.RUNNER_UPLOAD_LIMIT_BYTES;
@@ -111,7 +137,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			let source: string;
 			let records: AsyncIterable<SourceRecord> | undefined;
 			let draft = false;
-			const limited = upload ? limitBytes(limit) : undefined;
+			const limited = upload ? limitBytes(limit, request.body as Readable, context.config.RUNNER_UPLOAD_IDLE_TIMEOUT) : undefined;
 			if (upload) {
 				const parsed = settings.safeParse(request.query);
 				if (!parsed.success) throw new InputError(`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`, String(parsed.error.issues[0].path[0]));
@@ -144,8 +170,13 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			try {
 				return await create(request.headers['idempotency-key'], input, records, reply, draft);
 			} catch (error) {
-				// Answer only once the client has sent everything: a reply mid-upload resets its connection.
-				if (upload) await drain(request.body as Readable);
+				// Answer only once the client has sent everything (a reply mid-upload resets its connection),
+				// unless it stopped sending: then answer now and close the connection, nothing more is read.
+				if (upload && !limited?.idle) await drain(request.body as Readable, limited);
+				if (limited?.idle) {
+					reply.header('connection', 'close');
+					throw uploadIdle(context.config.RUNNER_UPLOAD_IDLE_TIMEOUT);
+				}
 				if (limited?.exceeded) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes (RUNNER_UPLOAD_LIMIT_BYTES)`);
 				throw error;
 			}

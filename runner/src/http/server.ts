@@ -20,6 +20,7 @@ import { webhookRoutes } from './webhookRoutes';
 import { consoleRoutes } from './console';
 import { RunnerMetrics } from './metrics';
 import { InputError, RouteTable } from './routes';
+import { LimitError } from '../limits';
 
 export interface HttpOptions {
 	token: string;
@@ -42,6 +43,7 @@ function statusOf(error: unknown): number {
 	if (error instanceof NotFoundError) return 404;
 	if (error instanceof ConflictError) return 409;
 	if (error instanceof PayloadTooLarge) return 413;
+	if (error instanceof LimitError) return error.status;
 	if (error instanceof UserError) return 400;
 	const status = (error as FastifyError).statusCode;
 	return typeof status === 'number' && status >= 400 && status < 500 ? status : 500;
@@ -79,7 +81,7 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 		const status = statusOf(error);
 		if (status === 500) context.log.error({ err: (error as Error).message, url: request.url }, 'control API error');
 		const message = status === 500 ? 'internal error in the runner' : (error as Error).message;
-		return reply.code(status).send(errorBody(status, message, error instanceof InputError ? error.field : undefined));
+		return reply.code(status).send(errorBody(status, message, error instanceof InputError || error instanceof LimitError ? error.field : undefined));
 	});
 	app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(404, `No route ${request.method} ${request.url.split('?')[0]}`)));
 

@@ -7,6 +7,8 @@ import { webhookInput } from '../webhooks/store';
 import type { RouteTable } from './routes';
 
 const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a webhook id' }) });
+/** Pages as GET /api/campaigns has them; the default page holds every webhook the default cap allows. */
+const page = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
 
 export function webhookRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
@@ -20,9 +22,21 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 		},
 		async ({ body }) => core.createWebhook(context, body),
 	);
-	routes.add({ method: 'GET', url: '/api/webhooks', tag: 'webhooks', summary: 'Registered webhooks, oldest first (no secrets)', success: [200, '{ webhooks: [{ id, url, events, description, created_at }] }'] }, async () => ({
-		webhooks: await core.listWebhooks(context),
-	}));
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/webhooks',
+			tag: 'webhooks',
+			summary: 'Registered webhooks, oldest first (no secrets), a page at a time; a disabled one shows disabled_at and disabled_reason',
+			query: page,
+			success: [200, '{ webhooks: [{ id, url, events, description, created_at, disabled_at?, disabled_reason? }], total, limit, offset }'],
+		},
+		async ({ query }) => ({ ...(await core.pageWebhooks(context, query.offset, query.limit)), limit: query.limit, offset: query.offset }),
+	);
+	routes.add(
+		{ method: 'POST', url: '/api/webhooks/:id/enable', tag: 'webhooks', summary: 'Enable a webhook disabled after failed deliveries: later events are delivered again; 404 when unknown', params: id, success: [200, '{ id, url, events, description, created_at }'] },
+		async ({ params }) => core.enableWebhook(context, params.id),
+	);
 	routes.add({ method: 'GET', url: '/api/webhooks/:id', tag: 'webhooks', summary: 'One webhook (no secret); 404 when unknown', params: id, success: [200, '{ id, url, events, description, created_at }'] }, async ({ params }) =>
 		core.getWebhook(context, params.id),
 	);

@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod/v4';
 
 import { ConflictError, UserError, type RunnerContext } from '../context';
+import { checkQueuedRuns, release, takeReindexSchedulePlace } from '../limits';
 import { formatOf, isUrl, SourceError } from '../source';
 import { overlapMessage, takeCollection } from './lock';
 import { processRun } from './run';
@@ -119,6 +120,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 	const { redis, keys } = context;
 	if (cron) {
 		const schedule: ReindexSchedule = { id: newId('s'), cron, tz: tz ?? 'UTC', settings, createdAt: Date.now() };
+		await takeReindexSchedulePlace(context, schedule.id, schedule.createdAt);
 		try {
 			await context.queues.reindex.upsertJobScheduler(
 				reindexSchedulerId(schedule.id),
@@ -126,6 +128,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 				{ name: 'scheduled', data: { schedule: schedule.id }, opts: { removeOnComplete: true, removeOnFail: 50 } },
 			);
 		} catch (error) {
+			await release(context, keys.reindex.schedules, schedule.id);
 			throw new UserError(`--cron "${cron}" with --tz "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`);
 		}
 		await redis.set(keys.reindex.schedule(schedule.id), JSON.stringify(schedule));
@@ -133,6 +136,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 		context.log.info({ schedule: schedule.id, cron, tz: schedule.tz }, 'reindex schedule created');
 		return { kind: 'schedule', schedule };
 	}
+	await checkQueuedRuns(context);
 	const id = newRunId();
 	const holder = await takeCollection(context, settings.collection, id);
 	if (holder) throw new ConflictError(overlapMessage(settings.collection, holder));

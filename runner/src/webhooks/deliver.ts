@@ -5,21 +5,49 @@
  * with a 10 s deadline. A 2xx is delivered; anything else throws, and BullMQ tries again with
  * exponential backoff up to RUNNER_WEBHOOK_ATTEMPTS. Every attempt is logged: webhook, event,
  * attempt, status or error; never the secret, the signature or the URL (it may carry a token).
+ *
+ * Receivers are kept from holding each other up: a webhook has at most IN_FLIGHT_PER_WEBHOOK
+ * deliveries in flight across all processes (a Redis sorted set of slots, each lapsing after the
+ * deadline should its process die); a job for a webhook at that cap goes back to the queue for
+ * BUSY_RETRY_MS without spending an attempt, and the worker's slot goes to another receiver's
+ * event. Receivers that hang then hold at most that many of a worker's EVENTS_CONCURRENCY slots
+ * each. Failed attempts in a row are counted on the webhook; at RUNNER_WEBHOOK_DISABLE_AFTER it is
+ * disabled (store.ts), which is logged, and its deliveries are skipped until it is enabled again.
  */
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import { request } from 'undici';
 
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signDelivery } from '../../../nodes/shared';
 import type { RunnerContext } from '../context';
+import { luaScript } from '../redis';
 import type { DeliveryJobData } from './outbox';
 import { webhookSecret } from './secret';
-import { findWebhook } from './store';
+import { countFailure, countSuccess, findWebhook } from './store';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/** Deliveries to one webhook in flight at once, across every process. */
+export const IN_FLIGHT_PER_WEBHOOK = 1;
+/** How long a job for a webhook at its cap waits before it is tried again. */
+const BUSY_RETRY_MS = 1000;
+
+/**
+ * KEYS: the webhook's in-flight set. ARGV: job id, now, when the slot lapses, cap. Drops lapsed
+ * slots (a process that died mid-delivery), then takes one for the job if the webhook is under its cap.
+ */
+const TAKE_SLOT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[4]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+  return 1
+end
+return 0
+`;
 
 export function createDeliveryProcessor(context: RunnerContext, key: string) {
 	const { log } = context;
-	return async function deliver(job: Job<DeliveryJobData>): Promise<string> {
+	const takeSlot = luaScript(context.redis, 'convoWebhookSlot', TAKE_SLOT, 1);
+	return async function deliver(job: Job<DeliveryJobData>, token?: string): Promise<string> {
 		const { event, webhook: webhookId } = job.data;
 		const attempt = job.attemptsMade + 1;
 		const fields = { webhook: webhookId, event: event.id, type: event.type, attempt };
@@ -30,6 +58,25 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 			log.info(fields, 'webhook delivery dropped: the webhook was removed');
 			return 'removed';
 		}
+		if (webhook.disabled_at) {
+			log.info(fields, 'webhook delivery skipped: the webhook is disabled');
+			return 'disabled';
+		}
+		const slots = context.keys.webhooks.inflight(webhookId);
+		const now = Date.now();
+		if (Number(await takeSlot([slots], [String(job.id), now, now + DELIVERY_TIMEOUT_MS + 5000, IN_FLIGHT_PER_WEBHOOK])) === 0) {
+			// Busy with other deliveries: back to the queue, no attempt spent, the worker's slot freed.
+			await job.moveToDelayed(now + BUSY_RETRY_MS, token);
+			throw new DelayedError();
+		}
+		/** The slot back, and the attempt counted on the webhook (which may disable it). */
+		const settle = async (ok: boolean) => {
+			await context.redis.zrem(slots, String(job.id));
+			if (ok) await countSuccess(context, webhookId);
+			else if (await countFailure(context, webhookId)) {
+				log.warn({ webhook: webhookId, failures: context.config.RUNNER_WEBHOOK_DISABLE_AFTER }, `webhook disabled: ${context.config.RUNNER_WEBHOOK_DISABLE_AFTER} delivery attempts in a row failed; nothing more is delivered to it until it is enabled again`);
+			}
+		};
 		const body = JSON.stringify(event);
 		let status: number;
 		try {
@@ -52,13 +99,16 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 		} catch (error) {
 			const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : (error as Error).message;
 			log.warn({ ...fields, err: reason }, failed);
+			await settle(false);
 			throw new Error(`delivery failed: ${reason}`);
 		}
 		if (status >= 200 && status < 300) {
 			log.info({ ...fields, status }, 'webhook delivered');
+			await settle(true);
 			return 'delivered';
 		}
 		log.warn({ ...fields, status }, failed);
+		await settle(false);
 		throw new Error(`delivery answered ${status}`);
 	};
 }

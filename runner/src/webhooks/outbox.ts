@@ -53,7 +53,7 @@ export async function dispatchEvents(context: RunnerContext): Promise<number> {
 			const jobs = entries.flatMap((text) => {
 				const event = eventOf(JSON.parse(text) as OutboxEntry);
 				return webhooks
-					.filter((webhook) => webhook.events.includes(event.type))
+					.filter((webhook) => webhook.events.includes(event.type) && !webhook.disabled_at)
 					.map((webhook) => ({ name: event.type, data: { event, webhook: webhook.id } satisfies DeliveryJobData, opts: { ...eventJobOptions(context.config), jobId: deliveryJobId(event.id, webhook.id) } }));
 			});
 			if (jobs.length > 0) await context.queues.events.addBulk(jobs);

@@ -2,6 +2,11 @@
  * Webhook registrations in Redis: one hash per webhook (url, events, description, created_at) and
  * a sorted set of ids. The secret is not among them: it is derived from the id (secret.ts) and
  * shown once, in the answer to the registration.
+ *
+ * At most RUNNER_MAX_WEBHOOKS registrations, each URL at most RUNNER_MAX_URL_LENGTH characters.
+ * The hash also counts failed delivery attempts in a row (`failures`); at RUNNER_WEBHOOK_DISABLE_AFTER
+ * the webhook is disabled (`disabled_at`, `disabled_reason`): nothing more is delivered to it until
+ * it is enabled again (enableWebhook), which resets the count.
  */
 import { z } from 'zod/v4';
 
@@ -9,6 +14,8 @@ import { RUNNER_EVENTS, type RunnerEventType } from '../../../nodes/shared';
 import { ConfigError } from '../config';
 import { NotFoundError, UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
+import { LimitError, fullMessage, release, reserve } from '../limits';
+import { luaScript } from '../redis';
 import { NO_WEBHOOK_KEY, webhookKey, webhookSecret } from './secret';
 
 export const webhookInput = z.object({
@@ -20,17 +27,21 @@ export const webhookInput = z.object({
 });
 export type WebhookInput = z.input<typeof webhookInput>;
 
-/** A registration as every answer shows it (never with the secret). */
+/** A registration as every answer shows it (never with the secret); the disabled fields only while it is disabled. */
 export interface WebhookView {
 	id: string;
 	url: string;
 	events: RunnerEventType[];
 	description: string | null;
 	created_at: string;
+	disabled_at?: string;
+	disabled_reason?: string;
 }
 
 function viewOf(hash: Record<string, string>): WebhookView {
-	return { id: hash.id, url: hash.url, events: hash.events.split(',') as RunnerEventType[], description: hash.description || null, created_at: new Date(Number(hash.created_at)).toISOString() };
+	const view: WebhookView = { id: hash.id, url: hash.url, events: hash.events.split(',') as RunnerEventType[], description: hash.description || null, created_at: new Date(Number(hash.created_at)).toISOString() };
+	if (hash.disabled_at) Object.assign(view, { disabled_at: new Date(Number(hash.disabled_at)).toISOString(), disabled_reason: hash.disabled_reason });
+	return view;
 }
 
 /** Registers a webhook; the answer is the only place its secret ever appears. */
@@ -40,16 +51,22 @@ export async function createWebhook(context: RunnerContext, input: WebhookInput)
 		const issue = parsed.error.issues[0];
 		throw new UserError(`${String(issue.path[0] ?? 'body')} ${issue.message}`);
 	}
+	const { RUNNER_MAX_URL_LENGTH: maxUrl, RUNNER_MAX_WEBHOOKS: max } = context.config;
+	if (parsed.data.url.length > maxUrl) throw new LimitError(400, `url is ${parsed.data.url.length} characters; at most ${maxUrl} are accepted (RUNNER_MAX_URL_LENGTH)`, 'url');
 	const key = webhookKey(context.config);
 	if (!key) throw new ConfigError(NO_WEBHOOK_KEY);
 	const id = newId('w');
 	const now = Date.now();
 	const events = [...new Set(parsed.data.events)];
-	await context.redis
-		.multi()
-		.hset(context.keys.webhooks.webhook(id), { id, url: parsed.data.url, events: events.join(','), description: parsed.data.description ?? '', created_at: now })
-		.zadd(context.keys.webhooks.all, now, id)
-		.exec();
+	// The place in the list first (counted and taken in one step), then the registration.
+	const full = await reserve(context, context.keys.webhooks.all, max, id, now);
+	if (full !== undefined) throw new LimitError(409, fullMessage('webhooks', full, max, 'RUNNER_MAX_WEBHOOKS'));
+	try {
+		await context.redis.hset(context.keys.webhooks.webhook(id), { id, url: parsed.data.url, events: events.join(','), description: parsed.data.description ?? '', created_at: now });
+	} catch (error) {
+		await release(context, context.keys.webhooks.all, id).catch(() => undefined);
+		throw error;
+	}
 	context.log.info({ webhook: id, events }, 'webhook registered');
 	return { ...viewOf({ id, url: parsed.data.url, events: events.join(','), description: parsed.data.description ?? '', created_at: String(now) }), secret: webhookSecret(key, id) };
 }
@@ -65,11 +82,54 @@ export async function getWebhook(context: RunnerContext, id: string): Promise<We
 	return found;
 }
 
-/** Every registration, oldest first. */
+/** Every registration, oldest first (the dispatcher's list; at most RUNNER_MAX_WEBHOOKS). */
 export async function listWebhooks(context: RunnerContext): Promise<WebhookView[]> {
-	const ids = await context.redis.zrange(context.keys.webhooks.all, 0, -1);
+	return (await pageWebhooks(context, 0, -1)).webhooks;
+}
+
+/** A page of the registrations, oldest first, and how many there are: GET /api/webhooks. */
+export async function pageWebhooks(context: RunnerContext, offset: number, limit: number): Promise<{ webhooks: WebhookView[]; total: number }> {
+	const stop = limit < 0 ? -1 : offset + limit - 1;
+	const [ids, total] = await Promise.all([context.redis.zrange(context.keys.webhooks.all, offset, stop), context.redis.zcard(context.keys.webhooks.all)]);
 	const found = await Promise.all(ids.map((id) => findWebhook(context, id)));
-	return found.filter((webhook): webhook is WebhookView => webhook !== undefined);
+	return { webhooks: found.filter((webhook): webhook is WebhookView => webhook !== undefined), total };
+}
+
+/**
+ * KEYS: the webhook's hash. ARGV: attempts in a row that disable it, now, reason. Counts one more
+ * failed attempt (never recreating a removed webhook); 1 when this attempt disabled it.
+ */
+const COUNT_FAILURE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+if n >= tonumber(ARGV[1]) and not redis.call('HGET', KEYS[1], 'disabled_at') then
+  redis.call('HSET', KEYS[1], 'disabled_at', ARGV[2], 'disabled_reason', ARGV[3])
+  return 1
+end
+return 0
+`;
+
+/** A failed delivery attempt; true when it disabled the webhook (the caller logs it). */
+export async function countFailure(context: RunnerContext, id: string): Promise<boolean> {
+	const after = context.config.RUNNER_WEBHOOK_DISABLE_AFTER;
+	const run = luaScript(context.redis, 'convoWebhookFailure', COUNT_FAILURE, 1);
+	const reason = `${after} delivery attempts in a row failed; enable it again with POST /api/webhooks/:id/enable (or convo-runner webhook enable)`;
+	return Number(await run([context.keys.webhooks.webhook(id)], [after, Date.now(), reason])) === 1;
+}
+
+/** A delivered event: the count of failures in a row starts again. */
+export async function countSuccess(context: RunnerContext, id: string): Promise<void> {
+	const run = luaScript(context.redis, 'convoWebhookSuccess', `if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'failures', 0) end return 1`, 1);
+	await run([context.keys.webhooks.webhook(id)], []);
+}
+
+/** Enables a disabled webhook: deliveries of later events start again, and its failures count from 0. */
+export async function enableWebhook(context: RunnerContext, id: string): Promise<WebhookView> {
+	const key = context.keys.webhooks.webhook(id);
+	const run = luaScript(context.redis, 'convoWebhookEnable', `if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end redis.call('HDEL', KEYS[1], 'disabled_at', 'disabled_reason') redis.call('HSET', KEYS[1], 'failures', 0) return 1`, 1);
+	if (Number(await run([key], [])) === 0) throw new NotFoundError(`No webhook with id ${id}`);
+	context.log.info({ webhook: id }, 'webhook enabled');
+	return getWebhook(context, id);
 }
 
 /** Removes a registration: its deliveries still queued find it gone and are dropped. */

@@ -9,6 +9,7 @@ import { RUNNER_EVENTS, type RunnerEventType } from '../../../nodes/shared';
 import { ConfigError } from '../config';
 import { NotFoundError, UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
+import { checkUrlAllowed } from '../net/outbound';
 import { NO_WEBHOOK_KEY, webhookKey, webhookSecret } from './secret';
 
 export const webhookInput = z.object({
@@ -42,6 +43,8 @@ export async function createWebhook(context: RunnerContext, input: WebhookInput)
 	}
 	const key = webhookKey(context.config);
 	if (!key) throw new ConfigError(NO_WEBHOOK_KEY);
+	// Deliveries connect only where the network policy allows (net/outbound.ts): refused here first.
+	await checkUrlAllowed(context.config, parsed.data.url, 'url');
 	const id = newId('w');
 	const now = Date.now();
 	const events = [...new Set(parsed.data.events)];

@@ -15,6 +15,8 @@ import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from '../../nodes/shared';
 import { collectionOf, feedText, freshCollection, products, range, sandboxCounts, clearSandboxCounts, UPSERT } from './reindexSupport';
+import { loadConfig } from '../../runner/src/config';
+import { Outbound } from '../../runner/src/net/outbound';
 import { freePort } from '../../runner/src/redis';
 import { dumpKeys, positionalTemplate, runCli, startApi, templateSends, uniquePrefix, useRunnerUnderTest, waitFor } from './support';
 
@@ -272,4 +274,18 @@ test('a URL with credentials or a query is refused, naming the variable, where n
 	expect(result.stdout + result.stderr).toContain('--source holds credentials or a query string: RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set');
 	expect(result.stdout + result.stderr).not.toContain('PASSx');
 	expect(result.stdout + result.stderr).not.toContain('SIGx');
+});
+
+test('RUNNER_ALLOW_PRIVATE_URLS: a wrong entry stops the process naming the variable; `true` still leaves link-local and 0.0.0.0 out; a port given limits the entry to it', async () => {
+	expect(() => loadConfig({ RUNNER_ALLOW_PRIVATE_URLS: 'n8n:5678, not a host!' })).toThrow(/RUNNER_ALLOW_PRIVATE_URLS must be true, false, or a comma list .*"not a host!"/);
+	expect(() => loadConfig({ RUNNER_ALLOW_PRIVATE_URLS: '10.0.0.0/8:80' })).toThrow(/RUNNER_ALLOW_PRIVATE_URLS .*a CIDR range takes no port/);
+	const anyPrivate = new Outbound(loadConfig({ RUNNER_ALLOW_PRIVATE_URLS: 'true' }).RUNNER_ALLOW_PRIVATE_URLS);
+	await expect(anyPrivate.check('http://10.1.2.3/feed.csv')).resolves.toBeUndefined();
+	await expect(anyPrivate.check('http://[::1]:8080/feed.csv')).resolves.toBeUndefined();
+	for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://0.0.0.0:8080/', 'http://[::]/', 'http://224.0.0.1/']) await expect(anyPrivate.check(url)).rejects.toThrow(NOT_ALLOWED);
+	const listed = new Outbound(loadConfig({ RUNNER_ALLOW_PRIVATE_URLS: '127.0.0.1:5678, 10.20.0.0/16, 169.254.169.254' }).RUNNER_ALLOW_PRIVATE_URLS);
+	await expect(listed.check('http://127.0.0.1:5678/webhook')).resolves.toBeUndefined();
+	await expect(listed.check('http://10.20.3.4/feed')).resolves.toBeUndefined();
+	await expect(listed.check('http://169.254.169.254/')).resolves.toBeUndefined();
+	for (const url of ['http://127.0.0.1:5679/webhook', 'http://127.0.0.1/', 'http://10.21.0.1/', 'http://[::1]:5678/']) await expect(listed.check(url)).rejects.toThrow(NOT_ALLOWED);
 });

@@ -48,22 +48,23 @@ function endpoint(url: URL): { hostname: string; port: number } {
 	return { hostname, port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
 }
 
+/** The addresses of `hostname` (itself when an IP); none when it does not resolve. */
+async function addressesOf(hostname: string): Promise<string[]> {
+	if (isIP(hostname)) return [hostname];
+	let timer: NodeJS.Timeout | undefined;
+	const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('lookup timed out')), LOOKUP_TIMEOUT_MS)));
+	try {
+		return (await Promise.race([lookup(hostname, { all: true, verbatim: true }), timeout])).map((found) => found.address);
+	} catch {
+		return [];
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
 /** The addresses of `hostname` the policy allows on `port`; none when it does not resolve. */
 async function allowedAddresses(policy: UrlPolicy, hostname: string, port: number): Promise<string[]> {
-	let addresses: string[];
-	if (isIP(hostname)) addresses = [hostname];
-	else {
-		let timer: NodeJS.Timeout | undefined;
-		const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('lookup timed out')), LOOKUP_TIMEOUT_MS)));
-		try {
-			addresses = (await Promise.race([lookup(hostname, { all: true, verbatim: true }), timeout])).map((found) => found.address);
-		} catch {
-			addresses = [];
-		} finally {
-			clearTimeout(timer);
-		}
-	}
-	return addresses.filter((address) => addressAllowed(policy, hostname, port, address));
+	return (await addressesOf(hostname)).filter((address) => addressAllowed(policy, hostname, port, address));
 }
 
 /** undici's connector, behind the check: it connects to an allowed address of the host, by IP. */
@@ -93,10 +94,15 @@ export class Outbound {
 		this.feeds = this.agent.compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTS }));
 	}
 
-	/** Refuses, before anything is stored, a URL whose host has no address the policy allows. */
+	/**
+	 * Refuses, before anything is stored, a URL whose host resolves to no address the policy
+	 * allows. A name that does not resolve now is let through (a DNS hiccup must not refuse a
+	 * receiver); the connection refuses it later, with the same text, if it still does not.
+	 */
 	async check(url: string): Promise<void> {
 		const { hostname, port } = endpoint(new URL(url));
-		if ((await allowedAddresses(this.policy, hostname, port)).length === 0) throw new UrlNotAllowed();
+		const addresses = await addressesOf(hostname);
+		if (addresses.length > 0 && !addresses.some((address) => addressAllowed(this.policy, hostname, port, address))) throw new UrlNotAllowed();
 	}
 
 	/**

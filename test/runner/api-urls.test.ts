@@ -240,8 +240,19 @@ test('a feed URL with credentials and a signed query is read with Basic auth, ag
 		return (list.json.runs as Array<{ id: string; state: string }>).find((r) => r.id !== run.json.id && r.id !== broken.json.id && r.state === 'completed');
 	}, 30_000);
 	expect(keep(await call('DELETE', `/api/reindex/schedules/${schedule.json.schedule.id}`)).status).toBe(200);
+	const campaignSchedule = keep(await call('POST', '/api/campaigns', { ...settings(), source_url: secretUrl('/recipients.csv'), cron: '*/2 * * * * *' }));
+	expect(campaignSchedule.status).toBe(201);
+	const scheduleId = campaignSchedule.json.schedule.id;
+	expect(campaignSchedule.json.schedule.source).toBe(`http://127.0.0.1:${feed.port}/recipients.csv`);
+	const cronCampaign = await waitFor('a cron campaign run to complete', async () => {
+		const list = keep(await call('GET', '/api/campaigns'));
+		return (list.json.items as Array<{ id: string; state: string }>).find((c) => c.id.startsWith(scheduleId) && c.state === 'completed');
+	}, 30_000);
+	expect(keep(await call('POST', `/api/campaigns/${scheduleId}/cancel`)).status).toBe(200);
+	expect(keep(await call('GET', `/api/campaigns/${cronCampaign.id}`)).json.counts.sent).toBe(2);
 	const readsWithAuth = feed.requests.filter((request) => request.url.startsWith('/feed') && request.authorization === expected).length;
 	expect(readsWithAuth).toBeGreaterThanOrEqual(2);
+	expect(feed.requests.filter((request) => request.url.startsWith('/recipients')).length).toBeGreaterThanOrEqual(2);
 	expect(feed.requests.every((request) => request.authorization === expected)).toBe(true);
 
 	await waitFor('the finished events', async () => events.filter((e) => e.type === 'reindex.finished').length >= 3 && events.some((e) => e.type === 'campaign.finished'), 60_000);

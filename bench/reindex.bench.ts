@@ -110,6 +110,8 @@ async function setUp(redisUrl: string): Promise<Setup> {
 		CONVO_API_KEY: business.apiKey,
 		RUNNER_CONCURRENCY: '20',
 		LOG_LEVEL: 'warn',
+		// The feed is served on loopback by this bench: the operator's opt-in (README, Security).
+		RUNNER_ALLOW_PRIVATE_URLS: 'true',
 	};
 	const collection = business.collections[0].id;
 	return {

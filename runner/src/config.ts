@@ -4,6 +4,8 @@
  */
 import { z } from 'zod/v4';
 
+import { parseUrlPolicy } from './net/policy';
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const durationMs = z
@@ -49,6 +51,22 @@ const schema = z.object({
 	RUNNER_WEBHOOK_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
 	/** Attempts per webhook delivery (exponential backoff from 1 s) before it is given up. */
 	RUNNER_WEBHOOK_ATTEMPTS: positiveInt(8),
+	/**
+	 * Off by default: feed, source_url and webhook URLs reach public addresses only. `true` opens
+	 * loopback, private, CGNAT and unique-local addresses; or a comma list of hosts, host:port,
+	 * IPs ([::1]:port) and CIDR ranges that may be reached besides (net/policy.ts).
+	 */
+	RUNNER_ALLOW_PRIVATE_URLS: z
+		.string()
+		.optional()
+		.transform((text, ctx) => {
+			try {
+				return parseUrlPolicy(text);
+			} catch (error) {
+				ctx.issues.push({ code: 'custom', input: text, message: `must be true, false, or a comma list of hosts, host:port, IP addresses and CIDR ranges: ${(error as Error).message}` });
+				return z.NEVER;
+			}
+		}),
 	RUNNER_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
 	/** Port of the control API and console served by `start`; 0 picks a free one. */
 	RUNNER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),

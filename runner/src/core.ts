@@ -7,9 +7,11 @@ import { createHash } from 'node:crypto';
 
 import { ConflictError, UserError, type RunnerContext } from './context';
 import type { SourceRecord } from './source';
+import { checkUrlAllowed } from './net/outbound';
+import { SealError, storedSource } from './net/urls';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
 import { CLI_NAMES, campaignSettings, settingsError, type CampaignSettings, type SettingNames } from './campaigns/schema';
-import { createSchedule, findSchedule, listSchedules, removeSchedule, type ScheduleRecord } from './campaigns/schedule';
+import { createSchedule, findSchedule, listSchedules, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
 import { cancelCampaign, pauseCampaign, queueScheduledStart, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
 import { DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace } from './campaigns/draft';
@@ -28,7 +30,7 @@ export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReinde
 export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview, type RunStatus as ReindexStatus } from './reindex/store';
 export { reindexReport } from './reindex/report';
 
-export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: ScheduleRecord };
+export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> };
 
 /** The settings of a create, checked; each error names the setting as the client calls it. */
 function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames) {
@@ -47,10 +49,17 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 	const { settings, common } = checkedSettings(context, input, names);
 
 	if (settings.cron && records) throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
+	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	if (settings.cron) {
-		const schedule = await createSchedule(context, { ...common, cron: settings.cron, tz: settings.tz ?? 'UTC' });
+		let stored;
+		try {
+			stored = storedSource(context.config, common.source, names.source);
+		} catch (error) {
+			throw error instanceof SealError ? new UserError(error.message) : error;
+		}
+		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, cron: settings.cron, tz: settings.tz ?? 'UTC' });
 		context.log.info({ schedule: schedule.id, cron: schedule.cron, tz: schedule.tz }, 'campaign schedule created');
-		return { kind: 'schedule', schedule };
+		return { kind: 'schedule', schedule: scheduleView(schedule) };
 	}
 
 	const id = newCampaignId();
@@ -69,6 +78,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 export async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<Snapshot & { kind: 'campaign' }> {
 	const { settings, common } = checkedSettings(context, input, names);
 	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
+	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;
 	const draft = { startsAs: startAt ? ('scheduled' as const) : ('running' as const), expiresAt: Date.now() + DRAFT_LIFETIME_MS };

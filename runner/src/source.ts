@@ -9,7 +9,10 @@ import { extname } from 'node:path';
 import { PassThrough, type Duplex, type Readable } from 'node:stream';
 
 import { parse as parseCsv } from 'csv-parse';
-import { Agent, interceptors, request } from 'undici';
+
+import type { RunnerConfig } from './config';
+import { isNotAllowed, outboundFor } from './net/outbound';
+import { isHttpUrl, shownUrl } from './net/urls';
 
 // stream-json 1.x is CommonJS; its typings describe the factory functions.
 import StreamJson from 'stream-json';
@@ -34,12 +37,7 @@ export interface SourceProgress {
 /** A record longer than this is rejected on its own (NDJSON: skipped without being held in memory). */
 export const MAX_RECORD_BYTES = 1024 * 1024;
 
-/** undici 7 follows redirects only through its interceptor (a `maxRedirections` option is refused). */
-const sourceAgent = new Agent().compose(interceptors.redirect({ maxRedirections: 3 }));
-
-export function isUrl(source: string): boolean {
-	return /^https?:\/\//i.test(source);
-}
+export const isUrl = isHttpUrl;
 
 export function formatOf(source: string, given?: string): SourceFormat {
 	if (given) {
@@ -51,26 +49,30 @@ export function formatOf(source: string, given?: string): SourceFormat {
 	if (extension === '.csv') return 'csv';
 	if (extension === '.json') return 'json';
 	if (extension === '.ndjson' || extension === '.jsonl') return 'ndjson';
-	throw new SourceError(`cannot tell the format of ${source} from its name: use a .csv, .json or .ndjson name, or --format`);
+	throw new SourceError(`cannot tell the format of ${shownUrl(source)} from its name: use a .csv, .json or .ndjson name, or --format`);
 }
 
-/** The raw bytes of the source; refuses a missing file, an unreachable URL and a binary stream. */
-export async function openSource(source: string, timeoutMs = 30_000, progress?: SourceProgress): Promise<Readable> {
+/** A source URL the network policy refuses (net/outbound.ts): the caller names its field. */
+export class SourceNotAllowed extends SourceError {}
+
+/**
+ * The raw bytes of the source; refuses a missing file, an unreachable URL and a binary stream.
+ * A URL is read through the guarded connection of `config`'s policy (net/outbound.ts), and errors
+ * show it as origin and path only.
+ */
+export async function openSource(source: string, timeoutMs = 30_000, progress?: SourceProgress, config?: RunnerConfig): Promise<Readable> {
 	let raw: Readable;
 	if (isUrl(source)) {
-		let response;
+		if (!config) throw new SourceError(`cannot read ${shownUrl(source)}: no network policy was given`);
+		let opened;
 		try {
-			response = await request(source, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, dispatcher: sourceAgent });
+			opened = await outboundFor(config).openFeed(source, timeoutMs);
 		} catch (error) {
-			throw new SourceError(`cannot read ${source}: ${(error as Error).message}`);
+			const Refusal = isNotAllowed(error) ? SourceNotAllowed : SourceError;
+			throw new Refusal(`cannot read ${shownUrl(source)}: ${(error as Error).message}`);
 		}
-		if (response.statusCode !== 200) {
-			await response.body.dump();
-			throw new SourceError(`cannot read ${source}: it answered ${response.statusCode}`);
-		}
-		raw = response.body;
-		const length = Number(response.headers['content-length']);
-		if (progress && Number.isFinite(length) && length > 0) progress.total = length;
+		raw = opened.body;
+		if (progress && opened.total !== undefined) progress.total = opened.total;
 	} else {
 		try {
 			const info = await stat(source);
@@ -82,7 +84,7 @@ export async function openSource(source: string, timeoutMs = 30_000, progress?: 
 		}
 		raw = createReadStream(source);
 	}
-	return refuseBinary(raw, source, progress);
+	return refuseBinary(raw, shownUrl(source), progress);
 }
 
 export { refuseBinary };
@@ -117,8 +119,8 @@ function feed<T extends Duplex>(from: Readable, into: T): T {
 }
 
 /** Records of the source in order. A whole-source problem (parse error, I/O error) throws SourceError. */
-export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress): AsyncGenerator<SourceRecord> {
-	yield* parseRecords(await openSource(source, undefined, progress), format, source);
+export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress, config?: RunnerConfig): AsyncGenerator<SourceRecord> {
+	yield* parseRecords(await openSource(source, undefined, progress, config), format, shownUrl(source));
 }
 
 /** Records of a byte stream already open (an uploaded request body); `name` is what errors call it. */

@@ -213,6 +213,8 @@ async function main() {
 		CONVO_EXTERNAL_URL: fixture.externalUrl,
 		CONVO_API_KEY: business.apiKey,
 		LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+		// n8n (webhook receiver) and the stub feed run on this machine: the operator's opt-in.
+		RUNNER_ALLOW_PRIVATE_URLS: process.env.RUNNER_ALLOW_PRIVATE_URLS ?? 'true',
 	});
 	await waitUntil('the runner', () => answers(`${runnerUrl}/healthz`), 60_000, runner);
 	say(`runner at ${runnerUrl}`);

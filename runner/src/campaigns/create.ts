@@ -6,6 +6,7 @@
  * same way, then grows by chunks checked by the same RowChecker.
  */
 import { formatOf, readRecords, SourceError, type SourceRecord } from '../source';
+import { shownUrl } from '../net/urls';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
 import { cappedRows } from '../limits';
@@ -119,15 +120,15 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	};
 
 	try {
-		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format)), context.config.RUNNER_MAX_RECIPIENTS);
+		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format), undefined, context.config), context.config.RUNNER_MAX_RECIPIENTS);
 		for await (const record of records) {
 			rows.check(record);
 			if (rows.stagedRows >= WRITE_BATCH) await flush();
 		}
 		await flush();
 		// A draft may start empty: its rows come in chunks.
-		if (rows.total === 0 && !draft) throw new SourceError(`${input.source} is empty: it holds no recipient`);
-		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${input.source} has no "phone" column or field: every recipient needs one (digits with country code)`);
+		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
+		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)`);
 	} catch (error) {
 		await redis.del(keys.recipients(id), keys.ledger(id), keys.phones(id));
 		if (error instanceof SourceError) throw new UserError(`Nothing was created: ${error.message}`);
@@ -148,7 +149,8 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		from: input.from,
 		agent_id: input.agentId ?? '',
 		rate: input.rate,
-		source: input.source,
+		// Origin and path only: the whole URL (credentials, query) is never kept in the campaign.
+		source: shownUrl(input.source),
 		schedule_id: input.scheduleId ?? '',
 		start_at: input.startAt ?? '',
 		created_at: now,

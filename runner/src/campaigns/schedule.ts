@@ -7,6 +7,7 @@
 import { UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
 import { LimitError, fullMessage, release, reserve } from '../limits';
+import { SealError, sourceToRead } from '../net/urls';
 import { emitBornFinished, snapshotCampaign } from './create';
 import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
@@ -16,6 +17,13 @@ export interface ScheduleRecord extends CampaignBasics {
 	cron: string;
 	tz: string;
 	createdAt: number;
+	/** The whole source URL, sealed (net/urls.ts), when `source` shows only its origin and path. */
+	sealedSource?: string;
+}
+
+/** A schedule as answers and lists show it: without the sealed URL. */
+export function scheduleView({ sealedSource: _sealed, ...shown }: ScheduleRecord): Omit<ScheduleRecord, 'sealedSource'> {
+	return shown;
 }
 
 export const cronSchedulerId = (scheduleId: string) => `cron-${scheduleId}`;
@@ -46,10 +54,10 @@ export async function findSchedule(context: RunnerContext, id: string): Promise<
 	return text ? (JSON.parse(text) as ScheduleRecord) : undefined;
 }
 
-export async function listSchedules(context: RunnerContext): Promise<ScheduleRecord[]> {
+export async function listSchedules(context: RunnerContext): Promise<Array<Omit<ScheduleRecord, 'sealedSource'>>> {
 	const ids = await context.redis.zrevrange(context.keys.schedules, 0, -1);
 	const found = await Promise.all(ids.map((id) => findSchedule(context, id)));
-	return found.filter((schedule): schedule is ScheduleRecord => schedule !== undefined);
+	return found.filter((schedule): schedule is ScheduleRecord => schedule !== undefined).map(scheduleView);
 }
 
 export async function removeSchedule(context: RunnerContext, id: string): Promise<void> {
@@ -65,17 +73,17 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 	const id = `${scheduleId}r${dueAt.toString(36)}`;
 	if (await findCampaign(context, id)) return id;
 	const late = Date.now() - dueAt;
-	const { templateId, from, agentId, rate, source, format } = schedule;
-	const base = { id, templateId, from, agentId, rate, source, format, scheduleId };
+	const { templateId, from, agentId, rate, format } = schedule;
 	if (late > context.config.RUNNER_MAX_LATENESS) {
 		await recordRun(context, id, schedule, 'cancelled', `skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`);
 		return id;
 	}
 	try {
-		const snapshot = await snapshotCampaign(context, { ...base, state: 'running' });
+		const source = sourceToRead(context.config, { source: schedule.source, sealed: schedule.sealedSource });
+		const snapshot = await snapshotCampaign(context, { id, templateId, from, agentId, rate, source, format, scheduleId, state: 'running' });
 		context.log.info({ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'scheduled run started');
 	} catch (error) {
-		if (!(error instanceof UserError)) throw error;
+		if (!(error instanceof UserError || error instanceof SealError)) throw error;
 		await recordRun(context, id, schedule, 'failed', error.message);
 		context.log.error({ schedule: scheduleId, campaign: id, reason: error.message }, 'scheduled run could not read its recipients');
 	}

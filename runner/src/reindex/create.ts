@@ -13,6 +13,8 @@ import { z } from 'zod/v4';
 import { ConflictError, UserError, type RunnerContext } from '../context';
 import { checkQueuedRuns, release, takeReindexSchedulePlace } from '../limits';
 import { formatOf, isUrl, SourceError } from '../source';
+import { checkUrlAllowed } from '../net/outbound';
+import { SealError, storedSource } from '../net/urls';
 import { overlapMessage, takeCollection } from './lock';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
@@ -116,8 +118,18 @@ export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'sche
 const reindexSchedulerId = (id: string) => `reindex-${id}`;
 
 export async function createReindex(context: RunnerContext, raw: ReindexInput): Promise<ReindexAnswer> {
-	const { cron, tz, ...settings } = reindexSettings(raw);
+	const { cron, tz, ...given } = reindexSettings(raw);
 	const { redis, keys } = context;
+	// The runs read their source later, in any runner process: a URL is checked now, and one with
+	// credentials or a query is kept sealed, shown as origin and path.
+	await checkUrlAllowed(context.config, given.source, '--source');
+	let stored;
+	try {
+		stored = storedSource(context.config, given.source, '--source');
+	} catch (error) {
+		throw error instanceof SealError ? new UserError(error.message) : error;
+	}
+	const settings: RunSettings = { ...given, source: stored.source, sealedSource: stored.sealed };
 	if (cron) {
 		const schedule: ReindexSchedule = { id: newId('s'), cron, tz: tz ?? 'UTC', settings, createdAt: Date.now() };
 		await takeReindexSchedulePlace(context, schedule.id, schedule.createdAt);
@@ -134,7 +146,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 		await redis.set(keys.reindex.schedule(schedule.id), JSON.stringify(schedule));
 		await redis.zadd(keys.reindex.schedules, schedule.createdAt, schedule.id);
 		context.log.info({ schedule: schedule.id, cron, tz: schedule.tz }, 'reindex schedule created');
-		return { kind: 'schedule', schedule };
+		return { kind: 'schedule', schedule: scheduleView(schedule) };
 	}
 	await checkQueuedRuns(context);
 	const id = newRunId();
@@ -158,7 +170,13 @@ async function storeRun(context: RunnerContext, id: string, settings: RunSetting
 export async function listReindexSchedules(context: RunnerContext): Promise<ReindexSchedule[]> {
 	const ids = await context.redis.zrevrange(context.keys.reindex.schedules, 0, -1);
 	const texts = ids.length > 0 ? await context.redis.mget(...ids.map((id) => context.keys.reindex.schedule(id))) : [];
-	return texts.filter((text): text is string => text !== null).map((text) => JSON.parse(text) as ReindexSchedule);
+	return texts.filter((text): text is string => text !== null).map((text) => scheduleView(JSON.parse(text) as ReindexSchedule));
+}
+
+/** A schedule as answers and lists show it: without the sealed URL. */
+function scheduleView(schedule: ReindexSchedule): ReindexSchedule {
+	const { sealedSource: _sealed, ...settings } = schedule.settings;
+	return { ...schedule, settings };
 }
 
 export async function removeReindexSchedule(context: RunnerContext, id: string): Promise<boolean> {

@@ -16,6 +16,7 @@ import StreamArray from 'stream-json/streamers/StreamArray';
 import { searchItemSchema, type SearchItem } from '../../../nodes/shared';
 import type { RunnerContext } from '../context';
 import { MAX_RECORD_BYTES, readRecords, SourceError, type SourceProgress, type SourceRecord } from '../source';
+import { sourceToRead } from '../net/urls';
 import { contentHash, embeddingKey } from './hash';
 import { decodeItemState, encodeItemState } from './itemState';
 import { keepCollection, overlapMessage, releaseCollection, takeCollection } from './lock';
@@ -147,7 +148,8 @@ async function readSource(work: RunWork): Promise<void> {
 	const progress: SourceProgress = { read: 0 };
 	let chunk: SourceRecord[] = [];
 	try {
-		for await (const record of readRecords(work.run.source, work.run.format, progress)) {
+		const source = sourceToRead(work.context.config, { source: work.run.source, sealed: work.run.sealedSource });
+		for await (const record of readRecords(source, work.run.format, progress, work.context.config)) {
 			if (work.stopped) throw new RunStopped(work.stopped);
 			chunk.push(record);
 			if (chunk.length >= CHUNK) {

@@ -30,6 +30,8 @@ export interface RunSettings {
 	force: boolean;
 	rate: number;
 	scheduleId?: string;
+	/** The whole source URL, sealed (net/urls.ts), when `source` shows only its origin and path. */
+	sealedSource?: string;
 }
 
 export interface RunRecord extends RunSettings {
@@ -78,6 +80,7 @@ export function runFields(id: string, settings: RunSettings, state: RunState): R
 		state,
 		collection: settings.collection,
 		source: settings.source,
+		source_sealed: settings.sealedSource ?? '',
 		format: settings.format,
 		id_field: settings.idField,
 		embedding: settings.embedding ? JSON.stringify(settings.embedding) : '',
@@ -97,6 +100,7 @@ export function runFromHash(hash: Record<string, string>): RunRecord {
 		state: hash.state as RunState,
 		collection: hash.collection,
 		source: hash.source,
+		sealedSource: hash.source_sealed || undefined,
 		format: hash.format as SourceFormat,
 		idField: hash.id_field,
 		embedding: hash.embedding ? (JSON.parse(hash.embedding) as Record<string, unknown>) : undefined,

@@ -20,6 +20,7 @@ import { request } from 'undici';
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signDelivery } from '../../../nodes/shared';
 import type { RunnerContext } from '../context';
 import { luaScript } from '../redis';
+import { outboundFor } from '../net/outbound';
 import type { DeliveryJobData } from './outbox';
 import { webhookSecret } from './secret';
 import { countFailure, countSuccess, findWebhook } from './store';
@@ -93,6 +94,8 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 				headersTimeout: DELIVERY_TIMEOUT_MS,
 				bodyTimeout: DELIVERY_TIMEOUT_MS,
 				signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+				// Each connection to the receiver is checked against the network policy.
+				dispatcher: outboundFor(context.config).agent,
 			});
 			status = response.statusCode;
 			await response.body.dump();

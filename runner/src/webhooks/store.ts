@@ -16,6 +16,7 @@ import { NotFoundError, UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
 import { LimitError, fullMessage, release, reserve } from '../limits';
 import { luaScript } from '../redis';
+import { checkUrlAllowed } from '../net/outbound';
 import { NO_WEBHOOK_KEY, webhookKey, webhookSecret } from './secret';
 
 export const webhookInput = z.object({
@@ -55,6 +56,8 @@ export async function createWebhook(context: RunnerContext, input: WebhookInput)
 	if (parsed.data.url.length > maxUrl) throw new LimitError(400, `url is ${parsed.data.url.length} characters; at most ${maxUrl} are accepted (RUNNER_MAX_URL_LENGTH)`, 'url');
 	const key = webhookKey(context.config);
 	if (!key) throw new ConfigError(NO_WEBHOOK_KEY);
+	// Deliveries connect only where the network policy allows (net/outbound.ts): refused here first.
+	await checkUrlAllowed(context.config, parsed.data.url, 'url');
 	const id = newId('w');
 	const now = Date.now();
 	const events = [...new Set(parsed.data.events)];

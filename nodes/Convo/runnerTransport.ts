@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, IN8nHttpFullResponse, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, IN8nHttpFullResponse, IWebhookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
 import { retryDelay, type RequestFailure, type RetryState } from '../shared';
@@ -65,7 +65,7 @@ function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelO
  * when repeated). An error answer `{ status, code, message, field? }` becomes a NodeApiError that
  * says what to do; the request, which carries the token, is never attached.
  */
-export async function runnerRequest(this: IExecuteFunctions | IHookFunctions, call: RunnerCall): Promise<{ statusCode: number; body: unknown }> {
+export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions, call: RunnerCall): Promise<{ statusCode: number; body: unknown }> {
 	const credentials = await this.getCredentials(RUNNER_CREDENTIAL, call.itemIndex ?? 0);
 	const url = `${runnerRoot(credentials.runnerUrl)}${call.path}`;
 	const state: RetryState = { attempts: 0, rateLimited: 0, rateLimitWaitedMs: 0 };
@@ -121,7 +121,7 @@ export async function runnerRequest(this: IExecuteFunctions | IHookFunctions, ca
 }
 
 /** `runnerRequest` for routes whose answer is a JSON object. */
-export async function runnerJson(this: IExecuteFunctions | IHookFunctions, call: RunnerCall): Promise<IDataObject> {
+export async function runnerJson(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions, call: RunnerCall): Promise<IDataObject> {
 	const { body } = await runnerRequest.call(this, call);
 	return (body && typeof body === 'object' ? body : {}) as IDataObject;
 }

@@ -35,17 +35,20 @@ const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: 
 ];
 
 /**
- * Event ids seen lately per node: the runner sends each event once but repeats a delivery whose
- * answer it did not get, and a repeat must not start the workflow again. Bounded; the oldest go first.
+ * Records the event at the runner before the workflow starts (POST /api/webhooks/:id/receipts):
+ * true for the first receipt only. The record lives in the runner's Redis, so a repeated delivery
+ * (the runner's retry of an answer it did not get, a replay within the signature's tolerance)
+ * starts the workflow once whichever n8n process receives it, before or after a restart.
  */
-const MAX_SEEN = 1000;
-const seenEvents = new Map<string, true>();
-
-function firstTime(key: string): boolean {
-	if (seenEvents.has(key)) return false;
-	seenEvents.set(key, true);
-	while (seenEvents.size > MAX_SEEN) seenEvents.delete(seenEvents.keys().next().value as string);
-	return true;
+async function firstReceipt(context: IWebhookFunctions, webhookId: string, eventId: string): Promise<boolean | 'gone'> {
+	const { statusCode, body } = await runnerRequest.call(context, {
+		method: 'POST',
+		path: `/api/webhooks/${encodeURIComponent(webhookId)}/receipts`,
+		body: { event_id: eventId },
+		allowStatuses: [404],
+	});
+	if (statusCode === 404) return 'gone';
+	return (body as IDataObject | undefined)?.first === true;
 }
 
 /** Answers the delivery here; n8n then sends nothing and starts no execution. */
@@ -203,9 +206,15 @@ export class ConvoRunnerTrigger implements INodeType {
 			return refuse(this, 400, 'The delivery is not a runner event: { id, type, created_at, data }');
 		}
 		if (!selectedEvents(this).includes(event.type)) return { webhookResponse: { received: true, ignored: `event ${event.type} not selected` } };
-		if (!firstTime(`${this.getWorkflow().id ?? ''}\u0000${this.getNode().id}\u0000${event.id}`)) {
-			return { webhookResponse: { received: true, ignored: 'event already received' } };
+		let first: boolean | 'gone';
+		try {
+			first = await firstReceipt(this, String(registration.webhookId), event.id);
+		} catch (error) {
+			// Not recorded, so not started: the runner delivers the event again later.
+			return refuse(this, 503, `Could not record the event at the runner, so the workflow did not start; the runner delivers it again: ${(error as Error).message}`);
 		}
+		if (first === 'gone') return refuse(this, 410, 'This trigger\'s registration is gone at the runner: publish the workflow again');
+		if (!first) return { webhookResponse: { received: true, ignored: 'event already received' } };
 		return { workflowData: [[{ json: event as unknown as IDataObject }]] };
 	}
 }

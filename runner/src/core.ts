@@ -3,9 +3,11 @@
  * Convo node's Campaign resource later) calls to create, control and report campaigns. No rule is
  * written in a client.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 import { ConflictError, UserError, type RunnerContext } from './context';
+import { IDEMPOTENCY_SECONDS } from './keys';
+import { luaScript } from './redis';
 import type { SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { SealError, storedSource } from './net/urls';
@@ -45,7 +47,11 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 }
 
 /** `records`: rows already at hand (an upload, inline rows); `input.source` then only names them. */
-export async function createCampaign(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<CreateAnswer> {
+/**
+ * `claim`: the Idempotency-Key this create runs under (see once); its answer is kept in the same
+ * step that makes the campaign visible.
+ */
+export async function createCampaign(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<CreateAnswer> {
 	const { settings, common } = checkedSettings(context, input, names);
 
 	if (settings.cron && records) throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
@@ -64,8 +70,10 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;
-	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records });
-	if (startAt && snapshot.state === 'scheduled') await queueScheduledStart(context, id, startAt);
+	// The start job just before the commit: a create that dies before its commit leaves a job that
+	// finds no campaign and does nothing; one that dies after it leaves a scheduled campaign with its job.
+	const beforeCommit = startAt ? () => queueScheduledStart(context, id, startAt, { afterCommit: true }) : undefined;
+	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer: { kind: 'campaign' } } });
 	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'campaign created');
 	return { kind: 'campaign', ...snapshot };
 }
@@ -75,7 +83,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
  * by addRecipients a chunk at a time and sent only once startCampaign is called. Never started,
  * it is removed after 24 h.
  */
-export async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<Snapshot & { kind: 'campaign' }> {
+export async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<Snapshot & { kind: 'campaign' }> {
 	const { settings, common } = checkedSettings(context, input, names);
 	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
@@ -85,7 +93,7 @@ export async function createDraft(context: RunnerContext, input: CampaignSetting
 	await takeDraftPlace(context, id, draft.expiresAt);
 	let snapshot: Snapshot;
 	try {
-		snapshot = await snapshotCampaign(context, { ...common, id, state: 'draft', startAt, records: records ?? (async function* () {})(), draft });
+		snapshot = await snapshotCampaign(context, { ...common, id, state: 'draft', startAt, records: records ?? (async function* () {})(), draft, claim: claim && { ...claim, answer: { kind: 'campaign' } } });
 	} catch (error) {
 		await giveBackDraftPlace(context, id).catch(() => undefined);
 		throw error;
@@ -118,33 +126,66 @@ export async function cancel(context: RunnerContext, id: string) {
 	return { id, ...(await cancelCampaign(context, id)) };
 }
 
-const IDEMPOTENCY_SECONDS = 24 * 3600;
+/**
+ * How long a key stays `creating` unless its work renews it: a create killed midway frees its key
+ * within this time, so the client's retry runs instead of answering 409 for a day.
+ */
+export const IDEMPOTENCY_LEASE_MS = 30_000;
+const LEASE_RENEW_MS = IDEMPOTENCY_LEASE_MS / 3;
+const LEASE_PREFIX = 'creating:';
+
+/**
+ * The slot and lease token of a request running under an Idempotency-Key. A work that commits in
+ * one Redis script (a create, a draft's chunk) writes its answer to the slot in that same script,
+ * and only while the lease is still its own: no crash falls between "done" and "answer kept".
+ */
+export interface OnceClaim {
+	slot: string;
+	token: string;
+}
+
+/** KEYS: slot. ARGV: token, lease ms. Extends the lease only while it is still this request's. */
+const RENEW_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+/** KEYS: slot. ARGV: token, answer, seconds. Keeps the answer unless another request holds the slot (or the commit kept it already). */
+const SETTLE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) return 1 end return 0`;
+/** KEYS: slot. ARGV: token. Frees the slot of a request that failed, unless its answer was committed. */
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Does `work` once per `key` within 24 h and keeps its answer: a client that retries (an n8n
  * execution run again) gets the first answer back instead of a second campaign or a chunk added
  * twice. `scope` keeps keys of different requests apart (a chunk's key is scoped to its campaign);
- * the create's scope is empty. A key whose first request is still running is a conflict; one
- * whose request failed is forgotten, so the retry runs.
+ * the create's scope is empty. While the first request runs, the key holds a lease of
+ * IDEMPOTENCY_LEASE_MS that the work renews, and a second request with the key is a conflict
+ * (409); a request that failed, or whose process died, frees the key (at once, or when the lease
+ * runs out), so the retry runs.
  */
-export async function once<T extends object>(context: RunnerContext, scope: string, key: string, work: () => Promise<T>): Promise<T & { replayed: boolean }> {
+export async function once<T extends object>(context: RunnerContext, scope: string, key: string, work: (claim: OnceClaim) => Promise<T>): Promise<T & { replayed: boolean }> {
+	const { redis } = context;
 	const slot = context.keys.idempotency(createHash('sha256').update(scope === '' ? key : `${scope}\n${key}`).digest('hex'));
-	if ((await context.redis.set(slot, 'creating', 'EX', IDEMPOTENCY_SECONDS, 'NX')) !== 'OK') {
-		const existing = await context.redis.get(slot);
-		if (existing === 'creating' || existing === null) throw new ConflictError('a request with this Idempotency-Key is still in progress; ask again in a moment');
+	const token = `${LEASE_PREFIX}${randomBytes(12).toString('hex')}`;
+	if ((await redis.set(slot, token, 'PX', IDEMPOTENCY_LEASE_MS, 'NX')) !== 'OK') {
+		const existing = await redis.get(slot);
+		if (existing === null || existing.startsWith(LEASE_PREFIX)) throw new ConflictError(`a request with this Idempotency-Key is still in progress; ask again in a moment (a request that died frees its key within ${IDEMPOTENCY_LEASE_MS / 1000} s)`);
 		return { ...(JSON.parse(existing) as T), replayed: true };
 	}
+	const renew = setInterval(() => {
+		luaScript(redis, 'convoRenewLease', RENEW_LEASE, 1)([slot], [token, IDEMPOTENCY_LEASE_MS]).catch((error: Error) => context.log.warn({ err: error.message }, 'idempotency lease not renewed'));
+	}, LEASE_RENEW_MS);
+	renew.unref();
 	try {
-		const answer = await work();
-		await context.redis.set(slot, JSON.stringify(answer), 'EX', IDEMPOTENCY_SECONDS);
+		const answer = await work({ slot, token });
+		await luaScript(redis, 'convoSettleOnce', SETTLE, 1)([slot], [token, JSON.stringify(answer), IDEMPOTENCY_SECONDS]);
 		return { ...answer, replayed: false };
 	} catch (error) {
-		await context.redis.del(slot);
+		await luaScript(redis, 'convoReleaseOnce', RELEASE, 1)([slot], [token]).catch(() => undefined);
 		throw error;
+	} finally {
+		clearInterval(renew);
 	}
 }
 
 /** Create once per `key` within 24 h (see once). */
 export function createCampaignOnce(context: RunnerContext, key: string, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<CreateAnswer & { replayed: boolean }> {
-	return once(context, '', key, () => createCampaign(context, input, records, names));
+	return once(context, '', key, (claim) => createCampaign(context, input, records, names, claim));
 }

@@ -32,6 +32,11 @@ export interface Keys {
 	phones(id: string): string;
 	/** Sorted set: draft campaign id by the time it expires unless started. */
 	drafts: string;
+	/**
+	 * Hashes a create writes its rows to before its commit renames them to recipients/ledger/phones:
+	 * nothing reads them, and they expire, so a create that dies midway leaves nothing behind.
+	 */
+	staging(id: string, attempt: string): { recipients: string; ledger: string; phones: string };
 	/** String: an API Idempotency-Key (hashed) -> the first answer to the request, for 24 h. */
 	idempotency(keyHash: string): string;
 	/** Lock: one feeder tick at a time across processes. */
@@ -52,6 +57,8 @@ export interface WebhookKeys {
 	outboxLock: string;
 	/** Sorted set per webhook: its deliveries in flight (job id by the time its slot lapses), for the per-webhook cap. */
 	inflight(id: string): string;
+	/** String per event a webhook's receiver recorded as received (webhooks/receipts.ts), for 24 h. */
+	receipt(webhookId: string, eventId: string): string;
 }
 
 /** Keys of reindex runs (reindex/) and of the collections they keep in sync. */
@@ -78,6 +85,9 @@ export interface ReindexKeys {
 	lock(collection: string): string;
 }
 
+/** How long an Idempotency-Key keeps the first answer (core.ts once). */
+export const IDEMPOTENCY_SECONDS = 24 * 3600;
+
 export function keysFor(prefix: string): Keys {
 	return {
 		prefix,
@@ -95,6 +105,7 @@ export function keysFor(prefix: string): Keys {
 		ticks: (id) => `${prefix}:campaign:${id}:ticks`,
 		phones: (id) => `${prefix}:campaign:${id}:phones`,
 		drafts: `${prefix}:drafts`,
+		staging: (id, attempt) => ({ recipients: `${prefix}:staging:${id}:${attempt}:rcp`, ledger: `${prefix}:staging:${id}:${attempt}:ledger`, phones: `${prefix}:staging:${id}:${attempt}:phones` }),
 		idempotency: (keyHash) => `${prefix}:idempotency:${keyHash}`,
 		feederLock: `${prefix}:lock:feeder`,
 		reindex: {
@@ -116,6 +127,7 @@ export function keysFor(prefix: string): Keys {
 			outbox: `${prefix}:events:outbox`,
 			outboxLock: `${prefix}:lock:outbox`,
 			inflight: (id) => `${prefix}:webhook:${id}:inflight`,
+			receipt: (webhookId, eventId) => `${prefix}:webhook:${webhookId}:receipt:${eventId}`,
 		},
 	};
 }

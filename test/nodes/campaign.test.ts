@@ -98,12 +98,15 @@ describe('Campaign → Create', () => {
 		expect(listedAfter.map((c) => c.id)).toEqual(listedBefore.map((c) => c.id));
 	});
 
-	it('a new execution is a new campaign', async () => {
+	it('a new execution of the same input is the same campaign (as n8n\'s Retry is); other content or a new Campaign Key is a new campaign', async () => {
 		const few = [{ phone: `+${phoneOf(2, 0)}`, name: 'A', order: '#1' }];
 		const first = await runNode(createParameters({ rate: 5 }), few);
 		const second = await runNode(createParameters({ rate: 5 }), few);
-		expect(first.json[0].campaign_id).not.toEqual(second.json[0].campaign_id);
-		for (const run of [first, second]) {
+		expect(second.json[0].campaign_id).toEqual(first.json[0].campaign_id);
+		const otherContent = await runNode(createParameters({ rate: 5 }), [{ ...few[0], name: 'B' }]);
+		const otherKey = await runNode(createParameters({ rate: 5, additionalFields: { campaignKey: 'again' } }), few);
+		expect(new Set([first, otherContent, otherKey].map((run) => run.json[0].campaign_id)).size).toBe(3);
+		for (const run of [first, otherContent, otherKey]) {
 			await fetch(`${base}/api/campaigns/${String(run.json[0].campaign_id)}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
 		}
 	});

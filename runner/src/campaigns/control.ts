@@ -122,13 +122,22 @@ export async function setCampaignRate(context: RunnerContext, id: string, rate: 
 	return rate;
 }
 
+/**
+ * A start job queued before the campaign it starts is committed (`afterCommit`) runs no sooner
+ * than this, so a start time already past does not find the campaign not yet there.
+ */
+const COMMIT_GRACE_MS = 2_000;
+
 /** The delayed control job that starts a scheduled campaign at its time (one per campaign, by its id). */
-export async function queueScheduledStart(context: RunnerContext, id: string, startAt: number): Promise<void> {
-	await context.queues.control.add('start', { campaign: id, dueAt: startAt }, { jobId: `start-${id}`, delay: Math.max(0, startAt - Date.now()), removeOnComplete: true, removeOnFail: 50 });
+export async function queueScheduledStart(context: RunnerContext, id: string, startAt: number, options: { afterCommit?: boolean } = {}): Promise<void> {
+	const delay = Math.max(options.afterCommit ? COMMIT_GRACE_MS : 0, startAt - Date.now());
+	await context.queues.control.add('start', { campaign: id, dueAt: startAt }, { jobId: `start-${id}`, delay, removeOnComplete: true, removeOnFail: 50 });
 }
 
-export async function startScheduledCampaign(context: RunnerContext, id: string, dueAt: number): Promise<CampaignState> {
-	const campaign = await getCampaign(context, id);
+/** A campaign whose create died before its commit has no record: its start job does nothing. */
+export async function startScheduledCampaign(context: RunnerContext, id: string, dueAt: number): Promise<CampaignState | undefined> {
+	const campaign = await findCampaign(context, id);
+	if (!campaign) return undefined;
 	if (campaign.state !== 'scheduled') return campaign.state;
 	const late = Date.now() - dueAt;
 	if (late > context.config.RUNNER_MAX_LATENESS) {

@@ -5,13 +5,16 @@
  * source that cannot be read to its end creates nothing. A draft (draft.ts) is snapshotted the
  * same way, then grows by chunks checked by the same RowChecker.
  */
+import { randomBytes } from 'node:crypto';
+
 import { formatOf, readRecords, SourceError, type SourceRecord } from '../source';
 import { shownUrl } from '../net/urls';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
-import { UserError, type RunnerContext } from '../context';
+import { ConflictError, UserError, type RunnerContext } from '../context';
 import { cappedRows } from '../limits';
+import { IDEMPOTENCY_SECONDS } from '../keys';
 import { luaScript } from '../redis';
-import { EMIT_SCRIPT } from '../webhooks/events';
+import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
 import { checkRow, encodeRecipient, type CampaignBasics } from './schema';
 import type { CampaignState } from './store';
 
@@ -103,21 +106,76 @@ export interface SnapshotInput extends CampaignBasics {
 	records?: AsyncIterable<SourceRecord>;
 	/** A draft: the state `start` moves it to, and when it is removed unless started. */
 	draft?: { startsAs: 'running' | 'scheduled'; expiresAt: number };
+	/** Done after every row is staged and right before the commit (the start job of a scheduled campaign). */
+	beforeCommit?: () => Promise<void>;
+	/** The Idempotency-Key the create runs under (core.ts once): the commit keeps `answer` + the snapshot as its answer. */
+	claim?: { slot: string; token: string; answer: Record<string, unknown> };
 }
 
+/** Staged rows live this long past their last write: a create that died midway leaves them to expire. */
+const STAGING_TTL_MS = 15 * 60_000;
+
+/**
+ * KEYS: meta, recipients, ledger, phones, staged recipients, staged ledger, staged phones,
+ * campaigns, numbers, running, drafts, outbox, idempotency slot.
+ * ARGV: id, now, state, rows, draft expiry or '', from, answer, lease token or '', answer seconds,
+ * then field/value pairs of the campaign hash.
+ * The one step that makes a campaign exist: its rows move into place (RENAME, whatever their
+ * number), its hash, the campaign list, its number, the running set (what the feeder walks), a
+ * draft's expiry, campaign.finished for a campaign born finished, and the Idempotency-Key's answer.
+ * Returns 'ok', 'exists' (a cron run created it already), 'expired' (the staged rows are gone) or
+ * 'lease_lost' (another request holds the key now).
+ */
+const COMMIT_CAMPAIGN = `${LUA_EMIT}
+local meta, rcp, ledger, phones, srcp, sledger, sphones = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local campaigns, numbers, running, drafts, outbox, slot = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+local id, now, state, rows, expires, from, answer, token, keep = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local function drop() redis.call('DEL', srcp, sledger, sphones) end
+if token ~= '' and redis.call('GET', slot) ~= token then drop() return 'lease_lost' end
+if redis.call('EXISTS', meta) == 1 then drop() return 'exists' end
+if rows > 0 then
+  if redis.call('EXISTS', srcp) == 0 or redis.call('EXISTS', sledger) == 0 then drop() return 'expired' end
+  redis.call('RENAME', srcp, rcp)
+  redis.call('RENAME', sledger, ledger)
+  if redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) end
+end
+for i = 10, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
+if expires ~= '' then
+  for _, key in ipairs({ meta, rcp, ledger, phones }) do redis.call('PEXPIREAT', key, expires) end
+  redis.call('ZADD', drafts, expires, id)
+else
+  redis.call('PERSIST', rcp)
+  redis.call('PERSIST', ledger)
+end
+redis.call('ZADD', campaigns, now, id)
+redis.call('SADD', numbers, from)
+if state == 'running' then redis.call('SADD', running, id) end
+if state == 'completed' then emit(outbox, meta, id, 'campaign.finished', now) end
+if token ~= '' then redis.call('SET', slot, answer, 'EX', keep) end
+return 'ok'
+`;
+
+/**
+ * Reads and checks every row, staging them under keys nothing reads (keys.staging), then makes
+ * the campaign exist in one script (COMMIT_CAMPAIGN). A process that dies before the commit
+ * leaves no campaign and staged keys that expire; one that dies after it leaves a whole campaign
+ * that the feeder sends.
+ */
 export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput): Promise<Snapshot> {
 	const { redis, keys } = context;
 	const { id, draft } = input;
+	const staging = keys.staging(id, randomBytes(6).toString('hex'));
 	const rows = new RowChecker(0, new Map(), REJECTIONS_SHOWN);
 	const flush = async () => {
 		const staged = rows.take();
 		if (staged.ledger.length === 0) return;
-		const batch = redis.pipeline().hset(keys.recipients(id), ...staged.recipients).hset(keys.ledger(id), ...staged.ledger);
-		if (draft && staged.phones.length > 0) batch.hset(keys.phones(id), ...staged.phones);
-		const results = await batch.exec();
+		const batch = redis.pipeline().hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
+		if (draft && staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones).pexpire(staging.phones, STAGING_TTL_MS);
+		const results = await batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).exec();
 		const failed = results?.find(([error]) => error);
 		if (failed) throw failed[0];
 	};
+	const dropStaged = () => redis.del(staging.recipients, staging.ledger, staging.phones);
 
 	try {
 		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format), undefined, context.config), context.config.RUNNER_MAX_RECIPIENTS);
@@ -129,8 +187,9 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		// A draft may start empty: its rows come in chunks.
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
 		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)`);
+		await input.beforeCommit?.();
 	} catch (error) {
-		await redis.del(keys.recipients(id), keys.ledger(id), keys.phones(id));
+		await dropStaged().catch(() => undefined);
 		if (error instanceof SourceError) throw new UserError(`Nothing was created: ${error.message}`);
 		throw error;
 	}
@@ -139,7 +198,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const state: CampaignState = accepted === 0 && !draft ? 'completed' : input.state;
 	const now = Date.now();
 	const counters = Object.fromEntries(OUTCOMES.map((outcome) => [counterField(outcome), 0]));
-	await redis.hset(keys.campaign(id), {
+	const fields: Record<string, string | number> = {
 		...counters,
 		[counterField('pending')]: accepted,
 		[counterField('rejected')]: rejected,
@@ -161,18 +220,18 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		failure_streak: 0,
 		last_error: '',
 		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine } : {}),
-	});
-	if (draft) {
-		// Every key of a draft expires at the same instant; start (or cancel) makes them persist.
-		const expiring = redis.pipeline();
-		for (const key of [keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id)]) expiring.pexpireat(key, draft.expiresAt);
-		await expiring.zadd(keys.drafts, draft.expiresAt, id).exec();
-	}
-	await redis.zadd(keys.campaigns, now, id);
-	await redis.sadd(keys.numbers, input.from);
-	if (state === 'running') await redis.sadd(keys.running, id);
-	if (state === 'completed') await emitBornFinished(context, id);
-	return { id, state, total, accepted, rejected, rejections };
+	};
+	const snapshot: Snapshot = { id, state, total, accepted, rejected, rejections };
+	const { claim } = input;
+	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 13);
+	const outcome = await commit(
+		[keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id), staging.recipients, staging.ledger, staging.phones, keys.campaigns, keys.numbers, keys.running, keys.drafts, keys.webhooks.outbox, claim?.slot ?? keys.campaign(id)],
+		[id, now, state, total, draft ? draft.expiresAt : '', input.from, claim ? JSON.stringify({ ...claim.answer, ...snapshot }) : '', claim?.token ?? '', IDEMPOTENCY_SECONDS, ...Object.entries(fields).flat()],
+	);
+	if (outcome === 'exists') throw new ConflictError(`Campaign ${id} exists already; nothing was created again`);
+	if (outcome === 'lease_lost') throw new ConflictError('this request took longer than its Idempotency-Key lease and another request with the key runs now; nothing was created by this one');
+	if (outcome === 'expired') throw new UserError(`Nothing was created: the rows read were kept ${STAGING_TTL_MS / 60_000} minutes and expired before the source ended`);
+	return snapshot;
 }
 
 /** campaign.finished for a campaign that ended as it was created (nothing to send, or a skipped run). */

@@ -14,6 +14,7 @@
 import { RECIPIENTS_PER_CHUNK, parsePhoneNumber } from '../../../nodes/shared';
 import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
 import { LimitError, fullMessage, release, reserve, tooManyRows } from '../limits';
+import { IDEMPOTENCY_SECONDS } from '../keys';
 import { luaScript } from '../redis';
 import { inlineRecords, type SourceRecord } from '../source';
 import { queueScheduledStart } from './control';
@@ -28,12 +29,16 @@ export const DRAFT_LIFETIME_MS = 24 * 3600 * 1000;
 const CHUNK_TRIES = 5;
 
 /**
- * KEYS: meta, recipients, ledger, phones. ARGV: total the rows were checked against, rows,
- * accepted, rejected, last line, then the JSON arrays of field/value pairs for the three hashes.
- * Returns 'ok', 'missing', 'not_draft' or 'moved' (another chunk landed: check again).
+ * KEYS: meta, recipients, ledger, phones, idempotency slot. ARGV: total the rows were checked
+ * against, rows, accepted, rejected, last line, then the JSON arrays of field/value pairs for the
+ * three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds.
+ * Returns 'ok', 'missing', 'not_draft', 'moved' (another chunk landed: check again) or
+ * 'lease_lost'. With a key, the answer is kept in the same step as the rows.
  */
 const APPLY_CHUNK = `
-local meta, rcp, ledger, phones = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local meta, rcp, ledger, phones, slot = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local token = ARGV[9]
+if token ~= '' and redis.call('GET', slot) ~= token then return 'lease_lost' end
 local state = redis.call('HGET', meta, 'state')
 if not state then return 'missing' end
 if state ~= 'draft' then return 'not_draft' end
@@ -50,6 +55,7 @@ local expires = redis.call('HGET', meta, 'expires_at')
 if expires then
   for _, key in ipairs({ rcp, ledger, phones }) do redis.call('PEXPIREAT', key, expires) end
 end
+if token ~= '' then redis.call('SET', slot, ARGV[10], 'EX', ARGV[11]) end
 return 'ok'
 `;
 
@@ -82,11 +88,12 @@ function notADraft(id: string, state: string): ConflictError {
 }
 
 /** Row i of the chunk gets line `firstLine + i`; by default the line after the last one added. */
-export async function addRecipients(context: RunnerContext, id: string, rows: unknown[], firstLine?: number): Promise<ChunkAnswer> {
+/** `claim`: the Idempotency-Key the chunk is added under (core.ts once); its answer is kept with the rows. */
+export async function addRecipients(context: RunnerContext, id: string, rows: unknown[], firstLine?: number, claim?: { slot: string; token: string }): Promise<ChunkAnswer> {
 	const { redis, keys } = context;
 	if (rows.length > RECIPIENTS_PER_CHUNK) throw new UserError(`recipients has ${rows.length} rows; at most ${RECIPIENTS_PER_CHUNK} per chunk`);
 	if (firstLine !== undefined && (!Number.isInteger(firstLine) || firstLine < 1)) throw new UserError('first_line must be a whole number from 1');
-	const apply = luaScript(redis, 'convoApplyChunk', APPLY_CHUNK, 4);
+	const apply = luaScript(redis, 'convoApplyChunk', APPLY_CHUNK, 5);
 	// The phones of the chunk that may already be in the draft (read again on each try).
 	const phones = [...new Set(rows.flatMap((row) => {
 		const phone = (row as { phone?: unknown } | null)?.phone;
@@ -109,24 +116,28 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 		const checker = new RowChecker(campaign.total, seen, RECIPIENTS_PER_CHUNK);
 		for await (const record of inlineRecords(rows)) checker.check({ ...record, line: base + record.line - 1 } as SourceRecord);
 		const staged = checker.take();
+		// The campaign after this chunk, as the script leaves it (it applies only if no other chunk landed).
+		const total = campaign.total + checker.total;
+		const rejected = campaign.counts.rejected + checker.rejected;
+		const result: ChunkAnswer = {
+			id,
+			state: 'draft',
+			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, rejections: checker.rejections },
+			total,
+			accepted: total - rejected,
+			rejected,
+		};
 		const answer = await apply(
-			[keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id)],
-			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones)],
+			[keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id), claim?.slot ?? keys.campaign(id)],
+			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS],
 		);
 		if (answer === 'missing') throw new NotFoundError(`No campaign with id ${id}`);
 		if (answer === 'not_draft') throw notADraft(id, (await getCampaign(context, id)).state);
+		if (answer === 'lease_lost') throw new ConflictError('this request took longer than its Idempotency-Key lease and another request with the key runs now; this chunk was not added');
 		if (answer !== 'ok') continue;
 
-		const after = await getCampaign(context, id);
 		context.log.info({ campaign: id, rows: checker.total, accepted: checker.accepted, rejected: checker.rejected }, 'draft campaign: recipients added');
-		return {
-			id,
-			state: after.state,
-			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, rejections: checker.rejections },
-			total: after.total,
-			accepted: after.total - after.counts.rejected,
-			rejected: after.counts.rejected,
-		};
+		return result;
 	}
 	throw new ConflictError(`other chunks were being added to campaign ${id} at the same time; send a draft's chunks one after the other`);
 }

@@ -4,7 +4,7 @@
  * re-reads the source into a campaign of its own, whose id is derived from the schedule and the
  * due time, so a run delivered twice creates one campaign (the Chatwoot duplicate).
  */
-import { UserError, type RunnerContext } from '../context';
+import { ConflictError, UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
 import { LimitError, fullMessage, release, reserve } from '../limits';
 import { SealError, sourceToRead } from '../net/urls';
@@ -83,6 +83,8 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 		const snapshot = await snapshotCampaign(context, { id, templateId, from, agentId, rate, source, format, scheduleId, state: 'running' });
 		context.log.info({ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'scheduled run started');
 	} catch (error) {
+		// The same run delivered twice at once: the other one made the campaign.
+		if (error instanceof ConflictError) return id;
 		if (!(error instanceof UserError || error instanceof SealError)) throw error;
 		await recordRun(context, id, schedule, 'failed', error.message);
 		context.log.error({ schedule: scheduleId, campaign: id, reason: error.message }, 'scheduled run could not read its recipients');

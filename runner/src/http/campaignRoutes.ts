@@ -184,7 +184,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	);
 
 	async function create(key: string | string[] | undefined, input: Parameters<typeof core.createCampaign>[1], records: AsyncIterable<SourceRecord> | undefined, reply: import('fastify').FastifyReply, draft: boolean) {
-		const work = () => (draft ? core.createDraft(context, input, records, API_NAMES) : core.createCampaign(context, input, records, API_NAMES));
+		const work = (claim?: core.OnceClaim) => (draft ? core.createDraft(context, input, records, API_NAMES, claim) : core.createCampaign(context, input, records, API_NAMES, claim));
 		if (typeof key === 'string' && key.length > 0) {
 			const answer = await core.once(context, '', key, work);
 			if (answer.replayed) reply.code(200);
@@ -205,7 +205,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		},
 		async ({ params, body, request }) => {
 			const key = request.headers['idempotency-key'];
-			const work = () => core.addRecipients(context, params.id, body.recipients, body.first_line);
+			const work = (claim?: core.OnceClaim) => core.addRecipients(context, params.id, body.recipients, body.first_line, claim);
 			return typeof key === 'string' && key.length > 0 ? core.once(context, `recipients:${params.id}`, key, work) : work();
 		},
 	);

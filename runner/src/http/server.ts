@@ -17,6 +17,7 @@ import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
 import { reindexRoutes } from './reindexRoutes';
 import { webhookRoutes } from './webhookRoutes';
+import { receiptRoutes } from './receiptRoutes';
 import { consoleRoutes } from './console';
 import { RunnerMetrics } from './metrics';
 import { InputError, RouteTable } from './routes';
@@ -95,6 +96,7 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 	campaignRoutes(routes, context);
 	reindexRoutes(routes, context);
 	webhookRoutes(routes, context);
+	receiptRoutes(routes, context);
 	const metrics = new RunnerMetrics(context);
 	routes.add({ method: 'GET', url: '/metrics', tag: 'runner', summary: 'Prometheus text: BullMQ queues and the runner', produces: ['text/plain'], success: [200, 'metrics'] }, async ({ reply }) => {
 		reply.type(metrics.contentType);

@@ -88,6 +88,15 @@ const properties: INodeProperties[] = [
 				required: false,
 			}),
 			{
+				displayName: 'Campaign Key',
+				name: 'campaignKey',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. spring-sale-2026-03-01',
+				description:
+					'Names this campaign so that it is sent once: within 24 h, running this node again with the same key returns the first campaign instead of a second. Empty: the key is this workflow, this node, the settings and every row, so a Retry or a re-run of the same input never sends twice. Set a new key to send the same content again on purpose.',
+			},
+			{
 				displayName: 'Start Time',
 				name: 'startAt',
 				type: 'dateTime',
@@ -161,19 +170,41 @@ function rowOf(this: IExecuteFunctions, itemIndex: number): IDataObject {
 }
 
 /**
- * The base of the Idempotency-Keys of one node run: execution, node and run index (a node inside
- * a loop runs again in the same execution with other items), hashed so that any node name fits a
- * header. n8n's Retry On Fail runs the node again with the same three, so every request gets the
- * first answer and nothing is created or added twice. Without an execution id (docs/decisions.md)
- * the key follows the workflow, the node and the content instead.
+ * The base of the Idempotency-Keys of one campaign: the workflow, the node and either the user's
+ * Campaign Key or the campaign's content (settings and every row), hashed so that it fits a header.
+ * It never depends on the execution: n8n's Retry of a failed execution, Retry On Fail, the node's
+ * own retries and a new execution of the same input all send the same keys, so the runner answers
+ * with the first campaign and nothing is sent twice (docs/decisions.md, "Hardening (#17)").
  */
 function keyBase(this: IExecuteFunctions, settings: IDataObject, rows: IDataObject[]): string {
 	const node = this.getNode();
-	const executionId = this.getExecutionId();
-	const parts = executionId
-		? ['execution', executionId, node.name, String(this.getWorkflowDataProxy(0).$runIndex ?? 0)]
-		: ['content', String(this.getWorkflow().id ?? ''), node.name, JSON.stringify([settings, rows])];
+	const named = String(this.getNodeParameter('additionalFields.campaignKey', 0, '') ?? '').trim();
+	const parts = ['campaign', String(this.getWorkflow().id ?? ''), node.name, ...(named !== '' ? ['key', named] : ['content', JSON.stringify([settings, rows])])];
 	return `n8n-${createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * Starts the draft. When no answer came back (every try failed), the runner is asked whether the
+ * campaign started before the node fails: a started campaign is the answer; one the node cannot
+ * learn about fails with its id and says it may be running.
+ */
+async function startDraft(this: IExecuteFunctions, campaignId: string, key: string): Promise<IDataObject> {
+	try {
+		return await runnerJson.call(this, { method: 'POST', path: `/api/campaigns/${campaignId}/start`, body: {}, idempotencyKey: `${key}-start` });
+	} catch (startError) {
+		let current: IDataObject;
+		try {
+			current = await runnerJson.call(this, { method: 'GET', path: `/api/campaigns/${campaignId}` });
+		} catch {
+			throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} may be running: the runner did not answer its start`, {
+				description: `${(startError as Error).message}. Read campaign ${campaignId} with Campaign → Get before anything else. Running this node again with the same input and Campaign Key is safe: it finds campaign ${campaignId} and sends nobody twice.`,
+			});
+		}
+		if (current.state !== 'draft') return current;
+		throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} was not started: ${(startError as Error).message}`, {
+			description: `Nothing was sent; campaign ${campaignId} is still a draft (removed after 24 h). Running this node again with the same input starts this same campaign.`,
+		});
+	}
 }
 
 interface ChunkAnswer {
@@ -187,7 +218,7 @@ interface ChunkAnswer {
  * All input items become one campaign: a draft is created, the rows go in chunks of
  * RECIPIENTS_PER_CHUNK (row of item i is line i + 1, so a rejection names its item), then the
  * draft starts. Nothing is sent before the start, and each request carries an Idempotency-Key
- * of this node run, so a retry finishes the same campaign instead of making a second one.
+ * of this campaign (keyBase), so a retry finishes the same campaign instead of making a second one.
  */
 export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	const items = this.getInputData();
@@ -241,12 +272,7 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 		totals = answer;
 	}
 
-	const started = await runnerJson.call(this, {
-		method: 'POST',
-		path: `/api/campaigns/${campaignId}/start`,
-		body: {},
-		idempotencyKey: `${key}-start`,
-	});
+	const started = await startDraft.call(this, campaignId, key);
 
 	return [
 		{

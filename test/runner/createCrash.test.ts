@@ -18,7 +18,8 @@ jest.setTimeout(300_000);
 const TOKEN = 'crash-token-0123456789abcdef';
 /** The runner's Idempotency-Key lease (core.ts IDEMPOTENCY_LEASE_MS), written out so the test reads no runner constant. */
 const IDEMPOTENCY_LEASE_MS = 30_000;
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_CONCURRENCY: '20' });
+// Uploads are held still on purpose here (past the 30 s lease), longer than the default idle-upload timeout.
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_CONCURRENCY: '20', RUNNER_UPLOAD_IDLE_TIMEOUT: '120s' });
 
 const phoneOf = (seed: number, i: number) => `4915${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;
 const phonesOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => phoneOf(seed, i));

@@ -7,12 +7,12 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { convoNode, itemsThen, runWorkflow, testCredential } from '../harness/workflow';
 import { positionalTemplate, startApi, startCountingProxy, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
-import { collectionOf, feedText, products, range, writeFeed } from '../runner/reindexSupport';
+import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from '../runner/reindexSupport';
 
 jest.setTimeout(240_000);
 
 const TOKEN = 'node-test-token-0123456789abcdef';
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: FEED_DIR });
 let base = '';
 let proxy: Awaited<ReturnType<typeof startCountingProxy>>;
 

@@ -63,7 +63,7 @@ export class RowChecker {
 		let verdict;
 		if (record.ok) {
 			if (record.fields.phone !== undefined) this.anyPhoneField = true;
-			verdict = checkRow(record.line, record.fields, this.seen);
+			verdict = checkRow(record.line, record.fields, this.seen, record.columns);
 		} else {
 			verdict = { ok: false as const, line: record.line, phone: '', reason: record.reason };
 		}

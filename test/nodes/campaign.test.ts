@@ -238,4 +238,13 @@ describe('Reindex Run → Start, Get', () => {
 		);
 		expect(refused.error?.message).toMatch(/ID Field/);
 	});
+
+	it('a missing feed is named by the node\'s own parameter, Source, not by the CLI\'s flag', async () => {
+		const missing = await runNode(
+			{ resource: 'reindexRun', operation: 'start', collectionId: { __rl: true, mode: 'id', value: collectionOf(runner) }, source: 'missing-feed.ndjson', format: 'ndjson', idField: 'sku' },
+			[{}],
+		);
+		expect(missing.error?.message).toBe("The runner refused a field: Source missing-feed.ndjson: no such file in the runner's source directory");
+		expect(missing.error?.description).toBe('Correct Source (runner API field: source).');
+	});
 });

@@ -271,6 +271,28 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 	});
 });
 
+test('a campaign row\'s reason names the rule and the column, never a cell; the phone stays beside it as given', async () => {
+	const csv = [
+		'phone,1,2,cell-secret-header,buttons',
+		'+4917060000001,a,b,,',
+		'cell-secret-phone,a,b,,',
+		'+49 170 6000 0001,a,b,,',
+		'+4917060000002,a,b,https://cell-secret.example/x,',
+		'+4917060000003,a,b,,"[{""index"":""cell-secret-index"",""sub_type"":""url"",""text"":""t""}]"',
+	].join('\n');
+	const query = new URLSearchParams({ template_id: runner.business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0)?.id ?? '', from: runner.business.phoneNumbers[0], at: new Date(Date.now() + 3_600_000).toISOString() });
+	const response = await fetch(`${base}/api/campaigns?${query}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv' }, body: `${csv}\n` });
+	const created = (await response.json()) as { id: string; rejections: Array<{ line: number; phone: string; reason: string }> };
+	expect(response.status).toBe(201);
+	expect(created.rejections).toEqual([
+		{ line: 3, phone: 'cell-secret-phone', reason: 'phone is not a phone number: only digits, spaces, dashes, brackets and a leading + are allowed' },
+		{ line: 4, phone: '+49 170 6000 0001', reason: 'phone is already in this campaign (line 2)' },
+		{ line: 5, phone: '+4917060000002', reason: 'the variable in column 4 holds a URL; the platform refuses URLs as body variables: send a dynamic URL button value in buttons' },
+		{ line: 6, phone: '+4917060000003', reason: 'buttons[0].index must be an integer (the button position)' },
+	]);
+	await call('POST', `/api/campaigns/${created.id}/cancel`);
+});
+
 test('no answer, report, Redis key or value, log line, event or sandbox item holds a line of the host files read', async () => {
 	// Every run's report, whichever test made it.
 	const { runs } = (await call('GET', '/api/reindex')).json as { runs: Array<{ id: string }> };

@@ -29,6 +29,8 @@ const LINK_OUT = join(SOURCE_DIR, 'passwd.ndjson');
 symlinkSync('/etc/passwd', LINK_OUT);
 mkdirSync(join(SOURCE_DIR, 'sub'));
 symlinkSync('/etc', join(SOURCE_DIR, 'sub', 'etc'));
+/** A dangling link: where it points does not exist (it could point anywhere). */
+symlinkSync('/nonexistent/target.ndjson', join(SOURCE_DIR, 'dangling.ndjson'));
 
 /** Every answer, report and event text the test saw: searched for the files' lines at the end. */
 const seen: string[] = [];
@@ -74,7 +76,7 @@ function secretLines(): string[] {
 	return [...lines.filter((line) => line.trim().length >= 8), 'root:x:0:0', 'Cpus_allowed_list', 'SigCgt:', 'VmPeak:', 'voluntary_ctxt_switches'];
 }
 
-const outsidePaths = () => ['/etc/passwd', '/etc/shadow', '/proc/self/status', '../../../../etc/hostname', LINK_OUT, 'sub/etc/passwd', '/nonexistent/feed.ndjson'];
+const outsidePaths = () => ['/etc/passwd', '/etc/shadow', '/proc/self/status', '../../../../etc/hostname', LINK_OUT, 'sub/etc/passwd', 'sub/etc/no-such-file', 'dangling.ndjson', '/nonexistent/feed.ndjson'];
 
 /** Each path POSTed twice: as NDJSON, and as CSV with id_field set to the file's first line (which made all of /etc/passwd items). */
 async function answersFor(paths: string[]): Promise<string[]> {

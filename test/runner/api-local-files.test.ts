@@ -45,7 +45,8 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 	const response = await fetch(`${base}${path}`, {
 		method,
 		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-		body: body === undefined ? undefined : JSON.stringify(body),
+		// A string is sent as it is: JSON text too deep for JSON.stringify.
+		body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
 	});
 	const text = await response.text();
 	seen.push(text);
@@ -144,6 +145,14 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 		const missing = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: 'missing.ndjson', id_field: 'sku' });
 		expect(missing.status).toBe(400);
 		expect(missing.json).toEqual({ status: 400, code: 'validation_failed', field: 'source', message: "source missing.ndjson: no such file in the runner's source directory" });
+	});
+
+	test('an embedding_json nested 10,000 deep is a 400 naming it, not a 500 that leaves the collection leased', async () => {
+		writeFileSync(join(SOURCE_DIR, 'small.ndjson'), feedText(products(range(0, 2)), 'ndjson'));
+		const embedding = `{"a":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`;
+		const deep = await call('POST', '/api/reindex', `{"collection_id":"${collectionOf(runner)}","source":${JSON.stringify(join(SOURCE_DIR, 'small.ndjson'))},"id_field":"sku","embedding_json":${embedding}}`);
+		expect(deep.json).toEqual({ status: 400, code: 'validation_failed', field: 'embedding_json', message: 'embedding_json nests objects or arrays deeper than 64 levels' });
+		expect(await runner.context.redis.get(runner.context.keys.reindex.lock(collectionOf(runner)))).toBeNull();
 	});
 
 	test('a feed inside it syncs (counted at the sandbox); the run records that its source came from the API', async () => {

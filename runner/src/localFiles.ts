@@ -89,8 +89,9 @@ export async function checkLocalSource(given: string, access: SourceAccess): Pro
 		return path;
 	}
 	const dir = await realDir(access);
-	const path = resolve(dir, given);
-	if (!isInside(dir, path)) throw new LocalSourceError(outsideMessage(access));
+	// Named from the directory as configured or as it really is (the setting may itself pass through a link).
+	const path = resolve(access.sourceDir as string, given);
+	if (!isInside(resolve(access.sourceDir as string), path) && !isInside(dir, path)) throw new LocalSourceError(outsideMessage(access));
 	let real: string;
 	try {
 		real = await realpath(path);

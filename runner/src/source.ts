@@ -204,7 +204,7 @@ const JSON_RULES: ReadonlyArray<[RegExp, string]> = [
 ];
 
 /** "is not JSON: <rule> (column N)" from a JSON.parse error, without a byte of the text. */
-function jsonSyntaxReason(error: unknown): string {
+export function jsonSyntaxReason(error: unknown): string {
 	const message = error instanceof Error ? error.message : '';
 	const rule = JSON_RULES.find(([pattern]) => pattern.test(message))?.[1] ?? 'it breaks JSON syntax';
 	// Anchored at the end: a message that quotes the text ends "is not valid JSON" instead.

@@ -1,7 +1,8 @@
 /**
- * `reindex run`: check the settings (each error names its flag), take the collection's lease,
- * store the run and queue its job; or, with --cron, store a schedule whose every run is a run of
- * its own. The work happens in the runner processes (run.ts).
+ * `reindex run` and POST /api/reindex: check the settings (each error names the setting as its
+ * client calls it), take the collection's lease, store the run and queue its job (or, failing,
+ * release the lease); or, with --cron, store a schedule whose every run is a run of its own. The
+ * work happens in the runner processes (run.ts).
  */
 import { createHash } from 'node:crypto';
 import { newId } from '../keys';
@@ -11,7 +12,7 @@ import { z } from 'zod/v4';
 
 import { ConflictError, FieldError, type RunnerContext } from '../context';
 import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
-import { formatOf, isUrl, MAX_NESTING, nestsTooDeep, SourceError } from '../source';
+import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep, SourceError } from '../source';
 import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, REINDEX_NAMES, runFields, type ReindexNames, type RunOverview, type RunSettings, type RunState } from './store';
@@ -83,8 +84,7 @@ function readEmbedding(path: string, name: string): Record<string, unknown> {
 	try {
 		value = JSON.parse(text);
 	} catch (error) {
-		const position = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?$/.exec((error as Error).message);
-		throw new FieldError(`${name} ${path} is not JSON${position ? ` (a syntax error at character ${Number(position[1]) + 1})` : ''}`, name);
+		throw new FieldError(`${name} ${path} ${jsonSyntaxReason(error)}`, name);
 	}
 	if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new FieldError(`${name} ${path} must hold one JSON object`, name);
 	return value as Record<string, unknown>;
@@ -113,7 +113,7 @@ export async function reindexSettings(context: RunnerContext, raw: ReindexInput,
 	if (given.tz && !given.cron) throw new FieldError(`${names.tz} goes with ${names.cron}`, names.tz);
 	let format;
 	try {
-		format = formatOf(source, given.format, names.format);
+		format = formatOf(given.source, given.format, names.format);
 	} catch (error) {
 		throw new FieldError((error as SourceError).message, names.format);
 	}

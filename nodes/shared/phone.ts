@@ -11,22 +11,22 @@ export const PHONE_DIGITS_PATTERN = new RegExp(`^[0-9]{${PHONE_DIGITS.min},${PHO
 
 const SEPARATORS = /[\s\-()./]/g;
 
-export type PhoneParseResult = { ok: true; digits: string } | { ok: false; reason: string };
+/** `reason` quotes the input for the person who typed it; `rule` does not, for reports of rows read from a file. */
+export type PhoneParseResult = { ok: true; digits: string } | { ok: false; reason: string; rule: string };
 
 /** Accepts spaces, dashes, dots, slashes, brackets, and a leading "+" or "00" international prefix. */
 export function parsePhoneNumber(input: string): PhoneParseResult {
 	let value = input.trim().replace(SEPARATORS, '');
 	if (value.startsWith('+')) value = value.slice(1);
 	else if (value.startsWith('00')) value = value.slice(2);
-	if (value === '') return { ok: false, reason: 'is empty' };
+	if (value === '') return { ok: false, reason: 'is empty', rule: 'is empty' };
 	if (!/^[0-9]+$/.test(value)) {
-		return { ok: false, reason: `"${input}" is not a phone number: only digits, spaces, dashes, brackets and a leading + are allowed` };
+		const rule = 'is not a phone number: only digits, spaces, dashes, brackets and a leading + are allowed';
+		return { ok: false, reason: `"${input}" ${rule}`, rule };
 	}
 	if (value.length < PHONE_DIGITS.min || value.length > PHONE_DIGITS.max) {
-		return {
-			ok: false,
-			reason: `"${input}" has ${value.length} digits; a phone number with country code has ${PHONE_DIGITS.min} to ${PHONE_DIGITS.max}`,
-		};
+		const rule = `has ${value.length} digits; a phone number with country code has ${PHONE_DIGITS.min} to ${PHONE_DIGITS.max}`;
+		return { ok: false, reason: `"${input}" ${rule}`, rule };
 	}
 	return { ok: true, digits: value };
 }

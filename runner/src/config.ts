@@ -2,6 +2,8 @@
  * The runner's environment, parsed once with zod: the only place that reads process.env. A missing
  * or wrong value stops the process with a message naming the variable.
  */
+import { isAbsolute } from 'node:path';
+
 import { z } from 'zod/v4';
 
 import { parseUrlPolicy } from './net/policy';
@@ -70,6 +72,12 @@ const schema = z.object({
 	RUNNER_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
 	/** Port of the control API and console served by `start`; 0 picks a free one. */
 	RUNNER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+	/**
+	 * The only directory whose files the control API may name as a source (reindex `source`):
+	 * checked after links and `..` are resolved, when the run is created and again when a worker
+	 * opens the file. Unset: the API reads no local file at all. The CLI reads any path it can.
+	 */
+	RUNNER_SOURCE_DIR: z.string().min(1, { error: 'must be an absolute directory path, or unset' }).refine(isAbsolute, { error: 'must be an absolute directory path' }).optional(),
 	/** Largest recipient upload accepted by the API. */
 	RUNNER_UPLOAD_LIMIT_BYTES: positiveInt(50 * 1024 * 1024),
 	/** An upload (POST /api/campaigns with a CSV/NDJSON body) that sends no byte for this long is ended with 408. */

@@ -14,6 +14,8 @@ import type { RunnerConfig } from './config';
 import { isNotAllowed, outboundFor } from './net/outbound';
 import { isHttpUrl, shownUrl } from './net/urls';
 
+import { LocalSourceError, openLocalSource, type SourceAccess } from './localFiles';
+
 // stream-json 1.x is CommonJS; its typings describe the factory functions.
 import StreamJson from 'stream-json';
 import StreamArray from 'stream-json/streamers/StreamArray';
@@ -23,9 +25,12 @@ export const SOURCE_FORMATS: readonly SourceFormat[] = ['csv', 'json', 'ndjson']
 
 export class SourceError extends Error {}
 
-/** One record of a source: its line (CSV: the file line, header = 1; NDJSON: the line; JSON array: the position, first = 1). */
+/**
+ * One record of a source: its line (CSV: the file line, header = 1; NDJSON: the line; JSON array:
+ * the position, first = 1). A CSV record has its header too: a reason names a cell by its column.
+ */
 export type SourceRecord =
-	| { line: number; ok: true; fields: Record<string, unknown> }
+	| { line: number; ok: true; fields: Record<string, unknown>; columns?: readonly string[] }
 	| { line: number; ok: false; reason: string };
 
 /** Filled while a source is read: bytes so far, the size when known (file size, Content-Length). */
@@ -37,11 +42,41 @@ export interface SourceProgress {
 /** A record longer than this is rejected on its own (NDJSON: skipped without being held in memory). */
 export const MAX_RECORD_BYTES = 1024 * 1024;
 
+/**
+ * Objects and arrays may nest this deep in a record (the record itself is level 1). Deeper rows
+ * are rejected on their own: JSON.stringify, the content hash and the checks that walk a row
+ * recurse, and a 200,000-deep row overflowed the stack and failed the whole run. Real feeds nest
+ * a handful of levels.
+ */
+export const MAX_NESTING = 64;
+
+/** Whether `value` nests objects and arrays deeper than MAX_NESTING, found without recursion. */
+export function nestsTooDeep(value: unknown, limit = MAX_NESTING): boolean {
+	const stack: Array<[unknown, number]> = [[value, 1]];
+	while (stack.length > 0) {
+		const [current, depth] = stack.pop() as [unknown, number];
+		if (current === null || typeof current !== 'object') continue;
+		if (depth > limit) return true;
+		for (const child of Array.isArray(current) ? current : Object.values(current)) {
+			if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+		}
+	}
+	return false;
+}
+
+/** A parsed value as a record of the source, or the rule it breaks (never its bytes). */
+function recordOf(line: number, value: unknown): SourceRecord {
+	if (value === null || typeof value !== 'object' || Array.isArray(value)) return { line, ok: false, reason: 'is not a JSON object' };
+	if (nestsTooDeep(value)) return { line, ok: false, reason: `nests objects or arrays deeper than ${MAX_NESTING} levels` };
+	return { line, ok: true, fields: value as Record<string, unknown> };
+}
+
 export const isUrl = isHttpUrl;
 
-export function formatOf(source: string, given?: string): SourceFormat {
+/** `formatName`: how the client calls the format setting. */
+export function formatOf(source: string, given?: string, formatName = '--format'): SourceFormat {
 	if (given) {
-		if (!(SOURCE_FORMATS as readonly string[]).includes(given)) throw new SourceError(`--format must be one of ${SOURCE_FORMATS.join(', ')}; got "${given}"`);
+		if (!(SOURCE_FORMATS as readonly string[]).includes(given)) throw new SourceError(`${formatName} must be one of ${SOURCE_FORMATS.join(', ')}; got "${given}"`);
 		return given as SourceFormat;
 	}
 	const path = isUrl(source) ? new URL(source).pathname : source;
@@ -49,18 +84,22 @@ export function formatOf(source: string, given?: string): SourceFormat {
 	if (extension === '.csv') return 'csv';
 	if (extension === '.json') return 'json';
 	if (extension === '.ndjson' || extension === '.jsonl') return 'ndjson';
-	throw new SourceError(`cannot tell the format of ${shownUrl(source)} from its name: use a .csv, .json or .ndjson name, or --format`);
+	throw new SourceError(`cannot tell the format of ${shownUrl(source)} from its name: use a .csv, .json or .ndjson name, or ${formatName}`);
 }
 
 /** A source URL the network policy refuses (net/outbound.ts): the caller names its field. */
 export class SourceNotAllowed extends SourceError {}
 
+/** Reading any local path, as the operator's CLI may. */
+export const CLI_ACCESS: SourceAccess = { origin: 'cli', label: '--source' };
+
 /**
  * The raw bytes of the source; refuses a missing file, an unreachable URL and a binary stream.
- * A URL is read through the guarded connection of `config`'s policy (net/outbound.ts), and errors
- * show it as origin and path only.
+ * `access`: which local files it may be (localFiles.ts); the CLI's reads any. A URL is read
+ * through the guarded connection of `config`'s policy (net/outbound.ts), and errors show it as
+ * origin and path only.
  */
-export async function openSource(source: string, timeoutMs = 30_000, progress?: SourceProgress, config?: RunnerConfig): Promise<Readable> {
+export async function openSource(source: string, timeoutMs = 30_000, progress?: SourceProgress, access: SourceAccess = CLI_ACCESS, config?: RunnerConfig): Promise<Readable> {
 	let raw: Readable;
 	if (isUrl(source)) {
 		if (!config) throw new SourceError(`cannot read ${shownUrl(source)}: no network policy was given`);
@@ -73,6 +112,14 @@ export async function openSource(source: string, timeoutMs = 30_000, progress?: 
 		}
 		raw = opened.body;
 		if (progress && opened.total !== undefined) progress.total = opened.total;
+	} else if (access.origin === 'api') {
+		try {
+			const { handle, size } = await openLocalSource(source, access);
+			if (progress) progress.total = size;
+			raw = handle.createReadStream();
+		} catch (error) {
+			throw error instanceof LocalSourceError ? new SourceError(error.message) : error;
+		}
 	} else {
 		try {
 			const info = await stat(source);
@@ -119,8 +166,8 @@ function feed<T extends Duplex>(from: Readable, into: T): T {
 }
 
 /** Records of the source in order. A whole-source problem (parse error, I/O error) throws SourceError. */
-export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress, config?: RunnerConfig): AsyncGenerator<SourceRecord> {
-	yield* parseRecords(await openSource(source, undefined, progress, config), format, shownUrl(source));
+export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress, access?: SourceAccess, config?: RunnerConfig): AsyncGenerator<SourceRecord> {
+	yield* parseRecords(await openSource(source, undefined, progress, access, config), format, shownUrl(source));
 }
 
 /** Records of a byte stream already open (an uploaded request body); `name` is what errors call it. */
@@ -132,10 +179,61 @@ export async function* parseRecords(raw: Readable, format: SourceFormat, name: s
 
 /** Rows given inline (a JSON array in an API request), numbered from 1. */
 export async function* inlineRecords(rows: unknown[]): AsyncGenerator<SourceRecord> {
-	for (const [i, value] of rows.entries()) {
-		if (value === null || typeof value !== 'object' || Array.isArray(value)) yield { line: i + 1, ok: false, reason: 'is not a JSON object' };
-		else yield { line: i + 1, ok: true, fields: value as Record<string, unknown> };
-	}
+	for (const [i, value] of rows.entries()) yield recordOf(i + 1, value);
+}
+
+/*
+ * Parser messages may quote the text they choke on (V8's JSON.parse: `Unexpected token 'r',
+ * "root:x:0:0"... is not valid JSON`; csv-parse: `got "y" at line 2`), so none is passed on:
+ * a rejection or a source error says where (line, column or element) and which rule, in words
+ * of the runner's own, picked from the parser's fixed part (the start of a V8 message, csv-parse's
+ * error code). An unknown message gives only the position.
+ */
+const JSON_RULES: ReadonlyArray<[RegExp, string]> = [
+	[/^Unexpected end of JSON input/, 'it ends before its value does'],
+	[/^Unterminated string/, 'a string is never closed'],
+	[/^Bad control character/, 'a string holds a control character'],
+	[/^Bad (escaped character|Unicode escape)/, 'a string holds an invalid escape'],
+	[/^Expected (property name|double-quoted property name)/, 'an object key is not a double-quoted string'],
+	[/^Expected ':'/, "an object key is not followed by ':'"],
+	[/^Expected ',' or '\}'/, "a value in an object is not followed by ',' or '}'"],
+	[/^Expected ',' or '\]'/, "an element of an array is not followed by ',' or ']'"],
+	[/^Unexpected non-whitespace character after JSON/, 'more follows its value'],
+	[/^(Exponent part|No number after minus|Unterminated fractional)/, 'a number is malformed'],
+	[/^Unexpected token/, 'a character stands where JSON allows none'],
+];
+
+/** "is not JSON: <rule> (column N)" from a JSON.parse error, without a byte of the text. */
+export function jsonSyntaxReason(error: unknown): string {
+	const message = error instanceof Error ? error.message : '';
+	const rule = JSON_RULES.find(([pattern]) => pattern.test(message))?.[1] ?? 'it breaks JSON syntax';
+	// Anchored at the end: a message that quotes the text ends "is not valid JSON" instead.
+	const position = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?$/.exec(message);
+	return `is not JSON: ${rule}${position ? ` (column ${Number(position[1]) + 1})` : ''}`;
+}
+
+const CSV_RULES: Readonly<Record<string, string>> = {
+	CSV_INVALID_CLOSING_QUOTE: 'a quoted cell goes on after its closing quote',
+	CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: 'a quoted cell goes on after its closing quote',
+	CSV_QUOTE_NOT_CLOSED: 'a quoted cell is never closed',
+	CSV_MAX_RECORD_SIZE: `a row is larger than ${MAX_RECORD_BYTES / 1048576} MB`,
+	CSV_RECORD_INCONSISTENT_FIELDS_LENGTH: 'a row has the wrong number of cells',
+};
+
+/** csv-parse's error as its line and rule (its code names the rule; its message may quote a cell). */
+function csvSyntaxReason(error: unknown): string {
+	const { code, lines } = error as { code?: unknown; lines?: unknown };
+	const rule = (typeof code === 'string' && CSV_RULES[code]) || (typeof code === 'string' && /^CSV_[A-Z_]+$/.test(code) ? `it breaks a CSV rule (${code})` : 'it breaks CSV syntax');
+	return `${typeof lines === 'number' && lines > 0 ? `at line ${lines}: ` : ''}${rule}`;
+}
+
+/** stream-json's messages are fixed sentences; anything else (or one with other text) gives no detail. */
+function jsonArrayReason(error: unknown): string {
+	const message = error instanceof Error ? error.message : '';
+	const fixed = /^Parser (?:cannot parse input: |has )((?:[a-z ]|'[\]}:,]')+)$/.exec(message);
+	if (fixed) return fixed[1];
+	if (message === 'Top-level object should be an array.') return 'it is not an array';
+	return 'it breaks JSON syntax';
 }
 
 async function* csvRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
@@ -152,8 +250,8 @@ async function* csvRecords(raw: Readable, source: string): AsyncGenerator<Source
 		for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
 			if (!header) {
 				header = record.map((name) => name.trim());
-				const duplicate = header.find((name, i) => header?.indexOf(name) !== i);
-				if (duplicate !== undefined) throw new SourceError(`${source}: the header names column "${duplicate}" twice`);
+				const twice = header.findIndex((name, i) => header?.indexOf(name) !== i);
+				if (twice !== -1) throw new SourceError(`${source}: the header names one column twice (columns ${header.indexOf(header[twice]) + 1} and ${twice + 1})`);
 				continue;
 			}
 			if (shortRow) yield shortRow;
@@ -162,13 +260,13 @@ async function* csvRecords(raw: Readable, source: string): AsyncGenerator<Source
 				shortRow = { line: info.lines, ok: false, reason: `has ${record.length} cells; the header has ${header.length}` };
 				continue;
 			}
-			yield { line: info.lines, ok: true, fields: Object.fromEntries(header.map((name, i) => [name, record[i]])) };
+			yield { line: info.lines, ok: true, fields: Object.fromEntries(header.map((name, i) => [name, record[i]])), columns: header };
 		}
 		if (shortRow && lastByte !== 10 && lastByte !== 13) throw new SourceError(`${source} is cut short: it ends inside the row at line ${shortRow.line}`);
 		if (shortRow) yield shortRow;
 	} catch (error) {
 		if (error instanceof SourceError) throw error;
-		throw new SourceError(`${source} is not valid CSV: ${(error as Error).message}`);
+		throw new SourceError(`${source} is not valid CSV ${csvSyntaxReason(error)}`);
 	}
 	if (!header) throw new SourceError(`${source} is empty`);
 }
@@ -177,12 +275,12 @@ async function* csvRecords(raw: Readable, source: string): AsyncGenerator<Source
 function ndjsonRecord(line: number, text: string): SourceRecord {
 	let value: unknown;
 	try {
+		// V8's JSON.parse does not recurse: a row nested however deep parses, and recordOf rejects it.
 		value = JSON.parse(text);
 	} catch (error) {
-		return { line, ok: false, reason: `is not JSON: ${(error as Error).message}` };
+		return { line, ok: false, reason: jsonSyntaxReason(error) };
 	}
-	if (value === null || typeof value !== 'object' || Array.isArray(value)) return { line, ok: false, reason: 'is not a JSON object' };
-	return { line, ok: true, fields: value as Record<string, unknown> };
+	return recordOf(line, value);
 }
 
 /**
@@ -245,11 +343,10 @@ async function* jsonArrayRecords(raw: Readable, source: string): AsyncGenerator<
 	try {
 		for await (const { value } of elements as AsyncIterable<{ key: number; value: unknown }>) {
 			position++;
-			if (value === null || typeof value !== 'object' || Array.isArray(value)) yield { line: position, ok: false, reason: 'is not a JSON object' };
-			else yield { line: position, ok: true, fields: value as Record<string, unknown> };
+			yield recordOf(position, value);
 		}
 	} catch (error) {
 		if (error instanceof SourceError) throw error;
-		throw new SourceError(`${source} is not a JSON array of objects: ${(error as Error).message}`);
+		throw new SourceError(`${source} is not a JSON array of objects: ${position === 0 ? 'before its first element' : `after element ${position}`}, ${jsonArrayReason(error)}`);
 	}
 }

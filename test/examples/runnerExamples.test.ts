@@ -19,14 +19,15 @@ import { startApi, templateSends, useRunnerUnderTest, waitFor } from '../runner/
 jest.setTimeout(180_000);
 
 const TOKEN = 'examples-test-token-0123456789abcdef';
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+const examplesDir = join(__dirname, '..', '..', 'examples');
+// The nightly-reindex example is pointed at its feed file in examples/: the API reads only there.
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: examplesDir });
 let base = '';
 
 beforeAll(async () => {
 	base = await startApi(runner);
 });
 
-const examplesDir = join(__dirname, '..', '..', 'examples');
 const load = (file: string) => JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson & { id: string };
 const credentials = () => ({ convoRunnerApi: { runnerUrl: base, token: TOKEN } });
 

@@ -7,12 +7,12 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { convoNode, itemsThen, runWorkflow, testCredential } from '../harness/workflow';
 import { positionalTemplate, startApi, startCountingProxy, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
-import { collectionOf, feedText, products, range, writeFeed } from '../runner/reindexSupport';
+import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from '../runner/reindexSupport';
 
 jest.setTimeout(240_000);
 
 const TOKEN = 'node-test-token-0123456789abcdef';
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: FEED_DIR });
 let base = '';
 let proxy: Awaited<ReturnType<typeof startCountingProxy>>;
 
@@ -240,5 +240,14 @@ describe('Reindex Run → Start, Get', () => {
 			[{}],
 		);
 		expect(refused.error?.message).toMatch(/ID Field/);
+	});
+
+	it('a missing feed is named by the node\'s own parameter, Source, not by the CLI\'s flag', async () => {
+		const missing = await runNode(
+			{ resource: 'reindexRun', operation: 'start', collectionId: { __rl: true, mode: 'id', value: collectionOf(runner) }, source: 'missing-feed.ndjson', format: 'ndjson', idField: 'sku' },
+			[{}],
+		);
+		expect(missing.error?.message).toBe("The runner refused a field: Source missing-feed.ndjson: no such file in the runner's source directory");
+		expect(missing.error?.description).toBe('Correct Source (runner API field: source).');
 	});
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-import { collectionOf, feedText, products, range, writeFeed } from './reindexSupport';
+import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
 import { positionalTemplate, setFault, templateSends, startApi, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(180_000);
@@ -17,7 +17,7 @@ jest.setTimeout(180_000);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = 'console-token-0123456789';
 const SHOTS = join(__dirname, '..', '..', '.tmp');
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: FEED_DIR });
 let base = '';
 let browser: Browser;
 

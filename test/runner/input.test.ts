@@ -169,7 +169,7 @@ test('bad rows (10% invalid phones, duplicates, wrong cell counts, broken button
 			// The phone of the row before, written differently: the same number once normalized.
 			const previous = phoneOf(12, i - 1);
 			lines.push(`+${previous.slice(0, 2)} ${previous.slice(2, 5)}-${previous.slice(5)},Customer ${i},order ${i},`);
-			expected.set(line, new RegExp(`phone ${previous} is already in this campaign \\(line ${line - 1}\\)`));
+			expected.set(line, new RegExp(`phone is already in this campaign \\(line ${line - 1}\\)`));
 		} else {
 			good.push(phoneOf(12, i));
 			lines.push(`+${phoneOf(12, i)},Customer ${i},order ${i},`);

@@ -5,12 +5,12 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
 import { clearFaults, setFault, startApi, useRunnerUnderTest, waitFor } from './support';
-import { activeIds, collectionOf, feedText, products, range, UPSERT, writeFeed } from './reindexSupport';
+import { activeIds, collectionOf, FEED_DIR, feedText, products, range, UPSERT, writeFeed } from './reindexSupport';
 
 jest.setTimeout(120_000);
 
 const TOKEN = 'test-token-0123456789abcdef';
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: FEED_DIR });
 let base = '';
 
 beforeAll(async () => {

@@ -48,7 +48,7 @@ test('bad NDJSON rows are rejected with their line and reason; the good rows are
 	expect(report.rejected_rows).toEqual([
 		{ line: 2, reason: expect.stringMatching(/^is not JSON: /) },
 		{ line: 3, reason: 'has no "sku" (the --id-field)' },
-		{ line: 5, reason: 'repeats id "p0" first seen at line 1' },
+		{ line: 5, reason: 'repeats the id of line 1' },
 		{ line: 6, reason: 'is not a JSON object' },
 		{ line: 7, reason: 'is 10.0 MB; a record may be at most 1 MB' },
 		{ line: 8, reason: 'has a "sku" that is not a string or a number' },

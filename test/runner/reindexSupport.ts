@@ -48,8 +48,14 @@ export function feedText(items: Item[], format: FeedFormat): string {
 	return [columns.join(','), ...items.map((item) => columns.map((column) => cell(item[column])).join(','))].join('\n') + '\n';
 }
 
+/**
+ * Where this test process writes its feeds (each in a folder of its own): a runner whose control
+ * API is handed these paths names it as RUNNER_SOURCE_DIR, the only directory the API may read.
+ */
+export const FEED_DIR = mkdtempSync(join(tmpdir(), 'convo-feeds-'));
+
 export function writeFeed(text: string, name: string): string {
-	const path = join(mkdtempSync(join(tmpdir(), 'convo-feed-')), name);
+	const path = join(mkdtempSync(join(FEED_DIR, 'feed-')), name);
 	writeFileSync(path, text);
 	return path;
 }

@@ -10,13 +10,13 @@ import type { AddressInfo } from 'node:net';
 
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from '../../nodes/shared';
 import { cancel, pauseCampaign } from '../../runner/src/core';
-import { collectionOf, feedText, products, range, writeFeed } from './reindexSupport';
+import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
 import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(240_000);
 
 const TOKEN = 'test-token-0123456789abcdef';
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_PAUSE_AFTER_FAILURES: '5' });
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_PAUSE_AFTER_FAILURES: '5', RUNNER_SOURCE_DIR: FEED_DIR });
 let base = '';
 
 interface Attempt {

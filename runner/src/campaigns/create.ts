@@ -68,7 +68,7 @@ export class RowChecker {
 		let verdict;
 		if (record.ok) {
 			if (record.fields.phone !== undefined) this.anyPhoneField = true;
-			verdict = checkRow(record.line, record.fields, this.seen);
+			verdict = checkRow(record.line, record.fields, this.seen, record.columns);
 		} else {
 			verdict = { ok: false as const, line: record.line, phone: '', reason: record.reason };
 		}
@@ -178,7 +178,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const dropStaged = () => redis.del(staging.recipients, staging.ledger, staging.phones);
 
 	try {
-		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format), undefined, context.config), context.config.RUNNER_MAX_RECIPIENTS);
+		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format), undefined, undefined, context.config), context.config.RUNNER_MAX_RECIPIENTS);
 		for await (const record of records) {
 			rows.check(record);
 			if (rows.stagedRows >= WRITE_BATCH) await flush();

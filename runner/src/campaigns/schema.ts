@@ -4,7 +4,7 @@
  */
 import { z } from 'zod/v4';
 
-import { parsePhoneNumber, sendTemplateBody, sendTemplateQuery, toContractIssues } from '../../../nodes/shared';
+import { parsePhoneNumber, sendTemplateBody, sendTemplateQuery } from '../../../nodes/shared';
 
 export const campaignSettings = z.object({
 	templateId: sendTemplateQuery.shape.template_id,
@@ -68,17 +68,49 @@ export interface Recipient {
 export type RowVerdict = { ok: true; recipient: Recipient } | { ok: false; line: number; phone: string; reason: string };
 
 /**
+ * A broken rule of a row, said without quoting the row: a reason names the rule and where it
+ * broke. A variable's name is the file's column header (or a JSON key), bytes of the source
+ * too, so a variable is named by its column (CSV) or its field's place in the object.
+ */
+function rowIssue(issue: z.core.$ZodIssue, fields: Record<string, unknown>, columns?: readonly string[]): string {
+	const [key, ...rest] = issue.path;
+	let where: string;
+	if (key === 'phone' || key === undefined) where = 'phone';
+	else if (key === 'buttons') where = `buttons${rest.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')}`;
+	else {
+		const name = String(key);
+		where = columns ? `the variable in column ${columns.indexOf(name) + 1}` : `the variable in field ${Object.keys(fields).indexOf(name) + 1}`;
+	}
+	if (issue.code === 'unrecognized_keys') return `${where} has ${issue.keys.length} unknown field${issue.keys.length > 1 ? 's' : ''}`;
+	// Messages written in the schemas are fixed sentences; zod's own may quote the input.
+	if (issue.message && !/^(Invalid|Too |Unrecognized)/.test(issue.message)) return `${where} ${issue.message}`;
+	switch (issue.code) {
+		case 'invalid_type':
+			return `${where} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`;
+		case 'too_big':
+			return `${where} must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : ''}`;
+		case 'too_small':
+			return `${where} must be at least ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : ''}`;
+		case 'invalid_value':
+			return `${where} must be one of: ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+		default:
+			return `${where} breaks a rule of the send (SPEC B8)`;
+	}
+}
+
+/**
  * One row: `phone` (normalized by the contract's phone rules), optional `buttons` (JSON, SPEC B8),
  * and every other field a template variable. Empty cells are left out (a variable the template
- * needs and the row lacks is the service's to refuse). `seen` maps phone -> first line.
+ * needs and the row lacks is the service's to refuse). `seen` maps phone -> first line. `columns`:
+ * a CSV's header, so a reason names a cell by its column. A reason never quotes a cell.
  */
-export function checkRow(line: number, fields: Record<string, unknown>, seen: Map<string, number>): RowVerdict {
+export function checkRow(line: number, fields: Record<string, unknown>, seen: Map<string, number>, columns?: readonly string[]): RowVerdict {
 	const rawPhone = fields.phone;
 	const shownPhone = typeof rawPhone === 'string' || typeof rawPhone === 'number' ? String(rawPhone) : '';
 	const reject = (reason: string): RowVerdict => ({ ok: false, line, phone: shownPhone, reason });
 	if (rawPhone === undefined || rawPhone === null || shownPhone.trim() === '') return reject('phone is missing');
 	const phone = parsePhoneNumber(shownPhone);
-	if (!phone.ok) return reject(`phone ${phone.reason}`);
+	if (!phone.ok) return reject(`phone ${phone.rule}`);
 
 	let buttons: unknown = fields.buttons;
 	if (typeof buttons === 'string') {
@@ -98,10 +130,11 @@ export function checkRow(line: number, fields: Record<string, unknown>, seen: Ma
 	}
 	const body = { ...variables, phone: phone.digits, ...(buttons === undefined ? {} : { buttons }) };
 	const parsed = sendTemplateBody.safeParse(body);
-	if (!parsed.success) return reject(toContractIssues(parsed.error, 'body').map((issue) => issue.message).join('; '));
+	if (!parsed.success) return reject(parsed.error.issues.map((issue) => rowIssue(issue, fields, columns)).join('; '));
 
+	// The row's phone is in the rejection beside the reason (the recipient's identity); the reason names the line.
 	const first = seen.get(phone.digits);
-	if (first !== undefined) return reject(`phone ${phone.digits} is already in this campaign (line ${first})`);
+	if (first !== undefined) return reject(`phone is already in this campaign (line ${first})`);
 	seen.set(phone.digits, line);
 	return {
 		ok: true,

@@ -1,16 +1,16 @@
 /** The reindex routes of the control API: thin over core.ts, the same settings as `reindex run`. */
 import { z } from 'zod/v4';
 
-import type { RunnerContext } from '../context';
+import { FieldError, NotFoundError, type RunnerContext } from '../context';
 import * as core from '../core';
-import { NotFoundError } from '../context';
-import type { RouteTable } from './routes';
+import { API_REINDEX } from '../reindex/create';
+import { InputError, type RouteTable } from './routes';
 
 const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a reindex run or schedule id' }) });
 
 const createBody = z.object({
 	collection_id: z.uuid({ error: 'must be the UUID of a search collection' }),
-	/** An http(s) URL, or a path on the runner's machines. */
+	/** An http(s) URL, or a file inside RUNNER_SOURCE_DIR (a relative path is taken from it). */
 	source: z.string(),
 	format: z.enum(['json', 'ndjson', 'csv']).optional(),
 	id_field: z.string().min(1, { error: 'must name the field that holds each item id' }),
@@ -23,10 +23,20 @@ const createBody = z.object({
 });
 
 export function reindexRoutes(routes: RouteTable, context: RunnerContext): void {
+	/** The API's create: settings named as its JSON fields, a 400's `field` set, local files only inside RUNNER_SOURCE_DIR. */
+	async function createReindex(input: core.ReindexInput): Promise<core.ReindexAnswer> {
+		try {
+			return await core.createReindex(context, input, API_REINDEX);
+		} catch (error) {
+			if (error instanceof FieldError) throw new InputError(error.message, error.field);
+			throw error;
+		}
+	}
+
 	routes.add(
 		{ method: 'POST', url: '/api/reindex', tag: 'reindex', summary: 'Start a reindex run of a search collection from a feed (with cron: a schedule)', body: createBody, success: [201, 'the run status, or the schedule; 409 while the collection is being synced'] },
 		async ({ body }) => {
-			const answer = await core.createReindex(context, {
+			const answer = await createReindex({
 				collection: body.collection_id,
 				source: body.source,
 				format: body.format,

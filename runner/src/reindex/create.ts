@@ -1,23 +1,24 @@
 /**
- * `reindex run`: check the settings (each error names its flag), take the collection's lease,
- * store the run and queue its job; or, with --cron, store a schedule whose every run is a run of
- * its own. The work happens in the runner processes (run.ts).
+ * `reindex run` and POST /api/reindex: check the settings (each error names the setting as its
+ * client calls it), take the collection's lease, store the run and queue its job (or, failing,
+ * release the lease); or, with --cron, store a schedule whose every run is a run of its own. The
+ * work happens in the runner processes (run.ts).
  */
 import { createHash } from 'node:crypto';
 import { newId } from '../keys';
-import { readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 
 import { z } from 'zod/v4';
 
-import { ConflictError, UserError, type RunnerContext } from '../context';
+import { ConflictError, FieldError, type RunnerContext } from '../context';
 import { checkQueuedRuns, release, takeReindexSchedulePlace } from '../limits';
-import { formatOf, isUrl, SourceError } from '../source';
+import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
+import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep, SourceError } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
 import { SealError, storedSource } from '../net/urls';
-import { overlapMessage, takeCollection } from './lock';
+import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { processRun } from './run';
-import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
+import { getRun, newRunId, overviewOf, REINDEX_NAMES, runFields, type ReindexNames, type RunOverview, type RunSettings, type RunState } from './store';
 
 /** Search upserts are not bound by a sender number; the service's account-wide ceiling is about 300/s. */
 export const DEFAULT_REINDEX_RATE = 100;
@@ -38,65 +39,96 @@ export interface ReindexInput {
 	tz?: string;
 }
 
+/** Who asks for a run: which local files its source may be (localFiles.ts), and how errors name the settings. */
+export interface ReindexClient {
+	origin: SourceOrigin;
+	names: ReindexNames;
+}
+
+export const CLI_REINDEX: ReindexClient = { origin: 'cli', names: REINDEX_NAMES.cli };
+/** The control API's JSON fields; the Convo node maps them to its own parameters. */
+export const API_REINDEX: ReindexClient = { origin: 'api', names: REINDEX_NAMES.api };
+
+// Messages say the rule; the client's name of the setting is put in front (settingError).
 const input = z.object({
-	collection: z.uuid({ error: '--collection must be the UUID of a search collection' }),
-	source: z.string({ error: '--source is required' }).min(1, { error: '--source must be a file path or an http(s) URL' }),
+	collection: z.uuid({ error: 'must be the UUID of a search collection' }),
+	source: z.string({ error: 'is required' }).min(1, { error: 'must be a file path or an http(s) URL' }),
 	format: z.string().optional(),
-	idField: z.string({ error: '--id-field is required' }).min(1, { error: '--id-field must name the field that holds each item\'s id' }),
+	idField: z.string({ error: 'is required' }).min(1, { error: 'must name the field that holds each item\'s id' }),
 	embeddingJson: z.string().optional(),
 	embedding: z.record(z.string(), z.unknown()).optional(),
 	deactivateMissing: z.boolean().optional(),
 	force: z.boolean().optional(),
 	rate: z
-		.number({ error: '--rate must be a number' })
-		.int({ error: '--rate must be a whole number of upserts per second' })
-		.min(1, { error: '--rate must be at least 1 upsert per second' })
-		.max(1000, { error: '--rate may be at most 1000 upserts per second' })
+		.number({ error: 'must be a number' })
+		.int({ error: 'must be a whole number of upserts per second' })
+		.min(1, { error: 'must be at least 1 upsert per second' })
+		.max(1000, { error: 'may be at most 1000 upserts per second' })
 		.optional(),
 	cron: z.string().optional(),
 	tz: z.string().optional(),
 });
 
-function readEmbedding(path: string): Record<string, unknown> {
+function settingError(error: z.ZodError, names: ReindexNames): FieldError {
+	const nameOf = (key: PropertyKey) => (key === 'embeddingJson' ? names.embedding : (names[key as keyof ReindexNames] ?? String(key)));
+	const field = nameOf(error.issues[0].path[0]);
+	return new FieldError(error.issues.map((issue) => `${nameOf(issue.path[0])} ${issue.message}`).join('; '), field);
+}
+
+/** The CLI's --embedding-json file. Its bytes are never quoted: a JSON error gives its rule's position only. */
+function readEmbedding(path: string, name: string): Record<string, unknown> {
+	let text: string;
+	try {
+		text = readFileSync(path, 'utf8');
+	} catch (error) {
+		throw new FieldError(`${name} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, name);
+	}
 	let value: unknown;
 	try {
-		value = JSON.parse(readFileSync(path, 'utf8'));
+		value = JSON.parse(text);
 	} catch (error) {
-		throw new UserError(`--embedding-json ${path} cannot be read as JSON: ${(error as Error).message}`);
+		throw new FieldError(`${name} ${path} ${jsonSyntaxReason(error)}`, name);
 	}
-	if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new UserError(`--embedding-json ${path} must hold one JSON object`);
+	if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new FieldError(`${name} ${path} must hold one JSON object`, name);
 	return value as Record<string, unknown>;
 }
 
-/** The settings of a run, checked; a local source is made absolute so any runner process finds it. */
-export function reindexSettings(raw: ReindexInput): RunSettings & { cron?: string; tz?: string } {
+/**
+ * The settings of a run, checked, each error naming the setting as `client` calls it. A local
+ * source must be one `client` may read (the API's: inside RUNNER_SOURCE_DIR, checked before
+ * anything else about it, so the answer for a path outside never depends on the path); it is kept
+ * absolute so any runner process finds it, and it is checked again where a worker opens it.
+ */
+export async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { cron?: string; tz?: string }> {
+	const { names } = client;
 	const parsed = input.safeParse(raw);
-	if (!parsed.success) throw new UserError(parsed.error.issues.map((issue) => issue.message).join('; '));
+	if (!parsed.success) throw settingError(parsed.error, names);
 	const given = parsed.data;
-	if (given.tz && !given.cron) throw new UserError('--tz goes with --cron');
-	let format;
-	try {
-		format = formatOf(given.source, given.format);
-	} catch (error) {
-		throw new UserError((error as SourceError).message);
-	}
 	let source = given.source;
 	if (!isUrl(source)) {
-		source = resolve(source);
-		let isFile = false;
 		try {
-			isFile = statSync(source).isFile();
-		} catch {
-			throw new UserError(`--source ${source}: no such file`);
+			source = await checkLocalSource(source, { origin: client.origin, sourceDir: context.config.RUNNER_SOURCE_DIR, label: names.source });
+		} catch (error) {
+			if (error instanceof LocalSourceError) throw new FieldError(error.message, names.source);
+			throw error;
 		}
-		if (!isFile) throw new UserError(`--source ${source} is not a file`);
 	}
+	if (given.tz && !given.cron) throw new FieldError(`${names.tz} goes with ${names.cron}`, names.tz);
+	let format;
+	try {
+		format = formatOf(given.source, given.format, names.format);
+	} catch (error) {
+		throw new FieldError((error as SourceError).message, names.format);
+	}
+	const embedding = given.embeddingJson ? readEmbedding(given.embeddingJson, names.embedding) : given.embedding;
+	if (embedding && nestsTooDeep(embedding)) throw new FieldError(`${names.embedding} nests objects or arrays deeper than ${MAX_NESTING} levels`, names.embedding);
 	return {
 		collection: given.collection.toLowerCase(),
 		source,
+		origin: client.origin,
 		format,
 		idField: given.idField,
-		embedding: given.embeddingJson ? readEmbedding(given.embeddingJson) : given.embedding,
+		embedding,
 		deactivateMissing: given.deactivateMissing ?? false,
 		force: given.force ?? false,
 		rate: given.rate ?? DEFAULT_REINDEX_RATE,
@@ -117,17 +149,18 @@ export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'sche
 
 const reindexSchedulerId = (id: string) => `reindex-${id}`;
 
-export async function createReindex(context: RunnerContext, raw: ReindexInput): Promise<ReindexAnswer> {
-	const { cron, tz, ...given } = reindexSettings(raw);
+export async function createReindex(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<ReindexAnswer> {
+	const { cron, tz, ...given } = await reindexSettings(context, raw, client);
+	const { names } = client;
 	const { redis, keys } = context;
 	// The runs read their source later, in any runner process: a URL is checked now, and one with
 	// credentials or a query is kept sealed, shown as origin and path.
-	await checkUrlAllowed(context.config, given.source, '--source');
+	await checkUrlAllowed(context.config, given.source, names.source);
 	let stored;
 	try {
-		stored = storedSource(context.config, given.source, '--source');
+		stored = storedSource(context.config, given.source, names.source);
 	} catch (error) {
-		throw error instanceof SealError ? new UserError(error.message) : error;
+		throw error instanceof SealError ? new FieldError(error.message, names.source) : error;
 	}
 	const settings: RunSettings = { ...given, source: stored.source, sealedSource: stored.sealed };
 	if (cron) {
@@ -141,7 +174,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 			);
 		} catch (error) {
 			await release(context, keys.reindex.schedules, schedule.id);
-			throw new UserError(`--cron "${cron}" with --tz "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`);
+			throw new FieldError(`${names.cron} "${cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`, names.cron);
 		}
 		await redis.set(keys.reindex.schedule(schedule.id), JSON.stringify(schedule));
 		await redis.zadd(keys.reindex.schedules, schedule.createdAt, schedule.id);
@@ -152,8 +185,18 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput): 
 	const id = newRunId();
 	const holder = await takeCollection(context, settings.collection, id);
 	if (holder) throw new ConflictError(overlapMessage(settings.collection, holder));
-	await storeRun(context, id, { ...settings, scheduleId: undefined });
-	await context.queues.reindex.add('run', { run: id }, { jobId: `run-${id}`, removeOnComplete: true, removeOnFail: 100 });
+	try {
+		await storeRun(context, id, { ...settings, scheduleId: undefined });
+		await context.queues.reindex.add('run', { run: id }, { jobId: `run-${id}`, removeOnComplete: true, removeOnFail: 100 });
+	} catch (error) {
+		// The caller is told the run was not created: neither its record nor the lease naming it may stay.
+		await forgetRun(context, id).catch(() => undefined);
+		await releaseCollection(context, settings.collection, id).catch((failure: Error) =>
+			context.log.error({ run: id, collection: settings.collection, err: failure.message }, 'could not release the collection lease; it ends by itself within its lease time'),
+		);
+		context.log.error({ run: id, collection: settings.collection, err: (error as Error).message }, 'reindex run could not be created');
+		throw error;
+	}
 	context.log.info({ run: id, collection: settings.collection }, 'reindex run queued');
 	return { kind: 'run', status: overviewOf(await getRun(context, id), 0) };
 }
@@ -165,6 +208,10 @@ async function storeRun(context: RunnerContext, id: string, settings: RunSetting
 		await context.redis.hset(context.keys.reindex.run(id), fields);
 		await context.redis.zadd(context.keys.reindex.runs, Number(fields.created_at), id);
 	}
+}
+
+async function forgetRun(context: RunnerContext, id: string): Promise<void> {
+	await context.redis.pipeline().del(context.keys.reindex.run(id)).zrem(context.keys.reindex.runs, id).exec();
 }
 
 export async function listReindexSchedules(context: RunnerContext): Promise<ReindexSchedule[]> {

@@ -9,6 +9,8 @@ import { getRun, runOverview, type RunOverview } from './store';
 
 export interface ReindexReport extends RunOverview {
 	source: string;
+	/** Who named the source: `api` (a local file only inside RUNNER_SOURCE_DIR) or `cli` (any path). */
+	origin: 'api' | 'cli';
 	format: string;
 	id_field: string;
 	deactivate_missing: boolean;
@@ -40,6 +42,7 @@ export async function reindexReport(context: RunnerContext, id: string): Promise
 		...status,
 		deactivation: status.deactivation ?? (run.deactivateMissing ? null : 'not asked: --deactivate-missing was not given'),
 		source: run.source,
+		origin: run.origin,
 		format: run.format,
 		id_field: run.idField,
 		deactivate_missing: run.deactivateMissing,

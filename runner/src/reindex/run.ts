@@ -15,13 +15,13 @@ import StreamArray from 'stream-json/streamers/StreamArray';
 
 import { searchItemSchema, type SearchItem } from '../../../nodes/shared';
 import type { RunnerContext } from '../context';
-import { MAX_RECORD_BYTES, readRecords, SourceError, type SourceProgress, type SourceRecord } from '../source';
+import { CLI_ACCESS, MAX_RECORD_BYTES, readRecords, SourceError, type SourceProgress, type SourceRecord } from '../source';
 import { sourceToRead } from '../net/urls';
 import { contentHash, embeddingKey } from './hash';
 import { decodeItemState, encodeItemState } from './itemState';
 import { keepCollection, overlapMessage, releaseCollection, takeCollection } from './lock';
 import { Pacer, Pool } from './pace';
-import { findRun, finishRun, READING_COUNTS, SETTLED_RUN_STATES, type RunRecord, type RunState } from './store';
+import { findRun, finishRun, READING_COUNTS, REINDEX_NAMES, SETTLED_RUN_STATES, type RunRecord, type RunState } from './store';
 
 /** Rows looked up in Redis together. */
 const CHUNK = 500;
@@ -94,10 +94,15 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 		context.log.warn({ run: runId, holder }, 'reindex run skipped: its collection is being synced by another run');
 		return 'skipped';
 	}
-	const attempt = await context.redis.hincrby(runKey, 'attempt', 1);
-	const work = new RunWork(context, run, attempt);
-	const stopKeeping = keepCollection(context, run.collection, runId, () => work.stop('another run took the collection: this run stopped'));
+	// From here every way out releases the lease (finally), a Redis error included.
+	let attempt: number | undefined;
+	let work: RunWork | undefined;
+	let stopKeeping = () => undefined as void;
 	try {
+		attempt = await context.redis.hincrby(runKey, 'attempt', 1);
+		work = new RunWork(context, run, attempt);
+		const running = work;
+		stopKeeping = keepCollection(context, run.collection, runId, () => running.stop('another run took the collection: this run stopped'));
 		if (attempt > 1) {
 			// A resumed run reads its source again from the start: its reading counts start again too.
 			await context.redis
@@ -121,7 +126,7 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 		return 'completed';
 	} catch (error) {
 		// Let the upserts in flight settle (and be recorded) before the run is marked failed.
-		await work.pool.drain().catch(() => undefined);
+		await work?.pool.drain().catch(() => undefined);
 		const reason =
 			error instanceof SourceError
 				? `the source could not be read to its end: ${error.message}`
@@ -140,7 +145,7 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 	} finally {
 		stopKeeping();
 		await releaseCollection(context, run.collection, runId);
-		await context.redis.del(context.keys.reindex.seen(runId, attempt));
+		if (attempt !== undefined) await context.redis.del(context.keys.reindex.seen(runId, attempt));
 	}
 }
 
@@ -148,8 +153,10 @@ async function readSource(work: RunWork): Promise<void> {
 	const progress: SourceProgress = { read: 0 };
 	let chunk: SourceRecord[] = [];
 	try {
+		// The source is checked again here, where it is opened: a link may have changed since the run was created.
+		const access = work.run.origin === 'cli' ? CLI_ACCESS : { origin: 'api' as const, sourceDir: work.context.config.RUNNER_SOURCE_DIR, label: REINDEX_NAMES.api.source };
 		const source = sourceToRead(work.context.config, { source: work.run.source, sealed: work.run.sealedSource });
-		for await (const record of readRecords(source, work.run.format, progress, work.context.config)) {
+		for await (const record of readRecords(source, work.run.format, progress, access, work.context.config)) {
 			if (work.stopped) throw new RunStopped(work.stopped);
 			chunk.push(record);
 			if (chunk.length >= CHUNK) {
@@ -171,10 +178,11 @@ interface Row {
 	itemJson: string;
 }
 
-/** The id of a row, or why it has none. */
-function idOf(fields: Record<string, unknown>, idField: string): string | { reason: string } {
+/** The id of a row, or why it has none (the field named as the run's client calls it; the value never quoted). */
+function idOf(fields: Record<string, unknown>, run: RunRecord): string | { reason: string } {
+	const { idField } = run;
 	const value = fields[idField];
-	if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return { reason: `has no "${idField}" (the --id-field)` };
+	if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return { reason: `has no "${idField}" (the ${REINDEX_NAMES[run.origin].idField})` };
 	if (typeof value !== 'string' && typeof value !== 'number') return { reason: `has a "${idField}" that is not a string or a number` };
 	return String(value);
 }
@@ -189,7 +197,7 @@ async function handleChunk(work: RunWork, chunk: SourceRecord[], progress: Sourc
 			rejections.push({ line: record.line, reason: record.reason });
 			continue;
 		}
-		const id = idOf(record.fields, run.idField);
+		const id = idOf(record.fields, run);
 		if (typeof id !== 'string') {
 			rejections.push({ line: record.line, reason: id.reason });
 			continue;
@@ -211,7 +219,8 @@ async function handleChunk(work: RunWork, chunk: SourceRecord[], progress: Sourc
 	const answers = rows.length > 0 ? ((await lookup.exec()) ?? []) : [];
 	const repeated = rows.filter((_, i) => Number(answers[2 * i]?.[1]) === 0);
 	const firstLines = repeated.length > 0 ? await redis.hmget(seenKey, ...repeated.map((row) => row.externalId)) : [];
-	repeated.forEach((row, i) => rejections.push({ line: row.line, reason: `repeats id "${row.externalId}" first seen at line ${firstLines[i]}` }));
+	// The id is not quoted (no reason holds bytes of the source): the line of its first row is.
+	repeated.forEach((row, i) => rejections.push({ line: row.line, reason: `repeats the id of line ${firstLines[i]}` }));
 
 	const toSend: Upsert[] = [];
 	let unchanged = 0;

@@ -5,6 +5,7 @@
 import { NotFoundError, type RunnerContext } from '../context';
 import { newId } from '../keys';
 import { luaScript } from '../redis';
+import type { SourceOrigin } from '../localFiles';
 import type { SourceFormat } from '../source';
 import { LUA_EMIT } from '../webhooks/events';
 
@@ -20,9 +21,19 @@ export const EXTRA_COUNTS = ['mismatched', 'foreign'] as const;
 /** The counts of one reading pass, started again when a killed run resumes. */
 export const READING_COUNTS = ['read', 'unchanged', 'rejected'] as const;
 
+/** The settings of a run as each client names them: errors and reasons use its names. */
+export type ReindexNames = Record<'collection' | 'source' | 'format' | 'idField' | 'embedding' | 'rate' | 'cron' | 'tz', string>;
+
+export const REINDEX_NAMES: Readonly<Record<SourceOrigin, ReindexNames>> = {
+	cli: { collection: '--collection', source: '--source', format: '--format', idField: '--id-field', embedding: '--embedding-json', rate: '--rate', cron: '--cron', tz: '--tz' },
+	api: { collection: 'collection_id', source: 'source', format: 'format', idField: 'id_field', embedding: 'embedding_json', rate: 'rate', cron: 'cron', tz: 'tz' },
+};
+
 export interface RunSettings {
 	collection: string;
 	source: string;
+	/** Who named the source: a local file of an API run is read only inside RUNNER_SOURCE_DIR. */
+	origin: SourceOrigin;
 	format: SourceFormat;
 	idField: string;
 	embedding?: Record<string, unknown>;
@@ -81,6 +92,8 @@ export function runFields(id: string, settings: RunSettings, state: RunState): R
 		collection: settings.collection,
 		source: settings.source,
 		source_sealed: settings.sealedSource ?? '',
+		// A schedule stored before origins were kept has none: its runs read as the API's.
+		origin: settings.origin ?? 'api',
 		format: settings.format,
 		id_field: settings.idField,
 		embedding: settings.embedding ? JSON.stringify(settings.embedding) : '',
@@ -101,6 +114,7 @@ export function runFromHash(hash: Record<string, string>): RunRecord {
 		collection: hash.collection,
 		source: hash.source,
 		sealedSource: hash.source_sealed || undefined,
+		origin: hash.origin === 'cli' ? 'cli' : 'api',
 		format: hash.format as SourceFormat,
 		idField: hash.id_field,
 		embedding: hash.embedding ? (JSON.parse(hash.embedding) as Record<string, unknown>) : undefined,

@@ -19,7 +19,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. https://shop.example.com/feed.ndjson',
-		description: 'The feed: an http(s) URL the runner reads, or a path on the runner\'s machines. It must stay reachable: the runner reads it again after a crash.',
+		description: 'The feed: an http(s) URL the runner reads, or a file in the directory its operator opened to the API (RUNNER_SOURCE_DIR), by its path or its name there. It must stay reachable: the runner reads it again after a crash.',
 	},
 	{
 		displayName: 'Format',

@@ -104,7 +104,7 @@ test('default settings: loopback, unspecified and link-local URLs in every spell
 	const closedAnswers = await tryEverywhere(call, `http://127.0.0.1:${closed}`);
 
 	for (const [origin, { reindex, campaign, webhook }] of Object.entries(answers)) {
-		expect({ origin, status: reindex.status, message: reindex.json.message }).toEqual({ origin, status: 400, message: `--source: ${NOT_ALLOWED}` });
+		expect({ origin, status: reindex.status, message: reindex.json.message }).toEqual({ origin, status: 400, message: `source: ${NOT_ALLOWED}` });
 		expect({ origin, status: campaign.status, message: campaign.json.message }).toEqual({ origin, status: 400, message: `source_url: ${NOT_ALLOWED}` });
 		expect({ origin, status: webhook.status, message: webhook.json.message }).toEqual({ origin, status: 400, message: `url: ${NOT_ALLOWED}` });
 	}

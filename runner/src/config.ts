@@ -2,6 +2,8 @@
  * The runner's environment, parsed once with zod: the only place that reads process.env. A missing
  * or wrong value stops the process with a message naming the variable.
  */
+import { isIP } from 'node:net';
+
 import { z } from 'zod/v4';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -52,6 +54,19 @@ const schema = z.object({
 	RUNNER_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
 	/** Port of the control API and console served by `start`; 0 picks a free one. */
 	RUNNER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+	/**
+	 * The reverse proxy in front of the API, as addresses or CIDR ranges (comma-separated; also
+	 * loopback, linklocal, uniquelocal): its X-Forwarded-For and X-Forwarded-Proto are then believed.
+	 * Unset: no proxy is trusted, the client address is the peer's, the protocol plain HTTP.
+	 */
+	RUNNER_TRUST_PROXY: z
+		.string()
+		.refine((text) => text.split(',').every((entry) => /^(loopback|linklocal|uniquelocal)$/.test(entry.trim()) || isIP(entry.trim().replace(/\/\d{1,3}$/, '')) !== 0), {
+			error: 'must be the proxy addresses or CIDR ranges, comma-separated (or loopback, linklocal, uniquelocal)',
+		})
+		.optional(),
+	/** The address users open the console at; when it is https://, the session cookie is Secure whatever the proxy says. */
+	RUNNER_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL users open the console at' }).optional(),
 	/** Largest recipient upload accepted by the API. */
 	RUNNER_UPLOAD_LIMIT_BYTES: positiveInt(50 * 1024 * 1024),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -36,6 +36,10 @@ export interface Keys {
 	idempotency(keyHash: string): string;
 	/** Lock: one feeder tick at a time across processes. */
 	feederLock: string;
+	/** String per console session (SHA-256 of its id, never the id), expiring with it; deleted at sign-out. */
+	session(idHash: string): string;
+	/** Counter per client address: failed tokens in the current window (http/auth.ts). */
+	authFailures(address: string): string;
 	reindex: ReindexKeys;
 	webhooks: WebhookKeys;
 }
@@ -95,6 +99,8 @@ export function keysFor(prefix: string): Keys {
 		drafts: `${prefix}:drafts`,
 		idempotency: (keyHash) => `${prefix}:idempotency:${keyHash}`,
 		feederLock: `${prefix}:lock:feeder`,
+		session: (idHash) => `${prefix}:session:${idHash}`,
+		authFailures: (address) => `${prefix}:authfail:${address}`,
 		reindex: {
 			runs: `${prefix}:reindex:runs`,
 			run: (id) => `${prefix}:reindex:${id}`,

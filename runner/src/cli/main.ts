@@ -83,19 +83,20 @@ async function serve(role: 'start' | 'worker'): Promise<void> {
 		const config = loadConfig();
 		const log = createLogger(config.LOG_LEVEL);
 		const context = await openContext(config, log, { withService: true });
-		let running: RunningRunner | undefined;
+		// Set once the workers run: /healthz answers 503 until then.
+		const started: { workers?: RunningRunner } = {};
 		let http: RunningHttp | undefined;
 		let apiContext: RunnerContext | undefined;
 		if (role === 'start' && wantsHttp(config)) {
 			// The API's own connection fails fast (503) while the workers' waits out an outage.
 			apiContext = await openContext(config, log, { withService: true, client: true });
-			http = await startServer(apiContext, { token: config.RUNNER_TOKEN as string, host: config.RUNNER_HTTP_HOST, port: config.RUNNER_HTTP_PORT, workersRunning: () => running?.healthy() ?? false });
+			http = await startServer(apiContext, { token: config.RUNNER_TOKEN as string, host: config.RUNNER_HTTP_HOST, port: config.RUNNER_HTTP_PORT, workersRunning: () => started.workers?.healthy() ?? false });
 			log.info({ url: http.url }, `control API and console at ${http.url}`);
 		} else if (role === 'start') {
 			log.info('control API and console are off: set RUNNER_TOKEN (16 characters or more) to serve them');
 		}
-		running = await runProcess(context);
-		const workers = running;
+		const workers = await runProcess(context);
+		started.workers = workers;
 		let stopping = false;
 		const stop = async (signal: string) => {
 			if (stopping) return;

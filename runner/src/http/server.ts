@@ -46,9 +46,9 @@ export const FORM_LIMIT = 16 * 1024;
 /** Routes whose JSON may carry recipients inline (up to 100,000 rows): RUNNER_UPLOAD_LIMIT_BYTES. */
 const LARGE_BODIES = new Set(['POST /api/campaigns', 'POST /api/campaigns/:id/recipients']);
 
-/** The console's pages load only this process's own scripts and styles; bull-board's UI styles elements inline. */
+/** The console's pages load only this process's own scripts and styles; bull-board's UI styles elements inline and sets a <base>. */
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-const BOARD_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'");
+const BOARD_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'").replace("base-uri 'none'", "base-uri 'self'");
 /** Static files that hold nothing of a user's: the only answers a browser or proxy may keep. */
 const STATIC = /^\/(console|assets)\//;
 
@@ -144,7 +144,8 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 		reply.header('content-security-policy', path.startsWith('/admin/queues') ? BOARD_CSP : CSP);
 		reply.header('x-frame-options', 'DENY');
 		reply.header('x-content-type-options', 'nosniff');
-		reply.header('referrer-policy', 'no-referrer');
+		// same-origin, not no-referrer: with no-referrer Chromium posts the console's forms with `Origin: null`.
+		reply.header('referrer-policy', 'same-origin');
 		reply.header('cross-origin-opener-policy', 'same-origin');
 		// Fastify closes at once after refusing an unread body, and a client still writing may then get a
 		// reset instead of the 413; the unread rest is discarded instead (lingerAfterRefusal), as nginx does.

@@ -37,17 +37,20 @@ export function redisTarget(config: RunnerConfig): { url?: string; clusterNodes?
 /**
  * The context every command and process works with. `withService`: this process talks to the
  * service. `client`: someone waits for each answer (CLI, HTTP API), so Redis commands fail fast
- * (redis.ts) and the context is returned only once Redis answers, within a few seconds.
+ * (redis.ts); with `waitMs` the context is returned only once Redis answers within that time (the
+ * CLI), without it at once (the API answers 503 until Redis is there).
  */
-export async function openContext(config: RunnerConfig, log: Logger, options: { withService: boolean; client?: boolean }): Promise<RunnerContext> {
+export async function openContext(config: RunnerConfig, log: Logger, options: { withService: boolean; client?: { waitMs: number } }): Promise<RunnerContext> {
 	if (!config.REDIS_URL && !config.REDIS_CLUSTER_NODES) throw new ConfigError('REDIS_URL (or REDIS_CLUSTER_NODES) must be set to the Redis the runner uses');
 	const service = options.withService ? new ConvoService({ ...requireService(config), deadlineMs: config.RUNNER_HTTP_DEADLINE }) : undefined;
 	const redis: RedisConnection = connect(redisTarget(config), options.client ? 'client' : 'worker');
 	if (options.client) {
 		// Without a listener ioredis prints every failed reconnect; whenReady reports the last one.
 		redis.on('error', () => undefined);
+	}
+	if (options.client && options.client.waitMs > 0) {
 		try {
-			await whenReady(redis, describeTarget(redisTarget(config)));
+			await whenReady(redis, describeTarget(redisTarget(config)), options.client.waitMs);
 		} catch (error) {
 			redis.disconnect();
 			await service?.close();

@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, type RunnerConfig } from '../config';
 import { UserError, type RunnerContext } from '../context';
 import * as core from '../core';
 import { createLogger, type Logger } from '../log';
-import { isRedisUnavailable, RedisUnavailable, startPrivateRedis } from '../redis';
+import { CLIENT_READY_MS, isRedisUnavailable, RedisUnavailable, startPrivateRedis } from '../redis';
 import { closeContext, openContext, requireService, runProcess, type RunningRunner } from '../runtime';
 import { startServer, type RunningHttp } from '../http/server';
 import { follow, followReindex } from './follow';
@@ -31,7 +31,7 @@ async function withContext<T>(io: Io, options: { withService?: boolean }, work: 
 	try {
 		const config = loadConfig();
 		const log = createLogger(config.LOG_LEVEL);
-		context = await openContext(config, log, { withService: options.withService ?? false, client: true });
+		context = await openContext(config, log, { withService: options.withService ?? false, client: { waitMs: CLIENT_READY_MS } });
 		await work(context, config, log);
 	} catch (error) {
 		fail(io, error);
@@ -89,7 +89,7 @@ async function serve(role: 'start' | 'worker'): Promise<void> {
 		let apiContext: RunnerContext | undefined;
 		if (role === 'start' && wantsHttp(config)) {
 			// The API's own connection fails fast (503) while the workers' waits out an outage.
-			apiContext = await openContext(config, log, { withService: true, client: true });
+			apiContext = await openContext(config, log, { withService: true, client: { waitMs: 0 } });
 			http = await startServer(apiContext, { token: config.RUNNER_TOKEN as string, host: config.RUNNER_HTTP_HOST, port: config.RUNNER_HTTP_PORT, workersRunning: () => started.workers?.healthy() ?? false });
 			log.info({ url: http.url }, `control API and console at ${http.url}`);
 		} else if (role === 'start') {

@@ -20,6 +20,17 @@ jest.setTimeout(120_000);
 const TOKEN = 'outage-token-0123456789abc';
 /** As production runs Redis: what was written before the outage is there after it. */
 const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'always'];
+/** The promise's value, or 'still running' after `ms` (the timer cleared either way). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still running'> {
+	let timer: NodeJS.Timeout | undefined;
+	const late = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), ms)));
+	try {
+		return await Promise.race([promise, late]);
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
 const baseEnv = () => ({ PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'info' });
 
 test('the CLI against an unreachable Redis prints { "error" } naming it and exits 1 within a few seconds', async () => {
@@ -59,7 +70,9 @@ describe('a running start while its Redis stops and comes back', () => {
 		return { status: response.status, json: (await response.json()) as Record<string, unknown>, retryAfter: response.headers.get('retry-after'), ms: Date.now() - started };
 	};
 
-	test('the API answers 503 within a few seconds while Redis is down, 200 and sends again once it is back; SIGTERM in an outage exits within the deadline', async () => {
+	/** A fresh `start` against the running Redis, answering on a port of its own. */
+	const startRunner = async () => {
+		await runner?.kill('SIGKILL');
 		const business = sandbox.fixture.businesses[0];
 		const httpPort = await freePort();
 		runner = spawnRunner(['start'], {
@@ -74,6 +87,12 @@ describe('a running start while its Redis stops and comes back', () => {
 		});
 		base = `http://127.0.0.1:${httpPort}`;
 		await waitFor('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+		return runner;
+	};
+
+	test('the API answers 503 within a few seconds while Redis is down, then 200, and the workers send again once it is back', async () => {
+		const business = sandbox.fixture.businesses[0];
+		await startRunner();
 		expect((await call('/api/campaigns')).status).toBe(200);
 
 		await redis?.stop();
@@ -94,11 +113,15 @@ describe('a running start while its Redis stops and comes back', () => {
 		const created = await call('/api/campaigns', { method: 'POST', body: JSON.stringify({ template_id: positionalTemplate(business).id, from: business.phoneNumbers[0], recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })) }) });
 		expect(created.status).toBe(201);
 		await waitFor('the sandbox to receive the 3 sends', async () => (await templateSends(sandbox)).filter((message) => phones.includes(`+${message.to}`)).length === 3, 30_000);
+	});
 
+	test('SIGTERM while Redis is down ends the process within RUNNER_SHUTDOWN_DEADLINE (5 s)', async () => {
+		if (redis?.process.exitCode !== null || redis.process.signalCode !== null) redis = await startPrivateRedis(PERSISTENT, dir, port);
+		const running = await startRunner();
 		await redis.stop();
 		await new Promise((resolve) => setTimeout(resolve, 1000));
 		const stopping = Date.now();
-		const code = await Promise.race([runner.kill('SIGTERM'), new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+		const code = await within(running.kill('SIGTERM'), 15_000);
 		const stopMs = Date.now() - stopping;
 		expect(code).not.toBe('still running');
 		expect(stopMs).toBeLessThan(5000 + 1500);
@@ -114,7 +137,7 @@ test('start with RUNNER_HTTP_HOST=0.0.0.0 and no token exits 1 before any worker
 		// A job waiting in the control queue: any worker of this prefix takes it at once.
 		const job = await context.queues.control.add('feed', {});
 		const runner = spawnRunner(['start'], { ...env, RUNNER_HTTP_HOST: '0.0.0.0', RUNNER_HTTP_PORT: String(await freePort()) });
-		const code = await Promise.race([runner.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
+		const code = await within(runner.exited, 30_000);
 		if (code === 'still running') await runner.kill('SIGKILL');
 		expect(code).toBe(1);
 		expect(runner.output()).toContain('RUNNER_TOKEN must be set');

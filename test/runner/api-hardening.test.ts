@@ -154,6 +154,8 @@ test('sign-out revokes the session on every process: the old cookie is refused a
 	const { cookie } = await signIn(plain);
 	expect((await fetch(`${plain.base}/api/campaigns`, { headers: { cookie } })).status).toBe(200);
 	expect((await fetch(`${proxied.base}/api/campaigns`, { headers: { cookie } })).status).toBe(200);
+	// A proxy's own Basic password, forwarded, does not get in the session's way.
+	expect((await fetch(`${plain.base}/api/campaigns`, { headers: { cookie, authorization: 'Basic dXNlcjpwYXNzd29yZA==' } })).status).toBe(200);
 	const out = await fetch(`${plain.base}/session/logout`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: plain.base } });
 	expect(out.status).toBe(303);
 	expect(out.headers.get('set-cookie')).toMatch(/convo_session=;/);

@@ -107,13 +107,9 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 			authKinds.set(request, 'public');
 			return;
 		}
-		const header = request.headers.authorization;
-		if (header !== undefined) {
-			const bearer = /^Bearer (.+)$/.exec(header);
-			if (!bearer) {
-				await refuse(request, 'the Authorization header is not "Bearer <token>"', false);
-				return reply.code(401).send(errorBody(401, 'missing or wrong token'));
-			}
+		// Another scheme (e.g. Basic, from a proxy that asks for a password) is not ours: the cookie may still sign the request in.
+		const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');
+		if (bearer) {
 			const waitMs = await auth.throttled(request.ip);
 			if (waitMs > 0) return tooMany(request, reply, waitMs);
 			if (auth.tokenOk(bearer[1])) {
@@ -133,8 +129,9 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 			if ((typeof csrf === 'string' && csrf === auth.csrfFor(session as string)) || (origin !== undefined && ownOrigins(request, config.RUNNER_PUBLIC_URL).includes(origin))) return;
 			return reply.code(403).send(errorBody(403, 'this request needs the console CSRF token'));
 		}
-		// A stale cookie is an operator whose session ended, not a guess: logged, not counted.
+		// A stale cookie is an operator whose session ended, not a guess; another scheme can never pass: logged, not counted.
 		if (session) await refuse(request, 'session cookie expired, revoked or not ours', false);
+		else if (request.headers.authorization !== undefined) await refuse(request, 'the Authorization header is not "Bearer <token>"', false);
 		if (request.method === 'GET' && !path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html')) return reply.redirect('/login');
 		return reply.code(401).send(errorBody(401, 'missing or wrong token'));
 	});

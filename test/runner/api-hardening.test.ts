@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 
 import { freePort } from '../../runner/src/redis';
-import { waitFor, useRunnerUnderTest, type SpawnedRunner } from './support';
+import { runCli, waitFor, useRunnerUnderTest, type SpawnedRunner } from './support';
 
 jest.setTimeout(120_000);
 
@@ -205,4 +205,20 @@ test('security headers on every answer; no-store on the API, reports and pages',
 test('HEAD /healthz answers like GET, without a token', async () => {
 	const head = await fetch(`${plain.base}/healthz`, { method: 'HEAD' });
 	expect(head.status).toBe(200);
+});
+
+test('RUNNER_PUBLIC_URL on https: the cookie is Secure without any proxy header, and that origin may post the console forms', async () => {
+	const api = await startApi({ RUNNER_PUBLIC_URL: 'https://runner.example.com' });
+	const session = await signIn(api);
+	expect(session.setCookie).toMatch(/; Secure/i);
+	const out = await fetch(`${api.base}/session/logout`, { method: 'POST', redirect: 'manual', headers: { cookie: session.cookie, origin: 'https://runner.example.com' } });
+	expect(out.status).toBe(303);
+	expect((await fetch(`${api.base}/api/campaigns`, { headers: { cookie: session.cookie } })).status).toBe(401);
+	await api.process.kill('SIGTERM');
+});
+
+test('a RUNNER_TRUST_PROXY that is not addresses is refused at start, naming the variable', async () => {
+	const result = await runCli(['campaign', 'list', '--json'], { ...runner.env, RUNNER_TRUST_PROXY: 'the-proxy.example.com' }, 30_000);
+	expect(result.code).toBe(1);
+	expect(JSON.parse(result.stdout).error).toMatch(/RUNNER_TRUST_PROXY must be the proxy addresses or CIDR ranges/);
 });

@@ -3,6 +3,7 @@
  * or wrong value stops the process with a message naming the variable.
  */
 import { isAbsolute } from 'node:path';
+import { isIP } from 'node:net';
 
 import { z } from 'zod/v4';
 
@@ -78,6 +79,19 @@ const schema = z.object({
 	 * opens the file. Unset: the API reads no local file at all. The CLI reads any path it can.
 	 */
 	RUNNER_SOURCE_DIR: z.string().min(1, { error: 'must be an absolute directory path, or unset' }).refine(isAbsolute, { error: 'must be an absolute directory path' }).optional(),
+	/**
+	 * The reverse proxy in front of the API, as addresses or CIDR ranges (comma-separated; also
+	 * loopback, linklocal, uniquelocal): its X-Forwarded-For and X-Forwarded-Proto are then believed.
+	 * Unset: no proxy is trusted, the client address is the peer's, the protocol plain HTTP.
+	 */
+	RUNNER_TRUST_PROXY: z
+		.string()
+		.refine((text) => text.split(',').every((entry) => /^(loopback|linklocal|uniquelocal)$/.test(entry.trim()) || isIP(entry.trim().replace(/\/\d{1,3}$/, '')) !== 0), {
+			error: 'must be the proxy addresses or CIDR ranges, comma-separated (or loopback, linklocal, uniquelocal)',
+		})
+		.optional(),
+	/** The address users open the console at; when it is https://, the session cookie is Secure whatever the proxy says. */
+	RUNNER_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL users open the console at' }).optional(),
 	/** Largest recipient upload accepted by the API. */
 	RUNNER_UPLOAD_LIMIT_BYTES: positiveInt(50 * 1024 * 1024),
 	/** An upload (POST /api/campaigns with a CSV/NDJSON body) that sends no byte for this long is ended with 408. */

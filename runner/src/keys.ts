@@ -41,6 +41,10 @@ export interface Keys {
 	idempotency(keyHash: string): string;
 	/** Lock: one feeder tick at a time across processes. */
 	feederLock: string;
+	/** String per console session (SHA-256 of its id, never the id), expiring with it; deleted at sign-out. */
+	session(idHash: string): string;
+	/** Counter per client address: failed tokens in the current window (http/auth.ts). */
+	authFailures(address: string): string;
 	reindex: ReindexKeys;
 	webhooks: WebhookKeys;
 }
@@ -108,6 +112,8 @@ export function keysFor(prefix: string): Keys {
 		staging: (id, attempt) => ({ recipients: `${prefix}:staging:${id}:${attempt}:rcp`, ledger: `${prefix}:staging:${id}:${attempt}:ledger`, phones: `${prefix}:staging:${id}:${attempt}:phones` }),
 		idempotency: (keyHash) => `${prefix}:idempotency:${keyHash}`,
 		feederLock: `${prefix}:lock:feeder`,
+		session: (idHash) => `${prefix}:session:${idHash}`,
+		authFailures: (address) => `${prefix}:authfail:${address}`,
 		reindex: {
 			runs: `${prefix}:reindex:runs`,
 			run: (id) => `${prefix}:reindex:${id}`,

@@ -19,19 +19,73 @@ export interface RedisTarget {
 	clusterNodes?: string;
 }
 
-/** BullMQ blocks on its connections: commands must wait for a reconnect, never fail after N retries. */
-const BASE_OPTIONS: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true };
+/**
+ * `worker`: BullMQ blocks on its connections, and a send already made must be settled once Redis is
+ * back: commands wait for a reconnect, never fail after N retries.
+ * `client` (the CLI, the HTTP API): someone waits for the answer, so a command fails after one
+ * reconnect attempt, a connect after 3 s and a command a hung server never answers after 5 s.
+ */
+const OPTIONS: Record<'worker' | 'client', RedisOptions> = {
+	worker: { maxRetriesPerRequest: null, enableReadyCheck: true },
+	client: { maxRetriesPerRequest: 1, enableReadyCheck: true, connectTimeout: 3000, commandTimeout: 5000 },
+};
 
-export function connect(target: RedisTarget): RedisConnection {
+/** How long a client waits for its first connection before it reports Redis unreachable. */
+export const CLIENT_READY_MS = 3000;
+
+export function connect(target: RedisTarget, kind: 'worker' | 'client' = 'worker'): RedisConnection {
+	const options = OPTIONS[kind];
 	if (target.clusterNodes) {
 		const nodes = target.clusterNodes.split(',').map((pair) => {
 			const [host, port] = pair.split(':');
 			return { host, port: Number(port) };
 		});
-		return new Cluster(nodes, { redisOptions: BASE_OPTIONS, enableReadyCheck: true });
+		return new Cluster(nodes, { redisOptions: options, enableReadyCheck: true });
 	}
 	if (!target.url) throw new Error('connect() needs REDIS_URL or REDIS_CLUSTER_NODES');
-	return new Redis(target.url, BASE_OPTIONS);
+	return new Redis(target.url, options);
+}
+
+/** Raised when Redis cannot be reached or does not answer in time: the API answers 503, the CLI exits 1. */
+export class RedisUnavailable extends Error {}
+
+/** Errors ioredis raises when the server is gone or silent (not a command's own error reply). */
+export function isRedisUnavailable(error: unknown): boolean {
+	if (error instanceof RedisUnavailable) return true;
+	const { name, message, code } = error as { name?: string; message?: string; code?: string };
+	if (name === 'MaxRetriesPerRequestError') return true;
+	if (code !== undefined && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code)) return true;
+	return /^(Command timed out|Connection is closed|Stream isn't writeable|None of startup nodes is available|Reached the max retries per request limit)/.test(message ?? '');
+}
+
+/** Where Redis is, for an error message: host and port only (a URL may hold a password). */
+export function describeTarget(target: RedisTarget): string {
+	if (target.clusterNodes) return `the Redis Cluster at ${target.clusterNodes}`;
+	try {
+		const url = new URL(target.url ?? '');
+		return `Redis at ${url.hostname}:${url.port || 6379}`;
+	} catch {
+		return 'Redis';
+	}
+}
+
+/** Waits for the connection to be ready, at most `ms`; else RedisUnavailable with the last connect error. */
+export async function whenReady(connection: RedisConnection, where: string, ms = CLIENT_READY_MS): Promise<void> {
+	if (connection.status === 'ready') return;
+	let lastError = '';
+	const onError = (error: Error) => (lastError = error.message || (error as NodeJS.ErrnoException).code || String(error));
+	connection.on('error', onError);
+	try {
+		await new Promise<void>((resolve, reject) => {
+			const timer = setTimeout(() => reject(new RedisUnavailable(`${where} does not answer within ${ms / 1000} s${lastError ? ` (${lastError})` : ''}`)), ms);
+			connection.once('ready', () => {
+				clearTimeout(timer);
+				resolve();
+			});
+		});
+	} finally {
+		connection.off('error', onError);
+	}
 }
 
 /** Every master of the target (one for a single Redis), for INFO and SCAN. */

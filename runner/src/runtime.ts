@@ -20,7 +20,7 @@ import { keysFor } from './keys';
 import { Ledger } from './ledger';
 import type { Logger } from './log';
 import { Queues, Workers } from './queues';
-import { checkRedis, connect, type RedisConnection } from './redis';
+import { checkRedis, connect, describeTarget, whenReady, type RedisConnection } from './redis';
 import { ConvoService } from './service';
 import { ConfigError } from './config';
 
@@ -34,11 +34,29 @@ export function redisTarget(config: RunnerConfig): { url?: string; clusterNodes?
 	return { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES };
 }
 
-/** The context every command and process works with. `withService`: this process talks to the service. */
-export async function openContext(config: RunnerConfig, log: Logger, options: { withService: boolean }): Promise<RunnerContext> {
+/**
+ * The context every command and process works with. `withService`: this process talks to the
+ * service. `client`: someone waits for each answer (CLI, HTTP API), so Redis commands fail fast
+ * (redis.ts); with `waitMs` the context is returned only once Redis answers within that time (the
+ * CLI), without it at once (the API answers 503 until Redis is there).
+ */
+export async function openContext(config: RunnerConfig, log: Logger, options: { withService: boolean; client?: { waitMs: number } }): Promise<RunnerContext> {
 	if (!config.REDIS_URL && !config.REDIS_CLUSTER_NODES) throw new ConfigError('REDIS_URL (or REDIS_CLUSTER_NODES) must be set to the Redis the runner uses');
 	const service = options.withService ? new ConvoService({ ...requireService(config), deadlineMs: config.RUNNER_HTTP_DEADLINE }) : undefined;
-	const redis: RedisConnection = connect(redisTarget(config));
+	const redis: RedisConnection = connect(redisTarget(config), options.client ? 'client' : 'worker');
+	if (options.client) {
+		// Without a listener ioredis prints every failed reconnect; whenReady reports the last one.
+		redis.on('error', () => undefined);
+	}
+	if (options.client && options.client.waitMs > 0) {
+		try {
+			await whenReady(redis, describeTarget(redisTarget(config)), options.client.waitMs);
+		} catch (error) {
+			redis.disconnect();
+			await service?.close();
+			throw error;
+		}
+	}
 	const keys = keysFor(config.RUNNER_PREFIX);
 	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys, log), log, service };
 }
@@ -85,7 +103,9 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 		stop: async () => {
 			stopped = true;
 			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
-			const clean = await workers.close(config.RUNNER_SHUTDOWN_DEADLINE);
+			// The sends get the deadline less a margin in which their claims are settled (the process
+			// exits at the deadline whatever happens: cli/main.ts).
+			const clean = await workers.close(config.RUNNER_SHUTDOWN_DEADLINE - Math.min(2000, config.RUNNER_SHUTDOWN_DEADLINE / 4));
 			if (!clean) shutdown.abort();
 			for (const claim of inFlight.values()) {
 				await ledger.settle(claim.campaign, claim.index, claim.token, 'unknown', '', 'the runner stopped while this send was in flight', config.RUNNER_PAUSE_AFTER_FAILURES);

@@ -112,3 +112,28 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	}
 	await context.close();
 });
+
+test('under the security headers the console and the queue board load with no CSP violation; Sign out ends the session for good', async () => {
+	const context = await browser.newContext();
+	const page = await context.newPage();
+	const violations: string[] = [];
+	page.on('console', (message) => {
+		// bull-board's page asks Google Fonts for its typeface: blocked on purpose (no third-party request), it falls back to system fonts.
+		if (/Content Security Policy|Refused to/i.test(message.text()) && !message.text().includes('https://fonts.googleapis.com/')) violations.push(message.text());
+	});
+	await signIn(page, TOKEN);
+	await page.waitForURL(`${base}/`);
+	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+	const cookie = (await context.cookies()).find((entry) => entry.name === 'convo_session');
+	expect(cookie).toBeDefined();
+	await page.goto(`${base}/admin/queues`);
+	await page.getByText('control', { exact: true }).first().waitFor();
+	await page.goto(`${base}/`);
+	await page.getByRole('button', { name: 'Sign out' }).click();
+	await page.waitForURL(`${base}/login`);
+	expect(violations).toEqual([]);
+	// The cookie as it was before signing out, replayed: refused, not a session for 12 more hours.
+	const replayed = await fetch(`${base}/api/campaigns`, { headers: { cookie: `convo_session=${cookie?.value}` } });
+	expect(replayed.status).toBe(401);
+	await context.close();
+});

@@ -12,8 +12,8 @@ import { ConfigError, loadConfig, type RunnerConfig } from '../config';
 import { UserError, type RunnerContext } from '../context';
 import * as core from '../core';
 import { createLogger, type Logger } from '../log';
-import { startPrivateRedis } from '../redis';
-import { closeContext, openContext, runProcess } from '../runtime';
+import { CLIENT_READY_MS, isRedisUnavailable, RedisUnavailable, startPrivateRedis } from '../redis';
+import { closeContext, openContext, requireService, runProcess, type RunningRunner } from '../runtime';
 import { startServer, type RunningHttp } from '../http/server';
 import { follow, followReindex } from './follow';
 
@@ -31,7 +31,7 @@ async function withContext<T>(io: Io, options: { withService?: boolean }, work: 
 	try {
 		const config = loadConfig();
 		const log = createLogger(config.LOG_LEVEL);
-		context = await openContext(config, log, { withService: options.withService ?? false });
+		context = await openContext(config, log, { withService: options.withService ?? false, client: { waitMs: CLIENT_READY_MS } });
 		await work(context, config, log);
 	} catch (error) {
 		fail(io, error);
@@ -41,32 +41,39 @@ async function withContext<T>(io: Io, options: { withService?: boolean }, work: 
 }
 
 function fail(io: Io, error: unknown): void {
-	const known = error instanceof UserError || error instanceof ConfigError;
-	const message = known ? (error as Error).message : `unexpected error: ${(error as Error).stack ?? String(error)}`;
-	if (io.json) process.stdout.write(`${JSON.stringify({ error: (error as Error).message })}\n`);
+	const unavailable = isRedisUnavailable(error) && !(error instanceof RedisUnavailable);
+	const text = unavailable ? `Redis does not answer (${(error as Error).message})` : (error as Error).message;
+	const known = error instanceof UserError || error instanceof ConfigError || isRedisUnavailable(error);
+	const message = known ? text : `unexpected error: ${(error as Error).stack ?? String(error)}`;
+	if (io.json) process.stdout.write(`${JSON.stringify({ error: text })}\n`);
 	process.stderr.write(`convo-runner: ${message}\n`);
 	process.exitCode = 1;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
-/** The control API and console, when a token is set (always required off loopback). */
-async function serveHttp(context: RunnerContext, config: RunnerConfig, log: Logger, workersRunning: () => boolean): Promise<RunningHttp | undefined> {
-	if (!config.RUNNER_TOKEN) {
-		if (!LOOPBACK.test(config.RUNNER_HTTP_HOST)) throw new ConfigError(`RUNNER_TOKEN must be set: the control API would listen on ${config.RUNNER_HTTP_HOST}, not only on loopback`);
-		log.info('control API and console are off: set RUNNER_TOKEN (16 characters or more) to serve them');
-		return undefined;
-	}
-	const http = await startServer(context, { token: config.RUNNER_TOKEN, host: config.RUNNER_HTTP_HOST, port: config.RUNNER_HTTP_PORT, workersRunning });
-	log.info({ url: http.url }, `control API and console at ${http.url}`);
-	return http;
+/** Whether `start` serves the control API and console: only with a token, which is required off loopback. */
+function wantsHttp(config: RunnerConfig): boolean {
+	if (config.RUNNER_TOKEN) return true;
+	if (!LOOPBACK.test(config.RUNNER_HTTP_HOST)) throw new ConfigError(`RUNNER_TOKEN must be set: the control API would listen on ${config.RUNNER_HTTP_HOST}, not only on loopback`);
+	return false;
 }
 
-/** `start` and `worker`: process jobs until SIGTERM or SIGINT. */
+/** Every setting a process needs, checked before it starts a redis-server, connects or takes a job. */
+function checkSettings(config: RunnerConfig, role: 'start' | 'worker'): void {
+	requireService(config);
+	if (role === 'start') wantsHttp(config);
+}
+
+/**
+ * `start` and `worker`: process jobs until SIGTERM or SIGINT. Order: every setting checked, Redis
+ * reached, the API listening (a taken port fails here), and only then the workers take jobs.
+ */
 async function serve(role: 'start' | 'worker'): Promise<void> {
 	const io = { json: false };
 	let stopRedis: (() => Promise<void>) | undefined;
 	try {
+		checkSettings(loadConfig(), role);
 		if (role === 'start' && !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
 			const redis = await startPrivateRedis();
 			process.env.REDIS_URL = redis.url;
@@ -76,15 +83,36 @@ async function serve(role: 'start' | 'worker'): Promise<void> {
 		const config = loadConfig();
 		const log = createLogger(config.LOG_LEVEL);
 		const context = await openContext(config, log, { withService: true });
-		const running = await runProcess(context);
-		const http = role === 'start' ? await serveHttp(context, config, log, running.healthy) : undefined;
+		// Set once the workers run: /healthz answers 503 until then.
+		const started: { workers?: RunningRunner } = {};
+		let http: RunningHttp | undefined;
+		let apiContext: RunnerContext | undefined;
+		if (role === 'start' && wantsHttp(config)) {
+			// The API's own connection fails fast (503) while the workers' waits out an outage.
+			apiContext = await openContext(config, log, { withService: true, client: { waitMs: 0 } });
+			http = await startServer(apiContext, { token: config.RUNNER_TOKEN as string, host: config.RUNNER_HTTP_HOST, port: config.RUNNER_HTTP_PORT, workersRunning: () => started.workers?.healthy() ?? false });
+			log.info({ url: http.url }, `control API and console at ${http.url}`);
+		} else if (role === 'start') {
+			log.info('control API and console are off: set RUNNER_TOKEN (16 characters or more) to serve them');
+		}
+		const workers = await runProcess(context);
+		started.workers = workers;
 		let stopping = false;
 		const stop = async (signal: string) => {
 			if (stopping) return;
 			stopping = true;
 			log.info({ signal }, 'signal received');
+			// The whole stop is bounded: with Redis unreachable, closing queues and settling claims
+			// would wait for it forever. Sends left claimed are found stalled by another process and
+			// marked unknown there (queues.ts), never sent again.
+			setTimeout(() => {
+				log.error({ deadlineMs: config.RUNNER_SHUTDOWN_DEADLINE }, 'could not stop cleanly within RUNNER_SHUTDOWN_DEADLINE (is Redis reachable?); exiting now');
+				void stopRedis?.();
+				process.exit(1);
+			}, config.RUNNER_SHUTDOWN_DEADLINE).unref();
 			await http?.close();
-			await running.stop();
+			await workers.stop();
+			if (apiContext) await closeContext(apiContext);
 			await closeContext(context);
 			await stopRedis?.();
 			process.exit(0);

@@ -1,14 +1,25 @@
 /**
  * Who may use the control API and the console: a bearer token (`RUNNER_TOKEN`), compared in
- * constant time, or a signed session cookie (HttpOnly, SameSite=Strict) that the console gets by
- * signing in with that token. The token never travels in a URL or sits in local storage.
+ * constant time, or a session cookie (HttpOnly, SameSite=Strict) that the console gets by signing
+ * in with that token. The token never travels in a URL or sits in local storage.
  * State-changing calls made with the cookie also need the session's CSRF token in a header.
+ *
+ * Sessions live in Redis (under the hash of their id, never the id), so signing out ends one on
+ * every process at once. Failed tokens are counted per client address in Redis, shared by every
+ * process: past FAILURE_LIMIT in FAILURE_WINDOW_MS that address gets 429 for what remains of the window.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+import type { Keys } from '../keys';
+import { luaScript, type RedisConnection } from '../redis';
 
 export const SESSION_COOKIE = 'convo_session';
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_HOURS = 12;
+
+/** Failed tokens (bearer or sign-in) one client address may send per window before it must wait. */
+export const FAILURE_LIMIT = 30;
+export const FAILURE_WINDOW_MS = 15 * 60_000;
 
 const digest = (text: string) => createHmac('sha256', 'compare').update(text).digest();
 
@@ -17,42 +28,83 @@ export function sameSecret(given: string, expected: string): boolean {
 	return timingSafeEqual(digest(given), digest(expected));
 }
 
+/** Counts a failure; the window starts with the first one. Returns the count. */
+const COUNT_FAILURE = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
+/** Milliseconds left in the window when the address has reached the limit, else 0. */
+const WAIT_LEFT = `
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n < tonumber(ARGV[1]) then return 0 end
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then return 0 end
+return left`;
+
 export class Auth {
 	readonly #token: string;
 	readonly #key: Buffer;
+	readonly #count: (keys: string[], args: Array<string | number>) => Promise<unknown>;
+	readonly #waitLeft: (keys: string[], args: Array<string | number>) => Promise<unknown>;
 
-	constructor(token: string) {
+	constructor(
+		token: string,
+		private readonly redis: RedisConnection,
+		private readonly keys: Keys,
+	) {
 		this.#token = token;
-		// Sessions are signed with a key derived from the token: every process with the same token accepts them.
+		// Cookies are signed with a key derived from the token: a forged one is refused without asking Redis.
 		this.#key = createHmac('sha256', token).update('convo-runner session key').digest();
-	}
-
-	bearerOk(header: string | undefined): boolean {
-		const match = /^Bearer (.+)$/.exec(header ?? '');
-		return match !== null && sameSecret(match[1], this.#token);
+		this.#count = luaScript(redis, 'convoAuthFailure', COUNT_FAILURE, 1);
+		this.#waitLeft = luaScript(redis, 'convoAuthWaitLeft', WAIT_LEFT, 1);
 	}
 
 	tokenOk(token: string): boolean {
 		return sameSecret(token, this.#token);
 	}
 
+	/** Milliseconds the address must wait before its next token is looked at (0: none). */
+	async throttled(address: string): Promise<number> {
+		return Number(await this.#waitLeft([this.keys.authFailures(address)], [FAILURE_LIMIT]));
+	}
+
+	async failed(address: string): Promise<number> {
+		return Number(await this.#count([this.keys.authFailures(address)], [FAILURE_WINDOW_MS]));
+	}
+
 	private sign(text: string): string {
 		return createHmac('sha256', this.#key).update(text).digest('base64url');
 	}
 
-	newSession(): { value: string; maxAgeSeconds: number } {
-		const expires = Date.now() + SESSION_HOURS * 3_600_000;
-		const payload = `${expires}.${randomBytes(9).toString('base64url')}`;
-		return { value: `${payload}.${this.sign(payload)}`, maxAgeSeconds: SESSION_HOURS * 3600 };
+	private sessionKey(id: string): string {
+		return this.keys.session(createHash('sha256').update(id).digest('hex'));
 	}
 
-	sessionOk(value: string | undefined): boolean {
-		if (!value) return false;
+	/** The id of a well-signed cookie value, else undefined. */
+	private idOf(value: string | undefined): string | undefined {
+		if (!value) return undefined;
 		const cut = value.lastIndexOf('.');
-		if (cut < 0) return false;
-		const payload = value.slice(0, cut);
-		if (!sameSecret(value.slice(cut + 1), this.sign(payload))) return false;
-		return Number(payload.split('.')[0]) > Date.now();
+		if (cut < 0) return undefined;
+		const id = value.slice(0, cut);
+		return sameSecret(value.slice(cut + 1), this.sign(id)) ? id : undefined;
+	}
+
+	async newSession(): Promise<{ value: string; maxAgeSeconds: number }> {
+		const id = randomBytes(24).toString('base64url');
+		await this.redis.set(this.sessionKey(id), '1', 'PX', SESSION_HOURS * 3_600_000);
+		return { value: `${id}.${this.sign(id)}`, maxAgeSeconds: SESSION_HOURS * 3600 };
+	}
+
+	async sessionOk(value: string | undefined): Promise<boolean> {
+		const id = this.idOf(value);
+		return id !== undefined && (await this.redis.exists(this.sessionKey(id))) === 1;
+	}
+
+	/** Ends the session on every process: its cookie is refused from now on. */
+	async revoke(value: string | undefined): Promise<void> {
+		const id = this.idOf(value);
+		if (id !== undefined) await this.redis.del(this.sessionKey(id));
 	}
 
 	csrfFor(session: string): string {

@@ -6,15 +6,23 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import { type Auth, SESSION_COOKIE } from './auth';
+
+/** What the sign-in shares with the API's guard (server.ts): the Secure rule, failure logging and throttling. */
+export interface SignIn {
+	/** RUNNER_PUBLIC_URL is https: the cookie is Secure whatever the request came over. */
+	publicHttps: boolean;
+	refuse(request: FastifyRequest, reason: string, counted: boolean): Promise<void>;
+	tooMany(request: FastifyRequest, reply: FastifyReply, waitMs: number): FastifyReply;
+}
 
 const here = join(__dirname, 'console');
 const read = (path: string) => readFileSync(path, 'utf8');
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function consoleRoutes(app: FastifyInstance, auth: Auth): void {
+export function consoleRoutes(app: FastifyInstance, auth: Auth, signIn: SignIn): void {
 	const files = {
 		login: read(join(here, 'login.html')),
 		index: read(join(here, 'index.html')),
@@ -27,19 +35,26 @@ export function consoleRoutes(app: FastifyInstance, auth: Auth): void {
 
 	app.get('/login', async (_request, reply) => reply.type('text/html; charset=utf-8').send(loginPage('')));
 	app.post('/session', async (request, reply) => {
+		const waitMs = await auth.throttled(request.ip);
+		if (waitMs > 0) return signIn.tooMany(request, reply, waitMs);
 		const token = String((request.body as Record<string, unknown> | undefined)?.token ?? '');
-		if (!auth.tokenOk(token)) return reply.code(401).type('text/html; charset=utf-8').send(loginPage('That token is not the runner token (RUNNER_TOKEN).'));
-		const session = auth.newSession();
-		reply.setCookie(SESSION_COOKIE, session.value, { httpOnly: true, sameSite: 'strict', path: '/', maxAge: session.maxAgeSeconds, secure: request.protocol === 'https' });
+		if (!auth.tokenOk(token)) {
+			await signIn.refuse(request, 'wrong token at sign-in', true);
+			return reply.code(401).type('text/html; charset=utf-8').send(loginPage('That token is not the runner token (RUNNER_TOKEN).'));
+		}
+		const session = await auth.newSession();
+		// Secure when the browser reached us over https: directly, through the proxy RUNNER_TRUST_PROXY names, or as RUNNER_PUBLIC_URL says.
+		reply.setCookie(SESSION_COOKIE, session.value, { httpOnly: true, sameSite: 'strict', path: '/', maxAge: session.maxAgeSeconds, secure: signIn.publicHttps || request.protocol === 'https' });
 		return reply.redirect('/', 303);
 	});
-	app.post('/session/logout', async (_request, reply) => {
-		reply.clearCookie(SESSION_COOKIE, { path: '/' });
+	app.post('/session/logout', async (request, reply) => {
+		await auth.revoke(request.cookies[SESSION_COOKIE]);
+		reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'strict', secure: signIn.publicHttps || request.protocol === 'https' });
 		return reply.redirect('/login', 303);
 	});
 	app.get('/', async (request, reply) => {
 		const session = request.cookies[SESSION_COOKIE] ?? '';
-		const csrf = auth.sessionOk(session) ? auth.csrfFor(session) : '';
+		const csrf = (await auth.sessionOk(session)) ? auth.csrfFor(session) : '';
 		return reply.type('text/html; charset=utf-8').send(files.index.replace('{{csrf}}', csrf));
 	});
 	app.get('/console/app.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(files.js));

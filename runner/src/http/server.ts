@@ -13,6 +13,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 
 import { errorBody } from '../../../nodes/shared';
 import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
+import { isRedisUnavailable } from '../redis';
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
 import { reindexRoutes } from './reindexRoutes';
@@ -20,7 +21,7 @@ import { webhookRoutes } from './webhookRoutes';
 import { receiptRoutes } from './receiptRoutes';
 import { consoleRoutes } from './console';
 import { RunnerMetrics } from './metrics';
-import { InputError, RouteTable } from './routes';
+import { RouteTable } from './routes';
 import { LimitError } from '../limits';
 
 export interface HttpOptions {
@@ -37,10 +38,27 @@ export interface RunningHttp {
 	close(): Promise<void>;
 }
 
-/** Routes anyone may call: the health check, the sign-in page and its form, the page's stylesheet. */
+/** Routes anyone may call: the health check, the sign-in page and its form, the page's stylesheet (HEAD as GET). */
 const PUBLIC = new Set(['GET /healthz', 'GET /login', 'POST /session', 'GET /console/app.css']);
 
+/** Bodies of every route but those below: JSON settings, a sign-in form. */
+const BODY_LIMIT = 1024 * 1024;
+/** The sign-in form holds one token: a few hundred bytes. */
+export const FORM_LIMIT = 16 * 1024;
+/** Routes whose JSON may carry recipients inline (up to 100,000 rows): RUNNER_UPLOAD_LIMIT_BYTES. */
+const LARGE_BODIES = new Set(['POST /api/campaigns', 'POST /api/campaigns/:id/recipients']);
+
+/** The console's pages load only this process's own scripts and styles; bull-board's UI styles elements inline and sets a <base>. */
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const BOARD_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'").replace("base-uri 'none'", "base-uri 'self'");
+/** Static files that hold nothing of a user's: the only answers a browser or proxy may keep. */
+const STATIC = /^\/(console|assets)\//;
+
+type AuthKind = 'none' | 'public' | 'bearer' | 'session';
+const authKinds = new WeakMap<FastifyRequest, AuthKind>();
+
 function statusOf(error: unknown): number {
+	if (isRedisUnavailable(error)) return 503;
 	if (error instanceof NotFoundError) return 404;
 	if (error instanceof ConflictError) return 409;
 	if (error instanceof PayloadTooLarge) return 413;
@@ -50,39 +68,110 @@ function statusOf(error: unknown): number {
 	return typeof status === 'number' && status >= 400 && status < 500 ? status : 500;
 }
 
+/** The origins a cookie-borne write may come from: this request's own (as the trusted proxy tells it) and RUNNER_PUBLIC_URL's. */
+function ownOrigins(request: FastifyRequest, publicUrl: string | undefined): string[] {
+	return [`${request.protocol}://${request.host}`, ...(publicUrl ? [new URL(publicUrl).origin] : [])];
+}
+
 export function buildServer(context: RunnerContext, options: HttpOptions): FastifyInstance {
-	const app = Fastify({ logger: false, bodyLimit: context.config.RUNNER_UPLOAD_LIMIT_BYTES, trustProxy: false });
-	const auth = new Auth(options.token);
+	const { config, log } = context;
+	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
+	const auth = new Auth(options.token, context.redis, context.keys);
+	const publicHttps = config.RUNNER_PUBLIC_URL?.startsWith('https:') ?? false;
 	void app.register(cookie);
+
+	app.addHook('onRoute', (route) => {
+		const methods = Array.isArray(route.method) ? route.method : [route.method];
+		if (methods.some((method) => LARGE_BODIES.has(`${method} ${route.url}`))) route.bodyLimit = config.RUNNER_UPLOAD_LIMIT_BYTES;
+	});
 
 	// Uploads reach the handler as the raw stream: the CSV/NDJSON parser reads them as they arrive.
 	// Their size is counted by the route (413 once the client has sent everything), not by Fastify's
 	// bodyLimit, which would answer mid-upload and leave the client writing into a closed request.
 	app.addContentTypeParser(['text/csv', 'application/x-ndjson', 'application/ndjson'], { bodyLimit: Number.MAX_SAFE_INTEGER }, (_request, payload, done) => done(null, payload));
-	app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
+	app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
+
+	/** Logs a refused credential (address, route, reason; never the token); counted ones move the address toward 429. */
+	const refuse = async (request: FastifyRequest, reason: string, counted: boolean): Promise<void> => {
+		const failures = counted ? await auth.failed(request.ip) : undefined;
+		log.warn({ ip: request.ip, method: request.method, path: request.url.split('?')[0], reason, failures }, 'authentication failed');
+	};
+	const tooMany = (request: FastifyRequest, reply: FastifyReply, waitMs: number) => {
+		log.warn({ ip: request.ip, method: request.method, path: request.url.split('?')[0], retryAfterSeconds: Math.ceil(waitMs / 1000) }, 'authentication throttled: too many failed tokens from this address');
+		return reply
+			.code(429)
+			.header('retry-after', String(Math.ceil(waitMs / 1000)))
+			.send(errorBody(429, `too many failed tokens from this address: try again in ${Math.ceil(waitMs / 1000)} s`));
+	};
 
 	app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
 		const path = request.url.split('?')[0];
-		if (PUBLIC.has(`${request.method} ${path}`)) return;
-		if (auth.bearerOk(request.headers.authorization)) return;
+		if (PUBLIC.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${path}`)) {
+			authKinds.set(request, 'public');
+			return;
+		}
+		// Another scheme (e.g. Basic, from a proxy that asks for a password) is not ours: the cookie may still sign the request in.
+		const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');
+		if (bearer) {
+			const waitMs = await auth.throttled(request.ip);
+			if (waitMs > 0) return tooMany(request, reply, waitMs);
+			if (auth.tokenOk(bearer[1])) {
+				authKinds.set(request, 'bearer');
+				return;
+			}
+			await refuse(request, 'wrong bearer token', true);
+			return reply.code(401).send(errorBody(401, 'missing or wrong token'));
+		}
 		const session = request.cookies?.[SESSION_COOKIE];
-		if (auth.sessionOk(session)) {
+		if (await auth.sessionOk(session)) {
+			authKinds.set(request, 'session');
 			if (request.method === 'GET' || request.method === 'HEAD') return;
 			// Cookie-borne writes must come from the console itself: its CSRF token, or our own origin.
-			const header = request.headers[CSRF_HEADER];
+			const csrf = request.headers[CSRF_HEADER];
 			const origin = request.headers.origin;
-			if ((typeof header === 'string' && header === auth.csrfFor(session as string)) || origin === `http://${request.headers.host}`) return;
+			if ((typeof csrf === 'string' && csrf === auth.csrfFor(session as string)) || (origin !== undefined && ownOrigins(request, config.RUNNER_PUBLIC_URL).includes(origin))) return;
 			return reply.code(403).send(errorBody(403, 'this request needs the console CSRF token'));
 		}
+		// A stale cookie is an operator whose session ended, not a guess; another scheme can never pass: logged, not counted.
+		if (session) await refuse(request, 'session cookie expired, revoked or not ours', false);
+		else if (request.headers.authorization !== undefined) await refuse(request, 'the Authorization header is not "Bearer <token>"', false);
 		if (request.method === 'GET' && !path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html')) return reply.redirect('/login');
 		return reply.code(401).send(errorBody(401, 'missing or wrong token'));
 	});
 
+	app.addHook('onSend', async (request, reply, payload) => {
+		const path = request.url.split('?')[0];
+		reply.header('content-security-policy', path.startsWith('/admin/queues') ? BOARD_CSP : CSP);
+		reply.header('x-frame-options', 'DENY');
+		reply.header('x-content-type-options', 'nosniff');
+		// same-origin, not no-referrer: with no-referrer Chromium posts the console's forms with `Origin: null`.
+		reply.header('referrer-policy', 'same-origin');
+		reply.header('cross-origin-opener-policy', 'same-origin');
+		// Fastify closes at once after refusing an unread body, and a client still writing may then get a
+		// reset instead of the 413; the unread rest is discarded instead (lingerAfterRefusal), as nginx does.
+		if (reply.statusCode === 413 && !request.raw.complete) reply.removeHeader('connection');
+		// Reports, campaign views and the console hold phone numbers: never kept by a browser or proxy.
+		if (!STATIC.test(path)) reply.header('cache-control', 'no-store');
+		return payload;
+	});
+
+	// The access log: one line per answer; never headers, cookies, query strings or bodies.
+	app.addHook('onResponse', async (request, reply) => {
+		if (reply.statusCode === 413) lingerAfterRefusal(request);
+		log.info(
+			{ ip: request.ip, method: request.method, route: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), auth: authKinds.get(request) ?? 'none' },
+			'http',
+		);
+	});
+
 	app.setErrorHandler((error, request, reply) => {
 		const status = statusOf(error);
-		if (status === 500) context.log.error({ err: (error as Error).message, url: request.url }, 'control API error');
-		const message = status === 500 ? 'internal error in the runner' : (error as Error).message;
-		return reply.code(status).send(errorBody(status, message, error instanceof InputError || error instanceof LimitError ? error.field : undefined));
+		if (status === 500) context.log.error({ err: (error as Error).message, url: request.url.split('?')[0] }, 'control API error');
+		if (status === 503) reply.header('retry-after', '5');
+		const message = status === 500 ? 'internal error in the runner' : status === 503 ? 'Redis does not answer: try again in a few seconds' : (error as Error).message;
+		// Every input error (a route's schema, a setting, a limit) names the field as the API calls it.
+		const field = error instanceof UserError && 'field' in error && typeof error.field === 'string' ? error.field : undefined;
+		return reply.code(status).send(errorBody(status, message, field));
 	});
 	app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(404, `No route ${request.method} ${request.url.split('?')[0]}`)));
 
@@ -103,9 +192,25 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 		return metrics.text();
 	});
 	routes.add({ method: 'GET', url: '/openapi.json', tag: 'runner', summary: 'This API, generated from the route schemas', success: [200, 'OpenAPI 3.1'] }, async () => routes.openApi('convo-runner control API', '1.0.0'));
-	consoleRoutes(app, auth);
+	consoleRoutes(app, auth, { publicHttps, refuse, tooMany });
 	mountBoard(app, context);
 	return app;
+}
+
+/** How long the rest of a refused body is read and thrown away before the connection is cut. */
+const LINGER_MS = 5000;
+
+/**
+ * After a 413 Node reads the unread rest of the body and drops it (no memory held), so the client
+ * sees the answer; a client that keeps sending past LINGER_MS is cut off.
+ */
+function lingerAfterRefusal(request: FastifyRequest): void {
+	const raw = request.raw;
+	if (raw.complete) return;
+	raw.resume();
+	const timer = setTimeout(() => raw.socket?.destroy(), LINGER_MS).unref();
+	raw.once('end', () => clearTimeout(timer));
+	raw.once('close', () => clearTimeout(timer));
 }
 
 /** bull-board at /admin/queues behind the same sign-in; send queues read-only (a retry there could send twice). */

@@ -84,7 +84,7 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 			await dispatchEvents(context);
 			return dropExpiredDrafts(context);
 		}
-		if (job.name === 'start') return startScheduledCampaign(context, job.data.campaign, job.data.dueAt);
+		if (job.name === 'start') return startScheduledCampaign(context, job.data.campaign, job.data.dueAt, job.attemptsMade + 1 < (job.opts.attempts ?? 1));
 		if (job.name === 'cron') return runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0));
 		log.warn({ job: job.name }, 'unknown control job');
 		return undefined;

@@ -128,15 +128,29 @@ export async function setCampaignRate(context: RunnerContext, id: string, rate: 
  */
 const COMMIT_GRACE_MS = 2_000;
 
+/**
+ * A commit can come later than the grace (a stalled process, a slow Redis) for as long as the
+ * staged rows live (15 min): a start job that finds no campaign looks again, 2 s doubling over 10
+ * tries (about 17 min in all), so a late commit is still started and a create that died is given up.
+ */
+const COMMIT_WAIT = { attempts: 10, backoff: { type: 'exponential', delay: COMMIT_GRACE_MS } };
+
+/** A start job that found no campaign: BullMQ tries it again (COMMIT_WAIT). */
+export class CampaignNotCommitted extends Error {}
+
 /** The delayed control job that starts a scheduled campaign at its time (one per campaign, by its id). */
 export async function queueScheduledStart(context: RunnerContext, id: string, startAt: number, options: { afterCommit?: boolean } = {}): Promise<void> {
 	const delay = Math.max(options.afterCommit ? COMMIT_GRACE_MS : 0, startAt - Date.now());
-	await context.queues.control.add('start', { campaign: id, dueAt: startAt }, { jobId: `start-${id}`, delay, removeOnComplete: true, removeOnFail: 50 });
+	await context.queues.control.add('start', { campaign: id, dueAt: startAt }, { jobId: `start-${id}`, delay, removeOnComplete: true, removeOnFail: 50, ...(options.afterCommit ? COMMIT_WAIT : {}) });
 }
 
-/** A campaign whose create died before its commit has no record: its start job does nothing. */
-export async function startScheduledCampaign(context: RunnerContext, id: string, dueAt: number): Promise<CampaignState | undefined> {
+/**
+ * Starts a scheduled campaign. One not committed yet is looked for again while `mayWait`; after
+ * that its create died before its commit and the job does nothing.
+ */
+export async function startScheduledCampaign(context: RunnerContext, id: string, dueAt: number, mayWait = false): Promise<CampaignState | undefined> {
 	const campaign = await findCampaign(context, id);
+	if (!campaign && mayWait) throw new CampaignNotCommitted(`campaign ${id} is not committed yet; its start looks again`);
 	if (!campaign) return undefined;
 	if (campaign.state !== 'scheduled') return campaign.state;
 	const late = Date.now() - dueAt;

@@ -98,7 +98,9 @@ test('two runs of one collection never overlap: the second is refused with a cle
 	worker();
 	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 30 });
 	const path = writeFeed(feedText(products(range(0, 300)), 'ndjson'), 'feed.ndjson');
-	const id = await start(path, { rate: 50 });
+	// 300 upserts at 15/s hold the collection for about 20 s: long enough for a CLI process to start
+	// and ask on a loaded machine (at 50/s the run was over before the CLI's try, now and then).
+	const id = await start(path, { rate: 15 });
 	await expect(start(path)).rejects.toThrow(`collection ${collectionOf(runner)} is being synced by run ${id}: two runs of one collection never overlap`);
 	const cli = await runCli(['reindex', 'run', '--collection', collectionOf(runner), '--source', path, '--id-field', 'sku', '--json'], runner.env);
 	expect(cli.code).toBe(1);

@@ -472,8 +472,11 @@ function addReindexCommands(program: Command, json: () => Option): void {
 		});
 }
 
-if (require.main === module) {
-	buildProgram()
-		.parseAsync(process.argv)
-		.catch((error) => fail({ json: process.argv.includes('--json') }, error));
+/** The bin's entry: parses `argv` and reports a failure the way every command does. */
+export function run(argv: string[]): Promise<unknown> {
+	return buildProgram()
+		.parseAsync(argv)
+		.catch((error) => fail({ json: argv.includes('--json') }, error));
 }
+
+if (require.main === module) void run(process.argv);

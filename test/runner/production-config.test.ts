@@ -9,12 +9,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+
+import pino from 'pino';
 
 import { ConfigError, loadConfig, SECRET_SETTINGS } from '../../runner/src/config';
 import { createLogger } from '../../runner/src/log';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
+import { checkRedis, connect, freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
-import { positionalTemplate, runCli, spawnRunner, startSandboxProcess, templateSends, uniquePrefix, waitFor, type SpawnedRunner } from './support';
+import { positionalTemplate, runCli, spawnRunner, startRedisCluster, startSandboxProcess, templateSends, uniquePrefix, waitFor, type SpawnedRunner } from './support';
 
 jest.setTimeout(120_000);
 
@@ -157,6 +160,23 @@ test('RUNNER_REQUIRE_AOF=true with appendonly no: start refuses, naming the sett
 	const wrong = spawn(['worker'], { ...env, RUNNER_REQUIRE_AOF: 'yes' });
 	expect(await exitWithin(wrong, 30_000)).toBe(1);
 	expect(wrong.output()).toContain('RUNNER_REQUIRE_AOF must be true or false');
+});
+
+test('on a Redis Cluster every master is checked: one warning naming the three, and RUNNER_REQUIRE_AOF refuses', async () => {
+	const cluster = await startRedisCluster(3);
+	const connection = connect({ clusterNodes: cluster.nodes });
+	const lines: string[] = [];
+	const log = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+	try {
+		await checkRedis(connection, log);
+		const warnings = lines.map((line) => JSON.parse(line) as { appendonly?: string; msg: string }).filter((line) => line.appendonly === 'no');
+		expect(warnings).toHaveLength(1);
+		expect(warnings[0].msg.match(/127\.0\.0\.1:\d+/g)?.sort()).toEqual(cluster.nodes.split(',').sort());
+		await expect(checkRedis(connection, log, { requireAof: true })).rejects.toThrow(/^RUNNER_REQUIRE_AOF is true and Redis at .* runs with appendonly no/);
+	} finally {
+		connection.disconnect();
+		await cluster.stop();
+	}
 });
 
 test('appendonly yes, secrets from files (REDIS_URL_FILE with a password, RUNNER_TOKEN_FILE, CONVO_API_KEY_FILE): no warning, the API takes the file token, the key reaches the sandbox, stderr is JSON only, no secret in it', async () => {

@@ -162,6 +162,24 @@ test('RUNNER_REQUIRE_AOF=true with appendonly no: start refuses, naming the sett
 	expect(wrong.output()).toContain('RUNNER_REQUIRE_AOF must be true or false');
 });
 
+test('start before its Redis is up: /healthz answers 200 at once, /readyz 503 with the reason, then 200 once Redis is there; stderr JSON only', async () => {
+	const redisPort = await freePort();
+	const port = await freePort();
+	const runner = spawn(['start'], { ...baseEnv(), REDIS_URL: `redis://127.0.0.1:${redisPort}`, RUNNER_TOKEN: 'early-token-0123456789', RUNNER_HTTP_PORT: String(port) });
+	const base = `http://127.0.0.1:${port}`;
+	await waitFor(`/healthz to answer (${runner.output()})`, async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	const early = await fetch(`${base}/readyz`);
+	expect({ status: early.status, body: await early.json() }).toEqual({ status: 503, body: { status: 'unavailable', reason: 'Redis does not answer' } });
+	expect(runner.output()).not.toContain('"msg":"runner started"');
+
+	const redis = await startPrivateRedis(['--appendonly', 'yes'], undefined, redisPort);
+	redises.push(redis);
+	await waitFor('/readyz to answer 200', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 30_000);
+	const lines = runner.output().split('\n').filter((line) => line.length > 0);
+	expect(lines.filter((line) => !line.startsWith('{'))).toEqual([]);
+	expect(jsonLines(runner.output())).toContainEqual(expect.objectContaining({ msg: 'runner started' }));
+});
+
 test('on a Redis Cluster every master is checked: one warning naming the three, and RUNNER_REQUIRE_AOF refuses', async () => {
 	const cluster = await startRedisCluster(3);
 	const connection = connect({ clusterNodes: cluster.nodes });

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, IN8nHttpFullResponse, IWebhookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
-import { retryDelay, type RequestFailure, type RetryState } from '../shared';
+import { retryDelay, type RequestFailure, type RetryState } from 'convo-contract';
 
 /** The credential of the runner's control API (credentials/ConvoRunnerApi.credentials.ts). */
 export const RUNNER_CREDENTIAL = 'convoRunnerApi';
@@ -60,7 +60,7 @@ function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelO
 
 /**
  * The one way the nodes talk to convo-runner's control API: bearer token from the credential,
- * JSON both ways. A 429, 5xx or refused connection is tried again (nodes/shared/retryPolicy.ts):
+ * JSON both ways. A 429, 5xx or refused connection is tried again (packages/contract/src/retryPolicy.ts):
  * every write sent here is idempotent (an Idempotency-Key, or a state change that is the same
  * when repeated). An error answer `{ status, code, message, field? }` becomes a NodeApiError that
  * says what to do; the request, which carries the token, is never attached.

@@ -8,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
-import { RUNNER_EVENTS, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent, type RunnerEventType } from '../shared/runner';
+import { RUNNER_EVENTS, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent, type RunnerEventType } from 'convo-contract';
 import { runnerJson, runnerRequest } from '../Convo/runnerTransport';
 
 /** The parts of n8n's request and response objects this node uses. */

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod/v4';
 
-import { parsePhoneNumber, sendTemplateBody, sendTemplateQuery } from '../../../nodes/shared';
+import { parsePhoneNumber, sendTemplateBody, sendTemplateQuery } from 'convo-contract';
 
 export const campaignSettings = z.object({
 	templateId: sendTemplateQuery.shape.template_id,

@@ -7,7 +7,7 @@ import { Readable, Transform } from 'node:stream';
 
 import { z } from 'zod/v4';
 
-import { RECIPIENTS_PER_CHUNK } from '../../../nodes/shared';
+import { RECIPIENTS_PER_CHUNK } from 'convo-contract';
 import { UserError, type RunnerContext } from '../context';
 import * as core from '../core';
 import { OUTCOMES, type Outcome } from '../ledger';

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod/v4';
 
-import { RUNNER_EVENTS, type RunnerEventType } from '../../../nodes/shared';
+import { RUNNER_EVENTS, type RunnerEventType } from 'convo-contract';
 import { ConfigError } from '../config';
 import { NotFoundError, UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';

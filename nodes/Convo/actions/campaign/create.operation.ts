@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { RECIPIENTS_PER_CHUNK } from '../../../shared';
+import { RECIPIENTS_PER_CHUNK } from 'convo-contract';
 import { runnerJson } from '../../runnerTransport';
 import { labelOfApiField } from '../fieldLabels';
 import { phoneDigits } from '../phone';

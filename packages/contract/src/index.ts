@@ -13,7 +13,7 @@ export * from './request';
 export * from './retryPolicy';
 export * from './runner';
 export * from './validation';
-export { UUID_PATTERN } from './schemas/common';
+export { noBody, UUID_PATTERN } from './schemas/common';
 export * from './schemas/agent';
 export * from './schemas/contact';
 export * from './schemas/conversation';

@@ -1,6 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
+import { RUNNER_ROUTES, runnerPath } from 'convo-contract';
+
 import { runnerRequest } from '../../runnerTransport';
 import { returnAllFields } from '../sharedFields';
 import { campaignIdField, runnerIdValue } from './fields';
@@ -56,7 +58,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		const limit = Math.min(PAGE_SIZE, wanted - rows.length);
 		const qs: IDataObject = { format: 'json', limit, offset };
 		if (outcome !== 'all') qs.outcome = outcome;
-		const { body } = await runnerRequest.call(this, { method: 'GET', path: `/api/campaigns/${id}/report`, qs, itemIndex });
+		const { body } = await runnerRequest.call(this, { method: RUNNER_ROUTES.campaignReport.method, path: runnerPath(RUNNER_ROUTES.campaignReport, id), qs, itemIndex });
 		const page = rowsOf(body);
 		if (page.length > limit) {
 			// A runner without paging answers the whole report at once: filter and cut it here.

@@ -19,6 +19,25 @@ export const runnerRate = () => z.int().min(RATE_BOUNDS.min).max(RATE_BOUNDS.max
 export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
 
+/** What became of a recipient, as reports and counts show it. */
+export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'] as const;
+export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
+
+/** GET /api/campaigns/:id/report: a page of rows, as JSON or CSV, only some outcomes if asked. */
+export const campaignReportQuery = z.object({
+	format: z.enum(['json', 'csv']).default('json'),
+	/** Rows to skip (after the outcome filter) and the most to return: a page of the report. */
+	offset: z.coerce.number().int().min(0).default(0),
+	limit: z.coerce.number().int().min(1).max(100_000).optional(),
+	/** Only rows with this outcome (several separated by commas). */
+	outcome: z
+		.string()
+		.transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
+		.pipe(z.array(z.enum(RECIPIENT_OUTCOMES, { error: `must be one of ${RECIPIENT_OUTCOMES.join(', ')}` })))
+		.optional(),
+});
+export type CampaignReportQuery = z.input<typeof campaignReportQuery>;
+
 /** Rows like a CSV's: phone, optional buttons, variables (each row is checked by the runner, one by one). */
 const recipientRows = z.array(z.record(z.string(), z.unknown()));
 
@@ -113,7 +132,7 @@ export const campaignControlAnswer = z.looseObject({ id: z.string(), state: camp
 export type CampaignControlAnswer = z.infer<typeof campaignControlAnswer>;
 
 /** One row of GET /api/campaigns/:id/report?format=json, in source order. */
-export const reportRow = z.looseObject({ line: z.int().min(1), phone: z.string(), outcome: z.string() });
+export const reportRow = z.looseObject({ line: z.int().min(1), phone: z.string(), outcome: z.enum(RECIPIENT_OUTCOMES) });
 export const campaignReportAnswer = z.array(reportRow);
 export type ReportRow = z.infer<typeof reportRow>;
 

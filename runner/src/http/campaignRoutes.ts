@@ -7,10 +7,10 @@ import { Readable, Transform } from 'node:stream';
 
 import { z } from 'zod/v4';
 
-import { addRecipientsBody, campaignSettingsInput, createCampaignBody, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
+import { addRecipientsBody, campaignReportQuery, campaignSettingsInput, createCampaignBody, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
 import { UserError, type RunnerContext } from '../context';
 import * as core from '../core';
-import { OUTCOMES, type Outcome } from '../ledger';
+import type { Outcome } from '../ledger';
 import { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
 import { getCampaign, statusesOf } from '../campaigns/store';
 import { at, InputError, type RouteTable } from './routes';
@@ -21,18 +21,7 @@ const id = runnerIdParams('campaign');
 const settings = campaignSettingsInput;
 const createBody = createCampaignBody;
 
-const reportQuery = z.object({
-	format: z.enum(['json', 'csv']).default('json'),
-	/** Rows to skip (after the outcome filter) and the most to return: a page of the report. */
-	offset: z.coerce.number().int().min(0).default(0),
-	limit: z.coerce.number().int().min(1).max(100_000).optional(),
-	/** Only rows with this outcome (several separated by commas). */
-	outcome: z
-		.string()
-		.transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
-		.pipe(z.array(z.enum(OUTCOMES, { error: `must be one of ${OUTCOMES.join(', ')}` })))
-		.optional(),
-});
+const reportQuery = campaignReportQuery;
 
 const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
 

@@ -106,7 +106,7 @@ test('npx convo-runner start and worker send a campaign and a reindex run, each 
 	const base = `http://127.0.0.1:${port}`;
 	await waitFor(`the API to answer (${start.output().stderr})`, async () => {
 		if (start.child.exitCode !== null) throw new Error(`start exited: ${start.output().stderr}`);
-		return (await fetch(`${base}/healthz`).catch(() => undefined))?.ok;
+		return (await fetch(`${base}/readyz`).catch(() => undefined))?.ok;
 	}, 60_000);
 
 	const phones = Array.from({ length: 40 }, (_, i) => `4917099${String(i).padStart(5, '0')}`);

@@ -88,7 +88,8 @@ test('a start taken up later than RUNNER_MAX_LATENESS is skipped, reported, and 
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	const status = await waitFor('the late start to be skipped', async () => {
 		const current = await campaignStatus(runner.context, created.id);
-		return current.state === 'cancelled' ? current : undefined;
+		// The state changes first, then the pending rows move (control.ts endWithPending): wait for both.
+		return current.state === 'cancelled' && current.counts.pending === 0 ? current : undefined;
 	}, 30_000);
 	expect(status.last_error).toMatch(/^skipped: it fell due at .* \(limit 3600 s\)$/);
 	expect(status.counts.cancelled).toBe(5);

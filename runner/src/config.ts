@@ -1,7 +1,9 @@
 /**
  * The runner's environment, parsed once with zod: the only place that reads process.env. A missing
- * or wrong value stops the process with a message naming the variable.
+ * or wrong value stops the process with a message naming the variable. Each secret may instead come
+ * from a file named by `<NAME>_FILE` (n8n's convention, for Docker and Kubernetes secrets).
  */
+import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { isIP } from 'node:net';
 
@@ -107,6 +109,15 @@ const schema = z.object({
 	RUNNER_MAX_URL_LENGTH: positiveInt(2048),
 	/** Failed delivery attempts in a row after which a webhook is disabled (until enabled again). */
 	RUNNER_WEBHOOK_DISABLE_AFTER: positiveInt(24),
+	/**
+	 * `true`: start and worker refuse to start unless Redis keeps an append-only file (`appendonly
+	 * yes`), which the ledger's never-twice and never-lost guarantees need across a Redis restart.
+	 * Unset or `false`: they only warn.
+	 */
+	RUNNER_REQUIRE_AOF: z
+		.enum(['true', 'false'], { error: 'must be true or false' })
+		.default('false')
+		.transform((text) => text === 'true'),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -114,10 +125,49 @@ export type RunnerConfig = z.output<typeof schema>;
 
 export class ConfigError extends Error {}
 
+/**
+ * The settings that hold secrets: each may be given as `<NAME>_FILE`, the path of a file holding the
+ * value (REDIS_URL too: it may carry a password).
+ */
+export const SECRET_SETTINGS = ['CONVO_API_KEY', 'RUNNER_TOKEN', 'RUNNER_WEBHOOK_KEY', 'REDIS_URL'] as const;
+
+/**
+ * The environment with every `<NAME>_FILE` replaced by the file's content (trailing line breaks
+ * trimmed, as an editor or `echo` leaves one). An empty variable counts as unset, as a compose file's
+ * `${NAME:-}` gives. Problems are named by variable; a file's content never appears in one.
+ */
+function readSecretFiles(env: NodeJS.ProcessEnv, problems: string[]): { env: NodeJS.ProcessEnv; fromFile: Set<string> } {
+	const resolved: NodeJS.ProcessEnv = { ...env };
+	const fromFile = new Set<string>();
+	for (const name of SECRET_SETTINGS) {
+		const fileSetting = `${name}_FILE`;
+		const path = env[fileSetting];
+		if (!path) continue;
+		if (env[name]) {
+			problems.push(`${name} and ${fileSetting} are both set: set only one (${fileSetting} names a file holding the value)`);
+			continue;
+		}
+		try {
+			resolved[name] = readFileSync(path, 'utf8').replace(/[\r\n]+$/, '');
+			fromFile.add(name);
+		} catch (error) {
+			// Node's message without the trailing ", open '<path>'": the path is said once already.
+			const reason = (error as Error).message.replace(/, \w+ '.*'$/, '');
+			problems.push(`${fileSetting} names a file that cannot be read (${path}): ${reason}`);
+		}
+	}
+	return { env: resolved, fromFile };
+}
+
 /** Reads the environment once; every problem is listed, each naming its variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
-	const result = schema.safeParse(env);
-	if (result.success) return result.data;
-	const lines = result.error.issues.map((issue) => `${String(issue.path[0])} ${issue.message}`);
-	throw new ConfigError(`The runner's environment is not valid:\n  ${lines.join('\n  ')}`);
+	const problems: string[] = [];
+	const secrets = readSecretFiles(env, problems);
+	const result = schema.safeParse(secrets.env);
+	if (result.success && problems.length === 0) return result.data;
+	for (const issue of result.error?.issues ?? []) {
+		const name = String(issue.path[0]);
+		problems.push(`${secrets.fromFile.has(name) ? `${name} (read from ${name}_FILE)` : name} ${issue.message}`);
+	}
+	throw new ConfigError(`The runner's environment is not valid:\n  ${problems.join('\n  ')}`);
 }

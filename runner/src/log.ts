@@ -11,7 +11,7 @@ export function createLogger(level: string, name = 'convo-runner'): Logger {
 		{
 			name,
 			level,
-			redact: { paths: ['apiKey', '*.apiKey', 'headers["x-api-key"]', '*.headers["x-api-key"]', 'CONVO_API_KEY', '*.CONVO_API_KEY', 'secret', '*.secret', 'RUNNER_WEBHOOK_KEY', '*.RUNNER_WEBHOOK_KEY'], censor: '[secret]' },
+			redact: { paths: ['apiKey', '*.apiKey', 'headers["x-api-key"]', '*.headers["x-api-key"]', 'CONVO_API_KEY', '*.CONVO_API_KEY', 'secret', '*.secret', 'RUNNER_WEBHOOK_KEY', '*.RUNNER_WEBHOOK_KEY', 'RUNNER_TOKEN', '*.RUNNER_TOKEN', 'REDIS_URL', '*.REDIS_URL'], censor: '[secret]' },
 		},
 		pino.destination({ fd: 2, sync: true }),
 	);

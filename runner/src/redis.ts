@@ -1,6 +1,7 @@
 /**
  * Redis connections: one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES), with the
- * settings BullMQ needs. Where neither is set, a private redis-server child on a free port.
+ * settings BullMQ needs; the start-up check of what the guarantees need from it; and a throwaway
+ * redis-server child on a free port (`start --dev-redis`, `npm start`, the tests).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -93,19 +94,57 @@ export function masters(connection: RedisConnection): Redis[] {
 	return connection instanceof Cluster ? connection.nodes('master') : [connection];
 }
 
-/** The guarantees need Redis to keep every key: warn when it may evict. */
-export async function checkRedis(connection: RedisConnection, log: Logger): Promise<void> {
+/** Raised when Redis lacks what RUNNER_REQUIRE_AOF=true demands: the process does not start. */
+export class RedisSettingsError extends Error {}
+
+/** A setting of one master read with CONFIG GET; undefined when CONFIG is refused (a managed Redis may rename or forbid it). */
+async function configValue(node: Redis, name: string): Promise<{ value?: string; refused?: string }> {
+	try {
+		const answer = await node.config('GET', name);
+		const value = Array.isArray(answer) ? answer[1] : undefined;
+		return typeof value === 'string' ? { value } : { refused: 'CONFIG GET gave no value' };
+	} catch (error) {
+		return { refused: (error as Error).message };
+	}
+}
+
+/**
+ * What the guarantees need from Redis, checked once at start: version 6.2 or newer; every key kept
+ * (`maxmemory-policy noeviction`, else a warning: an evicted ledger key forgets what was sent); an
+ * append-only file (`appendonly yes`), without which a Redis restart loses the ledger: a warning,
+ * or a refusal to start with `requireAof` (RUNNER_REQUIRE_AOF=true), also when it cannot be checked.
+ */
+export async function checkRedis(connection: RedisConnection, log: Logger, options: { requireAof?: boolean } = {}): Promise<void> {
+	const withoutAof: string[] = [];
+	const unchecked: string[] = [];
+	const fsync = new Set<string>();
 	for (const node of masters(connection)) {
+		const where = `${node.options.host}:${node.options.port}`;
 		const info = await node.info('server');
 		const version = /redis_version:(\S+)/.exec(info)?.[1] ?? '0';
 		const [major, minor] = version.split('.').map(Number);
 		if (major < 6 || (major === 6 && minor < 2)) throw new Error(`Redis ${version} is too old: the runner needs Redis 6.2 or newer`);
-		const policy = await node.config('GET', 'maxmemory-policy').catch(() => undefined);
-		const value = Array.isArray(policy) ? policy[1] : undefined;
-		if (value !== undefined && value !== 'noeviction') {
-			log.warn({ maxmemoryPolicy: value }, 'Redis maxmemory-policy is not noeviction: under memory pressure Redis may drop queue and ledger keys');
+		const policy = await configValue(node, 'maxmemory-policy');
+		if (policy.value !== undefined && policy.value !== 'noeviction') {
+			log.warn({ maxmemoryPolicy: policy.value }, 'Redis maxmemory-policy is not noeviction: under memory pressure Redis may drop queue and ledger keys');
 		}
+		const appendonly = await configValue(node, 'appendonly');
+		if (appendonly.refused !== undefined) unchecked.push(`${where} (${appendonly.refused})`);
+		else if (appendonly.value !== 'yes') withoutAof.push(where);
+		else fsync.add((await configValue(node, 'appendfsync')).value ?? 'unknown');
 	}
+	const fix = 'run Redis with appendonly yes and appendfsync always (redis-server --appendonly yes --appendfsync always, or CONFIG SET appendonly yes then CONFIG REWRITE)';
+	if (withoutAof.length > 0) {
+		const risk = `Redis at ${withoutAof.join(', ')} runs with appendonly no: a Redis restart or crash loses the ledger and the queues, so recipients already sent may be sent again and pending ones lost (the never-twice and never-lost guarantees need an append-only file)`;
+		if (options.requireAof) throw new RedisSettingsError(`RUNNER_REQUIRE_AOF is true and ${risk}; ${fix}`);
+		log.warn({ appendonly: 'no', fix, strict: 'RUNNER_REQUIRE_AOF=true refuses to start instead' }, risk);
+	}
+	if (unchecked.length > 0) {
+		const risk = `Redis persistence could not be checked: CONFIG GET appendonly was refused by ${unchecked.join(', ')}; make sure the provider keeps an append-only file, or the ledger's guarantees do not survive a Redis restart`;
+		if (options.requireAof) throw new RedisSettingsError(`RUNNER_REQUIRE_AOF is true and ${risk}; unset RUNNER_REQUIRE_AOF once you have checked it yourself`);
+		log.warn({ appendonly: 'unknown' }, risk);
+	}
+	if (withoutAof.length === 0 && unchecked.length === 0) log.info({ appendonly: 'yes', appendfsync: [...fsync].join(',') }, 'Redis keeps an append-only file');
 }
 
 export async function freePort(): Promise<number> {
@@ -142,7 +181,7 @@ export async function startPrivateRedis(extraArgs: string[] = [], dir?: string, 
 		child.once('error', (error: NodeJS.ErrnoException) =>
 			reject(
 				error.code === 'ENOENT'
-					? new Error('REDIS_URL is not set and no redis-server is on PATH: install Redis (e.g. apt-get install redis-server) or set REDIS_URL')
+					? new Error('no redis-server is on PATH to start a throwaway Redis: install Redis (e.g. apt-get install redis-server) or set REDIS_URL to a Redis of your own')
 					: error,
 			),
 		);

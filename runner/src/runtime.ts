@@ -1,6 +1,6 @@
 /**
- * A runner process: connect, check Redis, set up queues and workers (queues.ts), process until
- * told to stop. SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
+ * A runner process: connect, set up queues and workers (queues.ts), process until told to stop
+ * (Redis itself is checked before, by the command: cli/main.ts). SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
  * mark any still unsettled `unknown` (never left `claimed`), exit.
  */
 import type { Job } from 'bullmq';
@@ -20,7 +20,7 @@ import { keysFor } from './keys';
 import { Ledger } from './ledger';
 import type { Logger } from './log';
 import { Queues, Workers } from './queues';
-import { checkRedis, connect, describeTarget, whenReady, type RedisConnection } from './redis';
+import { connect, describeTarget, whenReady, type RedisConnection } from './redis';
 import { ConvoService } from './service';
 import { ConfigError } from './config';
 
@@ -75,7 +75,6 @@ export interface RunningRunner {
 
 export async function runProcess(context: RunnerContext): Promise<RunningRunner> {
 	const { redis, keys, config, log, ledger } = context;
-	await checkRedis(redis, log);
 	const inFlight = new Map<string, InFlight>();
 	const shutdown = new AbortController();
 	const control = async (job: Job) => {

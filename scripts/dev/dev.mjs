@@ -216,7 +216,7 @@ async function main() {
 		// n8n (webhook receiver) and the stub feed run on this machine: the operator's opt-in.
 		RUNNER_ALLOW_PRIVATE_URLS: process.env.RUNNER_ALLOW_PRIVATE_URLS ?? 'true',
 	});
-	await waitUntil('the runner', () => answers(`${runnerUrl}/healthz`), 60_000, runner);
+	await waitUntil('the runner', () => answers(`${runnerUrl}/readyz`), 60_000, runner);
 	say(`runner at ${runnerUrl}`);
 
 	// The stub model and feed are served by this process itself: nothing to leave behind.

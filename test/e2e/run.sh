@@ -121,7 +121,7 @@ RUNNER_URL="http://127.0.0.1:$RUNNER_PORT"
 ) &
 GROUPS_STARTED+=("$!")
 RUNNER_PG="$!"
-wait_http "the runner" "$RUNNER_URL/healthz" 120 "$RUNNER_PG" || { tail -30 "$WORK/logs/runner.log" >&2; fail_early "runner did not start"; }
+wait_http "the runner" "$RUNNER_URL/readyz" 120 "$RUNNER_PG" || { tail -30 "$WORK/logs/runner.log" >&2; fail_early "runner did not start"; }
 log "runner at $RUNNER_URL (Redis on port $REDIS_PORT)"
 
 start_group "$SYSTEM_NODE" "$ROOT/scripts/dev/stub-model.mjs" --port 0 >"$WORK/logs/stub-model.log" 2>&1 </dev/null

@@ -25,7 +25,7 @@ async function startApi(extra: NodeJS.ProcessEnv = {}): Promise<Api> {
 	const port = await freePort();
 	const process = runner.spawnWorker({ ...extra, RUNNER_HTTP_PORT: String(port) }, 'start');
 	const base = `http://127.0.0.1:${port}`;
-	await waitFor('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	await waitFor('the API to be ready', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, 30_000);
 	return { base, process };
 }
 
@@ -191,6 +191,7 @@ test('security headers on every answer; no-store on the API, reports and pages',
 		report: await fetch(`${plain.base}/api/campaigns/cnope/report?format=csv`, { headers: bearer(TOKEN) }),
 		refused: await fetch(`${plain.base}/api/campaigns`),
 		healthz: await fetch(`${plain.base}/healthz`),
+		readyz: await fetch(`${plain.base}/readyz`),
 	};
 	for (const [name, response] of Object.entries(answers)) {
 		const headers = Object.fromEntries(['content-security-policy', 'x-frame-options', 'x-content-type-options', 'cache-control'].map((header) => [header, response.headers.get(header)]));
@@ -202,9 +203,11 @@ test('security headers on every answer; no-store on the API, reports and pages',
 	expect(script.headers.get('x-content-type-options')).toBe('nosniff');
 });
 
-test('HEAD /healthz answers like GET, without a token', async () => {
-	const head = await fetch(`${plain.base}/healthz`, { method: 'HEAD' });
-	expect(head.status).toBe(200);
+test('HEAD /healthz and HEAD /readyz answer like GET, without a token', async () => {
+	for (const path of ['/healthz', '/readyz']) {
+		const head = await fetch(`${plain.base}${path}`, { method: 'HEAD' });
+		expect({ path, status: head.status, body: await head.text() }).toEqual({ path, status: 200, body: '' });
+	}
 });
 
 test('RUNNER_PUBLIC_URL on https: the cookie is Secure without any proxy header, and that origin may post the console forms', async () => {

@@ -40,14 +40,18 @@ async function call(method: string, path: string, options: { body?: unknown; raw
 const settings = () => ({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0] });
 const phonesOf = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `4917${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`);
 
-test('/healthz answers without a token; every other route refuses a missing or wrong token with 401 and no detail', async () => {
+test('/healthz and /readyz answer without a token; every other route refuses a missing or wrong token with 401 and no detail', async () => {
 	expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+	expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ok' });
 	const openApi = await call('GET', '/openapi.json');
 	expect(openApi.status).toBe(200);
 	const routes = Object.entries(openApi.json.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => [method.toUpperCase(), path.replace(/\{[^}]+\}/g, 'cx1')]));
 	expect(routes.length).toBeGreaterThanOrEqual(12);
+	// The probes are listed, without security; every other route asks for the bearer token.
+	const security = Object.fromEntries(Object.entries(openApi.json.paths as Record<string, { get?: { security: unknown } }>).map(([path, methods]) => [path, methods.get?.security]));
+	expect({ healthz: security['/healthz'], readyz: security['/readyz'], campaigns: security['/api/campaigns'] }).toEqual({ healthz: [], readyz: [], campaigns: [{ bearer: [] }] });
 	for (const [method, path] of routes) {
-		if (path === '/healthz') continue;
+		if (path === '/healthz' || path === '/readyz') continue;
 		for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }] as Array<Record<string, string>>) {
 			const response = await fetch(`${base}${path}`, { method, headers });
 			expect({ method, path, status: response.status }).toEqual({ method, path, status: 401 });
@@ -166,19 +170,21 @@ test('bull-board is behind the same sign-in and shows the send queues read-only'
 	expect(names).toContainEqual(['control', true, false]);
 });
 
-test('/healthz answers 503 with the reason when Redis stops answering', async () => {
+test('/readyz answers 503 with the reason when Redis stops answering, while /healthz (liveness) stays 200', async () => {
 	const own = await startPrivateRedis();
 	const port = await freePort();
 	const started = spawnRunner(['start'], { ...runner.env, REDIS_URL: own.url, RUNNER_HTTP_PORT: String(port) });
 	try {
-		const url = `http://127.0.0.1:${port}/healthz`;
-		await waitFor('the health check to pass', async () => (await fetch(url).catch(() => undefined))?.ok, 30_000);
+		const url = `http://127.0.0.1:${port}/readyz`;
+		await waitFor('the readiness check to pass', async () => (await fetch(url).catch(() => undefined))?.ok, 30_000);
 		await own.stop();
-		const answer = await waitFor('the health check to fail', async () => {
+		const answer = await waitFor('the readiness check to fail', async () => {
 			const response = await fetch(url).catch(() => undefined);
 			return response?.status === 503 ? response.json() : undefined;
 		}, 30_000);
 		expect(answer).toEqual({ status: 'unavailable', reason: 'Redis does not answer' });
+		const live = await fetch(`http://127.0.0.1:${port}/healthz`);
+		expect({ status: live.status, body: await live.json() }).toEqual({ status: 200, body: { status: 'ok' } });
 	} finally {
 		await started.kill('SIGKILL');
 		await own.stop();

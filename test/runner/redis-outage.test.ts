@@ -86,7 +86,7 @@ describe('a running start while its Redis stops and comes back', () => {
 			RUNNER_SHUTDOWN_DEADLINE: '5s',
 		});
 		base = `http://127.0.0.1:${httpPort}`;
-		await waitFor('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+		await waitFor('the API to be ready', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, 30_000);
 		return runner;
 	};
 
@@ -104,10 +104,15 @@ describe('a running start while its Redis stops and comes back', () => {
 		}
 		const create = await call('/api/campaigns', { method: 'POST', body: JSON.stringify({ template_id: positionalTemplate(business).id, from: business.phoneNumbers[0], recipients: [{ phone: '+4917099000001', 1: 'a', 2: 'b' }] }) });
 		expect([create.status, create.ms < 3000]).toEqual([503, true]);
-		expect((await fetch(`${base}/healthz`)).status).toBe(503);
+		// Not ready, with the reason; but alive: an orchestrator must not restart a process that waits out an outage.
+		const notReady = await fetch(`${base}/readyz`);
+		expect({ status: notReady.status, body: await notReady.json() }).toEqual({ status: 503, body: { status: 'unavailable', reason: 'Redis does not answer' } });
+		const alive = await fetch(`${base}/healthz`);
+		expect({ status: alive.status, body: await alive.json() }).toEqual({ status: 200, body: { status: 'ok' } });
 
 		redis = await startPrivateRedis(PERSISTENT, dir, port);
 		await waitFor('the API to answer 200 again', async () => (await call('/api/campaigns').catch(() => undefined))?.status === 200, 20_000);
+		await waitFor('/readyz to answer 200 again', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 20_000);
 		// The workers came back by themselves: a new campaign is sent.
 		const phones = ['+4917099000011', '+4917099000012', '+4917099000013'];
 		const created = await call('/api/campaigns', { method: 'POST', body: JSON.stringify({ template_id: positionalTemplate(business).id, from: business.phoneNumbers[0], recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })) }) });

@@ -224,7 +224,7 @@ export async function startApi(runner: RunnerUnderTest, extra: NodeJS.ProcessEnv
 	const port = await freePort();
 	runner.spawnWorker({ ...extra, RUNNER_HTTP_PORT: String(port) }, 'start');
 	const base = `http://127.0.0.1:${port}`;
-	await waitFor('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	await waitFor('the API to be ready', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, 30_000);
 	return base;
 }
 

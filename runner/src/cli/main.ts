@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, type RunnerConfig } from '../config';
 import { UserError, type RunnerContext } from '../context';
 import * as core from '../core';
 import { createLogger, type Logger } from '../log';
-import { CLIENT_READY_MS, isRedisUnavailable, RedisUnavailable, startPrivateRedis } from '../redis';
+import { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable, startPrivateRedis } from '../redis';
 import { closeContext, openContext, requireService, runProcess, type RunningRunner } from '../runtime';
 import { startServer, type RunningHttp } from '../http/server';
 import { follow, followReindex } from './follow';
@@ -43,7 +43,7 @@ async function withContext<T>(io: Io, options: { withService?: boolean }, work: 
 function fail(io: Io, error: unknown): void {
 	const unavailable = isRedisUnavailable(error) && !(error instanceof RedisUnavailable);
 	const text = unavailable ? `Redis does not answer (${(error as Error).message})` : (error as Error).message;
-	const known = error instanceof UserError || error instanceof ConfigError || isRedisUnavailable(error);
+	const known = error instanceof UserError || error instanceof ConfigError || error instanceof RedisSettingsError || isRedisUnavailable(error);
 	const message = known ? text : `unexpected error: ${(error as Error).stack ?? String(error)}`;
 	if (io.json) process.stdout.write(`${JSON.stringify({ error: text })}\n`);
 	process.stderr.write(`convo-runner: ${message}\n`);
@@ -59,48 +59,75 @@ function wantsHttp(config: RunnerConfig): boolean {
 	return false;
 }
 
+/** What `start` and `worker` say when they have no Redis: where to set it, and how to get a throwaway one. */
+const NO_REDIS =
+	'REDIS_URL must be set to the Redis the runner keeps its campaigns in, e.g. redis://redis:6379 (or REDIS_CLUSTER_NODES for a Redis Cluster), ' +
+	'with appendonly yes. To try the runner without one: `convo-runner start --dev-redis` starts a throwaway redis-server with no persistence ' +
+	'(everything is lost when the process ends), as `npm start` does in the repository.';
+
 /** Every setting a process needs, checked before it starts a redis-server, connects or takes a job. */
-function checkSettings(config: RunnerConfig, role: 'start' | 'worker'): void {
+function checkSettings(config: RunnerConfig, role: 'start' | 'worker', devRedis: boolean): void {
+	const hasRedis = Boolean(config.REDIS_URL || config.REDIS_CLUSTER_NODES);
+	if (devRedis && hasRedis) throw new ConfigError(`--dev-redis starts a throwaway Redis, but ${config.REDIS_URL ? 'REDIS_URL' : 'REDIS_CLUSTER_NODES'} is set too: use one or the other`);
+	if (!devRedis && !hasRedis) throw new ConfigError(NO_REDIS);
 	requireService(config);
 	if (role === 'start') wantsHttp(config);
 }
 
+/** The --dev-redis notice: plain text on purpose, so it cannot be missed among JSON lines (a container never uses the flag). */
+function announceDevRedis(url: string): void {
+	const rule = '='.repeat(78);
+	process.stderr.write(
+		`${rule}\nconvo-runner: --dev-redis: a throwaway redis-server at ${url}, with NO persistence.\n` +
+			'Every campaign, ledger and schedule is lost when this process ends. Not for production: set REDIS_URL.\n' +
+			`${rule}\n`,
+	);
+}
+
 /**
  * `start` and `worker`: process jobs until SIGTERM or SIGINT. Order: every setting checked, Redis
- * reached, the API listening (a taken port fails here), and only then the workers take jobs.
+ * reached and checked (RUNNER_REQUIRE_AOF), the API listening (a taken port fails here), and only
+ * then the workers take jobs. stderr holds only pino's JSON lines, but for a fatal setup error and
+ * the --dev-redis notice.
  */
-async function serve(role: 'start' | 'worker'): Promise<void> {
+async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } = {}): Promise<void> {
 	const io = { json: false };
 	let stopRedis: (() => Promise<void>) | undefined;
 	try {
-		checkSettings(loadConfig(), role);
-		if (role === 'start' && !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
+		let config = loadConfig();
+		checkSettings(config, role, options.devRedis ?? false);
+		if (options.devRedis) {
 			const redis = await startPrivateRedis();
-			process.env.REDIS_URL = redis.url;
 			stopRedis = redis.stop;
-			process.stderr.write(`convo-runner: REDIS_URL is not set; started a private redis-server at ${redis.url} (it ends with this process)\n`);
+			config = { ...config, REDIS_URL: redis.url };
+			announceDevRedis(redis.url);
 		}
-		const config = loadConfig();
 		const log = createLogger(config.LOG_LEVEL);
 		const context = await openContext(config, log, { withService: true });
-		// Set once the workers run: /healthz answers 503 until then.
-		const started: { workers?: RunningRunner } = {};
+		await checkRedis(context.redis, log, { requireAof: config.RUNNER_REQUIRE_AOF });
+		// Set once the workers run: /readyz answers 503 until then, and again once stopping.
+		const started: { workers?: RunningRunner; stopping?: boolean } = {};
 		let http: RunningHttp | undefined;
 		let apiContext: RunnerContext | undefined;
 		if (role === 'start' && wantsHttp(config)) {
 			// The API's own connection fails fast (503) while the workers' waits out an outage.
 			apiContext = await openContext(config, log, { withService: true, client: { waitMs: 0 } });
-			http = await startServer(apiContext, { token: config.RUNNER_TOKEN as string, host: config.RUNNER_HTTP_HOST, port: config.RUNNER_HTTP_PORT, workersRunning: () => started.workers?.healthy() ?? false });
+			http = await startServer(apiContext, {
+				token: config.RUNNER_TOKEN as string,
+				host: config.RUNNER_HTTP_HOST,
+				port: config.RUNNER_HTTP_PORT,
+				workersRunning: () => started.workers?.healthy() ?? false,
+				stopping: () => started.stopping ?? false,
+			});
 			log.info({ url: http.url }, `control API and console at ${http.url}`);
 		} else if (role === 'start') {
 			log.info('control API and console are off: set RUNNER_TOKEN (16 characters or more) to serve them');
 		}
 		const workers = await runProcess(context);
 		started.workers = workers;
-		let stopping = false;
 		const stop = async (signal: string) => {
-			if (stopping) return;
-			stopping = true;
+			if (started.stopping) return;
+			started.stopping = true;
 			log.info({ signal }, 'signal received');
 			// The whole stop is bounded: with Redis unreachable, closing queues and settling claims
 			// would wait for it forever. Sends left claimed are found stalled by another process and
@@ -138,7 +165,11 @@ export function buildProgram(): Command {
 	const program = new Command('convo-runner').description('Template campaigns (never twice, never lost, one rate per number) and search reindexing for Convo on BullMQ').showHelpAfterError();
 	const json = () => new Option('--json', 'print one JSON document on stdout');
 
-	program.command('start').description('process jobs (sends, feeder, schedules) and serve the control API and console (RUNNER_TOKEN); starts a private redis-server when REDIS_URL is unset').action(() => serve('start'));
+	program
+		.command('start')
+		.description('process jobs (sends, feeder, schedules) against REDIS_URL and serve the control API and console (RUNNER_TOKEN)')
+		.option('--dev-redis', 'start a throwaway redis-server with no persistence instead of REDIS_URL (trying it out; never in production)')
+		.action((options: { devRedis?: boolean }) => serve('start', { devRedis: Boolean(options.devRedis) }));
 	program.command('worker').description('process jobs against REDIS_URL; run more of these on more machines to scale out').action(() => serve('worker'));
 
 	const campaign = program.command('campaign').description('create, follow, control and report template campaigns');

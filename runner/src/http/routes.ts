@@ -13,6 +13,8 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
 	url: string;
 	summary: string;
 	tag: 'campaigns' | 'reindex' | 'webhooks' | 'runner';
+	/** Needs no token (the probes): listed without security in the OpenAPI document. */
+	public?: boolean;
 	params?: P;
 	query?: Q;
 	/** JSON body schema; routes that stream other content types say so in `consumes`. */
@@ -96,11 +98,11 @@ export class RouteTable {
 					tags: [spec.tag],
 					parameters,
 					...(Object.keys(content).length > 0 ? { requestBody: { required: true, content } } : {}),
-					security: spec.url === '/healthz' ? [] : [{ bearer: [] }],
+					security: spec.public ? [] : [{ bearer: [] }],
 					responses: {
 						[spec.success[0]]: { description: spec.success[1], content: Object.fromEntries((spec.produces ?? ['application/json']).map((type) => [type, {}])) },
 						400: { description: 'invalid input: { status, code, message, field? }' },
-						401: { description: 'missing or wrong token' },
+						...(spec.public ? {} : { 401: { description: 'missing or wrong token' } }),
 						404: { description: 'no such campaign, run or webhook' },
 					},
 				},

@@ -1,7 +1,7 @@
 /**
  * The control API, the operator console and the metrics, served by `convo-runner start` with
- * Fastify. Every route but GET /healthz (and the sign-in page) needs the bearer token or the
- * console's session cookie; one error body everywhere: { status, code, message, field? }.
+ * Fastify. Every route but GET /healthz, GET /readyz (and the sign-in page) needs the bearer token
+ * or the console's session cookie; one error body everywhere: { status, code, message, field? }.
  */
 import type { AddressInfo } from 'node:net';
 
@@ -28,8 +28,10 @@ export interface HttpOptions {
 	token: string;
 	host: string;
 	port: number;
-	/** Whether this process's workers are running (for /healthz). */
+	/** Whether this process's workers are running (for /readyz). */
 	workersRunning: () => boolean;
+	/** Whether the process is stopping (SIGTERM): then neither alive nor ready. */
+	stopping?: () => boolean;
 }
 
 export interface RunningHttp {
@@ -38,8 +40,8 @@ export interface RunningHttp {
 	close(): Promise<void>;
 }
 
-/** Routes anyone may call: the health check, the sign-in page and its form, the page's stylesheet (HEAD as GET). */
-const PUBLIC = new Set(['GET /healthz', 'GET /login', 'POST /session', 'GET /console/app.css']);
+/** Routes anyone may call: the liveness and readiness probes, the sign-in page and its form, the page's stylesheet (HEAD as GET). */
+const PUBLIC = new Set(['GET /healthz', 'GET /readyz', 'GET /login', 'POST /session', 'GET /console/app.css']);
 
 /** Bodies of every route but those below: JSON settings, a sign-in form. */
 const BODY_LIMIT = 1024 * 1024;
@@ -176,9 +178,17 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 	app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(404, `No route ${request.method} ${request.url.split('?')[0]}`)));
 
 	const routes = new RouteTable(app);
-	routes.add({ method: 'GET', url: '/healthz', tag: 'runner', summary: '200 when Redis answers and the workers run, else 503 with the reason', success: [200, '{ status }'] }, async ({ reply }) => {
+	const stopping = options.stopping ?? (() => false);
+	// Liveness: answered by the event loop alone, never Redis, so an orchestrator does not restart a
+	// process that is only waiting out a Redis outage.
+	routes.add({ method: 'GET', url: '/healthz', tag: 'runner', public: true, summary: 'liveness: 200 while the process answers and is not stopping, else 503; never asks Redis', success: [200, '{ status }'] }, async ({ reply }) => {
+		if (stopping()) reply.code(503);
+		return stopping() ? { status: 'stopping' } : { status: 'ok' };
+	});
+	// Readiness: whether this process can do its work now.
+	routes.add({ method: 'GET', url: '/readyz', tag: 'runner', public: true, summary: 'readiness: 200 when Redis answers and the workers run, else 503 with the reason', success: [200, '{ status }'] }, async ({ reply }) => {
 		const redisOk = await Promise.race([context.redis.ping().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000))]).catch(() => false);
-		const reason = !redisOk ? 'Redis does not answer' : !options.workersRunning() ? 'the workers are not running' : undefined;
+		const reason = stopping() ? 'the runner is stopping' : !redisOk ? 'Redis does not answer' : !options.workersRunning() ? 'the workers are not running' : undefined;
 		if (reason) reply.code(503);
 		return reason ? { status: 'unavailable', reason } : { status: 'ok' };
 	});

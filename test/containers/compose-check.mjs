@@ -32,7 +32,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const env = Object.fromEntries(
 	readFileSync(join(stackDir, '.env'), 'utf8')
 		.split('\n')
-		.filter((line) => /^[A-Z_]+=/.test(line))
+		.filter((line) => /^[A-Z][A-Z0-9_]*=/.test(line))
 		.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
 );
 const token = readFileSync(join(stackDir, 'secrets', 'runner_token'), 'utf8').trim();
@@ -124,8 +124,8 @@ await phase('healthy', async () => {
 		const state = await podman('inspect', '-f', '{{.State.Running}}', container('worker', number));
 		check(`worker ${number} of 2 runs (${container('worker', number)})`, state === 'true', state);
 	}
-	const readyz = await http(RUNNER, 'GET', '/healthz');
-	check('the runner answers /healthz on its published port', readyz.status === 200, JSON.stringify(readyz.json));
+	const ready = await waitFor('the runner to be ready (/readyz: Redis answers, workers run)', async () => ((await http(RUNNER, 'GET', '/readyz')).status === 200 ? true : undefined), 60_000, 500).catch(() => false);
+	check('the runner answers /readyz on its published port (Redis reached, workers running)', ready);
 	fixture = (await http(SANDBOX, 'GET', '/__sandbox/fixture')).json;
 	check('the sandbox answers its fixture on its published port', Boolean(fixture?.businesses?.length));
 	const unauthenticated = await http(RUNNER, 'GET', '/api/campaigns');
@@ -158,6 +158,7 @@ await phase('campaign', async () => {
 	// `restart: unless-stopped` may bring it back by itself; either way it is started again.
 	if (exited) await podman('start', container('runner'));
 	await waitFor('the restarted runner to be healthy', () => healthy(container('runner')), 120_000, 1000);
+	await waitFor('the restarted runner to be ready', async () => ((await http(RUNNER, 'GET', '/readyz')).status === 200 ? true : undefined), 60_000, 500);
 	const restartedAt = Date.now();
 	const startedAfter = await podman('inspect', '-f', '{{.State.StartedAt}}', container('runner'));
 	check('the runner container was killed and started again, and is healthy', startedAfter !== startedBefore, `${startedBefore} / ${startedAfter}`);

@@ -11,7 +11,8 @@
 #     ignores --scale: the worker's two instances come from an override file (deploy.replicas);
 #   - it does not wait for `depends_on: condition: service_healthy`: the check waits for health;
 #   - no systemd here, so healthchecks never run by themselves: `podman healthcheck run NAME`.
-# Env: CONTAINERS_KEEP=1 leaves the stack up (inspect it, then `podman-compose -p ... down -v`).
+# Env: CONTAINERS_KEEP=1 leaves the stack up (inspect it, then `podman-compose -p ... down -v`);
+#      CONTAINERS_SKIP_BUILD=1 uses the three images as they are (iterating on the checks).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -62,9 +63,14 @@ build() { # target tag
     || { tail -40 "$STACK/build-$1.log" >&2; log "building $1 failed"; exit 1; }
   log "built $2 ($(podman image inspect -f '{{.Size}}' "$2" | awk '{printf "%.0f MB", $1/1e6}'))"
 }
-timed build-runner build runner convo-runner:0.1.0
-timed build-sandbox build sandbox convo-sandbox:0.1.0
-timed build-n8n build n8n convo-n8n:2.41.1
+if [[ "${CONTAINERS_SKIP_BUILD:-}" == 1 ]]; then
+  for image in convo-runner:0.1.0 convo-sandbox:0.1.0 convo-n8n:2.41.1; do podman image exists "$image" || { log "no image $image: run without CONTAINERS_SKIP_BUILD"; exit 1; }; done
+  log "CONTAINERS_SKIP_BUILD=1: using the images as they are"
+else
+  timed build-runner build runner convo-runner:0.1.0
+  timed build-sandbox build sandbox convo-sandbox:0.1.0
+  timed build-n8n build n8n convo-n8n:2.41.1
+fi
 
 # --- the stack: compose.yaml as a user has it, with compose/init.sh's .env and secrets -------------
 cp "$ROOT/compose.yaml" "$ROOT/.env.example" "$STACK/"

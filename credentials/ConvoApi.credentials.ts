@@ -67,7 +67,7 @@ export class ConvoApi implements ICredentialType {
 	// URL answers without that body (or 200), and the test fails.
 	test: ICredentialTestRequest = {
 		request: {
-			// Same normalization as apiRoot in nodes/shared: trailing slashes and any typed /v1 go.
+			// Same normalization as apiRoot in convo-contract (packages/contract): trailing slashes and any typed /v1 go.
 			baseURL: '={{ $credentials.baseUrl.trim().replace(/(\\/+(v1)?)+$/, "") }}',
 			url: '/v1/messages/status/00000000-0000-0000-0000-000000000000',
 			method: 'GET',

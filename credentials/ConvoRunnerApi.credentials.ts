@@ -8,6 +8,8 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import { RUNNER_ROUTES } from 'convo-contract';
+
 // n8n checks status rules on answers listed in `except` and body rules on every other answer
 // (a body rule fails the test when the value at `key` equals `value`; undefined means "absent").
 const NOT_THE_RUNNER = 'The Runner URL answered, but not as the convo-runner control API does: check the Runner URL';
@@ -67,7 +69,7 @@ export class ConvoRunnerApi implements ICredentialType {
 		request: {
 			// Same normalization as the node's runner requests: trailing slashes and a typed /api go.
 			baseURL: '={{ $credentials.runnerUrl.trim().replace(/(\\/+(api)?)+$/, "") }}',
-			url: '/api/campaigns',
+			url: RUNNER_ROUTES.listCampaigns.path,
 			qs: { limit: 1 },
 			method: 'GET',
 			ignoreHttpStatusErrors: { ignore: true, except: [401, 403, 404] },

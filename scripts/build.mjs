@@ -1,6 +1,9 @@
-// Builds the node pack into dist/. Each node and credential is bundled with its contract
-// (nodes/shared); n8n-workflow and zod stay imports, which n8n provides to a community package
-// (both are on the scanner's allowed list; docs/decisions.md, "Verification and release (#18)").
+// Builds the node pack into dist/. Each node and credential is bundled with its contract (the
+// workspace package convo-contract in packages/contract, a root devDependency, so the published
+// package keeps no runtime dependencies; its `sideEffects: false` lets esbuild drop the contract
+// modules a bundle does not use); n8n-workflow and zod stay imports, which n8n provides to a
+// community package (both are on the scanner's allowed list; docs/decisions.md, "Verification
+// and release (#18)").
 // The bundles are minified (names kept). Icons and codex files are copied by the gulpfile; the
 // node icons live once, beside the Convo node, and the trigger and the credentials point there.
 import { build } from 'esbuild';

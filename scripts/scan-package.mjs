@@ -1,6 +1,7 @@
 // Runs n8n's community package scanner (@n8n/scan-community-package, pinned in devDependencies)
 // the way n8n's verification runs it, without the registry: the source leg lints this checkout
-// with SOURCE_FILE_PATTERNS (nodes/, credentials/, package.json), the tarball leg lints what
+// with SOURCE_FILE_PATTERNS (nodes/, credentials/, package.json) and the contract package the
+// nodes bundle (packages/contract/src, CONTRACT_PATTERNS), the tarball leg lints what
 // `npm pack` would publish with ['**/*.js', 'package.json']. Provenance is the one check left out:
 // it needs a package published on the public registry.
 //   node scripts/scan-package.mjs            both legs (dist/ must be built: npm run build)
@@ -15,6 +16,9 @@ import { analyzePackage, SOURCE_FILE_PATTERNS } from '@n8n/scan-community-packag
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const TARBALL_PATTERNS = ['**/*.js', 'package.json'];
+// The contract is bundled into every node: n8n's rules apply to it as to nodes/ (its own
+// package.json is a private workspace manifest, not a community package, so it is left out).
+const CONTRACT_PATTERNS = ['packages/contract/src/**/*.ts'];
 
 function report(leg, result) {
 	if (result.passed) {
@@ -47,7 +51,7 @@ let ok = true;
 if (distFlag !== -1) {
 	ok = report('tarball', await analyzePackage(resolve(process.argv[distFlag + 1]), TARBALL_PATTERNS));
 } else {
-	ok = report('source', await analyzePackage(root, SOURCE_FILE_PATTERNS)) && ok;
+	ok = report('source', await analyzePackage(root, [...SOURCE_FILE_PATTERNS, ...CONTRACT_PATTERNS])) && ok;
 	const { work, dir } = packAndUnpack();
 	try {
 		ok = report('tarball', await analyzePackage(dir, TARBALL_PATTERNS)) && ok;

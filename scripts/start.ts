@@ -26,7 +26,8 @@ function run(args: string[], env: NodeJS.ProcessEnv, stdout: 'inherit' | 'pipe' 
 }
 
 async function main(): Promise<void> {
-	const privateRedis = process.env.REDIS_URL ? undefined : await startPrivateRedis();
+	// With an append-only file, as the runner wants (it warns about appendonly no); the folder goes with it.
+	const privateRedis = process.env.REDIS_URL ? undefined : await startPrivateRedis(['--appendonly', 'yes']);
 	const redisUrl = process.env.REDIS_URL ?? (privateRedis?.url as string);
 	const sandbox = await startSandbox({ port: Number(process.env.SANDBOX_PORT ?? 0) });
 	const business = sandbox.fixture.businesses[0];

@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, IN8nHttpFullResponse, IWebhookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
-import { retryDelay, type RequestFailure, type RetryState } from '../shared';
+import { retryDelay, RUNNER_ROUTES, runnerPath, type RequestFailure, type RetryState, type RUNNER_ANSWERS } from 'convo-contract';
+import type { z } from 'zod/v4';
 
 /** The credential of the runner's control API (credentials/ConvoRunnerApi.credentials.ts). */
 export const RUNNER_CREDENTIAL = 'convoRunnerApi';
@@ -60,7 +61,7 @@ function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelO
 
 /**
  * The one way the nodes talk to convo-runner's control API: bearer token from the credential,
- * JSON both ways. A 429, 5xx or refused connection is tried again (nodes/shared/retryPolicy.ts):
+ * JSON both ways. A 429, 5xx or refused connection is tried again (packages/contract/src/retryPolicy.ts):
  * every write sent here is idempotent (an Idempotency-Key, or a state change that is the same
  * when repeated). An error answer `{ status, code, message, field? }` becomes a NodeApiError that
  * says what to do; the request, which carries the token, is never attached.
@@ -124,4 +125,22 @@ export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | I
 export async function runnerJson(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions, call: RunnerCall): Promise<IDataObject> {
 	const { body } = await runnerRequest.call(this, call);
 	return (body && typeof body === 'object' ? body : {}) as IDataObject;
+}
+
+type RunnerAnswers = typeof RUNNER_ANSWERS;
+
+/**
+ * `runnerJson` on a route of the contract (convo-contract's RUNNER_ROUTES, its `:id` filled with
+ * `id`), its answer typed by the contract's answer schema (z.infer), which
+ * test/runner/apiContract.test.ts holds the runner to. Not parsed here: every field is optional
+ * to the caller, which handles a missing one where it reads it.
+ */
+export async function runnerAnswer<Name extends keyof RunnerAnswers>(
+	context: IExecuteFunctions | IHookFunctions | IWebhookFunctions,
+	name: Name,
+	call: Omit<RunnerCall, 'method' | 'path'> & { id?: string },
+): Promise<Partial<z.infer<RunnerAnswers[Name]>>> {
+	const { id, ...rest } = call;
+	const route = RUNNER_ROUTES[name];
+	return (await runnerJson.call(context, { ...rest, method: route.method, path: runnerPath(route, id) })) as Partial<z.infer<RunnerAnswers[Name]>>;
 }

@@ -15,7 +15,7 @@ import {
 	type RequestFailure,
 	type RetryState,
 	type WireRequest,
-} from '../shared';
+} from 'convo-contract';
 import { acceptedAnswer, rememberAccepted, type SendIdentity } from './acceptedSends';
 import { labelledIssue, labelOfApiField } from './actions/fieldLabels';
 
@@ -42,7 +42,7 @@ function contractFailure(this: IExecuteFunctions, error: ContractError, itemInde
  * The one way the node talks to the service: the input is checked against the contract first
  * (nothing reaches the wire that the service would refuse for a documented rule), then sent with
  * the operation's credential. A 429 waits as the service asks and a failure that proves the
- * request was not handled is tried again (nodes/shared/retryPolicy.ts); an operation that must
+ * request was not handled is tried again (packages/contract/src/retryPolicy.ts); an operation that must
  * not be repeated answers from memory when n8n's Retry On Fail runs the node again. A failed
  * call becomes an error that says what to do.
  */

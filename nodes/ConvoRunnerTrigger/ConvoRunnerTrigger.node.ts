@@ -8,8 +8,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
-import { RUNNER_EVENTS, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent, type RunnerEventType } from '../shared/runner';
-import { runnerJson, runnerRequest } from '../Convo/runnerTransport';
+import { RUNNER_EVENTS, RUNNER_ROUTES, runnerPath, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent, type RunnerEventType } from 'convo-contract';
+import { runnerAnswer, runnerRequest } from '../Convo/runnerTransport';
 
 /** The parts of n8n's request and response objects this node uses. */
 interface DeliveryRequest {
@@ -42,8 +42,8 @@ const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: 
  */
 async function firstReceipt(context: IWebhookFunctions, webhookId: string, eventId: string): Promise<boolean | 'gone'> {
 	const { statusCode, body } = await runnerRequest.call(context, {
-		method: 'POST',
-		path: `/api/webhooks/${encodeURIComponent(webhookId)}/receipts`,
+		method: RUNNER_ROUTES.recordReceipt.method,
+		path: runnerPath(RUNNER_ROUTES.recordReceipt, webhookId),
 		body: { event_id: eventId },
 		allowStatuses: [404],
 	});
@@ -125,8 +125,8 @@ export class ConvoRunnerTrigger implements INodeType {
 				const registration = this.getWorkflowStaticData('node') as Registration;
 				if (typeof registration.webhookId !== 'string') return false;
 				const { statusCode, body } = await runnerRequest.call(this, {
-					method: 'GET',
-					path: `/api/webhooks/${encodeURIComponent(registration.webhookId)}`,
+					method: RUNNER_ROUTES.getWebhook.method,
+					path: runnerPath(RUNNER_ROUTES.getWebhook, registration.webhookId),
 					allowStatuses: [404],
 				});
 				if (statusCode === 404) {
@@ -138,7 +138,7 @@ export class ConvoRunnerTrigger implements INodeType {
 					return true;
 				}
 				// Registered for another URL or other events, or disabled by the runner after failed deliveries: replace it.
-				await runnerRequest.call(this, { method: 'DELETE', path: `/api/webhooks/${encodeURIComponent(registration.webhookId)}`, allowStatuses: [404] });
+				await runnerRequest.call(this, { method: RUNNER_ROUTES.removeWebhook.method, path: runnerPath(RUNNER_ROUTES.removeWebhook, registration.webhookId), allowStatuses: [404] });
 				forget(registration);
 				return false;
 			},
@@ -147,9 +147,7 @@ export class ConvoRunnerTrigger implements INodeType {
 				if (events.length === 0) {
 					throw new NodeOperationError(this.getNode(), 'Events is empty', { description: 'Choose at least one event that starts the workflow.' });
 				}
-				const answer = await runnerJson.call(this, {
-					method: 'POST',
-					path: '/api/webhooks',
+				const answer = await runnerAnswer(this, 'createWebhook', {
 					body: {
 						url: this.getNodeWebhookUrl('default'),
 						events,
@@ -171,7 +169,7 @@ export class ConvoRunnerTrigger implements INodeType {
 				if (typeof registration.webhookId === 'string') {
 					try {
 						// 404: already gone, which is what was wanted.
-						await runnerRequest.call(this, { method: 'DELETE', path: `/api/webhooks/${encodeURIComponent(registration.webhookId)}`, allowStatuses: [404] });
+						await runnerRequest.call(this, { method: RUNNER_ROUTES.removeWebhook.method, path: runnerPath(RUNNER_ROUTES.removeWebhook, registration.webhookId), allowStatuses: [404] });
 					} catch (error) {
 						// The runner could not be reached: keep the id so the next activation checks it.
 						this.logger.warn(`Convo Runner Trigger: could not remove webhook ${registration.webhookId} at the runner: ${(error as Error).message}`);

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { messageCreatedEventSchema, toContractIssues } from '../shared';
+import { messageCreatedEventSchema, toContractIssues } from 'convo-contract';
 
 export type DeliveryResult =
 	| { ok: true; payload: IDataObject; rawBody: string }

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { toApiDigits, WEBHOOK_MESSAGE_STATUSES } from '../shared';
+import { toApiDigits, WEBHOOK_MESSAGE_STATUSES } from 'convo-contract';
 
 /** The "Trigger On" choice: a webhook status, or any of the documented ones. */
 export type TriggerOn = 'received' | 'sent' | 'any';

@@ -15,12 +15,15 @@
  * are exact without a scan; the same scripts complete or auto-pause the campaign, and write the
  * event of that transition to the outbox (webhooks/events.ts) in the same step.
  */
+import { RECIPIENT_OUTCOMES, type RecipientOutcome } from 'convo-contract';
+
 import type { RedisConnection } from './redis';
 import type { Keys } from './keys';
 import { LUA_EMIT } from './webhooks/events';
 
-export const OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+/** A recipient's outcomes are the contract's (the report and the counts show them to clients). */
+export const OUTCOMES = RECIPIENT_OUTCOMES;
+export type Outcome = RecipientOutcome;
 
 const LETTER: Record<Outcome, string> = {
 	pending: 'p',

@@ -118,7 +118,11 @@ export async function checkRedis(connection: RedisConnection, log: Logger, optio
 	const withoutAof: string[] = [];
 	const unchecked: string[] = [];
 	const fsync = new Set<string>();
-	for (const node of masters(connection)) {
+	// A Cluster knows its masters only once it has read the slots: asked before, it lists none.
+	if (connection instanceof Cluster && connection.status !== 'ready') await new Promise((resolve) => connection.once('ready', resolve));
+	const nodes = masters(connection);
+	if (nodes.length === 0) unchecked.push('the Redis Cluster (no master known)');
+	for (const node of nodes) {
 		const where = `${node.options.host}:${node.options.port}`;
 		const info = await node.info('server');
 		const version = /redis_version:(\S+)/.exec(info)?.[1] ?? '0';

@@ -1,6 +1,6 @@
 /**
  * The runner's one HTTP client of the service: requests are built and checked by the contract in
- * nodes/shared, sent with keep-alive and a hard total deadline, and every answer is turned into an
+ * convo-contract (packages/contract), sent with keep-alive and a hard total deadline, and every answer is turned into an
  * outcome by ONE table (`classify`): what is retried, held, failed, unknown or stops a campaign.
  * The API key lives only in this object's closure: never in an error, a log line or Redis.
  */
@@ -19,7 +19,7 @@ import {
 	sendTemplateResponse,
 	serviceErrorMessage,
 	type OperationInput,
-} from '../../nodes/shared';
+} from 'convo-contract';
 
 /** What became of one call. */
 export type CallOutcome =
@@ -40,7 +40,7 @@ const DEFAULT_HOLD_MS = 1000;
 const MAX_HOLD_MS = 300_000;
 
 /**
- * The one table from an answer to an outcome, on the contract's retry policy (nodes/shared):
+ * The one table from an answer to an outcome, on the contract's retry policy (convo-contract):
  * `stopOn` lists the statuses that stop a whole campaign, with the reason.
  */
 export function classify(status: number, body: unknown, headers: Record<string, string | string[] | undefined>, stopOn: Record<number, string>): CallOutcome {

@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 
-import { ContractError, errorBody } from '../../nodes/shared';
+import { ContractError, errorBody } from 'convo-contract';
 import type { SandboxContext } from './context';
 import { HttpError } from './httpError';
 import { openApiDocument } from './openapi';

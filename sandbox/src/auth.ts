@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 
-import type { ApiKind } from '../../nodes/shared';
+import type { ApiKind } from 'convo-contract';
 import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX } from './fixture';
 import { HttpError } from './httpError';
 import type { Business } from './model';

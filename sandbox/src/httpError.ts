@@ -1,4 +1,4 @@
-import { errorBody, type ServiceErrorBody } from '../../nodes/shared';
+import { errorBody, type ServiceErrorBody } from 'convo-contract';
 
 /** An answer other than 2xx, thrown by handlers and turned into the one error body shape. */
 export class HttpError extends Error {

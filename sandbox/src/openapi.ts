@@ -1,7 +1,7 @@
-/** GET /openapi.json: an OpenAPI 3.1 document generated from the contract in nodes/shared. */
+/** GET /openapi.json: an OpenAPI 3.1 document generated from the contract package convo-contract (packages/contract). */
 import { z } from 'zod/v4';
 
-import { APIS, ERROR_CODES, OPERATION_KEYS, OPERATIONS, type OperationKey } from '../../nodes/shared';
+import { APIS, ERROR_CODES, OPERATION_KEYS, OPERATIONS, type OperationKey } from 'convo-contract';
 import { fullPath } from './routes/operation';
 
 type JsonSchema = Record<string, unknown>;
@@ -63,7 +63,7 @@ export function openApiDocument(baseUrl: string): JsonSchema {
 	}
 	return {
 		openapi: '3.1.0',
-		info: { title: 'Convo service (sandbox)', version: '1.0.0', description: 'Generated from the contract in nodes/shared' },
+		info: { title: 'Convo service (sandbox)', version: '1.0.0', description: 'Generated from the contract package convo-contract (packages/contract)' },
 		servers: [{ url: baseUrl }],
 		paths,
 		components: {

@@ -3,7 +3,7 @@
  * same "METHOD /full/route/template" keys faults use, so tests and benchmarks count calls.
  * Every request counts, refused ones included: it is what the service received.
  */
-import { OPERATION_KEYS } from '../../nodes/shared';
+import { OPERATION_KEYS } from 'convo-contract';
 import { endpointOf } from './routes/operation';
 
 export class RequestCounts {

@@ -3,7 +3,7 @@
  * outbound messages go enqueued -> sent (2 s) -> delivered (4 s) -> read (10 s); to an
  * undeliverable contact they go enqueued -> failed (2 s). Dashboard sends start at sent.
  */
-import type { CONVERSATION_MESSAGE_STATUSES } from '../../nodes/shared';
+import type { CONVERSATION_MESSAGE_STATUSES } from 'convo-contract';
 
 import type { Message } from './model';
 

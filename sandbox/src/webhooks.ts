@@ -3,7 +3,7 @@
  * and registration (retries are not shown), every attempt logged with its outcome. Registered
  * headers are sent but never logged: they often hold the receiver's secret.
  */
-import { MESSAGE_CREATED } from '../../nodes/shared';
+import { MESSAGE_CREATED } from 'convo-contract';
 import { newUuid } from './ids';
 
 interface WebhookRegistration {

@@ -1,4 +1,4 @@
-import { buildRequest, ContractError, LIMITS, OPERATIONS, type OperationInput } from '../../nodes/shared';
+import { buildRequest, ContractError, LIMITS, OPERATIONS, type OperationInput } from 'convo-contract';
 
 const UUID = '3b0c3f0e-8c1a-4f6e-9d2b-6a1f0c9e7d21';
 

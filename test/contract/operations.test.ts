@@ -5,7 +5,7 @@ import {
 	OPERATIONS,
 	type OperationInput,
 	type OperationKey,
-} from '../../nodes/shared';
+} from 'convo-contract';
 
 const UUID = '3b0c3f0e-8c1a-4f6e-9d2b-6a1f0c9e7d21';
 const OTHER_UUID = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';

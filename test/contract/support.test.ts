@@ -12,7 +12,7 @@ import {
 	retryDelay,
 	serviceErrorMessage,
 	toApiDigits,
-} from '../../nodes/shared';
+} from 'convo-contract';
 
 describe('phone numbers', () => {
 	test.each([

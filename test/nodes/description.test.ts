@@ -1,5 +1,7 @@
 import type { INodeProperties, INodePropertyCollection, INodePropertyMode, INodePropertyOptions } from 'n8n-workflow';
 
+import { RECIPIENT_OUTCOMES } from 'convo-contract';
+
 import codex from '../../nodes/Convo/Convo.node.json';
 import { Convo } from '../../nodes/Convo/Convo.node';
 import { resources } from '../../nodes/Convo/actions/router';
@@ -63,6 +65,12 @@ describe('Convo node description', () => {
 		expect(undescribed).toEqual([]);
 		expect(description.usableAsTool).toBe(true);
 		expect(codex.categories).toContain('Communication');
+	});
+
+	it("offers every recipient outcome of the runner's contract in Campaign → Get Report, and All", () => {
+		const outcome = description.properties.find((field) => field.name === 'outcome' && field.displayOptions?.show?.operation?.includes('getReport'));
+		const values = (outcome?.options as INodePropertyOptions[]).map((option) => option.value);
+		expect(values.sort()).toEqual(['all', ...RECIPIENT_OUTCOMES].sort());
 	});
 
 	it('offers every operation of issue 4, each with an action a tool user reads', () => {

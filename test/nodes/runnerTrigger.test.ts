@@ -7,7 +7,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { signDelivery, SIGNATURE_HEADER } from '../../nodes/shared/runner';
+import { signDelivery, SIGNATURE_HEADER } from 'convo-contract';
 import { countFailure } from '../../runner/src/webhooks/store';
 import { serveTrigger, type ServedTrigger } from '../harness/webhook';
 import { positionalTemplate, startApi, useRunnerUnderTest, waitFor } from '../runner/support';

@@ -7,7 +7,7 @@
  */
 import type { INodeType } from 'n8n-workflow';
 
-import { signDelivery, SIGNATURE_HEADER } from '../../nodes/shared/runner';
+import { signDelivery, SIGNATURE_HEADER } from 'convo-contract';
 import { serveTrigger, type ServedTrigger } from '../harness/webhook';
 import { nodeTypes } from '../harness/workflow';
 import { startApi, useRunnerUnderTest } from '../runner/support';

@@ -13,7 +13,7 @@ import { createServer as createTcpServer } from 'node:net';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import type { RunnerEvent } from '../../nodes/shared';
+import type { RunnerEvent } from 'convo-contract';
 import { collectionOf, feedText, freshCollection, products, range, sandboxCounts, clearSandboxCounts, UPSERT } from './reindexSupport';
 import { loadConfig } from '../../runner/src/config';
 import { Outbound } from '../../runner/src/net/outbound';

@@ -9,12 +9,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+
+import pino from 'pino';
 
 import { ConfigError, loadConfig, SECRET_SETTINGS } from '../../runner/src/config';
 import { createLogger } from '../../runner/src/log';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
+import { checkRedis, connect, freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
-import { positionalTemplate, runCli, spawnRunner, startSandboxProcess, templateSends, uniquePrefix, waitFor, type SpawnedRunner } from './support';
+import { positionalTemplate, runCli, spawnRunner, startRedisCluster, startSandboxProcess, templateSends, uniquePrefix, waitFor, type SpawnedRunner } from './support';
 
 jest.setTimeout(120_000);
 
@@ -157,6 +160,41 @@ test('RUNNER_REQUIRE_AOF=true with appendonly no: start refuses, naming the sett
 	const wrong = spawn(['worker'], { ...env, RUNNER_REQUIRE_AOF: 'yes' });
 	expect(await exitWithin(wrong, 30_000)).toBe(1);
 	expect(wrong.output()).toContain('RUNNER_REQUIRE_AOF must be true or false');
+});
+
+test('start before its Redis is up: /healthz answers 200 at once, /readyz 503 with the reason, then 200 once Redis is there; stderr JSON only', async () => {
+	const redisPort = await freePort();
+	const port = await freePort();
+	const runner = spawn(['start'], { ...baseEnv(), REDIS_URL: `redis://127.0.0.1:${redisPort}`, RUNNER_TOKEN: 'early-token-0123456789', RUNNER_HTTP_PORT: String(port) });
+	const base = `http://127.0.0.1:${port}`;
+	await waitFor(`/healthz to answer (${runner.output()})`, async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000);
+	const early = await fetch(`${base}/readyz`);
+	expect({ status: early.status, body: await early.json() }).toEqual({ status: 503, body: { status: 'unavailable', reason: 'Redis does not answer' } });
+	expect(runner.output()).not.toContain('"msg":"runner started"');
+
+	const redis = await startPrivateRedis(['--appendonly', 'yes'], undefined, redisPort);
+	redises.push(redis);
+	await waitFor('/readyz to answer 200', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 30_000);
+	const lines = runner.output().split('\n').filter((line) => line.length > 0);
+	expect(lines.filter((line) => !line.startsWith('{'))).toEqual([]);
+	expect(jsonLines(runner.output())).toContainEqual(expect.objectContaining({ msg: 'runner started' }));
+});
+
+test('on a Redis Cluster every master is checked: one warning naming the three, and RUNNER_REQUIRE_AOF refuses', async () => {
+	const cluster = await startRedisCluster(3);
+	const connection = connect({ clusterNodes: cluster.nodes });
+	const lines: string[] = [];
+	const log = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+	try {
+		await checkRedis(connection, log);
+		const warnings = lines.map((line) => JSON.parse(line) as { appendonly?: string; msg: string }).filter((line) => line.appendonly === 'no');
+		expect(warnings).toHaveLength(1);
+		expect(warnings[0].msg.match(/127\.0\.0\.1:\d+/g)?.sort()).toEqual(cluster.nodes.split(',').sort());
+		await expect(checkRedis(connection, log, { requireAof: true })).rejects.toThrow(/^RUNNER_REQUIRE_AOF is true and Redis at .* runs with appendonly no/);
+	} finally {
+		connection.disconnect();
+		await cluster.stop();
+	}
 });
 
 test('appendonly yes, secrets from files (REDIS_URL_FILE with a password, RUNNER_TOKEN_FILE, CONVO_API_KEY_FILE): no warning, the API takes the file token, the key reaches the sandbox, stderr is JSON only, no secret in it', async () => {

@@ -8,7 +8,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import type { RunnerEvent } from '../../nodes/shared';
+import type { RunnerEvent } from 'convo-contract';
 import { positionalTemplate, scanKeys, startApi, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(240_000);

@@ -1,14 +1,14 @@
 /**
  * Webhooks over the control API with two runner processes (`start` with the API, and a `worker`)
  * against real Redis and the sandbox. Test HTTP receivers count what they were sent and check each
- * signature with nodes/shared's verifyDelivery (what the Convo Runner Trigger runs): one event per
+ * signature with convo-contract's verifyDelivery (what the Convo Runner Trigger runs): one event per
  * transition (a campaign that completes or is cancelled, each pause, a reindex run's end), retries
  * with backoff that are logged, DELETE stopping deliveries, and no secret in Redis or the logs.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from '../../nodes/shared';
+import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from 'convo-contract';
 import { cancel, pauseCampaign } from '../../runner/src/core';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
 import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor } from './support';

@@ -1,4 +1,4 @@
-import { OPERATION_KEYS, OPERATIONS } from '../../nodes/shared';
+import { OPERATION_KEYS, OPERATIONS } from 'convo-contract';
 import { validInputs } from './inputs';
 import { call, useSandbox, type Auth } from './support';
 

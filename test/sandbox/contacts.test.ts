@@ -1,4 +1,4 @@
-import { LIMITS } from '../../nodes/shared';
+import { LIMITS } from 'convo-contract';
 import { admin, call, contactOf, digits, expectErrorBody, textMessage, UNKNOWN_UUID, useSandbox } from './support';
 
 describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () => {

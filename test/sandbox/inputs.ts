@@ -1,5 +1,5 @@
 /** A valid request for every operation, built from the fixture (business 0). */
-import type { OperationKey } from '../../nodes/shared';
+import type { OperationKey } from 'convo-contract';
 import { contactOf, digits, textMessage, type CallInput, type SandboxTestContext } from './support';
 
 export function validInputs(context: SandboxTestContext): Record<OperationKey, CallInput> {

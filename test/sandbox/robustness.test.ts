@@ -1,4 +1,4 @@
-import { OPERATION_KEYS, OPERATIONS } from '../../nodes/shared';
+import { OPERATION_KEYS, OPERATIONS } from 'convo-contract';
 import { startSandbox } from '../../sandbox/src';
 import { validInputs } from './inputs';
 import { admin, authHeaders, call, contactOf, expectErrorBody, operationUrl, read, textMessage, useSandbox } from './support';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 
 import { z } from 'zod/v4';
 
-import { APIS, ERROR_CODES, OPERATIONS, type OperationKey } from '../../nodes/shared';
+import { APIS, ERROR_CODES, OPERATIONS, type OperationKey } from 'convo-contract';
 import { startSandbox, type RunningSandbox } from '../../sandbox/src';
 
 export type Business = RunningSandbox['fixture']['businesses'][number];

@@ -1,4 +1,4 @@
-import { messageCreatedEventSchema } from '../../nodes/shared';
+import { messageCreatedEventSchema } from 'convo-contract';
 import {
 	admin,
 	call,

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeProperties, INodePropertyCollection } from 'n8n-workflow';
 
-import type { ContractIssue } from '../../shared';
+import type { ContractIssue } from 'convo-contract';
 import type { ConvoOperation } from './types';
 
 type Field = Pick<INodeProperties, 'name' | 'displayName'> & {

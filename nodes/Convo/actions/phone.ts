@@ -1,7 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { parsePhoneNumber } from '../../shared';
+import { parsePhoneNumber } from 'convo-contract';
 
 /**
  * Digits with country code, no "+", from a number as a user typed it ("+49 151-123 456").

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { UUID_PATTERN } from '../../shared';
+import { UUID_PATTERN } from 'convo-contract';
 import { jsonObjectParameter, objectToPairs, pairsToObject, type KeyValuePair } from './json';
 
 const RECIPIENT_HINT =

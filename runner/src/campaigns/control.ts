@@ -4,6 +4,8 @@
  * that every process sees at its next claim, so a pause holds everywhere at once (the claim checks
  * the state), and two processes making the same change make it, and report it, once.
  */
+import { RATE_BOUNDS } from 'convo-contract';
+
 import type { Outcome } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
@@ -116,7 +118,7 @@ export async function retryNotSent(context: RunnerContext, id: string): Promise<
 }
 
 export async function setCampaignRate(context: RunnerContext, id: string, rate: number): Promise<number> {
-	if (!Number.isInteger(rate) || rate < 1 || rate > 1000) throw new UserError('--rate must be a whole number of sends per second from 1 to 1000');
+	if (!Number.isInteger(rate) || rate < RATE_BOUNDS.min || rate > RATE_BOUNDS.max) throw new UserError(`--rate must be a whole number of sends per second from ${RATE_BOUNDS.min} to ${RATE_BOUNDS.max}`);
 	await getCampaign(context, id);
 	await context.redis.hset(context.keys.campaign(id), 'rate', rate);
 	return rate;

@@ -11,7 +11,7 @@
  * - Every key of a draft expires 24 h after its creation unless it is started (or cancelled); the
  *   feeder tick drops expired drafts from the campaign list.
  */
-import { RECIPIENTS_PER_CHUNK, parsePhoneNumber } from '../../../nodes/shared';
+import { RECIPIENTS_PER_CHUNK, parsePhoneNumber } from 'convo-contract';
 import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
 import { LimitError, fullMessage, release, reserve, tooManyRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod/v4';
 
-import { parsePhoneNumber, sendTemplateBody, sendTemplateQuery } from '../../../nodes/shared';
+import { parsePhoneNumber, runnerRate, sendTemplateBody, sendTemplateQuery } from 'convo-contract';
 
 export const campaignSettings = z.object({
 	templateId: sendTemplateQuery.shape.template_id,
@@ -19,7 +19,7 @@ export const campaignSettings = z.object({
 	}),
 	agentId: sendTemplateQuery.shape.agent_id,
 	/** Sends per second for this campaign's number. */
-	rate: z.int().min(1).max(1000).optional(),
+	rate: runnerRate().optional(),
 	/** Recipient source: a file path or an http(s) URL. */
 	source: z.string().min(1),
 	format: z.enum(['csv', 'json', 'ndjson']).optional(),

@@ -5,7 +5,7 @@
  * The ledger's scripts (ledger.ts) make the two changes that happen per recipient: completed, and
  * paused after too many failures in a row.
  */
-import type { RunnerEventType } from '../../../nodes/shared';
+import type { RunnerEventType } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { luaScript } from '../redis';
 import { LUA_EMIT } from '../webhooks/events';

@@ -2,13 +2,14 @@
  * A campaign's record in Redis (one hash): settings, state, counters per outcome, feed cursor.
  * Reading it and turning it into the status every client shows lives here, once.
  */
+import { CAMPAIGN_STATES, type CampaignState } from 'convo-contract';
+
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
 import { NotFoundError, type RunnerContext } from '../context';
 
-/** `draft`: created to be filled in chunks (campaigns/draft.ts); nothing is sent until it is started. */
-export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
-export type CampaignState = (typeof CAMPAIGN_STATES)[number];
+/** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
+export { CAMPAIGN_STATES, type CampaignState };
 /** States a campaign never leaves on its own (retry-not-sent is an operator's act). */
 export const FINAL_CAMPAIGN_STATES: readonly CampaignState[] = ['completed', 'cancelled', 'failed'];
 

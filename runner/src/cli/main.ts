@@ -85,8 +85,8 @@ function announceDevRedis(url: string): void {
 }
 
 /**
- * `start` and `worker`: process jobs until SIGTERM or SIGINT. Order: every setting checked, Redis
- * reached and checked (RUNNER_REQUIRE_AOF), the API listening (a taken port fails here), and only
+ * `start` and `worker`: process jobs until SIGTERM or SIGINT. Order: every setting checked, the API
+ * listening (a taken port fails here), Redis reached and checked (RUNNER_REQUIRE_AOF), and only
  * then the workers take jobs. stderr holds only pino's JSON lines, but for a fatal setup error and
  * the --dev-redis notice.
  */
@@ -104,7 +104,6 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 		}
 		const log = createLogger(config.LOG_LEVEL);
 		const context = await openContext(config, log, { withService: true });
-		await checkRedis(context.redis, log, { requireAof: config.RUNNER_REQUIRE_AOF });
 		// Set once the workers run: /readyz answers 503 until then, and again once stopping.
 		const started: { workers?: RunningRunner; stopping?: boolean } = {};
 		let http: RunningHttp | undefined;
@@ -123,6 +122,9 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 		} else if (role === 'start') {
 			log.info('control API and console are off: set RUNNER_TOKEN (16 characters or more) to serve them');
 		}
+		// After the API listens, so /healthz answers (and /readyz says why not) while a Redis that is
+		// not up yet is waited for; before any worker takes a job, so RUNNER_REQUIRE_AOF stops it in time.
+		await checkRedis(context.redis, log, { requireAof: config.RUNNER_REQUIRE_AOF });
 		const workers = await runProcess(context);
 		started.workers = workers;
 		const stop = async (signal: string) => {
@@ -503,8 +505,11 @@ function addReindexCommands(program: Command, json: () => Option): void {
 		});
 }
 
-if (require.main === module) {
-	buildProgram()
-		.parseAsync(process.argv)
-		.catch((error) => fail({ json: process.argv.includes('--json') }, error));
+/** The bin's entry: parses `argv` and reports a failure the way every command does. */
+export function run(argv: string[]): Promise<unknown> {
+	return buildProgram()
+		.parseAsync(argv)
+		.catch((error) => fail({ json: argv.includes('--json') }, error));
 }
+
+if (require.main === module) void run(process.argv);

@@ -7,58 +7,21 @@ import { Readable, Transform } from 'node:stream';
 
 import { z } from 'zod/v4';
 
-import { RECIPIENTS_PER_CHUNK } from '../../../nodes/shared';
+import { addRecipientsBody, campaignReportQuery, campaignSettingsInput, createCampaignBody, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
 import { UserError, type RunnerContext } from '../context';
 import * as core from '../core';
-import { OUTCOMES, type Outcome } from '../ledger';
+import type { Outcome } from '../ledger';
 import { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
 import { getCampaign, statusesOf } from '../campaigns/store';
-import { InputError, type RouteTable } from './routes';
+import { at, InputError, type RouteTable } from './routes';
 import { LimitError } from '../limits';
 import { API_NAMES } from '../campaigns/schema';
 
-const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a campaign id' }) });
+const id = runnerIdParams('campaign');
+const settings = campaignSettingsInput;
+const createBody = createCampaignBody;
 
-/** Settings shared by every way of creating (JSON body fields, or query fields of an upload). */
-const settings = z.object({
-	template_id: z.string(),
-	from: z.string(),
-	agent_id: z.string().optional(),
-	rate: z.coerce.number().int().min(1).max(1000).optional(),
-	at: z.string().optional(),
-	cron: z.string().optional(),
-	tz: z.string().optional(),
-});
-
-const rows = z.array(z.record(z.string(), z.unknown()));
-
-const createBody = settings.extend({
-	/** Rows like a CSV's: phone, optional buttons, variables. */
-	recipients: rows.max(100_000).optional(),
-	/** An http(s) URL the runner reads (and a cron schedule re-reads). */
-	source_url: z.url({ protocol: /^https?$/ }).optional(),
-	/** Create a draft: filled by POST /api/campaigns/:id/recipients, sent once started. */
-	draft: z.boolean().optional(),
-});
-
-const chunkBody = z.object({
-	recipients: rows.max(RECIPIENTS_PER_CHUNK, { error: `may hold at most ${RECIPIENTS_PER_CHUNK} rows per chunk` }),
-	/** The line of the chunk's first row (later rows follow); by default the next after the rows already added. */
-	first_line: z.int().min(1).optional(),
-});
-
-const reportQuery = z.object({
-	format: z.enum(['json', 'csv']).default('json'),
-	/** Rows to skip (after the outcome filter) and the most to return: a page of the report. */
-	offset: z.coerce.number().int().min(0).default(0),
-	limit: z.coerce.number().int().min(1).max(100_000).optional(),
-	/** Only rows with this outcome (several separated by commas). */
-	outcome: z
-		.string()
-		.transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
-		.pipe(z.array(z.enum(OUTCOMES, { error: `must be one of ${OUTCOMES.join(', ')}` })))
-		.optional(),
-});
+const reportQuery = campaignReportQuery;
 
 const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
 
@@ -121,8 +84,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 
 	routes.add(
 		{
-			method: 'POST',
-			url: '/api/campaigns',
+			...at(RUNNER_ROUTES.createCampaign),
 			tag: 'campaigns',
 			summary: 'Create a campaign: JSON with recipients or source_url, or a CSV/NDJSON body with the settings in the query; Idempotency-Key makes a retry return the first campaign',
 			body: createBody,
@@ -195,12 +157,11 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 
 	routes.add(
 		{
-			method: 'POST',
-			url: '/api/campaigns/:id/recipients',
+			...at(RUNNER_ROUTES.addRecipients),
 			tag: 'campaigns',
 			summary: `Add a chunk of at most ${RECIPIENTS_PER_CHUNK} rows to a draft (checked like create's rows, a phone refused twice across chunks); Idempotency-Key makes a retry return the first answer and add nothing; 409 unless a draft`,
 			params: id,
-			body: chunkBody,
+			body: addRecipientsBody,
 			success: [200, '{ id, state, added: { total, accepted, rejected, rejections }, total, accepted, rejected }'],
 		},
 		async ({ params, body, request }) => {
@@ -210,12 +171,12 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		},
 	);
 	routes.add(
-		{ method: 'POST', url: '/api/campaigns/:id/start', tag: 'campaigns', summary: 'Start a draft (running, or scheduled with its start time); a campaign no longer a draft answers its status as it is', params: id, success: [200, 'the campaign, as GET shows it'] },
+		{ ...at(RUNNER_ROUTES.startCampaign), tag: 'campaigns', summary: 'Start a draft (running, or scheduled with its start time); a campaign no longer a draft answers its status as it is', params: id, success: [200, 'the campaign, as GET shows it'] },
 		async ({ params }) => core.startCampaign(context, params.id),
 	);
 
 	routes.add(
-		{ method: 'GET', url: '/api/campaigns', tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items, total, limit, offset }'] },
+		{ ...at(RUNNER_ROUTES.listCampaigns), tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items, total, limit, offset }'] },
 		async ({ query }) => {
 			const ids = await context.redis.zrevrange(context.keys.campaigns, query.offset, query.offset + query.limit - 1);
 			const total = await context.redis.zcard(context.keys.campaigns);
@@ -223,21 +184,21 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		},
 	);
 
-	routes.add({ method: 'GET', url: '/api/campaigns/:id', tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => core.campaignView(context, params.id));
+	routes.add({ ...at(RUNNER_ROUTES.getCampaign), tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => core.campaignView(context, params.id));
 
-	for (const [act, run, summary] of [
-		['pause', core.pauseCampaign, 'Stop new sends of the campaign on every process within a second'],
-		['resume', core.resumeCampaign, 'Continue a paused campaign'],
+	for (const [route, run, summary] of [
+		[RUNNER_ROUTES.pauseCampaign, core.pauseCampaign, 'Stop new sends of the campaign on every process within a second'],
+		[RUNNER_ROUTES.resumeCampaign, core.resumeCampaign, 'Continue a paused campaign'],
 	] as const) {
-		routes.add({ method: 'POST', url: `/api/campaigns/:id/${act}`, tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] }, async ({ params }) => ({ id: params.id, state: await run(context, params.id) }));
+		routes.add({ ...at(route), tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] }, async ({ params }) => ({ id: params.id, state: await run(context, params.id) }));
 	}
-	routes.add({ method: 'POST', url: '/api/campaigns/:id/cancel', tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => core.cancel(context, params.id));
+	routes.add({ ...at(RUNNER_ROUTES.cancelCampaign), tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => core.cancel(context, params.id));
 	routes.add({ method: 'POST', url: '/api/campaigns/:id/reconcile', tag: 'campaigns', summary: "Resolve unknown recipients from the service's own records", params: id, success: [200, '{ checked, sent, not_sent, still_unknown }'] }, async ({ params }) => ({ id: params.id, ...(await core.reconcileCampaign(context, params.id)) }));
 	routes.add({ method: 'POST', url: '/api/campaigns/:id/retry-not-sent', tag: 'campaigns', summary: 'Send again the recipients proven not sent', params: id, success: [200, '{ id, state, requeued }'] }, async ({ params }) => ({ id: params.id, ...(await core.retryNotSent(context, params.id)) }));
-	routes.add({ method: 'PUT', url: '/api/campaigns/:id/rate', tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: z.object({ rate: z.int().min(1).max(1000) }), success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await core.setCampaignRate(context, params.id, body.rate) }));
+	routes.add({ ...at(RUNNER_ROUTES.setCampaignRate), tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: setCampaignRateBody, success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await core.setCampaignRate(context, params.id, body.rate) }));
 
 	routes.add(
-		{ method: 'GET', url: '/api/campaigns/:id/report', tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it): a JSON array or CSV'] },
+		{ ...at(RUNNER_ROUTES.campaignReport), tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it): a JSON array or CSV'] },
 		async ({ params, query, reply }) => {
 			await getCampaign(context, params.id);
 			reply.type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8');

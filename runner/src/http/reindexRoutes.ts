@@ -1,26 +1,12 @@
 /** The reindex routes of the control API: thin over core.ts, the same settings as `reindex run`. */
-import { z } from 'zod/v4';
+import { RUNNER_ROUTES, runnerIdParams, startReindexBody } from 'convo-contract';
 
 import { FieldError, NotFoundError, type RunnerContext } from '../context';
 import * as core from '../core';
 import { API_REINDEX } from '../reindex/create';
-import { InputError, type RouteTable } from './routes';
+import { at, InputError, type RouteTable } from './routes';
 
-const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a reindex run or schedule id' }) });
-
-const createBody = z.object({
-	collection_id: z.uuid({ error: 'must be the UUID of a search collection' }),
-	/** An http(s) URL, or a file inside RUNNER_SOURCE_DIR (a relative path is taken from it). */
-	source: z.string(),
-	format: z.enum(['json', 'ndjson', 'csv']).optional(),
-	id_field: z.string().min(1, { error: 'must name the field that holds each item id' }),
-	embedding_json: z.record(z.string(), z.unknown()).optional(),
-	deactivate_missing: z.boolean().optional(),
-	force: z.boolean().optional(),
-	rate: z.int().min(1).max(1000).optional(),
-	cron: z.string().optional(),
-	tz: z.string().optional(),
-});
+const id = runnerIdParams('reindex run or schedule');
 
 export function reindexRoutes(routes: RouteTable, context: RunnerContext): void {
 	/** The API's create: settings named as its JSON fields, a 400's `field` set, local files only inside RUNNER_SOURCE_DIR. */
@@ -34,7 +20,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 	}
 
 	routes.add(
-		{ method: 'POST', url: '/api/reindex', tag: 'reindex', summary: 'Start a reindex run of a search collection from a feed (with cron: a schedule)', body: createBody, success: [201, 'the run status, or the schedule; 409 while the collection is being synced'] },
+		{ ...at(RUNNER_ROUTES.startReindex), tag: 'reindex', summary: 'Start a reindex run of a search collection from a feed (with cron: a schedule)', body: startReindexBody, success: [201, 'the run status, or the schedule; 409 while the collection is being synced'] },
 		async ({ body }) => {
 			const answer = await createReindex({
 				collection: body.collection_id,
@@ -55,7 +41,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 		runs: await core.listReindexRuns(context),
 		schedules: await core.listReindexSchedules(context),
 	}));
-	routes.add({ method: 'GET', url: '/api/reindex/:id', tag: 'reindex', summary: 'State, counts, rate, ETA and last error of a run', params: id, success: [200, '{ id, state, counts, rate, eta_seconds, last_error }'] }, async ({ params }) =>
+	routes.add({ ...at(RUNNER_ROUTES.getReindexRun), tag: 'reindex', summary: 'State, counts, rate, ETA and last error of a run', params: id, success: [200, '{ id, state, counts, rate, eta_seconds, last_error }'] }, async ({ params }) =>
 		core.reindexStatus(context, params.id),
 	);
 	routes.add({ method: 'GET', url: '/api/reindex/:id/report', tag: 'reindex', summary: 'The run with its deactivation note, rejected rows, failures, mismatches and foreign items', params: id, success: [200, 'the report'] }, async ({ params }) =>

@@ -4,6 +4,7 @@
  * handler, a 400 naming the field otherwise) and generate GET /openapi.json.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RunnerRoute } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import { UserError } from '../context';
@@ -23,6 +24,11 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
 	produces?: string[];
 	/** Status and description of the success answer. */
 	success: [number, string];
+}
+
+/** A route of the contract (convo-contract's RUNNER_ROUTES) as a RouteSpec's method and url. */
+export function at(route: RunnerRoute): Pick<RouteSpec, 'method' | 'url'> {
+	return { method: route.method, url: route.path };
 }
 
 export interface RouteInput<P, Q, B> {

@@ -11,7 +11,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
-import { errorBody } from '../../../nodes/shared';
+import { errorBody } from 'convo-contract';
 import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
 import { isRedisUnavailable } from '../redis';
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';

@@ -1,23 +1,22 @@
 /** The webhook routes of the control API: thin over core.ts. The secret is in the create's answer only. */
+import { createWebhookBody, RUNNER_ROUTES, runnerIdParams } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import type { RunnerContext } from '../context';
 import * as core from '../core';
-import { webhookInput } from '../webhooks/store';
-import type { RouteTable } from './routes';
+import { at, type RouteTable } from './routes';
 
-const id = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be a webhook id' }) });
+const id = runnerIdParams('webhook');
 /** Pages as GET /api/campaigns has them; the default page holds every webhook the default cap allows. */
 const page = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
 
 export function webhookRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
 		{
-			method: 'POST',
-			url: '/api/webhooks',
+			...at(RUNNER_ROUTES.createWebhook),
 			tag: 'webhooks',
 			summary: 'Register a URL for events (campaign.finished, campaign.paused, reindex.finished); the answer holds the signing secret, shown this once',
-			body: webhookInput,
+			body: createWebhookBody,
 			success: [201, '{ id, url, events, description, created_at, secret }'],
 		},
 		async ({ body }) => core.createWebhook(context, body),
@@ -37,10 +36,10 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 		{ method: 'POST', url: '/api/webhooks/:id/enable', tag: 'webhooks', summary: 'Enable a webhook disabled after failed deliveries: later events are delivered again; 404 when unknown', params: id, success: [200, '{ id, url, events, description, created_at }'] },
 		async ({ params }) => core.enableWebhook(context, params.id),
 	);
-	routes.add({ method: 'GET', url: '/api/webhooks/:id', tag: 'webhooks', summary: 'One webhook (no secret); 404 when unknown', params: id, success: [200, '{ id, url, events, description, created_at }'] }, async ({ params }) =>
+	routes.add({ ...at(RUNNER_ROUTES.getWebhook), tag: 'webhooks', summary: 'One webhook (no secret); 404 when unknown', params: id, success: [200, '{ id, url, events, description, created_at }'] }, async ({ params }) =>
 		core.getWebhook(context, params.id),
 	);
-	routes.add({ method: 'DELETE', url: '/api/webhooks/:id', tag: 'webhooks', summary: 'Remove a webhook: no more deliveries, queued retries included; 404 when unknown', params: id, success: [204, 'removed'] }, async ({ params, reply }) => {
+	routes.add({ ...at(RUNNER_ROUTES.removeWebhook), tag: 'webhooks', summary: 'Remove a webhook: no more deliveries, queued retries included; 404 when unknown', params: id, success: [204, 'removed'] }, async ({ params, reply }) => {
 		await core.removeWebhook(context, params.id);
 		return reply.code(204).send();
 	});

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { newId } from '../keys';
 import { readFileSync } from 'node:fs';
 
+import { DEFAULT_REINDEX_RATE, RATE_BOUNDS } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import { ConflictError, FieldError, type RunnerContext } from '../context';
@@ -20,8 +21,8 @@ import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, REINDEX_NAMES, runFields, type ReindexNames, type RunOverview, type RunSettings, type RunState } from './store';
 
-/** Search upserts are not bound by a sender number; the service's account-wide ceiling is about 300/s. */
-export const DEFAULT_REINDEX_RATE = 100;
+/** Search upserts are not bound by a sender number; the service's account-wide ceiling is about 300/s. The default is the contract's, which the node's Rate field shows too. */
+export { DEFAULT_REINDEX_RATE };
 
 export interface ReindexInput {
 	collection: string;
@@ -62,8 +63,8 @@ const input = z.object({
 	rate: z
 		.number({ error: 'must be a number' })
 		.int({ error: 'must be a whole number of upserts per second' })
-		.min(1, { error: 'must be at least 1 upsert per second' })
-		.max(1000, { error: 'may be at most 1000 upserts per second' })
+		.min(RATE_BOUNDS.min, { error: `must be at least ${RATE_BOUNDS.min} upsert per second` })
+		.max(RATE_BOUNDS.max, { error: `may be at most ${RATE_BOUNDS.max} upserts per second` })
 		.optional(),
 	cron: z.string().optional(),
 	tz: z.string().optional(),

@@ -13,7 +13,7 @@ import StreamJson from 'stream-json';
 import Pick from 'stream-json/filters/Pick';
 import StreamArray from 'stream-json/streamers/StreamArray';
 
-import { searchItemSchema, type SearchItem } from '../../../nodes/shared';
+import { searchItemSchema, type SearchItem } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { CLI_ACCESS, MAX_RECORD_BYTES, readRecords, SourceError, type SourceProgress, type SourceRecord } from '../source';
 import { sourceToRead } from '../net/urls';

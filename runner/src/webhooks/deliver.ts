@@ -1,7 +1,7 @@
 /**
  * The delivery processor of the events queue: one job is one event for one webhook. It looks the
  * webhook up (a removed one gets nothing more), signs the body with the secret derived for it
- * (secret.ts; nodes/shared/runner.ts's signDelivery, the format the trigger verifies) and POSTs it
+ * (secret.ts; packages/contract/src/runner.ts's signDelivery, the format the trigger verifies) and POSTs it
  * with a 10 s deadline. A 2xx is delivered; anything else throws, and BullMQ tries again with
  * exponential backoff up to RUNNER_WEBHOOK_ATTEMPTS. Every attempt is logged: webhook, event,
  * attempt, status or error; never the secret, the signature or the URL (it may carry a token).
@@ -17,7 +17,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { request } from 'undici';
 
-import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signDelivery } from '../../../nodes/shared';
+import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signDelivery } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { luaScript } from '../redis';
 import { outboundFor } from '../net/outbound';

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import type { RunnerEvent, RunnerEventType } from '../../../nodes/shared';
+import type { RunnerEvent, RunnerEventType } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { eventJobOptions } from '../queues';
 import { campaignDetail, recordFromHash, statusWithRate } from '../campaigns/store';

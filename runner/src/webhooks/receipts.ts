@@ -5,17 +5,12 @@
  * several webhook processes) sees it: a delivery repeated (the runner's own retry of an answer it
  * did not get, or a replay within the signature's tolerance) starts the workflow once.
  */
-import { z } from 'zod/v4';
-
 import type { RunnerContext } from '../context';
 import { getWebhook } from './store';
 
 /** Longer than every repeat can come: the runner's retries end within minutes, a signature is stale after 300 s. */
 export const RECEIPT_SECONDS = 24 * 3600;
 
-export const receiptInput = z.object({
-	event_id: z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/, { error: 'must be the id of a runner event (ev-…)' }),
-});
 
 /** Records that webhook `id` received `eventId`; `first` is true for the one call that recorded it. */
 export async function recordReceipt(context: RunnerContext, id: string, eventId: string): Promise<{ event_id: string; first: boolean }> {

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod/v4';
 
-import { RUNNER_EVENTS, type RunnerEventType } from '../../../nodes/shared';
+import { createWebhookBody, type RunnerEventType } from 'convo-contract';
 import { ConfigError } from '../config';
 import { NotFoundError, UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
@@ -19,13 +19,8 @@ import { luaScript } from '../redis';
 import { checkUrlAllowed } from '../net/outbound';
 import { NO_WEBHOOK_KEY, webhookKey, webhookSecret } from './secret';
 
-export const webhookInput = z.object({
-	url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
-	events: z
-		.array(z.enum(RUNNER_EVENTS, { error: `must be one of ${RUNNER_EVENTS.join(', ')}` }))
-		.min(1, { error: `must list at least one event (${RUNNER_EVENTS.join(', ')})` }),
-	description: z.string().max(500, { error: 'may be at most 500 characters' }).optional(),
-});
+/** A registration's input: the contract's body of POST /api/webhooks (the CLI's `webhook add` checks the same). */
+export const webhookInput = createWebhookBody;
 export type WebhookInput = z.input<typeof webhookInput>;
 
 /** A registration as every answer shows it (never with the secret); the disabled fields only while it is disabled. */

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod/v4';
 
-import { parseOrThrow, toApiDigits } from '../../../nodes/shared';
+import { parseOrThrow, toApiDigits } from 'convo-contract';
 import type { SandboxContext } from '../context';
 import { emitMessageCreated } from '../events';
 import { faultInput } from '../faults';

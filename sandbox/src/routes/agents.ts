@@ -1,7 +1,7 @@
 /** Agents (SPEC B9 to B11). PUT behaves as PATCH. */
 import type { FastifyInstance } from 'fastify';
 
-import { AGENT_MERGED_FIELDS } from '../../../nodes/shared';
+import { AGENT_MERGED_FIELDS } from 'convo-contract';
 import type { SandboxContext } from '../context';
 import { newUuid } from '../ids';
 import { deepMerge, dropNulls, withoutToolDescriptions, type JsonObject } from '../merge';

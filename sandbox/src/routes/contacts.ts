@@ -1,7 +1,7 @@
 /** Contacts (SPEC B3 to B6). Another business's contact is 404, as if it did not exist. */
 import type { FastifyInstance } from 'fastify';
 
-import { LIMITS } from '../../../nodes/shared';
+import { LIMITS } from 'convo-contract';
 import type { SandboxContext } from '../context';
 import { badRequest, notFound } from '../httpError';
 import type { Business, Contact } from '../model';

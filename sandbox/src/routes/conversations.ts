@@ -1,7 +1,7 @@
 /** Conversation lookup (SPEC B7): every filter given must match; none 404, several 409. */
 import type { FastifyInstance } from 'fastify';
 
-import { LIMITS } from '../../../nodes/shared';
+import { LIMITS } from 'convo-contract';
 import type { SandboxContext } from '../context';
 import { badRequest, HttpError, notFound } from '../httpError';
 import { conversationMessageView } from '../views';

@@ -1,7 +1,7 @@
 /** Messaging API (SPEC A1, A2) under /v1, bearer authentication. */
 import type { FastifyInstance } from 'fastify';
 
-import { LIMITS, toApiDigits } from '../../../nodes/shared';
+import { LIMITS, toApiDigits } from 'convo-contract';
 import type { SandboxContext } from '../context';
 import { emitMessageCreated } from '../events';
 import { badRequest, forbidden, notFound } from '../httpError';

@@ -9,13 +9,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import {
 	APIS,
+	noBody,
 	OPERATIONS,
 	parseRequest,
 	toContractIssues,
 	type OperationKey,
 	type ParsedRequest,
-} from '../../../nodes/shared';
-import { noBody } from '../../../nodes/shared/schemas/common';
+} from 'convo-contract';
 import { authenticate } from '../auth';
 import type { SandboxContext } from '../context';
 import { HttpError } from '../httpError';

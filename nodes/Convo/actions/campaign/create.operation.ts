@@ -3,8 +3,15 @@ import { createHash } from 'node:crypto';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { RECIPIENTS_PER_CHUNK } from '../../../shared';
-import { runnerJson } from '../../runnerTransport';
+import {
+	RATE_BOUNDS,
+	RECIPIENTS_PER_CHUNK,
+	type AddRecipientsAnswer,
+	type AddRecipientsBody,
+	type CampaignAnswer,
+	type CreateCampaignBody,
+} from 'convo-contract';
+import { runnerAnswer } from '../../runnerTransport';
 import { labelOfApiField } from '../fieldLabels';
 import { phoneDigits } from '../phone';
 import { identifierField, identifierValue, templateVariables, templateVariablesField } from '../sharedFields';
@@ -35,7 +42,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Rate (Sends per Second)',
 		name: 'rate',
 		type: 'number',
-		typeOptions: { minValue: 1, maxValue: 1000 },
+		typeOptions: { minValue: RATE_BOUNDS.min, maxValue: RATE_BOUNDS.max },
 		default: 60,
 		description: 'How many messages per second the runner sends for this campaign (campaigns on one number share the strictest rate)',
 	},
@@ -188,13 +195,13 @@ function keyBase(this: IExecuteFunctions, settings: IDataObject, rows: IDataObje
  * campaign started before the node fails: a started campaign is the answer; one the node cannot
  * learn about fails with its id and says it may be running.
  */
-async function startDraft(this: IExecuteFunctions, campaignId: string, key: string): Promise<IDataObject> {
+async function startDraft(this: IExecuteFunctions, campaignId: string, key: string): Promise<Partial<CampaignAnswer>> {
 	try {
-		return await runnerJson.call(this, { method: 'POST', path: `/api/campaigns/${campaignId}/start`, body: {}, idempotencyKey: `${key}-start` });
+		return await runnerAnswer(this, 'startCampaign', { id: campaignId, body: {}, idempotencyKey: `${key}-start` });
 	} catch (startError) {
-		let current: IDataObject;
+		let current: Partial<CampaignAnswer>;
 		try {
-			current = await runnerJson.call(this, { method: 'GET', path: `/api/campaigns/${campaignId}` });
+			current = await runnerAnswer(this, 'getCampaign', { id: campaignId });
 		} catch {
 			throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} may be running: the runner did not answer its start`, {
 				description: `${(startError as Error).message}. Read campaign ${campaignId} with Campaign → Get before anything else. Running this node again with the same input and Campaign Key is safe: it finds campaign ${campaignId} and sends nobody twice.`,
@@ -205,13 +212,6 @@ async function startDraft(this: IExecuteFunctions, campaignId: string, key: stri
 			description: `Nothing was sent; campaign ${campaignId} is still a draft (removed after 24 h). Running this node again with the same input starts this same campaign.`,
 		});
 	}
-}
-
-interface ChunkAnswer {
-	added?: { rejections?: Array<{ line?: number; phone?: unknown; reason?: unknown }> };
-	total?: number;
-	accepted?: number;
-	rejected?: number;
 }
 
 /**
@@ -241,10 +241,9 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	const key = keyBase.call(this, settings, rows);
 	const labelOf = (apiField: string) => labelOfApiField(this, apiField);
 
-	const draft = await runnerJson.call(this, {
-		method: 'POST',
-		path: '/api/campaigns',
-		body: { ...settings, draft: true, recipients: [] },
+	const draftBody: CreateCampaignBody = { ...(settings as Omit<CreateCampaignBody, 'draft' | 'recipients'>), draft: true, recipients: [] };
+	const draft = await runnerAnswer(this, 'createCampaign', {
+		body: draftBody as IDataObject,
 		idempotencyKey: `${key}-draft`,
 		labelOf,
 	});
@@ -256,18 +255,18 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	}
 
 	const rejections: IDataObject[] = [];
-	let totals: ChunkAnswer = { total: 0, accepted: 0, rejected: 0 };
+	let totals: Partial<AddRecipientsAnswer> = { total: 0, accepted: 0, rejected: 0 };
 	for (let start = 0, chunk = 0; start < rows.length; start += RECIPIENTS_PER_CHUNK, chunk++) {
-		const answer = (await runnerJson.call(this, {
-			method: 'POST',
-			path: `/api/campaigns/${campaignId}/recipients`,
-			body: { recipients: rows.slice(start, start + RECIPIENTS_PER_CHUNK), first_line: start + 1 },
+		const chunkBody: AddRecipientsBody = { recipients: rows.slice(start, start + RECIPIENTS_PER_CHUNK), first_line: start + 1 };
+		const answer = await runnerAnswer(this, 'addRecipients', {
+			id: campaignId,
+			body: chunkBody as IDataObject,
 			idempotencyKey: `${key}-rows-${chunk}`,
 			labelOf,
-		})) as ChunkAnswer;
+		});
 		for (const rejection of answer.added?.rejections ?? []) {
 			const line = Number(rejection.line);
-			rejections.push({ item: line - 1, line, phone: rejection.phone as string, reason: rejection.reason as string });
+			rejections.push({ item: line - 1, line, phone: rejection.phone, reason: rejection.reason });
 		}
 		totals = answer;
 	}
@@ -278,7 +277,7 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 		{
 			json: {
 				campaign_id: campaignId,
-				state: started.state as string,
+				state: started.state,
 				total: totals.total ?? rows.length,
 				accepted: totals.accepted ?? 0,
 				rejected: totals.rejected ?? rejections.length,

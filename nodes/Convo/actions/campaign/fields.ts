@@ -1,8 +1,7 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-/** The runner's id pattern for campaigns and runs (runner/src/http: `[A-Za-z0-9_-]{1,64}`). */
-const RUNNER_ID = /^[A-Za-z0-9_-]{1,64}$/;
+import { RUNNER_ID_PATTERN, RUNNER_ID_RULE } from 'convo-contract';
 
 /** A campaign or reindex run by the id the runner answered at create (not a UUID). */
 export function runnerIdField(name: string, displayName: string, description: string): INodeProperties {
@@ -26,10 +25,10 @@ export const campaignIdField = runnerIdField(
 /** The id typed into a runner id field, checked before anything is sent. */
 export function runnerIdValue(this: IExecuteFunctions, name: string, label: string, itemIndex: number): string {
 	const value = String(this.getNodeParameter(name, itemIndex, '') ?? '').trim();
-	if (!RUNNER_ID.test(value)) {
+	if (!RUNNER_ID_PATTERN.test(value)) {
 		throw new NodeOperationError(this.getNode(), value === '' ? `${label} is empty` : `${label} "${value.slice(0, 80)}" is not a runner ID`, {
 			itemIndex,
-			description: `Nothing was sent. ${label} is 1 to 64 letters, digits, "_" or "-", as the runner answered it at create.`,
+			description: `Nothing was sent. ${label} is ${RUNNER_ID_RULE}, as the runner answered it at create.`,
 		});
 	}
 	return value;

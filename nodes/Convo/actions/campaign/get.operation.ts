@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runnerJson } from '../../runnerTransport';
+import { runnerAnswer } from '../../runnerTransport';
 import { campaignIdField, runnerIdValue } from './fields';
 
 const properties: INodeProperties[] = [campaignIdField];
@@ -11,5 +11,5 @@ export const description = updateDisplayOptions({ show: { resource: ['campaign']
 /** The campaign's status as the runner has it: state, counts per outcome, rate, ETA, last error, settings. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const id = runnerIdValue.call(this, 'campaignId', 'Campaign ID', itemIndex);
-	return await runnerJson.call(this, { method: 'GET', path: `/api/campaigns/${id}`, itemIndex });
+	return (await runnerAnswer(this, 'getCampaign', { id, itemIndex })) as IDataObject;
 }

@@ -1,6 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
+import { RUNNER_ROUTES, runnerPath, type CampaignReportQuery, type RecipientOutcome } from 'convo-contract';
+
 import { runnerRequest } from '../../runnerTransport';
 import { returnAllFields } from '../sharedFields';
 import { campaignIdField, runnerIdValue } from './fields';
@@ -8,7 +10,8 @@ import { campaignIdField, runnerIdValue } from './fields';
 /** Rows asked for per request while paging through a report. */
 const PAGE_SIZE = 1000;
 
-const OUTCOMES = [
+/** Every outcome of the contract (test/nodes/description.test.ts checks none is missing), and All. */
+const OUTCOMES: Array<{ name: string; value: RecipientOutcome | 'all'; description: string }> = [
 	{ name: 'All', value: 'all', description: 'Every recipient, whatever became of it' },
 	{ name: 'Cancelled', value: 'cancelled', description: 'Not sent because the campaign was cancelled' },
 	{ name: 'Claimed', value: 'claimed', description: 'Being sent right now' },
@@ -54,9 +57,9 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const rows: IDataObject[] = [];
 	for (let offset = 0; rows.length < wanted; ) {
 		const limit = Math.min(PAGE_SIZE, wanted - rows.length);
-		const qs: IDataObject = { format: 'json', limit, offset };
+		const qs: CampaignReportQuery = { format: 'json', limit, offset };
 		if (outcome !== 'all') qs.outcome = outcome;
-		const { body } = await runnerRequest.call(this, { method: 'GET', path: `/api/campaigns/${id}/report`, qs, itemIndex });
+		const { body } = await runnerRequest.call(this, { method: RUNNER_ROUTES.campaignReport.method, path: runnerPath(RUNNER_ROUTES.campaignReport, id), qs: qs as IDataObject, itemIndex });
 		const page = rowsOf(body);
 		if (page.length > limit) {
 			// A runner without paging answers the whole report at once: filter and cut it here.

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { OPERATIONS } from '../../../shared';
+import { OPERATIONS } from 'convo-contract';
 import { convoRequest } from '../../transport';
 import { pairsToObject } from '../json';
 import { simplifyField, unwrapContact } from '../simplify';

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { LIMITS, OPERATIONS } from '../../../shared';
+import { LIMITS, OPERATIONS } from 'convo-contract';
 import { convoRequest } from '../../transport';
 import { phoneDigits } from '../phone';
 

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from '../../../shared';
+import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from 'convo-contract';
 import { convoRequest } from '../../transport';
 import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../json';
 import { phoneInternational } from '../phone';

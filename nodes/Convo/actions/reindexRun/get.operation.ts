@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runnerJson } from '../../runnerTransport';
+import { runnerAnswer } from '../../runnerTransport';
 import { runnerIdField, runnerIdValue } from '../campaign/fields';
 
 const properties: INodeProperties[] = [
@@ -13,5 +13,5 @@ export const description = updateDisplayOptions({ show: { resource: ['reindexRun
 /** The run's status: state, counts (read, unchanged, created, updated, deactivated, rejected, failed), rate, ETA, last error. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const id = runnerIdValue.call(this, 'runId', 'Run ID', itemIndex);
-	return await runnerJson.call(this, { method: 'GET', path: `/api/reindex/${id}`, itemIndex });
+	return (await runnerAnswer(this, 'getReindexRun', { id, itemIndex })) as IDataObject;
 }

@@ -1,7 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runnerJson } from '../../runnerTransport';
+import { DEFAULT_REINDEX_RATE, RATE_BOUNDS, type StartReindexBody } from 'convo-contract';
+
+import { runnerAnswer } from '../../runnerTransport';
 import { labelOfApiField } from '../fieldLabels';
 import { jsonObjectParameter } from '../json';
 import { identifierField, identifierValue } from '../sharedFields';
@@ -76,8 +78,8 @@ const properties: INodeProperties[] = [
 				displayName: 'Rate (Upserts per Second)',
 				name: 'rate',
 				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 1000 },
-				default: 100,
+				typeOptions: { minValue: RATE_BOUNDS.min, maxValue: RATE_BOUNDS.max },
+				default: DEFAULT_REINDEX_RATE,
 				description: 'How many items per second the runner sends (the service allows about 300 requests per second per account)',
 			},
 		],
@@ -104,24 +106,22 @@ export const apiFields: Readonly<Record<string, string>> = {
  * one after it sends only what changed.
  */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const body: IDataObject = {
+	const body: StartReindexBody = {
 		collection_id: identifierValue.call(this, 'collectionId', itemIndex),
 		source: String(this.getNodeParameter('source', itemIndex, '')).trim(),
 		id_field: String(this.getNodeParameter('idField', itemIndex, '')).trim(),
 	};
 	const format = this.getNodeParameter('format', itemIndex, 'auto') as string;
-	if (format !== 'auto') body.format = format;
+	if (format !== 'auto') body.format = format as StartReindexBody['format'];
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const embedding = jsonObjectParameter.call(this, extra.embeddingJson, 'Embedding JSON', itemIndex);
 	if (embedding !== undefined && Object.keys(embedding).length > 0) body.embedding_json = embedding;
 	if (extra.deactivateMissing === true) body.deactivate_missing = true;
 	if (extra.force === true) body.force = true;
-	if (extra.rate !== undefined) body.rate = extra.rate;
-	return await runnerJson.call(this, {
-		method: 'POST',
-		path: '/api/reindex',
-		body,
+	if (extra.rate !== undefined) body.rate = extra.rate as number;
+	return (await runnerAnswer(this, 'startReindex', {
+		body: body as IDataObject,
 		itemIndex,
 		labelOf: (apiField) => labelOfApiField(this, apiField),
-	});
+	})) as IDataObject;
 }

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
+import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from 'convo-contract';
 import { convoRequest } from '../../transport';
 import { jsonArrayParameter } from '../json';
 import { phoneDigits } from '../phone';

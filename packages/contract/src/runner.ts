@@ -1,8 +1,8 @@
 /**
  * The contract between the runner's control API and the node pack (the Convo node's Campaign and
- * Reindex Run resources, the Convo Runner Trigger): the event names, the signature of event
- * deliveries, and the limits a client must respect. The runner signs with these functions and the
- * trigger verifies with them, so the format is written once.
+ * Reindex Run resources, the Convo Runner Trigger): the event names and the signature of event
+ * deliveries. The runner signs with these functions and the trigger verifies with them, so the
+ * format is written once. Routes and bounds: runnerRoutes.ts; requests and answers: runnerApi.ts.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -27,9 +27,6 @@ export const DELIVERY_HEADER = 'convo-runner-delivery';
 
 /** A delivery older (or newer) than this is refused: a captured request cannot be replayed later. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
-
-/** At most this many rows per request when a client sends recipients in chunks. */
-export const RECIPIENTS_PER_CHUNK = 1000;
 
 function hmacHex(secret: string, timestamp: number, body: string): string {
 	return createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest('hex');

@@ -2,7 +2,8 @@
  * The contract of the Convo service: every operation of SPEC section 4 with its method, path,
  * API, request and response schemas and documented errors; the limits of section 8; the
  * message_created event; request building and error explanation. The nodes, the runner and the
- * sandbox all read the service from here.
+ * sandbox all read the service from here. Also convo-runner's control API as the node pack uses
+ * it: routes, request and answer schemas, the id pattern, rate bounds, chunk size, event signatures.
  */
 export * from './errorBody';
 export * from './errorGuidance';
@@ -12,8 +13,10 @@ export * from './phone';
 export * from './request';
 export * from './retryPolicy';
 export * from './runner';
+export * from './runnerApi';
+export * from './runnerRoutes';
 export * from './validation';
-export { UUID_PATTERN } from './schemas/common';
+export { noBody, UUID_PATTERN } from './schemas/common';
 export * from './schemas/agent';
 export * from './schemas/contact';
 export * from './schemas/conversation';

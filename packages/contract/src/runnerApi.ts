@@ -1,0 +1,176 @@
+/**
+ * What goes over convo-runner's control API, as zod schemas: the bodies the node pack sends (the
+ * runner checks them with these same schemas) and the answers it reads. Answers are loose: they
+ * name the fields a client may rely on, and a runner may add others. The node types its answers
+ * with z.infer of these; test/runner/apiContract.test.ts parses real answers with them.
+ */
+import { z } from 'zod/v4';
+
+import { RUNNER_EVENTS } from './runner';
+import { RATE_BOUNDS, RECIPIENTS_PER_CHUNK, RUNNER_ID_PATTERN, type RunnerRouteName } from './runnerRoutes';
+
+/** The `:id` of a route; `what` names the thing in the error ("must be a campaign id"). */
+export const runnerIdParams = (what: string) => z.object({ id: z.string().regex(RUNNER_ID_PATTERN, { error: `must be a ${what} id` }) });
+
+/** Sends or upserts per second, within RATE_BOUNDS. */
+export const runnerRate = () => z.int().min(RATE_BOUNDS.min).max(RATE_BOUNDS.max);
+
+/** A campaign's states; `draft`: created to be filled in chunks, nothing is sent until it is started. */
+export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
+export type CampaignState = (typeof CAMPAIGN_STATES)[number];
+
+/** What became of a recipient, as reports and counts show it. */
+export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'] as const;
+export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
+
+/** GET /api/campaigns/:id/report: a page of rows, as JSON or CSV, only some outcomes if asked. */
+export const campaignReportQuery = z.object({
+	format: z.enum(['json', 'csv']).default('json'),
+	/** Rows to skip (after the outcome filter) and the most to return: a page of the report. */
+	offset: z.coerce.number().int().min(0).default(0),
+	limit: z.coerce.number().int().min(1).max(100_000).optional(),
+	/** Only rows with this outcome (several separated by commas). */
+	outcome: z
+		.string()
+		.transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
+		.pipe(z.array(z.enum(RECIPIENT_OUTCOMES, { error: `must be one of ${RECIPIENT_OUTCOMES.join(', ')}` })))
+		.optional(),
+});
+export type CampaignReportQuery = z.input<typeof campaignReportQuery>;
+
+/** Rows like a CSV's: phone, optional buttons, variables (each row is checked by the runner, one by one). */
+const recipientRows = z.array(z.record(z.string(), z.unknown()));
+
+/** Settings of a campaign create: JSON body fields, or the query of a CSV/NDJSON upload (so rate may come as text). */
+export const campaignSettingsInput = z.object({
+	template_id: z.string(),
+	from: z.string(),
+	agent_id: z.string().optional(),
+	rate: z.coerce.number().int().min(RATE_BOUNDS.min).max(RATE_BOUNDS.max).optional(),
+	at: z.string().optional(),
+	cron: z.string().optional(),
+	tz: z.string().optional(),
+});
+
+/** POST /api/campaigns as JSON. */
+export const createCampaignBody = campaignSettingsInput.extend({
+	recipients: recipientRows.max(100_000).optional(),
+	/** An http(s) URL the runner reads (and a cron schedule re-reads). */
+	source_url: z.url({ protocol: /^https?$/ }).optional(),
+	/** Create a draft: filled by POST /api/campaigns/:id/recipients, sent once started. */
+	draft: z.boolean().optional(),
+});
+export type CreateCampaignBody = z.input<typeof createCampaignBody>;
+
+/** POST /api/campaigns/:id/recipients: one chunk of a draft's rows. */
+export const addRecipientsBody = z.object({
+	recipients: recipientRows.max(RECIPIENTS_PER_CHUNK, { error: `may hold at most ${RECIPIENTS_PER_CHUNK} rows per chunk` }),
+	/** The line of the chunk's first row (later rows follow); by default the next after the rows already added. */
+	first_line: z.int().min(1).optional(),
+});
+export type AddRecipientsBody = z.input<typeof addRecipientsBody>;
+
+/** PUT /api/campaigns/:id/rate. */
+export const setCampaignRateBody = z.object({ rate: runnerRate() });
+
+/** POST /api/reindex. */
+export const startReindexBody = z.object({
+	collection_id: z.uuid({ error: 'must be the UUID of a search collection' }),
+	/** An http(s) URL, or a file inside RUNNER_SOURCE_DIR (a relative path is taken from it). */
+	source: z.string(),
+	format: z.enum(['json', 'ndjson', 'csv']).optional(),
+	id_field: z.string().min(1, { error: 'must name the field that holds each item id' }),
+	embedding_json: z.record(z.string(), z.unknown()).optional(),
+	deactivate_missing: z.boolean().optional(),
+	force: z.boolean().optional(),
+	rate: runnerRate().optional(),
+	cron: z.string().optional(),
+	tz: z.string().optional(),
+});
+export type StartReindexBody = z.input<typeof startReindexBody>;
+
+/** POST /api/webhooks. */
+export const createWebhookBody = z.object({
+	url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+	events: z
+		.array(z.enum(RUNNER_EVENTS, { error: `must be one of ${RUNNER_EVENTS.join(', ')}` }))
+		.min(1, { error: `must list at least one event (${RUNNER_EVENTS.join(', ')})` }),
+	description: z.string().max(500, { error: 'may be at most 500 characters' }).optional(),
+});
+
+/** POST /api/webhooks/:id/receipts. */
+export const recordReceiptBody = z.object({
+	event_id: z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/, { error: 'must be the id of a runner event (ev-…)' }),
+});
+
+const count = z.int().min(0);
+const campaignState = z.enum(CAMPAIGN_STATES);
+
+/** A campaign as GET /api/campaigns/:id shows it (and a draft's start answers it). */
+export const campaignAnswer = z.looseObject({ id: z.string(), state: campaignState, total: count });
+export type CampaignAnswer = z.infer<typeof campaignAnswer>;
+
+/** POST /api/campaigns with draft: true (the node's create; other creates answer more). */
+export const createCampaignAnswer = z.looseObject({ id: z.string(), state: campaignState });
+export type CreateCampaignAnswer = z.infer<typeof createCampaignAnswer>;
+
+const rejection = z.looseObject({ line: z.int().min(1), phone: z.string(), reason: z.string() });
+
+/** POST /api/campaigns/:id/recipients: this chunk (`added`, each rejected row listed) and the whole draft so far. */
+export const addRecipientsAnswer = z.looseObject({
+	id: z.string(),
+	state: campaignState,
+	added: z.looseObject({ total: count, accepted: count, rejected: count, rejections: z.array(rejection) }),
+	total: count,
+	accepted: count,
+	rejected: count,
+});
+export type AddRecipientsAnswer = z.infer<typeof addRecipientsAnswer>;
+
+/** POST .../pause, .../resume, .../cancel (cancel adds how many recipients it cancelled). */
+export const campaignControlAnswer = z.looseObject({ id: z.string(), state: campaignState });
+export type CampaignControlAnswer = z.infer<typeof campaignControlAnswer>;
+
+/** One row of GET /api/campaigns/:id/report?format=json, in source order. */
+export const reportRow = z.looseObject({ line: z.int().min(1), phone: z.string(), outcome: z.enum(RECIPIENT_OUTCOMES) });
+export const campaignReportAnswer = z.array(reportRow);
+export type ReportRow = z.infer<typeof reportRow>;
+
+/** A reindex run's status (GET /api/reindex/:id, and POST /api/reindex with kind "run"). */
+export const reindexRunAnswer = z.looseObject({ id: z.string(), state: z.string(), counts: z.record(z.string(), z.number()) });
+export type ReindexRunAnswer = z.infer<typeof reindexRunAnswer>;
+
+/** POST /api/reindex: a run, or with cron a schedule. */
+export const startReindexAnswer = z.union([
+	reindexRunAnswer.extend({ kind: z.literal('run') }),
+	z.looseObject({ kind: z.literal('schedule'), schedule: z.looseObject({ id: z.string() }) }),
+]);
+export type StartReindexAnswer = z.infer<typeof startReindexAnswer>;
+
+/** A webhook registration; the create's answer alone holds the signing secret. */
+export const webhookAnswer = z.looseObject({ id: z.string(), url: z.string(), events: z.array(z.enum(RUNNER_EVENTS)) });
+export type WebhookAnswer = z.infer<typeof webhookAnswer>;
+export const createWebhookAnswer = webhookAnswer.extend({ secret: z.string() });
+export type CreateWebhookAnswer = z.infer<typeof createWebhookAnswer>;
+
+/** POST /api/webhooks/:id/receipts: `first` is true for the one call that recorded the event. */
+export const recordReceiptAnswer = z.looseObject({ event_id: z.string(), first: z.boolean() });
+export type RecordReceiptAnswer = z.infer<typeof recordReceiptAnswer>;
+
+/** The answer each route gives on success, for clients and for the test that holds the runner to them. */
+export const RUNNER_ANSWERS = {
+	createCampaign: createCampaignAnswer,
+	getCampaign: campaignAnswer,
+	addRecipients: addRecipientsAnswer,
+	startCampaign: campaignAnswer,
+	pauseCampaign: campaignControlAnswer,
+	resumeCampaign: campaignControlAnswer,
+	cancelCampaign: campaignControlAnswer,
+	setCampaignRate: z.looseObject({ id: z.string(), rate: runnerRate() }),
+	campaignReport: campaignReportAnswer,
+	startReindex: startReindexAnswer,
+	getReindexRun: reindexRunAnswer,
+	createWebhook: createWebhookAnswer,
+	getWebhook: webhookAnswer,
+	recordReceipt: recordReceiptAnswer,
+} satisfies Partial<Record<RunnerRouteName, z.ZodType>>;

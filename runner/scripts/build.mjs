@@ -1,0 +1,30 @@
+// Builds convo-runner into dist/: one bundle of the CLI (every command, the API, the workers) with
+// the runner's own sources and the contract inlined, and its `dependencies` left as imports, which
+// `npm install convo-runner` brings. The console's static files are copied beside it, where
+// http/console.ts reads them (`__dirname/console`). Run from anywhere: paths are the package's.
+import { build } from 'esbuild';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const dist = join(root, 'dist');
+const runtimeDependencies = Object.keys(pkg.dependencies ?? {});
+
+rmSync(dist, { recursive: true, force: true });
+await build({
+	entryPoints: [join(root, 'src', 'cli', 'main.ts')],
+	outfile: join(dist, 'main.js'),
+	bundle: true,
+	platform: 'node',
+	format: 'cjs',
+	target: `node${pkg.engines.node.replace(/^>=\s*/, '').split('.')[0]}`,
+	// A dependency and its subpaths (`bullmq`, `stream-json/streamers/StreamArray`) stay imports.
+	external: runtimeDependencies.flatMap((name) => [name, `${name}/*`]),
+	// Stack traces and log lines keep readable function names; the bundle is not minified.
+	sourcemap: true,
+	logLevel: 'warning',
+});
+cpSync(join(root, 'src', 'http', 'console'), join(dist, 'console'), { recursive: true });
+console.log(`built convo-runner ${pkg.version} into ${dist}`);

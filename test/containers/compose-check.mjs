@@ -1,4 +1,4 @@
-/* global fetch, setTimeout, AbortSignal */
+/* global fetch, setTimeout, AbortSignal, URLSearchParams */
 // The checks of compose-test.sh, against the compose stack it brought up (demo profile, two
 // workers), through the published ports only, as a user reaches them:
 //   healthy    every container's healthcheck passes (`podman healthcheck run`: no systemd here)
@@ -229,7 +229,8 @@ await phase('console', async () => {
 });
 
 await phase('n8n', async () => {
-	const listed = await podman('exec', container('n8n'), 'sh', '-c', 'ls "$N8N_CUSTOM_EXTENSIONS/dist/nodes/Convo"');
+	// What the Dockerfile put there; the workflow below proves n8n loaded it.
+	const listed = await podman('exec', container('n8n'), 'sh', '-c', 'ls "$N8N_CUSTOM_EXTENSIONS/dist/nodes/Convo"').catch((error) => String(error.message));
 	check('the n8n container holds the built pack where N8N_CUSTOM_EXTENSIONS points', listed.includes('Convo.node.js'), listed);
 	await waitFor('n8n to be ready', async () => (await http(N8N, 'GET', '/healthz/readiness')).status === 200, 180_000, 1000);
 	const owner = { email: 'owner@convo-compose.test', firstName: 'Compose', lastName: 'Test', password: `Compose-${Date.now()}-Test1` };

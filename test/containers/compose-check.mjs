@@ -8,7 +8,8 @@
 //              sends of the three runner processes together within the bound in every second;
 //              the workers kept sending while `start` was dead
 //   console    the console in Chromium: sign in with the token, the campaign listed as completed
-//   n8n        n8n in its container has the pack and runs a Convo node workflow (created and
+//   n8n        the demo's credentials imported into n8n and each passing n8n's credential test;
+//              n8n in its container has the pack and runs a Convo node workflow (created and
 //              activated through n8n's public API, started by its webhook) against the sandbox
 //   sigterm    a worker stops on SIGTERM with exit code 0, well before podman would SIGKILL it
 // Prints one line per check and a timing per phase; exits non-zero on any failure.
@@ -251,12 +252,27 @@ await phase('n8n', async () => {
 	if (!check('n8n: an API key is created', Boolean(apiKey), `${key.status} ${JSON.stringify(key.json).slice(0, 200)}`)) return;
 	const api = (method, path, body) => http(N8N, method, `/api/v1${path}`, { body, headers: { 'x-n8n-api-key': apiKey } });
 
+	// The demo profile's one-shot imported the credentials of the sandbox and the runner.
+	const imported = await run('podman', ['wait', container('n8n-demo-credentials')], { timeout: 300_000 }).then((out) => out.stdout.trim(), (error) => String(error.message));
+	check('the demo profile imported its credentials into n8n (n8n-demo-credentials exited 0)', imported === '0', imported);
+	const credentials = (await rest('GET', '/rest/credentials')).json.data ?? [];
+	const types = credentials.map((c) => c.type).sort();
+	check('n8n lists the demo credentials: Convo API, Convo External API, Convo Runner API', ['convoApi', 'convoExternalApi', 'convoRunnerApi'].every((type) => types.includes(type)), JSON.stringify(types));
+	// As the editor's Test button does: the credential as the editor holds it, then /test.
+	for (const type of ['convoApi', 'convoExternalApi', 'convoRunnerApi']) {
+		const found = credentials.find((c) => c.type === type);
+		if (!found) continue;
+		const full = (await rest('GET', `/rest/credentials/${found.id}?includeData=true`)).json.data;
+		const tested = await rest('POST', '/rest/credentials/test', { credentials: { id: full.id, name: full.name, type: full.type, data: full.data } });
+		check(`n8n's credential test passes for ${type} (reaches ${type === 'convoRunnerApi' ? 'the runner' : 'the sandbox'} container)`, tested.json.data?.status === 'OK', JSON.stringify(tested.json).slice(0, 300));
+	}
+
 	const business = fixture.businesses[0];
 	const ada = business.contacts.find((contact) => contact.name === 'Ada Lovelace');
 	const template = business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0);
-	// The sandbox as n8n reaches it on the compose network.
-	const credential = await api('POST', '/credentials', { name: 'Convo sandbox (compose)', type: 'convoExternalApi', data: { externalUrl: 'http://sandbox:4010/api/external/v2', apiKey: business.apiKey } });
-	if (!check('n8n public API: a Convo External API credential is created', credential.status === 200, `${credential.status} ${JSON.stringify(credential.json).slice(0, 300)}`)) return;
+	// The demo's imported credential, as a user picks it in the editor.
+	const credential = { json: credentials.find((c) => c.type === 'convoExternalApi') };
+	if (!credential.json) return;
 	const path = `convo-compose-${Date.now()}`;
 	const workflow = await api('POST', '/workflows', {
 		name: 'Compose test: send a Convo template',

@@ -25,8 +25,15 @@ UP=0
 TIMINGS=()
 timed() { local name="$1" t0; shift; t0=$(date +%s); "$@"; local rc=$?; TIMINGS+=("$name $(( $(date +%s) - t0 ))s"); return $rc; }
 
-# shellcheck disable=SC1090
-source "$(bash "$ROOT/../shared/containers/base-images.sh" --env)" || { echo "run bash ../shared/containers/base-images.sh --with-n8n first" >&2; exit 1; }
+# Machines with no container registry (these): base-images.sh's local stand-ins and podman settings.
+# Elsewhere (a GitHub runner): podman's defaults, pulling the official images.
+BASE_IMAGES="$ROOT/../shared/containers/base-images.sh"
+if [[ -f "$BASE_IMAGES" ]]; then
+  # shellcheck disable=SC1090
+  source "$(bash "$BASE_IMAGES" --env)" || { echo "run bash ../shared/containers/base-images.sh --with-n8n first" >&2; exit 1; }
+else
+  export PODMAN_BUILD_ARGS="--format docker"
+fi
 compose() { podman-compose -p "$PROJECT" -f "$STACK/compose.yaml" -f "$STACK/compose.test.yaml" "$@"; }
 
 cleanup() {

@@ -143,6 +143,20 @@ test('an access log line per request: method, route, status, ms, auth kind; neve
 	expect(plain.process.output()).not.toContain('authorization');
 });
 
+test('probes that succeed are not logged at info: an orchestrator polling /healthz and /readyz does not flood the log', async () => {
+	for (let i = 0; i < 5; i++) {
+		expect((await fetch(`${plain.base}/healthz`)).status).toBe(200);
+		expect((await fetch(`${plain.base}/readyz`)).status).toBe(200);
+	}
+	// A request after the probes: once its line is there, the probes' would be too.
+	expect((await fetch(`${plain.base}/api/campaigns?marker=after-probes`, { headers: bearer(TOKEN) })).status).toBe(200);
+	const lines = await waitFor('the access log line after the probes', async () => {
+		const found = plain.process.output().split('\n').filter((line) => line.includes('"msg":"http"'));
+		return found.length > 0 && found.at(-1)?.includes('"route":"/api/campaigns"') ? found : undefined;
+	}, 5000);
+	expect(lines.filter((line) => /"route":"\/(healthz|readyz)"/.test(line))).toEqual([]);
+});
+
 async function signIn(api: Api, headers: Record<string, string> = {}): Promise<{ cookie: string; setCookie: string }> {
 	const response = await fetch(`${api.base}/session`, { method: 'POST', redirect: 'manual', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${TOKEN}` });
 	expect(response.status).toBe(303);

@@ -41,6 +41,8 @@ export interface RunningHttp {
 }
 
 /** Routes anyone may call: the liveness and readiness probes, the sign-in page and its form, the page's stylesheet (HEAD as GET). */
+/** Liveness and readiness: polled by Docker, Kubernetes and load balancers. */
+const PROBES = new Set(['/healthz', '/readyz']);
 const PUBLIC = new Set(['GET /healthz', 'GET /readyz', 'GET /login', 'POST /session', 'GET /console/app.css']);
 
 /** Bodies of every route but those below: JSON settings, a sign-in form. */
@@ -160,10 +162,10 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 	// The access log: one line per answer; never headers, cookies, query strings or bodies.
 	app.addHook('onResponse', async (request, reply) => {
 		if (reply.statusCode === 413) lingerAfterRefusal(request);
-		log.info(
-			{ ip: request.ip, method: request.method, route: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), auth: authKinds.get(request) ?? 'none' },
-			'http',
-		);
+		const route = request.routeOptions.url ?? request.url.split('?')[0];
+		// An orchestrator probes every few seconds: a probe that succeeds is logged at debug only.
+		const level = PROBES.has(route) && reply.statusCode < 400 ? 'debug' : 'info';
+		log[level]({ ip: request.ip, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), auth: authKinds.get(request) ?? 'none' }, 'http');
 	});
 
 	app.setErrorHandler((error, request, reply) => {

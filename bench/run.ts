@@ -1,9 +1,9 @@
 /**
- * `npm run bench`: the five benchmarks of issue #12, one after another on one Redis (REDIS_URL
+ * `npm run bench`: the five benchmarks of issue #12 and the start-up one of issue #19, one after another on one Redis (REDIS_URL
  * when set, else a private redis-server on a free port), each printing its table and writing
  * bench/results/<name>.json; then docs/benchmarks.md's generated part is rewritten from them.
  *
- *   npm run bench                        all five, full sizes (about 12 minutes on 2 cores)
+ *   npm run bench                        all six, full sizes (about 15 minutes on 2 cores)
  *   npm run bench -- --quick             small sizes, to check the benchmarks themselves
  *   npm run bench -- --only reindex,sandbox
  *
@@ -18,15 +18,17 @@ import { writeDocs } from './lib/docs';
 import { benchMemory } from './memory.bench';
 import { benchReindex } from './reindex.bench';
 import { benchSandbox } from './sandbox.bench';
+import { benchStartup } from './startup.bench';
 import { benchWorkflow } from './workflow.bench';
 
-/** In the order they run: 2 reads 1's figures, 5 states its headroom over 1 to 4. */
+/** In the order they run: 2 reads 1's figures, 5 states its headroom over 1 to 4; 6 stands alone. */
 const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchResult>) => Promise<BenchResult>> = {
 	campaigns: benchCampaigns,
 	workflow: benchWorkflow,
 	memory: benchMemory,
 	reindex: benchReindex,
 	sandbox: benchSandbox,
+	startup: benchStartup,
 };
 
 function chosen(): string[] {

@@ -61,6 +61,23 @@ export async function openContext(config: RunnerConfig, log: Logger, options: { 
 	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys, log), log, service };
 }
 
+// What a command that runs (or briefly uses) a runner process needs of Redis: checking it before
+// the workers start, a throwaway one for --dev-redis, and telling an outage from other errors.
+export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable, startPrivateRedis } from './redis';
+
+/** Whether Redis answers a PING within `ms`: the readiness probe's question, never thrown. */
+export async function redisAnswers(context: RunnerContext, ms: number): Promise<boolean> {
+	let timer: NodeJS.Timeout | undefined;
+	const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+	try {
+		return await Promise.race([context.redis.ping().then(() => true), late]);
+	} catch {
+		return false;
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
 export async function closeContext(context: RunnerContext): Promise<void> {
 	await context.queues.close();
 	await context.service?.close();

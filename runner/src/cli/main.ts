@@ -9,11 +9,11 @@ import { once } from 'node:events';
 import { Command, Option } from 'commander';
 
 import { ConfigError, loadConfig, type RunnerConfig } from '../config';
-import { UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
 import * as core from '../core';
+import { UserError } from '../core';
 import { createLogger, type Logger } from '../log';
-import { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable, startPrivateRedis } from '../redis';
-import { closeContext, openContext, requireService, runProcess, type RunningRunner } from '../runtime';
+import { checkRedis, CLIENT_READY_MS, closeContext, isRedisUnavailable, openContext, RedisSettingsError, RedisUnavailable, requireService, runProcess, startPrivateRedis, type RunningRunner } from '../runtime';
 import { startServer, type RunningHttp } from '../http/server';
 import { follow, followReindex } from './follow';
 

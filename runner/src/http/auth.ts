@@ -10,8 +10,10 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-import type { Keys } from '../keys';
-import { luaScript, type RedisConnection } from '../redis';
+import type { RunnerContext } from '../context';
+// The one store a client keeps for itself (eslint.config.mjs lets this file alone import redis.ts):
+// sessions and failed-token counts belong to the HTTP client, no other client has them.
+import { luaScript } from '../redis';
 
 export const SESSION_COOKIE = 'convo_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -50,8 +52,8 @@ export class Auth {
 
 	constructor(
 		token: string,
-		private readonly redis: RedisConnection,
-		private readonly keys: Keys,
+		private readonly redis: RunnerContext['redis'],
+		private readonly keys: RunnerContext['keys'],
 	) {
 		this.#token = token;
 		// Cookies are signed with a key derived from the token: a forged one is refused without asking Redis.

@@ -12,8 +12,9 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 import { errorBody } from 'convo-contract';
-import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
-import { isRedisUnavailable } from '../redis';
+import type { RunnerContext } from '../context';
+import { ConflictError, NotFoundError, sendQueues, UserError } from '../core';
+import { isRedisUnavailable, redisAnswers } from '../runtime';
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
 import { reindexRoutes } from './reindexRoutes';
@@ -187,7 +188,7 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 	});
 	// Readiness: whether this process can do its work now.
 	routes.add({ method: 'GET', url: '/readyz', tag: 'runner', public: true, summary: 'readiness: 200 when Redis answers and the workers run, else 503 with the reason', success: [200, '{ status }'] }, async ({ reply }) => {
-		const redisOk = await Promise.race([context.redis.ping().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000))]).catch(() => false);
+		const redisOk = await redisAnswers(context, 1000);
 		const reason = stopping() ? 'the runner is stopping' : !redisOk ? 'Redis does not answer' : !options.workersRunning() ? 'the workers are not running' : undefined;
 		if (reason) reply.code(503);
 		return reason ? { status: 'unavailable', reason } : { status: 'ok' };
@@ -231,7 +232,7 @@ function mountBoard(app: FastifyInstance, context: RunnerContext): void {
 		new BullMQAdapter(context.queues.control, { readOnlyMode: true, allowRetries: false }),
 		new BullMQAdapter(context.queues.reindex, { readOnlyMode: true, allowRetries: false }),
 		new BullMQAdapter(context.queues.events, { readOnlyMode: true, allowRetries: false }),
-		...(await context.redis.smembers(context.keys.numbers)).sort().map((from) => new BullMQAdapter(context.queues.send(from), { readOnlyMode: true, allowRetries: false })),
+		...(await sendQueues(context)).map((queue) => new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false })),
 	];
 	const board = createBullBoard({ queues: [], serverAdapter });
 	app.addHook('onRequest', async (request) => {

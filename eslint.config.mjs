@@ -56,7 +56,7 @@ export default tseslint.config(
 	// client has them), kept in Redis so every process agrees: auth.ts runs its scripts itself.
 	...clientBoundary('runner/src/http/auth.ts', ['redis']),
 	// `start` serves the control API: the CLI starts the HTTP client, which itself goes through core.
-	...clientBoundary('runner/src/cli/main.ts', ['http/server']),
+	...clientBoundary('runner/src/cli/serve.ts', ['http/server']),
 	{
 		languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
 		rules: {

@@ -1,5 +1,5 @@
 /**
- * Every queue, worker and scheduler of the runner, set up here in one screen, as BullMQ's guides do:
+ * Every queue, worker and scheduler of the runner (their processors are wired in runtime.ts):
  *
  *   control            one queue: the feeder tick (a job scheduler, every second), one-off campaign
  *                      starts (`--at`, a delayed job) and cron runs (a job scheduler per schedule)
@@ -16,8 +16,8 @@
  *                      backoff. Only processes that can sign (RUNNER_WEBHOOK_KEY or RUNNER_TOKEN)
  *                      work it.
  *
- * Every process (`start` or `worker`) works both, so whatever a killed process was doing is
- * taken up by any process still running. Job ids and the ledger make repeats harmless.
+ * Every process (`start` or `worker`) works every queue, so whatever a killed process was doing
+ * is taken up by any process still running. Job ids and the ledger make repeats harmless.
  */
 import { Queue, Worker, type ConnectionOptions, type Job, type JobsOptions, type Processor } from 'bullmq';
 
@@ -150,8 +150,9 @@ export interface Processors {
 }
 
 /**
- * The workers of one process: the control worker, and a send worker for every number that has a
- * queue (new numbers are picked up within a second of their first campaign).
+ * The workers of one process: control, reindex, events (when the process can sign deliveries), and
+ * a send worker for every number that has a queue (new numbers are picked up within a second of
+ * their first campaign).
  */
 export class Workers {
 	private readonly workers = new Map<string, Worker>();

@@ -1,6 +1,6 @@
 /**
  * A runner process: connect, set up queues and workers (queues.ts), process until told to stop
- * (Redis itself is checked before, by the command: cli/main.ts). SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
+ * (Redis itself is checked before, by the command: cli/serve.ts). SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
  * mark any still unsettled `unknown` (never left `claimed`), exit.
  */
 import type { Job } from 'bullmq';
@@ -120,7 +120,7 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 			stopped = true;
 			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
 			// The sends get the deadline less a margin in which their claims are settled (the process
-			// exits at the deadline whatever happens: cli/main.ts).
+			// exits at the deadline whatever happens: cli/serve.ts).
 			const clean = await workers.close(config.RUNNER_SHUTDOWN_DEADLINE - Math.min(2000, config.RUNNER_SHUTDOWN_DEADLINE / 4));
 			if (!clean) shutdown.abort();
 			for (const claim of inFlight.values()) {

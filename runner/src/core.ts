@@ -20,7 +20,7 @@ import { cancelCampaign, pauseCampaign, queueScheduledStart, resumeCampaign, ret
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 
 export { campaignStatus, listCampaigns, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
-export { pageCampaigns, campaignFigures, type CampaignPage, type CampaignStatus } from './campaigns/store';
+export { pageCampaigns, campaignFigures, type CampaignStatus } from './campaigns/store';
 export { API_NAMES } from './campaigns/schema';
 export type { Outcome } from './ledger';
 
@@ -34,11 +34,11 @@ export { errorBreakdown, reportRows, reportText } from './campaigns/report';
 export { rateHistory, getCampaign } from './campaigns/store';
 
 // Webhooks: registrations and the events delivered to them (webhooks/).
-export { createWebhook, enableWebhook, getWebhook, listWebhooks, pageWebhooks, removeWebhook, type WebhookInput, type WebhookView } from './webhooks/store';
+export { createWebhook, enableWebhook, getWebhook, listWebhooks, pageWebhooks, removeWebhook } from './webhooks/store';
 
 // Reindex runs: keep a search collection in sync with a feed (reindex/).
 export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReindexSchedule, type ReindexAnswer, type ReindexInput } from './reindex/create';
-export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview, type RunStatus as ReindexStatus } from './reindex/store';
+export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview } from './reindex/store';
 export { reindexReport } from './reindex/report';
 export { API_REINDEX } from './reindex/create';
 export { SETTLED_RUN_STATES as SETTLED_REINDEX_STATES } from './reindex/store';
@@ -100,7 +100,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
  * by addRecipients a chunk at a time and sent only once startCampaign is called. Never started,
  * it is removed after 24 h.
  */
-export async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<Snapshot & { kind: 'campaign' }> {
+async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<Snapshot & { kind: 'campaign' }> {
 	const { settings, common } = checkedSettings(context, input, names);
 	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);

@@ -2,16 +2,14 @@
  * A campaign's record in Redis (one hash): settings, state, counters per outcome, feed cursor.
  * Reading it and turning it into the status every client shows lives here, once.
  */
-import { CAMPAIGN_STATES, type CampaignState } from 'convo-contract';
+import type { CampaignState } from 'convo-contract';
 
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
 import { NotFoundError, type RunnerContext } from '../context';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
-export { CAMPAIGN_STATES, type CampaignState };
-/** States a campaign never leaves on its own (retry-not-sent is an operator's act). */
-export const FINAL_CAMPAIGN_STATES: readonly CampaignState[] = ['completed', 'cancelled', 'failed'];
+export type { CampaignState };
 
 export interface CampaignRecord {
 	id: string;
@@ -86,7 +84,7 @@ export async function getCampaign(context: RunnerContext, id: string): Promise<C
 }
 
 /** Sends per second over the full seconds before now: the last 10, or fewer while the campaign is younger. */
-export async function currentRate(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
+async function currentRate(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
 	const second = Math.floor(Date.now() / 1000);
 	const started = Math.floor((campaign.startAt ?? campaign.createdAt) / 1000);
 	const span = Math.min(10, Math.max(1, second - started));
@@ -133,7 +131,7 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 }
 
 /** Statuses of these ids; a draft that expired a moment ago (its id still listed) is left out. */
-export async function statusesOf(context: RunnerContext, ids: string[]): Promise<CampaignStatus[]> {
+async function statusesOf(context: RunnerContext, ids: string[]): Promise<CampaignStatus[]> {
 	const found = await Promise.all(ids.map((id) => findCampaign(context, id)));
 	return Promise.all(found.filter((campaign): campaign is CampaignRecord => campaign !== undefined).map((campaign) => statusOf(context, campaign)));
 }

@@ -23,7 +23,7 @@ export interface Answer {
 
 export const answer = (value: unknown, text: () => string): Answer => ({ value, text });
 
-export function print(io: Io, value: unknown, human: () => string): void {
+function print(io: Io, value: unknown, human: () => string): void {
 	process.stdout.write(io.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
 }
 

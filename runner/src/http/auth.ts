@@ -20,13 +20,13 @@ export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_HOURS = 12;
 
 /** Failed tokens (bearer or sign-in) one client address may send per window before it must wait. */
-export const FAILURE_LIMIT = 30;
-export const FAILURE_WINDOW_MS = 15 * 60_000;
+const FAILURE_LIMIT = 30;
+const FAILURE_WINDOW_MS = 15 * 60_000;
 
 const digest = (text: string) => createHmac('sha256', 'compare').update(text).digest();
 
 /** Equal-length digests, so neither the length nor the first differing byte leaks through timing. */
-export function sameSecret(given: string, expected: string): boolean {
+function sameSecret(given: string, expected: string): boolean {
 	return timingSafeEqual(digest(given), digest(expected));
 }
 

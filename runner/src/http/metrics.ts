@@ -64,7 +64,7 @@ export class RunnerMetrics {
  * after each label comma. One exposition may state a family once: keep the first HELP/TYPE, and
  * write labels the strict way (`{a="1",b="2"}`).
  */
-export function oneFamilyText(texts: string[]): string {
+function oneFamilyText(texts: string[]): string {
 	const seen = new Set<string>();
 	const samples = new Map<string, string[]>();
 	const order: string[] = [];

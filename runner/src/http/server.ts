@@ -47,7 +47,7 @@ const PUBLIC = new Set(['GET /healthz', 'GET /readyz', 'GET /login', 'POST /sess
 /** Bodies of every route but those below: JSON settings, a sign-in form. */
 const BODY_LIMIT = 1024 * 1024;
 /** The sign-in form holds one token: a few hundred bytes. */
-export const FORM_LIMIT = 16 * 1024;
+const FORM_LIMIT = 16 * 1024;
 /** Routes whose JSON may carry recipients inline (up to 100,000 rows): RUNNER_UPLOAD_LIMIT_BYTES. */
 const LARGE_BODIES = new Set(['POST /api/campaigns', 'POST /api/campaigns/:id/recipients']);
 
@@ -76,7 +76,7 @@ function ownOrigins(request: FastifyRequest, publicUrl: string | undefined): str
 	return [`${request.protocol}://${request.host}`, ...(publicUrl ? [new URL(publicUrl).origin] : [])];
 }
 
-export function buildServer(context: RunnerContext, options: HttpOptions): FastifyInstance {
+function buildServer(context: RunnerContext, options: HttpOptions): FastifyInstance {
 	const { config, log } = context;
 	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
 	const auth = new Auth(options.token, context.redis, context.keys);

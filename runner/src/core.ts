@@ -44,9 +44,11 @@ export { API_REINDEX } from './reindex/create';
 export { SETTLED_RUN_STATES as SETTLED_REINDEX_STATES } from './reindex/store';
 export { recordReceipt } from './webhooks/receipts';
 
-/** Every number's send queue, by number: what bull-board and /metrics show beside the shared queues. */
-export async function sendQueues(context: RunnerContext) {
-	return (await context.redis.smembers(context.keys.numbers)).sort().map((from) => context.queues.send(from));
+/** Every queue of the runner: the shared ones, then each number's send queue by number (what bull-board and /metrics show). */
+export async function runnerQueues(context: RunnerContext) {
+	const { queues } = context;
+	const numbers = (await context.redis.smembers(context.keys.numbers)).sort();
+	return [queues.control, queues.reindex, queues.events, ...numbers.map((from) => queues.send(from))];
 }
 
 export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> };

@@ -7,7 +7,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 
 import type { RunnerContext } from '../context';
-import { campaignFigures, listReindexRuns, sendQueues } from '../core';
+import { campaignFigures, listReindexRuns, runnerQueues } from '../core';
 
 /** Campaigns a scrape reports: every running one and the most recent others. */
 const RECENT = 100;
@@ -48,7 +48,7 @@ export class RunnerMetrics {
 	}
 
 	async text(): Promise<string> {
-		const queues = [this.context.queues.control, this.context.queues.events, ...(await sendQueues(this.context))];
+		const queues = await runnerQueues(this.context);
 		const queueText = await Promise.all(queues.map((queue) => queue.exportPrometheusMetrics()));
 		await this.refresh();
 		return `${await this.registry.metrics()}\n${oneFamilyText(queueText)}\n`;

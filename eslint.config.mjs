@@ -3,6 +3,30 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const CLIENT_MAY_IMPORT = ['core', 'config', 'log', 'runtime', 'limits'];
+
+/** The import rule of a runner client (see its use below); `also`: modules this file may import besides. */
+function clientBoundary(files, also = []) {
+	const allowed = [...CLIENT_MAY_IMPORT, ...also].map((name) => name.replace(/[/.]/g, '\\$&')).join('|');
+	const why = 'a runner client (http/, cli/) goes through core.ts, the only door to the stores and Redis; give core the use case instead (eslint.config.mjs lists what else a client may import)';
+	return [
+		{
+			files: [files],
+			rules: {
+				'@typescript-eslint/no-restricted-imports': [
+					'error',
+					{
+						patterns: [
+							{ regex: `^\\.\\./(?!(?:${allowed}|context)$)`, message: why },
+							{ regex: '^\\.\\./context$', allowTypeImports: true, message: `${why}; context.ts: types only, its errors come through core` },
+						],
+					},
+				],
+			},
+		},
+	];
+}
+
 export default tseslint.config(
 	{ ignores: ['**/dist/**', '**/node_modules/**'] },
 	js.configs.recommended,
@@ -19,6 +43,20 @@ export default tseslint.config(
 			globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', location: 'readonly', setInterval: 'readonly', clearInterval: 'readonly' },
 		},
 	},
+	// core.ts is the only door: the runner's clients (http/, cli/) reach campaigns, reindex runs,
+	// webhooks and their stores only through it. Besides core they may import:
+	//   config, log   - settings and logging every process has;
+	//   runtime       - opening and closing a context, running a process, checking Redis before it;
+	//   context       - types only (RunnerContext); its error classes come through core;
+	//   limits        - LimitError, the 408/413/429 a client answers with;
+	// their own folder, libraries and convo-contract. Exceptions, each for one file, follow below.
+	...clientBoundary('runner/src/http/**/*.ts'),
+	...clientBoundary('runner/src/cli/**/*.ts'),
+	// The console's sessions and failed-token counts are the HTTP client's own state (no other
+	// client has them), kept in Redis so every process agrees: auth.ts runs its scripts itself.
+	...clientBoundary('runner/src/http/auth.ts', ['redis']),
+	// `start` serves the control API: the CLI starts the HTTP client, which itself goes through core.
+	...clientBoundary('runner/src/cli/serve.ts', ['http/server']),
 	{
 		languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
 		rules: {

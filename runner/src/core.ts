@@ -1,7 +1,8 @@
 /**
- * The runner's core library: what every client (the CLI now; the HTTP API, the console and the
- * Convo node's Campaign resource later) calls to create, control and report campaigns. No rule is
- * written in a client.
+ * The runner's core library: every use case its clients (the CLI, the HTTP API and its console,
+ * and through the API the Convo node's Campaign resource) call to create, control and report
+ * campaigns, reindex runs and webhooks. No rule is written in a client, and no client reaches a
+ * store or Redis but through here (eslint.config.mjs enforces the import side of that).
  */
 import { createHash, randomBytes } from 'node:crypto';
 
@@ -16,21 +17,39 @@ import { CLI_NAMES, campaignSettings, settingsError, type CampaignSettings, type
 import { createSchedule, findSchedule, listSchedules, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
 import { cancelCampaign, pauseCampaign, queueScheduledStart, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
-import { DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace } from './campaigns/draft';
+import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 
 export { campaignStatus, listCampaigns, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
-export { addRecipients, type ChunkAnswer } from './campaigns/draft';
+export { pageCampaigns, campaignFigures, type CampaignStatus } from './campaigns/store';
+export { API_NAMES } from './campaigns/schema';
+export type { Outcome } from './ledger';
+
+// The errors a client maps to its answers (exit 1 and a message; 400, 404, 409).
+export { ConflictError, FieldError, NotFoundError, UserError } from './context';
+
+// Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
+export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from './source';
 export { reconcileCampaign } from './campaigns/reconcile';
 export { errorBreakdown, reportRows, reportText } from './campaigns/report';
 export { rateHistory, getCampaign } from './campaigns/store';
 
 // Webhooks: registrations and the events delivered to them (webhooks/).
-export { createWebhook, enableWebhook, getWebhook, listWebhooks, pageWebhooks, removeWebhook, type WebhookInput, type WebhookView } from './webhooks/store';
+export { createWebhook, enableWebhook, getWebhook, listWebhooks, pageWebhooks, removeWebhook } from './webhooks/store';
 
 // Reindex runs: keep a search collection in sync with a feed (reindex/).
 export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReindexSchedule, type ReindexAnswer, type ReindexInput } from './reindex/create';
-export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview, type RunStatus as ReindexStatus } from './reindex/store';
+export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview } from './reindex/store';
 export { reindexReport } from './reindex/report';
+export { API_REINDEX } from './reindex/create';
+export { SETTLED_RUN_STATES as SETTLED_REINDEX_STATES } from './reindex/store';
+export { recordReceipt } from './webhooks/receipts';
+
+/** Every queue of the runner: the shared ones, then each number's send queue by number (what bull-board and /metrics show). */
+export async function runnerQueues(context: RunnerContext) {
+	const { queues } = context;
+	const numbers = (await context.redis.smembers(context.keys.numbers)).sort();
+	return [queues.control, queues.reindex, queues.events, ...numbers.map((from) => queues.send(from))];
+}
 
 export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> };
 
@@ -83,7 +102,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
  * by addRecipients a chunk at a time and sent only once startCampaign is called. Never started,
  * it is removed after 24 h.
  */
-export async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<Snapshot & { kind: 'campaign' }> {
+async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<Snapshot & { kind: 'campaign' }> {
 	const { settings, common } = checkedSettings(context, input, names);
 	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
@@ -130,7 +149,7 @@ export async function cancel(context: RunnerContext, id: string) {
  * How long a key stays `creating` unless its work renews it: a create killed midway frees its key
  * within this time, so the client's retry runs instead of answering 409 for a day.
  */
-export const IDEMPOTENCY_LEASE_MS = 30_000;
+const IDEMPOTENCY_LEASE_MS = 30_000;
 const LEASE_RENEW_MS = IDEMPOTENCY_LEASE_MS / 3;
 const LEASE_PREFIX = 'creating:';
 
@@ -139,7 +158,7 @@ const LEASE_PREFIX = 'creating:';
  * one Redis script (a create, a draft's chunk) writes its answer to the slot in that same script,
  * and only while the lease is still its own: no crash falls between "done" and "answer kept".
  */
-export interface OnceClaim {
+interface OnceClaim {
 	slot: string;
 	token: string;
 }
@@ -160,7 +179,7 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  * (409); a request that failed, or whose process died, frees the key (at once, or when the lease
  * runs out), so the retry runs.
  */
-export async function once<T extends object>(context: RunnerContext, scope: string, key: string, work: (claim: OnceClaim) => Promise<T>): Promise<T & { replayed: boolean }> {
+async function once<T extends object>(context: RunnerContext, scope: string, key: string, work: (claim: OnceClaim) => Promise<T>): Promise<T & { replayed: boolean }> {
 	const { redis } = context;
 	const slot = context.keys.idempotency(createHash('sha256').update(scope === '' ? key : `${scope}\n${key}`).digest('hex'));
 	const token = `${LEASE_PREFIX}${randomBytes(12).toString('hex')}`;
@@ -185,7 +204,24 @@ export async function once<T extends object>(context: RunnerContext, scope: stri
 	}
 }
 
-/** Create once per `key` within 24 h (see once). */
-export function createCampaignOnce(context: RunnerContext, key: string, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES): Promise<CreateAnswer & { replayed: boolean }> {
-	return once(context, '', key, (claim) => createCampaign(context, input, records, names, claim));
+/** An Idempotency-Key as a client passes it on: only a non-empty one makes the work run once. */
+const usable = (key: string | undefined): key is string => typeof key === 'string' && key.length > 0;
+
+/**
+ * Create a campaign (or with `draft`, a draft); with an Idempotency-Key, once per key within 24 h
+ * (see once): a retry gets the first answer back, with `replayed` true.
+ */
+export function createCampaignOnce(
+	context: RunnerContext,
+	request: { input: CampaignSettings; records?: AsyncIterable<SourceRecord>; names?: SettingNames; draft?: boolean; key?: string },
+): Promise<CreateAnswer & { replayed?: boolean }> {
+	const { input, records, names = CLI_NAMES } = request;
+	const work = (claim?: OnceClaim) => (request.draft ? createDraft(context, input, records, names, claim) : createCampaign(context, input, records, names, claim));
+	return usable(request.key) ? once(context, '', request.key, work) : work();
+}
+
+/** Add a chunk of rows to a draft; with an Idempotency-Key (scoped to the campaign), once per key (see once). */
+export function addRecipientsOnce(context: RunnerContext, id: string, rows: unknown[], firstLine: number | undefined, key?: string): Promise<ChunkAnswer & { replayed?: boolean }> {
+	const work = (claim?: OnceClaim) => addRecipients(context, id, rows, firstLine, claim);
+	return usable(key) ? once(context, `recipients:${id}`, key, work) : work();
 }

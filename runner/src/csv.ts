@@ -12,7 +12,7 @@ const FORMULA_START = /^[=+\-@\t\r]/;
 const PLAIN_NUMBER = /^[+-]?\d+(\.\d+)?$/;
 
 /** The cell as written: a leading `'` when a spreadsheet could take it for a formula. */
-export function spreadsheetSafe(value: string): string {
+function spreadsheetSafe(value: string): string {
 	return FORMULA_START.test(value) && !PLAIN_NUMBER.test(value) ? `'${value}` : value;
 }
 

@@ -50,7 +50,7 @@ export interface Keys {
 }
 
 /** Keys of webhook registrations and the events waiting to be handed to the delivery queue (webhooks/). */
-export interface WebhookKeys {
+interface WebhookKeys {
 	/** Sorted set: webhook id by creation time. */
 	all: string;
 	/** Hash per webhook: url, events, description, created_at (never its secret). */
@@ -66,7 +66,7 @@ export interface WebhookKeys {
 }
 
 /** Keys of reindex runs (reindex/) and of the collections they keep in sync. */
-export interface ReindexKeys {
+interface ReindexKeys {
 	/** Sorted set: run id by creation time. */
 	runs: string;
 	/** Hash: the run's settings, state, counters and progress. */

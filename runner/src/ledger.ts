@@ -53,7 +53,7 @@ export function encodeRecord(record: LedgerRecord): string {
 	return [LETTER[record.outcome], record.attempts, record.firstAttemptAt ?? '', record.lastAttemptAt ?? '', record.ref, record.error.replace(/\s+/g, ' ')].join('|');
 }
 
-export function decodeRecord(text: string): LedgerRecord {
+function decodeRecord(text: string): LedgerRecord {
 	const [letter, attempts, first, last, ref, ...error] = text.split('|');
 	return {
 		outcome: BY_LETTER[letter],

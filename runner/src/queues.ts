@@ -1,5 +1,5 @@
 /**
- * Every queue, worker and scheduler of the runner, set up here in one screen, as BullMQ's guides do:
+ * Every queue, worker and scheduler of the runner (their processors are wired in runtime.ts):
  *
  *   control            one queue: the feeder tick (a job scheduler, every second), one-off campaign
  *                      starts (`--at`, a delayed job) and cron runs (a job scheduler per schedule)
@@ -16,8 +16,8 @@
  *                      backoff. Only processes that can sign (RUNNER_WEBHOOK_KEY or RUNNER_TOKEN)
  *                      work it.
  *
- * Every process (`start` or `worker`) works both, so whatever a killed process was doing is
- * taken up by any process still running. Job ids and the ledger make repeats harmless.
+ * Every process (`start` or `worker`) works every queue, so whatever a killed process was doing
+ * is taken up by any process still running. Job ids and the ledger make repeats harmless.
  */
 import { Queue, Worker, type ConnectionOptions, type Job, type JobsOptions, type Processor } from 'bullmq';
 
@@ -26,20 +26,20 @@ import { throttledWarn, type Logger } from './log';
 import type { RedisConnection } from './redis';
 import type { Keys } from './keys';
 
-export const CONTROL_QUEUE = 'control';
-export const FEEDER_SCHEDULER_ID = 'feeder';
-export const FEED_EVERY_MS = 1000;
-export const sendQueueName = (from: string) => `send-${from}`;
-export const REINDEX_QUEUE = 'reindex';
-export const EVENTS_QUEUE = 'events';
+const CONTROL_QUEUE = 'control';
+const FEEDER_SCHEDULER_ID = 'feeder';
+const FEED_EVERY_MS = 1000;
+const sendQueueName = (from: string) => `send-${from}`;
+const REINDEX_QUEUE = 'reindex';
+const EVENTS_QUEUE = 'events';
 /**
  * Deliveries one process makes at once: waiting on receivers costs sockets, not CPU, and a webhook
  * holds at most one of them (webhooks/deliver.ts), so up to this many receivers that hang still
  * leave the others theirs.
  */
-export const EVENTS_CONCURRENCY = 50;
+const EVENTS_CONCURRENCY = 50;
 /** Runs one process works at once (each reads its own source). */
-export const REINDEX_CONCURRENCY = 2;
+const REINDEX_CONCURRENCY = 2;
 /**
  * A run's job lock is renewed by its process while the run lives; a killed process's run is seen
  * stalled within about 15 s and resumed elsewhere. It may be resumed this many times.
@@ -82,7 +82,7 @@ export function eventJobOptions(config: RunnerConfig): JobsOptions {
  * spread across the second instead of bursting at its start, and a slice delayed on its way (a
  * busy event loop) bunches with the next by a few sends, not by a tenth of the rate.
  */
-export function limiterFor(ratePerSecond: number): { max: number; duration: number } {
+function limiterFor(ratePerSecond: number): { max: number; duration: number } {
 	const max = Math.max(1, Math.floor(ratePerSecond / 20));
 	return { max, duration: Math.round((1000 * max) / ratePerSecond) };
 }
@@ -150,8 +150,9 @@ export interface Processors {
 }
 
 /**
- * The workers of one process: the control worker, and a send worker for every number that has a
- * queue (new numbers are picked up within a second of their first campaign).
+ * The workers of one process: control, reindex, events (when the process can sign deliveries), and
+ * a send worker for every number that has a queue (new numbers are picked up within a second of
+ * their first campaign).
  */
 export class Workers {
 	private readonly workers = new Map<string, Worker>();

@@ -1,6 +1,6 @@
 /**
  * A runner process: connect, set up queues and workers (queues.ts), process until told to stop
- * (Redis itself is checked before, by the command: cli/main.ts). SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
+ * (Redis itself is checked before, by the command: cli/serve.ts). SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
  * mark any still unsettled `unknown` (never left `claimed`), exit.
  */
 import type { Job } from 'bullmq';
@@ -61,6 +61,23 @@ export async function openContext(config: RunnerConfig, log: Logger, options: { 
 	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys, log), log, service };
 }
 
+// What a command that runs (or briefly uses) a runner process needs of Redis: checking it before
+// the workers start, a throwaway one for --dev-redis, and telling an outage from other errors.
+export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable, startPrivateRedis } from './redis';
+
+/** Whether Redis answers a PING within `ms`: the readiness probe's question, never thrown. */
+export async function redisAnswers(context: RunnerContext, ms: number): Promise<boolean> {
+	let timer: NodeJS.Timeout | undefined;
+	const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+	try {
+		return await Promise.race([context.redis.ping().then(() => true), late]);
+	} catch {
+		return false;
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
 export async function closeContext(context: RunnerContext): Promise<void> {
 	await context.queues.close();
 	await context.service?.close();
@@ -103,7 +120,7 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 			stopped = true;
 			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
 			// The sends get the deadline less a margin in which their claims are settled (the process
-			// exits at the deadline whatever happens: cli/main.ts).
+			// exits at the deadline whatever happens: cli/serve.ts).
 			const clean = await workers.close(config.RUNNER_SHUTDOWN_DEADLINE - Math.min(2000, config.RUNNER_SHUTDOWN_DEADLINE / 4));
 			if (!clean) shutdown.abort();
 			for (const claim of inFlight.values()) {

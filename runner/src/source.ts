@@ -21,7 +21,7 @@ import StreamJson from 'stream-json';
 import StreamArray from 'stream-json/streamers/StreamArray';
 
 export type SourceFormat = 'csv' | 'json' | 'ndjson';
-export const SOURCE_FORMATS: readonly SourceFormat[] = ['csv', 'json', 'ndjson'];
+const SOURCE_FORMATS: readonly SourceFormat[] = ['csv', 'json', 'ndjson'];
 
 export class SourceError extends Error {}
 
@@ -88,7 +88,7 @@ export function formatOf(source: string, given?: string, formatName = '--format'
 }
 
 /** A source URL the network policy refuses (net/outbound.ts): the caller names its field. */
-export class SourceNotAllowed extends SourceError {}
+class SourceNotAllowed extends SourceError {}
 
 /** Reading any local path, as the operator's CLI may. */
 export const CLI_ACCESS: SourceAccess = { origin: 'cli', label: '--source' };
@@ -99,7 +99,7 @@ export const CLI_ACCESS: SourceAccess = { origin: 'cli', label: '--source' };
  * through the guarded connection of `config`'s policy (net/outbound.ts), and errors show it as
  * origin and path only.
  */
-export async function openSource(source: string, timeoutMs = 30_000, progress?: SourceProgress, access: SourceAccess = CLI_ACCESS, config?: RunnerConfig): Promise<Readable> {
+async function openSource(source: string, timeoutMs = 30_000, progress?: SourceProgress, access: SourceAccess = CLI_ACCESS, config?: RunnerConfig): Promise<Readable> {
 	let raw: Readable;
 	if (isUrl(source)) {
 		if (!config) throw new SourceError(`cannot read ${shownUrl(source)}: no network policy was given`);

@@ -10,8 +10,6 @@ import { RequestCounts } from './requestCounts';
 import { Store } from './store';
 import { WebhookHub } from './webhooks';
 
-export type { Fixture } from './fixture';
-
 export interface SandboxOptions {
 	/** 0 = any free port. Default 4010. */
 	port?: number;

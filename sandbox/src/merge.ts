@@ -2,7 +2,7 @@
 
 export type JsonObject = Record<string, unknown>;
 
-export function isPlainObject(value: unknown): value is JsonObject {
+function isPlainObject(value: unknown): value is JsonObject {
 	return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 

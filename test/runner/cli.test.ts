@@ -116,3 +116,18 @@ test('webhook add, list, remove: the secret is printed by add only, derived from
 	expect(keyless.code).toBe(1);
 	expect(JSON.parse(keyless.stdout).error).toMatch(/^RUNNER_WEBHOOK_KEY \(or RUNNER_TOKEN\) must be set/);
 });
+
+test('campaign list shows every campaign, not only the newest 100', async () => {
+	const { path } = writeRecipientsCsv(1, { seed: 27 });
+	// Scheduled an hour ahead: stored and listed, nothing sent.
+	const at = new Date(Date.now() + 3_600_000).toISOString();
+	const template = positionalTemplate(runner.business).id;
+	for (let i = 0; i < 105; i += 1) await createCampaign(runner.context, { templateId: template, from: runner.business.phoneNumbers[0], source: path, at });
+	const total = await runner.context.redis.zcard(runner.context.keys.campaigns);
+	expect(total).toBeGreaterThanOrEqual(105);
+	const list = await runCli(['campaign', 'list', '--json'], runner.env);
+	expect(list.code).toBe(0);
+	const ids: string[] = JSON.parse(list.stdout).campaigns.map((c: { id: string }) => c.id);
+	expect(ids).toHaveLength(total);
+	expect(new Set(ids).size).toBe(total);
+});

@@ -22,7 +22,7 @@ export async function* ledgerChunks(context: RunnerContext, id: string, total: n
 }
 
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */
-export async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: Outcome, to: Outcome, reason = ''): Promise<number> {
+async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: Outcome, to: Outcome, reason = ''): Promise<number> {
 	let moved = 0;
 	for await (const chunk of ledgerChunks(context, campaign.id, campaign.total)) {
 		const indexes = chunk.records.flatMap((record, i) => (record?.outcome === from ? [chunk.from + i] : []));
@@ -138,7 +138,7 @@ const COMMIT_GRACE_MS = 2_000;
 const COMMIT_WAIT = { attempts: 10, backoff: { type: 'exponential', delay: COMMIT_GRACE_MS } };
 
 /** A start job that found no campaign: BullMQ tries it again (COMMIT_WAIT). */
-export class CampaignNotCommitted extends Error {}
+class CampaignNotCommitted extends Error {}
 
 /** The delayed control job that starts a scheduled campaign at its time (one per campaign, by its id). */
 export async function queueScheduledStart(context: RunnerContext, id: string, startAt: number, options: { afterCommit?: boolean } = {}): Promise<void> {

@@ -14,11 +14,11 @@ import { finishPending } from './control';
 import { findCampaign, type CampaignRecord } from './store';
 import { setSpacingRate } from './spacing';
 
-export const STALL_MS = 15_000;
+const STALL_MS = 15_000;
 const FEED_CHUNK = 1000;
 
 /** Jobs waiting per number: about 20 s of work at its rate, within [200, 5000]. */
-export const windowFor = (rate: number) => Math.min(5000, Math.max(200, rate * 20));
+const windowFor = (rate: number) => Math.min(5000, Math.max(200, rate * 20));
 
 const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 

@@ -11,7 +11,7 @@ import { getCampaign } from './store';
 import { UserError, type RunnerContext } from '../context';
 
 /** Service and runner clocks differ a little; erring early only ever errs toward "sent". */
-export const CLOCK_SKEW_MS = 5_000;
+const CLOCK_SKEW_MS = 5_000;
 
 export interface ReconcileResult {
 	checked: number;

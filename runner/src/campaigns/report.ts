@@ -17,7 +17,7 @@ export interface ReportRow {
 	last_attempt_at: string | null;
 }
 
-export const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome', 'message_id', 'error', 'attempts', 'first_attempt_at', 'last_attempt_at'];
+const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome', 'message_id', 'error', 'attempts', 'first_attempt_at', 'last_attempt_at'];
 
 const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 

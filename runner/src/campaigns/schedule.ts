@@ -26,7 +26,7 @@ export function scheduleView({ sealedSource: _sealed, ...shown }: ScheduleRecord
 	return shown;
 }
 
-export const cronSchedulerId = (scheduleId: string) => `cron-${scheduleId}`;
+const cronSchedulerId = (scheduleId: string) => `cron-${scheduleId}`;
 
 export async function createSchedule(context: RunnerContext, record: Omit<ScheduleRecord, 'id' | 'createdAt'>): Promise<ScheduleRecord> {
 	const id = newId('s');

@@ -2,16 +2,14 @@
  * A campaign's record in Redis (one hash): settings, state, counters per outcome, feed cursor.
  * Reading it and turning it into the status every client shows lives here, once.
  */
-import { CAMPAIGN_STATES, type CampaignState } from 'convo-contract';
+import type { CampaignState } from 'convo-contract';
 
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
 import { NotFoundError, type RunnerContext } from '../context';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
-export { CAMPAIGN_STATES, type CampaignState };
-/** States a campaign never leaves on its own (retry-not-sent is an operator's act). */
-export const FINAL_CAMPAIGN_STATES: readonly CampaignState[] = ['completed', 'cancelled', 'failed'];
+export type { CampaignState };
 
 export interface CampaignRecord {
 	id: string;
@@ -86,7 +84,7 @@ export async function getCampaign(context: RunnerContext, id: string): Promise<C
 }
 
 /** Sends per second over the full seconds before now: the last 10, or fewer while the campaign is younger. */
-export async function currentRate(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
+async function currentRate(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
 	const second = Math.floor(Date.now() / 1000);
 	const started = Math.floor((campaign.startAt ?? campaign.createdAt) / 1000);
 	const span = Math.min(10, Math.max(1, second - started));
@@ -133,13 +131,59 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 }
 
 /** Statuses of these ids; a draft that expired a moment ago (its id still listed) is left out. */
-export async function statusesOf(context: RunnerContext, ids: string[]): Promise<CampaignStatus[]> {
+async function statusesOf(context: RunnerContext, ids: string[]): Promise<CampaignStatus[]> {
 	const found = await Promise.all(ids.map((id) => findCampaign(context, id)));
 	return Promise.all(found.filter((campaign): campaign is CampaignRecord => campaign !== undefined).map((campaign) => statusOf(context, campaign)));
 }
 
-export async function listCampaigns(context: RunnerContext, limit = 100): Promise<CampaignStatus[]> {
-	return statusesOf(context, await context.redis.zrevrange(context.keys.campaigns, 0, limit - 1));
+/** A page of campaigns, newest first, and how many there are in all. */
+export interface CampaignPage {
+	items: CampaignStatus[];
+	total: number;
+	limit: number;
+	offset: number;
+}
+
+export async function pageCampaigns(context: RunnerContext, page: { offset: number; limit: number }): Promise<CampaignPage> {
+	const ids = await context.redis.zrevrange(context.keys.campaigns, page.offset, page.offset + page.limit - 1);
+	const total = await context.redis.zcard(context.keys.campaigns);
+	return { items: await statusesOf(context, ids), total, limit: page.limit, offset: page.offset };
+}
+
+/** Statuses read per round when every campaign is listed: memory stays bounded by a page, not the list. */
+const LIST_PAGE = 500;
+
+/**
+ * Every campaign, newest first. The ids are read once, so a campaign created meanwhile neither
+ * shifts a page nor appears twice; their statuses are read a page at a time.
+ */
+export async function listCampaigns(context: RunnerContext): Promise<CampaignStatus[]> {
+	const ids = await context.redis.zrevrange(context.keys.campaigns, 0, -1);
+	const statuses: CampaignStatus[] = [];
+	for (let start = 0; start < ids.length; start += LIST_PAGE) statuses.push(...(await statusesOf(context, ids.slice(start, start + LIST_PAGE))));
+	return statuses;
+}
+
+/** A campaign's figures for GET /metrics: its status with its number and the counters kept on the record. */
+export interface CampaignFigures {
+	status: CampaignStatus;
+	from: string;
+	holds: number;
+	retries: number;
+}
+
+/** What a metrics scrape reports: how many campaigns run, and the figures of every running one and the `recent` newest others. */
+export async function campaignFigures(context: RunnerContext, recent: number): Promise<{ running: number; campaigns: CampaignFigures[] }> {
+	const { redis, keys } = context;
+	const ids = new Set([...(await redis.smembers(keys.running)), ...(await redis.zrevrange(keys.campaigns, 0, recent - 1))]);
+	const running = await redis.scard(keys.running);
+	const campaigns: CampaignFigures[] = [];
+	for (const id of ids) {
+		const campaign = await findCampaign(context, id);
+		if (!campaign) continue;
+		campaigns.push({ status: await statusOf(context, campaign), from: campaign.from, holds: campaign.holds, retries: campaign.retries });
+	}
+	return { running, campaigns };
 }
 
 /** Sends settled per second over the last `seconds` (at most 600), oldest first: the console's chart. */

@@ -5,8 +5,7 @@
 import { SingleBar } from 'cli-progress';
 
 import type { RunnerContext } from '../context';
-import { campaignStatus, type CampaignStatus } from '../campaigns/store';
-import { runOverview, SETTLED_RUN_STATES, type RunOverview } from '../reindex/store';
+import { campaignStatus, reindexOverview, SETTLED_REINDEX_STATES, type CampaignStatus, type ReindexOverview } from '../core';
 
 const eta = (seconds: number | null) => (seconds === null ? '?' : seconds < 90 ? `${seconds}s` : `${Math.round(seconds / 60)}m`);
 
@@ -60,11 +59,11 @@ export function follow(context: RunnerContext, id: string, options: { intervalMs
 }
 
 /** A reindex run's progress is the share of its source read (in bytes; rows are not known ahead). */
-export function followReindex(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<RunOverview> {
-	return followUntilSettled(id, () => runOverview(context, id), {
-		settled: (status) => SETTLED_RUN_STATES.includes(status.state),
+export function followReindex(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<ReindexOverview> {
+	return followUntilSettled(id, () => reindexOverview(context, id), {
+		settled: (status) => SETTLED_REINDEX_STATES.includes(status.state),
 		total: (status) => status.source_bytes.total ?? Math.max(1, status.source_bytes.read),
-		done: (status) => (SETTLED_RUN_STATES.includes(status.state) ? (status.source_bytes.total ?? status.source_bytes.read) : status.source_bytes.read),
+		done: (status) => (SETTLED_REINDEX_STATES.includes(status.state) ? (status.source_bytes.total ?? status.source_bytes.read) : status.source_bytes.read),
 		counts: ({ counts: c }) =>
 			`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
 	}, options.intervalMs ?? 500);

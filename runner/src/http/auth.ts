@@ -10,21 +10,23 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-import type { Keys } from '../keys';
-import { luaScript, type RedisConnection } from '../redis';
+import type { RunnerContext } from '../context';
+// The one store a client keeps for itself (eslint.config.mjs lets this file alone import redis.ts):
+// sessions and failed-token counts belong to the HTTP client, no other client has them.
+import { luaScript } from '../redis';
 
 export const SESSION_COOKIE = 'convo_session';
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_HOURS = 12;
 
 /** Failed tokens (bearer or sign-in) one client address may send per window before it must wait. */
-export const FAILURE_LIMIT = 30;
-export const FAILURE_WINDOW_MS = 15 * 60_000;
+const FAILURE_LIMIT = 30;
+const FAILURE_WINDOW_MS = 15 * 60_000;
 
 const digest = (text: string) => createHmac('sha256', 'compare').update(text).digest();
 
 /** Equal-length digests, so neither the length nor the first differing byte leaks through timing. */
-export function sameSecret(given: string, expected: string): boolean {
+function sameSecret(given: string, expected: string): boolean {
 	return timingSafeEqual(digest(given), digest(expected));
 }
 
@@ -50,8 +52,8 @@ export class Auth {
 
 	constructor(
 		token: string,
-		private readonly redis: RedisConnection,
-		private readonly keys: Keys,
+		private readonly redis: RunnerContext['redis'],
+		private readonly keys: RunnerContext['keys'],
 	) {
 		this.#token = token;
 		// Cookies are signed with a key derived from the token: a forged one is refused without asking Redis.

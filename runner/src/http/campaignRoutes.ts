@@ -8,14 +8,11 @@ import { Readable, Transform } from 'node:stream';
 import { z } from 'zod/v4';
 
 import { addRecipientsBody, campaignReportQuery, campaignSettingsInput, createCampaignBody, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
-import { UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
 import * as core from '../core';
-import type { Outcome } from '../ledger';
-import { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
-import { getCampaign, statusesOf } from '../campaigns/store';
+import { API_NAMES, getCampaign, inlineRecords, parseRecords, refuseBinary, UserError, type Outcome, type SourceFormat, type SourceRecord } from '../core';
 import { at, InputError, type RouteTable } from './routes';
 import { LimitError } from '../limits';
-import { API_NAMES } from '../campaigns/schema';
 
 const id = runnerIdParams('campaign');
 const settings = campaignSettingsInput;
@@ -77,6 +74,9 @@ function limitBytes(limit: number, source: Readable, idleMs: number): Transform 
 	return counter;
 }
 
+/** The Idempotency-Key header; repeated, it is not one key, so it is ignored as before. */
+const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' ? header : undefined);
+
 const uploadIdle = (idleMs: number) => new LimitError(408, `the upload sent nothing for ${idleMs / 1000} s (RUNNER_UPLOAD_IDLE_TIMEOUT); nothing was created`);
 
 export function campaignRoutes(routes: RouteTable, context: RunnerContext): void {
@@ -130,7 +130,9 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				throw new PayloadTooLarge(`the upload is ${declared} bytes; at most ${limit} are accepted (RUNNER_UPLOAD_LIMIT_BYTES)`);
 			}
 			try {
-				return await create(request.headers['idempotency-key'], input, records, reply, draft);
+				const answer = await core.createCampaignOnce(context, { input, records, names: API_NAMES, draft, key: idempotencyKey(request.headers['idempotency-key']) });
+				if (answer.replayed) reply.code(200);
+				return answer;
 			} catch (error) {
 				// Answer only once the client has sent everything (a reply mid-upload resets its connection),
 				// unless it stopped sending: then answer now and close the connection, nothing more is read.
@@ -145,16 +147,6 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		},
 	);
 
-	async function create(key: string | string[] | undefined, input: Parameters<typeof core.createCampaign>[1], records: AsyncIterable<SourceRecord> | undefined, reply: import('fastify').FastifyReply, draft: boolean) {
-		const work = (claim?: core.OnceClaim) => (draft ? core.createDraft(context, input, records, API_NAMES, claim) : core.createCampaign(context, input, records, API_NAMES, claim));
-		if (typeof key === 'string' && key.length > 0) {
-			const answer = await core.once(context, '', key, work);
-			if (answer.replayed) reply.code(200);
-			return answer;
-		}
-		return work();
-	}
-
 	routes.add(
 		{
 			...at(RUNNER_ROUTES.addRecipients),
@@ -164,11 +156,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			body: addRecipientsBody,
 			success: [200, '{ id, state, added: { total, accepted, rejected, rejections }, total, accepted, rejected }'],
 		},
-		async ({ params, body, request }) => {
-			const key = request.headers['idempotency-key'];
-			const work = (claim?: core.OnceClaim) => core.addRecipients(context, params.id, body.recipients, body.first_line, claim);
-			return typeof key === 'string' && key.length > 0 ? core.once(context, `recipients:${params.id}`, key, work) : work();
-		},
+		async ({ params, body, request }) => core.addRecipientsOnce(context, params.id, body.recipients, body.first_line, idempotencyKey(request.headers['idempotency-key'])),
 	);
 	routes.add(
 		{ ...at(RUNNER_ROUTES.startCampaign), tag: 'campaigns', summary: 'Start a draft (running, or scheduled with its start time); a campaign no longer a draft answers its status as it is', params: id, success: [200, 'the campaign, as GET shows it'] },
@@ -177,11 +165,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 
 	routes.add(
 		{ ...at(RUNNER_ROUTES.listCampaigns), tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items, total, limit, offset }'] },
-		async ({ query }) => {
-			const ids = await context.redis.zrevrange(context.keys.campaigns, query.offset, query.offset + query.limit - 1);
-			const total = await context.redis.zcard(context.keys.campaigns);
-			return { items: await statusesOf(context, ids), total, limit: query.limit, offset: query.offset };
-		},
+		async ({ query }) => core.pageCampaigns(context, query),
 	);
 
 	routes.add({ ...at(RUNNER_ROUTES.getCampaign), tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => core.campaignView(context, params.id));

@@ -7,8 +7,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 
 import type { RunnerContext } from '../context';
-import { findCampaign, statusOf } from '../campaigns/store';
-import { listRuns as listReindexRuns } from '../reindex/store';
+import { campaignFigures, listReindexRuns, runnerQueues } from '../core';
 
 /** Campaigns a scrape reports: every running one and the most recent others. */
 const RECENT = 100;
@@ -30,18 +29,14 @@ export class RunnerMetrics {
 
 	/** Reads every runner figure from Redis (the state all processes share) into the registry. */
 	private async refresh(): Promise<void> {
-		const { redis, keys } = this.context;
 		this.registry.resetMetrics();
-		const ids = new Set([...(await redis.smembers(keys.running)), ...(await redis.zrevrange(keys.campaigns, 0, RECENT - 1))]);
-		this.running.set(await redis.scard(keys.running));
-		for (const id of ids) {
-			const campaign = await findCampaign(this.context, id);
-			if (!campaign) continue;
-			const status = await statusOf(this.context, campaign);
-			const base = { campaign: id, number: campaign.from };
+		const { running, campaigns } = await campaignFigures(this.context, RECENT);
+		this.running.set(running);
+		for (const { status, from, holds, retries } of campaigns) {
+			const base = { campaign: status.id, number: from };
 			for (const [outcome, count] of Object.entries(status.counts)) this.recipients.set({ ...base, outcome }, count);
-			this.holds.inc(base, campaign.holds);
-			this.retries.inc(base, campaign.retries);
+			this.holds.inc(base, holds);
+			this.retries.inc(base, retries);
 			this.rate.set(base, status.rate);
 			if (status.eta_seconds !== null) this.eta.set(base, status.eta_seconds);
 		}
@@ -53,7 +48,7 @@ export class RunnerMetrics {
 	}
 
 	async text(): Promise<string> {
-		const queues = [this.context.queues.control, this.context.queues.events, ...(await this.context.redis.smembers(this.context.keys.numbers)).map((from) => this.context.queues.send(from))];
+		const queues = await runnerQueues(this.context);
 		const queueText = await Promise.all(queues.map((queue) => queue.exportPrometheusMetrics()));
 		await this.refresh();
 		return `${await this.registry.metrics()}\n${oneFamilyText(queueText)}\n`;
@@ -69,7 +64,7 @@ export class RunnerMetrics {
  * after each label comma. One exposition may state a family once: keep the first HELP/TYPE, and
  * write labels the strict way (`{a="1",b="2"}`).
  */
-export function oneFamilyText(texts: string[]): string {
+function oneFamilyText(texts: string[]): string {
 	const seen = new Set<string>();
 	const samples = new Map<string, string[]>();
 	const order: string[] = [];

@@ -1,9 +1,8 @@
 /** The reindex routes of the control API: thin over core.ts, the same settings as `reindex run`. */
 import { RUNNER_ROUTES, runnerIdParams, startReindexBody } from 'convo-contract';
 
-import { FieldError, NotFoundError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
 import * as core from '../core';
-import { API_REINDEX } from '../reindex/create';
 import { at, InputError, type RouteTable } from './routes';
 
 const id = runnerIdParams('reindex run or schedule');
@@ -12,9 +11,9 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 	/** The API's create: settings named as its JSON fields, a 400's `field` set, local files only inside RUNNER_SOURCE_DIR. */
 	async function createReindex(input: core.ReindexInput): Promise<core.ReindexAnswer> {
 		try {
-			return await core.createReindex(context, input, API_REINDEX);
+			return await core.createReindex(context, input, core.API_REINDEX);
 		} catch (error) {
-			if (error instanceof FieldError) throw new InputError(error.message, error.field);
+			if (error instanceof core.FieldError) throw new InputError(error.message, error.field);
 			throw error;
 		}
 	}
@@ -48,7 +47,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 		core.reindexReport(context, params.id),
 	);
 	routes.add({ method: 'DELETE', url: '/api/reindex/schedules/:id', tag: 'reindex', summary: 'Stop a reindex cron schedule (its past runs stay)', params: id, success: [200, '{ id, removed }'] }, async ({ params }) => {
-		if (!(await core.removeReindexSchedule(context, params.id))) throw new NotFoundError(`No reindex schedule with id ${params.id}`);
+		if (!(await core.removeReindexSchedule(context, params.id))) throw new core.NotFoundError(`No reindex schedule with id ${params.id}`);
 		return { id: params.id, removed: true };
 	});
 }

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RunnerRoute } from 'convo-contract';
 import { z } from 'zod/v4';
 
-import { UserError } from '../context';
+import { UserError } from '../core';
 
 export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
 	method: 'GET' | 'POST' | 'PUT' | 'DELETE';

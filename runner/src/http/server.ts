@@ -12,8 +12,9 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 import { errorBody } from 'convo-contract';
-import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
-import { isRedisUnavailable } from '../redis';
+import type { RunnerContext } from '../context';
+import { ConflictError, NotFoundError, runnerQueues, UserError } from '../core';
+import { isRedisUnavailable, redisAnswers } from '../runtime';
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
 import { reindexRoutes } from './reindexRoutes';
@@ -48,7 +49,7 @@ const PUBLIC = new Set(['GET /healthz', 'GET /readyz', 'GET /login', 'POST /sess
 /** Bodies of every route but those below: JSON settings, a sign-in form. */
 const BODY_LIMIT = 1024 * 1024;
 /** The sign-in form holds one token: a few hundred bytes. */
-export const FORM_LIMIT = 16 * 1024;
+const FORM_LIMIT = 16 * 1024;
 /** Routes whose JSON may carry recipients inline (up to 100,000 rows): RUNNER_UPLOAD_LIMIT_BYTES. */
 const LARGE_BODIES = new Set(['POST /api/campaigns', 'POST /api/campaigns/:id/recipients']);
 
@@ -77,7 +78,7 @@ function ownOrigins(request: FastifyRequest, publicUrl: string | undefined): str
 	return [`${request.protocol}://${request.host}`, ...(publicUrl ? [new URL(publicUrl).origin] : [])];
 }
 
-export function buildServer(context: RunnerContext, options: HttpOptions): FastifyInstance {
+function buildServer(context: RunnerContext, options: HttpOptions): FastifyInstance {
 	const { config, log } = context;
 	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
 	const auth = new Auth(options.token, context.redis, context.keys);
@@ -189,7 +190,7 @@ export function buildServer(context: RunnerContext, options: HttpOptions): Fasti
 	});
 	// Readiness: whether this process can do its work now.
 	routes.add({ method: 'GET', url: '/readyz', tag: 'runner', public: true, summary: 'readiness: 200 when Redis answers and the workers run, else 503 with the reason', success: [200, '{ status }'] }, async ({ reply }) => {
-		const redisOk = await Promise.race([context.redis.ping().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000))]).catch(() => false);
+		const redisOk = await redisAnswers(context, 1000);
 		const reason = stopping() ? 'the runner is stopping' : !redisOk ? 'Redis does not answer' : !options.workersRunning() ? 'the workers are not running' : undefined;
 		if (reason) reply.code(503);
 		return reason ? { status: 'unavailable', reason } : { status: 'ok' };
@@ -229,12 +230,7 @@ function lingerAfterRefusal(request: FastifyRequest): void {
 function mountBoard(app: FastifyInstance, context: RunnerContext): void {
 	const serverAdapter = new FastifyAdapter();
 	serverAdapter.setBasePath('/admin/queues');
-	const adapters = async () => [
-		new BullMQAdapter(context.queues.control, { readOnlyMode: true, allowRetries: false }),
-		new BullMQAdapter(context.queues.reindex, { readOnlyMode: true, allowRetries: false }),
-		new BullMQAdapter(context.queues.events, { readOnlyMode: true, allowRetries: false }),
-		...(await context.redis.smembers(context.keys.numbers)).sort().map((from) => new BullMQAdapter(context.queues.send(from), { readOnlyMode: true, allowRetries: false })),
-	];
+	const adapters = async () => (await runnerQueues(context)).map((queue) => new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false }));
 	const board = createBullBoard({ queues: [], serverAdapter });
 	app.addHook('onRequest', async (request) => {
 		if (request.url.startsWith('/admin/queues')) board.replaceQueues(await adapters());

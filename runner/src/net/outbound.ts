@@ -22,16 +22,16 @@ import { isHttpUrl } from './urls';
 import { addressAllowed, type UrlPolicy } from './policy';
 
 /** What a refused URL is told, whatever the reason (private address, unknown host). */
-export const NOT_ALLOWED = 'the address is not allowed: only public addresses are reached (loopback, private, link-local and special ones are refused unless the operator allows them in RUNNER_ALLOW_PRIVATE_URLS)';
+const NOT_ALLOWED = 'the address is not allowed: only public addresses are reached (loopback, private, link-local and special ones are refused unless the operator allows them in RUNNER_ALLOW_PRIVATE_URLS)';
 /** What a URL at an allowed address that gave no HTTP answer is told (refused, reset, timed out, not HTTP). */
-export const NO_ANSWER = 'it could not be read: no HTTP answer';
+const NO_ANSWER = 'it could not be read: no HTTP answer';
 
 /** A feed follows at most this many redirects, each one checked like the first URL. */
-export const MAX_REDIRECTS = 3;
+const MAX_REDIRECTS = 3;
 const LOOKUP_TIMEOUT_MS = 10_000;
 
 /** A URL the policy refuses; its message is NOT_ALLOWED, the same for every reason. */
-export class UrlNotAllowed extends Error {
+class UrlNotAllowed extends Error {
 	readonly code = 'ERR_CONVO_URL_NOT_ALLOWED';
 	constructor() {
 		super(NOT_ALLOWED);

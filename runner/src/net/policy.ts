@@ -21,7 +21,7 @@ export interface UrlPolicy {
 	entries: Entry[];
 }
 
-export const DEFAULT_POLICY: UrlPolicy = { anyPrivate: false, entries: [] };
+const DEFAULT_POLICY: UrlPolicy = { anyPrivate: false, entries: [] };
 
 /** An IPv4-mapped IPv6 address (::ffff:127.0.0.1) is judged as the IPv4 address it is. */
 function unmapped(address: Address): Address {

@@ -28,7 +28,7 @@ export function shownUrl(text: string): string {
 }
 
 /** True when showing the URL would drop something: userinfo, a query or a fragment. */
-export function hasSecrets(text: string): boolean {
+function hasSecrets(text: string): boolean {
 	return isHttpUrl(text) && shownUrl(text) !== text;
 }
 
@@ -38,12 +38,12 @@ function sealingKey(config: RunnerConfig): Buffer | undefined {
 	return base === undefined ? undefined : Buffer.from(hkdfSync('sha256', base, Buffer.alloc(0), 'convo-runner url seal v1', 32));
 }
 
-export const NO_SEALING_KEY = 'RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set to keep a URL with credentials or a query string: the runner stores it sealed under a key derived from it';
+const NO_SEALING_KEY = 'RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set to keep a URL with credentials or a query string: the runner stores it sealed under a key derived from it';
 
 export class SealError extends Error {}
 
 /** The URL sealed for storage; throws SealError naming the variable when no key is configured. */
-export function sealUrl(config: RunnerConfig, url: string): string {
+function sealUrl(config: RunnerConfig, url: string): string {
 	const key = sealingKey(config);
 	if (!key) throw new SealError(NO_SEALING_KEY);
 	const iv = randomBytes(12);
@@ -52,7 +52,7 @@ export function sealUrl(config: RunnerConfig, url: string): string {
 	return `v1.${iv.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}.${sealed.toString('base64url')}`;
 }
 
-export function unsealUrl(config: RunnerConfig, sealed: string): string {
+function unsealUrl(config: RunnerConfig, sealed: string): string {
 	const key = sealingKey(config);
 	if (!key) throw new SealError(`this process cannot read its source again: ${NO_SEALING_KEY}`);
 	const parts = SEALED.exec(sealed);

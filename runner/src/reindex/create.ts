@@ -46,7 +46,7 @@ export interface ReindexClient {
 	names: ReindexNames;
 }
 
-export const CLI_REINDEX: ReindexClient = { origin: 'cli', names: REINDEX_NAMES.cli };
+const CLI_REINDEX: ReindexClient = { origin: 'cli', names: REINDEX_NAMES.cli };
 /** The control API's JSON fields; the Convo node maps them to its own parameters. */
 export const API_REINDEX: ReindexClient = { origin: 'api', names: REINDEX_NAMES.api };
 
@@ -100,7 +100,7 @@ function readEmbedding(path: string, name: string): Record<string, unknown> {
  * anything else about it, so the answer for a path outside never depends on the path); it is kept
  * absolute so any runner process finds it, and it is checked again where a worker opens it.
  */
-export async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { cron?: string; tz?: string }> {
+async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { cron?: string; tz?: string }> {
 	const { names } = client;
 	const parsed = input.safeParse(raw);
 	if (!parsed.success) throw settingError(parsed.error, names);

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
 	if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
 	if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
 	const record = value as Record<string, unknown>;
@@ -18,7 +18,7 @@ export function canonicalJson(value: unknown): string {
 /** 96 bits of SHA-256 as 16 base64url characters: a changed item goes unnoticed with odds of 2^-96. */
 export const HASH_LENGTH = 16;
 
-export function shortHash(text: string, length = HASH_LENGTH): string {
+function shortHash(text: string, length = HASH_LENGTH): string {
 	return createHash('sha256').update(text).digest('base64url').slice(0, length);
 }
 

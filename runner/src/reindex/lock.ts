@@ -6,7 +6,7 @@
  */
 import type { RunnerContext } from '../context';
 
-export const LEASE_MS = 30_000;
+const LEASE_MS = 30_000;
 const RENEW_EVERY_MS = LEASE_MS / 3;
 
 const TAKE = `local holder = redis.call('GET', KEYS[1])

@@ -9,15 +9,12 @@ import type { SourceOrigin } from '../localFiles';
 import type { SourceFormat } from '../source';
 import { LUA_EMIT } from '../webhooks/events';
 
-export const RUN_STATES = ['queued', 'running', 'completed', 'failed', 'skipped'] as const;
-export type RunState = (typeof RUN_STATES)[number];
+export type RunState = 'queued' | 'running' | 'completed' | 'failed' | 'skipped';
 export const SETTLED_RUN_STATES: readonly RunState[] = ['completed', 'failed', 'skipped'];
 
 /** The counts `status` shows; a deactivation counts as deactivated, never as updated. */
-export const RUN_COUNTS = ['read', 'unchanged', 'created', 'updated', 'deactivated', 'rejected', 'failed'] as const;
-export type RunCount = (typeof RUN_COUNTS)[number];
-/** Counted besides: answers other than the runner expected, and active items the runner never sent. */
-export const EXTRA_COUNTS = ['mismatched', 'foreign'] as const;
+const RUN_COUNTS = ['read', 'unchanged', 'created', 'updated', 'deactivated', 'rejected', 'failed'] as const;
+type RunCount = (typeof RUN_COUNTS)[number];
 /** The counts of one reading pass, started again when a killed run resumes. */
 export const READING_COUNTS = ['read', 'unchanged', 'rejected'] as const;
 

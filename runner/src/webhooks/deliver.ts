@@ -25,9 +25,9 @@ import type { DeliveryJobData } from './outbox';
 import { webhookSecret } from './secret';
 import { countFailure, countSuccess, findWebhook } from './store';
 
-export const DELIVERY_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 10_000;
 /** Deliveries to one webhook in flight at once, across every process. */
-export const IN_FLIGHT_PER_WEBHOOK = 1;
+const IN_FLIGHT_PER_WEBHOOK = 1;
 /** How long a job for a webhook at its cap waits before it is tried again. */
 const BUSY_RETRY_MS = 1000;
 

@@ -23,10 +23,10 @@ export interface DeliveryJobData {
 	webhook: string;
 }
 
-export const deliveryJobId = (eventId: string, webhookId: string) => `${eventId}-${webhookId}`;
+const deliveryJobId = (eventId: string, webhookId: string) => `${eventId}-${webhookId}`;
 
 /** The event as receivers get it: a campaign's status and settings, or a reindex run's status, as they were at the transition. */
-export function eventOf(entry: OutboxEntry): RunnerEvent {
+function eventOf(entry: OutboxEntry): RunnerEvent {
 	const hash = hashOf(entry.hash);
 	const type = entry.type as RunnerEventType;
 	let data: Record<string, unknown>;

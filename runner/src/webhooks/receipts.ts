@@ -9,7 +9,7 @@ import type { RunnerContext } from '../context';
 import { getWebhook } from './store';
 
 /** Longer than every repeat can come: the runner's retries end within minutes, a signature is stale after 300 s. */
-export const RECEIPT_SECONDS = 24 * 3600;
+const RECEIPT_SECONDS = 24 * 3600;
 
 
 /** Records that webhook `id` received `eventId`; `first` is true for the one call that recorded it. */

@@ -20,7 +20,7 @@ import { checkUrlAllowed } from '../net/outbound';
 import { NO_WEBHOOK_KEY, webhookKey, webhookSecret } from './secret';
 
 /** A registration's input: the contract's body of POST /api/webhooks (the CLI's `webhook add` checks the same). */
-export const webhookInput = createWebhookBody;
+const webhookInput = createWebhookBody;
 export type WebhookInput = z.input<typeof webhookInput>;
 
 /** A registration as every answer shows it (never with the secret); the disabled fields only while it is disabled. */

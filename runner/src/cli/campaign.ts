@@ -1,0 +1,127 @@
+/** `campaign create|status|list|pause|resume|cancel|rate|reconcile|retry|report`. */
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+
+import { Option, type Command } from 'commander';
+
+import * as core from '../core';
+import { answer, runs } from './command';
+import { follow } from './follow';
+
+function describeCounts(status: core.CreateAnswer | core.CampaignStatus): string {
+	if ('counts' in status) {
+		const c = status.counts;
+		return `${status.id}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, cancelled ${c.cancelled}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
+	}
+	return JSON.stringify(status);
+}
+
+export function addCampaignCommands(program: Command): void {
+	const campaign = program.command('campaign').description('create, follow, control and report template campaigns');
+
+	runs(
+		campaign
+			.command('create')
+			.description('store a campaign and print its id; the runner processes send it')
+			.requiredOption('--template <id>', 'template id (UUID)')
+			.requiredOption('--from <number>', 'sending business number, with country code')
+			.option('--agent <id>', 'agent to assign to each conversation (UUID)')
+			.requiredOption('--recipients <file-or-url>', 'CSV, JSON array or NDJSON with a phone column; other columns are template variables')
+			.addOption(new Option('--format <format>', 'format of the recipients (default: from the name)').choices(['csv', 'json', 'ndjson']))
+			.option('--rate <n>', 'sends per second for this number', (value) => Number(value))
+			.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
+			.option('--cron <expr>', 'repeat on this cron pattern; each run re-reads the recipients')
+			.option('--tz <zone>', 'time zone of --cron (IANA name, default UTC)')
+			.option('--wait', 'follow the campaign until it settles'),
+		async ({ context, io, options }) => {
+			const created = await core.createCampaign(context, {
+				templateId: options.template,
+				from: options.from,
+				agentId: options.agent,
+				source: options.recipients,
+				format: options.format,
+				rate: options.rate,
+				at: options.at,
+				cron: options.cron,
+				tz: options.tz,
+			});
+			if (created.kind === 'schedule') {
+				return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
+			}
+			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
+			if (!shouldFollow) {
+				return answer(created, () => [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected`, ...created.rejections.map((r) => `  line ${r.line}: ${r.reason}`)].join('\n'));
+			}
+			process.stderr.write(`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected\n`);
+			const final = await follow(context, created.id);
+			return answer({ ...created, status: final }, () => describeCounts(final));
+		},
+	);
+
+	runs(campaign.command('status <id>').description('state, counts per outcome, current rate and ETA').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
+		const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);
+		return answer(status, () => describeCounts(status));
+	});
+
+	runs(campaign.command('list').description('campaigns, newest first, and cron schedules'), async ({ context }) => {
+		const campaigns = await core.listCampaigns(context);
+		const schedules = await core.listSchedules(context);
+		return answer({ campaigns, schedules }, () => [...schedules.map((s) => `schedule ${s.id}: ${s.cron} (${s.tz}) from ${s.source}`), ...campaigns.map(describeCounts)].join('\n') || 'no campaigns');
+	});
+
+	for (const [name, act, description] of [
+		['pause', core.pauseCampaign, 'stop new sends of this campaign on every process within a second'],
+		['resume', core.resumeCampaign, 'continue a paused campaign'],
+	] as const) {
+		runs(campaign.command(`${name} <id>`).description(description), async ({ context, args: [id] }) => {
+			const state = await act(context, id);
+			return answer({ id, state }, () => `${id}: ${state}`);
+		});
+	}
+
+	runs(campaign.command('cancel <id>').description('cancel a campaign (pending recipients become cancelled), or stop a cron schedule'), async ({ context, args: [id] }) => {
+		const result = await core.cancel(context, id);
+		return answer(result, () => `${id}: cancelled`);
+	});
+
+	runs(campaign.command('rate <id> <per-second>').description("change the campaign's sends per second while it runs"), async ({ context, args: [id, perSecond] }) => {
+		const rate = await core.setCampaignRate(context, id, Number(perSecond));
+		return answer({ id, rate }, () => `${id}: ${rate} sends/s`);
+	});
+
+	runs(
+		campaign.command('reconcile <id>').description("resolve unknown recipients from the service's own records (sent or not_sent)"),
+		async ({ context, args: [id] }) => {
+			const result = await core.reconcileCampaign(context, id);
+			return answer({ id, ...result }, () => `${id}: checked ${result.checked}; sent ${result.sent}, not sent ${result.not_sent}, still unknown ${result.still_unknown}`);
+		},
+		{ withService: true },
+	);
+
+	runs(
+		campaign.command('retry <id>').description('send again the recipients proven not sent').requiredOption('--not-sent', 'retry the not_sent recipients (the only kind that may be sent again)'),
+		async ({ context, args: [id] }) => {
+			const result = await core.retryNotSent(context, id);
+			return answer({ id, ...result }, () => `${id}: ${result.requeued} recipients sent again; ${result.state}`);
+		},
+	);
+
+	runs(
+		campaign
+			.command('report <id>')
+			.description('one row per recipient: line, phone, outcome, message_id, error, attempts, times')
+			.addOption(new Option('--format <format>', 'json (default with --json) or csv').choices(['json', 'csv']))
+			.option('--output <file>', 'write the report to a file instead of stdout'),
+		async ({ context, io, args: [id], options }) => {
+			const format: 'json' | 'csv' = options.format ?? (io.json ? 'json' : 'csv');
+			const out = options.output ? createWriteStream(options.output) : process.stdout;
+			for await (const chunk of core.reportText(context, id, format)) {
+				if (!out.write(chunk)) await once(out, 'drain');
+			}
+			if (options.output) {
+				out.end();
+				await once(out, 'finish');
+			}
+		},
+	);
+}

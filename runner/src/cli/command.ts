@@ -1,0 +1,72 @@
+/**
+ * What every command shares: `--json` (then stdout holds exactly one JSON document, logs go to
+ * stderr), a context opened for the command and closed after it, and one way of reporting errors
+ * (exit 1; with --json the error is also the document: { "error": "..." }).
+ */
+import { Option, type Command } from 'commander';
+
+import { ConfigError, loadConfig } from '../config';
+import type { RunnerContext } from '../context';
+import { UserError } from '../core';
+import { createLogger } from '../log';
+import { CLIENT_READY_MS, closeContext, isRedisUnavailable, openContext, RedisSettingsError, RedisUnavailable } from '../runtime';
+
+export interface Io {
+	json: boolean;
+}
+
+/** What a command prints: `value` with --json, else `text()`. */
+export interface Answer {
+	value: unknown;
+	text: () => string;
+}
+
+export const answer = (value: unknown, text: () => string): Answer => ({ value, text });
+
+function print(io: Io, value: unknown, human: () => string): void {
+	process.stdout.write(io.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+}
+
+export function fail(io: Io, error: unknown): void {
+	const unavailable = isRedisUnavailable(error) && !(error instanceof RedisUnavailable);
+	const text = unavailable ? `Redis does not answer (${(error as Error).message})` : (error as Error).message;
+	const known = error instanceof UserError || error instanceof ConfigError || error instanceof RedisSettingsError || isRedisUnavailable(error);
+	const message = known ? text : `unexpected error: ${(error as Error).stack ?? String(error)}`;
+	if (io.json) process.stdout.write(`${JSON.stringify({ error: text })}\n`);
+	process.stderr.write(`convo-runner: ${message}\n`);
+	process.exitCode = 1;
+}
+
+/** What a command's work gets: its context, --json, its positional arguments and its options. */
+export interface Run<O> {
+	context: RunnerContext;
+	io: Io;
+	args: string[];
+	options: O;
+}
+
+/**
+ * Adds --json to `command` (last, after its own options) and makes its action: a context opened
+ * (`withService`: also the Convo service, for commands that ask it), `work` run in it, its answer
+ * printed, the context closed, and any error reported the one way.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- commander's parsed options are untyped; each command reads its own
+export function runs<O extends { json?: boolean } = Record<string, any>>(command: Command, work: (run: Run<O>) => Promise<Answer | void>, settings: { withService?: boolean } = {}): Command {
+	return command.addOption(new Option('--json', 'print one JSON document on stdout')).action(async (...params: unknown[]) => {
+		// commander calls an action with the positional arguments, then the options, then the command.
+		const options = params.at(-2) as O;
+		const args = params.slice(0, -2) as string[];
+		const io = { json: Boolean(options.json) };
+		let context: RunnerContext | undefined;
+		try {
+			const config = loadConfig();
+			context = await openContext(config, createLogger(config.LOG_LEVEL), { withService: settings.withService ?? false, client: { waitMs: CLIENT_READY_MS } });
+			const result = await work({ context, io, args, options });
+			if (result) print(io, result.value, result.text);
+		} catch (error) {
+			fail(io, error);
+		} finally {
+			if (context) await closeContext(context);
+		}
+	});
+}

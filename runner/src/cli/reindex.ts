@@ -1,0 +1,89 @@
+/** `reindex run|status|report|list|unschedule`: keep a search collection in sync with a feed. */
+import { Option, type Command } from 'commander';
+
+import * as core from '../core';
+import { answer, runs } from './command';
+import { followReindex } from './follow';
+
+function describeRun(status: core.ReindexOverview): string {
+	const c = status.counts;
+	return [
+		`${status.id}: ${status.state} | collection ${status.collection} | read ${c.read}, unchanged ${c.unchanged}, created ${c.created}, updated ${c.updated}, deactivated ${c.deactivated}, rejected ${c.rejected}, failed ${c.failed}`,
+		...(status.mismatched > 0 ? [`  ${status.mismatched} answers other than expected (reindex report ${status.id})`] : []),
+		...(status.deactivation ? [`  deactivation ${status.deactivation}`] : []),
+		...(status.last_error ? [`  ${status.last_error}`] : []),
+	].join('\n');
+}
+
+export function addReindexCommands(program: Command): void {
+	const reindex = program.command('reindex').description('keep a search collection in sync with a feed, sending only what changed');
+
+	runs(
+		reindex
+			.command('run')
+			.description('store a reindex run and print its id; the runner processes do the work')
+			.requiredOption('--collection <id>', 'search collection id (UUID)')
+			.requiredOption('--source <path-or-url>', 'the feed: a file or an http(s) URL')
+			.addOption(new Option('--format <format>', 'format of the feed (default: from the name)').choices(['json', 'ndjson', 'csv']))
+			.requiredOption('--id-field <field>', "the field holding each item's id (external_id)")
+			.option('--embedding-json <file>', 'a JSON object sent as embedding_json with every item')
+			.option('--deactivate-missing', 'after a complete read, deactivate the items the feed no longer holds')
+			.option('--force', 'upsert every item, changed or not')
+			.option('--rate <n>', `upserts per second (default ${core.DEFAULT_REINDEX_RATE})`, (value) => Number(value))
+			.option('--cron <expr>', 'repeat on this cron pattern; each run re-reads the feed')
+			.option('--tz <zone>', 'time zone of --cron (IANA name, default UTC)')
+			.option('--wait', 'follow the run until it settles'),
+		async ({ context, io, options }) => {
+			const created = await core.createReindex(context, {
+				collection: options.collection,
+				source: options.source,
+				format: options.format,
+				idField: options.idField,
+				embeddingJson: options.embeddingJson,
+				deactivateMissing: Boolean(options.deactivateMissing),
+				force: Boolean(options.force),
+				rate: options.rate,
+				cron: options.cron,
+				tz: options.tz,
+			});
+			if (created.kind === 'schedule') {
+				return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a run of its own (reindex list)`);
+			}
+			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY);
+			const overview = shouldFollow ? await followReindex(context, created.status.id) : created.status;
+			// A followed run that did not complete is not a success, though its status is printed.
+			if (shouldFollow && overview.state !== 'completed') process.exitCode = 1;
+			return answer(core.reindexStatusOf(overview), () => describeRun(overview));
+		},
+	);
+
+	runs(reindex.command('status <id>').description('state, counts, current rate and ETA of a run').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
+		const overview = options.wait ? await followReindex(context, id) : await core.reindexOverview(context, id);
+		return answer(core.reindexStatusOf(overview), () => describeRun(overview));
+	});
+
+	runs(reindex.command('report <id>').description('counts, what became of --deactivate-missing and why, rejected rows, failures, mismatches'), async ({ context, args: [id] }) => {
+		const report = await core.reindexReport(context, id);
+		return answer(report, () =>
+			[
+				describeRun(report),
+				...report.rejected_rows.map((row) => `  rejected: line ${row.line} ${row.reason}`),
+				...report.failures.map((row) => `  failed: ${row.external_id}${row.line ? ` (line ${row.line})` : ''}: ${row.error}`),
+				...report.mismatches.map((row) => `  mismatch: ${row.external_id}: expected ${row.expected}, the service said ${row.got}`),
+				...report.foreign_items.map((external) => `  at the service, never sent by the runner (left alone): ${external}`),
+				...(report.notes_truncated ? ['  (only the first notes of each kind are kept)'] : []),
+			].join('\n'),
+		);
+	});
+
+	runs(reindex.command('list').description('reindex runs, newest first, and cron schedules'), async ({ context }) => {
+		const runList = await core.listReindexRuns(context);
+		const schedules = await core.listReindexSchedules(context);
+		return answer({ runs: runList, schedules }, () => [...schedules.map((s) => `schedule ${s.id}: ${s.cron} (${s.tz}) ${s.settings.source} -> ${s.settings.collection}`), ...runList.map(describeRun)].join('\n') || 'no reindex runs');
+	});
+
+	runs(reindex.command('unschedule <schedule-id>').description('stop a cron schedule (its past runs stay)'), async ({ context, args: [id] }) => {
+		if (!(await core.removeReindexSchedule(context, id))) throw new core.UserError(`No reindex schedule with id ${id}`);
+		return answer({ id, removed: true }, () => `${id}: removed`);
+	});
+}

@@ -1,11 +1,11 @@
 /**
  * The service state: businesses and everything they own, kept in memory and indexed the ways the
  * endpoints look things up, so a lookup costs the same with ten contacts or a million (the
- * runner's benchmarks send 100,000 templates to as many recipients). `reset()` restores the fixture.
+ * runner's benchmarks send 100,000 templates to as many recipients). `reset()` restores the fixture
+ * (seeded by seed.ts through the add* methods).
  */
 import type { Clock } from './clock';
-import { businessSeeds, FIXTURE_TIMES, type BusinessSeed } from './fixture';
-import { newUuid, stableUuid } from './ids';
+import { newUuid } from './ids';
 import type {
 	AgentRecord,
 	Business,
@@ -17,6 +17,7 @@ import type {
 	SearchItem,
 	Template,
 } from './model';
+import { seedFixture } from './seed';
 
 interface NewMessage {
 	business: Business;
@@ -84,7 +85,7 @@ export class Store {
 		]) {
 			map.clear();
 		}
-		for (const seed of businessSeeds()) this.seed(seed);
+		seedFixture(this);
 	}
 
 	businessByToken(token: string): Business | undefined {
@@ -151,14 +152,21 @@ export class Store {
 		});
 	}
 
-	private addContact(contact: Contact): Contact {
+	addBusiness(business: Business): Business {
+		this.businesses.push(business);
+		this.byToken.set(business.accessToken, business);
+		this.byApiKey.set(business.apiKey, business);
+		return business;
+	}
+
+	addContact(contact: Contact): Contact {
 		this.contacts.set(contact.uuid, contact);
 		this.contactsByPhone.set(phoneKey(contact.businessId, contact.phoneNumber.slice(1)), contact);
 		appendTo(this.contactsByBusiness, contact.businessId, contact);
 		return contact;
 	}
 
-	private addConversation(conversation: Conversation): Conversation {
+	addConversation(conversation: Conversation): Conversation {
 		this.conversations.set(conversation.id, conversation);
 		appendTo(this.conversationsByContact, conversation.contactUuid, conversation);
 		return conversation;
@@ -209,118 +217,6 @@ export class Store {
 		return undefined;
 	}
 
-	private seed(seed: BusinessSeed): void {
-		const now = this.clock.now();
-		const business: Business = {
-			id: seed.id,
-			name: seed.name,
-			accessToken: seed.accessToken,
-			apiKey: seed.apiKey,
-			channelUuid: seed.channelUuid,
-			phoneNumbers: [...seed.phoneNumbers],
-			users: [...seed.users],
-			teams: [...seed.teams],
-			fieldKeys: [...seed.fieldKeys],
-		};
-		this.businesses.push(business);
-		this.byToken.set(business.accessToken, business);
-		this.byApiKey.set(business.apiKey, business);
-		for (const template of seed.templates) {
-			this.templates.set(template.id, {
-				...template,
-				businessId: business.id,
-				body: seed.templateBodies[template.name],
-				variables: [...template.variables],
-				buttons: template.buttons.map((button) => ({ ...button })),
-			});
-		}
-		for (const collection of seed.collections) {
-			this.collections.set(collection.id, { ...collection, businessId: business.id, embedding_fields: [...collection.embedding_fields] });
-			const at = new Date(now - 7 * FIXTURE_TIMES.DAY).toISOString();
-			const item: SearchItem = {
-				id: stableUuid(`${collection.id}:item:sku-1`),
-				collection_id: collection.id,
-				external_id: 'sku-1',
-				payload: { title: 'House blend', description: 'Medium roast', price: 12.5 },
-				embedding_json: { title: 'House blend', description: 'Medium roast' },
-				is_active: true,
-				created_at: at,
-				updated_at: at,
-			};
-			this.items.set(collection.id, new Map([[item.external_id, item]]));
-		}
-		const businessNumber = business.phoneNumbers[0];
-		for (const person of seed.contacts) {
-			const createdMs = now - 30 * FIXTURE_TIMES.DAY;
-			const contact = this.addContact({
-				uuid: person.uuid,
-				businessId: business.id,
-				name: person.name,
-				phoneNumber: person.phoneNumber,
-				avatarUrl: null,
-				createdAt: new Date(createdMs).toISOString(),
-				source: 'whatsapp',
-				tags: [...person.tags],
-				assignedUser: null,
-				customFields: structuredClone(person.customFields),
-				undeliverable: person.undeliverable,
-			});
-			this.addConversation({
-				id: stableUuid(`${contact.uuid}:conversation`),
-				businessId: business.id,
-				contactUuid: contact.uuid,
-				platform: 'whatsapp',
-				createdAt: new Date(createdMs).toISOString(),
-				closedAt: null,
-				tags: [...contact.tags],
-				agentId: null,
-				assignedUser: null,
-				teamUuid: null,
-			});
-			const digits = contact.phoneNumber.slice(1);
-			const inboundAt = now - person.lastInboundAgoMs;
-			const history: Array<[number, 'inbound' | 'outbound', string]> = [
-				[inboundAt - 2 * FIXTURE_TIMES.HOUR, 'outbound', `Welcome to ${business.name}!`],
-				[inboundAt, 'inbound', 'Hi, where is my order?'],
-				[inboundAt + 5 * 60 * 1000, 'outbound', 'It left our warehouse this morning.'],
-			];
-			history.forEach(([atMs, direction, text], index) => {
-				this.addMessage({
-					business,
-					contact,
-					direction,
-					origin: direction === 'inbound' ? 'inbound' : 'fixture',
-					from: direction === 'inbound' ? digits : businessNumber,
-					to: direction === 'inbound' ? businessNumber : digits,
-					text,
-					atMs,
-					uuid: stableUuid(`${contact.uuid}:message:${index}`),
-				});
-			});
-		}
-		for (const agent of seed.agents) {
-			const at = new Date(now - 14 * FIXTURE_TIMES.DAY).toISOString();
-			this.agents.set(agent.id, {
-				id: agent.id,
-				businessId: business.id,
-				fields: {
-					name: agent.name,
-					type: 'BASIC',
-					system_prompt: `You answer customer questions for ${business.name}.`,
-					prompt_config: { tone_prompt: 'Friendly and brief' },
-					tools: { handoff_to_human_control: { enabled: true, instructions: 'Hand over when the customer asks for a person.' } },
-					data: {},
-					activation_rules: { always_on: true },
-					follow_up_settings: { enabled: false },
-					inactivity_run_settings: { enabled: false },
-					provider: 'openai',
-					model: 'gpt-4o-mini',
-					created_at: at,
-					updated_at: at,
-				},
-			});
-		}
-	}
 }
 
 const phoneKey = (businessId: string, digits: string) => `${businessId} ${digits}`;

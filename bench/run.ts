@@ -11,7 +11,7 @@
  */
 import { Redis } from 'ioredis';
 
-import { startPrivateRedis } from '../runner/src/redis';
+import { startPrivateRedis } from '../runner/src/devRedis';
 import { benchCampaigns } from './campaigns.bench';
 import { describeMachine, printTable, QUICK, writeResult, type BenchResult } from './lib/common';
 import { writeDocs } from './lib/docs';

@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
-import { freePort } from '../runner/src/redis';
+import { freePort } from '../runner/src/devRedis';
 import type { RunningSandbox } from '../sandbox/src';
 import { positionalTemplate, waitFor } from '../test/runner/support';
 import type { CampaignScenarioResult } from './campaigns.bench';

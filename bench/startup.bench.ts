@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { freePort } from '../runner/src/redis';
+import { freePort } from '../runner/src/devRedis';
 import { startRunnerUnderTest, waitFor } from '../test/runner/support';
 import { ROOT, round, size, sleep, type BenchResult, type Figure } from './lib/common';
 

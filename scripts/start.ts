@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { startSandbox } from '../sandbox/src';
-import { startPrivateRedis } from '../runner/src/redis';
+import { startPrivateRedis } from '../runner/src/devRedis';
 
 const root = join(__dirname, '..');
 const bin = join(root, 'runner', 'bin', 'convo-runner.mjs');

@@ -1,14 +1,8 @@
 /**
  * Redis connections: one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES), with the
- * settings BullMQ needs; the start-up check of what the guarantees need from it; and a throwaway
- * redis-server child on a free port (`start --dev-redis`, `npm start`, the tests).
+ * settings BullMQ needs; the start-up check of what the guarantees need from it; Lua scripts.
+ * The throwaway redis-server for development and tests is devRedis.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 import type { Logger } from './log';
@@ -149,68 +143,6 @@ export async function checkRedis(connection: RedisConnection, log: Logger, optio
 		log.warn({ appendonly: 'unknown' }, risk);
 	}
 	if (withoutAof.length === 0 && unchecked.length === 0) log.info({ appendonly: 'yes', appendfsync: [...fsync].join(',') }, 'Redis keeps an append-only file');
-}
-
-export async function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = createServer();
-		server.once('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const { port } = server.address() as { port: number };
-			server.close(() => resolve(port));
-		});
-	});
-}
-
-export interface PrivateRedis {
-	url: string;
-	process: ChildProcess;
-	stop(): Promise<void>;
-}
-
-/**
- * Starts redis-server on loopback in a temporary folder; `extraArgs` e.g. AOF settings. A given
- * `port` and `dir` start it again where it was (a restart that finds its AOF).
- */
-export async function startPrivateRedis(extraArgs: string[] = [], dir?: string, port?: number): Promise<PrivateRedis> {
-	port ??= await freePort();
-	const workDir = dir ?? mkdtempSync(join(tmpdir(), 'convo-redis-'));
-	const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', workDir, '--maxmemory-policy', 'noeviction', ...extraArgs], {
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	let output = '';
-	child.stdout?.on('data', (chunk) => (output += String(chunk)));
-	child.stderr?.on('data', (chunk) => (output += String(chunk)));
-	await new Promise<void>((resolve, reject) => {
-		child.once('error', (error: NodeJS.ErrnoException) =>
-			reject(
-				error.code === 'ENOENT'
-					? new Error('no redis-server is on PATH to start a throwaway Redis: install Redis (e.g. apt-get install redis-server) or set REDIS_URL to a Redis of your own')
-					: error,
-			),
-		);
-		child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output.slice(-500)}`)));
-		const started = Date.now();
-		const poll = setInterval(() => {
-			if (/Ready to accept connections/.test(output)) {
-				clearInterval(poll);
-				resolve();
-			} else if (Date.now() - started > 10_000) {
-				clearInterval(poll);
-				reject(new Error(`redis-server did not start within 10 s: ${output.slice(-500)}`));
-			}
-		}, 20);
-	});
-	child.removeAllListeners('exit');
-	const stop = async () => {
-		if (child.exitCode === null && child.signalCode === null) {
-			const exited = new Promise((resolve) => child.once('exit', resolve));
-			child.kill('SIGTERM');
-			await exited;
-		}
-		if (!dir) rmSync(workDir, { recursive: true, force: true });
-	};
-	return { url: `redis://127.0.0.1:${port}`, process: child, stop };
 }
 
 /**

@@ -63,7 +63,8 @@ export async function openContext(config: RunnerConfig, log: Logger, options: { 
 
 // What a command that runs (or briefly uses) a runner process needs of Redis: checking it before
 // the workers start, a throwaway one for --dev-redis, and telling an outage from other errors.
-export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable, startPrivateRedis } from './redis';
+export { startPrivateRedis } from './devRedis';
+export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable } from './redis';
 
 /** Whether Redis answers a PING within `ms`: the readiness probe's question, never thrown. */
 export async function redisAnswers(context: RunnerContext, ms: number): Promise<boolean> {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 
-import { freePort } from '../../runner/src/redis';
+import { freePort } from '../../runner/src/devRedis';
 import { runCli, waitFor, useRunnerUnderTest, type SpawnedRunner } from './support';
 
 jest.setTimeout(120_000);

@@ -17,7 +17,7 @@ import type { RunnerEvent } from 'convo-contract';
 import { collectionOf, feedText, freshCollection, products, range, sandboxCounts, clearSandboxCounts, UPSERT } from './reindexSupport';
 import { loadConfig } from '../../runner/src/config';
 import { Outbound } from '../../runner/src/net/outbound';
-import { freePort } from '../../runner/src/redis';
+import { freePort } from '../../runner/src/devRedis';
 import { dumpKeys, positionalTemplate, runCli, startApi, templateSends, uniquePrefix, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(240_000);

@@ -5,7 +5,7 @@
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
-import { freePort, startPrivateRedis } from '../../runner/src/redis';
+import { freePort, startPrivateRedis } from '../../runner/src/devRedis';
 import { positionalTemplate, spawnRunner, templateSends, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 import { readFileSync } from 'node:fs';
 

@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 
 import { campaignStatus, createCampaign } from '../../runner/src/core';
-import { startPrivateRedis } from '../../runner/src/redis';
+import { startPrivateRedis } from '../../runner/src/devRedis';
 import { positionalTemplate, runCli, spawnRunner, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(120_000);

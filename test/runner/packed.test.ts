@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { RunningSandbox } from '../../sandbox/src';
-import { freePort } from '../../runner/src/redis';
+import { freePort } from '../../runner/src/devRedis';
 import { positionalTemplate, startSandboxProcess, templateSends, uniquePrefix, useRedisServer, waitFor } from './support';
 
 jest.setTimeout(240_000);

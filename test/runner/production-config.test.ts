@@ -15,7 +15,8 @@ import pino from 'pino';
 
 import { ConfigError, loadConfig, SECRET_SETTINGS } from '../../runner/src/config';
 import { createLogger } from '../../runner/src/log';
-import { checkRedis, connect, freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
+import { checkRedis, connect } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
 import { positionalTemplate, runCli, spawnRunner, startRedisCluster, startSandboxProcess, templateSends, uniquePrefix, waitFor, type SpawnedRunner } from './support';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { loadConfig } from '../../runner/src/config';
 import { createLogger } from '../../runner/src/log';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { closeContext, openContext } from '../../runner/src/runtime';
 import { positionalTemplate, runCli, spawnRunner, startSandboxProcess, templateSends, uniquePrefix, waitFor, type SpawnedRunner } from './support';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { campaignStatus, createCampaign } from '../../runner/src/core';
-import { startPrivateRedis, type PrivateRedis } from '../../runner/src/redis';
+import { startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { dumpKeys, expectNoSecret, expectReportMatchesLog, positionalTemplate, report, startRunnerUnderTest, templateSends, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
 
 jest.setTimeout(240_000);

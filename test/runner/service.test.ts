@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { classify, classifyNetworkError, ConvoService } from '../../runner/src/service';
-import { freePort } from '../../runner/src/redis';
+import { freePort } from '../../runner/src/devRedis';
 
 const stopOn = { 401: 'the API key was refused: check CONVO_API_KEY', 403: 'the template belongs to another business' };
 const body = (message: string) => ({ status: 0, code: 'x', message });

@@ -95,7 +95,36 @@ const settings = () => ({ template_id: positionalTemplate(runner.business).id, f
 const phonesOf = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `4915${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`);
 const rowsOf = (phones: string[]) => phones.map((phone) => ({ phone, 1: 'Ana', 2: 'order' }));
 const about = (receiver: Receiver, type: string, subject: string) => receiver.attempts.filter((attempt) => attempt.event.type === type && attempt.event.data.id === subject);
-const settle = () => new Promise((resolve) => setTimeout(resolve, 4000));
+/**
+ * One feeder tick (queues.ts, FEED_EVERY_MS): the only fixed wait left in settle(), see there.
+ */
+const QUIET_MS = 1000;
+
+/**
+ * Waits until nothing more can arrive, so "exactly one" is proven rather than hoped. The outbox is
+ * read first: the dispatcher queues an event's deliveries before trimming it from the outbox, so
+ * once the outbox is empty every event emitted so far is a delivery job, and an events queue with
+ * none waiting, delayed (a retry's backoff, a webhook busy with another delivery) or active has made
+ * every attempt it will make; a receiver records an attempt before it answers, so before the job
+ * ends. Before that, one bounded wait of one feeder tick: a transition that wrongly emits again
+ * after the one observed (an in-flight send settling after a cancel or a pause, a refused job of a
+ * stopped campaign, the other process settling its last claim) does so within a send's round trip,
+ * well inside a tick, and is then in the outbox the drain waits on.
+ */
+async function settle(): Promise<void> {
+	await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+	const { redis, keys, queues } = runner.context;
+	await waitFor(
+		'every event emitted so far to be delivered',
+		async () => {
+			if ((await redis.llen(keys.webhooks.outbox)) > 0) return false;
+			const counts = await queues.events.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
+			return Object.values(counts).every((count) => count === 0);
+		},
+		30_000,
+		100,
+	);
+}
 
 async function campaign(phones: string[], extra: Record<string, unknown> = {}): Promise<string> {
 	const created = await call('POST', '/api/campaigns', { ...settings(), rate: 100, recipients: rowsOf(phones), ...extra });
@@ -250,7 +279,8 @@ test('DELETE stops deliveries, retries already queued included', async () => {
 	const id = await campaign(phonesOf(2, 6));
 	await waitFor('the remaining webhook to get it', async () => about(main, 'campaign.finished', id)[0], 60_000);
 	await waitFor('the leaving receiver to be tried', async () => about(leaving, 'campaign.finished', id)[0], 30_000);
-	await new Promise((resolve) => setTimeout(resolve, 8000));
+	// Its retry (1 s of backoff) is a delayed job until it is made: settle() waits for it to be dropped.
+	await settle();
 	expect(flaky.attempts.length).toBe(before);
 	expect(about(leaving, 'campaign.finished', id)).toHaveLength(1);
 	expect(logLines().some((line) => line.webhook === leaving.webhookId && line.msg === 'webhook delivery dropped: the webhook was removed')).toBe(true);

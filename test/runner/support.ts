@@ -240,6 +240,28 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 	}
 }
 
+/**
+ * Waits until every webhook event emitted so far has had every delivery attempt it will get: the
+ * wait that proves "nothing more arrives" without a fixed sleep. The outbox is read first: the
+ * dispatcher queues an event's deliveries before trimming it from the outbox, so once the outbox is
+ * empty every earlier event is a delivery job, and an events queue with none waiting, delayed (a
+ * retry's backoff, a webhook busy with another delivery) or active has made all its attempts.
+ * A test receiver records an attempt before it answers, so before the job ends.
+ */
+export async function waitForEventsDelivered(context: RunnerContext, timeoutMs = 30_000): Promise<void> {
+	const { redis, keys, queues } = context;
+	await waitFor(
+		'every webhook event emitted so far to be delivered',
+		async () => {
+			if ((await redis.llen(keys.webhooks.outbox)) > 0) return false;
+			const counts = await queues.events.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
+			return Object.values(counts).every((count) => count === 0);
+		},
+		timeoutMs,
+		100,
+	);
+}
+
 export interface SandboxMessage {
 	uuid: string;
 	to: string;

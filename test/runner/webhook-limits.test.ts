@@ -9,7 +9,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
-import { positionalTemplate, scanKeys, startApi, useRunnerUnderTest, waitFor } from './support';
+import { positionalTemplate, scanKeys, startApi, useRunnerUnderTest, waitFor, waitForEventsDelivered } from './support';
 
 jest.setTimeout(240_000);
 
@@ -138,7 +138,11 @@ test('a receiver that fails 3 attempts in a row (RUNNER_WEBHOOK_DISABLE_AFTER=3)
 	const other = await registered();
 	const third = await finishedCampaign();
 	await waitFor('another receiver to get the third event', async () => arrivalOf(other, third), 30_000);
-	await new Promise((resolve) => setTimeout(resolve, 6000));
+	// Instead of a fixed wait: once the second campaign has completed (its event is emitted with the
+	// state change) and every event is delivered, a retry of the first event (the 4th attempt would
+	// come 4 s after the 3rd) or a delivery of the second would have reached the receiver.
+	await waitFor('the second campaign to complete', async () => (await call('GET', `/api/campaigns/${second}`)).json.state === 'completed', 30_000);
+	await waitForEventsDelivered(runner.context);
 	expect(failing.arrivals.length).toBe(before);
 	expect(arrivalOf(failing, second)).toBeUndefined();
 

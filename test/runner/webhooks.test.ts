@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from 'convo-contract';
 import { cancel, pauseCampaign } from '../../runner/src/core';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
-import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor } from './support';
+import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered } from './support';
 
 jest.setTimeout(240_000);
 
@@ -96,34 +96,16 @@ const phonesOf = (n: number, seed: number) => Array.from({ length: n }, (_, i) =
 const rowsOf = (phones: string[]) => phones.map((phone) => ({ phone, 1: 'Ana', 2: 'order' }));
 const about = (receiver: Receiver, type: string, subject: string) => receiver.attempts.filter((attempt) => attempt.event.type === type && attempt.event.data.id === subject);
 /**
- * One feeder tick (queues.ts, FEED_EVERY_MS): the only fixed wait left in settle(), see there.
- */
-const QUIET_MS = 1000;
-
-/**
- * Waits until nothing more can arrive, so "exactly one" is proven rather than hoped. The outbox is
- * read first: the dispatcher queues an event's deliveries before trimming it from the outbox, so
- * once the outbox is empty every event emitted so far is a delivery job, and an events queue with
- * none waiting, delayed (a retry's backoff, a webhook busy with another delivery) or active has made
- * every attempt it will make; a receiver records an attempt before it answers, so before the job
- * ends. Before that, one bounded wait of one feeder tick: a transition that wrongly emits again
+ * Waits until nothing more can arrive, so "exactly one" is proven rather than hoped: every event
+ * emitted so far delivered, retries included (waitForEventsDelivered). Before that, the one bounded
+ * wait left, one feeder tick (FEED_EVERY_MS in queues.ts): a transition that wrongly emits again
  * after the one observed (an in-flight send settling after a cancel or a pause, a refused job of a
  * stopped campaign, the other process settling its last claim) does so within a send's round trip,
  * well inside a tick, and is then in the outbox the drain waits on.
  */
 async function settle(): Promise<void> {
-	await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
-	const { redis, keys, queues } = runner.context;
-	await waitFor(
-		'every event emitted so far to be delivered',
-		async () => {
-			if ((await redis.llen(keys.webhooks.outbox)) > 0) return false;
-			const counts = await queues.events.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
-			return Object.values(counts).every((count) => count === 0);
-		},
-		30_000,
-		100,
-	);
+	await new Promise((resolve) => setTimeout(resolve, 1000));
+	await waitForEventsDelivered(runner.context);
 }
 
 async function campaign(phones: string[], extra: Record<string, unknown> = {}): Promise<string> {

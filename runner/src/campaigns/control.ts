@@ -8,6 +8,7 @@ import { RATE_BOUNDS } from 'convo-contract';
 
 import type { Outcome } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
+import { jobBackoff } from '../queues';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';
 
@@ -135,7 +136,7 @@ const COMMIT_GRACE_MS = 2_000;
  * staged rows live (15 min): a start job that finds no campaign looks again, 2 s doubling over 10
  * tries (about 17 min in all), so a late commit is still started and a create that died is given up.
  */
-const COMMIT_WAIT = { attempts: 10, backoff: { type: 'exponential', delay: COMMIT_GRACE_MS } };
+const COMMIT_WAIT = { attempts: 10, backoff: jobBackoff('commitWait') };
 
 /** A start job that found no campaign: BullMQ tries it again (COMMIT_WAIT). */
 class CampaignNotCommitted extends Error {}

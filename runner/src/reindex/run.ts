@@ -35,9 +35,8 @@ const CALL_BACKOFF = { firstMs: 500, maxMs: 10_000 };
 /** Upserts run many at once: each wait is up to half shorter at random, so they do not come back together. */
 const UPSERT_BACKOFF = { ...CALL_BACKOFF, jitter: 0.5 };
 
-/** Answers that no item of the run can get past. */
+/** Answers that no item of the run can get past (besides 401, which stops every call: service.ts). */
 const STOP_ON: Record<number, string> = {
-	401: 'the API key was refused: check CONVO_API_KEY',
 	403: 'the collection belongs to another business',
 	404: 'the service knows no such collection',
 };

@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import { ConflictError, UserError, type RunnerContext } from './context';
+import { checkCronSettings } from './cronSchedules';
 import { IDEMPOTENCY_SECONDS } from './keys';
 import { luaScript } from './redis';
 import type { SourceRecord } from './source';
@@ -59,7 +60,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	if (!parsed.success) throw new UserError(settingsError(parsed.error, names));
 	const settings = parsed.data;
 	if (settings.cron && settings.at) throw new UserError(`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`);
-	if (settings.tz && !settings.cron) throw new UserError(`${names.tz} goes with ${names.cron}`);
+	checkCronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const common = { templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format };
 	return { settings, common };
@@ -82,7 +83,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 		} catch (error) {
 			throw error instanceof SealError ? new UserError(error.message) : error;
 		}
-		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, cron: settings.cron, tz: settings.tz ?? 'UTC' });
+		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, cron: settings.cron, tz: settings.tz ?? 'UTC' }, names);
 		context.log.info({ schedule: schedule.id, cron: schedule.cron, tz: schedule.tz }, 'campaign schedule created');
 		return { kind: 'schedule', schedule: scheduleView(schedule) };
 	}

@@ -12,7 +12,8 @@ import { DEFAULT_REINDEX_RATE, RATE_BOUNDS } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import { ConflictError, FieldError, type RunnerContext } from '../context';
-import { checkQueuedRuns, release, takeReindexSchedulePlace } from '../limits';
+import { checkCronSettings, startCronSchedule, stopCronSchedule, type ScheduleKind } from '../cronSchedules';
+import { checkQueuedRuns } from '../limits';
 import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
 import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep, SourceError } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
@@ -114,7 +115,7 @@ async function reindexSettings(context: RunnerContext, raw: ReindexInput, client
 			throw error;
 		}
 	}
-	if (given.tz && !given.cron) throw new FieldError(`${names.tz} goes with ${names.cron}`, names.tz);
+	checkCronSettings(given, names);
 	let format;
 	try {
 		format = formatOf(given.source, given.format, names.format);
@@ -150,6 +151,10 @@ export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'sche
 
 const reindexSchedulerId = (id: string) => `reindex-${id}`;
 
+function reindexSchedules(context: RunnerContext): ScheduleKind {
+	return { queue: context.queues.reindex, list: context.keys.reindex.schedules, max: context.config.RUNNER_MAX_REINDEX_SCHEDULES, what: 'reindex schedules', maxSetting: 'RUNNER_MAX_REINDEX_SCHEDULES' };
+}
+
 export async function createReindex(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<ReindexAnswer> {
 	const { cron, tz, ...given } = await reindexSettings(context, raw, client);
 	const { names } = client;
@@ -166,19 +171,8 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput, c
 	const settings: RunSettings = { ...given, source: stored.source, sealedSource: stored.sealed };
 	if (cron) {
 		const schedule: ReindexSchedule = { id: newId('s'), cron, tz: tz ?? 'UTC', settings, createdAt: Date.now() };
-		await takeReindexSchedulePlace(context, schedule.id, schedule.createdAt);
-		try {
-			await context.queues.reindex.upsertJobScheduler(
-				reindexSchedulerId(schedule.id),
-				{ pattern: cron, tz: schedule.tz },
-				{ name: 'scheduled', data: { schedule: schedule.id }, opts: { removeOnComplete: true, removeOnFail: 50 } },
-			);
-		} catch (error) {
-			await release(context, keys.reindex.schedules, schedule.id);
-			throw new FieldError(`${names.cron} "${cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`, names.cron);
-		}
+		await startCronSchedule(context, reindexSchedules(context), schedule, { id: reindexSchedulerId(schedule.id), job: 'scheduled', data: { schedule: schedule.id } }, names);
 		await redis.set(keys.reindex.schedule(schedule.id), JSON.stringify(schedule));
-		await redis.zadd(keys.reindex.schedules, schedule.createdAt, schedule.id);
 		context.log.info({ schedule: schedule.id, cron, tz: schedule.tz }, 'reindex schedule created');
 		return { kind: 'schedule', schedule: scheduleView(schedule) };
 	}
@@ -229,9 +223,7 @@ function scheduleView(schedule: ReindexSchedule): ReindexSchedule {
 
 export async function removeReindexSchedule(context: RunnerContext, id: string): Promise<boolean> {
 	if (!(await context.redis.get(context.keys.reindex.schedule(id)))) return false;
-	await context.queues.reindex.removeJobScheduler(reindexSchedulerId(id));
-	await context.redis.del(context.keys.reindex.schedule(id));
-	await context.redis.zrem(context.keys.reindex.schedules, id);
+	await stopCronSchedule(context, reindexSchedules(context), { id, record: context.keys.reindex.schedule(id) }, reindexSchedulerId(id));
 	return true;
 }
 

@@ -8,13 +8,14 @@ import { createHash, randomBytes } from 'node:crypto';
 
 import { ConflictError, UserError, type RunnerContext } from './context';
 import { checkCronSettings } from './cronSchedules';
+import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
 import { luaScript } from './redis';
 import type { SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { SealError, storedSource } from './net/urls';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
-import { CLI_NAMES, campaignSettings, settingsError, type CampaignSettings, type SettingNames } from './campaigns/schema';
+import { CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
 import { cancelCampaign, pauseCampaign, queueScheduledStart, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
@@ -57,7 +58,7 @@ export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule
 /** The settings of a create, checked; each error names the setting as the client calls it. */
 function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames) {
 	const parsed = campaignSettings.safeParse(input);
-	if (!parsed.success) throw new UserError(settingsError(parsed.error, names));
+	if (!parsed.success) throw settingsError(parsed.error, names);
 	const settings = parsed.data;
 	if (settings.cron && settings.at) throw new UserError(`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`);
 	checkCronSettings(settings, names);

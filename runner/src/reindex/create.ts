@@ -14,6 +14,7 @@ import { z } from 'zod/v4';
 import { ConflictError, FieldError, type RunnerContext } from '../context';
 import { checkCronSettings, startCronSchedule, stopCronSchedule, type ScheduleKind } from '../cronSchedules';
 import { checkQueuedRuns } from '../limits';
+import { settingsError } from '../settingNames';
 import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
 import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep, SourceError } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
@@ -51,7 +52,7 @@ const CLI_REINDEX: ReindexClient = { origin: 'cli', names: REINDEX_NAMES.cli };
 /** The control API's JSON fields; the Convo node maps them to its own parameters. */
 export const API_REINDEX: ReindexClient = { origin: 'api', names: REINDEX_NAMES.api };
 
-// Messages say the rule; the client's name of the setting is put in front (settingError).
+// Messages say the rule; the client's name of the setting is put in front (settingsError).
 const input = z.object({
 	collection: z.uuid({ error: 'must be the UUID of a search collection' }),
 	source: z.string({ error: 'is required' }).min(1, { error: 'must be a file path or an http(s) URL' }),
@@ -70,12 +71,6 @@ const input = z.object({
 	cron: z.string().optional(),
 	tz: z.string().optional(),
 });
-
-function settingError(error: z.ZodError, names: ReindexNames): FieldError {
-	const nameOf = (key: PropertyKey) => (key === 'embeddingJson' ? names.embedding : (names[key as keyof ReindexNames] ?? String(key)));
-	const field = nameOf(error.issues[0].path[0]);
-	return new FieldError(error.issues.map((issue) => `${nameOf(issue.path[0])} ${issue.message}`).join('; '), field);
-}
 
 /** The CLI's --embedding-json file. Its bytes are never quoted: a JSON error gives its rule's position only. */
 function readEmbedding(path: string, name: string): Record<string, unknown> {
@@ -104,7 +99,7 @@ function readEmbedding(path: string, name: string): Record<string, unknown> {
 async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { cron?: string; tz?: string }> {
 	const { names } = client;
 	const parsed = input.safeParse(raw);
-	if (!parsed.success) throw settingError(parsed.error, names);
+	if (!parsed.success) throw settingsError(parsed.error, { ...names, embeddingJson: names.embedding });
 	const given = parsed.data;
 	let source = given.source;
 	if (!isUrl(source)) {

@@ -12,20 +12,10 @@ import { jobBackoff } from '../queues';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';
 
-const SCAN_CHUNK = 1000;
-
-/** Walks the ledger in index order, a chunk at a time (memory stays flat for any campaign size). */
-export async function* ledgerChunks(context: RunnerContext, id: string, total: number) {
-	for (let from = 0; from < total; from += SCAN_CHUNK) {
-		const records = await context.ledger.read(id, from, Math.min(SCAN_CHUNK, total - from));
-		yield { from, records };
-	}
-}
-
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */
 async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: Outcome, to: Outcome, reason = ''): Promise<number> {
 	let moved = 0;
-	for await (const chunk of ledgerChunks(context, campaign.id, campaign.total)) {
+	for await (const chunk of context.ledger.walk(campaign.id, campaign.total)) {
 		const indexes = chunk.records.flatMap((record, i) => (record?.outcome === from ? [chunk.from + i] : []));
 		moved += await context.ledger.moveMany(campaign.id, from, to, indexes, reason);
 	}

@@ -1,8 +1,10 @@
 import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, IN8nHttpFullResponse, IWebhookFunctions, JsonObject } from 'n8n-workflow';
-import { NodeApiError, sleep } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
 
-import { retryDelay, RUNNER_ROUTES, runnerPath, type RequestFailure, type RetryState, type RUNNER_ANSWERS } from 'convo-contract';
+import { RUNNER_ROUTES, runnerPath, type RUNNER_ANSWERS } from 'convo-contract';
 import type { z } from 'zod/v4';
+
+import { sendWithRetries } from './retries';
 
 /** The credential of the runner's control API (credentials/ConvoRunnerApi.credentials.ts). */
 export const RUNNER_CREDENTIAL = 'convoRunnerApi';
@@ -26,15 +28,6 @@ export interface RunnerCall {
 /** The runner's base URL as users type it: a trailing slash or a typed `/api` is removed. */
 export function runnerRoot(url: unknown): string {
 	return String(url ?? '').trim().replace(/(\/+(api)?)+$/, '');
-}
-
-/** The system error code of a failed connection, wherever n8n's wrapping put it. */
-function connectionErrorCode(error: unknown): string | undefined {
-	for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 5; depth++) {
-		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
-		current = current.cause as typeof current;
-	}
-	return undefined;
 }
 
 /** What the user should do about an error answer of the runner. */
@@ -69,12 +62,10 @@ function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelO
 export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions, call: RunnerCall): Promise<{ statusCode: number; body: unknown }> {
 	const credentials = await this.getCredentials(RUNNER_CREDENTIAL, call.itemIndex ?? 0);
 	const url = `${runnerRoot(credentials.runnerUrl)}${call.path}`;
-	const state: RetryState = { attempts: 0, rateLimited: 0, rateLimitWaitedMs: 0 };
-	for (;;) {
-		state.attempts++;
-		let response: IN8nHttpFullResponse;
-		try {
-			response = (await this.helpers.httpRequestWithAuthentication.call(this, RUNNER_CREDENTIAL, {
+	const settled = (statusCode: number) => statusCode < 400 || call.allowStatuses?.includes(statusCode) === true;
+	const last = await sendWithRetries(
+		async () =>
+			(await this.helpers.httpRequestWithAuthentication.call(this, RUNNER_CREDENTIAL, {
 				method: call.method,
 				url,
 				qs: call.qs,
@@ -83,42 +74,27 @@ export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | I
 				json: true,
 				returnFullResponse: true,
 				ignoreHttpStatusErrors: true,
-			})) as IN8nHttpFullResponse;
-		} catch (error) {
-			const delay = retryDelay({ kind: 'connection', code: connectionErrorCode(error) }, state);
-			if (delay !== undefined) {
-				await sleep(delay);
-				continue;
-			}
-			const reason = (error as Error).message;
-			throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
-				itemIndex: call.itemIndex,
-				message: `Could not reach the runner: ${reason}`,
-				description: `Check the Runner URL in the ${CREDENTIAL_NAME} credential and that convo-runner start serves its API (RUNNER_TOKEN set) where n8n can reach it.`,
-			});
-		}
-		const statusCode = response.statusCode;
-		if (statusCode < 400 || call.allowStatuses?.includes(statusCode)) return { statusCode, body: response.body };
-		const failure: RequestFailure = { kind: 'status', status: statusCode, retryAfter: response.headers?.['retry-after'] };
-		if (statusCode === 429) {
-			state.rateLimited++;
-			state.attempts--;
-		}
-		const delay = retryDelay(failure, state);
-		if (delay !== undefined) {
-			if (statusCode === 429) state.rateLimitWaitedMs += delay;
-			await sleep(delay);
-			continue;
-		}
-		const body = (response.body && typeof response.body === 'object' ? response.body : { body: response.body }) as IDataObject;
-		const explained = guidance(statusCode, body, call.labelOf);
-		throw new NodeApiError(this.getNode(), body as JsonObject, {
+			})) as IN8nHttpFullResponse,
+		settled,
+	);
+	if (last.kind === 'unreachable') {
+		const reason = (last.error as Error).message;
+		throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
 			itemIndex: call.itemIndex,
-			httpCode: String(statusCode),
-			message: explained.message,
-			description: explained.description,
+			message: `Could not reach the runner: ${reason}`,
+			description: `Check the Runner URL in the ${CREDENTIAL_NAME} credential and that convo-runner start serves its API (RUNNER_TOKEN set) where n8n can reach it.`,
 		});
 	}
+	const { statusCode, body: answer } = last.response;
+	if (settled(statusCode)) return { statusCode, body: answer };
+	const body = (answer && typeof answer === 'object' ? answer : { body: answer }) as IDataObject;
+	const explained = guidance(statusCode, body, call.labelOf);
+	throw new NodeApiError(this.getNode(), body as JsonObject, {
+		itemIndex: call.itemIndex,
+		httpCode: String(statusCode),
+		message: explained.message,
+		description: explained.description,
+	});
 }
 
 /** `runnerRequest` for routes whose answer is a JSON object. */

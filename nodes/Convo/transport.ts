@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, IN8nHttpFullResponse, JsonObject } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import {
 	APIS,
@@ -9,24 +9,13 @@ import {
 	explainServiceError,
 	repeatsItsEffect,
 	retryAfterMs,
-	retryDelay,
 	type Operation,
 	type OperationInput,
-	type RequestFailure,
-	type RetryState,
 	type WireRequest,
 } from 'convo-contract';
 import { acceptedAnswer, rememberAccepted, type SendIdentity } from './acceptedSends';
 import { labelledIssue, labelOfApiField } from './actions/fieldLabels';
-
-/** The system error code of a failed connection (ECONNREFUSED, ...), wherever n8n's wrapping put it. */
-function connectionErrorCode(error: unknown): string | undefined {
-	for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 5; depth++) {
-		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
-		current = current.cause as typeof current;
-	}
-	return undefined;
-}
+import { sendWithRetries } from './retries';
 
 function contractFailure(this: IExecuteFunctions, error: ContractError, itemIndex: number): NodeOperationError {
 	const apiFields = error.issues.filter((issue) => issue.field !== '').map((issue) => `${issue.field} (${issue.location})`);
@@ -69,12 +58,9 @@ export async function convoRequest(
 	const remembered = identity && acceptedAnswer(identity, request, baseUrl);
 	if (remembered) return remembered;
 
-	const state: RetryState = { attempts: 0, rateLimited: 0, rateLimitWaitedMs: 0 };
-	for (;;) {
-		state.attempts++;
-		let response: IN8nHttpFullResponse;
-		try {
-			response = (await this.helpers.httpRequestWithAuthentication.call(this, api.credentialType, {
+	const last = await sendWithRetries(
+		async () =>
+			(await this.helpers.httpRequestWithAuthentication.call(this, api.credentialType, {
 				method: request.method,
 				url: `${apiRoot(operation.api, baseUrl)}${request.path}`,
 				qs: request.query,
@@ -82,52 +68,36 @@ export async function convoRequest(
 				json: true,
 				returnFullResponse: true,
 				ignoreHttpStatusErrors: true,
-			})) as IN8nHttpFullResponse;
-		} catch (error) {
-			const delay = retryDelay({ kind: 'connection', code: connectionErrorCode(error) }, state);
-			if (delay !== undefined) {
-				await sleep(delay);
-				continue;
-			}
-			// n8n hands back an error it already wrapped unchanged, so a fresh one carries our guidance;
-			// only the reason is kept, never the request (it holds the credential's header).
-			const reason = (error as Error).message;
-			throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
-				itemIndex,
-				message: `Could not reach the Convo service: ${reason}`,
-				description: `Check the URL in the ${api.credentialName} credential and that the service is reachable from n8n.`,
-			});
-		}
-
-		if (response.statusCode < 400) {
-			const answer = response.body as IDataObject;
-			if (identity) rememberAccepted(identity, request, baseUrl, answer);
-			return answer;
-		}
-		const failure: RequestFailure = { kind: 'status', status: response.statusCode, retryAfter: response.headers?.['retry-after'] };
-		if (response.statusCode === 429) {
-			state.rateLimited++;
-			// Waiting on a rate limit does not use up the tries kept for failures of the service.
-			state.attempts--;
-		}
-		const delay = retryDelay(failure, state);
-		if (delay !== undefined) {
-			if (response.statusCode === 429) state.rateLimitWaitedMs += delay;
-			await sleep(delay);
-			continue;
-		}
-		const retryAfter = retryAfterMs(failure.retryAfter);
-		const explained = explainServiceError(operation, response.statusCode, response.body, {
-			params: input.params,
-			retryAfterSeconds: retryAfter === undefined ? undefined : Math.ceil(retryAfter / 1000),
-			labelOf: (apiField) => labelOfApiField(this, apiField),
-		});
-		const body = response.body && typeof response.body === 'object' ? response.body : { body: response.body };
-		throw new NodeApiError(this.getNode(), body as JsonObject, {
+			})) as IN8nHttpFullResponse,
+		(statusCode) => statusCode < 400,
+	);
+	if (last.kind === 'unreachable') {
+		// n8n hands back an error it already wrapped unchanged, so a fresh one carries our guidance;
+		// only the reason is kept, never the request (it holds the credential's header).
+		const reason = (last.error as Error).message;
+		throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
 			itemIndex,
-			httpCode: String(response.statusCode),
-			message: explained.message,
-			description: explained.description,
+			message: `Could not reach the Convo service: ${reason}`,
+			description: `Check the URL in the ${api.credentialName} credential and that the service is reachable from n8n.`,
 		});
 	}
+	const { response } = last;
+	if (response.statusCode < 400) {
+		const answer = response.body as IDataObject;
+		if (identity) rememberAccepted(identity, request, baseUrl, answer);
+		return answer;
+	}
+	const retryAfter = retryAfterMs(response.headers?.['retry-after']);
+	const explained = explainServiceError(operation, response.statusCode, response.body, {
+		params: input.params,
+		retryAfterSeconds: retryAfter === undefined ? undefined : Math.ceil(retryAfter / 1000),
+		labelOf: (apiField) => labelOfApiField(this, apiField),
+	});
+	const body = response.body && typeof response.body === 'object' ? response.body : { body: response.body };
+	throw new NodeApiError(this.getNode(), body as JsonObject, {
+		itemIndex,
+		httpCode: String(response.statusCode),
+		message: explained.message,
+		description: explained.description,
+	});
 }

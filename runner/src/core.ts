@@ -7,13 +7,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import { ConflictError, UserError, type RunnerContext } from './context';
+import { checkCronSettings } from './cronSchedules';
+import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
 import { luaScript } from './redis';
 import type { SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { SealError, storedSource } from './net/urls';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
-import { CLI_NAMES, campaignSettings, settingsError, type CampaignSettings, type SettingNames } from './campaigns/schema';
+import { CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
 import { cancelCampaign, pauseCampaign, queueScheduledStart, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
@@ -56,10 +58,10 @@ export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule
 /** The settings of a create, checked; each error names the setting as the client calls it. */
 function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames) {
 	const parsed = campaignSettings.safeParse(input);
-	if (!parsed.success) throw new UserError(settingsError(parsed.error, names));
+	if (!parsed.success) throw settingsError(parsed.error, names);
 	const settings = parsed.data;
 	if (settings.cron && settings.at) throw new UserError(`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`);
-	if (settings.tz && !settings.cron) throw new UserError(`${names.tz} goes with ${names.cron}`);
+	checkCronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const common = { templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format };
 	return { settings, common };
@@ -82,7 +84,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 		} catch (error) {
 			throw error instanceof SealError ? new UserError(error.message) : error;
 		}
-		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, cron: settings.cron, tz: settings.tz ?? 'UTC' });
+		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, cron: settings.cron, tz: settings.tz ?? 'UTC' }, names);
 		context.log.info({ schedule: schedule.id, cron: schedule.cron, tz: schedule.tz }, 'campaign schedule created');
 		return { kind: 'schedule', schedule: scheduleView(schedule) };
 	}

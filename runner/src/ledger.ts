@@ -225,6 +225,9 @@ return moved
 
 type Reply = string | number;
 
+/** Records read together when a whole ledger is walked. */
+const WALK_CHUNK = 1000;
+
 export class Ledger {
 	constructor(
 		private readonly redis: RedisConnection,
@@ -281,5 +284,13 @@ export class Ledger {
 		const fields = Array.from({ length: count }, (_, i) => String(from + i));
 		const values = await this.redis.hmget(this.keys.ledger(id), ...fields);
 		return values.map((value) => (value === null ? undefined : decodeRecord(value)));
+	}
+
+	/**
+	 * The campaign's records from index `start` to `total`, in order, a chunk at a time: memory stays
+	 * flat for any campaign size. The one walk of a whole ledger (report, control, reconcile, sweep).
+	 */
+	async *walk(id: string, total: number, start = 0): AsyncGenerator<{ from: number; records: Array<LedgerRecord | undefined> }> {
+		for (let from = start; from < total; from += WALK_CHUNK) yield { from, records: await this.read(id, from, Math.min(WALK_CHUNK, total - from)) };
 	}
 }

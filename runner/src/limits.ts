@@ -79,9 +79,3 @@ export async function checkQueuedRuns(context: RunnerContext): Promise<void> {
 	if (waiting >= max) throw new LimitError(429, `${waiting} reindex runs are already waiting for a worker; at most ${max} may wait (RUNNER_MAX_QUEUED_RUNS): try again once some have started`);
 }
 
-/** A place among the reindex cron schedules (at most RUNNER_MAX_REINDEX_SCHEDULES), or 409. */
-export async function takeReindexSchedulePlace(context: RunnerContext, id: string, createdAt: number): Promise<void> {
-	const max = context.config.RUNNER_MAX_REINDEX_SCHEDULES;
-	const full = await reserve(context, context.keys.reindex.schedules, max, id, createdAt);
-	if (full !== undefined) throw new LimitError(409, fullMessage('reindex schedules', full, max, 'RUNNER_MAX_REINDEX_SCHEDULES'), 'cron');
-}

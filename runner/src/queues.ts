@@ -20,6 +20,7 @@
  * is taken up by any process still running. Job ids and the ledger make repeats harmless.
  */
 import { Queue, Worker, type ConnectionOptions, type Job, type JobsOptions, type Processor } from 'bullmq';
+import { backoffMs, type Backoff } from 'convo-contract';
 
 import type { RunnerConfig } from './config';
 import { throttledWarn, type Logger } from './log';
@@ -54,11 +55,35 @@ const REINDEX_WORKER = { lockDuration: 10_000, stalledInterval: 5_000, maxStalle
 /** A delivery ends within its 10 s deadline; a stalled one is simply delivered again (at least once). */
 const EVENTS_WORKER = { lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 2 };
 
+/**
+ * The backoffs of retried jobs, by name: a job names its own (`backoff: jobBackoff('send')`) and
+ * every worker computes the wait with the one formula of the node and the runner (backoffMs).
+ */
+const JOB_BACKOFFS = {
+	/** Sends: 1 s, 2 s, 4 s ..., each up to half shorter at random, so failures of a burst do not come back as one. */
+	send: { firstMs: 1000, jitter: 0.5 },
+	/** Deliveries: 1 s, 2 s, 4 s ... */
+	delivery: { firstMs: 1000 },
+	/** A start job waiting for its campaign's commit (campaigns/control.ts): 2 s, 4 s, 8 s ... */
+	commitWait: { firstMs: 2000 },
+} satisfies Record<string, Backoff>;
+
+type JobBackoffName = keyof typeof JOB_BACKOFFS;
+
+export function jobBackoff(name: JobBackoffName): { type: JobBackoffName } {
+	return { type: name };
+}
+
+function jobBackoffStrategy(attemptsMade: number, type?: string): number {
+	if (!type || !(type in JOB_BACKOFFS)) throw new Error(`no backoff named ${String(type)}`);
+	return backoffMs(JOB_BACKOFFS[type as JobBackoffName], attemptsMade);
+}
+
 /** Send jobs: the ledger is the record of what happened, so BullMQ keeps no finished job (a kept one would block its id). */
 export function sendJobOptions(config: RunnerConfig): JobsOptions {
 	return {
 		attempts: config.RUNNER_SEND_ATTEMPTS,
-		backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+		backoff: jobBackoff('send'),
 		removeOnComplete: true,
 		removeOnFail: true,
 	};
@@ -71,7 +96,7 @@ export function sendJobOptions(config: RunnerConfig): JobsOptions {
 export function eventJobOptions(config: RunnerConfig): JobsOptions {
 	return {
 		attempts: config.RUNNER_WEBHOOK_ATTEMPTS,
-		backoff: { type: 'exponential', delay: 1000 },
+		backoff: jobBackoff('delivery'),
 		removeOnComplete: { age: 3600, count: 10_000 },
 		removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
 	};
@@ -183,6 +208,7 @@ export class Workers {
 			connection: this.connection as ConnectionOptions,
 			prefix: this.keys.prefix,
 			concurrency,
+			settings: { backoffStrategy: jobBackoffStrategy },
 			...lock,
 		});
 		worker.on('error', (error) => this.warn(`worker:${error.message}`, { queue: name, err: error.message }, 'worker error'));

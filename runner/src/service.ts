@@ -40,8 +40,14 @@ const DEFAULT_HOLD_MS = 1000;
 const MAX_HOLD_MS = 300_000;
 
 /**
+ * Every call sends the one API key, so a 401 always means that key and stops whatever is calling:
+ * the stop and its reason live here, not with each caller.
+ */
+const API_KEY_REFUSED = 'the API key was refused: check CONVO_API_KEY';
+
+/**
  * The one table from an answer to an outcome, on the contract's retry policy (convo-contract):
- * `stopOn` lists the statuses that stop a whole campaign, with the reason.
+ * `stopOn` lists the statuses besides 401 that stop a whole campaign or run, with the reason.
  */
 export function classify(status: number, body: unknown, headers: Record<string, string | string[] | undefined>, stopOn: Record<number, string>): CallOutcome {
 	if (status >= 200 && status < 300) return { kind: 'ok', status, body };
@@ -53,7 +59,8 @@ export function classify(status: number, body: unknown, headers: Record<string, 
 		return { kind: 'hold', waitMs: Math.min(Math.max(asked ?? DEFAULT_HOLD_MS, 100), MAX_HOLD_MS), reason: `429 rate limited${said ? `: ${said}` : ''}` };
 	}
 	if (disposition === 'retry') return { kind: 'retry', reason: `${status}${said ? `: ${said}` : ''}` };
-	if (stopOn[status]) return { kind: 'stop', status, reason: `${status}: ${stopOn[status]}${said ? ` (the service said: ${said})` : ''}` };
+	const stop = status === 401 ? API_KEY_REFUSED : stopOn[status];
+	if (stop) return { kind: 'stop', status, reason: `${status}: ${stop}${said ? ` (the service said: ${said})` : ''}` };
 	return { kind: 'refused', status, reason: `${status}: ${said ?? 'refused by the service'}` };
 }
 
@@ -141,7 +148,6 @@ export class ConvoService {
 			'sendTemplate',
 			input,
 			{
-				401: 'the API key was refused: check CONVO_API_KEY',
 				403: 'the template, the sending number or the agent belongs to another business',
 				// B8 names no per-recipient resource (an unknown phone gets a new contact), so a 404 is the template or agent.
 				404: 'the template or the agent does not exist (or CONVO_EXTERNAL_URL points at the wrong place)',
@@ -156,7 +162,7 @@ export class ConvoService {
 
 	/** B7 by phone: the recipient's conversation with its latest messages. */
 	async conversationByPhone(phone: string): Promise<CallOutcome & { conversation?: ReturnType<typeof getConversationResponse.parse> }> {
-		const outcome = await this.call('getConversation', { query: { phone, message_limit: 200 } }, { 401: 'the API key was refused: check CONVO_API_KEY' });
+		const outcome = await this.call('getConversation', { query: { phone, message_limit: 200 } });
 		if (outcome.kind !== 'ok') return outcome;
 		const parsed = getConversationResponse.safeParse(outcome.body);
 		if (!parsed.success) return { kind: 'unknown', reason: 'the conversation lookup answered in an unexpected shape' };

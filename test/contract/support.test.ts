@@ -1,5 +1,6 @@
 import {
 	apiRoot,
+	backoffMs,
 	errorBody,
 	errorDisposition,
 	explainServiceError,
@@ -147,6 +148,12 @@ describe('service errors', () => {
 		// A reset after the request was written may have been acted on: never repeated blindly.
 		expect(retryDelay({ kind: 'connection', code: 'ECONNRESET' }, fresh)).toBeUndefined();
 		expect(retryDelay({ kind: 'connection' }, fresh)).toBeUndefined();
+	});
+
+	test('backoff: doubles from the first wait, stops at its ceiling, and jitter takes at most its share off', () => {
+		expect([1, 2, 3, 6].map((attempt) => backoffMs({ firstMs: 500, maxMs: 10_000 }, attempt))).toEqual([500, 1000, 2000, 10_000]);
+		expect(backoffMs({ firstMs: 1000, jitter: 0.5 }, 3, () => 0)).toBe(4000);
+		expect(backoffMs({ firstMs: 1000, jitter: 0.5 }, 3, () => 0.999999)).toBe(2000);
 	});
 });
 

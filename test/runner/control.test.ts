@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 
-import { campaignStatus, cancel, createCampaign, listCampaigns, pauseCampaign, resumeCampaign } from '../../runner/src/core';
+import { API_NAMES, campaignStatus, cancel, createCampaign, listCampaigns, pauseCampaign, resumeCampaign } from '../../runner/src/core';
 import { positionalTemplate, report, sendsByPhone, setFault, clearFaults, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
@@ -97,6 +97,14 @@ test('--at starts the campaign at its time, not before', async () => {
 	const sends = await sendsTo(phones);
 	expect(sends).toHaveLength(20);
 	expect(Math.min(...sends.map((message) => Date.parse(message.createdAt)))).toBeGreaterThanOrEqual(at);
+});
+
+test('a cron pattern or time zone BullMQ refuses is named as the client names it, and takes no schedule place', async () => {
+	const settings = { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: writeRecipientsCsv(1, { seed: 16 }).path };
+	await expect(createCampaign(runner.context, { ...settings, cron: 'not a cron' })).rejects.toThrow('--cron "not a cron" with --tz "UTC" is not a valid schedule');
+	await expect(createCampaign(runner.context, { ...settings, cron: '0 * * * *', tz: 'Mars/Olympus' }, undefined, API_NAMES)).rejects.toThrow('cron "0 * * * *" with tz "Mars/Olympus" is not a valid schedule');
+	await expect(createCampaign(runner.context, { ...settings, tz: 'UTC' }, undefined, API_NAMES)).rejects.toMatchObject({ message: 'tz goes with cron', field: 'tz' });
+	expect(await runner.context.redis.zcard(runner.context.keys.schedules)).toBe(0);
 });
 
 /** Hour and minute now in `timeZone`. */

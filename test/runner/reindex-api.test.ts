@@ -66,6 +66,14 @@ test('unknown run 404, bad input 400 naming the field, no token 401', async () =
 	const bad = await call('POST', '/api/reindex', { collection_id: 'nope', source: '/nonexistent.ndjson', id_field: 'sku' });
 	expect(bad.status).toBe(400);
 	expect(bad.json).toMatchObject({ field: 'collection_id', message: 'collection_id must be the UUID of a search collection' });
+	// The API's names, never the CLI's flags (--source, --id-field, --cron).
+	const outside = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: '/nonexistent.ndjson', id_field: 'sku' });
+	expect(outside.json).toMatchObject({ status: 400, field: 'source', message: expect.stringMatching(/^source /) });
+	const noId = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: '/nonexistent.ndjson', id_field: '' });
+	expect(noId.json).toMatchObject({ status: 400, field: 'id_field', message: expect.stringMatching(/^id_field /) });
+	const lonelyTz = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: 'https://feeds.example/feed.ndjson', id_field: 'sku', tz: 'UTC' });
+	expect(lonelyTz.json).toMatchObject({ status: 400, field: 'tz', message: 'tz goes with cron' });
+	for (const answer of [bad, outside, noId, lonelyTz]) expect(answer.json.message).not.toMatch(/--/);
 	expect((await fetch(`${base}/api/reindex`)).status).toBe(401);
 	expect((await call('DELETE', '/api/reindex/schedules/snosuch')).status).toBe(404);
 });

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { classify, classifyNetworkError, ConvoService } from '../../runner/src/service';
 import { freePort } from '../../runner/src/devRedis';
 
-const stopOn = { 401: 'the API key was refused: check CONVO_API_KEY', 403: 'the template belongs to another business' };
+const stopOn = { 403: 'the template belongs to another business' };
 const body = (message: string) => ({ status: 0, code: 'x', message });
 
 test.each([
@@ -37,7 +37,8 @@ test('a 429 holds for Retry-After (seconds or a date), 1 s when absent, at most 
 
 test("a refusal carries the service's message; a stop names what to fix", () => {
 	expect(classify(400, body('2 is required'), {}, stopOn)).toMatchObject({ kind: 'refused', reason: '400: 2 is required' });
-	expect(classify(401, body('bad key'), {}, stopOn)).toMatchObject({ kind: 'stop', reason: expect.stringContaining('CONVO_API_KEY') });
+	// Every call stops on a refused key, whatever else its caller stops on.
+	expect(classify(401, body('bad key'), {}, {})).toMatchObject({ kind: 'stop', reason: expect.stringContaining('check CONVO_API_KEY') });
 });
 
 test('only connection errors that prove nothing was written are retried; the rest are unknown', () => {

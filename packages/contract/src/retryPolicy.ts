@@ -34,18 +34,36 @@ export function connectionErrorDisposition(code: string | undefined): ErrorDispo
 	return code !== undefined && NOT_SENT_CONNECTION_ERRORS.has(code) ? 'retry' : 'permanent';
 }
 
+/**
+ * An exponential backoff, the one formula every retry of the node and the runner uses: `firstMs`
+ * after the first failed try, twice as long after each next one, at most `maxMs`. `jitter` (0 to 1)
+ * takes a random share of up to that much off each wait, so callers that failed together do not
+ * all come back together.
+ */
+export interface Backoff {
+	firstMs: number;
+	maxMs?: number;
+	jitter?: number;
+}
+
+/** The wait after failed try `attempt` (1 for the first). */
+export function backoffMs(backoff: Backoff, attempt: number, random: () => number = Math.random): number {
+	const full = Math.min(backoff.maxMs ?? Number.POSITIVE_INFINITY, backoff.firstMs * 2 ** (attempt - 1));
+	return backoff.jitter ? Math.floor(full * (1 - backoff.jitter * random())) : full;
+}
+
 /** How long and how often one request is tried again (docs/decisions.md, "Retries"). */
 export const RETRY_POLICY = {
 	/** Tries of a request whose failure proves it was not handled (disposition `retry`). */
 	maxAttempts: 3,
 	/** Wait before try n+1 after a `retry` failure: 0.5 s, then 1 s. */
-	retryDelayMs: (attempt: number) => 500 * 2 ** (attempt - 1),
+	retryDelayMs: (attempt: number) => backoffMs({ firstMs: 500 }, attempt),
 	/** Longest a single Retry-After is honoured; a longer one fails the request at once. */
 	maxRetryAfterMs: 30_000,
 	/** Total wait on 429 answers for one request; past it the 429 fails the request. */
 	maxRateLimitWaitMs: 60_000,
 	/** Wait after the n-th 429 without Retry-After: 1 s, 2 s, 4 s, ... at most 16 s. */
-	rateLimitBackoffMs: (rateLimitedBefore: number) => Math.min(16_000, 1000 * 2 ** rateLimitedBefore),
+	rateLimitBackoffMs: (rateLimitedBefore: number) => backoffMs({ firstMs: 1000, maxMs: 16_000 }, rateLimitedBefore + 1),
 } as const;
 
 /** Retry-After as seconds or an HTTP date, in milliseconds from `now`; undefined when absent or unreadable. */

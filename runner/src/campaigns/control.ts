@@ -8,23 +8,14 @@ import { RATE_BOUNDS } from 'convo-contract';
 
 import type { Outcome } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
+import { jobBackoff } from '../queues';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';
-
-const SCAN_CHUNK = 1000;
-
-/** Walks the ledger in index order, a chunk at a time (memory stays flat for any campaign size). */
-export async function* ledgerChunks(context: RunnerContext, id: string, total: number) {
-	for (let from = 0; from < total; from += SCAN_CHUNK) {
-		const records = await context.ledger.read(id, from, Math.min(SCAN_CHUNK, total - from));
-		yield { from, records };
-	}
-}
 
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */
 async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: Outcome, to: Outcome, reason = ''): Promise<number> {
 	let moved = 0;
-	for await (const chunk of ledgerChunks(context, campaign.id, campaign.total)) {
+	for await (const chunk of context.ledger.walk(campaign.id, campaign.total)) {
 		const indexes = chunk.records.flatMap((record, i) => (record?.outcome === from ? [chunk.from + i] : []));
 		moved += await context.ledger.moveMany(campaign.id, from, to, indexes, reason);
 	}
@@ -135,7 +126,7 @@ const COMMIT_GRACE_MS = 2_000;
  * staged rows live (15 min): a start job that finds no campaign looks again, 2 s doubling over 10
  * tries (about 17 min in all), so a late commit is still started and a create that died is given up.
  */
-const COMMIT_WAIT = { attempts: 10, backoff: { type: 'exponential', delay: COMMIT_GRACE_MS } };
+const COMMIT_WAIT = { attempts: 10, backoff: jobBackoff('commitWait') };
 
 /** A start job that found no campaign: BullMQ tries it again (COMMIT_WAIT). */
 class CampaignNotCommitted extends Error {}

@@ -85,8 +85,7 @@ async function feedChunk(context: RunnerContext, campaign: CampaignRecord, take:
 async function sweep(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
 	const staleBefore = Date.now() - (context.config.RUNNER_HTTP_DEADLINE + 10_000);
 	let expired = 0;
-	for (let from = 0; from < campaign.total; from += FEED_CHUNK) {
-		const records = await context.ledger.read(campaign.id, from, Math.min(FEED_CHUNK, campaign.total - from));
+	for await (const { from, records } of context.ledger.walk(campaign.id, campaign.total)) {
 		const stale = records.flatMap((record, i) => (record?.outcome === 'claimed' && (record.lastAttemptAt ?? 0) < staleBefore ? [from + i] : []));
 		expired += await context.ledger.expireClaims(campaign.id, staleBefore, stale);
 	}

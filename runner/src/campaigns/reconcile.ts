@@ -6,7 +6,6 @@
  * `campaign retry --not-sent` sends again. Anything else (409, 5xx, no answer) stays unknown.
  */
 import { decodeRecipient } from './schema';
-import { ledgerChunks } from './control';
 import { getCampaign } from './store';
 import { UserError, type RunnerContext } from '../context';
 
@@ -25,7 +24,7 @@ export async function reconcileCampaign(context: RunnerContext, id: string): Pro
 	if (!service) throw new UserError('reconcile needs CONVO_EXTERNAL_URL and CONVO_API_KEY to look recipients up');
 	const campaign = await getCampaign(context, id);
 	const result: ReconcileResult = { checked: 0, sent: 0, not_sent: 0, still_unknown: 0 };
-	for await (const chunk of ledgerChunks(context, id, campaign.total)) {
+	for await (const chunk of context.ledger.walk(id, campaign.total)) {
 		for (const [offset, record] of chunk.records.entries()) {
 			if (record?.outcome !== 'unknown') continue;
 			const index = chunk.from + offset;

@@ -30,19 +30,17 @@ export interface ReportPage {
 
 export async function* reportRows(context: RunnerContext, id: string, page: ReportPage = {}): AsyncGenerator<ReportRow> {
 	const campaign = await getCampaign(context, id);
-	const CHUNK = 1000;
 	const wanted = page.outcomes && page.outcomes.length > 0 ? new Set(page.outcomes) : undefined;
 	let skip = page.offset ?? 0;
 	let left = page.limit ?? Infinity;
 	// Unfiltered, a row's place is its index: the walk starts at the offset instead of counting up to it.
 	const start = wanted ? 0 : Math.min(skip, campaign.total);
 	if (!wanted) skip = 0;
-	for (let from = start; from < campaign.total && left > 0; from += CHUNK) {
-		const count = Math.min(CHUNK, campaign.total - from);
-		const records = await context.ledger.read(id, from, count);
-		const fields = Array.from({ length: count }, (_, i) => String(from + i));
+	if (left <= 0) return;
+	for await (const { from, records } of context.ledger.walk(id, campaign.total, start)) {
+		const fields = records.map((_, i) => String(from + i));
 		const recipients = await context.redis.hmget(context.keys.recipients(id), ...fields);
-		for (let i = 0; i < count; i++) {
+		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
 			const recipient = recipients[i] ? decodeRecipient(recipients[i] as string) : undefined;
 			if (!record || !recipient) continue;
@@ -63,6 +61,8 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
 				last_attempt_at: iso(record.lastAttemptAt),
 			};
 		}
+		// A full page reads no further chunk.
+		if (left <= 0) return;
 	}
 }
 

@@ -5,8 +5,8 @@
  * due time, so a run delivered twice creates one campaign (the Chatwoot duplicate).
  */
 import { ConflictError, UserError, type RunnerContext } from '../context';
+import { startCronSchedule, stopCronSchedule, type CronNames, type ScheduleKind } from '../cronSchedules';
 import { newId } from '../keys';
-import { LimitError, fullMessage, release, reserve } from '../limits';
 import { SealError, sourceToRead } from '../net/urls';
 import { emitBornFinished, snapshotCampaign } from './create';
 import type { CampaignBasics } from './schema';
@@ -28,23 +28,14 @@ export function scheduleView({ sealedSource: _sealed, ...shown }: ScheduleRecord
 
 const cronSchedulerId = (scheduleId: string) => `cron-${scheduleId}`;
 
-export async function createSchedule(context: RunnerContext, record: Omit<ScheduleRecord, 'id' | 'createdAt'>): Promise<ScheduleRecord> {
+function campaignSchedules(context: RunnerContext): ScheduleKind {
+	return { queue: context.queues.control, list: context.keys.schedules, max: context.config.RUNNER_MAX_CAMPAIGN_SCHEDULES, what: 'campaign schedules', maxSetting: 'RUNNER_MAX_CAMPAIGN_SCHEDULES' };
+}
+
+export async function createSchedule(context: RunnerContext, record: Omit<ScheduleRecord, 'id' | 'createdAt'>, names: CronNames): Promise<ScheduleRecord> {
 	const id = newId('s');
 	const schedule: ScheduleRecord = { ...record, id, createdAt: Date.now() };
-	const max = context.config.RUNNER_MAX_CAMPAIGN_SCHEDULES;
-	// The place in the list first (counted and taken in one step); given back if the schedule is refused.
-	const full = await reserve(context, context.keys.schedules, max, id, schedule.createdAt);
-	if (full !== undefined) throw new LimitError(409, fullMessage('campaign schedules', full, max, 'RUNNER_MAX_CAMPAIGN_SCHEDULES'), 'cron');
-	try {
-		await context.queues.control.upsertJobScheduler(
-			cronSchedulerId(id),
-			{ pattern: record.cron, tz: record.tz },
-			{ name: 'cron', data: { schedule: id }, opts: { removeOnComplete: true, removeOnFail: 50 } },
-		);
-	} catch (error) {
-		await release(context, context.keys.schedules, id);
-		throw new UserError(`--cron "${record.cron}" with --tz "${record.tz}" is not a valid schedule: ${(error as Error).message}`);
-	}
+	await startCronSchedule(context, campaignSchedules(context), schedule, { id: cronSchedulerId(id), job: 'cron', data: { schedule: id } }, names);
 	await context.redis.set(context.keys.schedule(id), JSON.stringify(schedule));
 	return schedule;
 }
@@ -61,9 +52,7 @@ export async function listSchedules(context: RunnerContext): Promise<Array<Omit<
 }
 
 export async function removeSchedule(context: RunnerContext, id: string): Promise<void> {
-	await context.queues.control.removeJobScheduler(cronSchedulerId(id));
-	await context.redis.del(context.keys.schedule(id));
-	await context.redis.zrem(context.keys.schedules, id);
+	await stopCronSchedule(context, campaignSchedules(context), { id, record: context.keys.schedule(id) }, cronSchedulerId(id));
 }
 
 /** One cron run, due at `dueAt`: a campaign of its own, or a skipped run recorded with its reason. */

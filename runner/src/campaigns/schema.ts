@@ -37,16 +37,6 @@ export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | '
 export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', at: '--at', cron: '--cron', tz: '--tz' };
 export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', format: 'format', at: 'at', cron: 'cron', tz: 'tz' };
 
-export function settingsError(error: z.ZodError, names: SettingNames): string {
-	return error.issues
-		.map((issue) => {
-			const key = String(issue.path[0]) as keyof SettingNames;
-			const name = names[key] ?? key;
-			return `${name} ${issue.message}`;
-		})
-		.join('; ');
-}
-
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
 	templateId: string;

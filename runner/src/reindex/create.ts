@@ -12,7 +12,9 @@ import { DEFAULT_REINDEX_RATE, RATE_BOUNDS } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import { ConflictError, FieldError, type RunnerContext } from '../context';
-import { checkQueuedRuns, release, takeReindexSchedulePlace } from '../limits';
+import { checkCronSettings, startCronSchedule, stopCronSchedule, type ScheduleKind } from '../cronSchedules';
+import { checkQueuedRuns } from '../limits';
+import { settingsError } from '../settingNames';
 import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
 import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep, SourceError } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
@@ -50,7 +52,7 @@ const CLI_REINDEX: ReindexClient = { origin: 'cli', names: REINDEX_NAMES.cli };
 /** The control API's JSON fields; the Convo node maps them to its own parameters. */
 export const API_REINDEX: ReindexClient = { origin: 'api', names: REINDEX_NAMES.api };
 
-// Messages say the rule; the client's name of the setting is put in front (settingError).
+// Messages say the rule; the client's name of the setting is put in front (settingsError).
 const input = z.object({
 	collection: z.uuid({ error: 'must be the UUID of a search collection' }),
 	source: z.string({ error: 'is required' }).min(1, { error: 'must be a file path or an http(s) URL' }),
@@ -69,12 +71,6 @@ const input = z.object({
 	cron: z.string().optional(),
 	tz: z.string().optional(),
 });
-
-function settingError(error: z.ZodError, names: ReindexNames): FieldError {
-	const nameOf = (key: PropertyKey) => (key === 'embeddingJson' ? names.embedding : (names[key as keyof ReindexNames] ?? String(key)));
-	const field = nameOf(error.issues[0].path[0]);
-	return new FieldError(error.issues.map((issue) => `${nameOf(issue.path[0])} ${issue.message}`).join('; '), field);
-}
 
 /** The CLI's --embedding-json file. Its bytes are never quoted: a JSON error gives its rule's position only. */
 function readEmbedding(path: string, name: string): Record<string, unknown> {
@@ -103,7 +99,7 @@ function readEmbedding(path: string, name: string): Record<string, unknown> {
 async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { cron?: string; tz?: string }> {
 	const { names } = client;
 	const parsed = input.safeParse(raw);
-	if (!parsed.success) throw settingError(parsed.error, names);
+	if (!parsed.success) throw settingsError(parsed.error, { ...names, embeddingJson: names.embedding });
 	const given = parsed.data;
 	let source = given.source;
 	if (!isUrl(source)) {
@@ -114,7 +110,7 @@ async function reindexSettings(context: RunnerContext, raw: ReindexInput, client
 			throw error;
 		}
 	}
-	if (given.tz && !given.cron) throw new FieldError(`${names.tz} goes with ${names.cron}`, names.tz);
+	checkCronSettings(given, names);
 	let format;
 	try {
 		format = formatOf(given.source, given.format, names.format);
@@ -150,6 +146,10 @@ export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'sche
 
 const reindexSchedulerId = (id: string) => `reindex-${id}`;
 
+function reindexSchedules(context: RunnerContext): ScheduleKind {
+	return { queue: context.queues.reindex, list: context.keys.reindex.schedules, max: context.config.RUNNER_MAX_REINDEX_SCHEDULES, what: 'reindex schedules', maxSetting: 'RUNNER_MAX_REINDEX_SCHEDULES' };
+}
+
 export async function createReindex(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<ReindexAnswer> {
 	const { cron, tz, ...given } = await reindexSettings(context, raw, client);
 	const { names } = client;
@@ -166,19 +166,8 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput, c
 	const settings: RunSettings = { ...given, source: stored.source, sealedSource: stored.sealed };
 	if (cron) {
 		const schedule: ReindexSchedule = { id: newId('s'), cron, tz: tz ?? 'UTC', settings, createdAt: Date.now() };
-		await takeReindexSchedulePlace(context, schedule.id, schedule.createdAt);
-		try {
-			await context.queues.reindex.upsertJobScheduler(
-				reindexSchedulerId(schedule.id),
-				{ pattern: cron, tz: schedule.tz },
-				{ name: 'scheduled', data: { schedule: schedule.id }, opts: { removeOnComplete: true, removeOnFail: 50 } },
-			);
-		} catch (error) {
-			await release(context, keys.reindex.schedules, schedule.id);
-			throw new FieldError(`${names.cron} "${cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`, names.cron);
-		}
+		await startCronSchedule(context, reindexSchedules(context), schedule, { id: reindexSchedulerId(schedule.id), job: 'scheduled', data: { schedule: schedule.id } }, names);
 		await redis.set(keys.reindex.schedule(schedule.id), JSON.stringify(schedule));
-		await redis.zadd(keys.reindex.schedules, schedule.createdAt, schedule.id);
 		context.log.info({ schedule: schedule.id, cron, tz: schedule.tz }, 'reindex schedule created');
 		return { kind: 'schedule', schedule: scheduleView(schedule) };
 	}
@@ -229,9 +218,7 @@ function scheduleView(schedule: ReindexSchedule): ReindexSchedule {
 
 export async function removeReindexSchedule(context: RunnerContext, id: string): Promise<boolean> {
 	if (!(await context.redis.get(context.keys.reindex.schedule(id)))) return false;
-	await context.queues.reindex.removeJobScheduler(reindexSchedulerId(id));
-	await context.redis.del(context.keys.reindex.schedule(id));
-	await context.redis.zrem(context.keys.reindex.schedules, id);
+	await stopCronSchedule(context, reindexSchedules(context), { id, record: context.keys.reindex.schedule(id) }, reindexSchedulerId(id));
 	return true;
 }
 

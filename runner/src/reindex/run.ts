@@ -13,7 +13,7 @@ import StreamJson from 'stream-json';
 import Pick from 'stream-json/filters/Pick';
 import StreamArray from 'stream-json/streamers/StreamArray';
 
-import { searchItemSchema, type SearchItem } from 'convo-contract';
+import { backoffMs, searchItemSchema, type SearchItem } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { CLI_ACCESS, MAX_RECORD_BYTES, readRecords, SourceError, type SourceProgress, type SourceRecord } from '../source';
 import { sourceToRead } from '../net/urls';
@@ -30,9 +30,13 @@ const SEEN_TTL_SECONDS = 7 * 24 * 3600;
 /** Notes (rejected rows; failures, mismatches, foreign items) kept per run for the report. */
 export const KEEP_NOTES = 1000;
 
-/** Answers that no item of the run can get past. */
+/** Waits between tries of a failed call to the service: 0.5 s doubling, at most 10 s. */
+const CALL_BACKOFF = { firstMs: 500, maxMs: 10_000 };
+/** Upserts run many at once: each wait is up to half shorter at random, so they do not come back together. */
+const UPSERT_BACKOFF = { ...CALL_BACKOFF, jitter: 0.5 };
+
+/** Answers that no item of the run can get past (besides 401, which stops every call: service.ts). */
 const STOP_ON: Record<number, string> = {
-	401: 'the API key was refused: check CONVO_API_KEY',
 	403: 'the collection belongs to another business',
 	404: 'the service knows no such collection',
 };
@@ -290,7 +294,7 @@ async function upsertOne(work: RunWork, upsert: Upsert): Promise<void> {
 		if (outcome.kind === 'stop') return work.stop(`stopped: ${outcome.reason}`);
 		if (outcome.kind === 'refused') return settleFailed(work, upsert, outcome.reason);
 		if (attempt >= context.config.RUNNER_SEND_ATTEMPTS) return settleFailed(work, upsert, `${outcome.reason} (after ${attempt} attempts)`);
-		await sleep(Math.min(10_000, 500 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
+		await sleep(backoffMs(UPSERT_BACKOFF, attempt));
 		attempt++;
 	}
 }
@@ -355,7 +359,7 @@ async function listCollection(work: RunWork): Promise<Readable> {
 		if (opened.kind === 'ok') throw new Error('listing the collection (B2) answered without a body');
 		const retryable = opened.kind === 'hold' || opened.kind === 'retry' || opened.kind === 'unknown';
 		if (!retryable || attempt >= work.context.config.RUNNER_SEND_ATTEMPTS) throw new RunStopped(`listing the collection (B2) failed: ${opened.reason}`);
-		await sleep(opened.kind === 'hold' ? opened.waitMs : Math.min(10_000, 500 * 2 ** (attempt - 1)));
+		await sleep(opened.kind === 'hold' ? opened.waitMs : backoffMs(CALL_BACKOFF, attempt));
 	}
 }
 

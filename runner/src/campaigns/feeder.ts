@@ -111,4 +111,3 @@ export async function dropQueuedSends(context: RunnerContext, from: string, camp
 	if ((await context.redis.hget(context.keys.campaign(campaign), 'state')) === 'running') await context.redis.hset(context.keys.campaign(campaign), 'cursor', 0);
 	return removed;
 }
-

@@ -95,13 +95,14 @@ end
 `;
 
 /**
- * KEYS: meta, ledger, running, outbox. ARGV: index, token, now, campaign id.
- * Returns 'claimed', 'inactive' (campaign not running: leave pending), 'final', 'missing', or
- * 'unknown' (a claim left by an attempt that never settled: it may have sent, so never resend).
+ * KEYS: meta, ledger, running, outbox. ARGV: index, token, now, campaign id, start taken "1"/"0".
+ * Returns 'claimed', 'inactive' (campaign not running, or no start taken: leave pending), 'final',
+ * 'missing', or 'unknown' (a claim left by an attempt that never settled: it may have sent, so
+ * never resend).
  */
 const CLAIM = `${LUA_HELPERS}
 local meta, ledger, running, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local idx, token, now, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local idx, token, now, id, started = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'missing' end
 local r = parse(rec)
@@ -113,7 +114,7 @@ if r.s == 'c' then
   return 'unknown'
 end
 if r.s ~= 'p' then return 'final' end
-if redis.call('HGET', meta, 'state') ~= 'running' then return 'inactive' end
+if started ~= '1' or redis.call('HGET', meta, 'state') ~= 'running' then return 'inactive' end
 r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
 write(ledger, idx, r); move(meta, 'p', 'c')
 return 'claimed'
@@ -251,8 +252,12 @@ export class Ledger {
 		return [this.keys.campaign(id), this.keys.ledger(id), this.keys.running, this.keys.webhooks.outbox];
 	}
 
-	claim(id: string, index: number, token: string): Promise<'claimed' | 'inactive' | 'final' | 'missing' | 'unknown'> {
-		return this.call('convoClaim', this.base(id), [index, token, Date.now(), id]) as Promise<'claimed'>;
+	/**
+	 * `startTaken` false: this attempt took no start (spacing.ts found its campaign not running), so
+	 * it claims nothing; it still turns a claim an earlier attempt left into unknown, as any claim does.
+	 */
+	claim(id: string, index: number, token: string, startTaken = true): Promise<'claimed' | 'inactive' | 'final' | 'missing' | 'unknown'> {
+		return this.call('convoClaim', this.base(id), [index, token, Date.now(), id, startTaken ? '1' : '0']) as Promise<'claimed'>;
 	}
 
 	settle(id: string, index: number, token: string, to: 'sent' | 'failed' | 'unknown' | 'not_sent' | 'pending', ref: string, error: string, pauseAfter: number): Promise<'ok' | 'lost' | 'completed' | 'paused'> {

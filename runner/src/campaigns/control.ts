@@ -1,8 +1,9 @@
 /**
  * Operator acts on a campaign, and the campaign-wide stop: pause, resume, cancel, change the rate,
  * retry what is proven not sent, fail. State changes are single atomic Redis scripts (state.ts)
- * that every process sees at its next claim, so a pause holds everywhere at once (the claim checks
- * the state), and two processes making the same change make it, and report it, once.
+ * that every process sees at its next start or claim, so a pause holds everywhere at once (the
+ * start gate and the claim check the state), and two processes making the same change make it,
+ * and report it, once.
  */
 import { RATE_BOUNDS } from 'convo-contract';
 

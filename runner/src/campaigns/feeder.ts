@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 
 import type { RunnerContext } from '../context';
 import { sendJobOptions } from '../queues';
-import { sendJobId, type SendJobData } from './send';
+import { sendJobId, sendJobIdPrefix, type SendJobData } from './send';
 import { finishPending } from './control';
 import { findCampaign, type CampaignRecord } from './store';
 import { setSpacingRate } from './spacing';
@@ -91,4 +91,22 @@ async function sweep(context: RunnerContext, campaign: CampaignRecord): Promise<
 	}
 	await context.redis.hset(context.keys.campaign(campaign.id), { cursor: 0, last_progress_at: Date.now() });
 	context.log.warn({ campaign: campaign.id, expiredClaims: expired }, 'campaign made no progress: dead claims marked unknown, pending recipients fed again');
+}
+
+/**
+ * Takes a campaign's jobs out of its number's queue once it stopped sending (paused, cancelled,
+ * failed): left there, each would still pass BullMQ's limiter, one per slot of the number's rate,
+ * before the start gate turned it away (spacing.ts), and the other campaigns on the number would
+ * wait behind them for up to the queue's 20 s. Nothing is lost: their recipients are still pending
+ * in the ledger (a resume feeds them again from the start, an end moves them), and a job being
+ * worked is locked and stays. Should the campaign be running again by the time they are gone, its
+ * cursor goes back to the start so the feeder adds them again. Returns how many were taken out.
+ */
+export async function dropQueuedSends(context: RunnerContext, from: string, campaign: string): Promise<number> {
+	const queue = context.queues.send(from);
+	const mine = sendJobIdPrefix(campaign);
+	const ids = (await queue.getRanges(['wait', 'delayed', 'prioritized'], 0, -1)).filter((id) => id.startsWith(mine));
+	const removed = (await Promise.all(ids.map((id) => queue.remove(id)))).filter((answer) => answer === 1).length;
+	if ((await context.redis.hget(context.keys.campaign(campaign), 'state')) === 'running') await context.redis.hset(context.keys.campaign(campaign), 'cursor', 0);
+	return removed;
 }

@@ -14,6 +14,7 @@ import { RateLimitError, type Job } from 'bullmq';
 
 import type { RunnerContext } from '../context';
 import { failCampaign } from './control';
+import { dropQueuedSends } from './feeder';
 import { decodeRecipient } from './schema';
 import { holdStarts, waitForStart } from './spacing';
 
@@ -22,7 +23,12 @@ export interface SendJobData {
 	index: number;
 }
 
-export const sendJobId = (campaign: string, index: number) => `${campaign}-${index}`;
+/** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
+const DROP_AGAIN_AFTER_MS = 5000;
+
+/** Every send job of a campaign has an id that starts so; the index follows. */
+export const sendJobIdPrefix = (campaign: string) => `${campaign}-`;
+export const sendJobId = (campaign: string, index: number) => `${sendJobIdPrefix(campaign)}${index}`;
 
 /** The immutable part of a campaign, read once per process. */
 interface SendSettings {
@@ -55,14 +61,28 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		return settings;
 	};
 
+	/** When this process last took a stopped campaign's jobs out of the queue (one pass serves the many that follow). */
+	const droppedAt = new Map<string, number>();
+	const dropStoppedCampaign = async (from: string, campaign: string) => {
+		const now = Date.now();
+		if (now - (droppedAt.get(campaign) ?? 0) < DROP_AGAIN_AFTER_MS) return;
+		for (const [id, at] of droppedAt) if (now - at >= DROP_AGAIN_AFTER_MS) droppedAt.delete(id);
+		droppedAt.set(campaign, now);
+		const dropped = await dropQueuedSends(context, from, campaign);
+		if (dropped > 0) log.info({ campaign, dropped }, 'campaign not running: its queued sends were taken out of the queue');
+	};
+
 	return async function processSend(job: Job<SendJobData>): Promise<string> {
 		const { campaign, index } = job.data;
 		const settings = await settingsOf(campaign);
 		if (!settings) return 'no such campaign';
 		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
 		// Wait for this send's start before claiming: a process stopped meanwhile has claimed nothing.
-		if ((await waitForStart(context, settings.from, token, shutdown)) === undefined) throw new RateLimitError();
-		const claim = await ledger.claim(campaign, index, token);
+		const start = await waitForStart(context, { from: settings.from, campaign }, token, shutdown);
+		if (start === 'stopped') throw new RateLimitError();
+		// A campaign not running (paused, ended) took no start: the claim leaves its recipient as it is.
+		const claim = await ledger.claim(campaign, index, token, start !== 'not running');
+		if (start === 'not running') await dropStoppedCampaign(settings.from, campaign);
 		if (claim !== 'claimed') return claim;
 
 		const key = `${campaign}/${index}`;

@@ -12,6 +12,11 @@
  *    pause) and would bunch with the next ones waits here until the second has room.
  *
  * The limiter stays as the coarse gate that keeps workers from taking more jobs than the rate.
+ *
+ * Both steps first look at the send's campaign: a job of a campaign that is not running (paused,
+ * cancelled, failed) takes no start and no place in the window, so it costs the other campaigns
+ * on the number nothing here. The send processor then takes the campaign's other queued jobs out
+ * of the queue (feeder.ts, dropQueuedSends), so they do not wait their turn at the limiter either.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -28,8 +33,15 @@ export const HEADROOM = 0.98;
  */
 export const windowCap = (rate: number) => Math.max(1, rate - Math.ceil(rate * 0.04));
 
-/** KEYS: spacing hash. ARGV: headroom. Returns microseconds to wait for this send's start time. */
+/** Answered by both steps for a send whose campaign is not running: it takes no start. */
+const NOT_RUNNING = -1;
+
+/**
+ * KEYS: spacing hash, campaign hash. ARGV: headroom. Returns microseconds to wait for this send's
+ * start time, or NOT_RUNNING.
+ */
 const NEXT_START = `
+if redis.call('HGET', KEYS[2], 'state') ~= 'running' then return ${NOT_RUNNING} end
 local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
 if not rate or rate <= 0 then return 0 end
 local time = redis.call('TIME')
@@ -41,11 +53,12 @@ return math.floor(at - now)
 `;
 
 /**
- * KEYS: spacing hash, start log. ARGV: cap, member. Records a start and returns { 0, its time in
- * microseconds } when the last second has room, else { microseconds until its oldest start leaves
- * the window }.
+ * KEYS: spacing hash, start log, campaign hash. ARGV: cap, member. Records a start and returns
+ * { 0, its time in microseconds } when the last second has room, else { microseconds until its
+ * oldest start leaves the window }; { NOT_RUNNING } when the campaign stopped meanwhile.
  */
 const TAKE_START = `
+if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
 local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
@@ -73,20 +86,25 @@ export async function setSpacingRate(context: RunnerContext, from: string, rateP
 	await context.redis.hset(context.keys.spacing(from), 'rate', ratePerSecond);
 }
 
+/** Why a send took no start: its process is stopping, or its campaign is not running (paused, ended). */
+type NoStart = 'stopped' | 'not running';
+
 /**
- * Waits until this send may start (`id`: unique per attempt) and returns the start's time on
- * Redis's clock (ms); undefined, without a start taken, when `stop` was aborted meanwhile.
+ * Waits until this send of `campaign` from `from` may start (`id`: unique per attempt) and returns
+ * the start's time on Redis's clock (ms), or why it took none.
  */
-export async function waitForStart(context: RunnerContext, from: string, id: string, stop: AbortSignal): Promise<number | undefined> {
+export async function waitForStart(context: RunnerContext, send: { from: string; campaign: string }, id: string, stop: AbortSignal): Promise<number | NoStart> {
 	const { redis, keys } = context;
-	const next = luaScript(redis, 'convoNextStart', NEXT_START, 1);
-	const take = luaScript(redis, 'convoTakeStart', TAKE_START, 2);
-	const rate = Number(await redis.hget(keys.spacing(from), 'rate'));
-	const delayUs = Number(await next([keys.spacing(from)], [HEADROOM]));
+	const next = luaScript(redis, 'convoNextStart', NEXT_START, 2);
+	const take = luaScript(redis, 'convoTakeStart', TAKE_START, 3);
+	const rate = Number(await redis.hget(keys.spacing(send.from), 'rate'));
+	const delayUs = Number(await next([keys.spacing(send.from), keys.campaign(send.campaign)], [HEADROOM]));
+	if (delayUs === NOT_RUNNING) return 'not running';
 	if (delayUs > 0) await sleep(delayUs / 1000);
 	for (;;) {
-		if (stop.aborted) return undefined;
-		const [waitUs, startedUs] = (await take([keys.spacing(from), keys.startLog(from)], [windowCap(rate), id])) as [number, string?];
+		if (stop.aborted) return 'stopped';
+		const [waitUs, startedUs] = (await take([keys.spacing(send.from), keys.startLog(send.from), keys.campaign(send.campaign)], [windowCap(rate), id])) as [number, string?];
+		if (waitUs === NOT_RUNNING) return 'not running';
 		if (waitUs === 0) return Number(startedUs) / 1000;
 		await sleep(waitUs / 1000);
 	}

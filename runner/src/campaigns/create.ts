@@ -183,31 +183,27 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const staging = keys.staging(id, randomBytes(6).toString('hex'));
 	const rows = new RowChecker(0, REJECTIONS_SHOWN);
 	/**
-	 * One round trip per batch: the rows staged from the batch before are written, then the phones
-	 * of the next batch are read from the staged phone index (after those writes: same pipeline).
+	 * Each batch of rows: its phones are looked up in the staged phone index (one HMGET: phone -> first line),
+	 * it is checked, and what it stages is written (one pipeline), before the next batch is read.
 	 * A repeat is found however far back its first row is, and the process keeps no phone beyond
 	 * the batch at hand, so its memory does not grow with the audience.
 	 */
-	const writeStagedAndLookUp = async (phones: string[]): Promise<Map<string, number>> => {
+	const flush = async () => {
 		const staged = rows.take();
-		const batch = redis.pipeline();
-		if (staged.ledger.length > 0) {
-			batch.hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
-			if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
-			batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).pexpire(staging.phones, STAGING_TTL_MS);
-		}
-		if (phones.length > 0) batch.hmget(staging.phones, ...phones);
-		if (batch.length === 0) return new Map();
-		const results = (await batch.exec()) ?? [];
-		const failed = results.find(([error]) => error);
+		if (staged.ledger.length === 0) return;
+		const batch = redis.pipeline().hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
+		if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
+		const results = await batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).pexpire(staging.phones, STAGING_TTL_MS).exec();
+		const failed = results?.find(([error]) => error);
 		if (failed) throw failed[0];
-		return phones.length > 0 ? phonesSeen(phones, results[results.length - 1][1] as Array<string | null>) : new Map();
 	};
 	let pending: SourceRecord[] = [];
 	const checkPending = async () => {
-		const seen = await writeStagedAndLookUp(phonesOf(pending));
+		const phones = phonesOf(pending);
+		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(staging.phones, ...phones) : []);
 		for (const record of pending) rows.check(record, seen);
 		pending = [];
+		await flush();
 	};
 	const dropStaged = () => redis.unlink(staging.recipients, staging.ledger, staging.phones);
 
@@ -218,7 +214,6 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 			if (pending.length >= WRITE_BATCH) await checkPending();
 		}
 		await checkPending();
-		await writeStagedAndLookUp([]);
 		// A draft may start empty: its rows come in chunks.
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
 		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)`);

@@ -121,7 +121,7 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 			notes: [
 				`${recipients.toLocaleString('en-US')} recipients, created by the CLI, sent by one worker (RUNNER_CONCURRENCY 50, --rate 1000, no latency).`,
 				'Bytes: INFO used_memory minus its value before the create. Commands: INFO commandstats after minus before, every command Redis ran meanwhile.',
-				'Extrapolation: Redis, the measured per-recipient figures times the size; the create\'s RSS, the line through its two sizes (it keeps the phones seen, to reject repeats, so it grows with the audience). The worker keeps no per-recipient state (bounded job windows): benchmark 1 shows it at 10,000.',
+				'Extrapolation: Redis, the measured per-recipient figures times the size; the create\'s RSS, the line through its two sizes, an upper estimate: since #20 the create keeps no per-recipient state (repeats are found in Redis), so what grows between the sizes is garbage V8 has not collected yet (docs/decisions.md, "Lean runner (#20): memory"). The worker keeps no per-recipient state (bounded job windows): benchmark 1 shows it at 10,000.',
 			],
 			details: { recipients, perRecipient, workerCpuSeconds: workerCpu, smallerCreatePeakMb: small.peakMb, commandsByName: Object.fromEntries([...calls].slice(0, 15)), workerPeakMb: workerPeak, createPeakMb: created.peakMb, rates },
 		};

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { API_KEY_PREFIX } from '../../sandbox/src/fixture';
 import { UserError } from '../../runner/src/context';
-import { campaignStatus, createCampaign, type CreateAnswer } from '../../runner/src/core';
+import { campaignStatus, cancel, createCampaign, type CreateAnswer } from '../../runner/src/core';
 import type { CampaignSettings } from '../../runner/src/campaigns/schema';
 import {
 	dumpKeys,
@@ -212,6 +212,30 @@ test('bad rows (10% invalid phones, duplicates, wrong cell counts, broken button
 	const cli = await runCli(['campaign', 'report', campaign.id, '--json'], runner.env);
 	expect(cli.code).toBe(0);
 	expect(JSON.parse(cli.stdout)).toEqual(rows);
+});
+
+test('a phone repeated 50,000 rows after its first line is rejected with its line; the create keeps no phone index', async () => {
+	// The repeat is 50 write batches after its first row, far beyond the rows a create holds at once:
+	// it is found only through the phones staged in Redis. Scheduled for tomorrow, then cancelled: nothing is sent.
+	const gap = 50_000;
+	const lines = ['phone,1,2', ...Array.from({ length: gap }, (_, i) => `+${phoneOf(21, i)},Customer ${i},order ${i}`)];
+	const first = phoneOf(21, 0);
+	// The first row's phone, written differently: the same number once normalized.
+	lines.push(`00${first},Customer again,order again`);
+	const repeatLine = lines.length;
+	const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+	const campaign = await created(createCampaign(runner.context, settings(writeSource('gap.csv', `${lines.join('\n')}\n`), { at: tomorrow })));
+	try {
+		expect({ total: campaign.total, accepted: campaign.accepted, rejected: campaign.rejected }).toEqual({ total: gap + 1, accepted: gap, rejected: 1 });
+		expect(campaign.rejections).toEqual([{ line: repeatLine, phone: `00${first}`, reason: 'phone is already in this campaign (line 2)' }]);
+		const keys = await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string);
+		// The staged phone index found the repeat and went with the commit: a campaign that is no draft keeps none.
+		expect(keys.filter((key) => key.includes(':staging:') || key.endsWith(`:campaign:${campaign.id}:phones`))).toEqual([]);
+	} finally {
+		await cancel(runner.context, campaign.id);
+	}
+	const rows = await report(runner.context, campaign.id);
+	expect(rows.filter((row) => row.outcome === 'rejected')).toEqual([expect.objectContaining({ line: repeatLine, error: `line ${repeatLine}: phone is already in this campaign (line 2)` })]);
 });
 
 test('a JSON array and an NDJSON file with the same rows make the same campaign', async () => {

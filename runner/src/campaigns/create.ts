@@ -15,7 +15,7 @@ import { cappedRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { luaScript } from '../redis';
 import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
-import { checkRow, encodeRecipient, type CampaignBasics } from './schema';
+import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
 import type { CampaignState } from './store';
 
 const WRITE_BATCH = 1000;
@@ -35,17 +35,38 @@ export interface Snapshot {
 export interface StagedRows {
 	recipients: string[];
 	ledger: string[];
-	/** phone -> line of each accepted row: a draft's index of the phones it holds. */
+	/** phone -> line of each accepted row: the index a repeat is found in (a draft keeps it). */
 	phones: string[];
 }
 
 const nothingStaged = (): StagedRows => ({ recipients: [], ledger: [], phones: [] });
 
+/** The phones a batch of rows would be kept under, once each: what is looked up in a phone index. */
+export function phonesOf(records: readonly SourceRecord[]): string[] {
+	const phones = new Set<string>();
+	for (const record of records) {
+		const phone = record.ok ? rowPhone(record.fields) : undefined;
+		if (phone !== undefined) phones.add(phone);
+	}
+	return [...phones];
+}
+
+/** `seen` for a batch of rows: each of `phones` a phone index holds (HMGET's answer `lines`), with its first line. */
+export function phonesSeen(phones: readonly string[], lines: ReadonlyArray<string | null>): Map<string, number> {
+	const seen = new Map<string, number>();
+	phones.forEach((phone, i) => {
+		const line = lines[i];
+		if (line !== null && line !== undefined) seen.set(phone, Number(line));
+	});
+	return seen;
+}
+
 /**
  * Checks rows one by one (schema.ts's checkRow: phone, buttons, variables, a phone twice) and
- * stages what each writes, at consecutive indexes from `firstIndex`. `seen` holds the phones
- * already in the campaign (phone -> first line): the rows before them in this source, and, for a
- * draft's chunk, those of its earlier chunks, read from its phone index.
+ * stages what each writes, at consecutive indexes from `firstIndex`. `seen` (phone -> first line)
+ * holds the phones of the batch at hand that the campaign has already, read from a phone index in
+ * Redis (the staged one of a create, a draft's own); a row accepted adds its phone to it, so a
+ * repeat within the batch is found too. Nothing grows with the audience but the counts.
  */
 export class RowChecker {
 	total = 0;
@@ -58,17 +79,16 @@ export class RowChecker {
 
 	constructor(
 		private readonly firstIndex: number,
-		private readonly seen: Map<string, number>,
 		private readonly rejectionsShown: number,
 	) {}
 
-	check(record: SourceRecord): void {
+	check(record: SourceRecord, seen: Map<string, number>): void {
 		const index = String(this.firstIndex + this.total++);
 		this.lastLine = Math.max(this.lastLine, record.line);
 		let verdict;
 		if (record.ok) {
 			if (record.fields.phone !== undefined) this.anyPhoneField = true;
-			verdict = checkRow(record.line, record.fields, this.seen, record.columns);
+			verdict = checkRow(record.line, record.fields, seen, record.columns);
 		} else {
 			verdict = { ok: false as const, line: record.line, phone: '', reason: record.reason };
 		}
@@ -83,11 +103,6 @@ export class RowChecker {
 			this.staged.recipients.push(index, encodeRecipient({ line: verdict.line, phone: verdict.phone }));
 			this.staged.ledger.push(index, encodeRecord({ outcome: 'rejected', attempts: 0, ref: '', error: `line ${verdict.line}: ${verdict.reason}` }));
 		}
-	}
-
-	/** Rows staged since the last take(). */
-	get stagedRows(): number {
-		return this.staged.ledger.length / 2;
 	}
 
 	take(): StagedRows {
@@ -130,14 +145,15 @@ const COMMIT_CAMPAIGN = `${LUA_EMIT}
 local meta, rcp, ledger, phones, srcp, sledger, sphones = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local campaigns, numbers, running, drafts, outbox, slot = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 local id, now, state, rows, expires, from, answer, token, keep = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local function drop() redis.call('DEL', srcp, sledger, sphones) end
+local function drop() redis.call('UNLINK', srcp, sledger, sphones) end
 if token ~= '' and redis.call('GET', slot) ~= token then drop() return 'lease_lost' end
 if redis.call('EXISTS', meta) == 1 then drop() return 'exists' end
 if rows > 0 then
   if redis.call('EXISTS', srcp) == 0 or redis.call('EXISTS', sledger) == 0 then drop() return 'expired' end
   redis.call('RENAME', srcp, rcp)
   redis.call('RENAME', sledger, ledger)
-  if redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) end
+  -- The staged phone index found the repeats; only a draft keeps it (its later chunks are checked against it).
+  if expires ~= '' and redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) else redis.call('UNLINK', sphones) end
 end
 for i = 10, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
 if expires ~= '' then
@@ -165,25 +181,39 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const { redis, keys } = context;
 	const { id, draft } = input;
 	const staging = keys.staging(id, randomBytes(6).toString('hex'));
-	const rows = new RowChecker(0, new Map(), REJECTIONS_SHOWN);
+	const rows = new RowChecker(0, REJECTIONS_SHOWN);
+	/**
+	 * Each batch of rows: its phones are looked up in the staged phone index (one HMGET: phone -> first line),
+	 * it is checked, and what it stages is written (one pipeline), before the next batch is read.
+	 * A repeat is found however far back its first row is, and the process keeps no phone beyond
+	 * the batch at hand, so its memory does not grow with the audience.
+	 */
 	const flush = async () => {
 		const staged = rows.take();
 		if (staged.ledger.length === 0) return;
 		const batch = redis.pipeline().hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
-		if (draft && staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones).pexpire(staging.phones, STAGING_TTL_MS);
-		const results = await batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).exec();
+		if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
+		const results = await batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).pexpire(staging.phones, STAGING_TTL_MS).exec();
 		const failed = results?.find(([error]) => error);
 		if (failed) throw failed[0];
 	};
-	const dropStaged = () => redis.del(staging.recipients, staging.ledger, staging.phones);
+	let pending: SourceRecord[] = [];
+	const checkPending = async () => {
+		const phones = phonesOf(pending);
+		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(staging.phones, ...phones) : []);
+		for (const record of pending) rows.check(record, seen);
+		pending = [];
+		await flush();
+	};
+	const dropStaged = () => redis.unlink(staging.recipients, staging.ledger, staging.phones);
 
 	try {
 		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format), undefined, undefined, context.config), context.config.RUNNER_MAX_RECIPIENTS);
 		for await (const record of records) {
-			rows.check(record);
-			if (rows.stagedRows >= WRITE_BATCH) await flush();
+			pending.push(record);
+			if (pending.length >= WRITE_BATCH) await checkPending();
 		}
-		await flush();
+		await checkPending();
 		// A draft may start empty: its rows come in chunks.
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
 		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)`);

@@ -11,14 +11,14 @@
  * - Every key of a draft expires 24 h after its creation unless it is started (or cancelled); the
  *   feeder tick drops expired drafts from the campaign list.
  */
-import { RECIPIENTS_PER_CHUNK, parsePhoneNumber } from 'convo-contract';
+import { RECIPIENTS_PER_CHUNK } from 'convo-contract';
 import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
 import { LimitError, fullMessage, release, reserve, tooManyRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { luaScript } from '../redis';
 import { inlineRecords, type SourceRecord } from '../source';
 import { queueScheduledStart } from './control';
-import { RowChecker, type Snapshot } from './create';
+import { phonesOf, phonesSeen, RowChecker, type Snapshot } from './create';
 import { transition } from './state';
 import { getCampaign, type CampaignState } from './store';
 
@@ -94,12 +94,10 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 	if (rows.length > RECIPIENTS_PER_CHUNK) throw new UserError(`recipients has ${rows.length} rows; at most ${RECIPIENTS_PER_CHUNK} per chunk`);
 	if (firstLine !== undefined && (!Number.isInteger(firstLine) || firstLine < 1)) throw new UserError('first_line must be a whole number from 1');
 	const apply = luaScript(redis, 'convoApplyChunk', APPLY_CHUNK, 5);
+	const records: SourceRecord[] = [];
+	for await (const record of inlineRecords(rows)) records.push(record);
 	// The phones of the chunk that may already be in the draft (read again on each try).
-	const phones = [...new Set(rows.flatMap((row) => {
-		const phone = (row as { phone?: unknown } | null)?.phone;
-		const parsed = typeof phone === 'string' || typeof phone === 'number' ? parsePhoneNumber(String(phone)) : undefined;
-		return parsed?.ok ? [parsed.digits] : [];
-	}))];
+	const phones = phonesOf(records);
 
 	for (let attempt = 1; attempt <= CHUNK_TRIES; attempt++) {
 		const campaign = await getCampaign(context, id);
@@ -109,12 +107,10 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 		if (campaign.total + rows.length > max) throw new LimitError(413, `${tooManyRows(max)}: the draft has ${campaign.total} and this chunk ${rows.length}`, 'recipients');
 		const lastLine = Number(await redis.hget(keys.campaign(id), 'last_line'));
 		const base = firstLine ?? lastLine + 1;
-		const known = phones.length > 0 ? await redis.hmget(keys.phones(id), ...phones) : [];
-		const seen = new Map<string, number>();
-		phones.forEach((phone, i) => known[i] !== null && seen.set(phone, Number(known[i])));
+		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(keys.phones(id), ...phones) : []);
 
-		const checker = new RowChecker(campaign.total, seen, RECIPIENTS_PER_CHUNK);
-		for await (const record of inlineRecords(rows)) checker.check({ ...record, line: base + record.line - 1 } as SourceRecord);
+		const checker = new RowChecker(campaign.total, RECIPIENTS_PER_CHUNK);
+		for (const record of records) checker.check({ ...record, line: base + record.line - 1 }, seen);
 		const staged = checker.take();
 		// The campaign after this chunk, as the script leaves it (it applies only if no other chunk landed).
 		const total = campaign.total + checker.total;

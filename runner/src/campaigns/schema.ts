@@ -89,6 +89,17 @@ function rowIssue(issue: z.core.$ZodIssue, fields: Record<string, unknown>, colu
 }
 
 /**
+ * The phone a row would be kept under (digits, as checkRow keys `seen`), or undefined when its
+ * phone is missing or breaks a rule: what a repeat is looked up by before the rows are checked.
+ */
+export function rowPhone(fields: Record<string, unknown>): string | undefined {
+	const rawPhone = fields.phone;
+	if (typeof rawPhone !== 'string' && typeof rawPhone !== 'number') return undefined;
+	const phone = parsePhoneNumber(String(rawPhone));
+	return phone.ok ? phone.digits : undefined;
+}
+
+/**
  * One row: `phone` (normalized by the contract's phone rules), optional `buttons` (JSON, SPEC B8),
  * and every other field a template variable. Empty cells are left out (a variable the template
  * needs and the row lacks is the service's to refuse). `seen` maps phone -> first line. `columns`:

@@ -11,7 +11,8 @@ import { Redis } from 'ioredis';
 import { createCampaign, campaignStatus } from '../runner/src/core';
 import { startPrivateRedis } from '../runner/src/devRedis';
 import { positionalTemplate, writeRecipientsCsv } from '../test/runner/support';
-import { startStack, waitForCompletion } from './lib/stack';
+import { rateFigures } from './lib/common';
+import { sendsFrom, startStack, waitForCompletion } from './lib/stack';
 
 const perRecipient = (counts: Map<string, number>, recipients: number) =>
 	[...counts]
@@ -48,7 +49,8 @@ async function main(): Promise<void> {
 		counting = false;
 		const status = await campaignStatus(stack.context, created.id);
 		const total = (counts: Map<string, number>) => [...counts.values()].reduce((sum, n) => sum + n, 0);
-		console.log(`${recipients} recipients at ${rate}/s, state ${status.state}, sent ${status.counts.sent}`);
+		const rates = rateFigures((await sendsFrom(stack)).map((message) => Date.parse(message.createdAt)));
+		console.log(`${recipients} recipients at ${rate}/s, state ${status.state}, sent ${status.counts.sent}; the sandbox saw ${rates.count}, ${rates.steadyRate.toFixed(1)}/s steady, at most ${rates.maxSliding} in a sliding second`);
 		console.log(`client commands (round trips) per recipient: ${(total(client) / recipients).toFixed(2)}`);
 		console.log(`  ${perRecipient(client, recipients)}`);
 		console.log(`commands inside scripts per recipient: ${(total(inScripts) / recipients).toFixed(2)}`);

@@ -5,8 +5,11 @@
  * measured. So each send also passes two steps here, both on Redis's clock (TIME), so processes
  * on other machines agree:
  *
- * 1. Spacing: it takes the next start time from a per-number clock, 1 / (HEADROOM × rate) after
- *    the previous one, and waits for it. Starts are even, not bursts at each slice's start.
+ * 1. Spacing: it takes the next start time from a per-number clock, 1 / min(HEADROOM × rate,
+ *    windowCap(rate)) after the previous one, and waits for it. Starts are even, not bursts at
+ *    each slice's start, and no faster than the window lets through: spaced faster, the window
+ *    bound every second and its waiters, all told to wake when the same oldest start left, woke
+ *    together and all but one called again (13 calls per send at 200/s, 3 with this spacing).
  * 2. The window: a start is allowed only while fewer than `windowCap(rate)` sends started in the
  *    last second (a sorted set of start times). A send that woke late (a busy event loop, a GC
  *    pause) and would bunch with the next ones waits here until the second has room.
@@ -46,10 +49,13 @@ const NOT_RUNNING = -1;
  * { microseconds until its oldest start leaves the window }.
  */
 const LUA_TAKE = `
+local function windowCap(rate)
+  return math.max(1, rate - math.ceil(rate * tonumber(ARGV[2])))
+end
 local function take(rate, now)
   if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 1000000)
-  local cap = math.max(1, rate - math.ceil(rate * tonumber(ARGV[2])))
+  local cap = windowCap(rate)
   if redis.call('ZCARD', KEYS[2]) >= cap then
     local oldest = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
     return { math.max(1000, math.floor(oldest + 1000000 - now)) }
@@ -77,7 +83,7 @@ local now = clock()
 if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
 local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
 local at = math.max(now, nextAt)
-redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + 1000000 / (rate * tonumber(ARGV[1]))))
+redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + 1000000 / math.min(rate * tonumber(ARGV[1]), windowCap(rate))))
 if at > now then return { math.floor(at - now) } end
 return take(rate, now)
 `;

@@ -95,41 +95,43 @@ end
 `;
 
 /**
- * KEYS: meta, ledger, running, outbox. ARGV: index, token, now, campaign id, start taken "1"/"0".
- * Returns 'claimed', 'inactive' (campaign not running, or no start taken: leave pending), 'final',
- * 'missing', or 'unknown' (a claim left by an attempt that never settled: it may have sent, so
- * never resend).
+ * KEYS: meta, ledger, running, outbox, recipients. ARGV: index, token, now, campaign id, start
+ * taken "1"/"0". Returns { 'claimed', the recipient's snapshot row } (the send needs no second
+ * read), or { 'inactive' } (campaign not running, or no start taken: leave pending), { 'final' },
+ * { 'missing' }, or { 'unknown' } (a claim left by an attempt that never settled: it may have
+ * sent, so never resend).
  */
 const CLAIM = `${LUA_HELPERS}
-local meta, ledger, running, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local meta, ledger, running, outbox, recipients = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local idx, token, now, id, started = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local rec = redis.call('HGET', ledger, idx)
-if not rec then return 'missing' end
+if not rec then return { 'missing' } end
 local r = parse(rec)
 if r.s == 'c' then
-  if r.ref == token then return 'claimed' end
+  if r.ref == token then return { 'claimed', redis.call('HGET', recipients, idx) } end
   r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
   write(ledger, idx, r); move(meta, 'c', 'u')
   finishIfDone(meta, running, outbox, id, now)
-  return 'unknown'
+  return { 'unknown' }
 end
-if r.s ~= 'p' then return 'final' end
-if started ~= '1' or redis.call('HGET', meta, 'state') ~= 'running' then return 'inactive' end
+if r.s ~= 'p' then return { 'final' } end
+if started ~= '1' or redis.call('HGET', meta, 'state') ~= 'running' then return { 'inactive' } end
 r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
 write(ledger, idx, r); move(meta, 'p', 'c')
-return 'claimed'
+return { 'claimed', redis.call('HGET', recipients, idx) }
 `;
 
 /**
  * KEYS: meta, ledger, running, outbox, ticks. ARGV: index, token, outcome letter, now, ref, error,
- * pauseAfter, campaign id. Settles a claim this attempt holds. An attempt that finds its claim
+ * pauseAfter, campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a
+ * claim this attempt holds. An attempt that finds its claim
  * turned 'unknown' by a sweep may still prove it 'sent' (it holds the token); nothing else may.
  * Returns 'ok', 'lost', or the campaign's new state when this settle changed it ('completed',
  * 'paused'), so the process that caused the change logs it.
  */
 const SETTLE = `${LUA_HELPERS}
 local meta, ledger, running, outbox, ticks = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local idx, token, to, now, ref, err, pauseAfter, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8]
+local idx, token, to, now, ref, err, pauseAfter, id, counter = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'lost' end
 local r = parse(rec)
@@ -139,6 +141,7 @@ r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r); move(meta, from, to)
 redis.call('HSET', meta, 'last_progress_at', now)
+if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
 if to == 's' then
   local second = math.floor(tonumber(now) / 1000)
   redis.call('HINCRBY', ticks, second, 1); redis.call('HDEL', ticks, second - 600); redis.call('EXPIRE', ticks, 660)
@@ -224,7 +227,7 @@ finishIfDone(meta, running, outbox, id, now)
 return moved
 `;
 
-type Reply = string | number;
+type Reply = string | number | Array<string | null>;
 
 /** Records read together when a whole ledger is walked. */
 const WALK_CHUNK = 1000;
@@ -237,7 +240,7 @@ export class Ledger {
 		const define = (name: string, lua: string, numberOfKeys: number) => {
 			if (!(name in this.redis)) this.redis.defineCommand(name, { lua, numberOfKeys });
 		};
-		define('convoClaim', CLAIM, 4);
+		define('convoClaim', CLAIM, 5);
 		define('convoSettle', SETTLE, 5);
 		define('convoMoveMany', MOVE_MANY, 4);
 		define('convoResolveUnknown', RESOLVE_UNKNOWN, 4);
@@ -255,13 +258,26 @@ export class Ledger {
 	/**
 	 * `startTaken` false: this attempt took no start (spacing.ts found its campaign not running), so
 	 * it claims nothing; it still turns a claim an earlier attempt left into unknown, as any claim does.
+	 * A claim comes with the recipient's snapshot row (undefined if the snapshot lacks it).
 	 */
-	claim(id: string, index: number, token: string, startTaken = true): Promise<'claimed' | 'inactive' | 'final' | 'missing' | 'unknown'> {
-		return this.call('convoClaim', this.base(id), [index, token, Date.now(), id, startTaken ? '1' : '0']) as Promise<'claimed'>;
+	async claim(id: string, index: number, token: string, startTaken = true): Promise<{ outcome: 'claimed'; row?: string } | { outcome: 'inactive' | 'final' | 'missing' | 'unknown' }> {
+		const [outcome, row] = (await this.call('convoClaim', [...this.base(id), this.keys.recipients(id)], [index, token, Date.now(), id, startTaken ? '1' : '0'])) as [string, (string | null)?];
+		if (outcome === 'claimed') return { outcome, row: row ?? undefined };
+		return { outcome: outcome as 'inactive' | 'final' | 'missing' | 'unknown' };
 	}
 
-	settle(id: string, index: number, token: string, to: 'sent' | 'failed' | 'unknown' | 'not_sent' | 'pending', ref: string, error: string, pauseAfter: number): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
-		return this.call('convoSettle', [...this.base(id), this.keys.ticks(id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id]) as Promise<'ok'>;
+	/** `counter`: a campaign counter this outcome adds 1 to (a 429 hold, a retry), in the same step. */
+	settle(
+		id: string,
+		index: number,
+		token: string,
+		to: 'sent' | 'failed' | 'unknown' | 'not_sent' | 'pending',
+		ref: string,
+		error: string,
+		pauseAfter: number,
+		counter: '' | 'holds' | 'retries' = '',
+	): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
+		return this.call('convoSettle', [...this.base(id), this.keys.ticks(id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
 	}
 
 	async moveMany(id: string, from: Outcome, to: Outcome, indexes: number[], error = ''): Promise<number> {

@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 
 import { Agent, request, errors as undiciErrors } from 'undici';
+import type { z } from 'zod/v4';
 
 import {
 	buildRequest,
@@ -16,9 +17,11 @@ import {
 	OPERATIONS,
 	requestUrl,
 	retryAfterMs,
+	sendTemplateQuery,
 	sendTemplateResponse,
 	serviceErrorMessage,
 	type OperationInput,
+	type WireRequest,
 } from 'convo-contract';
 
 /** What became of one call. */
@@ -87,6 +90,23 @@ async function readBody(body: { text(): Promise<string> }): Promise<unknown> {
 	}
 }
 
+/** B8's answers that stop a whole campaign, besides 401. */
+const SEND_TEMPLATE_STOPS: Record<number, string> = {
+	403: 'the template, the sending number or the agent belongs to another business',
+	// B8 names no per-recipient resource (an unknown phone gets a new contact), so a 404 is the template or agent.
+	404: 'the template or the agent does not exist (or CONVO_EXTERNAL_URL points at the wrong place)',
+};
+
+/** A B8 outcome with the message id of its 2xx answer (a 2xx without one is unknown). */
+function sentTemplate(outcome: CallOutcome): CallOutcome & { messageId?: string } {
+	if (outcome.kind !== 'ok') return outcome;
+	const parsed = sendTemplateResponse.safeParse(outcome.body);
+	if (!parsed.success) return { kind: 'unknown', reason: 'the service answered 2xx without a message id' };
+	return { ...outcome, messageId: parsed.data.message_id };
+}
+
+type SendTemplateQuery = z.input<typeof sendTemplateQuery>;
+
 export interface ServiceOptions {
 	externalUrl: string;
 	apiKey: string;
@@ -106,22 +126,32 @@ export class ConvoService {
 	/** The request of a contract operation, built and checked by the contract (ContractError names a bad field). */
 	private send(key: ServiceOperation, input: OperationInput, signal?: AbortSignal, idleTimeoutMs?: number) {
 		const wire = buildRequest(OPERATIONS[key], input);
-		const url = requestUrl('external', this.options.externalUrl, wire);
+		return this.exchange(wire.method, requestUrl('external', this.options.externalUrl, wire), wire.body === undefined ? undefined : JSON.stringify(wire.body), signal, idleTimeoutMs);
+	}
+
+	private exchange(method: WireRequest['method'], url: string, body: string | undefined, signal?: AbortSignal, idleTimeoutMs?: number) {
 		return request(url, {
-			method: wire.method,
+			method,
 			dispatcher: this.agent,
-			headers: { 'x-api-key': this.#apiKey, accept: 'application/json', ...(wire.body === undefined ? {} : { 'content-type': 'application/json' }) },
-			body: wire.body === undefined ? undefined : JSON.stringify(wire.body),
+			headers: { 'x-api-key': this.#apiKey, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+			body,
 			signal,
 			...(idleTimeoutMs ? { headersTimeout: idleTimeoutMs, bodyTimeout: idleTimeoutMs } : {}),
 		});
 	}
 
 	/** One call of a contract operation; throws ContractError (naming the field) before sending bad input. */
-	async call(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
-		const deadline = AbortSignal.timeout(this.options.deadlineMs);
+	call(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
+		return this.outcomeOf(() => this.send(key, input, signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline()), stopOn);
+	}
+
+	private deadline(): AbortSignal {
+		return AbortSignal.timeout(this.options.deadlineMs);
+	}
+
+	private async outcomeOf(exchange: () => ReturnType<typeof request>, stopOn: Record<number, string>): Promise<CallOutcome> {
 		try {
-			const response = await this.send(key, input, signal ? AbortSignal.any([deadline, signal]) : deadline);
+			const response = await exchange();
 			return classify(response.statusCode, await readBody(response.body), response.headers, stopOn);
 		} catch (error) {
 			return classifyNetworkError(error);
@@ -144,20 +174,22 @@ export class ConvoService {
 
 	/** B8. The message id, or what else happened. */
 	async sendTemplate(input: OperationInput, signal?: AbortSignal): Promise<CallOutcome & { messageId?: string }> {
-		const outcome = await this.call(
-			'sendTemplate',
-			input,
-			{
-				403: 'the template, the sending number or the agent belongs to another business',
-				// B8 names no per-recipient resource (an unknown phone gets a new contact), so a 404 is the template or agent.
-				404: 'the template or the agent does not exist (or CONVO_EXTERNAL_URL points at the wrong place)',
-			},
-			signal,
-		);
-		if (outcome.kind !== 'ok') return outcome;
-		const parsed = sendTemplateResponse.safeParse(outcome.body);
-		if (!parsed.success) return { kind: 'unknown', reason: 'the service answered 2xx without a message id' };
-		return { ...outcome, messageId: parsed.data.message_id };
+		return sentTemplate(await this.call('sendTemplate', input, SEND_TEMPLATE_STOPS, signal));
+	}
+
+	/**
+	 * B8 for one campaign's recipients: the query (template, number, agent) is checked by the
+	 * contract here, once; each body is a snapshot row the contract checked when the campaign was
+	 * created (campaigns/schema.ts, checkRow), so a send only serializes it.
+	 */
+	templateSender(query: SendTemplateQuery): (body: Record<string, unknown>, signal?: AbortSignal) => Promise<CallOutcome & { messageId?: string }> {
+		const operation = OPERATIONS.sendTemplate;
+		const checked = sendTemplateQuery.parse(query);
+		const url = requestUrl('external', this.options.externalUrl, { method: operation.method, path: operation.path, query: Object.fromEntries(Object.entries(checked).filter(([, value]) => value !== undefined)) });
+		return async (body, signal) => {
+			const outcome = await this.outcomeOf(() => this.exchange(operation.method, url, JSON.stringify(body), signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline()), SEND_TEMPLATE_STOPS);
+			return sentTemplate(outcome);
+		};
 	}
 
 	/** B7 by phone: the recipient's conversation with its latest messages. */

@@ -6,6 +6,7 @@
  */
 import { cancelCampaign, failCampaign } from '../../runner/src/campaigns/control';
 import { transition } from '../../runner/src/campaigns/state';
+import { decodeRecipient } from '../../runner/src/campaigns/schema';
 import { counterField, type Outcome } from '../../runner/src/ledger';
 import { createCampaign } from '../../runner/src/core';
 import { inlineRecords } from '../../runner/src/source';
@@ -58,4 +59,18 @@ test(`${RACERS} simultaneous cancels and fails: one end, one campaign.finished w
 	expect(['cancelled', 'failed']).toContain(data.state);
 	const count = (outcome: Outcome) => Number(data[counterField(outcome)] ?? 0);
 	expect({ moved: count('cancelled') + count('not_sent'), pending: count('pending') }).toEqual({ moved: 40, pending: 0 });
+});
+
+test("a claim brings the recipient's snapshot row; a settle counts a 429's hold in the same step, a lost settle counts nothing", async () => {
+	const { ledger, redis, keys } = runner.context;
+	const id = await newCampaign(3);
+	const claim = await ledger.claim(id, 1, 'attempt-1');
+	expect(claim.outcome).toBe('claimed');
+	expect(claim.outcome === 'claimed' && decodeRecipient(claim.row ?? '')).toMatchObject({ phone: '491519000001', variables: { 1: 'R1' } });
+	expect(await ledger.claim(id, 1, 'attempt-2')).toEqual({ outcome: 'unknown' });
+
+	expect(await ledger.claim(id, 2, 'attempt-1')).toMatchObject({ outcome: 'claimed' });
+	expect(await ledger.settle(id, 2, 'attempt-1', 'pending', '', '429 rate limited', 10, 'holds')).toBe('ok');
+	expect(await ledger.settle(id, 2, 'attempt-1', 'pending', '', '429 rate limited', 10, 'holds')).toBe('lost');
+	expect(await redis.hmget(keys.campaign(id), 'holds', 'retries', counterField('pending'))).toEqual(['1', null, '2']);
 });

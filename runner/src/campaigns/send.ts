@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { RateLimitError, type Job } from 'bullmq';
 
 import type { RunnerContext } from '../context';
+import type { ConvoService } from '../service';
 import { failCampaign } from './control';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient } from './schema';
@@ -30,11 +31,10 @@ const DROP_AGAIN_AFTER_MS = 5000;
 export const sendJobIdPrefix = (campaign: string) => `${campaign}-`;
 export const sendJobId = (campaign: string, index: number) => `${sendJobIdPrefix(campaign)}${index}`;
 
-/** The immutable part of a campaign, read once per process. */
+/** The immutable part of a campaign, read once per process: its number and its B8 request but the body. */
 interface SendSettings {
-	templateId: string;
 	from: string;
-	agentId?: string;
+	send: ReturnType<ConvoService['templateSender']>;
 }
 
 /** Sends this process has claimed and not settled: what SIGTERM waits for. */
@@ -56,7 +56,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		if (cached) return cached;
 		const [templateId, from, agentId] = await redis.hmget(keys.campaign(id), 'template_id', 'from', 'agent_id');
 		if (!templateId || !from) return undefined;
-		const settings = { templateId, from, agentId: agentId || undefined };
+		const settings = { from, send: service.templateSender({ template_id: templateId, from_phone_number: from, agent_id: agentId || undefined }) };
 		settingsCache.set(id, settings);
 		return settings;
 	};
@@ -83,31 +83,24 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		// A campaign not running (paused, ended) took no start: the claim leaves its recipient as it is.
 		const claim = await ledger.claim(campaign, index, token, start !== 'not running');
 		if (start === 'not running') await dropStoppedCampaign(settings.from, campaign);
-		if (claim !== 'claimed') return claim;
+		if (claim.outcome !== 'claimed') return claim.outcome;
 
 		const key = `${campaign}/${index}`;
 		inFlight.set(key, { campaign, index, token });
 		/** Settles this claim; logs the campaign's state change when this settle made it. */
-		const settle = async (to: Parameters<typeof ledger.settle>[3], ref: string, error: string) => {
-			const result = await ledger.settle(campaign, index, token, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES);
+		const settle = async (to: Parameters<typeof ledger.settle>[3], ref: string, error: string, counter: Parameters<typeof ledger.settle>[7] = '') => {
+			const result = await ledger.settle(campaign, index, token, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, counter);
 			if (result === 'completed') log.info({ campaign }, 'campaign completed');
 			if (result === 'paused') log.warn({ campaign, reason: error }, `campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`);
 			return result;
 		};
 		try {
-			const encoded = await redis.hget(keys.recipients(campaign), String(index));
-			if (!encoded) {
+			if (!claim.row) {
 				await settle('failed', '', 'the recipient is missing from the snapshot');
 				return 'failed';
 			}
-			const recipient = decodeRecipient(encoded);
-			const outcome = await service.sendTemplate(
-				{
-					query: { template_id: settings.templateId, from_phone_number: settings.from, agent_id: settings.agentId },
-					body: { ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) },
-				},
-				shutdown,
-			);
+			const recipient = decodeRecipient(claim.row);
+			const outcome = await settings.send({ ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) }, shutdown);
 			switch (outcome.kind) {
 				case 'ok':
 					await settle('sent', outcome.messageId ?? '', '');
@@ -124,8 +117,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 					await failCampaign(context, campaign, outcome.reason);
 					return 'stopped';
 				case 'hold':
-					await settle('pending', '', outcome.reason);
-					await redis.hincrby(keys.campaign(campaign), 'holds', 1);
+					await settle('pending', '', outcome.reason, 'holds');
 					await queues.send(settings.from).rateLimit(outcome.waitMs);
 					await holdStarts(context, settings.from, outcome.waitMs);
 					throw new RateLimitError();
@@ -135,8 +127,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 						await settle('failed', '', `${outcome.reason} (after ${job.attemptsMade + 1} attempts)`);
 						return 'failed';
 					}
-					await settle('pending', '', outcome.reason);
-					await redis.hincrby(keys.campaign(campaign), 'retries', 1);
+					await settle('pending', '', outcome.reason, 'retries');
 					throw new Error(`not sent, will retry: ${outcome.reason}`);
 				}
 			}

@@ -1,9 +1,11 @@
 /**
- * `npm run bench`: the five benchmarks of issue #12 and the start-up one of issue #19, one after another on one Redis (REDIS_URL
- * when set, else a private redis-server on a free port), each printing its table and writing
- * bench/results/<name>.json; then docs/benchmarks.md's generated part is rewritten from them.
+ * `npm run bench`: the five benchmarks of issue #12, the start-up one of issue #19, and the Redis
+ * Cluster and ten-number ones of issue #20, one after another on one Redis (REDIS_URL when set, else a private
+ * redis-server on a free port; the cluster benchmark starts a cluster of its own), each printing
+ * its table and writing bench/results/<name>.json; then docs/benchmarks.md's generated part is
+ * rewritten from them.
  *
- *   npm run bench                        all six, full sizes (about 15 minutes on 2 cores)
+ *   npm run bench                        all eight, full sizes (about 25 minutes on 2 cores)
  *   npm run bench -- --quick             small sizes, to check the benchmarks themselves
  *   npm run bench -- --only reindex,sandbox
  *
@@ -13,15 +15,17 @@ import { Redis } from 'ioredis';
 
 import { startPrivateRedis } from '../runner/src/devRedis';
 import { benchCampaigns } from './campaigns.bench';
+import { benchCluster } from './cluster.bench';
 import { describeMachine, printTable, QUICK, writeResult, type BenchResult } from './lib/common';
 import { writeDocs } from './lib/docs';
 import { benchMemory } from './memory.bench';
+import { benchNumbers } from './numbers.bench';
 import { benchReindex } from './reindex.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchStartup } from './startup.bench';
 import { benchWorkflow } from './workflow.bench';
 
-/** In the order they run: 2 reads 1's figures, 5 states its headroom over 1 to 4; 6 stands alone. */
+/** In the order they run: 2 reads 1's figures, 5 states its headroom over 1 to 4; 6 and 7 stand alone. */
 const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchResult>) => Promise<BenchResult>> = {
 	campaigns: benchCampaigns,
 	workflow: benchWorkflow,
@@ -29,6 +33,8 @@ const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchRe
 	reindex: benchReindex,
 	sandbox: benchSandbox,
 	startup: benchStartup,
+	cluster: benchCluster,
+	numbers: benchNumbers,
 };
 
 function chosen(): string[] {

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
 	const env: NodeJS.ProcessEnv = {
 		...process.env,
 		REDIS_URL: redisUrl,
-		RUNNER_PREFIX: process.env.RUNNER_PREFIX ?? `{demo${Date.now().toString(36)}}`,
+		RUNNER_PREFIX: process.env.RUNNER_PREFIX ?? `demo${Date.now().toString(36)}`,
 		CONVO_EXTERNAL_URL: sandbox.externalUrl,
 		CONVO_API_KEY: business.apiKey,
 		LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
@@ -76,9 +76,12 @@ async function main(): Promise<void> {
 		console.error((error as Error).message);
 		exitCode = 1;
 	} finally {
-		const stopped = new Promise((resolve) => runner.once('exit', resolve));
-		runner.kill('SIGTERM');
-		await stopped;
+		// A runner that already exited (a refused environment) sends no second 'exit': waiting would hang.
+		if (runner.exitCode === null && runner.signalCode === null) {
+			const stopped = new Promise((resolve) => runner.once('exit', resolve));
+			runner.kill('SIGTERM');
+			await stopped;
+		}
 		await sandbox.close();
 		await privateRedis?.stop();
 	}

@@ -65,4 +65,4 @@ export async function sendsFrom(stack: RunnerUnderTest): Promise<SandboxMessage[
 
 export const workerPeaksMb = (stack: RunnerUnderTest) => stack.processes.map((runner) => peakRssMb(runner.child.pid));
 
-export { setFault, type RunnerUnderTest, type SandboxMessage };
+export { positionalTemplate, setFault, templateSends, waitFor, writeRecipientsCsv, type RunnerUnderTest, type SandboxMessage };

@@ -28,8 +28,15 @@ const schema = z.object({
 		.string()
 		.regex(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, { error: 'must be host:port pairs separated by commas' })
 		.optional(),
-	/** Key prefix of every key the runner writes; a {hash tag} keeps them in one Cluster slot. */
-	RUNNER_PREFIX: z.string().regex(/^\{[\w.-]+\}$/, { error: 'must be a hash tag like {convo}' }).default('{convo}'),
+	/**
+	 * Key prefix of every key and queue the runner writes: a plain name. The runner puts its own hash
+	 * tags after it (keys.ts), so a Redis Cluster spreads numbers and collections over its masters;
+	 * a tag in the prefix would pin every key to one slot, so braces are refused.
+	 */
+	RUNNER_PREFIX: z
+		.string()
+		.regex(/^[\w.-]+$/, { error: 'must be a plain name like convo (letters, digits, ".", "_", "-"), without a {hash tag}: the runner tags its keys itself since #20, so a Redis Cluster spreads them' })
+		.default('convo'),
 	/** Needed by processes that talk to the service (start, worker, reconcile); checked there. */
 	CONVO_EXTERNAL_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the external API (ending /api/external/v2)' }).optional(),
 	CONVO_API_KEY: z.string().min(1, { error: 'must not be empty: the API key of the external API' }).optional(),

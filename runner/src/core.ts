@@ -7,21 +7,24 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import { ConflictError, UserError, type RunnerContext } from './context';
-import { checkCronSettings } from './cronSchedules';
+import { cronSettings } from './cronSchedules';
 import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
 import { luaScript } from './redis';
-import type { SourceRecord } from './source';
+import { campaignNumber } from './homes';
+import { formatOf, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
-import { SealError, storedSource } from './net/urls';
+import { storedSource } from './net/urls';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
 import { CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
-import { cancelCampaign, pauseCampaign, queueScheduledStart, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
+import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
+import { handOverNumber } from './campaigns/feeder';
+import { addStartJob } from './jobs';
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 
-export { campaignStatus, listCampaigns, pauseCampaign, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
+export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
 export { pageCampaigns, campaignFigures, type CampaignStatus } from './campaigns/store';
 export { API_NAMES } from './campaigns/schema';
 export type { Outcome } from './ledger';
@@ -46,11 +49,11 @@ export { API_REINDEX } from './reindex/create';
 export { SETTLED_RUN_STATES as SETTLED_REINDEX_STATES } from './reindex/store';
 export { recordReceipt } from './webhooks/receipts';
 
-/** Every queue of the runner: the shared ones, then each number's send queue by number (what bull-board and /metrics show). */
+export { shownQueueName } from './jobs';
+
+/** Every queue of the runner as the job registry lists them (what bull-board and /metrics show). */
 export async function runnerQueues(context: RunnerContext) {
-	const { queues } = context;
-	const numbers = (await context.redis.smembers(context.keys.numbers)).sort();
-	return [queues.control, queues.reindex, queues.events, ...numbers.map((from) => queues.send(from))];
+	return context.queues.all();
 }
 
 export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> };
@@ -61,10 +64,10 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	if (!parsed.success) throw settingsError(parsed.error, names);
 	const settings = parsed.data;
 	if (settings.cron && settings.at) throw new UserError(`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`);
-	checkCronSettings(settings, names);
+	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const common = { templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format };
-	return { settings, common };
+	return { settings, common, schedule };
 }
 
 /** `records`: rows already at hand (an upload, inline rows); `input.source` then only names them. */
@@ -73,18 +76,17 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
  * step that makes the campaign visible.
  */
 export async function createCampaign(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<CreateAnswer> {
-	const { settings, common } = checkedSettings(context, input, names);
+	const { settings, common, schedule: repeat } = checkedSettings(context, input, names);
 
-	if (settings.cron && records) throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
-	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
-	if (settings.cron) {
-		let stored;
-		try {
-			stored = storedSource(context.config, common.source, names.source);
-		} catch (error) {
-			throw error instanceof SealError ? new UserError(error.message) : error;
-		}
-		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, cron: settings.cron, tz: settings.tz ?? 'UTC' }, names);
+	if (repeat && records) throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
+	if (!records) {
+		// Told now, where the client's names are known (the snapshot and a schedule's runs read a source of the same name).
+		formatOf(common.source, common.format, names);
+		await checkUrlAllowed(context.config, common.source, names.source);
+	}
+	if (repeat) {
+		const stored = storedSource(context.config, common.source, names.source);
+		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, ...repeat }, names);
 		context.log.info({ schedule: schedule.id, cron: schedule.cron, tz: schedule.tz }, 'campaign schedule created');
 		return { kind: 'schedule', schedule: scheduleView(schedule) };
 	}
@@ -93,7 +95,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;
 	// The start job just before the commit: a create that dies before its commit leaves a job that
 	// finds no campaign and does nothing; one that dies after it leaves a scheduled campaign with its job.
-	const beforeCommit = startAt ? () => queueScheduledStart(context, id, startAt, { afterCommit: true }) : undefined;
+	const beforeCommit = startAt ? () => addStartJob(context, { campaign: id, dueAt: startAt }, { afterCommit: true }) : undefined;
 	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer: { kind: 'campaign' } } });
 	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'campaign created');
 	return { kind: 'campaign', ...snapshot };
@@ -138,13 +140,26 @@ export async function campaignView(context: RunnerContext, id: string) {
 	return campaignDetail(campaign, await statusOf(context, campaign));
 }
 
-/** Cancel a campaign, or stop a cron schedule (its past runs stay). */
+/** Pause a campaign; its number goes on with its other campaigns at once (handOverNumber). */
+export async function pauseCampaign(context: RunnerContext, id: string) {
+	const state = await pauseNow(context, id);
+	await handOverNumber(context, id);
+	return state;
+}
+
+/**
+ * Cancel a campaign, or stop a cron schedule (its past runs stay). The number is handed over once
+ * the pending recipients are moved: a feeder pass before that would move them itself, and the
+ * answer would not count them.
+ */
 export async function cancel(context: RunnerContext, id: string) {
 	if (await findSchedule(context, id)) {
 		await removeSchedule(context, id);
 		return { id, state: 'cancelled' as const, schedule: true, cancelled: 0 };
 	}
-	return { id, ...(await cancelCampaign(context, id)) };
+	const answer = await cancelCampaign(context, id);
+	await handOverNumber(context, id);
+	return { id, ...answer };
 }
 
 /**
@@ -179,11 +194,12 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  * the create's scope is empty. While the first request runs, the key holds a lease of
  * IDEMPOTENCY_LEASE_MS that the work renews, and a second request with the key is a conflict
  * (409); a request that failed, or whose process died, frees the key (at once, or when the lease
- * runs out), so the retry runs.
+ * runs out), so the retry runs. The key lives in the group of `from`, the number the work's
+ * campaign sends from (keys.ts), where the work's one script keeps the answer with its result.
  */
-async function once<T extends object>(context: RunnerContext, scope: string, key: string, work: (claim: OnceClaim) => Promise<T>): Promise<T & { replayed: boolean }> {
+async function once<T extends object>(context: RunnerContext, from: string, scope: string, key: string, work: (claim: OnceClaim) => Promise<T>): Promise<T & { replayed: boolean }> {
 	const { redis } = context;
-	const slot = context.keys.idempotency(createHash('sha256').update(scope === '' ? key : `${scope}\n${key}`).digest('hex'));
+	const slot = context.keys.idempotency(from, createHash('sha256').update(scope === '' ? key : `${scope}\n${key}`).digest('hex'));
 	const token = `${LEASE_PREFIX}${randomBytes(12).toString('hex')}`;
 	if ((await redis.set(slot, token, 'PX', IDEMPOTENCY_LEASE_MS, 'NX')) !== 'OK') {
 		const existing = await redis.get(slot);
@@ -219,11 +235,17 @@ export function createCampaignOnce(
 ): Promise<CreateAnswer & { replayed?: boolean }> {
 	const { input, records, names = CLI_NAMES } = request;
 	const work = (claim?: OnceClaim) => (request.draft ? createDraft(context, input, records, names, claim) : createCampaign(context, input, records, names, claim));
-	return usable(request.key) ? once(context, '', request.key, work) : work();
+	// The key is kept with the number the campaign sends from (its commit writes the answer); a
+	// number that is not one is refused by the work itself, which keeps no answer.
+	const from = campaignSettings.shape.from.safeParse(input.from);
+	return usable(request.key) && from.success ? once(context, from.data, '', request.key, work) : work();
 }
 
 /** Add a chunk of rows to a draft; with an Idempotency-Key (scoped to the campaign), once per key (see once). */
-export function addRecipientsOnce(context: RunnerContext, id: string, rows: unknown[], firstLine: number | undefined, key?: string): Promise<ChunkAnswer & { replayed?: boolean }> {
+export async function addRecipientsOnce(context: RunnerContext, id: string, rows: unknown[], firstLine: number | undefined, key?: string): Promise<ChunkAnswer & { replayed?: boolean }> {
 	const work = (claim?: OnceClaim) => addRecipients(context, id, rows, firstLine, claim);
-	return usable(key) ? once(context, `recipients:${id}`, key, work) : work();
+	if (!usable(key)) return work();
+	// The key is kept with the campaign's number (its chunk's script writes the answer); no such campaign: the work says so.
+	const from = await campaignNumber(context, id);
+	return from === undefined ? work() : once(context, from, `recipients:${id}`, key, work);
 }

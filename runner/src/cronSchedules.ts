@@ -1,12 +1,12 @@
 /**
  * What campaign and reindex cron schedules share: the rule of their settings (a time zone goes with
- * a pattern), their place among the schedules of their kind (at most RUNNER_MAX_*_SCHEDULES), and
- * the BullMQ job scheduler that queues each run. BullMQ checks the pattern and the zone when the
- * scheduler is upserted, so an invalid one is refused there, named as the client names the setting.
+ * a pattern, UTC when none is given), their place among the schedules of their kind (at most
+ * RUNNER_MAX_*_SCHEDULES), their record (JSON, one key each), and the BullMQ job scheduler that
+ * queues each run (jobs.ts). BullMQ checks the pattern and the zone when the scheduler is upserted, so an
+ * invalid one is refused there, named as the client names the setting.
  */
-import type { Queue } from 'bullmq';
-
 import { FieldError, type RunnerContext } from './context';
+import type { CronJobs } from './jobs';
 import { fullMessage, LimitError, release, reserve } from './limits';
 
 /** How a client names the two settings: `--cron`/`--tz` or `cron`/`tz`. */
@@ -15,14 +15,18 @@ export interface CronNames {
 	tz: string;
 }
 
-export function checkCronSettings(given: { cron?: string; tz?: string }, names: CronNames): void {
+/** The schedule asked for, its zone UTC when none is given; undefined without a pattern (a zone alone is refused). */
+export function cronSettings(given: { cron?: string; tz?: string }, names: CronNames): { cron: string; tz: string } | undefined {
 	if (given.tz && !given.cron) throw new FieldError(`${names.tz} goes with ${names.cron}`, names.tz);
+	return given.cron ? { cron: given.cron, tz: given.tz ?? 'UTC' } : undefined;
 }
 
-/** The schedules of one kind: their sorted set, how many may exist, and how a full set is explained. */
+/** The schedules of one kind: their sorted set and records, how many may exist, and how a full set is explained. */
 export interface ScheduleKind {
-	queue: Queue;
+	jobs: CronJobs;
 	list: string;
+	/** The key of a schedule's record. */
+	record: (id: string) => string;
 	max: number;
 	/** `campaign schedules`, as a full-set message says it. */
 	what: string;
@@ -30,30 +34,46 @@ export interface ScheduleKind {
 	maxSetting: string;
 }
 
+/** What every schedule's record holds besides its kind's settings. */
+export interface CronSchedule {
+	id: string;
+	cron: string;
+	tz: string;
+	createdAt: number;
+}
+
 /**
- * Takes the schedule's place in its kind's list (counted and taken in one step), then upserts its
- * job scheduler; a pattern or zone BullMQ refuses gives the place back.
+ * Takes the schedule's place in its kind's list (counted and taken in one step), upserts its job
+ * scheduler (jobs.ts), then stores its record; a
+ * pattern or zone BullMQ refuses gives the place back.
  */
-export async function startCronSchedule(
-	context: RunnerContext,
-	kind: ScheduleKind,
-	schedule: { id: string; cron: string; tz: string; createdAt: number },
-	scheduler: { id: string; job: string; data: Record<string, string> },
-	names: CronNames,
-): Promise<void> {
+export async function startCronSchedule(context: RunnerContext, kind: ScheduleKind, schedule: CronSchedule, names: CronNames): Promise<void> {
 	const full = await reserve(context, kind.list, kind.max, schedule.id, schedule.createdAt);
 	if (full !== undefined) throw new LimitError(409, fullMessage(kind.what, full, kind.max, kind.maxSetting), 'cron');
 	try {
-		await kind.queue.upsertJobScheduler(scheduler.id, { pattern: schedule.cron, tz: schedule.tz }, { name: scheduler.job, data: scheduler.data, opts: { removeOnComplete: true, removeOnFail: 50 } });
+		await kind.jobs.upsert(context, schedule.id, { pattern: schedule.cron, tz: schedule.tz });
 	} catch (error) {
 		await release(context, kind.list, schedule.id);
 		throw new FieldError(`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`, names.cron);
 	}
+	await context.redis.set(kind.record(schedule.id), JSON.stringify(schedule));
+}
+
+export async function findCronSchedule<T extends CronSchedule>(context: RunnerContext, kind: ScheduleKind, id: string): Promise<T | undefined> {
+	const text = await context.redis.get(kind.record(id));
+	return text ? (JSON.parse(text) as T) : undefined;
+}
+
+/** The schedules of a kind, newest first. */
+export async function listCronSchedules<T extends CronSchedule>(context: RunnerContext, kind: ScheduleKind): Promise<T[]> {
+	const ids = await context.redis.zrevrange(kind.list, 0, -1);
+	const found: Array<T | undefined> = await Promise.all(ids.map((id) => findCronSchedule<T>(context, kind, id)));
+	return found.filter((schedule): schedule is T => schedule !== undefined);
 }
 
 /** Stops the job scheduler and forgets the schedule; the runs it made stay. */
-export async function stopCronSchedule(context: RunnerContext, kind: ScheduleKind, schedule: { id: string; record: string }, schedulerId: string): Promise<void> {
-	await kind.queue.removeJobScheduler(schedulerId);
-	await context.redis.del(schedule.record);
-	await context.redis.zrem(kind.list, schedule.id);
+export async function stopCronSchedule(context: RunnerContext, kind: ScheduleKind, id: string): Promise<void> {
+	await kind.jobs.remove(context, id);
+	await context.redis.del(kind.record(id));
+	await context.redis.zrem(kind.list, id);
 }

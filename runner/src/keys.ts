@@ -1,63 +1,85 @@
 /**
- * Every Redis key the runner writes, in one place. All share the prefix's {hash tag}, so on a
- * Redis Cluster a campaign's keys sit in one slot and its Lua scripts may touch them together.
+ * Every Redis key and BullMQ queue the runner uses, in one place. Each sits in one of three kinds
+ * of group, named by the {hash tag} that follows the prefix, so a Redis Cluster places a group in
+ * one slot and spreads the groups over its masters (#20, docs/decisions.md):
+ *
+ *   {n<from>}        a sending number: its send queue, its start gate, and every campaign that
+ *                    sends from it (hash, ledger, recipients, ticks), with the number's running and
+ *                    finishing sets, its outbox of events and its Idempotency-Keys. A send's
+ *                    scripts (gate, claim, settle) and a campaign's state changes stay in it.
+ *   {c<collection>}  a search collection: its items, its lease, and its reindex runs with their outbox.
+ *   {g}              what is not one number's or one collection's: the lists of campaigns, numbers,
+ *                    drafts, runs and schedules, where each campaign and run lives, webhooks,
+ *                    sessions, the feeder's lock, and the control, reindex and events queues.
+ *
+ * No script, MULTI or pipeline touches two groups; a change that spans them is made group by
+ * group in an order that a crash cannot harm and that the feeder repairs (see homes.ts, create.ts).
  */
 export interface Keys {
 	prefix: string;
-	/** Sorted set: campaign id by creation time. */
+	/** Sorted set: campaign id by creation time (every campaign, listed once its commit is listed: homes.ts). */
 	campaigns: string;
-	/** Set: ids of campaigns whose state is running (what the feeder walks). */
-	running: string;
-	/** Set: ids of ended (cancelled, failed) campaigns whose pending recipients are still being moved. */
-	finishing: string;
-	/** Set: business numbers that have a send queue (what workers listen to). */
+	/** Hash: campaign id -> its sending number, the group its keys live in. */
+	homes: string;
+	/** Set: business numbers that have a group (what workers, the feeder and the dispatcher walk). */
 	numbers: string;
-	/** Hash per business number: its rate and the next free send start time (campaigns/spacing.ts). */
-	spacing(from: string): string;
-	/** Sorted set per business number: the sends started in the last second (campaigns/spacing.ts). */
-	startLog(from: string): string;
+	/** Sorted set: draft campaign id by the time it expires unless started. */
+	drafts: string;
 	/** Hash per cron schedule. */
 	schedule(id: string): string;
 	/** Sorted set: schedule id by creation time. */
 	schedules: string;
-	/** Hash: the campaign's settings, state, counters and feed cursor. */
-	campaign(id: string): string;
-	/** Hash: recipient index -> the snapshot row (line, phone, variables, buttons). */
-	recipients(id: string): string;
-	/** Hash: recipient index -> ledger record (see ledger.ts). */
-	ledger(id: string): string;
-	/** Hash: epoch second -> sends settled in it, for the current rate. */
-	ticks(id: string): string;
-	/** Hash, while a campaign is a draft: phone -> line, so a phone is refused twice across its chunks. */
-	phones(id: string): string;
-	/** Sorted set: draft campaign id by the time it expires unless started. */
-	drafts: string;
-	/**
-	 * Hashes a create writes its rows to before its commit renames them to recipients/ledger/phones:
-	 * nothing reads them, and they expire, so a create that dies midway leaves nothing behind.
-	 */
-	staging(id: string, attempt: string): { recipients: string; ledger: string; phones: string };
-	/** String: an API Idempotency-Key (hashed) -> the first answer to the request, for 24 h. */
-	idempotency(keyHash: string): string;
 	/** Lock: one feeder tick at a time across processes. */
 	feederLock: string;
 	/** String per console session (SHA-256 of its id, never the id), expiring with it; deleted at sign-out. */
 	session(idHash: string): string;
 	/** Counter per client address: failed tokens in the current window (http/auth.ts). */
 	authFailures(address: string): string;
+
+	/** Hash per business number: its rate and the next free send start time (campaigns/spacing.ts). */
+	spacing(from: string): string;
+	/** Sorted set per business number: the sends started in the last second (campaigns/spacing.ts). */
+	startLog(from: string): string;
+	/** Set per number: ids of its campaigns whose state is running (what the feeder walks). */
+	running(from: string): string;
+	/** Set per number: ids of its ended (cancelled, failed) campaigns whose pending recipients are still being moved. */
+	finishing(from: string): string;
+	/** Sorted set per number: campaigns committed and not yet in `campaigns` (by creation time; homes.ts lists them). */
+	unlisted(from: string): string;
+	/** List per number of JSON events, written in the same script as the transition they report (webhooks/events.ts). */
+	outbox(from: string): string;
+	/** Hash: the campaign's settings, state, counters and feed cursor. */
+	campaign(from: string, id: string): string;
+	/** Hash: recipient index -> the snapshot row (line, phone, variables, buttons). */
+	recipients(from: string, id: string): string;
+	/** Hash: recipient index -> ledger record (see ledger.ts). */
+	ledger(from: string, id: string): string;
+	/** Hash: epoch second -> sends settled in it, for the current rate. */
+	ticks(from: string, id: string): string;
+	/** Hash, while a campaign is a draft: phone -> line, so a phone is refused twice across its chunks. */
+	phones(from: string, id: string): string;
+	/**
+	 * Hashes a create writes its rows to before its commit renames them to recipients/ledger/phones:
+	 * nothing reads them, and they expire, so a create that dies midway leaves nothing behind.
+	 */
+	staging(from: string, id: string, attempt: string): { recipients: string; ledger: string; phones: string };
+	/**
+	 * String: an API Idempotency-Key (hashed) -> the first answer to the request, for 24 h. It sits
+	 * with the number of the campaign it creates or fills, so the commit keeps the answer in its step.
+	 */
+	idempotency(from: string, keyHash: string): string;
+
 	reindex: ReindexKeys;
 	webhooks: WebhookKeys;
 }
 
-/** Keys of webhook registrations and the events waiting to be handed to the delivery queue (webhooks/). */
+/** Keys of webhook registrations and their deliveries (webhooks/); all in the global group. */
 interface WebhookKeys {
 	/** Sorted set: webhook id by creation time. */
 	all: string;
 	/** Hash per webhook: url, events, description, created_at (never its secret). */
 	webhook(id: string): string;
-	/** List of JSON events written in the same script as the transition they report (the outbox). */
-	outbox: string;
-	/** Lock: one process moves the outbox into the delivery queue at a time. */
+	/** Lock: one process moves the outboxes into the delivery queue at a time. */
 	outboxLock: string;
 	/** Sorted set per webhook: its deliveries in flight (job id by the time its slot lapses), for the per-webhook cap. */
 	inflight(id: string): string;
@@ -69,71 +91,100 @@ interface WebhookKeys {
 interface ReindexKeys {
 	/** Sorted set: run id by creation time. */
 	runs: string;
-	/** Hash: the run's settings, state, counters and progress. */
-	run(id: string): string;
-	/** Hash, during one attempt of a run: external_id -> line where the source first held it. */
-	seen(id: string, attempt: number): string;
-	/** Lists of JSON notes kept for the report: rejected rows; failures, mismatches, foreign items. */
-	rejected(id: string): string;
-	problems(id: string): string;
-	/** Hash: epoch second -> rows read in it, for the current rate. */
-	ticks(id: string): string;
+	/** Hash: run id -> its collection, the group its keys live in. */
+	homes: string;
+	/** Set: collections that have a group (what the dispatcher walks for events). */
+	collections: string;
 	/** Sorted set of cron schedules; a string (JSON) per schedule. */
 	schedules: string;
 	schedule(id: string): string;
+	/** Hash: the run's settings, state, counters and progress. */
+	run(collection: string, id: string): string;
+	/** Hash, during one attempt of a run: external_id -> line where the source first held it. */
+	seen(collection: string, id: string, attempt: number): string;
+	/** Lists of JSON notes kept for the report: rejected rows; failures, mismatches, foreign items. */
+	rejected(collection: string, id: string): string;
+	problems(collection: string, id: string): string;
+	/** Hash: epoch second -> rows read in it, for the current rate. */
+	ticks(collection: string, id: string): string;
 	/** Hash: external_id -> what the last successful upsert sent (reindex/itemState.ts). */
 	items(collection: string): string;
 	/** Hash: embedding key -> embedding_json sent, shared by the items that sent it. */
 	embeddings(collection: string): string;
 	/** String: the run that holds the collection (a lease renewed while it lives). */
 	lock(collection: string): string;
+	/** List of JSON events of the collection's runs (reindex.finished), written with the run's final state. */
+	outbox(collection: string): string;
 }
 
 /** How long an Idempotency-Key keeps the first answer (core.ts once). */
 export const IDEMPOTENCY_SECONDS = 24 * 3600;
 
+/**
+ * The hash tags of the groups. None holds ":" (BullMQ refuses it in a queue name); numbers are
+ * digits and collections UUIDs, so a tag never holds a brace either.
+ */
+export const GLOBAL_TAG = '{g}';
+export const numberTag = (from: string) => `{n${from}}`;
+const collectionTag = (collection: string) => `{c${collection}}`;
+
 export function keysFor(prefix: string): Keys {
+	const global = `${prefix}:${GLOBAL_TAG}`;
+	const number = (from: string) => `${prefix}:${numberTag(from)}`;
+	const campaign = (from: string, id: string) => `${number(from)}:campaign:${id}`;
+	const collection = (name: string) => `${prefix}:${collectionTag(name)}`;
+	const run = (name: string, id: string) => `${collection(name)}:reindex:${id}`;
 	return {
 		prefix,
-		campaigns: `${prefix}:campaigns`,
-		running: `${prefix}:running`,
-		finishing: `${prefix}:finishing`,
-		numbers: `${prefix}:numbers`,
-		spacing: (from) => `${prefix}:spacing:${from}`,
-		startLog: (from) => `${prefix}:starts:${from}`,
-		schedules: `${prefix}:schedules`,
-		schedule: (id) => `${prefix}:schedule:${id}`,
-		campaign: (id) => `${prefix}:campaign:${id}`,
-		recipients: (id) => `${prefix}:campaign:${id}:rcp`,
-		ledger: (id) => `${prefix}:campaign:${id}:ledger`,
-		ticks: (id) => `${prefix}:campaign:${id}:ticks`,
-		phones: (id) => `${prefix}:campaign:${id}:phones`,
-		drafts: `${prefix}:drafts`,
-		staging: (id, attempt) => ({ recipients: `${prefix}:staging:${id}:${attempt}:rcp`, ledger: `${prefix}:staging:${id}:${attempt}:ledger`, phones: `${prefix}:staging:${id}:${attempt}:phones` }),
-		idempotency: (keyHash) => `${prefix}:idempotency:${keyHash}`,
-		feederLock: `${prefix}:lock:feeder`,
-		session: (idHash) => `${prefix}:session:${idHash}`,
-		authFailures: (address) => `${prefix}:authfail:${address}`,
+		campaigns: `${global}:campaigns`,
+		homes: `${global}:homes`,
+		numbers: `${global}:numbers`,
+		drafts: `${global}:drafts`,
+		schedules: `${global}:schedules`,
+		schedule: (id) => `${global}:schedule:${id}`,
+		feederLock: `${global}:lock:feeder`,
+		session: (idHash) => `${global}:session:${idHash}`,
+		authFailures: (address) => `${global}:authfail:${address}`,
+
+		spacing: (from) => `${number(from)}:spacing`,
+		startLog: (from) => `${number(from)}:starts`,
+		running: (from) => `${number(from)}:running`,
+		finishing: (from) => `${number(from)}:finishing`,
+		unlisted: (from) => `${number(from)}:unlisted`,
+		outbox: (from) => `${number(from)}:outbox`,
+		campaign,
+		recipients: (from, id) => `${campaign(from, id)}:rcp`,
+		ledger: (from, id) => `${campaign(from, id)}:ledger`,
+		ticks: (from, id) => `${campaign(from, id)}:ticks`,
+		phones: (from, id) => `${campaign(from, id)}:phones`,
+		staging: (from, id, attempt) => {
+			const staged = `${number(from)}:staging:${id}:${attempt}`;
+			return { recipients: `${staged}:rcp`, ledger: `${staged}:ledger`, phones: `${staged}:phones` };
+		},
+		idempotency: (from, keyHash) => `${number(from)}:idempotency:${keyHash}`,
+
 		reindex: {
-			runs: `${prefix}:reindex:runs`,
-			run: (id) => `${prefix}:reindex:${id}`,
-			seen: (id, attempt) => `${prefix}:reindex:${id}:seen:${attempt}`,
-			rejected: (id) => `${prefix}:reindex:${id}:rejected`,
-			problems: (id) => `${prefix}:reindex:${id}:problems`,
-			ticks: (id) => `${prefix}:reindex:${id}:ticks`,
-			schedules: `${prefix}:reindex:schedules`,
-			schedule: (id) => `${prefix}:reindex:schedule:${id}`,
-			items: (collection) => `${prefix}:collection:${collection}:items`,
-			embeddings: (collection) => `${prefix}:collection:${collection}:emb`,
-			lock: (collection) => `${prefix}:collection:${collection}:lock`,
+			runs: `${global}:reindex:runs`,
+			homes: `${global}:reindex:homes`,
+			collections: `${global}:reindex:collections`,
+			schedules: `${global}:reindex:schedules`,
+			schedule: (id) => `${global}:reindex:schedule:${id}`,
+			run,
+			seen: (name, id, attempt) => `${run(name, id)}:seen:${attempt}`,
+			rejected: (name, id) => `${run(name, id)}:rejected`,
+			problems: (name, id) => `${run(name, id)}:problems`,
+			ticks: (name, id) => `${run(name, id)}:ticks`,
+			items: (name) => `${collection(name)}:items`,
+			embeddings: (name) => `${collection(name)}:emb`,
+			lock: (name) => `${collection(name)}:lock`,
+			outbox: (name) => `${collection(name)}:outbox`,
 		},
 		webhooks: {
-			all: `${prefix}:webhooks`,
-			webhook: (id) => `${prefix}:webhook:${id}`,
-			outbox: `${prefix}:events:outbox`,
-			outboxLock: `${prefix}:lock:outbox`,
-			inflight: (id) => `${prefix}:webhook:${id}:inflight`,
-			receipt: (webhookId, eventId) => `${prefix}:webhook:${webhookId}:receipt:${eventId}`,
+			all: `${global}:webhooks`,
+			webhook: (id) => `${global}:webhook:${id}`,
+			outboxLock: `${global}:lock:outbox`,
+			inflight: (id) => `${global}:webhook:${id}:inflight`,
+			receipt: (webhookId, eventId) => `${global}:webhook:${webhookId}:receipt:${eventId}`,
 		},
 	};
 }

@@ -13,12 +13,14 @@
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash
  * keeps one counter per state (n_p, n_c, ...), moved in the same script as the record, so counts
  * are exact without a scan; the same scripts complete or auto-pause the campaign, and write the
- * event of that transition to the outbox (webhooks/events.ts) in the same step.
+ * event of that transition to the outbox (webhooks/events.ts) in the same step. Every key a script
+ * touches is in the campaign's number's group (keys.ts), so it runs on one Redis Cluster slot.
  */
 import { RECIPIENT_OUTCOMES, type RecipientOutcome } from 'convo-contract';
 
 import type { RedisConnection } from './redis';
 import type { Keys } from './keys';
+import { campaignNumber } from './homes';
 import { LUA_EMIT } from './webhooks/events';
 
 /** A recipient's outcomes are the contract's (the report and the counts show them to clients). */
@@ -251,8 +253,15 @@ export class Ledger {
 		return (this.redis as unknown as Record<string, (...a: Array<string | number>) => Promise<Reply>>)[name](...keys, ...args);
 	}
 
-	private base(id: string): string[] {
-		return [this.keys.campaign(id), this.keys.ledger(id), this.keys.running, this.keys.webhooks.outbox];
+	/** The campaign's group (keys.ts): its hash, ledger, number's running set and outbox, then what a script adds. */
+	private async keysOf(id: string): Promise<{ base: string[]; from: string }> {
+		const from = await campaignNumber({ redis: this.redis, keys: this.keys }, id);
+		if (from === undefined) throw new Error(`no campaign ${id}`);
+		return { base: [this.keys.campaign(from, id), this.keys.ledger(from, id), this.keys.running(from), this.keys.outbox(from)], from };
+	}
+
+	private async base(id: string): Promise<string[]> {
+		return (await this.keysOf(id)).base;
 	}
 
 	/**
@@ -261,13 +270,14 @@ export class Ledger {
 	 * A claim comes with the recipient's snapshot row (undefined if the snapshot lacks it).
 	 */
 	async claim(id: string, index: number, token: string, startTaken = true): Promise<{ outcome: 'claimed'; row?: string } | { outcome: 'inactive' | 'final' | 'missing' | 'unknown' }> {
-		const [outcome, row] = (await this.call('convoClaim', [...this.base(id), this.keys.recipients(id)], [index, token, Date.now(), id, startTaken ? '1' : '0'])) as [string, (string | null)?];
+		const { base, from } = await this.keysOf(id);
+		const [outcome, row] = (await this.call('convoClaim', [...base, this.keys.recipients(from, id)], [index, token, Date.now(), id, startTaken ? '1' : '0'])) as [string, (string | null)?];
 		if (outcome === 'claimed') return { outcome, row: row ?? undefined };
 		return { outcome: outcome as 'inactive' | 'final' | 'missing' | 'unknown' };
 	}
 
 	/** `counter`: a campaign counter this outcome adds 1 to (a 429 hold, a retry), in the same step. */
-	settle(
+	async settle(
 		id: string,
 		index: number,
 		token: string,
@@ -277,33 +287,36 @@ export class Ledger {
 		pauseAfter: number,
 		counter: '' | 'holds' | 'retries' = '',
 	): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
-		return this.call('convoSettle', [...this.base(id), this.keys.ticks(id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
+		const { base, from } = await this.keysOf(id);
+		return this.call('convoSettle', [...base, this.keys.ticks(from, id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
 	}
 
 	async moveMany(id: string, from: Outcome, to: Outcome, indexes: number[], error = ''): Promise<number> {
 		if (indexes.length === 0) return 0;
-		return Number(await this.call('convoMoveMany', this.base(id), [LETTER[from], LETTER[to], Date.now(), error, id, ...indexes]));
+		return Number(await this.call('convoMoveMany', await this.base(id), [LETTER[from], LETTER[to], Date.now(), error, id, ...indexes]));
 	}
 
 	/** Completes a running campaign that has nothing open (e.g. after a resume that found nothing to send). */
 	async finishIfDone(id: string): Promise<void> {
-		await this.call('convoMoveMany', this.base(id), ['-', '-', Date.now(), '', id]);
+		await this.call('convoMoveMany', await this.base(id), ['-', '-', Date.now(), '', id]);
 	}
 
 	async resolveUnknown(id: string, index: number, to: 'sent' | 'not_sent', messageId: string, reason: string): Promise<boolean> {
-		return Number(await this.call('convoResolveUnknown', this.base(id), [index, LETTER[to], messageId, reason, Date.now(), id])) === 1;
+		return Number(await this.call('convoResolveUnknown', await this.base(id), [index, LETTER[to], messageId, reason, Date.now(), id])) === 1;
 	}
 
 	async expireClaims(id: string, before: number, indexes: number[]): Promise<number> {
 		if (indexes.length === 0) return 0;
-		return Number(await this.call('convoExpireClaims', this.base(id), [before, Date.now(), id, ...indexes]));
+		return Number(await this.call('convoExpireClaims', await this.base(id), [before, Date.now(), id, ...indexes]));
 	}
 
 	/** Records of a range of indexes, in order (undefined past the end). */
 	async read(id: string, from: number, count: number): Promise<Array<LedgerRecord | undefined>> {
 		if (count <= 0) return [];
 		const fields = Array.from({ length: count }, (_, i) => String(from + i));
-		const values = await this.redis.hmget(this.keys.ledger(id), ...fields);
+		const number = await campaignNumber({ redis: this.redis, keys: this.keys }, id);
+		if (number === undefined) return fields.map(() => undefined);
+		const values = await this.redis.hmget(this.keys.ledger(number, id), ...fields);
 		return values.map((value) => (value === null ? undefined : decodeRecord(value)));
 	}
 

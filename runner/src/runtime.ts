@@ -1,20 +1,13 @@
 /**
- * A runner process: connect, set up queues and workers (queues.ts), process until told to stop
- * (Redis itself is checked before, by the command: cli/serve.ts). SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
+ * A runner process: connect, open the queues and start the workers the job registry describes
+ * (jobs.ts, queues.ts), process until told to stop (Redis itself is checked before, by the command:
+ * cli/serve.ts). SIGTERM/SIGINT: stop taking work, let in-flight sends finish within the deadline,
  * mark any still unsettled `unknown` (never left `claimed`), exit.
  */
-import type { Job } from 'bullmq';
-
 import type { RunnerConfig } from './config';
 import type { RunnerContext } from './context';
-import { feedOnce } from './campaigns/feeder';
-import { runSchedule } from './campaigns/schedule';
-import { createSendProcessor, type InFlight } from './campaigns/send';
-import { startScheduledCampaign } from './campaigns/control';
-import { processReindexJob } from './reindex/create';
-import { dropExpiredDrafts } from './campaigns/draft';
-import { createDeliveryProcessor } from './webhooks/deliver';
-import { dispatchEvents } from './webhooks/outbox';
+import type { InFlight } from './campaigns/send';
+import { upsertFeeder } from './jobs';
 import { webhookKey } from './webhooks/secret';
 import { keysFor } from './keys';
 import { Ledger } from './ledger';
@@ -66,6 +59,22 @@ export async function openContext(config: RunnerConfig, log: Logger, options: { 
 export { startPrivateRedis } from './devRedis';
 export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable } from './redis';
 
+/**
+ * Keys of a runner before #20 (one `{prefix}` hash tag for everything) under the prefix this one
+ * would have had then: this runner neither reads nor moves them, so their campaigns would wait for
+ * good. Said once at start; the two layouts must not share a Redis (docs/decisions.md).
+ */
+export async function warnOfOldLayout(context: RunnerContext): Promise<void> {
+	const old = `{${context.keys.prefix}}`;
+	const found = await context.redis.exists(`${old}:campaigns`, `${old}:numbers`, `${old}:reindex:runs`, `${old}:webhooks`);
+	if (found > 0) {
+		context.log.warn(
+			{ oldKeys: `${old}:*` },
+			'this Redis holds keys of a runner from before #20 (one hash tag for every key); this runner does not read them: let an old runner finish its campaigns first, and never run old and new runners on one Redis',
+		);
+	}
+}
+
 /** Whether Redis answers a PING within `ms`: the readiness probe's question, never thrown. */
 export async function redisAnswers(context: RunnerContext, ms: number): Promise<boolean> {
 	let timer: NodeJS.Timeout | undefined;
@@ -92,25 +101,13 @@ export interface RunningRunner {
 }
 
 export async function runProcess(context: RunnerContext): Promise<RunningRunner> {
-	const { redis, keys, config, log, ledger } = context;
+	const { keys, config, log, ledger } = context;
 	const inFlight = new Map<string, InFlight>();
 	const shutdown = new AbortController();
-	const control = async (job: Job) => {
-		if (job.name === 'feed') {
-			await feedOnce(context);
-			await dispatchEvents(context);
-			return dropExpiredDrafts(context);
-		}
-		if (job.name === 'start') return startScheduledCampaign(context, job.data.campaign, job.data.dueAt, job.attemptsMade + 1 < (job.opts.attempts ?? 1));
-		if (job.name === 'cron') return runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0));
-		log.warn({ job: job.name }, 'unknown control job');
-		return undefined;
-	};
 	const key = webhookKey(config);
 	if (!key) log.warn('this process delivers no webhook events: set RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN), the same on every process, to have it sign and send them');
-	const events = key ? createDeliveryProcessor(context, key) : undefined;
-	const workers = new Workers(redis, keys, config, { control, send: createSendProcessor(context, inFlight, shutdown.signal), reindex: (job: Job) => processReindexJob(context, job), events }, log);
-	await context.queues.ensureFeeder();
+	const workers = new Workers({ context, inFlight, shutdown: shutdown.signal, webhookKey: key });
+	await upsertFeeder(context);
 	await workers.start();
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');
 

@@ -11,6 +11,7 @@ import { PassThrough, type Duplex, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 
 import type { RunnerConfig } from './config';
+import { FieldError } from './context';
 import { isNotAllowed, outboundFor } from './net/outbound';
 import { isHttpUrl, shownUrl } from './net/urls';
 
@@ -73,10 +74,14 @@ function recordOf(line: number, value: unknown): SourceRecord {
 
 export const isUrl = isHttpUrl;
 
-/** `formatName`: how the client calls the format setting. */
-export function formatOf(source: string, given?: string, formatName = '--format'): SourceFormat {
+/**
+ * The format given, or told from the source's name. A refusal names the settings as the client
+ * calls them (`names`); a client without a format setting (the API's campaigns) is not told to use one.
+ */
+export function formatOf(source: string, given: string | undefined, names: { source: string; format?: string }): SourceFormat {
+	const formatName = names.format ?? 'format';
 	if (given) {
-		if (!(SOURCE_FORMATS as readonly string[]).includes(given)) throw new SourceError(`${formatName} must be one of ${SOURCE_FORMATS.join(', ')}; got "${given}"`);
+		if (!(SOURCE_FORMATS as readonly string[]).includes(given)) throw new FieldError(`${formatName} must be one of ${SOURCE_FORMATS.join(', ')}; got "${given}"`, formatName);
 		return given as SourceFormat;
 	}
 	const path = isUrl(source) ? new URL(source).pathname : source;
@@ -84,7 +89,7 @@ export function formatOf(source: string, given?: string, formatName = '--format'
 	if (extension === '.csv') return 'csv';
 	if (extension === '.json') return 'json';
 	if (extension === '.ndjson' || extension === '.jsonl') return 'ndjson';
-	throw new SourceError(`cannot tell the format of ${shownUrl(source)} from its name: use a .csv, .json or .ndjson name, or ${formatName}`);
+	throw new FieldError(`cannot tell the format of ${shownUrl(source)} from its name: use a .csv, .json or .ndjson name${names.format ? `, or ${names.format}` : ''}`, names.format ?? names.source);
 }
 
 /** A source URL the network policy refuses (net/outbound.ts): the caller names its field. */

@@ -1,5 +1,6 @@
 /**
- * The deterministic fixture: two businesses with the same identifiers and secrets on every start.
+ * The deterministic fixture: two businesses with the same identifiers and secrets on every start
+ * (Acme Coffee with ten sending numbers, Bolt Bikes with two).
  * Times are relative to service time at seeding, so "recent" and "older than 24 h" stay true.
  */
 import { stableToken, stableUuid } from './ids';
@@ -66,7 +67,11 @@ interface PersonDef {
 	tags: string[];
 }
 
-function business(index: number, name: string, domain: string, country: string, people: PersonDef[]): BusinessSeed {
+/**
+ * `numbers`: the business's sending numbers, `<country>30100200<index><n>` for n from 0; Acme has
+ * ten, so a benchmark can run campaigns on ten numbers of one account (bench/numbers.bench.ts).
+ */
+function business(index: number, name: string, domain: string, country: string, numbers: number, people: PersonDef[]): BusinessSeed {
 	const id = (label: string) => stableUuid(`b${index}:${label}`);
 	const templates: FixtureTemplate[] = [
 		{ id: id('tpl:order_update'), name: 'order_update', kind: 'positional', variables: ['1', '2'], buttons: [] },
@@ -86,7 +91,7 @@ function business(index: number, name: string, domain: string, country: string, 
 		accessToken: `${ACCESS_TOKEN_PREFIX}${stableToken(`b${index}:token`)}`,
 		apiKey: `${API_KEY_PREFIX}${stableToken(`b${index}:apikey`)}`,
 		channelUuid: id('channel'),
-		phoneNumbers: [`${country}30100200${index}0`, `${country}30100200${index}1`],
+		phoneNumbers: Array.from({ length: numbers }, (_, n) => `${country}30100200${index}${n}`),
 		users: [`owner@${domain}`, `agent@${domain}`],
 		teams: [id('team:support'), id('team:sales')],
 		templates,
@@ -114,13 +119,13 @@ function business(index: number, name: string, domain: string, country: string, 
 /** The seeds of both businesses. Contacts 0 and 1 of each business share customer_tier (B7 409). */
 export function businessSeeds(): BusinessSeed[] {
 	return [
-		business(0, 'Acme Coffee', 'acme-coffee.example', '49', [
+		business(0, 'Acme Coffee', 'acme-coffee.example', '49', 10, [
 			{ name: 'Ada Lovelace', digits: '4915112340001', inWindow: true, undeliverable: false, customFields: { customer_tier: 'gold', city: 'Berlin', order_ref: 'A-100' }, tags: ['vip'] },
 			{ name: 'Grace Hopper', digits: '4915112340002', inWindow: false, undeliverable: false, customFields: { customer_tier: 'gold', city: 'Munich', order_ref: 'A-101' }, tags: [] },
 			{ name: 'Alan Turing', digits: '4915112340003', inWindow: true, undeliverable: true, customFields: { customer_tier: 'silver', city: 'Hamburg' }, tags: ['blocked'] },
 			{ name: 'Katherine Johnson', digits: '4915112340004', inWindow: false, undeliverable: false, customFields: { customer_tier: 'bronze', city: 'Cologne' }, tags: [] },
 		]),
-		business(1, 'Bolt Bikes', 'bolt-bikes.example', '44', [
+		business(1, 'Bolt Bikes', 'bolt-bikes.example', '44', 2, [
 			{ name: 'Mary Somerville', digits: '447700900001', inWindow: true, undeliverable: false, customFields: { customer_tier: 'gold', city: 'London' }, tags: ['vip'] },
 			{ name: 'Charles Babbage', digits: '447700900002', inWindow: false, undeliverable: false, customFields: { customer_tier: 'gold', city: 'Leeds' }, tags: [] },
 			{ name: 'Tim Berners-Lee', digits: '447700900003', inWindow: true, undeliverable: true, customFields: { customer_tier: 'silver', city: 'Bristol' }, tags: [] },

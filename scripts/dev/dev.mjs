@@ -206,7 +206,7 @@ async function main() {
 	const runner = startGroup('runner', process.execPath, [join(ROOT, 'runner', 'bin', 'convo-runner.mjs'), 'start'], {
 		...baseEnv,
 		REDIS_URL: redisUrl,
-		RUNNER_PREFIX: '{convo-dev}',
+		RUNNER_PREFIX: 'convo-dev',
 		RUNNER_TOKEN: state.runnerToken,
 		RUNNER_HTTP_HOST: '127.0.0.1',
 		RUNNER_HTTP_PORT: String(runnerPort),

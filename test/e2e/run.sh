@@ -115,7 +115,7 @@ RUNNER_URL="http://127.0.0.1:$RUNNER_PORT"
   # shellcheck disable=SC2046
   export $(echo "$FIXTURE_ENV" | xargs)
   export REDIS_URL="redis://127.0.0.1:$REDIS_PORT" RUNNER_TOKEN="$E2E_RUNNER_TOKEN" RUNNER_HTTP_HOST=127.0.0.1 \
-    RUNNER_HTTP_PORT="$RUNNER_PORT" RUNNER_PREFIX='{e2e}' LOG_LEVEL=info \
+    RUNNER_HTTP_PORT="$RUNNER_PORT" RUNNER_PREFIX='e2e' LOG_LEVEL=info \
     RUNNER_ALLOW_PRIVATE_URLS=true  # n8n and the stub feed are on loopback: the operator's opt-in
   exec setsid "$SYSTEM_NODE" "$ROOT/runner/bin/convo-runner.mjs" start >"$WORK/logs/runner.log" 2>&1 </dev/null
 ) &

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { startSandbox, type RunningSandbox } from '../../sandbox/src';
 import { serveTrigger, type ServedTrigger } from '../harness/webhook';
+import { eventually } from '../sandbox/support';
 import { runWorkflow, type RunResult, type WorkflowJson } from '../harness/workflow';
 
 const examplesDir = join(__dirname, '..', '..', 'examples');
@@ -129,7 +130,7 @@ describe('examples/ run as they are against the sandbox', () => {
 		test('an inbound message gets one reply that quotes it, and the reply starts nothing', async () => {
 			served = await serveTrigger({ workflow: load('reply-to-inbound-message.json'), credentials: credentials() });
 			const business = sandbox.fixture.businesses[0];
-			await admin('POST', 'webhooks', { business: business.id, url: served.url, method: served.method });
+			const { id: webhookId } = await admin<{ id: string }>('POST', 'webhooks', { business: business.id, url: served.url, method: served.method });
 			await admin('POST', 'inbound', { business: business.id, from: ADA.phone, text: 'Where is my order A-100?' });
 
 			const [execution] = await served.waitForExecutions(1, 15_000);
@@ -140,8 +141,14 @@ describe('examples/ run as they are against the sandbox', () => {
 			expect(replies).toHaveLength(1);
 			expect(replies[0].text).toContain('Hi Ada');
 			expect(replies[0].text).toContain('"Where is my order A-100?"');
-			// The reply is a message_created (status sent) the trigger filters out: still one execution.
-			await new Promise((resolve) => setTimeout(resolve, 500));
+			// The reply is a message_created (status sent) the trigger filters out: still one execution,
+			// once the sandbox has logged the reply's delivery (it logs an attempt after the answer, and
+			// the trigger counts a start before it answers).
+			const delivered = await eventually(async () => {
+				const log = await admin<Array<{ webhookId: string; statusCode?: number; body: { payload: { text?: string } } }>>('GET', 'webhooks/deliveries');
+				return log.find((attempt) => attempt.webhookId === webhookId && attempt.body.payload.text === replies[0].text);
+			}, 15_000);
+			expect(delivered.statusCode).toBe(200);
 			expect(served.started()).toBe(1);
 		});
 	});

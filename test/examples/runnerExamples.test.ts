@@ -14,7 +14,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { serveTrigger, type ServedTrigger } from '../harness/webhook';
 import { runWorkflow, type WorkflowJson } from '../harness/workflow';
-import { startApi, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
+import { startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered } from '../runner/support';
 
 jest.setTimeout(180_000);
 
@@ -103,8 +103,9 @@ describe('campaign-from-customer-list and campaign-finished-summary, together ag
 		const sends = await templateSends(runner.sandbox);
 		const expected = customers.slice(0, 4).map((customer) => String(customer.phone).replace(/\D/g, ''));
 		expect(sends.map((send) => send.to).sort()).toEqual(expected.sort());
-		// One event, one execution: a second delivery of it would have started another.
-		await new Promise((resolve) => setTimeout(resolve, 1000));
+		// One event, one execution: a second delivery of it would have started another, and every
+		// delivery attempt the runner will make has been made (the harness counts a start before it answers).
+		await waitForEventsDelivered(runner.context);
 		expect(served.started()).toBe(1);
 	});
 });

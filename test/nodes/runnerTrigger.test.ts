@@ -10,7 +10,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { signDelivery, SIGNATURE_HEADER } from 'convo-contract';
 import { countFailure } from '../../runner/src/webhooks/store';
 import { serveTrigger, type ServedTrigger } from '../harness/webhook';
-import { positionalTemplate, startApi, useRunnerUnderTest, waitFor } from '../runner/support';
+import { positionalTemplate, startApi, useRunnerUnderTest, waitFor, waitForEventsDelivered } from '../runner/support';
 
 jest.setTimeout(180_000);
 
@@ -93,8 +93,9 @@ describe('Convo Runner Trigger', () => {
 			created_at: expect.any(String),
 			data: { id: campaignId, state: 'completed', counts: { sent: 3 } },
 		});
-		// The runner delivers once per transition: no second execution follows.
-		await new Promise((resolve) => setTimeout(resolve, 3000));
+		// The runner delivers once per transition: no second execution follows once every event it
+		// emitted has had every delivery attempt it will get (the harness counts a start before it answers).
+		await waitForEventsDelivered(runner.context);
 		expect(served.started()).toBe(1);
 		expect(served.webhookErrors).toEqual([]);
 	});

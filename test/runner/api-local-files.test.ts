@@ -264,7 +264,7 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 		const { redis, keys } = runner.context;
 		const lease = keys.reindex.lock(collectionOf(runner));
 		await waitFor('the collection to be free', async () => (await redis.get(lease)) === null, 30_000);
-		const runHashes = async () => (await scanKeys(redis, `${runner.env.RUNNER_PREFIX}:reindex:r`)).filter((key) => /:reindex:r[^:]+$/.test(key)).length;
+		const runHashes = async () => (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((key) => /:reindex:r[^:]+$/.test(key)).length;
 		const before = await runHashes();
 		// A real fault after the lease is taken: ZADD on the runs index answers WRONGTYPE.
 		const saved = await redis.zrange(keys.reindex.runs, 0, -1, 'WITHSCORES');

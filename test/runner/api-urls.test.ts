@@ -285,6 +285,11 @@ test('a URL with credentials or a query is refused, naming the variable, where n
 	expect(result.stdout + result.stderr).toContain('--source holds credentials or a query string: RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set');
 	expect(result.stdout + result.stderr).not.toContain('PASSx');
 	expect(result.stdout + result.stderr).not.toContain('SIGx');
+	// A campaign schedule keeps its source the same way (storedSource), so it is refused the same way.
+	const campaign = await runCli(['campaign', 'create', '--template', settings().template_id, '--from', settings().from, '--recipients', 'http://user:PASSx@127.0.0.1:9/recipients.csv?sig=SIGx', '--cron', '0 9 * * *', '--json'], env);
+	expect(campaign.code).toBe(1);
+	expect(JSON.parse(campaign.stdout).error).toBe('--recipients holds credentials or a query string: RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set to keep a URL with credentials or a query string: the runner stores it sealed under a key derived from it');
+	expect(campaign.stdout + campaign.stderr).not.toMatch(/PASSx|SIGx/);
 });
 
 test('RUNNER_ALLOW_PRIVATE_URLS: a wrong entry stops the process naming the variable; `true` still leaves link-local and 0.0.0.0 out; a port given limits the entry to it', async () => {

@@ -53,11 +53,16 @@ test('errors: exit 1, a JSON error on stdout with --json, the reason on stderr',
 	expect(JSON.parse(missing.stdout)).toEqual({ error: 'No campaign with id cnosuchcampaign' });
 	expect(missing.stderr).toContain('No campaign with id cnosuchcampaign');
 
-	const bad = await runCli(['campaign', 'create', '--template', 'not-a-uuid', '--from', '12', '--recipients', '/nonexistent.csv', '--json'], runner.env);
+	const bad = await runCli(['campaign', 'create', '--template', 'not-a-uuid', '--from', '12', '--recipients', '/nonexistent.csv', '--rate', '1.5', '--json'], runner.env);
 	expect(bad.code).toBe(1);
 	const { error } = JSON.parse(bad.stdout);
 	expect(error).toContain('--template must be a UUID');
 	expect(error).toContain('--from');
+	// The rate's rule and words are the contract's (runnerRate), the same for campaigns, reindex and the API.
+	expect(error).toContain('--rate must be a whole number of sends per second');
+	const badRate = await runCli(['campaign', 'rate', 'cnosuchcampaign', '5000', '--json'], runner.env);
+	expect(badRate.code).toBe(1);
+	expect(JSON.parse(badRate.stdout)).toEqual({ error: 'rate may be at most 1000 sends per second' });
 });
 
 test('a wrong environment stops the process naming each variable; no secret in the message', async () => {

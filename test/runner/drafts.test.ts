@@ -108,7 +108,7 @@ test('2,500 rows in three chunks: one campaign, lines across chunks, duplicates 
 	expect(rows.map((row) => row.line)).toEqual(Array.from({ length: 2500 }, (_, i) => i + 1));
 	expectReportMatchesLog(rows, sends);
 	// The phone index lived only while a draft.
-	expect(await runner.context.redis.exists(runner.context.keys.phones(id))).toBe(0);
+	expect(await runner.context.redis.exists(runner.context.keys.phones(settings().from, id))).toBe(0);
 });
 
 test('first_line places a chunk; a draft with no accepted row completes on start; a draft with a start time becomes scheduled; a draft can be cancelled', async () => {
@@ -145,10 +145,11 @@ test('a draft never started is removed when its 24 h are up', async () => {
 	const id = created.json.id as string;
 	const { redis, keys } = runner.context;
 	expect(Number(await redis.zscore(keys.drafts, id))).toBeGreaterThan(Date.now() + 23 * 3600_000);
-	const ttl = await redis.pttl(keys.ledger(id));
+	const { from } = settings();
+	const ttl = await redis.pttl(keys.ledger(from, id));
 	expect(ttl).toBeGreaterThan(23 * 3600_000);
 	// Its time comes: Redis expires the keys, the feeder tick drops it from the list.
-	for (const key of [keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id)]) await redis.pexpire(key, 1);
+	for (const key of [keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id)]) await redis.pexpire(key, 1);
 	await redis.zadd(keys.drafts, Date.now() - 1, id);
 	await new Promise((resolve) => setTimeout(resolve, 50));
 	await dropExpiredDrafts(runner.context);

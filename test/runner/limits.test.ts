@@ -99,9 +99,9 @@ test('rows per campaign (RUNNER_MAX_RECIPIENTS): inline rows, an upload and a dr
 	const chunk = await call('POST', `/api/campaigns/${draft.json.id}/recipients`, { recipients: rows(5, 11) });
 	expect(chunk.status).toBe(413);
 	expect(chunk.json).toMatchObject({ field: 'recipients', message: expect.stringContaining('RUNNER_MAX_RECIPIENTS') });
-	expect(await runner.context.redis.hlen(runner.context.keys.recipients(draft.json.id))).toBe(40);
+	expect(await runner.context.redis.hlen(runner.context.keys.recipients(settings().from, draft.json.id))).toBe(40);
 	expect((await call('POST', `/api/campaigns/${draft.json.id}/recipients`, { recipients: rows(5, 10) })).status).toBe(200);
-	expect(await runner.context.redis.hlen(runner.context.keys.recipients(draft.json.id))).toBe(50);
+	expect(await runner.context.redis.hlen(runner.context.keys.recipients(settings().from, draft.json.id))).toBe(50);
 	expect((await call('POST', `/api/campaigns/${draft.json.id}/cancel`)).status).toBe(200);
 });
 
@@ -113,7 +113,7 @@ test('open drafts (RUNNER_MAX_DRAFTS=3): of 8 created at once exactly 3 exist, t
 		expect(refused.json).toMatchObject({ status: 409, message: expect.stringContaining('RUNNER_MAX_DRAFTS') });
 	}
 	const { redis, keys } = runner.context;
-	const states = await Promise.all((await redis.zrange(keys.campaigns, 0, -1)).map((id) => redis.hget(keys.campaign(id), 'state')));
+	const states = await Promise.all((await redis.zrange(keys.campaigns, 0, -1)).map((id) => redis.hget(keys.campaign(settings().from, id), 'state')));
 	expect(states.filter((state) => state === 'draft')).toHaveLength(3);
 
 	// Started, a draft is no longer open: a new one may be created.
@@ -143,8 +143,8 @@ test('campaign and reindex schedules (2 each): of 5 created at once exactly 2 ex
 	expect(await redis.zcard(keys.schedules)).toBe(2);
 	expect(await redis.zcard(keys.reindex.schedules)).toBe(2);
 	const allKeys = await scanKeys(redis, prefix());
-	expect(allKeys.filter((key) => key.startsWith(`${prefix()}:schedule:`))).toHaveLength(2);
-	expect(allKeys.filter((key) => key.startsWith(`${prefix()}:reindex:schedule:`))).toHaveLength(2);
+	expect(allKeys.filter((key) => key.startsWith(keys.schedule('')))).toHaveLength(2);
+	expect(allKeys.filter((key) => key.startsWith(keys.reindex.schedule('')))).toHaveLength(2);
 	expect((await queues.control.getJobSchedulers()).filter((scheduler) => String(scheduler.key).startsWith('cron-'))).toHaveLength(2);
 	expect((await queues.reindex.getJobSchedulers()).filter((scheduler) => String(scheduler.key).startsWith('reindex-'))).toHaveLength(2);
 });

@@ -18,7 +18,7 @@ import { createLogger } from '../../runner/src/log';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { checkRedis, connect } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
-import { positionalTemplate, runCli, spawnRunner, startRedisCluster, startSandboxProcess, templateSends, uniquePrefix, waitFor, type SpawnedRunner } from './support';
+import { clientCount, positionalTemplate, runCli, spawnRunner, startRedisCluster, startSandboxProcess, templateSends, uniquePrefix, waitFor, waitForClientsAtMost, type SpawnedRunner } from './support';
 
 jest.setTimeout(120_000);
 
@@ -149,10 +149,12 @@ test('RUNNER_REQUIRE_AOF=true with appendonly no: start refuses, naming the sett
 	try {
 		// A job waiting in the control queue: any worker of this prefix takes it at once.
 		const job = await context.queues.control.add('feed', {});
+		const clientsBefore = await clientCount(context.redis);
 		const runner = spawn(['start'], { ...env, RUNNER_REQUIRE_AOF: 'true', RUNNER_HTTP_PORT: String(await freePort()) });
 		expect(await exitWithin(runner, 30_000)).toBe(1);
 		expect(runner.output()).toMatch(/^convo-runner: RUNNER_REQUIRE_AOF is true and Redis at 127\.0\.0\.1:\d+ runs with appendonly no/m);
-		await new Promise((resolve) => setTimeout(resolve, 1000));
+		// Whatever the process sent Redis before it exited has run once Redis has let its connections go: then look.
+		await waitForClientsAtMost(context.redis, clientsBefore);
 		expect(await job.getState()).toBe('waiting');
 		expect(await context.queues.control.getJobSchedulers()).toEqual([]);
 	} finally {

@@ -13,7 +13,7 @@ import { loadConfig } from '../../runner/src/config';
 import { createLogger } from '../../runner/src/log';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { closeContext, openContext } from '../../runner/src/runtime';
-import { positionalTemplate, runCli, spawnRunner, startSandboxProcess, templateSends, uniquePrefix, waitFor, type SpawnedRunner } from './support';
+import { clientCount, positionalTemplate, runCli, spawnRunner, startSandboxProcess, templateSends, uniquePrefix, waitFor, waitForClientsAtMost, type SpawnedRunner } from './support';
 
 jest.setTimeout(120_000);
 
@@ -124,7 +124,8 @@ describe('a running start while its Redis stops and comes back', () => {
 		if (redis?.process.exitCode !== null || redis.process.signalCode !== null) redis = await startPrivateRedis(PERSISTENT, dir, port);
 		const running = await startRunner();
 		await redis.stop();
-		await new Promise((resolve) => setTimeout(resolve, 1000));
+		// The runner knows Redis is gone (its readiness says so) before it is told to stop.
+		await waitFor('/readyz to answer 503', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 503, 20_000, 50);
 		const stopping = Date.now();
 		const code = await within(running.kill('SIGTERM'), 15_000);
 		const stopMs = Date.now() - stopping;
@@ -141,13 +142,14 @@ test('start with RUNNER_HTTP_HOST=0.0.0.0 and no token exits 1 before any worker
 	try {
 		// A job waiting in the control queue: any worker of this prefix takes it at once.
 		const job = await context.queues.control.add('feed', {});
+		const clientsBefore = await clientCount(context.redis);
 		const runner = spawnRunner(['start'], { ...env, RUNNER_HTTP_HOST: '0.0.0.0', RUNNER_HTTP_PORT: String(await freePort()) });
 		const code = await within(runner.exited, 30_000);
 		if (code === 'still running') await runner.kill('SIGKILL');
 		expect(code).toBe(1);
 		expect(runner.output()).toContain('RUNNER_TOKEN must be set');
-		// Give a worker that did start the time to take the job, then look.
-		await new Promise((resolve) => setTimeout(resolve, 1000));
+		// Whatever the process sent Redis before it exited has run once Redis has let its connections go: then look.
+		await waitForClientsAtMost(context.redis, clientsBefore);
 		expect(await job.getState()).toBe('waiting');
 		expect(await context.queues.control.getJobSchedulers()).toEqual([]);
 		expect(await templateSends(sandbox)).toEqual([]);

@@ -38,6 +38,9 @@ test('POST /api/reindex runs it; GET status and report; a second run while it wo
 	const overlap = await call('POST', '/api/reindex', body);
 	expect(overlap.status).toBe(409);
 	expect(overlap.json.message).toContain(`is being synced by run ${id}`);
+	// An API caller is told how to follow the run in its own terms, never with a CLI command or flag.
+	expect(overlap.json.message).toContain(`Wait for it (GET /api/reindex/${id})`);
+	expect(overlap.json.message).not.toContain('--');
 	await clearFaults(runner.sandbox);
 
 	const done = await waitFor('the run to complete', async () => {
@@ -48,7 +51,7 @@ test('POST /api/reindex runs it; GET status and report; a second run while it wo
 	expect(done.json.counts).toMatchObject({ read: 200, created: 200, failed: 0 });
 	expect(await activeIds(runner)).toHaveLength(201);
 	const report = await call('GET', `/api/reindex/${id}/report`);
-	expect(report.json).toMatchObject({ id, collection: collectionOf(runner), id_field: 'sku', rejected_rows: [], failures: [] });
+	expect(report.json).toMatchObject({ id, collection: collectionOf(runner), id_field: 'sku', rejected_rows: [], failures: [], deactivation: 'not asked: deactivate_missing was not given' });
 	expect(((await call('GET', '/api/reindex')).json.runs as Array<{ id: string }>).map((run) => run.id)).toContain(id);
 
 	// /metrics: the run's items by outcome, as the sandbox's own request log counts the upserts.

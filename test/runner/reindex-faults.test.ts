@@ -41,7 +41,7 @@ test('SIGKILL half-way: another runner resumes the run, the collection equals th
 
 	const resumed = await settled(runner.context, id, 120_000);
 	expect(resumed.state).toBe('completed');
-	expect(Number(await (runner.context.redis as Redis).hget(`${runner.env.RUNNER_PREFIX}:reindex:${id}`, 'attempt'))).toBe(2);
+	expect(Number(await (runner.context.redis as Redis).hget(runner.context.keys.reindex.run(collectionOf(runner), id), 'attempt'))).toBe(2);
 	// The resumed pass read the whole source again; what the first had recorded was skipped.
 	expect(resumed.counts.read).toBe(3000);
 	expect(resumed.counts.unchanged).toBeGreaterThanOrEqual(900);

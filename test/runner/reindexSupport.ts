@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Redis } from 'ioredis';
 
 import { reindexOverview, type ReindexOverview } from '../../runner/src/core';
 import type { RunnerContext } from '../../runner/src/context';
@@ -138,11 +137,13 @@ export async function differing(runner: RunnerUnderTest, items: Item[], active =
 	return out;
 }
 
-/** Both sides start empty: the sandbox is reset (its fixture item sku-1 returns), the runner forgets the collection. */
+/** Both sides start empty: the sandbox is reset (its fixture item sku-1 returns), the runner forgets the collection (its runs stay). */
 export async function freshCollection(runner: RunnerUnderTest): Promise<void> {
 	await fetch(`${runner.sandbox.baseUrl}/__sandbox/reset`, { method: 'POST' });
-	const keys = await scanKeys(runner.context.redis as Redis, `${runner.env.RUNNER_PREFIX}:collection:`);
-	if (keys.length > 0) await (runner.context.redis as Redis).del(...keys);
+	const { redis } = runner.context;
+	// Each collection's group (runner/src/keys.ts): its items, embeddings and lease go.
+	const keys = (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((key) => /:\{c[^}]+\}:(items|emb|lock)$/.test(key));
+	for (const key of keys) await redis.del(key);
 }
 
 export async function settled(context: RunnerContext, id: string, timeoutMs = 90_000): Promise<ReindexOverview> {

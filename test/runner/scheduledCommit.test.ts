@@ -5,7 +5,7 @@
  * again instead of ending, and every recipient is sent once, counted in the sandbox's own log.
  */
 import { newCampaignId } from '../../runner/src/campaigns/store';
-import { queueScheduledStart } from '../../runner/src/campaigns/control';
+import { addStartJob } from '../../runner/src/jobs';
 import { snapshotCampaign } from '../../runner/src/campaigns/create';
 import { campaignStatus } from '../../runner/src/core';
 import { inlineRecords } from '../../runner/src/source';
@@ -34,7 +34,7 @@ test('a commit that comes 6 s after its start job was queued is still started, e
 		records: inlineRecords(phones.map((phone) => ({ phone, '1': 'Ada', '2': 'today' }))),
 		// What core.createCampaign does for a campaign with a start time, then a stall past the grace.
 		beforeCommit: async () => {
-			await queueScheduledStart(runner.context, id, startAt, { afterCommit: true });
+			await addStartJob(runner.context, { campaign: id, dueAt: startAt }, { afterCommit: true });
 			await new Promise((resolve) => setTimeout(resolve, 6000));
 		},
 	});

@@ -19,6 +19,7 @@ import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src
 import { masters, type RedisConnection } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
 import { reportRows } from '../../runner/src/core';
+import { outboxes } from '../../runner/src/webhooks/outbox';
 import type { ReportRow } from '../../runner/src/campaigns/report';
 
 export const RUNNER_BIN = join(__dirname, '..', '..', 'runner', 'bin', 'convo-runner.mjs');
@@ -75,9 +76,9 @@ export async function startRedisCluster(size = 3): Promise<{ nodes: string; stop
 }
 
 let prefixes = 0;
-/** A key prefix of this test's own ({hash tag}), so tests never touch each other's keys. */
+/** A key prefix of this test's own, so tests never touch each other's keys. */
 export function uniquePrefix(): string {
-	return `{t${process.pid}x${Date.now().toString(36)}x${prefixes++}}`;
+	return `t${process.pid}x${Date.now().toString(36)}x${prefixes++}`;
 }
 
 export interface RunnerUnderTest {
@@ -249,17 +250,57 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
  * A test receiver records an attempt before it answers, so before the job ends.
  */
 export async function waitForEventsDelivered(context: RunnerContext, timeoutMs = 30_000): Promise<void> {
-	const { redis, keys, queues } = context;
+	const { redis, queues } = context;
 	await waitFor(
 		'every webhook event emitted so far to be delivered',
 		async () => {
-			if ((await redis.llen(keys.webhooks.outbox)) > 0) return false;
+			for (const outbox of await outboxes(context)) if ((await redis.llen(outbox)) > 0) return false;
 			const counts = await queues.events.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
 			return Object.values(counts).every((count) => count === 0);
 		},
 		timeoutMs,
 		100,
 	);
+}
+
+/**
+ * Waits for one feeder tick that began after this call to run to its end: the moment by which
+ * anything the feeder would do about what the test just saw (complete a campaign, feed it, report
+ * it again) is done. The tick is a job of the control queue's job scheduler, `repeat:feeder:<ms of
+ * its run>`; its end is a `completed` entry in that queue's event stream (BullMQ writes one even
+ * though the job itself is removed on completion).
+ */
+export async function waitForFeederTick(context: RunnerContext, timeoutMs = 30_000): Promise<void> {
+	const since = Date.now();
+	const stream = context.queues.control.keys.events;
+	await waitFor(
+		'a feeder tick that began after now to end',
+		async () => {
+			const entries = await context.redis.xrange(stream, String(since), '+');
+			return entries.some(([, fields]) => {
+				const field = (name: string) => fields[fields.indexOf(name) + 1];
+				const tick = /^repeat:feeder:(\d+)$/.exec(field('jobId') ?? '');
+				return field('event') === 'completed' && tick !== null && Number(tick[1]) >= since;
+			});
+		},
+		timeoutMs,
+		50,
+	);
+}
+
+/**
+ * Waits until Redis has at most `count` clients: after a process that used it exited, the moment
+ * every command it had sent has run (Redis runs what a client sent before it notices the client
+ * closed, and lists it until then). `count`: the clients before that process started.
+ */
+export async function waitForClientsAtMost(redis: RedisConnection, count: number, timeoutMs = 30_000): Promise<void> {
+	await waitFor(`Redis to have at most ${count} clients`, async () => (await clientCount(redis)) <= count, timeoutMs, 50);
+}
+
+/** Clients connected to this Redis now (ours included). */
+export async function clientCount(redis: RedisConnection): Promise<number> {
+	const listed = String(await redis.call('CLIENT', 'LIST'));
+	return listed.split('\n').filter((line) => line.startsWith('id=')).length;
 }
 
 export interface SandboxMessage {
@@ -370,13 +411,17 @@ export function expectNoSecret(business: Business, places: Record<string, string
 	expect(leaks).toEqual([]);
 }
 
-/** Every key under the prefix, on every master (one for a single Redis). */
+/**
+ * Every key under the prefix, on every master (one for a single Redis). `prefix` is the runner's
+ * (RUNNER_PREFIX: its keys are `<prefix>:…`) or the start of a longer key name (`<prefix>:{n…}:`).
+ */
 export async function scanKeys(redis: RedisConnection, prefix: string): Promise<string[]> {
 	const found: string[] = [];
+	const pattern = `${prefix.replace(/[{}[\]*?\\]/g, '\\$&')}${prefix.includes(':') ? '' : ':'}*`;
 	for (const node of masters(redis)) {
 		let cursor = '0';
 		do {
-			const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix.replace(/[{}[\]*?]/g, '\\$&')}*`, 'COUNT', 1000);
+			const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
 			found.push(...keys);
 			cursor = next;
 		} while (cursor !== '0');
@@ -400,7 +445,14 @@ export async function dumpKeys(redis: RedisConnection, prefix: string): Promise<
 	return parts.join('\n');
 }
 
+/** One key per command: on a Redis Cluster the keys of a prefix are in many slots. */
 async function deleteKeys(redis: RedisConnection, prefix: string): Promise<void> {
-	const keys = await scanKeys(redis, prefix);
-	for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+	for (const node of masters(redis)) {
+		const keys = await scanKeys(node, prefix);
+		for (let i = 0; i < keys.length; i += 500) {
+			const batch = node.pipeline();
+			for (const key of keys.slice(i, i + 500)) batch.unlink(key);
+			await batch.exec();
+		}
+	}
 }

@@ -27,7 +27,7 @@ async function newCampaign(recipients = 30): Promise<string> {
 }
 
 async function outbox(campaign: string): Promise<OutboxEntry[]> {
-	const entries = await runner.context.redis.lrange(runner.context.keys.webhooks.outbox, 0, -1);
+	const entries = await runner.context.redis.lrange(runner.context.keys.outbox(runner.business.phoneNumbers[0]), 0, -1);
 	return entries.map((text) => JSON.parse(text) as OutboxEntry).filter((entry) => entry.id.startsWith(`ev-${campaign}-`));
 }
 
@@ -72,5 +72,5 @@ test("a claim brings the recipient's snapshot row; a settle counts a 429's hold 
 	expect(await ledger.claim(id, 2, 'attempt-1')).toMatchObject({ outcome: 'claimed' });
 	expect(await ledger.settle(id, 2, 'attempt-1', 'pending', '', '429 rate limited', 10, 'holds')).toBe('ok');
 	expect(await ledger.settle(id, 2, 'attempt-1', 'pending', '', '429 rate limited', 10, 'holds')).toBe('lost');
-	expect(await redis.hmget(keys.campaign(id), 'holds', 'retries', counterField('pending'))).toEqual(['1', null, '2']);
+	expect(await redis.hmget(keys.campaign(runner.business.phoneNumbers[0], id), 'holds', 'retries', counterField('pending'))).toEqual(['1', null, '2']);
 });

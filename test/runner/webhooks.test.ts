@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from 'convo-contract';
 import { cancel, pauseCampaign } from '../../runner/src/core';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
-import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered } from './support';
+import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered, waitForFeederTick } from './support';
 
 jest.setTimeout(240_000);
 
@@ -82,7 +82,9 @@ const secrets: string[] = [];
 
 beforeAll(async () => {
 	base = await startApi(runner);
-	runner.spawnWorker();
+	// Both processes send from the first campaign on: the worker is waited for, not hoped to be up in time.
+	const worker = runner.spawnWorker();
+	await waitFor('the worker to start', async () => worker.output().includes('"msg":"runner started"'), 60_000, 100);
 	main = await startReceiver();
 	receivers.push(main);
 	secrets.push((await register(main, ALL, 'everything')).secret);
@@ -97,14 +99,15 @@ const rowsOf = (phones: string[]) => phones.map((phone) => ({ phone, 1: 'Ana', 2
 const about = (receiver: Receiver, type: string, subject: string) => receiver.attempts.filter((attempt) => attempt.event.type === type && attempt.event.data.id === subject);
 /**
  * Waits until nothing more can arrive, so "exactly one" is proven rather than hoped: every event
- * emitted so far delivered, retries included (waitForEventsDelivered). Before that, the one bounded
- * wait left, one feeder tick (FEED_EVERY_MS in queues.ts): a transition that wrongly emits again
- * after the one observed (an in-flight send settling after a cancel or a pause, a refused job of a
- * stopped campaign, the other process settling its last claim) does so within a send's round trip,
- * well inside a tick, and is then in the outbox the drain waits on.
+ * emitted so far delivered, retries included (waitForEventsDelivered). Before that, one whole feeder
+ * tick that began after the event was seen (waitForFeederTick): a transition that wrongly emits again
+ * after the one observed (the feeder finding the campaign done once more, an in-flight send settling
+ * after a cancel or a pause, a refused job of a stopped campaign, the other process settling its last
+ * claim) does so within a tick or a send's round trip, and is then in the outbox the drain waits on.
+ * A tick, not a fixed second: on a loaded machine a second can pass without one.
  */
 async function settle(): Promise<void> {
-	await new Promise((resolve) => setTimeout(resolve, 1000));
+	await waitForFeederTick(runner.context);
 	await waitForEventsDelivered(runner.context);
 }
 
@@ -273,13 +276,14 @@ test('an event handed to the delivery queue twice (a dispatcher that died before
 	const { redis, keys } = runner.context;
 	const id = await campaign(phonesOf(1, 7));
 	await waitFor('the campaign to complete', async () => about(main, 'campaign.finished', id)[0], 60_000);
-	const flat = Object.entries(await redis.hgetall(keys.campaign(id))).flat();
+	const { from } = settings();
+	const flat = Object.entries(await redis.hgetall(keys.campaign(from, id))).flat();
 	const entry = JSON.stringify({ id: `ev-${id}-replayed`, type: 'campaign.finished', at: String(Date.now()), hash: flat });
-	await redis.rpush(keys.webhooks.outbox, entry, entry);
+	await redis.rpush(keys.outbox(from), entry, entry);
 	await waitFor('the copy to be delivered', async () => main.attempts.find((attempt) => attempt.event.id === `ev-${id}-replayed`), 30_000);
 	await settle();
 	expect(main.attempts.filter((attempt) => attempt.event.id === `ev-${id}-replayed`)).toHaveLength(1);
-	expect(await redis.llen(keys.webhooks.outbox)).toBe(0);
+	expect(await redis.llen(keys.outbox(from))).toBe(0);
 });
 
 test('no webhook secret (nor the token) is in any Redis key or value, or in any log line', async () => {

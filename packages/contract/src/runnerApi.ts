@@ -12,8 +12,17 @@ import { RATE_BOUNDS, RECIPIENTS_PER_CHUNK, RUNNER_ID_PATTERN, type RunnerRouteN
 /** The `:id` of a route; `what` names the thing in the error ("must be a campaign id"). */
 export const runnerIdParams = (what: string) => z.object({ id: z.string().regex(RUNNER_ID_PATTERN, { error: `must be a ${what} id` }) });
 
-/** Sends or upserts per second, within RATE_BOUNDS. */
-export const runnerRate = () => z.int().min(RATE_BOUNDS.min).max(RATE_BOUNDS.max);
+/**
+ * Sends or upserts per second: a whole number within RATE_BOUNDS, the one rule of every rate a
+ * client sets (the API's bodies, the runner's CLI). The messages say the rule; whoever reports one
+ * puts the setting's name in front, as the client calls it (`rate`, `--rate`). `fromText`: a query
+ * string's text is read as a number first.
+ */
+export const runnerRate = (unit: 'send' | 'upsert', { fromText = false } = {}) =>
+	(fromText ? z.coerce.number({ error: 'must be a number' }) : z.number({ error: 'must be a number' }))
+		.int({ error: `must be a whole number of ${unit}s per second` })
+		.min(RATE_BOUNDS.min, { error: `must be at least ${RATE_BOUNDS.min} ${unit} per second` })
+		.max(RATE_BOUNDS.max, { error: `may be at most ${RATE_BOUNDS.max} ${unit}s per second` });
 
 /** A campaign's states; `draft`: created to be filled in chunks, nothing is sent until it is started. */
 export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
@@ -46,7 +55,7 @@ export const campaignSettingsInput = z.object({
 	template_id: z.string(),
 	from: z.string(),
 	agent_id: z.string().optional(),
-	rate: z.coerce.number().int().min(RATE_BOUNDS.min).max(RATE_BOUNDS.max).optional(),
+	rate: runnerRate('send', { fromText: true }).optional(),
 	at: z.string().optional(),
 	cron: z.string().optional(),
 	tz: z.string().optional(),
@@ -71,7 +80,7 @@ export const addRecipientsBody = z.object({
 export type AddRecipientsBody = z.input<typeof addRecipientsBody>;
 
 /** PUT /api/campaigns/:id/rate. */
-export const setCampaignRateBody = z.object({ rate: runnerRate() });
+export const setCampaignRateBody = z.object({ rate: runnerRate('send') });
 
 /** POST /api/reindex. */
 export const startReindexBody = z.object({
@@ -83,7 +92,7 @@ export const startReindexBody = z.object({
 	embedding_json: z.record(z.string(), z.unknown()).optional(),
 	deactivate_missing: z.boolean().optional(),
 	force: z.boolean().optional(),
-	rate: runnerRate().optional(),
+	rate: runnerRate('upsert').optional(),
 	cron: z.string().optional(),
 	tz: z.string().optional(),
 });
@@ -166,7 +175,7 @@ export const RUNNER_ANSWERS = {
 	pauseCampaign: campaignControlAnswer,
 	resumeCampaign: campaignControlAnswer,
 	cancelCampaign: campaignControlAnswer,
-	setCampaignRate: z.looseObject({ id: z.string(), rate: runnerRate() }),
+	setCampaignRate: z.looseObject({ id: z.string(), rate: runnerRate('send') }),
 	campaignReport: campaignReportAnswer,
 	startReindex: startReindexAnswer,
 	getReindexRun: reindexRunAnswer,

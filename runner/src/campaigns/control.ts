@@ -5,11 +5,11 @@
  * start gate and the claim check the state), and two processes making the same change make it,
  * and report it, once.
  */
-import { RATE_BOUNDS } from 'convo-contract';
+import { setCampaignRateBody } from 'convo-contract';
 
 import type { Outcome } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
-import { jobBackoff } from '../queues';
+import { settingsError } from '../settingNames';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';
 
@@ -110,36 +110,19 @@ export async function retryNotSent(context: RunnerContext, id: string): Promise<
 }
 
 export async function setCampaignRate(context: RunnerContext, id: string, rate: number): Promise<number> {
-	if (!Number.isInteger(rate) || rate < RATE_BOUNDS.min || rate > RATE_BOUNDS.max) throw new UserError(`--rate must be a whole number of sends per second from ${RATE_BOUNDS.min} to ${RATE_BOUNDS.max}`);
-	await getCampaign(context, id);
-	await context.redis.hset(context.keys.campaign(id), 'rate', rate);
+	// The API's body rule, so the CLI's `campaign rate` is refused with the same words.
+	const checked = setCampaignRateBody.safeParse({ rate });
+	if (!checked.success) throw settingsError(checked.error, {});
+	const campaign = await getCampaign(context, id);
+	await context.redis.hset(context.keys.campaign(campaign.from, id), 'rate', rate);
 	return rate;
 }
 
-/**
- * A start job queued before the campaign it starts is committed (`afterCommit`) runs no sooner
- * than this, so a start time already past does not find the campaign not yet there.
- */
-const COMMIT_GRACE_MS = 2_000;
-
-/**
- * A commit can come later than the grace (a stalled process, a slow Redis) for as long as the
- * staged rows live (15 min): a start job that finds no campaign looks again, 2 s doubling over 10
- * tries (about 17 min in all), so a late commit is still started and a create that died is given up.
- */
-const COMMIT_WAIT = { attempts: 10, backoff: jobBackoff('commitWait') };
-
-/** A start job that found no campaign: BullMQ tries it again (COMMIT_WAIT). */
+/** A start job that found no campaign: BullMQ tries it again (COMMIT_WAIT, jobs.ts). */
 class CampaignNotCommitted extends Error {}
 
-/** The delayed control job that starts a scheduled campaign at its time (one per campaign, by its id). */
-export async function queueScheduledStart(context: RunnerContext, id: string, startAt: number, options: { afterCommit?: boolean } = {}): Promise<void> {
-	const delay = Math.max(options.afterCommit ? COMMIT_GRACE_MS : 0, startAt - Date.now());
-	await context.queues.control.add('start', { campaign: id, dueAt: startAt }, { jobId: `start-${id}`, delay, removeOnComplete: true, removeOnFail: 50, ...(options.afterCommit ? COMMIT_WAIT : {}) });
-}
-
 /**
- * Starts a scheduled campaign. One not committed yet is looked for again while `mayWait`; after
+ * Starts a scheduled campaign (the start job's processor, jobs.ts). One not committed yet is looked for again while `mayWait`; after
  * that its create died before its commit and the job does nothing.
  */
 export async function startScheduledCampaign(context: RunnerContext, id: string, dueAt: number, mayWait = false): Promise<CampaignState | undefined> {

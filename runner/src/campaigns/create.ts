@@ -14,11 +14,14 @@ import { ConflictError, UserError, type RunnerContext } from '../context';
 import { cappedRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { luaScript } from '../redis';
+import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
 import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
 import type { CampaignState } from './store';
 
 const WRITE_BATCH = 1000;
+/** Names for a refusal that cannot come here: core told the format at create, naming the client's settings. */
+const FORMAT_TOLD = { source: 'source', format: 'format' };
 /** How many rejected rows the create answer lists (the report has them all). */
 const REJECTIONS_SHOWN = 20;
 
@@ -131,20 +134,20 @@ export interface SnapshotInput extends CampaignBasics {
 const STAGING_TTL_MS = 15 * 60_000;
 
 /**
- * KEYS: meta, recipients, ledger, phones, staged recipients, staged ledger, staged phones,
- * campaigns, numbers, running, drafts, outbox, idempotency slot.
- * ARGV: id, now, state, rows, draft expiry or '', from, answer, lease token or '', answer seconds,
- * then field/value pairs of the campaign hash.
- * The one step that makes a campaign exist: its rows move into place (RENAME, whatever their
- * number), its hash, the campaign list, its number, the running set (what the feeder walks), a
- * draft's expiry, campaign.finished for a campaign born finished, and the Idempotency-Key's answer.
- * Returns 'ok', 'exists' (a cron run created it already), 'expired' (the staged rows are gone) or
- * 'lease_lost' (another request holds the key now).
+ * KEYS (all in the number's group): meta, recipients, ledger, phones, staged recipients, staged
+ * ledger, staged phones, running, unlisted, outbox, idempotency slot.
+ * ARGV: id, now, state, rows, draft expiry or '', answer, lease token or '', answer seconds, then
+ * field/value pairs of the campaign hash.
+ * The one step that makes a campaign exist: its rows move into place (RENAME), its hash, the
+ * number's running set (what the feeder walks), a draft's expiry, campaign.finished for a campaign
+ * born finished, the Idempotency-Key's answer, and its entry in `unlisted` until it is listed
+ * (homes.ts: the global list is another group). Returns 'ok', 'exists' (a cron run created it
+ * already), 'expired' (the staged rows are gone) or 'lease_lost' (another request holds the key now).
  */
 const COMMIT_CAMPAIGN = `${LUA_EMIT}
 local meta, rcp, ledger, phones, srcp, sledger, sphones = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local campaigns, numbers, running, drafts, outbox, slot = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
-local id, now, state, rows, expires, from, answer, token, keep = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local running, unlisted, outbox, slot = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local id, now, state, rows, expires, answer, token, keep = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local function drop() redis.call('UNLINK', srcp, sledger, sphones) end
 if token ~= '' and redis.call('GET', slot) ~= token then drop() return 'lease_lost' end
 if redis.call('EXISTS', meta) == 1 then drop() return 'exists' end
@@ -155,16 +158,14 @@ if rows > 0 then
   -- The staged phone index found the repeats; only a draft keeps it (its later chunks are checked against it).
   if expires ~= '' and redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) else redis.call('UNLINK', sphones) end
 end
-for i = 10, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
+for i = 9, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
 if expires ~= '' then
   for _, key in ipairs({ meta, rcp, ledger, phones }) do redis.call('PEXPIREAT', key, expires) end
-  redis.call('ZADD', drafts, expires, id)
 else
   redis.call('PERSIST', rcp)
   redis.call('PERSIST', ledger)
 end
-redis.call('ZADD', campaigns, now, id)
-redis.call('SADD', numbers, from)
+redis.call('ZADD', unlisted, now, id)
 if state == 'running' then redis.call('SADD', running, id) end
 if state == 'completed' then emit(outbox, meta, id, 'campaign.finished', now) end
 if token ~= '' then redis.call('SET', slot, answer, 'EX', keep) end
@@ -173,14 +174,14 @@ return 'ok'
 
 /**
  * Reads and checks every row, staging them under keys nothing reads (keys.staging), then makes
- * the campaign exist in one script (COMMIT_CAMPAIGN). A process that dies before the commit
- * leaves no campaign and staged keys that expire; one that dies after it leaves a whole campaign
- * that the feeder sends.
+ * the campaign exist in one script (COMMIT_CAMPAIGN) between registering and listing it (homes.ts).
+ * A process that dies before the commit leaves no campaign and staged keys that expire; one that
+ * dies after it leaves a whole campaign that the feeder sends (and lists).
  */
 export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput): Promise<Snapshot> {
 	const { redis, keys } = context;
 	const { id, draft } = input;
-	const staging = keys.staging(id, randomBytes(6).toString('hex'));
+	const staging = keys.staging(input.from, id, randomBytes(6).toString('hex'));
 	const rows = new RowChecker(0, REJECTIONS_SHOWN);
 	/**
 	 * Each batch of rows: its phones are looked up in the staged phone index (one HMGET: phone -> first line),
@@ -208,7 +209,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const dropStaged = () => redis.unlink(staging.recipients, staging.ledger, staging.phones);
 
 	try {
-		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format), undefined, undefined, context.config), context.config.RUNNER_MAX_RECIPIENTS);
+		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format, FORMAT_TOLD), undefined, undefined, context.config), context.config.RUNNER_MAX_RECIPIENTS);
 		for await (const record of records) {
 			pending.push(record);
 			if (pending.length >= WRITE_BATCH) await checkPending();
@@ -253,19 +254,29 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	};
 	const snapshot: Snapshot = { id, state, total, accepted, rejected, rejections };
 	const { claim } = input;
-	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 13);
+	const { from } = input;
+	await registerCampaign(context, id, from);
+	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 11);
 	const outcome = await commit(
-		[keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id), staging.recipients, staging.ledger, staging.phones, keys.campaigns, keys.numbers, keys.running, keys.drafts, keys.webhooks.outbox, claim?.slot ?? keys.campaign(id)],
-		[id, now, state, total, draft ? draft.expiresAt : '', input.from, claim ? JSON.stringify({ ...claim.answer, ...snapshot }) : '', claim?.token ?? '', IDEMPOTENCY_SECONDS, ...Object.entries(fields).flat()],
+		[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), staging.recipients, staging.ledger, staging.phones, keys.running(from), keys.unlisted(from), keys.outbox(from), claim?.slot ?? keys.campaign(from, id)],
+		[id, now, state, total, draft ? draft.expiresAt : '', claim ? JSON.stringify({ ...claim.answer, ...snapshot }) : '', claim?.token ?? '', IDEMPOTENCY_SECONDS, ...Object.entries(fields).flat()],
 	);
 	if (outcome === 'exists') throw new ConflictError(`Campaign ${id} exists already; nothing was created again`);
+	// Nothing was committed under this id: its home goes too (a process that dies here leaves it, which names nothing).
+	if (outcome !== 'ok') await forgetCampaign(context, id).catch(() => undefined);
 	if (outcome === 'lease_lost') throw new ConflictError('this request took longer than its Idempotency-Key lease and another request with the key runs now; nothing was created by this one');
 	if (outcome === 'expired') throw new UserError(`Nothing was created: the rows read were kept ${STAGING_TTL_MS / 60_000} minutes and expired before the source ended`);
+	await listOrLeave(context, from, id, now);
 	return snapshot;
 }
 
-/** campaign.finished for a campaign that ended as it was created (nothing to send, or a skipped run). */
-export async function emitBornFinished(context: RunnerContext, id: string): Promise<void> {
+/** Lists a committed campaign; when Redis fails here the campaign exists all the same, and the feeder lists it (homes.ts). */
+export async function listOrLeave(context: RunnerContext, from: string, id: string, createdAt: number): Promise<void> {
+	await listCampaign(context, from, id, createdAt).catch((error: Error) => context.log.warn({ campaign: id, err: error.message }, 'campaign created; it is listed on the next feeder tick'));
+}
+
+/** campaign.finished for a campaign of `from` that ended as it was created (a skipped run). */
+export async function emitBornFinished(context: RunnerContext, from: string, id: string): Promise<void> {
 	const emit = luaScript(context.redis, 'convoEmit', EMIT_SCRIPT, 2);
-	await emit([context.keys.campaign(id), context.keys.webhooks.outbox], [id, 'campaign.finished', Date.now()]);
+	await emit([context.keys.campaign(from, id), context.keys.outbox(from)], [id, 'campaign.finished', Date.now()]);
 }

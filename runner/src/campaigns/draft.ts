@@ -14,13 +14,14 @@
 import { RECIPIENTS_PER_CHUNK } from 'convo-contract';
 import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
 import { LimitError, fullMessage, release, reserve, tooManyRows } from '../limits';
+import { addStartJob } from '../jobs';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { luaScript } from '../redis';
 import { inlineRecords, type SourceRecord } from '../source';
-import { queueScheduledStart } from './control';
 import { phonesOf, phonesSeen, RowChecker, type Snapshot } from './create';
 import { transition } from './state';
-import { getCampaign, type CampaignState } from './store';
+import { findCampaign, getCampaign, type CampaignState } from './store';
+import { campaignNumber, forgetCampaign } from '../homes';
 
 /** Drafts never started are removed this long after they were created. */
 export const DRAFT_LIFETIME_MS = 24 * 3600 * 1000;
@@ -60,15 +61,15 @@ return 'ok'
 `;
 
 /**
- * KEYS: meta, recipients, ledger, phones, drafts, campaigns. ARGV: id.
- * Removes a draft whose time is up; a campaign that is no longer a draft only leaves the list.
+ * KEYS: meta, recipients, ledger, phones, unlisted (the number's group). ARGV: id.
+ * Removes a draft whose time is up (Redis has expired its keys, or is about to) and answers 1; a
+ * campaign that is no longer a draft is left as it is (0). The global lists follow (dropExpiredDrafts).
  */
 const DROP_DRAFT = `
 local state = redis.call('HGET', KEYS[1], 'state')
-redis.call('ZREM', KEYS[5], ARGV[1])
 if state and state ~= 'draft' then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-redis.call('ZREM', KEYS[6], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
 return 1
 `;
 
@@ -105,9 +106,10 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 		// The script applies the chunk only to the total checked here, so the cap holds with chunks at once.
 		const max = context.config.RUNNER_MAX_RECIPIENTS;
 		if (campaign.total + rows.length > max) throw new LimitError(413, `${tooManyRows(max)}: the draft has ${campaign.total} and this chunk ${rows.length}`, 'recipients');
-		const lastLine = Number(await redis.hget(keys.campaign(id), 'last_line'));
+		const { from } = campaign;
+		const lastLine = Number(await redis.hget(keys.campaign(from, id), 'last_line'));
 		const base = firstLine ?? lastLine + 1;
-		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(keys.phones(id), ...phones) : []);
+		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(keys.phones(from, id), ...phones) : []);
 
 		const checker = new RowChecker(campaign.total, RECIPIENTS_PER_CHUNK);
 		for (const record of records) checker.check({ ...record, line: base + record.line - 1 }, seen);
@@ -124,7 +126,7 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 			rejected,
 		};
 		const answer = await apply(
-			[keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id), claim?.slot ?? keys.campaign(id)],
+			[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), claim?.slot ?? keys.campaign(from, id)],
 			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS],
 		);
 		if (answer === 'missing') throw new NotFoundError(`No campaign with id ${id}`);
@@ -146,13 +148,13 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 export async function startDraft(context: RunnerContext, id: string): Promise<CampaignState> {
 	const campaign = await getCampaign(context, id);
 	if (campaign.state !== 'draft') return campaign.state;
-	const startsAs = (await context.redis.hget(context.keys.campaign(id), 'start_state')) === 'scheduled' ? 'scheduled' : 'running';
+	const startsAs = (await context.redis.hget(context.keys.campaign(campaign.from, id), 'start_state')) === 'scheduled' ? 'scheduled' : 'running';
 	const now = Date.now();
 	if (campaign.counts.pending === 0) {
 		await transition(context, id, ['draft'], 'completed', { finished_at: now, last_progress_at: now }, { event: 'campaign.finished' });
 	} else {
 		// The start job first: if this process dies before the state changes, the job finds a draft and does nothing.
-		if (startsAs === 'scheduled') await queueScheduledStart(context, id, campaign.startAt ?? now);
+		if (startsAs === 'scheduled') await addStartJob(context, { campaign: id, dueAt: campaign.startAt ?? now });
 		const result = await transition(context, id, ['draft'], startsAs, { cursor: 0, last_progress_at: now });
 		if (result.changed) context.log.info({ campaign: id, state: startsAs, recipients: campaign.counts.pending }, 'draft campaign started');
 	}
@@ -169,7 +171,7 @@ export async function takeDraftPlace(context: RunnerContext, id: string, expires
 	const max = context.config.RUNNER_MAX_DRAFTS;
 	if ((await reserve(context, keys.drafts, max, id, expiresAt)) === undefined) return;
 	const members = await redis.zrange(keys.drafts, 0, -1);
-	const states = members.length > 0 ? await Promise.all(members.map((member) => redis.hget(keys.campaign(member), 'state'))) : [];
+	const states = await Promise.all(members.map(async (member) => (await findCampaign(context, member))?.state ?? null));
 	const gone = members.filter((_, i) => states[i] !== null && states[i] !== 'draft');
 	if (gone.length > 0) await redis.zrem(keys.drafts, ...gone);
 	const full = await reserve(context, keys.drafts, max, id, expiresAt);
@@ -180,13 +182,24 @@ export async function giveBackDraftPlace(context: RunnerContext, id: string): Pr
 	await release(context, context.keys.drafts, id);
 }
 
-/** The feeder tick's cleanup: drafts whose 24 h are up leave the list (Redis has expired their keys). */
+/**
+ * The feeder tick's cleanup: drafts whose 24 h are up leave the lists (Redis has expired their
+ * keys). Their group first, then the global lists: a process that dies between leaves the id in
+ * `drafts`, and the next tick finishes it.
+ */
 export async function dropExpiredDrafts(context: RunnerContext): Promise<number> {
 	const { redis, keys } = context;
-	const drop = luaScript(redis, 'convoDropDraft', DROP_DRAFT, 6);
+	const drop = luaScript(redis, 'convoDropDraft', DROP_DRAFT, 5);
 	let dropped = 0;
 	for (const id of await redis.zrangebyscore(keys.drafts, '-inf', Date.now(), 'LIMIT', 0, 100)) {
-		dropped += Number(await drop([keys.campaign(id), keys.recipients(id), keys.ledger(id), keys.phones(id), keys.drafts, keys.campaigns], [id]));
+		const from = await campaignNumber(context, id);
+		const gone = from === undefined || Number(await drop([keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), keys.unlisted(from)], [id])) === 1;
+		if (gone) {
+			await forgetCampaign(context, id);
+			dropped++;
+		} else {
+			await redis.zrem(keys.drafts, id);
+		}
 	}
 	if (dropped > 0) context.log.info({ dropped }, 'draft campaigns never started were removed after 24 h');
 	return dropped;

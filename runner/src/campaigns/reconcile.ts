@@ -29,7 +29,7 @@ export async function reconcileCampaign(context: RunnerContext, id: string): Pro
 			if (record?.outcome !== 'unknown') continue;
 			const index = chunk.from + offset;
 			result.checked++;
-			const encoded = await context.redis.hget(context.keys.recipients(id), String(index));
+			const encoded = await context.redis.hget(context.keys.recipients(campaign.from, id), String(index));
 			const recipient = encoded ? decodeRecipient(encoded) : undefined;
 			if (!recipient) {
 				result.still_unknown++;

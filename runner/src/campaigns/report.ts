@@ -39,7 +39,7 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
 	if (left <= 0) return;
 	for await (const { from, records } of context.ledger.walk(id, campaign.total, start)) {
 		const fields = records.map((_, i) => String(from + i));
-		const recipients = await context.redis.hmget(context.keys.recipients(id), ...fields);
+		const recipients = await context.redis.hmget(context.keys.recipients(campaign.from, id), ...fields);
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
 			const recipient = recipients[i] ? decodeRecipient(recipients[i] as string) : undefined;

@@ -5,18 +5,16 @@
  * due time, so a run delivered twice creates one campaign (the Chatwoot duplicate).
  */
 import { ConflictError, UserError, type RunnerContext } from '../context';
-import { startCronSchedule, stopCronSchedule, type CronNames, type ScheduleKind } from '../cronSchedules';
+import { findCronSchedule, listCronSchedules, startCronSchedule, stopCronSchedule, type CronNames, type CronSchedule, type ScheduleKind } from '../cronSchedules';
+import { CAMPAIGN_CRON } from '../jobs';
 import { newId } from '../keys';
 import { SealError, sourceToRead } from '../net/urls';
-import { emitBornFinished, snapshotCampaign } from './create';
+import { emitBornFinished, listOrLeave, snapshotCampaign } from './create';
+import { registerCampaign } from '../homes';
 import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
 
-export interface ScheduleRecord extends CampaignBasics {
-	id: string;
-	cron: string;
-	tz: string;
-	createdAt: number;
+export interface ScheduleRecord extends CampaignBasics, CronSchedule {
 	/** The whole source URL, sealed (net/urls.ts), when `source` shows only its origin and path. */
 	sealedSource?: string;
 }
@@ -26,36 +24,36 @@ export function scheduleView({ sealedSource: _sealed, ...shown }: ScheduleRecord
 	return shown;
 }
 
-const cronSchedulerId = (scheduleId: string) => `cron-${scheduleId}`;
-
 function campaignSchedules(context: RunnerContext): ScheduleKind {
-	return { queue: context.queues.control, list: context.keys.schedules, max: context.config.RUNNER_MAX_CAMPAIGN_SCHEDULES, what: 'campaign schedules', maxSetting: 'RUNNER_MAX_CAMPAIGN_SCHEDULES' };
+	return {
+		jobs: CAMPAIGN_CRON,
+		list: context.keys.schedules,
+		record: (id) => context.keys.schedule(id),
+		max: context.config.RUNNER_MAX_CAMPAIGN_SCHEDULES,
+		what: 'campaign schedules',
+		maxSetting: 'RUNNER_MAX_CAMPAIGN_SCHEDULES',
+	};
 }
 
 export async function createSchedule(context: RunnerContext, record: Omit<ScheduleRecord, 'id' | 'createdAt'>, names: CronNames): Promise<ScheduleRecord> {
-	const id = newId('s');
-	const schedule: ScheduleRecord = { ...record, id, createdAt: Date.now() };
-	await startCronSchedule(context, campaignSchedules(context), schedule, { id: cronSchedulerId(id), job: 'cron', data: { schedule: id } }, names);
-	await context.redis.set(context.keys.schedule(id), JSON.stringify(schedule));
+	const schedule: ScheduleRecord = { ...record, id: newId('s'), createdAt: Date.now() };
+	await startCronSchedule(context, campaignSchedules(context), schedule, names);
 	return schedule;
 }
 
-export async function findSchedule(context: RunnerContext, id: string): Promise<ScheduleRecord | undefined> {
-	const text = await context.redis.get(context.keys.schedule(id));
-	return text ? (JSON.parse(text) as ScheduleRecord) : undefined;
+export function findSchedule(context: RunnerContext, id: string): Promise<ScheduleRecord | undefined> {
+	return findCronSchedule<ScheduleRecord>(context, campaignSchedules(context), id);
 }
 
 export async function listSchedules(context: RunnerContext): Promise<Array<Omit<ScheduleRecord, 'sealedSource'>>> {
-	const ids = await context.redis.zrevrange(context.keys.schedules, 0, -1);
-	const found = await Promise.all(ids.map((id) => findSchedule(context, id)));
-	return found.filter((schedule): schedule is ScheduleRecord => schedule !== undefined).map(scheduleView);
+	return (await listCronSchedules<ScheduleRecord>(context, campaignSchedules(context))).map(scheduleView);
 }
 
 export async function removeSchedule(context: RunnerContext, id: string): Promise<void> {
-	await stopCronSchedule(context, campaignSchedules(context), { id, record: context.keys.schedule(id) }, cronSchedulerId(id));
+	await stopCronSchedule(context, campaignSchedules(context), id);
 }
 
-/** One cron run, due at `dueAt`: a campaign of its own, or a skipped run recorded with its reason. */
+/** One cron run, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its own, or a skipped run recorded with its reason. */
 export async function runSchedule(context: RunnerContext, scheduleId: string, dueAt: number): Promise<string | undefined> {
 	const schedule = await findSchedule(context, scheduleId);
 	if (!schedule) return undefined;
@@ -83,23 +81,31 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 
 /** A run that sent nothing (skipped, or its source unreadable) is still listed, with its reason. */
 async function recordRun(context: RunnerContext, id: string, schedule: ScheduleRecord, state: 'cancelled' | 'failed', reason: string): Promise<void> {
+	const { redis, keys } = context;
+	const { from } = schedule;
 	const now = Date.now();
-	await context.redis.hset(context.keys.campaign(id), {
-		id,
-		state,
-		template_id: schedule.templateId,
-		from: schedule.from,
-		agent_id: schedule.agentId ?? '',
-		rate: schedule.rate,
-		source: schedule.source,
-		schedule_id: schedule.id,
-		created_at: now,
-		finished_at: now,
-		total: 0,
-		cursor: 0,
-		last_progress_at: now,
-		last_error: reason,
-	});
-	await context.redis.zadd(context.keys.campaigns, now, id);
-	await emitBornFinished(context, id);
+	// The three steps of homes.ts: registered, written with its entry in `unlisted`, then listed.
+	await registerCampaign(context, id, from);
+	await redis
+		.multi()
+		.hset(keys.campaign(from, id), {
+			id,
+			state,
+			template_id: schedule.templateId,
+			from,
+			agent_id: schedule.agentId ?? '',
+			rate: schedule.rate,
+			source: schedule.source,
+			schedule_id: schedule.id,
+			created_at: now,
+			finished_at: now,
+			total: 0,
+			cursor: 0,
+			last_progress_at: now,
+			last_error: reason,
+		})
+		.zadd(keys.unlisted(from), now, id)
+		.exec();
+	await emitBornFinished(context, from, id);
+	await listOrLeave(context, from, id, now);
 }

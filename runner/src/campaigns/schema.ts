@@ -19,7 +19,7 @@ export const campaignSettings = z.object({
 	}),
 	agentId: sendTemplateQuery.shape.agent_id,
 	/** Sends per second for this campaign's number. */
-	rate: runnerRate().optional(),
+	rate: runnerRate('send').optional(),
 	/** Recipient source: a file path or an http(s) URL. */
 	source: z.string().min(1),
 	format: z.enum(['csv', 'json', 'ndjson']).optional(),
@@ -31,11 +31,11 @@ export const campaignSettings = z.object({
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
-/** How a client names the settings to its user: the CLI's flags, or the API's JSON fields. */
-export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'format' | 'at' | 'cron' | 'tz', string>;
+/** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
+export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz', string> & { format?: string };
 
 export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', at: '--at', cron: '--cron', tz: '--tz' };
-export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', format: 'format', at: 'at', cron: 'cron', tz: 'tz' };
+export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', at: 'at', cron: 'cron', tz: 'tz' };
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {

@@ -1,5 +1,5 @@
 /**
- * The send processor: one job is one recipient of one campaign. Claim in the ledger, send B8 once,
+ * The send processor (of the send queues' `send` jobs, jobs.ts): one job is one recipient of one campaign. Claim in the ledger, send B8 once,
  * settle. What each answer of the service means is decided by service.ts's one table; what this
  * does with it:
  *
@@ -13,23 +13,16 @@ import { randomBytes } from 'node:crypto';
 import { RateLimitError, type Job } from 'bullmq';
 
 import type { RunnerContext } from '../context';
+import type { SendJobData } from '../jobs';
 import type { ConvoService } from '../service';
 import { failCampaign } from './control';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient } from './schema';
+import { campaignNumber } from '../homes';
 import { holdStarts, waitForStart } from './spacing';
-
-export interface SendJobData {
-	campaign: string;
-	index: number;
-}
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
-
-/** Every send job of a campaign has an id that starts so; the index follows. */
-export const sendJobIdPrefix = (campaign: string) => `${campaign}-`;
-export const sendJobId = (campaign: string, index: number) => `${sendJobIdPrefix(campaign)}${index}`;
 
 /** The immutable part of a campaign, read once per process: its number and its B8 request but the body. */
 interface SendSettings {
@@ -54,8 +47,10 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 	const settingsOf = async (id: string): Promise<SendSettings | undefined> => {
 		const cached = settingsCache.get(id);
 		if (cached) return cached;
-		const [templateId, from, agentId] = await redis.hmget(keys.campaign(id), 'template_id', 'from', 'agent_id');
-		if (!templateId || !from) return undefined;
+		const from = await campaignNumber(context, id);
+		if (from === undefined) return undefined;
+		const [templateId, agentId] = await redis.hmget(keys.campaign(from, id), 'template_id', 'agent_id');
+		if (!templateId) return undefined;
 		const settings = { from, send: service.templateSender({ template_id: templateId, from_phone_number: from, agent_id: agentId || undefined }) };
 		settingsCache.set(id, settings);
 		return settings;

@@ -1,18 +1,18 @@
 /**
  * Sends from one business number kept under its rate in every sliding second, across every
- * process. BullMQ's global limiter (queues.ts) counts starts in fixed 50 ms slices, so a sliding
+ * process. BullMQ's global limiter (limiterFor, jobs.ts) counts starts in fixed 50 ms slices, so a sliding
  * second can hold one slice more than the rate: 210 in some second at 200/s, as the benchmark
  * measured. So each send also passes two steps here, both on Redis's clock (TIME), so processes
  * on other machines agree:
  *
- * 1. Spacing: it takes the next start time from a per-number clock, 1 / min(HEADROOM × rate,
- *    windowCap(rate)) after the previous one, and waits for it. Starts are even, not bursts at
- *    each slice's start, and no faster than the window lets through: spaced faster, the window
- *    bound every second and its waiters, all told to wake when the same oldest start left, woke
- *    together and all but one called again (13 calls per send at 200/s, 3 with this spacing).
- * 2. The window: a start is allowed only while fewer than `windowCap(rate)` sends started in the
- *    last second (a sorted set of start times). A send that woke late (a busy event loop, a GC
- *    pause) and would bunch with the next ones waits here until the second has room.
+ * 1. Spacing: it takes the next start time from a per-number clock, 1 / windowRate(rate) after
+ *    the previous one, and waits for it. Starts are even, not bursts at each slice's start, and
+ *    no faster than the window lets through: spaced faster, the window bound every second and
+ *    its waiters, all told to wake when the same oldest start left, woke together and all but one
+ *    called again (13 calls per send at 200/s, 3 with this spacing).
+ * 2. The window: a start is allowed only while fewer than `rate` sends started in the last
+ *    WINDOW_ROOM-longer-than-a-second (a sorted set of start times). A send that woke late (a busy
+ *    event loop, a GC pause) and would bunch with the next ones waits here until there is room.
  *
  * The limiter stays as the coarse gate that keeps workers from taking more jobs than the rate.
  *
@@ -26,41 +26,44 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunnerContext } from '../context';
 import { luaScript } from '../redis';
 
-export const HEADROOM = 0.98;
-
 /**
- * Of the rate, the share a second keeps free (rounded up; at least 1 start remains from 26/s):
- * room for the way to the service. Measured on the benchmark: between a start taken here and its
- * arrival at the service, sends bunch by 3 to 7 at 100-200/s (event loops, GC pauses on both
- * sides); at 200/s, with 1% room 203 arrived in some second, with 3% 200 in one run and 201 in another.
+ * How much longer than a second the window is: room in time for the way to the service. Between
+ * a start taken here and its arrival at the service, sends bunch by up to about 35 ms (event
+ * loops, GC pauses on both sides; 3 to 7 sends at 100-200/s, measured by benchmark 1), so the
+ * starts of any second of arrivals lie within 1.04 s, and `rate` starts per 1.04 s keep every
+ * second at the service at or under the rate. The room is time, not a count of starts: a room of
+ * whole starts (the rate less 4% rounded up) held 10/s to 9/s and 4/s to 3/s, 0.9 and 0.75 of the
+ * rate (deadjobs.test.ts, spacing.test.ts), where the same 40 ms is a fraction of one start.
  */
 const WINDOW_ROOM = 0.04;
 
-/** Starts allowed in any second at `rate` (the scripts below compute the same from WINDOW_ROOM). */
-export const windowCap = (rate: number) => Math.max(1, rate - Math.ceil(rate * WINDOW_ROOM));
+/** The window's length, ms: a start needs fewer than `rate` starts in the last WINDOW_MS. */
+export const WINDOW_MS = 1000 * (1 + WINDOW_ROOM);
+
+/** Starts per second the gate lets through at `rate`, sustained: rate / 1.04, 0.96 of it (the scripts compute the same). */
+export const windowRate = (rate: number) => rate / (1 + WINDOW_ROOM);
 
 /** Answered by both steps for a send whose campaign is not running: it takes no start. */
 const NOT_RUNNING = -1;
 
 /**
  * The window step, shared by both scripts. KEYS[1] spacing hash, KEYS[2] start log; `rate` the
- * number's rate (read once by the calling script), ARGV[2] the window's room, ARGV[3] the member.
- * Records a start and returns { 0, its time in microseconds } when the last second has room, else
+ * number's rate (read once by the calling script), ARGV[1] the window's room, ARGV[2] the member.
+ * Records a start and returns { 0, its time in microseconds } when the window has room, else
  * { microseconds until its oldest start leaves the window }.
  */
 const LUA_TAKE = `
-local function windowCap(rate)
-  return math.max(1, rate - math.ceil(rate * tonumber(ARGV[2])))
+local function windowUs()
+  return 1000000 * (1 + tonumber(ARGV[1]))
 end
 local function take(rate, now)
   if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 1000000)
-  local cap = windowCap(rate)
-  if redis.call('ZCARD', KEYS[2]) >= cap then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - windowUs())
+  if redis.call('ZCARD', KEYS[2]) >= rate then
     local oldest = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
-    return { math.max(1000, math.floor(oldest + 1000000 - now)) }
+    return { math.max(1000, math.floor(oldest + windowUs() - now)) }
   end
-  redis.call('ZADD', KEYS[2], now, ARGV[3])
+  redis.call('ZADD', KEYS[2], now, ARGV[2])
   redis.call('PEXPIRE', KEYS[2], 2000)
   return { 0, string.format('%.0f', now) }
 end
@@ -71,7 +74,7 @@ end
 `;
 
 /**
- * KEYS: spacing hash, start log, campaign hash. ARGV: headroom, window room, member. Takes this
+ * KEYS: spacing hash, start log, campaign hash. ARGV: window room, member. Takes this
  * send's start time from the number's clock; a start due now also passes the window in the same
  * call (one round trip for a send that need not wait). Returns { 0, start time in microseconds }
  * when it started, { microseconds to wait, then TAKE_START }, or { NOT_RUNNING }.
@@ -83,13 +86,13 @@ local now = clock()
 if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
 local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
 local at = math.max(now, nextAt)
-redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + 1000000 / math.min(rate * tonumber(ARGV[1]), windowCap(rate))))
+redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + windowUs() / rate))
 if at > now then return { math.floor(at - now) } end
 return take(rate, now)
 `;
 
 /**
- * KEYS: spacing hash, start log, campaign hash. ARGV: (unused), window room, member. The window
+ * KEYS: spacing hash, start log, campaign hash. ARGV: window room, member. The window
  * step after a wait: { 0, start time in microseconds }, { microseconds to wait and try again }, or
  * { NOT_RUNNING } when the campaign stopped meanwhile.
  */
@@ -98,12 +101,29 @@ if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING
 return take(tonumber(redis.call('HGET', KEYS[1], 'rate') or '0'), clock())
 `;
 
-/** KEYS: spacing hash. ARGV: milliseconds. Nothing from the number starts before then (a 429's Retry-After). */
+/**
+ * KEYS: spacing hash. ARGV: milliseconds. Nothing from the number starts before then (a 429's
+ * Retry-After); `held` keeps the time, so a restart (RESTART) does not start sooner.
+ */
 const HOLD = `
 local time = redis.call('TIME')
 local holdUntil = tonumber(time[1]) * 1000000 + tonumber(time[2]) + tonumber(ARGV[1]) * 1000
 if holdUntil > tonumber(redis.call('HGET', KEYS[1], 'next') or '0') then redis.call('HSET', KEYS[1], 'next', string.format("%.0f", holdUntil)) end
+if holdUntil > tonumber(redis.call('HGET', KEYS[1], 'held') or '0') then redis.call('HSET', KEYS[1], 'held', string.format("%.0f", holdUntil)) end
 return 1
+`;
+
+/**
+ * KEYS: spacing hash. Brings the number's clock back to now (or to the end of a 429's hold): the
+ * places it had handed out ahead belong to sends that will take none. Returns microseconds given back.
+ */
+const RESTART = `
+local time = redis.call('TIME')
+local from = math.max(tonumber(time[1]) * 1000000 + tonumber(time[2]), tonumber(redis.call('HGET', KEYS[1], 'held') or '0'))
+local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
+if nextAt <= from then return 0 end
+redis.call('HSET', KEYS[1], 'next', string.format('%.0f', from))
+return math.floor(nextAt - from)
 `;
 
 /** The number's rate, as the feeder applies it (the strictest of its running campaigns). */
@@ -122,8 +142,8 @@ export async function waitForStart(context: RunnerContext, send: { from: string;
 	const { redis, keys } = context;
 	const next = luaScript(redis, 'convoNextStart', NEXT_START, 3);
 	const take = luaScript(redis, 'convoTakeStart', TAKE_START, 3);
-	const scriptKeys = [keys.spacing(send.from), keys.startLog(send.from), keys.campaign(send.campaign)];
-	const args = [HEADROOM, WINDOW_ROOM, id];
+	const scriptKeys = [keys.spacing(send.from), keys.startLog(send.from), keys.campaign(send.from, send.campaign)];
+	const args = [WINDOW_ROOM, id];
 	// The first call may take the start itself: a process already stopping takes none.
 	if (stop.aborted) return 'stopped';
 	let [waitUs, startedUs] = (await next(scriptKeys, args)) as [number, string?];
@@ -139,4 +159,20 @@ export async function waitForStart(context: RunnerContext, send: { from: string;
 export async function holdStarts(context: RunnerContext, from: string, waitMs: number): Promise<void> {
 	const run = luaScript(context.redis, 'convoHoldStarts', HOLD, 1);
 	await run([context.keys.spacing(from)], [waitMs]);
+}
+
+/**
+ * A campaign on `from` just stopped: its sends waiting at the gate hold places on the number's
+ * clock they will not use (they find the campaign stopped when their time comes). BullMQ's
+ * limiter hands jobs out at the rate and the gate lets 0.96 of it through, so the waiters grow by
+ * 4% of the rate each second up to the worker slots (RUNNER_CONCURRENCY per process): by that
+ * reckoning, at 20/s after 25 s, about a second of the number's starts (measured: up to 0.53 s at
+ * 4/s on a loaded machine, where workers lag and fewer wait). Handing the clock back lets the
+ * number's other campaigns start now instead. A send of another campaign already waiting keeps its
+ * place, so for a moment starts may come closer than the spacing; the window still holds the
+ * number to its rate. Returns the milliseconds given back.
+ */
+export async function restartSpacing(context: RunnerContext, from: string): Promise<number> {
+	const run = luaScript(context.redis, 'convoRestartSpacing', RESTART, 1);
+	return Number(await run([context.keys.spacing(from)], [])) / 1000;
 }

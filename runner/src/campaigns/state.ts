@@ -7,17 +7,18 @@
  */
 import type { RunnerEventType } from 'convo-contract';
 import type { RunnerContext } from '../context';
+import { campaignNumber } from '../homes';
 import { luaScript } from '../redis';
 import { LUA_EMIT } from '../webhooks/events';
 import type { CampaignState } from './store';
 
 /**
- * KEYS: meta, running, finishing, outbox, recipients, ledger, phones, drafts.
+ * KEYS: meta, running, finishing, outbox, recipients, ledger, phones (the campaign's number's group).
  * ARGV: id, now, to, allowed states as ",a,b,", event type or "", ending "1"/"0", then field/value pairs.
  * Returns "ok:<previous state>", "no:<state>" (not allowed from there) or "missing".
  */
 const TRANSITION = `${LUA_EMIT}
-local meta, running, finishing, outbox, rcp, ledger, phones, drafts = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local meta, running, finishing, outbox, rcp, ledger, phones = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, now, to, allowed, event, ending = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local state = redis.call('HGET', meta, 'state')
 if not state then return 'missing' end
@@ -27,9 +28,10 @@ redis.call('HSET', meta, 'state', to)
 for i = 7, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
 if to == 'running' then redis.call('SADD', running, id) else redis.call('SREM', running, id) end
 if state == 'draft' then
-  -- No longer a draft: its rows stay for good, its phone index is not needed any more.
+  -- No longer a draft: its rows stay for good, its phone index is not needed any more (the
+  -- global drafts list is another group: transition() takes it out after this step).
   redis.call('PERSIST', meta); redis.call('PERSIST', rcp); redis.call('PERSIST', ledger)
-  redis.call('DEL', phones); redis.call('ZREM', drafts, id)
+  redis.call('DEL', phones)
 end
 if event ~= '' then emit(outbox, meta, id, event, now) end
 return 'ok:' .. state
@@ -57,23 +59,35 @@ export interface TransitionOptions {
 
 export type TransitionResult = { changed: true; previous: CampaignState } | { changed: false; state: CampaignState | undefined };
 
-/** Sets the state to `to` if it is one of `from`, with `fields`, atomically. */
+/**
+ * Sets the state to `to` if it is one of `from`, with `fields`, atomically. A draft that stops
+ * being one leaves the drafts list after the step (a process that dies between leaves it there
+ * until takeDraftPlace finds it no draft, or its 24 h are up: draft.ts).
+ */
 export async function transition(context: RunnerContext, id: string, from: readonly CampaignState[], to: CampaignState, fields: Record<string, string | number> = {}, options: TransitionOptions = {}): Promise<TransitionResult> {
 	const { redis, keys } = context;
-	const run = luaScript(redis, 'convoTransition', TRANSITION, 8);
+	const number = await campaignNumber(context, id);
+	if (number === undefined) return { changed: false, state: undefined };
+	const run = luaScript(redis, 'convoTransition', TRANSITION, 7);
 	const answer = String(
 		await run(
-			[keys.campaign(id), keys.running, keys.finishing, keys.webhooks.outbox, keys.recipients(id), keys.ledger(id), keys.phones(id), keys.drafts],
+			[keys.campaign(number, id), keys.running(number), keys.finishing(number), keys.outbox(number), keys.recipients(number, id), keys.ledger(number, id), keys.phones(number, id)],
 			[id, Date.now(), to, `,${from.join(',')},`, options.event ?? '', options.ending ? '1' : '0', ...Object.entries(fields).flat()],
 		),
 	);
-	if (answer.startsWith('ok:')) return { changed: true, previous: answer.slice(3) as CampaignState };
+	if (answer.startsWith('ok:')) {
+		const previous = answer.slice(3) as CampaignState;
+		if (previous === 'draft') await redis.zrem(keys.drafts, id);
+		return { changed: true, previous };
+	}
 	return { changed: false, state: answer.startsWith('no:') ? (answer.slice(3) as CampaignState) : undefined };
 }
 
 /** Called when an ended campaign has no pending recipient left; true for the one call that reported it. */
 export async function reportFinished(context: RunnerContext, id: string): Promise<boolean> {
 	const { redis, keys } = context;
+	const number = await campaignNumber(context, id);
+	if (number === undefined) return false;
 	const run = luaScript(redis, 'convoFinished', FINISHED, 3);
-	return Number(await run([keys.finishing, keys.campaign(id), keys.webhooks.outbox], [id, Date.now()])) === 1;
+	return Number(await run([keys.finishing(number), keys.campaign(number, id), keys.outbox(number)], [id, Date.now()])) === 1;
 }

@@ -6,6 +6,7 @@ import type { CampaignState } from 'convo-contract';
 
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
+import { campaignNumber } from '../homes';
 import { NotFoundError, type RunnerContext } from '../context';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
@@ -73,7 +74,9 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 }
 
 export async function findCampaign(context: RunnerContext, id: string): Promise<CampaignRecord | undefined> {
-	const hash = await context.redis.hgetall(context.keys.campaign(id));
+	const number = await campaignNumber(context, id);
+	if (number === undefined) return undefined;
+	const hash = await context.redis.hgetall(context.keys.campaign(number, id));
 	return hash.id ? recordFromHash(hash) : undefined;
 }
 
@@ -89,7 +92,7 @@ async function currentRate(context: RunnerContext, campaign: CampaignRecord): Pr
 	const started = Math.floor((campaign.startAt ?? campaign.createdAt) / 1000);
 	const span = Math.min(10, Math.max(1, second - started));
 	const fields = Array.from({ length: span }, (_, i) => String(second - 1 - i));
-	const values = await context.redis.hmget(context.keys.ticks(campaign.id), ...fields);
+	const values = await context.redis.hmget(context.keys.ticks(campaign.from, campaign.id), ...fields);
 	return values.reduce((sum, value) => sum + Number(value ?? 0), 0) / span;
 }
 
@@ -172,11 +175,20 @@ export interface CampaignFigures {
 	retries: number;
 }
 
+/** Ids of every running campaign: each number keeps its own set (keys.ts), read one number at a time. */
+async function runningCampaigns(context: RunnerContext): Promise<string[]> {
+	const { redis, keys } = context;
+	const ids: string[] = [];
+	for (const from of await redis.smembers(keys.numbers)) ids.push(...(await redis.smembers(keys.running(from))));
+	return ids;
+}
+
 /** What a metrics scrape reports: how many campaigns run, and the figures of every running one and the `recent` newest others. */
 export async function campaignFigures(context: RunnerContext, recent: number): Promise<{ running: number; campaigns: CampaignFigures[] }> {
 	const { redis, keys } = context;
-	const ids = new Set([...(await redis.smembers(keys.running)), ...(await redis.zrevrange(keys.campaigns, 0, recent - 1))]);
-	const running = await redis.scard(keys.running);
+	const runningIds = await runningCampaigns(context);
+	const ids = new Set([...runningIds, ...(await redis.zrevrange(keys.campaigns, 0, recent - 1))]);
+	const running = runningIds.length;
 	const campaigns: CampaignFigures[] = [];
 	for (const id of ids) {
 		const campaign = await findCampaign(context, id);
@@ -191,6 +203,7 @@ export async function rateHistory(context: RunnerContext, id: string, seconds = 
 	const now = Math.floor(Date.now() / 1000);
 	const span = Math.min(600, seconds);
 	const fields = Array.from({ length: span }, (_, i) => String(now - span + i));
-	const values = await context.redis.hmget(context.keys.ticks(id), ...fields);
+	const number = await campaignNumber(context, id);
+	const values = number === undefined ? fields.map(() => null) : await context.redis.hmget(context.keys.ticks(number, id), ...fields);
 	return fields.map((second, i) => [Number(second), Number(values[i] ?? 0)]);
 }

@@ -7,6 +7,7 @@ import { Option, type Command } from 'commander';
 import * as core from '../core';
 import { answer, runs } from './command';
 import { follow } from './follow';
+import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from './runOptions';
 
 function describeCounts(status: core.CreateAnswer | core.CampaignStatus): string {
 	if ('counts' in status) {
@@ -16,47 +17,44 @@ function describeCounts(status: core.CreateAnswer | core.CampaignStatus): string
 	return JSON.stringify(status);
 }
 
+const CAMPAIGN_FORMATS = ['csv', 'json', 'ndjson'] as const;
+
+interface CreateOptions extends RunOptions {
+	template: string;
+	from: string;
+	agent?: string;
+	recipients: string;
+	format?: (typeof CAMPAIGN_FORMATS)[number];
+	at?: string;
+}
+
 export function addCampaignCommands(program: Command): void {
 	const campaign = program.command('campaign').description('create, follow, control and report template campaigns');
 
-	runs(
-		campaign
-			.command('create')
-			.description('store a campaign and print its id; the runner processes send it')
-			.requiredOption('--template <id>', 'template id (UUID)')
-			.requiredOption('--from <number>', 'sending business number, with country code')
-			.option('--agent <id>', 'agent to assign to each conversation (UUID)')
-			.requiredOption('--recipients <file-or-url>', 'CSV, JSON array or NDJSON with a phone column; other columns are template variables')
-			.addOption(new Option('--format <format>', 'format of the recipients (default: from the name)').choices(['csv', 'json', 'ndjson']))
-			.option('--rate <n>', 'sends per second for this number', (value) => Number(value))
-			.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
-			.option('--cron <expr>', 'repeat on this cron pattern; each run re-reads the recipients')
-			.option('--tz <zone>', 'time zone of --cron (IANA name, default UTC)')
-			.option('--wait', 'follow the campaign until it settles'),
-		async ({ context, io, options }) => {
-			const created = await core.createCampaign(context, {
-				templateId: options.template,
-				from: options.from,
-				agentId: options.agent,
-				source: options.recipients,
-				format: options.format,
-				rate: options.rate,
-				at: options.at,
-				cron: options.cron,
-				tz: options.tz,
-			});
-			if (created.kind === 'schedule') {
-				return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
-			}
-			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
-			if (!shouldFollow) {
-				return answer(created, () => [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected`, ...created.rejections.map((r) => `  line ${r.line}: ${r.reason}`)].join('\n'));
-			}
-			process.stderr.write(`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected\n`);
-			const final = await follow(context, created.id);
-			return answer({ ...created, status: final }, () => describeCounts(final));
-		},
-	);
+	const create = campaign
+		.command('create')
+		.description('store a campaign and print its id; the runner processes send it')
+		.requiredOption('--template <id>', 'template id (UUID)')
+		.requiredOption('--from <number>', 'sending business number, with country code')
+		.option('--agent <id>', 'agent to assign to each conversation (UUID)')
+		.requiredOption('--recipients <file-or-url>', 'CSV, JSON array or NDJSON with a phone column; other columns are template variables')
+		.addOption(formatOption('recipients', CAMPAIGN_FORMATS))
+		.addOption(rateOption('sends per second for this number'))
+		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)');
+	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
+		const { template, from, agent, recipients, format, rate, at, cron, tz } = options;
+		const created = await core.createCampaign(context, { templateId: template, from, agentId: agent, source: recipients, format, rate, at, cron, tz });
+		if (created.kind === 'schedule') {
+			return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
+		}
+		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
+		if (!shouldFollow) {
+			return answer(created, () => [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected`, ...created.rejections.map((r) => `  line ${r.line}: ${r.reason}`)].join('\n'));
+		}
+		process.stderr.write(`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected\n`);
+		const final = await follow(context, created.id);
+		return answer({ ...created, status: final }, () => describeCounts(final));
+	});
 
 	runs(campaign.command('status <id>').description('state, counts per outcome, current rate and ETA').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);

@@ -1,9 +1,10 @@
 /** `reindex run|status|report|list|unschedule`: keep a search collection in sync with a feed. */
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 
 import * as core from '../core';
 import { answer, runs } from './command';
 import { followReindex } from './follow';
+import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from './runOptions';
 
 function describeRun(status: core.ReindexOverview): string {
 	const c = status.counts;
@@ -15,47 +16,41 @@ function describeRun(status: core.ReindexOverview): string {
 	].join('\n');
 }
 
+interface RunCommandOptions extends RunOptions {
+	collection: string;
+	source: string;
+	idField: string;
+	embeddingJson?: string;
+	deactivateMissing?: boolean;
+	force?: boolean;
+}
+
 export function addReindexCommands(program: Command): void {
 	const reindex = program.command('reindex').description('keep a search collection in sync with a feed, sending only what changed');
 
-	runs(
-		reindex
-			.command('run')
-			.description('store a reindex run and print its id; the runner processes do the work')
-			.requiredOption('--collection <id>', 'search collection id (UUID)')
-			.requiredOption('--source <path-or-url>', 'the feed: a file or an http(s) URL')
-			.addOption(new Option('--format <format>', 'format of the feed (default: from the name)').choices(['json', 'ndjson', 'csv']))
-			.requiredOption('--id-field <field>', "the field holding each item's id (external_id)")
-			.option('--embedding-json <file>', 'a JSON object sent as embedding_json with every item')
-			.option('--deactivate-missing', 'after a complete read, deactivate the items the feed no longer holds')
-			.option('--force', 'upsert every item, changed or not')
-			.option('--rate <n>', `upserts per second (default ${core.DEFAULT_REINDEX_RATE})`, (value) => Number(value))
-			.option('--cron <expr>', 'repeat on this cron pattern; each run re-reads the feed')
-			.option('--tz <zone>', 'time zone of --cron (IANA name, default UTC)')
-			.option('--wait', 'follow the run until it settles'),
-		async ({ context, io, options }) => {
-			const created = await core.createReindex(context, {
-				collection: options.collection,
-				source: options.source,
-				format: options.format,
-				idField: options.idField,
-				embeddingJson: options.embeddingJson,
-				deactivateMissing: Boolean(options.deactivateMissing),
-				force: Boolean(options.force),
-				rate: options.rate,
-				cron: options.cron,
-				tz: options.tz,
-			});
-			if (created.kind === 'schedule') {
-				return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a run of its own (reindex list)`);
-			}
-			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY);
-			const overview = shouldFollow ? await followReindex(context, created.status.id) : created.status;
-			// A followed run that did not complete is not a success, though its status is printed.
-			if (shouldFollow && overview.state !== 'completed') process.exitCode = 1;
-			return answer(core.reindexStatusOf(overview), () => describeRun(overview));
-		},
-	);
+	const run = reindex
+		.command('run')
+		.description('store a reindex run and print its id; the runner processes do the work')
+		.requiredOption('--collection <id>', 'search collection id (UUID)')
+		.requiredOption('--source <path-or-url>', 'the feed: a file or an http(s) URL')
+		.addOption(formatOption('feed', ['json', 'ndjson', 'csv']))
+		.requiredOption('--id-field <field>', "the field holding each item's id (external_id)")
+		.option('--embedding-json <file>', 'a JSON object sent as embedding_json with every item')
+		.option('--deactivate-missing', 'after a complete read, deactivate the items the feed no longer holds')
+		.option('--force', 'upsert every item, changed or not')
+		.addOption(rateOption(`upserts per second (default ${core.DEFAULT_REINDEX_RATE})`));
+	runs<RunCommandOptions>(addScheduleAndWait(run, { rereads: 'feed', follows: 'run' }), async ({ context, io, options }) => {
+		const { collection, source, format, idField, embeddingJson, deactivateMissing, force, rate, cron, tz } = options;
+		const created = await core.createReindex(context, { collection, source, format, idField, embeddingJson, deactivateMissing: Boolean(deactivateMissing), force: Boolean(force), rate, cron, tz });
+		if (created.kind === 'schedule') {
+			return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a run of its own (reindex list)`);
+		}
+		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY);
+		const overview = shouldFollow ? await followReindex(context, created.status.id) : created.status;
+		// A followed run that did not complete is not a success, though its status is printed.
+		if (shouldFollow && overview.state !== 'completed') process.exitCode = 1;
+		return answer(core.reindexStatusOf(overview), () => describeRun(overview));
+	});
 
 	runs(reindex.command('status <id>').description('state, counts, current rate and ETA of a run').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const overview = options.wait ? await followReindex(context, id) : await core.reindexOverview(context, id);

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig, type RunnerConfig } from '../config';
 import type { RunnerContext } from '../context';
 import { createLogger } from '../log';
-import { checkRedis, closeContext, openContext, requireService, runProcess, startPrivateRedis, type RunningRunner } from '../runtime';
+import { checkRedis, closeContext, openContext, requireService, runProcess, startPrivateRedis, warnOfOldLayout, type RunningRunner } from '../runtime';
 import { startServer, type RunningHttp } from '../http/server';
 import { fail } from './command';
 
@@ -83,6 +83,7 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 		// After the API listens, so /healthz answers (and /readyz says why not) while a Redis that is
 		// not up yet is waited for; before any worker takes a job, so RUNNER_REQUIRE_AOF stops it in time.
 		await checkRedis(context.redis, log, { requireAof: config.RUNNER_REQUIRE_AOF });
+		await warnOfOldLayout(context);
 		const workers = await runProcess(context);
 		started.workers = workers;
 		const stop = async (signal: string) => {
@@ -91,7 +92,7 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 			log.info({ signal }, 'signal received');
 			// The whole stop is bounded: with Redis unreachable, closing queues and settling claims
 			// would wait for it forever. Sends left claimed are found stalled by another process and
-			// marked unknown there (queues.ts), never sent again.
+			// marked unknown there (the send locks, jobs.ts), never sent again.
 			setTimeout(() => {
 				log.error({ deadlineMs: config.RUNNER_SHUTDOWN_DEADLINE }, 'could not stop cleanly within RUNNER_SHUTDOWN_DEADLINE (is Redis reachable?); exiting now');
 				void stopRedis?.();

@@ -13,7 +13,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 
 import { errorBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
-import { ConflictError, NotFoundError, runnerQueues, UserError } from '../core';
+import { ConflictError, NotFoundError, runnerQueues, shownQueueName, UserError } from '../core';
 import { isRedisUnavailable, redisAnswers } from '../runtime';
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
@@ -230,7 +230,7 @@ function lingerAfterRefusal(request: FastifyRequest): void {
 function mountBoard(app: FastifyInstance, context: RunnerContext): void {
 	const serverAdapter = new FastifyAdapter();
 	serverAdapter.setBasePath('/admin/queues');
-	const adapters = async () => (await runnerQueues(context)).map((queue) => new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false }));
+	const adapters = async () => (await runnerQueues(context)).map((queue) => new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false, displayName: shownQueueName(queue.name) }));
 	const board = createBullBoard({ queues: [], serverAdapter });
 	app.addHook('onRequest', async (request) => {
 		if (request.url.startsWith('/admin/queues')) board.replaceQueues(await adapters());

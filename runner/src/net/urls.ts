@@ -8,6 +8,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 import type { RunnerConfig } from '../config';
+import { FieldError } from '../context';
 import { webhookKey } from '../webhooks/secret';
 
 const SEALED = /^v1\.([\w-]+)\.([\w-]+)\.([\w-]+)$/;
@@ -68,14 +69,14 @@ function unsealUrl(config: RunnerConfig, sealed: string): string {
 
 /**
  * How a source is stored: `source` to show, and `sealed` when the whole URL holds more than that.
- * `field` names the setting in the error when no key is configured.
+ * Without a key to seal it, the setting is refused (FieldError), named `field` as its client calls it.
  */
 export function storedSource(config: RunnerConfig, source: string, field: string): { source: string; sealed?: string } {
 	if (!hasSecrets(source)) return { source };
 	try {
 		return { source: shownUrl(source), sealed: sealUrl(config, source) };
 	} catch (error) {
-		throw new SealError(`${field} holds credentials or a query string: ${(error as Error).message}`);
+		throw new FieldError(`${field} holds credentials or a query string: ${(error as Error).message}`, field);
 	}
 }
 

@@ -8,17 +8,19 @@ import { createHash } from 'node:crypto';
 import { newId } from '../keys';
 import { readFileSync } from 'node:fs';
 
-import { DEFAULT_REINDEX_RATE, RATE_BOUNDS } from 'convo-contract';
+import { DEFAULT_REINDEX_RATE, runnerRate } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import { ConflictError, FieldError, type RunnerContext } from '../context';
-import { checkCronSettings, startCronSchedule, stopCronSchedule, type ScheduleKind } from '../cronSchedules';
+import { cronSettings, findCronSchedule, listCronSchedules, startCronSchedule, stopCronSchedule, type CronSchedule, type ScheduleKind } from '../cronSchedules';
+import { addReindexRunJob, REINDEX_CRON } from '../jobs';
 import { checkQueuedRuns } from '../limits';
+import { registerRun } from '../homes';
 import { settingsError } from '../settingNames';
 import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
-import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep, SourceError } from '../source';
+import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
-import { SealError, storedSource } from '../net/urls';
+import { storedSource } from '../net/urls';
 import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, REINDEX_NAMES, runFields, type ReindexNames, type RunOverview, type RunSettings, type RunState } from './store';
@@ -62,12 +64,7 @@ const input = z.object({
 	embedding: z.record(z.string(), z.unknown()).optional(),
 	deactivateMissing: z.boolean().optional(),
 	force: z.boolean().optional(),
-	rate: z
-		.number({ error: 'must be a number' })
-		.int({ error: 'must be a whole number of upserts per second' })
-		.min(RATE_BOUNDS.min, { error: `must be at least ${RATE_BOUNDS.min} upsert per second` })
-		.max(RATE_BOUNDS.max, { error: `may be at most ${RATE_BOUNDS.max} upserts per second` })
-		.optional(),
+	rate: runnerRate('upsert').optional(),
 	cron: z.string().optional(),
 	tz: z.string().optional(),
 });
@@ -96,7 +93,7 @@ function readEmbedding(path: string, name: string): Record<string, unknown> {
  * anything else about it, so the answer for a path outside never depends on the path); it is kept
  * absolute so any runner process finds it, and it is checked again where a worker opens it.
  */
-async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { cron?: string; tz?: string }> {
+async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { schedule?: { cron: string; tz: string } }> {
 	const { names } = client;
 	const parsed = input.safeParse(raw);
 	if (!parsed.success) throw settingsError(parsed.error, { ...names, embeddingJson: names.embedding });
@@ -110,13 +107,8 @@ async function reindexSettings(context: RunnerContext, raw: ReindexInput, client
 			throw error;
 		}
 	}
-	checkCronSettings(given, names);
-	let format;
-	try {
-		format = formatOf(given.source, given.format, names.format);
-	} catch (error) {
-		throw new FieldError((error as SourceError).message, names.format);
-	}
+	const schedule = cronSettings(given, names);
+	const format = formatOf(given.source, given.format, names);
 	const embedding = given.embeddingJson ? readEmbedding(given.embeddingJson, names.embedding) : given.embedding;
 	if (embedding && nestsTooDeep(embedding)) throw new FieldError(`${names.embedding} nests objects or arrays deeper than ${MAX_NESTING} levels`, names.embedding);
 	return {
@@ -129,58 +121,51 @@ async function reindexSettings(context: RunnerContext, raw: ReindexInput, client
 		deactivateMissing: given.deactivateMissing ?? false,
 		force: given.force ?? false,
 		rate: given.rate ?? DEFAULT_REINDEX_RATE,
-		cron: given.cron,
-		tz: given.cron ? (given.tz ?? 'UTC') : undefined,
+		schedule,
 	};
 }
 
-export interface ReindexSchedule {
-	id: string;
-	cron: string;
-	tz: string;
+export interface ReindexSchedule extends CronSchedule {
 	settings: RunSettings;
-	createdAt: number;
 }
 
 export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'schedule'; schedule: ReindexSchedule };
 
-const reindexSchedulerId = (id: string) => `reindex-${id}`;
-
 function reindexSchedules(context: RunnerContext): ScheduleKind {
-	return { queue: context.queues.reindex, list: context.keys.reindex.schedules, max: context.config.RUNNER_MAX_REINDEX_SCHEDULES, what: 'reindex schedules', maxSetting: 'RUNNER_MAX_REINDEX_SCHEDULES' };
+	return {
+		jobs: REINDEX_CRON,
+		list: context.keys.reindex.schedules,
+		record: (id) => context.keys.reindex.schedule(id),
+		max: context.config.RUNNER_MAX_REINDEX_SCHEDULES,
+		what: 'reindex schedules',
+		maxSetting: 'RUNNER_MAX_REINDEX_SCHEDULES',
+	};
 }
 
 export async function createReindex(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<ReindexAnswer> {
-	const { cron, tz, ...given } = await reindexSettings(context, raw, client);
+	const { schedule: repeat, ...given } = await reindexSettings(context, raw, client);
 	const { names } = client;
-	const { redis, keys } = context;
 	// The runs read their source later, in any runner process: a URL is checked now, and one with
 	// credentials or a query is kept sealed, shown as origin and path.
 	await checkUrlAllowed(context.config, given.source, names.source);
-	let stored;
-	try {
-		stored = storedSource(context.config, given.source, names.source);
-	} catch (error) {
-		throw error instanceof SealError ? new FieldError(error.message, names.source) : error;
-	}
+	const stored = storedSource(context.config, given.source, names.source);
 	const settings: RunSettings = { ...given, source: stored.source, sealedSource: stored.sealed };
-	if (cron) {
-		const schedule: ReindexSchedule = { id: newId('s'), cron, tz: tz ?? 'UTC', settings, createdAt: Date.now() };
-		await startCronSchedule(context, reindexSchedules(context), schedule, { id: reindexSchedulerId(schedule.id), job: 'scheduled', data: { schedule: schedule.id } }, names);
-		await redis.set(keys.reindex.schedule(schedule.id), JSON.stringify(schedule));
-		context.log.info({ schedule: schedule.id, cron, tz: schedule.tz }, 'reindex schedule created');
+	if (repeat) {
+		const schedule: ReindexSchedule = { id: newId('s'), ...repeat, settings, createdAt: Date.now() };
+		await startCronSchedule(context, reindexSchedules(context), schedule, names);
+		context.log.info({ schedule: schedule.id, cron: schedule.cron, tz: schedule.tz }, 'reindex schedule created');
 		return { kind: 'schedule', schedule: scheduleView(schedule) };
 	}
 	await checkQueuedRuns(context);
 	const id = newRunId();
 	const holder = await takeCollection(context, settings.collection, id);
-	if (holder) throw new ConflictError(overlapMessage(settings.collection, holder));
+	if (holder) throw new ConflictError(overlapMessage(settings.collection, holder, client.origin));
 	try {
 		await storeRun(context, id, { ...settings, scheduleId: undefined });
-		await context.queues.reindex.add('run', { run: id }, { jobId: `run-${id}`, removeOnComplete: true, removeOnFail: 100 });
+		await addReindexRunJob(context, { run: id });
 	} catch (error) {
 		// The caller is told the run was not created: neither its record nor the lease naming it may stay.
-		await forgetRun(context, id).catch(() => undefined);
+		await forgetRun(context, id, settings.collection).catch(() => undefined);
 		await releaseCollection(context, settings.collection, id).catch((failure: Error) =>
 			context.log.error({ run: id, collection: settings.collection, err: failure.message }, 'could not release the collection lease; it ends by itself within its lease time'),
 		);
@@ -191,23 +176,27 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput, c
 	return { kind: 'run', status: overviewOf(await getRun(context, id), 0) };
 }
 
+/** A run's keys sit with its collection's (keys.ts): its home is registered first (homes.ts), then its hash, then it is listed. */
 async function storeRun(context: RunnerContext, id: string, settings: RunSettings): Promise<void> {
+	const { redis, keys } = context;
 	const fields = runFields(id, settings, 'queued');
+	await registerRun(context, id, settings.collection);
+	const runKey = keys.reindex.run(settings.collection, id);
 	// HSETNX on id: a scheduled job delivered twice finds its run and does not create a second.
-	if ((await context.redis.hsetnx(context.keys.reindex.run(id), 'id', id)) === 1) {
-		await context.redis.hset(context.keys.reindex.run(id), fields);
-		await context.redis.zadd(context.keys.reindex.runs, Number(fields.created_at), id);
+	if ((await redis.hsetnx(runKey, 'id', id)) === 1) {
+		await redis.hset(runKey, fields);
+		await redis.zadd(keys.reindex.runs, Number(fields.created_at), id);
 	}
 }
 
-async function forgetRun(context: RunnerContext, id: string): Promise<void> {
-	await context.redis.pipeline().del(context.keys.reindex.run(id)).zrem(context.keys.reindex.runs, id).exec();
+async function forgetRun(context: RunnerContext, id: string, collection: string): Promise<void> {
+	const { redis, keys } = context;
+	await redis.del(keys.reindex.run(collection, id));
+	await redis.multi().zrem(keys.reindex.runs, id).hdel(keys.reindex.homes, id).exec();
 }
 
 export async function listReindexSchedules(context: RunnerContext): Promise<ReindexSchedule[]> {
-	const ids = await context.redis.zrevrange(context.keys.reindex.schedules, 0, -1);
-	const texts = ids.length > 0 ? await context.redis.mget(...ids.map((id) => context.keys.reindex.schedule(id))) : [];
-	return texts.filter((text): text is string => text !== null).map((text) => scheduleView(JSON.parse(text) as ReindexSchedule));
+	return (await listCronSchedules<ReindexSchedule>(context, reindexSchedules(context))).map(scheduleView);
 }
 
 /** A schedule as answers and lists show it: without the sealed URL. */
@@ -217,22 +206,19 @@ function scheduleView(schedule: ReindexSchedule): ReindexSchedule {
 }
 
 export async function removeReindexSchedule(context: RunnerContext, id: string): Promise<boolean> {
-	if (!(await context.redis.get(context.keys.reindex.schedule(id)))) return false;
-	await stopCronSchedule(context, reindexSchedules(context), { id, record: context.keys.reindex.schedule(id) }, reindexSchedulerId(id));
+	if (!(await findCronSchedule(context, reindexSchedules(context), id))) return false;
+	await stopCronSchedule(context, reindexSchedules(context), id);
 	return true;
 }
 
-/** The processor of the reindex queue: a queued run, or a cron schedule's due run (its id derived from the job's, so a repeat finds it). */
-export async function processReindexJob(context: RunnerContext, job: { name: string; id?: string; data: { run?: string; schedule?: string } }): Promise<RunState | undefined> {
-	if (job.name === 'run' && job.data.run) return processRun(context, job.data.run);
-	if (job.name === 'scheduled' && job.data.schedule) {
-		const text = await context.redis.get(context.keys.reindex.schedule(job.data.schedule));
-		if (!text) return undefined;
-		const schedule = JSON.parse(text) as ReindexSchedule;
-		const id = `r${createHash('sha256').update(String(job.id)).digest('hex').slice(0, 14)}`;
-		await storeRun(context, id, { ...schedule.settings, scheduleId: schedule.id });
-		return processRun(context, id);
-	}
-	context.log.warn({ job: job.name }, 'unknown reindex job');
-	return undefined;
+/**
+ * A reindex schedule's due run (the scheduled job's processor, jobs.ts): a run of its own, its id
+ * derived from the job's, so a job delivered twice finds the run it made.
+ */
+export async function runScheduledReindex(context: RunnerContext, scheduleId: string, jobId: string): Promise<RunState | undefined> {
+	const schedule = await findCronSchedule<ReindexSchedule>(context, reindexSchedules(context), scheduleId);
+	if (!schedule) return undefined;
+	const id = `r${createHash('sha256').update(jobId).digest('hex').slice(0, 14)}`;
+	await storeRun(context, id, { ...schedule.settings, scheduleId: schedule.id });
+	return processRun(context, id);
 }

@@ -4,7 +4,10 @@
  * a killed process stops renewing, so the lease ends LEASE_MS later and whichever process resumes
  * the run takes it back. A second run of the collection is refused while the lease is held.
  */
+import { RUNNER_ROUTES } from 'convo-contract';
+
 import type { RunnerContext } from '../context';
+import type { SourceOrigin } from '../localFiles';
 
 const LEASE_MS = 30_000;
 const RENEW_EVERY_MS = LEASE_MS / 3;
@@ -38,6 +41,13 @@ export function keepCollection(context: RunnerContext, collection: string, runId
 	return () => clearInterval(timer);
 }
 
-export const overlapMessage = (collection: string, holder: string) =>
+/** How a client follows a run: its own command or route, never the other client's. */
+const FOLLOW_RUN: Record<SourceOrigin, (id: string) => string> = {
+	cli: (id) => `reindex status ${id} --wait`,
+	api: (id) => `${RUNNER_ROUTES.getReindexRun.method} ${RUNNER_ROUTES.getReindexRun.path.replace(':id', id)}`,
+};
+
+/** Why a run of the collection cannot start, said to `origin`, the client that asked for it. */
+export const overlapMessage = (collection: string, holder: string, origin: SourceOrigin) =>
 	`collection ${collection} is being synced by run ${holder}: two runs of one collection never overlap. ` +
-	`Wait for it (reindex status ${holder} --wait); if its process died, its lease ends within ${LEASE_MS / 1000} s and a runner resumes it.`;
+	`Wait for it (${FOLLOW_RUN[origin](holder)}); if its process died, its lease ends within ${LEASE_MS / 1000} s and a runner resumes it.`;

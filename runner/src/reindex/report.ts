@@ -1,11 +1,12 @@
 /**
  * A run's report, one JSON document: settings, state, counts, what became of --deactivate-missing
- * and why, and the notes kept (the first KEEP_NOTES of each list): rejected rows with their line,
- * failed upserts, answers other than expected, active items the runner never sent.
+ * (deactivate_missing) and why, named as the client that asked for the run calls it, and the notes
+ * kept (the first KEEP_NOTES of each list): rejected rows with their line, failed upserts, answers
+ * other than expected, active items the runner never sent.
  */
 import type { RunnerContext } from '../context';
-import { KEEP_NOTES } from './run';
-import { getRun, runOverview, type RunOverview } from './store';
+import { KEEP_NOTES } from './work';
+import { getRun, REINDEX_NAMES, runOverview, type RunOverview } from './store';
 
 export interface ReindexReport extends RunOverview {
 	source: string;
@@ -33,14 +34,14 @@ export async function reindexReport(context: RunnerContext, id: string): Promise
 	const run = await getRun(context, id);
 	const status = await runOverview(context, id);
 	const [rejected, problems] = await Promise.all([
-		context.redis.lrange(context.keys.reindex.rejected(id), 0, -1),
-		context.redis.lrange(context.keys.reindex.problems(id), 0, -1),
+		context.redis.lrange(context.keys.reindex.rejected(run.collection, id), 0, -1),
+		context.redis.lrange(context.keys.reindex.problems(run.collection, id), 0, -1),
 	]);
 	const notes = problems.map((text) => JSON.parse(text) as Record<string, unknown>);
 	const ofKind = (...kinds: string[]) => notes.filter((note) => kinds.includes(String(note.kind)));
 	return {
 		...status,
-		deactivation: status.deactivation ?? (run.deactivateMissing ? null : 'not asked: --deactivate-missing was not given'),
+		deactivation: status.deactivation ?? (run.deactivateMissing ? null : `not asked: ${REINDEX_NAMES[run.origin].deactivateMissing} was not given`),
 		source: run.source,
 		origin: run.origin,
 		format: run.format,

@@ -5,6 +5,7 @@
 import { NotFoundError, type RunnerContext } from '../context';
 import { newId } from '../keys';
 import { luaScript } from '../redis';
+import { runCollection } from '../homes';
 import type { SourceOrigin } from '../localFiles';
 import type { SourceFormat } from '../source';
 import { LUA_EMIT } from '../webhooks/events';
@@ -19,11 +20,11 @@ type RunCount = (typeof RUN_COUNTS)[number];
 export const READING_COUNTS = ['read', 'unchanged', 'rejected'] as const;
 
 /** The settings of a run as each client names them: errors and reasons use its names. */
-export type ReindexNames = Record<'collection' | 'source' | 'format' | 'idField' | 'embedding' | 'rate' | 'cron' | 'tz', string>;
+export type ReindexNames = Record<'collection' | 'source' | 'format' | 'idField' | 'embedding' | 'deactivateMissing' | 'force' | 'rate' | 'cron' | 'tz', string>;
 
 export const REINDEX_NAMES: Readonly<Record<SourceOrigin, ReindexNames>> = {
-	cli: { collection: '--collection', source: '--source', format: '--format', idField: '--id-field', embedding: '--embedding-json', rate: '--rate', cron: '--cron', tz: '--tz' },
-	api: { collection: 'collection_id', source: 'source', format: 'format', idField: 'id_field', embedding: 'embedding_json', rate: 'rate', cron: 'cron', tz: 'tz' },
+	cli: { collection: '--collection', source: '--source', format: '--format', idField: '--id-field', embedding: '--embedding-json', deactivateMissing: '--deactivate-missing', force: '--force', rate: '--rate', cron: '--cron', tz: '--tz' },
+	api: { collection: 'collection_id', source: 'source', format: 'format', idField: 'id_field', embedding: 'embedding_json', deactivateMissing: 'deactivate_missing', force: 'force', rate: 'rate', cron: 'cron', tz: 'tz' },
 };
 
 export interface RunSettings {
@@ -134,7 +135,9 @@ export function runFromHash(hash: Record<string, string>): RunRecord {
 }
 
 export async function findRun(context: RunnerContext, id: string): Promise<RunRecord | undefined> {
-	const hash = await context.redis.hgetall(context.keys.reindex.run(id));
+	const collection = await runCollection(context, id);
+	if (collection === undefined) return undefined;
+	const hash = await context.redis.hgetall(context.keys.reindex.run(collection, id));
 	return hash.id ? runFromHash(hash) : undefined;
 }
 
@@ -145,7 +148,7 @@ export async function getRun(context: RunnerContext, id: string): Promise<RunRec
 }
 
 /**
- * KEYS: run, outbox. ARGV: id, now, then field/value pairs (the final state among them).
+ * KEYS: run, outbox (the collection's group). ARGV: id, now, then field/value pairs (the final state among them).
  * Settles a run once: a run already in a final state is left as it is, so of two processes that
  * end the same run one does, and reindex.finished is written with it, in the same step.
  */
@@ -159,9 +162,11 @@ return 1
 
 /** Ends a run in a final state with `fields`; false when it had ended already. */
 export async function finishRun(context: RunnerContext, id: string, state: Exclude<RunState, 'queued' | 'running'>, fields: Record<string, string | number>): Promise<boolean> {
+	const collection = await runCollection(context, id);
+	if (collection === undefined) return false;
 	const finish = luaScript(context.redis, 'convoFinishRun', FINISH_RUN, 2);
 	const now = Date.now();
-	return Number(await finish([context.keys.reindex.run(id), context.keys.webhooks.outbox], [id, now, ...Object.entries({ ...fields, state, finished_at: now }).flat()])) === 1;
+	return Number(await finish([context.keys.reindex.run(collection, id), context.keys.reindex.outbox(collection)], [id, now, ...Object.entries({ ...fields, state, finished_at: now }).flat()])) === 1;
 }
 
 /** Rows read per second over the full seconds before now: the last 10, or fewer while the run is younger. */
@@ -169,7 +174,7 @@ async function currentRate(context: RunnerContext, run: RunRecord): Promise<numb
 	const second = Math.floor(Date.now() / 1000);
 	const span = Math.min(10, Math.max(1, second - Math.floor((run.startedAt ?? run.createdAt) / 1000)));
 	const fields = Array.from({ length: span }, (_, i) => String(second - 1 - i));
-	const values = await context.redis.hmget(context.keys.reindex.ticks(run.id), ...fields);
+	const values = await context.redis.hmget(context.keys.reindex.ticks(run.collection, run.id), ...fields);
 	return values.reduce((sum, value) => sum + Number(value ?? 0), 0) / span;
 }
 

@@ -10,8 +10,8 @@
  * deliveries in flight across all processes (a Redis sorted set of slots, each lapsing after the
  * deadline should its process die); a job for a webhook at that cap goes back to the queue for
  * BUSY_RETRY_MS without spending an attempt, and the worker's slot goes to another receiver's
- * event. Receivers that hang then hold at most that many of a worker's EVENTS_CONCURRENCY slots
- * each. Failed attempts in a row are counted on the webhook; at RUNNER_WEBHOOK_DISABLE_AFTER it is
+ * event. Receivers that hang then hold at most that many of the events worker's slots (its
+ * concurrency, jobs.ts) each. Failed attempts in a row are counted on the webhook; at RUNNER_WEBHOOK_DISABLE_AFTER it is
  * disabled (store.ts), which is logged, and its deliveries are skipped until it is enabled again.
  */
 import { DelayedError, type Job } from 'bullmq';
@@ -21,7 +21,7 @@ import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signDelivery } from 'c
 import type { RunnerContext } from '../context';
 import { luaScript } from '../redis';
 import { outboundFor } from '../net/outbound';
-import type { DeliveryJobData } from './outbox';
+import type { DeliveryJobData } from '../jobs';
 import { webhookSecret } from './secret';
 import { countFailure, countSuccess, findWebhook } from './store';
 

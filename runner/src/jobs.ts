@@ -1,0 +1,348 @@
+/**
+ * The runner's BullMQ topology on one screen: every queue with its workers' settings (QUEUES), every
+ * job kind with its queue, name, data, id, options and processor (JOBS), and the producers that
+ * queue them (below). The workers (queues.ts), each queue's dispatch by job name and bull-board's
+ * list are built from here; no other file names a queue or a job or sets a job's options.
+ *
+ *   queue          job           queued by (producer)                           worked by (processor)
+ *   control        feed          upsertFeeder: a job scheduler, every second    feedOnce, dispatchEvents, dropExpiredDrafts
+ *                  start         addStartJob: delayed, one per `--at` campaign  startScheduledCampaign (campaigns/control.ts)
+ *                  cron          CAMPAIGN_CRON: a scheduler per schedule        runSchedule (campaigns/schedule.ts)
+ *   send-<number>  send          addSendJobs: the feeder, a window per number   createSendProcessor (campaigns/send.ts)
+ *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
+ *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
+ *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor (webhooks/deliver.ts)
+ *
+ * (Queues as bull-board shows them; in Redis each name carries its group's hash tag: `control-{g}`, `send-{n<number>}`.)
+ *
+ * Every process (`start` or `worker`) works every queue, the events queue only if it can sign
+ * (RUNNER_WEBHOOK_KEY or RUNNER_TOKEN), so whatever a killed process was doing is taken up by any
+ * process still running; job ids and the ledger make repeats harmless. A job whose name no kind
+ * has (one queued by a runner that had a kind this one lacks) fails at once, named, instead of
+ * completing unseen.
+ *
+ * The modules whose processors JOBS names import their producers from here: neither side calls
+ * the other while modules load (processors are reached through functions), so the cycle is safe.
+ */
+import { UnrecoverableError, type Job, type JobsOptions, type Processor } from 'bullmq';
+import { backoffMs, RUNNER_EVENTS, type Backoff, type RunnerEvent } from 'convo-contract';
+
+import type { RunnerConfig } from './config';
+import type { RunnerContext } from './context';
+import { GLOBAL_TAG, numberTag } from './keys';
+import { startScheduledCampaign } from './campaigns/control';
+import { dropExpiredDrafts } from './campaigns/draft';
+import { feedOnce } from './campaigns/feeder';
+import { runSchedule } from './campaigns/schedule';
+import { createSendProcessor, type InFlight } from './campaigns/send';
+import { runScheduledReindex } from './reindex/create';
+import { processRun } from './reindex/run';
+import { createDeliveryProcessor } from './webhooks/deliver';
+import { dispatchEvents } from './webhooks/outbox';
+
+// ---- Queues: each name is formed here and nowhere else ----------------------------------------
+
+// Each name holds its group's hash tag (keys.ts), so on a Redis Cluster a number's send queue sits
+// in the slot of its gate and campaigns, and the shared queues in the global group's.
+const CONTROL_QUEUE = `control-${GLOBAL_TAG}`;
+/** One queue per sending number: the channel's ceiling is per number, and numbers do not slow each other. */
+const sendQueueName = (from: string) => `send-${numberTag(from)}`;
+const REINDEX_QUEUE = `reindex-${GLOBAL_TAG}`;
+const EVENTS_QUEUE = `events-${GLOBAL_TAG}`;
+
+/** A queue's name as an operator reads it (bull-board): without its tag, `send-<number>`, `control`. */
+export function shownQueueName(name: string): string {
+	return name.replace(`-${GLOBAL_TAG}`, '').replace(/\{n(\d+)\}$/, '$1');
+}
+
+/** BullMQ's lock settings of a queue's workers: how soon a dead process's job is seen stalled, how often it may run again. */
+interface Locks {
+	lockDuration: number;
+	stalledInterval: number;
+	maxStalledCount: number;
+}
+
+export interface QueueSpec {
+	/** The queue's name; a function of the number for the per-number send queues. */
+	name: string | ((from: string) => string);
+	/** Jobs one process works at once. */
+	concurrency: (config: RunnerConfig) => number;
+	locks: Locks;
+	/** A failed job is logged by the worker (the other queues' processors log their own attempts). */
+	logFailures?: boolean;
+}
+
+/**
+ * A stalled send is re-run once, and the ledger turns its claim into `unknown` instead of sending.
+ * Locks are half BullMQ's defaults: a send ends within its 10 s deadline, and a dead process's
+ * jobs (whose ids keep those recipients from being fed again) come back within about 30 s, not 60.
+ */
+const SEND_LOCKS: Locks = { maxStalledCount: 1, lockDuration: 15_000, stalledInterval: 15_000 };
+
+export const QUEUES = {
+	/** One job at a time; the sends' locks (each control job is safe to run again: the feeder's lock, a start's atomic transition, a cron run's derived id). */
+	control: { name: CONTROL_QUEUE, concurrency: () => 1, locks: SEND_LOCKS, logFailures: true },
+	/** RUNNER_CONCURRENCY sends at once per process, under the number's global rate limit (limiterFor). */
+	send: { name: sendQueueName, concurrency: (config) => config.RUNNER_CONCURRENCY, locks: SEND_LOCKS },
+	/**
+	 * Two runs at once per process (each reads its own source). A run's lock is renewed by its process
+	 * while the run lives; a killed process's run is seen stalled within about 15 s and resumed
+	 * elsewhere, up to 10 times.
+	 */
+	reindex: { name: REINDEX_QUEUE, concurrency: () => 2, locks: { lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 10 }, logFailures: true },
+	/**
+	 * 50 deliveries at once per process: waiting on receivers costs sockets, not CPU, and a webhook
+	 * holds at most one of them (webhooks/deliver.ts), so up to this many receivers that hang still
+	 * leave the others theirs. A delivery ends within its 10 s deadline; a stalled one is simply
+	 * delivered again (at least once).
+	 */
+	events: { name: EVENTS_QUEUE, concurrency: () => 50, locks: { lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 2 } },
+} satisfies Record<string, QueueSpec>;
+
+type QueueKind = keyof typeof QUEUES;
+/** The queues every process opens at once, one each; the send queues are opened per number as numbers appear. */
+export type SharedQueue = Exclude<QueueKind, 'send'>;
+
+/**
+ * A send queue's global rate limit as BullMQ's limiter wants it, in slices of about 50 ms: 60/s is 3
+ * per 50 ms, so the sends spread across the second instead of bursting at its start, and a slice
+ * delayed on its way (a busy event loop) bunches with the next by a few sends, not by a tenth of the rate.
+ */
+export function limiterFor(ratePerSecond: number): { max: number; duration: number } {
+	const max = Math.max(1, Math.floor(ratePerSecond / 20));
+	return { max, duration: Math.round((1000 * max) / ratePerSecond) };
+}
+
+// ---- Backoffs: a job names its own, every worker computes it with the one formula -------------
+
+const JOB_BACKOFFS = {
+	/** Sends: 1 s, 2 s, 4 s ..., each up to half shorter at random, so failures of a burst do not come back as one. */
+	send: { firstMs: 1000, jitter: 0.5 },
+	/** Deliveries: 1 s, 2 s, 4 s ... */
+	delivery: { firstMs: 1000 },
+	/** A start job waiting for its campaign's commit: 2 s, 4 s, 8 s ... */
+	commitWait: { firstMs: 2000 },
+} satisfies Record<string, Backoff>;
+
+type JobBackoffName = keyof typeof JOB_BACKOFFS;
+
+const jobBackoff = (name: JobBackoffName): { type: JobBackoffName } => ({ type: name });
+
+/** Every worker's `backoffStrategy`: the wait of the backoff a job names (the contract's backoffMs, as the node's). */
+export function jobBackoffStrategy(attemptsMade: number, type?: string): number {
+	if (!type || !(type in JOB_BACKOFFS)) throw new Error(`no backoff named ${String(type)}`);
+	return backoffMs(JOB_BACKOFFS[type as JobBackoffName], attemptsMade);
+}
+
+// ---- Job kinds ---------------------------------------------------------------------------------
+
+interface ScheduleJobData {
+	schedule: string;
+}
+interface StartJobData {
+	campaign: string;
+	dueAt: number;
+}
+export interface SendJobData {
+	campaign: string;
+	index: number;
+}
+interface RunJobData {
+	run: string;
+}
+/** A delivery carries the event and the webhook id, never a secret or a URL. */
+export interface DeliveryJobData {
+	event: RunnerEvent;
+	webhook: string;
+}
+
+/** What a process builds its processors with. */
+export interface WorkingProcess {
+	context: RunnerContext;
+	/** Sends claimed and not settled: what a stop waits for. */
+	inFlight: Map<string, InFlight>;
+	/** Aborted when a stop's deadline passes. */
+	shutdown: AbortSignal;
+	/** The key deliveries are signed with; without it the process works no deliveries. */
+	webhookKey?: string;
+}
+
+type Handler<Data> = (job: Job<Data>, token?: string) => Promise<unknown>;
+
+interface JobKind<Data> {
+	queue: QueueKind;
+	/** BullMQ's job name, what the queue's worker dispatches on. */
+	name: string | readonly string[];
+	/** How the job's id is formed: a job whose id is taken is not added again. */
+	id?: (data: Data) => string;
+	/** How its job scheduler's id is formed (BullMQ ids each job from it and the due time). */
+	schedulerId?: (schedule: string) => string;
+	options: (config: RunnerConfig) => JobsOptions;
+	/** Its processor in this process; none: the process does not work the kind. */
+	processor: (process: WorkingProcess) => Handler<Data> | undefined;
+}
+
+/** Jobs a scheduler queues: none kept when done, the last 50 failures kept to look at. */
+const scheduledJob = (): JobsOptions => ({ removeOnComplete: true, removeOnFail: 50 });
+
+/**
+ * A start job is queued before the campaign it starts is committed (`afterCommit`): it runs no
+ * sooner than this grace, so a start time already past does not find the campaign not yet there.
+ */
+const COMMIT_GRACE_MS = 2_000;
+/**
+ * A commit can come later than the grace (a stalled process, a slow Redis) for as long as the
+ * staged rows live (15 min): a start job that finds no campaign looks again, 2 s doubling over 10
+ * tries (about 17 min in all), so a late commit is still started and a create that died is given up.
+ */
+const COMMIT_WAIT: JobsOptions = { attempts: 10, backoff: jobBackoff('commitWait') };
+
+const FEED_EVERY_MS = 1000;
+
+/** Every send job of a campaign has an id that starts so; the index follows. */
+export const sendJobIdPrefix = (campaign: string) => `${campaign}-`;
+
+const JOBS = {
+	/** The tick: tops up the send queues, hands the outbox's events to deliveries, drops expired drafts. */
+	feed: {
+		queue: 'control',
+		name: 'feed',
+		// One scheduler in Redis however many processes upsert it.
+		schedulerId: () => 'feeder',
+		options: scheduledJob,
+		processor: ({ context }) => async () => {
+			await feedOnce(context);
+			await dispatchEvents(context);
+			return dropExpiredDrafts(context);
+		},
+	} satisfies JobKind<Record<string, never>>,
+	/** Starts a scheduled (`--at`) campaign at its time; one per campaign. It may wait for its campaign's commit while attempts remain. */
+	start: {
+		queue: 'control',
+		name: 'start',
+		id: ({ campaign }) => `start-${campaign}`,
+		options: () => ({ removeOnComplete: true, removeOnFail: 50 }),
+		processor: ({ context }) => (job) => startScheduledCampaign(context, job.data.campaign, job.data.dueAt, job.attemptsMade + 1 < (job.opts.attempts ?? 1)),
+	} satisfies JobKind<StartJobData>,
+	/** A campaign schedule's run, due at the scheduler's time: a campaign of its own. */
+	cron: {
+		queue: 'control',
+		name: 'cron',
+		schedulerId: (schedule) => `cron-${schedule}`,
+		options: scheduledJob,
+		processor: ({ context }) => (job) => runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0)),
+	} satisfies JobKind<ScheduleJobData>,
+	/** One recipient of one campaign. The ledger is the record of what happened, so no finished job is kept (a kept one would block its id). */
+	send: {
+		queue: 'send',
+		name: 'send',
+		id: ({ campaign, index }) => `${sendJobIdPrefix(campaign)}${index}`,
+		options: (config) => ({ attempts: config.RUNNER_SEND_ATTEMPTS, backoff: jobBackoff('send'), removeOnComplete: true, removeOnFail: true }),
+		processor: ({ context, inFlight, shutdown }) => createSendProcessor(context, inFlight, shutdown),
+	} satisfies JobKind<SendJobData>,
+	/** A reindex run; the process that takes it paces the run's upserts itself (the collection lease makes it the only one). */
+	run: {
+		queue: 'reindex',
+		name: 'run',
+		id: ({ run }) => `run-${run}`,
+		options: () => ({ removeOnComplete: true, removeOnFail: 100 }),
+		processor: ({ context }) => (job) => processRun(context, job.data.run),
+	} satisfies JobKind<RunJobData>,
+	/** A reindex schedule's run: a run of its own, whose id is derived from the job's. */
+	reindexCron: {
+		queue: 'reindex',
+		name: 'scheduled',
+		schedulerId: (schedule) => `reindex-${schedule}`,
+		options: scheduledJob,
+		processor: ({ context }) => (job) => runScheduledReindex(context, job.data.schedule, String(job.id)),
+	} satisfies JobKind<ScheduleJobData>,
+	/**
+	 * One event for one webhook, named by its event type. Finished jobs are kept an hour, so an event
+	 * handed over again by a dispatcher that died half-way still finds its id taken; failed ones a week, to look at.
+	 */
+	delivery: {
+		queue: 'events',
+		name: RUNNER_EVENTS,
+		id: ({ event, webhook }) => `${event.id}-${webhook}`,
+		options: (config) => ({ attempts: config.RUNNER_WEBHOOK_ATTEMPTS, backoff: jobBackoff('delivery'), removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1000 } }),
+		processor: ({ context, webhookKey }) => (webhookKey ? createDeliveryProcessor(context, webhookKey) : undefined),
+	} satisfies JobKind<DeliveryJobData>,
+};
+
+/**
+ * The processor of one queue in this process: a job goes to the processor of the kind its name
+ * names; a name no kind has fails at once (no retry), saying so. Undefined when the process works
+ * no kind of the queue (the events queue without a signing key).
+ */
+export function queueProcessor(queue: QueueKind, process: WorkingProcess): Processor | undefined {
+	const kinds: Array<{ queue: QueueKind; name: string | readonly string[]; processor: (process: WorkingProcess) => ((job: Job, token?: string) => Promise<unknown>) | undefined }> = Object.values(JOBS);
+	const byName = new Map<string, (job: Job, token?: string) => Promise<unknown>>();
+	for (const kind of kinds.filter((each) => each.queue === queue)) {
+		const handler = kind.processor(process);
+		if (handler) for (const name of typeof kind.name === 'string' ? [kind.name] : kind.name) byName.set(name, handler);
+	}
+	if (byName.size === 0) return undefined;
+	return async (job: Job, token?: string) => {
+		const handler = byName.get(job.name);
+		if (!handler) {
+			process.context.log.warn({ queue, job: job.name, id: job.id }, 'job refused: no kind of this name');
+			throw new UnrecoverableError(`no processor for a "${job.name}" job on the ${queue} queue`);
+		}
+		return handler(job, token);
+	};
+}
+
+// ---- Producers ---------------------------------------------------------------------------------
+
+/** The feeder tick's scheduler; every process upserts it at start. */
+export async function upsertFeeder(context: RunnerContext): Promise<void> {
+	const { queue, name, schedulerId, options } = JOBS.feed;
+	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: FEED_EVERY_MS }, { name, opts: options() });
+}
+
+/** The delayed job that starts a scheduled campaign at `dueAt`; `afterCommit`: queued before the campaign is committed. */
+export async function addStartJob(context: RunnerContext, data: StartJobData, { afterCommit = false } = {}): Promise<void> {
+	const { queue, name, id, options } = JOBS.start;
+	const delay = Math.max(afterCommit ? COMMIT_GRACE_MS : 0, data.dueAt - Date.now());
+	await context.queues.shared(queue).add(name, data, { ...options(), jobId: id(data), delay, ...(afterCommit ? COMMIT_WAIT : {}) });
+}
+
+/** Sends of one number's campaigns, in one atomic addBulk (ids dedupe the ones still queued). */
+export async function addSendJobs(context: RunnerContext, from: string, sends: SendJobData[]): Promise<void> {
+	const { name, id, options } = JOBS.send;
+	const opts = options(context.config);
+	if (sends.length > 0) await context.queues.send(from).addBulk(sends.map((data) => ({ name, data, opts: { ...opts, jobId: id(data) } })));
+}
+
+export async function addReindexRunJob(context: RunnerContext, data: RunJobData): Promise<void> {
+	const { queue, name, id, options } = JOBS.run;
+	await context.queues.shared(queue).add(name, data, { ...options(), jobId: id(data) });
+}
+
+/** Deliveries, one per event and webhook, in one atomic addBulk. */
+export async function addDeliveryJobs(context: RunnerContext, deliveries: DeliveryJobData[]): Promise<void> {
+	const { queue, id, options } = JOBS.delivery;
+	const opts = options(context.config);
+	if (deliveries.length > 0) await context.queues.shared(queue).addBulk(deliveries.map((data) => ({ name: data.event.type, data, opts: { ...opts, jobId: id(data) } })));
+}
+
+/** The job scheduler of a kind of cron schedule: upserted with the schedule (BullMQ checks its pattern and zone), removed with it. */
+export interface CronJobs {
+	upsert(context: RunnerContext, schedule: string, repeat: { pattern: string; tz: string }): Promise<void>;
+	remove(context: RunnerContext, schedule: string): Promise<void>;
+}
+
+function cronJobs({ queue, name, schedulerId, options }: typeof JOBS.cron | typeof JOBS.reindexCron): CronJobs {
+	return {
+		upsert: async (context, schedule, repeat) => {
+			const data: ScheduleJobData = { schedule };
+			await context.queues.shared(queue).upsertJobScheduler(schedulerId(schedule), repeat, { name, data, opts: options() });
+		},
+		remove: async (context, schedule) => {
+			await context.queues.shared(queue).removeJobScheduler(schedulerId(schedule));
+		},
+	};
+}
+
+export const CAMPAIGN_CRON = cronJobs(JOBS.cron);
+export const REINDEX_CRON = cronJobs(JOBS.reindexCron);

@@ -8,7 +8,7 @@
  * a 429's hold excepted. (The sandbox-counted rate of whole campaigns is rate.test.ts and the benchmarks; what a
  * stopped campaign's queued jobs cost the others is deadjobs.test.ts.)
  */
-import { holdStarts, restartSpacing, setSpacingRate, waitForStart, WINDOW_MS, windowRate } from '../../runner/src/campaigns/spacing';
+import { FRESH_START_MS, holdStarts, restartSpacing, secondCap, setSpacingRate, waitForStart, WINDOW_MS, windowRate } from '../../runner/src/campaigns/spacing';
 import { useRunnerUnderTest } from './support';
 
 jest.setTimeout(60_000);
@@ -69,6 +69,43 @@ test('starts that bunch (the spacing clock lost) are held to the rate in any 1.0
 	const ttl = await runner.context.redis.pttl(runner.context.keys.startLog(from));
 	expect(ttl).toBeGreaterThan(0);
 	expect(ttl).toBeLessThanOrEqual(2000);
+});
+
+test('starts that bunch at 100/s are held to secondCap (96) in any second, and the rate in any 1.04 s', async () => {
+	// The 1.04 s window alone let all 100 bunch into one second; a stall on the way to the service
+	// then put 113 arrivals into a second (the container test). The count cap keeps room for it.
+	const sender = await newSender();
+	const { from } = sender;
+	await setSpacingRate(runner.context, from, 100);
+	expect(secondCap(100)).toBe(96);
+	const times: number[] = [];
+	for (let i = 0; i < 110; i++) {
+		await runner.context.redis.hdel(runner.context.keys.spacing(from), 'next');
+		times.push((await waitForStart(runner.context, sender, `bunch-${i}`, never)) as number);
+	}
+	expect(mostIn(times, 1000)).toBeLessThanOrEqual(96);
+	expect(mostIn(times, WINDOW_MS)).toBeLessThanOrEqual(100);
+	// The first 96 pass at once; the 97th waits for the first to leave the second (Redis's clock, µs rounded to ms).
+	expect(times[95] - times[0]).toBeLessThan(500);
+	expect(times[96] - times[0]).toBeGreaterThanOrEqual(999);
+});
+
+test('a start whose answer a stalled process reads late is given back and taken again when the process runs', async () => {
+	const sender = await newSender();
+	const { from } = sender;
+	const { redis, keys } = runner.context;
+	await setSpacingRate(runner.context, from, 100);
+	const [seconds, micros] = await redis.time();
+	const before = Number(seconds) * 1000 + Number(micros) / 1000;
+	const started = waitForStart(runner.context, sender, 'stalled', never);
+	// The event loop stalls while the answer is on its way (what a GC pause or a starved container does).
+	const stallUntil = performance.now() + 3 * FRESH_START_MS;
+	while (performance.now() < stallUntil);
+	const start = (await started) as number;
+	// Taken again after the stall: the window counts the start when the send really goes out.
+	expect(start - before).toBeGreaterThanOrEqual(2 * FRESH_START_MS);
+	expect(Number(await redis.zscore(keys.startLog(from), 'stalled')) / 1000).toBeCloseTo(start, 0);
+	expect(await redis.zcard(keys.startLog(from))).toBe(1);
 });
 
 test('at low rates too the gate lets 0.95 of the rate through, and never more than the rate in 1.04 s', async () => {

@@ -11,8 +11,9 @@
  *    its waiters, all told to wake when the same oldest start left, woke together and all but one
  *    called again (13 calls per send at 200/s, 3 with this spacing).
  * 2. The window: a start is allowed only while fewer than `rate` sends started in the last
- *    WINDOW_ROOM-longer-than-a-second (a sorted set of start times). A send that woke late (a busy
- *    event loop, a GC pause) and would bunch with the next ones waits here until there is room.
+ *    WINDOW_ROOM-longer-than-a-second and fewer than secondCap(rate) in the last second (a sorted
+ *    set of start times). A send that woke late (a busy event loop, a GC pause) and would bunch
+ *    with the next ones waits here until there is room.
  *
  * The limiter stays as the coarse gate that keeps workers from taking more jobs than the rate.
  *
@@ -40,8 +41,17 @@ const WINDOW_ROOM = 0.04;
 /** The window's length, ms: a start needs fewer than `rate` starts in the last WINDOW_MS. */
 export const WINDOW_MS = 1000 * (1 + WINDOW_ROOM);
 
-/** Starts per second the gate lets through at `rate`, sustained: rate / 1.04, 0.96 of it (the scripts compute the same). */
-export const windowRate = (rate: number) => rate / (1 + WINDOW_ROOM);
+/**
+ * Starts allowed in any one second at `rate`: the rate less its room in whole starts, rounded
+ * down (96 at 100/s, 10 at 10/s). The longer window alone lets a whole `rate` of starts bunch into
+ * one second after a stall, so a later stall on the way to the service pushed a second of arrivals
+ * to 113 at 100/s (the container test, the runner container killed mid-campaign); this keeps the
+ * room in starts where the rate is high enough to have any, and costs low rates nothing.
+ */
+export const secondCap = (rate: number) => rate - Math.floor(rate * WINDOW_ROOM);
+
+/** Starts per second the gate lets through at `rate`, sustained: 0.96 of it or more (the scripts compute the same). */
+export const windowRate = (rate: number) => Math.min(rate / (1 + WINDOW_ROOM), secondCap(rate));
 
 /** Answered by both steps for a send whose campaign is not running: it takes no start. */
 const NOT_RUNNING = -1;
@@ -49,19 +59,32 @@ const NOT_RUNNING = -1;
 /**
  * The window step, shared by both scripts. KEYS[1] spacing hash, KEYS[2] start log; `rate` the
  * number's rate (read once by the calling script), ARGV[1] the window's room, ARGV[2] the member.
- * Records a start and returns { 0, its time in microseconds } when the window has room, else
- * { microseconds until its oldest start leaves the window }.
+ * Records a start and returns { 0, its time in microseconds } when the window and the last second
+ * have room, else { microseconds until a start leaves whichever is full }.
  */
 const LUA_TAKE = `
 local function windowUs()
   return 1000000 * (1 + tonumber(ARGV[1]))
 end
+local function secondCap(rate)
+  return rate - math.floor(rate * tonumber(ARGV[1]))
+end
+local function gapUs(rate)
+  return math.max(windowUs() / rate, 1000000 / secondCap(rate))
+end
 local function take(rate, now)
   if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - windowUs())
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now - windowUs()))
   if redis.call('ZCARD', KEYS[2]) >= rate then
     local oldest = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
     return { math.max(1000, math.floor(oldest + windowUs() - now)) }
+  end
+  local secondStart = '(' .. string.format('%.0f', now - 1000000)
+  local inSecond = redis.call('ZCOUNT', KEYS[2], secondStart, '+inf')
+  local cap = secondCap(rate)
+  if inSecond >= cap then
+    local leaving = redis.call('ZRANGEBYSCORE', KEYS[2], secondStart, '+inf', 'WITHSCORES', 'LIMIT', inSecond - cap, 1)
+    return { math.max(1000, math.floor(tonumber(leaving[2]) + 1000000 - now)) }
   end
   redis.call('ZADD', KEYS[2], now, ARGV[2])
   redis.call('PEXPIRE', KEYS[2], 2000)
@@ -86,17 +109,19 @@ local now = clock()
 if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
 local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
 local at = math.max(now, nextAt)
-redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + windowUs() / rate))
+redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + gapUs(rate)))
 if at > now then return { math.floor(at - now) } end
 return take(rate, now)
 `;
 
 /**
- * KEYS: spacing hash, start log, campaign hash. ARGV: window room, member. The window
+ * KEYS: spacing hash, start log, campaign hash. ARGV: window room, member, and `again` when the
+ * member's earlier start went stale (its place in the window is given back first). The window
  * step after a wait: { 0, start time in microseconds }, { microseconds to wait and try again }, or
  * { NOT_RUNNING } when the campaign stopped meanwhile.
  */
 const TAKE_START = `${LUA_TAKE}
+if ARGV[3] == 'again' then redis.call('ZREM', KEYS[2], ARGV[2]) end
 if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
 return take(tonumber(redis.call('HGET', KEYS[1], 'rate') or '0'), clock())
 `;
@@ -135,6 +160,16 @@ export async function setSpacingRate(context: RunnerContext, from: string, rateP
 type NoStart = 'stopped' | 'not running';
 
 /**
+ * How long, on this process's clock, the answer granting a start may take to arrive. A process
+ * that stalls (a GC pause, a CPU-starved container) gets its answers late and would send their
+ * starts together with the ones that follow on time, a burst the window never saw: at a runner
+ * container's restart, 113 sends reached the service in one second at 100/s. A start that comes
+ * back later than this is given back and taken again, so the window counts when it goes out.
+ * Well above a round trip to Redis (under 1 ms here), well under the window's 40 ms of room.
+ */
+export const FRESH_START_MS = 20;
+
+/**
  * Waits until this send of `campaign` from `from` may start (`id`: unique per attempt) and returns
  * the start's time on Redis's clock (ms), or why it took none.
  */
@@ -143,16 +178,23 @@ export async function waitForStart(context: RunnerContext, send: { from: string;
 	const next = luaScript(redis, 'convoNextStart', NEXT_START, 3);
 	const take = luaScript(redis, 'convoTakeStart', TAKE_START, 3);
 	const scriptKeys = [keys.spacing(send.from), keys.startLog(send.from), keys.campaign(send.from, send.campaign)];
-	const args = [WINDOW_ROOM, id];
 	// The first call may take the start itself: a process already stopping takes none.
 	if (stop.aborted) return 'stopped';
-	let [waitUs, startedUs] = (await next(scriptKeys, args)) as [number, string?];
+	let asked = performance.now();
+	let [waitUs, startedUs] = (await next(scriptKeys, [WINDOW_ROOM, id])) as [number, string?];
+	// A process slow on every call is slow, not stalled: after a few stale starts it keeps the next.
+	let staleLeft = 3;
 	for (;;) {
 		if (waitUs === NOT_RUNNING) return 'not running';
-		if (waitUs === 0) return Number(startedUs) / 1000;
-		await sleep(waitUs / 1000);
-		if (stop.aborted) return 'stopped';
-		[waitUs, startedUs] = (await take(scriptKeys, args)) as [number, string?];
+		const stale = waitUs === 0 && performance.now() - asked > FRESH_START_MS && staleLeft-- > 0;
+		if (waitUs === 0 && !stale) return Number(startedUs) / 1000;
+		if (!stale) await sleep(waitUs / 1000);
+		if (stop.aborted) {
+			if (stale) await redis.zrem(keys.startLog(send.from), id);
+			return 'stopped';
+		}
+		asked = performance.now();
+		[waitUs, startedUs] = (await take(scriptKeys, stale ? [WINDOW_ROOM, id, 'again'] : [WINDOW_ROOM, id])) as [number, string?];
 	}
 }
 

@@ -78,6 +78,19 @@ test('a completed campaign followed with --wait still exits 0', async () => {
 	expect(JSON.parse(created.stdout)).toMatchObject({ status: { state: 'completed', counts: { sent: 3 } } });
 });
 
+test('a followed reindex run that fails exits 1 with its reason, from run --wait and from status --wait', async () => {
+	const collection = runner.sandbox.fixture.businesses[0].collections[0].id;
+	// Port 9 on loopback answers nothing: the run starts, cannot read its feed, and fails.
+	const ran = await runCli(['reindex', 'run', '--collection', collection, '--source', 'http://127.0.0.1:9/feed.ndjson', '--id-field', 'sku', '--wait', '--json'], runner.env);
+	expect(ran.code).toBe(1);
+	const run = JSON.parse(ran.stdout);
+	expect(run.state).toBe('failed');
+	expect(ran.stderr).toContain(`reindex run ${run.id} ended failed: `);
+	const status = await runCli(['reindex', 'status', run.id, '--wait', '--json'], runner.env);
+	expect(status.code).toBe(1);
+	expect(status.stderr).toContain(`reindex run ${run.id} ended failed`);
+});
+
 test('Ctrl-C during --wait stops following, says the campaign goes on and how to follow it, and exits 130', async () => {
 	const { path } = writeRecipientsCsv(3, { seed: 63 });
 	const cli = startCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', path, '--at', inAnHour(), '--wait']);

@@ -26,7 +26,7 @@ export function csvRows(rows: unknown[][]): string {
 /** The delimiters a CSV may use, by the names a client may give them. */
 const DELIMITERS: Readonly<Record<string, string>> = { ',': ',', comma: ',', ';': ';', semicolon: ';', '\t': '\t', tab: '\t' };
 
-/** A delimiter as given (`;`, `semicolon`, `tab`, ...), or undefined when it is none the runner reads. */
+/** A delimiter as given (`;`, `semicolon`, `tab`, ...) as its character, or undefined when it is none the runner reads. */
 export function csvDelimiterNamed(given: string): string | undefined {
 	return DELIMITERS[given.toLowerCase()];
 }

@@ -10,7 +10,7 @@ import { PassThrough, Readable, type Duplex } from 'node:stream';
 
 import { parse as parseCsv } from 'csv-parse';
 
-import { detectCsvDelimiter } from './csv';
+import { csvDelimiterNamed, detectCsvDelimiter } from './csv';
 
 import type { RunnerConfig } from './config';
 import { FieldError } from './context';
@@ -277,7 +277,8 @@ async function headLine(raw: Readable): Promise<{ head: string; stream: Readable
 }
 
 async function* csvRecords(raw: Readable, source: string, given?: string): AsyncGenerator<SourceRecord> {
-	let delimiter = given;
+	// A name (`semicolon`) as its character; core refused a delimiter it does not know before any row is read.
+	let delimiter = given === undefined ? undefined : (csvDelimiterNamed(given) ?? given);
 	if (delimiter === undefined) {
 		let head;
 		try {

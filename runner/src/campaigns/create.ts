@@ -35,7 +35,7 @@ function columnsRead(columns: readonly string[] | undefined, given: string | und
 	if (!columns) return '';
 	const shown = columns.slice(0, 10).map((name) => JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name));
 	const more = columns.length > shown.length ? ` and ${columns.length - shown.length} more` : '';
-	const how = given === undefined ? `the delimiter told from its header line (comma, semicolon or tab; the CLI's --delimiter sets it)` : `the ${delimiterName(given)} delimiter given`;
+	const how = given === undefined ? `the delimiter told from its header line (comma, semicolon or tab; --delimiter, or the API's delimiter, sets it)` : `the ${delimiterName(given)} delimiter given`;
 	return `. The header was read as ${columns.length} column${columns.length === 1 ? '' : 's'}, with ${how}: ${shown.join(', ')}${more}`;
 }
 

@@ -49,7 +49,7 @@ export type CampaignSettings = z.input<typeof campaignSettings>;
 export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz', string> & { format?: string; delimiter?: string };
 
 export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz' };
-export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', at: 'at', cron: 'cron', tz: 'tz' };
+export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz' };
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {

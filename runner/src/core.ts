@@ -27,7 +27,7 @@ import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeD
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
 export { pageCampaigns, campaignFigures, type CampaignStatus } from './campaigns/store';
 export { API_NAMES } from './campaigns/schema';
-export type { Outcome } from './ledger';
+export { OUTCOMES, type Outcome } from './ledger';
 
 // The errors a client maps to its answers (exit 1 and a message; 400, 404, 409).
 export { ConflictError, FieldError, NotFoundError, UserError } from './context';
@@ -66,7 +66,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	if (settings.cron && settings.at) throw new UserError(`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`);
 	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
-	const common = { templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format };
+	const common = { templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter };
 	return { settings, common, schedule };
 }
 

@@ -6,9 +6,11 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { PassThrough, type Duplex, type Readable } from 'node:stream';
+import { PassThrough, Readable, type Duplex } from 'node:stream';
 
 import { parse as parseCsv } from 'csv-parse';
+
+import { csvDelimiterNamed, detectCsvDelimiter } from './csv';
 
 import type { RunnerConfig } from './config';
 import { FieldError } from './context';
@@ -32,7 +34,7 @@ export class SourceError extends Error {}
  */
 export type SourceRecord =
 	| { line: number; ok: true; fields: Record<string, unknown>; columns?: readonly string[] }
-	| { line: number; ok: false; reason: string };
+	| { line: number; ok: false; reason: string; phone?: string; columns?: readonly string[] };
 
 /** Filled while a source is read: bytes so far, the size when known (file size, Content-Length). */
 export interface SourceProgress {
@@ -171,13 +173,18 @@ function feed<T extends Duplex>(from: Readable, into: T): T {
 }
 
 /** Records of the source in order. A whole-source problem (parse error, I/O error) throws SourceError. */
-export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress, access?: SourceAccess, config?: RunnerConfig): AsyncGenerator<SourceRecord> {
-	yield* parseRecords(await openSource(source, undefined, progress, access, config), format, shownUrl(source));
+export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress, access?: SourceAccess, config?: RunnerConfig, csv: CsvOptions = {}): AsyncGenerator<SourceRecord> {
+	yield* parseRecords(await openSource(source, undefined, progress, access, config), format, shownUrl(source), csv);
+}
+
+/** How a CSV is read: its delimiter when the client gave one; otherwise it is told from the header line (csv.ts). */
+export interface CsvOptions {
+	delimiter?: string;
 }
 
 /** Records of a byte stream already open (an uploaded request body); `name` is what errors call it. */
-export async function* parseRecords(raw: Readable, format: SourceFormat, name: string): AsyncGenerator<SourceRecord> {
-	if (format === 'csv') yield* csvRecords(raw, name);
+export async function* parseRecords(raw: Readable, format: SourceFormat, name: string, csv: CsvOptions = {}): AsyncGenerator<SourceRecord> {
+	if (format === 'csv') yield* csvRecords(raw, name, csv.delimiter);
 	else if (format === 'ndjson') yield* ndjsonRecords(raw, name);
 	else yield* jsonArrayRecords(raw, name);
 }
@@ -241,11 +248,52 @@ function jsonArrayReason(error: unknown): string {
 	return 'it breaks JSON syntax';
 }
 
-async function* csvRecords(raw: Readable, source: string): AsyncGenerator<SourceRecord> {
+/**
+ * The stream's bytes up to its first line break (at most MAX_RECORD_BYTES), and a stream that
+ * gives them again followed by the rest: the header line is looked at before the parser is made.
+ */
+async function headLine(raw: Readable): Promise<{ head: string; stream: Readable }> {
+	const chunks = raw[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+	const taken: Buffer[] = [];
+	let size = 0;
+	while (size <= MAX_RECORD_BYTES && !taken.some((chunk) => chunk.includes(10))) {
+		const next = await chunks.next();
+		if (next.done) break;
+		taken.push(next.value);
+		size += next.value.length;
+	}
+	const head = Buffer.concat(taken);
+	async function* again() {
+		try {
+			if (head.length > 0) yield head;
+			for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+		} finally {
+			// A reader that stops early (a row cap) ends the source too, not just this stream.
+			await chunks.return?.();
+		}
+	}
+	const end = head.indexOf(10);
+	return { head: head.subarray(0, end === -1 ? head.length : end).toString('utf8'), stream: Readable.from(again(), { objectMode: false }) };
+}
+
+async function* csvRecords(raw: Readable, source: string, given?: string): AsyncGenerator<SourceRecord> {
+	// A name (`semicolon`) as its character; core refused a delimiter it does not know before any row is read.
+	let delimiter = given === undefined ? undefined : (csvDelimiterNamed(given) ?? given);
+	if (delimiter === undefined) {
+		let head;
+		try {
+			head = await headLine(raw);
+		} catch (error) {
+			throw error instanceof SourceError ? error : new SourceError(`reading ${source} failed: ${(error as Error).message}`);
+		}
+		delimiter = detectCsvDelimiter(head.head);
+		raw = head.stream;
+	}
 	// Columns are read by hand (not `columns: true`) so a row with the wrong number of cells is a
 	// rejected row with its line, not a parse error that stops the whole file.
-	const parser = feed(raw, parseCsv({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES }));
+	const parser = feed(raw, parseCsv({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES }));
 	let header: string[] | undefined;
+	let phoneColumn = -1;
 	let lastByte = 10;
 	raw.on('data', (chunk: Buffer) => (lastByte = chunk[chunk.length - 1] ?? lastByte));
 	// A short row is held until the next one: if it is the last and the source stops without a
@@ -257,12 +305,15 @@ async function* csvRecords(raw: Readable, source: string): AsyncGenerator<Source
 				header = record.map((name) => name.trim());
 				const twice = header.findIndex((name, i) => header?.indexOf(name) !== i);
 				if (twice !== -1) throw new SourceError(`${source}: the header names one column twice (columns ${header.indexOf(header[twice]) + 1} and ${twice + 1})`);
+				phoneColumn = header.indexOf('phone');
 				continue;
 			}
 			if (shortRow) yield shortRow;
 			shortRow = undefined;
 			if (record.length !== header.length) {
-				shortRow = { line: info.lines, ok: false, reason: `has ${record.length} cells; the header has ${header.length}` };
+				// The phone is kept when its cell was read, so the report still says who the row was for.
+				const phone = phoneColumn === -1 ? undefined : record[phoneColumn]?.trim() || undefined;
+				shortRow = { line: info.lines, ok: false, reason: `has ${record.length} cells; the header has ${header.length}`, columns: header, ...(phone === undefined ? {} : { phone }) };
 				continue;
 			}
 			yield { line: info.lines, ok: true, fields: Object.fromEntries(header.map((name, i) => [name, record[i]])), columns: header };

@@ -109,7 +109,7 @@ describe('Convo node: Template > Send', () => {
 
 	it('refuses a URL as a variable before sending and points to URL buttons', async () => {
 		const result = await runConvo(context, sendTemplate({ variables: { variable: [{ name: '1', value: 'https://example.com/x' }] } }));
-		expect(shownError(result)).toContain('holds a URL');
+		expect(shownError(result)).toContain('variable 1 holds a URL');
 		expect(await sentMessages(context)).toHaveLength(0);
 	});
 

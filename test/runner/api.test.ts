@@ -122,6 +122,27 @@ test('a 10,000-row CSV body is streamed to the parser; bad rows are rejected wit
 	await call('POST', `/api/campaigns/${fromNdjson.json.id}/cancel`);
 });
 
+test('an uploaded semicolon CSV (Excel in many locales) is read by the same rule as the CLI: the delimiter is told from the header line', async () => {
+	const query = new URLSearchParams({ ...settings(), at: new Date(Date.now() + 3_600_000).toISOString() }).toString();
+	const csv = `\uFEFFphone;1;2\r\n${phonesOf(3, 35).map((phone) => `+${phone};Müller, Anna;b`).join('\r\n')}\r\n`;
+	const created = await call('POST', `/api/campaigns?${query}`, { raw: csv, type: 'text/csv' });
+	expect(created.status).toBe(201);
+	expect(created.json).toMatchObject({ accepted: 3, rejected: 0 });
+	await call('POST', `/api/campaigns/${created.json.id}/cancel`);
+	const noPhone = await call('POST', `/api/campaigns?${query}`, { raw: 'Telefon;Name\n+4917035000009;Anna\n', type: 'text/csv' });
+	expect(noPhone.status).toBe(400);
+	expect(noPhone.json.message).toMatch(/has no "phone" column or field: .*read as 2 columns, .*"Telefon", "Name"$/);
+	// A delimiter given in the query is used as given, by the same rule and words as the CLI's --delimiter.
+	const given = await call('POST', `/api/campaigns?${query}&delimiter=comma`, { raw: csv, type: 'text/csv' });
+	expect(given.status).toBe(400);
+	expect(given.json.message).toMatch(/read as 1 column, with the comma delimiter given: "phone;1;2"$/);
+	const named = await call('POST', `/api/campaigns?${query}&delimiter=semicolon`, { raw: csv, type: 'text/csv' });
+	expect(named.json).toMatchObject({ accepted: 3, rejected: 0 });
+	await call('POST', `/api/campaigns/${named.json.id}/cancel`);
+	const wrong = await call('POST', `/api/campaigns?${query}&delimiter=pipe`, { raw: csv, type: 'text/csv' });
+	expect(wrong.json).toMatchObject({ status: 400, field: 'delimiter', message: 'delimiter must be comma, semicolon or tab (or , ; and a tab character)' });
+});
+
 test('validation errors name the field in the one error shape; unknown ids are 404; oversize uploads 413', async () => {
 	const bad = await call('POST', '/api/campaigns', { body: { template_id: 'not-a-uuid', from: runner.business.phoneNumbers[0], recipients: [{ phone: '4917000000001' }] } });
 	expect(bad.status).toBe(400);

@@ -59,6 +59,8 @@ export const campaignSettingsInput = z.object({
 	at: z.string().optional(),
 	cron: z.string().optional(),
 	tz: z.string().optional(),
+	/** A CSV's delimiter (comma, semicolon or tab); the runner tells it from the header line when absent. */
+	delimiter: z.string().optional(),
 });
 
 /** POST /api/campaigns as JSON. */

@@ -55,7 +55,9 @@ function sizeWord(origin: string): string {
 
 /** Turns one zod issue into a sentence that starts with the field's name. */
 function sentence(issue: z.core.$ZodIssue, name: string, location: RequestLocation): string {
-	const subject = name === '' ? location : name;
+	// A rule may say what kind of field it names (`params.noun`), for fields whose names are bare numbers.
+	const noun = issue.code === 'custom' && typeof issue.params?.noun === 'string' ? `${issue.params.noun} ` : '';
+	const subject = name === '' ? location : `${noun}${name}`;
 	if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && issue.input === undefined) {
 		return `${subject} is required`;
 	}

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 
 import { formatOf, readRecords, SourceError, type SourceRecord } from '../source';
 import { shownUrl } from '../net/urls';
+import { delimiterName } from '../csv';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
 import { ConflictError, UserError, type RunnerContext } from '../context';
 import { cappedRows } from '../limits';
@@ -24,6 +25,19 @@ const WRITE_BATCH = 1000;
 const FORMAT_TOLD = { source: 'source', format: 'format' };
 /** How many rejected rows the create answer lists (the report has them all). */
 const REJECTIONS_SHOWN = 20;
+
+/**
+ * What a CSV's header was read as, for a source without a phone column: a header `phone;name`
+ * read with commas is one column named `phone;name`, which says at once what went wrong. The
+ * header is the operator's own file; each name is cut short and at most 10 are listed.
+ */
+function columnsRead(columns: readonly string[] | undefined, given: string | undefined): string {
+	if (!columns) return '';
+	const shown = columns.slice(0, 10).map((name) => JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name));
+	const more = columns.length > shown.length ? ` and ${columns.length - shown.length} more` : '';
+	const how = given === undefined ? `the delimiter told from its header line (comma, semicolon or tab; --delimiter, or the API's delimiter, sets it)` : `the ${delimiterName(given)} delimiter given`;
+	return `. The header was read as ${columns.length} column${columns.length === 1 ? '' : 's'}, with ${how}: ${shown.join(', ')}${more}`;
+}
 
 export interface Snapshot {
 	id: string;
@@ -77,6 +91,8 @@ export class RowChecker {
 	rejected = 0;
 	lastLine = 0;
 	anyPhoneField = false;
+	/** The first CSV header read: a source without a phone column is told what was read instead. */
+	columns?: readonly string[];
 	readonly rejections: Snapshot['rejections'] = [];
 	private staged = nothingStaged();
 
@@ -89,11 +105,12 @@ export class RowChecker {
 		const index = String(this.firstIndex + this.total++);
 		this.lastLine = Math.max(this.lastLine, record.line);
 		let verdict;
+		this.columns ??= record.columns;
 		if (record.ok) {
 			if (record.fields.phone !== undefined) this.anyPhoneField = true;
 			verdict = checkRow(record.line, record.fields, seen, record.columns);
 		} else {
-			verdict = { ok: false as const, line: record.line, phone: '', reason: record.reason };
+			verdict = { ok: false as const, line: record.line, phone: record.phone ?? '', reason: record.reason };
 		}
 		if (verdict.ok) {
 			this.accepted++;
@@ -209,7 +226,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const dropStaged = () => redis.unlink(staging.recipients, staging.ledger, staging.phones);
 
 	try {
-		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format, FORMAT_TOLD), undefined, undefined, context.config), context.config.RUNNER_MAX_RECIPIENTS);
+		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format, FORMAT_TOLD), undefined, undefined, context.config, { delimiter: input.delimiter }), context.config.RUNNER_MAX_RECIPIENTS);
 		for await (const record of records) {
 			pending.push(record);
 			if (pending.length >= WRITE_BATCH) await checkPending();
@@ -217,7 +234,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		await checkPending();
 		// A draft may start empty: its rows come in chunks.
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
-		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)`);
+		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`);
 		await input.beforeCommit?.();
 	} catch (error) {
 		await dropStaged().catch(() => undefined);

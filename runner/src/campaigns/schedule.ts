@@ -60,14 +60,14 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 	const id = `${scheduleId}r${dueAt.toString(36)}`;
 	if (await findCampaign(context, id)) return id;
 	const late = Date.now() - dueAt;
-	const { templateId, from, agentId, rate, format } = schedule;
+	const { templateId, from, agentId, rate, format, delimiter } = schedule;
 	if (late > context.config.RUNNER_MAX_LATENESS) {
 		await recordRun(context, id, schedule, 'cancelled', `skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`);
 		return id;
 	}
 	try {
 		const source = sourceToRead(context.config, { source: schedule.source, sealed: schedule.sealedSource });
-		const snapshot = await snapshotCampaign(context, { id, templateId, from, agentId, rate, source, format, scheduleId, state: 'running' });
+		const snapshot = await snapshotCampaign(context, { id, templateId, from, agentId, rate, source, format, delimiter, scheduleId, state: 'running' });
 		context.log.info({ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'scheduled run started');
 	} catch (error) {
 		// The same run delivered twice at once: the other one made the campaign.

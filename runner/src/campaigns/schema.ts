@@ -6,6 +6,8 @@ import { z } from 'zod/v4';
 
 import { parsePhoneNumber, runnerRate, sendTemplateBody, sendTemplateQuery } from 'convo-contract';
 
+import { csvDelimiterNamed } from '../csv';
+
 export const campaignSettings = z.object({
 	templateId: sendTemplateQuery.shape.template_id,
 	/** The business number that sends, digits with country code (a "+" and separators are accepted). */
@@ -23,6 +25,18 @@ export const campaignSettings = z.object({
 	/** Recipient source: a file path or an http(s) URL. */
 	source: z.string().min(1),
 	format: z.enum(['csv', 'json', 'ndjson']).optional(),
+	/** A CSV's delimiter (`,` `;` tab, or their names); when absent it is told from the header line (csv.ts). */
+	delimiter: z
+		.string()
+		.transform((value, ctx) => {
+			const delimiter = csvDelimiterNamed(value);
+			if (delimiter === undefined) {
+				ctx.issues.push({ code: 'custom', input: value, message: 'must be comma, semicolon or tab (or , ; and a tab character)' });
+				return z.NEVER;
+			}
+			return delimiter;
+		})
+		.optional(),
 	/** Start once at this time (ISO 8601). */
 	at: z.iso.datetime({ offset: true }).optional(),
 	/** Repeat on this cron pattern in `tz`; each run re-reads the source. */
@@ -32,10 +46,10 @@ export const campaignSettings = z.object({
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
 /** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
-export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz', string> & { format?: string };
+export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz', string> & { format?: string; delimiter?: string };
 
-export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', at: '--at', cron: '--cron', tz: '--tz' };
-export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', at: 'at', cron: 'cron', tz: 'tz' };
+export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz' };
+export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz' };
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
@@ -45,6 +59,8 @@ export interface CampaignBasics {
 	rate: number;
 	source: string;
 	format?: CampaignSettings['format'];
+	/** A CSV's delimiter when the client gave one (a schedule's runs read with it too). */
+	delimiter?: string;
 }
 
 /** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */

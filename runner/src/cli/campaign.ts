@@ -19,12 +19,47 @@ function describeCounts(status: core.CreateAnswer | core.CampaignStatus): string
 
 const CAMPAIGN_FORMATS = ['csv', 'json', 'ndjson'] as const;
 
+/**
+ * Exit codes of a followed campaign that did not complete (1 stays "the command failed"): a
+ * script's `create --wait && next` must not read these as success. docs/decisions.md.
+ */
+const NOT_COMPLETED_EXIT: Readonly<Record<string, number>> = { failed: 2, cancelled: 3, paused: 4 };
+
+/** Says on stderr why a followed campaign did not complete, and sets the exit code for it. */
+function exitForEnd(status: core.CampaignStatus): void {
+	const code = NOT_COMPLETED_EXIT[status.state];
+	if (code === undefined) return;
+	const why = status.last_error ? `: ${status.last_error}` : status.state === 'cancelled' ? ' (campaign cancel or the console)' : '';
+	const sent = `${status.counts.sent} sent`;
+	process.stderr.write(`convo-runner: campaign ${status.id} ended ${status.state}${why}; ${sent}${status.state === 'paused' ? `; resume it with: convo-runner campaign resume ${status.id}` : ''}\n`);
+	process.exitCode = code;
+}
+
+/** `--outcome a,b` as outcomes; an unknown one is refused, naming those there are. */
+function outcomesOf(text: string): core.Outcome[] {
+	const outcomes = text.split(',').map((part) => part.trim()).filter(Boolean);
+	const unknown = outcomes.filter((outcome) => !(core.OUTCOMES as readonly string[]).includes(outcome));
+	if (unknown.length > 0 || outcomes.length === 0) throw new core.UserError(`--outcome takes outcomes among ${core.OUTCOMES.join(', ')}, comma-separated; got "${text}"`);
+	return outcomes as core.Outcome[];
+}
+
+/** How many rejected rows create prints; the report has them all. */
+const REJECTIONS_PRINTED = 10;
+
+/** The rejected rows create prints (line, phone, reason), and how to see the rest. */
+function describeRejections(created: core.CreateAnswer & { kind: 'campaign' }): string[] {
+	const shown = created.rejections.slice(0, REJECTIONS_PRINTED).map((r) => `  line ${r.line}${r.phone ? ` (${r.phone})` : ''}: ${r.reason}`);
+	const more = created.rejected - shown.length;
+	return more > 0 ? [...shown, `  and ${more} more; see: convo-runner campaign report ${created.id} --outcome rejected`] : shown;
+}
+
 interface CreateOptions extends RunOptions {
 	template: string;
 	from: string;
 	agent?: string;
 	recipients: string;
 	format?: (typeof CAMPAIGN_FORMATS)[number];
+	delimiter?: string;
 	at?: string;
 }
 
@@ -39,25 +74,28 @@ export function addCampaignCommands(program: Command): void {
 		.option('--agent <id>', 'agent to assign to each conversation (UUID)')
 		.requiredOption('--recipients <file-or-url>', 'CSV, JSON array or NDJSON with a phone column; other columns are template variables')
 		.addOption(formatOption('recipients', CAMPAIGN_FORMATS))
+		.option('--delimiter <delimiter>', "a CSV's delimiter: comma, semicolon or tab (default: told from the header line)")
 		.addOption(rateOption('sends per second for this number'))
 		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)');
 	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
-		const { template, from, agent, recipients, format, rate, at, cron, tz } = options;
-		const created = await core.createCampaign(context, { templateId: template, from, agentId: agent, source: recipients, format, rate, at, cron, tz });
+		const { template, from, agent, recipients, format, delimiter, rate, at, cron, tz } = options;
+		const created = await core.createCampaign(context, { templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz });
 		if (created.kind === 'schedule') {
 			return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
 		}
 		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
 		if (!shouldFollow) {
-			return answer(created, () => [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected`, ...created.rejections.map((r) => `  line ${r.line}: ${r.reason}`)].join('\n'));
+			return answer(created, () => [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected`, ...describeRejections(created)].join('\n'));
 		}
-		process.stderr.write(`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected\n`);
+		process.stderr.write([`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected`, ...describeRejections(created)].join('\n') + '\n');
 		const final = await follow(context, created.id);
+		exitForEnd(final);
 		return answer({ ...created, status: final }, () => describeCounts(final));
 	});
 
 	runs(campaign.command('status <id>').description('state, counts per outcome, current rate and ETA').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);
+		if (options.wait) exitForEnd(status);
 		return answer(status, () => describeCounts(status));
 	});
 
@@ -109,11 +147,13 @@ export function addCampaignCommands(program: Command): void {
 			.command('report <id>')
 			.description('one row per recipient: line, phone, outcome, message_id, error, attempts, times')
 			.addOption(new Option('--format <format>', 'json (default with --json) or csv').choices(['json', 'csv']))
+			.option('--outcome <outcomes>', `only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')})`)
 			.option('--output <file>', 'write the report to a file instead of stdout'),
 		async ({ context, io, args: [id], options }) => {
 			const format: 'json' | 'csv' = options.format ?? (io.json ? 'json' : 'csv');
+			const outcomes = options.outcome === undefined ? undefined : outcomesOf(String(options.outcome));
 			const out = options.output ? createWriteStream(options.output) : process.stdout;
-			for await (const chunk of core.reportText(context, id, format)) {
+			for await (const chunk of core.reportText(context, id, format, { outcomes })) {
 				if (!out.write(chunk)) await once(out, 'drain');
 			}
 			if (options.output) {

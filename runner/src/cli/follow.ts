@@ -1,6 +1,7 @@
 /**
  * Following a campaign or a reindex run until it settles: a progress bar on a terminal
  * (cli-progress, on stderr so stdout keeps the command's result), a line every few seconds elsewhere.
+ * Ctrl-C stops the following, not the job (exit 130).
  */
 import { SingleBar } from 'cli-progress';
 
@@ -9,12 +10,16 @@ import { campaignStatus, reindexOverview, SETTLED_REINDEX_STATES, type CampaignS
 
 const eta = (seconds: number | null) => (seconds === null ? '?' : seconds < 90 ? `${seconds}s` : `${Math.round(seconds / 60)}m`);
 
-/** What a followed job shows: whether it settled, its progress as done of total, and its counts as text. */
+/** Exit code of a follow stopped by Ctrl-C: 128 + SIGINT, as shells report it. */
+const INTERRUPTED_EXIT = 130;
+
+/** What a followed job shows: whether it settled, its progress as done of total, its counts as text, and the command that follows it again. */
 interface View<S> {
 	settled(status: S): boolean;
 	total(status: S): number;
 	done(status: S): number;
 	counts(status: S): string;
+	followAgain: string;
 }
 
 async function followUntilSettled<S extends { state: string; rate: number; eta_seconds: number | null }>(
@@ -28,18 +33,29 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 	const payload = () => ({ counts: view.counts(status), rate: status.rate.toFixed(1), etaText: eta(status.eta_seconds), state: status.state });
 	const bar = tty ? new SingleBar({ stream: process.stderr, format: ' {bar} {percentage}% | {counts} | {rate}/s | ETA {etaText} | {state}', hideCursor: true }) : undefined;
 	bar?.start(view.total(status), view.done(status), payload());
-	let lastLine = 0;
-	while (!view.settled(status)) {
-		await new Promise((resolve) => setTimeout(resolve, intervalMs));
-		status = await fetch();
-		if (bar) {
-			bar.setTotal(view.total(status));
-			bar.update(view.done(status), payload());
-		} else if (Date.now() - lastLine > 2000) {
-			const p = payload();
-			process.stderr.write(`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ETA ${p.etaText} | ${p.state}\n`);
-			lastLine = Date.now();
+	// The runner processes do the work; this command only watches, so an operator who stops watching is told the job goes on.
+	const interrupted = () => {
+		bar?.stop();
+		process.stderr.write(`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again with: ${view.followAgain}\n`);
+		process.exit(INTERRUPTED_EXIT);
+	};
+	process.once('SIGINT', interrupted);
+	try {
+		let lastLine = 0;
+		while (!view.settled(status)) {
+			await new Promise((resolve) => setTimeout(resolve, intervalMs));
+			status = await fetch();
+			if (bar) {
+				bar.setTotal(view.total(status));
+				bar.update(view.done(status), payload());
+			} else if (Date.now() - lastLine > 2000) {
+				const p = payload();
+				process.stderr.write(`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ETA ${p.etaText} | ${p.state}\n`);
+				lastLine = Date.now();
+			}
 		}
+	} finally {
+		process.removeListener('SIGINT', interrupted);
 	}
 	bar?.update(view.done(status), payload());
 	bar?.stop();
@@ -52,9 +68,11 @@ const recipients = (status: CampaignStatus) => Object.values(status.counts).redu
 export function follow(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<CampaignStatus> {
 	return followUntilSettled(id, () => campaignStatus(context, id), {
 		settled: (status) => CAMPAIGN_SETTLED.has(status.state),
-		total: recipients,
-		done: (status) => recipients(status) - status.counts.pending - status.counts.claimed,
-		counts: ({ counts: c }) => `sent ${c.sent} failed ${c.failed} unknown ${c.unknown} pending ${c.pending + c.claimed}`,
+		// Sent of what may be sent (rejected rows never are): a campaign that ends failed or cancelled shows its real share, not a full bar.
+		total: (status) => Math.max(1, recipients(status) - status.counts.rejected),
+		done: (status) => status.counts.sent,
+		counts: ({ counts: c }) => `sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} cancelled ${c.cancelled} pending ${c.pending + c.claimed}`,
+		followAgain: `convo-runner campaign status ${id} --wait`,
 	}, options.intervalMs ?? 500);
 }
 
@@ -66,5 +84,6 @@ export function followReindex(context: RunnerContext, id: string, options: { int
 		done: (status) => (SETTLED_REINDEX_STATES.includes(status.state) ? (status.source_bytes.total ?? status.source_bytes.read) : status.source_bytes.read),
 		counts: ({ counts: c }) =>
 			`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
+		followAgain: `convo-runner reindex status ${id} --wait`,
 	}, options.intervalMs ?? 500);
 }

@@ -21,8 +21,22 @@ export function buildProgram(): Command {
 	return program;
 }
 
+/**
+ * A reader that stops reading (`campaign report ID | head`) closes the pipe: EPIPE on stdout.
+ * The reader chose to stop, so the command ends there, quietly and with 0, as `head` expects;
+ * anything else on stdout is a real failure and is reported.
+ */
+function quietOnClosedStdout(): void {
+	process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+		if (error.code === 'EPIPE') process.exit(0);
+		process.stderr.write(`convo-runner: writing to stdout failed: ${error.message}\n`);
+		process.exit(1);
+	});
+}
+
 /** The bin's entry: parses `argv` and reports a failure the way every command does. */
 export function run(argv: string[]): Promise<unknown> {
+	quietOnClosedStdout();
 	return buildProgram()
 		.parseAsync(argv)
 		.catch((error) => fail({ json: argv.includes('--json') }, error));

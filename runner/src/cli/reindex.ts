@@ -16,6 +16,13 @@ function describeRun(status: core.ReindexOverview): string {
 	].join('\n');
 }
 
+/** A followed run that did not complete is not a success, though its status is printed: exit 1, the reason on stderr. */
+function exitForEnd(status: core.ReindexOverview): void {
+	if (status.state === 'completed') return;
+	process.stderr.write(`convo-runner: reindex run ${status.id} ended ${status.state}${status.last_error ? `: ${status.last_error}` : ''}\n`);
+	process.exitCode = 1;
+}
+
 interface RunCommandOptions extends RunOptions {
 	collection: string;
 	source: string;
@@ -47,13 +54,13 @@ export function addReindexCommands(program: Command): void {
 		}
 		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY);
 		const overview = shouldFollow ? await followReindex(context, created.status.id) : created.status;
-		// A followed run that did not complete is not a success, though its status is printed.
-		if (shouldFollow && overview.state !== 'completed') process.exitCode = 1;
+		if (shouldFollow) exitForEnd(overview);
 		return answer(core.reindexStatusOf(overview), () => describeRun(overview));
 	});
 
 	runs(reindex.command('status <id>').description('state, counts, current rate and ETA of a run').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const overview = options.wait ? await followReindex(context, id) : await core.reindexOverview(context, id);
+		if (options.wait) exitForEnd(overview);
 		return answer(core.reindexStatusOf(overview), () => describeRun(overview));
 	});
 

@@ -106,7 +106,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				fields = parsed.data;
 				source = `upload.${upload}`;
 				const body = (request.body as Readable).pipe(limited as Transform);
-				records = parseRecords(refuseBinary(body, 'the upload'), upload, 'the upload');
+				records = parseRecords(refuseBinary(body, 'the upload'), upload, 'the upload', { delimiter: fields.delimiter });
 			} else {
 				const parsed = createBody.safeParse(request.body);
 				if (!parsed.success) {
@@ -123,7 +123,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				source = parsed.data.source_url ?? 'request.json';
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
-			const input = { templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, source };
+			const input = { templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, source };
 			const declared = Number(request.headers['content-length'] ?? 0);
 			if (upload && declared > limit) {
 				await drain(request.body as Readable);

@@ -13,7 +13,7 @@ import {
 } from 'convo-contract';
 import { runnerAnswer } from '../../runnerTransport';
 import { labelOfApiField } from '../fieldLabels';
-import { phoneDigits } from '../phone';
+import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../phone';
 import { identifierField, identifierValue, templateVariables, templateVariablesField } from '../sharedFields';
 
 const properties: INodeProperties[] = [
@@ -30,7 +30,7 @@ const properties: INodeProperties[] = [
 		description: 'ID of an approved template of the business whose API key the runner uses, shown with the template in the Convo dashboard',
 	}),
 	{
-		displayName: 'Business Number',
+		displayName: BUSINESS_NUMBER_LABEL,
 		name: 'fromPhoneNumber',
 		type: 'string',
 		required: true,
@@ -226,7 +226,7 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 
 	const settings: IDataObject = {
 		template_id: identifierValue.call(this, 'templateId', 0),
-		from: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', 0), 'Business Number', 0),
+		from: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', 0), BUSINESS_NUMBER_LABEL, undefined),
 		rate: this.getNodeParameter('rate', 0, 60) as number,
 	};
 	if (settings.template_id === '') {

@@ -38,6 +38,9 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['campaign'], operation: ['getReport'] } }, properties);
 
+/** Reports are read one after another: each is paged through on its own, and parallel reports only hold more rows at once. */
+export const batching = false;
+
 function rowsOf(body: unknown): IDataObject[] {
 	if (Array.isArray(body)) return body as IDataObject[];
 	const record = (body ?? {}) as IDataObject;

@@ -12,7 +12,7 @@ import { LoadOptionsContext } from 'n8n-core';
 
 import { Convo } from '../../nodes/Convo/Convo.node';
 import { convoNode, createAdditionalData, createWorkflow, itemsNode, itemsThen, runWorkflow, type WorkflowJson } from '../harness/workflow';
-import { positionalTemplate, startApi, useRunnerUnderTest, waitFor } from '../runner/support';
+import { positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from '../runner/reindexSupport';
 import { fieldLabel } from './support';
 
@@ -237,5 +237,74 @@ describe('#21 item 15: fields and errors that say what they mean', () => {
 		const result = await runNode({ resource: 'campaign', operation: 'get', campaignId: '={{ $json.id }}' }, [{ id: newest.id }, { id: 'a/b' }]);
 		expect(result.error?.message).toMatch(/is not a runner ID/);
 		expect(result.error?.context?.itemIndex).toBe(1);
+	});
+});
+
+describe('#21 item 16: Create waits for the campaign and answers each input item with its outcome', () => {
+	it('Wait for Completion: the answer is the final state with counts, and progress reaches the editor\'s console', async () => {
+		const items = itemsOf(10, 4);
+		items[2].phone = 'not a phone';
+		const messages: unknown[] = [];
+		const result = await runWorkflow(itemsThen(items, convoNode(createParameters({ rate: 2, options: { waitForCompletion: true, maxWaitSeconds: 60 } }))), {
+			credentials: credentials(),
+			sendDataToUI: (type, data) => {
+				if (type === 'sendConsoleMessage') messages.push(data);
+			},
+		});
+		expect(result.errorOf('Convo')).toBeUndefined();
+		const [out] = result.outputOf('Convo').map((item) => item.json);
+		expect(out).toMatchObject({ state: 'completed', total: 4, accepted: 3, rejected: 1, counts: { sent: 3, rejected: 1 }, wait_timed_out: false });
+		// At 2 per second three sends take over a second: the node waited for them.
+		expect(out.waited_seconds).toBeGreaterThanOrEqual(1);
+		expect((await runner_('GET', `/api/campaigns/${String(out.campaign_id)}`)).state).toBe('completed');
+		const said = JSON.stringify(messages);
+		expect(said).toContain(`Campaign ${String(out.campaign_id)}: running`);
+		expect(said).toContain(`Campaign ${String(out.campaign_id)}: completed, 3 of 4 sent`);
+	});
+
+	it('past Max Wait the node answers the campaign as it is, flagged wait_timed_out, and the campaign goes on', async () => {
+		const started = Date.now();
+		const result = await runNode(createParameters({ rate: 1, options: { waitForCompletion: true, maxWaitSeconds: 2 } }), itemsOf(11, 30));
+		const tookMs = Date.now() - started;
+		expect(result.error).toBeUndefined();
+		const [out] = result.json;
+		expect(out).toMatchObject({ state: 'running', wait_timed_out: true });
+		expect(out.waited_seconds).toBeGreaterThanOrEqual(2);
+		expect(tookMs).toBeLessThan(10_000);
+		expect((await runner_('GET', `/api/campaigns/${String(out.campaign_id)}`)).state).toBe('running');
+		await runner_('POST', `/api/campaigns/${String(out.campaign_id)}/cancel`);
+	});
+
+	it('Output "Each Input Item With Its Outcome": every input item keeps its fields and gets its own outcome, paired to it', async () => {
+		const items = itemsOf(12, 5);
+		items[1].phone = 'call me maybe';
+		items[3].phone = items[0].phone;
+		const result = await runNode(createParameters({ rate: 50, options: { waitForCompletion: true, output: 'recipients' } }), items);
+		expect(result.error).toBeUndefined();
+		expect(result.json).toHaveLength(5);
+		expect(result.output.map((item) => item.pairedItem)).toEqual([0, 1, 2, 3, 4].map((item) => ({ item })));
+		const sends = await templateSends(runner.sandbox);
+		result.json.forEach((out, index) => {
+			expect(out).toMatchObject({ customer_id: `cust-12-${index}`, name: `Customer ${index}`, phone: items[index].phone });
+			const campaign = out.campaign as IDataObject;
+			expect(campaign).toMatchObject({ campaign_state: 'completed', line: index + 1, wait_timed_out: false });
+			if (index === 1 || index === 3) {
+				expect([index, campaign.outcome]).toEqual([index, 'rejected']);
+				expect(campaign.error).toEqual(expect.any(String));
+			} else {
+				expect([index, campaign.outcome]).toEqual([index, 'sent']);
+				// The message id is the one the service's own log holds for this customer's phone.
+				const sent = sends.filter((message) => message.to === String(items[index].phone).slice(1));
+				expect(sent.map((message) => message.uuid)).toEqual([campaign.message_id]);
+			}
+		});
+	});
+
+	it('a Campaign Key that names a campaign of other input fails the join instead of pairing the wrong customers', async () => {
+		const first = await runNode(createParameters({ rate: 50, additionalFields: { campaignKey: 'everyday-join' } }), itemsOf(13, 2));
+		expect(first.error).toBeUndefined();
+		const other = await runNode(createParameters({ rate: 50, additionalFields: { campaignKey: 'everyday-join' }, options: { output: 'recipients' } }), itemsOf(14, 2));
+		expect(other.error?.message).toBe(`Campaign ${String(first.json[0].campaign_id)} holds other recipients than this input`);
+		expect(other.error?.context?.itemIndex).toBeUndefined();
 	});
 });

@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, IN8nHttpFullResponse, IWebhookFunctions, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, ILoadOptionsFunctions, IN8nHttpFullResponse, IWebhookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import { RUNNER_ROUTES, runnerPath, type RUNNER_ANSWERS } from 'convo-contract';
@@ -59,7 +59,7 @@ function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelO
  * when repeated). An error answer `{ status, code, message, field? }` becomes a NodeApiError that
  * says what to do; the request, which carries the token, is never attached.
  */
-export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions, call: RunnerCall): Promise<{ statusCode: number; body: unknown }> {
+export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions, call: RunnerCall): Promise<{ statusCode: number; body: unknown }> {
 	const credentials = await this.getCredentials(RUNNER_CREDENTIAL, call.itemIndex ?? 0);
 	const url = `${runnerRoot(credentials.runnerUrl)}${call.path}`;
 	const settled = (statusCode: number) => statusCode < 400 || call.allowStatuses?.includes(statusCode) === true;
@@ -98,7 +98,7 @@ export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | I
 }
 
 /** `runnerRequest` for routes whose answer is a JSON object. */
-export async function runnerJson(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions, call: RunnerCall): Promise<IDataObject> {
+export async function runnerJson(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions, call: RunnerCall): Promise<IDataObject> {
 	const { body } = await runnerRequest.call(this, call);
 	return (body && typeof body === 'object' ? body : {}) as IDataObject;
 }

@@ -218,6 +218,7 @@ export function createAdditionalData(
 	credentials: Record<string, ICredentialDataDecryptedObject>,
 	workflowData?: IWorkflowBase,
 	fixedExecutionId?: string,
+	sendDataToUI?: (type: string, data: unknown) => void,
 ): IWorkflowExecuteAdditionalData {
 	const executionId = fixedExecutionId ?? `harness-${Date.now()}-${++executionCount}`;
 	const hooksData = workflowData ?? ({ id: 'harness', name: 'harness', nodes: [], connections: {} } as unknown as IWorkflowBase);
@@ -243,6 +244,8 @@ export function createAdditionalData(
 		getRunExecutionData: async () => undefined,
 		getRuntimeCredential: async () => undefined,
 		logAiEvent: () => {},
+		// What a manual run sends to the editor (a node's sendMessageToUI), for tests that read it.
+		...(sendDataToUI ? { sendDataToUI } : {}),
 		startRunnerTask: async () => {
 			throw new Error('Task runners are not supported by the harness');
 		},
@@ -284,6 +287,8 @@ export interface RunOptions {
 	startNode?: string;
 	/** The execution's id (a new one per run unless given): the same id runs "the same execution" again. */
 	executionId?: string;
+	/** Receives what the run sends to the editor (`sendConsoleMessage` for a node's sendMessageToUI). */
+	sendDataToUI?: (type: string, data: unknown) => void;
 }
 
 export interface RunResult {
@@ -306,7 +311,7 @@ export async function runWorkflow(json: WorkflowJson, options: RunOptions): Prom
 	if (!startNode) throw new Error(`No start node "${String(startName)}" in the workflow`);
 
 	const workflowData = { id: workflow.id, name: workflow.name, nodes: Object.values(workflow.nodes), connections: json.connections } as unknown as IWorkflowBase;
-	const execute = new WorkflowExecute(createAdditionalData(options.credentials, workflowData, options.executionId), 'manual');
+	const execute = new WorkflowExecute(createAdditionalData(options.credentials, workflowData, options.executionId, options.sendDataToUI), 'manual');
 	const run = await execute.run({ workflow, startNode });
 	const runData = run.data.resultData.runData;
 	return {

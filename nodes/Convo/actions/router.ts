@@ -36,6 +36,21 @@ export const resources: Record<string, Record<string, ConvoOperation>> = {
 } satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 
 /**
+ * "resource" -> the operations that take Batching → Requests at Once: per item, and not marked
+ * `batching: false`. Campaign → Create takes the whole input at once, so it has nothing to batch.
+ */
+export function operationsWithBatching(): Record<string, string[]> {
+	return Object.fromEntries(
+		Object.entries(resources).map(([resource, operations]) => [
+			resource,
+			Object.entries(operations)
+				.filter(([, operation]) => operation.executeAll === undefined && operation.batching !== false)
+				.map(([name]) => name),
+		]),
+	);
+}
+
+/**
  * The item a failed input becomes with "On Error: Continue", paired to its input: the message,
  * what to do, and the HTTP status as a number (so an IF node compares it with 403).
  * With "Continue (using error output)" n8n moves an item to the error output only when its JSON
@@ -51,8 +66,8 @@ function errorItem(error: NodeApiError | NodeOperationError, itemIndex: number |
 	return { json, pairedItem: Array.isArray(itemIndex) ? itemIndex.map((item) => ({ item })) : { item: itemIndex } };
 }
 
-/** Errors the node raised itself already say what to do; anything else is wrapped with its item. */
-function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+/** Errors the node raised itself already say what to do; anything else is wrapped with its item (none for a whole-input failure). */
+function asNodeError(node: INode, error: unknown, itemIndex: number | undefined): NodeApiError | NodeOperationError {
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
 	return new NodeOperationError(node, error as Error, { itemIndex });
 }
@@ -71,7 +86,8 @@ async function runWholeInput(
 	try {
 		return [await operation.executeAll.call(this, nodeVersion)];
 	} catch (error) {
-		const nodeError = asNodeError(this.getNode(), error, 0);
+		// No item caused it, so it carries no item index (n8n would show "[item 0]").
+		const nodeError = asNodeError(this.getNode(), error, undefined);
 		if (!this.continueOnFail()) throw nodeError;
 		const all = Array.from({ length: itemCount }, (_, item) => item);
 		return [[errorItem(nodeError, all, this.getNode().onError === 'continueErrorOutput')]];
@@ -96,7 +112,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const nodeVersion = this.getNode().typeVersion;
 	if (operation.executeAll) return await runWholeInput.call(this, operation, items.length, nodeVersion);
 	const perItem = operation;
-	const requestsAtOnce = Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number));
+	// An operation without batching ignores a value an older workflow may still hold.
+	const requestsAtOnce = perItem.batching === false ? 1 : Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number));
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: NodeApiError | NodeOperationError | undefined;

@@ -21,6 +21,11 @@ interface OperationBase {
 }
 
 export interface PerItemOperation extends OperationBase {
+	/**
+	 * false: its items run one after another and Batching → Requests at Once is not offered (Campaign
+	 * → Get Report: each item is a whole report read page by page, so parallel reports only add memory).
+	 */
+	batching?: false;
 	execute(this: IExecuteFunctions, itemIndex: number, nodeVersion: number): Promise<IDataObject | IDataObject[]>;
 	executeAll?: undefined;
 }
@@ -28,4 +33,5 @@ export interface PerItemOperation extends OperationBase {
 export interface WholeInputOperation extends OperationBase {
 	executeAll(this: IExecuteFunctions, nodeVersion: number): Promise<INodeExecutionData[]>;
 	execute?: undefined;
+	batching?: undefined;
 }

@@ -8,7 +8,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { router } from '../actions/router';
+import { searchCampaigns, searchReindexRuns } from '../actions/listSearch';
+import { operationsWithBatching, router } from '../actions/router';
 import * as agent from '../actions/agent';
 import * as campaign from '../actions/campaign';
 import * as contact from '../actions/contact';
@@ -24,7 +25,7 @@ const EXTERNAL_RESOURCES = ['template', 'contact', 'conversation', 'searchItem',
 /** Resources served by convo-runner's control API (Convo Runner API credential). */
 const RUNNER_RESOURCES = ['campaign', 'reindexRun'];
 
-const batching: INodeProperties = {
+const batchingField: INodeProperties = {
 	displayName: 'Batching',
 	name: 'batching',
 	type: 'collection',
@@ -43,6 +44,15 @@ const batching: INodeProperties = {
 		},
 	],
 };
+
+/**
+ * Batching, once per resource and shown only for the operations it changes (one field per
+ * resource because n8n's displayOptions cannot name "operation X of resource Y" otherwise); the
+ * parameter keeps one name, so saved workflows keep their value.
+ */
+const batching: INodeProperties[] = Object.entries(operationsWithBatching())
+	.filter(([, operations]) => operations.length > 0)
+	.map(([resource, operations]) => ({ ...batchingField, displayOptions: { show: { resource: [resource], operation: operations } } }));
 
 /** Version 1 of the Convo node: its fields and its execute. A v2 gets a file beside it. */
 export class ConvoV1 implements INodeType {
@@ -103,10 +113,15 @@ export class ConvoV1 implements INodeType {
 				...agent.description,
 				...campaign.description,
 				...reindexRun.description,
-				batching,
+				...batching,
 			],
 		};
 	}
+
+	methods = {
+		// From List of Campaign ID and Run ID (actions/campaign/fields.ts).
+		listSearch: { searchCampaigns, searchReindexRuns },
+	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await router.call(this);

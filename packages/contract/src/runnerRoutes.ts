@@ -25,6 +25,7 @@ export const RUNNER_ROUTES = {
 	setCampaignRate: { method: 'PUT', path: '/api/campaigns/:id/rate' },
 	campaignReport: { method: 'GET', path: '/api/campaigns/:id/report' },
 	startReindex: { method: 'POST', path: '/api/reindex' },
+	listReindexRuns: { method: 'GET', path: '/api/reindex' },
 	getReindexRun: { method: 'GET', path: '/api/reindex/:id' },
 	createWebhook: { method: 'POST', path: '/api/webhooks' },
 	getWebhook: { method: 'GET', path: '/api/webhooks/:id' },

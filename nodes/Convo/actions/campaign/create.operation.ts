@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeOperationError, sleep, updateDisplayOptions } from 'n8n-workflow';
 
 import {
 	RATE_BOUNDS,
@@ -10,11 +10,20 @@ import {
 	type AddRecipientsBody,
 	type CampaignAnswer,
 	type CreateCampaignBody,
+	parsePhoneNumber,
 } from 'convo-contract';
 import { runnerAnswer } from '../../runnerTransport';
 import { labelOfApiField } from '../fieldLabels';
-import { phoneDigits } from '../phone';
+import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../phone';
 import { identifierField, identifierValue, templateVariables, templateVariablesField } from '../sharedFields';
+import { readReport } from './getReport.operation';
+
+/** The longest wait a user can set: an execution should not hold a worker for more than an hour. */
+const MAX_WAIT_SECONDS = 3600;
+/** How often a waiting Create reads the campaign's status. */
+const POLL_MS = 1000;
+/** States a campaign does not leave by itself: waiting ends there. */
+const FINAL_STATES = new Set(['completed', 'failed', 'cancelled']);
 
 const properties: INodeProperties[] = [
 	{
@@ -30,7 +39,7 @@ const properties: INodeProperties[] = [
 		description: 'ID of an approved template of the business whose API key the runner uses, shown with the template in the Convo dashboard',
 	}),
 	{
-		displayName: 'Business Number',
+		displayName: BUSINESS_NUMBER_LABEL,
 		name: 'fromPhoneNumber',
 		type: 'string',
 		required: true,
@@ -109,6 +118,49 @@ const properties: INodeProperties[] = [
 				type: 'dateTime',
 				default: '',
 				description: 'When the runner starts sending; empty starts at once. A time without an offset is read in the workflow\'s time zone.',
+			},
+		],
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		description: 'What the node waits for and what it answers',
+		options: [
+			{
+				displayName: 'Max Wait (Seconds)',
+				name: 'maxWaitSeconds',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: MAX_WAIT_SECONDS },
+				default: 60,
+				description:
+					'With Wait for Completion: how long the node waits at most. Past it the node answers the campaign as it is then, with wait_timed_out true; the campaign goes on at the runner.',
+			},
+			{
+				displayName: 'Output',
+				name: 'output',
+				type: 'options',
+				options: [
+					{ name: 'The Campaign', value: 'campaign', description: 'ONE item: campaign_id, state, totals and the rejected rows' },
+					{
+						name: 'Each Input Item With Its Outcome',
+						value: 'recipients',
+						description:
+							'One item per input item: its own fields plus "campaign" (campaign_id, outcome, message_ID, error, attempts), so results join back to the customer. Use with Wait for Completion for final outcomes.',
+					},
+				],
+				default: 'campaign',
+				description: 'What the node answers',
+			},
+			{
+				displayName: 'Wait for Completion',
+				name: 'waitForCompletion',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether the node waits until the campaign has completed, failed or been cancelled (at most Max Wait), reading its status every second; suits small lists. Progress shows in the browser console of a manual run.',
 			},
 		],
 	},
@@ -226,7 +278,7 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 
 	const settings: IDataObject = {
 		template_id: identifierValue.call(this, 'templateId', 0),
-		from: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', 0), 'Business Number', 0),
+		from: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', 0), BUSINESS_NUMBER_LABEL, undefined),
 		rate: this.getNodeParameter('rate', 0, 60) as number,
 	};
 	if (settings.template_id === '') {
@@ -272,18 +324,93 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	}
 
 	const started = await startDraft.call(this, campaignId, key);
+	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
+	const waited = options.waitForCompletion === true ? await waitForCampaign.call(this, campaignId, Number(options.maxWaitSeconds ?? 60)) : undefined;
+	const state = waited?.status.state ?? started.state;
+	if (options.output === 'recipients') return await recipientItems.call(this, campaignId, state, waited, rows);
 
 	return [
 		{
 			json: {
 				campaign_id: campaignId,
-				state: started.state,
+				state,
 				total: totals.total ?? rows.length,
 				accepted: totals.accepted ?? 0,
 				rejected: totals.rejected ?? rejections.length,
 				rejections,
+				...(waited ? waitFields(waited) : {}),
 			},
 			pairedItem: items.map((_, item) => ({ item })),
 		},
 	];
+}
+
+interface Waited {
+	status: Partial<CampaignAnswer> & IDataObject;
+	seconds: number;
+	timedOut: boolean;
+}
+
+/** What a waiting Create adds to its answer: the counts and last error, how long it waited, and whether it stopped waiting first. */
+function waitFields(waited: Waited): IDataObject {
+	return {
+		counts: waited.status.counts as IDataObject,
+		last_error: waited.status.last_error as string | null,
+		waited_seconds: waited.seconds,
+		wait_timed_out: waited.timedOut,
+	};
+}
+
+/**
+ * Reads the campaign's status every POLL_MS until it is final or `maxWaitSeconds` passed. Past the
+ * wait it answers the status as it is, flagged: the campaign goes on at the runner, which is not
+ * the node's failure (docs/decisions.md, #21). Progress goes to the editor's console (manual runs).
+ */
+async function waitForCampaign(this: IExecuteFunctions, campaignId: string, maxWaitSeconds: number): Promise<Waited> {
+	const bound = Math.min(MAX_WAIT_SECONDS, Math.max(1, Number.isFinite(maxWaitSeconds) ? maxWaitSeconds : 60));
+	const began = Date.now();
+	const deadline = began + bound * 1000;
+	let shown = '';
+	for (;;) {
+		const status = (await runnerAnswer(this, 'getCampaign', { id: campaignId })) as Waited['status'];
+		const seconds = Math.round((Date.now() - began) / 100) / 10;
+		const counts = (status.counts ?? {}) as IDataObject;
+		const progress = `Campaign ${campaignId}: ${String(status.state)}, ${Number(counts.sent ?? 0)} of ${Number(status.total ?? 0)} sent`;
+		if (progress !== shown) this.sendMessageToUI(progress);
+		shown = progress;
+		if (FINAL_STATES.has(String(status.state))) return { status, seconds, timedOut: false };
+		const left = deadline - Date.now();
+		if (left <= 0) return { status, seconds, timedOut: true };
+		await sleep(Math.min(POLL_MS, left));
+	}
+}
+
+/**
+ * One output item per input item: its own fields and, under "campaign", its row of the report
+ * (row of item i is line i + 1, as Create numbered them). Before joining, each row's phone is
+ * checked against the item's: a Campaign Key that names an earlier campaign with other rows
+ * fails the node rather than pair outcomes with the wrong customers.
+ */
+async function recipientItems(this: IExecuteFunctions, campaignId: string, state: string | undefined, waited: Waited | undefined, rows: IDataObject[]): Promise<INodeExecutionData[]> {
+	const report = await readReport.call(this, campaignId, { outcome: 'all', wanted: Infinity, itemIndex: undefined });
+	const byLine = new Map(report.map((row) => [Number(row.line), row]));
+	const items = this.getInputData();
+	const mismatch = (line: number) => {
+		const row = byLine.get(line);
+		if (!row) return true;
+		const typed = parsePhoneNumber(String(rows[line - 1].phone ?? ''));
+		// A rejected row may hold no readable phone; any other row holds the digits the item gave.
+		return row.outcome !== 'rejected' && (!typed.ok || typed.digits !== String(row.phone));
+	};
+	if (report.length !== rows.length || rows.some((_, index) => mismatch(index + 1))) {
+		throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} holds other recipients than this input`, {
+			description: `Its report has ${report.length} rows for ${rows.length} input items, or a row's phone differs from its item's: the Campaign Key names a campaign made from other input. Nothing was sent by this run. Give a new Campaign Key, or read campaign ${campaignId} with Get Report.`,
+		});
+	}
+	return items.map((item, index) => {
+		const { line, ...row } = byLine.get(index + 1) as IDataObject;
+		const campaign: IDataObject = { campaign_id: campaignId, campaign_state: state, line, ...row };
+		if (waited) campaign.wait_timed_out = waited.timedOut;
+		return { json: { ...item.json, campaign }, pairedItem: { item: index } };
+	});
 }

@@ -38,6 +38,9 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['campaign'], operation: ['getReport'] } }, properties);
 
+/** Reports are read one after another: each is paged through on its own, and parallel reports only hold more rows at once. */
+export const batching = false;
+
 function rowsOf(body: unknown): IDataObject[] {
 	if (Array.isArray(body)) return body as IDataObject[];
 	const record = (body ?? {}) as IDataObject;
@@ -46,14 +49,16 @@ function rowsOf(body: unknown): IDataObject[] {
 }
 
 /**
- * One output item per recipient, in source order: line, phone, outcome, message_id, error,
- * attempts, first and last attempt. Pages through the runner's report PAGE_SIZE rows at a time.
+ * Rows of a campaign's report in source order (line, phone, outcome, message_id, error, attempts,
+ * first and last attempt), `wanted` at most, paged through PAGE_SIZE rows at a time. Campaign →
+ * Create reads it too, to join rows to its input items; it passes no item index.
  */
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	const id = runnerIdValue.call(this, 'campaignId', 'Campaign ID', itemIndex);
-	const outcome = this.getNodeParameter('outcome', itemIndex, 'all') as string;
-	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
-	const wanted = returnAll ? Infinity : (this.getNodeParameter('limit', itemIndex, 50) as number);
+export async function readReport(
+	this: IExecuteFunctions,
+	id: string,
+	options: { outcome: string; wanted: number; itemIndex: number | undefined },
+): Promise<IDataObject[]> {
+	const { outcome, wanted, itemIndex } = options;
 	const rows: IDataObject[] = [];
 	for (let offset = 0; rows.length < wanted; ) {
 		const limit = Math.min(PAGE_SIZE, wanted - rows.length);
@@ -64,7 +69,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		if (page.length > limit) {
 			// A runner without paging answers the whole report at once: filter and cut it here.
 			const all = outcome === 'all' ? page : page.filter((row) => row.outcome === outcome);
-			return all.slice(0, returnAll ? undefined : wanted);
+			return all.slice(0, wanted === Infinity ? undefined : wanted);
 		}
 		// Rows come in source order: a page that starts at a line already read means the runner
 		// ignored the offset, and asking again would repeat it.
@@ -74,4 +79,13 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		offset += page.length;
 	}
 	return rows;
+}
+
+/** One output item per recipient, in source order (see readReport). */
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const id = runnerIdValue.call(this, 'campaignId', 'Campaign ID', itemIndex);
+	const outcome = this.getNodeParameter('outcome', itemIndex, 'all') as string;
+	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
+	const wanted = returnAll ? Infinity : (this.getNodeParameter('limit', itemIndex, 50) as number);
+	return await readReport.call(this, id, { outcome, wanted, itemIndex });
 }

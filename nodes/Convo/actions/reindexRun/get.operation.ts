@@ -2,11 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runnerAnswer } from '../../runnerTransport';
-import { runnerIdField, runnerIdValue } from '../campaign/fields';
+import { runIdField, runnerIdValue } from '../campaign/fields';
 
-const properties: INodeProperties[] = [
-	runnerIdField('runId', 'Run ID', 'ID of a reindex run of the runner: id in the output of Reindex Run → Start, or shown by `convo-runner reindex list`'),
-];
+const properties: INodeProperties[] = [runIdField];
 
 export const description = updateDisplayOptions({ show: { resource: ['reindexRun'], operation: ['get'] } }, properties);
 

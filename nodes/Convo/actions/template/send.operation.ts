@@ -4,7 +4,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from 'convo-contract';
 import { convoRequest } from '../../transport';
 import { jsonArrayParameter } from '../json';
-import { phoneDigits } from '../phone';
+import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../phone';
 import { identifierField, identifierValue, recipientPhoneField, templateVariables, templateVariablesField } from '../sharedFields';
 import { sentMessage, simplifyField } from '../simplify';
 
@@ -22,13 +22,14 @@ const properties: INodeProperties[] = [
 		description: 'ID of an approved template of the business that owns the API key, shown with the template in the Convo dashboard',
 	}),
 	{
-		displayName: 'From Phone Number',
+		// The same label as Campaign → Create's sender (BUSINESS_NUMBER_LABEL); the name stays for saved workflows.
+		displayName: BUSINESS_NUMBER_LABEL,
 		name: 'fromPhoneNumber',
 		type: 'string',
 		required: true,
 		default: '',
 		placeholder: 'e.g. +49 30 1234567',
-		description: 'Business phone number the template is sent from, with country code',
+		description: 'Business phone number the template is sent from, with country code (the same number Campaign → Create sends from)',
 	},
 	recipientPhoneField('phone', 'Recipient Phone Number'),
 	{
@@ -123,7 +124,7 @@ export const apiFields: Readonly<Record<string, string>> = {
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const query: IDataObject = {
 		template_id: identifierValue.call(this, 'templateId', itemIndex),
-		from_phone_number: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', itemIndex), 'From Phone Number', itemIndex),
+		from_phone_number: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', itemIndex), BUSINESS_NUMBER_LABEL, itemIndex),
 	};
 	const agentId = identifierValue.call(this, 'additionalFields.agentId', itemIndex);
 	if (agentId !== '') query.agent_id = agentId;

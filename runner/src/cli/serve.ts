@@ -84,7 +84,7 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 		// not up yet is waited for; before any worker takes a job, so RUNNER_REQUIRE_AOF stops it in time.
 		await checkRedis(context.redis, log, { requireAof: config.RUNNER_REQUIRE_AOF });
 		await warnOfOldLayout(context);
-		const workers = await runProcess(context);
+		const workers = await runProcess(context, role);
 		started.workers = workers;
 		const stop = async (signal: string) => {
 			if (started.stopping) return;

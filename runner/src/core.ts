@@ -52,7 +52,7 @@ export { recordReceipt } from './webhooks/receipts';
 export { shownQueueName } from './jobs';
 
 // Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
-export { liveRunners, type LiveRunner } from './presence';
+export { liveRunners } from './presence';
 
 /** Where a runner process must run to take this context's work: its Redis (host and port, never a password) and prefix. */
 export function runnerWhereabouts(context: RunnerContext): { redis: string; prefix: string } {

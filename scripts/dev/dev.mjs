@@ -1,4 +1,4 @@
-/* global fetch, setTimeout, AbortSignal */
+/* global fetch, setTimeout, setInterval, AbortSignal */
 // `npm run dev`: a real n8n (the version the end-to-end suite pins) with this pack loaded from
 // dist/, beside everything the examples talk to: a private Redis, the sandbox, the runner (its
 // token generated), and a stub OpenAI-compatible model with a product feed. Creates the owner

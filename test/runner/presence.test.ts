@@ -17,14 +17,16 @@ const NO_RUNNER = /no runner is taking this campaign: no convo-runner process is
 /** The bound the warning must keep, counted on the CLI's own clock (from its first line), not from spawn: tsx loading takes long on a loaded machine. */
 const WARNING_WITHIN_MS = 5000;
 
-/** `campaign create --wait` for a campaign due in an hour: it stays scheduled, so the CLI keeps following. Each line of stderr is stamped on arrival. */
+/** `campaign create --wait` for a campaign due in an hour: it stays scheduled, so the CLI keeps following. */
 function followScheduled(seed: number) {
 	const { path } = writeRecipientsCsv(3, { seed });
 	const at = new Date(Date.now() + 3_600_000).toISOString();
-	const child = spawn(process.execPath, [RUNNER_BIN, 'campaign', 'create', '--template', positionalTemplate(runner.business).id, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--at', at, '--wait'], {
-		env: runner.env,
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
+	return following(['campaign', 'create', '--template', positionalTemplate(runner.business).id, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--at', at, '--wait']);
+}
+
+/** The CLI started in the background; each line of its stderr stamped on arrival. */
+function following(args: string[]) {
+	const child = spawn(process.execPath, [RUNNER_BIN, ...args], { env: runner.env, stdio: ['ignore', 'pipe', 'pipe'] });
 	const lines: Array<{ at: number; text: string }> = [];
 	let partial = '';
 	child.stderr.on('data', (chunk) => {
@@ -37,7 +39,7 @@ function followScheduled(seed: number) {
 	return { child, exited, lines, line };
 }
 
-test('with no runner process alive, create --wait says so within seconds of its start, keeps waiting, and says when one is alive', async () => {
+test('with no runner process alive, create --wait (and status --wait) say so within seconds of the CLI starting, keep waiting, and say when one is alive', async () => {
 	expect(await liveRunners(runner.context)).toEqual([]);
 	const cli = followScheduled(70);
 	const created = await waitFor('the CLI to print the campaign', async () => cli.line(/^campaign \w+: 3 recipients/), 60_000, 50);
@@ -45,6 +47,12 @@ test('with no runner process alive, create --wait says so within seconds of its 
 	expect(warning.at - created.at).toBeLessThan(WARNING_WITHIN_MS);
 	expect(NO_RUNNER.exec(warning.text)?.[1]).toBe(runner.env.RUNNER_PREFIX);
 	expect(warning.text).toContain(`RUNNER_PREFIX=${runner.env.RUNNER_PREFIX}`);
+	const id = /^campaign (\w+):/.exec(created.text)?.[1] as string;
+	// status --wait follows the same way and says the same.
+	const status = following(['campaign', 'status', id, '--wait']);
+	await waitFor('the no-runner warning of status --wait', async () => status.line(NO_RUNNER), 60_000, 50);
+	status.child.kill('SIGINT');
+	expect(await status.exited).toBe(130);
 	// It keeps waiting: a runner that starts now is seen, and the follow goes on.
 	expect(cli.child.exitCode).toBeNull();
 	runner.spawnWorker();
@@ -52,7 +60,6 @@ test('with no runner process alive, create --wait says so within seconds of its 
 	expect(cli.lines.filter((entry) => NO_RUNNER.test(entry.text))).toHaveLength(1);
 	cli.child.kill('SIGINT');
 	expect(await cli.exited).toBe(130);
-	const id = /^campaign (\w+):/.exec(created.text)?.[1] as string;
 	await cancel(runner.context, id);
 });
 

@@ -53,13 +53,25 @@ export async function startHeartbeat(context: RunnerContext, role: LiveRunner['r
 			.exec();
 	};
 	await beat();
-	const timer = setInterval(() => void beat().catch(() => undefined), HEARTBEAT_MS);
+	// While Redis is away a beat waits in the connection's queue: one at a time, not one per interval.
+	let pending = false;
+	const timer = setInterval(() => {
+		if (pending) return;
+		pending = true;
+		void beat()
+			.catch(() => undefined)
+			.finally(() => (pending = false));
+	}, HEARTBEAT_MS);
 	timer.unref();
 	return {
 		async stop() {
 			clearInterval(timer);
-			// A process that stops cleanly leaves at once rather than after its TTL.
-			await redis.multi().del(keys.runner(id)).zrem(keys.runners, id).exec().catch(() => undefined);
+			// A process that stops cleanly leaves at once rather than after its TTL; with Redis away
+			// the stop does not wait for it (the key lapses by itself).
+			let timeout: NodeJS.Timeout | undefined;
+			const gone = redis.multi().del(keys.runner(id)).zrem(keys.runners, id).exec().catch(() => undefined);
+			await Promise.race([gone, new Promise((resolve) => (timeout = setTimeout(resolve, 1000)))]);
+			clearTimeout(timeout);
 		},
 	};
 }

@@ -7,7 +7,7 @@
  * dev asks of n8n. The summary names the console's sign-in and the CLI's Redis and prefix.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +56,7 @@ const portFree = (port: number) =>
 interface DevEnvironment {
 	npm: ChildProcess;
 	devDir: string;
+	e2eDir: string;
 	output(): string;
 	exited: Promise<unknown>;
 	groups(): Array<{ name: string; pid: number }>;
@@ -66,8 +67,9 @@ interface DevEnvironment {
 /** `npm run dev` as a user starts it, on free ports, its state in a directory of its own; resolved once it printed its summary. */
 async function startDevEnvironment(): Promise<DevEnvironment> {
 	const devDir = mkdtempSync(join(tmpdir(), 'convo-dev-'));
+	const e2eDir = fakeN8nInstall();
 	const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(N8N_|REDIS_URL|RUNNER_|LOG_LEVEL|npm_)/.test(name)));
-	Object.assign(env, { DEV_DIR: devDir, E2E_DIR: fakeN8nInstall(), DEV_SKIP_BUILD: '1', DEV_N8N_PORT: '0', DEV_SANDBOX_PORT: '0', DEV_RUNNER_PORT: '0' });
+	Object.assign(env, { DEV_DIR: devDir, E2E_DIR: e2eDir, DEV_SKIP_BUILD: '1', DEV_N8N_PORT: '0', DEV_SANDBOX_PORT: '0', DEV_RUNNER_PORT: '0' });
 	// Its own process group, as a terminal would start it, so the test's own group never gets a signal meant for it.
 	const npm = spawn('npm', ['run', 'dev', '--silent'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 	let output = '';
@@ -82,6 +84,7 @@ async function startDevEnvironment(): Promise<DevEnvironment> {
 	return {
 		npm,
 		devDir,
+		e2eDir,
 		output: () => output,
 		exited,
 		groups: () => JSON.parse(readFileSync(join(devDir, 'pids.json'), 'utf8')),
@@ -103,10 +106,11 @@ async function expectAllStopped(dev: DevEnvironment): Promise<void> {
 	for (const port of [...dev.ports, redisPort]) expect({ port, free: await portFree(port) }).toEqual({ port, free: true });
 }
 
-/** Kills what a failed test left running: npm's group and each group dev recorded. */
+/** Kills what a failed test left running (npm's group and each group dev recorded), then removes its directories. */
 function cleanUp(dev: DevEnvironment | undefined): void {
 	if (!dev) return;
 	for (const pid of [dev.npm.pid as number, ...dev.groups().map((group) => group.pid)]) if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+	for (const dir of [dev.devDir, dev.e2eDir]) rmSync(dir, { recursive: true, force: true });
 }
 
 let dev: DevEnvironment | undefined;

@@ -10,7 +10,7 @@ const { join } = require('node:path');
  *   npm test                              # both
  *   npm test -- --selectProjects fast     # the quick loop
  */
-const STARTS_PROCESSES = /\b(useRunnerUnderTest|startRunnerUnderTest|useRedisServer|startPrivateRedis|startRedisCluster|spawnRunner|startSandboxProcess|RUNNER_BIN|chromium)\b/;
+const STARTS_PROCESSES = /\b(useRunnerUnderTest|startRunnerUnderTest|useRedisServer|startPrivateRedis|startRedisCluster|spawnRunner|startSandboxProcess|RUNNER_BIN|chromium|startDevEnvironment)\b/;
 
 function testFiles(dir) {
 	return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

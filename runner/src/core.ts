@@ -10,7 +10,7 @@ import { ConflictError, UserError, type RunnerContext } from './context';
 import { cronSettings } from './cronSchedules';
 import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
-import { luaScript } from './redis';
+import { describeTarget, luaScript } from './redis';
 import { campaignNumber } from './homes';
 import { formatOf, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
@@ -50,6 +50,14 @@ export { SETTLED_RUN_STATES as SETTLED_REINDEX_STATES } from './reindex/store';
 export { recordReceipt } from './webhooks/receipts';
 
 export { shownQueueName } from './jobs';
+
+// Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
+export { liveRunners } from './presence';
+
+/** Where a runner process must run to take this context's work: its Redis (host and port, never a password) and prefix. */
+export function runnerWhereabouts(context: RunnerContext): { redis: string; prefix: string } {
+	return { redis: describeTarget({ url: context.config.REDIS_URL, clusterNodes: context.config.REDIS_CLUSTER_NODES }), prefix: context.keys.prefix };
+}
 
 /** Every queue of the runner as the job registry lists them (what bull-board and /metrics show). */
 export async function runnerQueues(context: RunnerContext) {

@@ -10,7 +10,7 @@
  *   {c<collection>}  a search collection: its items, its lease, and its reindex runs with their outbox.
  *   {g}              what is not one number's or one collection's: the lists of campaigns, numbers,
  *                    drafts, runs and schedules, where each campaign and run lives, webhooks,
- *                    sessions, the feeder's lock, and the control, reindex and events queues.
+ *                    sessions, the runner processes alive, the feeder's lock, and the control, reindex and events queues.
  *
  * No script, MULTI or pipeline touches two groups; a change that spans them is made group by
  * group in an order that a crash cannot harm and that the feeder repairs (see homes.ts, create.ts).
@@ -35,6 +35,10 @@ export interface Keys {
 	session(idHash: string): string;
 	/** Counter per client address: failed tokens in the current window (http/auth.ts). */
 	authFailures(address: string): string;
+	/** String per runner process (JSON of non-secret facts), expiring unless its heartbeat renews it (presence.ts). */
+	runner(processId: string): string;
+	/** Sorted set: runner process id by the time its key expires, so the live ones are listed without SCAN (a cluster's SCAN is per node). */
+	runners: string;
 
 	/** Hash per business number: its rate and the next free send start time (campaigns/spacing.ts). */
 	spacing(from: string): string;
@@ -145,6 +149,8 @@ export function keysFor(prefix: string): Keys {
 		feederLock: `${global}:lock:feeder`,
 		session: (idHash) => `${global}:session:${idHash}`,
 		authFailures: (address) => `${global}:authfail:${address}`,
+		runner: (processId) => `${global}:runner:${processId}`,
+		runners: `${global}:runners`,
 
 		spacing: (from) => `${number(from)}:spacing`,
 		startLog: (from) => `${number(from)}:starts`,

@@ -112,6 +112,11 @@ export class Workers {
 		this.timer = setInterval(() => void this.discover().catch((error: Error) => this.warn(`discover:${error.message}`, { err: error.message }, 'could not list sending numbers')), 1000);
 	}
 
+	/** The queues this process's workers take jobs from now (the heartbeat shows them: presence.ts). */
+	queueNames(): string[] {
+		return [...this.workers.keys()];
+	}
+
 	private add(name: string, spec: QueueSpec, processor: Processor): void {
 		const { context } = this.process;
 		const worker = new Worker(name, processor, {

@@ -7,7 +7,8 @@
 import type { RunnerConfig } from './config';
 import type { RunnerContext } from './context';
 import type { InFlight } from './campaigns/send';
-import { upsertFeeder } from './jobs';
+import { shownQueueName, upsertFeeder } from './jobs';
+import { startHeartbeat } from './presence';
 import { webhookKey } from './webhooks/secret';
 import { keysFor } from './keys';
 import { Ledger } from './ledger';
@@ -100,7 +101,7 @@ export interface RunningRunner {
 	stop(): Promise<void>;
 }
 
-export async function runProcess(context: RunnerContext): Promise<RunningRunner> {
+export async function runProcess(context: RunnerContext, role: 'start' | 'worker' = 'worker'): Promise<RunningRunner> {
 	const { keys, config, log, ledger } = context;
 	const inFlight = new Map<string, InFlight>();
 	const shutdown = new AbortController();
@@ -109,6 +110,7 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 	const workers = new Workers({ context, inFlight, shutdown: shutdown.signal, webhookKey: key });
 	await upsertFeeder(context);
 	await workers.start();
+	const heartbeat = await startHeartbeat(context, role, () => workers.queueNames().map(shownQueueName));
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');
 
 	let stopped = false;
@@ -116,6 +118,7 @@ export async function runProcess(context: RunnerContext): Promise<RunningRunner>
 		healthy: () => !stopped,
 		stop: async () => {
 			stopped = true;
+			await heartbeat.stop();
 			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
 			// The sends get the deadline less a margin in which their claims are settled (the process
 			// exits at the deadline whatever happens: cli/serve.ts).

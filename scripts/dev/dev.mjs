@@ -1,10 +1,10 @@
-/* global fetch, setTimeout, AbortSignal */
+/* global fetch, setTimeout, setInterval, AbortSignal */
 // `npm run dev`: a real n8n (the version the end-to-end suite pins) with this pack loaded from
 // dist/, beside everything the examples talk to: a private Redis, the sandbox, the runner (its
 // token generated), and a stub OpenAI-compatible model with a product feed. Creates the owner
 // account, imports a credential for each service and the examples, prints the editor URL and the
-// sign-in, and stops everything on Ctrl-C. Each child runs in its own process group and is killed
-// with it on exit, whatever the cause.
+// sign-in, and stops everything on Ctrl-C, SIGTERM or its parent's end. Each child runs in its own
+// process group and is killed with it on exit, whatever the cause.
 //
 // State lives in .dev/ (git-ignored): n8n's database (workflows you build stay), Redis's
 // append-only file, generated secrets (mode 600) and one log file per process in .dev/logs/.
@@ -29,6 +29,8 @@ const DEV = process.env.DEV_DIR ?? join(ROOT, '.dev');
 const LOGS = join(DEV, 'logs');
 const STATE_FILE = join(DEV, 'state.json');
 export const DEV_EMAIL = 'dev@convo-for-n8n.dev';
+/** The runner's key prefix here; printed in the summary, since a CLI needs the same one to see its campaigns. */
+const RUNNER_PREFIX = 'convo-dev';
 /** Trigger examples published (active) on first import, so they react without a click. */
 const PUBLISHED_EXAMPLES = ['reply-to-inbound-message.json', 'campaign-finished-summary.json'];
 
@@ -206,7 +208,7 @@ async function main() {
 	const runner = startGroup('runner', process.execPath, [join(ROOT, 'runner', 'bin', 'convo-runner.mjs'), 'start'], {
 		...baseEnv,
 		REDIS_URL: redisUrl,
-		RUNNER_PREFIX: 'convo-dev',
+		RUNNER_PREFIX,
 		RUNNER_TOKEN: state.runnerToken,
 		RUNNER_HTTP_HOST: '127.0.0.1',
 		RUNNER_HTTP_PORT: String(runnerPort),
@@ -313,9 +315,12 @@ Convo dev environment is running. Ctrl-C stops everything.
   n8n editor   ${editorUrl}
   sign in      ${DEV_EMAIL}  /  ${state.password}
   sandbox      ${sandboxUrl}   (ids, tokens and keys: ${sandboxUrl}/__sandbox/fixture)
-  runner       ${runnerUrl}   (console; its token is in ${shown(STATE_FILE)})
+  runner       ${runnerUrl}   (console and API; sign in with the runner token, which this prints:)
+  token        node -p 'JSON.parse(require("fs").readFileSync(${JSON.stringify(shown(STATE_FILE))})).runnerToken'
   stub model   ${stub.url}/v1   (the "OpenAI stub model" credential; no key needed)
   logs         ${shown(LOGS)}/
+The CLI against this runner (its Redis and key prefix; any convo-runner command):
+  REDIS_URL=${redisUrl} RUNNER_PREFIX=${RUNNER_PREFIX} npx convo-runner campaign list
 Try it: an inbound message from Ada starts "Convo: reply to an inbound message":
   curl -s -X POST ${sandboxUrl}/__sandbox/inbound -H 'content-type: application/json' \\
     -d '{"business":"${business.id}","from":"+4915112340001","text":"Where is my order?"}'
@@ -332,17 +337,24 @@ Try it: an inbound message from Ada starts "Convo: reply to an inbound message":
 	}
 }
 
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-	process.on(signal, () => {
-		if (interrupted) return;
-		interrupted = true;
-		say(`${signal}: stopping ${groups.filter((group) => groupAlive(group.pid)).map((group) => group.name).join(', ') || 'nothing'}`);
-		void stopAll().then(() => {
-			say('stopped');
-			process.exit(0);
-		});
+/** Stops everything once, whatever asked: a signal, or the parent gone. */
+function stopOn(reason) {
+	if (interrupted) return;
+	interrupted = true;
+	say(`${reason}: stopping ${groups.filter((group) => groupAlive(group.pid)).map((group) => group.name).join(', ') || 'nothing'}`);
+	void stopAll().then(() => {
+		say('stopped');
+		process.exit(0);
 	});
 }
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stopOn(signal));
+// The parent gone (npm, an IDE or a process manager killed without passing a signal on): this
+// process is re-parented, and its services must not outlive the session that started them.
+// package.json's `exec` makes npm itself the parent, so killing npm is seen here.
+const parent = process.ppid;
+setInterval(() => {
+	if (process.ppid !== parent) stopOn(`the parent process (${parent}) went away`);
+}, 500).unref();
 // A crash of this script must not leave children behind either.
 process.on('exit', () => {
 	for (const group of groups) if (groupAlive(group.pid)) process.kill(-group.pid, 'SIGKILL');

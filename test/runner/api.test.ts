@@ -42,7 +42,8 @@ const phonesOf = (n: number, seed: number) => Array.from({ length: n }, (_, i) =
 
 test('/healthz and /readyz answer without a token; every other route refuses a missing or wrong token with 401 and no detail', async () => {
 	expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
-	expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ok' });
+	// runners: the live runner processes on this Redis and prefix, here the one `start` (a count only: the probe is public).
+	expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ok', runners: 1 });
 	const openApi = await call('GET', '/openapi.json');
 	expect(openApi.status).toBe(200);
 	const routes = Object.entries(openApi.json.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => [method.toUpperCase(), path.replace(/\{[^}]+\}/g, 'cx1')]));

@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { campaignStatus, cancel, createCampaign } from '../../runner/src/core';
+import { campaignStatus, cancel, createCampaign, liveRunners } from '../../runner/src/core';
 import { positionalTemplate, RUNNER_BIN, runCli, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(120_000);
@@ -168,4 +168,72 @@ test('campaign report | head: the reader closing early ends the command quietly,
 	expect(cli.stderr()).toBe('');
 	expect(code).toBe(0);
 	await cancel(runner.context, created.id);
+});
+
+/** Runs the CLI on a pseudo terminal (script(1)), stdout and stderr both on it; its exit code and everything it showed. */
+function onTerminal(args: string[], env: NodeJS.ProcessEnv) {
+	const command = [process.execPath, RUNNER_BIN, ...args].map((arg) => `'${arg}'`).join(' ');
+	const result = spawnSync('script', ['-qec', command, '/dev/null'], { env: { ...env, TERM: 'xterm' }, encoding: 'utf8', timeout: 90_000 });
+	return { code: result.status, output: result.stdout };
+}
+
+/** The test runner's env without LOG_LEVEL: what an operator's shell has. */
+const withoutLogLevel = () => Object.fromEntries(Object.entries(runner.env).filter(([name]) => name !== 'LOG_LEVEL'));
+const JSON_LOG = /\{"level":\d+/;
+
+test('on a terminal a command prints its answer and no JSON log line; --verbose or LOG_LEVEL shows readable ones; --json and pipes keep JSON', async () => {
+	const scheduled = (seed: number) => ['campaign', 'create', '--template', template(), '--from', from(), '--recipients', writeRecipientsCsv(3, { seed }).path, '--at', inAnHour()];
+	const ids: string[] = [];
+	const idIn = (text: string) => {
+		const id = /campaign (\w+): scheduled/.exec(text)?.[1] ?? (JSON.parse(text) as { id: string }).id;
+		ids.push(id);
+		return id;
+	};
+
+	const quiet = onTerminal(scheduled(70), withoutLogLevel());
+	expect(quiet.code).toBe(0);
+	expect(quiet.output).toMatch(/campaign \w+: scheduled, 3 recipients, 0 rejected/);
+	expect(quiet.output).not.toMatch(JSON_LOG);
+	expect(quiet.output).not.toContain('campaign created');
+	idIn(quiet.output);
+
+	const verbose = onTerminal([...scheduled(71), '--verbose'], withoutLogLevel());
+	expect(verbose.code).toBe(0);
+	const id = idIn(verbose.output);
+	expect(verbose.output).toContain(`convo-runner: campaign created (campaign=${id}, state=scheduled, recipients=3, rejected=0)`);
+	expect(verbose.output).not.toMatch(JSON_LOG);
+
+	const asked = onTerminal(scheduled(72), { ...withoutLogLevel(), LOG_LEVEL: 'info' });
+	expect(asked.output).toContain('convo-runner: campaign created (');
+	expect(asked.output).not.toMatch(JSON_LOG);
+	idIn(asked.output);
+
+	// --json on a terminal, and any pipe, keep pino's JSON lines on stderr for machines.
+	const json = onTerminal([...scheduled(73), '--json'], withoutLogLevel());
+	expect(json.output).toMatch(/\{"level":30,.*"msg":"campaign created"\}/);
+	const piped = await runCli(scheduled(74), withoutLogLevel());
+	expect(piped.code).toBe(0);
+	expect(piped.stderr).toMatch(/\{"level":30,.*"msg":"campaign created"\}/);
+	idIn(piped.stdout);
+	for (const created of ids) await cancel(runner.context, created);
+	for (const line of json.output.split('\n').filter((text) => text.includes('"msg":"campaign created"'))) {
+		await cancel(runner.context, (JSON.parse(line.trim()) as { campaign: string }).campaign);
+	}
+});
+
+test('a runner process on a terminal logs readable lines: a warning is one plain line, not JSON', async () => {
+	const before = new Set((await liveRunners(runner.context)).map((r) => r.pid));
+	const command = [process.execPath, RUNNER_BIN, 'worker'].map((arg) => `'${arg}'`).join(' ');
+	const env = { ...withoutLogLevel(), TERM: 'xterm', RUNNER_WEBHOOK_KEY: undefined, RUNNER_TOKEN: undefined };
+	const terminal = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+	let output = '';
+	terminal.stdout.on('data', (chunk) => (output += String(chunk)));
+	const exited = new Promise((resolve) => terminal.once('exit', resolve));
+	// Its heartbeat gives its pid, to stop it as an operator's Ctrl-C would.
+	const started = await waitFor('the worker on the terminal', async () => (await liveRunners(runner.context)).find((r) => !before.has(r.pid)), 60_000);
+	process.kill(started.pid, 'SIGINT');
+	await exited;
+	expect(output).toContain('convo-runner: warning: this process delivers no webhook events: set RUNNER_WEBHOOK_KEY');
+	expect(output).toMatch(/convo-runner: runner started \(concurrency=10, prefix=/);
+	expect(output).not.toMatch(JSON_LOG);
 });

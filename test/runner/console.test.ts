@@ -73,6 +73,8 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 		body: JSON.stringify({ collection_id: collectionOf(runner), source: writeFeed(feedText(products(range(0, 50)), 'ndjson'), 'feed.ndjson'), id_field: 'sku' }),
 	});
 	await page.getByTestId('campaign-row').first().waitFor();
+	// The runner processes alive on this Redis and prefix (their heartbeats): here the one `start`.
+	expect(await page.getByTestId('runners-alive').textContent()).toMatch(/^1 runner process alive: start on \S+ \(pid \d+\)$/);
 	await waitFor('the reindex run to show as completed', async () => (await page.getByTestId('reindex-row').first().textContent())?.includes('completed') || undefined, 30_000, 250);
 	expect(await page.getByTestId('reindex-row').first().textContent()).toContain('50 read');
 	const session = (await context.cookies()).find((cookie) => cookie.name === 'convo_session');

@@ -8,7 +8,7 @@ import { Option, type Command } from 'commander';
 import { ConfigError, loadConfig } from '../config';
 import type { RunnerContext } from '../context';
 import { UserError } from '../core';
-import { createLogger } from '../log';
+import { loggerFor } from '../log';
 import { CLIENT_READY_MS, closeContext, isRedisUnavailable, openContext, RedisSettingsError, RedisUnavailable } from '../runtime';
 
 export interface Io {
@@ -51,8 +51,11 @@ export interface Run<O> {
  * printed, the context closed, and any error reported the one way.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- commander's parsed options are untyped; each command reads its own
-export function runs<O extends { json?: boolean } = Record<string, any>>(command: Command, work: (run: Run<O>) => Promise<Answer | void>, settings: { withService?: boolean } = {}): Command {
-	return command.addOption(new Option('--json', 'print one JSON document on stdout')).action(async (...params: unknown[]) => {
+export function runs<O extends { json?: boolean; verbose?: boolean } = Record<string, any>>(command: Command, work: (run: Run<O>) => Promise<Answer | void>, settings: { withService?: boolean } = {}): Command {
+	return command
+		.addOption(new Option('--json', 'print one JSON document on stdout'))
+		.addOption(new Option('--verbose', 'on a terminal, show the log lines (info and up) too; without it only warnings'))
+		.action(async (...params: unknown[]) => {
 		// commander calls an action with the positional arguments, then the options, then the command.
 		const options = params.at(-2) as O;
 		const args = params.slice(0, -2) as string[];
@@ -60,7 +63,8 @@ export function runs<O extends { json?: boolean } = Record<string, any>>(command
 		let context: RunnerContext | undefined;
 		try {
 			const config = loadConfig();
-			context = await openContext(config, createLogger(config.LOG_LEVEL), { withService: settings.withService ?? false, client: { waitMs: CLIENT_READY_MS } });
+			const log = loggerFor({ level: config.LOG_LEVEL, levelAsked: process.env.LOG_LEVEL !== undefined, json: io.json, verbose: Boolean(options.verbose), command: true });
+			context = await openContext(config, log, { withService: settings.withService ?? false, client: { waitMs: CLIENT_READY_MS } });
 			const result = await work({ context, io, args, options });
 			if (result) print(io, result.value, result.text);
 		} catch (error) {

@@ -6,7 +6,7 @@
 import { SingleBar } from 'cli-progress';
 
 import type { RunnerContext } from '../context';
-import { campaignStatus, reindexOverview, SETTLED_REINDEX_STATES, type CampaignStatus, type ReindexOverview } from '../core';
+import { campaignStatus, liveRunners, reindexOverview, runnerWhereabouts, SETTLED_REINDEX_STATES, type CampaignStatus, type ReindexOverview } from '../core';
 
 const eta = (seconds: number | null) => (seconds === null ? '?' : seconds < 90 ? `${seconds}s` : `${Math.round(seconds / 60)}m`);
 
@@ -20,9 +20,40 @@ interface View<S> {
 	done(status: S): number;
 	counts(status: S): string;
 	followAgain: string;
+	/** What it is, for the warning that no runner process takes it ("campaign", "reindex run"). */
+	kind: string;
+}
+
+/** How often a follow asks whether any runner process is alive (the first time at once). */
+const PRESENCE_CHECK_MS = 2500;
+
+/**
+ * Says on stderr when no runner process is alive on this Redis and prefix (their heartbeats,
+ * presence.ts), and again once one is: a campaign created under another prefix than the runner's
+ * would otherwise wait in silence for good. The follow goes on either way: a runner may be starting.
+ */
+function presenceWatch(context: RunnerContext, kind: string, say: (line: string) => void): () => Promise<void> {
+	let lastCheck = 0;
+	let absent = false;
+	return async () => {
+		if (Date.now() - lastCheck < PRESENCE_CHECK_MS) return;
+		lastCheck = Date.now();
+		const alive = (await liveRunners(context)).length;
+		if (alive === 0 && !absent) {
+			const { redis, prefix } = runnerWhereabouts(context);
+			say(
+				`convo-runner: no runner is taking this ${kind}: no convo-runner process is alive on ${redis} with prefix ${prefix}; ` +
+					`start one with \`convo-runner start\` (or \`worker\`) and the same REDIS_URL and RUNNER_PREFIX=${prefix}, or point this command at the Redis and prefix your runner uses. Still waiting.`,
+			);
+		} else if (alive > 0 && absent) {
+			say(`convo-runner: ${alive} runner process${alive === 1 ? ' is' : 'es are'} alive now; following on.`);
+		}
+		absent = alive === 0;
+	};
 }
 
 async function followUntilSettled<S extends { state: string; rate: number; eta_seconds: number | null }>(
+	context: RunnerContext,
 	id: string,
 	fetch: () => Promise<S>,
 	view: View<S>,
@@ -33,6 +64,8 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 	const payload = () => ({ counts: view.counts(status), rate: status.rate.toFixed(1), etaText: eta(status.eta_seconds), state: status.state });
 	const bar = tty ? new SingleBar({ stream: process.stderr, format: ' {bar} {percentage}% | {counts} | {rate}/s | ETA {etaText} | {state}', hideCursor: true }) : undefined;
 	bar?.start(view.total(status), view.done(status), payload());
+	// On a terminal the line goes above the bar, which is drawn again on its next update.
+	const checkPresence = presenceWatch(context, view.kind, (line) => process.stderr.write(bar ? `\r\x1b[2K${line}\n` : `${line}\n`));
 	// The runner processes do the work; this command only watches, so an operator who stops watching is told the job goes on.
 	const interrupted = () => {
 		bar?.stop();
@@ -43,6 +76,7 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 	try {
 		let lastLine = 0;
 		while (!view.settled(status)) {
+			await checkPresence();
 			await new Promise((resolve) => setTimeout(resolve, intervalMs));
 			status = await fetch();
 			if (bar) {
@@ -66,7 +100,8 @@ const CAMPAIGN_SETTLED = new Set(['completed', 'cancelled', 'failed', 'paused'])
 const recipients = (status: CampaignStatus) => Object.values(status.counts).reduce((sum, n) => sum + n, 0);
 
 export function follow(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<CampaignStatus> {
-	return followUntilSettled(id, () => campaignStatus(context, id), {
+	return followUntilSettled(context, id, () => campaignStatus(context, id), {
+		kind: 'campaign',
 		settled: (status) => CAMPAIGN_SETTLED.has(status.state),
 		// Sent of what may be sent (rejected rows never are): a campaign that ends failed or cancelled shows its real share, not a full bar.
 		total: (status) => Math.max(1, recipients(status) - status.counts.rejected),
@@ -78,7 +113,8 @@ export function follow(context: RunnerContext, id: string, options: { intervalMs
 
 /** A reindex run's progress is the share of its source read (in bytes; rows are not known ahead). */
 export function followReindex(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<ReindexOverview> {
-	return followUntilSettled(id, () => reindexOverview(context, id), {
+	return followUntilSettled(context, id, () => reindexOverview(context, id), {
+		kind: 'reindex run',
 		settled: (status) => SETTLED_REINDEX_STATES.includes(status.state),
 		total: (status) => status.source_bytes.total ?? Math.max(1, status.source_bytes.read),
 		done: (status) => (SETTLED_REINDEX_STATES.includes(status.state) ? (status.source_bytes.total ?? status.source_bytes.read) : status.source_bytes.read),

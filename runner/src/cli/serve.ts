@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 
 import { ConfigError, loadConfig, type RunnerConfig } from '../config';
 import type { RunnerContext } from '../context';
-import { createLogger } from '../log';
+import { loggerFor } from '../log';
 import { checkRedis, closeContext, openContext, requireService, runProcess, startPrivateRedis, warnOfOldLayout, type RunningRunner } from '../runtime';
 import { startServer, type RunningHttp } from '../http/server';
 import { fail } from './command';
@@ -45,8 +45,8 @@ function announceDevRedis(url: string): void {
 /**
  * `start` and `worker`: process jobs until SIGTERM or SIGINT. Order: every setting checked, the API
  * listening (a taken port fails here), Redis reached and checked (RUNNER_REQUIRE_AOF), and only
- * then the workers take jobs. stderr holds only pino's JSON lines, but for a fatal setup error and
- * the --dev-redis notice.
+ * then the workers take jobs. stderr holds only log lines (pino's JSON, or one readable line each on
+ * a terminal: log.ts), but for a fatal setup error and the --dev-redis notice.
  */
 async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } = {}): Promise<void> {
 	const io = { json: false };
@@ -60,7 +60,7 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 			config = { ...config, REDIS_URL: redis.url };
 			announceDevRedis(redis.url);
 		}
-		const log = createLogger(config.LOG_LEVEL);
+		const log = loggerFor({ level: config.LOG_LEVEL, levelAsked: process.env.LOG_LEVEL !== undefined, command: false });
 		const context = await openContext(config, log, { withService: true });
 		// Set once the workers run: /readyz answers 503 until then, and again once stopping.
 		const started: { workers?: RunningRunner; stopping?: boolean } = {};
@@ -84,7 +84,7 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 		// not up yet is waited for; before any worker takes a job, so RUNNER_REQUIRE_AOF stops it in time.
 		await checkRedis(context.redis, log, { requireAof: config.RUNNER_REQUIRE_AOF });
 		await warnOfOldLayout(context);
-		const workers = await runProcess(context);
+		const workers = await runProcess(context, role);
 		started.workers = workers;
 		const stop = async (signal: string) => {
 			if (started.stopping) return;

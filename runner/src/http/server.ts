@@ -13,7 +13,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 
 import { errorBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
-import { ConflictError, NotFoundError, runnerQueues, shownQueueName, UserError } from '../core';
+import { ConflictError, liveRunners, NotFoundError, runnerQueues, shownQueueName, UserError } from '../core';
 import { isRedisUnavailable, redisAnswers } from '../runtime';
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
@@ -189,12 +189,17 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		return stopping() ? { status: 'stopping' } : { status: 'ok' };
 	});
 	// Readiness: whether this process can do its work now.
-	routes.add({ method: 'GET', url: '/readyz', tag: 'runner', public: true, summary: 'readiness: 200 when Redis answers and the workers run, else 503 with the reason', success: [200, '{ status }'] }, async ({ reply }) => {
+	routes.add({ method: 'GET', url: '/readyz', tag: 'runner', public: true, summary: 'readiness: 200 when Redis answers and the workers run, else 503 with the reason; runners: how many runner processes are alive on this Redis and prefix', success: [200, '{ status, runners }'] }, async ({ reply }) => {
 		const redisOk = await redisAnswers(context, 1000);
 		const reason = stopping() ? 'the runner is stopping' : !redisOk ? 'Redis does not answer' : !options.workersRunning() ? 'the workers are not running' : undefined;
+		// Counted only when Redis answers (a count is a number, never a guess); a count only, no host or pid, as the probe is public.
+		const runners = redisOk ? (await liveRunners(context).catch(() => undefined))?.length : undefined;
 		if (reason) reply.code(503);
-		return reason ? { status: 'unavailable', reason } : { status: 'ok' };
+		return reason ? { status: 'unavailable', reason, runners } : { status: 'ok', runners };
 	});
+	routes.add({ method: 'GET', url: '/api/runners', tag: 'runner', summary: 'The runner processes alive on this Redis and prefix (their heartbeats): role, pid, host, version, queues, started_at', success: [200, '{ runners }'] }, async () => ({
+		runners: await liveRunners(context),
+	}));
 	campaignRoutes(routes, context);
 	reindexRoutes(routes, context);
 	webhookRoutes(routes, context);

@@ -79,8 +79,8 @@
 	}
 
 	function showList() {
-		Promise.all([api('GET', '/api/campaigns?limit=100'), api('GET', '/api/reindex')]).then(function (all) {
-			var page = all[0], reindex = all[1];
+		Promise.all([api('GET', '/api/campaigns?limit=100'), api('GET', '/api/reindex'), api('GET', '/api/runners')]).then(function (all) {
+			var page = all[0], reindex = all[1], alive = all[2].runners;
 			var rows = page.items.map(function (c) {
 				return el('tr', { 'data-testid': 'campaign-row' }, [
 					el('td', {}, [el('a', { href: '#/campaigns/' + c.id, text: c.id })]),
@@ -96,7 +96,11 @@
 				el('thead', {}, [el('tr', {}, ['Campaign', 'State', 'Progress', 'Sent', 'Not sent', 'Rate', 'ETA'].map(function (h) { return el('th', { text: h }); }))]),
 				el('tbody', {}, rows),
 			]);
+			// Nothing sends without a runner process: say how many are alive (their heartbeats), and where none is.
+			var roles = alive.map(function (r) { return r.role + ' on ' + r.host + ' (pid ' + r.pid + ')'; }).join(', ');
+			var runners = el('p', { class: alive.length ? 'runners' : 'runners none', 'data-testid': 'runners-alive', text: alive.length ? alive.length + ' runner process' + (alive.length === 1 ? '' : 'es') + ' alive: ' + roles : 'No runner process is alive: campaigns and reindex runs wait until one starts.' });
 			app.replaceChildren(
+				runners,
 				el('h1', { text: 'Campaigns' }),
 				rows.length ? table : el('p', { text: 'No campaign yet: create one with convo-runner campaign create, or POST /api/campaigns.' }),
 				el('h1', { text: 'Reindex runs' }),

@@ -97,6 +97,39 @@ end
 `;
 
 /**
+ * A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
+ * which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
+ * send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
+ * the way (it may have sent: never resent). `claimAt` claims it and returns its snapshot row and
+ * attempts so far.
+ */
+export const LUA_RUN_CLAIM = `${LUA_HELPERS}
+local function openInRun(meta, ledger, running, outbox, first, last, token, now, id)
+  local lost = false
+  for i = first, last - 1 do
+    local rec = redis.call('HGET', ledger, i)
+    if rec then
+      local r = parse(rec)
+      if r.s == 'p' or (r.s == 'c' and r.ref == token) then return i, r end
+      if r.s == 'c' then
+        r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
+        write(ledger, i, r); move(meta, 'c', 'u'); lost = true
+      end
+    end
+  end
+  if lost then finishIfDone(meta, running, outbox, id, now) end
+  return nil
+end
+local function claimAt(meta, ledger, recipients, i, r, token, now)
+  if r.s == 'p' then
+    r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
+    write(ledger, i, r); move(meta, 'p', 'c')
+  end
+  return redis.call('HGET', recipients, i)
+end
+`;
+
+/**
  * KEYS: meta, ledger, running, outbox, recipients. ARGV: index, token, now, campaign id, start
  * taken "1"/"0". Returns { 'claimed', the recipient's snapshot row } (the send needs no second
  * read), or { 'inactive' } (campaign not running, or no start taken: leave pending), { 'final' },

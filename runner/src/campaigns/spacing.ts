@@ -24,6 +24,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
+import { LUA_RUN_CLAIM } from '../ledger';
 import { luaScript } from '../redis';
 
 /**
@@ -73,32 +74,39 @@ local function clock()
 end
 `;
 
-/**
- * KEYS: spacing hash, start log, campaign hash. ARGV: window room, member. Takes this
- * send's start time from the number's clock; a start due now also passes the window in the same
- * call (one round trip for a send that need not wait). Returns { 0, start time in microseconds }
- * when it started, { microseconds to wait, then TAKE_START }, or { NOT_RUNNING }.
- */
-const NEXT_START = `${LUA_TAKE}
-if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
-local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
-local now = clock()
-if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
-local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
-local at = math.max(now, nextAt)
-redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + windowUs() / rate))
-if at > now then return { math.floor(at - now) } end
-return take(rate, now)
-`;
+/** Answered for a run (below) with no recipient left to send: it takes no start. */
+const RUN_DONE = -2;
 
 /**
- * KEYS: spacing hash, start log, campaign hash. ARGV: window room, member. The window
- * step after a wait: { 0, start time in microseconds }, { microseconds to wait and try again }, or
- * { NOT_RUNNING } when the campaign stopped meanwhile.
+ * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
+ * snapshot. ARGV: window room, member, "1" on a send's first call (it takes the next place on the
+ * number's clock) or "0" after its wait (the window step only), then the run's first and last+1
+ * index ('' for a start without a claim), the campaign id and the claim token.
+ *
+ * A send's start and its claim in one call: the run's next recipient to send is found (openInRun,
+ * ledger.ts) before a start is taken, so a run with nothing left takes none, and the start taken
+ * is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
+ * { microseconds to wait, then call again with "0" }, { NOT_RUNNING } or { RUN_DONE }.
  */
-const TAKE_START = `${LUA_TAKE}
+const START = `${LUA_TAKE}${LUA_RUN_CLAIM}
 if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
-return take(tonumber(redis.call('HGET', KEYS[1], 'rate') or '0'), clock())
+local now = clock()
+local nowMs = string.format('%.0f', math.floor(now / 1000))
+local idx, rec
+if ARGV[4] ~= '' then
+  idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6])
+  if not idx then return { ${RUN_DONE} } end
+end
+local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
+if ARGV[3] == '1' and rate and rate > 0 then
+  local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
+  local at = math.max(now, nextAt)
+  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + windowUs() / rate))
+  if at > now then return { math.floor(at - now) } end
+end
+local taken = take(rate, now)
+if taken[1] ~= 0 or not idx then return taken end
+return { 0, taken[2], idx, rec.a + (rec.s == 'p' and 1 or 0), claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs) }
 `;
 
 /**
@@ -134,26 +142,69 @@ export async function setSpacingRate(context: RunnerContext, from: string, rateP
 /** Why a send took no start: its process is stopping, or its campaign is not running (paused, ended). */
 type NoStart = 'stopped' | 'not running';
 
+/** A run's recipient whose start was taken and claimed in the same step. */
+export interface ClaimedStart {
+	index: number;
+	/** Claims of this recipient so far, this one included. */
+	attempts: number;
+	/** Its snapshot row; undefined if the snapshot lacks it. */
+	row?: string;
+}
+
+interface Send {
+	from: string;
+	campaign: string;
+}
+
+/** The script's keys: the number's gate, then the campaign's (one hash tag, so one Cluster slot). */
+const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
+	keys.spacing(from),
+	keys.startLog(from),
+	keys.campaign(from, campaign),
+	keys.ledger(from, campaign),
+	keys.running(from),
+	keys.outbox(from),
+	keys.recipients(from, campaign),
+];
+
+type StartReply = [number, string?, number?, number?, string?];
+
+/** Calls START until it answers a start or why none; `id` names the start in the window. */
+async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal): Promise<StartReply | NoStart | 'done'> {
+	const call = luaScript(context.redis, 'convoStart', START, 7);
+	const scriptKeys = startKeys(context, send);
+	// The first call may take the start itself: a process already stopping takes none.
+	if (stop.aborted) return 'stopped';
+	let reply = (await call(scriptKeys, [WINDOW_ROOM, id, '1', ...run])) as StartReply;
+	for (;;) {
+		if (reply[0] === NOT_RUNNING) return 'not running';
+		if (reply[0] === RUN_DONE) return 'done';
+		if (reply[0] === 0) return reply;
+		await sleep(reply[0] / 1000);
+		if (stop.aborted) return 'stopped';
+		reply = (await call(scriptKeys, [WINDOW_ROOM, id, '0', ...run])) as StartReply;
+	}
+}
+
 /**
  * Waits until this send of `campaign` from `from` may start (`id`: unique per attempt) and returns
  * the start's time on Redis's clock (ms), or why it took none.
  */
-export async function waitForStart(context: RunnerContext, send: { from: string; campaign: string }, id: string, stop: AbortSignal): Promise<number | NoStart> {
-	const { redis, keys } = context;
-	const next = luaScript(redis, 'convoNextStart', NEXT_START, 3);
-	const take = luaScript(redis, 'convoTakeStart', TAKE_START, 3);
-	const scriptKeys = [keys.spacing(send.from), keys.startLog(send.from), keys.campaign(send.from, send.campaign)];
-	const args = [WINDOW_ROOM, id];
-	// The first call may take the start itself: a process already stopping takes none.
-	if (stop.aborted) return 'stopped';
-	let [waitUs, startedUs] = (await next(scriptKeys, args)) as [number, string?];
-	for (;;) {
-		if (waitUs === NOT_RUNNING) return 'not running';
-		if (waitUs === 0) return Number(startedUs) / 1000;
-		await sleep(waitUs / 1000);
-		if (stop.aborted) return 'stopped';
-		[waitUs, startedUs] = (await take(scriptKeys, args)) as [number, string?];
-	}
+export async function waitForStart(context: RunnerContext, send: Send, id: string, stop: AbortSignal): Promise<number | NoStart> {
+	const reply = await takeStart(context, send, id, ['', '', send.campaign, ''], stop);
+	if (typeof reply === 'string') return reply === 'done' ? 'not running' : reply;
+	return Number(reply[1]) / 1000;
+}
+
+/**
+ * Waits for the start of the next recipient to send among a run's indexes [first, end) and claims
+ * it in the same step (`token`: the attempt's claim; `id`: this start's, unique). 'done' when the
+ * run has nobody left to send (it took no start).
+ */
+export async function startNextInRun(context: RunnerContext, send: Send, run: { first: number; end: number }, token: string, id: string, stop: AbortSignal): Promise<ClaimedStart | NoStart | 'done'> {
+	const reply = await takeStart(context, send, id, [String(run.first), String(run.end), send.campaign, token], stop);
+	if (typeof reply === 'string') return reply;
+	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[4] ?? undefined };
 }
 
 export async function holdStarts(context: RunnerContext, from: string, waitMs: number): Promise<void> {

@@ -84,8 +84,9 @@ local function move(meta, from, to)
   redis.call('HINCRBY', meta, 'n_' .. to, 1)
 end
 local function finishIfDone(meta, running, outbox, id, now)
-  if redis.call('HGET', meta, 'state') ~= 'running' then return false end
-  local open = (tonumber(redis.call('HGET', meta, 'n_p')) or 0) + (tonumber(redis.call('HGET', meta, 'n_c')) or 0)
+  local state = redis.call('HMGET', meta, 'state', 'n_p', 'n_c')
+  if state[1] ~= 'running' then return false end
+  local open = (tonumber(state[2]) or 0) + (tonumber(state[3]) or 0)
   if open == 0 then
     redis.call('HSET', meta, 'state', 'completed', 'finished_at', now)
     redis.call('SREM', running, id)
@@ -175,11 +176,13 @@ local from = r.s
 r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r); move(meta, from, to)
-redis.call('HSET', meta, 'last_progress_at', now)
+-- A send resets the failure streak in the same write (one command per send less).
+if to == 's' then redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0) else redis.call('HSET', meta, 'last_progress_at', now) end
 if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
 if to == 's' then
   local second = math.floor(tonumber(now) / 1000)
-  redis.call('HINCRBY', ticks, second, 1); redis.call('HDEL', ticks, second - 600); redis.call('EXPIRE', ticks, 660)
+  -- The second's first send drops the one ten minutes old and keeps the hash alive: once a second, not per send.
+  if redis.call('HINCRBY', ticks, second, 1) == 1 then redis.call('HDEL', ticks, second - 600); redis.call('EXPIRE', ticks, 660) end
 end
 if to == 'f' then
   local streak = redis.call('HINCRBY', meta, 'failure_streak', 1)
@@ -192,8 +195,6 @@ if to == 'f' then
     emit(outbox, meta, id, 'campaign.paused', now)
     return 'paused'
   end
-elseif to == 's' then
-  redis.call('HSET', meta, 'failure_streak', 0)
 end
 if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
 return 'ok'

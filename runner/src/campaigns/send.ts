@@ -135,16 +135,20 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		if (!settings) return 'no such campaign';
 		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
 		const run = { first: index, end: index + count };
+		let placeAt: number | undefined;
 		for (let started = 0; ; started++) {
 			if (draining.aborted) throw new RateLimitError();
 			// Each start has its own name in the window; the claim is the attempt's.
-			const claim = await startNextInRun(context, { from: settings.from, campaign }, run, token, `${token}.${started}`, shutdown);
+			const claim = await startNextInRun(context, { from: settings.from, campaign }, run, { token, id: `${token}.${started}`, placeAt }, shutdown);
 			if (claim === 'stopped') throw new RateLimitError();
 			if (claim === 'not running') {
 				await dropStoppedCampaign(settings.from, campaign);
 				return 'not running';
 			}
 			if (claim === 'done') return 'done';
+			// The next look starts after this recipient: those before it are settled or were skipped.
+			run.first = claim.index + 1;
+			placeAt = claim.nextPlaceAt;
 			const next = await sendOne(job, settings, campaign, claim, token);
 			if (next === 'stopped') return 'stopped';
 			if (next === 'next') continue;

@@ -80,13 +80,15 @@ const RUN_DONE = -2;
 /**
  * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
  * snapshot. ARGV: window room, member, "1" on a send's first call (it takes the next place on the
- * number's clock) or "0" after its wait (the window step only), then the run's first and last+1
- * index ('' for a start without a claim), the campaign id and the claim token.
+ * number's clock) or "0" after its wait or with a place taken ahead (the window step only), then
+ * the run's first and last+1 index ('' for a start without a claim), the campaign id, the claim
+ * token, and "1" to take the run's next recipient's place ahead.
  *
  * A send's start and its claim in one call: the run's next recipient to send is found (openInRun,
  * ledger.ts) before a start is taken, so a run with nothing left takes none, and the start taken
- * is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
- * { microseconds to wait, then call again with "0" }, { NOT_RUNNING } or { RUN_DONE }.
+ * is the claim's. Returns { 0, start time in microseconds, index, attempts, microseconds to the
+ * place taken ahead or -1, snapshot row }, { microseconds to wait, then call again with "0" },
+ * { NOT_RUNNING } or { RUN_DONE }.
  */
 const START = `${LUA_TAKE}${LUA_RUN_CLAIM}
 if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
@@ -97,16 +99,29 @@ if ARGV[4] ~= '' then
   idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6])
   if not idx then return { ${RUN_DONE} } end
 end
-local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
-if ARGV[3] == '1' and rate and rate > 0 then
-  local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
+local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held')
+local rate = tonumber(spacing[1] or '0')
+local nextAt = tonumber(spacing[2] or '0') or 0
+-- A place taken ahead (below) before a 429's hold began is given up: the send takes one after the hold.
+if (ARGV[3] == '1' or (tonumber(spacing[3] or '0') or 0) > now) and rate and rate > 0 then
   local at = math.max(now, nextAt)
-  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + windowUs() / rate))
+  nextAt = at + windowUs() / rate
+  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', nextAt))
   if at > now then return { math.floor(at - now) } end
 end
 local taken = take(rate, now)
 if taken[1] ~= 0 or not idx then return taken end
-return { 0, taken[2], idx, rec.a + (rec.s == 'p' and 1 or 0), claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs) }
+local attempts = rec.a + (rec.s == 'p' and 1 or 0)
+local row = claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs)
+-- ARGV[8] "1": the run's next recipient, if it has one, takes its place on the clock now, so its
+-- start needs one call (the window step) instead of two. -1: no place taken.
+local ahead = -1
+if ARGV[8] == '1' and rate and rate > 0 and openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], idx + 1, tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6]) then
+  local at = math.max(now, nextAt)
+  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + windowUs() / rate))
+  ahead = math.floor(at - now)
+end
+return { 0, taken[2], idx, attempts, ahead, row }
 `;
 
 /**
@@ -149,6 +164,8 @@ export interface ClaimedStart {
 	attempts: number;
 	/** Its snapshot row; undefined if the snapshot lacks it. */
 	row?: string;
+	/** When the run's next recipient's place on the number's clock is (Date.now() ms), taken with this claim. */
+	nextPlaceAt?: number;
 }
 
 interface Send {
@@ -167,20 +184,26 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 	keys.recipients(from, campaign),
 ];
 
-type StartReply = [number, string?, number?, number?, string?];
+type StartReply = [number, string?, number?, number?, number?, string?];
 
-/** Calls START until it answers a start or why none; `id` names the start in the window. */
-async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal): Promise<StartReply | NoStart | 'done'> {
+/**
+ * Calls START until it answers a start or why none; `id` names the start in the window. `placeAt`:
+ * the place on the clock this send took ahead (Date.now() ms): it waits for it, then needs the
+ * window step only.
+ */
+async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, placeAt?: number): Promise<StartReply | NoStart | 'done'> {
 	const call = luaScript(context.redis, 'convoStart', START, 7);
 	const scriptKeys = startKeys(context, send);
+	if (placeAt !== undefined && placeAt > Date.now()) await sleep(Math.ceil(placeAt - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.
 	if (stop.aborted) return 'stopped';
-	let reply = (await call(scriptKeys, [WINDOW_ROOM, id, '1', ...run])) as StartReply;
+	let reply = (await call(scriptKeys, [WINDOW_ROOM, id, placeAt === undefined ? '1' : '0', ...run])) as StartReply;
 	for (;;) {
 		if (reply[0] === NOT_RUNNING) return 'not running';
 		if (reply[0] === RUN_DONE) return 'done';
 		if (reply[0] === 0) return reply;
-		await sleep(reply[0] / 1000);
+		// Whole milliseconds, rounded up: a timer cut short would start before its place and find the window full.
+		await sleep(Math.ceil(reply[0] / 1000));
 		if (stop.aborted) return 'stopped';
 		reply = (await call(scriptKeys, [WINDOW_ROOM, id, '0', ...run])) as StartReply;
 	}
@@ -191,20 +214,29 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
  * the start's time on Redis's clock (ms), or why it took none.
  */
 export async function waitForStart(context: RunnerContext, send: Send, id: string, stop: AbortSignal): Promise<number | NoStart> {
-	const reply = await takeStart(context, send, id, ['', '', send.campaign, ''], stop);
+	const reply = await takeStart(context, send, id, ['', '', send.campaign, '', '0'], stop);
 	if (typeof reply === 'string') return reply === 'done' ? 'not running' : reply;
 	return Number(reply[1]) / 1000;
 }
 
 /**
  * Waits for the start of the next recipient to send among a run's indexes [first, end) and claims
- * it in the same step (`token`: the attempt's claim; `id`: this start's, unique). 'done' when the
- * run has nobody left to send (it took no start).
+ * it in the same step (`token`: the attempt's claim; `id`: this start's, unique). The claim also
+ * takes the place of the run's next recipient (nextPlaceAt), which the run passes back as
+ * `placeAt` for it. 'done' when the run has nobody left to send (it took no start).
  */
-export async function startNextInRun(context: RunnerContext, send: Send, run: { first: number; end: number }, token: string, id: string, stop: AbortSignal): Promise<ClaimedStart | NoStart | 'done'> {
-	const reply = await takeStart(context, send, id, [String(run.first), String(run.end), send.campaign, token], stop);
+export async function startNextInRun(
+	context: RunnerContext,
+	send: Send,
+	run: { first: number; end: number },
+	claim: { token: string; id: string; placeAt?: number },
+	stop: AbortSignal,
+): Promise<ClaimedStart | NoStart | 'done'> {
+	const reply = await takeStart(context, send, claim.id, [String(run.first), String(run.end), send.campaign, claim.token, '1'], stop, claim.placeAt);
 	if (typeof reply === 'string') return reply;
-	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[4] ?? undefined };
+	// Measured here, after the reply: a little later than Redis's own, so never early.
+	const ahead = Number(reply[4]);
+	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[5] ?? undefined, nextPlaceAt: ahead >= 0 ? Date.now() + ahead / 1000 : undefined };
 }
 
 export async function holdStarts(context: RunnerContext, from: string, waitMs: number): Promise<void> {

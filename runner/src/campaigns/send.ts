@@ -22,7 +22,7 @@ import { failCampaign } from './control';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient } from './schema';
 import { campaignNumber } from '../homes';
-import { holdStarts, startNextInRun, type ClaimedStart } from './spacing';
+import { holdStarts, startNextInRun, WINDOW_ROOM, type ClaimedStart } from './spacing';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
@@ -70,36 +70,45 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		if (dropped > 0) log.info({ campaign, dropped }, 'campaign not running: its queued sends were taken out of the queue');
 	};
 
-	/** Sends one claimed recipient and settles it; what the run does next. */
-	const sendOne = async (job: Job<SendJobData>, settings: SendSettings, campaign: string, claim: ClaimedStart, token: string): Promise<'next' | 'stopped' | { hold: number } | { retry: string }> => {
+	/**
+	 * Sends one claimed recipient of a run ending at `end` and settles it; what the run does next:
+	 * 'next' with the place on the clock its settle took for the run's next recipient (Date.now() ms).
+	 */
+	const sendOne = async (job: Job<SendJobData>, settings: SendSettings, campaign: string, claim: ClaimedStart, token: string, end: number): Promise<{ next: number | undefined } | 'stopped' | { hold: number } | { retry: string }> => {
 		const { index } = claim;
 		const key = `${campaign}/${index}`;
 		inFlight.set(key, { campaign, index, token });
+		const logChange = (result: string, error: string) => {
+			if (result === 'completed') log.info({ campaign }, 'campaign completed');
+			if (result === 'paused') log.warn({ campaign, reason: error }, `campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`);
+		};
 		/** Settles this claim; logs the campaign's state change when this settle made it. */
 		const settle = async (to: Parameters<typeof ledger.settle>[3], ref: string, error: string, counter: Parameters<typeof ledger.settle>[7] = '') => {
 			const result = await ledger.settle(campaign, index, token, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, counter);
-			if (result === 'completed') log.info({ campaign }, 'campaign completed');
-			if (result === 'paused') log.warn({ campaign, reason: error }, `campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`);
+			logChange(result, error);
 			return result;
 		};
+		/** A final settle, the run going on: it also takes the run's next recipient's place on the clock. */
+		const settleAndGoOn = async (to: 'sent' | 'failed' | 'unknown', ref: string, error: string) => {
+			const { result, placeInUs } = await ledger.settleAndPlace(campaign, { index, token }, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, { end, room: WINDOW_ROOM });
+			logChange(result, error);
+			// Measured after the reply, a little later than Redis's own now: never early.
+			return { next: placeInUs === undefined ? undefined : Date.now() + placeInUs / 1000 };
+		};
 		try {
-			if (!claim.row) {
-				await settle('failed', '', 'the recipient is missing from the snapshot');
-				return 'next';
-			}
+			if (!claim.row) return await settleAndGoOn('failed', '', 'the recipient is missing from the snapshot');
 			const recipient = decodeRecipient(claim.row);
 			const outcome = await settings.send({ ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) }, shutdown);
 			switch (outcome.kind) {
 				case 'ok':
-					await settle('sent', outcome.messageId ?? '', '');
-					return 'next';
+					return await settleAndGoOn('sent', outcome.messageId ?? '', '');
 				case 'refused':
-					await settle('failed', '', outcome.reason);
-					return 'next';
-				case 'unknown':
-					await settle('unknown', '', outcome.reason);
+					return await settleAndGoOn('failed', '', outcome.reason);
+				case 'unknown': {
+					const next = await settleAndGoOn('unknown', '', outcome.reason);
 					log.warn({ campaign, reason: outcome.reason }, 'send outcome unknown; `campaign reconcile` resolves it');
-					return 'next';
+					return next;
+				}
 				case 'stop':
 					await settle('not_sent', '', outcome.reason);
 					await failCampaign(context, campaign, outcome.reason);
@@ -110,10 +119,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 				case 'retry': {
 					// A recipient has as many tries as a one-recipient job had attempts (RUNNER_SEND_ATTEMPTS).
 					const tries = (job.data.tries?.[index] ?? 0) + 1;
-					if (tries >= config.RUNNER_SEND_ATTEMPTS) {
-						await settle('failed', '', `${outcome.reason} (after ${tries} attempts)`);
-						return 'next';
-					}
+					if (tries >= config.RUNNER_SEND_ATTEMPTS) return await settleAndGoOn('failed', '', `${outcome.reason} (after ${tries} attempts)`);
 					await settle('pending', '', outcome.reason, 'retries');
 					await job.updateData({ ...job.data, tries: { ...job.data.tries, [index]: tries } });
 					return { retry: outcome.reason };
@@ -148,10 +154,12 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 			if (claim === 'done') return 'done';
 			// The next look starts after this recipient: those before it are settled or were skipped.
 			run.first = claim.index + 1;
-			placeAt = claim.nextPlaceAt;
-			const next = await sendOne(job, settings, campaign, claim, token);
+			const next = await sendOne(job, settings, campaign, claim, token, run.end);
 			if (next === 'stopped') return 'stopped';
-			if (next === 'next') continue;
+			if ('next' in next) {
+				placeAt = next.next;
+				continue;
+			}
 			if ('hold' in next) {
 				await queues.send(settings.from).rateLimit(next.hold);
 				await holdStarts(context, settings.from, next.hold);

@@ -36,7 +36,7 @@ import { luaScript } from '../redis';
  * whole starts (the rate less 4% rounded up) held 10/s to 9/s and 4/s to 3/s, 0.9 and 0.75 of the
  * rate (deadjobs.test.ts, spacing.test.ts), where the same 40 ms is a fraction of one start.
  */
-const WINDOW_ROOM = 0.04;
+export const WINDOW_ROOM = 0.04;
 
 /** The window's length, ms: a start needs fewer than `rate` starts in the last WINDOW_MS. */
 export const WINDOW_MS = 1000 * (1 + WINDOW_ROOM);
@@ -80,15 +80,14 @@ const RUN_DONE = -2;
 /**
  * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
  * snapshot. ARGV: window room, member, "1" on a send's first call (it takes the next place on the
- * number's clock) or "0" after its wait or with a place taken ahead (the window step only), then
- * the run's first and last+1 index ('' for a start without a claim), the campaign id, the claim
- * token, and "1" to take the run's next recipient's place ahead.
+ * number's clock) or "0" after its wait or with its place taken by the run's previous settle
+ * (ledger.ts, SETTLE_AND_PLACE: the window step only), then the run's first and last+1 index (''
+ * for a start without a claim), the campaign id and the claim token.
  *
  * A send's start and its claim in one call: the run's next recipient to send is found (openInRun,
  * ledger.ts) before a start is taken, so a run with nothing left takes none, and the start taken
- * is the claim's. Returns { 0, start time in microseconds, index, attempts, microseconds to the
- * place taken ahead or -1, snapshot row }, { microseconds to wait, then call again with "0" },
- * { NOT_RUNNING } or { RUN_DONE }.
+ * is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
+ * { microseconds to wait, then call again with "0" }, { NOT_RUNNING } or { RUN_DONE }.
  */
 const START = `${LUA_TAKE}${LUA_RUN_CLAIM}
 if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
@@ -101,27 +100,16 @@ if ARGV[4] ~= '' then
 end
 local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held')
 local rate = tonumber(spacing[1] or '0')
-local nextAt = tonumber(spacing[2] or '0') or 0
--- A place taken ahead (below) before a 429's hold began is given up: the send takes one after the hold.
+-- A place taken by a settle before a 429's hold began is given up: the send takes one after the hold.
 if (ARGV[3] == '1' or (tonumber(spacing[3] or '0') or 0) > now) and rate and rate > 0 then
-  local at = math.max(now, nextAt)
-  nextAt = at + windowUs() / rate
-  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', nextAt))
+  local at = math.max(now, tonumber(spacing[2] or '0') or 0)
+  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + windowUs() / rate))
   if at > now then return { math.floor(at - now) } end
 end
 local taken = take(rate, now)
 if taken[1] ~= 0 or not idx then return taken end
 local attempts = rec.a + (rec.s == 'p' and 1 or 0)
-local row = claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs)
--- ARGV[8] "1": the run's next recipient, if it has one, takes its place on the clock now, so its
--- start needs one call (the window step) instead of two. -1: no place taken.
-local ahead = -1
-if ARGV[8] == '1' and rate and rate > 0 and openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], idx + 1, tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6]) then
-  local at = math.max(now, nextAt)
-  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + windowUs() / rate))
-  ahead = math.floor(at - now)
-end
-return { 0, taken[2], idx, attempts, ahead, row }
+return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs) }
 `;
 
 /**
@@ -164,8 +152,6 @@ export interface ClaimedStart {
 	attempts: number;
 	/** Its snapshot row; undefined if the snapshot lacks it. */
 	row?: string;
-	/** When the run's next recipient's place on the number's clock is (Date.now() ms), taken with this claim. */
-	nextPlaceAt?: number;
 }
 
 interface Send {
@@ -184,7 +170,7 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 	keys.recipients(from, campaign),
 ];
 
-type StartReply = [number, string?, number?, number?, number?, string?];
+type StartReply = [number, string?, number?, number?, string?];
 
 /**
  * Calls START until it answers a start or why none; `id` names the start in the window. `placeAt`:
@@ -214,16 +200,16 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
  * the start's time on Redis's clock (ms), or why it took none.
  */
 export async function waitForStart(context: RunnerContext, send: Send, id: string, stop: AbortSignal): Promise<number | NoStart> {
-	const reply = await takeStart(context, send, id, ['', '', send.campaign, '', '0'], stop);
+	const reply = await takeStart(context, send, id, ['', '', send.campaign, ''], stop);
 	if (typeof reply === 'string') return reply === 'done' ? 'not running' : reply;
 	return Number(reply[1]) / 1000;
 }
 
 /**
  * Waits for the start of the next recipient to send among a run's indexes [first, end) and claims
- * it in the same step (`token`: the attempt's claim; `id`: this start's, unique). The claim also
- * takes the place of the run's next recipient (nextPlaceAt), which the run passes back as
- * `placeAt` for it. 'done' when the run has nobody left to send (it took no start).
+ * it in the same step (`token`: the attempt's claim; `id`: this start's, unique; `placeAt`: its
+ * place on the clock if the run's previous settle took it). 'done' when the run has nobody left
+ * to send (it took no start).
  */
 export async function startNextInRun(
 	context: RunnerContext,
@@ -232,11 +218,9 @@ export async function startNextInRun(
 	claim: { token: string; id: string; placeAt?: number },
 	stop: AbortSignal,
 ): Promise<ClaimedStart | NoStart | 'done'> {
-	const reply = await takeStart(context, send, claim.id, [String(run.first), String(run.end), send.campaign, claim.token, '1'], stop, claim.placeAt);
+	const reply = await takeStart(context, send, claim.id, [String(run.first), String(run.end), send.campaign, claim.token], stop, claim.placeAt);
 	if (typeof reply === 'string') return reply;
-	// Measured here, after the reply: a little later than Redis's own, so never early.
-	const ahead = Number(reply[4]);
-	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[5] ?? undefined, nextPlaceAt: ahead >= 0 ? Date.now() + ahead / 1000 : undefined };
+	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[4] ?? undefined };
 }
 
 export async function holdStarts(context: RunnerContext, from: string, waitMs: number): Promise<void> {

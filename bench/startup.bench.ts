@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { freePort } from '../runner/src/devRedis';
 import { startRunnerUnderTest, waitFor } from '../test/runner/support';
 import { ROOT, round, size, sleep, type BenchResult, type Figure } from './lib/common';
+import { buildRunnerBundle } from './lib/stack';
 
 const WAYS = {
 	built: join(ROOT, 'runner', 'dist', 'main.js'),
@@ -43,10 +44,6 @@ function percentile(values: number[], share: number): number {
 }
 const load = () => loadavg().map((value) => round(value, 2));
 
-function buildBundle(): void {
-	const built = spawnSync(process.execPath, [join(ROOT, 'runner', 'scripts', 'build.mjs')], { encoding: 'utf8' });
-	if (built.status !== 0) throw new Error(`runner/scripts/build.mjs failed: ${built.stdout}${built.stderr}`);
-}
 
 /** One `--help` under GNU time: wall ms measured here, peak RSS (MB) of the node process from time's own file. */
 async function helpOnce(way: Way): Promise<{ ms: number; peakMb: number }> {
@@ -131,7 +128,7 @@ export async function benchStartup(redisUrl: string): Promise<BenchResult> {
 	const started = Date.now();
 	const loadAtStart = load();
 	if (spawnSync(GNU_TIME, ['--version']).error) throw new Error(`${GNU_TIME} (GNU time, Debian package "time") is needed for the peak RSS of --help`);
-	buildBundle();
+	buildRunnerBundle();
 
 	const helpRuns = size(15, 3);
 	const serveRuns = size(5, 1);

@@ -48,6 +48,8 @@ export interface Figure {
 	target?: string;
 	/** true / false when there is a target; absent for figures shown for context. */
 	met?: boolean;
+	/** The same figure measured earlier, shown beside it: `label` names when (a commit), the same for every figure of a benchmark. */
+	before?: { label: string; value: string };
 }
 
 export interface BenchResult {
@@ -72,8 +74,9 @@ function formatValue(figure: Figure): string {
 export const verdict = (figure: Figure) => (figure.met === undefined ? '' : figure.met ? 'met' : 'NOT met');
 
 export function printTable(result: BenchResult): void {
-	const rows = result.figures.map((figure) => [figure.figure, formatValue(figure), figure.target ?? '', verdict(figure)]);
-	const header = ['figure', 'measured', 'target', ''];
+	const before = result.figures.find((figure) => figure.before)?.before;
+	const rows = result.figures.map((figure) => [figure.figure, formatValue(figure), ...(before ? [figure.before?.value ?? ''] : []), figure.target ?? '', verdict(figure)]);
+	const header = ['figure', 'measured', ...(before ? [before.label] : []), 'target', ''];
 	const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
 	const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
 	console.log(`\n${result.title}${result.quick ? ' (--quick sizes)' : ''}, ${result.seconds.toFixed(0)} s`);
@@ -161,6 +164,20 @@ export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
 	const calls = new Map<string, number>();
 	for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_(\S+?):calls=(\d+)/g)) calls.set(match[1], Number(match[2]));
 	return calls;
+}
+
+/** Microseconds Redis spent in each command so far (INFO commandstats usec). */
+export async function commandMicros(redis: Redis): Promise<number> {
+	let total = 0;
+	for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_\S+?:calls=\d+,usec=(\d+)/g)) total += Number(match[1]);
+	return total;
+}
+
+/** CPU seconds the Redis server process has used (INFO cpu: user + sys). */
+export async function redisCpuSeconds(redis: Redis): Promise<number> {
+	const info = await redis.info('cpu');
+	const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+	return field('used_cpu_user') + field('used_cpu_sys');
 }
 
 export function callsBetween(before: Map<string, number>, after: Map<string, number>): Map<string, number> {

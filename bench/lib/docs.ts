@@ -40,8 +40,14 @@ export function generated(minutes: number | undefined, wholeRun: boolean): strin
 				? ` Machine: ${other.cores} cores (${other.cpu}), load average ${other.loadAverageAtStart.join(' / ')} at start; Node ${other.node}, Redis ${other.redis}.`
 				: '';
 		lines.push(`### ${result.title}`, '', `${result.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${Math.round(result.seconds)} s${result.quick ? ', --quick sizes (not figures to quote)' : ''}. Written to \`bench/results/${result.name}.json\`.${elsewhere}`, '');
-		lines.push('| figure | measured | target | |', '|---|---|---|---|');
-		for (const figure of result.figures) lines.push(`| ${cell(figure.figure)} | ${cell(value(figure))} | ${cell(figure.target ?? '')} | ${verdict(figure) === 'NOT met' ? '**NOT met**' : verdict(figure)} |`);
+		// A benchmark that names earlier figures shows them beside its own.
+		const before = result.figures.find((figure) => figure.before)?.before;
+		const column = before ? ` ${before.label} |` : '';
+		lines.push(`| figure | measured |${column} target | |`, `|---|---|${before ? '---|' : ''}---|---|`);
+		for (const figure of result.figures) {
+			const earlier = before ? ` ${cell(figure.before?.value ?? '')} |` : '';
+			lines.push(`| ${cell(figure.figure)} | ${cell(value(figure))} |${earlier} ${cell(figure.target ?? '')} | ${verdict(figure) === 'NOT met' ? '**NOT met**' : verdict(figure)} |`);
+		}
 		lines.push('', ...result.notes.map((note) => `- ${note}`), '');
 	}
 	lines.push(END);

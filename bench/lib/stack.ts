@@ -3,9 +3,16 @@
  * as the tests spawn them (test/runner/support.ts), one key prefix per stack on the shared Redis,
  * and the campaign's sends read from the sandbox's own log.
  */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { campaignStatus, createCampaign } from '../../runner/src/core';
 import {
 	positionalTemplate,
+	RUNNER_BIN,
+	spawnRunner,
 	setFault,
 	startRunnerUnderTest,
 	templateSends,
@@ -13,8 +20,9 @@ import {
 	writeRecipientsCsv,
 	type RunnerUnderTest,
 	type SandboxMessage,
+	type SpawnedRunner,
 } from '../../test/runner/support';
-import { peakRssMb } from './common';
+import { peakRssMb, ROOT } from './common';
 
 export const SEND_ENDPOINT = 'POST /api/external/v2/send-template';
 
@@ -66,3 +74,38 @@ export async function sendsFrom(stack: RunnerUnderTest): Promise<SandboxMessage[
 export const workerPeaksMb = (stack: RunnerUnderTest) => stack.processes.map((runner) => peakRssMb(runner.child.pid));
 
 export { positionalTemplate, setFault, templateSends, waitFor, writeRecipientsCsv, type RunnerUnderTest, type SandboxMessage };
+
+/** Builds the runner's bundle (runner/scripts/build.mjs), so figures of the built runner are of the current sources. */
+export function buildRunnerBundle(): void {
+	const built = spawnSync(process.execPath, [join(ROOT, 'runner', 'scripts', 'build.mjs')], { encoding: 'utf8' });
+	if (built.status !== 0) throw new Error(`runner/scripts/build.mjs failed: ${built.stdout}${built.stderr}`);
+}
+
+/**
+ * A worker started as the installed package starts it: its bin run as a program (so its shebang's
+ * node flags apply, no wrapper process) beside the built bundle, as `npm install convo-runner` lays
+ * them out (bin/ and dist/; the bin runs dist/ when no sources sit beside it). The bundle is built first.
+ */
+export function spawnShippedWorker(stack: RunnerUnderTest): SpawnedRunner {
+	const runner = spawnRunner(['worker'], stack.env, [shippedBin()]);
+	stack.processes.push(runner);
+	return runner;
+}
+
+let shipped: string | undefined;
+
+/** The bin of the package as installed (above), built once per benchmark process; its folder goes when the process exits. */
+export function shippedBin(): string {
+	if (shipped) return shipped;
+	buildRunnerBundle();
+	const dir = mkdtempSync(join(tmpdir(), 'convo-runner-package-'));
+	mkdirSync(join(dir, 'bin'));
+	const bin = join(dir, 'bin', 'convo-runner.mjs');
+	copyFileSync(RUNNER_BIN, bin);
+	chmodSync(bin, 0o755);
+	// Node resolves the bundle's dependencies from its real path (the repository's runner/).
+	symlinkSync(join(ROOT, 'runner', 'dist'), join(dir, 'dist'));
+	process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+	shipped = bin;
+	return bin;
+}

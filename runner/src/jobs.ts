@@ -8,7 +8,8 @@
  *   control        feed          upsertFeeder: a job scheduler, every second    feedOnce, dispatchEvents, dropExpiredDrafts
  *                  start         addStartJob: delayed, one per `--at` campaign  startScheduledCampaign (campaigns/control.ts)
  *                  cron          CAMPAIGN_CRON: a scheduler per schedule        runSchedule (campaigns/schedule.ts)
- *   send-<number>  send          addSendJobs: the feeder, a window per number   createSendProcessor (campaigns/send.ts)
+ *   send-<number>  send          addSendJobs: the feeder, runs of SEND_RUN      createSendProcessor (campaigns/send.ts)
+ *                                recipients, a window per number
  *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
  *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
  *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor (webhooks/deliver.ts)
@@ -104,13 +105,15 @@ type QueueKind = keyof typeof QUEUES;
 export type SharedQueue = Exclude<QueueKind, 'send'>;
 
 /**
- * A send queue's global rate limit as BullMQ's limiter wants it, in slices of about 50 ms: 60/s is 3
- * per 50 ms, so the sends spread across the second instead of bursting at its start, and a slice
- * delayed on its way (a busy event loop) bunches with the next by a few sends, not by a tenth of the rate.
+ * A send queue's global rate limit as BullMQ's limiter wants it: runs (SEND_RUN sends each) at twice
+ * the pace the rate needs, so runs cut short (recipients already sent, a resume) still keep the
+ * number busy, in slices of about 50 ms so they are not taken in a burst at each second's start.
+ * The start gate (campaigns/spacing.ts) holds the rate itself.
  */
 export function limiterFor(ratePerSecond: number): { max: number; duration: number } {
-	const max = Math.max(1, Math.floor(ratePerSecond / 20));
-	return { max, duration: Math.round((1000 * max) / ratePerSecond) };
+	const runsPerSecond = (2 * ratePerSecond) / SEND_RUN;
+	const max = Math.max(1, Math.floor(runsPerSecond / 20));
+	return { max, duration: Math.round((1000 * max) / runsPerSecond) };
 }
 
 // ---- Backoffs: a job names its own, every worker computes it with the one formula -------------
@@ -125,6 +128,9 @@ const JOB_BACKOFFS = {
 } satisfies Record<string, Backoff>;
 
 type JobBackoffName = keyof typeof JOB_BACKOFFS;
+
+/** The wait before a run sends a recipient again after its `tries`-th retry: the send backoff, per recipient. */
+export const sendRetryDelay = (tries: number) => backoffMs(JOB_BACKOFFS.send, tries);
 
 const jobBackoff = (name: JobBackoffName): { type: JobBackoffName } => ({ type: name });
 
@@ -143,10 +149,26 @@ interface StartJobData {
 	campaign: string;
 	dueAt: number;
 }
+/**
+ * A run: the campaign's recipients [index, index + count), sent one after another (campaigns/send.ts).
+ * Runs are fixed blocks of SEND_RUN indexes, so a recipient is always in the job of the same id.
+ */
 export interface SendJobData {
 	campaign: string;
 	index: number;
+	/** Absent in a job queued by a runner before runs: one recipient. */
+	count?: number;
+	/** Retries each recipient of the run had (index -> count), as a job's attempts were before runs. */
+	tries?: Record<string, number>;
 }
+
+/**
+ * Recipients per send job. BullMQ's own work per job (fetch, lock, complete, remove: about 40 Redis
+ * commands) was most of a send's cost when a job was one recipient; a run of 10 pays it once for
+ * ten (docs/decisions.md, "Lean runner (#20): runs of sends"). A run stops between recipients on a
+ * pause, a cancel or a stop, so it holds nothing longer than one send.
+ */
+export const SEND_RUN = 10;
 interface RunJobData {
 	run: string;
 }
@@ -163,6 +185,8 @@ export interface WorkingProcess {
 	inFlight: Map<string, InFlight>;
 	/** Aborted when a stop's deadline passes. */
 	shutdown: AbortSignal;
+	/** Aborted when a stop begins: a run sends no further recipient (the rest go back to the queue). */
+	draining: AbortSignal;
 	/** The key deliveries are signed with; without it the process works no deliveries. */
 	webhookKey?: string;
 }
@@ -232,13 +256,18 @@ const JOBS = {
 		options: scheduledJob,
 		processor: ({ context }) => (job) => runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0)),
 	} satisfies JobKind<ScheduleJobData>,
-	/** One recipient of one campaign. The ledger is the record of what happened, so no finished job is kept (a kept one would block its id). */
+	/**
+	 * A run of up to SEND_RUN recipients of one campaign, its id the run's first index. The ledger is
+	 * the record of what happened, so no finished job is kept (a kept one would block its id). A
+	 * recipient's retry delays the job (send.ts) instead of failing it: its attempts here are for the
+	 * run's own errors (Redis), and each recipient counts its retries in the data.
+	 */
 	send: {
 		queue: 'send',
 		name: 'send',
 		id: ({ campaign, index }) => `${sendJobIdPrefix(campaign)}${index}`,
 		options: (config) => ({ attempts: config.RUNNER_SEND_ATTEMPTS, backoff: jobBackoff('send'), removeOnComplete: true, removeOnFail: true }),
-		processor: ({ context, inFlight, shutdown }) => createSendProcessor(context, inFlight, shutdown),
+		processor: ({ context, inFlight, shutdown, draining }) => createSendProcessor(context, inFlight, shutdown, draining),
 	} satisfies JobKind<SendJobData>,
 	/** A reindex run; the process that takes it paces the run's upserts itself (the collection lease makes it the only one). */
 	run: {

@@ -20,6 +20,7 @@ import { RECIPIENT_OUTCOMES, type RecipientOutcome } from 'convo-contract';
 
 import type { RedisConnection } from './redis';
 import type { Keys } from './keys';
+import { luaGap } from './campaigns/gap';
 import { campaignNumber } from './homes';
 import { LUA_EMIT } from './webhooks/events';
 
@@ -84,8 +85,9 @@ local function move(meta, from, to)
   redis.call('HINCRBY', meta, 'n_' .. to, 1)
 end
 local function finishIfDone(meta, running, outbox, id, now)
-  if redis.call('HGET', meta, 'state') ~= 'running' then return false end
-  local open = (tonumber(redis.call('HGET', meta, 'n_p')) or 0) + (tonumber(redis.call('HGET', meta, 'n_c')) or 0)
+  local state = redis.call('HMGET', meta, 'state', 'n_p', 'n_c')
+  if state[1] ~= 'running' then return false end
+  local open = (tonumber(state[2]) or 0) + (tonumber(state[3]) or 0)
   if open == 0 then
     redis.call('HSET', meta, 'state', 'completed', 'finished_at', now)
     redis.call('SREM', running, id)
@@ -93,6 +95,39 @@ local function finishIfDone(meta, running, outbox, id, now)
     return true
   end
   return false
+end
+`;
+
+/**
+ * A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
+ * which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
+ * send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
+ * the way (it may have sent: never resent). `claimAt` claims it and returns its snapshot row and
+ * attempts so far.
+ */
+export const LUA_RUN_CLAIM = `${LUA_HELPERS}
+local function openInRun(meta, ledger, running, outbox, first, last, token, now, id)
+  local lost = false
+  for i = first, last - 1 do
+    local rec = redis.call('HGET', ledger, i)
+    if rec then
+      local r = parse(rec)
+      if r.s == 'p' or (r.s == 'c' and r.ref == token) then return i, r end
+      if r.s == 'c' then
+        r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
+        write(ledger, i, r); move(meta, 'c', 'u'); lost = true
+      end
+    end
+  end
+  if lost then finishIfDone(meta, running, outbox, id, now) end
+  return nil
+end
+local function claimAt(meta, ledger, recipients, i, r, token, now)
+  if r.s == 'p' then
+    r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
+    write(ledger, i, r); move(meta, 'p', 'c')
+  end
+  return redis.call('HGET', recipients, i)
 end
 `;
 
@@ -131,9 +166,8 @@ return { 'claimed', redis.call('HGET', recipients, idx) }
  * Returns 'ok', 'lost', or the campaign's new state when this settle changed it ('completed',
  * 'paused'), so the process that caused the change logs it.
  */
-const SETTLE = `${LUA_HELPERS}
-local meta, ledger, running, outbox, ticks = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local idx, token, to, now, ref, err, pauseAfter, id, counter = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
+const LUA_SETTLE = `
+local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter)
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'lost' end
 local r = parse(rec)
@@ -142,11 +176,13 @@ local from = r.s
 r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r); move(meta, from, to)
-redis.call('HSET', meta, 'last_progress_at', now)
+-- A send resets the failure streak in the same write (one command per send less).
+if to == 's' then redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0) else redis.call('HSET', meta, 'last_progress_at', now) end
 if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
 if to == 's' then
   local second = math.floor(tonumber(now) / 1000)
-  redis.call('HINCRBY', ticks, second, 1); redis.call('HDEL', ticks, second - 600); redis.call('EXPIRE', ticks, 660)
+  -- The second's first send drops the one ten minutes old and keeps the hash alive: once a second, not per send.
+  if redis.call('HINCRBY', ticks, second, 1) == 1 then redis.call('HDEL', ticks, second - 600); redis.call('EXPIRE', ticks, 660) end
 end
 if to == 'f' then
   local streak = redis.call('HINCRBY', meta, 'failure_streak', 1)
@@ -159,11 +195,37 @@ if to == 'f' then
     emit(outbox, meta, id, 'campaign.paused', now)
     return 'paused'
   end
-elseif to == 's' then
-  redis.call('HSET', meta, 'failure_streak', 0)
 end
 if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
 return 'ok'
+end
+`;
+
+const SETTLE = `${LUA_HELPERS}${LUA_SETTLE}
+return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9])
+`;
+
+/**
+ * KEYS: SETTLE's, then the number's spacing hash (campaigns/spacing.ts). ARGV: SETTLE's, then the
+ * run's last+1 index and the start gate's window room. A run's settle that also takes the place on
+ * the number's clock of the run's next recipient, if it has one: the same step as the gate's first
+ * one (the next place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
+ * needs one gate call, the window step, instead of two. Returns { SETTLE's answer, microseconds to
+ * that place or -1 for none }.
+ */
+const SETTLE_AND_PLACE = `${luaGap('tonumber(ARGV[11])')}${LUA_RUN_CLAIM}${LUA_SETTLE}
+local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
+local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
+local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9])
+if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id) then return { result, -1 } end
+local gate = redis.call('HMGET', spacing, 'rate', 'next')
+local rate = tonumber(gate[1] or '0')
+if not rate or rate <= 0 then return { result, -1 } end
+local time = redis.call('TIME')
+local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local at = math.max(nowUs, tonumber(gate[2] or '0') or 0)
+redis.call('HSET', spacing, 'next', string.format('%.0f', at + gapUs(rate)))
+return { result, math.floor(at - nowUs), string.format('%.0f', at) }
 `;
 
 /**
@@ -244,6 +306,7 @@ export class Ledger {
 		};
 		define('convoClaim', CLAIM, 5);
 		define('convoSettle', SETTLE, 5);
+		define('convoSettleAndPlace', SETTLE_AND_PLACE, 6);
 		define('convoMoveMany', MOVE_MANY, 4);
 		define('convoResolveUnknown', RESOLVE_UNKNOWN, 4);
 		define('convoExpireClaims', EXPIRE_CLAIMS, 4);
@@ -289,6 +352,29 @@ export class Ledger {
 	): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
 		const { base, from } = await this.keysOf(id);
 		return this.call('convoSettle', [...base, this.keys.ticks(from, id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
+	}
+
+	/**
+	 * A settle of a run's recipient (campaigns/send.ts) that also takes the place on the number's
+	 * clock of the run's next recipient among (index, runEnd), if it has one (`room`: the start
+	 * gate's window room). `place`: microseconds to that place and its time on Redis's clock, undefined for none.
+	 */
+	async settleAndPlace(
+		id: string,
+		claim: { index: number; token: string },
+		to: 'sent' | 'failed' | 'unknown',
+		ref: string,
+		error: string,
+		pauseAfter: number,
+		run: { end: number; room: number },
+	): Promise<{ result: 'ok' | 'lost' | 'completed' | 'paused'; place?: { inUs: number; atUs: string } }> {
+		const { base, from } = await this.keysOf(id);
+		const [result, placeInUs, placeAtUs] = (await this.call(
+			'convoSettleAndPlace',
+			[...base, this.keys.ticks(from, id), this.keys.spacing(from)],
+			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room],
+		)) as [string, number, string?];
+		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined };
 	}
 
 	async moveMany(id: string, from: Outcome, to: Outcome, indexes: number[], error = ''): Promise<number> {

@@ -107,7 +107,8 @@ export async function runProcess(context: RunnerContext, role: 'start' | 'worker
 	const shutdown = new AbortController();
 	const key = webhookKey(config);
 	if (!key) log.warn('this process delivers no webhook events: set RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN), the same on every process, to have it sign and send them');
-	const workers = new Workers({ context, inFlight, shutdown: shutdown.signal, webhookKey: key });
+	const draining = new AbortController();
+	const workers = new Workers({ context, inFlight, shutdown: shutdown.signal, draining: draining.signal, webhookKey: key });
 	await upsertFeeder(context);
 	await workers.start();
 	const heartbeat = await startHeartbeat(context, role, () => workers.queueNames().map(shownQueueName));
@@ -118,6 +119,7 @@ export async function runProcess(context: RunnerContext, role: 'start' | 'worker
 		healthy: () => !stopped,
 		stop: async () => {
 			stopped = true;
+			draining.abort();
 			await heartbeat.stop();
 			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
 			// The sends get the deadline less a margin in which their claims are settled (the process

@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 
 import { API_NAMES, campaignStatus, cancel, createCampaign, listCampaigns, pauseCampaign, resumeCampaign } from '../../runner/src/core';
+import { SEND_RUN } from '../../runner/src/jobs';
 import { positionalTemplate, report, sendsByPhone, setFault, clearFaults, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
@@ -183,17 +184,21 @@ test('Redis holds a bounded window of send jobs however large the campaign', asy
 	const { path } = writeRecipientsCsv(20_000, { seed: 17 });
 	const campaign = await create(path, { rate: 10 });
 	const queue = runner.context.queues.send(runner.business.phoneNumbers[0]);
+	// Recipients in queued jobs: a job is a run of up to SEND_RUN of them.
 	let most = 0;
+	let mostJobs = 0;
 	for (let tick = 0; tick < 8; tick++) {
 		await new Promise((resolve) => setTimeout(resolve, 500));
-		const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-		most = Math.max(most, Object.values(counts).reduce((sum, n) => sum + n, 0));
+		const jobs = await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized']);
+		mostJobs = Math.max(mostJobs, jobs.length);
+		most = Math.max(most, jobs.reduce((sum, job) => sum + (job.data.count ?? 1), 0));
 	}
 	const status = await campaignStatus(runner.context, campaign.id);
 	await cancel(runner.context, campaign.id);
-	// 20 s of sends at 10/s is the window (at least 200): the feeder fed it, and no more.
+	// 20 s of sends at 10/s is the window (at least 200 recipients): the feeder fed it, and no more.
 	expect(most).toBeGreaterThanOrEqual(150);
 	expect(most).toBeLessThanOrEqual(200 + 20);
+	expect(mostJobs).toBeLessThanOrEqual(Math.ceil((200 + 20) / SEND_RUN));
 	expect(status.counts.pending).toBeGreaterThan(19_000);
 });
 

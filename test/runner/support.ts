@@ -98,8 +98,9 @@ export interface SpawnedRunner {
 	kill(signal: NodeJS.Signals): Promise<number | null>;
 }
 
-export function spawnRunner(args: string[], env: NodeJS.ProcessEnv): SpawnedRunner {
-	const child = spawn(process.execPath, [RUNNER_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `command`: how the runner is run; node on the repository's bin (the sources, through tsx) unless told. */
+export function spawnRunner(args: string[], env: NodeJS.ProcessEnv, command: string[] = [process.execPath, RUNNER_BIN]): SpawnedRunner {
+	const child = spawn(command[0], [...command.slice(1), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let output = '';
 	child.stdout?.on('data', (chunk) => (output += String(chunk)));
 	child.stderr?.on('data', (chunk) => (output += String(chunk)));

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
-import { addSendJobs, sendJobIdPrefix } from '../jobs';
+import { addSendJobs, SEND_RUN, sendJobIdPrefix, type SendJobData } from '../jobs';
 import { finishPending } from './control';
 import { findCampaign, type CampaignRecord } from './store';
 import { restartSpacing, setSpacingRate } from './spacing';
@@ -25,8 +25,8 @@ const FEED_CHUNK = 1000;
  */
 const ADD_SLICE = 100;
 
-/** Jobs waiting per number: about 20 s of work at its rate, within [200, 5000]. */
-const windowFor = (rate: number) => Math.min(5000, Math.max(200, rate * 20));
+/** Jobs (runs) waiting per number: about 20 s of work at its rate, within [200, 5000] recipients. */
+const windowFor = (rate: number) => Math.ceil(Math.min(5000, Math.max(200, rate * 20)) / SEND_RUN);
 
 const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
@@ -76,7 +76,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			const available = room.get(campaign.from) ?? 0;
 			if (campaign.cursor < campaign.total) {
 				if (available <= 0) continue;
-				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK))));
+				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))));
 			} else if (Date.now() - campaign.lastProgressAt > STALL_MS) {
 				await sweep(context, campaign);
 			}
@@ -87,12 +87,21 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 	return true;
 }
 
-/** Adds jobs for the pending recipients among the next `take` ledger records; returns how many. */
-async function feedChunk(context: RunnerContext, campaign: CampaignRecord, take: number): Promise<number> {
-	const records = await context.ledger.read(campaign.id, campaign.cursor, Math.min(take, campaign.total - campaign.cursor));
-	const sends = records.flatMap((record, i) => (record?.outcome === 'pending' ? [{ campaign: campaign.id, index: campaign.cursor + i }] : []));
-	for (let i = 0; i < sends.length; i += ADD_SLICE) await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE));
-	await context.redis.hset(context.keys.campaign(campaign.from, campaign.id), 'cursor', campaign.cursor + records.length);
+/**
+ * Adds a job for each of the next `runs` runs (whole blocks of SEND_RUN indexes, from the cursor)
+ * that has a pending recipient; returns how many. A run's job covers its whole block: the run
+ * skips recipients no longer pending, and its id, the block's, keeps it from being queued twice.
+ */
+async function feedChunk(context: RunnerContext, campaign: CampaignRecord, runs: number): Promise<number> {
+	const first = campaign.cursor - (campaign.cursor % SEND_RUN);
+	const records = await context.ledger.read(campaign.id, first, Math.min(runs * SEND_RUN, campaign.total - first));
+	const sends: SendJobData[] = [];
+	for (let at = 0; at < records.length; at += SEND_RUN) {
+		const block = records.slice(at, at + SEND_RUN);
+		if (block.some((record) => record?.outcome === 'pending')) sends.push({ campaign: campaign.id, index: first + at, count: block.length });
+	}
+	for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_RUN) await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_RUN));
+	await context.redis.hset(context.keys.campaign(campaign.from, campaign.id), 'cursor', first + records.length);
 	return sends.length;
 }
 

@@ -1,25 +1,28 @@
 /**
- * The send processor (of the send queues' `send` jobs, jobs.ts): one job is one recipient of one campaign. Claim in the ledger, send B8 once,
- * settle. What each answer of the service means is decided by service.ts's one table; what this
+ * The send processor (of the send queues' `send` jobs, jobs.ts): one job is a run of up to SEND_RUN
+ * recipients of one campaign, sent one after another. Per recipient: take its start and claim it in
+ * the ledger (one step, spacing.ts), send B8 once, settle. What each answer of the service means is decided by service.ts's one table; what this
  * does with it:
  *
  *   ok       -> sent (message id)             refused -> failed (the service's message)
  *   unknown  -> unknown (reconcile decides)   stop    -> the whole campaign fails with the reason
- *   hold     -> back to pending, the number's queue waits Retry-After (BullMQ rate limit), no attempt used
- *   retry    -> back to pending, BullMQ retries with backoff; the last attempt settles failed
+ *   hold     -> back to pending, the number's queue waits Retry-After (BullMQ rate limit), no attempt
+ *               used; the run goes back to the queue and goes on from this recipient
+ *   retry    -> back to pending, the run waits the recipient's backoff (delayed) and goes on from
+ *               it; its last try (RUNNER_SEND_ATTEMPTS) settles failed
  */
 import { randomBytes } from 'node:crypto';
 
-import { RateLimitError, type Job } from 'bullmq';
+import { DelayedError, RateLimitError, type Job } from 'bullmq';
 
 import type { RunnerContext } from '../context';
-import type { SendJobData } from '../jobs';
+import { sendRetryDelay, type SendJobData } from '../jobs';
 import type { ConvoService } from '../service';
 import { failCampaign } from './control';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient } from './schema';
 import { campaignNumber } from '../homes';
-import { holdStarts, waitForStart } from './spacing';
+import { holdStarts, startNextInRun, WINDOW_ROOM, type ClaimedStart, type Place } from './spacing';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
@@ -37,7 +40,7 @@ export interface InFlight {
 	token: string;
 }
 
-export function createSendProcessor(context: RunnerContext, inFlight: Map<string, InFlight>, shutdown: AbortSignal) {
+export function createSendProcessor(context: RunnerContext, inFlight: Map<string, InFlight>, shutdown: AbortSignal, draining: AbortSignal) {
 	const { redis, keys, ledger, queues, config, log } = context;
 	const service = context.service;
 	if (!service) throw new Error('the send processor needs the service client');
@@ -67,67 +70,105 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		if (dropped > 0) log.info({ campaign, dropped }, 'campaign not running: its queued sends were taken out of the queue');
 	};
 
-	return async function processSend(job: Job<SendJobData>): Promise<string> {
-		const { campaign, index } = job.data;
-		const settings = await settingsOf(campaign);
-		if (!settings) return 'no such campaign';
-		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
-		// Wait for this send's start before claiming: a process stopped meanwhile has claimed nothing.
-		const start = await waitForStart(context, { from: settings.from, campaign }, token, shutdown);
-		if (start === 'stopped') throw new RateLimitError();
-		// A campaign not running (paused, ended) took no start: the claim leaves its recipient as it is.
-		const claim = await ledger.claim(campaign, index, token, start !== 'not running');
-		if (start === 'not running') await dropStoppedCampaign(settings.from, campaign);
-		if (claim.outcome !== 'claimed') return claim.outcome;
-
+	/**
+	 * Sends one claimed recipient of a run ending at `end` and settles it; what the run does next:
+	 * 'next' with the place on the clock its settle took for the run's next recipient (Date.now() ms).
+	 */
+	const sendOne = async (job: Job<SendJobData>, settings: SendSettings, campaign: string, claim: ClaimedStart, token: string, end: number): Promise<{ next: Place | undefined } | 'stopped' | { hold: number } | { retry: string }> => {
+		const { index } = claim;
 		const key = `${campaign}/${index}`;
 		inFlight.set(key, { campaign, index, token });
+		const logChange = (result: string, error: string) => {
+			if (result === 'completed') log.info({ campaign }, 'campaign completed');
+			if (result === 'paused') log.warn({ campaign, reason: error }, `campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`);
+		};
 		/** Settles this claim; logs the campaign's state change when this settle made it. */
 		const settle = async (to: Parameters<typeof ledger.settle>[3], ref: string, error: string, counter: Parameters<typeof ledger.settle>[7] = '') => {
 			const result = await ledger.settle(campaign, index, token, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, counter);
-			if (result === 'completed') log.info({ campaign }, 'campaign completed');
-			if (result === 'paused') log.warn({ campaign, reason: error }, `campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`);
+			logChange(result, error);
 			return result;
 		};
+		/** A final settle, the run going on: it also takes the run's next recipient's place on the clock. */
+		const settleAndGoOn = async (to: 'sent' | 'failed' | 'unknown', ref: string, error: string) => {
+			const { result, place } = await ledger.settleAndPlace(campaign, { index, token }, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, { end, room: WINDOW_ROOM });
+			logChange(result, error);
+			// Measured after the reply, a little later than Redis's own now: never early.
+			return { next: place === undefined ? undefined : { localMs: Date.now() + place.inUs / 1000, redisUs: place.atUs } };
+		};
 		try {
-			if (!claim.row) {
-				await settle('failed', '', 'the recipient is missing from the snapshot');
-				return 'failed';
-			}
+			if (!claim.row) return await settleAndGoOn('failed', '', 'the recipient is missing from the snapshot');
 			const recipient = decodeRecipient(claim.row);
 			const outcome = await settings.send({ ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) }, shutdown);
 			switch (outcome.kind) {
 				case 'ok':
-					await settle('sent', outcome.messageId ?? '', '');
-					return 'sent';
+					return await settleAndGoOn('sent', outcome.messageId ?? '', '');
 				case 'refused':
-					await settle('failed', '', outcome.reason);
-					return 'failed';
-				case 'unknown':
-					await settle('unknown', '', outcome.reason);
+					return await settleAndGoOn('failed', '', outcome.reason);
+				case 'unknown': {
+					const next = await settleAndGoOn('unknown', '', outcome.reason);
 					log.warn({ campaign, reason: outcome.reason }, 'send outcome unknown; `campaign reconcile` resolves it');
-					return 'unknown';
+					return next;
+				}
 				case 'stop':
 					await settle('not_sent', '', outcome.reason);
 					await failCampaign(context, campaign, outcome.reason);
 					return 'stopped';
 				case 'hold':
 					await settle('pending', '', outcome.reason, 'holds');
-					await queues.send(settings.from).rateLimit(outcome.waitMs);
-					await holdStarts(context, settings.from, outcome.waitMs);
-					throw new RateLimitError();
+					return { hold: outcome.waitMs };
 				case 'retry': {
-					const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-					if (last) {
-						await settle('failed', '', `${outcome.reason} (after ${job.attemptsMade + 1} attempts)`);
-						return 'failed';
-					}
+					// A recipient has as many tries as a one-recipient job had attempts (RUNNER_SEND_ATTEMPTS).
+					const tries = (job.data.tries?.[index] ?? 0) + 1;
+					if (tries >= config.RUNNER_SEND_ATTEMPTS) return await settleAndGoOn('failed', '', `${outcome.reason} (after ${tries} attempts)`);
 					await settle('pending', '', outcome.reason, 'retries');
-					throw new Error(`not sent, will retry: ${outcome.reason}`);
+					await job.updateData({ ...job.data, tries: { ...job.data.tries, [index]: tries } });
+					return { retry: outcome.reason };
 				}
 			}
 		} finally {
 			inFlight.delete(key);
+		}
+	};
+
+	/**
+	 * A run: its recipients one after another, each through the start gate, which claims it in the
+	 * same step (spacing.ts). Between recipients the run ends when its campaign stopped (the rest stay
+	 * pending, and take no start) or goes back to the queue when this process is stopping.
+	 */
+	return async function processSend(job: Job<SendJobData>, bullToken?: string): Promise<string> {
+		const { campaign, index, count = 1 } = job.data;
+		const settings = await settingsOf(campaign);
+		if (!settings) return 'no such campaign';
+		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
+		const run = { first: index, end: index + count };
+		let place: Place | undefined;
+		for (let started = 0; ; started++) {
+			if (draining.aborted) throw new RateLimitError();
+			// Each start has its own name in the window; the claim is the attempt's.
+			const claim = await startNextInRun(context, { from: settings.from, campaign }, run, { token, id: `${token}.${started}`, place }, shutdown);
+			if (claim === 'stopped') throw new RateLimitError();
+			if (claim === 'not running') {
+				await dropStoppedCampaign(settings.from, campaign);
+				return 'not running';
+			}
+			if (claim === 'done') return 'done';
+			// The next look starts after this recipient: those before it are settled or were skipped.
+			run.first = claim.index + 1;
+			const next = await sendOne(job, settings, campaign, claim, token, run.end);
+			if (next === 'stopped') return 'stopped';
+			if ('next' in next) {
+				place = next.next;
+				continue;
+			}
+			if ('hold' in next) {
+				await queues.send(settings.from).rateLimit(next.hold);
+				await holdStarts(context, settings.from, next.hold);
+				throw new RateLimitError();
+			}
+			// A retry: the run waits its backoff in the delayed set (no attempt of the job used), then goes on from this recipient.
+			const tries = job.data.tries?.[claim.index] ?? 1;
+			await job.moveToDelayed(Date.now() + sendRetryDelay(tries), bullToken);
+			throw new DelayedError(`not sent, will retry: ${next.retry}`);
 		}
 	};
 }

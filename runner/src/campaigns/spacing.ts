@@ -13,7 +13,8 @@
  * 2. The window: a start is allowed only while fewer than `rate` sends started in the last
  *    WINDOW_ROOM-longer-than-a-second and fewer than secondCap(rate) in the last second (a sorted
  *    set of start times). A send that woke late (a busy event loop, a GC pause) and would bunch
- *    with the next ones waits here until there is room.
+ *    with the next ones waits here until there is room; one whose answer came late is taken
+ *    again (FRESH_START_MS).
  *
  * The limiter stays as the coarse gate that keeps workers from taking more jobs than the rate.
  *
@@ -25,59 +26,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
+import { LUA_RUN_CLAIM } from '../ledger';
 import { luaScript } from '../redis';
+import { luaGap, WINDOW_ROOM } from './gap';
 
-/**
- * How much longer than a second the window is: room in time for the way to the service. Between
- * a start taken here and its arrival at the service, sends bunch by up to about 35 ms (event
- * loops, GC pauses on both sides; 3 to 7 sends at 100-200/s, measured by benchmark 1), so the
- * starts of any second of arrivals lie within 1.04 s, and `rate` starts per 1.04 s keep every
- * second at the service at or under the rate. The room is time, not a count of starts: a room of
- * whole starts (the rate less 4% rounded up) held 10/s to 9/s and 4/s to 3/s, 0.9 and 0.75 of the
- * rate (deadjobs.test.ts, spacing.test.ts), where the same 40 ms is a fraction of one start.
- */
-const WINDOW_ROOM = 0.04;
-
-/** The window's length, ms: a start needs fewer than `rate` starts in the last WINDOW_MS. */
-export const WINDOW_MS = 1000 * (1 + WINDOW_ROOM);
-
-/**
- * Starts allowed in any one second at `rate`: the rate less its room in whole starts, rounded
- * down (96 at 100/s, 10 at 10/s). The longer window alone lets a whole `rate` of starts bunch into
- * one second after a stall, so a later stall on the way to the service pushed a second of arrivals
- * to 113 at 100/s (the container test, the runner container killed mid-campaign); this keeps the
- * room in starts where the rate is high enough to have any, and costs low rates nothing.
- */
-export const secondCap = (rate: number) => rate - Math.floor(rate * WINDOW_ROOM);
-
-/** Starts per second the gate lets through at `rate`, sustained: 0.96 of it or more (the scripts compute the same). */
-export const windowRate = (rate: number) => Math.min(rate / (1 + WINDOW_ROOM), secondCap(rate));
+export { secondCap, WINDOW_MS, WINDOW_ROOM, windowRate } from './gap';
 
 /** Answered by both steps for a send whose campaign is not running: it takes no start. */
 const NOT_RUNNING = -1;
 
 /**
- * The window step, shared by both scripts. KEYS[1] spacing hash, KEYS[2] start log; `rate` the
- * number's rate (read once by the calling script), ARGV[1] the window's room, ARGV[2] the member.
- * Records a start and returns { 0, its time in microseconds } when the window and the last second
- * have room, else { microseconds until a start leaves whichever is full }.
+ * The window step. KEYS[2] start log; `rate` the number's rate (read once by the calling script),
+ * ARGV[2] the member. Records a start and returns { 0, its time in microseconds } when the window
+ * and the last second have room, else { microseconds until a start leaves whichever is full }.
  */
-const LUA_TAKE = `
-local function windowUs()
-  return 1000000 * (1 + tonumber(ARGV[1]))
-end
-local function secondCap(rate)
-  return rate - math.floor(rate * tonumber(ARGV[1]))
-end
-local function gapUs(rate)
-  return math.max(windowUs() / rate, 1000000 / secondCap(rate))
-end
+const LUA_TAKE = `${luaGap('tonumber(ARGV[1])')}
 local function take(rate, now)
   if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now - windowUs()))
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now - WINDOW_US))
   if redis.call('ZCARD', KEYS[2]) >= rate then
     local oldest = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
-    return { math.max(1000, math.floor(oldest + windowUs() - now)) }
+    return { math.max(1000, math.floor(oldest + WINDOW_US - now)) }
   end
   local secondStart = '(' .. string.format('%.0f', now - 1000000)
   local inSecond = redis.call('ZCOUNT', KEYS[2], secondStart, '+inf')
@@ -87,8 +56,15 @@ local function take(rate, now)
     return { math.max(1000, math.floor(tonumber(leaving[2]) + 1000000 - now)) }
   end
   redis.call('ZADD', KEYS[2], now, ARGV[2])
-  redis.call('PEXPIRE', KEYS[2], 2000)
   return { 0, string.format('%.0f', now) }
+end
+-- The start log expires 2 s after the number's last start. Renewed at most every 0.5 s (the time
+-- of the last renewal in the spacing hash), not on every start: one command less per send.
+local function keepLog(now, renewedAt)
+  if now - (tonumber(renewedAt or '0') or 0) > 500000 then
+    redis.call('PEXPIRE', KEYS[2], 2000)
+    redis.call('HSET', KEYS[1], 'logRenewedAt', string.format('%.0f', now))
+  end
 end
 local function clock()
   local time = redis.call('TIME')
@@ -97,33 +73,76 @@ end
 `;
 
 /**
- * KEYS: spacing hash, start log, campaign hash. ARGV: window room, member. Takes this
- * send's start time from the number's clock; a start due now also passes the window in the same
- * call (one round trip for a send that need not wait). Returns { 0, start time in microseconds }
- * when it started, { microseconds to wait, then TAKE_START }, or { NOT_RUNNING }.
+ * How long, on this process's clock, the answer granting a start may take to arrive. A process
+ * that stalls (a GC pause, a CPU-starved container) reads its answers late and would send their
+ * starts together with the ones that follow on time, a burst the window never saw: at a runner
+ * container's restart, 113 sends reached the service in one second at 100/s. A start answered
+ * later than this is given back and taken again, so the window counts it when it goes out. Well
+ * above a round trip to Redis (under 1 ms here), well under the window's 40 ms of room.
  */
-const NEXT_START = `${LUA_TAKE}
-if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
-local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
-local now = clock()
-if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
-local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
-local at = math.max(now, nextAt)
-redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + gapUs(rate)))
-if at > now then return { math.floor(at - now) } end
-return take(rate, now)
-`;
+export const FRESH_START_MS = 20;
 
 /**
- * KEYS: spacing hash, start log, campaign hash. ARGV: window room, member, and `again` when the
- * member's earlier start went stale (its place in the window is given back first). The window
- * step after a wait: { 0, start time in microseconds }, { microseconds to wait and try again }, or
- * { NOT_RUNNING } when the campaign stopped meanwhile.
+ * How late after its place a send may come and still count at its place (below, START). Timers and
+ * a busy event loop wake sends 1 to 5 ms late at 1,000/s; the 40 ms of room covers this and the
+ * way to the service (FRESH_START_MS bounds the answer's own delay).
  */
-const TAKE_START = `${LUA_TAKE}
-if ARGV[3] == 'again' then redis.call('ZREM', KEYS[2], ARGV[2]) end
+const PLACE_LATE_MS = 10;
+
+/** Answered for a run (below) with no recipient left to send: it takes no start. */
+const RUN_DONE = -2;
+
+/**
+ * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
+ * snapshot. ARGV: window room, member, "1" on a send's first call (it takes the next place on the
+ * number's clock) or "0" after its wait or with its place taken by the run's previous settle
+ * (ledger.ts, SETTLE_AND_PLACE: the window step only), then the run's first and last+1 index (''
+ * for a start without a claim), the campaign id and the claim token.
+ *
+ * A send's start and its claim in one call: the run's next recipient to send is found (openInRun,
+ * ledger.ts) before a start is taken, so a run with nothing left takes none, and the start taken
+ * is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
+ * { microseconds to wait, then call again with "0" (and the place, when one was taken) }, { NOT_RUNNING } or { RUN_DONE }.
+ */
+const START = `${LUA_TAKE}${LUA_RUN_CLAIM}
+if ARGV[8] == 'again' then
+  -- A start whose answer came late: its recipient stays claimed (it goes out, as one claimed before a pause does); only the start is taken anew.
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  local again = redis.call('HMGET', KEYS[1], 'rate', 'logRenewedAt')
+  local now = clock()
+  local taken = take(tonumber(again[1] or '0'), now)
+  if taken[1] == 0 then keepLog(now, again[2]) end
+  return taken
+end
 if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
-return take(tonumber(redis.call('HGET', KEYS[1], 'rate') or '0'), clock())
+local now = clock()
+local nowMs = string.format('%.0f', math.floor(now / 1000))
+local idx, rec
+if ARGV[4] ~= '' then
+  idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6])
+  if not idx then return { ${RUN_DONE} } end
+end
+local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
+local rate = tonumber(spacing[1] or '0')
+local place = tonumber(ARGV[9] or '')
+-- A place taken by a settle before a 429's hold began is given up: the send takes one after the hold.
+if (ARGV[3] == '1' or (tonumber(spacing[3] or '0') or 0) > now) and rate and rate > 0 then
+  local at = math.max(now, tonumber(spacing[2] or '0') or 0)
+  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + gapUs(rate)))
+  if at > now then return { math.floor(at - now), string.format('%.0f', at) } end
+  place = nil
+end
+-- A send at its place, or a little after it, counts at its place: places are spaced so that the
+-- window always has room for them, so a send that woke a little less late than the one a window
+-- earlier is not turned away (one gate call per send instead of 1.6 at 1,000/s). Later than
+-- PLACE_LATE_MS it counts when it goes, and waits if the window is full; earlier, the same.
+local when = now
+if place and now >= place and now - place <= ${PLACE_LATE_MS * 1000} then when = place end
+local taken = take(rate, when)
+if taken[1] == 0 then keepLog(now, spacing[4]) end
+if taken[1] ~= 0 or not idx then return taken end
+local attempts = rec.a + (rec.s == 'p' and 1 or 0)
+return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs) }
 `;
 
 /**
@@ -159,43 +178,105 @@ export async function setSpacingRate(context: RunnerContext, from: string, rateP
 /** Why a send took no start: its process is stopping, or its campaign is not running (paused, ended). */
 type NoStart = 'stopped' | 'not running';
 
+/** A run's recipient whose start was taken and claimed in the same step. */
+export interface ClaimedStart {
+	index: number;
+	/** Claims of this recipient so far, this one included. */
+	attempts: number;
+	/** Its snapshot row; undefined if the snapshot lacks it. */
+	row?: string;
+}
+
+interface Send {
+	from: string;
+	campaign: string;
+}
+
+/** The script's keys: the number's gate, then the campaign's (one hash tag, so one Cluster slot). */
+const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
+	keys.spacing(from),
+	keys.startLog(from),
+	keys.campaign(from, campaign),
+	keys.ledger(from, campaign),
+	keys.running(from),
+	keys.outbox(from),
+	keys.recipients(from, campaign),
+];
+
+type StartReply = [number, string?, number?, number?, string?];
+
+/** Stale answers in a row after which a send keeps its start: a process slow on every call is slow, not stalled, and must not spin. */
+const STALE_RETAKES = 3;
+
+/** A place on the number's clock: when it comes by this process's clock (Date.now() ms), and its time on Redis's (µs). */
+export interface Place {
+	localMs: number;
+	redisUs: string;
+}
+
 /**
- * How long, on this process's clock, the answer granting a start may take to arrive. A process
- * that stalls (a GC pause, a CPU-starved container) gets its answers late and would send their
- * starts together with the ones that follow on time, a burst the window never saw: at a runner
- * container's restart, 113 sends reached the service in one second at 100/s. A start that comes
- * back later than this is given back and taken again, so the window counts when it goes out.
- * Well above a round trip to Redis (under 1 ms here), well under the window's 40 ms of room.
+ * Calls START until it answers a start or why none; `id` names the start in the window. `place`:
+ * the place on the clock this send took ahead: it waits for it, then needs the window step only.
  */
-export const FRESH_START_MS = 20;
+async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place): Promise<StartReply | NoStart | 'done'> {
+	const call = luaScript(context.redis, 'convoStart', START, 7);
+	const scriptKeys = startKeys(context, send);
+	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
+	// The first call may take the start itself: a process already stopping takes none.
+	if (stop.aborted) return 'stopped';
+	let asked = performance.now();
+	let reply = (await call(scriptKeys, place === undefined ? [WINDOW_ROOM, id, '1', ...run, '', ''] : [WINDOW_ROOM, id, '0', ...run, '', place.redisUs])) as StartReply;
+	/** The claim of a start given back for being stale: the recipient stays claimed while its start is taken again. */
+	let claimed: StartReply | undefined;
+	let retakesLeft = STALE_RETAKES;
+	for (;;) {
+		if (reply[0] === NOT_RUNNING) return 'not running';
+		if (reply[0] === RUN_DONE) return 'done';
+		let placeUs = '';
+		if (reply[0] === 0) {
+			const stale = performance.now() - asked > FRESH_START_MS && retakesLeft-- > 0;
+			if (!stale) return claimed ? [0, reply[1], claimed[2], claimed[3], claimed[4]] : reply;
+			claimed ??= reply;
+		} else {
+			// The first call's answer names the place it took; a full window's does not.
+			placeUs = reply[1] ?? '';
+			// Whole milliseconds, rounded up: a timer cut short would start before its place and find the window full.
+			await sleep(Math.ceil(reply[0] / 1000));
+			// A claimed recipient goes out (a stop waits for sends in flight); one not yet claimed takes no start.
+			if (stop.aborted && !claimed) return 'stopped';
+		}
+		asked = performance.now();
+		const args = claimed ? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', ''] : [WINDOW_ROOM, id, '0', ...run, '', placeUs];
+		reply = (await call(scriptKeys, args)) as StartReply;
+	}
+}
 
 /**
  * Waits until this send of `campaign` from `from` may start (`id`: unique per attempt) and returns
  * the start's time on Redis's clock (ms), or why it took none.
  */
-export async function waitForStart(context: RunnerContext, send: { from: string; campaign: string }, id: string, stop: AbortSignal): Promise<number | NoStart> {
-	const { redis, keys } = context;
-	const next = luaScript(redis, 'convoNextStart', NEXT_START, 3);
-	const take = luaScript(redis, 'convoTakeStart', TAKE_START, 3);
-	const scriptKeys = [keys.spacing(send.from), keys.startLog(send.from), keys.campaign(send.from, send.campaign)];
-	// The first call may take the start itself: a process already stopping takes none.
-	if (stop.aborted) return 'stopped';
-	let asked = performance.now();
-	let [waitUs, startedUs] = (await next(scriptKeys, [WINDOW_ROOM, id])) as [number, string?];
-	// A process slow on every call is slow, not stalled: after a few stale starts it keeps the next.
-	let staleLeft = 3;
-	for (;;) {
-		if (waitUs === NOT_RUNNING) return 'not running';
-		const stale = waitUs === 0 && performance.now() - asked > FRESH_START_MS && staleLeft-- > 0;
-		if (waitUs === 0 && !stale) return Number(startedUs) / 1000;
-		if (!stale) await sleep(waitUs / 1000);
-		if (stop.aborted) {
-			if (stale) await redis.zrem(keys.startLog(send.from), id);
-			return 'stopped';
-		}
-		asked = performance.now();
-		[waitUs, startedUs] = (await take(scriptKeys, stale ? [WINDOW_ROOM, id, 'again'] : [WINDOW_ROOM, id])) as [number, string?];
-	}
+export async function waitForStart(context: RunnerContext, send: Send, id: string, stop: AbortSignal): Promise<number | NoStart> {
+	const reply = await takeStart(context, send, id, ['', '', send.campaign, ''], stop);
+	if (typeof reply === 'string') return reply === 'done' ? 'not running' : reply;
+	return Number(reply[1]) / 1000;
+}
+
+/**
+ * Waits for the start of the next recipient to send among a run's indexes [first, end) and claims
+ * it in the same step (`token`: the attempt's claim; `id`: this start's, unique; `place`: its
+ * place on the clock if the run's previous settle took it). 'done' when the run has nobody left
+ * to send (it took no start).
+ */
+export async function startNextInRun(
+	context: RunnerContext,
+	send: Send,
+	run: { first: number; end: number },
+	claim: { token: string; id: string; place?: Place },
+	stop: AbortSignal,
+): Promise<ClaimedStart | NoStart | 'done'> {
+	const reply = await takeStart(context, send, claim.id, [String(run.first), String(run.end), send.campaign, claim.token], stop, claim.place);
+	if (typeof reply === 'string') return reply;
+	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[4] ?? undefined };
 }
 
 export async function holdStarts(context: RunnerContext, from: string, waitMs: number): Promise<void> {

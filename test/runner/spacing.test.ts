@@ -8,8 +8,10 @@
  * a 429's hold excepted. (The sandbox-counted rate of whole campaigns is rate.test.ts and the benchmarks; what a
  * stopped campaign's queued jobs cost the others is deadjobs.test.ts.)
  */
-import { FRESH_START_MS, holdStarts, restartSpacing, secondCap, setSpacingRate, waitForStart, WINDOW_MS, windowRate } from '../../runner/src/campaigns/spacing';
-import { useRunnerUnderTest } from './support';
+import { FRESH_START_MS, holdStarts, restartSpacing, secondCap, setSpacingRate, startNextInRun, waitForStart, WINDOW_MS, windowRate } from '../../runner/src/campaigns/spacing';
+import { createCampaign } from '../../runner/src/core';
+import { inlineRecords } from '../../runner/src/source';
+import { positionalTemplate, useRunnerUnderTest } from './support';
 
 jest.setTimeout(60_000);
 
@@ -106,6 +108,27 @@ test('a start whose answer a stalled process reads late is given back and taken 
 	expect(start - before).toBeGreaterThanOrEqual(2 * FRESH_START_MS);
 	expect(Number(await redis.zscore(keys.startLog(from), 'stalled')) / 1000).toBeCloseTo(start, 0);
 	expect(await redis.zcard(keys.startLog(from))).toBe(1);
+});
+
+test("a send a little late to its place counts at its place (a window later nothing is turned away for it); much later, when it goes", async () => {
+	const { redis, keys } = runner.context;
+	const from = runner.business.phoneNumbers[0];
+	const rows = Array.from({ length: 3 }, (_, i) => ({ phone: `4915277${String(i).padStart(5, '0')}`, 1: `R${i}`, 2: 'x' }));
+	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from, source: 'request.json' }, inlineRecords(rows));
+	if (created.kind !== 'campaign') throw new Error('expected a campaign');
+	await setSpacingRate(runner.context, from, 10);
+	const send = { from, campaign: created.id };
+	const [seconds, micros] = await redis.time();
+	const nowUs = Number(seconds) * 1_000_000 + Number(micros);
+	// Its place came 5 ms ago: a timer's lateness. It is recorded at the place, not at the call.
+	const place = String(nowUs - 5_000);
+	const onTime = await startNextInRun(runner.context, send, { first: 0, end: 3 }, { token: 'place-t1', id: 'on-time', place: { localMs: Date.now(), redisUs: place } }, never);
+	expect(onTime).toMatchObject({ index: 0 });
+	expect(await redis.zscore(keys.startLog(from), 'on-time')).toBe(place);
+	// Its place came 200 ms ago: it counts when it goes.
+	const late = await startNextInRun(runner.context, send, { first: 1, end: 3 }, { token: 'place-t2', id: 'late', place: { localMs: Date.now(), redisUs: String(nowUs - 200_000) } }, never);
+	expect(late).toMatchObject({ index: 1 });
+	expect(Number(await redis.zscore(keys.startLog(from), 'late'))).toBeGreaterThanOrEqual(nowUs);
 });
 
 test('at low rates too the gate lets 0.95 of the rate through, and never more than the rate in 1.04 s', async () => {

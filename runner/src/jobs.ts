@@ -107,11 +107,16 @@ export type SharedQueue = Exclude<QueueKind, 'send'>;
 /**
  * A send queue's global rate limit as BullMQ's limiter wants it: runs (SEND_RUN sends each) at twice
  * the pace the rate needs, so runs cut short (recipients already sent, a resume) still keep the
- * number busy, in slices of about 50 ms so they are not taken in a burst at each second's start.
- * The start gate (campaigns/spacing.ts) holds the rate itself.
+ * number busy, in slices of about 50 ms so they are not taken in a burst at each second's start;
+ * and at least MIN_RUNS_PER_SECOND, so a slow number whose campaign stopped takes its other
+ * campaign's next run within 200 ms: at 10/s, twice the pace admitted one run per 500 ms, and a
+ * cancel left the number idle for 520 ms (benchmark 8). The start gate (campaigns/spacing.ts)
+ * holds the rate itself.
  */
+const MIN_RUNS_PER_SECOND = 5;
+
 export function limiterFor(ratePerSecond: number): { max: number; duration: number } {
-	const runsPerSecond = (2 * ratePerSecond) / SEND_RUN;
+	const runsPerSecond = Math.max((2 * ratePerSecond) / SEND_RUN, MIN_RUNS_PER_SECOND);
 	const max = Math.max(1, Math.floor(runsPerSecond / 20));
 	return { max, duration: Math.round((1000 * max) / runsPerSecond) };
 }

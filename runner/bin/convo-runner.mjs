@@ -1,9 +1,11 @@
-#!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
+#!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size --expose-gc
 // The node flags above are how the runner is meant to run (the package's bin, the image's
 // entrypoint): a young generation of 2 MB semi-spaces and V8's heap sized for memory, so a worker
 // at 1,000 sends/s stays under 200 MB and `campaign create` is flat in the audience, without a
 // hard heap cap that could stop a large reindex run (docs/decisions.md, "Lean runner (#20):
-// runs of sends"). `env -S` passes them without a wrapper process: a signal reaches node itself.
+// runs of sends"); `--expose-gc` lets `campaign create` collect between batches so its peak does
+// not depend on when V8 would (campaigns/create.ts). `env -S` passes them without a wrapper
+// process: a signal reaches node itself.
 // The installed package runs the built bundle (dist/main.js). In the repository, where the sources
 // sit beside this file, it runs them through tsx instead, so a change is live without a build.
 import { existsSync } from 'node:fs';

@@ -6,6 +6,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { convoNode, itemsThen, runWorkflow, testCredential } from '../harness/workflow';
+import { campaignCreateParameters } from './support';
 import { positionalTemplate, startApi, startCountingProxy, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from '../runner/reindexSupport';
 
@@ -41,17 +42,7 @@ async function runNode(parameters: IDataObject, items: IDataObject[], executionI
 
 const phoneOf = (seed: number, i: number) => `49172${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`;
 
-function createParameters(extra: IDataObject = {}): IDataObject {
-	return {
-		resource: 'campaign',
-		operation: 'create',
-		templateId: { __rl: true, mode: 'id', value: positionalTemplate(runner.business).id },
-		fromPhoneNumber: `+${runner.business.phoneNumbers[0]}`,
-		rate: 200,
-		variables: { variable: [{ name: '1', value: '={{ $json.name }}' }, { name: '2', value: '={{ $json.order }}' }] },
-		...extra,
-	};
-}
+const createParameters = (extra: IDataObject = {}) => campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, extra);
 
 const campaignRequests = () => proxy.requests.filter((url) => url.pathname.startsWith('/api/campaigns'));
 

@@ -14,7 +14,7 @@ import { Convo } from '../../nodes/Convo/Convo.node';
 import { convoNode, createAdditionalData, createWorkflow, itemsNode, itemsThen, runWorkflow, type WorkflowJson } from '../harness/workflow';
 import { positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from '../runner/reindexSupport';
-import { fieldLabel } from './support';
+import { campaignCreateParameters, fieldLabel } from './support';
 
 jest.setTimeout(240_000);
 
@@ -50,17 +50,7 @@ const runNode = (parameters: IDataObject, items: IDataObject[], extra: Partial<W
 const phoneOf = (seed: number, i: number) => `49174${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`;
 const itemsOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => ({ phone: `+${phoneOf(seed, i)}`, name: `Customer ${i}`, order: `#${i}`, customer_id: `cust-${seed}-${i}` })) as IDataObject[];
 
-function createParameters(extra: IDataObject = {}): IDataObject {
-	return {
-		resource: 'campaign',
-		operation: 'create',
-		templateId: { __rl: true, mode: 'id', value: positionalTemplate(runner.business).id },
-		fromPhoneNumber: `+${runner.business.phoneNumbers[0]}`,
-		rate: 200,
-		variables: { variable: [{ name: '1', value: '={{ $json.name }}' }, { name: '2', value: '={{ $json.order }}' }] },
-		...extra,
-	};
-}
+const createParameters = (extra: IDataObject = {}) => campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, extra);
 
 /** A listSearch method of the node, called as n8n's editor calls it (LoadOptionsContext, the node's credential). */
 async function listSearch(method: string, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {

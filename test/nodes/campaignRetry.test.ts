@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { IDataObject } from 'n8n-workflow';
 
 import { convoNode, itemsThen, runWorkflow } from '../harness/workflow';
+import { campaignCreateParameters } from './support';
 import { positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
 
 jest.setTimeout(240_000);
@@ -65,17 +66,7 @@ async function runNode(parameters: IDataObject, items: IDataObject[]) {
 const phoneOf = (seed: number, i: number) => `49173${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`;
 const itemsOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => ({ phone: `+${phoneOf(seed, i)}`, name: `Customer ${i}`, order: `#${i}` })) as IDataObject[];
 
-function createParameters(extra: IDataObject = {}): IDataObject {
-	return {
-		resource: 'campaign',
-		operation: 'create',
-		templateId: { __rl: true, mode: 'id', value: positionalTemplate(runner.business).id },
-		fromPhoneNumber: `+${runner.business.phoneNumbers[0]}`,
-		rate: 200,
-		variables: { variable: [{ name: '1', value: '={{ $json.name }}' }, { name: '2', value: '={{ $json.order }}' }] },
-		...extra,
-	};
-}
+const createParameters = (extra: IDataObject = {}) => campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, extra);
 
 async function campaignsListed(): Promise<string[]> {
 	const response = await fetch(`${base}/api/campaigns?limit=500`, { headers: { authorization: `Bearer ${TOKEN}` } });

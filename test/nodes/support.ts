@@ -156,3 +156,19 @@ export function fieldLabel(resource: string, operation: string, parameterPath: s
 	if (!field) throw new Error(`No parameter ${parameterPath} in ${resource} > ${operation}`);
 	return field.displayName;
 }
+
+/**
+ * Campaign → Create's parameters as the campaign tests use them: the business's positional
+ * template from its first number at 200/s, variables 1 and 2 from the item's name and order.
+ */
+export function campaignCreateParameters(business: { phoneNumbers: string[] }, templateId: string, extra: IDataObject = {}): IDataObject {
+	return {
+		resource: 'campaign',
+		operation: 'create',
+		templateId: { __rl: true, mode: 'id', value: templateId },
+		fromPhoneNumber: `+${business.phoneNumbers[0]}`,
+		rate: 200,
+		variables: { variable: [{ name: '1', value: '={{ $json.name }}' }, { name: '2', value: '={{ $json.order }}' }] },
+		...extra,
+	};
+}

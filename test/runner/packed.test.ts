@@ -54,8 +54,11 @@ beforeAll(async () => {
 	execFileSync(process.execPath, [join(RUNNER_DIR, 'scripts', 'build.mjs')], { stdio: 'pipe' });
 	execFileSync('npm', ['pack', '--pack-destination', work], { cwd: RUNNER_DIR, stdio: 'pipe' });
 	mkdirSync(app);
-	// A bare environment: no NODE_PATH or npm workspace settings from the repository's test run.
-	env = { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? work, '.npm') };
+	// A bare environment: no NODE_PATH or npm workspace settings from the repository's test run;
+	// the machine's own npm and TLS settings stay (CI points npm at the machine's global config,
+	// with its CA file, when it runs a node of its own: .ci/run).
+	const machine = Object.fromEntries(['npm_config_globalconfig', 'NODE_EXTRA_CA_CERTS'].filter((name) => process.env[name]).map((name) => [name, process.env[name]]));
+	env = { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? work, '.npm'), ...machine };
 	execFileSync('npm', ['install', '--no-audit', '--no-fund', `../convo-runner-${version}.tgz`], { cwd: app, env, stdio: 'pipe' });
 	redis = await useRedisServer();
 	sandbox = await startSandboxProcess();

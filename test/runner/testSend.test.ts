@@ -87,8 +87,10 @@ test('API create with test_to and a good template: one send to the test phone wi
 test.each([
 	['an unknown template', () => ({ template_id: randomUUID() }), /404/],
 	['a number of another business', () => ({ from: runner.sandbox.fixture.businesses[1].phoneNumbers[0] }), /403/],
+	// A template with a dynamic URL button, and rows without buttons: the service's 400.
+	['a body the template refuses', () => ({ template_id: runner.business.templates.find((t) => t.kind === 'urlButton')?.id }), /400/],
 ])('API create with test_to and %s: an error naming test_to with the service\'s reason, one attempt, no campaign, no recipient ever sent', async (_name, wrong, status) => {
-	const seed = _name.includes('template') ? 2 : 3;
+	const seed = _name.includes('unknown') ? 2 : _name.includes('number') ? 3 : 8;
 	const test = phoneOf(seed, 99);
 	const phones = rowsOf(seed, 5).map((_, i) => phoneOf(seed, i));
 	const listed = (await call('GET', '/api/campaigns?limit=500')).json.total as number;
@@ -98,7 +100,7 @@ test.each([
 	expect(refused.json.field).toBe('test_to');
 	expect(refused.json.message).toMatch(/^test_to \d+: the service refused the test send/);
 	expect(refused.json.message).toMatch(status);
-	expect(refused.json.message).toMatch(/the service said/);
+	expect(refused.json.message).toMatch(/the service said|buttons/);
 	expect(attempts() - before).toBe(1);
 	await expectNeverSent([test, ...phones]);
 	expect(attempts() - before).toBe(1);

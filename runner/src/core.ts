@@ -16,13 +16,14 @@ import { formatOf, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { storedSource } from './net/urls';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
-import { CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
+import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
 import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
 import { handOverNumber } from './campaigns/feeder';
 import { addStartJob } from './jobs';
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
+import { draftTest, firstAcceptedRow, sendTest, type TestSend } from './campaigns/testSend';
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
 export { pageCampaigns, campaignFigures, type CampaignStatus } from './campaigns/store';
@@ -64,7 +65,8 @@ export async function runnerQueues(context: RunnerContext) {
 	return context.queues.all();
 }
 
-export type CreateAnswer = (Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> };
+/** `test_send`: the test send's answer, when the create asked for one (testSend.ts). */
+export type CreateAnswer = ((Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> }) & { test_send?: TestSend };
 
 /** The settings of a create, checked; each error names the setting as the client calls it. */
 function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames) {
@@ -92,21 +94,35 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 		formatOf(common.source, common.format, names);
 		await checkUrlAllowed(context.config, common.source, names.source);
 	}
+	const testTo = settings.testTo;
 	if (repeat) {
+		// A schedule is tested once, at its creation, with the first row its source would give now.
+		let test_send: TestSend | undefined;
+		if (testTo) {
+			const row = await firstAcceptedRow(context, common, names);
+			if (!row) throw new UserError(`${names.testTo}: ${names.source} has no row a campaign would accept now, so there is nothing to test with; nothing was created`);
+			test_send = await sendTest(context, common, row, testTo, names.testTo);
+		}
 		const stored = storedSource(context.config, common.source, names.source);
 		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, ...repeat }, names);
 		context.log.info({ schedule: schedule.id, cron: schedule.cron, tz: schedule.tz }, 'campaign schedule created');
-		return { kind: 'schedule', schedule: scheduleView(schedule) };
+		return { kind: 'schedule', schedule: scheduleView(schedule), ...(test_send ? { test_send } : {}) };
 	}
 
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;
 	// The start job just before the commit: a create that dies before its commit leaves a job that
 	// finds no campaign and does nothing; one that dies after it leaves a scheduled campaign with its job.
-	const beforeCommit = startAt ? () => addStartJob(context, { campaign: id, dueAt: startAt }, { afterCommit: true }) : undefined;
-	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer: { kind: 'campaign' } } });
+	// The test send goes before both, once every row is read: a refusal leaves nothing (the answer
+	// kept for an Idempotency-Key is read at the commit, so it holds the test's answer too).
+	const answer: { kind: 'campaign'; test_send?: TestSend } = { kind: 'campaign' };
+	const beforeCommit = async (first: string | undefined) => {
+		if (testTo && first) answer.test_send = await sendTest(context, common, first, testTo, names.testTo);
+		if (startAt) await addStartJob(context, { campaign: id, dueAt: startAt }, { afterCommit: true });
+	};
+	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer } });
 	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'campaign created');
-	return { kind: 'campaign', ...snapshot };
+	return { ...answer, ...snapshot };
 }
 
 /**
@@ -120,7 +136,7 @@ async function createDraft(context: RunnerContext, input: CampaignSettings, reco
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;
-	const draft = { startsAs: startAt ? ('scheduled' as const) : ('running' as const), expiresAt: Date.now() + DRAFT_LIFETIME_MS };
+	const draft = { startsAs: startAt ? ('scheduled' as const) : ('running' as const), expiresAt: Date.now() + DRAFT_LIFETIME_MS, testTo: settings.testTo };
 	await takeDraftPlace(context, id, draft.expiresAt);
 	let snapshot: Snapshot;
 	try {
@@ -138,8 +154,14 @@ async function createDraft(context: RunnerContext, input: CampaignSettings, reco
  * draft is left alone, so a retried call is harmless. Answers the campaign as GET shows it.
  */
 export async function startCampaign(context: RunnerContext, id: string) {
+	// A draft created with a test phone sends its test first, once (its answer kept as an
+	// Idempotency-Key's: a start retried after an accepted test does not test again).
+	const campaign = await getCampaign(context, id);
+	const test = await draftTest(context, campaign);
+	const tested = test && (await once(context, campaign.from, `test:${id}`, 'start', () => sendTest(context, campaign, test.row, test.to, API_NAMES.testTo)));
 	await startDraft(context, id);
-	return campaignView(context, id);
+	const view = await campaignView(context, id);
+	return tested ? { ...view, test_send: { to: tested.to, accepted: tested.accepted, ...(tested.message_id ? { message_id: tested.message_id } : {}) } } : view;
 }
 
 /** A campaign's status and settings: GET /api/campaigns/:id. */

@@ -61,6 +61,8 @@ export const campaignSettingsInput = z.object({
 	tz: z.string().optional(),
 	/** A CSV's delimiter (comma, semicolon or tab); the runner tells it from the header line when absent. */
 	delimiter: z.string().optional(),
+	/** A test phone: the first accepted row's message goes there first, and the campaign starts only if the service accepts it (a draft: at its start). */
+	test_to: z.string().optional(),
 });
 
 /** POST /api/campaigns as JSON. */
@@ -121,8 +123,11 @@ const campaignState = z.enum(CAMPAIGN_STATES);
 export const campaignAnswer = z.looseObject({ id: z.string(), state: campaignState, total: count });
 export type CampaignAnswer = z.infer<typeof campaignAnswer>;
 
+/** What a create with test_to (or a draft's start) says of its test send; a refused one is an error answer. */
+const testSendAnswer = z.looseObject({ to: z.string(), accepted: z.literal(true), message_id: z.string().optional() });
+
 /** POST /api/campaigns with draft: true (the node's create; other creates answer more). */
-export const createCampaignAnswer = z.looseObject({ id: z.string(), state: campaignState });
+export const createCampaignAnswer = z.looseObject({ id: z.string(), state: campaignState, test_send: testSendAnswer.optional() });
 export type CreateCampaignAnswer = z.infer<typeof createCampaignAnswer>;
 
 const rejection = z.looseObject({ line: z.int().min(1), phone: z.string(), reason: z.string() });
@@ -173,7 +178,7 @@ export const RUNNER_ANSWERS = {
 	createCampaign: createCampaignAnswer,
 	getCampaign: campaignAnswer,
 	addRecipients: addRecipientsAnswer,
-	startCampaign: campaignAnswer,
+	startCampaign: campaignAnswer.extend({ test_send: testSendAnswer.optional() }),
 	pauseCampaign: campaignControlAnswer,
 	resumeCampaign: campaignControlAnswer,
 	cancelCampaign: campaignControlAnswer,

@@ -104,6 +104,8 @@ export class RowChecker {
 	/** The first CSV header read: a source without a phone column is told what was read instead. */
 	columns?: readonly string[];
 	readonly rejections: Snapshot['rejections'] = [];
+	/** The first accepted row as the snapshot keeps it: what a test send sends (testSend.ts). */
+	firstAccepted?: string;
 	private staged = nothingStaged();
 
 	constructor(
@@ -124,7 +126,9 @@ export class RowChecker {
 		}
 		if (verdict.ok) {
 			this.accepted++;
-			this.staged.recipients.push(index, encodeRecipient(verdict.recipient));
+			const row = encodeRecipient(verdict.recipient);
+			this.firstAccepted ??= row;
+			this.staged.recipients.push(index, row);
 			this.staged.ledger.push(index, PENDING_RECORD);
 			this.staged.phones.push(verdict.recipient.phone, String(verdict.recipient.line));
 		} else {
@@ -149,10 +153,10 @@ export interface SnapshotInput extends CampaignBasics {
 	scheduleId?: string;
 	/** Records already at hand (an upload, inline rows); otherwise `source` is read. */
 	records?: AsyncIterable<SourceRecord>;
-	/** A draft: the state `start` moves it to, and when it is removed unless started. */
-	draft?: { startsAs: 'running' | 'scheduled'; expiresAt: number };
-	/** Done after every row is staged and right before the commit (the start job of a scheduled campaign). */
-	beforeCommit?: () => Promise<void>;
+	/** A draft: the state `start` moves it to, when it is removed unless started, and the phone its start tests with. */
+	draft?: { startsAs: 'running' | 'scheduled'; expiresAt: number; testTo?: string };
+	/** Done after every row is staged and right before the commit (a test send, the start job of a scheduled campaign); gets the first accepted row. */
+	beforeCommit?: (firstAccepted: string | undefined) => Promise<void>;
 	/** The Idempotency-Key the create runs under (core.ts once): the commit keeps `answer` + the snapshot as its answer. */
 	claim?: { slot: string; token: string; answer: Record<string, unknown> };
 }
@@ -248,7 +252,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		// A draft may start empty: its rows come in chunks.
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
 		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`);
-		await input.beforeCommit?.();
+		await input.beforeCommit?.(rows.firstAccepted);
 	} catch (error) {
 		await dropStaged().catch(() => undefined);
 		if (error instanceof SourceError) throw new UserError(`Nothing was created: ${error.message}`);
@@ -280,7 +284,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		last_progress_at: now,
 		failure_streak: 0,
 		last_error: '',
-		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine } : {}),
+		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine, test_to: draft.testTo ?? '' } : {}),
 	};
 	const snapshot: Snapshot = { id, state, total, accepted, rejected, rejections };
 	const { claim } = input;

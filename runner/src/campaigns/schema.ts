@@ -8,17 +8,20 @@ import { parsePhoneNumber, runnerRate, sendTemplateBody, sendTemplateQuery } fro
 
 import { csvDelimiterNamed } from '../csv';
 
+/** A phone number, digits with country code (a "+" and separators are accepted). */
+const phoneDigits = z.string().transform((value, ctx) => {
+	const parsed = parsePhoneNumber(value);
+	if (!parsed.ok) {
+		ctx.issues.push({ code: 'custom', input: value, message: parsed.reason });
+		return z.NEVER;
+	}
+	return parsed.digits;
+});
+
 export const campaignSettings = z.object({
 	templateId: sendTemplateQuery.shape.template_id,
-	/** The business number that sends, digits with country code (a "+" and separators are accepted). */
-	from: z.string().transform((value, ctx) => {
-		const parsed = parsePhoneNumber(value);
-		if (!parsed.ok) {
-			ctx.issues.push({ code: 'custom', input: value, message: parsed.reason });
-			return z.NEVER;
-		}
-		return parsed.digits;
-	}),
+	/** The business number that sends. */
+	from: phoneDigits,
 	agentId: sendTemplateQuery.shape.agent_id,
 	/** Sends per second for this campaign's number. */
 	rate: runnerRate('send').optional(),
@@ -42,14 +45,16 @@ export const campaignSettings = z.object({
 	/** Repeat on this cron pattern in `tz`; each run re-reads the source. */
 	cron: z.string().min(9).optional(),
 	tz: z.string().optional(),
+	/** Send the first accepted row's message to this phone first; the campaign starts only if the service accepts it (testSend.ts). */
+	testTo: phoneDigits.optional(),
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
 /** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
-export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz', string> & { format?: string; delimiter?: string };
+export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo', string> & { format?: string; delimiter?: string };
 
-export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz' };
-export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz' };
+export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to' };
+export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to' };
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {

@@ -61,6 +61,7 @@ interface CreateOptions extends RunOptions {
 	format?: (typeof CAMPAIGN_FORMATS)[number];
 	delimiter?: string;
 	at?: string;
+	testTo?: string;
 }
 
 export function addCampaignCommands(program: Command): void {
@@ -76,22 +77,24 @@ export function addCampaignCommands(program: Command): void {
 		.addOption(formatOption('recipients', CAMPAIGN_FORMATS))
 		.option('--delimiter <delimiter>', "a CSV's delimiter: comma, semicolon or tab (default: told from the header line)")
 		.addOption(rateOption('sends per second for this number'))
-		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)');
+		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
+		.option('--test-to <phone>', "first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)");
 	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
-		const { template, from, agent, recipients, format, delimiter, rate, at, cron, tz } = options;
-		const created = await core.createCampaign(context, { templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz });
+		const { template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo } = options;
+		const created = await core.createCampaign(context, { templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo });
+		const tested = created.test_send ? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n` : '';
 		if (created.kind === 'schedule') {
-			return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
+			return answer(created, () => `${tested}schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
 		}
 		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
 		if (!shouldFollow) {
-			return answer(created, () => [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected`, ...describeRejections(created)].join('\n'));
+			return answer(created, () => tested + [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected`, ...describeRejections(created)].join('\n'));
 		}
-		process.stderr.write([`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected`, ...describeRejections(created)].join('\n') + '\n');
+		process.stderr.write(tested + [`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected`, ...describeRejections(created)].join('\n') + '\n');
 		const final = await follow(context, created.id);
 		exitForEnd(final);
 		return answer({ ...created, status: final }, () => describeCounts(final));
-	});
+	}, { withService: (options) => options.testTo !== undefined });
 
 	runs(campaign.command('status <id>').description('state, counts per outcome, current rate and ETA').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);

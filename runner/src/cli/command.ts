@@ -47,11 +47,11 @@ export interface Run<O> {
 
 /**
  * Adds --json to `command` (last, after its own options) and makes its action: a context opened
- * (`withService`: also the Convo service, for commands that ask it), `work` run in it, its answer
+ * (`withService`: also the Convo service, for commands that ask it, or for some of their options), `work` run in it, its answer
  * printed, the context closed, and any error reported the one way.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- commander's parsed options are untyped; each command reads its own
-export function runs<O extends { json?: boolean; verbose?: boolean } = Record<string, any>>(command: Command, work: (run: Run<O>) => Promise<Answer | void>, settings: { withService?: boolean } = {}): Command {
+export function runs<O extends { json?: boolean; verbose?: boolean } = Record<string, any>>(command: Command, work: (run: Run<O>) => Promise<Answer | void>, settings: { withService?: boolean | ((options: O) => boolean) } = {}): Command {
 	return command
 		.addOption(new Option('--json', 'print one JSON document on stdout'))
 		.addOption(new Option('--verbose', 'on a terminal, show the log lines (info and up) too; without it only warnings'))
@@ -64,7 +64,8 @@ export function runs<O extends { json?: boolean; verbose?: boolean } = Record<st
 		try {
 			const config = loadConfig();
 			const log = loggerFor({ level: config.LOG_LEVEL, levelAsked: process.env.LOG_LEVEL !== undefined, json: io.json, verbose: Boolean(options.verbose), command: true });
-			context = await openContext(config, log, { withService: settings.withService ?? false, client: { waitMs: CLIENT_READY_MS } });
+			const withService = typeof settings.withService === 'function' ? settings.withService(options) : (settings.withService ?? false);
+			context = await openContext(config, log, { withService, client: { waitMs: CLIENT_READY_MS } });
 			const result = await work({ context, io, args, options });
 			if (result) print(io, result.value, result.text);
 		} catch (error) {

@@ -113,6 +113,15 @@ const properties: INodeProperties[] = [
 					'Names this campaign so that it is sent once: within 24 h, running this node again with the same key returns the first campaign instead of a second. Empty: the key is this workflow, this node, the settings and every row, so a Retry or a re-run of the same input never sends twice. Set a new key to send the same content again on purpose.',
 			},
 			{
+				displayName: 'Test Send To',
+				name: 'testTo',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. +49 151 12345678',
+				description:
+					"Your own phone: before the campaign starts, the first recipient's message (same template, variables, number and agent) is sent here, and the campaign starts only if the service accepts it. A wrong template or number then fails this node and nobody is sent. The test is no recipient: it is in no count or report.",
+			},
+			{
 				displayName: 'Start Time',
 				name: 'startAt',
 				type: 'dateTime',
@@ -175,6 +184,7 @@ export const apiFields: Readonly<Record<string, string>> = {
 	rate: 'rate',
 	agent_id: 'additionalFields.agentId',
 	at: 'additionalFields.startAt',
+	test_to: 'additionalFields.testTo',
 	recipients: 'phone',
 };
 
@@ -249,7 +259,8 @@ function keyBase(this: IExecuteFunctions, settings: IDataObject, rows: IDataObje
  */
 async function startDraft(this: IExecuteFunctions, campaignId: string, key: string): Promise<Partial<CampaignAnswer>> {
 	try {
-		return await runnerAnswer(this, 'startCampaign', { id: campaignId, body: {}, idempotencyKey: `${key}-start` });
+		// A draft with Test Send To sends its test here; a refusal names the field (labelOf) and leaves the draft unstarted.
+		return await runnerAnswer(this, 'startCampaign', { id: campaignId, body: {}, idempotencyKey: `${key}-start`, labelOf: (apiField) => labelOfApiField(this, apiField) });
 	} catch (startError) {
 		let current: Partial<CampaignAnswer>;
 		try {
@@ -288,6 +299,8 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	if (agentId !== '') settings.agent_id = agentId;
 	const at = startTime.call(this, this.getNodeParameter('additionalFields.startAt', 0, ''));
 	if (at !== undefined) settings.at = at;
+	const testTo = String(this.getNodeParameter('additionalFields.testTo', 0, '') ?? '').trim();
+	if (testTo !== '') settings.test_to = phoneDigits.call(this, testTo, 'Test Send To', undefined);
 
 	const rows = items.map((_, itemIndex) => rowOf.call(this, itemIndex));
 	const key = keyBase.call(this, settings, rows);
@@ -338,6 +351,7 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 				accepted: totals.accepted ?? 0,
 				rejected: totals.rejected ?? rejections.length,
 				rejections,
+				...(started.test_send ? { test_send: started.test_send as IDataObject } : {}),
 				...(waited ? waitFields(waited) : {}),
 			},
 			pairedItem: items.map((_, item) => ({ item })),

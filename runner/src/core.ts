@@ -14,19 +14,20 @@ import { describeTarget, luaScript } from './redis';
 import { campaignNumber } from './homes';
 import { formatOf, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
-import { storedSource } from './net/urls';
+import { isHttpUrl, storedSource } from './net/urls';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
 import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
 import { handOverNumber } from './campaigns/feeder';
+import { defaultCampaignName } from './campaigns/names';
 import { addStartJob } from './jobs';
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 import { draftTest, firstAcceptedRow, sendTest, type TestSend } from './campaigns/testSend';
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
-export { pageCampaigns, campaignFigures, type CampaignStatus } from './campaigns/store';
+export { pageCampaigns, campaignFigures, type CampaignDetail, type CampaignStatus } from './campaigns/store';
 export { API_NAMES } from './campaigns/schema';
 export { OUTCOMES, type Outcome } from './ledger';
 
@@ -68,15 +69,19 @@ export async function runnerQueues(context: RunnerContext) {
 /** `test_send`: the test send's answer, when the create asked for one (testSend.ts). */
 export type CreateAnswer = ((Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> }) & { test_send?: TestSend };
 
-/** The settings of a create, checked; each error names the setting as the client calls it. */
-function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames) {
+/**
+ * The settings of a create, checked; each error names the setting as the client calls it.
+ * `rowsAtHand`: the rows came in the request (no file to name the campaign after).
+ */
+function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames, rowsAtHand: boolean) {
 	const parsed = campaignSettings.safeParse(input);
 	if (!parsed.success) throw settingsError(parsed.error, names);
 	const settings = parsed.data;
 	if (settings.cron && settings.at) throw new UserError(`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`);
 	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
-	const common = { templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter };
+	const name = settings.name ?? defaultCampaignName(rowsAtHand ? undefined : settings.source, Date.now());
+	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter };
 	return { settings, common, schedule };
 }
 
@@ -86,7 +91,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
  * step that makes the campaign visible.
  */
 export async function createCampaign(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<CreateAnswer> {
-	const { settings, common, schedule: repeat } = checkedSettings(context, input, names);
+	const { settings, common, schedule: repeat } = checkedSettings(context, input, names, records !== undefined);
 
 	if (repeat && records) throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
 	if (!records) {
@@ -131,7 +136,8 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
  * it is removed after 24 h.
  */
 async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<Snapshot & { kind: 'campaign' }> {
-	const { settings, common } = checkedSettings(context, input, names);
+	// A draft is made over the API only: its source is a URL, or a label of rows it gets in the request.
+	const { settings, common } = checkedSettings(context, input, names, records !== undefined || !isHttpUrl(input.source));
 	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	const id = newCampaignId();

@@ -133,8 +133,8 @@ describe('#21 item 14: Campaign ID and Run ID are resource locators', () => {
 		const first = await listSearch('searchCampaigns');
 		expect(first.results).toHaveLength(50);
 		expect(first.paginationToken).toBe('50');
-		// Newest first: the last draft heads the list, shown with its state and counts.
-		expect(first.results[0]).toEqual({ name: `${drafts[54]} · draft · 0 of 0 sent`, value: drafts[54] });
+		// Newest first: the last draft heads the list, shown with its name (rows sent in the request: "Upload" and the time), state and counts.
+		expect(first.results[0]).toEqual({ name: expect.stringMatching(new RegExp(`^Upload \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\(draft\\) · ${drafts[54]} · 0 of 0 sent$`)), value: drafts[54] });
 		const second = await listSearch('searchCampaigns', undefined, first.paginationToken);
 		expect(second.paginationToken).toBeUndefined();
 		const all = [...first.results, ...second.results].map((r) => r.value);
@@ -144,7 +144,8 @@ describe('#21 item 14: Campaign ID and Run ID are resource locators', () => {
 
 		const paused = await listSearch('searchCampaigns', 'PAUSED');
 		expect(paused.results.map((r) => r.value)).toEqual([campaignId]);
-		expect(paused.results[0].name).toBe(`${campaignId} · paused · 0 of 2 sent`);
+		// Created by the node with Campaign Name empty: named after the workflow (the harness's is "harness").
+		expect(paused.results[0].name).toBe(`harness (paused) · ${campaignId} · 0 of 2 sent`);
 		const one = await listSearch('searchCampaigns', drafts[3]);
 		expect(one.results.map((r) => r.value)).toEqual([drafts[3]]);
 		await runner_('POST', `/api/campaigns/${campaignId}/cancel`);
@@ -296,5 +297,36 @@ describe('#21 item 16: Create waits for the campaign and answers each input item
 		const other = await runNode(createParameters({ rate: 50, additionalFields: { campaignKey: 'everyday-join' }, options: { output: 'recipients' } }), itemsOf(14, 2));
 		expect(other.error?.message).toBe(`Campaign ${String(first.json[0].campaign_id)} holds other recipients than this input`);
 		expect(other.error?.context?.itemIndex).toBeUndefined();
+	});
+});
+
+describe('#21 item 9: Campaign → Create names the campaign', () => {
+	it('Campaign Name is kept (trimmed) and shown by the runner and From List; left empty, the campaign takes the workflow\'s name', async () => {
+		const named = await runNode(createParameters({ campaignName: '  March promo  ', rate: 1 }), itemsOf(40, 2));
+		expect(named.error).toBeUndefined();
+		const namedId = String(named.json[0].campaign_id);
+		expect(named.json[0]).toMatchObject({ name: 'March promo' });
+		expect(await runner_('GET', `/api/campaigns/${namedId}`)).toMatchObject({ name: 'March promo' });
+
+		const fromWorkflow = await run({ ...itemsThen(itemsOf(41, 1), convoNode(createParameters({ rate: 1 }))), name: 'Spring customers workflow' });
+		expect(fromWorkflow.error).toBeUndefined();
+		const workflowId = String(fromWorkflow.json[0].campaign_id);
+		expect(fromWorkflow.json[0].name).toBe('Spring customers workflow');
+		expect(await runner_('GET', `/api/campaigns/${workflowId}`)).toMatchObject({ name: 'Spring customers workflow' });
+
+		const found = await listSearch('searchCampaigns', 'march promo');
+		expect(found.results.map((r) => r.value)).toEqual([namedId]);
+		expect(found.results[0].name).toMatch(new RegExp(`^March promo \\((running|completed)\\) · ${namedId} · \\d of 2 sent$`));
+		for (const id of [namedId, workflowId]) await runner_('POST', `/api/campaigns/${id}/cancel`);
+	});
+
+	it('a Campaign Name on two lines or over 120 characters fails the node naming Campaign Name, before anything is created', async () => {
+		const before = (await runner_('GET', '/api/campaigns?limit=1')).total;
+		const twoLines = await runNode(createParameters({ campaignName: 'March\npromo' }), itemsOf(42, 1));
+		expect(twoLines.error?.message).toBe('Campaign Name must be one line of text, without control characters (tabs, line breaks)');
+		expect(twoLines.error?.description).toMatch(/^Nothing was sent/);
+		const tooLong = await runNode(createParameters({ campaignName: 'x'.repeat(121) }), itemsOf(42, 1));
+		expect(tooLong.error?.message).toBe('Campaign Name must be 1 to 120 characters');
+		expect((await runner_('GET', '/api/campaigns?limit=1')).total).toBe(before);
 	});
 });

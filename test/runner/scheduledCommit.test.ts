@@ -25,6 +25,7 @@ test('a commit that comes 6 s after its start job was queued is still started, e
 	const startAt = Date.now();
 	const snapshot = await snapshotCampaign(runner.context, {
 		id,
+		name: 'scheduled commit',
 		state: 'scheduled',
 		startAt,
 		templateId: positionalTemplate(runner.business).id,

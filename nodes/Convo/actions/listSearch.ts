@@ -19,16 +19,24 @@ function matches(filter: string | undefined, ...texts: unknown[]): boolean {
 
 const count = (counts: unknown, outcome: string) => Number((counts as IDataObject | undefined)?.[outcome] ?? 0);
 
-/** "running · 120 of 300 sent": the state and what a person looks for first. */
-function campaignSummary(campaign: IDataObject): string {
+/** "120 of 300 sent": what a person looks for after the name and state. */
+function campaignProgress(campaign: IDataObject): string {
 	const counts = (campaign.counts ?? {}) as IDataObject;
 	const total = Object.values(counts).reduce<number>((sum, value) => sum + Number(value ?? 0), 0);
-	return `${String(campaign.state ?? 'unknown')} · ${count(counts, 'sent')} of ${total} sent`;
+	return `${count(counts, 'sent')} of ${total} sent`;
+}
+
+/** "March promo (running) · cmwt6… · 120 of 300 sent"; a runner that keeps no names: "cmwt6… · running · 120 of 300 sent". */
+function campaignLabel(campaign: IDataObject): string {
+	const id = String(campaign.id);
+	const state = String(campaign.state ?? 'unknown');
+	if (typeof campaign.name === 'string' && campaign.name !== '') return `${campaign.name} (${state}) · ${id} · ${campaignProgress(campaign)}`;
+	return `${id} · ${state} · ${campaignProgress(campaign)}`;
 }
 
 /**
  * Campaign ID → From List: the runner's campaigns, newest first, a page at a time (the offset is the
- * pagination token). A name is shown when the runner keeps one; the id always, with state and counts.
+ * pagination token). Each shows its name and state, its id and how much was sent.
  * The runner cannot search, so with a filter the pages are read in the API's largest size until a
  * dropdown page of matches is found (or FILTER_READS pages were read): an old campaign is found by
  * its id without scrolling through empty pages.
@@ -42,9 +50,7 @@ export async function searchCampaigns(this: ILoadOptionsFunctions, filter?: stri
 		const items = (Array.isArray(page.items) ? page.items : []) as IDataObject[];
 		for (const campaign of items) {
 			if (!matches(filter, campaign.id, campaign.name, campaign.state)) continue;
-			const id = String(campaign.id);
-			const name = typeof campaign.name === 'string' && campaign.name !== '' ? `${campaign.name} (${id})` : id;
-			results.push({ name: `${name} · ${campaignSummary(campaign)}`, value: id });
+			results.push({ name: campaignLabel(campaign), value: String(campaign.id) });
 		}
 		offset += items.length;
 		if (items.length === 0 || offset >= Number(page.total ?? 0)) return { results };

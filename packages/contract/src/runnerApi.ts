@@ -50,8 +50,43 @@ export type CampaignReportQuery = z.input<typeof campaignReportQuery>;
 /** Rows like a CSV's: phone, optional buttons, variables (each row is checked by the runner, one by one). */
 const recipientRows = z.array(z.record(z.string(), z.unknown()));
 
+/** The longest campaign name: it is read in lists and dropdowns, not a description. */
+export const CAMPAIGN_NAME_MAX = 120;
+// C0 controls, DEL and C1 controls: a name is one line of text in a list, a table or a dropdown.
+// eslint-disable-next-line no-control-regex -- the control characters are what this rule finds
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A campaign's name as a person gives it: trimmed, 1 to CAMPAIGN_NAME_MAX characters, one line
+ * (no control characters). Whoever reports a broken rule puts the setting's name in front
+ * (`--name`, `name`, Campaign Name).
+ */
+export const campaignName = z
+	.string({ error: 'must be text' })
+	.trim()
+	.min(1, { error: `must be 1 to ${CAMPAIGN_NAME_MAX} characters (it is empty)` })
+	.max(CAMPAIGN_NAME_MAX, { error: `must be 1 to ${CAMPAIGN_NAME_MAX} characters` })
+	.refine((name) => !CONTROL_CHARACTERS.test(name), { error: 'must be one line of text, without control characters (tabs, line breaks)' });
+
+/**
+ * Text made to fit as a campaign name when no person gave one (a file's or a workflow's name):
+ * control characters become spaces, runs of spaces one, cut to CAMPAIGN_NAME_MAX; undefined when
+ * nothing is left.
+ */
+export function fitCampaignName(text: string): string | undefined {
+	const fitted = text
+		.replace(new RegExp(CONTROL_CHARACTERS.source, 'g'), ' ')
+		.replace(/\s+/g, ' ')
+		.trim()
+		.slice(0, CAMPAIGN_NAME_MAX)
+		.trim();
+	return fitted === '' ? undefined : fitted;
+}
+
 /** Settings of a campaign create: JSON body fields, or the query of a CSV/NDJSON upload (so rate may come as text). */
 export const campaignSettingsInput = z.object({
+	/** Shown in lists beside the id; by default the source's file name (or "Upload" and the time). */
+	name: campaignName.optional(),
 	template_id: z.string(),
 	from: z.string(),
 	agent_id: z.string().optional(),
@@ -120,14 +155,30 @@ const count = z.int().min(0);
 const campaignState = z.enum(CAMPAIGN_STATES);
 
 /** A campaign as GET /api/campaigns/:id shows it (and a draft's start answers it). */
-export const campaignAnswer = z.looseObject({ id: z.string(), state: campaignState, total: count });
+export const campaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, total: count, created_at: z.iso.datetime() });
 export type CampaignAnswer = z.infer<typeof campaignAnswer>;
 
 /** What a create with test_to (or a draft's start) says of its test send; a refused one is an error answer. */
 const testSendAnswer = z.looseObject({ to: z.string(), accepted: z.literal(true), message_id: z.string().optional() });
 
 /** POST /api/campaigns with draft: true (the node's create; other creates answer more). */
-export const createCampaignAnswer = z.looseObject({ id: z.string(), state: campaignState, test_send: testSendAnswer.optional() });
+export const createCampaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, test_send: testSendAnswer.optional() });
+
+/** One campaign of GET /api/campaigns: what a list shows of it (the console's table, the node's From List). */
+export const campaignListItem = z.looseObject({
+	id: z.string(),
+	name: z.string(),
+	state: campaignState,
+	created_at: z.iso.datetime(),
+	template_id: z.string(),
+	from: z.string(),
+	total: count,
+	counts: z.record(z.enum(RECIPIENT_OUTCOMES), count),
+});
+export type CampaignListItem = z.infer<typeof campaignListItem>;
+
+/** GET /api/campaigns: a page of campaigns, newest first. */
+export const campaignListAnswer = z.looseObject({ items: z.array(campaignListItem), total: count, limit: count, offset: count });
 export type CreateCampaignAnswer = z.infer<typeof createCampaignAnswer>;
 
 const rejection = z.looseObject({ line: z.int().min(1), phone: z.string(), reason: z.string() });
@@ -177,6 +228,7 @@ export type RecordReceiptAnswer = z.infer<typeof recordReceiptAnswer>;
 export const RUNNER_ANSWERS = {
 	createCampaign: createCampaignAnswer,
 	getCampaign: campaignAnswer,
+	listCampaigns: campaignListAnswer,
 	addRecipients: addRecipientsAnswer,
 	startCampaign: campaignAnswer.extend({ test_send: testSendAnswer.optional() }),
 	pauseCampaign: campaignControlAnswer,

@@ -51,6 +51,7 @@ function columnsRead(columns: readonly string[] | undefined, given: string | und
 
 export interface Snapshot {
 	id: string;
+	name: string;
 	state: CampaignState;
 	total: number;
 	accepted: number;
@@ -268,6 +269,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		[counterField('pending')]: accepted,
 		[counterField('rejected')]: rejected,
 		id,
+		name: input.name,
 		state,
 		template_id: input.templateId,
 		from: input.from,
@@ -286,7 +288,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		last_error: '',
 		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine, test_to: draft.testTo ?? '' } : {}),
 	};
-	const snapshot: Snapshot = { id, state, total, accepted, rejected, rejections };
+	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, rejections };
 	const { claim } = input;
 	const { from } = input;
 	await registerCampaign(context, id, from);

@@ -75,9 +75,10 @@ return 1
 
 export interface ChunkAnswer {
 	id: string;
+	name: string;
 	state: CampaignState;
 	/** This chunk: every rejected row of it is listed. */
-	added: Omit<Snapshot, 'id' | 'state'>;
+	added: Omit<Snapshot, 'id' | 'name' | 'state'>;
 	/** The whole campaign so far. */
 	total: number;
 	accepted: number;
@@ -119,6 +120,7 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 		const rejected = campaign.counts.rejected + checker.rejected;
 		const result: ChunkAnswer = {
 			id,
+			name: campaign.name,
 			state: 'draft',
 			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, rejections: checker.rejections },
 			total,

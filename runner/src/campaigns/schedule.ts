@@ -13,6 +13,7 @@ import { emitBornFinished, listOrLeave, snapshotCampaign } from './create';
 import { registerCampaign } from '../homes';
 import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
+import { defaultCampaignName } from './names';
 
 export interface ScheduleRecord extends CampaignBasics, CronSchedule {
 	/** The whole source URL, sealed (net/urls.ts), when `source` shows only its origin and path. */
@@ -61,19 +62,21 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 	if (await findCampaign(context, id)) return id;
 	const late = Date.now() - dueAt;
 	const { templateId, from, agentId, rate, format, delimiter } = schedule;
+	// Each run carries its schedule's name (a schedule stored before names: its source's).
+	const name = schedule.name || defaultCampaignName(schedule.source, schedule.createdAt);
 	if (late > context.config.RUNNER_MAX_LATENESS) {
-		await recordRun(context, id, schedule, 'cancelled', `skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`);
+		await recordRun(context, id, { ...schedule, name }, 'cancelled', `skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`);
 		return id;
 	}
 	try {
 		const source = sourceToRead(context.config, { source: schedule.source, sealed: schedule.sealedSource });
-		const snapshot = await snapshotCampaign(context, { id, templateId, from, agentId, rate, source, format, delimiter, scheduleId, state: 'running' });
+		const snapshot = await snapshotCampaign(context, { id, name, templateId, from, agentId, rate, source, format, delimiter, scheduleId, state: 'running' });
 		context.log.info({ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'scheduled run started');
 	} catch (error) {
 		// The same run delivered twice at once: the other one made the campaign.
 		if (error instanceof ConflictError) return id;
 		if (!(error instanceof UserError || error instanceof SealError)) throw error;
-		await recordRun(context, id, schedule, 'failed', error.message);
+		await recordRun(context, id, { ...schedule, name }, 'failed', error.message);
 		context.log.error({ schedule: scheduleId, campaign: id, reason: error.message }, 'scheduled run could not read its recipients');
 	}
 	return id;
@@ -90,6 +93,7 @@ async function recordRun(context: RunnerContext, id: string, schedule: ScheduleR
 		.multi()
 		.hset(keys.campaign(from, id), {
 			id,
+			name: schedule.name,
 			state,
 			template_id: schedule.templateId,
 			from,

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod/v4';
 
-import { parsePhoneNumber, runnerRate, sendTemplateBody, sendTemplateQuery } from 'convo-contract';
+import { campaignName, parsePhoneNumber, runnerRate, sendTemplateBody, sendTemplateQuery } from 'convo-contract';
 
 import { csvDelimiterNamed } from '../csv';
 
@@ -19,6 +19,8 @@ const phoneDigits = z.string().transform((value, ctx) => {
 });
 
 export const campaignSettings = z.object({
+	/** Shown beside the id in lists; when absent, named after its source (campaigns/names.ts). */
+	name: campaignName.optional(),
 	templateId: sendTemplateQuery.shape.template_id,
 	/** The business number that sends. */
 	from: phoneDigits,
@@ -51,13 +53,15 @@ export const campaignSettings = z.object({
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
 /** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
-export type SettingNames = Record<'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo', string> & { format?: string; delimiter?: string };
+export type SettingNames = Record<'name' | 'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo', string> & { format?: string; delimiter?: string };
 
-export const CLI_NAMES: SettingNames = { templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to' };
-export const API_NAMES: SettingNames = { templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to' };
+export const CLI_NAMES: SettingNames = { name: '--name', templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to' };
+export const API_NAMES: SettingNames = { name: 'name', templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to' };
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
+	/** What lists show beside the id: given, or told from the source (names.ts). A schedule's runs carry the schedule's. */
+	name: string;
 	templateId: string;
 	from: string;
 	agentId?: string;

@@ -8,12 +8,14 @@ import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
 import { campaignNumber } from '../homes';
 import { NotFoundError, type RunnerContext } from '../context';
+import { storedCampaignName } from './names';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
 export type { CampaignState };
 
 export interface CampaignRecord {
 	id: string;
+	name: string;
 	state: CampaignState;
 	templateId: string;
 	from: string;
@@ -36,6 +38,8 @@ export interface CampaignRecord {
 
 export interface CampaignStatus {
 	id: string;
+	/** Shown beside the id (given at create, or told from its source: names.ts). */
+	name: string;
 	state: CampaignState;
 	counts: Record<Outcome, number>;
 	/** Sends per second over the last 10 seconds. */
@@ -53,6 +57,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 	const number = (key: string) => Number(hash[key] ?? 0);
 	return {
 		id: hash.id,
+		name: storedCampaignName(hash, number('created_at')),
 		state: hash.state as CampaignState,
 		templateId: hash.template_id,
 		from: hash.from,
@@ -109,6 +114,7 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 	const open = campaign.counts.pending + campaign.counts.claimed;
 	return {
 		id: campaign.id,
+		name: campaign.name,
 		state: campaign.state,
 		counts: campaign.counts,
 		rate,
@@ -117,7 +123,9 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 	};
 }
 
-/** GET /api/campaigns/:id and the data of campaign events: the status plus the settings. */
+/** GET /api/campaigns/:id, each item of the list and the data of campaign events: the status plus the settings. */
+export type CampaignDetail = ReturnType<typeof campaignDetail>;
+
 export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus) {
 	return {
 		...status,
@@ -133,15 +141,18 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 	};
 }
 
-/** Statuses of these ids; a draft that expired a moment ago (its id still listed) is left out. */
-async function statusesOf(context: RunnerContext, ids: string[]): Promise<CampaignStatus[]> {
+/**
+ * Details of these ids (what a list shows: name, created time, template, number, counts, state); a
+ * draft that expired a moment ago (its id still listed) is left out.
+ */
+async function detailsOf(context: RunnerContext, ids: string[]): Promise<CampaignDetail[]> {
 	const found = await Promise.all(ids.map((id) => findCampaign(context, id)));
-	return Promise.all(found.filter((campaign): campaign is CampaignRecord => campaign !== undefined).map((campaign) => statusOf(context, campaign)));
+	return Promise.all(found.filter((campaign): campaign is CampaignRecord => campaign !== undefined).map(async (campaign) => campaignDetail(campaign, await statusOf(context, campaign))));
 }
 
 /** A page of campaigns, newest first, and how many there are in all. */
 export interface CampaignPage {
-	items: CampaignStatus[];
+	items: CampaignDetail[];
 	total: number;
 	limit: number;
 	offset: number;
@@ -150,7 +161,7 @@ export interface CampaignPage {
 export async function pageCampaigns(context: RunnerContext, page: { offset: number; limit: number }): Promise<CampaignPage> {
 	const ids = await context.redis.zrevrange(context.keys.campaigns, page.offset, page.offset + page.limit - 1);
 	const total = await context.redis.zcard(context.keys.campaigns);
-	return { items: await statusesOf(context, ids), total, limit: page.limit, offset: page.offset };
+	return { items: await detailsOf(context, ids), total, limit: page.limit, offset: page.offset };
 }
 
 /** Statuses read per round when every campaign is listed: memory stays bounded by a page, not the list. */
@@ -160,11 +171,11 @@ const LIST_PAGE = 500;
  * Every campaign, newest first. The ids are read once, so a campaign created meanwhile neither
  * shifts a page nor appears twice; their statuses are read a page at a time.
  */
-export async function listCampaigns(context: RunnerContext): Promise<CampaignStatus[]> {
+export async function listCampaigns(context: RunnerContext): Promise<CampaignDetail[]> {
 	const ids = await context.redis.zrevrange(context.keys.campaigns, 0, -1);
-	const statuses: CampaignStatus[] = [];
-	for (let start = 0; start < ids.length; start += LIST_PAGE) statuses.push(...(await statusesOf(context, ids.slice(start, start + LIST_PAGE))));
-	return statuses;
+	const details: CampaignDetail[] = [];
+	for (let start = 0; start < ids.length; start += LIST_PAGE) details.push(...(await detailsOf(context, ids.slice(start, start + LIST_PAGE))));
+	return details;
 }
 
 /** A campaign's figures for GET /metrics: its status with its number and the counters kept on the record. */

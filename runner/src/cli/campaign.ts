@@ -9,12 +9,33 @@ import { answer, runs } from './command';
 import { follow } from './follow';
 import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from './runOptions';
 
-function describeCounts(status: core.CreateAnswer | core.CampaignStatus): string {
-	if ('counts' in status) {
-		const c = status.counts;
-		return `${status.id}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, cancelled ${c.cancelled}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
-	}
-	return JSON.stringify(status);
+/** A campaign's status in one line: id, name, state and counts (`status`, and the end of a followed create). */
+function describeCounts(status: core.CampaignStatus): string {
+	const c = status.counts;
+	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, cancelled ${c.cancelled}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
+}
+
+/** The longest name `campaign list` prints in its table (--json has it whole). */
+const NAME_SHOWN = 40;
+const shortened = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** `campaign list` as a table: a column per field an operator picks a campaign by, the counts last. */
+function campaignTable(campaigns: core.CampaignDetail[]): string[] {
+	const header = ['ID', 'NAME', 'STATE', 'CREATED (UTC)', 'TEMPLATE', 'FROM', 'TOTAL', 'SENT', 'FAILED', 'PENDING'];
+	const rows = campaigns.map((c) => [
+		c.id,
+		shortened(c.name, NAME_SHOWN),
+		c.state,
+		c.created_at.slice(0, 16).replace('T', ' '),
+		c.template_id,
+		c.from,
+		String(c.total),
+		String(c.counts.sent),
+		String(c.counts.failed),
+		String(c.counts.pending + c.counts.claimed),
+	]);
+	const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
+	return [header, ...rows].map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
 }
 
 const CAMPAIGN_FORMATS = ['csv', 'json', 'ndjson'] as const;
@@ -54,6 +75,7 @@ function describeRejections(created: core.CreateAnswer & { kind: 'campaign' }): 
 }
 
 interface CreateOptions extends RunOptions {
+	name?: string;
 	template: string;
 	from: string;
 	agent?: string;
@@ -70,6 +92,7 @@ export function addCampaignCommands(program: Command): void {
 	const create = campaign
 		.command('create')
 		.description('store a campaign and print its id; the runner processes send it')
+		.option('--name <name>', 'shown beside the id in lists, 1 to 120 characters (default: the recipients file name without extension)')
 		.requiredOption('--template <id>', 'template id (UUID)')
 		.requiredOption('--from <number>', 'sending business number, with country code')
 		.option('--agent <id>', 'agent to assign to each conversation (UUID)')
@@ -80,11 +103,11 @@ export function addCampaignCommands(program: Command): void {
 		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
 		.option('--test-to <phone>', "first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)");
 	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
-		const { template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo } = options;
-		const created = await core.createCampaign(context, { templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo });
+		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo } = options;
+		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo });
 		const tested = created.test_send ? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n` : '';
 		if (created.kind === 'schedule') {
-			return answer(created, () => `${tested}schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
+			return answer(created, () => `${tested}schedule ${created.schedule.id} ${JSON.stringify(created.schedule.name)}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
 		}
 		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
 		if (!shouldFollow) {
@@ -105,7 +128,9 @@ export function addCampaignCommands(program: Command): void {
 	runs(campaign.command('list').description('campaigns, newest first, and cron schedules'), async ({ context }) => {
 		const campaigns = await core.listCampaigns(context);
 		const schedules = await core.listSchedules(context);
-		return answer({ campaigns, schedules }, () => [...schedules.map((s) => `schedule ${s.id}: ${s.cron} (${s.tz}) from ${s.source}`), ...campaigns.map(describeCounts)].join('\n') || 'no campaigns');
+		return answer({ campaigns, schedules }, () =>
+			[...schedules.map((s) => `schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}`), ...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns'])].join('\n'),
+		);
 	});
 
 	for (const [name, act, description] of [

@@ -123,7 +123,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				source = parsed.data.source_url ?? 'request.json';
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
-			const input = { templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, source };
+			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, source };
 			const declared = Number(request.headers['content-length'] ?? 0);
 			if (upload && declared > limit) {
 				await drain(request.body as Readable);
@@ -164,7 +164,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	);
 
 	routes.add(
-		{ ...at(RUNNER_ROUTES.listCampaigns), tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items, total, limit, offset }'] },
+		{ ...at(RUNNER_ROUTES.listCampaigns), tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items: [{ id, name, state, created_at, template_id, from, total, counts, … as GET /api/campaigns/:id }], total, limit, offset }'] },
 		async ({ query }) => core.pageCampaigns(context, query),
 	);
 

@@ -10,6 +10,9 @@ import {
 	type AddRecipientsBody,
 	type CampaignAnswer,
 	type CreateCampaignBody,
+	CAMPAIGN_NAME_MAX,
+	campaignName,
+	fitCampaignName,
 	parsePhoneNumber,
 } from 'convo-contract';
 import { runnerAnswer } from '../../runnerTransport';
@@ -32,6 +35,14 @@ const properties: INodeProperties[] = [
 		name: 'campaignCreateNotice',
 		type: 'notice',
 		default: '',
+	},
+	{
+		displayName: 'Campaign Name',
+		name: 'campaignName',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. March promo',
+		description: `Shown beside the campaign ID in the runner's lists, its console and Campaign ID → From List (1 to ${CAMPAIGN_NAME_MAX} characters, one line). Empty: the workflow's name.`,
 	},
 	identifierField({
 		displayName: 'Template ID',
@@ -179,6 +190,7 @@ export const description = updateDisplayOptions({ show: { resource: ['campaign']
 
 /** The parameter that fills each runner API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = {
+	name: 'campaignName',
 	template_id: 'templateId',
 	from: 'fromPhoneNumber',
 	rate: 'rate',
@@ -217,6 +229,23 @@ function startTime(this: IExecuteFunctions, value: unknown): string | undefined 
 		});
 	}
 	return at.toISOString();
+}
+
+/**
+ * The campaign's name: Campaign Name as typed (checked by the contract's rule, so nothing is sent
+ * with a name the runner would refuse), or else the workflow's name made to fit; undefined when
+ * neither gives one (the runner then names it itself).
+ */
+function nameOf(this: IExecuteFunctions): string | undefined {
+	const typed = String(this.getNodeParameter('campaignName', 0, '') ?? '');
+	if (typed.trim() === '') return fitCampaignName(String(this.getWorkflow().name ?? ''));
+	const checked = campaignName.safeParse(typed);
+	if (!checked.success) {
+		throw new NodeOperationError(this.getNode(), `Campaign Name ${checked.error.issues[0].message}`, {
+			description: `Nothing was sent. Give a name of 1 to ${CAMPAIGN_NAME_MAX} characters on one line, or leave Campaign Name empty to use the workflow's name.`,
+		});
+	}
+	return checked.data;
 }
 
 /** One recipient row as the runner reads rows (like a CSV line): phone, then the variables. */
@@ -302,11 +331,14 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	const testTo = String(this.getNodeParameter('additionalFields.testTo', 0, '') ?? '').trim();
 	if (testTo !== '') settings.test_to = phoneDigits.call(this, testTo, 'Test Send To', undefined);
 
+	const name = nameOf.call(this);
+
 	const rows = items.map((_, itemIndex) => rowOf.call(this, itemIndex));
+	// The name labels the campaign and is left out of the key: renaming the workflow does not make a re-run send again.
 	const key = keyBase.call(this, settings, rows);
 	const labelOf = (apiField: string) => labelOfApiField(this, apiField);
 
-	const draftBody: CreateCampaignBody = { ...(settings as Omit<CreateCampaignBody, 'draft' | 'recipients'>), draft: true, recipients: [] };
+	const draftBody: CreateCampaignBody = { ...(settings as Omit<CreateCampaignBody, 'draft' | 'recipients'>), ...(name === undefined ? {} : { name }), draft: true, recipients: [] };
 	const draft = await runnerAnswer(this, 'createCampaign', {
 		body: draftBody as IDataObject,
 		idempotencyKey: `${key}-draft`,
@@ -346,6 +378,7 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 		{
 			json: {
 				campaign_id: campaignId,
+				name: String(draft.name ?? name ?? ''),
 				state,
 				total: totals.total ?? rows.length,
 				accepted: totals.accepted ?? 0,

@@ -144,14 +144,15 @@ test('a recipient is found by phone as the operator types it; a phone not in the
 	expect(await page.getByTestId('recipient-phone').textContent()).toBe(phoneOf(1, 4));
 	expect(await page.getByTestId('recipient-outcome').textContent()).toBe('sent');
 	expect(await page.getByTestId('recipient-attempts').textContent()).toBe('1');
+	expect(await page.getByTestId('recipient-error').textContent()).toBe('—');
 	const sent = (await templateSends(runner.sandbox)).find((message) => message.to === phoneOf(1, 4));
 	expect(await page.getByTestId('recipient-message-id').textContent()).toBe(sent?.uuid);
 	await shot('recipient-found');
 
 	await page.getByTestId('find-phone').fill('4915550000000');
 	await page.getByTestId('find-submit').click();
-	await page.getByTestId('recipient-error').waitFor();
-	expect(await page.getByTestId('recipient-error').textContent()).toBe(`phone 4915550000000 is not a recipient of campaign ${completedId}`);
+	await page.getByTestId('find-error').waitFor();
+	expect(await page.getByTestId('find-error').textContent()).toBe(`phone 4915550000000 is not a recipient of campaign ${completedId}`);
 	// Over the API: the same 404, and a phone that is not one is refused naming the query field.
 	const missing = await fetch(`${base}/api/campaigns/${completedId}/report?phone=4915550000000`, { headers: { authorization: `Bearer ${TOKEN}` } });
 	expect(missing.status).toBe(404);

@@ -70,13 +70,14 @@
 		var findForm = el('form', { class: 'inline', 'data-testid': 'find-form' }, [el('label', {}, ['Recipient ', phoneInput]), el('button', { type: 'submit', 'data-testid': 'find-submit' }, ['Find'])]);
 		findForm.addEventListener('submit', function (event) {
 			event.preventDefault();
+			found.replaceChildren();
 			C.api('GET', path + '/report?phone=' + encodeURIComponent(phoneInput.value)).then(function (rows) {
 				var r = rows[0];
 				var fields = [['line', r.line], ['phone', r.phone], ['outcome', r.outcome], ['message id', r.message_id], ['error', r.error], ['attempts', r.attempts], ['first attempt', r.first_attempt_at], ['last attempt', r.last_attempt_at]];
 				found.replaceChildren(el('dl', { class: 'recipient' }, fields.reduce(function (list, f) {
 					return list.concat([el('dt', { text: f[0] }), el('dd', { 'data-testid': 'recipient-' + f[0].replace(' ', '-'), text: f[1] === null ? '—' : String(f[1]) })]);
 				}, [])));
-			}).catch(function (error) { found.replaceChildren(el('p', { class: 'error', 'data-testid': 'recipient-error', text: error.message })); });
+			}).catch(function (error) { found.replaceChildren(el('p', { class: 'error', 'data-testid': 'find-error', text: error.message })); });
 		});
 
 		app.replaceChildren(

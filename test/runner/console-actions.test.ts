@@ -199,12 +199,15 @@ test('an empty chart waits for data; the rate is changed from the page; cancel a
 	await cancelledRow.waitFor();
 	expect(await cancelledRow.getByTestId('state').getAttribute('class')).toBe('state cancelled');
 	expect(await completedRow.getByTestId('state').getAttribute('class')).toBe('state completed');
-	const colour = (row: typeof cancelledRow) => row.getByTestId('state').evaluate((node) => getComputedStyle(node).backgroundColor);
+	// The page's own view of its elements (this file is typed without the DOM library).
+	type Styled = { style: { width: string } };
+	const computed = (node: unknown) => (globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string } }).getComputedStyle(node).backgroundColor;
+	const colour = (row: typeof cancelledRow) => row.getByTestId('state').evaluate(computed);
 	expect(await colour(cancelledRow)).not.toBe(await colour(completedRow));
-	const widths = (row: typeof cancelledRow) => row.locator('[data-part]').evaluateAll((parts) => Object.fromEntries(parts.map((part) => [part.getAttribute('data-part'), (part as HTMLElement).style.width])));
+	const widths = (row: typeof cancelledRow) => row.locator('[data-part]').evaluateAll((parts) => Object.fromEntries(parts.map((part) => [part.getAttribute('data-part'), (part as unknown as Styled).style.width])));
 	expect(await widths(cancelledRow)).toEqual({ sent: '0%', unknown: '0%', 'not-sent': '0%', cancelled: '100%', rejected: '0%' });
 	const completedWidths = await widths(completedRow);
-	expect(Object.fromEntries(Object.entries(completedWidths).map(([part, width]) => [part, Math.round(parseFloat(width))]))).toEqual({ sent: 83, unknown: 0, 'not-sent': 0, cancelled: 0, rejected: 17 });
+	expect(Object.fromEntries(Object.entries(completedWidths).map(([part, width]) => [part, Math.round(parseFloat(String(width)))]))).toEqual({ sent: 83, unknown: 0, 'not-sent': 0, cancelled: 0, rejected: 17 });
 	expect(await cancelledRow.getByTestId('list-cancelled').textContent()).toBe('40');
 	expect(await completedRow.getByTestId('list-rejected').textContent()).toBe('3');
 	await shot('list-states');

@@ -4,7 +4,8 @@
  * completion (its rejected rows shown with their lines, its reasons grouped without placeholders);
  * one recipient found by phone; the rate changed; cancel asks in the page with the count, and a
  * cancelled campaign looks unlike a completed one; retry not-sent re-sends only those; an empty
- * chart says it waits for data; the queue board links back. Screenshots go to .tmp/ (CI artifacts).
+ * chart says it waits for data; the queue board links back; nothing is refused by the CSP.
+ * Screenshots go to .tmp/ (CI artifacts).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
@@ -25,6 +26,8 @@ const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
 let base = '';
 let browser: Browser;
 let page: Page;
+/** What the browser refused under the server's CSP, over every view these tests open. */
+const violations: string[] = [];
 
 /**
  * The service as the runner sees it: the sandbox, except that after `refuseAfter` sends it answers
@@ -69,6 +72,10 @@ beforeAll(async () => {
 	});
 	const context = await browser.newContext({ viewport: { width: 1300, height: 1000 } });
 	page = await context.newPage();
+	page.on('console', (message) => {
+		// bull-board asks Google Fonts for its typeface: blocked on purpose (console.test.ts).
+		if (/Content Security Policy|Refused to/i.test(message.text()) && !message.text().includes('https://fonts.googleapis.com/')) violations.push(message.text());
+	});
 	await page.goto(`${base}/login`);
 	await page.getByTestId('token').fill(TOKEN);
 	await page.getByTestId('sign-in').click();
@@ -248,4 +255,6 @@ test('the queue board links back to the console', async () => {
 	await back.click();
 	await page.waitForURL(`${base}/`);
 	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+	// Every view above (the form, the dialog, the bar's widths, the chart) ran under the console's CSP.
+	expect(violations).toEqual([]);
 });

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 
 import { chromium, type Browser, type Page } from 'playwright-core';
 
+import { listSchedules } from '../../runner/src/core';
 import { positionalTemplate, sendsByPhone, startApi, templateSends, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(240_000);
@@ -140,6 +141,33 @@ test('a CSV uploaded through New campaign runs to completion; its rejected rows 
 	expect(reasons).toContain('rejectede.g. phone is already in this campaign (line 2)2');
 	expect(reasons.join('\n')).not.toMatch(/\bN\b/);
 	await shot('campaign-created');
+});
+
+test('a cron schedule is created from a URL through the same form; a form with neither a file nor a URL says so', async () => {
+	const csv = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/csv' }).end(`phone,1,2\n${phoneOf(4, 0)},Ana,1\n`));
+	await new Promise<void>((resolve) => csv.listen(0, '127.0.0.1', resolve));
+	const url = `http://127.0.0.1:${(csv.address() as AddressInfo).port}/weekly.csv`;
+	try {
+		await page.goto(`${base}/#/new`);
+		await page.getByTestId('create-template').fill(positionalTemplate(runner.business).id);
+		await page.getByTestId('create-from').fill(runner.business.phoneNumbers[0]);
+		await page.getByTestId('create-submit').click();
+		expect(await page.getByTestId('create-error').textContent()).toBe('Recipients: choose a CSV file or give its URL (one of them).');
+
+		await page.getByTestId('create-source-url').fill(url);
+		await page.getByTestId('create-cron').fill('0 9 * * 1');
+		await page.getByTestId('create-tz').fill('Europe/Berlin');
+		await page.getByTestId('create-submit').click();
+		await page.getByTestId('create-schedule').waitFor();
+		const text = (await page.getByTestId('create-schedule').textContent()) ?? '';
+		expect(text).toMatch(/^Schedule \S+ created: 0 9 \* \* 1 \(Europe\/Berlin\); each run is a campaign of its own in the list\.$/);
+		const schedules = await listSchedules(runner.context);
+		expect(schedules.map((schedule) => ({ id: schedule.id, cron: schedule.cron, tz: schedule.tz }))).toEqual([{ id: /^Schedule (\S+) /.exec(text)?.[1], cron: '0 9 * * 1', tz: 'Europe/Berlin' }]);
+		await shot('create-schedule');
+	} finally {
+		csv.closeAllConnections();
+		await new Promise((resolve) => csv.close(resolve));
+	}
 });
 
 test('a recipient is found by phone as the operator types it; a phone not in the campaign says so', async () => {

@@ -1,5 +1,6 @@
 // New campaign: a CSV uploaded through POST /api/campaigns (the settings in the query string, as
-// the API takes an upload), its accepted and rejected counts shown on the campaign's page.
+// the API takes an upload) or a URL the runner reads (JSON; a cron schedule needs one), its
+// accepted and rejected counts shown on the campaign's page.
 (function () {
 	'use strict';
 	var C = window.ConvoConsole;
@@ -12,7 +13,8 @@
 	function show(app) {
 		var inputs = {
 			name: el('input', { name: 'name', 'data-testid': 'create-name', placeholder: 'e.g. November newsletter' }),
-			file: el('input', { name: 'file', type: 'file', accept: '.csv,text/csv', required: true, 'data-testid': 'create-file' }),
+			file: el('input', { name: 'file', type: 'file', accept: '.csv,text/csv', 'data-testid': 'create-file' }),
+			source_url: el('input', { name: 'source_url', type: 'url', 'data-testid': 'create-source-url', placeholder: 'https://example.com/recipients.csv' }),
 			template_id: el('input', { name: 'template_id', required: true, 'data-testid': 'create-template' }),
 			from: el('input', { name: 'from', required: true, 'data-testid': 'create-from', placeholder: '4915112345678' }),
 			rate: el('input', { name: 'rate', type: 'number', min: '1', step: '1', 'data-testid': 'create-rate', placeholder: 'the runner default' }),
@@ -25,11 +27,12 @@
 		var form = el('form', { class: 'card wide', 'data-testid': 'create-form' }, [
 			field('Name', inputs.name, 'optional; shown in the list'),
 			field('Recipients (CSV)', inputs.file, 'a phone column, the template variables, optional buttons'),
+			field('…or their URL', inputs.source_url, 'read by the runner; a cron schedule needs one, as it re-reads it at each run'),
 			field('Template id', inputs.template_id),
 			field('Number (from)', inputs.from),
 			field('Rate (sends per second)', inputs.rate),
 			field('Start at', inputs.at, 'optional; empty starts now'),
-			field('Repeat (cron)', inputs.cron, 'optional; a schedule that re-reads a file or URL (use the CLI or API for those)'),
+			field('Repeat (cron)', inputs.cron, 'optional; a schedule of campaigns from the URL above'),
 			field('Time zone of the cron', inputs.tz),
 			el('div', { class: 'actions' }, [submit, el('a', { class: 'button', href: '#/' }, ['Back'])]),
 			message,
@@ -37,17 +40,26 @@
 		form.addEventListener('submit', function (event) {
 			event.preventDefault();
 			var file = inputs.file.files[0];
-			var query = new URLSearchParams();
+			var url = inputs.source_url.value.trim();
+			if (Boolean(file) === Boolean(url)) {
+				message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: 'Recipients: choose a CSV file or give its URL (one of them).' }));
+				return;
+			}
+			var settings = {};
 			['template_id', 'from', 'rate', 'cron', 'tz', 'name'].forEach(function (key) {
 				// Only what is filled: an empty setting would be refused, and the API may not know `name` yet.
-				if (inputs[key].value.trim() !== '') query.set(key, inputs[key].value.trim());
+				if (inputs[key].value.trim() !== '') settings[key] = inputs[key].value.trim();
 			});
-			if (inputs.at.value) query.set('at', new Date(inputs.at.value).toISOString());
+			if (inputs.at.value) settings.at = new Date(inputs.at.value).toISOString();
 			submit.disabled = true;
-			message.replaceChildren(el('p', { text: 'Uploading…' }));
-			C.api('POST', '/api/campaigns?' + query.toString(), { raw: file, type: 'text/csv' }).then(function (answer) {
+			message.replaceChildren(el('p', { text: file ? 'Uploading…' : 'Creating…' }));
+			// A file goes as the body with the settings in the query (the API's upload); a URL as JSON.
+			var sent = file
+				? C.api('POST', '/api/campaigns?' + new URLSearchParams(settings).toString(), { raw: file, type: 'text/csv' })
+				: C.api('POST', '/api/campaigns', Object.assign(settings, { source_url: url }, settings.rate ? { rate: Number(settings.rate) } : {}));
+			sent.then(function (answer) {
 				if (answer.kind === 'schedule') {
-					message.replaceChildren(el('p', { 'data-testid': 'create-schedule', text: 'Schedule ' + answer.schedule.id + ' created.' }));
+					message.replaceChildren(el('p', { 'data-testid': 'create-schedule', text: 'Schedule ' + answer.schedule.id + ' created: ' + answer.schedule.cron + ' (' + answer.schedule.tz + '); each run is a campaign of its own in the list.' }));
 					submit.disabled = false;
 					return;
 				}

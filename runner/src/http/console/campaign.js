@@ -38,7 +38,7 @@
 		function post(action, body, done) {
 			return C.api(action === 'rate' ? 'PUT' : 'POST', path + '/' + action, body).then(function (answer) {
 				if (done) say(done(answer));
-				refresh();
+				refresh().catch(failed);
 			}).catch(function (error) { say(error.message, true); });
 		}
 
@@ -132,7 +132,13 @@
 			});
 		}
 
-		return { refresh: refresh, destroy: function () { if (chart) chart.destroy(); } };
+		/** A refresh that failed: the page stays, with the reason where the acts answer (the first load fails as the list does). */
+		function failed(error) {
+			if (latest === null) throw error;
+			say('Not refreshed: ' + error.message, true);
+		}
+
+		return { refresh: function () { return refresh().catch(failed); }, destroy: function () { if (chart) chart.destroy(); } };
 	}
 
 	C.views.campaign = { open: open };

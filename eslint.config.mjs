@@ -40,7 +40,7 @@ export default tseslint.config(
 		files: ['runner/src/http/console/**/*.js'],
 		languageOptions: {
 			sourceType: 'script',
-			globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', location: 'readonly', setInterval: 'readonly', clearInterval: 'readonly' },
+			globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', location: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URLSearchParams: 'readonly' },
 		},
 	},
 	// core.ts is the only door: the runner's clients (http/, cli/) reach campaigns, reindex runs,

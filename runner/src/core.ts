@@ -37,7 +37,7 @@ export { ConflictError, FieldError, NotFoundError, UserError } from './context';
 // Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
 export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from './source';
 export { reconcileCampaign } from './campaigns/reconcile';
-export { errorBreakdown, reportRows, reportText } from './campaigns/report';
+export { errorBreakdown, findRecipient, reportRows, reportText } from './campaigns/report';
 export { rateHistory, getCampaign } from './campaigns/store';
 
 // Webhooks: registrations and the events delivered to them (webhooks/).

@@ -86,7 +86,7 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	await page.click(`a[href="#/campaigns/${id}"]`);
 	const progress = page.getByTestId(`progress-${id}`);
 	await progress.waitFor();
-	await waitFor('the bar to move', async () => Number(await progress.getAttribute('value')) > 50, 30_000, 250);
+	await waitFor('the bar to move', async () => Number(await progress.getAttribute('aria-valuenow')) > 50, 30_000, 250);
 
 	await page.getByTestId('pause').click();
 	await waitFor('the page to show paused', async () => (await page.getByTestId('state').textContent()) === 'paused', 10_000, 200);
@@ -97,7 +97,7 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	await page.screenshot({ path: join(SHOTS, 'console-campaign-paused.png') });
 
 	await page.getByTestId('resume').click();
-	await waitFor('the bar to reach the end', async () => (await progress.getAttribute('value')) === '500' && (await page.getByTestId('state').textContent()) === 'completed', 60_000, 500);
+	await waitFor('the bar to reach the end', async () => (await progress.getAttribute('aria-valuenow')) === '500' && (await page.getByTestId('state').textContent()) === 'completed', 60_000, 500);
 	expect(await page.getByTestId('count-sent').textContent()).toBe('500');
 	await page.screenshot({ path: join(SHOTS, 'console-campaign.png') });
 

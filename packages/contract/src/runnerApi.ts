@@ -44,6 +44,8 @@ export const campaignReportQuery = z.object({
 		.transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
 		.pipe(z.array(z.enum(RECIPIENT_OUTCOMES, { error: `must be one of ${RECIPIENT_OUTCOMES.join(', ')}` })))
 		.optional(),
+	/** Only this recipient's row, by phone as typed (normalised as the create does); 404 when not in the campaign. */
+	phone: z.string().optional(),
 });
 export type CampaignReportQuery = z.input<typeof campaignReportQuery>;
 

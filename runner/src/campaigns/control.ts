@@ -73,7 +73,7 @@ export async function resumeCampaign(context: RunnerContext, id: string): Promis
 	const campaign = await getCampaign(context, id);
 	if (campaign.state === 'running') return 'running';
 	if (campaign.state !== 'paused') refuse(campaign, 'resumed', ['paused']);
-	const result = await transition(context, id, ['paused'], 'running', { cursor: 0, failure_streak: 0, last_error: '', last_progress_at: Date.now() });
+	const result = await transition(context, id, ['paused'], 'running', { cursor: 0, failure_streak: 0, last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
 	if (!result.changed) return (await getCampaign(context, id)).state;
 	await context.ledger.finishIfDone(id);
 	context.log.info({ campaign: id }, 'campaign resumed');
@@ -104,7 +104,7 @@ export async function retryNotSent(context: RunnerContext, id: string): Promise<
 	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
 	const requeued = await moveAll(context, campaign, 'not_sent', 'pending');
 	if (requeued === 0) return { state: campaign.state, requeued };
-	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now() });
+	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
 	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients proven not sent');
 	return { state: 'running', requeued };
 }
@@ -137,7 +137,7 @@ export async function startScheduledCampaign(context: RunnerContext, id: string,
 		context.log.warn({ campaign: id }, reason);
 		return 'cancelled';
 	}
-	const result = await transition(context, id, ['scheduled'], 'running', { last_progress_at: Date.now() });
+	const result = await transition(context, id, ['scheduled'], 'running', { last_progress_at: Date.now(), running_since: Date.now() });
 	if (!result.changed) return result.state ?? 'cancelled';
 	context.log.info({ campaign: id }, 'scheduled campaign started');
 	return 'running';

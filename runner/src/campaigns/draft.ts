@@ -157,7 +157,7 @@ export async function startDraft(context: RunnerContext, id: string): Promise<Ca
 	} else {
 		// The start job first: if this process dies before the state changes, the job finds a draft and does nothing.
 		if (startsAs === 'scheduled') await addStartJob(context, { campaign: id, dueAt: campaign.startAt ?? now });
-		const result = await transition(context, id, ['draft'], startsAs, { cursor: 0, last_progress_at: now });
+		const result = await transition(context, id, ['draft'], startsAs, { cursor: 0, last_progress_at: now, running_since: now });
 		if (result.changed) context.log.info({ campaign: id, state: startsAs, recipients: campaign.counts.pending }, 'draft campaign started');
 	}
 	return (await getCampaign(context, id)).state;

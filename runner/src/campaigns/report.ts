@@ -1,6 +1,8 @@
 /** The per-recipient report, in source order, streamed a chunk at a time: JSON rows or CSV. */
 
-import type { RunnerContext } from '../context';
+import { parsePhoneNumber } from 'convo-contract';
+
+import { FieldError, NotFoundError, type RunnerContext } from '../context';
 import { csvRows } from '../csv';
 import type { Outcome } from '../ledger';
 import { decodeRecipient } from './schema';
@@ -26,6 +28,8 @@ export interface ReportPage {
 	offset?: number;
 	limit?: number;
 	outcomes?: readonly Outcome[];
+	/** Only the row of this phone (digits, as the create keeps them): a campaign holds a phone once. */
+	phone?: string;
 }
 
 export async function* reportRows(context: RunnerContext, id: string, page: ReportPage = {}): AsyncGenerator<ReportRow> {
@@ -45,6 +49,7 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
 			const recipient = recipients[i] ? decodeRecipient(recipients[i] as string) : undefined;
 			if (!record || !recipient) continue;
 			if (wanted && !wanted.has(record.outcome)) continue;
+			if (page.phone !== undefined && recipient.phone !== page.phone) continue;
 			if (skip > 0) {
 				skip--;
 				continue;
@@ -66,12 +71,24 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
 	}
 }
 
-/** The report as text chunks: a JSON array, or CSV with a header. */
-export async function* reportText(context: RunnerContext, id: string, format: 'json' | 'csv', page: ReportPage = {}): AsyncGenerator<string> {
+/**
+ * One recipient's row, found by phone as the operator types it (normalised as the create does);
+ * `field` names the phone as the client calls it. Not a recipient of the campaign: NotFoundError.
+ */
+export async function findRecipient(context: RunnerContext, id: string, phone: string, field = 'phone'): Promise<ReportRow> {
+	const parsed = parsePhoneNumber(phone);
+	if (!parsed.ok) throw new FieldError(`${field} ${parsed.reason}`, field);
+	await getCampaign(context, id);
+	for await (const row of reportRows(context, id, { phone: parsed.digits })) return row;
+	throw new NotFoundError(`phone ${parsed.digits} is not a recipient of campaign ${id}`);
+}
+
+/** The report as text chunks: a JSON array, or CSV with a header; `rows` when they are at hand already (one found by phone). */
+export async function* reportText(context: RunnerContext, id: string, format: 'json' | 'csv', page: ReportPage = {}, rows: AsyncIterable<ReportRow> | Iterable<ReportRow> = reportRows(context, id, page)): AsyncGenerator<string> {
 	let first = true;
 	if (format === 'csv') yield csvRows([REPORT_COLUMNS]);
 	else yield '[';
-	for await (const row of reportRows(context, id, page)) {
+	for await (const row of rows) {
 		if (format === 'csv') yield csvRows([REPORT_COLUMNS.map((column) => row[column] ?? '')]);
 		else {
 			yield `${first ? '\n' : ',\n'}${JSON.stringify(row)}`;
@@ -81,15 +98,29 @@ export async function* reportText(context: RunnerContext, id: string, format: 'j
 	if (format === 'json') yield first ? ']\n' : '\n]\n';
 }
 
-/** Recipients that did not get the message, grouped by reason (the line number cut off), most first. */
-export async function errorBreakdown(context: RunnerContext, id: string, top = 20): Promise<Array<{ outcome: Outcome; reason: string; count: number }>> {
-	const groups = new Map<string, { outcome: Outcome; reason: string; count: number }>();
+export interface ErrorGroup {
+	outcome: Outcome;
+	/** The reason as the group's first recipient got it (a real text, never a pattern). */
+	reason: string;
+	count: number;
+	/** The group's reasons differ in their numbers (phones, line numbers): `reason` is one example of them. */
+	varies: boolean;
+}
+
+/**
+ * Recipients that did not get the message, grouped by reason, most first. Reasons that differ only
+ * in their numbers (a phone, the line a repeated phone was first on) are one group, shown by its
+ * first reason as an example: a pattern with placeholders read as if the number were a literal "N".
+ */
+export async function errorBreakdown(context: RunnerContext, id: string, top = 20): Promise<ErrorGroup[]> {
+	const groups = new Map<string, ErrorGroup>();
 	for await (const row of reportRows(context, id)) {
 		if (!row.error || row.outcome === 'sent') continue;
-		const reason = row.error.replace(/^line \d+: /, '').replace(/\d{7,15}/g, 'N');
-		const key = `${row.outcome}|${reason}`;
-		const group = groups.get(key) ?? { outcome: row.outcome, reason, count: 0 };
+		const reason = row.error.replace(/^line \d+: /, '');
+		const key = `${row.outcome}|${reason.replace(/\d+/g, '#')}`;
+		const group = groups.get(key) ?? { outcome: row.outcome, reason, count: 0, varies: false };
 		group.count++;
+		if (reason !== group.reason) group.varies = true;
 		groups.set(key, group);
 	}
 	return [...groups.values()].sort((a, b) => b.count - a.count).slice(0, top);

@@ -29,6 +29,8 @@ export interface CampaignRecord {
 	total: number;
 	cursor: number;
 	lastProgressAt: number;
+	/** When it last became running (started, resumed, retried): its rate counts only the seconds since. */
+	runningSince?: number;
 	lastError?: string;
 	counts: Record<Outcome, number>;
 	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
@@ -71,6 +73,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		total: number('total'),
 		cursor: number('cursor'),
 		lastProgressAt: number('last_progress_at'),
+		runningSince: hash.running_since ? number('running_since') : undefined,
 		lastError: hash.last_error || undefined,
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
 		holds: number('holds'),
@@ -91,10 +94,14 @@ export async function getCampaign(context: RunnerContext, id: string): Promise<C
 	return found;
 }
 
-/** Sends per second over the full seconds before now: the last 10, or fewer while the campaign is younger. */
+/**
+ * Sends per second over the full seconds before now: the last 10, or fewer while the campaign has
+ * been running for less. Counted from when it last became running, so the seconds it sat paused do
+ * not pull the rate down (and the ETA up) for 10 s after a resume.
+ */
 async function currentRate(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
 	const second = Math.floor(Date.now() / 1000);
-	const started = Math.floor((campaign.startAt ?? campaign.createdAt) / 1000);
+	const started = Math.floor((campaign.runningSince ?? campaign.startAt ?? campaign.createdAt) / 1000);
 	const span = Math.min(10, Math.max(1, second - started));
 	const fields = Array.from({ length: span }, (_, i) => String(second - 1 - i));
 	const values = await context.redis.hmget(context.keys.ticks(campaign.from, campaign.id), ...fields);

@@ -182,15 +182,17 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	routes.add({ ...at(RUNNER_ROUTES.setCampaignRate), tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: setCampaignRateBody, success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await core.setCampaignRate(context, params.id, body.rate) }));
 
 	routes.add(
-		{ ...at(RUNNER_ROUTES.campaignReport), tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it): a JSON array or CSV'] },
+		{ ...at(RUNNER_ROUTES.campaignReport), tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b, one recipient with phone=… (404 when not in the campaign)', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it, or the one row of phone): a JSON array or CSV'] },
 		async ({ params, query, reply }) => {
 			await getCampaign(context, params.id);
+			// One recipient: found before the answer starts, so a phone not in the campaign is a 404, not an empty report.
+			const found = query.phone === undefined ? undefined : [await core.findRecipient(context, params.id, query.phone)];
 			reply.type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8');
 			reply.header('content-disposition', `attachment; filename="campaign-${params.id}-report.${query.format}"`);
-			return Readable.from(core.reportText(context, params.id, query.format, { offset: query.offset, limit: query.limit, outcomes: query.outcome as Outcome[] | undefined }));
+			return Readable.from(core.reportText(context, params.id, query.format, { offset: query.offset, limit: query.limit, outcomes: query.outcome as Outcome[] | undefined }, found));
 		},
 	);
-	routes.add({ method: 'GET', url: '/api/campaigns/:id/errors', tag: 'campaigns', summary: 'Recipients not sent, grouped by reason', params: id, success: [200, '[{ outcome, reason, count }]'] }, async ({ params }) => {
+	routes.add({ method: 'GET', url: '/api/campaigns/:id/errors', tag: 'campaigns', summary: 'Recipients not sent, grouped by reason (reasons differing only in a number are one group; reason is its first, varies says the others differ)', params: id, success: [200, '[{ outcome, reason, count, varies }]'] }, async ({ params }) => {
 		await getCampaign(context, params.id);
 		return core.errorBreakdown(context, params.id);
 	});

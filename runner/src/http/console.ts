@@ -20,13 +20,14 @@ export interface SignIn {
 
 const here = join(__dirname, 'console');
 const read = (path: string) => readFileSync(path, 'utf8');
+/** The console's scripts, one per view plus the helpers they share and the router (index.html loads them in this order). */
+const SCRIPTS = ['shared.js', 'list.js', 'create.js', 'campaign.js', 'app.js'];
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function consoleRoutes(app: FastifyInstance, auth: Auth, signIn: SignIn): void {
 	const files = {
 		login: read(join(here, 'login.html')),
 		index: read(join(here, 'index.html')),
-		js: read(join(here, 'app.js')),
 		css: read(join(here, 'app.css')),
 		uplotJs: read(require.resolve('uplot/dist/uPlot.iife.min.js')),
 		uplotCss: read(require.resolve('uplot/dist/uPlot.min.css')),
@@ -57,7 +58,10 @@ export function consoleRoutes(app: FastifyInstance, auth: Auth, signIn: SignIn):
 		const csrf = (await auth.sessionOk(session)) ? auth.csrfFor(session) : '';
 		return reply.type('text/html; charset=utf-8').send(files.index.replace('{{csrf}}', csrf));
 	});
-	app.get('/console/app.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(files.js));
+	for (const name of SCRIPTS) {
+		const text = read(join(here, name));
+		app.get(`/console/${name}`, async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(text));
+	}
 	app.get('/console/app.css', async (_request, reply) => reply.type('text/css; charset=utf-8').send(files.css));
 	app.get('/assets/uplot.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(files.uplotJs));
 	app.get('/assets/uplot.css', async (_request, reply) => reply.type('text/css; charset=utf-8').send(files.uplotCss));

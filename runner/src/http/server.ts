@@ -236,7 +236,8 @@ function mountBoard(app: FastifyInstance, context: RunnerContext): void {
 	const serverAdapter = new FastifyAdapter();
 	serverAdapter.setBasePath('/admin/queues');
 	const adapters = async () => (await runnerQueues(context)).map((queue) => new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false, displayName: shownQueueName(queue.name) }));
-	const board = createBullBoard({ queues: [], serverAdapter });
+	// A link back to the console in the board's header (it has no other way back).
+	const board = createBullBoard({ queues: [], serverAdapter, options: { uiConfig: { boardTitle: 'Convo runner queues', miscLinks: [{ text: '← Console', url: '/' }] } } });
 	app.addHook('onRequest', async (request) => {
 		if (request.url.startsWith('/admin/queues')) board.replaceQueues(await adapters());
 	});

@@ -1,0 +1,145 @@
+// A campaign's page: built once (so typing in its forms survives), its figures refreshed every 2 s.
+// Acts: pause, resume, cancel and retry-not-sent (both confirmed in the page, with the count),
+// reconcile, change the rate, find one recipient by phone, download the report.
+(function () {
+	'use strict';
+	var C = window.ConvoConsole;
+	var el = C.el;
+	var CANCELLABLE = ['running', 'paused', 'scheduled', 'draft'];
+	var RETRYABLE = ['paused', 'completed', 'cancelled', 'failed'];
+
+	function open(app, id) {
+		var latest = null;
+		var chart = null;
+		var path = '/api/campaigns/' + encodeURIComponent(id);
+		var title = el('span', { 'data-testid': 'campaign-title', text: 'Campaign ' + id });
+		var badgeBox = el('span');
+		var meta = el('p', { class: 'meta' });
+		var lastError = el('div');
+		var barBox = el('div');
+		var counts = el('div');
+		var note = el('p', { class: 'note', 'data-testid': 'action-message', 'aria-live': 'polite' });
+		var buttons = {
+			pause: el('button', { type: 'button', 'data-testid': 'pause' }, ['Pause']),
+			resume: el('button', { type: 'button', 'data-testid': 'resume' }, ['Resume']),
+			cancel: el('button', { type: 'button', class: 'danger', 'data-testid': 'cancel' }, ['Cancel…']),
+			retry: el('button', { type: 'button', 'data-testid': 'retry-not-sent' }, ['Retry not sent…']),
+			reconcile: el('button', { type: 'button', 'data-testid': 'reconcile' }, ['Reconcile unknown']),
+		};
+		var chartBox = el('div', { class: 'chart', 'data-testid': 'rate-chart' });
+		var waiting = el('p', { class: 'waiting', 'data-testid': 'chart-waiting', text: 'Waiting for data…' });
+		chartBox.appendChild(waiting);
+		var errorsBox = el('div');
+
+		function say(text, isError) {
+			note.className = isError ? 'note error' : 'note';
+			note.textContent = text;
+		}
+		function post(action, body, done) {
+			return C.api(action === 'rate' ? 'PUT' : 'POST', path + '/' + action, body).then(function (answer) {
+				if (done) say(done(answer));
+				refresh().catch(failed);
+			}).catch(function (error) { say(error.message, true); });
+		}
+
+		buttons.pause.addEventListener('click', function () { post('pause'); });
+		buttons.resume.addEventListener('click', function () { post('resume'); });
+		buttons.reconcile.addEventListener('click', function () { post('reconcile', undefined, function (a) { return 'Reconciled: ' + a.sent + ' sent, ' + a.not_sent + ' not sent, ' + a.still_unknown + ' still unknown.'; }); });
+		buttons.cancel.addEventListener('click', function () {
+			var pending = latest.counts.pending + latest.counts.claimed;
+			C.confirm('Cancel this campaign?', pending + ' pending recipient' + (pending === 1 ? '' : 's') + ' will not be sent (messages already on their way finish). This cannot be undone.', 'Cancel ' + pending + ' recipient' + (pending === 1 ? '' : 's')).then(function (ok) {
+				if (ok) post('cancel', undefined, function (a) { return 'Cancelled: ' + a.cancelled + ' recipients will not be sent.'; });
+			});
+		});
+		buttons.retry.addEventListener('click', function () {
+			var n = latest.counts.not_sent;
+			C.confirm('Send again the recipients not sent?', n + ' recipient' + (n === 1 ? ' was' : 's were') + ' proven not sent; they are sent again, the others are left as they are.', 'Retry ' + n).then(function (ok) {
+				if (ok) post('retry-not-sent', undefined, function (a) { return a.requeued + ' recipients queued again.'; });
+			});
+		});
+
+		var rateInput = el('input', { type: 'number', min: '1', step: '1', required: true, 'data-testid': 'rate-input', 'aria-label': 'sends per second' });
+		var rateForm = el('form', { class: 'inline', 'data-testid': 'rate-form' }, [el('label', {}, ['Rate ', rateInput, ' sends/s']), el('button', { type: 'submit', 'data-testid': 'rate-set' }, ['Set rate'])]);
+		rateForm.addEventListener('submit', function (event) {
+			event.preventDefault();
+			post('rate', { rate: Number(rateInput.value) }, function (a) { return 'Rate set to ' + a.rate + '/s.'; });
+		});
+
+		var phoneInput = el('input', { type: 'search', required: true, 'data-testid': 'find-phone', placeholder: '+49 151 1234567', 'aria-label': 'phone' });
+		var found = el('div', { 'data-testid': 'recipient-result', 'aria-live': 'polite' });
+		var findForm = el('form', { class: 'inline', 'data-testid': 'find-form' }, [el('label', {}, ['Recipient ', phoneInput]), el('button', { type: 'submit', 'data-testid': 'find-submit' }, ['Find'])]);
+		findForm.addEventListener('submit', function (event) {
+			event.preventDefault();
+			found.replaceChildren();
+			C.api('GET', path + '/report?phone=' + encodeURIComponent(phoneInput.value)).then(function (rows) {
+				var r = rows[0];
+				var fields = [['line', r.line], ['phone', r.phone], ['outcome', r.outcome], ['message id', r.message_id], ['error', r.error], ['attempts', r.attempts], ['first attempt', r.first_attempt_at], ['last attempt', r.last_attempt_at]];
+				found.replaceChildren(el('dl', { class: 'recipient' }, fields.reduce(function (list, f) {
+					return list.concat([el('dt', { text: f[0] }), el('dd', { 'data-testid': 'recipient-' + f[0].replace(' ', '-'), text: f[1] === null ? '—' : String(f[1]) })]);
+				}, [])));
+			}).catch(function (error) { found.replaceChildren(el('p', { class: 'error', 'data-testid': 'find-error', text: error.message })); });
+		});
+
+		app.replaceChildren(
+			el('p', {}, [el('a', { href: '#/', text: '← Campaigns' })]),
+			el('h1', {}, [title, badgeBox]),
+			C.created[id] ? C.views.create.summary(C.created[id]) : el('span'),
+			meta, lastError, barBox, counts,
+			el('div', { class: 'actions' }, [buttons.pause, buttons.resume, buttons.cancel, buttons.retry, buttons.reconcile, el('a', { class: 'button', 'data-testid': 'download', href: path + '/report?format=csv', download: 'campaign-' + id + '-report.csv' }, ['Download report'])]),
+			note,
+			el('div', { class: 'tools' }, [rateForm, findForm]),
+			found,
+			el('h2', { text: 'Sends per second, last 10 minutes' }), chartBox,
+			el('h2', { text: 'Not sent, by reason' }), errorsBox
+		);
+
+		function drawChart(history, running) {
+			var any = history.some(function (p) { return p[1] > 0; });
+			// uPlot draws an empty frame until sends settle: say what the blank means instead.
+			waiting.textContent = running ? 'Waiting for data…' : 'No sends in the last 10 minutes.';
+			waiting.hidden = any;
+			var data = [history.map(function (p) { return p[0]; }), history.map(function (p) { return p[1]; })];
+			if (!any || !window.uPlot) return;
+			if (chart) chart.setData(data);
+			else chart = new window.uPlot({ width: Math.min(900, app.clientWidth || 900), height: 180, series: [{}, { label: 'sends/s', stroke: '#2b7a4b', fill: 'rgba(43,122,75,0.15)' }], axes: [{}, { label: 'sends/s' }], legend: { show: false } }, data, chartBox);
+		}
+
+		function refresh() {
+			return Promise.all([C.api('GET', path), C.api('GET', path + '/rate-history'), C.api('GET', path + '/errors')]).then(function (all) {
+				var c = all[0], history = all[1], errors = all[2];
+				var first = latest === null;
+				latest = c;
+				title.textContent = c.name ? c.name + ' (' + id + ')' : 'Campaign ' + id;
+				badgeBox.replaceChildren(C.badge(c.state));
+				meta.textContent = 'template ' + c.template_id + ' · from ' + c.from + ' · limit ' + c.rate_limit + '/s · now ' + c.rate.toFixed(1) + '/s · ETA ' + C.eta(c.eta_seconds);
+				lastError.replaceChildren(c.last_error ? el('p', { class: 'error', 'data-testid': 'last-error', text: c.last_error }) : el('span'));
+				barBox.replaceChildren(C.bar(c.counts, id), C.legend(c.counts));
+				counts.replaceChildren(el('dl', { class: 'counts' }, C.OUTCOMES.reduce(function (list, key) {
+					return list.concat([el('dt', { text: key.replace('_', ' ') }), el('dd', { 'data-testid': 'count-' + key, text: String(c.counts[key]) })]);
+				}, [])));
+				buttons.pause.disabled = !(c.state === 'running' || c.state === 'scheduled');
+				buttons.resume.disabled = c.state !== 'paused';
+				buttons.cancel.disabled = CANCELLABLE.indexOf(c.state) < 0;
+				buttons.retry.disabled = !(c.counts.not_sent > 0 && RETRYABLE.indexOf(c.state) >= 0);
+				buttons.retry.textContent = 'Retry not sent (' + c.counts.not_sent + ')…';
+				buttons.reconcile.disabled = !(c.counts.unknown > 0);
+				if (first) rateInput.value = String(c.rate_limit);
+				drawChart(history, c.state === 'running' || c.state === 'scheduled');
+				var rows = errors.map(function (e) {
+					return el('tr', { 'data-testid': 'reason-row' }, [el('td', { text: e.outcome }), el('td', { text: (e.varies ? 'e.g. ' : '') + e.reason }), el('td', { text: String(e.count) })]);
+				});
+				errorsBox.replaceChildren(rows.length ? C.table(['Outcome', 'Reason', 'Recipients'], rows) : el('p', { text: 'None.' }));
+			});
+		}
+
+		/** A refresh that failed: the page stays, with the reason where the acts answer (the first load fails as the list does). */
+		function failed(error) {
+			if (latest === null) throw error;
+			say('Not refreshed: ' + error.message, true);
+		}
+
+		return { refresh: function () { return refresh().catch(failed); }, destroy: function () { if (chart) chart.destroy(); } };
+	}
+
+	C.views.campaign = { open: open };
+})();

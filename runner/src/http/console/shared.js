@@ -1,0 +1,129 @@
+// Helpers every view of the console shares: API calls with the session cookie (writes carry the
+// CSRF token the server put in the page), building elements, state badges, the composition bar,
+// and the in-page confirmation dialog. Views register on window.ConvoConsole.
+(function () {
+	'use strict';
+	var csrf = document.querySelector('meta[name="csrf-token"]').content;
+	var OUTCOMES = ['sent', 'failed', 'unknown', 'not_sent', 'rejected', 'cancelled', 'pending', 'claimed'];
+
+	/** `body`: a JSON value, or { raw, type } sent as it is (a CSV upload). */
+	function api(method, path, body) {
+		var init = { method: method, headers: { accept: 'application/json' }, credentials: 'same-origin' };
+		if (method !== 'GET') init.headers['x-csrf-token'] = csrf;
+		if (body && body.raw !== undefined) {
+			init.headers['content-type'] = body.type;
+			init.body = body.raw;
+		} else if (body !== undefined) {
+			init.headers['content-type'] = 'application/json';
+			init.body = JSON.stringify(body);
+		}
+		return fetch(path, init).then(function (response) {
+			if (response.status === 401) {
+				location.href = '/login';
+				throw new Error('signed out');
+			}
+			return response.json().then(function (json) {
+				if (!response.ok) throw new Error(json.message || response.statusText);
+				return json;
+			});
+		});
+	}
+
+	function el(tag, attrs, children) {
+		var node = document.createElement(tag);
+		Object.keys(attrs || {}).forEach(function (key) {
+			if (key === 'text') node.textContent = attrs[key];
+			else if (attrs[key] !== undefined && attrs[key] !== false) node.setAttribute(key, attrs[key] === true ? '' : attrs[key]);
+		});
+		(children || []).forEach(function (child) {
+			node.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+		});
+		return node;
+	}
+
+	function table(headers, rows, attrs) {
+		return el('table', Object.assign({ class: 'list' }, attrs || {}), [
+			el('thead', {}, [el('tr', {}, headers.map(function (h) { return el('th', { text: h }); }))]),
+			el('tbody', {}, rows),
+		]);
+	}
+
+	function total(counts) {
+		return OUTCOMES.reduce(function (sum, key) { return sum + (counts[key] || 0); }, 0);
+	}
+	/** Recipients with a final outcome (nothing more will happen to them). */
+	function done(counts) {
+		return total(counts) - counts.pending - counts.claimed;
+	}
+	/** Proven not to have the message (failed for good, or not sent when the campaign stopped): what retry-not-sent is about. */
+	function notSent(counts) {
+		return counts.failed + counts.not_sent;
+	}
+	function eta(seconds) {
+		if (seconds === null) return '?';
+		return seconds < 90 ? seconds + ' s' : Math.round(seconds / 60) + ' min';
+	}
+
+	/** The parts of the bar, in order; what is left of it is still to send. */
+	var PARTS = [
+		{ key: 'sent', label: 'sent', of: function (c) { return c.sent; } },
+		{ key: 'unknown', label: 'unknown', of: function (c) { return c.unknown; } },
+		{ key: 'not-sent', label: 'not sent', of: notSent },
+		{ key: 'cancelled', label: 'cancelled', of: function (c) { return c.cancelled; } },
+		{ key: 'rejected', label: 'rejected', of: function (c) { return c.rejected; } },
+	];
+
+	/** A bar of what became of the recipients, so a cancelled campaign does not look like a completed one. */
+	function bar(counts, id) {
+		var all = total(counts);
+		var finished = done(counts);
+		var segments = PARTS.map(function (part) {
+			var n = part.of(counts);
+			return el('span', { class: 'part ' + part.key, 'data-part': part.key, title: n + ' ' + part.label }, []);
+		});
+		var node = el('div', {
+			class: 'bar', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': String(all), 'aria-valuenow': String(finished), 'data-testid': 'progress-' + id,
+			title: PARTS.map(function (part) { return part.of(counts) + ' ' + part.label; }).join(' · ') + ' · ' + (all - finished) + ' to go',
+		}, segments);
+		// Widths as CSS properties (the page's CSP allows no inline style attribute, but the CSSOM is script).
+		PARTS.forEach(function (part, i) {
+			segments[i].style.width = (all ? (100 * part.of(counts)) / all : 0) + '%';
+		});
+		return node;
+	}
+
+	function legend(counts) {
+		return el('p', { class: 'legend', 'data-testid': 'bar-legend' }, PARTS.map(function (part) {
+			return el('span', { class: 'key ' + part.key }, [el('i'), part.label + ' ' + part.of(counts)]);
+		}).concat([el('span', { class: 'key to-go' }, [el('i'), 'to go ' + (counts.pending + counts.claimed)])]));
+	}
+
+	function badge(state) {
+		return el('span', { class: 'state ' + state, 'data-testid': 'state', text: state });
+	}
+
+	/** The one confirmation dialog, outside #app so a refresh of the page does not close it. */
+	var dialog = el('dialog', { 'data-testid': 'confirm-dialog', class: 'confirm' }, [
+		el('h2', { 'data-testid': 'confirm-title' }),
+		el('p', { 'data-testid': 'confirm-text' }),
+		el('form', { method: 'dialog', class: 'actions' }, [
+			el('button', { value: 'cancel', 'data-testid': 'confirm-dismiss' }, ['Keep it']),
+			el('button', { value: 'ok', class: 'danger', 'data-testid': 'confirm-ok' }, ['Confirm']),
+		]),
+	]);
+	document.body.appendChild(dialog);
+
+	/** Asks in the page; resolves true only when the operator confirms. */
+	function confirm(title, text, okLabel) {
+		dialog.querySelector('[data-testid="confirm-title"]').textContent = title;
+		dialog.querySelector('[data-testid="confirm-text"]').textContent = text;
+		dialog.querySelector('[data-testid="confirm-ok"]').textContent = okLabel;
+		dialog.returnValue = '';
+		dialog.showModal();
+		return new Promise(function (resolve) {
+			dialog.addEventListener('close', function () { resolve(dialog.returnValue === 'ok'); }, { once: true });
+		});
+	}
+
+	window.ConvoConsole = { OUTCOMES: OUTCOMES, api: api, el: el, table: table, total: total, done: done, notSent: notSent, eta: eta, bar: bar, legend: legend, badge: badge, confirm: confirm, views: {}, created: {} };
+})();

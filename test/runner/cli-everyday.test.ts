@@ -134,7 +134,7 @@ test('a semicolon CSV (Excel in many locales) and a tab one are read; --delimite
 
 test('create lists the rejected rows (line, phone, reason) and how to see them all; a row with the wrong cell count keeps its phone', async () => {
 	const bad = Array.from({ length: 12 }, (_, i) => `${10 + i},a,b`);
-	const { path } = writeRecipientsCsv(3, { seed: 65, extraLines: [...bad, '+4917065999999,only two'] });
+	const { path, phones } = writeRecipientsCsv(3, { seed: 65, extraLines: [...bad, '+4917065999999,only two'] });
 	const created = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', path, '--at', inAnHour()], runner.env);
 	expect(created.code).toBe(0);
 	const lines = created.stdout.trim().split('\n');
@@ -151,6 +151,16 @@ test('create lists the rejected rows (line, phone, reason) and how to see them a
 	expect(rows.every((row) => row.split(',')[2] === 'rejected')).toBe(true);
 	// The cell count broke the row, but its phone cell was readable: the report says whose row it was.
 	expect(rows[12]).toMatch(/^17,\+4917065999999,rejected,,line 17: has 2 cells; the header has 3/);
+	// One recipient, found by the phone as the file writes it (with its +): its row alone.
+	const one = await runCli(['campaign', 'report', id as string, '--phone', `+${phones[1]}`], runner.env);
+	expect(one.code).toBe(0);
+	expect(one.stdout.trim().split('\n').slice(1)).toEqual([expect.stringMatching(new RegExp(`^3,${phones[1]},pending,`))]);
+	const stranger = await runCli(['campaign', 'report', id as string, '--phone', '+4917065888888'], runner.env);
+	expect(stranger.code).toBe(1);
+	expect(stranger.stderr).toContain(`phone 4917065888888 is not a recipient of campaign ${id}`);
+	const notAPhone = await runCli(['campaign', 'report', id as string, '--phone', 'abc'], runner.env);
+	expect(notAPhone.code).toBe(1);
+	expect(notAPhone.stderr).toMatch(/--phone /);
 	const unknownOutcome = await runCli(['campaign', 'report', id as string, '--outcome', 'lost'], runner.env);
 	expect(unknownOutcome.code).toBe(1);
 	expect(unknownOutcome.stderr).toContain('--outcome takes outcomes among pending');

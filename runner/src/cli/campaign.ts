@@ -176,12 +176,15 @@ export function addCampaignCommands(program: Command): void {
 			.description('one row per recipient: line, phone, outcome, message_id, error, attempts, times')
 			.addOption(new Option('--format <format>', 'json (default with --json) or csv').choices(['json', 'csv']))
 			.option('--outcome <outcomes>', `only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')})`)
+			.option('--phone <phone>', "only this recipient's row, the phone written as in the recipients file (exit 1 when it is not one)")
 			.option('--output <file>', 'write the report to a file instead of stdout'),
 		async ({ context, io, args: [id], options }) => {
 			const format: 'json' | 'csv' = options.format ?? (io.json ? 'json' : 'csv');
 			const outcomes = options.outcome === undefined ? undefined : outcomesOf(String(options.outcome));
+			// Looked up before the output opens, so a phone that is no recipient leaves no empty file behind.
+			const found = options.phone === undefined ? undefined : [await core.findRecipient(context, id, String(options.phone), '--phone')];
 			const out = options.output ? createWriteStream(options.output) : process.stdout;
-			for await (const chunk of core.reportText(context, id, format, { outcomes })) {
+			for await (const chunk of core.reportText(context, id, format, { outcomes }, found)) {
 				if (!out.write(chunk)) await once(out, 'drain');
 			}
 			if (options.output) {

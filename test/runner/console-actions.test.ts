@@ -245,6 +245,13 @@ test('an empty chart waits for data; the rate is changed from the page; cancel a
 	expect(Object.fromEntries(Object.entries(completedWidths).map(([part, width]) => [part, Math.round(parseFloat(String(width)))]))).toEqual({ sent: 83, unknown: 0, 'not-sent': 0, cancelled: 0, rejected: 17 });
 	expect(await cancelledRow.getByTestId('list-cancelled').textContent()).toBe('40');
 	expect(await completedRow.getByTestId('list-rejected').textContent()).toBe('3');
+	// Each campaign is listed by its name (the id beside it), created time, template and number.
+	expect(await completedRow.getByTestId('campaign-link').textContent()).toBe('November newsletter');
+	expect(await completedRow.getByTestId('list-template').textContent()).toBe(positionalTemplate(runner.business).id);
+	expect(await completedRow.getByTestId('list-from').textContent()).toBe(runner.business.phoneNumbers[0]);
+	expect(Date.parse((await api<Campaign & { created_at: string }>('GET', `/api/campaigns/${completedId}`)).created_at)).toBeGreaterThan(Date.now() - 10 * 60_000);
+	expect(await completedRow.getByTestId('list-created').textContent()).toMatch(/\d/);
+	expect(await cancelledRow.getByTestId('campaign-link').textContent()).toMatch(/^Upload \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
 	await shot('list-states');
 });
 

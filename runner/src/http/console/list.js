@@ -22,32 +22,27 @@
 		return C.table(['Run', 'Collection', 'State', 'Source read', 'Items', 'Last error'], rows);
 	}
 
-	/** Optional columns (created, template, number): shown when the API gives them. */
-	var EXTRA = [
-		{ key: 'created_at', header: 'Created', show: function (c) { return c.created_at ? new Date(c.created_at).toLocaleString() : ''; } },
-		{ key: 'template_id', header: 'Template', show: function (c) { return c.template_id || ''; } },
-		{ key: 'from', header: 'Number', show: function (c) { return c.from || ''; } },
-	];
-
+	/** A campaign as an operator picks it: its name (the id small beside it), when, what, from which number. */
 	function campaignTable(items) {
-		var extra = EXTRA.filter(function (column) { return items.some(function (c) { return c[column.key]; }); });
 		var rows = items.map(function (c) {
-			var link = el('a', { href: '#/campaigns/' + c.id, 'data-testid': 'campaign-link' }, [c.name || c.id]);
-			return el('tr', { 'data-testid': 'campaign-row' }, [el('td', {}, c.name ? [link, ' ', el('small', { class: 'id', text: c.id })] : [link])]
-				.concat(extra.map(function (column) { return el('td', { text: column.show(c) }); }))
-				.concat([
-					el('td', {}, [C.badge(c.state)]),
-					el('td', { class: 'wide' }, [C.bar(c.counts, c.id)]),
-					el('td', { 'data-testid': 'list-sent', text: String(c.counts.sent) }),
-					el('td', { 'data-testid': 'list-not-sent', text: String(C.notSent(c.counts)) }),
-					el('td', { 'data-testid': 'list-unknown', text: String(c.counts.unknown) }),
-					el('td', { 'data-testid': 'list-cancelled', text: String(c.counts.cancelled) }),
-					el('td', { 'data-testid': 'list-rejected', text: String(c.counts.rejected) }),
-					el('td', { text: c.rate.toFixed(1) + '/s' }),
-					el('td', { text: C.eta(c.eta_seconds) }),
-				]));
+			var link = el('a', { href: '#/campaigns/' + c.id, 'data-testid': 'campaign-link' }, [c.name]);
+			return el('tr', { 'data-testid': 'campaign-row' }, [
+				el('td', {}, [link, ' ', el('small', { class: 'id', text: c.id })]),
+				el('td', { 'data-testid': 'list-created', text: new Date(c.created_at).toLocaleString() }),
+				el('td', { 'data-testid': 'list-template', class: 'id', text: c.template_id }),
+				el('td', { 'data-testid': 'list-from', text: c.from }),
+				el('td', {}, [C.badge(c.state)]),
+				el('td', { class: 'wide' }, [C.bar(c.counts, c.id)]),
+				el('td', { 'data-testid': 'list-sent', text: String(c.counts.sent) }),
+				el('td', { 'data-testid': 'list-not-sent', text: String(C.notSent(c.counts)) }),
+				el('td', { 'data-testid': 'list-unknown', text: String(c.counts.unknown) }),
+				el('td', { 'data-testid': 'list-cancelled', text: String(c.counts.cancelled) }),
+				el('td', { 'data-testid': 'list-rejected', text: String(c.counts.rejected) }),
+				el('td', { text: c.rate.toFixed(1) + '/s' }),
+				el('td', { text: C.eta(c.eta_seconds) }),
+			]);
 		});
-		var headers = ['Campaign'].concat(extra.map(function (column) { return column.header; }), ['State', 'Progress', 'Sent', 'Not sent', 'Unknown', 'Cancelled', 'Rejected', 'Rate', 'ETA']);
+		var headers = ['Campaign', 'Created', 'Template', 'Number', 'State', 'Progress', 'Sent', 'Not sent', 'Unknown', 'Cancelled', 'Rejected', 'Rate', 'ETA'];
 		return C.table(headers, rows);
 	}
 

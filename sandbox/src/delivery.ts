@@ -25,7 +25,9 @@ const MAX_DELAY_MS = 7 * 24 * 3600 * 1000;
 const delay = z.int().min(0).max(MAX_DELAY_MS);
 
 export const deliverySettingsInput = z.strictObject({
-	seed: z.union([z.string().min(1).max(200), z.number()]),
+	seed: z.union([z.string().min(1).max(200), z.number()], {
+		error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string (1 to 200 characters) or a number'),
+	}),
 	delivered: share,
 	read: share,
 	failed: z.array(z.strictObject({ share, reason: z.string().min(1).max(1000) })).max(20).default([]),

@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+
 import { deliveryChecks, deliveryOutcomes, setDelivery, type DeliveryOutcome, type DeliverySettings } from '../runner/support';
-import { admin, call, digits, eventually, expectErrorBody, sleep, startReceiver, useSandbox, type Json, type Receiver } from './support';
+import { admin, call, eventually, expectErrorBody, sleep, startReceiver, useSandbox, type Json, type Receiver } from './support';
 
 /** The issue's campaign: 90% delivered, 60% read, 5% failed with two reasons, 10% replies. */
 const ISSUE_SHARES: DeliverySettings = {
@@ -194,7 +197,7 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 		}
 	});
 
-	it('delivers a reply on its own timer, and a reset cancels replies still to come', async () => {
+	it('delivers a reply on its own timer (re-armed when the clock moves), and a reset cancels replies still to come', async () => {
 		const receiver: Receiver = await startReceiver();
 		try {
 			const register = () => admin(context, 'POST', 'webhooks', { business: context.business.id, url: receiver.url });
@@ -214,9 +217,48 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 			await register();
 			await sleep(1000);
 			expect(receiver.received).toEqual([]);
+
+			// The clock moves part of the way: the timer waits only for the rest (0.5 s, not 4 s).
+			await setDelivery(context.sandbox, { ...settings, delays_ms: { ...settings.delays_ms, reply: 4000 } });
+			await sendTemplates([phoneOf(4, 5)], 1);
+			await advance(3500);
+			const moved = Date.now();
+			await eventually(() => receiver.received.length === 1, 5000);
+			expect(Date.now() - moved).toBeLessThan(2500);
 		} finally {
 			await receiver.close();
 		}
+	});
+
+	it('a reply still to come does not keep the process alive', async () => {
+		// The app closed but the context never told to stop: only an unref'd timer lets node exit.
+		const script = `
+			const { createSandboxContext } = require('./sandbox/src/index.ts');
+			const { buildApp } = require('./sandbox/src/app.ts');
+			(async () => {
+				const context = createSandboxContext();
+				const app = buildApp(context);
+				const business = context.store.businesses[0];
+				const template = [...context.store.templates.values()].find((t) => t.businessId === business.id);
+				await app.inject({ method: 'POST', url: '/__sandbox/delivery', payload: { seed: 1, delivered: 1, read: 1, replied: 1, delays_ms: { reply: 3600000 } } });
+				const sent = await app.inject({
+					method: 'POST',
+					url: '/api/external/v2/send-template?template_id=' + template.id + '&from_phone_number=' + business.phoneNumbers[0],
+					headers: { 'x-api-key': business.apiKey },
+					payload: { phone: '4917000000001', 1: 'a', 2: 'b' },
+				});
+				const [outcome] = (await app.inject({ url: '/__sandbox/delivery/outcomes' })).json();
+				console.log(sent.statusCode, Boolean(outcome.replied_at));
+				await app.close();
+			})();`;
+		const started = Date.now();
+		const output = await new Promise<string>((resolve, reject) => {
+			execFile(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: join(__dirname, '..', '..'), timeout: 20_000 }, (error, stdout, stderr) =>
+				error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout),
+			);
+		});
+		expect(output.trim()).toBe('200 true');
+		expect(Date.now() - started).toBeLessThan(15_000);
 	});
 
 	it('logs every A1 request per message and B7 request per phone at service time; reset and DELETE requests clear it', async () => {
@@ -271,7 +313,7 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 	it('refuses settings that break a rule, naming the field', async () => {
 		const refused = async (body: unknown, field: string | undefined, words: RegExp) => {
 			const response = await fetch(`${context.sandbox.baseUrl}/__sandbox/delivery`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-			const answer = { status: response.status, body: await response.json(), headers: response.headers };
+			const answer = { status: response.status, body: (await response.json()) as Json, headers: response.headers };
 			expectErrorBody(answer, 400);
 			expect([answer.body.field, answer.body.message]).toEqual([field, expect.stringMatching(words)]);
 		};

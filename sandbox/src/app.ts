@@ -72,8 +72,13 @@ export function buildApp(context: SandboxContext, options: { logger?: boolean } 
 	app.decorateRequest('receivedAtMs', 0);
 	app.addHook('onRequest', async (request) => {
 		request.receivedAtMs = context.clock.now();
+		// Replies due by now exist before anything is read, whether or not their timer fired yet.
+		context.delivery.flushDue();
 		const endpoint = endpointOfRequest(request);
-		if (endpoint) context.requests.record(endpoint);
+		if (endpoint) {
+			context.requests.record(endpoint);
+			context.delivery.checks.record(endpoint, request.params, request.query, request.receivedAtMs);
+		}
 	});
 
 	// Faults apply to the service's endpoints once authenticated and after the body was read.

@@ -3,7 +3,7 @@ import type { SandboxContext } from './context';
 import type { Contact, Message } from './model';
 import { eventContactView } from './views';
 
-export function emitMessageCreated(context: SandboxContext, message: Message, contact: Contact, status: 'received' | 'sent'): void {
+export function emitMessageCreated(context: Pick<SandboxContext, 'webhooks' | 'store' | 'links'>, message: Message, contact: Contact, status: 'received' | 'sent'): void {
 	context.webhooks.emit(message.businessId, {
 		to: message.to,
 		from: message.from,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from './app';
 import { Clock } from './clock';
 import type { SandboxContext } from './context';
+import { Delivery } from './delivery';
 import { Faults } from './faults';
 import { describeFixture, type Fixture } from './fixture';
 import { RequestCounts } from './requestCounts';
@@ -34,7 +35,7 @@ export const DEFAULT_HOST = '127.0.0.1';
 /** Fresh state at service time zero; the links are filled in once the server listens. */
 export function createSandboxContext(): SandboxContext {
 	const clock = new Clock();
-	return {
+	const base = {
 		clock,
 		store: new Store(clock),
 		webhooks: new WebhookHub(),
@@ -42,6 +43,7 @@ export function createSandboxContext(): SandboxContext {
 		requests: new RequestCounts(),
 		links: { baseUrl: '', externalUrl: '', dashboardUrl: '' },
 	};
+	return { ...base, delivery: new Delivery(base) };
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
@@ -68,6 +70,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
 		externalUrl: context.links.externalUrl,
 		fixture: describeFixture(baseUrl, context.links.externalUrl),
 		close: async () => {
+			context.delivery.stop();
 			await context.webhooks.drain();
 			await app.close();
 		},

@@ -107,6 +107,23 @@ export interface Message {
 	statusRecordId: string;
 	whatsappMessageId: string;
 	undeliverable: boolean;
+	/** Drawn from the delivery settings when it was sent (delivery.ts); absent: the default timeline. */
+	delivery?: DeliveryPlan;
+}
+
+/** What happens to an outbound message and when (service time in ms). */
+export interface DeliveryPlan {
+	/** The last status it reaches. */
+	outcome: 'sent' | 'delivered' | 'read' | 'failed';
+	/** Why it failed (B7 `error`). */
+	reason?: string;
+	sentAtMs: number;
+	deliveredAtMs?: number;
+	readAtMs?: number;
+	failedAtMs?: number;
+	/** The recipient answers at this time with `replyText`. */
+	repliedAtMs?: number;
+	replyText?: string;
 }
 
 export interface AgentRecord {

@@ -1,6 +1,6 @@
 /** How records look in responses and webhook payloads (SPEC section 2 and 6). */
 import type { AgentRecord, Contact, Message } from './model';
-import { contactMessageStatus, conversationStatus, statusAt } from './status';
+import { contactMessageStatus, conversationStatus, failureReason, statusAt } from './status';
 import type { Store } from './store';
 
 export interface Links {
@@ -64,13 +64,12 @@ export function contactMessageView(message: Message, nowMs: number) {
 }
 
 export function conversationMessageView(message: Message, nowMs: number) {
-	const status = conversationStatus(statusAt(message, nowMs));
 	return {
 		id: message.uuid,
 		text: message.text,
 		direction: message.direction,
-		status,
-		error: status === 'ERROR' ? 'The recipient cannot receive messages on this channel' : null,
+		status: conversationStatus(statusAt(message, nowMs)),
+		error: failureReason(message, nowMs),
 		created_at: new Date(message.createdAtMs).toISOString(),
 	};
 }

@@ -359,6 +359,56 @@ export async function clearFaults(sandbox: RunningSandbox): Promise<void> {
 	await fetch(`${sandbox.baseUrl}/__sandbox/faults`, { method: 'DELETE' });
 }
 
+/** The sandbox's delivery settings (POST /__sandbox/delivery; sandbox/README.md). */
+export interface DeliverySettings {
+	seed: string | number;
+	delivered: number;
+	read: number;
+	failed?: { share: number; reason: string }[];
+	replied?: number;
+	reply_texts?: string[];
+	delays_ms?: Partial<Record<'sent' | 'delivered' | 'read' | 'failed' | 'reply', number>>;
+}
+
+/** What the sandbox drew for one accepted send, and when each step happens (ISO times). */
+export interface DeliveryOutcome {
+	message_id: string;
+	to: string;
+	outcome: 'sent' | 'delivered' | 'read' | 'failed';
+	reason?: string;
+	sent_at: string;
+	delivered_at?: string;
+	read_at?: string;
+	failed_at?: string;
+	replied_at?: string;
+	reply_text?: string;
+}
+
+/** Service times of every A1 request per message id and every B7 request per phone digits. */
+export interface DeliveryChecks {
+	status: Record<string, string[]>;
+	conversations: Record<string, string[]>;
+}
+
+/** Sets the delivery settings for the sends that follow; `null` returns to the default timeline. */
+export async function setDelivery(sandbox: RunningSandbox, settings: DeliverySettings | null): Promise<void> {
+	const response = await fetch(
+		`${sandbox.baseUrl}/__sandbox/delivery`,
+		settings === null ? { method: 'DELETE' } : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(settings) },
+	);
+	if (!response.ok) throw new Error(`delivery settings refused: ${await response.text()}`);
+}
+
+/** Every send the sandbox accepted (A2 and B8), in arrival order, with its drawn outcome. */
+export async function deliveryOutcomes(sandbox: RunningSandbox): Promise<DeliveryOutcome[]> {
+	return (await fetch(`${sandbox.baseUrl}/__sandbox/delivery/outcomes`)).json() as Promise<DeliveryOutcome[]>;
+}
+
+/** The A1 and B7 requests the sandbox received since start, reset or DELETE /__sandbox/requests. */
+export async function deliveryChecks(sandbox: RunningSandbox): Promise<DeliveryChecks> {
+	return (await fetch(`${sandbox.baseUrl}/__sandbox/delivery/checks`)).json() as Promise<DeliveryChecks>;
+}
+
 /** A CSV of `count` distinct recipients (+ `extraLines`), phone numbers derived from `seed`. */
 export function writeRecipientsCsv(count: number, options: { seed?: number; extraLines?: string[] } = {}): { path: string; phones: string[] } {
 	const seed = options.seed ?? 0;

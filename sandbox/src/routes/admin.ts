@@ -1,13 +1,14 @@
 /**
  * The sandbox's own API under /__sandbox/ (no auth): fixture, reset, inspection of sent messages,
  * simulated inbound and dashboard messages, webhook registration and delivery log, faults, clock,
- * request counts.
+ * request counts, delivery settings with their drawn outcomes and the log of status checks.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod/v4';
 
 import { parseOrThrow, toApiDigits } from 'convo-contract';
 import type { SandboxContext } from '../context';
+import { deliverySettingsInput, outcomeView, parseDeliverySettings } from '../delivery';
 import { emitMessageCreated } from '../events';
 import { faultInput } from '../faults';
 import { describeFixture } from '../fixture';
@@ -34,7 +35,7 @@ const messagesQuery = z.object({
 });
 
 export function adminRoutes(app: FastifyInstance, context: SandboxContext): void {
-	const { store, clock, webhooks, faults, requests, links } = context;
+	const { store, clock, webhooks, faults, requests, links, delivery } = context;
 	const prefix = '/__sandbox';
 
 	const knownBusiness = (id: unknown): Business => {
@@ -77,6 +78,7 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		webhooks.reset();
 		faults.clear();
 		requests.reset();
+		delivery.reset();
 		return { reset: true };
 	});
 
@@ -84,6 +86,7 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 	app.get(`${prefix}/requests`, async () => ({ counts: requests.toJSON() }));
 	app.delete(`${prefix}/requests`, async () => {
 		requests.reset();
+		delivery.checks.reset();
 		return { counts: requests.toJSON() };
 	});
 
@@ -167,6 +170,21 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 	app.post(`${prefix}/clock`, async (request) => {
 		const { advanceMs } = parseOrThrow(clockInput, request.body, 'body');
 		clock.advance(advanceMs);
+		delivery.clockMoved();
 		return { now: clock.iso(), offsetMs: clock.offset };
 	});
+
+	// Delivery outcomes drawn per message from settings (delivery.ts); without them, the default timeline.
+	app.get(`${prefix}/delivery`, async () => ({ settings: delivery.settings ?? null }));
+	app.post(`${prefix}/delivery`, async (request) => {
+		const settings = parseDeliverySettings(parseOrThrow(deliverySettingsInput, request.body, 'body'));
+		delivery.set(settings);
+		return { settings };
+	});
+	app.delete(`${prefix}/delivery`, async () => {
+		delivery.clear();
+		return { settings: null };
+	});
+	app.get(`${prefix}/delivery/outcomes`, async () => store.acceptedMessages().map(outcomeView));
+	app.get(`${prefix}/delivery/checks`, async () => delivery.checks.toJSON());
 }

@@ -83,6 +83,7 @@ export function messagingRoutes(app: FastifyInstance, context: SandboxContext): 
 			request: { query: {}, body: { ...body } },
 		});
 		if (body.type !== 'text') message.attachments = [{ type: body.type, ...body.content }];
+		context.delivery.assign(message);
 		// The conversation the message went to.
 		const conversation = store.currentConversation(contact);
 		if (body.assigned_user !== undefined) conversation.assignedUser = body.assigned_user;

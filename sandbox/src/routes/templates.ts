@@ -46,6 +46,7 @@ export function templateRoutes(app: FastifyInstance, context: SandboxContext): v
 			template: { id: template.id, name: template.name, variables: values, buttons },
 			request: { query: { ...query }, body: { ...body }, receivedAtMs: request.receivedAtMs },
 		});
+		context.delivery.assign(message);
 		// The conversation the message went to.
 		if (agent) store.currentConversation(contact).agentId = agent.id;
 		return { success: true, message_id: message.uuid, recipient: body.phone, template_name: template.name };

@@ -128,7 +128,7 @@ const schema = z.object({
 	/**
 	 * The events endpoint (POST/PUT /api/events/message-created) that takes the service's
 	 * message_created deliveries: the header the dashboard's event trigger adds, and its value (a
-	 * secret). Both or neither; without them the endpoint answers 404.
+	 * secret). Unless both are set the endpoint answers 404 (http/eventRoutes.ts).
 	 */
 	RUNNER_EVENTS_HEADER_NAME: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, { error: 'must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~ only)' }).optional(),
 	RUNNER_EVENTS_HEADER_VALUE: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
@@ -180,9 +180,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
 	const problems: string[] = [];
 	const secrets = readSecretFiles(env, problems);
 	const result = schema.safeParse(secrets.env);
-	if (result.success && (result.data.RUNNER_EVENTS_HEADER_NAME === undefined) !== (result.data.RUNNER_EVENTS_HEADER_VALUE === undefined)) {
-		problems.push('RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE go together: set both (the header the event trigger sends, and its value) or neither');
-	}
 	if (result.success && problems.length === 0) return result.data;
 	for (const issue of result.error?.issues ?? []) {
 		const name = String(issue.path[0]);

@@ -51,7 +51,7 @@ interface Attribution {
 }
 
 /** The campaign (and its recipient) that last messaged `phone` from `number` within the window before `atMs`, if any. */
-export async function attributeReply(context: RunnerContext, phone: string, number: string, atMs: number): Promise<Attribution | undefined> {
+async function attributeReply(context: RunnerContext, phone: string, number: string, atMs: number): Promise<Attribution | undefined> {
 	const { redis, keys, config } = context;
 	const window = config.RUNNER_REPLY_WINDOW;
 	const recent = await redis.zrevrangebyscore(keys.campaigns, atMs + CLOCK_SKEW_MS, atMs - window - CAMPAIGN_SPAN_MS, 'LIMIT', 0, MAX_CANDIDATES);

@@ -58,7 +58,7 @@ test('/healthz and /readyz answer without a token; every other route refuses a m
 			for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }] as Array<Record<string, string>>) {
 				const response = await fetch(`${base}${path}`, { method, headers });
 				expect({ method, path, status: response.status }).toEqual({ method, path, status: 404 });
-				expect((await response.json()).message).toMatch(/not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE/);
+				expect(((await response.json()) as { message: string }).message).toMatch(/not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE/);
 			}
 			continue;
 		}

@@ -214,7 +214,7 @@ test('bad rows (10% invalid phones, duplicates, wrong cell counts, broken button
 	expect(JSON.parse(cli.stdout)).toEqual(rows);
 });
 
-test('a phone repeated 50,000 rows after its first line is rejected with its line; the create keeps no phone index', async () => {
+test('a phone repeated 50,000 rows after its first line is rejected with its line; the staged phone index is kept as the campaign index (phone -> line:index)', async () => {
 	// The repeat is 50 write batches after its first row, far beyond the rows a create holds at once:
 	// it is found only through the phones staged in Redis. Scheduled for tomorrow, then cancelled: nothing is sent.
 	const gap = 50_000;

@@ -168,7 +168,7 @@ test('a runner without the header settings answers 404 on the endpoint', async (
 	const off = await startApi(runner, { RUNNER_EVENTS_HEADER_NAME: undefined, RUNNER_EVENTS_HEADER_VALUE: undefined });
 	const response = await fetch(`${off}${EVENTS_PATH}`, { method: 'POST', headers: { ...withHeader, 'content-type': 'application/json' }, body: JSON.stringify(body({ from: phoneOf(5, 0) })) });
 	expect(response.status).toBe(404);
-	expect((await response.json()).message).toBe('the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE');
+	expect(((await response.json()) as { message: string }).message).toBe('the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE');
 });
 
 test('a reply after the window is attributed to none; the secret is never in the logs or Redis', async () => {

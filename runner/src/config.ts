@@ -125,6 +125,15 @@ const schema = z.object({
 		.enum(['true', 'false'], { error: 'must be true or false' })
 		.default('false')
 		.transform((text) => text === 'true'),
+	/**
+	 * The events endpoint (POST/PUT /api/events/message-created) that takes the service's
+	 * message_created deliveries: the header the dashboard's event trigger adds, and its value (a
+	 * secret). Unless both are set the endpoint answers 404 (http/eventRoutes.ts).
+	 */
+	RUNNER_EVENTS_HEADER_NAME: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, { error: 'must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~ only)' }).optional(),
+	RUNNER_EVENTS_HEADER_VALUE: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+	/** A reply belongs to the campaign that last messaged its phone within this time before it. */
+	RUNNER_REPLY_WINDOW: durationMs.default(72 * 3_600_000),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -136,7 +145,7 @@ export class ConfigError extends Error {}
  * The settings that hold secrets: each may be given as `<NAME>_FILE`, the path of a file holding the
  * value (REDIS_URL too: it may carry a password).
  */
-export const SECRET_SETTINGS = ['CONVO_API_KEY', 'RUNNER_TOKEN', 'RUNNER_WEBHOOK_KEY', 'REDIS_URL'] as const;
+export const SECRET_SETTINGS = ['CONVO_API_KEY', 'RUNNER_TOKEN', 'RUNNER_WEBHOOK_KEY', 'RUNNER_EVENTS_HEADER_VALUE', 'REDIS_URL'] as const;
 
 /**
  * The environment with every `<NAME>_FILE` replaced by the file's content (trailing line breaks

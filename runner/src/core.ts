@@ -51,6 +51,9 @@ export { API_REINDEX } from './reindex/create';
 export { SETTLED_RUN_STATES as SETTLED_REINDEX_STATES } from './reindex/store';
 export { recordReceipt } from './webhooks/receipts';
 
+// Replies: the service's message_created events, attributed to the campaign that last messaged the phone.
+export { receiveMessageCreated } from './campaigns/attribution';
+
 export { shownQueueName } from './jobs';
 
 // Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).

@@ -60,7 +60,13 @@ export interface Keys {
 	ledger(from: string, id: string): string;
 	/** Hash: epoch second -> sends settled in it, for the current rate. */
 	ticks(from: string, id: string): string;
-	/** Hash, while a campaign is a draft: phone -> line, so a phone is refused twice across its chunks. */
+	/** Hash: recipient index -> epoch ms of its first reply, and `count` (campaigns/replies.ts). */
+	replies(from: string, id: string): string;
+	/**
+	 * Hash: phone -> "line:index" of each accepted recipient, so a draft's later chunks refuse a
+	 * phone twice and a reply finds its recipient without a scan (campaigns/attribution.ts). Older
+	 * campaigns hold "line" only in a draft's, and none once started.
+	 */
 	phones(from: string, id: string): string;
 	/**
 	 * Hashes a create writes its rows to before its commit renames them to recipients/ledger/phones:
@@ -162,6 +168,7 @@ export function keysFor(prefix: string): Keys {
 		recipients: (from, id) => `${campaign(from, id)}:rcp`,
 		ledger: (from, id) => `${campaign(from, id)}:ledger`,
 		ticks: (from, id) => `${campaign(from, id)}:ticks`,
+		replies: (from, id) => `${campaign(from, id)}:replies`,
 		phones: (from, id) => `${campaign(from, id)}:phones`,
 		staging: (from, id, attempt) => {
 			const staged = `${number(from)}:staging:${id}:${attempt}`;

@@ -53,6 +53,15 @@ test('/healthz and /readyz answer without a token; every other route refuses a m
 	expect({ healthz: security['/healthz'], readyz: security['/readyz'], campaigns: security['/api/campaigns'] }).toEqual({ healthz: [], readyz: [], campaigns: [{ bearer: [] }] });
 	for (const [method, path] of routes) {
 		if (path === '/healthz' || path === '/readyz') continue;
+		if (path === '/api/events/message-created') {
+			// The service's events carry the operator's header, never the token (replies.test.ts); this runner sets none, so the endpoint is off.
+			for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }] as Array<Record<string, string>>) {
+				const response = await fetch(`${base}${path}`, { method, headers });
+				expect({ method, path, status: response.status }).toEqual({ method, path, status: 404 });
+				expect(((await response.json()) as { message: string }).message).toMatch(/not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE/);
+			}
+			continue;
+		}
 		for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }] as Array<Record<string, string>>) {
 			const response = await fetch(`${base}${path}`, { method, headers });
 			expect({ method, path, status: response.status }).toEqual({ method, path, status: 401 });

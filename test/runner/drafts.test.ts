@@ -107,8 +107,10 @@ test('2,500 rows in three chunks: one campaign, lines across chunks, duplicates 
 	const rows = await report(runner.context, id);
 	expect(rows.map((row) => row.line)).toEqual(Array.from({ length: 2500 }, (_, i) => i + 1));
 	expectReportMatchesLog(rows, sends);
-	// The phone index lived only while a draft.
-	expect(await runner.context.redis.exists(runner.context.keys.phones(settings().from, id))).toBe(0);
+	// The phone index outlives the draft (a reply finds its recipient there), one entry per accepted phone, for good.
+	const phones = runner.context.keys.phones(settings().from, id);
+	expect(await runner.context.redis.hlen(phones)).toBe(2496);
+	expect(await runner.context.redis.pttl(phones)).toBe(-1);
 });
 
 test('first_line places a chunk; a draft with no accepted row completes on start; a draft with a start time becomes scheduled; a draft can be cancelled', async () => {

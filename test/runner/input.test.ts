@@ -214,7 +214,7 @@ test('bad rows (10% invalid phones, duplicates, wrong cell counts, broken button
 	expect(JSON.parse(cli.stdout)).toEqual(rows);
 });
 
-test('a phone repeated 50,000 rows after its first line is rejected with its line; the create keeps no phone index', async () => {
+test('a phone repeated 50,000 rows after its first line is rejected with its line; the staged phone index is kept as the campaign index (phone -> line:index)', async () => {
 	// The repeat is 50 write batches after its first row, far beyond the rows a create holds at once:
 	// it is found only through the phones staged in Redis. Scheduled for tomorrow, then cancelled: nothing is sent.
 	const gap = 50_000;
@@ -229,8 +229,11 @@ test('a phone repeated 50,000 rows after its first line is rejected with its lin
 		expect({ total: campaign.total, accepted: campaign.accepted, rejected: campaign.rejected }).toEqual({ total: gap + 1, accepted: gap, rejected: 1 });
 		expect(campaign.rejections).toEqual([{ line: repeatLine, phone: `00${first}`, reason: 'phone is already in this campaign (line 2)' }]);
 		const keys = await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string);
-		// The staged phone index found the repeat and went with the commit: a campaign that is no draft keeps none.
-		expect(keys.filter((key) => key.includes(':staging:') || key.endsWith(`:campaign:${campaign.id}:phones`))).toEqual([]);
+		// The staged phone index found the repeat and became the campaign's (a reply finds its recipient there): nothing staged is left.
+		expect(keys.filter((key) => key.includes(':staging:'))).toEqual([]);
+		const phones = runner.context.keys.phones(runner.business.phoneNumbers[0], campaign.id);
+		expect(await runner.context.redis.hlen(phones)).toBe(gap);
+		expect(await runner.context.redis.hget(phones, first)).toBe('2:0');
 	} finally {
 		await cancel(runner.context, campaign.id);
 	}

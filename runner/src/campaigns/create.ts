@@ -63,7 +63,7 @@ export interface Snapshot {
 export interface StagedRows {
 	recipients: string[];
 	ledger: string[];
-	/** phone -> line of each accepted row: the index a repeat is found in (a draft keeps it). */
+	/** phone -> "line:index" of each accepted row: where a repeat is found, and a reply its recipient (keys.phones). */
 	phones: string[];
 }
 
@@ -84,7 +84,8 @@ export function phonesSeen(phones: readonly string[], lines: ReadonlyArray<strin
 	const seen = new Map<string, number>();
 	phones.forEach((phone, i) => {
 		const line = lines[i];
-		if (line !== null && line !== undefined) seen.set(phone, Number(line));
+		// "line:index" (or "line" in a draft created before replies were attributed): the line leads.
+		if (line !== null && line !== undefined) seen.set(phone, Number.parseInt(line, 10));
 	});
 	return seen;
 }
@@ -131,7 +132,7 @@ export class RowChecker {
 			this.firstAccepted ??= row;
 			this.staged.recipients.push(index, row);
 			this.staged.ledger.push(index, PENDING_RECORD);
-			this.staged.phones.push(verdict.recipient.phone, String(verdict.recipient.line));
+			this.staged.phones.push(verdict.recipient.phone, `${verdict.recipient.line}:${index}`);
 		} else {
 			this.rejected++;
 			if (this.rejections.length < this.rejectionsShown) this.rejections.push({ line: verdict.line, phone: verdict.phone, reason: verdict.reason });
@@ -187,8 +188,9 @@ if rows > 0 then
   if redis.call('EXISTS', srcp) == 0 or redis.call('EXISTS', sledger) == 0 then drop() return 'expired' end
   redis.call('RENAME', srcp, rcp)
   redis.call('RENAME', sledger, ledger)
-  -- The staged phone index found the repeats; only a draft keeps it (its later chunks are checked against it).
-  if expires ~= '' and redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) else redis.call('UNLINK', sphones) end
+  -- The staged phone index found the repeats; it is kept: a draft's later chunks are checked against
+  -- it, and a reply finds its recipient in it (campaigns/attribution.ts).
+  if redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) end
 end
 for i = 9, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
 if expires ~= '' then
@@ -196,6 +198,7 @@ if expires ~= '' then
 else
   redis.call('PERSIST', rcp)
   redis.call('PERSIST', ledger)
+  redis.call('PERSIST', phones)
 end
 redis.call('ZADD', unlisted, now, id)
 if state == 'running' then redis.call('SADD', running, id) end

@@ -20,6 +20,7 @@ import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
 import { reindexRoutes } from './reindexRoutes';
 import { webhookRoutes } from './webhookRoutes';
 import { receiptRoutes } from './receiptRoutes';
+import { eventRoutes, eventsHeader, EVENTS_BODY_LIMIT, EVENTS_PATH } from './eventRoutes';
 import { consoleRoutes } from './console';
 import { RunnerMetrics } from './metrics';
 import { RouteTable } from './routes';
@@ -59,7 +60,7 @@ const BOARD_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inli
 /** Static files that hold nothing of a user's: the only answers a browser or proxy may keep. */
 const STATIC = /^\/(console|assets)\//;
 
-type AuthKind = 'none' | 'public' | 'bearer' | 'session';
+type AuthKind = 'none' | 'public' | 'bearer' | 'session' | 'header';
 const authKinds = new WeakMap<FastifyRequest, AuthKind>();
 
 function statusOf(error: unknown): number {
@@ -88,6 +89,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	app.addHook('onRoute', (route) => {
 		const methods = Array.isArray(route.method) ? route.method : [route.method];
 		if (methods.some((method) => LARGE_BODIES.has(`${method} ${route.url}`))) route.bodyLimit = config.RUNNER_UPLOAD_LIMIT_BYTES;
+		if (route.url === EVENTS_PATH) route.bodyLimit = EVENTS_BODY_LIMIT;
 	});
 
 	// Uploads reach the handler as the raw stream: the CSV/NDJSON parser reads them as they arrive.
@@ -111,6 +113,17 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 
 	app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
 		const path = request.url.split('?')[0];
+		// The service's events carry the operator's header, not the token (eventRoutes.ts); checked before the body is read.
+		if (path === EVENTS_PATH && (request.method === 'POST' || request.method === 'PUT')) {
+			authKinds.set(request, 'header');
+			const verdict = eventsHeader(config, request.headers);
+			if (verdict === 'unset') return reply.code(404).send(errorBody(404, 'the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE'));
+			const waitMs = await auth.throttled(request.ip);
+			if (waitMs > 0) return tooMany(request, reply, waitMs);
+			if (verdict === 'ok') return;
+			await refuse(request, `missing or wrong ${config.RUNNER_EVENTS_HEADER_NAME} header on the events endpoint`, true);
+			return reply.code(401).send(errorBody(401, 'missing or wrong events header'));
+		}
 		if (PUBLIC.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${path}`)) {
 			authKinds.set(request, 'public');
 			return;
@@ -204,6 +217,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	reindexRoutes(routes, context);
 	webhookRoutes(routes, context);
 	receiptRoutes(routes, context);
+	eventRoutes(routes, context);
 	const metrics = new RunnerMetrics(context);
 	routes.add({ method: 'GET', url: '/metrics', tag: 'runner', summary: 'Prometheus text: BullMQ queues and the runner', produces: ['text/plain'], success: [200, 'metrics'] }, async ({ reply }) => {
 		reply.type(metrics.contentType);

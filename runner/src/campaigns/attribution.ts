@@ -1,0 +1,106 @@
+/**
+ * Reply attribution: an inbound message from phone P at time T (the service's `message_created`,
+ * SPEC 6) is a reply to the campaign that last sent P a message within RUNNER_REPLY_WINDOW before T.
+ * Nothing is written per send for this: the reply looks the sends up when it comes.
+ *
+ * Cost per reply, whatever the audiences (README, "Replies"): one ZREVRANGEBYSCORE of the campaigns
+ * created since T - window - CAMPAIGN_SPAN_MS (at most MAX_CANDIDATES), one SMEMBERS of the
+ * number's running campaigns, one HMGET of their numbers, then one script per candidate campaign
+ * of the number replied to (two HGETs inside: the phone index, then that recipient's ledger record).
+ * No recipient list is read.
+ */
+import { parsePhoneNumber } from 'convo-contract';
+
+import type { RunnerContext } from '../context';
+import { luaScript } from '../redis';
+import { recordReply } from './replies';
+
+/**
+ * How long after its creation a campaign that no longer runs may still have sent (a large audience
+ * at a low rate, a pause): older ones are not looked at unless they run now.
+ */
+const CAMPAIGN_SPAN_MS = 7 * 24 * 3_600_000;
+/** The most campaigns one reply looks at (the newest): the bound of its cost. */
+const MAX_CANDIDATES = 1000;
+/** Scripts in flight at once for one reply. */
+const PARALLEL = 50;
+/** The service's clock and the runner's may differ: a reply stamped this much before the send still counts. */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * KEYS: phones, ledger (the campaign's number's group). ARGV: phone digits.
+ * The recipient index of the phone (phone index "line:index") and, when its message was sent, the
+ * time of that send (the ledger record's last attempt, ledger.ts): { index, ms }, else nil.
+ */
+const SENT_TO = `
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+if not entry then return nil end
+local index = string.match(entry, ':(%d+)$')
+if not index then return nil end
+local rec = redis.call('HGET', KEYS[2], index)
+if not rec then return nil end
+local s, l = string.match(rec, '^(%a)|%d*|%d*|(%d*)|')
+if s ~= 's' or l == nil or l == '' then return nil end
+return { index, l }
+`;
+
+interface Attribution {
+	campaign: { id: string; from: string };
+	index: number;
+	sentAt: number;
+}
+
+/** The campaign (and its recipient) that last messaged `phone` from `number` within the window before `atMs`, if any. */
+async function attributeReply(context: RunnerContext, phone: string, number: string, atMs: number): Promise<Attribution | undefined> {
+	const { redis, keys, config } = context;
+	const window = config.RUNNER_REPLY_WINDOW;
+	const recent = await redis.zrevrangebyscore(keys.campaigns, atMs + CLOCK_SKEW_MS, atMs - window - CAMPAIGN_SPAN_MS, 'LIMIT', 0, MAX_CANDIDATES);
+	const ids = [...new Set([...recent, ...(await redis.smembers(keys.running(number)))])];
+	if (ids.length === 0) return undefined;
+	const homes = await redis.hmget(keys.homes, ...ids);
+	const candidates = ids.filter((_, i) => homes[i] === number);
+	const sentTo = luaScript(redis, 'convoSentTo', SENT_TO, 2);
+	let best: Attribution | undefined;
+	for (let start = 0; start < candidates.length; start += PARALLEL) {
+		const batch = candidates.slice(start, start + PARALLEL);
+		const answers = (await Promise.all(batch.map((id) => sentTo([keys.phones(number, id), keys.ledger(number, id)], [phone])))) as Array<[string, string] | null>;
+		answers.forEach((answer, i) => {
+			if (!answer) return;
+			const sentAt = Number(answer[1]);
+			if (sentAt > atMs + CLOCK_SKEW_MS || sentAt < atMs - window) return;
+			// The latest send wins; of two in the same millisecond, the newer campaign (ids are time-ordered).
+			if (!best || sentAt > best.sentAt || (sentAt === best.sentAt && batch[i] > best.campaign.id)) best = { campaign: { id: batch[i], from: number }, index: Number(answer[0]), sentAt };
+		});
+	}
+	return best;
+}
+
+/** The part of a message_created payload a reply needs (the route checks the whole body). */
+export interface MessageCreated {
+	from: string;
+	to: string;
+	status: 'received' | 'sent';
+	createdAt: string;
+}
+
+/**
+ * `ignored`: our own send echoed back (status sent), or a sender or number that is no phone;
+ * `unattributed`: no campaign messaged the phone within the window; `recorded`: the recipient's
+ * first reply; `repeat`: that recipient had replied already.
+ */
+export type ReplyOutcome = 'ignored' | 'unattributed' | 'recorded' | 'repeat';
+
+/** One message_created delivery: a reply is attributed and recorded (its time only, never its text). */
+export async function receiveMessageCreated(context: RunnerContext, payload: MessageCreated): Promise<ReplyOutcome> {
+	if (payload.status !== 'received') return 'ignored';
+	const phone = parsePhoneNumber(payload.from);
+	const number = parsePhoneNumber(payload.to);
+	if (!phone.ok || !number.ok) return 'ignored';
+	const atMs = Date.parse(payload.createdAt);
+	const found = await attributeReply(context, phone.digits, number.digits, atMs);
+	if (!found) return 'unattributed';
+	const first = await recordReply(context, found.campaign, found.index, atMs);
+	// Ids only: a phone number is not written to the log.
+	context.log.debug({ campaign: found.campaign.id, index: found.index, first }, 'reply attributed');
+	return first ? 'recorded' : 'repeat';
+}

@@ -79,10 +79,12 @@ end
 local function write(ledger, idx, r)
   redis.call('HSET', ledger, idx, r.s .. '|' .. r.a .. '|' .. r.f .. '|' .. r.l .. '|' .. r.ref .. '|' .. r.err)
 end
+-- Returns what is left in the state moved from (nil for no move).
 local function move(meta, from, to)
   if from == to then return end
-  redis.call('HINCRBY', meta, 'n_' .. from, -1)
+  local left = redis.call('HINCRBY', meta, 'n_' .. from, -1)
   redis.call('HINCRBY', meta, 'n_' .. to, 1)
+  return left
 end
 local function finishIfDone(meta, running, outbox, id, now)
   local state = redis.call('HMGET', meta, 'state', 'n_p', 'n_c')
@@ -175,7 +177,8 @@ if r.ref ~= token or not (r.s == 'c' or (r.s == 'u' and to == 's')) then return 
 local from = r.s
 r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
-write(ledger, idx, r); move(meta, from, to)
+write(ledger, idx, r)
+local claimedLeft = move(meta, from, to)
 -- A send resets the failure streak in the same write (one command per send less).
 if to == 's' then redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0) else redis.call('HSET', meta, 'last_progress_at', now) end
 if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
@@ -196,6 +199,8 @@ if to == 'f' then
     return 'paused'
   end
 end
+-- Another claim still open, or this recipient pending again: nothing to finish, and no read of the counters to learn it.
+if (from == 'c' and claimedLeft and claimedLeft > 0) or to == 'p' then return 'ok' end
 if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
 return 'ok'
 end

@@ -5,6 +5,8 @@
  * (kill.test.ts, webhooks.test.ts) reach these paths only by chance or in minutes; the mutation
  * check (docs/mutation-check.md) runs this file first against each change to these scripts.
  */
+import type { Redis } from 'ioredis';
+
 import { transition } from '../../runner/src/campaigns/state';
 import { counterField, type Outcome } from '../../runner/src/ledger';
 import { createCampaign } from '../../runner/src/core';
@@ -159,6 +161,36 @@ test('failures in a row pause the campaign once, with one campaign.paused; a sen
 	expect(await field(id, 'last_error')).toBe('paused by the operator');
 	expect(await events(id)).toEqual(['campaign.paused']);
 	expect(await counts(id, 'failed', 'sent', 'pending')).toEqual({ failed: 4, sent: 1, pending: 1 });
+});
+
+test('a settle while other claims stay open reads no counters to learn it; the last one still completes the campaign', async () => {
+	const { ledger, redis, keys } = runner.context;
+	const id = await newCampaign(3);
+	for (const index of [0, 1, 2]) await ledger.claim(id, index, `attempt-${index}`);
+	const monitor = await (redis as Redis).monitor();
+	const reads: string[] = [];
+	let seen = () => {};
+	monitor.on('monitor', (_time: string, args: string[]) => {
+		if (args[1] === keys.campaign(sender(), id) && args[0].toUpperCase() === 'HMGET') reads.push(args.join(' '));
+		if (args[1] === `marker-${id}`) seen();
+	});
+	try {
+		// Claims are still open after each: the move's own count says so, no read of n_p and n_c (finishIfDone's HMGET) follows.
+		expect(await ledger.settle(id, 0, 'attempt-0', 'sent', 'msg-0', '', 5)).toBe('ok');
+		expect(await ledger.settle(id, 1, 'attempt-1', 'failed', '', 'refused', 5)).toBe('ok');
+		// MONITOR's feed lags the replies: a marker command seen there means the settles' commands were too.
+		await new Promise<void>((resolve) => {
+			seen = resolve;
+			void redis.exists(`marker-${id}`);
+		});
+		expect(reads).toEqual([]);
+		expect(await ledger.settle(id, 2, 'attempt-2', 'sent', 'msg-2', '', 5)).toBe('completed');
+	} finally {
+		monitor.disconnect();
+	}
+	expect(await field(id, 'state')).toBe('completed');
+	expect(await counts(id, 'pending', 'claimed', 'sent', 'failed')).toEqual({ pending: 0, claimed: 0, sent: 2, failed: 1 });
+	expect(await events(id)).toEqual(['campaign.finished']);
 });
 
 test('the last open recipient settled completes the campaign once: state, end time, out of the running set, one campaign.finished', async () => {

@@ -8,6 +8,8 @@
  * a 429's hold excepted. (The sandbox-counted rate of whole campaigns is rate.test.ts and the benchmarks; what a
  * stopped campaign's queued jobs cost the others is deadjobs.test.ts.)
  */
+import type { Redis } from 'ioredis';
+
 import { FRESH_START_MS, holdStarts, restartSpacing, secondCap, setSpacingRate, startNextInRun, waitForStart, WINDOW_MS, windowRate } from '../../runner/src/campaigns/spacing';
 import { createCampaign } from '../../runner/src/core';
 import { inlineRecords } from '../../runner/src/source';
@@ -71,6 +73,49 @@ test('starts that bunch (the spacing clock lost) are held to the rate in any 1.0
 	const ttl = await runner.context.redis.pttl(runner.context.keys.startLog(from));
 	expect(ttl).toBeGreaterThan(0);
 	expect(ttl).toBeLessThanOrEqual(2000);
+});
+
+test('the window counts the starts inside it whatever older ones the log still holds, and is not trimmed on every start', async () => {
+	// The log is read by rank (the rate-th latest start) and trimmed only when it is renewed, twice
+	// a second: starts older than the window stay in it meanwhile and must hold no one, and those
+	// inside it must hold the next start until the oldest of them leaves.
+	const sender = await newSender();
+	const { from } = sender;
+	const { redis, keys } = runner.context;
+	await setSpacingRate(runner.context, from, 20);
+	const [seconds, micros] = await redis.time();
+	const nowUs = Number(seconds) * 1_000_000 + Number(micros);
+	// 100 starts from 1.1 to 1.5 s ago: out of the window, but more than the rate.
+	await redis.zadd(keys.startLog(from), ...Array.from({ length: 100 }, (_, i) => [String(nowUs - 1_100_000 - i * 4_000), `old-${i}`]).flat());
+	const monitor = await (redis as Redis).monitor();
+	const onLog: string[] = [];
+	let seen = () => {};
+	monitor.on('monitor', (_time: string, args: string[]) => {
+		if (args[1] === keys.startLog(from)) onLog.push(args[0].toUpperCase());
+		if (args[1] === `marker-${from}`) seen();
+	});
+	const times: number[] = [];
+	try {
+		for (let i = 0; i < 21; i++) {
+			await redis.hdel(keys.spacing(from), 'next');
+			times.push((await waitForStart(runner.context, sender, `bunched-${i}`, never)) as number);
+		}
+		// MONITOR's feed lags the replies: a marker command seen there means the starts' commands were too.
+		await new Promise<void>((resolve) => {
+			seen = resolve;
+			void redis.exists(`marker-${from}`);
+		});
+	} finally {
+		monitor.disconnect();
+	}
+	expect(mostIn(times, WINDOW_MS)).toBeLessThanOrEqual(20);
+	// The 20 pass at once however many old starts the log holds; the 21st waits for the first to leave.
+	expect(times[19] - times[0]).toBeLessThan(500);
+	expect(times[20] - times[0]).toBeGreaterThanOrEqual(WINDOW_MS - 1);
+	expect(onLog.filter((command) => command === 'ZADD')).toHaveLength(21);
+	// Trimmed at the renewals (the first start, then at most every 0.5 s over the 1.04 s), not 21 times.
+	expect(onLog.filter((command) => command === 'ZREMRANGEBYSCORE').length).toBeLessThanOrEqual(3);
+	expect(onLog.filter((command) => command === 'ZCARD' || command === 'ZCOUNT')).toHaveLength(0);
 });
 
 test('starts that bunch at 100/s are held to secondCap (96) in any second, and the rate in any 1.04 s', async () => {

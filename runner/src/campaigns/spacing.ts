@@ -229,7 +229,7 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
 	let asked = performance.now();
 	let reply = (await call(scriptKeys, place === undefined ? [WINDOW_ROOM, id, '1', ...run, '', ''] : [WINDOW_ROOM, id, '0', ...run, '', place.redisUs])) as StartReply;
 	/** The claim of a start given back for being stale: the recipient stays claimed while its start is taken again. */
-	let claimed: StartReply | undefined;
+	let keptClaim: StartReply | undefined;
 	let retakesLeft = STALE_RETAKES;
 	for (;;) {
 		if (reply[0] === NOT_RUNNING) return 'not running';
@@ -237,18 +237,18 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
 		let placeUs = '';
 		if (reply[0] === 0) {
 			const stale = performance.now() - asked > FRESH_START_MS && retakesLeft-- > 0;
-			if (!stale) return claimed ? [0, reply[1], claimed[2], claimed[3], claimed[4]] : reply;
-			claimed ??= reply;
+			if (!stale) return keptClaim ? [0, reply[1], keptClaim[2], keptClaim[3], keptClaim[4]] : reply;
+			keptClaim ??= reply;
 		} else {
 			// The first call's answer names the place it took; a full window's does not.
 			placeUs = reply[1] ?? '';
 			// Whole milliseconds, rounded up: a timer cut short would start before its place and find the window full.
 			await sleep(Math.ceil(reply[0] / 1000));
 			// A claimed recipient goes out (a stop waits for sends in flight); one not yet claimed takes no start.
-			if (stop.aborted && !claimed) return 'stopped';
+			if (stop.aborted && !keptClaim) return 'stopped';
 		}
 		asked = performance.now();
-		const args = claimed ? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', ''] : [WINDOW_ROOM, id, '0', ...run, '', placeUs];
+		const args = keptClaim ? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', ''] : [WINDOW_ROOM, id, '0', ...run, '', placeUs];
 		reply = (await call(scriptKeys, args)) as StartReply;
 	}
 }

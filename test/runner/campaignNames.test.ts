@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 import { campaignAnswer, campaignListAnswer } from 'convo-contract';
 
-import { positionalTemplate, runCli, startApi, useRunnerUnderTest, waitFor } from './support';
+import { positionalTemplate, runCli, startApi, useRunnerUnderTest, waitFor, apiCaller } from './support';
 
 jest.setTimeout(120_000);
 
@@ -41,15 +41,8 @@ const settings = () => ({ template_id: template(), from: runner.business.phoneNu
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 const UPLOAD_NAME = /^Upload \d{4}-\d\d-\d\d \d\d:\d\d UTC$/;
 
-async function call(method: string, path: string, body?: unknown, type = 'application/json') {
-	const response = await fetch(`${base}${path}`, {
-		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': type }) },
-		body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-	});
-	// eslint-disable-next-line @typescript-eslint/no-explicit-any
-	return { status: response.status, json: (await response.json()) as any };
-}
+const call = apiCaller(() => base, TOKEN);
+
 
 function writeCsv(name: string, seed: number): string {
 	const path = join(mkdtempSync(join(tmpdir(), 'convo-names-')), name);
@@ -66,10 +59,10 @@ test('API: a name given is kept trimmed; none given, the file name of source_url
 	expect(fromUrl.status).toBe(201);
 	expect(fromUrl.json.name).toBe('customers-march');
 
-	const upload = await call('POST', `/api/campaigns?template_id=${template()}&from=${settings().from}&at=${encodeURIComponent(inAnHour())}`, recipientsCsv(82), 'text/csv');
+	const upload = await call('POST', `/api/campaigns?template_id=${template()}&from=${settings().from}&at=${encodeURIComponent(inAnHour())}`, recipientsCsv(82), { 'content-type': 'text/csv' });
 	expect(upload.status).toBe(201);
 	expect(upload.json.name).toMatch(UPLOAD_NAME);
-	const namedUpload = await call('POST', `/api/campaigns?template_id=${template()}&from=${settings().from}&at=${encodeURIComponent(inAnHour())}&name=${encodeURIComponent('Spring list')}`, recipientsCsv(83), 'text/csv');
+	const namedUpload = await call('POST', `/api/campaigns?template_id=${template()}&from=${settings().from}&at=${encodeURIComponent(inAnHour())}&name=${encodeURIComponent('Spring list')}`, recipientsCsv(83), { 'content-type': 'text/csv' });
 	expect(namedUpload.json.name).toBe('Spring list');
 
 	const draft = await call('POST', '/api/campaigns', { ...settings(), draft: true, recipients: [] });
@@ -112,7 +105,7 @@ test('API: a name too long, on two lines or empty is refused with 400 naming `na
 	expect(twoLines.json).toMatchObject({ field: 'name', message: 'name must be one line of text, without control characters (tabs, line breaks)' });
 	const blank = await call('POST', '/api/campaigns', { ...settings(), name: '   ', recipients: row });
 	expect(blank.json).toMatchObject({ field: 'name', message: 'name must be 1 to 120 characters (it is empty)' });
-	const upload = await call('POST', `/api/campaigns?template_id=${template()}&from=${settings().from}&name=${'y'.repeat(130)}`, recipientsCsv(84), 'text/csv');
+	const upload = await call('POST', `/api/campaigns?template_id=${template()}&from=${settings().from}&name=${'y'.repeat(130)}`, recipientsCsv(84), { 'content-type': 'text/csv' });
 	expect(upload.status).toBe(400);
 	expect(upload.json.field).toBe('name');
 	// 120 characters exactly is a name.

@@ -5,7 +5,7 @@
  * start sent twice starting it once; then the sends are counted in the sandbox's own log.
  */
 import { dropExpiredDrafts } from '../../runner/src/campaigns/draft';
-import { expectReportMatchesLog, positionalTemplate, report, sendsByPhone, startApi, templateSends, useRunnerUnderTest, waitFor } from './support';
+import { expectReportMatchesLog, positionalTemplate, report, sendsByPhone, startApi, templateSends, useRunnerUnderTest, waitFor, apiCaller } from './support';
 
 jest.setTimeout(240_000);
 
@@ -17,16 +17,8 @@ beforeAll(async () => {
 	base = await startApi(runner);
 });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-	const response = await fetch(`${base}${path}`, {
-		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	const text = await response.text();
-	// eslint-disable-next-line @typescript-eslint/no-explicit-any
-	return { status: response.status, json: (text ? JSON.parse(text) : undefined) as any };
-}
+const call = apiCaller(() => base, TOKEN);
+
 
 const settings = () => ({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0] });
 const phoneOf = (seed: number, i: number) => `4916${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;

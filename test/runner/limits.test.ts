@@ -11,7 +11,7 @@ import { connect, type AddressInfo } from 'node:net';
 
 import { parse } from 'csv-parse/sync';
 
-import { positionalTemplate, runCli, scanKeys, startApi, useRunnerUnderTest, waitFor } from './support';
+import { positionalTemplate, runCli, scanKeys, startApi, useRunnerUnderTest, waitFor, apiCaller } from './support';
 
 jest.setTimeout(180_000);
 
@@ -33,16 +33,8 @@ beforeAll(async () => {
 	port = Number(new URL(base).port);
 });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-	const response = await fetch(`${base}${path}`, {
-		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-		body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-	});
-	const text = await response.text();
-	// eslint-disable-next-line @typescript-eslint/no-explicit-any
-	return { status: response.status, text, json: (text && text.startsWith('{') ? JSON.parse(text) : undefined) as any };
-}
+const call = apiCaller(() => base, TOKEN);
+
 
 const settings = () => ({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0] });
 const phoneOf = (seed: number, i: number) => `4917${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;

@@ -231,6 +231,39 @@ export async function startApi(runner: RunnerUnderTest, extra: NodeJS.ProcessEnv
 	return base;
 }
 
+/** An answer of the runner's API as tests read it; `json` is undefined when the body is not JSON. */
+export interface ApiAnswer {
+	status: number;
+	text: string;
+	// eslint-disable-next-line @typescript-eslint/no-explicit-any
+	json: any;
+}
+
+/**
+ * Calls the runner's API at `base()` with the bearer `token`: a string body goes as it is (CSV,
+ * hand-written JSON; its type in `headers`), anything else as JSON. `seen` gets every answer's
+ * text, for tests that check no secret was ever answered.
+ */
+export function apiCaller(base: () => string, token: string, seen?: (text: string) => void) {
+	return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> => {
+		const type: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+		const response = await fetch(`${base()}${path}`, {
+			method,
+			headers: { authorization: `Bearer ${token}`, ...type, ...headers },
+			body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+		});
+		const text = await response.text();
+		seen?.(text);
+		let json: unknown;
+		try {
+			json = text ? JSON.parse(text) : undefined;
+		} catch {
+			json = undefined;
+		}
+		return { status: response.status, text, json };
+	};
+}
+
 /** Polls until `check` returns a value; fails with `what` after `timeoutMs`. Every wait is bounded. */
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
 	const started = Date.now();

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { positionalTemplate, runCli, startApi, startCountingProxy, templateSends, useRunnerUnderTest, waitFor, expectNoSecret, writeRecipientsCsv, type SandboxMessage } from './support';
+import { positionalTemplate, runCli, startApi, startCountingProxy, templateSends, useRunnerUnderTest, waitFor, expectNoSecret, writeRecipientsCsv, type SandboxMessage, apiCaller } from './support';
 
 jest.setTimeout(180_000);
 
@@ -28,17 +28,8 @@ afterAll(async () => {
 	await proxy?.close();
 });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-	const response = await fetch(`${base}${path}`, {
-		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	const text = await response.text();
-	seen[`${method} ${path} ${Object.keys(seen).length}`] = text;
-	// eslint-disable-next-line @typescript-eslint/no-explicit-any
-	return { status: response.status, json: (text ? JSON.parse(text) : undefined) as any };
-}
+const call = apiCaller(() => base, TOKEN, (text) => (seen[`answer ${Object.keys(seen).length}`] = text));
+
 
 const phoneOf = (seed: number, i: number) => `4915${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;
 const rowsOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => ({ phone: `+${phoneOf(seed, i)}`, 1: `Customer ${i}`, 2: `order ${i}` }));

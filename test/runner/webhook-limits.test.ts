@@ -9,7 +9,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
-import { positionalTemplate, scanKeys, startApi, useRunnerUnderTest, waitFor, waitForEventsDelivered } from './support';
+import { positionalTemplate, scanKeys, startApi, useRunnerUnderTest, waitFor, waitForEventsDelivered, apiCaller } from './support';
 
 jest.setTimeout(240_000);
 
@@ -53,16 +53,8 @@ async function startReceiver(status: () => number = () => 200): Promise<Receiver
 	return receiver;
 }
 
-async function call(method: string, path: string, body?: unknown) {
-	const response = await fetch(`${base}${path}`, {
-		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	const text = await response.text();
-	// eslint-disable-next-line @typescript-eslint/no-explicit-any
-	return { status: response.status, json: (text ? JSON.parse(text) : undefined) as any };
-}
+const call = apiCaller(() => base, TOKEN);
+
 
 const receivers: Receiver[] = [];
 async function registered(status?: () => number): Promise<Receiver> {

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from 'convo-contract';
 import { cancel, pauseCampaign } from '../../runner/src/core';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
-import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered, waitForFeederTick } from './support';
+import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered, waitForFeederTick, apiCaller } from './support';
 
 jest.setTimeout(240_000);
 
@@ -56,16 +56,8 @@ async function startReceiver(answer: (event: RunnerEvent, earlier: Attempt[]) =>
 	return receiver;
 }
 
-async function call(method: string, path: string, body?: unknown) {
-	const response = await fetch(`${base}${path}`, {
-		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	const text = await response.text();
-	// eslint-disable-next-line @typescript-eslint/no-explicit-any
-	return { status: response.status, json: (text ? JSON.parse(text) : undefined) as any };
-}
+const call = apiCaller(() => base, TOKEN);
+
 
 async function register(receiver: Receiver, events: string[], description?: string) {
 	const created = await call('POST', '/api/webhooks', { url: receiver.url, events, description });
@@ -131,7 +123,8 @@ function logLines(): Array<Record<string, unknown>> {
 test('registration: the secret is in the create answer only; list and get never show it; bad input names the field; unknown ids are 404', async () => {
 	const listed = await call('GET', '/api/webhooks');
 	expect(listed.json.webhooks).toEqual([{ id: main.webhookId, url: main.url, events: ALL, description: 'everything', created_at: expect.any(String) }]);
-	expect(await call('GET', `/api/webhooks/${main.webhookId}`)).toEqual({ status: 200, json: listed.json.webhooks[0] });
+	const got = await call('GET', `/api/webhooks/${main.webhookId}`);
+	expect({ status: got.status, json: got.json }).toEqual({ status: 200, json: listed.json.webhooks[0] });
 	expect(main.secret).toMatch(/^[0-9a-f]{64}$/);
 	expect((await call('POST', '/api/webhooks', { url: 'ftp://example.com/x', events: ['campaign.finished'] })).json).toMatchObject({ status: 400, field: 'url' });
 	expect((await call('POST', '/api/webhooks', { url: main.url, events: [] })).json).toMatchObject({ status: 400, field: 'events' });

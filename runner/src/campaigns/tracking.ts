@@ -374,56 +374,72 @@ async function checkOne(context: RunnerContext, from: string, member: string, mo
 }
 
 
+/** How long one tick goes on making rounds of checks while some are due (then the next tick takes over). */
+const TICK_BUDGET_MS = 8_000;
+const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const RENEW_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+
 /**
- * One tick of delivery tracking (the `track` job, jobs.ts): enroll new campaigns, walk each
- * tracked campaign's cursor, then do the checks due, at most a second's worth of the rate, each
- * at its place on the tracking clock. Returns how many checks it made.
+ * One tick of delivery tracking (the `track` job, jobs.ts), in one process at a time (a lock):
+ * enroll new campaigns, then rounds while checks are due (up to TICK_BUDGET_MS): walk each tracked
+ * campaign's cursor, and make up to a second's worth of the rate of checks, each at its place on
+ * the tracking clock. Rounds follow each other on that clock, so the rate is held, not halved by
+ * the wait for the next tick. Returns how many checks it made.
  */
 export async function trackOnce(context: RunnerContext): Promise<number> {
-	const { redis, keys, config, service } = context;
+	const { redis, keys, service } = context;
 	if (!service) return 0;
 	const mode: TrackingMode = service.hasMessagingApi ? 'messaging_api' : 'conversations_only';
 	const token = `${process.pid}-${Date.now()}-${Math.random()}`;
 	if ((await redis.set(keys.trackLock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') return 0;
 	try {
-		const now = Date.now();
-		await enrollNewCampaigns(context, now);
-		const numbers = await redis.smembers(keys.numbers);
-		for (const from of numbers) {
-			for (const id of await redis.smembers(keys.tracking(from))) await walkCampaign(context, from, id, mode);
+		const started = Date.now();
+		await enrollNewCampaigns(context, started);
+		let made = 0;
+		for (;;) {
+			const round = await trackRound(context, mode);
+			made += round;
+			if (round === 0 || Date.now() - started > TICK_BUDGET_MS) break;
+			await redis.eval(RENEW_LOCK, 1, keys.trackLock, token, LOCK_MS);
 		}
-		const rate = config.RUNNER_TRACKING_RATE;
-		const gapUs = Math.ceil(((1000 + GATE_GUARD_MS) * 1000) / rate);
-		const due: Array<{ from: string; count: number }> = [];
-		let wanted = 0;
-		for (const from of numbers) {
-			const count = Math.min(rate - wanted, await redis.zcount(keys.trackDue(from), '-inf', Date.now()));
-			if (count > 0) due.push({ from, count });
-			wanted += Math.max(0, count);
-			if (wanted >= rate) break;
-		}
-		if (wanted === 0) return 0;
-		const [redisNow, ...places] = (await scripts(context).places([keys.trackGate], [wanted, gapUs, 1000])) as number[];
-		// Redis's clock to this process's: the places are times on Redis's clock, shared by every process.
-		const skew = Date.now() - redisNow;
-		const checks: Array<Promise<void>> = [];
-		for (const { from, count } of due) {
-			const take = Math.min(count, places.length);
-			if (take <= 0) break;
-			const members = (await scripts(context).claim([keys.trackDue(from)], [Date.now(), take, CLAIM_LEASE_MS])) as string[];
-			for (const member of members) {
-				const at = (places.shift() as number) + skew;
-				checks.push(
-					checkOne(context, from, member, mode, at)
-						.catch((error: Error) => context.log.warn({ err: error.message, check: member }, 'delivery check failed; it comes back after its lease')),
-				);
-			}
-		}
-		await Promise.all(checks);
-		return checks.length;
+		return made;
 	} finally {
-		await redis.eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, 1, keys.trackLock, token);
+		await redis.eval(RELEASE_LOCK, 1, keys.trackLock, token);
 	}
+}
+
+async function trackRound(context: RunnerContext, mode: TrackingMode): Promise<number> {
+	const { redis, keys, config } = context;
+	const numbers = await redis.smembers(keys.numbers);
+	for (const from of numbers) {
+		for (const id of await redis.smembers(keys.tracking(from))) await walkCampaign(context, from, id, mode);
+	}
+	const rate = config.RUNNER_TRACKING_RATE;
+	const gapUs = Math.ceil(((1000 + GATE_GUARD_MS) * 1000) / rate);
+	const due: Array<{ from: string; count: number }> = [];
+	let wanted = 0;
+	for (const from of numbers) {
+		const count = Math.min(rate - wanted, await redis.zcount(keys.trackDue(from), '-inf', Date.now()));
+		if (count > 0) due.push({ from, count });
+		wanted += Math.max(0, count);
+		if (wanted >= rate) break;
+	}
+	if (wanted === 0) return 0;
+	const [redisNow, ...places] = (await scripts(context).places([keys.trackGate], [wanted, gapUs, 1000])) as number[];
+	// Redis's clock to this process's: the places are times on Redis's clock, shared by every process.
+	const skew = Date.now() - redisNow;
+	const checks: Array<Promise<void>> = [];
+	for (const { from, count } of due) {
+		const take = Math.min(count, places.length);
+		if (take <= 0) break;
+		const members = (await scripts(context).claim([keys.trackDue(from)], [Date.now(), take, CLAIM_LEASE_MS])) as string[];
+		for (const member of members) {
+			const at = (places.shift() as number) + skew;
+			checks.push(checkOne(context, from, member, mode, at).catch((error: Error) => context.log.warn({ err: error.message, check: member }, 'delivery check failed; it comes back after its lease')));
+		}
+	}
+	await Promise.all(checks);
+	return checks.length;
 }
 
 /** What `retry --undelivered` may take: a reason's substring, failed at least this long ago. */

@@ -36,7 +36,7 @@ test('create --wait --json, status, list, report: one JSON document each on stdo
 
 	const csv = await runCli(['campaign', 'report', answer.id, '--format', 'csv'], runner.env);
 	const lines = csv.stdout.trim().split('\n');
-	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at');
+	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at,delivery,delivered_at,read_at,replied_at,delivery_error');
 	expect(lines).toHaveLength(32);
 	expect(lines[1]).toMatch(new RegExp(`^2,${phones[0]},sent,[0-9a-f-]{36},,1,`));
 	// The report's phone cell keeps the phone as given; the reason does not quote it.

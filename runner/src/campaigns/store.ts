@@ -104,7 +104,7 @@ const share = (part: number, whole: number) => (whole > 0 ? Math.round((part / w
  * The campaign's funnel from its record, the replies counted and the tracking mode (the one its
  * tracking started with, else what this process would use).
  */
-export function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode): CampaignFunnel {
+function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode): CampaignFunnel {
 	const { delivered, read, failed, reasons, settled } = campaign.delivery;
 	const sent = campaign.counts.sent;
 	return {
@@ -124,7 +124,7 @@ export function funnelOf(campaign: CampaignRecord, replied: number, mode: Tracki
 }
 
 /** Funnels added together (a cron schedule's runs): counts summed, rates of the sums, settled when every one is. */
-export function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunnel {
+function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunnel {
 	const stages = ['audience', 'accepted', 'sent', 'delivered', 'read', 'replied', 'failed_delivery', 'in_flight'] as const;
 	const sum = Object.fromEntries(stages.map((stage) => [stage, funnels.reduce((total, funnel) => total + funnel[stage], 0)])) as Record<(typeof stages)[number], number>;
 	const reasons = new Map<string, number>();

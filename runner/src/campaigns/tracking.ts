@@ -290,8 +290,12 @@ async function walkCampaign(context: RunnerContext, from: string, id: string, mo
 	const total = Number(totalText ?? 0);
 	let at = cursor;
 	const triples: Array<string | number> = [];
+	// A small first read: a campaign waiting on its first pending recipient (scheduled, paused, a
+	// slow send) costs a few fields a round, not a chunk.
+	let chunk = 64;
 	walk: while (at < total && at - cursor < WALK_LIMIT) {
-		const records = await context.ledger.read(id, at, Math.min(WALK_CHUNK, total - at));
+		const records = await context.ledger.read(id, at, Math.min(chunk, total - at));
+		chunk = Math.min(chunk * 4, WALK_CHUNK);
 		for (const record of records) {
 			// Pending or claimed: not settled yet, so the cursor waits for it.
 			if (!record || record.outcome === 'pending' || record.outcome === 'claimed') break walk;

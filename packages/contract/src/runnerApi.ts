@@ -175,7 +175,7 @@ const count = z.int().min(0);
 const campaignState = z.enum(CAMPAIGN_STATES);
 
 /** A campaign as GET /api/campaigns/:id shows it (and a draft's start answers it). */
-export const campaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, total: count, created_at: z.iso.datetime() });
+
 export type CampaignAnswer = z.infer<typeof campaignAnswer>;
 
 /** What a create with test_to (or a draft's start) says of its test send; a refused one is an error answer. */
@@ -207,6 +207,9 @@ export const campaignFunnel = z.looseObject({
 	settled: z.boolean(),
 });
 export type CampaignFunnel = z.infer<typeof campaignFunnel>;
+
+/** GET /api/campaigns/:id (what the node's Campaign -> Get returns): the status, settings and funnel. */
+export const campaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, total: count, created_at: z.iso.datetime(), funnel: campaignFunnel.optional() });
 
 /** One campaign of GET /api/campaigns: what a list shows of it (the console's table, the node's From List). */
 export const campaignListItem = z.looseObject({

@@ -30,6 +30,7 @@ interface Registration {
 
 const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: string }> = [
 	{ name: 'Campaign Finished', value: 'campaign.finished', description: 'A campaign completed, was cancelled or failed (its status, with state and counts)' },
+	{ name: 'Campaign Delivery Settled', value: 'campaign.delivery_settled', description: 'Every sent message of a campaign reached a final delivery state or its checks ran out (its status with the funnel: delivered, read, replied, failed by reason)' },
 	{ name: 'Campaign Paused', value: 'campaign.paused', description: 'A campaign was paused by an operator or by the runner itself (the reason is in last_error)' },
 	{ name: 'Reindex Run Finished', value: 'reindex.finished', description: 'A reindex run ended, in any final state (the run\'s status)' },
 ];

@@ -40,6 +40,30 @@ const schema = z.object({
 	/** Needed by processes that talk to the service (start, worker, reconcile); checked there. */
 	CONVO_EXTERNAL_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the external API (ending /api/external/v2)' }).optional(),
 	CONVO_API_KEY: z.string().min(1, { error: 'must not be empty: the API key of the external API' }).optional(),
+	/**
+	 * The messaging API (A1 message status), as the node's Convo API credential names it: its Base
+	 * URL and Access Token. Delivery tracking asks A1 when both are set, else B7 only (campaigns/tracking.ts).
+	 */
+	CONVO_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the messaging API (without /v1)' }).optional(),
+	CONVO_ACCESS_TOKEN: z.string().min(1, { error: 'must not be empty: the access token of the messaging API' }).optional(),
+	/** When each sent message's delivery is checked, after its send: a comma list of durations, rising. */
+	RUNNER_TRACKING_SCHEDULE: z
+		.string()
+		.regex(/^\d+(ms|s|m|h|d)(,\d+(ms|s|m|h|d))*$/, { error: 'must be durations with units, rising, comma-separated, like 1m,10m,1h,24h' })
+		.transform((text, ctx) => {
+			const steps = text.split(',').map((part) => {
+				const [, amount, unit] = /^(\d+)(ms|s|m|h|d)$/.exec(part) as RegExpExecArray;
+				return Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit as 'ms'];
+			});
+			if (steps.some((step, i) => i > 0 && step <= steps[i - 1]) || steps.length > 20) {
+				ctx.issues.push({ code: 'custom', input: text, message: 'must list at most 20 durations, each longer than the one before, like 1m,10m,1h,24h' });
+				return z.NEVER;
+			}
+			return steps;
+		})
+		.default([60_000, 600_000, 3_600_000, 86_400_000]),
+	/** Delivery checks per second, for the whole account (every process together); never taken from sends. */
+	RUNNER_TRACKING_RATE: positiveInt(20),
 	/** Sends in flight per process. */
 	RUNNER_CONCURRENCY: positiveInt(10),
 	/** Sends per second per business number when a campaign does not say. */
@@ -145,7 +169,7 @@ export class ConfigError extends Error {}
  * The settings that hold secrets: each may be given as `<NAME>_FILE`, the path of a file holding the
  * value (REDIS_URL too: it may carry a password).
  */
-export const SECRET_SETTINGS = ['CONVO_API_KEY', 'RUNNER_TOKEN', 'RUNNER_WEBHOOK_KEY', 'RUNNER_EVENTS_HEADER_VALUE', 'REDIS_URL'] as const;
+export const SECRET_SETTINGS = ['CONVO_API_KEY', 'CONVO_ACCESS_TOKEN', 'RUNNER_TOKEN', 'RUNNER_WEBHOOK_KEY', 'RUNNER_EVENTS_HEADER_VALUE', 'REDIS_URL'] as const;
 
 /**
  * The environment with every `<NAME>_FILE` replaced by the file's content (trailing line breaks

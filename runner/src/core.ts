@@ -17,16 +17,16 @@ import { checkUrlAllowed } from './net/outbound';
 import { isHttpUrl, storedSource } from './net/urls';
 import { snapshotCampaign, type Snapshot } from './campaigns/create';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
-import { createSchedule, findSchedule, listSchedules, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
-import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, statusOf } from './campaigns/store';
-import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, setCampaignRate } from './campaigns/control';
+import { createSchedule, findSchedule, listSchedules as schedulesStored, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
+import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, scheduleFunnel, statusOf } from './campaigns/store';
+import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate } from './campaigns/control';
 import { handOverNumber } from './campaigns/feeder';
 import { defaultCampaignName } from './campaigns/names';
 import { addStartJob } from './jobs';
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 import { draftTest, firstAcceptedRow, sendTest, type TestSend } from './campaigns/testSend';
 
-export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, setCampaignRate, listSchedules };
+export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
 export { pageCampaigns, campaignFigures, type CampaignDetail, type CampaignStatus } from './campaigns/store';
 export { API_NAMES } from './campaigns/schema';
 export { OUTCOMES, type Outcome } from './ledger';
@@ -58,6 +58,11 @@ export { shownQueueName } from './jobs';
 
 // Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
 export { liveRunners } from './presence';
+
+/** The campaign cron schedules, each with its funnel across its runs (each run's own is on the run: a campaign). */
+export async function listSchedules(context: RunnerContext) {
+	return Promise.all((await schedulesStored(context)).map(async (schedule) => ({ ...schedule, funnel: await scheduleFunnel(context, schedule.id) })));
+}
 
 /** Where a runner process must run to take this context's work: its Redis (host and port, never a password) and prefix. */
 export function runnerWhereabouts(context: RunnerContext): { redis: string; prefix: string } {

@@ -13,6 +13,7 @@
  *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
  *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
  *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor (webhooks/deliver.ts)
+ *   tracking       track         upsertTracker: a job scheduler, every second   trackOnce (campaigns/tracking.ts)
  *
  * (Queues as bull-board shows them; in Redis each name carries its group's hash tag: `control-{g}`, `send-{n<number>}`.)
  *
@@ -35,6 +36,7 @@ import { startScheduledCampaign } from './campaigns/control';
 import { dropExpiredDrafts } from './campaigns/draft';
 import { feedOnce } from './campaigns/feeder';
 import { runSchedule } from './campaigns/schedule';
+import { trackOnce } from './campaigns/tracking';
 import { createSendProcessor, type InFlight } from './campaigns/send';
 import { runScheduledReindex } from './reindex/create';
 import { processRun } from './reindex/run';
@@ -50,6 +52,7 @@ const CONTROL_QUEUE = `control-${GLOBAL_TAG}`;
 const sendQueueName = (from: string) => `send-${numberTag(from)}`;
 const REINDEX_QUEUE = `reindex-${GLOBAL_TAG}`;
 const EVENTS_QUEUE = `events-${GLOBAL_TAG}`;
+const TRACKING_QUEUE = `tracking-${GLOBAL_TAG}`;
 
 /** A queue's name as an operator reads it (bull-board): without its tag, `send-<number>`, `control`. */
 export function shownQueueName(name: string): string {
@@ -98,6 +101,12 @@ export const QUEUES = {
 	 * delivered again (at least once).
 	 */
 	events: { name: EVENTS_QUEUE, concurrency: () => 50, locks: { lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 2 } },
+	/**
+	 * Delivery tracking's tick, one at a time per process (a lock makes it one across processes): a
+	 * queue of its own, so its checks never wait for sends nor take from the send queues' limits;
+	 * its pace is its own clock (RUNNER_TRACKING_RATE, campaigns/tracking.ts).
+	 */
+	tracking: { name: TRACKING_QUEUE, concurrency: () => 1, locks: SEND_LOCKS, logFailures: true },
 } satisfies Record<string, QueueSpec>;
 
 type QueueKind = keyof typeof QUEUES;
@@ -227,6 +236,7 @@ const COMMIT_GRACE_MS = 2_000;
 const COMMIT_WAIT: JobsOptions = { attempts: 10, backoff: jobBackoff('commitWait') };
 
 const FEED_EVERY_MS = 1000;
+const TRACK_EVERY_MS = 1000;
 
 /** Every send job of a campaign has an id that starts so; the index follows. */
 export const sendJobIdPrefix = (campaign: string) => `${campaign}-`;
@@ -244,6 +254,15 @@ const JOBS = {
 			await dispatchEvents(context);
 			return dropExpiredDrafts(context);
 		},
+	} satisfies JobKind<Record<string, never>>,
+	/** Delivery tracking's tick: walks the ledgers of campaigns being tracked and makes the checks due (campaigns/tracking.ts). */
+	track: {
+		queue: 'tracking',
+		name: 'track',
+		schedulerId: () => 'tracker',
+		options: scheduledJob,
+		// Only a process that talks to the service tracks (every worker does).
+		processor: ({ context }) => (context.service ? () => trackOnce(context) : undefined),
 	} satisfies JobKind<Record<string, never>>,
 	/** Starts a scheduled (`--at`) campaign at its time; one per campaign. It may wait for its campaign's commit while attempts remain. */
 	start: {
@@ -332,6 +351,12 @@ export function queueProcessor(queue: QueueKind, process: WorkingProcess): Proce
 export async function upsertFeeder(context: RunnerContext): Promise<void> {
 	const { queue, name, schedulerId, options } = JOBS.feed;
 	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: FEED_EVERY_MS }, { name, opts: options() });
+}
+
+/** Delivery tracking's tick scheduler; every process upserts it at start. */
+export async function upsertTracker(context: RunnerContext): Promise<void> {
+	const { queue, name, schedulerId, options } = JOBS.track;
+	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: TRACK_EVERY_MS }, { name, opts: options() });
 }
 
 /** The delayed job that starts a scheduled campaign at `dueAt`; `afterCommit`: queued before the campaign is committed. */

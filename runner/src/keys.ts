@@ -79,6 +79,17 @@ export interface Keys {
 	 */
 	idempotency(from: string, keyHash: string): string;
 
+	/** Hash per campaign: recipient index -> its delivery tracking record (campaigns/tracking.ts). */
+	tracked(from: string, id: string): string;
+	/** Sorted set per number: `campaign:index` by when its next delivery check is due. */
+	trackDue(from: string): string;
+	/** Set per number: its campaigns whose delivery tracking has not settled. */
+	tracking(from: string): string;
+	/** Delivery tracking's own clock (next free check time) and its tick's lock; where new campaigns were looked for up to. */
+	trackGate: string;
+	trackLock: string;
+	trackSeen: string;
+
 	reindex: ReindexKeys;
 	webhooks: WebhookKeys;
 }
@@ -175,6 +186,12 @@ export function keysFor(prefix: string): Keys {
 			return { recipients: `${staged}:rcp`, ledger: `${staged}:ledger`, phones: `${staged}:phones` };
 		},
 		idempotency: (from, keyHash) => `${number(from)}:idempotency:${keyHash}`,
+		tracked: (from, id) => `${campaign(from, id)}:trk`,
+		trackDue: (from) => `${number(from)}:trkdue`,
+		tracking: (from) => `${number(from)}:tracking`,
+		trackGate: `${global}:trkgate`,
+		trackLock: `${global}:lock:tracking`,
+		trackSeen: `${global}:trkseen`,
 
 		reindex: {
 			runs: `${global}:reindex:runs`,

@@ -7,7 +7,7 @@
 import type { RunnerConfig } from './config';
 import type { RunnerContext } from './context';
 import type { InFlight } from './campaigns/send';
-import { shownQueueName, upsertFeeder } from './jobs';
+import { shownQueueName, upsertFeeder, upsertTracker } from './jobs';
 import { startHeartbeat } from './presence';
 import { webhookKey } from './webhooks/secret';
 import { keysFor } from './keys';
@@ -36,7 +36,8 @@ export function redisTarget(config: RunnerConfig): { url?: string; clusterNodes?
  */
 export async function openContext(config: RunnerConfig, log: Logger, options: { withService: boolean; client?: { waitMs: number } }): Promise<RunnerContext> {
 	if (!config.REDIS_URL && !config.REDIS_CLUSTER_NODES) throw new ConfigError('REDIS_URL (or REDIS_CLUSTER_NODES) must be set to the Redis the runner uses');
-	const service = options.withService ? new ConvoService({ ...requireService(config), deadlineMs: config.RUNNER_HTTP_DEADLINE }) : undefined;
+	const messaging = config.CONVO_BASE_URL && config.CONVO_ACCESS_TOKEN ? { baseUrl: config.CONVO_BASE_URL, accessToken: config.CONVO_ACCESS_TOKEN } : undefined;
+	const service = options.withService ? new ConvoService({ ...requireService(config), messaging, deadlineMs: config.RUNNER_HTTP_DEADLINE }) : undefined;
 	const redis: RedisConnection = connect(redisTarget(config), options.client ? 'client' : 'worker');
 	if (options.client) {
 		// Without a listener ioredis prints every failed reconnect; whenReady reports the last one.
@@ -110,6 +111,7 @@ export async function runProcess(context: RunnerContext, role: 'start' | 'worker
 	const draining = new AbortController();
 	const workers = new Workers({ context, inFlight, shutdown: shutdown.signal, draining: draining.signal, webhookKey: key });
 	await upsertFeeder(context);
+	await upsertTracker(context);
 	await workers.start();
 	const heartbeat = await startHeartbeat(context, role, () => workers.queueNames().map(shownQueueName));
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');

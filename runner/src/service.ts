@@ -14,6 +14,7 @@ import {
 	connectionErrorDisposition,
 	errorDisposition,
 	getConversationResponse,
+	messageStatusResponse,
 	OPERATIONS,
 	requestUrl,
 	retryAfterMs,
@@ -110,6 +111,8 @@ type SendTemplateQuery = z.input<typeof sendTemplateQuery>;
 export interface ServiceOptions {
 	externalUrl: string;
 	apiKey: string;
+	/** The messaging API (A1), when the runner has its credential: delivery tracking asks it. */
+	messaging?: { baseUrl: string; accessToken: string };
 	deadlineMs: number;
 	connections?: number;
 }
@@ -117,9 +120,11 @@ export interface ServiceOptions {
 export class ConvoService {
 	private readonly agent: Agent;
 	readonly #apiKey: string;
+	readonly #accessToken?: string;
 
 	constructor(private readonly options: ServiceOptions) {
 		this.#apiKey = options.apiKey;
+		this.#accessToken = options.messaging?.accessToken;
 		this.agent = new Agent({ keepAliveTimeout: 4_000, connections: options.connections ?? 64, connect: { timeout: Math.min(options.deadlineMs, 5_000) } });
 	}
 
@@ -199,6 +204,31 @@ export class ConvoService {
 		const parsed = getConversationResponse.safeParse(outcome.body);
 		if (!parsed.success) return { kind: 'unknown', reason: 'the conversation lookup answered in an unexpected shape' };
 		return { ...outcome, conversation: parsed.data };
+	}
+
+	/** Whether A1 can be asked (the messaging API's credential is set). */
+	get hasMessagingApi(): boolean {
+		return this.#accessToken !== undefined && this.options.messaging !== undefined;
+	}
+
+	/**
+	 * A1: a message's delivery state (enqueued, sent, delivered, read, failed). A refused token is
+	 * said as the messaging API's, never with the token; the caller treats it as a failed check.
+	 */
+	async messageStatus(uuid: string): Promise<CallOutcome & { state?: string }> {
+		const messaging = this.options.messaging;
+		if (!messaging || this.#accessToken === undefined) return { kind: 'refused', status: 0, reason: 'the messaging API is not configured (CONVO_BASE_URL, CONVO_ACCESS_TOKEN)' };
+		const wire = buildRequest(OPERATIONS.getMessageStatus, { params: { uuid } });
+		const token = this.#accessToken;
+		const outcome = await this.outcomeOf(
+			() => request(requestUrl('messaging', messaging.baseUrl, wire), { method: wire.method, dispatcher: this.agent, headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, signal: this.deadline() }),
+			{},
+		);
+		if (outcome.kind === 'stop') return { ...outcome, reason: `${outcome.status}: the access token was refused: check CONVO_ACCESS_TOKEN` };
+		if (outcome.kind !== 'ok') return outcome;
+		const parsed = messageStatusResponse.safeParse(outcome.body);
+		if (!parsed.success) return { kind: 'unknown', reason: 'the message status answered in an unexpected shape' };
+		return { ...outcome, state: parsed.data.message.status };
 	}
 
 	async close(): Promise<void> {

@@ -27,7 +27,7 @@ test('create --wait --json, status, list, report: one JSON document each on stdo
 	const status = await runCli(['campaign', 'status', answer.id, '--json'], runner.env);
 	expect(status.code).toBe(0);
 	const parsed = JSON.parse(status.stdout);
-	expect(Object.keys(parsed).sort()).toEqual(['counts', 'eta_seconds', 'id', 'last_error', 'name', 'rate', 'state']);
+	expect(Object.keys(parsed).sort()).toEqual(['counts', 'eta_seconds', 'funnel', 'id', 'last_error', 'name', 'rate', 'state']);
 	expect(parsed.name).toBe('recipients');
 	expect(parsed.counts).toEqual({ pending: 0, claimed: 0, sent: 30, failed: 0, rejected: 1, cancelled: 0, unknown: 0, not_sent: 0 });
 
@@ -36,7 +36,7 @@ test('create --wait --json, status, list, report: one JSON document each on stdo
 
 	const csv = await runCli(['campaign', 'report', answer.id, '--format', 'csv'], runner.env);
 	const lines = csv.stdout.trim().split('\n');
-	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at');
+	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at,delivery,delivered_at,read_at,replied_at,delivery_error');
 	expect(lines).toHaveLength(32);
 	expect(lines[1]).toMatch(new RegExp(`^2,${phones[0]},sent,[0-9a-f-]{36},,1,`));
 	// The report's phone cell keeps the phone as given; the reason does not quote it.
@@ -117,7 +117,7 @@ test('webhook add, list, remove: the secret is printed by add only, derived from
 	expect(again.code).toBe(1);
 	expect(JSON.parse(again.stdout)).toEqual({ error: `No webhook with id ${webhook.id}` });
 	const bad = await runCli(['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.started', '--json'], env);
-	expect(JSON.parse(bad.stdout).error).toMatch(/^events must be one of campaign.finished, campaign.paused, reindex.finished/);
+	expect(JSON.parse(bad.stdout).error).toMatch(/^events must be one of campaign.finished, campaign.paused, campaign.delivery_settled, reindex.finished/);
 	const keyless = await runCli(['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.finished', '--json'], runner.env);
 	expect(keyless.code).toBe(1);
 	expect(JSON.parse(keyless.stdout).error).toMatch(/^RUNNER_WEBHOOK_KEY \(or RUNNER_TOKEN\) must be set/);

@@ -105,7 +105,7 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	const file = join(SHOTS, download.suggestedFilename());
 	await download.saveAs(file);
 	const lines = readFileSync(file, 'utf8').trim().split('\n');
-	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at');
+	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at,delivery,delivered_at,read_at,replied_at,delivery_error');
 	expect(lines).toHaveLength(501);
 	const sends = new Map((await templateSends(runner.sandbox)).map((message) => [message.to, message.uuid]));
 	for (const line of lines.slice(1)) {

@@ -76,9 +76,10 @@ test('a started process works every queue of the registry, and every job name a 
 	const { context } = runner;
 	await startWorker();
 	const listed = await runnerQueues(context);
-	expect(listed.map((queue) => queue.name)).toEqual(['control-{g}', 'reindex-{g}', 'events-{g}', `send-{n${NUMBER}}`]);
+	expect(listed.map((queue) => queue.name)).toEqual(['control-{g}', 'reindex-{g}', 'events-{g}', 'tracking-{g}', `send-{n${NUMBER}}`]);
 	await waitFor('a worker on every queue', async () => (await Promise.all(listed.map((queue) => queue.getWorkersCount()))).every((count) => count > 0), 30_000);
 	expect(await context.queues.control.getJobScheduler('feeder')).toMatchObject({ name: 'feed', every: 1000 });
+	expect(await context.queues.shared('tracking').getJobScheduler('tracker')).toMatchObject({ name: 'track', every: 1000 });
 
 	// Each names nothing that exists, so each processor ends at once without doing anything.
 	const { control, reindex, events } = context.queues;
@@ -90,7 +91,8 @@ test('a started process works every queue of the registry, and every job name a 
 		[reindex, await reindex.add('run', { run: 'none' })],
 		[reindex, await reindex.add('scheduled', { schedule: 'none' })],
 		[send, await send.add('send', { campaign: 'none', index: 0 })],
-		...(await Promise.all((['campaign.finished', 'campaign.paused', 'reindex.finished'] as const).map(async (type): Promise<[Queue, Job]> => [events, await events.add(type, { event: event(`e-${type}`, type), webhook: 'none' })]))),
+		[context.queues.shared('tracking'), await context.queues.shared('tracking').add('track', {})],
+		...(await Promise.all((['campaign.finished', 'campaign.paused', 'campaign.delivery_settled', 'reindex.finished'] as const).map(async (type): Promise<[Queue, Job]> => [events, await events.add(type, { event: event(`e-${type}`, type), webhook: 'none' })]))),
 	];
 	const ended = await Promise.all(jobs.map(([queue, job]) => ending(queue, job)));
 	expect(ended.filter((job) => job.state !== 'completed')).toEqual([]);
@@ -102,7 +104,7 @@ const kindOf = (queue: string) => (queue.startsWith('send-') ? 'send' : queue.re
 test('a job whose name no kind has is refused at once, on every queue, and not tried again', async () => {
 	await startWorker();
 	const { control, reindex, events } = runner.context.queues;
-	const queues = [control, reindex, events, runner.context.queues.send(NUMBER)];
+	const queues = [control, reindex, events, runner.context.queues.shared('tracking'), runner.context.queues.send(NUMBER)];
 	const jobs = await Promise.all(queues.map(async (queue): Promise<[Queue, Job]> => [queue, await queue.add('retired-kind', { campaign: 'none', index: 0 }, { attempts: 3 })]));
 	const ended = await Promise.all(jobs.map(([queue, job]) => ending(queue, job)));
 	for (const job of ended) expect(job).toEqual({ queue: job.queue, name: 'retired-kind', state: 'failed', reason: `no processor for a "retired-kind" job on the ${kindOf(job.queue)} queue`, attempts: 1 });

@@ -359,11 +359,14 @@ export async function templateSends(sandbox: RunningSandbox): Promise<SandboxMes
  * A plain forwarding proxy in front of the sandbox that remembers every request's URL (never its
  * headers): the sandbox's log holds only accepted sends, this counts attempts, refused ones too.
  */
-export async function startCountingProxy(target: string): Promise<{ url: string; requests: URL[]; close(): Promise<void> }> {
+export async function startCountingProxy(target: string): Promise<{ url: string; requests: URL[]; arrivals: number[]; close(): Promise<void> }> {
 	const requests: URL[] = [];
+	/** When each request arrived (epoch ms), in the order of `requests`. */
+	const arrivals: number[] = [];
 	const server = createServer((incoming, outgoing) => {
 		const url = new URL(incoming.url ?? '/', target);
 		requests.push(url);
+		arrivals.push(Date.now());
 		const upstream = httpRequest(url, { method: incoming.method, headers: incoming.headers }, (answer) => {
 			outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
 			answer.pipe(outgoing);
@@ -376,6 +379,7 @@ export async function startCountingProxy(target: string): Promise<{ url: string;
 	return {
 		url: `http://127.0.0.1:${port}`,
 		requests,
+		arrivals,
 		close: async () => {
 			server.closeAllConnections();
 			await new Promise((resolve) => server.close(resolve));

@@ -7,7 +7,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Events the runner delivers to registered webhooks. */
-export const RUNNER_EVENTS = ['campaign.finished', 'campaign.paused', 'reindex.finished'] as const;
+export const RUNNER_EVENTS = ['campaign.finished', 'campaign.paused', 'campaign.delivery_settled', 'reindex.finished'] as const;
 export type RunnerEventType = (typeof RUNNER_EVENTS)[number];
 
 /** The body of every delivery: `data` is the campaign's status, or the reindex run's status. */

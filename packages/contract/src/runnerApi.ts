@@ -33,16 +33,34 @@ export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'reje
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** GET /api/campaigns/:id/report: a page of rows, as JSON or CSV, only some outcomes if asked. */
+/**
+ * POST /api/campaigns/:id/retry-undelivered (and `campaign retry --undelivered`): send again only
+ * the recipients whose delivery the service proved failed; `reason` a substring of the failure's
+ * reason (any case), `after` how long ago it failed at least (30s, 15m, 2h, 1d).
+ */
+export const retryUndeliveredBody = z.object({
+	reason: z.string({ error: 'must be text' }).trim().min(1, { error: 'must not be empty: a part of the failure reason to match' }).optional(),
+	after: z
+		.string({ error: 'must be a duration' })
+		.regex(/^\d+(s|m|h|d)$/, { error: 'must be a duration like 30s, 15m, 2h or 1d' })
+		.transform((text) => Number(text.slice(0, -1)) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[text.slice(-1) as 's'])
+		.optional(),
+});
+export type RetryUndeliveredBody = z.input<typeof retryUndeliveredBody>;
+
+/** The report's filter of recipients whose message was sent and whose delivery failed. */
+export const FAILED_DELIVERY = 'failed-delivery';
+
 export const campaignReportQuery = z.object({
 	format: z.enum(['json', 'csv']).default('json'),
 	/** Rows to skip (after the outcome filter) and the most to return: a page of the report. */
 	offset: z.coerce.number().int().min(0).default(0),
 	limit: z.coerce.number().int().min(1).max(100_000).optional(),
-	/** Only rows with this outcome (several separated by commas). */
+	/** Only rows with this outcome (several separated by commas); `failed-delivery`: sent, and its delivery failed. */
 	outcome: z
 		.string()
 		.transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
-		.pipe(z.array(z.enum(RECIPIENT_OUTCOMES, { error: `must be one of ${RECIPIENT_OUTCOMES.join(', ')}` })))
+		.pipe(z.array(z.enum([...RECIPIENT_OUTCOMES, FAILED_DELIVERY], { error: `must be one of ${[...RECIPIENT_OUTCOMES, FAILED_DELIVERY].join(', ')}` })))
 		.optional(),
 	/** Only this recipient's row, by phone as typed (normalised as the create does); 404 when not in the campaign. */
 	phone: z.string().optional(),
@@ -157,7 +175,7 @@ const count = z.int().min(0);
 const campaignState = z.enum(CAMPAIGN_STATES);
 
 /** A campaign as GET /api/campaigns/:id shows it (and a draft's start answers it). */
-export const campaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, total: count, created_at: z.iso.datetime() });
+
 export type CampaignAnswer = z.infer<typeof campaignAnswer>;
 
 /** What a create with test_to (or a draft's start) says of its test send; a refused one is an error answer. */
@@ -165,6 +183,33 @@ const testSendAnswer = z.looseObject({ to: z.string(), accepted: z.literal(true)
 
 /** POST /api/campaigns with draft: true (the node's create; other creates answer more). */
 export const createCampaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, test_send: testSendAnswer.optional() });
+
+/** How a campaign's delivery is known: A1 (messaging API), B7 only (cannot tell delivered from sent), or not at all. */
+export const TRACKING_MODES = ['messaging_api', 'conversations_only', 'off'] as const;
+
+/**
+ * A campaign's funnel: audience -> accepted -> sent -> delivered -> read -> replied, failed
+ * deliveries by reason; `rates` are shares of `sent` (0..1, 3 decimals); `in_flight` is sent and
+ * neither delivered nor failed yet; `settled` once every sent message is final or its checks ran out.
+ */
+export const campaignFunnel = z.looseObject({
+	audience: count,
+	accepted: count,
+	sent: count,
+	delivered: count,
+	read: count,
+	replied: count,
+	failed_delivery: count,
+	in_flight: count,
+	failed_reasons: z.array(z.looseObject({ reason: z.string(), count })),
+	rates: z.looseObject({ delivered: z.number(), read: z.number(), replied: z.number(), failed_delivery: z.number() }),
+	tracking: z.enum(TRACKING_MODES),
+	settled: z.boolean(),
+});
+export type CampaignFunnel = z.infer<typeof campaignFunnel>;
+
+/** GET /api/campaigns/:id (what the node's Campaign -> Get returns): the status, settings and funnel. */
+export const campaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, total: count, created_at: z.iso.datetime(), funnel: campaignFunnel.optional() });
 
 /** One campaign of GET /api/campaigns: what a list shows of it (the console's table, the node's From List). */
 export const campaignListItem = z.looseObject({

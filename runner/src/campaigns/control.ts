@@ -5,13 +5,14 @@
  * start gate and the claim check the state), and two processes making the same change make it,
  * and report it, once.
  */
-import { setCampaignRateBody } from 'convo-contract';
+import { retryUndeliveredBody, setCampaignRateBody, type RetryUndeliveredBody } from 'convo-contract';
 
 import type { Outcome } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
 import { settingsError } from '../settingNames';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';
+import { requeueUndelivered, trackAgain } from './tracking';
 
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */
 async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: Outcome, to: Outcome, reason = ''): Promise<number> {
@@ -104,8 +105,28 @@ export async function retryNotSent(context: RunnerContext, id: string): Promise<
 	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
 	const requeued = await moveAll(context, campaign, 'not_sent', 'pending');
 	if (requeued === 0) return { state: campaign.state, requeued };
+	// The tracking cursor passed them: it walks again from the start and finds their messages once sent.
+	await trackAgain(context, campaign);
 	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
 	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients proven not sent');
+	return { state: 'running', requeued };
+}
+
+/**
+ * Sends again the recipients whose message the service's own record (A1, or B7's ERROR) proved
+ * failed, never one delivered, read or still moving; each once ever (their tracking records are
+ * marked in the same step that puts them back to pending, so a second call finds none).
+ * `names`: the options as the client calls them.
+ */
+export async function retryUndelivered(context: RunnerContext, id: string, input: RetryUndeliveredBody, names: Record<string, string> = {}): Promise<{ state: CampaignState; requeued: number }> {
+	const parsed = retryUndeliveredBody.safeParse(input);
+	if (!parsed.success) throw settingsError(parsed.error, names);
+	const campaign = await getCampaign(context, id);
+	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
+	const requeued = await requeueUndelivered(context, campaign, { reason: parsed.data.reason, afterMs: parsed.data.after });
+	if (requeued === 0) return { state: campaign.state, requeued };
+	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
+	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients whose delivery failed');
 	return { state: 'running', requeued };
 }
 

@@ -7,6 +7,7 @@
  */
 import { decodeRecipient } from './schema';
 import { getCampaign } from './store';
+import { trackAgain } from './tracking';
 import { UserError, type RunnerContext } from '../context';
 
 /** Service and runner clocks differ a little; erring early only ever errs toward "sent". */
@@ -56,6 +57,8 @@ export async function reconcileCampaign(context: RunnerContext, id: string): Pro
 			}
 		}
 	}
+	// Messages proven sent are tracked like the others: the tracking cursor passed them as unknown.
+	if (result.sent > 0) await trackAgain(context, campaign);
 	context.log.info({ campaign: id, ...result }, 'campaign reconciled');
 	return result;
 }

@@ -7,6 +7,8 @@ import { csvRows } from '../csv';
 import type { Outcome } from '../ledger';
 import { decodeRecipient } from './schema';
 import { getCampaign } from './store';
+import { repliedAt } from './replies';
+import { deliveryInfo, trackedRecords, type Delivery } from './tracking';
 
 export interface ReportRow {
 	line: number;
@@ -17,9 +19,15 @@ export interface ReportRow {
 	attempts: number;
 	first_attempt_at: string | null;
 	last_attempt_at: string | null;
+	/** What became of the sent message ('' while unknown or not sent): campaigns/tracking.ts. */
+	delivery: Delivery;
+	delivered_at: string | null;
+	read_at: string | null;
+	replied_at: string | null;
+	delivery_error: string | null;
 }
 
-const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome', 'message_id', 'error', 'attempts', 'first_attempt_at', 'last_attempt_at'];
+const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome', 'message_id', 'error', 'attempts', 'first_attempt_at', 'last_attempt_at', 'delivery', 'delivered_at', 'read_at', 'replied_at', 'delivery_error'];
 
 const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 
@@ -28,13 +36,17 @@ export interface ReportPage {
 	offset?: number;
 	limit?: number;
 	outcomes?: readonly Outcome[];
+	/** Only recipients whose message was sent and whose delivery failed (`--outcome failed-delivery`). */
+	failedDelivery?: boolean;
 	/** Only the row of this phone (digits, as the create keeps them): a campaign holds a phone once. */
 	phone?: string;
 }
 
 export async function* reportRows(context: RunnerContext, id: string, page: ReportPage = {}): AsyncGenerator<ReportRow> {
 	const campaign = await getCampaign(context, id);
-	const wanted = page.outcomes && page.outcomes.length > 0 ? new Set(page.outcomes) : undefined;
+	// failed-delivery alone: sent rows whose tracking says failed; with outcomes beside it, either.
+	const outcomes = page.outcomes && page.outcomes.length > 0 ? new Set(page.outcomes) : undefined;
+	const wanted = outcomes || page.failedDelivery ? (outcomes ?? new Set<Outcome>()) : undefined;
 	let skip = page.offset ?? 0;
 	let left = page.limit ?? Infinity;
 	// Unfiltered, a row's place is its index: the walk starts at the offset instead of counting up to it.
@@ -44,11 +56,14 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
 	for await (const { from, records } of context.ledger.walk(id, campaign.total, start)) {
 		const fields = records.map((_, i) => String(from + i));
 		const recipients = await context.redis.hmget(context.keys.recipients(campaign.from, id), ...fields);
+		const indexes = records.map((_, i) => from + i);
+		const [tracked, replied] = await Promise.all([trackedRecords(context, campaign, indexes), repliedAt(context, campaign, indexes)]);
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
 			const recipient = recipients[i] ? decodeRecipient(recipients[i] as string) : undefined;
 			if (!record || !recipient) continue;
-			if (wanted && !wanted.has(record.outcome)) continue;
+			const delivery = deliveryInfo(record.outcome === 'sent' ? tracked[i] : undefined);
+			if (wanted && !wanted.has(record.outcome) && !(page.failedDelivery && delivery.delivery === 'failed')) continue;
 			if (page.phone !== undefined && recipient.phone !== page.phone) continue;
 			if (skip > 0) {
 				skip--;
@@ -64,6 +79,8 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
 				attempts: record.attempts,
 				first_attempt_at: iso(record.firstAttemptAt),
 				last_attempt_at: iso(record.lastAttemptAt),
+				...delivery,
+				replied_at: iso(replied[i]),
 			};
 		}
 		// A full page reads no further chunk.

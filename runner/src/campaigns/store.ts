@@ -2,13 +2,15 @@
  * A campaign's record in Redis (one hash): settings, state, counters per outcome, feed cursor.
  * Reading it and turning it into the status every client shows lives here, once.
  */
-import type { CampaignState } from 'convo-contract';
+import type { CampaignFunnel, CampaignState } from 'convo-contract';
 
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
 import { campaignNumber } from '../homes';
 import { NotFoundError, type RunnerContext } from '../context';
 import { storedCampaignName } from './names';
+import { repliedCount } from './replies';
+import { trackingMode, type TrackingMode } from './tracking';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
 export type { CampaignState };
@@ -36,6 +38,8 @@ export interface CampaignRecord {
 	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
 	holds: number;
 	retries: number;
+	/** Delivery tracking's counters (campaigns/tracking.ts), kept on the hash with each change. */
+	delivery: { delivered: number; read: number; failed: number; reasons: Array<{ reason: string; count: number }>; settled: boolean; mode?: TrackingMode };
 }
 
 export interface CampaignStatus {
@@ -48,6 +52,8 @@ export interface CampaignStatus {
 	rate: number;
 	eta_seconds: number | null;
 	last_error: string | null;
+	/** Absent only where a status is made without Redis at hand. */
+	funnel?: CampaignFunnel;
 }
 
 export function newCampaignId(): string {
@@ -78,7 +84,73 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
 		holds: number('holds'),
 		retries: number('retries'),
+		delivery: {
+			delivered: number('t_delivered'),
+			read: number('t_read'),
+			failed: number('t_failed'),
+			reasons: Object.entries(hash)
+				.filter(([key, value]) => key.startsWith('t_fr:') && Number(value) > 0)
+				.map(([key, value]) => ({ reason: key.slice('t_fr:'.length), count: Number(value) }))
+				.sort((a, b) => b.count - a.count),
+			settled: Boolean(hash.t_settled),
+			mode: (hash.t_mode as TrackingMode | undefined) || undefined,
+		},
 	};
+}
+
+const share = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 1000) / 1000 : 0);
+
+/**
+ * The campaign's funnel from its record, the replies counted and the tracking mode (the one its
+ * tracking started with, else what this process would use).
+ */
+function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode): CampaignFunnel {
+	const { delivered, read, failed, reasons, settled } = campaign.delivery;
+	const sent = campaign.counts.sent;
+	return {
+		audience: campaign.total,
+		accepted: campaign.total - campaign.counts.rejected,
+		sent,
+		delivered,
+		read,
+		replied,
+		failed_delivery: failed,
+		in_flight: Math.max(0, sent - delivered - failed),
+		failed_reasons: reasons,
+		rates: { delivered: share(delivered, sent), read: share(read, sent), replied: share(replied, sent), failed_delivery: share(failed, sent) },
+		tracking: campaign.delivery.mode ?? mode,
+		settled,
+	};
+}
+
+/** Funnels added together (a cron schedule's runs): counts summed, rates of the sums, settled when every one is. */
+function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunnel {
+	const stages = ['audience', 'accepted', 'sent', 'delivered', 'read', 'replied', 'failed_delivery', 'in_flight'] as const;
+	const sum = Object.fromEntries(stages.map((stage) => [stage, funnels.reduce((total, funnel) => total + funnel[stage], 0)])) as Record<(typeof stages)[number], number>;
+	const reasons = new Map<string, number>();
+	for (const funnel of funnels) for (const { reason, count } of funnel.failed_reasons) reasons.set(reason, (reasons.get(reason) ?? 0) + count);
+	return {
+		...sum,
+		failed_reasons: [...reasons].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count),
+		rates: { delivered: share(sum.delivered, sum.sent), read: share(sum.read, sum.sent), replied: share(sum.replied, sum.sent), failed_delivery: share(sum.failed_delivery, sum.sent) },
+		tracking: funnels[0]?.tracking ?? mode,
+		settled: funnels.every((funnel) => funnel.settled),
+	};
+}
+
+/** The funnel across every run of a cron schedule (each run is a campaign whose id starts with the schedule's). */
+export async function scheduleFunnel(context: RunnerContext, scheduleId: string): Promise<CampaignFunnel> {
+	const ids = (await context.redis.zrange(context.keys.campaigns, 0, -1)).filter((id) => id.startsWith(`${scheduleId}r`));
+	const funnels: CampaignFunnel[] = [];
+	for (const id of ids) {
+		const campaign = await findCampaign(context, id);
+		if (campaign?.scheduleId === scheduleId) funnels.push(await campaignFunnel(context, campaign));
+	}
+	return sumFunnels(funnels, trackingMode(context.config));
+}
+
+export async function campaignFunnel(context: RunnerContext, campaign: CampaignRecord): Promise<CampaignFunnel> {
+	return funnelOf(campaign, await repliedCount(context, campaign), trackingMode(context.config));
 }
 
 export async function findCampaign(context: RunnerContext, id: string): Promise<CampaignRecord | undefined> {
@@ -114,7 +186,7 @@ export async function campaignStatus(context: RunnerContext, id: string): Promis
 
 /** The status of a campaign record already read (only the rate needs another look at Redis). */
 export async function statusOf(context: RunnerContext, campaign: CampaignRecord): Promise<CampaignStatus> {
-	return statusWithRate(campaign, campaign.state === 'running' ? await currentRate(context, campaign) : 0);
+	return { ...statusWithRate(campaign, campaign.state === 'running' ? await currentRate(context, campaign) : 0), funnel: await campaignFunnel(context, campaign) };
 }
 
 export function statusWithRate(campaign: CampaignRecord, rate: number): CampaignStatus {

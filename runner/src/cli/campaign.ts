@@ -15,6 +15,18 @@ function describeCounts(status: core.CampaignStatus): string {
 	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, cancelled ${c.cancelled}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
 }
 
+/** The funnel as `campaign status` prints it under the counts: one line, then one per failure reason. */
+function describeFunnel(status: core.CampaignStatus): string[] {
+	const f = status.funnel;
+	if (!f) return [];
+	const pct = (rate: number) => `${(rate * 100).toFixed(1)}%`;
+	const tracking = f.tracking === 'conversations_only' ? ' (conversations only: delivered is not told from sent)' : f.tracking === 'off' ? ' (tracking off)' : '';
+	return [
+		`funnel: audience ${f.audience}, accepted ${f.accepted}, sent ${f.sent}, delivered ${f.delivered} (${pct(f.rates.delivered)}), read ${f.read} (${pct(f.rates.read)}), replied ${f.replied} (${pct(f.rates.replied)}), failed delivery ${f.failed_delivery} (${pct(f.rates.failed_delivery)}), in flight ${f.in_flight}; ${f.settled ? 'settled' : 'tracking'}${tracking}`,
+		...f.failed_reasons.map((r) => `  failed ${r.count}: ${r.reason}`),
+	];
+}
+
 /** The longest name `campaign list` prints in its table (--json has it whole). */
 const NAME_SHOWN = 40;
 const shortened = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -56,12 +68,15 @@ function exitForEnd(status: core.CampaignStatus): void {
 	process.exitCode = code;
 }
 
-/** `--outcome a,b` as outcomes; an unknown one is refused, naming those there are. */
-function outcomesOf(text: string): core.Outcome[] {
+const FAILED_DELIVERY = 'failed-delivery';
+
+/** `--outcome a,b` as outcomes (and failed-delivery); an unknown one is refused, naming those there are. */
+function outcomesOf(text: string): { outcomes: core.Outcome[]; failedDelivery: boolean } {
 	const outcomes = text.split(',').map((part) => part.trim()).filter(Boolean);
-	const unknown = outcomes.filter((outcome) => !(core.OUTCOMES as readonly string[]).includes(outcome));
-	if (unknown.length > 0 || outcomes.length === 0) throw new core.UserError(`--outcome takes outcomes among ${core.OUTCOMES.join(', ')}, comma-separated; got "${text}"`);
-	return outcomes as core.Outcome[];
+	const known = [...core.OUTCOMES, FAILED_DELIVERY] as readonly string[];
+	const unknown = outcomes.filter((outcome) => !known.includes(outcome));
+	if (unknown.length > 0 || outcomes.length === 0) throw new core.UserError(`--outcome takes outcomes among ${known.join(', ')}, comma-separated; got "${text}"`);
+	return { outcomes: outcomes.filter((outcome) => outcome !== FAILED_DELIVERY) as core.Outcome[], failedDelivery: outcomes.includes(FAILED_DELIVERY) };
 }
 
 /** How many rejected rows create prints; the report has them all. */
@@ -122,14 +137,14 @@ export function addCampaignCommands(program: Command): void {
 	runs(campaign.command('status <id>').description('state, counts per outcome, current rate and ETA').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);
 		if (options.wait) exitForEnd(status);
-		return answer(status, () => describeCounts(status));
+		return answer(status, () => [describeCounts(status), ...describeFunnel(status)].join('\n'));
 	});
 
 	runs(campaign.command('list').description('campaigns, newest first, and cron schedules'), async ({ context }) => {
 		const campaigns = await core.listCampaigns(context);
 		const schedules = await core.listSchedules(context);
 		return answer({ campaigns, schedules }, () =>
-			[...schedules.map((s) => `schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}`), ...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns'])].join('\n'),
+			[...schedules.map((s) => `schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; across runs: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`), ...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns'])].join('\n'),
 		);
 	});
 
@@ -163,9 +178,18 @@ export function addCampaignCommands(program: Command): void {
 	);
 
 	runs(
-		campaign.command('retry <id>').description('send again the recipients proven not sent').requiredOption('--not-sent', 'retry the not_sent recipients (the only kind that may be sent again)'),
-		async ({ context, args: [id] }) => {
-			const result = await core.retryNotSent(context, id);
+		campaign
+			.command('retry <id>')
+			.description('send again the recipients proven not sent (--not-sent), or those whose delivery the service proved failed (--undelivered, once each)')
+			.option('--not-sent', 'retry the not_sent recipients')
+			.option('--undelivered', "retry the recipients whose message the service's record shows failed (never delivered, read or still moving); each once")
+			.option('--reason <text>', 'with --undelivered: only failures whose reason holds this text (any case)')
+			.option('--after <duration>', 'with --undelivered: only failures at least this old (30s, 15m, 2h, 1d)'),
+		async ({ context, args: [id], options }) => {
+			const { notSent, undelivered, reason, after } = options as { notSent?: boolean; undelivered?: boolean; reason?: string; after?: string };
+			if (Boolean(notSent) === Boolean(undelivered)) throw new core.UserError('campaign retry needs one of --not-sent or --undelivered');
+			if (!undelivered && (reason !== undefined || after !== undefined)) throw new core.UserError('--reason and --after go with --undelivered');
+			const result = undelivered ? await core.retryUndelivered(context, id, { reason, after }, { reason: '--reason', after: '--after' }) : await core.retryNotSent(context, id);
 			return answer({ id, ...result }, () => `${id}: ${result.requeued} recipients sent again; ${result.state}`);
 		},
 	);
@@ -175,16 +199,16 @@ export function addCampaignCommands(program: Command): void {
 			.command('report <id>')
 			.description('one row per recipient: line, phone, outcome, message_id, error, attempts, times')
 			.addOption(new Option('--format <format>', 'json (default with --json) or csv').choices(['json', 'csv']))
-			.option('--outcome <outcomes>', `only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')})`)
+			.option('--outcome <outcomes>', `only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')}, or failed-delivery: sent and its delivery failed)`)
 			.option('--phone <phone>', "only this recipient's row, the phone written as in the recipients file (exit 1 when it is not one)")
 			.option('--output <file>', 'write the report to a file instead of stdout'),
 		async ({ context, io, args: [id], options }) => {
 			const format: 'json' | 'csv' = options.format ?? (io.json ? 'json' : 'csv');
-			const outcomes = options.outcome === undefined ? undefined : outcomesOf(String(options.outcome));
+			const filter = options.outcome === undefined ? undefined : outcomesOf(String(options.outcome));
 			// Looked up before the output opens, so a phone that is no recipient leaves no empty file behind.
 			const found = options.phone === undefined ? undefined : [await core.findRecipient(context, id, String(options.phone), '--phone')];
 			const out = options.output ? createWriteStream(options.output) : process.stdout;
-			for await (const chunk of core.reportText(context, id, format, { outcomes }, found)) {
+			for await (const chunk of core.reportText(context, id, format, { outcomes: filter?.outcomes, failedDelivery: filter?.failedDelivery }, found)) {
 				if (!out.write(chunk)) await once(out, 'drain');
 			}
 			if (options.output) {

@@ -7,7 +7,7 @@ import { Readable, Transform } from 'node:stream';
 
 import { z } from 'zod/v4';
 
-import { addRecipientsBody, campaignReportQuery, campaignSettingsInput, createCampaignBody, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
+import { addRecipientsBody, campaignReportQuery, campaignSettingsInput, createCampaignBody, FAILED_DELIVERY, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as core from '../core';
 import { API_NAMES, getCampaign, inlineRecords, parseRecords, refuseBinary, UserError, type Outcome, type SourceFormat, type SourceRecord } from '../core';
@@ -179,17 +179,21 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	routes.add({ ...at(RUNNER_ROUTES.cancelCampaign), tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => core.cancel(context, params.id));
 	routes.add({ method: 'POST', url: '/api/campaigns/:id/reconcile', tag: 'campaigns', summary: "Resolve unknown recipients from the service's own records", params: id, success: [200, '{ checked, sent, not_sent, still_unknown }'] }, async ({ params }) => ({ id: params.id, ...(await core.reconcileCampaign(context, params.id)) }));
 	routes.add({ method: 'POST', url: '/api/campaigns/:id/retry-not-sent', tag: 'campaigns', summary: 'Send again the recipients proven not sent', params: id, success: [200, '{ id, state, requeued }'] }, async ({ params }) => ({ id: params.id, ...(await core.retryNotSent(context, params.id)) }));
+	routes.add(
+		{ method: 'POST', url: '/api/campaigns/:id/retry-undelivered', tag: 'campaigns', summary: 'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }', params: id, success: [200, '{ id, state, requeued }'] },
+		async ({ params, body }) => ({ id: params.id, ...(await core.retryUndelivered(context, params.id, (body ?? {}) as Parameters<typeof core.retryUndelivered>[2], { reason: 'reason', after: 'after' })) }),
+	);
 	routes.add({ ...at(RUNNER_ROUTES.setCampaignRate), tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: setCampaignRateBody, success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await core.setCampaignRate(context, params.id, body.rate) }));
 
 	routes.add(
-		{ ...at(RUNNER_ROUTES.campaignReport), tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b, one recipient with phone=… (404 when not in the campaign)', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it, or the one row of phone): a JSON array or CSV'] },
+		{ ...at(RUNNER_ROUTES.campaignReport), tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b (failed-delivery: sent and not delivered), one recipient with phone=… (404 when not in the campaign)', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it, or the one row of phone): a JSON array or CSV'] },
 		async ({ params, query, reply }) => {
 			await getCampaign(context, params.id);
 			// One recipient: found before the answer starts, so a phone not in the campaign is a 404, not an empty report.
 			const found = query.phone === undefined ? undefined : [await core.findRecipient(context, params.id, query.phone)];
 			reply.type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8');
 			reply.header('content-disposition', `attachment; filename="campaign-${params.id}-report.${query.format}"`);
-			return Readable.from(core.reportText(context, params.id, query.format, { offset: query.offset, limit: query.limit, outcomes: query.outcome as Outcome[] | undefined }, found));
+			return Readable.from(core.reportText(context, params.id, query.format, { offset: query.offset, limit: query.limit, outcomes: query.outcome?.filter((each) => each !== FAILED_DELIVERY) as Outcome[] | undefined, failedDelivery: query.outcome?.includes(FAILED_DELIVERY) }, found));
 		},
 	);
 	routes.add({ method: 'GET', url: '/api/campaigns/:id/errors', tag: 'campaigns', summary: 'Recipients not sent, grouped by reason (reasons differing only in a number are one group; reason is its first, varies says the others differ)', params: id, success: [200, '[{ outcome, reason, count, varies }]'] }, async ({ params }) => {

@@ -1,7 +1,8 @@
 /**
  * GET /metrics in Prometheus text: BullMQ's own exporter for every queue, plus the runner's figures
  * read from Redis at scrape time (so every process's work counts, not just this one's):
- * recipients by outcome, 429 holds, retries, current rate and ETA, per campaign and sender number;
+ * recipients by outcome, 429 holds, retries, current rate and ETA, the delivery funnel (delivered,
+ * read, replied, failed by reason), per campaign and sender number;
  * items by outcome and rate per reindex run and collection.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -22,6 +23,9 @@ export class RunnerMetrics {
 	private readonly rate = new Gauge({ name: 'convo_runner_campaign_rate', help: 'Sends per second over the last 10 seconds', labelNames: ['campaign', 'number'], registers: [this.registry] });
 	private readonly eta = new Gauge({ name: 'convo_runner_campaign_eta_seconds', help: 'Seconds until every recipient is final at the current rate', labelNames: ['campaign', 'number'], registers: [this.registry] });
 
+	private readonly funnel = new Gauge({ name: 'convo_runner_campaign_funnel', help: 'Recipients of a campaign at each funnel stage: audience, accepted, sent, delivered, read, replied, failed_delivery, in_flight', labelNames: ['campaign', 'number', 'stage'], registers: [this.registry] });
+	private readonly failedDelivery = new Gauge({ name: 'convo_runner_campaign_failed_delivery', help: 'Sent messages of a campaign whose delivery failed, by reason (the 10 most frequent)', labelNames: ['campaign', 'number', 'reason'], registers: [this.registry] });
+
 	private readonly reindexItems = new Gauge({ name: 'convo_runner_reindex_items', help: 'Items of a reindex run by outcome', labelNames: ['run', 'collection', 'outcome'], registers: [this.registry] });
 	private readonly reindexRate = new Gauge({ name: 'convo_runner_reindex_rate', help: 'Source rows read per second over the last 10 seconds', labelNames: ['run', 'collection'], registers: [this.registry] });
 
@@ -39,6 +43,11 @@ export class RunnerMetrics {
 			this.retries.inc(base, retries);
 			this.rate.set(base, status.rate);
 			if (status.eta_seconds !== null) this.eta.set(base, status.eta_seconds);
+			const funnel = status.funnel;
+			if (funnel) {
+				for (const stage of ['audience', 'accepted', 'sent', 'delivered', 'read', 'replied', 'failed_delivery', 'in_flight'] as const) this.funnel.set({ ...base, stage }, funnel[stage]);
+				for (const { reason, count } of funnel.failed_reasons.slice(0, 10)) this.failedDelivery.set({ ...base, reason }, count);
+			}
 		}
 		for (const run of await listReindexRuns(this.context, RECENT)) {
 			const base = { run: run.id, collection: run.collection };

@@ -15,7 +15,7 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 		{
 			...at(RUNNER_ROUTES.createWebhook),
 			tag: 'webhooks',
-			summary: 'Register a URL for events (campaign.finished, campaign.paused, reindex.finished); the answer holds the signing secret, shown this once',
+			summary: 'Register a URL for events (campaign.finished, campaign.paused, campaign.delivery_settled, reindex.finished); the answer holds the signing secret, shown this once',
 			body: createWebhookBody,
 			success: [201, '{ id, url, events, description, created_at, secret }'],
 		},

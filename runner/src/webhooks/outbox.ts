@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { RunnerEvent, RunnerEventType } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { addDeliveryJobs, type DeliveryJobData } from '../jobs';
-import { campaignDetail, recordFromHash, statusWithRate } from '../campaigns/store';
+import { campaignDetail, campaignFunnel, recordFromHash, statusWithRate } from '../campaigns/store';
 import { overviewOf, runFromHash, statusOf as runStatusOf } from '../reindex/store';
 import { hashOf, type OutboxEntry } from './events';
 import { listWebhooks } from './store';
@@ -20,8 +20,11 @@ import { listWebhooks } from './store';
 const BATCH = 100;
 const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-/** The event as receivers get it: a campaign's status and settings, or a reindex run's status, as they were at the transition. */
-function eventOf(entry: OutboxEntry): RunnerEvent {
+/**
+ * The event as receivers get it: a campaign's status, funnel and settings, or a reindex run's
+ * status, as they were at the transition (the replies counted when it is handed over).
+ */
+async function eventOf(context: RunnerContext, entry: OutboxEntry): Promise<RunnerEvent> {
 	const hash = hashOf(entry.hash);
 	const type = entry.type as RunnerEventType;
 	let data: Record<string, unknown>;
@@ -29,7 +32,7 @@ function eventOf(entry: OutboxEntry): RunnerEvent {
 		data = { ...runStatusOf(overviewOf(runFromHash(hash), 0)) };
 	} else {
 		const campaign = recordFromHash(hash);
-		data = campaignDetail(campaign, statusWithRate(campaign, 0));
+		data = campaignDetail(campaign, { ...statusWithRate(campaign, 0), funnel: await campaignFunnel(context, campaign) });
 	}
 	return { id: entry.id, type, created_at: new Date(Number(entry.at)).toISOString(), data };
 }
@@ -62,8 +65,8 @@ async function dispatchOutbox(context: RunnerContext, outbox: string): Promise<n
 		const entries = await redis.lrange(outbox, 0, BATCH - 1);
 		if (entries.length === 0) break;
 		const webhooks = await listWebhooks(context);
-		const deliveries = entries.flatMap((text) => {
-			const event = eventOf(JSON.parse(text) as OutboxEntry);
+		const events = await Promise.all(entries.map((text) => eventOf(context, JSON.parse(text) as OutboxEntry)));
+		const deliveries = events.flatMap((event) => {
 			return webhooks.filter((webhook) => webhook.events.includes(event.type) && !webhook.disabled_at).map((webhook): DeliveryJobData => ({ event, webhook: webhook.id }));
 		});
 		await addDeliveryJobs(context, deliveries);

@@ -1,0 +1,480 @@
+/**
+ * Delivery tracking: what became of each sent message after the service accepted it.
+ *
+ * The send path is not touched: tracking reads the ledger. Each campaign being tracked has a
+ * cursor (`t_cursor` on its hash) that walks its ledger in index order and stops at the first
+ * recipient still pending or claimed; every `sent` record it passes gets a tracking record (hash
+ * `trk`, index -> JSON) and an entry `campaign:index` in its number's due set (a sorted set by
+ * the time its next check is due: sent time + the schedule's step). Per recipient that is one
+ * hash field and, while checks remain, one sorted-set member.
+ *
+ * A tick (jobs.ts, every second, one process at a time by a lock) takes places on the tracking
+ * clock (RUNNER_TRACKING_RATE, for the whole account; never the send queue's limiter), claims as
+ * many due entries (each claim moves the entry's due time a lease ahead, so a killed process's
+ * claims come back once the lease ends), asks A1 at each place (B7 for a failure's reason, or B7
+ * alone without the messaging API's credential) and writes the check's result, the next due time
+ * and the campaign's counters in ONE script. A kill between a claim and its write repeats that
+ * one check once; nothing written is repeated or lost.
+ *
+ * The campaign settles (event `campaign.delivery_settled`, once) when it is final, the cursor
+ * has passed every recipient, and no check remains.
+ */
+import { LUA_RUN_CLAIM } from '../ledger';
+import { LUA_EMIT } from '../webhooks/events';
+import { campaignNumber } from '../homes';
+import type { RunnerContext } from '../context';
+import type { RunnerConfig } from '../config';
+import { luaScript } from '../redis';
+import { decodeRecipient } from './schema';
+import { recordReply } from './replies';
+
+/** How delivery is known: A1 (the messaging API), B7 only (conversations), or not at all. */
+export type TrackingMode = 'messaging_api' | 'conversations_only' | 'off';
+
+export function trackingMode(config: RunnerConfig): TrackingMode {
+	if (config.CONVO_BASE_URL && config.CONVO_ACCESS_TOKEN) return 'messaging_api';
+	if (config.CONVO_EXTERNAL_URL && config.CONVO_API_KEY) return 'conversations_only';
+	return 'off';
+}
+
+/** A recipient's delivery as the report shows it. */
+export type Delivery = 'sent' | 'delivered' | 'read' | 'failed' | '';
+
+/** The tracking record (JSON in the `trk` hash): short keys, one per recipient. */
+interface Tracked {
+	/** s sent, d delivered, r read, f failed, q requeued by a retry (its next message not sent yet). */
+	s: 's' | 'd' | 'r' | 'f' | 'q';
+	/** Checks written so far (the schedule's step). */
+	k: number;
+	/** The message id tracked. */
+	m: string;
+	/** Sent, delivered, read, failed at (epoch ms, as strings). */
+	t: string;
+	d?: string;
+	r?: string;
+	f?: string;
+	/** The failure's reason (B7's error). */
+	e?: string;
+	/** 1: sent again once by `retry --undelivered` (never again). */
+	x?: number;
+	/** 1 while checks remain. */
+	o?: number;
+}
+
+export interface DeliveryInfo {
+	delivery: Delivery;
+	delivered_at: string | null;
+	read_at: string | null;
+	delivery_error: string | null;
+}
+
+const DELIVERY_OF: Record<Tracked['s'], Delivery> = { s: 'sent', d: 'delivered', r: 'read', f: 'failed', q: '' };
+const iso = (ms?: string) => (ms ? new Date(Number(ms)).toISOString() : null);
+
+export function deliveryInfo(text: string | null | undefined): DeliveryInfo {
+	if (!text) return { delivery: '', delivered_at: null, read_at: null, delivery_error: null };
+	const r = JSON.parse(text) as Tracked;
+	return { delivery: DELIVERY_OF[r.s], delivered_at: iso(r.d), read_at: iso(r.r), delivery_error: r.s === 'f' ? (r.e ?? null) : null };
+}
+
+/** The tracking records of these indexes (null where there is none). */
+export async function trackedRecords(context: RunnerContext, campaign: { id: string; from: string }, indexes: number[]): Promise<Array<string | null>> {
+	if (indexes.length === 0) return [];
+	return context.redis.hmget(context.keys.tracked(campaign.from, campaign.id), ...indexes.map(String));
+}
+
+/** A lease on a claimed check: a process killed before it writes gives the check back after this. */
+const CLAIM_LEASE_MS = 30_000;
+/** Ledger records a tick walks per campaign at most. */
+const WALK_LIMIT = 5_000;
+const WALK_CHUNK = 1_000;
+/** Campaigns created this long before the last look are looked at again (a commit is listed late: homes.ts). */
+const SEEN_MARGIN_MS = 10 * 60_000;
+/** The tick's lock: one tick at a time across processes; a dead holder's lapses. */
+const LOCK_MS = 15_000;
+/** Added to a second before it is split among the checks: places a full second apart at most `rate`, whatever the network's jitter. */
+const GATE_GUARD_MS = 50;
+
+// Lua shared by the scripts below: settle the campaign's tracking when nothing is left.
+const LUA_SETTLE_TRACKING = `${LUA_EMIT}
+local function settleTracking(meta, set, outbox, id, now)
+  local h = redis.call('HMGET', meta, 'state', 'total', 't_cursor', 't_open', 't_settled')
+  local final = h[1] == 'completed' or h[1] == 'cancelled' or h[1] == 'failed'
+  local done = final and (tonumber(h[3]) or 0) >= (tonumber(h[2]) or 0) and (tonumber(h[4]) or 0) <= 0
+  if not done then return 0 end
+  redis.call('SREM', set, id)
+  if h[5] then return 0 end
+  redis.call('HSET', meta, 't_settled', now)
+  emit(outbox, meta, id, 'campaign.delivery_settled', now)
+  return 1
+end
+`;
+
+/**
+ * KEYS: meta, trk, due, tracking set, outbox. ARGV: id, cursor read, new cursor, first step ms,
+ * mode, now, then (index, message id, sent at) triples. Enrolls the sent records the cursor passed
+ * and moves it, unless another walker moved it first (-1).
+ */
+const ENROLL = `${LUA_SETTLE_TRACKING}
+local meta, trk, due, set, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, first, now = ARGV[1], tonumber(ARGV[4]), ARGV[6]
+if (tonumber(redis.call('HGET', meta, 't_cursor')) or 0) ~= tonumber(ARGV[2]) then return -1 end
+local added = 0
+for i = 7, #ARGV, 3 do
+  local idx, m, t = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local old = redis.call('HGET', trk, idx)
+  local x = 0
+  local fresh = true
+  if old then
+    local o = cjson.decode(old)
+    if o.m == m then fresh = false end
+    x = o.x or 0
+  end
+  if fresh then
+    redis.call('HSET', trk, idx, cjson.encode({ s = 's', k = 0, m = m, t = t, x = x, o = 1 }))
+    redis.call('ZADD', due, tonumber(t) + first, id .. ':' .. idx)
+    redis.call('HINCRBY', meta, 't_open', 1)
+    added = added + 1
+  end
+end
+redis.call('HSET', meta, 't_cursor', ARGV[3])
+if redis.call('HEXISTS', meta, 't_mode') == 0 then redis.call('HSET', meta, 't_mode', ARGV[5]) end
+settleTracking(meta, set, outbox, id, now)
+return added
+`;
+
+/** KEYS: due. ARGV: now, how many, lease ms. Claims due checks: each is due again after the lease unless its result is written. */
+const CLAIM_DUE = `
+local items = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, item in ipairs(items) do redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[3]), item) end
+return items
+`;
+
+/**
+ * KEYS: meta, trk, due, tracking set, outbox. ARGV: id, index, message id, step claimed, new state
+ * letter ('' when the check told nothing new), now, error, next due ('' when no check remains).
+ * The check's result, its counters and its next due time in one step; a result whose record moved
+ * on meanwhile (another check wrote it, a retry requeued it) is dropped.
+ */
+const RESULT = `${LUA_SETTLE_TRACKING}
+local meta, trk, due, set, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, idx, m, k, to, now, err, nextDue = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local member = id .. ':' .. idx
+local rec = redis.call('HGET', trk, idx)
+if not rec then redis.call('ZREM', due, member) return 0 end
+local r = cjson.decode(rec)
+if r.m ~= m or r.o ~= 1 or r.k ~= k then return 0 end
+local rank = { s = 0, d = 1, r = 2, f = 3 }
+if to ~= '' and to ~= r.s and r.s ~= 'r' and r.s ~= 'f' and (to == 'f' or rank[to] > rank[r.s]) then
+  if to == 'f' then
+    r.f = now; r.e = err
+    redis.call('HINCRBY', meta, 't_failed', 1)
+    redis.call('HINCRBY', meta, 't_fr:' .. err, 1)
+    if r.s == 'd' then redis.call('HINCRBY', meta, 't_delivered', -1) end
+  else
+    if r.s == 's' then r.d = now; redis.call('HINCRBY', meta, 't_delivered', 1) end
+    if to == 'r' then r.r = now; redis.call('HINCRBY', meta, 't_read', 1) end
+  end
+  r.s = to
+end
+r.k = k + 1
+if r.s == 'r' or r.s == 'f' or nextDue == '' then
+  r.o = 0
+  redis.call('ZREM', due, member)
+  redis.call('HINCRBY', meta, 't_open', -1)
+else
+  redis.call('ZADD', due, tonumber(nextDue), member)
+end
+redis.call('HSET', trk, idx, cjson.encode(r))
+settleTracking(meta, set, outbox, id, now)
+return 1
+`;
+
+/**
+ * KEYS: gate. ARGV: places wanted, microseconds between places, horizon ms. Takes up to that many
+ * places on the tracking clock within the horizon, each a gap after the one before (the clock is
+ * Redis's, the next free place kept, so every process and a restarted one continue it). Returns
+ * Redis's time now, then each place's time (epoch ms on Redis's clock).
+ */
+const TAKE_PLACES = `
+local time = redis.call('TIME')
+local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local at = math.max(nowUs, tonumber(redis.call('HGET', KEYS[1], 'next') or '0') or 0)
+local gap, horizon = tonumber(ARGV[2]), nowUs + tonumber(ARGV[3]) * 1000
+local places = { math.floor(nowUs / 1000) }
+for i = 1, tonumber(ARGV[1]) do
+  if at > horizon then break end
+  places[#places + 1] = math.floor(at / 1000)
+  at = at + gap
+end
+redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at))
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return places
+`;
+
+/**
+ * KEYS: meta, trk, ledger, tracking set. ARGV: now, then (index, message id) pairs. Requeues
+ * recipients whose delivery failed: only while the tracking record is failed and never requeued,
+ * and the ledger still holds that very message as sent; the ledger record goes back to pending (as
+ * retry-not-sent's move does) and the tracking record is marked, so a second retry finds nothing.
+ */
+const REQUEUE_FAILED = `${LUA_RUN_CLAIM}
+local meta, trk, ledger, set = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local moved = 0
+for i = 2, #ARGV, 2 do
+  local idx, m = ARGV[i], ARGV[i + 1]
+  local rec = redis.call('HGET', trk, idx)
+  if rec then
+    local r = cjson.decode(rec)
+    local lrec = redis.call('HGET', ledger, idx)
+    if r.s == 'f' and r.m == m and (r.x or 0) == 0 and lrec then
+      local l = parse(lrec)
+      if l.s == 's' and l.ref == m then
+        l.s = 'p'; l.ref = ''
+        write(ledger, idx, l); move(meta, 's', 'p')
+        redis.call('HINCRBY', meta, 't_failed', -1)
+        redis.call('HINCRBY', meta, 't_fr:' .. (r.e or ''), -1)
+        redis.call('HINCRBY', meta, 't_requeued', 1)
+        r.s = 'q'; r.x = 1; r.o = 0
+        redis.call('HSET', trk, idx, cjson.encode(r))
+        moved = moved + 1
+      end
+    end
+  end
+end
+if moved > 0 then
+  redis.call('HSET', meta, 't_cursor', 0)
+  redis.call('SADD', set, redis.call('HGET', meta, 'id'))
+end
+return moved
+`;
+
+type Script = (keys: string[], args: Array<string | number>) => Promise<unknown>;
+const scripts = (context: RunnerContext) => ({
+	enroll: luaScript(context.redis, 'convoTrackEnroll', ENROLL, 5) as Script,
+	claim: luaScript(context.redis, 'convoTrackClaim', CLAIM_DUE, 1) as Script,
+	result: luaScript(context.redis, 'convoTrackResult', RESULT, 5) as Script,
+	places: luaScript(context.redis, 'convoTrackPlaces', TAKE_PLACES, 1) as Script,
+	requeue: luaScript(context.redis, 'convoTrackRequeue', REQUEUE_FAILED, 4) as Script,
+});
+
+/** Makes sure a campaign's tracking is walked again from its first recipient (a retry made some pending again, a reconcile proved some sent). */
+export async function trackAgain(context: RunnerContext, campaign: { id: string; from: string }): Promise<void> {
+	await context.redis.multi().hset(context.keys.campaign(campaign.from, campaign.id), 't_cursor', 0).sadd(context.keys.tracking(campaign.from), campaign.id).exec();
+}
+
+/** Puts campaigns created since the last look into their number's tracking set (each settles and leaves it). */
+async function enrollNewCampaigns(context: RunnerContext, now: number): Promise<void> {
+	const { redis, keys } = context;
+	const seen = Number((await redis.get(keys.trackSeen)) ?? now - SEEN_MARGIN_MS);
+	const ids = await redis.zrangebyscore(keys.campaigns, seen - SEEN_MARGIN_MS, '+inf');
+	for (const id of ids) {
+		const from = await campaignNumber(context, id);
+		if (from === undefined) continue;
+		if ((await redis.hexists(keys.campaign(from, id), 't_settled')) === 1) continue;
+		await redis.sadd(keys.tracking(from), id);
+	}
+	await redis.set(keys.trackSeen, String(now));
+}
+
+/** Moves a campaign's cursor over the records settled since the last tick, enrolling each sent one. */
+async function walkCampaign(context: RunnerContext, from: string, id: string, mode: TrackingMode): Promise<void> {
+	const { redis, keys, config } = context;
+	const meta = keys.campaign(from, id);
+	const [cursorText, totalText, exists] = await redis.hmget(meta, 't_cursor', 'total', 'id');
+	if (!exists) {
+		await redis.srem(keys.tracking(from), id);
+		return;
+	}
+	const cursor = Number(cursorText ?? 0);
+	const total = Number(totalText ?? 0);
+	let at = cursor;
+	const triples: Array<string | number> = [];
+	// A small first read: a campaign waiting on its first pending recipient (scheduled, paused, a
+	// slow send) costs a few fields a round, not a chunk.
+	let chunk = 64;
+	walk: while (at < total && at - cursor < WALK_LIMIT) {
+		const records = await context.ledger.read(id, at, Math.min(chunk, total - at));
+		chunk = Math.min(chunk * 4, WALK_CHUNK);
+		for (const record of records) {
+			// Pending or claimed: not settled yet, so the cursor waits for it.
+			if (!record || record.outcome === 'pending' || record.outcome === 'claimed') break walk;
+			if (record.outcome === 'sent' && record.ref) triples.push(at, record.ref, record.lastAttemptAt ?? Date.now());
+			at++;
+		}
+	}
+	const keysOf = [meta, keys.tracked(from, id), keys.trackDue(from), keys.tracking(from), keys.outbox(from)];
+	await scripts(context).enroll(keysOf, [id, cursor, at, config.RUNNER_TRACKING_SCHEDULE[0], mode, Date.now(), ...triples]);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** What one check learnt: the new state's letter ('' nothing new) and a failure's reason. */
+interface Learnt {
+	to: '' | 's' | 'd' | 'r' | 'f';
+	error: string;
+}
+
+const A1_STATES: Record<string, Learnt['to']> = { enqueued: 's', sent: 's', delivered: 'd', read: 'r', failed: 'f' };
+
+/** B7's view of the message: its status and error, and when the recipient wrote after it. */
+async function conversationView(context: RunnerContext, phone: string, messageId: string) {
+	const found = await context.service?.conversationByPhone(phone);
+	if (!found || found.kind !== 'ok' || !found.conversation) return undefined;
+	const messages = found.conversation.conversation.messages;
+	const message = messages.find((each) => each.id === messageId);
+	if (!message) return undefined;
+	const sentAt = Date.parse(message.created_at);
+	const replies = messages.filter((each) => each.direction === 'inbound' && Date.parse(each.created_at) > sentAt).map((each) => Date.parse(each.created_at));
+	return { status: message.status, error: message.error ?? '', firstReplyAt: replies.length > 0 ? Math.min(...replies) : undefined };
+}
+
+/**
+ * One check of one recipient: what it needs is read first, the service is asked at `at` (local
+ * epoch ms: its place on the tracking clock, so nothing between the wait and the request can bunch
+ * requests), then what it said is written (RESULT).
+ */
+async function checkOne(context: RunnerContext, from: string, member: string, mode: TrackingMode, at: number): Promise<void> {
+	const { redis, keys, config } = context;
+	const split = member.lastIndexOf(':');
+	const id = member.slice(0, split);
+	const index = Number(member.slice(split + 1));
+	const [text, row] = await Promise.all([redis.hget(keys.tracked(from, id), String(index)), redis.hget(keys.recipients(from, id), String(index))]);
+	if (!text) {
+		await redis.zrem(keys.trackDue(from), member);
+		return;
+	}
+	const record = JSON.parse(text) as Tracked;
+	const learnt: Learnt = { to: '', error: '' };
+	const digits = row ? decodeRecipient(row).phone : undefined;
+	const phone = async () => digits;
+	await sleep(at - Date.now());
+	if (mode === 'messaging_api') {
+		const status = await context.service?.messageStatus(record.m);
+		if (status?.kind === 'ok' && status.state) learnt.to = A1_STATES[status.state] ?? '';
+		else if (status && status.kind !== 'ok') context.log.debug({ campaign: id, index, reason: status.reason }, 'delivery check not answered; the next one asks again');
+		if (learnt.to === 'f') {
+			// A1 says failed without a reason: B7's error of that message, asked once.
+			const digits = await phone();
+			const view = digits ? await conversationView(context, digits, record.m) : undefined;
+			learnt.error = view?.error || 'failed (the service gave no reason)';
+		}
+	} else {
+		const digits = await phone();
+		const view = digits ? await conversationView(context, digits, record.m) : undefined;
+		if (view) {
+			// B7 shows DELIVERED before delivery: only READ and ERROR tell something.
+			if (view.status === 'READ') learnt.to = 'r';
+			if (view.status === 'ERROR') learnt.to = 'f';
+			learnt.error = learnt.to === 'f' ? view.error || 'failed (the service gave no reason)' : '';
+			if (view.firstReplyAt !== undefined) await recordReply(context, { id, from }, index, view.firstReplyAt);
+		}
+	}
+	const schedule = config.RUNNER_TRACKING_SCHEDULE;
+	const nextStep = record.k + 1;
+	const nextDue = nextStep < schedule.length ? Number(record.t) + schedule[nextStep] : '';
+	const keysOf = [keys.campaign(from, id), keys.tracked(from, id), keys.trackDue(from), keys.tracking(from), keys.outbox(from)];
+	await scripts(context).result(keysOf, [id, index, record.m, record.k, learnt.to, Date.now(), learnt.error.replace(/\s+/g, ' '), nextDue]);
+}
+
+
+/** How long one tick goes on making rounds of checks while some are due (then the next tick takes over). */
+const TICK_BUDGET_MS = 8_000;
+const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const RENEW_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+
+/**
+ * One tick of delivery tracking (the `track` job, jobs.ts), in one process at a time (a lock):
+ * enroll new campaigns, then rounds while checks are due (up to TICK_BUDGET_MS): walk each tracked
+ * campaign's cursor, and make up to a second's worth of the rate of checks, each at its place on
+ * the tracking clock. Rounds follow each other on that clock, so the rate is held, not halved by
+ * the wait for the next tick. Returns how many checks it made.
+ */
+export async function trackOnce(context: RunnerContext): Promise<number> {
+	const { redis, keys, service } = context;
+	if (!service) return 0;
+	const mode: TrackingMode = service.hasMessagingApi ? 'messaging_api' : 'conversations_only';
+	const token = `${process.pid}-${Date.now()}-${Math.random()}`;
+	if ((await redis.set(keys.trackLock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') return 0;
+	try {
+		const started = Date.now();
+		await enrollNewCampaigns(context, started);
+		let made = 0;
+		for (;;) {
+			const round = await trackRound(context, mode);
+			made += round;
+			if (round === 0 || Date.now() - started > TICK_BUDGET_MS) break;
+			await redis.eval(RENEW_LOCK, 1, keys.trackLock, token, LOCK_MS);
+		}
+		return made;
+	} finally {
+		await redis.eval(RELEASE_LOCK, 1, keys.trackLock, token);
+	}
+}
+
+async function trackRound(context: RunnerContext, mode: TrackingMode): Promise<number> {
+	const { redis, keys, config } = context;
+	const numbers = await redis.smembers(keys.numbers);
+	for (const from of numbers) {
+		for (const id of await redis.smembers(keys.tracking(from))) await walkCampaign(context, from, id, mode);
+	}
+	const rate = config.RUNNER_TRACKING_RATE;
+	const gapUs = Math.ceil(((1000 + GATE_GUARD_MS) * 1000) / rate);
+	const due: Array<{ from: string; count: number }> = [];
+	let wanted = 0;
+	for (const from of numbers) {
+		const count = Math.min(rate - wanted, await redis.zcount(keys.trackDue(from), '-inf', Date.now()));
+		if (count > 0) due.push({ from, count });
+		wanted += Math.max(0, count);
+		if (wanted >= rate) break;
+	}
+	if (wanted === 0) return 0;
+	const [redisNow, ...places] = (await scripts(context).places([keys.trackGate], [wanted, gapUs, 1000])) as number[];
+	// Redis's clock to this process's: the places are times on Redis's clock, shared by every process.
+	const skew = Date.now() - redisNow;
+	const checks: Array<Promise<void>> = [];
+	for (const { from, count } of due) {
+		const take = Math.min(count, places.length);
+		if (take <= 0) break;
+		const members = (await scripts(context).claim([keys.trackDue(from)], [Date.now(), take, CLAIM_LEASE_MS])) as string[];
+		for (const member of members) {
+			const at = (places.shift() as number) + skew;
+			checks.push(checkOne(context, from, member, mode, at).catch((error: Error) => context.log.warn({ err: error.message, check: member }, 'delivery check failed; it comes back after its lease')));
+		}
+	}
+	await Promise.all(checks);
+	return checks.length;
+}
+
+/** What `retry --undelivered` may take: a reason's substring, failed at least this long ago. */
+export interface UndeliveredFilter {
+	reason?: string;
+	afterMs?: number;
+}
+
+/**
+ * Requeues (ledger back to pending) the recipients whose message the service's own record proves
+ * failed, matching the filter, each once ever; returns how many.
+ */
+export async function requeueUndelivered(context: RunnerContext, campaign: { id: string; from: string; total: number }, filter: UndeliveredFilter): Promise<number> {
+	const { keys } = context;
+	const now = Date.now();
+	const reason = filter.reason?.toLowerCase();
+	let moved = 0;
+	for (let start = 0; start < campaign.total; start += WALK_CHUNK) {
+		const indexes = Array.from({ length: Math.min(WALK_CHUNK, campaign.total - start) }, (_, i) => start + i);
+		const records = await trackedRecords(context, campaign, indexes);
+		const pairs: Array<string | number> = [];
+		records.forEach((text, i) => {
+			if (!text) return;
+			const r = JSON.parse(text) as Tracked;
+			if (r.s !== 'f' || r.x) return;
+			if (reason !== undefined && !(r.e ?? '').toLowerCase().includes(reason)) return;
+			if (filter.afterMs !== undefined && now - Number(r.f ?? now) < filter.afterMs) return;
+			pairs.push(indexes[i], r.m);
+		});
+		if (pairs.length === 0) continue;
+		moved += Number(await scripts(context).requeue([keys.campaign(campaign.from, campaign.id), keys.tracked(campaign.from, campaign.id), keys.ledger(campaign.from, campaign.id), keys.tracking(campaign.from)], [now, ...pairs]));
+	}
+	return moved;
+}

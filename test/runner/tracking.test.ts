@@ -1,0 +1,253 @@
+/**
+ * Delivery tracking (#22) against the sandbox, whose outbound messages go enqueued -> sent (2 s)
+ * -> delivered (4 s) -> read (10 s), and fail (2 s) to a contact it marks undeliverable. The
+ * runner asks A1 (and B7 for a failure's reason) through a counting proxy, so every check the
+ * service received is counted per message and timed. A short schedule (3s,6s,12s,20s) and a low
+ * rate (5/s) make the pacing visible.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { RunnerEvent } from 'convo-contract';
+import { campaignView, getCampaign } from '../../runner/src/core';
+import { positionalTemplate, runCli, startApi, startCountingProxy, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+
+jest.setTimeout(300_000);
+
+const TOKEN = 'test-token-0123456789abcdef';
+const SCHEDULE_STEPS = 4;
+const RATE = 5;
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_TRACKING_SCHEDULE: '3s,6s,12s,20s', RUNNER_TRACKING_RATE: String(RATE) });
+/** The fixture's contact the sandbox cannot deliver to (business 0). */
+const UNDELIVERABLE = '4915112340003';
+const REASON = 'The recipient cannot receive messages on this channel';
+
+let proxy: Awaited<ReturnType<typeof startCountingProxy>>;
+let base = '';
+const events: RunnerEvent[] = [];
+let receiverUrl = '';
+let closeReceiver: () => Promise<void>;
+
+beforeAll(async () => {
+	proxy = await startCountingProxy(runner.sandbox.baseUrl);
+	const server = createServer((request, response) => {
+		let body = '';
+		request.on('data', (chunk) => (body += String(chunk)));
+		request.on('end', () => {
+			events.push(JSON.parse(body) as RunnerEvent);
+			response.writeHead(200).end();
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+	closeReceiver = () => new Promise((resolve) => server.close(() => resolve()));
+});
+afterAll(async () => {
+	await proxy?.close();
+	await closeReceiver?.();
+});
+
+/** The runner's env with both APIs reached through the counting proxy. */
+const throughProxy = () => ({ CONVO_BASE_URL: proxy.url, CONVO_ACCESS_TOKEN: runner.business.accessToken, CONVO_EXTERNAL_URL: `${proxy.url}/api/external/v2` });
+
+async function call(method: string, path: string, body?: unknown) {
+	const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+	const text = await response.text();
+	// eslint-disable-next-line @typescript-eslint/no-explicit-any
+	return { status: response.status, text, json: (text && /^[[{]/.test(text) ? JSON.parse(text) : undefined) as any };
+}
+
+interface SandboxOutbound {
+	uuid: string;
+	to: string;
+	status: string;
+	source: string;
+}
+async function sandboxMessages(): Promise<SandboxOutbound[]> {
+	return ((await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/messages`)).json()) as SandboxOutbound[]).filter((message) => message.source === 'template');
+}
+
+/** A1 status requests per message id, and their arrival times. */
+function statusChecks(): { perMessage: Map<string, number>; times: number[] } {
+	const perMessage = new Map<string, number>();
+	const times: number[] = [];
+	proxy.requests.forEach((url, i) => {
+		const match = /\/v1\/messages\/status\/([^/]+)$/.exec(url.pathname);
+		if (!match) return;
+		perMessage.set(match[1], (perMessage.get(match[1]) ?? 0) + 1);
+		times.push(proxy.arrivals[i]);
+	});
+	return { perMessage, times };
+}
+
+/** The most requests in any sliding second. */
+function busiestSecond(times: number[]): number {
+	const sorted = [...times].sort((a, b) => a - b);
+	let most = 0;
+	for (let i = 0, j = 0; i < sorted.length; i++) {
+		while (sorted[i] - sorted[j] >= 1000) j++;
+		most = Math.max(most, i - j + 1);
+	}
+	return most;
+}
+
+async function createCampaignOver(count: number, seed: number, extraLines: string[] = []): Promise<string> {
+	const { path } = writeRecipientsCsv(count, { seed, extraLines });
+	const created = await runCli(['campaign', 'create', '--template', positionalTemplate(runner.business).id, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--rate', '50', '--json'], runner.env);
+	expect(created.code).toBe(0);
+	return (JSON.parse(created.stdout) as { id: string }).id;
+}
+
+const settled = (id: string) => async () => {
+	const view = await campaignView(runner.context, id);
+	return view.funnel?.settled ? view : undefined;
+};
+
+test('every sent message is tracked to read or failed (with B7 reason), the funnel equals the sandbox everywhere, the rate holds, settled is told once, retry --undelivered sends once', async () => {
+	base = await startApi(runner, throughProxy());
+	const hook = await call('POST', '/api/webhooks', { url: receiverUrl, events: ['campaign.finished', 'campaign.delivery_settled'] });
+	expect(hook.status).toBe(201);
+
+	const id = await createCampaignOver(20, 41, [`+${UNDELIVERABLE},Alan,order x`]);
+	const view = await waitFor('delivery tracking to settle', settled(id), 120_000, 500);
+
+	// What the sandbox shows per message now is what the runner recorded.
+	const messages = await sandboxMessages();
+	expect(messages).toHaveLength(21);
+	const expected = { read: messages.filter((m) => m.status === 'read').length, failed: messages.filter((m) => m.status === 'failed').length };
+	expect(expected).toEqual({ read: 20, failed: 1 });
+	const funnel = view.funnel;
+	expect(funnel).toEqual({
+		audience: 21,
+		accepted: 21,
+		sent: 21,
+		delivered: 20,
+		read: 20,
+		replied: 0,
+		failed_delivery: 1,
+		in_flight: 0,
+		failed_reasons: [{ reason: REASON, count: 1 }],
+		rates: { delivered: 0.952, read: 0.952, replied: 0, failed_delivery: 0.048 },
+		tracking: 'messaging_api',
+		settled: true,
+	});
+
+	// The API's view, its list item and the CLI's status (JSON and human) say the same.
+	expect((await call('GET', `/api/campaigns/${id}`)).json.funnel).toEqual(funnel);
+	expect((await call('GET', '/api/campaigns')).json.items.find((item: { id: string }) => item.id === id).funnel).toEqual(funnel);
+	const statusJson = await runCli(['campaign', 'status', id, '--json'], runner.env);
+	expect(JSON.parse(statusJson.stdout).funnel).toEqual(funnel);
+	const statusText = await runCli(['campaign', 'status', id], runner.env);
+	expect(statusText.stdout).toContain('delivered 20 (95.2%), read 20 (95.2%), replied 0 (0.0%), failed delivery 1 (4.8%), in flight 0; settled');
+	expect(statusText.stdout).toContain(`failed 1: ${REASON}`);
+
+	// The report, message by message, as the sandbox shows it.
+	const rows = (await call('GET', `/api/campaigns/${id}/report?format=json`)).json as Array<{ phone: string; message_id: string; delivery: string; delivered_at: string | null; read_at: string | null; delivery_error: string | null; replied_at: string | null }>;
+	const byId = new Map(messages.map((m) => [m.uuid, m]));
+	for (const row of rows) {
+		expect({ phone: row.phone, delivery: row.delivery }).toEqual({ phone: row.phone, delivery: byId.get(row.message_id)?.status });
+		if (row.delivery === 'read') expect(row.read_at && row.delivered_at).toBeTruthy();
+		expect(row.replied_at).toBeNull();
+	}
+	const failedRow = rows.find((row) => row.phone === UNDELIVERABLE);
+	expect(failedRow).toMatchObject({ delivery: 'failed', delivery_error: REASON, delivered_at: null });
+
+	// failed-delivery pages through the failed ones only, in the API and the CLI.
+	const apiFailed = (await call('GET', `/api/campaigns/${id}/report?format=json&outcome=failed-delivery`)).json as Array<{ phone: string }>;
+	expect(apiFailed.map((row) => row.phone)).toEqual([UNDELIVERABLE]);
+	const cliFailed = await runCli(['campaign', 'report', id, '--outcome', 'failed-delivery', '--format', 'csv'], runner.env);
+	expect(cliFailed.stdout.trim().split('\n')).toHaveLength(2);
+	expect(cliFailed.stdout).toContain(`${UNDELIVERABLE},sent,`);
+	expect(cliFailed.stdout.split('\n')[0]).toContain('delivery,delivered_at,read_at,replied_at,delivery_error');
+
+	// No message checked more often than the schedule allows; the failed one asked B7 once for its reason.
+	const { perMessage, times } = statusChecks();
+	expect(perMessage.size).toBe(21);
+	for (const [message, checks] of perMessage) expect({ message, checks: Math.min(checks, SCHEDULE_STEPS) }).toEqual({ message, checks });
+	expect(perMessage.get(failedRow?.message_id as string)).toBe(1);
+	const conversationLookups = proxy.requests.filter((url) => url.pathname.endsWith('/conversations'));
+	expect(conversationLookups.map((url) => url.searchParams.get('phone'))).toEqual([UNDELIVERABLE]);
+	// The tracking rate holds in every sliding second.
+	expect(busiestSecond(times)).toBeLessThanOrEqual(RATE);
+
+	// /metrics has the funnel.
+	const metrics = (await call('GET', '/metrics')).text;
+	expect(metrics).toContain(`convo_runner_campaign_funnel{campaign="${id}",number="${runner.business.phoneNumbers[0]}",stage="read"} 20`);
+	expect(metrics).toMatch(new RegExp(`convo_runner_campaign_failed_delivery\\{campaign="${id}",[^}]*reason="${REASON}"\\} 1`));
+
+	// campaign.delivery_settled reaches the webhook once, with the funnel; campaign.finished carries a funnel too.
+	await waitFor('the settled event', async () => events.some((event) => event.type === 'campaign.delivery_settled' && event.data.id === id), 30_000);
+	await new Promise((resolve) => setTimeout(resolve, 2500));
+	const settledEvents = events.filter((event) => event.type === 'campaign.delivery_settled' && event.data.id === id);
+	expect(settledEvents).toHaveLength(1);
+	expect(settledEvents[0].data.funnel).toEqual(funnel);
+	const finished = events.find((event) => event.type === 'campaign.finished' && event.data.id === id);
+	expect(finished?.data.funnel).toMatchObject({ audience: 21, sent: 21, tracking: 'messaging_api' });
+
+	// retry --undelivered: filters that match nothing send nothing; then only the failed one, once.
+	for (const filter of [['--reason', 'no such reason'], ['--after', '1h']]) {
+		const none = await runCli(['campaign', 'retry', id, '--undelivered', ...filter, '--json'], runner.env);
+		expect(JSON.parse(none.stdout)).toMatchObject({ requeued: 0 });
+	}
+	const bad = await runCli(['campaign', 'retry', id, '--undelivered', '--after', 'soon'], runner.env);
+	expect(bad.code).toBe(1);
+	expect(bad.stderr).toContain('--after must be a duration like 30s, 15m, 2h or 1d');
+	const retried = await runCli(['campaign', 'retry', id, '--undelivered', '--reason', 'CANNOT RECEIVE', '--json'], runner.env);
+	expect(JSON.parse(retried.stdout)).toMatchObject({ requeued: 1, state: 'running' });
+	// While it runs again a retry is refused, as retry-not-sent's is.
+	expect((await call('POST', `/api/campaigns/${id}/retry-undelivered`, {})).status).toBe(400);
+	await waitFor('the retried campaign to complete', async () => (await getCampaign(runner.context, id)).state === 'completed', 60_000);
+	const again = await call('POST', `/api/campaigns/${id}/retry-undelivered`, {});
+	expect(again.json).toMatchObject({ requeued: 0 });
+	const afterRetry = await sandboxMessages();
+	expect(afterRetry.filter((m) => m.to === UNDELIVERABLE)).toHaveLength(2);
+	expect(afterRetry).toHaveLength(22);
+	// The resend is tracked (failed again), and is never sent a third time.
+	await waitFor('the resend to be tracked', async () => ((await campaignView(runner.context, id)).funnel?.failed_delivery === 1 ? true : undefined), 60_000, 500);
+	const third = await call('POST', `/api/campaigns/${id}/retry-undelivered`, {});
+	expect(third.json).toMatchObject({ requeued: 0 });
+	const resent = (await call('GET', `/api/campaigns/${id}/report?format=json&outcome=failed-delivery`)).json as Array<{ phone: string; message_id: string }>;
+	expect(resent).toHaveLength(1);
+	expect(resent[0].message_id).not.toBe(failedRow?.message_id);
+	await new Promise((resolve) => setTimeout(resolve, 2500));
+	expect(events.filter((event) => event.type === 'campaign.delivery_settled' && event.data.id === id)).toHaveLength(1);
+});
+
+test('SIGKILL during tracking: after a restart every sent message still reaches its final state, none checked more than the schedule allows (one repeat at most for a check in flight)', async () => {
+	for (const process of runner.processes) await process.kill('SIGKILL');
+	proxy.requests.length = 0;
+	proxy.arrivals.length = 0;
+	const first = runner.spawnWorker(throughProxy());
+	const id = await createCampaignOver(60, 42);
+	await waitFor('tracking under way', async () => statusChecks().times.length >= 30, 60_000, 100);
+	await first.kill('SIGKILL');
+	const atKill = statusChecks().times.length;
+	runner.spawnWorker(throughProxy());
+	const view = await waitFor('delivery tracking to settle after the restart', settled(id), 180_000, 500);
+	expect(view.funnel).toMatchObject({ sent: 60, delivered: 60, read: 60, failed_delivery: 0, in_flight: 0, settled: true });
+	const messages = (await sandboxMessages()).filter((m) => !m.to.startsWith('4915112340003'));
+	const { perMessage } = statusChecks();
+	expect(statusChecks().times.length).toBeGreaterThan(atKill);
+	const repeated = [...perMessage.values()].filter((checks) => checks > SCHEDULE_STEPS);
+	// A check claimed by the killed process and not written is asked again once: at most a tick's worth.
+	for (const checks of perMessage.values()) expect(checks).toBeLessThanOrEqual(SCHEDULE_STEPS + 1);
+	expect(repeated.length).toBeLessThanOrEqual(RATE);
+	const rows = (await runCli(['campaign', 'report', id, '--json'], runner.env)).stdout;
+	for (const row of JSON.parse(rows) as Array<{ message_id: string; delivery: string }>) {
+		expect({ id: row.message_id, delivery: row.delivery }).toEqual({ id: row.message_id, delivery: messages.find((m) => m.uuid === row.message_id)?.status });
+	}
+});
+
+test('without the messaging API credential tracking uses B7 only and says conversations_only: read and failed are told, delivered is not', async () => {
+	for (const process of runner.processes) await process.kill('SIGKILL');
+	proxy.requests.length = 0;
+	proxy.arrivals.length = 0;
+	const env = { ...throughProxy() } as Record<string, string | undefined>;
+	delete env.CONVO_BASE_URL;
+	delete env.CONVO_ACCESS_TOKEN;
+	runner.spawnWorker(env as NodeJS.ProcessEnv);
+	const id = await createCampaignOver(5, 43, [`+${UNDELIVERABLE},Alan,order y`]);
+	const view = await waitFor('B7 tracking to settle', settled(id), 120_000, 500);
+	expect(view.funnel).toMatchObject({ sent: 6, delivered: 5, read: 5, failed_delivery: 1, failed_reasons: [{ reason: REASON, count: 1 }], tracking: 'conversations_only', settled: true });
+	expect(statusChecks().perMessage.size).toBe(0);
+});

@@ -220,7 +220,7 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 	expect(await page.getByTestId('funnel-tracking').getAttribute('data-mode')).toBe('messaging_api');
 	expect(await text('funnel-settled')).toContain('Settled');
 	// The bars are drawn (widths set through the CSSOM, which the CSP allows): delivered is its share of the audience.
-	const deliveredWidth = await page.getByTestId('funnel-delivered').locator('.fill').evaluate((node) => (node as HTMLElement).style.width);
+	const deliveredWidth = await page.getByTestId('funnel-delivered').locator('.fill').evaluate((node) => (node as unknown as { style: { width: string } }).style.width);
 	expect(parseFloat(deliveredWidth)).toBeCloseTo((100 * expected.delivered) / COUNT, 5);
 	// A refresh (every 2 s) keeps it.
 	await page.waitForTimeout(2500);

@@ -1,6 +1,7 @@
 // A campaign's page: built once (so typing in its forms survives), its figures refreshed every 2 s.
 // Acts: pause, resume, cancel and retry-not-sent (both confirmed in the page, with the count),
-// reconcile, change the rate, find one recipient by phone, download the report.
+// reconcile, change the rate, find one recipient by phone, download the report. The delivery
+// funnel (audience to replied, failures by reason, in flight, tracking mode) follows the counts.
 (function () {
 	'use strict';
 	var C = window.ConvoConsole;
@@ -18,6 +19,7 @@
 		var lastError = el('div');
 		var barBox = el('div');
 		var counts = el('div');
+		var funnelBox = el('div');
 		var note = el('p', { class: 'note', 'data-testid': 'action-message', 'aria-live': 'polite' });
 		var buttons = {
 			pause: el('button', { type: 'button', 'data-testid': 'pause' }, ['Pause']),
@@ -85,6 +87,7 @@
 			el('h1', {}, [title, badgeBox]),
 			C.created[id] ? C.views.create.summary(C.created[id]) : el('span'),
 			meta, lastError, barBox, counts,
+			el('h2', { text: 'Delivery funnel' }), funnelBox,
 			el('div', { class: 'actions' }, [buttons.pause, buttons.resume, buttons.cancel, buttons.retry, buttons.reconcile, el('a', { class: 'button', 'data-testid': 'download', href: path + '/report?format=csv', download: 'campaign-' + id + '-report.csv' }, ['Download report'])]),
 			note,
 			el('div', { class: 'tools' }, [rateForm, findForm]),
@@ -117,6 +120,7 @@
 				counts.replaceChildren(el('dl', { class: 'counts' }, C.OUTCOMES.reduce(function (list, key) {
 					return list.concat([el('dt', { text: key.replace('_', ' ') }), el('dd', { 'data-testid': 'count-' + key, text: String(c.counts[key]) })]);
 				}, [])));
+				funnelBox.replaceChildren(C.funnel(c.funnel));
 				buttons.pause.disabled = !(c.state === 'running' || c.state === 'scheduled');
 				buttons.resume.disabled = c.state !== 'paused';
 				buttons.cancel.disabled = CANCELLABLE.indexOf(c.state) < 0;

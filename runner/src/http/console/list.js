@@ -22,6 +22,12 @@
 		return C.table(['Run', 'Collection', 'State', 'Source read', 'Items', 'Last error'], rows);
 	}
 
+	/** A funnel stage's share of sent, its count beside it ('—' while nothing is sent or tracking is off). */
+	function funnelCell(f, stage) {
+		var known = f && f.sent > 0 && f.tracking !== 'off';
+		return el('td', { class: 'mini', 'data-testid': 'list-' + stage, title: f ? f[stage] + ' of ' + f.sent + ' sent' : '' }, known ? [C.pct(f.rates[stage]), ' ', el('small', { text: String(f[stage]) })] : ['—']);
+	}
+
 	/** A campaign as an operator picks it: its name (the id small beside it), when, what, from which number. */
 	function campaignTable(items) {
 		var rows = items.map(function (c) {
@@ -38,11 +44,13 @@
 				el('td', { 'data-testid': 'list-unknown', text: String(c.counts.unknown) }),
 				el('td', { 'data-testid': 'list-cancelled', text: String(c.counts.cancelled) }),
 				el('td', { 'data-testid': 'list-rejected', text: String(c.counts.rejected) }),
+				funnelCell(c.funnel, 'delivered'),
+				funnelCell(c.funnel, 'read'),
 				el('td', { text: c.rate.toFixed(1) + '/s' }),
 				el('td', { text: C.eta(c.eta_seconds) }),
 			]);
 		});
-		var headers = ['Campaign', 'Created', 'Template', 'Number', 'State', 'Progress', 'Sent', 'Not sent', 'Unknown', 'Cancelled', 'Rejected', 'Rate', 'ETA'];
+		var headers = ['Campaign', 'Created', 'Template', 'Number', 'State', 'Progress', 'Sent', 'Not sent', 'Unknown', 'Cancelled', 'Rejected', 'Delivered', 'Read', 'Rate', 'ETA'];
 		return C.table(headers, rows);
 	}
 

@@ -98,6 +98,67 @@
 		}).concat([el('span', { class: 'key to-go' }, [el('i'), 'to go ' + (counts.pending + counts.claimed)])]));
 	}
 
+	/** A share (0..1) as the console writes it: one decimal, in percent. */
+	function pct(rate) {
+		return (100 * rate).toFixed(1) + '%';
+	}
+
+	/** What each tracking mode means for the numbers below it, in the operator's words. */
+	var TRACKING = {
+		messaging_api: 'Tracked through the messaging API (each message\u2019s status).',
+		conversations_only: 'Tracked through conversations only: delivered cannot be told apart from sent there (only read, failed and replies are seen), so delivered counts the read ones. Set CONVO_BASE_URL and CONVO_ACCESS_TOKEN to tell them apart.',
+		off: 'Tracking is off: nothing past sent is known. To turn it on, give the runner processes CONVO_BASE_URL and CONVO_ACCESS_TOKEN (the messaging API), or CONVO_EXTERNAL_URL and CONVO_API_KEY for conversations only, and restart them.',
+	};
+
+	/**
+	 * A campaign's delivery funnel read at a glance: one row per stage with its count, its share and
+	 * a bar as wide as its share of the audience; then failed to deliver by reason, in flight, and
+	 * the tracking mode. Delivered, read and replied are shares of sent (the API's rates); accepted
+	 * and sent are shares of the stage before them.
+	 */
+	function funnel(f) {
+		if (!f) return el('p', { class: 'note', 'data-testid': 'funnel-none', text: 'No delivery funnel for this campaign.' });
+		var stages = [
+			{ key: 'audience', label: 'Audience', rate: null },
+			{ key: 'accepted', label: 'Accepted', rate: f.audience ? f.accepted / f.audience : 0, of: 'of audience' },
+			{ key: 'sent', label: 'Sent', rate: f.accepted ? f.sent / f.accepted : 0, of: 'of accepted' },
+			{ key: 'delivered', label: 'Delivered', rate: f.rates.delivered, of: 'of sent' },
+			{ key: 'read', label: 'Read', rate: f.rates.read, of: 'of sent' },
+			{ key: 'replied', label: 'Replied', rate: f.rates.replied, of: 'of sent' },
+		];
+		var fills = [];
+		var rows = stages.map(function (stage) {
+			var fill = el('span', { class: 'fill ' + stage.key });
+			fills.push([fill, f.audience ? f[stage.key] / f.audience : 0]);
+			return el('div', { class: 'stage', 'data-testid': 'funnel-' + stage.key }, [
+				el('span', { class: 'label', text: stage.label }),
+				el('span', { class: 'track' }, [fill]),
+				el('span', { class: 'count', 'data-testid': 'funnel-' + stage.key + '-count', text: String(f[stage.key]) }),
+				el('span', { class: 'rate', 'data-testid': 'funnel-' + stage.key + '-rate', text: stage.rate === null ? '' : pct(stage.rate) + ' ' + stage.of }),
+			]);
+		});
+		// Widths through the CSSOM: the CSP allows no inline style attribute.
+		fills.forEach(function (pair) { pair[0].style.width = 100 * pair[1] + '%'; });
+		var reasons = f.failed_reasons.map(function (r) {
+			return el('li', { 'data-testid': 'funnel-reason' }, [el('span', { class: 'count', 'data-testid': 'funnel-reason-count', text: String(r.count) }), ' ', el('span', { 'data-testid': 'funnel-reason-text', text: r.reason })]);
+		});
+		return el('div', { class: 'funnel', 'data-testid': 'funnel' }, [
+			el('div', { class: 'stages' }, rows),
+			el('div', { class: 'aside' }, [
+				el('p', { class: 'failed' }, [
+					'Failed to deliver ',
+					el('strong', { 'data-testid': 'funnel-failed-count', text: String(f.failed_delivery) }),
+					' ',
+					el('span', { 'data-testid': 'funnel-failed-rate', text: '(' + pct(f.rates.failed_delivery) + ' of sent)' }),
+				]),
+				reasons.length ? el('ul', { class: 'reasons', 'data-testid': 'funnel-reasons' }, reasons) : el('p', { class: 'note', text: 'No failure.' }),
+				el('p', {}, ['In flight ', el('strong', { 'data-testid': 'funnel-in-flight', text: String(f.in_flight) }), ' (sent, neither delivered nor failed yet: still moving)']),
+				el('p', { class: 'settled', 'data-testid': 'funnel-settled', text: f.settled ? 'Settled: every sent message is final or out of checks.' : 'Tracking: the numbers still move.' }),
+				el('p', { class: 'tracking ' + f.tracking, 'data-testid': 'funnel-tracking', 'data-mode': f.tracking, text: TRACKING[f.tracking] || f.tracking }),
+			]),
+		]);
+	}
+
 	function badge(state) {
 		return el('span', { class: 'state ' + state, 'data-testid': 'state', text: state });
 	}
@@ -125,5 +186,5 @@
 		});
 	}
 
-	window.ConvoConsole = { OUTCOMES: OUTCOMES, api: api, el: el, table: table, total: total, done: done, notSent: notSent, eta: eta, bar: bar, legend: legend, badge: badge, confirm: confirm, views: {}, created: {} };
+	window.ConvoConsole = { OUTCOMES: OUTCOMES, api: api, el: el, table: table, total: total, done: done, notSent: notSent, eta: eta, bar: bar, legend: legend, badge: badge, pct: pct, funnel: funnel, confirm: confirm, views: {}, created: {} };
 })();

@@ -88,12 +88,13 @@ const finishedEvent = (id: string) => waitFor(`reindex.finished of ${id}`, async
 
 /**
  * Every key of the runner with its value, sorted, leaving out what live processes rewrite on
- * their own while idle: the control queue (the feeder's ticks), each process's presence, the
- * feeder's and dispatcher's locks. The reindex and events queues stay in: a job or event would show.
+ * their own while idle: the control queue (the feeder's ticks), every queue's stalled-check stamp
+ * (BullMQ's timer), each process's presence, the feeder's and dispatcher's locks. The reindex and
+ * events queues' jobs stay in: a run's job or an event would show.
  */
 async function snapshot(redis: RedisConnection): Promise<string> {
 	const prefix = runner.env.RUNNER_PREFIX as string;
-	const keys = (await scanKeys(redis, prefix)).filter((key) => !/:control-\{g\}:|:runners?(:|$)|feeder|outbox-?lock|outboxLock/i.test(key)).sort();
+	const keys = (await scanKeys(redis, prefix)).filter((key) => !/:control-\{g\}:|:stalled-check$|:runners?(:|$)|:lock:(feeder|outbox)$/.test(key)).sort();
 	const parts: string[] = [];
 	for (const key of keys) {
 		const type = await redis.type(key);
@@ -137,6 +138,8 @@ describe('the wipe guard of --deactivate-missing', () => {
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(600);
 		expect(await activeIds(runner)).toEqual([...kept.map((item) => String(item.sku)), 'sku-1'].sort());
 		expect(await finishedEvent(forced.json.id)).toMatchObject({ data: { state: 'completed', last_error: null } });
+		// The ids kept between the count and the deactivation go with the attempt.
+		expect((await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string)).filter((key) => /:missing:\d+$/.test(key))).toEqual([]);
 	});
 
 	test('a feed missing 5% passes under the default; the limit as a count (CLI) and as a percent (API): more stops, the limit itself passes', async () => {

@@ -62,9 +62,9 @@ function idOf(fields: Record<string, unknown>, run: RunRecord): string | { reaso
 }
 
 /** Per row with an id: the line of an earlier row with the same id in this read (null when it is the first), and the item's stored state. */
-export type RowLookup = (externalIds: string[], lines: number[]) => Promise<Array<{ firstLine: string | null; stored: string | null }>>;
+type RowLookup = (externalIds: string[], lines: number[]) => Promise<Array<{ firstLine: string | null; stored: string | null }>>;
 
-export interface SortedChunk {
+interface SortedChunk {
 	rejections: Array<{ line: number; reason: string }>;
 	unchanged: number;
 	/** The items to upsert, each with what the service is expected to answer. */

@@ -2,8 +2,8 @@
  * --deactivate-missing: after a source read to its end with no row rejected, the items the
  * service lists as active (B2, streamed) that this attempt did not read are upserted again with
  * active:false and their last payload. An active item the runner never sent is left alone and noted.
- * Unless told to go ahead, the collection is listed once first to count what would go: above the
- * run's limit (guard.ts) nothing is deactivated and the run fails.
+ * What would go is counted before anything goes: above the run's limit (guard.ts), unless told to
+ * go ahead, nothing is deactivated and the run fails.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pipeline, type Readable } from 'node:stream';
@@ -25,50 +25,61 @@ import { CALL_BACKOFF, RunStopped, STOP_ON, type CollectionScan, type RunWork } 
 export const rejectedRowsNote = (rejected: number) =>
 	`skipped: ${rejected} source rows were rejected (no id, a repeated id, unreadable or too large), so the source does not list every item it meant to; fix them and run again`;
 
-/** Deactivates what the source no longer holds, when the run asks and the read allows it: answers the note the report shows. */
+/** How long an attempt's list of missing ids outlives a process that died holding it (as its seen hash). */
+const MISSING_TTL_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Deactivates what the source no longer holds, when the run asks and the read allows it: answers
+ * the note the report shows. The collection is listed once: the active ids the source did not
+ * hold are kept in a list of the attempt's, counted, judged (guard.ts), and only then deactivated.
+ */
 export async function deactivateMissing(work: RunWork): Promise<string> {
 	const { run, context } = work;
 	if (!run.deactivateMissing) return '';
 	const rejected = Number(await context.redis.hget(work.runKey, 'rejected'));
 	if (rejected > 0) return rejectedRowsNote(rejected);
 	await work.pool.drain();
-	if (!run.forceDeactivate) {
-		const verdict = await guardDeactivation(work);
-		if (!verdict.passes) {
-			// Kept as the run's deactivation note; the run fails with the same sentence (run.ts).
-			await context.redis.hset(work.runKey, 'deactivation', `withheld: ${verdict.text}`);
-			throw new RunStopped(verdict.text);
-		}
+	const verdict = await guardDeactivation(work, async (ids) => {
+		await context.redis.pipeline().rpush(work.missingKey, ...ids).expire(work.missingKey, MISSING_TTL_SECONDS).exec();
+	});
+	if (!verdict.passes) {
+		// Kept as the run's deactivation note; the run fails with the same sentence (run.ts).
+		await context.redis.hset(work.runKey, 'deactivation', `withheld: ${verdict.text}`);
+		throw new RunStopped(verdict.text);
 	}
-	await forEachActiveBatch(work, (batch) => deactivateBatch(work, batch));
+	for (let from = 0; ; from += CHUNK) {
+		if (work.stopped) throw new RunStopped(work.stopped);
+		const batch = await context.redis.lrange(work.missingKey, from, from + CHUNK - 1);
+		if (batch.length > 0) await deactivateBatch(work, batch);
+		if (batch.length < CHUNK) break;
+	}
 	await work.pool.drain();
 	const counts = await context.redis.hmget(work.runKey, 'deactivated', 'foreign');
 	return `done: ${counts[0] ?? 0} deactivated; ${counts[1] ?? 0} active items at the service were never sent by the runner and were left alone`;
 }
 
-export interface MissingCount {
+interface MissingCount {
 	/** Items the service lists as active. */
 	active: number;
 	/** Of them, those the runner sent before and this read did not hold: what deactivation would upsert inactive. */
 	missing: number;
 }
 
-/** Lists the collection and counts what deactivation would do, changing nothing. */
-export async function countMissing(scan: CollectionScan): Promise<MissingCount> {
+/**
+ * Lists the collection (B2, once) and judges what deactivation would do, changing nothing at the
+ * service; `keep` is handed the active ids the read did not hold (the runner's and foreign ones).
+ */
+export async function guardDeactivation(scan: CollectionScan, keep?: (ids: string[]) => Promise<void>): Promise<GuardVerdict & MissingCount> {
 	const count: MissingCount = { active: 0, missing: 0 };
 	await forEachActiveBatch(scan, async (ids) => {
 		count.active += ids.length;
-		const [seen, stored] = await Promise.all([scan.seenOf(ids), scan.context.redis.hmget(scan.context.keys.reindex.items(scan.run.collection), ...ids)]);
-		ids.forEach((_, i) => {
-			if (!seen[i] && stored[i]) count.missing++;
-		});
+		const seen = await scan.seenOf(ids);
+		const unread = ids.filter((_, i) => !seen[i]);
+		if (unread.length === 0) return;
+		const stored = await scan.context.redis.hmget(scan.context.keys.reindex.items(scan.run.collection), ...unread);
+		count.missing += stored.filter((state) => state !== null).length;
+		await keep?.(unread);
 	});
-	return count;
-}
-
-/** The guard's verdict on what this read would deactivate. */
-export async function guardDeactivation(scan: CollectionScan): Promise<GuardVerdict & MissingCount> {
-	const count = await countMissing(scan);
 	return { ...count, ...judgeDeactivation(count.missing, count.active, scan.run, REINDEX_NAMES[scan.run.origin]) };
 }
 

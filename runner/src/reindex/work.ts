@@ -44,6 +44,8 @@ export class RunWork implements CollectionScan {
 	readonly itemsKey: string;
 	/** The ids this attempt read from its source, each with its first line. */
 	readonly seenKey: string;
+	/** The active ids the collection listed that this attempt did not read (deactivate.ts). */
+	readonly missingKey: string;
 
 	constructor(
 		readonly context: RunnerContext,
@@ -55,6 +57,7 @@ export class RunWork implements CollectionScan {
 		this.runKey = context.keys.reindex.run(run.collection, run.id);
 		this.itemsKey = context.keys.reindex.items(run.collection);
 		this.seenKey = context.keys.reindex.seen(run.collection, run.id, attempt);
+		this.missingKey = context.keys.reindex.missing(run.collection, run.id, attempt);
 	}
 
 	/** The client of the service; a process without one cannot work a run. */

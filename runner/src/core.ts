@@ -48,6 +48,7 @@ export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReinde
 export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview } from './reindex/store';
 export { reindexReport } from './reindex/report';
 export { API_REINDEX } from './reindex/create';
+export type { DryRunAnswer as ReindexDryRun } from './reindex/dryRun';
 export { SETTLED_RUN_STATES as SETTLED_REINDEX_STATES } from './reindex/store';
 export { recordReceipt } from './webhooks/receipts';
 

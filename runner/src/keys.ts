@@ -123,6 +123,8 @@ interface ReindexKeys {
 	run(collection: string, id: string): string;
 	/** Hash, during one attempt of a run: external_id -> line where the source first held it. */
 	seen(collection: string, id: string, attempt: number): string;
+	/** List, during one attempt of a run: the active ids the collection listed that the source did not hold (what deactivation goes through). */
+	missing(collection: string, id: string, attempt: number): string;
 	/** Lists of JSON notes kept for the report: rejected rows; failures, mismatches, foreign items. */
 	rejected(collection: string, id: string): string;
 	problems(collection: string, id: string): string;
@@ -201,6 +203,7 @@ export function keysFor(prefix: string): Keys {
 			schedule: (id) => `${global}:reindex:schedule:${id}`,
 			run,
 			seen: (name, id, attempt) => `${run(name, id)}:seen:${attempt}`,
+			missing: (name, id, attempt) => `${run(name, id)}:missing:${attempt}`,
 			rejected: (name, id) => `${run(name, id)}:rejected`,
 			problems: (name, id) => `${run(name, id)}:problems`,
 			ticks: (name, id) => `${run(name, id)}:ticks`,

@@ -151,6 +151,12 @@ export const startReindexBody = z.object({
 	embedding_json: z.record(z.string(), z.unknown()).optional(),
 	deactivate_missing: z.boolean().optional(),
 	force: z.boolean().optional(),
+	/** With deactivate_missing: "10%" of the collection's active items (the default) or a number of items; more stops the run before it deactivates. The runner checks the value. */
+	max_deactivate: z.union([z.string(), z.number()]).optional(),
+	/** With deactivate_missing: deactivate however many that is. */
+	force_deactivate: z.boolean().optional(),
+	/** Answer what a run would do (counts, rejected rows, the wipe guard's verdict), writing nothing. */
+	dry_run: z.boolean().optional(),
 	rate: runnerRate('upsert').optional(),
 	cron: z.string().optional(),
 	tz: z.string().optional(),
@@ -254,9 +260,10 @@ export type ReportRow = z.infer<typeof reportRow>;
 export const reindexRunAnswer = z.looseObject({ id: z.string(), state: z.string(), counts: z.record(z.string(), z.number()) });
 export type ReindexRunAnswer = z.infer<typeof reindexRunAnswer>;
 
-/** POST /api/reindex: a run, or with cron a schedule. */
+/** POST /api/reindex: a run, with cron a schedule, or with dry_run what a run would do. */
 export const startReindexAnswer = z.union([
 	reindexRunAnswer.extend({ kind: z.literal('run') }),
+	z.looseObject({ kind: z.literal('dry_run'), counts: z.record(z.string(), z.number()), deactivation: z.string() }),
 	z.looseObject({ kind: z.literal('schedule'), schedule: z.looseObject({ id: z.string() }) }),
 ]);
 export type StartReindexAnswer = z.infer<typeof startReindexAnswer>;

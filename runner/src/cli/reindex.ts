@@ -30,6 +30,20 @@ interface RunCommandOptions extends RunOptions {
 	embeddingJson?: string;
 	deactivateMissing?: boolean;
 	force?: boolean;
+	maxDeactivate?: string;
+	forceDeactivate?: boolean;
+	dryRun?: boolean;
+}
+
+/** A dry run's answer as a person reads it. */
+function describeDryRun(dry: core.ReindexDryRun): string {
+	const c = dry.counts;
+	return [
+		`dry run (nothing written) | collection ${dry.collection} | read ${c.read}, unchanged ${c.unchanged}, created ${c.created}, updated ${c.updated}, deactivated ${c.deactivated}, rejected ${c.rejected}`,
+		`  deactivation ${dry.deactivation}`,
+		...dry.rejected_rows.map((row) => `  rejected: line ${row.line} ${row.reason}`),
+		...(dry.rejected_rows.length < c.rejected ? [`  (the first ${dry.rejected_rows.length} rejected rows are shown)`] : []),
+	].join('\n');
 }
 
 export function addReindexCommands(program: Command): void {
@@ -45,10 +59,28 @@ export function addReindexCommands(program: Command): void {
 		.option('--embedding-json <file>', 'a JSON object sent as embedding_json with every item')
 		.option('--deactivate-missing', 'after a complete read, deactivate the items the feed no longer holds')
 		.option('--force', 'upsert every item, changed or not')
+		.option('--max-deactivate <limit>', 'with --deactivate-missing: stop, deactivating nothing, if more than this would be deactivated: a share of the active items (10%) or a number of items (50)', '10%')
+		.option('--force-deactivate', 'with --deactivate-missing: deactivate however many that is (no --max-deactivate limit)')
+		.option('--dry-run', 'read the feed and answer what a run would do (counts, rejected rows, the --max-deactivate verdict), writing and sending nothing')
 		.addOption(rateOption(`upserts per second (default ${core.DEFAULT_REINDEX_RATE})`));
 	runs<RunCommandOptions>(addScheduleAndWait(run, { rereads: 'feed', follows: 'run' }), async ({ context, io, options }) => {
-		const { collection, source, format, idField, embeddingJson, deactivateMissing, force, rate, cron, tz } = options;
-		const created = await core.createReindex(context, { collection, source, format, idField, embeddingJson, deactivateMissing: Boolean(deactivateMissing), force: Boolean(force), rate, cron, tz });
+		const { collection, source, format, idField, embeddingJson, deactivateMissing, force, maxDeactivate, forceDeactivate, dryRun, rate, cron, tz } = options;
+		const created = await core.createReindex(context, {
+			collection,
+			source,
+			format,
+			idField,
+			embeddingJson,
+			deactivateMissing: Boolean(deactivateMissing),
+			force: Boolean(force),
+			maxDeactivate,
+			forceDeactivate: Boolean(forceDeactivate),
+			dryRun: Boolean(dryRun),
+			rate,
+			cron,
+			tz,
+		});
+		if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
 		if (created.kind === 'schedule') {
 			return answer(created, () => `schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each run is a run of its own (reindex list)`);
 		}
@@ -56,7 +88,7 @@ export function addReindexCommands(program: Command): void {
 		const overview = shouldFollow ? await followReindex(context, created.status.id) : created.status;
 		if (shouldFollow) exitForEnd(overview);
 		return answer(core.reindexStatusOf(overview), () => describeRun(overview));
-	});
+	}, { withService: (options) => Boolean(options.dryRun) });
 
 	runs(reindex.command('status <id>').description('state, counts, current rate and ETA of a run').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const overview = options.wait ? await followReindex(context, id) : await core.reindexOverview(context, id);

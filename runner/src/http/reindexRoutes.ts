@@ -19,7 +19,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 	}
 
 	routes.add(
-		{ ...at(RUNNER_ROUTES.startReindex), tag: 'reindex', summary: 'Start a reindex run of a search collection from a feed (with cron: a schedule)', body: startReindexBody, success: [201, 'the run status, or the schedule; 409 while the collection is being synced'] },
+		{ ...at(RUNNER_ROUTES.startReindex), tag: 'reindex', summary: 'Start a reindex run of a search collection from a feed (with cron: a schedule; with dry_run: what a run would do, nothing written)', body: startReindexBody, success: [201, 'the run status, the schedule, or the dry run\'s counts; 409 while the collection is being synced'] },
 		async ({ body }) => {
 			const answer = await createReindex({
 				collection: body.collection_id,
@@ -29,6 +29,9 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 				embedding: body.embedding_json,
 				deactivateMissing: body.deactivate_missing,
 				force: body.force,
+				maxDeactivate: body.max_deactivate,
+				forceDeactivate: body.force_deactivate,
+				dryRun: body.dry_run,
 				rate: body.rate,
 				cron: body.cron,
 				tz: body.tz,

@@ -22,6 +22,8 @@ import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep } from '..
 import { checkUrlAllowed } from '../net/outbound';
 import { storedSource } from '../net/urls';
 import { overlapMessage, releaseCollection, takeCollection } from './lock';
+import { dryRunReindex, type DryRunAnswer } from './dryRun';
+import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './guard';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, REINDEX_NAMES, runFields, type ReindexNames, type RunOverview, type RunSettings, type RunState } from './store';
 
@@ -39,6 +41,11 @@ export interface ReindexInput {
 	embedding?: Record<string, unknown>;
 	deactivateMissing?: boolean;
 	force?: boolean;
+	/** The wipe guard's limit: `10%` of the collection's active items, or a number of items (guard.ts). */
+	maxDeactivate?: string | number;
+	forceDeactivate?: boolean;
+	/** Answer what a run would do, now, writing nothing (dryRun.ts). */
+	dryRun?: boolean;
 	rate?: number;
 	cron?: string;
 	tz?: string;
@@ -64,6 +71,9 @@ const input = z.object({
 	embedding: z.record(z.string(), z.unknown()).optional(),
 	deactivateMissing: z.boolean().optional(),
 	force: z.boolean().optional(),
+	maxDeactivate: z.union([z.string(), z.number()], { error: LIMIT_RULE }).optional(),
+	forceDeactivate: z.boolean().optional(),
+	dryRun: z.boolean().optional(),
 	rate: runnerRate('upsert').optional(),
 	cron: z.string().optional(),
 	tz: z.string().optional(),
@@ -93,7 +103,7 @@ function readEmbedding(path: string, name: string): Record<string, unknown> {
  * anything else about it, so the answer for a path outside never depends on the path); it is kept
  * absolute so any runner process finds it, and it is checked again where a worker opens it.
  */
-async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { schedule?: { cron: string; tz: string } }> {
+async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { schedule?: { cron: string; tz: string }; dryRun: boolean }> {
 	const { names } = client;
 	const parsed = input.safeParse(raw);
 	if (!parsed.success) throw settingsError(parsed.error, { ...names, embeddingJson: names.embedding });
@@ -108,6 +118,9 @@ async function reindexSettings(context: RunnerContext, raw: ReindexInput, client
 		}
 	}
 	const schedule = cronSettings(given, names);
+	if (given.dryRun && schedule) throw new FieldError(`${names.dryRun} cannot be combined with ${names.cron}: a dry run answers now and stores nothing`, names.dryRun);
+	const maxDeactivate = given.maxDeactivate === undefined ? DEFAULT_MAX_DEACTIVATE : parseLimit(given.maxDeactivate);
+	if (!maxDeactivate) throw new FieldError(`${names.maxDeactivate} ${LIMIT_RULE}`, names.maxDeactivate);
 	const format = formatOf(given.source, given.format, names);
 	const embedding = given.embeddingJson ? readEmbedding(given.embeddingJson, names.embedding) : given.embedding;
 	if (embedding && nestsTooDeep(embedding)) throw new FieldError(`${names.embedding} nests objects or arrays deeper than ${MAX_NESTING} levels`, names.embedding);
@@ -120,8 +133,11 @@ async function reindexSettings(context: RunnerContext, raw: ReindexInput, client
 		embedding,
 		deactivateMissing: given.deactivateMissing ?? false,
 		force: given.force ?? false,
+		maxDeactivate,
+		forceDeactivate: given.forceDeactivate ?? false,
 		rate: given.rate ?? DEFAULT_REINDEX_RATE,
 		schedule,
+		dryRun: given.dryRun ?? false,
 	};
 }
 
@@ -129,7 +145,7 @@ export interface ReindexSchedule extends CronSchedule {
 	settings: RunSettings;
 }
 
-export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'schedule'; schedule: ReindexSchedule };
+export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'schedule'; schedule: ReindexSchedule } | DryRunAnswer;
 
 function reindexSchedules(context: RunnerContext): ScheduleKind {
 	return {
@@ -143,13 +159,14 @@ function reindexSchedules(context: RunnerContext): ScheduleKind {
 }
 
 export async function createReindex(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<ReindexAnswer> {
-	const { schedule: repeat, ...given } = await reindexSettings(context, raw, client);
+	const { schedule: repeat, dryRun, ...given } = await reindexSettings(context, raw, client);
 	const { names } = client;
 	// The runs read their source later, in any runner process: a URL is checked now, and one with
 	// credentials or a query is kept sealed, shown as origin and path.
 	await checkUrlAllowed(context.config, given.source, names.source);
 	const stored = storedSource(context.config, given.source, names.source);
 	const settings: RunSettings = { ...given, source: stored.source, sealedSource: stored.sealed };
+	if (dryRun) return dryRunReindex(context, settings, names);
 	if (repeat) {
 		const schedule: ReindexSchedule = { id: newId('s'), ...repeat, settings, createdAt: Date.now() };
 		await startCronSchedule(context, reindexSchedules(context), schedule, names);
@@ -219,6 +236,8 @@ export async function runScheduledReindex(context: RunnerContext, scheduleId: st
 	const schedule = await findCronSchedule<ReindexSchedule>(context, reindexSchedules(context), scheduleId);
 	if (!schedule) return undefined;
 	const id = `r${createHash('sha256').update(jobId).digest('hex').slice(0, 14)}`;
-	await storeRun(context, id, { ...schedule.settings, scheduleId: schedule.id });
+	// A schedule stored before the wipe guard existed runs with its default: protected too.
+	const kept: Partial<RunSettings> = schedule.settings;
+	await storeRun(context, id, { ...schedule.settings, maxDeactivate: kept.maxDeactivate ?? DEFAULT_MAX_DEACTIVATE, forceDeactivate: kept.forceDeactivate ?? false, scheduleId: schedule.id });
 	return processRun(context, id);
 }

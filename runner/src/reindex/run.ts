@@ -43,7 +43,7 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 			await context.redis
 				.multi()
 				.hset(runKey, Object.fromEntries(READING_COUNTS.map((name) => [name, 0])))
-				.del(context.keys.reindex.rejected(run.collection, runId), context.keys.reindex.seen(run.collection, runId, attempt - 1))
+				.del(context.keys.reindex.rejected(run.collection, runId), context.keys.reindex.seen(run.collection, runId, attempt - 1), context.keys.reindex.missing(run.collection, runId, attempt - 1))
 				.exec();
 			context.log.info({ run: runId, attempt }, 'reindex run resumed: reading its source again from the start');
 		}
@@ -80,6 +80,6 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 	} finally {
 		stopKeeping();
 		await releaseCollection(context, run.collection, runId);
-		if (attempt !== undefined) await context.redis.del(context.keys.reindex.seen(run.collection, runId, attempt));
+		if (attempt !== undefined) await context.redis.del(context.keys.reindex.seen(run.collection, runId, attempt), context.keys.reindex.missing(run.collection, runId, attempt));
 	}
 }

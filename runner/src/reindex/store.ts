@@ -9,6 +9,7 @@ import { runCollection } from '../homes';
 import type { SourceOrigin } from '../localFiles';
 import type { SourceFormat } from '../source';
 import { LUA_EMIT } from '../webhooks/events';
+import { DEFAULT_MAX_DEACTIVATE, limitText, parseLimit, type DeactivateLimit } from './guard';
 
 export type RunState = 'queued' | 'running' | 'completed' | 'failed' | 'skipped';
 export const SETTLED_RUN_STATES: readonly RunState[] = ['completed', 'failed', 'skipped'];
@@ -20,11 +21,11 @@ type RunCount = (typeof RUN_COUNTS)[number];
 export const READING_COUNTS = ['read', 'unchanged', 'rejected'] as const;
 
 /** The settings of a run as each client names them: errors and reasons use its names. */
-export type ReindexNames = Record<'collection' | 'source' | 'format' | 'idField' | 'embedding' | 'deactivateMissing' | 'force' | 'rate' | 'cron' | 'tz', string>;
+export type ReindexNames = Record<'collection' | 'source' | 'format' | 'idField' | 'embedding' | 'deactivateMissing' | 'force' | 'maxDeactivate' | 'forceDeactivate' | 'dryRun' | 'rate' | 'cron' | 'tz', string>;
 
 export const REINDEX_NAMES: Readonly<Record<SourceOrigin, ReindexNames>> = {
-	cli: { collection: '--collection', source: '--source', format: '--format', idField: '--id-field', embedding: '--embedding-json', deactivateMissing: '--deactivate-missing', force: '--force', rate: '--rate', cron: '--cron', tz: '--tz' },
-	api: { collection: 'collection_id', source: 'source', format: 'format', idField: 'id_field', embedding: 'embedding_json', deactivateMissing: 'deactivate_missing', force: 'force', rate: 'rate', cron: 'cron', tz: 'tz' },
+	cli: { collection: '--collection', source: '--source', format: '--format', idField: '--id-field', embedding: '--embedding-json', deactivateMissing: '--deactivate-missing', force: '--force', maxDeactivate: '--max-deactivate', forceDeactivate: '--force-deactivate', dryRun: '--dry-run', rate: '--rate', cron: '--cron', tz: '--tz' },
+	api: { collection: 'collection_id', source: 'source', format: 'format', idField: 'id_field', embedding: 'embedding_json', deactivateMissing: 'deactivate_missing', force: 'force', maxDeactivate: 'max_deactivate', forceDeactivate: 'force_deactivate', dryRun: 'dry_run', rate: 'rate', cron: 'cron', tz: 'tz' },
 };
 
 export interface RunSettings {
@@ -37,6 +38,10 @@ export interface RunSettings {
 	embedding?: Record<string, unknown>;
 	deactivateMissing: boolean;
 	force: boolean;
+	/** How many items --deactivate-missing may deactivate before the run stops instead (guard.ts). */
+	maxDeactivate: DeactivateLimit;
+	/** Deactivate however many that is. */
+	forceDeactivate: boolean;
 	rate: number;
 	scheduleId?: string;
 	/** The whole source URL, sealed (net/urls.ts), when `source` shows only its origin and path. */
@@ -97,6 +102,8 @@ export function runFields(id: string, settings: RunSettings, state: RunState): R
 		embedding: settings.embedding ? JSON.stringify(settings.embedding) : '',
 		deactivate_missing: settings.deactivateMissing ? 1 : 0,
 		force: settings.force ? 1 : 0,
+		max_deactivate: limitText(settings.maxDeactivate),
+		force_deactivate: settings.forceDeactivate ? 1 : 0,
 		rate: settings.rate,
 		schedule_id: settings.scheduleId ?? '',
 		created_at: Date.now(),
@@ -118,6 +125,9 @@ export function runFromHash(hash: Record<string, string>): RunRecord {
 		embedding: hash.embedding ? (JSON.parse(hash.embedding) as Record<string, unknown>) : undefined,
 		deactivateMissing: hash.deactivate_missing === '1',
 		force: hash.force === '1',
+		// A run or schedule stored before the guard existed gets the default: protected too.
+		maxDeactivate: parseLimit(hash.max_deactivate ?? '') ?? DEFAULT_MAX_DEACTIVATE,
+		forceDeactivate: hash.force_deactivate === '1',
 		rate: number('rate'),
 		scheduleId: hash.schedule_id || undefined,
 		createdAt: number('created_at'),

@@ -20,10 +20,23 @@ export const STOP_ON: Record<number, string> = {
 /** Waits between tries of a failed call to the service: 0.5 s doubling, at most 10 s. */
 export const CALL_BACKOFF = { firstMs: 500, maxMs: 10_000 };
 
+/**
+ * What listing the collection against a read of the source needs (deactivate.ts): a run's
+ * attempt, or a dry run, which keeps the ids it read in memory rather than in Redis.
+ */
+export interface CollectionScan {
+	readonly context: RunnerContext;
+	readonly run: RunRecord;
+	readonly service: ConvoService;
+	readonly stopped?: string;
+	/** For each id, whether this read of the source held it. */
+	seenOf(ids: string[]): Promise<boolean[]>;
+}
+
 /** Thrown to end the attempt with its stop reason. */
 export class RunStopped extends Error {}
 
-export class RunWork {
+export class RunWork implements CollectionScan {
 	stopped?: string;
 	readonly pacer: Pacer;
 	readonly pool: Pool;
@@ -31,6 +44,8 @@ export class RunWork {
 	readonly itemsKey: string;
 	/** The ids this attempt read from its source, each with its first line. */
 	readonly seenKey: string;
+	/** The active ids the collection listed that this attempt did not read (deactivate.ts). */
+	readonly missingKey: string;
 
 	constructor(
 		readonly context: RunnerContext,
@@ -42,12 +57,17 @@ export class RunWork {
 		this.runKey = context.keys.reindex.run(run.collection, run.id);
 		this.itemsKey = context.keys.reindex.items(run.collection);
 		this.seenKey = context.keys.reindex.seen(run.collection, run.id, attempt);
+		this.missingKey = context.keys.reindex.missing(run.collection, run.id, attempt);
 	}
 
 	/** The client of the service; a process without one cannot work a run. */
 	get service(): ConvoService {
 		if (!this.context.service) throw new Error('this process has no service client');
 		return this.context.service;
+	}
+
+	async seenOf(ids: string[]): Promise<boolean[]> {
+		return (await this.context.redis.hmget(this.seenKey, ...ids)).map((line) => line !== null);
 	}
 
 	stop(reason: string): void {

@@ -61,6 +61,13 @@ const properties: INodeProperties[] = [
 				description: 'Whether items the runner sent before but the feed no longer holds are set inactive (only after the whole feed was read without a rejected row)',
 			},
 			{
+				displayName: 'Dry Run',
+				name: 'dryRun',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to only read the feed and answer what a run would do (created, updated, unchanged, deactivated and rejected counts, and whether Max Deactivate would stop it), writing and sending nothing',
+			},
+			{
 				displayName: 'Embedding JSON',
 				name: 'embeddingJson',
 				type: 'json',
@@ -73,6 +80,21 @@ const properties: INodeProperties[] = [
 				type: 'boolean',
 				default: false,
 				description: 'Whether every item is sent, including those unchanged since the last successful upsert',
+			},
+			{
+				displayName: 'Force Deactivate',
+				name: 'forceDeactivate',
+				type: 'boolean',
+				default: false,
+				description: 'Whether Deactivate Missing deactivates however many items that is, beyond Max Deactivate',
+			},
+			{
+				displayName: 'Max Deactivate',
+				name: 'maxDeactivate',
+				type: 'string',
+				default: '10%',
+				placeholder: 'e.g. 10% or 50',
+				description: 'With Deactivate Missing: if more items than this would be deactivated (a share of the collection\'s active items, or a number of items), the run deactivates nothing and fails, so a wrong or empty feed cannot empty the collection',
 			},
 			{
 				displayName: 'Rate (Upserts per Second)',
@@ -97,6 +119,9 @@ export const apiFields: Readonly<Record<string, string>> = {
 	embedding_json: 'additionalFields.embeddingJson',
 	deactivate_missing: 'additionalFields.deactivateMissing',
 	force: 'additionalFields.force',
+	max_deactivate: 'additionalFields.maxDeactivate',
+	force_deactivate: 'additionalFields.forceDeactivate',
+	dry_run: 'additionalFields.dryRun',
 	rate: 'additionalFields.rate',
 };
 
@@ -118,6 +143,9 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	if (embedding !== undefined && Object.keys(embedding).length > 0) body.embedding_json = embedding;
 	if (extra.deactivateMissing === true) body.deactivate_missing = true;
 	if (extra.force === true) body.force = true;
+	if (typeof extra.maxDeactivate === 'string' && extra.maxDeactivate.trim() !== '') body.max_deactivate = extra.maxDeactivate.trim();
+	if (extra.forceDeactivate === true) body.force_deactivate = true;
+	if (extra.dryRun === true) body.dry_run = true;
 	if (extra.rate !== undefined) body.rate = extra.rate as number;
 	return (await runnerAnswer(this, 'startReindex', {
 		body: body as IDataObject,

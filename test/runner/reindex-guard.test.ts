@@ -89,12 +89,13 @@ const finishedEvent = (id: string) => waitFor(`reindex.finished of ${id}`, async
 /**
  * Every key of the runner with its value, sorted, leaving out what live processes rewrite on
  * their own while idle: the control queue (the feeder's ticks), every queue's stalled-check stamp
- * (BullMQ's timer), each process's presence, the feeder's and dispatcher's locks. The reindex and
+ * (BullMQ's timer), each process's presence, the feeder's and dispatcher's locks, delivery
+ * tracking's repeating tick (its queue, lock, clock and how far it looked for campaigns). The reindex and
  * events queues' jobs stay in: a run's job or an event would show.
  */
 async function snapshot(redis: RedisConnection): Promise<string> {
 	const prefix = runner.env.RUNNER_PREFIX as string;
-	const keys = (await scanKeys(redis, prefix)).filter((key) => !/:control-\{g\}:|:stalled-check$|:runners?(:|$)|:lock:(feeder|outbox)$/.test(key)).sort();
+	const keys = (await scanKeys(redis, prefix)).filter((key) => !/:(control|tracking)-\{g\}:|:stalled-check$|:runners?(:|$)|:lock:(feeder|outbox|tracking)$|:trk(seen|gate)$/.test(key)).sort();
 	const parts: string[] = [];
 	for (const key of keys) {
 		const type = await redis.type(key);

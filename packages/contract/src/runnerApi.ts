@@ -102,6 +102,11 @@ export const campaignSettingsInput = z.object({
 	test_to: z.string().optional(),
 });
 
+/** The query string of a CSV/NDJSON upload to POST /api/campaigns: the settings, and `dry_run=true` for a dry run. */
+export const campaignUploadQuery = campaignSettingsInput.extend({
+	dry_run: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+});
+
 /** POST /api/campaigns as JSON. */
 export const createCampaignBody = campaignSettingsInput.extend({
 	recipients: recipientRows.max(100_000).optional(),
@@ -109,6 +114,8 @@ export const createCampaignBody = campaignSettingsInput.extend({
 	source_url: z.url({ protocol: /^https?$/ }).optional(),
 	/** Create a draft: filled by POST /api/campaigns/:id/recipients, sent once started. */
 	draft: z.boolean().optional(),
+	/** Check every row as the create would and answer the counts; nothing is stored or sent. */
+	dry_run: z.boolean().optional(),
 });
 export type CreateCampaignBody = z.input<typeof createCampaignBody>;
 

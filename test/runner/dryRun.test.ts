@@ -178,6 +178,11 @@ test('an upload with dry_run=true answers the counts, grouped reasons, first rej
 	expect(await sandboxCounts()).toEqual(requestsBefore);
 	expect((await call('GET', '/api/campaigns')).json.items).toEqual([]);
 
+	const unclear = await call('POST', `/api/campaigns?${uploadQuery({ dry_run: 'yes' })}`, { raw: text, type: 'text/csv' });
+	expect(unclear.status).toBe(400);
+	expect(JSON.stringify(unclear.json)).toContain('dry_run must be true or false');
+	expect((await call('GET', '/api/campaigns')).json.items).toEqual([]);
+
 	const real = await call('POST', `/api/campaigns?${uploadQuery()}`, { raw: text, type: 'text/csv' }, { 'idempotency-key': 'dry-upload' });
 	expect(real.status).toBe(201);
 	expect(real.json).toMatchObject({ total: dry.json.total, accepted: dry.json.accepted, rejected: dry.json.rejected, rejections: dry.json.rejections, replayed: false });

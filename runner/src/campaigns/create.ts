@@ -254,8 +254,11 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		const staged = rows.take();
 		if (staged.ledger.length === 0) return;
 		if (dryRun) {
-			// The phone index only: what finds a repeat however far back its first row is. Short-lived, deleted at the end.
-			if (staged.phones.length > 0) await redis.pipeline().hset(staging.phones, ...staged.phones).pexpire(staging.phones, DRY_RUN_TTL_MS).exec().then(failedStep);
+			// The phone index only: what finds a repeat however far back its first row is. Short-lived
+			// (renewed at every batch, accepted rows or not), deleted at the end.
+			const batch = redis.pipeline();
+			if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
+			failedStep(await batch.pexpire(staging.phones, DRY_RUN_TTL_MS).exec());
 			return;
 		}
 		const batch = redis.pipeline().hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);

@@ -155,7 +155,7 @@ const properties: INodeProperties[] = [
 				name: 'dryRun',
 				type: 'boolean',
 				default: false,
-				description: `Whether to only check the items as the campaign would, without creating or sending anything: the node answers the counts (accepted, rejected), the reasons, the first rejections with their item index and the estimated duration. No test send. At most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items.`,
+				description: `Whether to only check the items as the campaign would, without creating or sending anything: the node answers the counts (accepted, rejected), the reasons, the first rejections with their item index and the estimated duration. One item is answered whatever Output says; no test send, no waiting. At most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items.`,
 			},
 			{
 				displayName: 'Max Wait (Seconds)',

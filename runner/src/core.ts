@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import { ConflictError, UserError, type RunnerContext } from './context';
-import { cronSettings } from './cronSchedules';
+import { cronSettings, nextCronRun } from './cronSchedules';
 import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
 import { describeTarget, luaScript } from './redis';
@@ -15,7 +15,7 @@ import { campaignNumber } from './homes';
 import { formatOf, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { isHttpUrl, storedSource } from './net/urls';
-import { snapshotCampaign, type Snapshot } from './campaigns/create';
+import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from './campaigns/create';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules as schedulesStored, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, scheduleFunnel, statusOf } from './campaigns/store';
@@ -76,7 +76,30 @@ export async function runnerQueues(context: RunnerContext) {
 }
 
 /** `test_send`: the test send's answer, when the create asked for one (testSend.ts). */
-export type CreateAnswer = ((Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> }) & { test_send?: TestSend };
+export type CreateAnswer = (((Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> }) & { test_send?: TestSend }) | DryRunAnswer;
+
+/**
+ * What a dry run answers: the rows' counts by outcome and by reason (grouped as /errors groups
+ * them), the first rejections with their lines, and how long sending the accepted rows would take.
+ */
+export interface DryRunAnswer extends DryRunSnapshot {
+	kind: 'dry_run';
+	dry_run: true;
+	/** Rows per outcome the create would give them (the rules added at create add their outcomes here). */
+	counts: { accepted: number; rejected: number };
+	estimate: {
+		rate: number;
+		/** accepted / rate, rounded up: the number sending this campaign alone at its rate. */
+		seconds: number;
+		/** `at`, the next run of a cron schedule, or now. */
+		starts_at: string;
+		ends_at: string;
+		cron?: string;
+		tz?: string;
+	};
+	/** With a test phone: the test a real create would send first, not sent. */
+	test_send?: { to: string; sent: false; note: string };
+}
 
 /**
  * The settings of a create, checked; each error names the setting as the client calls it.
@@ -109,6 +132,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 		await checkUrlAllowed(context.config, common.source, names.source);
 	}
 	const testTo = settings.testTo;
+	if (settings.dryRun) return dryRun(context, common, { startAt: settings.at ? Date.parse(settings.at) : undefined, repeat, testTo, records, names });
 	if (repeat) {
 		// A schedule is tested once, at its creation, with the first row its source would give now.
 		let test_send: TestSend | undefined;
@@ -137,6 +161,33 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer } });
 	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'campaign created');
 	return { ...answer, ...snapshot };
+}
+
+/**
+ * A create's dry run: the rows are read and checked by the create's own snapshot in its dry mode
+ * (create.ts), so every rule a create applies to a row applies here, and nothing is stored or
+ * sent. A cron schedule's rows are read from its source now, as its next run would read them.
+ */
+async function dryRun(
+	context: RunnerContext,
+	common: ReturnType<typeof checkedSettings>['common'],
+	options: { startAt?: number; repeat?: { cron: string; tz: string }; testTo?: string; records?: AsyncIterable<SourceRecord>; names: SettingNames },
+): Promise<DryRunAnswer> {
+	const { repeat, testTo, names } = options;
+	// Refused as a real create refuses them: a pattern BullMQ would not take, a source URL it could not keep.
+	const startsAt = repeat ? nextCronRun(repeat, names) : (options.startAt ?? Date.now());
+	if (repeat) storedSource(context.config, common.source, names.source);
+	const found = await snapshotCampaign(context, { ...common, id: newCampaignId(), state: 'running', records: options.records, dryRun: true });
+	const seconds = Math.ceil(found.accepted / common.rate);
+	context.log.info({ accepted: found.accepted, rejected: found.rejected }, 'campaign dry run');
+	return {
+		kind: 'dry_run',
+		dry_run: true,
+		...found,
+		counts: { accepted: found.accepted, rejected: found.rejected },
+		estimate: { rate: common.rate, seconds, starts_at: new Date(startsAt).toISOString(), ends_at: new Date(startsAt + seconds * 1000).toISOString(), ...(repeat ?? {}) },
+		...(testTo ? { test_send: { to: testTo, sent: false as const, note: 'a dry run sends no test; the create without dry run sends it first' } } : {}),
+	};
 }
 
 /**
@@ -279,6 +330,9 @@ export function createCampaignOnce(
 	request: { input: CampaignSettings; records?: AsyncIterable<SourceRecord>; names?: SettingNames; draft?: boolean; key?: string },
 ): Promise<CreateAnswer & { replayed?: boolean }> {
 	const { input, records, names = CLI_NAMES } = request;
+	if (input.dryRun && request.draft) throw new UserError(`${names === API_NAMES ? 'dry_run' : '--dry-run'} does not go with a draft: a dry run stores nothing, so it has no draft to fill; check all the rows in one dry run`);
+	// A dry run stores nothing, an Idempotency-Key's answer included: a retry runs it again.
+	if (input.dryRun) return createCampaign(context, input, records, names);
 	const work = (claim?: OnceClaim) => (request.draft ? createDraft(context, input, records, names, claim) : createCampaign(context, input, records, names, claim));
 	// The key is kept with the number the campaign sends from (its commit writes the answer); a
 	// number that is not one is refused by the work itself, which keeps no answer.

@@ -5,6 +5,8 @@
  * queues each run (jobs.ts). BullMQ checks the pattern and the zone when the scheduler is upserted, so an
  * invalid one is refused there, named as the client names the setting.
  */
+import { getNextMillis } from 'bullmq';
+
 import { FieldError, type RunnerContext } from './context';
 import type { CronJobs } from './jobs';
 import { fullMessage, LimitError, release, reserve } from './limits';
@@ -19,6 +21,22 @@ export interface CronNames {
 export function cronSettings(given: { cron?: string; tz?: string }, names: CronNames): { cron: string; tz: string } | undefined {
 	if (given.tz && !given.cron) throw new FieldError(`${names.tz} goes with ${names.cron}`, names.tz);
 	return given.cron ? { cron: given.cron, tz: given.tz ?? 'UTC' } : undefined;
+}
+
+/**
+ * When a schedule would run next after `now`, read as BullMQ's job scheduler reads the pattern
+ * (the same parser), so a pattern or zone it would refuse is refused here with the same words:
+ * what a dry run, which upserts no scheduler, tells of a schedule.
+ */
+export function nextCronRun(schedule: { cron: string; tz: string }, names: CronNames, now = Date.now()): number {
+	let next: number | undefined;
+	try {
+		next = getNextMillis(now, { pattern: schedule.cron, tz: schedule.tz });
+	} catch (error) {
+		throw new FieldError(`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`, names.cron);
+	}
+	if (next === undefined) throw new FieldError(`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" never runs`, names.cron);
+	return next;
 }
 
 /** The schedules of one kind: their sorted set and records, how many may exist, and how a full set is explained. */

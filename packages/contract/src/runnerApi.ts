@@ -120,13 +120,23 @@ export const campaignSettingsInput = z.object({
 	test_to: z.string().optional(),
 });
 
+/** The query string of a CSV/NDJSON upload to POST /api/campaigns: the settings, and `dry_run=true` for a dry run. */
+export const campaignUploadQuery = campaignSettingsInput.extend({
+	dry_run: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+});
+
+/** The most rows a JSON create (or its dry run) carries; more go as an upload or a draft's chunks. */
+export const CREATE_ROWS_MAX = 100_000;
+
 /** POST /api/campaigns as JSON. */
 export const createCampaignBody = campaignSettingsInput.extend({
-	recipients: recipientRows.max(100_000).optional(),
+	recipients: recipientRows.max(CREATE_ROWS_MAX).optional(),
 	/** An http(s) URL the runner reads (and a cron schedule re-reads). */
 	source_url: z.url({ protocol: /^https?$/ }).optional(),
 	/** Create a draft: filled by POST /api/campaigns/:id/recipients, sent once started. */
 	draft: z.boolean().optional(),
+	/** Check every row as the create would and answer the counts; nothing is stored or sent. */
+	dry_run: z.boolean().optional(),
 });
 export type CreateCampaignBody = z.input<typeof createCampaignBody>;
 

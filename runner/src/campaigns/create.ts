@@ -19,6 +19,7 @@ import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
 import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
 import type { CampaignState } from './store';
+import { ReasonTally, type ErrorGroup } from './report';
 
 const WRITE_BATCH = 1000;
 
@@ -106,6 +107,8 @@ export class RowChecker {
 	/** The first CSV header read: a source without a phone column is told what was read instead. */
 	columns?: readonly string[];
 	readonly rejections: Snapshot['rejections'] = [];
+	/** Every rejection's reason, grouped as /errors groups them: what a dry run answers. */
+	readonly reasons = new ReasonTally();
 	/** The first accepted row as the snapshot keeps it: what a test send sends (testSend.ts). */
 	firstAccepted?: string;
 	private staged = nothingStaged();
@@ -135,6 +138,7 @@ export class RowChecker {
 			this.staged.phones.push(verdict.recipient.phone, `${verdict.recipient.line}:${index}`);
 		} else {
 			this.rejected++;
+			this.reasons.add('rejected', verdict.reason);
 			if (this.rejections.length < this.rejectionsShown) this.rejections.push({ line: verdict.line, phone: verdict.phone, reason: verdict.reason });
 			this.staged.recipients.push(index, encodeRecipient({ line: verdict.line, phone: verdict.phone }));
 			this.staged.ledger.push(index, encodeRecord({ outcome: 'rejected', attempts: 0, ref: '', error: `line ${verdict.line}: ${verdict.reason}` }));
@@ -161,10 +165,30 @@ export interface SnapshotInput extends CampaignBasics {
 	beforeCommit?: (firstAccepted: string | undefined) => Promise<void>;
 	/** The Idempotency-Key the create runs under (core.ts once): the commit keeps `answer` + the snapshot as its answer. */
 	claim?: { slot: string; token: string; answer: Record<string, unknown> };
+	/**
+	 * A dry run: every row is read and checked as above, but only the staged phone index is written
+	 * (it finds the repeats, as in a real create) and it is deleted at the end; no beforeCommit, no
+	 * commit, no campaign. docs/decisions.md, "Dry runs".
+	 */
+	dryRun?: boolean;
 }
+
+/** How many reason groups a dry run answers (as many as /errors shows). */
+const REASONS_SHOWN = 20;
+
+/** What a dry run found: the snapshot's counts and first rejections, and every rejection's reason grouped. */
+export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & { reasons: ErrorGroup[] };
 
 /** Staged rows live this long past their last write: a create that died midway leaves them to expire. */
 const STAGING_TTL_MS = 15 * 60_000;
+/** A dry run's phone index lives this long past its last write, should its process die before deleting it. */
+const DRY_RUN_TTL_MS = 2 * 60_000;
+
+/** Throws the first failed step of a pipeline. */
+function failedStep(results: Array<[Error | null, unknown]> | null): void {
+	const failed = results?.find(([error]) => error);
+	if (failed) throw failed[0];
+}
 
 /**
  * KEYS (all in the number's group): meta, recipients, ledger, phones, staged recipients, staged
@@ -213,9 +237,11 @@ return 'ok'
  * A process that dies before the commit leaves no campaign and staged keys that expire; one that
  * dies after it leaves a whole campaign that the feeder sends (and lists).
  */
-export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput): Promise<Snapshot> {
+export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput & { dryRun: true }): Promise<DryRunSnapshot>;
+export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput): Promise<Snapshot>;
+export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput): Promise<Snapshot | DryRunSnapshot> {
 	const { redis, keys } = context;
-	const { id, draft } = input;
+	const { id, draft, dryRun } = input;
 	const staging = keys.staging(input.from, id, randomBytes(6).toString('hex'));
 	const rows = new RowChecker(0, REJECTIONS_SHOWN);
 	/**
@@ -227,11 +253,17 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const flush = async () => {
 		const staged = rows.take();
 		if (staged.ledger.length === 0) return;
+		if (dryRun) {
+			// The phone index only: what finds a repeat however far back its first row is. Short-lived
+			// (renewed at every batch, accepted rows or not), deleted at the end.
+			const batch = redis.pipeline();
+			if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
+			failedStep(await batch.pexpire(staging.phones, DRY_RUN_TTL_MS).exec());
+			return;
+		}
 		const batch = redis.pipeline().hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
 		if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
-		const results = await batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).pexpire(staging.phones, STAGING_TTL_MS).exec();
-		const failed = results?.find(([error]) => error);
-		if (failed) throw failed[0];
+		failedStep(await batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).pexpire(staging.phones, STAGING_TTL_MS).exec());
 	};
 	let pending: SourceRecord[] = [];
 	const checkPending = async () => {
@@ -256,11 +288,15 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		// A draft may start empty: its rows come in chunks.
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
 		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`);
-		await input.beforeCommit?.(rows.firstAccepted);
+		if (!dryRun) await input.beforeCommit?.(rows.firstAccepted);
 	} catch (error) {
 		await dropStaged().catch(() => undefined);
 		if (error instanceof SourceError) throw new UserError(`Nothing was created: ${error.message}`);
 		throw error;
+	}
+	if (dryRun) {
+		await dropStaged();
+		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN) };
 	}
 
 	const { total, accepted, rejected, rejections } = rows;

@@ -125,20 +125,34 @@ export interface ErrorGroup {
 }
 
 /**
- * Recipients that did not get the message, grouped by reason, most first. Reasons that differ only
- * in their numbers (a phone, the line a repeated phone was first on) are one group, shown by its
- * first reason as an example: a pattern with placeholders read as if the number were a literal "N".
+ * Reasons grouped as /errors shows them: reasons that differ only in their numbers (a phone, the
+ * line a repeated phone was first on) are one group, shown by its first reason as an example (a
+ * pattern with placeholders read as if the number were a literal "N"). A dry run tallies its
+ * rejections with it too, so its reasons are those /errors shows after the real create.
  */
-export async function errorBreakdown(context: RunnerContext, id: string, top = 20): Promise<ErrorGroup[]> {
-	const groups = new Map<string, ErrorGroup>();
-	for await (const row of reportRows(context, id)) {
-		if (!row.error || row.outcome === 'sent') continue;
-		const reason = row.error.replace(/^line \d+: /, '');
-		const key = `${row.outcome}|${reason.replace(/\d+/g, '#')}`;
-		const group = groups.get(key) ?? { outcome: row.outcome, reason, count: 0, varies: false };
+export class ReasonTally {
+	private readonly groups = new Map<string, ErrorGroup>();
+
+	add(outcome: Outcome, reason: string): void {
+		const key = `${outcome}|${reason.replace(/\d+/g, '#')}`;
+		const group = this.groups.get(key) ?? { outcome, reason, count: 0, varies: false };
 		group.count++;
 		if (reason !== group.reason) group.varies = true;
-		groups.set(key, group);
+		this.groups.set(key, group);
 	}
-	return [...groups.values()].sort((a, b) => b.count - a.count).slice(0, top);
+
+	/** The groups, most first. */
+	top(count: number): ErrorGroup[] {
+		return [...this.groups.values()].sort((a, b) => b.count - a.count).slice(0, count);
+	}
+}
+
+/** Recipients that did not get the message, grouped by reason (ReasonTally), most first. */
+export async function errorBreakdown(context: RunnerContext, id: string, top = 20): Promise<ErrorGroup[]> {
+	const tally = new ReasonTally();
+	for await (const row of reportRows(context, id)) {
+		if (!row.error || row.outcome === 'sent') continue;
+		tally.add(row.outcome, row.error.replace(/^line \d+: /, ''));
+	}
+	return tally.top(top);
 }

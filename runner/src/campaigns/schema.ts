@@ -49,6 +49,8 @@ export const campaignSettings = z.object({
 	tz: z.string().optional(),
 	/** Send the first accepted row's message to this phone first; the campaign starts only if the service accepts it (testSend.ts). */
 	testTo: phoneDigits.optional(),
+	/** Check every row and answer the counts, storing and sending nothing (core.ts createCampaign). */
+	dryRun: z.boolean().optional(),
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 

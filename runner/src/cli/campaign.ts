@@ -89,6 +89,31 @@ function describeRejections(created: core.CreateAnswer & { kind: 'campaign' }): 
 	return more > 0 ? [...shown, `  and ${more} more; see: convo-runner campaign report ${created.id} --outcome rejected`] : shown;
 }
 
+/** A duration an operator reads at a glance: "45 s", "12 min 5 s", "3 h 20 min". */
+function spoken(seconds: number): string {
+	if (seconds < 60) return `${seconds} s`;
+	if (seconds < 3600) return `${Math.floor(seconds / 60)} min${seconds % 60 ? ` ${seconds % 60} s` : ''}`;
+	const minutes = Math.round((seconds % 3600) / 60);
+	return `${Math.floor(seconds / 3600)} h${minutes ? ` ${minutes} min` : ''}`;
+}
+
+/** A dry run's answer as text: counts, reasons, the first rejected rows and the estimate. */
+function describeDryRun(dry: core.DryRunAnswer): string {
+	const { estimate } = dry;
+	const reasons = dry.reasons.map((group) => `  ${group.count} ${group.outcome}: ${group.reason}${group.varies ? ' (and others that differ only in a number)' : ''}`);
+	const shown = dry.rejections.slice(0, REJECTIONS_PRINTED).map((r) => `  line ${r.line}${r.phone ? ` (${r.phone})` : ''}: ${r.reason}`);
+	const more = dry.rejected - shown.length;
+	const when = estimate.cron ? `from the next run at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})` : `from ${estimate.starts_at}, until about ${estimate.ends_at}`;
+	return [
+		`dry run: nothing was stored or sent`,
+		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected`,
+		...(reasons.length > 0 ? ['reasons:', ...reasons] : []),
+		...(shown.length > 0 ? ['first rejected rows:', ...shown, ...(more > 0 ? [`  and ${more} more (the reasons above count them all)`] : [])] : []),
+		`estimated duration: ${spoken(estimate.seconds)} at ${estimate.rate} sends/s, ${when}`,
+		...(dry.test_send ? [`test send to ${dry.test_send.to}: not sent (a dry run sends no test)`] : []),
+	].join('\n');
+}
+
 interface CreateOptions extends RunOptions {
 	name?: string;
 	template: string;
@@ -99,6 +124,7 @@ interface CreateOptions extends RunOptions {
 	delimiter?: string;
 	at?: string;
 	testTo?: string;
+	dryRun?: boolean;
 }
 
 export function addCampaignCommands(program: Command): void {
@@ -116,10 +142,13 @@ export function addCampaignCommands(program: Command): void {
 		.option('--delimiter <delimiter>', "a CSV's delimiter: comma, semicolon or tab (default: told from the header line)")
 		.addOption(rateOption('sends per second for this number'))
 		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
-		.option('--test-to <phone>', "first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)");
+		.option('--test-to <phone>', "first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)")
+		.option('--dry-run', 'check every row as the create would and print the counts, reasons, first rejected rows and estimated duration; stores and sends nothing (no test send)');
 	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
-		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo } = options;
-		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo });
+		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo, dryRun } = options;
+		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo, dryRun });
+		// A dry run has nothing to follow: --wait is left alone.
+		if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
 		const tested = created.test_send ? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n` : '';
 		if (created.kind === 'schedule') {
 			return answer(created, () => `${tested}schedule ${created.schedule.id} ${JSON.stringify(created.schedule.name)}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
@@ -132,7 +161,7 @@ export function addCampaignCommands(program: Command): void {
 		const final = await follow(context, created.id);
 		exitForEnd(final);
 		return answer({ ...created, status: final }, () => describeCounts(final));
-	}, { withService: (options) => options.testTo !== undefined });
+	}, { withService: (options) => options.testTo !== undefined && !options.dryRun });
 
 	runs(campaign.command('status <id>').description('state, counts per outcome, current rate and ETA').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);

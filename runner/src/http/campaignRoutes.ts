@@ -7,7 +7,7 @@ import { Readable, Transform } from 'node:stream';
 
 import { z } from 'zod/v4';
 
-import { addRecipientsBody, campaignReportQuery, campaignSettingsInput, createCampaignBody, FAILED_DELIVERY, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
+import { addRecipientsBody, campaignReportQuery, campaignUploadQuery, createCampaignBody, FAILED_DELIVERY, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as core from '../core';
 import { API_NAMES, getCampaign, inlineRecords, parseRecords, refuseBinary, UserError, type Outcome, type SourceFormat, type SourceRecord } from '../core';
@@ -15,7 +15,7 @@ import { at, InputError, type RouteTable } from './routes';
 import { LimitError } from '../limits';
 
 const id = runnerIdParams('campaign');
-const settings = campaignSettingsInput;
+const settings = campaignUploadQuery;
 const createBody = createCampaignBody;
 
 const reportQuery = campaignReportQuery;
@@ -86,7 +86,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			...at(RUNNER_ROUTES.createCampaign),
 			tag: 'campaigns',
-			summary: 'Create a campaign: JSON with recipients or source_url, or a CSV/NDJSON body with the settings in the query; Idempotency-Key makes a retry return the first campaign',
+			summary: 'Create a campaign: JSON with recipients or source_url, or a CSV/NDJSON body with the settings in the query; Idempotency-Key makes a retry return the first campaign. dry_run: true (dry_run=true in the query of an upload) checks every row and answers counts, reasons, first rejections and an estimate, storing and sending nothing (200)',
 			body: createBody,
 			query: settings.partial(),
 			consumes: ['application/json', ...Object.keys(UPLOAD_TYPES)],
@@ -95,7 +95,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		async ({ request, reply }) => {
 			const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 			const upload = UPLOAD_TYPES[type];
-			let fields: z.output<typeof settings>;
+			let fields: Omit<z.output<typeof settings>, 'dry_run'>;
+			let dryRun: boolean;
 			let source: string;
 			let records: AsyncIterable<SourceRecord> | undefined;
 			let draft = false;
@@ -104,6 +105,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				const parsed = settings.safeParse(request.query);
 				if (!parsed.success) throw new InputError(`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`, String(parsed.error.issues[0].path[0]));
 				fields = parsed.data;
+				dryRun = parsed.data.dry_run === 'true';
 				source = `upload.${upload}`;
 				const body = (request.body as Readable).pipe(limited as Transform);
 				records = parseRecords(refuseBinary(body, 'the upload'), upload, 'the upload', { delimiter: fields.delimiter });
@@ -119,11 +121,12 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				} else if ((parsed.data.recipients === undefined) === (parsed.data.source_url === undefined)) throw new InputError('give either recipients (rows) or source_url', 'recipients');
 				else if (parsed.data.recipients?.length === 0) throw new InputError('recipients must hold at least one row (or create a draft with draft: true and add rows in chunks)', 'recipients');
 				fields = parsed.data;
+				dryRun = parsed.data.dry_run === true;
 				draft = parsed.data.draft === true;
 				source = parsed.data.source_url ?? 'request.json';
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
-			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, source };
+			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, dryRun, source };
 			const declared = Number(request.headers['content-length'] ?? 0);
 			if (upload && declared > limit) {
 				await drain(request.body as Readable);
@@ -131,7 +134,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			}
 			try {
 				const answer = await core.createCampaignOnce(context, { input, records, names: API_NAMES, draft, key: idempotencyKey(request.headers['idempotency-key']) });
-				if (answer.replayed) reply.code(200);
+				// A dry run created nothing: 200, as does a replay.
+				if (answer.replayed || answer.kind === 'dry_run') reply.code(200);
 				return answer;
 			} catch (error) {
 				// Answer only once the client has sent everything (a reply mid-upload resets its connection),

@@ -11,6 +11,7 @@ import {
 	type CampaignAnswer,
 	type CreateCampaignBody,
 	CAMPAIGN_NAME_MAX,
+	CREATE_ROWS_MAX,
 	campaignName,
 	fitCampaignName,
 	parsePhoneNumber,
@@ -149,6 +150,13 @@ const properties: INodeProperties[] = [
 		default: {},
 		description: 'What the node waits for and what it answers',
 		options: [
+			{
+				displayName: 'Dry Run',
+				name: 'dryRun',
+				type: 'boolean',
+				default: false,
+				description: `Whether to only check the items as the campaign would, without creating or sending anything: the node answers the counts (accepted, rejected), the reasons, the first rejections with their item index and the estimated duration. One item is answered whatever Output says; no test send, no waiting. At most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items.`,
+			},
 			{
 				displayName: 'Max Wait (Seconds)',
 				name: 'maxWaitSeconds',
@@ -338,6 +346,9 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	const key = keyBase.call(this, settings, rows);
 	const labelOf = (apiField: string) => labelOfApiField(this, apiField);
 
+	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
+	if (options.dryRun === true) return await dryRun.call(this, { ...settings, ...(name === undefined ? {} : { name }) }, rows);
+
 	const draftBody: CreateCampaignBody = { ...(settings as Omit<CreateCampaignBody, 'draft' | 'recipients'>), ...(name === undefined ? {} : { name }), draft: true, recipients: [] };
 	const draft = await runnerAnswer(this, 'createCampaign', {
 		body: draftBody as IDataObject,
@@ -369,7 +380,6 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	}
 
 	const started = await startDraft.call(this, campaignId, key);
-	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
 	const waited = options.waitForCompletion === true ? await waitForCampaign.call(this, campaignId, Number(options.maxWaitSeconds ?? 60)) : undefined;
 	const state = waited?.status.state ?? started.state;
 	if (options.output === 'recipients') return await recipientItems.call(this, campaignId, state, waited, rows);
@@ -388,6 +398,28 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 				...(waited ? waitFields(waited) : {}),
 			},
 			pairedItem: items.map((_, item) => ({ item })),
+		},
+	];
+}
+
+/**
+ * Dry Run: every row in ONE create request with dry_run, so a repeat is found across all the items
+ * exactly as the real create finds it, and nothing is stored at the runner (no draft: a draft is
+ * stored). No Idempotency-Key: a dry run keeps no answer. docs/decisions.md, "Dry runs".
+ */
+async function dryRun(this: IExecuteFunctions, settings: IDataObject, rows: IDataObject[]): Promise<INodeExecutionData[]> {
+	if (rows.length > CREATE_ROWS_MAX) {
+		throw new NodeOperationError(this.getNode(), `Dry Run checks at most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items; this input has ${rows.length.toLocaleString('en-US')}`, {
+			description: 'Nothing was created or sent. Split the input, or check the whole file with the runner\'s CLI (campaign create --dry-run) or an upload with dry_run=true.',
+		});
+	}
+	const body: CreateCampaignBody = { ...(settings as Omit<CreateCampaignBody, 'recipients'>), recipients: rows, dry_run: true };
+	const answer = (await runnerAnswer(this, 'createCampaign', { body: body as IDataObject, labelOf: (apiField) => labelOfApiField(this, apiField) })) as IDataObject;
+	const rejections = ((answer.rejections ?? []) as IDataObject[]).map((rejection) => ({ item: Number(rejection.line) - 1, ...rejection }));
+	return [
+		{
+			json: { ...answer, rejections },
+			pairedItem: rows.map((_, item) => ({ item })),
 		},
 	];
 }

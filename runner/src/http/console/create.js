@@ -1,6 +1,8 @@
 // New campaign: a CSV uploaded through POST /api/campaigns (the settings in the query string, as
 // the API takes an upload) or a URL the runner reads (JSON; a cron schedule needs one), its
-// accepted and rejected counts shown on the campaign's page.
+// accepted and rejected counts shown on the campaign's page. "Check first (dry run)" sends the same
+// request with dry_run (nothing stored or sent) and shows its counts, reasons, first rejections and
+// estimated duration, with a "Create" that then sends the real one.
 (function () {
 	'use strict';
 	var C = window.ConvoConsole;
@@ -24,6 +26,7 @@
 		};
 		var message = el('div', { 'data-testid': 'create-result', 'aria-live': 'polite' });
 		var submit = el('button', { type: 'submit', 'data-testid': 'create-submit' }, ['Create and start']);
+		var check = el('button', { type: 'button', 'data-testid': 'create-dry-run' }, ['Check first (dry run)']);
 		var form = el('form', { class: 'card wide', 'data-testid': 'create-form' }, [
 			field('Name', inputs.name, 'optional; shown in the list'),
 			field('Recipients (CSV)', inputs.file, 'a phone column, the template variables, optional buttons'),
@@ -34,11 +37,11 @@
 			field('Start at', inputs.at, 'optional; empty starts now'),
 			field('Repeat (cron)', inputs.cron, 'optional; a schedule of campaigns from the URL above'),
 			field('Time zone of the cron', inputs.tz),
-			el('div', { class: 'actions' }, [submit, el('a', { class: 'button', href: '#/' }, ['Back'])]),
+			el('div', { class: 'actions' }, [submit, check, el('a', { class: 'button', href: '#/' }, ['Back'])]),
 			message,
 		]);
-		form.addEventListener('submit', function (event) {
-			event.preventDefault();
+		// The request of a create, or with `dry`, of its dry run: the same settings, the same rows.
+		function send(dry) {
 			var file = inputs.file.files[0];
 			var url = inputs.source_url.value.trim();
 			if (Boolean(file) === Boolean(url)) {
@@ -52,15 +55,23 @@
 			});
 			if (inputs.at.value) settings.at = new Date(inputs.at.value).toISOString();
 			submit.disabled = true;
-			message.replaceChildren(el('p', { text: file ? 'Uploading…' : 'Creating…' }));
+			check.disabled = true;
+			message.replaceChildren(el('p', { text: dry ? 'Checking every row…' : file ? 'Uploading…' : 'Creating…' }));
 			// A file goes as the body with the settings in the query (the API's upload); a URL as JSON.
 			var sent = file
-				? C.api('POST', '/api/campaigns?' + new URLSearchParams(settings).toString(), { raw: file, type: 'text/csv' })
-				: C.api('POST', '/api/campaigns', Object.assign(settings, { source_url: url }, settings.rate ? { rate: Number(settings.rate) } : {}));
+				? C.api('POST', '/api/campaigns?' + new URLSearchParams(Object.assign({}, settings, dry ? { dry_run: 'true' } : {})).toString(), { raw: file, type: 'text/csv' })
+				: C.api('POST', '/api/campaigns', Object.assign(settings, { source_url: url }, settings.rate ? { rate: Number(settings.rate) } : {}, dry ? { dry_run: true } : {}));
 			sent.then(function (answer) {
+				submit.disabled = false;
+				check.disabled = false;
+				if (answer.kind === 'dry_run') {
+					var confirm = el('button', { type: 'button', 'data-testid': 'dry-run-confirm' }, ['Create']);
+					confirm.addEventListener('click', function () { send(false); });
+					message.replaceChildren(dryRunResult(answer), el('div', { class: 'actions' }, [confirm]));
+					return;
+				}
 				if (answer.kind === 'schedule') {
 					message.replaceChildren(el('p', { 'data-testid': 'create-schedule', text: 'Schedule ' + answer.schedule.id + ' created: ' + answer.schedule.cron + ' (' + answer.schedule.tz + '); each run is a campaign of its own in the list.' }));
-					submit.disabled = false;
 					return;
 				}
 				// The campaign's page shows what the create accepted and refused.
@@ -68,11 +79,45 @@
 				location.hash = '#/campaigns/' + answer.id;
 			}).catch(function (error) {
 				submit.disabled = false;
+				check.disabled = false;
 				message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: error.message }));
 			});
+		}
+		form.addEventListener('submit', function (event) {
+			event.preventDefault();
+			send(false);
 		});
+		check.addEventListener('click', function () { send(true); });
 		app.replaceChildren(el('h1', { text: 'New campaign' }), form);
 		return Promise.resolve();
+	}
+
+	/** "45 s", "12 min 5 s", "3 h 20 min". */
+	function spoken(seconds) {
+		if (seconds < 60) return seconds + ' s';
+		if (seconds < 3600) return Math.floor(seconds / 60) + ' min' + (seconds % 60 ? ' ' + (seconds % 60) + ' s' : '');
+		var minutes = Math.round((seconds % 3600) / 60);
+		return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
+	}
+
+	/** A dry run's answer: counts by outcome, reasons as /errors groups them, the first rejected rows, the estimate. */
+	function dryRunResult(answer) {
+		var counts = Object.keys(answer.counts).map(function (outcome) { return answer.counts[outcome] + ' ' + outcome; }).join(', ');
+		var reasons = answer.reasons.map(function (group) {
+			return el('tr', {}, [el('td', { text: String(group.count) }), el('td', { text: group.outcome }), el('td', { text: group.reason + (group.varies ? ' (and others that differ only in a number)' : '') })]);
+		});
+		var rows = answer.rejections.map(function (r) { return el('tr', {}, [el('td', { text: String(r.line) }), el('td', { text: r.phone }), el('td', { text: r.reason })]); });
+		var e = answer.estimate;
+		var when = e.cron ? 'from the next run at ' + new Date(e.starts_at).toLocaleString() + ' (' + e.cron + ', ' + e.tz + ')' : 'from ' + new Date(e.starts_at).toLocaleString() + ' until about ' + new Date(e.ends_at).toLocaleString();
+		return el('section', { class: 'created', 'data-testid': 'dry-run-result' }, [
+			el('h2', { text: 'Dry run: nothing was stored or sent' }),
+			el('p', { 'data-testid': 'dry-run-counts', text: answer.total + ' rows: ' + counts + '.' }),
+			el('p', { 'data-testid': 'dry-run-estimate', text: 'Estimated duration: ' + spoken(e.seconds) + ' at ' + e.rate + ' sends/s, ' + when + '.' }),
+			answer.test_send ? el('p', { text: 'Test send to ' + answer.test_send.to + ': not sent by a dry run.' }) : el('span'),
+			reasons.length ? C.table(['Rows', 'Outcome', 'Reason'], reasons, { 'data-testid': 'dry-run-reasons' }) : el('span'),
+			rows.length ? el('p', { text: 'First rejected rows' + (answer.rejected > rows.length ? ' (' + rows.length + ' of ' + answer.rejected + ')' : '') + ':' }) : el('span'),
+			rows.length ? C.table(['Line', 'Phone', 'Reason'], rows, { 'data-testid': 'dry-run-rejections' }) : el('span'),
+		]);
 	}
 
 	/** What the create accepted and refused, with the first refused rows and their lines. */

@@ -1,0 +1,90 @@
+/**
+ * The console's "Check first (dry run)" on New campaign (#23, #21 item 10), in a real browser
+ * (Debian's Chromium through playwright-core) against a running `convo-runner start`: the dry run
+ * shows the counts, the grouped reasons, the first rejected rows with their lines and the
+ * estimated duration, stores and sends nothing; its "Create" then creates the campaign, whose
+ * counts are those the dry run showed. Screenshot: .tmp/console-dry-run.png.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+import { positionalTemplate, startApi, useRunnerUnderTest } from './support';
+
+jest.setTimeout(180_000);
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const TOKEN = 'console-dry-run-token-0123456789';
+const SHOTS = join(__dirname, '..', '..', '.tmp');
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+let base = '';
+let browser: Browser;
+let page: Page;
+const violations: string[] = [];
+
+beforeAll(async () => {
+	mkdirSync(SHOTS, { recursive: true });
+	base = await startApi(runner);
+	browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+	page = await (await browser.newContext({ viewport: { width: 1300, height: 1000 } })).newPage();
+	page.on('console', (message) => {
+		if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+	});
+	await page.goto(`${base}/login`);
+	await page.getByTestId('token').fill(TOKEN);
+	await page.getByTestId('sign-in').click();
+	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+});
+afterAll(async () => {
+	await browser?.close();
+});
+
+async function api<T>(path: string): Promise<T> {
+	return (await (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as T;
+}
+async function sandboxCounts(): Promise<unknown> {
+	return ((await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: unknown }).counts;
+}
+
+test('Check first (dry run) shows counts, reasons, first rejections and the estimate without creating anything; Create then creates what it showed', async () => {
+	const phones = Array.from({ length: 10 }, (_, i) => `49171800${String(i).padStart(5, '0')}`);
+	// Repeats of lines 2 and 3 (lines 12, 13) and a phone too short (line 14).
+	const lines = ['phone,1,2', ...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`), `${phones[0]},again,0`, `${phones[1]},again,1`, '12345,short,2'];
+	const dir = mkdtempSync(join(tmpdir(), 'console-dry-run-'));
+	writeFileSync(join(dir, 'recipients.csv'), `${lines.join('\n')}\n`);
+	const requestsBefore = await sandboxCounts();
+
+	await page.getByTestId('new-campaign').click();
+	await page.getByTestId('create-form').waitFor();
+	await page.getByTestId('create-name').fill('Checked first');
+	await page.getByTestId('create-file').setInputFiles(join(dir, 'recipients.csv'));
+	await page.getByTestId('create-template').fill(positionalTemplate(runner.business).id);
+	await page.getByTestId('create-from').fill(runner.business.phoneNumbers[0]);
+	await page.getByTestId('create-rate').fill('2');
+	await page.getByTestId('create-dry-run').click();
+
+	const result = page.getByTestId('dry-run-result');
+	await result.waitFor();
+	expect(await page.getByTestId('dry-run-counts').textContent()).toBe('13 rows: 10 accepted, 3 rejected.');
+	expect(await page.getByTestId('dry-run-estimate').textContent()).toMatch(/^Estimated duration: 5 s at 2 sends\/s, from .+ until about .+\.$/);
+	const reasons = await page.getByTestId('dry-run-reasons').locator('tbody tr').allTextContents();
+	expect(reasons).toEqual(['2rejectedphone is already in this campaign (line 2) (and others that differ only in a number)', expect.stringMatching(/^1rejectedphone has 5 digits/)]);
+	const rejections = await page.getByTestId('dry-run-rejections').locator('tbody tr').allTextContents();
+	expect(rejections).toEqual([`12${phones[0]}phone is already in this campaign (line 2)`, `13${phones[1]}phone is already in this campaign (line 3)`, expect.stringMatching(/^1412345phone has 5 digits/)]);
+	await page.screenshot({ path: join(SHOTS, 'console-dry-run.png'), fullPage: true });
+
+	// Nothing created, nothing sent.
+	expect(await api<{ total: number }>('/api/campaigns')).toMatchObject({ total: 0 });
+	expect(await sandboxCounts()).toEqual(requestsBefore);
+
+	// Create confirms: the campaign the dry run described.
+	await page.getByTestId('dry-run-confirm').click();
+	const summary = page.getByTestId('create-summary');
+	await summary.waitFor();
+	expect(await summary.locator('p').first().textContent()).toBe('Created: 10 recipients accepted, 3 rejected.');
+	const listed = await api<{ items: Array<{ name: string; total: number }> }>('/api/campaigns');
+	expect(listed.items).toMatchObject([{ name: 'Checked first', total: 13 }]);
+	expect(violations).toEqual([]);
+});

@@ -208,10 +208,13 @@ test('bad rows (10% invalid phones, duplicates, wrong cell counts, broken button
 	const campaignPhones = [...good, phoneOf(12, 500), phoneOf(12, 501), phoneOf(12, 502)];
 	expect(sendsTo(sends, campaignPhones)).toHaveLength(good.length);
 
-	// The CLI's report is one JSON document with the same rows.
+	// The CLI's report is one JSON document with the same rows. Delivery tracking goes on meanwhile
+	// (its columns move between the two reads), so the rows are compared without them.
 	const cli = await runCli(['campaign', 'report', campaign.id, '--json'], runner.env);
 	expect(cli.code).toBe(0);
-	expect(JSON.parse(cli.stdout)).toEqual(rows);
+	const TRACKED = ['delivery', 'delivered_at', 'read_at', 'replied_at', 'delivery_error'];
+	const untracked = (list: object[]) => list.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => !TRACKED.includes(column))));
+	expect(untracked(JSON.parse(cli.stdout) as object[])).toEqual(untracked(rows));
 });
 
 test('a phone repeated 50,000 rows after its first line is rejected with its line; the staged phone index is kept as the campaign index (phone -> line:index)', async () => {

@@ -32,7 +32,7 @@ export const DEV_EMAIL = 'dev@convo-for-n8n.dev';
 /** The runner's key prefix here; printed in the summary, since a CLI needs the same one to see its campaigns. */
 const RUNNER_PREFIX = 'convo-dev';
 /** Trigger examples published (active) on first import, so they react without a click. */
-const PUBLISHED_EXAMPLES = ['reply-to-inbound-message.json', 'campaign-finished-summary.json'];
+const PUBLISHED_EXAMPLES = ['reply-to-inbound-message.json', 'campaign-finished-summary.json', 'campaign-delivery-settled-followup.json'];
 
 const started = Date.now();
 const say = (text) => console.log(`[dev +${Math.round((Date.now() - started) / 1000)}s] ${text}`);
@@ -214,6 +214,9 @@ async function main() {
 		RUNNER_HTTP_PORT: String(runnerPort),
 		CONVO_EXTERNAL_URL: fixture.externalUrl,
 		CONVO_API_KEY: business.apiKey,
+		// Delivery tracking through A1 (default schedule): a campaign settles at its +1 min checks.
+		CONVO_BASE_URL: fixture.baseUrl,
+		CONVO_ACCESS_TOKEN: business.accessToken,
 		LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
 		// n8n (webhook receiver) and the stub feed run on this machine: the operator's opt-in.
 		RUNNER_ALLOW_PRIVATE_URLS: process.env.RUNNER_ALLOW_PRIVATE_URLS ?? 'true',

@@ -226,10 +226,18 @@ if (!skipLive) {
 	const registered = readJsonFile('live-runner.json');
 	await check('campaign-finished-summary.json (published): the Convo Runner Trigger registered its URL with the runner', async () => {
 		assert(registered, 'live-runner.json missing: the live step did not run');
-		const hook = registered.webhooks.find((h) => h.url.includes(registered.webhookId));
-		assert(hook, `no runner webhook for ${registered.webhookId}: ${short(registered.webhooks)}`);
+		const webhookId = registered.webhookIds['campaign-finished-summary.json'];
+		const hook = registered.webhooks.find((h) => h.url.includes(webhookId));
+		assert(hook, `no runner webhook for ${webhookId}: ${short(registered.webhooks)}`);
 		assert(JSON.stringify(hook.events) === JSON.stringify(['campaign.finished']), `events ${short(hook.events)}`);
 		assert(!('secret' in hook), 'the runner lists a webhook secret');
+	});
+	await check('campaign-delivery-settled-followup.json (published): the Convo Runner Trigger registered its URL with the runner for campaign.delivery_settled', async () => {
+		assert(registered, 'live-runner.json missing: the live step did not run');
+		const webhookId = registered.webhookIds['campaign-delivery-settled-followup.json'];
+		const hooks = registered.webhooks.filter((h) => h.url.includes(webhookId));
+		assert(hooks.length === 1, `expected 1 runner webhook for ${webhookId}: ${short(registered.webhooks)}`);
+		assert(JSON.stringify(hooks[0].events) === JSON.stringify(['campaign.delivery_settled']), `events ${short(hooks[0].events)}`);
 	});
 	const campaign = readJsonFile('live-campaign.json');
 	await check('campaign-from-customer-list.json: one campaign, 4 recipients sent once each, 2 rows rejected', async () => {
@@ -250,6 +258,27 @@ if (!skipLive) {
 		const summary = Object.fromEntries((campaign.execution.nodes['Count by outcome'] ?? []).map((row) => [row.outcome, row.count_phone]));
 		assert(summary.sent === 4, `the summary should count 4 sent: ${short(summary)}`);
 		assert(summary.rejected === 2, `the summary should count 2 rejected: ${short(summary)}`);
+	});
+	const settled = readJsonFile('live-settled.json');
+	await check('campaign-delivery-settled-followup.json (published): campaign.delivery_settled started exactly one execution, with the campaign\'s id and funnel, that listed the 4 who read and did not reply', async () => {
+		assert(settled, 'live-settled.json missing: the live step did not run');
+		assert(settled.execution, `no execution of the follow-up workflow: ${short(settled.executions ?? settled)}`);
+		assert(settled.execution.status === 'success', `execution status ${settled.execution.status}: ${settled.execution.error ?? ''}`);
+		assert(settled.execution.count === 1, `expected exactly 1 execution for the one campaign, n8n has ${settled.execution.count} (${short(settled.executions)})`);
+		const [event] = settled.execution.nodes['Convo Runner Trigger'] ?? [];
+		assert(event?.type === 'campaign.delivery_settled', `the trigger's event is not campaign.delivery_settled: ${short(event)}`);
+		assert(event.data?.id === campaign?.campaignId && event.data.id === settled.campaignId, `the event is for ${event.data?.id}, the campaign is ${campaign?.campaignId}`);
+		// The funnel is the sandbox's: every message to the 4 customers is read by now (default timeline), none replied.
+		const sends = settled.messages.filter((m) => CAMPAIGN_PHONES.includes(m.to));
+		const read = sends.filter((m) => m.status === 'read').length;
+		assert(sends.length === 4 && read === 4, `the sandbox should show 4 read template messages to ${CAMPAIGN_PHONES.join(', ')}: ${short(sends.map((m) => [m.to, m.status]))}`);
+		const funnel = event.data.funnel;
+		const expected = { audience: 6, accepted: 4, sent: 4, delivered: 4, read, replied: 0, failed_delivery: 0, in_flight: 0, tracking: 'messaging_api', settled: true };
+		for (const [key, value] of Object.entries(expected)) assert(funnel?.[key] === value, `funnel.${key} is ${short(funnel?.[key])}, expected ${short(value)}: ${short(funnel)}`);
+		assert(JSON.stringify(settled.campaign?.funnel) === JSON.stringify(funnel), `the event's funnel differs from the campaign's now: ${short(settled.campaign?.funnel)}`);
+		const followUp = settled.execution.nodes['Read, no reply'] ?? [];
+		assert(JSON.stringify(followUp.map((row) => row.phone.replace(/\D/g, '')).sort()) === JSON.stringify([...CAMPAIGN_PHONES].sort()), `the follow-up list should be the 4 customers: ${short(followUp)}`);
+		assert(followUp.every((row) => row.delivery === 'read' && row.replied_at === null && row.read_at), `every listed row should be read, not replied: ${short(followUp)}`);
 	});
 }
 

@@ -2,10 +2,12 @@
 // The live step of the e2e run (under Node 24 for node:sqlite), in phases called by live.sh:
 //   reply               registers the reply example's production URL with the sandbox, sends an
 //                       inbound message, waits for the delivery and n8n's execution: live-reply.json
-//   runner-registered   waits until the Convo Runner Trigger registered its URL with the runner
+//   runner-registered   waits until both Convo Runner Triggers registered their URLs with the runner
 //                       (exit 1 if it never does): live-runner.json
 //   campaign-finished   waits for the campaign example's campaign to finish and for the summary
 //                       workflow's execution it starts: live-campaign.json
+//   delivery-settled    waits for the follow-up workflow's execution that the same campaign's
+//                       campaign.delivery_settled starts, then a while for a second: live-settled.json
 //   node live.mjs <phase> <outDir> <n8nUrl> <n8nSqlitePath>
 // Env: E2E_RUNNER_TOKEN (the runner's bearer token), E2E_N8N_DIR (n8n's install, for `flatted`).
 import { createRequire } from 'node:module';
@@ -107,14 +109,17 @@ async function reply() {
 	writeFileSync(join(outDir, 'live-reply.json'), JSON.stringify(result, null, 2));
 }
 
+/** The published examples whose Convo Runner Trigger registers itself with the runner. */
+const RUNNER_TRIGGERED = ['campaign-finished-summary.json', 'campaign-delivery-settled-followup.json'];
+
 async function runnerRegistered() {
-	const wf = workflow('campaign-finished-summary.json');
-	const trigger = wf.nodes.find((node) => node.type === `${manifest.packTypePrefix}convoRunnerTrigger`);
+	const ids = RUNNER_TRIGGERED.map((file) => workflow(file).nodes.find((node) => node.type === `${manifest.packTypePrefix}convoRunnerTrigger`).webhookId);
 	const webhooks = await poll(async () => {
 		const { webhooks: list } = await runner('/api/webhooks');
-		return list.some((hook) => hook.url.includes(trigger.webhookId)) ? list : undefined;
+		return ids.every((id) => list.some((hook) => hook.url.includes(id))) ? list : undefined;
 	}, 120, 500);
-	writeFileSync(join(outDir, 'live-runner.json'), JSON.stringify({ webhookId: trigger.webhookId, webhooks: webhooks ?? (await runner('/api/webhooks')).webhooks }, null, 2));
+	const result = { webhookIds: Object.fromEntries(RUNNER_TRIGGERED.map((file, i) => [file, ids[i]])), webhooks: webhooks ?? (await runner('/api/webhooks')).webhooks };
+	writeFileSync(join(outDir, 'live-runner.json'), JSON.stringify(result, null, 2));
 	if (!webhooks) process.exit(1);
 }
 
@@ -143,7 +148,33 @@ async function campaignFinished() {
 	writeFileSync(join(outDir, 'live-campaign.json'), JSON.stringify(result, null, 2));
 }
 
-const phases = { reply, 'runner-registered': runnerRegistered, 'campaign-finished': campaignFinished };
+/**
+ * The campaign's delivery settles once the runner's checks saw every message final (read, on
+ * the sandbox's default timeline): campaign.delivery_settled starts the follow-up example. A second
+ * delivery of the event would start a second execution: after the first, wait past the tracking
+ * schedule's last step and count again.
+ */
+async function deliverySettled() {
+	const result = {};
+	const { campaigns = [], items = [] } = await runner('/api/campaigns?limit=10');
+	result.campaignId = [...campaigns, ...items][0]?.id;
+	const followup = workflow('campaign-delivery-settled-followup.json');
+	const started = Date.now();
+	const executions = await poll(async () => {
+		const found = executionsOf(followup.id);
+		return found.some((e) => e.status !== 'running' && e.status !== 'new') ? found : undefined;
+	}, 240, 500);
+	result.waitedMs = Date.now() - started;
+	await sleep(8000);
+	const all = executionsOf(followup.id);
+	result.executions = all.map(({ id, status, mode }) => ({ id, status, mode }));
+	if (executions) result.execution = { status: all.at(-1).status, count: all.length, ...outputsOf(all.at(-1)) };
+	if (result.campaignId) result.campaign = await runner(`/api/campaigns/${result.campaignId}`);
+	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter((m) => m.source === 'template');
+	writeFileSync(join(outDir, 'live-settled.json'), JSON.stringify(result, null, 2));
+}
+
+const phases = { reply, 'runner-registered': runnerRegistered, 'campaign-finished': campaignFinished, 'delivery-settled': deliverySettled };
 if (!phases[phase]) {
 	console.error(`unknown phase ${phase}; one of ${Object.keys(phases).join(', ')}`);
 	process.exit(2);

@@ -2,7 +2,8 @@
 # `n8n start`. The reply example's Convo Trigger gets a sandbox delivery of an inbound message;
 # the campaign summary's Convo Runner Trigger registered itself with the runner on activation,
 # then the campaign example runs (`n8n execute`, beside the running n8n) and the runner's
-# campaign.finished delivery starts the summary. live.mjs records what happened in
+# campaign.finished delivery starts the summary; once the campaign's delivery is tracked to the end,
+# its campaign.delivery_settled delivery starts the follow-up example. live.mjs records what happened in
 # $WORK/live-*.json for check.mjs.
 t0=$(date +%s)
 N8N_PORT="$(free_port)"   # picked just before use
@@ -17,8 +18,9 @@ if wait_http "n8n start" "http://127.0.0.1:$N8N_PORT/healthz/readiness" 240 "$N8
     # A second n8n process on the same database: its own task-runner broker port.
     for id in $(ids_of_mode live); do N8N_RUNNERS_BROKER_PORT="$(free_port)" n8n_execute "$id"; done
     "${LIVE[@]}" campaign-finished "${LIVE_ARGS[@]}" >&2 || log "live.mjs campaign-finished failed (see above)"
+    "${LIVE[@]}" delivery-settled "${LIVE_ARGS[@]}" >&2 || log "live.mjs delivery-settled failed (see above)"
   else
-    log "the Convo Runner Trigger did not register with the runner; last n8n log lines:"; tail -20 "$WORK/logs/n8n-start.log" >&2
+    log "the Convo Runner Triggers did not register with the runner; last n8n log lines:"; tail -20 "$WORK/logs/n8n-start.log" >&2
   fi
 else
   log "n8n start did not become ready; last log lines:"; tail -30 "$WORK/logs/n8n-start.log" >&2

@@ -24,6 +24,7 @@ if (!baseUrl || !outDir || !runnerUrl || !stubUrl || !process.env.E2E_RUNNER_TOK
 const MODES = {
 	'reply-to-inbound-message.json': 'publish',
 	'campaign-finished-summary.json': 'publish',
+	'campaign-delivery-settled-followup.json': 'publish',
 	'campaign-from-customer-list.json': 'live',
 };
 

@@ -106,6 +106,7 @@ grep -q 'Ready to accept connections' "$WORK/logs/redis.log" || { cat "$WORK/log
 FIXTURE_ENV="$("$SYSTEM_NODE" -e "
   fetch(process.argv[1] + '/__sandbox/fixture').then((r) => r.json()).then((f) => {
     console.log('CONVO_EXTERNAL_URL=' + f.externalUrl); console.log('CONVO_API_KEY=' + f.businesses[0].apiKey);
+    console.log('CONVO_BASE_URL=' + f.baseUrl); console.log('CONVO_ACCESS_TOKEN=' + f.businesses[0].accessToken);
   })" "$SANDBOX")"
 RUNNER_PORT="$(free_port)"
 E2E_RUNNER_TOKEN="e2e-$("$SYSTEM_NODE" -e "console.log(require('crypto').randomBytes(20).toString('hex'))")"
@@ -116,7 +117,11 @@ RUNNER_URL="http://127.0.0.1:$RUNNER_PORT"
   export $(echo "$FIXTURE_ENV" | xargs)
   export REDIS_URL="redis://127.0.0.1:$REDIS_PORT" RUNNER_TOKEN="$E2E_RUNNER_TOKEN" RUNNER_HTTP_HOST=127.0.0.1 \
     RUNNER_HTTP_PORT="$RUNNER_PORT" RUNNER_PREFIX='e2e' LOG_LEVEL=info \
-    RUNNER_ALLOW_PRIVATE_URLS=true  # n8n and the stub feed are on loopback: the operator's opt-in
+    RUNNER_ALLOW_PRIVATE_URLS=true \
+    RUNNER_TRACKING_SCHEDULE='2s,5s,12s,20s' RUNNER_TRACKING_RATE=20
+  # Loopback URLs: the operator's opt-in. Delivery tracking through A1 (CONVO_BASE_URL and
+  # CONVO_ACCESS_TOKEN above) on a short schedule: the sandbox reads a message 10 s after its send,
+  # so the campaign's delivery settles (campaign.delivery_settled) within the live step.
   exec setsid "$SYSTEM_NODE" "$ROOT/runner/bin/convo-runner.mjs" start >"$WORK/logs/runner.log" 2>&1 </dev/null
 ) &
 GROUPS_STARTED+=("$!")

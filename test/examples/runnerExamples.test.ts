@@ -5,7 +5,10 @@
  * out, each named below, and run for real in the end-to-end suite (test/e2e) inside n8n:
  *   - "Customers" (Code): replaced by the list its code returns (read from the example itself);
  *   - "Every night at 3" (Schedule Trigger): left out; the example's manual trigger starts it;
- *   - "Count by outcome" (Summarize): left out; the report it counts is checked here.
+ *   - "Count by outcome" (Summarize): left out; the report it counts is checked here;
+ *   - "Read, no reply" (Filter): left out; the report rows it keeps are checked here.
+ * Delivery tracking asks A1 on a short schedule, so a campaign's delivery settles within a test:
+ * the sandbox's default timeline reads every message 10 s after its send.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,11 +24,11 @@ jest.setTimeout(180_000);
 const TOKEN = 'examples-test-token-0123456789abcdef';
 const examplesDir = join(__dirname, '..', '..', 'examples');
 // The nightly-reindex example is pointed at its feed file in examples/: the API reads only there.
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: examplesDir });
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: examplesDir, RUNNER_TRACKING_SCHEDULE: '2s,5s,12s' });
 let base = '';
 
 beforeAll(async () => {
-	base = await startApi(runner);
+	base = await startApi(runner, { CONVO_BASE_URL: runner.sandbox.baseUrl, CONVO_ACCESS_TOKEN: runner.business.accessToken });
 });
 
 const load = (file: string) => JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson & { id: string };
@@ -107,6 +110,60 @@ describe('campaign-from-customer-list and campaign-finished-summary, together ag
 		// delivery attempt the runner will make has been made (the harness counts a start before it answers).
 		await waitForEventsDelivered(runner.context);
 		expect(served.started()).toBe(1);
+	});
+});
+
+describe('campaign-delivery-settled-followup against the runner', () => {
+	let served: ServedTrigger | undefined;
+	afterAll(async () => await served?.close());
+
+	test('campaign.delivery_settled starts the follow-up once per campaign, with its funnel as the sandbox shows it; the report has who read and did not reply', async () => {
+		const followup = load('campaign-delivery-settled-followup.json');
+		served = await serveTrigger({ workflow: runnable(followup, { drop: ['Read, no reply'] }), credentials: credentials() });
+		await served.activate();
+		const { webhooks } = await runnerGet<{ webhooks: Array<{ url: string; events: string[] }> }>('/api/webhooks');
+		expect(webhooks.filter((hook) => hook.url === served?.url)).toEqual([expect.objectContaining({ events: ['campaign.delivery_settled'] })]);
+
+		const example = load('campaign-from-customer-list.json');
+		const result = await runWorkflow(runnable(example, { replace: { Customers: customersOf(example) } }), { credentials: credentials(), startNode: 'Customers' });
+		const [created] = result.outputOf('Create campaign').map((item) => item.json);
+		const id = String(created.campaign_id);
+		const trigger = served;
+		const forCampaign = () => trigger.executions.filter((execution) => (execution.items[0]?.json.data as IDataObject | undefined)?.id === id);
+		const [execution] = await waitFor('the follow-up started by the campaign\'s delivery_settled', async () => (forCampaign().length > 0 ? forCampaign() : undefined), 120_000, 200);
+		expect(execution.run.data.resultData.error).toBeUndefined();
+
+		// The funnel is what the sandbox shows now: the 4 sent messages read (default timeline), none replied.
+		const messages = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/messages`)).json()) as Array<{ uuid: string; to: string; status: string; source: string }>;
+		const report = (execution.run.data.resultData.runData['Get report']?.[0]?.data?.main?.[0] ?? []).map((item) => item.json);
+		const sentIds = new Set(report.map((row) => row.message_id).filter(Boolean));
+		const mine = messages.filter((message) => sentIds.has(message.uuid));
+		expect(mine.map((message) => message.status)).toEqual(['read', 'read', 'read', 'read']);
+		expect(execution.items[0].json).toMatchObject({
+			type: 'campaign.delivery_settled',
+			data: {
+				id,
+				state: 'completed',
+				funnel: { audience: 6, accepted: 4, sent: 4, delivered: 4, read: 4, replied: 0, failed_delivery: 0, in_flight: 0, tracking: 'messaging_api', settled: true },
+			},
+		});
+		// What the Filter keeps: read and no reply, the 4 customers sent to.
+		const followUp = report.filter((row) => row.delivery === 'read' && !row.replied_at);
+		expect(followUp.map((row) => String(row.phone).replace(/\D/g, '')).sort()).toEqual(mine.map((message) => message.to).sort());
+		expect(report.filter((row) => row.outcome === 'rejected').map((row) => row.delivery)).toEqual(['', '']);
+
+		// Once per campaign: every delivery the runner will make has been made, and a tick later no
+		// second event came for this campaign (nor for the earlier test's, which may settle meanwhile).
+		await waitForEventsDelivered(runner.context);
+		await new Promise((resolve) => setTimeout(resolve, 3000));
+		await waitForEventsDelivered(runner.context);
+		expect(forCampaign()).toHaveLength(1);
+		const perCampaign = trigger.executions.reduce<Record<string, number>>((counts, e) => {
+			const campaign = String((e.items[0]?.json.data as IDataObject).id);
+			return { ...counts, [campaign]: (counts[campaign] ?? 0) + 1 };
+		}, {});
+		expect(Object.values(perCampaign).every((count) => count === 1)).toBe(true);
+		expect(trigger.webhookErrors).toEqual([]);
 	});
 });
 

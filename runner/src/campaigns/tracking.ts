@@ -27,6 +27,7 @@ import type { RunnerConfig } from '../config';
 import { luaScript } from '../redis';
 import { decodeRecipient } from './schema';
 import { recordReply } from './replies';
+import { RequestWindow } from './requestWindow';
 
 /** How delivery is known: A1 (the messaging API), B7 only (conversations), or not at all. */
 export type TrackingMode = 'messaging_api' | 'conversations_only' | 'off';
@@ -318,7 +319,19 @@ interface Learnt {
 const A1_STATES: Record<string, Learnt['to']> = { enqueued: 's', sent: 's', delivered: 'd', read: 'r', failed: 'f' };
 
 /** B7's view of the message: its status and error, and when the recipient wrote after it. */
+/**
+ * Each process's window over its tracking requests: the places on the tracking clock space them,
+ * and this holds the rate where late timers would bunch them (requestWindow.ts).
+ */
+const requestWindows = new WeakMap<RunnerContext, RequestWindow>();
+function requestWindow(context: RunnerContext): RequestWindow {
+	let window = requestWindows.get(context);
+	if (!window) requestWindows.set(context, (window = new RequestWindow(context.config.RUNNER_TRACKING_RATE, 1000 + GATE_GUARD_MS)));
+	return window;
+}
+
 async function conversationView(context: RunnerContext, phone: string, messageId: string) {
+	await requestWindow(context).take();
 	const found = await context.service?.conversationByPhone(phone);
 	if (!found || found.kind !== 'ok' || !found.conversation) return undefined;
 	const messages = found.conversation.conversation.messages;
@@ -350,6 +363,7 @@ async function checkOne(context: RunnerContext, from: string, member: string, mo
 	const phone = async () => digits;
 	await sleep(at - Date.now());
 	if (mode === 'messaging_api') {
+		await requestWindow(context).take();
 		const status = await context.service?.messageStatus(record.m);
 		if (status?.kind === 'ok' && status.state) learnt.to = A1_STATES[status.state] ?? '';
 		else if (status && status.kind !== 'ok') context.log.debug({ campaign: id, index, reason: status.reason }, 'delivery check not answered; the next one asks again');

@@ -7,28 +7,27 @@
  * chart says it waits for data; the queue board links back; nothing is refused by the CSP.
  * Screenshots go to .tmp/ (CI artifacts).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 import { listSchedules } from '../../runner/src/core';
+import { consolePage, launchChromium, SHOTS } from './consoleSupport';
 import { positionalTemplate, sendsByPhone, startApi, templateSends, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(240_000);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = 'console-actions-token-0123456789';
-const SHOTS = join(__dirname, '..', '..', '.tmp');
 const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
 let base = '';
 let browser: Browser;
 let page: Page;
 /** What the browser refused under the server's CSP, over every view these tests open. */
-const violations: string[] = [];
+let violations: string[] = [];
 
 /**
  * The service as the runner sees it: the sandbox, except that after `refuseAfter` sends it answers
@@ -64,23 +63,10 @@ async function startRefusingProxy(target: string): Promise<string> {
 }
 
 beforeAll(async () => {
-	mkdirSync(SHOTS, { recursive: true });
 	const proxy = await startRefusingProxy(runner.sandbox.baseUrl);
 	base = await startApi(runner, { CONVO_EXTERNAL_URL: `${proxy}/api/external/v2` });
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	});
-	const context = await browser.newContext({ viewport: { width: 1300, height: 1000 } });
-	page = await context.newPage();
-	page.on('console', (message) => {
-		// bull-board asks Google Fonts for its typeface: blocked on purpose (console.test.ts).
-		if (/Content Security Policy|Refused to/i.test(message.text()) && !message.text().includes('https://fonts.googleapis.com/')) violations.push(message.text());
-	});
-	await page.goto(`${base}/login`);
-	await page.getByTestId('token').fill(TOKEN);
-	await page.getByTestId('sign-in').click();
-	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+	browser = await launchChromium();
+	({ page, violations } = await consolePage(browser, base, TOKEN, { width: 1300, height: 1000 }));
 });
 afterAll(async () => {
 	await browser?.close();

@@ -5,37 +5,28 @@
  * estimated duration, stores and sends nothing; its "Create" then creates the campaign, whose
  * counts are those the dry run showed. Screenshot: .tmp/console-dry-run.png.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
+import { consolePage, launchChromium, SHOTS } from './consoleSupport';
 import { positionalTemplate, startApi, useRunnerUnderTest } from './support';
 
 jest.setTimeout(180_000);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = 'console-dry-run-token-0123456789';
-const SHOTS = join(__dirname, '..', '..', '.tmp');
 const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
 let base = '';
 let browser: Browser;
 let page: Page;
-const violations: string[] = [];
+let violations: string[] = [];
 
 beforeAll(async () => {
-	mkdirSync(SHOTS, { recursive: true });
 	base = await startApi(runner);
-	browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-	page = await (await browser.newContext({ viewport: { width: 1300, height: 1000 } })).newPage();
-	page.on('console', (message) => {
-		if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-	});
-	await page.goto(`${base}/login`);
-	await page.getByTestId('token').fill(TOKEN);
-	await page.getByTestId('sign-in').click();
-	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+	browser = await launchChromium();
+	({ page, violations } = await consolePage(browser, base, TOKEN, { width: 1300, height: 1000 }));
 });
 afterAll(async () => {
 	await browser?.close();

@@ -4,31 +4,25 @@
  * campaign's progress bar moves to done while the page is paused and resumed from its buttons;
  * the report downloads with one row per recipient. Screenshots go to .tmp/ (CI artifacts).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
+import { cspRefusals, launchChromium, SHOTS } from './consoleSupport';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
 import { positionalTemplate, setFault, templateSends, startApi, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(180_000);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = 'console-token-0123456789';
-const SHOTS = join(__dirname, '..', '..', '.tmp');
 const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: FEED_DIR });
 let base = '';
 let browser: Browser;
 
 beforeAll(async () => {
-	if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
-	mkdirSync(SHOTS, { recursive: true });
 	base = await startApi(runner);
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	});
+	browser = await launchChromium();
 });
 afterAll(async () => {
 	await browser?.close();
@@ -118,11 +112,8 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 test('under the security headers the console and the queue board load with no CSP violation; Sign out ends the session for good', async () => {
 	const context = await browser.newContext();
 	const page = await context.newPage();
-	const violations: string[] = [];
-	page.on('console', (message) => {
-		// bull-board's page asks Google Fonts for its typeface: blocked on purpose (no third-party request), it falls back to system fonts.
-		if (/Content Security Policy|Refused to/i.test(message.text()) && !message.text().includes('https://fonts.googleapis.com/')) violations.push(message.text());
-	});
+	// bull-board's page asks Google Fonts for its typeface: blocked on purpose (no third-party request), it falls back to system fonts.
+	const violations = cspRefusals(page);
 	await signIn(page, TOKEN);
 	await page.waitForURL(`${base}/`);
 	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();

@@ -8,19 +8,17 @@
  * in Chromium (screenshot .tmp/console-funnel.png, nothing refused by the CSP) and the Convo node's
  * Campaign → Get through n8n-core.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
 import { convoNode, itemsThen, runWorkflow } from '../harness/workflow';
+import { consolePage, launchChromium, SHOTS } from './consoleSupport';
 import { apiCaller, deliveryOutcomes, positionalTemplate, runCli, setDelivery, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv, type DeliveryOutcome } from './support';
 
 jest.setTimeout(300_000);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = join(__dirname, '..', '..', '.tmp');
 const TOKEN = 'funnel-token-0123456789abcdef';
 const HEADER = 'X-Convo-Events';
 const SECRET = 'funnel-events-secret-7c2e91b4';
@@ -190,17 +188,8 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 	expect(result.outputOf('Convo')[0].json.funnel).toEqual(expected);
 
 	// The console shows it, under its CSP.
-	mkdirSync(SHOTS, { recursive: true });
-	browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-	const page = await (await browser.newContext({ viewport: { width: 1300, height: 1100 } })).newPage();
-	const violations: string[] = [];
-	page.on('console', (message) => {
-		if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-	});
-	await page.goto(`${base}/login`);
-	await page.getByTestId('token').fill(TOKEN);
-	await page.getByTestId('sign-in').click();
-	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+	browser = await launchChromium();
+	const { page, violations } = await consolePage(browser, base, TOKEN, { width: 1300, height: 1100 });
 	const pct = (rate: number) => `${(100 * rate).toFixed(1)}%`;
 	const listRow = page.getByTestId('campaign-row').filter({ hasText: id });
 	expect(await listRow.getByTestId('list-delivered').textContent()).toBe(`${pct(expected.rates.delivered)} ${expected.delivered}`);

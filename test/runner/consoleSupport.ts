@@ -1,0 +1,50 @@
+/**
+ * The console's browser tests' common parts: Debian's Chromium driven by playwright-core, a page
+ * signed in with the runner token, the CSP refusals the page met, and where screenshots go (.tmp/,
+ * which CI keeps).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const SHOTS = join(__dirname, '..', '..', '.tmp');
+
+/** A headless Chromium; the screenshot folder made. */
+export async function launchChromium(): Promise<Browser> {
+	if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+	mkdirSync(SHOTS, { recursive: true });
+	return chromium.launch({
+		executablePath: CHROMIUM,
+		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	});
+}
+
+/** Signs in at the console's page with `token` (refused or not: the caller looks). */
+export async function signIn(page: Page, base: string, token: string): Promise<void> {
+	await page.goto(`${base}/login`);
+	await page.getByTestId('token').fill(token);
+	await page.getByTestId('sign-in').click();
+}
+
+/**
+ * What the browser refuses under the server's CSP on `page`, as it happens. bull-board asks Google
+ * Fonts for its typeface: blocked on purpose, so not counted (console.test.ts checks the block).
+ */
+export function cspRefusals(page: Page): string[] {
+	const refusals: string[] = [];
+	page.on('console', (message) => {
+		if (/Content Security Policy|Refused to/i.test(message.text()) && !message.text().includes('https://fonts.googleapis.com/')) refusals.push(message.text());
+	});
+	return refusals;
+}
+
+/** A new page of `browser` at `viewport`, signed in at `base` and showing the campaign list, with its CSP refusals. */
+export async function consolePage(browser: Browser, base: string, token: string, viewport: { width: number; height: number }): Promise<{ page: Page; violations: string[] }> {
+	const page = await (await browser.newContext({ viewport, acceptDownloads: true })).newPage();
+	const violations = cspRefusals(page);
+	await signIn(page, base, token);
+	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+	return { page, violations };
+}

@@ -7,19 +7,27 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** The window's time: a monotonic clock in ms and a wait on it (a test passes a clock of its own). */
+export interface WindowClock {
+	now(): number;
+	sleep(ms: number): Promise<unknown>;
+}
+const realClock: WindowClock = { now: () => performance.now(), sleep: (ms) => sleep(ms) };
+
 export class RequestWindow {
-	/** When each of the last `limit` requests left (performance.now()), oldest first. */
+	/** When each of the last `limit` requests left (clock.now()), oldest first. */
 	private readonly left: number[] = [];
 
 	constructor(
 		private readonly limit: number,
 		private readonly windowMs: number,
+		private readonly clock: WindowClock = realClock,
 	) {}
 
 	/** Resolves when one more request may leave now; the request counts from then. */
 	async take(): Promise<void> {
 		for (;;) {
-			const now = performance.now();
+			const now = this.clock.now();
 			if (this.left.length < this.limit) {
 				this.left.push(now);
 				return;
@@ -30,7 +38,7 @@ export class RequestWindow {
 				this.left.push(now);
 				return;
 			}
-			await sleep(Math.ceil(wait));
+			await this.clock.sleep(Math.ceil(wait));
 		}
 	}
 }

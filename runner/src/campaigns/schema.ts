@@ -82,6 +82,11 @@ export interface Recipient {
 	buttons?: Array<{ index: number; sub_type: 'url'; text: string }>;
 }
 
+/** A recipient's B8 body: its variables, its phone, its buttons (the campaign's sends and its test send alike). */
+export function templateBody(recipient: Recipient): Record<string, unknown> {
+	return { ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) };
+}
+
 export type RowVerdict = { ok: true; recipient: Recipient } | { ok: false; line: number; phone: string; reason: string };
 
 /**

@@ -20,7 +20,7 @@ import { sendRetryDelay, type SendJobData } from '../jobs';
 import type { ConvoService } from '../service';
 import { failCampaign } from './control';
 import { dropQueuedSends } from './feeder';
-import { decodeRecipient } from './schema';
+import { decodeRecipient, templateBody } from './schema';
 import { campaignNumber } from '../homes';
 import { holdStarts, startNextInRun, WINDOW_ROOM, type ClaimedStart, type Place } from './spacing';
 
@@ -98,7 +98,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		try {
 			if (!claim.row) return await settleAndGoOn('failed', '', 'the recipient is missing from the snapshot');
 			const recipient = decodeRecipient(claim.row);
-			const outcome = await settings.send({ ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) }, shutdown);
+			const outcome = await settings.send(templateBody(recipient), shutdown);
 			switch (outcome.kind) {
 				case 'ok':
 					return await settleAndGoOn('sent', outcome.messageId ?? '', '');

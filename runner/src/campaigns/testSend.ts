@@ -1,14 +1,14 @@
 /**
  * A create's optional test send (`--test-to`, `test_to`, the node's "Test Send To"): the message of
  * the campaign's first accepted row, as the runner would send it (the same B8 request, built and
- * made by service.ts's templateSender, with the body send.ts gives it), goes to a test phone
+ * made by service.ts's templateSender, with schema.ts's templateBody), goes to a test phone
  * before the campaign may send. The campaign starts only when the service accepted it; otherwise
  * the create fails with what the service said and nothing sends. The test is no recipient: it is
  * in no ledger, count or report. docs/decisions.md, "Test send".
  */
 import { FieldError, UserError, type RunnerContext } from '../context';
 import { formatOf, readRecords, SourceError } from '../source';
-import { checkRow, decodeRecipient, encodeRecipient, type CampaignBasics, type Recipient } from './schema';
+import { checkRow, decodeRecipient, encodeRecipient, templateBody, type CampaignBasics } from './schema';
 import type { CampaignRecord } from './store';
 
 /** What a create (or a draft's start) answers of its test send. */
@@ -16,11 +16,6 @@ export interface TestSend {
 	to: string;
 	accepted: true;
 	message_id?: string;
-}
-
-/** A recipient's B8 body, as the send processor builds it (send.ts): its variables, its phone, its buttons. */
-function bodyOf(recipient: Recipient): Record<string, unknown> {
-	return { ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) };
 }
 
 /**
@@ -32,7 +27,7 @@ export async function sendTest(context: RunnerContext, campaign: Pick<CampaignBa
 	const service = context.service;
 	if (!service) throw new UserError(`${name} needs the service: set CONVO_EXTERNAL_URL and CONVO_API_KEY where the campaign is created`);
 	const send = service.templateSender({ template_id: campaign.templateId, from_phone_number: campaign.from, agent_id: campaign.agentId || undefined });
-	const outcome = await send(bodyOf({ ...decodeRecipient(row), phone: to }));
+	const outcome = await send(templateBody({ ...decodeRecipient(row), phone: to }));
 	const refused = (what: string) => new FieldError(`${name} ${to}: ${what}; nothing was started, no recipient was sent`, name);
 	switch (outcome.kind) {
 		case 'ok':

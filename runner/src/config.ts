@@ -64,6 +64,12 @@ const schema = z.object({
 		.default([60_000, 600_000, 3_600_000, 86_400_000]),
 	/** Delivery checks per second, for the whole account (every process together); never taken from sends. */
 	RUNNER_TRACKING_RATE: positiveInt(20),
+	/**
+	 * Whether this process makes delivery checks (`on`, the default) or only sends (`off`): a role,
+	 * so send workers keep their CPU for sends while other processes check (README, "Delivery
+	 * tracking"). With every process off, nothing is tracked.
+	 */
+	RUNNER_TRACKING: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
 	/** Sends in flight per process. */
 	RUNNER_CONCURRENCY: positiveInt(10),
 	/** Sends per second per business number when a campaign does not say. */

@@ -261,8 +261,8 @@ const JOBS = {
 		name: 'track',
 		schedulerId: () => 'tracker',
 		options: scheduledJob,
-		// Only a process that talks to the service tracks (every worker does).
-		processor: ({ context }) => (context.service ? () => trackOnce(context) : undefined),
+		// Only a process that talks to the service tracks, unless its operator gave it the send role alone (RUNNER_TRACKING=off).
+		processor: ({ context }) => (context.service && context.config.RUNNER_TRACKING === 'on' ? () => trackOnce(context) : undefined),
 	} satisfies JobKind<Record<string, never>>,
 	/** Starts a scheduled (`--at`) campaign at its time; one per campaign. It may wait for its campaign's commit while attempts remain. */
 	start: {

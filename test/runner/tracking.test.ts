@@ -251,3 +251,22 @@ test('without the messaging API credential tracking uses B7 only and says conver
 	expect(view.funnel).toMatchObject({ sent: 6, delivered: 5, read: 5, failed_delivery: 1, failed_reasons: [{ reason: REASON, count: 1 }], tracking: 'conversations_only', settled: true });
 	expect(statusChecks().perMessage.size).toBe(0);
 });
+
+test('RUNNER_TRACKING=off makes a send-only process: it sends and checks nothing; a process with tracking on then checks every message', async () => {
+	for (const process of runner.processes) await process.kill('SIGKILL');
+	proxy.requests.length = 0;
+	proxy.arrivals.length = 0;
+	runner.spawnWorker({ ...throughProxy(), RUNNER_TRACKING: 'off' });
+	const id = await createCampaignOver(8, 44);
+	await waitFor('the campaign to complete', async () => (await getCampaign(runner.context, id))?.state === 'completed' || undefined, 60_000, 200);
+	// Two schedule steps (3 s, 6 s) fall due meanwhile: a tracking process would have asked A1 twice per message.
+	await new Promise((resolve) => setTimeout(resolve, 8000));
+	expect(statusChecks().times).toHaveLength(0);
+	expect(proxy.requests.filter((url) => url.pathname.endsWith('/conversations'))).toHaveLength(0);
+	expect((await campaignView(runner.context, id)).funnel).toMatchObject({ sent: 8, delivered: 0, settled: false });
+
+	runner.spawnWorker({ ...throughProxy(), RUNNER_TRACKING: 'on' });
+	const view = await waitFor('tracking by the other process to settle', settled(id), 120_000, 500);
+	expect(view.funnel).toMatchObject({ sent: 8, delivered: 8, read: 8, in_flight: 0, settled: true });
+	expect(statusChecks().perMessage.size).toBe(8);
+});

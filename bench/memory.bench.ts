@@ -91,7 +91,8 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 		await cliWithPeak(['campaign', 'cancel', String(small.answer.id), '--json'], stack.env);
 
 		const { path } = writeRecipientsCsv(recipients, { seed: 30 });
-		const workerPid = spawnShippedWorker(stack).child.pid;
+		// The send role alone: delivery tracking is its own process's work (RUNNER_TRACKING), costed in benchmark 9.
+		const workerPid = spawnShippedWorker(stack, { RUNNER_TRACKING: 'off' }).child.pid;
 		// Started and idle before the measured create, as a deployed worker is.
 		await new Promise((resolve) => setTimeout(resolve, 3000));
 		const cpuBefore = cpuSeconds(workerPid);
@@ -181,6 +182,7 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 			figures,
 			notes: [
 				`${label(recipients)} recipients, created by the CLI, sent by one worker (RUNNER_CONCURRENCY 50, --rate 1000, no latency), started as the package ships it: runner/bin/convo-runner.mjs run as a program beside the built bundle (dist/), so its shebang's node flags apply.`,
+				'The worker has the send role alone (RUNNER_TRACKING=off): these are the send path\'s figures. Delivery tracking (#22) is a process role of its own; its Redis cost per sent message is benchmark 9\'s "on less off".',
 				'Bytes: INFO used_memory minus its value before the create. Commands and Redis CPU: INFO commandstats (calls, usec) and INFO cpu (the server process, user + sys) after minus before, everything Redis ran meanwhile; commandstats counts a script\'s own commands both by themselves and in its EVALSHA, so its usec is an upper figure and the process CPU the plain one.',
 				'The a1cb78e column: that commit\'s figures in docs/benchmarks.md (2026-11-22); its Redis CPU was measured on 2026-11-23 by running that commit\'s benchmark with these probes added, a run that gave 91.8 commands per recipient, 0.48 ms worker CPU per send, worker 289 MB and create 177 MB / 148 MB on that day\'s machine load.',
 				`The creates of ${label(smaller)} and ${label(largest)} recipients are created for tomorrow and cancelled (they send nothing); the largest runs after the sends, so it weighs on none of their figures.`,

@@ -3,17 +3,17 @@
  * recipients, 100/s on one number, 50 ms latency, one runner process) runs twice against a
  * sandbox drawing delivery outcomes (90% delivered, 60% read, 5% failed, short delays):
  *
- *   off  no check falls due during the run (RUNNER_TRACKING_SCHEDULE 1d): what sending does alone.
- *        A runner always has the external API, so B7 tracking cannot be switched off; the walk
- *        that enrolls each sent message still runs, only the checks do not.
+ *   off  the worker has the send role alone (RUNNER_TRACKING=off): what sending does alone.
  *   on   A1 checks at +1 s, +3 s, +10 s after each send (CONVO_BASE_URL and CONVO_ACCESS_TOKEN set),
  *        RUNNER_TRACKING_RATE 50: the checks run while the campaign sends.
  *
  * Every figure is read from the sandbox's own logs: each send's arrival (request.receivedAt), each
- * A1 status request's and each B7 lookup's time (GET /__sandbox/delivery/checks).
+ * A1 status request's and each B7 lookup's time (GET /__sandbox/delivery/checks); tracking's Redis
+ * cost per message is Redis's own count (INFO commandstats), on less off.
  */
-import { round, size, sleep, type BenchResult, type Figure } from './lib/common';
-import { rateFigures } from './lib/common';
+import { Redis } from 'ioredis';
+
+import { callsBetween, commandCalls, commandMicros, rateFigures, round, size, sleep, type BenchResult, type Figure } from './lib/common';
 import { runCampaign, sendsFrom, setFault, SEND_ENDPOINT, workerPeaksMb } from './lib/stack';
 import { deliveryChecks, setDelivery, startRunnerUnderTest, type DeliveryChecks } from '../test/runner/support';
 
@@ -41,6 +41,9 @@ export interface TrackingRun {
 	maxSlidingChecks: number;
 	maxSlidingRequests: number;
 	peakRssMb: number[];
+	/** Redis commands and commandstats usec from the worker's start to AFTER_MS after completion. */
+	redisCommands: number;
+	redisMicros: number;
 }
 
 const times = (byKey: Record<string, string[]>) => Object.values(byKey).flatMap((list) => list.map((iso) => Date.parse(iso)));
@@ -59,9 +62,15 @@ async function runMode(redisUrl: string, mode: Mode, recipients: number, seed: n
 			],
 			delays_ms: { sent: 200, delivered: 500, read: 1500, failed: 800 },
 		});
+		const redis = new Redis(redisUrl);
+		const callsBefore = await commandCalls(redis);
+		const microsBefore = await commandMicros(redis);
 		stack.spawnWorker(mode.name === 'on' ? { CONVO_BASE_URL: stack.sandbox.baseUrl, CONVO_ACCESS_TOKEN: stack.business.accessToken } : {});
 		await runCampaign(stack, recipients, RATE, seed);
 		await sleep(AFTER_MS);
+		const redisCommands = [...callsBetween(callsBefore, await commandCalls(redis)).values()].reduce((sum, n) => sum + n, 0);
+		const redisMicros = (await commandMicros(redis)) - microsBefore;
+		redis.disconnect();
 		const peaks = workerPeaksMb(stack);
 		const sendTimes = (await sendsFrom(stack)).map((message) => Date.parse(message.request?.receivedAt ?? message.createdAt));
 		const rates = rateFigures(sendTimes);
@@ -80,6 +89,8 @@ async function runMode(redisUrl: string, mode: Mode, recipients: number, seed: n
 			maxSlidingChecks: rateFigures(status).maxSliding,
 			maxSlidingRequests: rateFigures([...status, ...lookups]).maxSliding,
 			peakRssMb: peaks.map((peak) => round(peak)),
+			redisCommands,
+			redisMicros,
 		};
 	} finally {
 		await stack.close();
@@ -90,7 +101,7 @@ export async function benchTracking(redisUrl: string): Promise<BenchResult> {
 	const started = Date.now();
 	const recipients = size(10_000, 1_000);
 	const modes: Mode[] = [
-		{ name: 'off', env: { RUNNER_TRACKING_SCHEDULE: '1d', RUNNER_TRACKING_RATE: String(TRACKING_RATE) } },
+		{ name: 'off', env: { RUNNER_TRACKING: 'off', RUNNER_TRACKING_RATE: String(TRACKING_RATE) } },
 		{ name: 'on', env: { RUNNER_TRACKING_SCHEDULE: '1s,3s,10s', RUNNER_TRACKING_RATE: String(TRACKING_RATE) } },
 	];
 	const runs: TrackingRun[] = [];
@@ -115,6 +126,10 @@ export async function benchTracking(redisUrl: string): Promise<BenchResult> {
 		{ figure: 'tracking on: most A1 + B7 tracking requests in any sliding second', value: on.maxSlidingRequests, target: `<= ${TRACKING_RATE}`, met: on.maxSlidingRequests <= TRACKING_RATE },
 		{ figure: 'tracking off: A1 checks and B7 lookups', value: off.statusChecks + off.conversationLookups, target: '0', met: off.statusChecks + off.conversationLookups === 0 },
 		{ figure: 'runner peak RSS, off / on', value: `${off.peakRssMb.join(' + ')} / ${on.peakRssMb.join(' + ')}`, unit: 'MB' },
+		{
+			figure: "tracking's Redis cost per sent message (on less off): commands / commandstats usec",
+			value: `${round((on.redisCommands - off.redisCommands) / recipients, 1)} / ${round((on.redisMicros - off.redisMicros) / recipients, 1)} µs`,
+		},
 	);
 	return {
 		name: 'tracking',
@@ -125,7 +140,8 @@ export async function benchTracking(redisUrl: string): Promise<BenchResult> {
 		figures,
 		notes: [
 			`${recipients.toLocaleString('en-US')} recipients at ${RATE}/s on one number, ${LATENCY_MS} ms latency, concurrency 10, one worker process; the sandbox draws 90% delivered, 60% read, 5% failed (two reasons), delays 200 / 500 / 1,500 / 800 ms.`,
-			`off: RUNNER_TRACKING_SCHEDULE 1d, so no check falls due during the run (a runner always has the external API, so B7 tracking cannot be turned off; the walk enrolling each sent message still runs). on: A1 at +1 s, +3 s, +10 s, RUNNER_TRACKING_RATE ${TRACKING_RATE}.`,
+			`off: the worker started with RUNNER_TRACKING=off (the send role alone: no walk, no check). on: A1 at +1 s, +3 s, +10 s, RUNNER_TRACKING_RATE ${TRACKING_RATE}.`,
+			`Redis cost: INFO commandstats calls and usec from the worker's start to ${AFTER_MS / 1000} s after completion, on less off, per recipient: the walk enrolling each sent message and its checks made by then (the last sends' +10 s checks may fall after it).`,
 			'Sustained rate = the middle 90% of the sends by the sandbox\'s arrival time; checks are timed by the sandbox\'s log of A1 status requests and B7 lookups (GET /__sandbox/delivery/checks). A failure\'s B7 reason lookup is made in the place of the A1 check that found it.',
 		],
 		details: { runs },

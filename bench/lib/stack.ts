@@ -86,8 +86,8 @@ export function buildRunnerBundle(): void {
  * node flags apply, no wrapper process) beside the built bundle, as `npm install convo-runner` lays
  * them out (bin/ and dist/; the bin runs dist/ when no sources sit beside it). The bundle is built first.
  */
-export function spawnShippedWorker(stack: RunnerUnderTest): SpawnedRunner {
-	const runner = spawnRunner(['worker'], stack.env, [shippedBin()]);
+export function spawnShippedWorker(stack: RunnerUnderTest, extra: NodeJS.ProcessEnv = {}): SpawnedRunner {
+	const runner = spawnRunner(['worker'], { ...stack.env, ...extra }, [shippedBin()]);
 	stack.processes.push(runner);
 	return runner;
 }

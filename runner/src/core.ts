@@ -113,7 +113,14 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const name = settings.name ?? defaultCampaignName(rowsAtHand ? undefined : settings.source, Date.now());
-	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter };
+	const endAt = settings.endAt === undefined ? undefined : Date.parse(settings.endAt);
+	if (endAt !== undefined) {
+		if (schedule) throw new UserError(`${names.endAt} does not go with ${names.cron}: an end is one time, a schedule repeats (its runs are campaigns of their own)`);
+		const startsAt = settings.at ? Date.parse(settings.at) : Date.now() + context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
+		if (endAt <= startsAt) throw new UserError(`${names.endAt} must be after the campaign starts (${settings.at ? names.at : 'now'})`);
+	}
+	if (settings.window && schedule) throw new UserError(`${names.window} does not go with ${names.cron} yet: give the schedule's runs their hours with the cron pattern`);
+	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, window: settings.window, endAt };
 	return { settings, common, schedule };
 }
 
@@ -199,6 +206,7 @@ async function createDraft(context: RunnerContext, input: CampaignSettings, reco
 	// A draft is made over the API only: its source is a URL, or a label of rows it gets in the request.
 	const { settings, common } = checkedSettings(context, input, names, records !== undefined || !isHttpUrl(input.source));
 	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
+	if (settings.window || settings.endAt) throw new UserError(`${settings.window ? names.window : names.endAt} does not go with a draft yet: create the campaign with all its rows at once`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;

@@ -124,6 +124,8 @@ interface CreateOptions extends RunOptions {
 	delimiter?: string;
 	at?: string;
 	testTo?: string;
+	window?: string;
+	end?: string;
 	dryRun?: boolean;
 }
 
@@ -142,11 +144,13 @@ export function addCampaignCommands(program: Command): void {
 		.option('--delimiter <delimiter>', "a CSV's delimiter: comma, semicolon or tab (default: told from the header line)")
 		.addOption(rateOption('sends per second for this number'))
 		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
+		.option('--window <hours>', 'send only within these hours in each recipient\'s local time: 09:00-20:00, or "mon-fri 09:00-20:00, sat 10:00-14:00"; a tz column (IANA name) sets a row\'s zone, else its phone\'s country')
+		.option('--end <iso>', 'recipients still unsent at this time (ISO 8601 with offset) are expired, and the campaign finishes')
 		.option('--test-to <phone>', "first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)")
 		.option('--dry-run', 'check every row as the create would and print the counts, reasons, first rejected rows and estimated duration; stores and sends nothing (no test send)');
 	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
-		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo, dryRun } = options;
-		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo, dryRun });
+		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo, window, end, dryRun } = options;
+		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo, window, endAt: end, dryRun });
 		// A dry run has nothing to follow: --wait is left alone.
 		if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
 		const tested = created.test_send ? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n` : '';

@@ -202,3 +202,49 @@ export function nextOpening(week: WeekWindow, key: ZoneKey, ms: number): [number
 	}
 	return undefined;
 }
+
+/** How far ahead a dry run's estimate looks for openings: recipients not sendable by then are left out of its duration. */
+const ESTIMATE_HORIZON_MS = 31 * DAY_SECONDS * 1000;
+
+/**
+ * A dry run's estimate of a campaign sent at `rate`, starting at `startsAt` (ms on the campaign's
+ * clock): zones ([key, recipients]) are sent as the feeder sends them, zone by zone while open,
+ * the number's rate shared; without a window every recipient is open at once. Answers when the
+ * last send would be, and how many the end (`endAt`) would leave unsent (they would expire).
+ */
+export function estimateSends(input: { rate: number; startsAt: number; accepted: number; week?: WeekWindow; zones?: Array<[ZoneKey, number]>; endAt?: number }): { endsAt: number; expired: number } {
+	const { rate, startsAt, endAt } = input;
+	const stop = Math.min(endAt ?? Infinity, startsAt + ESTIMATE_HORIZON_MS);
+	const { week } = input;
+	if (!week) {
+		const sendable = endAt === undefined ? input.accepted : Math.min(input.accepted, Math.floor(((endAt - startsAt) / 1000) * rate));
+		return { endsAt: startsAt + Math.ceil(sendable / rate) * 1000, expired: input.accepted - sendable };
+	}
+	const left = (input.zones ?? []).map(([key, count]) => ({ key, count }));
+	let at = startsAt;
+	let endsAt = startsAt;
+	while (at < stop) {
+		const open = left.filter((zone) => zone.count > 0).map((zone) => ({ zone, opening: nextOpening(week, zone.key, at) }));
+		if (open.length === 0) break;
+		// The next moment something changes: the earliest close of a zone open now, or the earliest opening.
+		const now = open.filter((each) => each.opening && each.opening[0] <= at);
+		const later = open.flatMap((each) => (each.opening && each.opening[0] > at ? [each.opening[0]] : []));
+		if (now.length === 0) {
+			if (later.length === 0) break;
+			at = Math.min(...later);
+			continue;
+		}
+		const until = Math.min(stop, ...now.map((each) => (each.opening as [number, number])[1]), ...later);
+		let room = Math.floor(((until - at) / 1000) * rate);
+		let spent = 0;
+		for (const { zone } of now) {
+			const sent = Math.min(zone.count, room);
+			zone.count -= sent;
+			room -= sent;
+			spent += sent;
+		}
+		if (spent > 0) endsAt = at + Math.ceil(spent / rate) * 1000;
+		at = until;
+	}
+	return { endsAt, expired: endAt === undefined ? 0 : left.reduce((sum, zone) => sum + zone.count, 0) };
+}

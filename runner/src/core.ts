@@ -219,7 +219,6 @@ async function createDraft(context: RunnerContext, input: CampaignSettings, reco
 	// A draft is made over the API only: its source is a URL, or a label of rows it gets in the request.
 	const { settings, common } = checkedSettings(context, input, names, records !== undefined || !isHttpUrl(input.source));
 	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
-	if (settings.window || settings.endAt) throw new UserError(`${settings.window ? names.window : names.endAt} does not go with a draft yet: create the campaign with all its rows at once`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;

@@ -74,7 +74,7 @@ export interface StagedRows {
 const nothingStaged = (): StagedRows => ({ recipients: [], ledger: [], phones: [], zones: [] });
 
 /** Indexes per field of a zone's list (keys.zoneIndexes): about 7 KB each, read whole by the feeder. */
-export const ZONE_CHUNK = 1000;
+const ZONE_CHUNK = 1000;
 
 /** A windowed campaign's zones as its hash keeps them (`zones`): [zone key, recipients, chunks] by zone number. */
 export type ZoneTable = Array<[ZoneKey, number, number]>;
@@ -84,11 +84,18 @@ export type ZoneTable = Array<[ZoneKey, number, number]>;
  * holding at most one unfinished chunk per zone (a few hundred zones at most).
  */
 class ZoneLists {
-	readonly table: ZoneTable = [];
+	readonly table: ZoneTable;
 	private readonly numbers = new Map<ZoneKey, number>();
 	private readonly open = new Map<number, string[]>();
 
-	constructor(readonly finder: ZoneFinder) {}
+	/** `table`: a draft's zones so far (its later chunks add to them). */
+	constructor(
+		readonly finder: ZoneFinder,
+		table: ZoneTable = [],
+	) {
+		this.table = table.map(([key, count, chunks]) => [key, count, chunks]);
+		this.table.forEach(([key], zone) => this.numbers.set(key, zone));
+	}
 
 	add(key: ZoneKey, index: string, staged: StagedRows): void {
 		let zone = this.numbers.get(key);
@@ -166,8 +173,9 @@ export class RowChecker {
 		private readonly firstIndex: number,
 		private readonly rejectionsShown: number,
 		zones?: ZoneFinder,
+		zoneTable?: ZoneTable,
 	) {
-		if (zones) this.zones = new ZoneLists(zones);
+		if (zones) this.zones = new ZoneLists(zones, zoneTable);
 	}
 
 	check(record: SourceRecord, seen: Map<string, number>): void {
@@ -284,7 +292,7 @@ if rows > 0 then
 end
 for i = 9, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
 if expires ~= '' then
-  for _, key in ipairs({ meta, rcp, ledger, phones }) do redis.call('PEXPIREAT', key, expires) end
+  for _, key in ipairs({ meta, rcp, ledger, phones, KEYS[13] }) do redis.call('PEXPIREAT', key, expires) end
 else
   redis.call('PERSIST', rcp)
   redis.call('PERSIST', ledger)

@@ -101,7 +101,7 @@ const WINDOW_CLOSED = -3;
  * A claim this close to its window's close is refused: the send it starts must reach the service
  * before the window closes, and a B8 call answers in well under this.
  */
-export const CLOSE_MARGIN_MS = 2000;
+const CLOSE_MARGIN_MS = 2000;
 
 /**
  * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and

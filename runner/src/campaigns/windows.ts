@@ -88,7 +88,7 @@ function formatter(zone: string): Intl.DateTimeFormat {
 }
 
 /** True for a time zone name Intl knows (IANA names such as Europe/Berlin). */
-export function isTimeZone(name: string): boolean {
+function isTimeZone(name: string): boolean {
 	try {
 		formatter(name);
 		return true;
@@ -100,7 +100,7 @@ export function isTimeZone(name: string): boolean {
 const WEEKDAY: Record<string, number> = { Mon: 0, Tue: 1, Wed: 2, Thu: 3, Fri: 4, Sat: 5, Sun: 6 };
 
 /** The weekday (0 Monday) and the second of the day at `ms` in `zone`. */
-export function localTime(zone: string, ms: number): { day: number; second: number } {
+function localTime(zone: string, ms: number): { day: number; second: number } {
 	const parts = Object.fromEntries(formatter(zone).formatToParts(new Date(ms)).map((part) => [part.type, part.value]));
 	return { day: WEEKDAY[parts.weekday], second: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second) };
 }
@@ -120,7 +120,7 @@ function zoneOpening(week: WeekWindow, zone: string, ms: number): [number, numbe
  */
 export type ZoneKey = string;
 
-export function zonesOf(key: ZoneKey): string[] {
+function zonesOf(key: ZoneKey): string[] {
 	return key.startsWith('country:') ? (getCountry(key.slice('country:'.length))?.timezones ?? []) : [key];
 }
 
@@ -139,7 +139,7 @@ export function openingAt(week: WeekWindow, key: ZoneKey, ms: number): [number, 
 const WEEK_STEP_MS = 15 * 60_000;
 
 /** True when the window is open in every zone of `key` at some moment of the week after `from`. */
-export function everOpen(week: WeekWindow, key: ZoneKey, from: number): boolean {
+function everOpen(week: WeekWindow, key: ZoneKey, from: number): boolean {
 	for (let at = from; at < from + 7 * DAY_SECONDS * 1000; at += WEEK_STEP_MS) if (openingAt(week, key, at)) return true;
 	return false;
 }
@@ -193,7 +193,7 @@ export class ZoneFinder {
  * The next opening at or after `ms` for a zone key (searched in WEEK_STEP_MS steps over a week,
  * then to the second): what a dry run's estimate walks. Undefined when it never opens.
  */
-export function nextOpening(week: WeekWindow, key: ZoneKey, ms: number): [number, number] | undefined {
+function nextOpening(week: WeekWindow, key: ZoneKey, ms: number): [number, number] | undefined {
 	const now = openingAt(week, key, ms);
 	if (now) return now;
 	for (let at = ms - (ms % WEEK_STEP_MS) + WEEK_STEP_MS; at < ms + 8 * DAY_SECONDS * 1000; at += WEEK_STEP_MS) {

@@ -12,7 +12,7 @@ import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from '.
 /** A campaign's status in one line: id, name, state and counts (`status`, and the end of a followed create). */
 function describeCounts(status: core.CampaignStatus): string {
 	const c = status.counts;
-	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, cancelled ${c.cancelled}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
+	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, cancelled ${c.cancelled}, expired ${c.expired}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
 }
 
 /** The funnel as `campaign status` prints it under the counts: one line, then one per failure reason. */

@@ -17,7 +17,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { createCampaign, campaignStatus } from '../../runner/src/core';
+import { API_NAMES, createCampaign, campaignStatus } from '../../runner/src/core';
 import { positionalTemplate, report, startRunnerUnderTest, templateSends, useRedisServer, waitFor, type RunnerUnderTest, type SandboxMessage } from './support';
 
 jest.setTimeout(240_000);
@@ -115,4 +115,35 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 
 	// The rate: the number's 5/s in every sliding second of the sandbox's log (tolerance as rate.test.ts: 10% + 2).
 	expect(maxPerSecond(sends)).toBeLessThanOrEqual(Math.floor(RATE * 1.1) + 2);
+});
+
+test('a dry run counts who the end would leave unsent in their windows, asks for a tz column where a country never opens whole, and stores nothing', async () => {
+	const lines = ['phone,tz,1,2', ...phones('234803124', 10).map((phone) => `+${phone},,a,b`), ...phones('8190124', 5).map((phone) => `+${phone},,a,b`), '+79161234567,,a,b', '+4917099999998,Nowhere/Town,a,b'];
+	const dir = mkdtempSync(join(tmpdir(), 'convo-windows-'));
+	writeFileSync(join(dir, 'dry.csv'), `${lines.join('\n')}\n`);
+	const before = (await runner.context.redis.keys(`${runner.env.RUNNER_PREFIX}:*campaign*`)).length;
+	// 09:00-10:00: Tokyo opens at 00:00 UTC, Lagos at 08:00 UTC the next day; the end leaves Tokyo one second at 2/s.
+	const dry = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[1], source: join(dir, 'dry.csv'), rate: 2, window: '09:00-10:00', endAt: '2030-01-16T00:00:01Z', dryRun: true });
+	if (dry.kind !== 'dry_run') throw new Error('expected a dry run');
+	expect(dry.counts).toEqual({ accepted: 15, rejected: 2, expired: 13 });
+	expect(dry.zones).toEqual([{ zone: 'Africa/Lagos', recipients: 10 }, { zone: 'Asia/Tokyo', recipients: 5 }]);
+	expect(dry.rejections.map((rejection) => [rejection.line, rejection.reason])).toEqual([
+		[17, expect.stringMatching(/country \(RU\) spans \d+ time zones .* add a tz column/)],
+		[18, expect.stringContaining('tz is not a time zone')],
+	]);
+	expect(dry.reasons).toContainEqual({ outcome: 'expired', reason: expect.stringContaining('end'), count: 13, varies: false });
+	// Its duration waits for Tokyo's window, ten hours off: the end, not the rate, bounds it.
+	// (whole seconds from its start, rounded up).
+	const endsAt = Date.parse(dry.estimate.ends_at) + offset;
+	expect(endsAt - Date.parse('2030-01-16T00:00:01Z')).toBeGreaterThanOrEqual(0);
+	expect(endsAt - Date.parse('2030-01-16T00:00:01Z')).toBeLessThan(1000);
+	expect((await runner.context.redis.keys(`${runner.env.RUNNER_PREFIX}:*campaign*`)).length).toBe(before);
+});
+
+test('a bad window or end is refused naming the setting as the client calls it', async () => {
+	const settings = { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[1], source: '/nonexistent.csv' };
+	await expect(createCampaign(runner.context, { ...settings, window: '20:00-09:00' })).rejects.toThrow('--window 20:00-09:00 ends before it starts');
+	await expect(createCampaign(runner.context, { ...settings, window: 'mon-fri 9-5' }, undefined, API_NAMES)).rejects.toThrow(/^window "9-5" is not a time range/);
+	await expect(createCampaign(runner.context, { ...settings, endAt: 'tomorrow' }, undefined, API_NAMES)).rejects.toThrow(/^end_at /);
+	await expect(createCampaign(runner.context, { ...settings, endAt: '2020-01-01T00:00:00Z' })).rejects.toThrow('--end must be after the campaign starts (now)');
 });

@@ -3,15 +3,17 @@
  * recipient's zone (a tz column, the phone's country, a country of several zones), when a zone is
  * open (daylight saving time included), and a dry run's estimate across windows and an end.
  */
-import { estimateSends, openingAt, parseWindow, ZoneFinder } from '../../runner/src/campaigns/windows';
+import { describeWindow, estimateSends, openingAt, parseWindow, ZoneFinder } from '../../runner/src/campaigns/windows';
 import { loadConfig } from '../../runner/src/config';
 
 const HOURS = (h: number, m = 0) => (h * 60 + m) * 60;
 const DAY = parseWindow('09:00-20:00');
 const at = (iso: string) => Date.parse(iso);
 
-test('the syntax: every day, day groups, seconds; a day not named is closed', () => {
+test('the syntax: every day, day groups, seconds; a day not named is closed; shown back as it reads', () => {
 	expect(DAY).toEqual(Array(7).fill([HOURS(9), HOURS(20)]));
+	expect(describeWindow(DAY)).toBe('09:00-20:00');
+	expect(describeWindow(parseWindow('sat 10:00-14:00, mon-fri 09:00-20:00, sun 10:00:30-11:00'))).toBe('mon-fri 09:00-20:00, sat 10:00-14:00, sun 10:00:30-11:00');
 	expect(parseWindow('mon-fri 09:00-20:00, sat 10:00-14:00')).toEqual([...Array(5).fill([HOURS(9), HOURS(20)]), [HOURS(10), HOURS(14)], null]);
 	expect(parseWindow('SUN 00:00:30-24:00')[6]).toEqual([30, HOURS(24)]);
 });

@@ -11,7 +11,7 @@ import { NotFoundError, type RunnerContext } from '../context';
 import { storedCampaignName } from './names';
 import { repliedCount } from './replies';
 import { trackingMode, type TrackingMode } from './tracking';
-import { decodeWindow, type WeekWindow } from './windows';
+import { decodeWindow, describeWindow, type WeekWindow } from './windows';
 import type { ZoneTable } from './create';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
@@ -230,6 +230,9 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
 		created_at: new Date(campaign.createdAt).toISOString(),
 		finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
+		// A send window and an end (campaigns/windows.ts), when it has them.
+		...(campaign.window ? { window: describeWindow(campaign.window), zones: (campaign.zones ?? []).map(([zone, recipients]) => ({ zone, recipients })) } : {}),
+		...(campaign.endAt !== undefined ? { end_at: new Date(campaign.endAt).toISOString() } : {}),
 	};
 }
 

@@ -71,6 +71,25 @@ export function parseWindow(text: string): WeekWindow {
 	return week;
 }
 
+const clock = (second: number) => {
+	const text = [Math.floor(second / 3600), Math.floor(second / 60) % 60].map((part) => String(part).padStart(2, '0')).join(':');
+	return second % 60 ? `${text}:${String(second % 60).padStart(2, '0')}` : text;
+};
+
+/** A window as parseWindow reads it: `09:00-20:00` when every day is the same, else day groups. */
+export function describeWindow(week: WeekWindow): string {
+	const spans = week.map((open) => (open ? `${clock(open[0])}-${clock(open[1])}` : ''));
+	if (spans.every((text) => text !== '' && text === spans[0])) return spans[0];
+	const groups: string[] = [];
+	for (let day = 0; day < 7; ) {
+		let last = day;
+		while (last + 1 < 7 && spans[last + 1] === spans[day]) last++;
+		if (spans[day] !== '') groups.push(`${DAYS[day]}${last > day ? `-${DAYS[last]}` : ''} ${spans[day]}`);
+		day = last + 1;
+	}
+	return groups.join(', ');
+}
+
 /** The stored form of a window: its weekdays' spans, compact (the campaign hash keeps it). */
 export const encodeWindow = (week: WeekWindow) => JSON.stringify(week);
 export const decodeWindow = (text: string) => JSON.parse(text) as WeekWindow;

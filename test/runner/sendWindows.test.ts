@@ -35,6 +35,7 @@ beforeAll(async () => {
 	redis = await useRedisServer();
 	offset = FAKE_START - Date.now();
 	runner = await startRunnerUnderTest(redis.url, { RUNNER_TEST_CLOCK_OFFSET_MS: String(offset) });
+	runner.spawnWorker();
 });
 afterAll(async () => {
 	await runner?.close();
@@ -74,7 +75,6 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 	const lines = ['phone,tz,1,2', ...ZONES.dhaka.map((phone) => `+${phone},Asia/Dhaka,a,b`), ...[...ZONES.lagos, ...ZONES.kathmandu, ...ZONES.tokyo, ...ZONES.brazil].map((phone) => `+${phone},,a,b`), '+4917099999999,Mars/Olympus,a,b'];
 	const dir = mkdtempSync(join(tmpdir(), 'convo-windows-'));
 	writeFileSync(join(dir, 'audience.csv'), `${lines.join('\n')}\n`);
-	runner.spawnWorker();
 	const endAt = new Date(CLOSE_AND_OPEN + 40_000).toISOString();
 	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: join(dir, 'audience.csv'), rate: RATE, window: '09:00-20:00', endAt });
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
@@ -146,4 +146,23 @@ test('a bad window or end is refused naming the setting as the client calls it',
 	await expect(createCampaign(runner.context, { ...settings, window: 'mon-fri 9-5' }, undefined, API_NAMES)).rejects.toThrow(/^window "9-5" is not a time range/);
 	await expect(createCampaign(runner.context, { ...settings, endAt: 'tomorrow' }, undefined, API_NAMES)).rejects.toThrow(/^end_at /);
 	await expect(createCampaign(runner.context, { ...settings, endAt: '2020-01-01T00:00:00Z' })).rejects.toThrow('--end must be after the campaign starts (now)');
+});
+
+test('without a window, an end stops the sends already queued: nothing arrives after it, the rest expire', async () => {
+	const audience = phones('4917013', 400);
+	const dir = mkdtempSync(join(tmpdir(), 'convo-windows-'));
+	writeFileSync(join(dir, 'end.csv'), `${['phone,1,2', ...audience.map((phone) => `+${phone},a,b`)].join('\n')}\n`);
+	// 400 at 20/s is 20 s of sends, all queued at once (the feeder's window is 20 s of work); the end comes after 6.
+	const endAt = Date.now() + offset + 6000;
+	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[2], source: join(dir, 'end.csv'), rate: 20, endAt: new Date(endAt).toISOString() });
+	if (created.kind !== 'campaign') throw new Error('expected a campaign');
+	await waitFor('the campaign to complete at its end', async () => (await campaignStatus(runner.context, created.id)).state === 'completed', 60_000, 500);
+	const sends = (await templateSends(runner.sandbox)).filter((message) => audience.includes(message.to));
+	const status = await campaignStatus(runner.context, created.id);
+	expect(status.counts).toMatchObject({ sent: sends.length, expired: 400 - sends.length, pending: 0, claimed: 0 });
+	expect(sends.length).toBeGreaterThan(20);
+	expect(sends.length).toBeLessThan(400);
+	// A send claimed just before the end arrives a moment after it (its HTTP call): never later than that.
+	const late = sends.filter((message) => Date.parse(message.createdAt) + offset > endAt + 250);
+	expect(late.map((message) => new Date(Date.parse(message.createdAt) + offset).toISOString())).toEqual([]);
 });

@@ -24,6 +24,7 @@ import { benchReindex } from './reindex.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchStartup } from './startup.bench';
 import { benchTracking } from './tracking.bench';
+import { benchWindows } from './windows.bench';
 import { benchWorkflow } from './workflow.bench';
 
 /** In the order they run: 2 reads 1's figures, 5 states its headroom over 1 to 4; 6 and 7 stand alone. */
@@ -37,6 +38,7 @@ const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchRe
 	cluster: benchCluster,
 	numbers: benchNumbers,
 	tracking: benchTracking,
+	windows: benchWindows,
 };
 
 function chosen(): string[] {

@@ -165,6 +165,17 @@ const schema = z.object({
 	/** A reply belongs to the campaign that last messaged its phone within this time before it. */
 	RUNNER_REPLY_WINDOW: durationMs.default(72 * 3_600_000),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+	/**
+	 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on
+	 * (campaigns/windows.ts), so a test can stand at 19:59:45 somewhere without waiting for it. A
+	 * campaign created with it keeps it (its hash's `clock_offset`), for every process and the
+	 * claim's script alike. Refused when NODE_ENV is production.
+	 */
+	RUNNER_TEST_CLOCK_OFFSET_MS: z.coerce.number().int().default(0),
+	NODE_ENV: z.string().optional(),
+}).refine((config) => config.RUNNER_TEST_CLOCK_OFFSET_MS === 0 || config.NODE_ENV !== 'production', {
+	path: ['RUNNER_TEST_CLOCK_OFFSET_MS'],
+	error: 'is for tests only: it moves the send windows\' clock, and is refused when NODE_ENV is production',
 });
 
 export type RunnerConfig = z.output<typeof schema>;

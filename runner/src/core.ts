@@ -16,6 +16,7 @@ import { formatOf, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { isHttpUrl, storedSource } from './net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from './campaigns/create';
+import { estimateSends } from './campaigns/windows';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
 import { createSchedule, findSchedule, listSchedules as schedulesStored, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
 import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, scheduleFunnel, statusOf } from './campaigns/store';
@@ -82,14 +83,20 @@ export type CreateAnswer = (((Snapshot & { kind: 'campaign' }) | { kind: 'schedu
  * What a dry run answers: the rows' counts by outcome and by reason (grouped as /errors groups
  * them), the first rejections with their lines, and how long sending the accepted rows would take.
  */
-export interface DryRunAnswer extends DryRunSnapshot {
+export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 	kind: 'dry_run';
 	dry_run: true;
-	/** Rows per outcome the create would give them (the rules added at create add their outcomes here). */
-	counts: { accepted: number; rejected: number };
+	/**
+	 * Rows per outcome the create would give them (the rules added at create add their outcomes
+	 * here); `expired`: accepted rows that the end would leave unsent, the windows and the rate
+	 * allowing (they are counted in `accepted` too).
+	 */
+	counts: { accepted: number; rejected: number; expired?: number };
+	/** With a send window: the recipients per zone (an IANA name, or country:XX for a country of several zones). */
+	zones?: Array<{ zone: string; recipients: number }>;
 	estimate: {
 		rate: number;
-		/** accepted / rate, rounded up: the number sending this campaign alone at its rate. */
+		/** Until the last send, the number sending this campaign alone at its rate, waiting for each zone's window (windows.ts estimateSends). */
 		seconds: number;
 		/** `at`, the next run of a cron schedule, or now. */
 		starts_at: string;
@@ -113,7 +120,14 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const name = settings.name ?? defaultCampaignName(rowsAtHand ? undefined : settings.source, Date.now());
-	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter };
+	const endAt = settings.endAt === undefined ? undefined : Date.parse(settings.endAt);
+	if (endAt !== undefined) {
+		if (schedule) throw new UserError(`${names.endAt} does not go with ${names.cron}: an end is one time, a schedule repeats (its runs are campaigns of their own)`);
+		const startsAt = settings.at ? Date.parse(settings.at) : Date.now() + context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
+		if (endAt <= startsAt) throw new UserError(`${names.endAt} must be after the campaign starts (${settings.at ? names.at : 'now'})`);
+	}
+	if (settings.window && schedule) throw new UserError(`${names.window} does not go with ${names.cron} yet: give the schedule's runs their hours with the cron pattern`);
+	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, window: settings.window, endAt };
 	return { settings, common, schedule };
 }
 
@@ -177,14 +191,20 @@ async function dryRun(
 	// Refused as a real create refuses them: a pattern BullMQ would not take, a source URL it could not keep.
 	const startsAt = repeat ? nextCronRun(repeat, names) : (options.startAt ?? Date.now());
 	if (repeat) storedSource(context.config, common.source, names.source);
-	const found = await snapshotCampaign(context, { ...common, id: newCampaignId(), state: 'running', records: options.records, dryRun: true });
-	const seconds = Math.ceil(found.accepted / common.rate);
-	context.log.info({ accepted: found.accepted, rejected: found.rejected }, 'campaign dry run');
+	const { zones, ...found } = await snapshotCampaign(context, { ...common, id: newCampaignId(), state: 'running', records: options.records, dryRun: true });
+	// Windows and the end are read on the campaign's clock (a test's offset: RUNNER_TEST_CLOCK_OFFSET_MS).
+	const clockOffset = repeat || options.startAt ? 0 : context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
+	const sends = estimateSends({ rate: common.rate, startsAt: startsAt + clockOffset, accepted: found.accepted, week: common.window, zones: zones?.map(([zone, count]) => [zone, count]), endAt: common.endAt });
+	const seconds = Math.ceil((sends.endsAt - startsAt - clockOffset) / 1000);
+	const reasons = sends.expired > 0 ? [...found.reasons, { outcome: 'expired' as const, reason: `the campaign would end (${names.endAt}) before its turn${common.window ? ' in its window' : ''}`, count: sends.expired, varies: false }] : found.reasons;
+	context.log.info({ accepted: found.accepted, rejected: found.rejected, expired: sends.expired }, 'campaign dry run');
 	return {
 		kind: 'dry_run',
 		dry_run: true,
 		...found,
-		counts: { accepted: found.accepted, rejected: found.rejected },
+		reasons,
+		counts: { accepted: found.accepted, rejected: found.rejected, ...(common.endAt !== undefined ? { expired: sends.expired } : {}) },
+		...(zones ? { zones: zones.map(([zone, recipients]) => ({ zone, recipients })) } : {}),
 		estimate: { rate: common.rate, seconds, starts_at: new Date(startsAt).toISOString(), ends_at: new Date(startsAt + seconds * 1000).toISOString(), ...(repeat ?? {}) },
 		...(testTo ? { test_send: { to: testTo, sent: false as const, note: 'a dry run sends no test; the create without dry run sends it first' } } : {}),
 	};

@@ -174,6 +174,13 @@ export interface SendJobData {
 	count?: number;
 	/** Retries each recipient of the run had (index -> count), as a job's attempts were before runs. */
 	tries?: Record<string, number>;
+	/**
+	 * A windowed campaign's run (campaigns/windows.ts): its recipients by index (one zone's, not a
+	 * block) and the zone's opening [opened, closes) in ms on the campaign's clock; the claim
+	 * refuses outside it, and the recipients wait for the next opening. `feed` names the place in
+	 * the zone's list it was fed from (the job's id).
+	 */
+	window?: { indexes: number[]; opening: [number, number]; feed: string };
 }
 
 /**
@@ -289,7 +296,7 @@ const JOBS = {
 	send: {
 		queue: 'send',
 		name: 'send',
-		id: ({ campaign, index }) => `${sendJobIdPrefix(campaign)}${index}`,
+		id: ({ campaign, index, window }) => `${sendJobIdPrefix(campaign)}${window ? window.feed : index}`,
 		options: (config) => ({ attempts: config.RUNNER_SEND_ATTEMPTS, backoff: jobBackoff('send'), removeOnComplete: true, removeOnFail: true }),
 		processor: ({ context, inFlight, shutdown, draining }) => createSendProcessor(context, inFlight, shutdown, draining),
 	} satisfies JobKind<SendJobData>,

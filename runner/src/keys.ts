@@ -72,7 +72,15 @@ export interface Keys {
 	 * Hashes a create writes its rows to before its commit renames them to recipients/ledger/phones:
 	 * nothing reads them, and they expire, so a create that dies midway leaves nothing behind.
 	 */
-	staging(from: string, id: string, attempt: string): { recipients: string; ledger: string; phones: string };
+	staging(from: string, id: string, attempt: string): { recipients: string; ledger: string; phones: string; zones: string };
+	/**
+	 * Hash of a campaign with a send window (campaigns/windows.ts): "<zone>.<chunk>" -> the indexes
+	 * of that zone's recipients, comma-separated, up to ZONE_CHUNK per field, in source order; what
+	 * the feeder feeds an open zone from without looking at the rest of the audience.
+	 */
+	zoneIndexes(from: string, id: string): string;
+	/** Hash: zone number -> "opening:chunk:offset", where the feeder is in that zone's current opening. */
+	zoneFeed(from: string, id: string): string;
 	/**
 	 * String: an API Idempotency-Key (hashed) -> the first answer to the request, for 24 h. It sits
 	 * with the number of the campaign it creates or fills, so the commit keeps the answer in its step.
@@ -185,8 +193,10 @@ export function keysFor(prefix: string): Keys {
 		phones: (from, id) => `${campaign(from, id)}:phones`,
 		staging: (from, id, attempt) => {
 			const staged = `${number(from)}:staging:${id}:${attempt}`;
-			return { recipients: `${staged}:rcp`, ledger: `${staged}:ledger`, phones: `${staged}:phones` };
+			return { recipients: `${staged}:rcp`, ledger: `${staged}:ledger`, phones: `${staged}:phones`, zones: `${staged}:zones` };
 		},
+		zoneIndexes: (from, id) => `${campaign(from, id)}:zones`,
+		zoneFeed: (from, id) => `${campaign(from, id)}:zonefeed`,
 		idempotency: (from, keyHash) => `${number(from)}:idempotency:${keyHash}`,
 		tracked: (from, id) => `${campaign(from, id)}:trk`,
 		trackDue: (from) => `${number(from)}:trkdue`,

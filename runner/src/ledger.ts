@@ -37,10 +37,14 @@ const LETTER: Record<Outcome, string> = {
 	cancelled: 'x',
 	unknown: 'u',
 	not_sent: 'n',
+	expired: 'e',
 };
 const BY_LETTER = Object.fromEntries(Object.entries(LETTER).map(([outcome, letter]) => [letter, outcome])) as Record<string, Outcome>;
 
 export const counterField = (outcome: Outcome) => `n_${LETTER[outcome]}`;
+
+/** Why an expired recipient was not sent (the claim step's expiredVerdict, and the feeder at the end). */
+export const EXPIRED_REASON = 'the campaign ended before it was sent';
 
 export interface LedgerRecord {
 	outcome: Outcome;
@@ -108,13 +112,28 @@ end
  * attempts so far.
  */
 export const LUA_RUN_CLAIM = `${LUA_HELPERS}
+-- The campaign's end (campaigns/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
+local function expiredVerdict(meta, now)
+  local settings = redis.call('HMGET', meta, 'end_at', 'clock_offset')
+  if not settings[1] or settings[1] == '' then return false end
+  return tonumber(now) + (tonumber(settings[2] or '0') or 0) >= tonumber(settings[1])
+end
 local function openInRun(meta, ledger, running, outbox, first, last, token, now, id)
   local lost = false
+  local ended
   for i = first, last - 1 do
     local rec = redis.call('HGET', ledger, i)
     if rec then
       local r = parse(rec)
-      if r.s == 'p' or (r.s == 'c' and r.ref == token) then return i, r end
+      if r.s == 'p' then
+        if ended == nil then ended = expiredVerdict(meta, now) end
+        if ended then
+          r.s = 'e'; r.err = '${EXPIRED_REASON}'
+          write(ledger, i, r); move(meta, 'p', 'e'); lost = true
+        else
+          return i, r
+        end
+      elseif r.s == 'c' and r.ref == token then return i, r end
       if r.s == 'c' then
         r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
         write(ledger, i, r); move(meta, 'c', 'u'); lost = true
@@ -408,6 +427,15 @@ export class Ledger {
 		const number = await campaignNumber({ redis: this.redis, keys: this.keys }, id);
 		if (number === undefined) return fields.map(() => undefined);
 		const values = await this.redis.hmget(this.keys.ledger(number, id), ...fields);
+		return values.map((value) => (value === null ? undefined : decodeRecord(value)));
+	}
+
+	/** The records of these indexes, in their order (a windowed campaign's zone list: the feeder). */
+	async readAt(id: string, indexes: number[]): Promise<Array<LedgerRecord | undefined>> {
+		if (indexes.length === 0) return [];
+		const number = await campaignNumber({ redis: this.redis, keys: this.keys }, id);
+		if (number === undefined) return indexes.map(() => undefined);
+		const values = await this.redis.hmget(this.keys.ledger(number, id), ...indexes.map(String));
 		return values.map((value) => (value === null ? undefined : decodeRecord(value)));
 	}
 

@@ -29,7 +29,7 @@ export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'comp
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
 
 /** What became of a recipient, as reports and counts show it. */
-export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'] as const;
+export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent', 'expired'] as const;
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** GET /api/campaigns/:id/report: a page of rows, as JSON or CSV, only some outcomes if asked. */
@@ -118,6 +118,10 @@ export const campaignSettingsInput = z.object({
 	delimiter: z.string().optional(),
 	/** A test phone: the first accepted row's message goes there first, and the campaign starts only if the service accepts it (a draft: at its start). */
 	test_to: z.string().optional(),
+	/** A send window in each recipient's local time: `09:00-20:00`, or day groups such as `mon-fri 09:00-20:00, sat 10:00-14:00`. */
+	window: z.string().optional(),
+	/** The campaign's end (ISO 8601): recipients still unsent then are `expired`, and the campaign finishes. */
+	end_at: z.string().optional(),
 });
 
 /** The query string of a CSV/NDJSON upload to POST /api/campaigns: the settings, and `dry_run=true` for a dry run. */

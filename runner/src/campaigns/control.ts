@@ -7,7 +7,7 @@
  */
 import { retryUndeliveredBody, setCampaignRateBody, type RetryUndeliveredBody } from 'convo-contract';
 
-import type { Outcome } from '../ledger';
+import { EXPIRED_REASON, type Outcome } from '../ledger';
 import { UserError, type RunnerContext } from '../context';
 import { settingsError } from '../settingNames';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
@@ -21,6 +21,17 @@ async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: O
 		const indexes = chunk.records.flatMap((record, i) => (record?.outcome === from ? [chunk.from + i] : []));
 		moved += await context.ledger.moveMany(campaign.id, from, to, indexes, reason);
 	}
+	return moved;
+}
+
+/**
+ * A campaign whose end (`--end`) passed: its pending recipients become expired, and it completes
+ * once its claims in flight settle (the claim step expires any pending recipient a send meets
+ * meanwhile). Returns how many moved.
+ */
+export async function expireAtEnd(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
+	const moved = await moveAll(context, campaign, 'pending', 'expired', EXPIRED_REASON);
+	await context.ledger.finishIfDone(campaign.id);
 	return moved;
 }
 
@@ -74,6 +85,7 @@ export async function resumeCampaign(context: RunnerContext, id: string): Promis
 	const campaign = await getCampaign(context, id);
 	if (campaign.state === 'running') return 'running';
 	if (campaign.state !== 'paused') refuse(campaign, 'resumed', ['paused']);
+	await feedAgain(context, campaign);
 	const result = await transition(context, id, ['paused'], 'running', { cursor: 0, failure_streak: 0, last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
 	if (!result.changed) return (await getCampaign(context, id)).state;
 	await context.ledger.finishIfDone(id);
@@ -97,6 +109,11 @@ export async function failCampaign(context: RunnerContext, id: string, reason: s
 	if (notSent !== undefined) context.log.error({ campaign: id, reason, notSent }, 'campaign failed');
 }
 
+/** A windowed campaign's zones start their lists over, as the cursor does (feeder.ts feedZones), before it runs again. */
+async function feedAgain(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
+	if (campaign.window) await context.redis.del(context.keys.zoneFeed(campaign.from, campaign.id));
+}
+
 const RETRYABLE: CampaignState[] = ['paused', 'completed', 'cancelled', 'failed'];
 
 /** Sends again the recipients proven not sent (an explicit operator act; never automatic). */
@@ -107,6 +124,7 @@ export async function retryNotSent(context: RunnerContext, id: string): Promise<
 	if (requeued === 0) return { state: campaign.state, requeued };
 	// The tracking cursor passed them: it walks again from the start and finds their messages once sent.
 	await trackAgain(context, campaign);
+	await feedAgain(context, campaign);
 	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
 	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients proven not sent');
 	return { state: 'running', requeued };
@@ -125,6 +143,7 @@ export async function retryUndelivered(context: RunnerContext, id: string, input
 	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
 	const requeued = await requeueUndelivered(context, campaign, { reason: parsed.data.reason, afterMs: parsed.data.after });
 	if (requeued === 0) return { state: campaign.state, requeued };
+	await feedAgain(context, campaign);
 	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
 	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients whose delivery failed');
 	return { state: 'running', requeued };

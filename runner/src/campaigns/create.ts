@@ -18,6 +18,7 @@ import { luaScript } from '../redis';
 import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
 import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
+import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneVerdict } from './windows';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
 
@@ -66,9 +67,62 @@ export interface StagedRows {
 	ledger: string[];
 	/** phone -> "line:index" of each accepted row: where a repeat is found, and a reply its recipient (keys.phones). */
 	phones: string[];
+	/** A windowed campaign's "<zone>.<chunk>" -> indexes fields (keys.zoneIndexes), as each chunk fills. */
+	zones: string[];
 }
 
-const nothingStaged = (): StagedRows => ({ recipients: [], ledger: [], phones: [] });
+const nothingStaged = (): StagedRows => ({ recipients: [], ledger: [], phones: [], zones: [] });
+
+/** Indexes per field of a zone's list (keys.zoneIndexes): about 7 KB each, read whole by the feeder. */
+const ZONE_CHUNK = 1000;
+
+/** A windowed campaign's zones as its hash keeps them (`zones`): [zone key, recipients, chunks] by zone number. */
+export type ZoneTable = Array<[ZoneKey, number, number]>;
+
+/**
+ * Sorts a windowed campaign's accepted recipients into per-zone lists as they are checked,
+ * holding at most one unfinished chunk per zone (a few hundred zones at most).
+ */
+class ZoneLists {
+	readonly table: ZoneTable;
+	private readonly numbers = new Map<ZoneKey, number>();
+	private readonly open = new Map<number, string[]>();
+
+	/** `table`: a draft's zones so far (its later chunks add to them). */
+	constructor(
+		readonly finder: ZoneFinder,
+		table: ZoneTable = [],
+	) {
+		this.table = table.map(([key, count, chunks]) => [key, count, chunks]);
+		this.table.forEach(([key], zone) => this.numbers.set(key, zone));
+	}
+
+	add(key: ZoneKey, index: string, staged: StagedRows): void {
+		let zone = this.numbers.get(key);
+		if (zone === undefined) {
+			zone = this.table.length;
+			this.numbers.set(key, zone);
+			this.table.push([key, 0, 0]);
+		}
+		const chunk = this.open.get(zone) ?? [];
+		chunk.push(index);
+		this.open.set(zone, chunk);
+		this.table[zone][1]++;
+		if (chunk.length >= ZONE_CHUNK) this.close(zone, staged);
+	}
+
+	/** Stages every unfinished chunk: the end of the rows. */
+	closeAll(staged: StagedRows): void {
+		for (const zone of [...this.open.keys()]) this.close(zone, staged);
+	}
+
+	private close(zone: number, staged: StagedRows): void {
+		const chunk = this.open.get(zone);
+		if (!chunk || chunk.length === 0) return;
+		staged.zones.push(`${zone}.${this.table[zone][2]++}`, chunk.join(','));
+		this.open.delete(zone);
+	}
+}
 
 /** The phones a batch of rows would be kept under, once each: what is looked up in a phone index. */
 export function phonesOf(records: readonly SourceRecord[]): string[] {
@@ -112,20 +166,35 @@ export class RowChecker {
 	/** The first accepted row as the snapshot keeps it: what a test send sends (testSend.ts). */
 	firstAccepted?: string;
 	private staged = nothingStaged();
+	/** A windowed campaign's per-zone lists (undefined without a window). */
+	readonly zones?: ZoneLists;
 
 	constructor(
 		private readonly firstIndex: number,
 		private readonly rejectionsShown: number,
-	) {}
+		zones?: ZoneFinder,
+		zoneTable?: ZoneTable,
+	) {
+		if (zones) this.zones = new ZoneLists(zones, zoneTable);
+	}
 
 	check(record: SourceRecord, seen: Map<string, number>): void {
 		const index = String(this.firstIndex + this.total++);
 		this.lastLine = Math.max(this.lastLine, record.line);
 		let verdict;
 		this.columns ??= record.columns;
+		let zone: ZoneVerdict | undefined;
 		if (record.ok) {
 			if (record.fields.phone !== undefined) this.anyPhoneField = true;
-			verdict = checkRow(record.line, record.fields, seen, record.columns);
+			let fields = record.fields;
+			if (this.zones) {
+				// With a window, `tz` is the row's time zone, not a template variable.
+				const { tz, ...rest } = fields;
+				fields = rest;
+				const phone = rowPhone(fields);
+				if (phone !== undefined) zone = this.zones.finder.zoneOf(phone, tz);
+			}
+			verdict = zone && !zone.ok ? { ok: false as const, line: record.line, phone: String(fields.phone), reason: zone.reason } : checkRow(record.line, fields, seen, record.columns);
 		} else {
 			verdict = { ok: false as const, line: record.line, phone: record.phone ?? '', reason: record.reason };
 		}
@@ -136,6 +205,7 @@ export class RowChecker {
 			this.staged.recipients.push(index, row);
 			this.staged.ledger.push(index, PENDING_RECORD);
 			this.staged.phones.push(verdict.recipient.phone, `${verdict.recipient.line}:${index}`);
+			if (zone?.ok) this.zones?.add(zone.key, index, this.staged);
 		} else {
 			this.rejected++;
 			this.reasons.add('rejected', verdict.reason);
@@ -145,7 +215,9 @@ export class RowChecker {
 		}
 	}
 
-	take(): StagedRows {
+	/** What the rows staged since the last take; `last`: no row follows (a zone's unfinished chunk is staged too). */
+	take(last = false): StagedRows {
+		if (last) this.zones?.closeAll(this.staged);
 		const staged = this.staged;
 		this.staged = nothingStaged();
 		return staged;
@@ -177,7 +249,7 @@ export interface SnapshotInput extends CampaignBasics {
 const REASONS_SHOWN = 20;
 
 /** What a dry run found: the snapshot's counts and first rejections, and every rejection's reason grouped. */
-export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & { reasons: ErrorGroup[] };
+export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & { reasons: ErrorGroup[]; zones?: ZoneTable };
 
 /** Staged rows live this long past their last write: a create that died midway leaves them to expire. */
 const STAGING_TTL_MS = 15 * 60_000;
@@ -192,7 +264,7 @@ function failedStep(results: Array<[Error | null, unknown]> | null): void {
 
 /**
  * KEYS (all in the number's group): meta, recipients, ledger, phones, staged recipients, staged
- * ledger, staged phones, running, unlisted, outbox, idempotency slot.
+ * ledger, staged phones, running, unlisted, outbox, idempotency slot, staged zone lists, zone lists.
  * ARGV: id, now, state, rows, draft expiry or '', answer, lease token or '', answer seconds, then
  * field/value pairs of the campaign hash.
  * The one step that makes a campaign exist: its rows move into place (RENAME), its hash, the
@@ -205,7 +277,7 @@ const COMMIT_CAMPAIGN = `${LUA_EMIT}
 local meta, rcp, ledger, phones, srcp, sledger, sphones = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local running, unlisted, outbox, slot = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local id, now, state, rows, expires, answer, token, keep = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-local function drop() redis.call('UNLINK', srcp, sledger, sphones) end
+local function drop() redis.call('UNLINK', srcp, sledger, sphones, KEYS[12]) end
 if token ~= '' and redis.call('GET', slot) ~= token then drop() return 'lease_lost' end
 if redis.call('EXISTS', meta) == 1 then drop() return 'exists' end
 if rows > 0 then
@@ -215,10 +287,12 @@ if rows > 0 then
   -- The staged phone index found the repeats; it is kept: a draft's later chunks are checked against
   -- it, and a reply finds its recipient in it (campaigns/attribution.ts).
   if redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) end
+  -- A windowed campaign's per-zone lists (keys.zoneIndexes).
+  if redis.call('EXISTS', KEYS[12]) == 1 then redis.call('RENAME', KEYS[12], KEYS[13]); redis.call('PERSIST', KEYS[13]) end
 end
 for i = 9, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
 if expires ~= '' then
-  for _, key in ipairs({ meta, rcp, ledger, phones }) do redis.call('PEXPIREAT', key, expires) end
+  for _, key in ipairs({ meta, rcp, ledger, phones, KEYS[13] }) do redis.call('PEXPIREAT', key, expires) end
 else
   redis.call('PERSIST', rcp)
   redis.call('PERSIST', ledger)
@@ -243,16 +317,17 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const { redis, keys } = context;
 	const { id, draft, dryRun } = input;
 	const staging = keys.staging(input.from, id, randomBytes(6).toString('hex'));
-	const rows = new RowChecker(0, REJECTIONS_SHOWN);
+	const clockOffset = context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
+	const rows = new RowChecker(0, REJECTIONS_SHOWN, input.window && new ZoneFinder(input.window, Date.now() + clockOffset));
 	/**
 	 * Each batch of rows: its phones are looked up in the staged phone index (one HMGET: phone -> first line),
 	 * it is checked, and what it stages is written (one pipeline), before the next batch is read.
 	 * A repeat is found however far back its first row is, and the process keeps no phone beyond
 	 * the batch at hand, so its memory does not grow with the audience.
 	 */
-	const flush = async () => {
-		const staged = rows.take();
-		if (staged.ledger.length === 0) return;
+	const flush = async (last = false) => {
+		const staged = rows.take(last);
+		if (staged.ledger.length === 0 && staged.zones.length === 0) return;
 		if (dryRun) {
 			// The phone index only: what finds a repeat however far back its first row is. Short-lived
 			// (renewed at every batch, accepted rows or not), deleted at the end.
@@ -261,19 +336,21 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 			failedStep(await batch.pexpire(staging.phones, DRY_RUN_TTL_MS).exec());
 			return;
 		}
-		const batch = redis.pipeline().hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
+		const batch = redis.pipeline();
+		if (staged.ledger.length > 0) batch.hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
 		if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
+		if (staged.zones.length > 0) batch.hset(staging.zones, ...staged.zones).pexpire(staging.zones, STAGING_TTL_MS);
 		failedStep(await batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).pexpire(staging.phones, STAGING_TTL_MS).exec());
 	};
 	let pending: SourceRecord[] = [];
-	const checkPending = async () => {
+	const checkPending = async (last = false) => {
 		const phones = phonesOf(pending);
 		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(staging.phones, ...phones) : []);
 		for (const record of pending) rows.check(record, seen);
 		pending = [];
-		await flush();
+		await flush(last);
 	};
-	const dropStaged = () => redis.unlink(staging.recipients, staging.ledger, staging.phones);
+	const dropStaged = () => redis.unlink(staging.recipients, staging.ledger, staging.phones, staging.zones);
 
 	try {
 		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format, FORMAT_TOLD), undefined, undefined, context.config, { delimiter: input.delimiter }), context.config.RUNNER_MAX_RECIPIENTS);
@@ -284,7 +361,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 			await checkPending();
 			if (++batches % COLLECT_EVERY_BATCHES === 0) collectGarbage?.();
 		}
-		await checkPending();
+		await checkPending(true);
 		// A draft may start empty: its rows come in chunks.
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
 		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`);
@@ -296,7 +373,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	}
 	if (dryRun) {
 		await dropStaged();
-		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN) };
+		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN), zones: rows.zones?.table };
 	}
 
 	const { total, accepted, rejected, rejections } = rows;
@@ -325,15 +402,18 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		last_progress_at: now,
 		failure_streak: 0,
 		last_error: '',
+		...(input.window ? { window: encodeWindow(input.window), zones: JSON.stringify(rows.zones?.table ?? []) } : {}),
+		...(input.endAt !== undefined ? { end_at: input.endAt } : {}),
+		...(clockOffset !== 0 ? { clock_offset: clockOffset } : {}),
 		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine, test_to: draft.testTo ?? '' } : {}),
 	};
 	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, rejections };
 	const { claim } = input;
 	const { from } = input;
 	await registerCampaign(context, id, from);
-	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 11);
+	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 13);
 	const outcome = await commit(
-		[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), staging.recipients, staging.ledger, staging.phones, keys.running(from), keys.unlisted(from), keys.outbox(from), claim?.slot ?? keys.campaign(from, id)],
+		[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), staging.recipients, staging.ledger, staging.phones, keys.running(from), keys.unlisted(from), keys.outbox(from), claim?.slot ?? keys.campaign(from, id), staging.zones, keys.zoneIndexes(from, id)],
 		[id, now, state, total, draft ? draft.expiresAt : '', claim ? JSON.stringify({ ...claim.answer, ...snapshot }) : '', claim?.token ?? '', IDEMPOTENCY_SECONDS, ...Object.entries(fields).flat()],
 	);
 	if (outcome === 'exists') throw new ConflictError(`Campaign ${id} exists already; nothing was created again`);

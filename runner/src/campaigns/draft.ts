@@ -19,6 +19,7 @@ import { IDEMPOTENCY_SECONDS } from '../keys';
 import { luaScript } from '../redis';
 import { inlineRecords, type SourceRecord } from '../source';
 import { phonesOf, phonesSeen, RowChecker, type Snapshot } from './create';
+import { ZoneFinder } from './windows';
 import { transition } from './state';
 import { findCampaign, getCampaign, type CampaignState } from './store';
 import { campaignNumber, forgetCampaign } from '../homes';
@@ -30,9 +31,10 @@ export const DRAFT_LIFETIME_MS = 24 * 3600 * 1000;
 const CHUNK_TRIES = 5;
 
 /**
- * KEYS: meta, recipients, ledger, phones, idempotency slot. ARGV: total the rows were checked
+ * KEYS: meta, recipients, ledger, phones, idempotency slot, zone lists. ARGV: total the rows were checked
  * against, rows, accepted, rejected, last line, then the JSON arrays of field/value pairs for the
- * three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds.
+ * three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds,
+ * then a windowed draft's zone list fields (JSON) and zone table ('' without a window).
  * Returns 'ok', 'missing', 'not_draft', 'moved' (another chunk landed: check again) or
  * 'lease_lost'. With a key, the answer is kept in the same step as the rows.
  */
@@ -48,13 +50,15 @@ local function hsetAll(key, list)
   for i = 1, #list, 1000 do redis.call('HSET', key, unpack(list, i, math.min(i + 999, #list))) end
 end
 hsetAll(rcp, cjson.decode(ARGV[6])); hsetAll(ledger, cjson.decode(ARGV[7])); hsetAll(phones, cjson.decode(ARGV[8]))
+-- A windowed draft: its zones' new chunks of indexes (keys.zoneIndexes) and its zone table.
+if ARGV[13] ~= '' then hsetAll(KEYS[6], cjson.decode(ARGV[12])); redis.call('HSET', meta, 'zones', ARGV[13]) end
 redis.call('HINCRBY', meta, 'total', tonumber(ARGV[2]))
 redis.call('HINCRBY', meta, 'n_p', tonumber(ARGV[3]))
 redis.call('HINCRBY', meta, 'n_r', tonumber(ARGV[4]))
 if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', meta, 'last_line')) or 0) then redis.call('HSET', meta, 'last_line', ARGV[5]) end
 local expires = redis.call('HGET', meta, 'expires_at')
 if expires then
-  for _, key in ipairs({ rcp, ledger, phones }) do redis.call('PEXPIREAT', key, expires) end
+  for _, key in ipairs({ rcp, ledger, phones, KEYS[6] }) do redis.call('PEXPIREAT', key, expires) end
 end
 if token ~= '' then redis.call('SET', slot, ARGV[10], 'EX', ARGV[11]) end
 return 'ok'
@@ -95,7 +99,7 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 	const { redis, keys } = context;
 	if (rows.length > RECIPIENTS_PER_CHUNK) throw new UserError(`recipients has ${rows.length} rows; at most ${RECIPIENTS_PER_CHUNK} per chunk`);
 	if (firstLine !== undefined && (!Number.isInteger(firstLine) || firstLine < 1)) throw new UserError('first_line must be a whole number from 1');
-	const apply = luaScript(redis, 'convoApplyChunk', APPLY_CHUNK, 5);
+	const apply = luaScript(redis, 'convoApplyChunk', APPLY_CHUNK, 6);
 	const records: SourceRecord[] = [];
 	for await (const record of inlineRecords(rows)) records.push(record);
 	// The phones of the chunk that may already be in the draft (read again on each try).
@@ -112,9 +116,11 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 		const base = firstLine ?? lastLine + 1;
 		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(keys.phones(from, id), ...phones) : []);
 
-		const checker = new RowChecker(campaign.total, RECIPIENTS_PER_CHUNK);
+		// A windowed draft's chunk adds to its zones' lists, numbered on from the chunks before it.
+		const zones = campaign.window && new ZoneFinder(campaign.window, Date.now() + campaign.clockOffset);
+		const checker = new RowChecker(campaign.total, RECIPIENTS_PER_CHUNK, zones, campaign.zones);
 		for (const record of records) checker.check({ ...record, line: base + record.line - 1 }, seen);
-		const staged = checker.take();
+		const staged = checker.take(true);
 		// The campaign after this chunk, as the script leaves it (it applies only if no other chunk landed).
 		const total = campaign.total + checker.total;
 		const rejected = campaign.counts.rejected + checker.rejected;
@@ -128,8 +134,8 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 			rejected,
 		};
 		const answer = await apply(
-			[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), claim?.slot ?? keys.campaign(from, id)],
-			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS],
+			[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), claim?.slot ?? keys.campaign(from, id), keys.zoneIndexes(from, id)],
+			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS, JSON.stringify(staged.zones), checker.zones ? JSON.stringify(checker.zones.table) : ''],
 		);
 		if (answer === 'missing') throw new NotFoundError(`No campaign with id ${id}`);
 		if (answer === 'not_draft') throw notADraft(id, (await getCampaign(context, id)).state);

@@ -10,7 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
 import { addSendJobs, SEND_RUN, sendJobIdPrefix, type SendJobData } from '../jobs';
-import { finishPending } from './control';
+import { expireAtEnd, finishPending } from './control';
+import { openingAt, type WeekWindow } from './windows';
 import { findCampaign, type CampaignRecord } from './store';
 import { restartSpacing, setSpacingRate } from './spacing';
 import { campaignNumber, listUnlisted } from '../homes';
@@ -73,7 +74,17 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				await context.ledger.finishIfDone(campaign.id);
 				continue;
 			}
+			if (campaign.endAt !== undefined && Date.now() + campaign.clockOffset >= campaign.endAt) {
+				if (campaign.counts.pending > 0) context.log.info({ campaign: campaign.id, expired: await expireAtEnd(context, campaign) }, 'campaign end passed: its unsent recipients expired');
+				continue;
+			}
 			const available = room.get(campaign.from) ?? 0;
+			if (campaign.window) {
+				const fed = await feedZones(context, campaign, campaign.window, Math.max(0, Math.min(available, FEED_CHUNK / SEND_RUN)));
+				room.set(campaign.from, available - fed.runs);
+				if (fed.open && Date.now() - campaign.lastProgressAt > STALL_MS) await sweep(context, campaign);
+				continue;
+			}
 			if (campaign.cursor < campaign.total) {
 				if (available <= 0) continue;
 				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))));
@@ -105,6 +116,48 @@ async function feedChunk(context: RunnerContext, campaign: CampaignRecord, runs:
 	return sends.length;
 }
 
+/**
+ * A windowed campaign's feed: for each of its zones whose window is open now (on the campaign's
+ * clock), the next recipients of that zone's list (keys.zoneIndexes) from where this opening's
+ * feed stands (keys.zoneFeed), as runs that carry their indexes and the opening; a zone closed
+ * now costs nothing but its look at the clock, and nothing else of the audience is read. A new
+ * opening starts its zone's list over: those sent are skipped, those a close left pending are fed
+ * again. Returns the runs added and whether any zone with recipients is open.
+ */
+async function feedZones(context: RunnerContext, campaign: CampaignRecord, week: WeekWindow, runs: number): Promise<{ runs: number; open: boolean }> {
+	const { redis, keys } = context;
+	const zones = campaign.zones ?? [];
+	const now = Date.now() + campaign.clockOffset;
+	const feedKey = keys.zoneFeed(campaign.from, campaign.id);
+	const stands = zones.length > 0 ? await redis.hmget(feedKey, ...zones.map((_, zone) => String(zone))) : [];
+	let added = 0;
+	let anyOpen = false;
+	for (const [zone, [key, , chunks]] of zones.entries()) {
+		const opening = openingAt(week, key, now);
+		if (!opening) continue;
+		anyOpen = true;
+		const [openedAt, chunkAt, offsetAt] = (stands[zone] ?? '').split(':').map(Number);
+		let [chunk, offset] = openedAt === opening[0] ? [chunkAt, offsetAt] : [0, 0];
+		const sends: SendJobData[] = [];
+		while (added + sends.length < runs && chunk < chunks) {
+			const list = (await redis.hget(keys.zoneIndexes(campaign.from, campaign.id), `${zone}.${chunk}`))?.split(',').map(Number) ?? [];
+			const slice = list.slice(offset, offset + (runs - added - sends.length) * SEND_RUN);
+			const records = await context.ledger.readAt(campaign.id, slice);
+			const pending = slice.filter((_, i) => records[i]?.outcome === 'pending');
+			for (let at = 0; at < pending.length; at += SEND_RUN) {
+				const indexes = pending.slice(at, at + SEND_RUN);
+				sends.push({ campaign: campaign.id, index: indexes[0], window: { indexes, opening, feed: `z${zone}-${opening[0]}-${chunk}-${offset}-${at}` } });
+			}
+			offset += slice.length;
+			if (offset >= list.length) [chunk, offset] = [chunk + 1, 0];
+		}
+		for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_RUN) await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_RUN));
+		await redis.hset(feedKey, String(zone), `${opening[0]}:${chunk}:${offset}`);
+		added += sends.length;
+	}
+	return { runs: added, open: anyOpen };
+}
+
 /** The watchdog: claims older than any live attempt can be become unknown; the ledger is walked again. */
 async function sweep(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
 	const staleBefore = Date.now() - (context.config.RUNNER_HTTP_DEADLINE + 10_000);
@@ -114,6 +167,8 @@ async function sweep(context: RunnerContext, campaign: CampaignRecord): Promise<
 		expired += await context.ledger.expireClaims(campaign.id, staleBefore, stale);
 	}
 	await context.redis.hset(context.keys.campaign(campaign.from, campaign.id), { cursor: 0, last_progress_at: Date.now() });
+	// A windowed campaign's zones start their lists over too.
+	if (campaign.window) await context.redis.del(context.keys.zoneFeed(campaign.from, campaign.id));
 	context.log.warn({ campaign: campaign.id, expiredClaims: expired }, 'campaign made no progress: dead claims marked unknown, pending recipients fed again');
 }
 
@@ -132,7 +187,10 @@ export async function dropQueuedSends(context: RunnerContext, from: string, camp
 	const ids = (await queue.getRanges(['wait', 'delayed', 'prioritized'], 0, -1)).filter((id) => id.startsWith(mine));
 	const removed = (await Promise.all(ids.map((id) => queue.remove(id)))).filter((answer) => answer === 1).length;
 	const hash = context.keys.campaign(from, campaign);
-	if ((await context.redis.hget(hash, 'state')) === 'running') await context.redis.hset(hash, 'cursor', 0);
+	if ((await context.redis.hget(hash, 'state')) === 'running') {
+		await context.redis.hset(hash, 'cursor', 0);
+		await context.redis.del(context.keys.zoneFeed(from, campaign));
+	}
 	return removed;
 }
 

@@ -7,6 +7,7 @@ import { z } from 'zod/v4';
 import { campaignName, parsePhoneNumber, runnerRate, sendTemplateBody, sendTemplateQuery } from 'convo-contract';
 
 import { csvDelimiterNamed } from '../csv';
+import { parseWindow, WindowSyntaxError, type WeekWindow } from './windows';
 
 /** A phone number, digits with country code (a "+" and separators are accepted). */
 const phoneDigits = z.string().transform((value, ctx) => {
@@ -49,16 +50,31 @@ export const campaignSettings = z.object({
 	tz: z.string().optional(),
 	/** Send the first accepted row's message to this phone first; the campaign starts only if the service accepts it (testSend.ts). */
 	testTo: phoneDigits.optional(),
+	/** Send only while this window is open in each recipient's local time (windows.ts). */
+	window: z
+		.string()
+		.transform((value, ctx) => {
+			try {
+				return parseWindow(value);
+			} catch (error) {
+				if (!(error instanceof WindowSyntaxError)) throw error;
+				ctx.issues.push({ code: 'custom', input: value, message: error.message });
+				return z.NEVER;
+			}
+		})
+		.optional(),
+	/** Recipients still unsent at this time (ISO 8601) are expired, and the campaign finishes. */
+	endAt: z.iso.datetime({ offset: true }).optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core.ts createCampaign). */
 	dryRun: z.boolean().optional(),
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
 /** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
-export type SettingNames = Record<'name' | 'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo', string> & { format?: string; delimiter?: string };
+export type SettingNames = Record<'name' | 'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo' | 'window' | 'endAt', string> & { format?: string; delimiter?: string };
 
-export const CLI_NAMES: SettingNames = { name: '--name', templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to' };
-export const API_NAMES: SettingNames = { name: 'name', templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to' };
+export const CLI_NAMES: SettingNames = { name: '--name', templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to', window: '--window', endAt: '--end' };
+export const API_NAMES: SettingNames = { name: 'name', templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to', window: 'window', endAt: 'end_at' };
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
@@ -72,6 +88,10 @@ export interface CampaignBasics {
 	format?: CampaignSettings['format'];
 	/** A CSV's delimiter when the client gave one (a schedule's runs read with it too). */
 	delimiter?: string;
+	/** Sends only while open in each recipient's local time (windows.ts); rows then may carry a `tz` column. */
+	window?: WeekWindow;
+	/** Epoch ms after which unsent recipients are expired. */
+	endAt?: number;
 }
 
 /** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */

@@ -136,22 +136,34 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 	 * pending, and take no start) or goes back to the queue when this process is stopping.
 	 */
 	return async function processSend(job: Job<SendJobData>, bullToken?: string): Promise<string> {
-		const { campaign, index, count = 1 } = job.data;
+		const { campaign, index, count = 1, window } = job.data;
 		const settings = await settingsOf(campaign);
 		if (!settings) return 'no such campaign';
 		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
-		const run = { first: index, end: index + count };
+		// A windowed run lists its recipients: each is a run of one, so a settle takes no place for the next.
+		const listed = window?.indexes.filter((listedIndex) => listedIndex >= index);
+		const run = listed ? { first: listed[0] ?? 0, end: (listed[0] ?? 0) + 1 } : { first: index, end: index + count };
 		let place: Place | undefined;
 		for (let started = 0; ; started++) {
 			if (draining.aborted) throw new RateLimitError();
 			// Each start has its own name in the window; the claim is the attempt's.
-			const claim = await startNextInRun(context, { from: settings.from, campaign }, run, { token, id: `${token}.${started}`, place }, shutdown);
+			const claim = listed?.length === 0 ? 'done' : await startNextInRun(context, { from: settings.from, campaign }, run, { token, id: `${token}.${started}`, place }, shutdown, window?.opening);
 			if (claim === 'stopped') throw new RateLimitError();
+			// Its zone's window closed: the rest stay pending, and the feeder feeds them at its next opening.
+			if (claim === 'closed') return 'window closed';
 			if (claim === 'not running') {
 				await dropStoppedCampaign(settings.from, campaign);
 				return 'not running';
 			}
-			if (claim === 'done') return 'done';
+			if (claim === 'done') {
+				if (!listed || listed.length <= 1) return 'done';
+				// A listed run's next recipient.
+				listed.shift();
+				run.first = listed[0];
+				run.end = listed[0] + 1;
+				place = undefined;
+				continue;
+			}
 			// The next look starts after this recipient: those before it are settled or were skipped.
 			run.first = claim.index + 1;
 			const next = await sendOne(job, settings, campaign, claim, token, run.end);

@@ -94,6 +94,15 @@ const PLACE_LATE_MS = 10;
 /** Answered for a run (below) with no recipient left to send: it takes no start. */
 const RUN_DONE = -2;
 
+/** Answered for a run whose send window is not open now: it takes no start; its recipients stay pending. */
+const WINDOW_CLOSED = -3;
+
+/**
+ * A claim this close to its window's close is refused: the send it starts must reach the service
+ * before the window closes, and a B8 call answers in well under this.
+ */
+const CLOSE_MARGIN_MS = 2000;
+
 /**
  * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
  * snapshot. ARGV: window room, member, "1" on a send's first call (it takes the next place on the
@@ -123,6 +132,11 @@ local idx, rec
 if ARGV[4] ~= '' then
   idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6])
   if not idx then return { ${RUN_DONE} } end
+  -- A send window's opening (campaigns/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
+  if (ARGV[11] or '') ~= '' then
+    local at = tonumber(nowMs) + (tonumber(redis.call('HGET', KEYS[3], 'clock_offset') or '0') or 0)
+    if at < tonumber(ARGV[10]) or at >= tonumber(ARGV[11]) - ${CLOSE_MARGIN_MS} then return { ${WINDOW_CLOSED} } end
+  end
 end
 local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
 local rate = tonumber(spacing[1] or '0')
@@ -220,20 +234,21 @@ export interface Place {
  * Calls START until it answers a start or why none; `id` names the start in the window. `place`:
  * the place on the clock this send took ahead: it waits for it, then needs the window step only.
  */
-async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place): Promise<StartReply | NoStart | 'done'> {
+async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place, opening: string[] = []): Promise<StartReply | NoStart | 'done' | 'closed'> {
 	const call = luaScript(context.redis, 'convoStart', START, 7);
 	const scriptKeys = startKeys(context, send);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.
 	if (stop.aborted) return 'stopped';
 	let asked = performance.now();
-	let reply = (await call(scriptKeys, place === undefined ? [WINDOW_ROOM, id, '1', ...run, '', ''] : [WINDOW_ROOM, id, '0', ...run, '', place.redisUs])) as StartReply;
+	let reply = (await call(scriptKeys, place === undefined ? [WINDOW_ROOM, id, '1', ...run, '', '', ...opening] : [WINDOW_ROOM, id, '0', ...run, '', place.redisUs, ...opening])) as StartReply;
 	/** The claim of a start given back for being stale: the recipient stays claimed while its start is taken again. */
 	let keptClaim: StartReply | undefined;
 	let retakesLeft = STALE_RETAKES;
 	for (;;) {
 		if (reply[0] === NOT_RUNNING) return 'not running';
 		if (reply[0] === RUN_DONE) return 'done';
+		if (reply[0] === WINDOW_CLOSED) return 'closed';
 		let placeUs = '';
 		if (reply[0] === 0) {
 			const stale = performance.now() - asked > FRESH_START_MS && retakesLeft-- > 0;
@@ -248,7 +263,7 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
 			if (stop.aborted && !keptClaim) return 'stopped';
 		}
 		asked = performance.now();
-		const args = keptClaim ? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', ''] : [WINDOW_ROOM, id, '0', ...run, '', placeUs];
+		const args = keptClaim ? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', ''] : [WINDOW_ROOM, id, '0', ...run, '', placeUs, ...opening];
 		reply = (await call(scriptKeys, args)) as StartReply;
 	}
 }
@@ -259,7 +274,7 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
  */
 export async function waitForStart(context: RunnerContext, send: Send, id: string, stop: AbortSignal): Promise<number | NoStart> {
 	const reply = await takeStart(context, send, id, ['', '', send.campaign, ''], stop);
-	if (typeof reply === 'string') return reply === 'done' ? 'not running' : reply;
+	if (typeof reply === 'string') return reply === 'done' || reply === 'closed' ? 'not running' : reply;
 	return Number(reply[1]) / 1000;
 }
 
@@ -267,7 +282,8 @@ export async function waitForStart(context: RunnerContext, send: Send, id: strin
  * Waits for the start of the next recipient to send among a run's indexes [first, end) and claims
  * it in the same step (`token`: the attempt's claim; `id`: this start's, unique; `place`: its
  * place on the clock if the run's previous settle took it). 'done' when the run has nobody left
- * to send (it took no start).
+ * to send (it took no start). `opening`: a send window's [opened, closes) on the campaign's clock
+ * (ms): outside it (or within CLOSE_MARGIN_MS of its close) the answer is 'closed' and nobody is claimed.
  */
 export async function startNextInRun(
 	context: RunnerContext,
@@ -275,8 +291,10 @@ export async function startNextInRun(
 	run: { first: number; end: number },
 	claim: { token: string; id: string; place?: Place },
 	stop: AbortSignal,
-): Promise<ClaimedStart | NoStart | 'done'> {
-	const reply = await takeStart(context, send, claim.id, [String(run.first), String(run.end), send.campaign, claim.token], stop, claim.place);
+	opening?: [number, number],
+): Promise<ClaimedStart | NoStart | 'done' | 'closed'> {
+	const bound = opening ? [String(opening[0]), String(opening[1])] : [];
+	const reply = await takeStart(context, send, claim.id, [String(run.first), String(run.end), send.campaign, claim.token], stop, claim.place, bound);
 	if (typeof reply === 'string') return reply;
 	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[4] ?? undefined };
 }

@@ -11,6 +11,8 @@ import { NotFoundError, type RunnerContext } from '../context';
 import { storedCampaignName } from './names';
 import { repliedCount } from './replies';
 import { trackingMode, type TrackingMode } from './tracking';
+import { decodeWindow, describeWindow, type WeekWindow } from './windows';
+import type { ZoneTable } from './create';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
 export type { CampaignState };
@@ -38,6 +40,13 @@ export interface CampaignRecord {
 	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
 	holds: number;
 	retries: number;
+	/** A send window in each recipient's local time, and its zones (campaigns/windows.ts); absent without one. */
+	window?: WeekWindow;
+	zones?: ZoneTable;
+	/** Epoch ms after which unsent recipients are expired (`--end`). */
+	endAt?: number;
+	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock windows and the end are read on. */
+	clockOffset: number;
 	/** Delivery tracking's counters (campaigns/tracking.ts), kept on the hash with each change. */
 	delivery: { delivered: number; read: number; failed: number; reasons: Array<{ reason: string; count: number }>; settled: boolean; mode?: TrackingMode };
 }
@@ -84,6 +93,10 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
 		holds: number('holds'),
 		retries: number('retries'),
+		window: hash.window ? decodeWindow(hash.window) : undefined,
+		zones: hash.zones ? (JSON.parse(hash.zones) as ZoneTable) : undefined,
+		endAt: hash.end_at ? number('end_at') : undefined,
+		clockOffset: number('clock_offset'),
 		delivery: {
 			delivered: number('t_delivered'),
 			read: number('t_read'),
@@ -217,6 +230,9 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
 		created_at: new Date(campaign.createdAt).toISOString(),
 		finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
+		// A send window and an end (campaigns/windows.ts), when it has them.
+		...(campaign.window ? { window: describeWindow(campaign.window), zones: (campaign.zones ?? []).map(([zone, recipients]) => ({ zone, recipients })) } : {}),
+		...(campaign.endAt !== undefined ? { end_at: new Date(campaign.endAt).toISOString() } : {}),
 	};
 }
 

@@ -126,7 +126,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				source = parsed.data.source_url ?? 'request.json';
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
-			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, dryRun, source };
+			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, window: fields.window, endAt: fields.end_at, dryRun, source };
 			const declared = Number(request.headers['content-length'] ?? 0);
 			if (upload && declared > limit) {
 				await drain(request.body as Readable);

@@ -125,13 +125,21 @@ const properties: INodeProperties[] = [
 					'Names this campaign so that it is sent once: within 24 h, running this node again with the same key returns the first campaign instead of a second. Empty: the key is this workflow, this node, the settings and every row, so a Retry or a re-run of the same input never sends twice. Set a new key to send the same content again on purpose.',
 			},
 			{
-				displayName: 'Test Send To',
-				name: 'testTo',
+				displayName: 'End Time',
+				name: 'endAt',
+				type: 'dateTime',
+				default: '',
+				description:
+					"When the campaign ends: recipients still unsent then are counted Expired, never sent, and the campaign completes. A time without an offset is read in the workflow's time zone.",
+			},
+			{
+				displayName: 'Send Window',
+				name: 'window',
 				type: 'string',
 				default: '',
-				placeholder: 'e.g. +49 151 12345678',
+				placeholder: 'e.g. 09:00-20:00, or mon-fri 09:00-20:00, sat 10:00-14:00',
 				description:
-					"Your own phone: before the campaign starts, the first recipient's message (same template, variables, number and agent) is sent here, and the campaign starts only if the service accepts it. A wrong template or number then fails this node and nobody is sent. The test is no recipient: it is in no count or report.",
+					"Send only within these hours in each recipient's local time; recipients wait while theirs is closed. The time zone is the item's variable named tz (an IANA name such as Europe/Berlin; with a window it is not sent as a variable) or else the phone's country (a country of several zones: only while the window is open in all of them).",
 			},
 			{
 				displayName: 'Start Time',
@@ -139,6 +147,15 @@ const properties: INodeProperties[] = [
 				type: 'dateTime',
 				default: '',
 				description: 'When the runner starts sending; empty starts at once. A time without an offset is read in the workflow\'s time zone.',
+			},
+			{
+				displayName: 'Test Send To',
+				name: 'testTo',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. +49 151 12345678',
+				description:
+					"Your own phone: before the campaign starts, the first recipient's message (same template, variables, number and agent) is sent here, and the campaign starts only if the service accepts it. A wrong template or number then fails this node and nobody is sent. The test is no recipient: it is in no count or report.",
 			},
 		],
 	},
@@ -205,6 +222,8 @@ export const apiFields: Readonly<Record<string, string>> = {
 	agent_id: 'additionalFields.agentId',
 	at: 'additionalFields.startAt',
 	test_to: 'additionalFields.testTo',
+	window: 'additionalFields.window',
+	end_at: 'additionalFields.endAt',
 	recipients: 'phone',
 };
 
@@ -226,14 +245,14 @@ function zonedTime(local: string, timeZone: string): Date {
 	return new Date(asUtc.getTime() - (wallClockOfZone - asUtc.getTime()));
 }
 
-function startTime(this: IExecuteFunctions, value: unknown): string | undefined {
+function startTime(this: IExecuteFunctions, value: unknown, label = 'Start Time'): string | undefined {
 	const text = String(value ?? '').trim();
 	if (text === '') return undefined;
 	const hasOffset = /(Z|[+-]\d\d:?\d\d)$/i.test(text);
 	const at = hasOffset ? new Date(text) : zonedTime(text.replace(' ', 'T'), this.getTimezone());
 	if (Number.isNaN(at.getTime())) {
-		throw new NodeOperationError(this.getNode(), `Start Time "${text.slice(0, 60)}" is not a date and time`, {
-			description: 'Nothing was sent. Give an ISO date and time such as 2026-03-01T09:00:00, or leave Start Time empty to start at once.',
+		throw new NodeOperationError(this.getNode(), `${label} "${text.slice(0, 60)}" is not a date and time`, {
+			description: `Nothing was sent. Give an ISO date and time such as 2026-03-01T09:00:00, or leave ${label} empty${label === 'Start Time' ? ' to start at once' : ''}.`,
 		});
 	}
 	return at.toISOString();
@@ -338,6 +357,10 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	if (at !== undefined) settings.at = at;
 	const testTo = String(this.getNodeParameter('additionalFields.testTo', 0, '') ?? '').trim();
 	if (testTo !== '') settings.test_to = phoneDigits.call(this, testTo, 'Test Send To', undefined);
+	const window = String(this.getNodeParameter('additionalFields.window', 0, '') ?? '').trim();
+	if (window !== '') settings.window = window;
+	const endAt = startTime.call(this, this.getNodeParameter('additionalFields.endAt', 0, ''), 'End Time');
+	if (endAt !== undefined) settings.end_at = endAt;
 
 	const name = nameOf.call(this);
 

@@ -17,6 +17,7 @@ const OUTCOMES: Array<{ name: string; value: RecipientOutcome | 'all'; descripti
 	{ name: 'Claimed', value: 'claimed', description: 'Being sent right now' },
 	{ name: 'Failed', value: 'failed', description: 'The service refused the send' },
 	{ name: 'Not Sent', value: 'not_sent', description: 'Proven not sent (campaign stopped, or reconciled); can be retried' },
+	{ name: 'Expired', value: 'expired', description: "Not sent: the campaign's end passed first (its send window may have kept it waiting)" },
 	{ name: 'Pending', value: 'pending', description: 'Waiting for its turn' },
 	{ name: 'Rejected', value: 'rejected', description: 'Refused at create: bad phone, duplicate, bad variables' },
 	{ name: 'Sent', value: 'sent', description: 'Accepted by the service, with its message ID' },

@@ -23,6 +23,8 @@
 			at: el('input', { name: 'at', type: 'datetime-local', 'data-testid': 'create-at' }),
 			cron: el('input', { name: 'cron', 'data-testid': 'create-cron', placeholder: '0 9 * * 1' }),
 			tz: el('input', { name: 'tz', 'data-testid': 'create-tz', placeholder: 'Europe/Berlin' }),
+			window: el('input', { name: 'window', 'data-testid': 'create-window', placeholder: '09:00-20:00' }),
+			end_at: el('input', { name: 'end_at', type: 'datetime-local', 'data-testid': 'create-end' }),
 		};
 		var message = el('div', { 'data-testid': 'create-result', 'aria-live': 'polite' });
 		var submit = el('button', { type: 'submit', 'data-testid': 'create-submit' }, ['Create and start']);
@@ -37,6 +39,8 @@
 			field('Start at', inputs.at, 'optional; empty starts now'),
 			field('Repeat (cron)', inputs.cron, 'optional; a schedule of campaigns from the URL above'),
 			field('Time zone of the cron', inputs.tz),
+			field('Send window', inputs.window, "optional; in each recipient's local time (a tz column, or the phone's country), e.g. mon-fri 09:00-20:00, sat 10:00-14:00"),
+			field('End at', inputs.end_at, 'optional; recipients still unsent then are expired'),
 			el('div', { class: 'actions' }, [submit, check, el('a', { class: 'button', href: '#/' }, ['Back'])]),
 			message,
 		]);
@@ -49,11 +53,12 @@
 				return;
 			}
 			var settings = {};
-			['template_id', 'from', 'rate', 'cron', 'tz', 'name'].forEach(function (key) {
+			['template_id', 'from', 'rate', 'cron', 'tz', 'name', 'window'].forEach(function (key) {
 				// Only what is filled: an empty setting would be refused, and the API may not know `name` yet.
 				if (inputs[key].value.trim() !== '') settings[key] = inputs[key].value.trim();
 			});
 			if (inputs.at.value) settings.at = new Date(inputs.at.value).toISOString();
+			if (inputs.end_at.value) settings.end_at = new Date(inputs.end_at.value).toISOString();
 			submit.disabled = true;
 			check.disabled = true;
 			message.replaceChildren(el('p', { text: dry ? 'Checking every row…' : file ? 'Uploading…' : 'Creating…' }));

@@ -12,7 +12,7 @@ import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
 import { describeTarget, luaScript } from './redis';
 import { campaignNumber } from './homes';
-import { formatOf, type SourceRecord } from './source';
+import { formatOf, readRecords, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { isHttpUrl, storedSource } from './net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from './campaigns/create';
@@ -25,6 +25,8 @@ import { defaultCampaignName } from './campaigns/names';
 import { addStartJob } from './jobs';
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 import { draftTest, firstAcceptedRow, sendTest, type TestSend } from './campaigns/testSend';
+import { allSuppressions, findSuppression, importSuppressions, phoneOf, suppress, unsuppress, type SuppressionEntry } from './audience/suppression';
+import { csvRows } from './csv';
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
 export { pageCampaigns, campaignFigures, type CampaignDetail, type CampaignStatus } from './campaigns/store';
@@ -57,6 +59,45 @@ export { receiveMessageCreated } from './campaigns/attribution';
 
 export { shownQueueName } from './jobs';
 
+// The suppression list: phones never sent a marketing campaign (audience/suppression.ts).
+export { importSuppressions, pageSuppressions, type SuppressionEntry } from './audience/suppression';
+
+/** Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as the client does (`<phone>`, `phone`). */
+export async function addSuppression(context: RunnerContext, input: { phone: string; reason?: string; source: 'operator' | 'workflow' }, field: string) {
+	const entry = await suppress(context, phoneOf(input.phone, field), { source: input.source, reason: input.reason });
+	context.log.info({ source: entry.source, added: entry.added }, 'suppression list: a phone added');
+	return entry;
+}
+
+/** Takes a phone off the suppression list: `removed` false when it was not on it. */
+export async function removeSuppression(context: RunnerContext, phone: string, field: string): Promise<{ phone: string; removed: boolean }> {
+	const digits = phoneOf(phone, field);
+	const removed = await unsuppress(context, digits);
+	context.log.info({ removed }, 'suppression list: a phone removed');
+	return { phone: digits, removed };
+}
+
+/** Whether a phone is on the suppression list, with its entry. */
+export async function checkSuppression(context: RunnerContext, phone: string, field: string): Promise<{ phone: string; suppressed: boolean; entry: SuppressionEntry | null }> {
+	const digits = phoneOf(phone, field);
+	const entry = await findSuppression(context, digits);
+	return { phone: digits, suppressed: entry !== undefined, entry: entry ?? null };
+}
+
+/** Imports a CSV file (a path, or an http(s) URL the runner may read) into the suppression list: core's import of its rows. */
+export function importSuppressionFile(context: RunnerContext, source: string) {
+	return importSuppressions(context, readRecords(source, 'csv', undefined, undefined, context.config));
+}
+
+/** The columns of an export (and what an import reads: phone, and reason when present). */
+const SUPPRESSION_COLUMNS = ['phone', 'reason', 'source', 'at'] as const;
+
+/** The whole list as CSV text chunks (phone,reason,source,at), oldest first, a page at a time. */
+export async function* suppressionCsv(context: RunnerContext): AsyncGenerator<string> {
+	yield csvRows([[...SUPPRESSION_COLUMNS]]);
+	for await (const entry of allSuppressions(context)) yield csvRows([SUPPRESSION_COLUMNS.map((column) => entry[column])]);
+}
+
 // Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
 export { liveRunners } from './presence';
 
@@ -86,7 +127,7 @@ export interface DryRunAnswer extends DryRunSnapshot {
 	kind: 'dry_run';
 	dry_run: true;
 	/** Rows per outcome the create would give them (the rules added at create add their outcomes here). */
-	counts: { accepted: number; rejected: number };
+	counts: { accepted: number; rejected: number; suppressed: number };
 	estimate: {
 		rate: number;
 		/** accepted / rate, rounded up: the number sending this campaign alone at its rate. */
@@ -113,7 +154,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const name = settings.name ?? defaultCampaignName(rowsAtHand ? undefined : settings.source, Date.now());
-	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter };
+	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, ...(settings.transactional ? { transactional: true } : {}) };
 	return { settings, common, schedule };
 }
 
@@ -159,7 +200,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 		if (startAt) await addStartJob(context, { campaign: id, dueAt: startAt }, { afterCommit: true });
 	};
 	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer } });
-	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'campaign created');
+	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected, suppressed: snapshot.suppressed }, 'campaign created');
 	return { ...answer, ...snapshot };
 }
 
@@ -179,12 +220,12 @@ async function dryRun(
 	if (repeat) storedSource(context.config, common.source, names.source);
 	const found = await snapshotCampaign(context, { ...common, id: newCampaignId(), state: 'running', records: options.records, dryRun: true });
 	const seconds = Math.ceil(found.accepted / common.rate);
-	context.log.info({ accepted: found.accepted, rejected: found.rejected }, 'campaign dry run');
+	context.log.info({ accepted: found.accepted, rejected: found.rejected, suppressed: found.suppressed }, 'campaign dry run');
 	return {
 		kind: 'dry_run',
 		dry_run: true,
 		...found,
-		counts: { accepted: found.accepted, rejected: found.rejected },
+		counts: { accepted: found.accepted, rejected: found.rejected, suppressed: found.suppressed },
 		estimate: { rate: common.rate, seconds, starts_at: new Date(startsAt).toISOString(), ends_at: new Date(startsAt + seconds * 1000).toISOString(), ...(repeat ?? {}) },
 		...(testTo ? { test_send: { to: testTo, sent: false as const, note: 'a dry run sends no test; the create without dry run sends it first' } } : {}),
 	};

@@ -8,6 +8,7 @@
  *   claimed, found again by a later attempt -> unknown     (a crash or stall; never resent blindly)
  *   pending -> cancelled | not_sent ; not_sent -> pending  (operator acts)
  *   unknown -> sent | not_sent                             (reconcile, from the service's records)
+ *   pending -> suppressed                                  (the phone is on the suppression list: at create, or in the claim step)
  *
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash
@@ -37,6 +38,7 @@ const LETTER: Record<Outcome, string> = {
 	cancelled: 'x',
 	unknown: 'u',
 	not_sent: 'n',
+	suppressed: 'z',
 };
 const BY_LETTER = Object.fromEntries(Object.entries(LETTER).map(([outcome, letter]) => [letter, outcome])) as Record<string, Outcome>;
 
@@ -108,13 +110,25 @@ end
  * attempts so far.
  */
 export const LUA_RUN_CLAIM = `${LUA_HELPERS}
-local function openInRun(meta, ledger, running, outbox, first, last, token, now, id)
+-- A pending recipient whose phone is on the number's copy of the suppression list (audience/suppression.ts)
+-- is made final here, suppressed, with the list's note; a transactional campaign sends all the same.
+local function suppressedVerdict(meta, ledger, recipients, suppressed, i, r)
+  if redis.call('HGET', meta, 'transactional') == '1' then return false end
+  local phone = string.match(redis.call('HGET', recipients, i) or '', '^%[%d+,"(%d+)"')
+  local note = phone and redis.call('HGET', suppressed, phone)
+  if not note then return false end
+  r.s = 'z'; r.err = note
+  write(ledger, i, r); move(meta, 'p', 'z')
+  return true
+end
+local function openInRun(meta, ledger, running, outbox, recipients, suppressed, first, last, token, now, id)
   local lost = false
   for i = first, last - 1 do
     local rec = redis.call('HGET', ledger, i)
     if rec then
       local r = parse(rec)
-      if r.s == 'p' or (r.s == 'c' and r.ref == token) then return i, r end
+      if r.s == 'p' and suppressedVerdict(meta, ledger, recipients, suppressed, i, r) then lost = true
+      elseif r.s == 'p' or (r.s == 'c' and r.ref == token) then return i, r end
       if r.s == 'c' then
         r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
         write(ledger, i, r); move(meta, 'c', 'u'); lost = true
@@ -211,7 +225,8 @@ return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARG
 `;
 
 /**
- * KEYS: SETTLE's, then the number's spacing hash (campaigns/spacing.ts). ARGV: SETTLE's, then the
+ * KEYS: SETTLE's, then the number's spacing hash (campaigns/spacing.ts), the campaign's snapshot and
+ * the number's copy of the suppression list (what openInRun checks). ARGV: SETTLE's, then the
  * run's last+1 index and the start gate's window room. A run's settle that also takes the place on
  * the number's clock of the run's next recipient, if it has one: the same step as the gate's first
  * one (the next place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
@@ -222,7 +237,7 @@ const SETTLE_AND_PLACE = `${luaGap('tonumber(ARGV[11])')}${LUA_RUN_CLAIM}${LUA_S
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
 local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9])
-if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id) then return { result, -1 } end
+if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, KEYS[7], KEYS[8], tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id) then return { result, -1 } end
 local gate = redis.call('HMGET', spacing, 'rate', 'next')
 local rate = tonumber(gate[1] or '0')
 if not rate or rate <= 0 then return { result, -1 } end
@@ -311,7 +326,7 @@ export class Ledger {
 		};
 		define('convoClaim', CLAIM, 5);
 		define('convoSettle', SETTLE, 5);
-		define('convoSettleAndPlace', SETTLE_AND_PLACE, 6);
+		define('convoSettleAndPlace', SETTLE_AND_PLACE, 8);
 		define('convoMoveMany', MOVE_MANY, 4);
 		define('convoResolveUnknown', RESOLVE_UNKNOWN, 4);
 		define('convoExpireClaims', EXPIRE_CLAIMS, 4);
@@ -376,7 +391,7 @@ export class Ledger {
 		const { base, from } = await this.keysOf(id);
 		const [result, placeInUs, placeAtUs] = (await this.call(
 			'convoSettleAndPlace',
-			[...base, this.keys.ticks(from, id), this.keys.spacing(from)],
+			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), this.keys.suppression.copy(from)],
 			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room],
 		)) as [string, number, string?];
 		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined };

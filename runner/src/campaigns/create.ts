@@ -20,6 +20,7 @@ import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
+import { repairCopy, suppressedNotes } from '../audience/suppression';
 
 const WRITE_BATCH = 1000;
 
@@ -57,6 +58,8 @@ export interface Snapshot {
 	total: number;
 	accepted: number;
 	rejected: number;
+	/** Rows whose phone is on the suppression list: kept as `suppressed`, never sent (not counted as accepted). */
+	suppressed: number;
 	rejections: Array<{ line: number; phone: string; reason: string }>;
 }
 
@@ -102,6 +105,7 @@ export class RowChecker {
 	total = 0;
 	accepted = 0;
 	rejected = 0;
+	suppressed = 0;
 	lastLine = 0;
 	anyPhoneField = false;
 	/** The first CSV header read: a source without a phone column is told what was read instead. */
@@ -118,7 +122,8 @@ export class RowChecker {
 		private readonly rejectionsShown: number,
 	) {}
 
-	check(record: SourceRecord, seen: Map<string, number>): void {
+	/** `suppressed`: of the batch's phones, those on the suppression list, with their note (none for a transactional campaign). */
+	check(record: SourceRecord, seen: Map<string, number>, suppressed: ReadonlyMap<string, string> = new Map()): void {
 		const index = String(this.firstIndex + this.total++);
 		this.lastLine = Math.max(this.lastLine, record.line);
 		let verdict;
@@ -129,7 +134,15 @@ export class RowChecker {
 		} else {
 			verdict = { ok: false as const, line: record.line, phone: record.phone ?? '', reason: record.reason };
 		}
-		if (verdict.ok) {
+		const note = verdict.ok ? suppressed.get(verdict.recipient.phone) : undefined;
+		if (verdict.ok && note !== undefined) {
+			// Kept whole (its phone in the phone index too, so a repeat is still found), never sent.
+			this.suppressed++;
+			this.reasons.add('suppressed', note);
+			this.staged.recipients.push(index, encodeRecipient(verdict.recipient));
+			this.staged.ledger.push(index, encodeRecord({ outcome: 'suppressed', attempts: 0, ref: '', error: note }));
+			this.staged.phones.push(verdict.recipient.phone, `${verdict.recipient.line}:${index}`);
+		} else if (verdict.ok) {
 			this.accepted++;
 			const row = encodeRecipient(verdict.recipient);
 			this.firstAccepted ??= row;
@@ -269,7 +282,8 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const checkPending = async () => {
 		const phones = phonesOf(pending);
 		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(staging.phones, ...phones) : []);
-		for (const record of pending) rows.check(record, seen);
+		const suppressed = input.transactional ? undefined : await suppressedNotes(context, phones);
+		for (const record of pending) rows.check(record, seen, suppressed);
 		pending = [];
 		await flush();
 	};
@@ -296,10 +310,10 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	}
 	if (dryRun) {
 		await dropStaged();
-		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN) };
+		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, suppressed: rows.suppressed, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN) };
 	}
 
-	const { total, accepted, rejected, rejections } = rows;
+	const { total, accepted, rejected, suppressed, rejections } = rows;
 	const state: CampaignState = accepted === 0 && !draft ? 'completed' : input.state;
 	const now = Date.now();
 	const counters = Object.fromEntries(OUTCOMES.map((outcome) => [counterField(outcome), 0]));
@@ -307,6 +321,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		...counters,
 		[counterField('pending')]: accepted,
 		[counterField('rejected')]: rejected,
+		[counterField('suppressed')]: suppressed,
 		id,
 		name: input.name,
 		state,
@@ -325,12 +340,16 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		last_progress_at: now,
 		failure_streak: 0,
 		last_error: '',
+		// Exempt from the suppression list (and the marketing-only rules): ledger.ts reads it in the claim.
+		...(input.transactional ? { transactional: 1 } : {}),
 		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine, test_to: draft.testTo ?? '' } : {}),
 	};
-	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, rejections };
+	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, suppressed, rejections };
 	const { claim } = input;
 	const { from } = input;
 	await registerCampaign(context, id, from);
+	// Changes to the list from now on reach this number's copy (it is in `numbers`); those before, the repair brings.
+	await repairCopy(context, from);
 	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 11);
 	const outcome = await commit(
 		[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), staging.recipients, staging.ledger, staging.phones, keys.running(from), keys.unlisted(from), keys.outbox(from), claim?.slot ?? keys.campaign(from, id)],

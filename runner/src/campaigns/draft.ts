@@ -22,6 +22,7 @@ import { phonesOf, phonesSeen, RowChecker, type Snapshot } from './create';
 import { transition } from './state';
 import { findCampaign, getCampaign, type CampaignState } from './store';
 import { campaignNumber, forgetCampaign } from '../homes';
+import { suppressedNotes } from '../audience/suppression';
 
 /** Drafts never started are removed this long after they were created. */
 export const DRAFT_LIFETIME_MS = 24 * 3600 * 1000;
@@ -32,7 +33,8 @@ const CHUNK_TRIES = 5;
 /**
  * KEYS: meta, recipients, ledger, phones, idempotency slot. ARGV: total the rows were checked
  * against, rows, accepted, rejected, last line, then the JSON arrays of field/value pairs for the
- * three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds.
+ * three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds,
+ * then the rows suppressed.
  * Returns 'ok', 'missing', 'not_draft', 'moved' (another chunk landed: check again) or
  * 'lease_lost'. With a key, the answer is kept in the same step as the rows.
  */
@@ -51,6 +53,7 @@ hsetAll(rcp, cjson.decode(ARGV[6])); hsetAll(ledger, cjson.decode(ARGV[7])); hse
 redis.call('HINCRBY', meta, 'total', tonumber(ARGV[2]))
 redis.call('HINCRBY', meta, 'n_p', tonumber(ARGV[3]))
 redis.call('HINCRBY', meta, 'n_r', tonumber(ARGV[4]))
+redis.call('HINCRBY', meta, 'n_z', tonumber(ARGV[12]))
 if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', meta, 'last_line')) or 0) then redis.call('HSET', meta, 'last_line', ARGV[5]) end
 local expires = redis.call('HGET', meta, 'expires_at')
 if expires then
@@ -83,6 +86,7 @@ export interface ChunkAnswer {
 	total: number;
 	accepted: number;
 	rejected: number;
+	suppressed: number;
 }
 
 function notADraft(id: string, state: string): ConflictError {
@@ -112,24 +116,27 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 		const base = firstLine ?? lastLine + 1;
 		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(keys.phones(from, id), ...phones) : []);
 
+		const suppressed = campaign.transactional ? undefined : await suppressedNotes(context, phones);
 		const checker = new RowChecker(campaign.total, RECIPIENTS_PER_CHUNK);
-		for (const record of records) checker.check({ ...record, line: base + record.line - 1 }, seen);
+		for (const record of records) checker.check({ ...record, line: base + record.line - 1 }, seen, suppressed);
 		const staged = checker.take();
 		// The campaign after this chunk, as the script leaves it (it applies only if no other chunk landed).
 		const total = campaign.total + checker.total;
 		const rejected = campaign.counts.rejected + checker.rejected;
+		const suppressedRows = campaign.counts.suppressed + checker.suppressed;
 		const result: ChunkAnswer = {
 			id,
 			name: campaign.name,
 			state: 'draft',
-			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, rejections: checker.rejections },
+			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, suppressed: checker.suppressed, rejections: checker.rejections },
 			total,
-			accepted: total - rejected,
+			accepted: total - rejected - suppressedRows,
 			rejected,
+			suppressed: suppressedRows,
 		};
 		const answer = await apply(
 			[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), claim?.slot ?? keys.campaign(from, id)],
-			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS],
+			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS, checker.suppressed],
 		);
 		if (answer === 'missing') throw new NotFoundError(`No campaign with id ${id}`);
 		if (answer === 'not_draft') throw notADraft(id, (await getCampaign(context, id)).state);

@@ -51,6 +51,8 @@ export const campaignSettings = z.object({
 	testTo: phoneDigits.optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core.ts createCampaign). */
 	dryRun: z.boolean().optional(),
+	/** Exempt from the marketing-only rules: sends to phones on the suppression list (audience/suppression.ts). */
+	transactional: z.boolean().optional(),
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
@@ -72,6 +74,8 @@ export interface CampaignBasics {
 	format?: CampaignSettings['format'];
 	/** A CSV's delimiter when the client gave one (a schedule's runs read with it too). */
 	delimiter?: string;
+	/** Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's runs carry it. */
+	transactional?: boolean;
 }
 
 /** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */

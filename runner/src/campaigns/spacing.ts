@@ -96,7 +96,7 @@ const RUN_DONE = -2;
 
 /**
  * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
- * snapshot. ARGV: window room, member, "1" on a send's first call (it takes the next place on the
+ * snapshot, then the number's copy of the suppression list (ledger.ts suppressedVerdict). ARGV: window room, member, "1" on a send's first call (it takes the next place on the
  * number's clock) or "0" after its wait or with its place taken by the run's previous settle
  * (ledger.ts, SETTLE_AND_PLACE: the window step only), then the run's first and last+1 index (''
  * for a start without a claim), the campaign id and the claim token.
@@ -121,7 +121,7 @@ local now = clock()
 local nowMs = string.format('%.0f', math.floor(now / 1000))
 local idx, rec
 if ARGV[4] ~= '' then
-  idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6])
+  idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6])
   if not idx then return { ${RUN_DONE} } end
 end
 local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
@@ -203,6 +203,7 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 	keys.running(from),
 	keys.outbox(from),
 	keys.recipients(from, campaign),
+	keys.suppression.copy(from),
 ];
 
 type StartReply = [number, string?, number?, number?, string?];
@@ -221,7 +222,7 @@ export interface Place {
  * the place on the clock this send took ahead: it waits for it, then needs the window step only.
  */
 async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place): Promise<StartReply | NoStart | 'done'> {
-	const call = luaScript(context.redis, 'convoStart', START, 7);
+	const call = luaScript(context.redis, 'convoStart', START, 8);
 	const scriptKeys = startKeys(context, send);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.

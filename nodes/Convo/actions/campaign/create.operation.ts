@@ -183,6 +183,14 @@ const properties: INodeProperties[] = [
 				description: 'What the node answers',
 			},
 			{
+				displayName: 'Transactional',
+				name: 'transactional',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether these messages are not marketing (order updates, one-time codes): the campaign then sends to phones on the suppression list too. Shown as transactional on the campaign.',
+			},
+			{
 				displayName: 'Wait for Completion',
 				name: 'waitForCompletion',
 				type: 'boolean',
@@ -205,6 +213,7 @@ export const apiFields: Readonly<Record<string, string>> = {
 	agent_id: 'additionalFields.agentId',
 	at: 'additionalFields.startAt',
 	test_to: 'additionalFields.testTo',
+	transactional: 'options.transactional',
 	recipients: 'phone',
 };
 
@@ -338,6 +347,7 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	if (at !== undefined) settings.at = at;
 	const testTo = String(this.getNodeParameter('additionalFields.testTo', 0, '') ?? '').trim();
 	if (testTo !== '') settings.test_to = phoneDigits.call(this, testTo, 'Test Send To', undefined);
+	if ((this.getNodeParameter('options', 0, {}) as IDataObject).transactional === true) settings.transactional = true;
 
 	const name = nameOf.call(this);
 

@@ -7,15 +7,23 @@ import { Readable as ReadableStream } from 'node:stream';
 
 import { z } from 'zod/v4';
 
-import { addSuppressionBody, listSuppressionsQuery, RUNNER_ROUTES } from 'convo-contract';
+import { addSuppressionBody, listSuppressionsQuery, parsePhoneNumber, RUNNER_ROUTES } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as core from '../core';
 import { at, InputError, type RouteTable } from './routes';
 import { drain, limitBytes, PayloadTooLarge } from './campaignRoutes';
 
-const phoneParams = z.object({ id: z.string() });
+/** The phone in a path, in digits: refused as the route's `id` (400, field id) when it is none. */
+const phoneParams = z.object({
+	id: z.string().transform((value, ctx) => {
+		const parsed = parsePhoneNumber(value);
+		if (parsed.ok) return parsed.digits;
+		ctx.issues.push({ code: 'custom', input: value, message: `must be a phone number with country code: it ${parsed.rule}` });
+		return z.NEVER;
+	}),
+});
 
-/** The API's name of a phone in a body and in a path. */
+/** The API's name of a phone in a body. */
 const PHONE = 'phone';
 
 /** A core error about the phone as a 400 naming the API's field. */
@@ -64,10 +72,10 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 	);
 	routes.add(
 		{ ...at(RUNNER_ROUTES.checkSuppression), tag: 'suppressions', summary: 'Whether a phone (the id: digits with country code) is on the suppression list, with its entry', params: phoneParams, success: [200, '{ phone, suppressed, entry: { phone, reason, source, at } | null }'] },
-		async ({ params }) => asField(() => core.checkSuppression(context, params.id, PHONE)),
+		async ({ params }) => core.checkSuppression(context, params.id, 'id'),
 	);
 	routes.add(
 		{ ...at(RUNNER_ROUTES.removeSuppression), tag: 'suppressions', summary: 'Take a phone (the id) off the suppression list; removed is false when it was not on it', params: phoneParams, success: [200, '{ phone, removed }'] },
-		async ({ params }) => asField(() => core.removeSuppression(context, params.id, PHONE)),
+		async ({ params }) => core.removeSuppression(context, params.id, 'id'),
 	);
 }

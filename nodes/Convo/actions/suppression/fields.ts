@@ -23,5 +23,5 @@ export function phoneValue(this: IExecuteFunctions, itemIndex: number): string {
 	return phoneDigits.call(this, this.getNodeParameter('phone', itemIndex), PHONE_LABEL, itemIndex);
 }
 
-/** The runner's 400 about `phone` names the field as the user sees it. */
-export const labelOf = (apiField: string) => (apiField === 'phone' ? PHONE_LABEL : apiField === 'reason' ? 'Reason' : undefined);
+/** The runner's 400 about the phone (`phone` in a body, `id` in a path) names the field as the user sees it. */
+export const labelOf = (apiField: string) => (apiField === 'phone' || apiField === 'id' ? PHONE_LABEL : apiField === 'reason' ? 'Reason' : undefined);

@@ -23,6 +23,7 @@ import { benchNumbers } from './numbers.bench';
 import { benchReindex } from './reindex.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchStartup } from './startup.bench';
+import { benchSuppression } from './suppression.bench';
 import { benchTracking } from './tracking.bench';
 import { benchWorkflow } from './workflow.bench';
 
@@ -37,6 +38,7 @@ const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchRe
 	cluster: benchCluster,
 	numbers: benchNumbers,
 	tracking: benchTracking,
+	suppression: benchSuppression,
 };
 
 function chosen(): string[] {

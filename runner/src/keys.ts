@@ -102,7 +102,7 @@ export interface Keys {
 
 /** Keys of the suppression list (audience/suppression.ts). */
 interface SuppressionKeys {
-	/** Hash: phone -> JSON { reason, source, at } (global). */
+	/** Hash: phone -> `source|ms|reason` (global). */
 	entries: string;
 	/** Sorted set: phone by the time it was suppressed, for paging the list (global). */
 	listed: string;

@@ -200,7 +200,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 		if (startAt) await addStartJob(context, { campaign: id, dueAt: startAt }, { afterCommit: true });
 	};
 	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer } });
-	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected, suppressed: snapshot.suppressed }, 'campaign created');
+	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected, ...(snapshot.suppressed > 0 ? { suppressed: snapshot.suppressed } : {}) }, 'campaign created');
 	return { ...answer, ...snapshot };
 }
 
@@ -220,7 +220,7 @@ async function dryRun(
 	if (repeat) storedSource(context.config, common.source, names.source);
 	const found = await snapshotCampaign(context, { ...common, id: newCampaignId(), state: 'running', records: options.records, dryRun: true });
 	const seconds = Math.ceil(found.accepted / common.rate);
-	context.log.info({ accepted: found.accepted, rejected: found.rejected, suppressed: found.suppressed }, 'campaign dry run');
+	context.log.info({ accepted: found.accepted, rejected: found.rejected, ...(found.suppressed > 0 ? { suppressed: found.suppressed } : {}) }, 'campaign dry run');
 	return {
 		kind: 'dry_run',
 		dry_run: true,

@@ -106,17 +106,18 @@ end
  * A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
  * which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
  * send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
- * the way (it may have sent: never resent). `claimAt` claims it and returns its snapshot row and
+ * the way (it may have sent: never resent), and a pending recipient whose phone is suppressed is
+ * made final (suppressedVerdict). `claimAt` claims it and returns its snapshot row and
  * attempts so far.
  */
 export const LUA_RUN_CLAIM = `${LUA_HELPERS}
 -- A pending recipient whose phone is on the number's copy of the suppression list (audience/suppression.ts)
 -- is made final here, suppressed, with the list's note; a transactional campaign sends all the same.
 local function suppressedVerdict(meta, ledger, recipients, suppressed, i, r)
-  if redis.call('HGET', meta, 'transactional') == '1' then return false end
   local phone = string.match(redis.call('HGET', recipients, i) or '', '^%[%d+,"(%d+)"')
   local note = phone and redis.call('HGET', suppressed, phone)
-  if not note then return false end
+  -- The campaign's setting is read only for a phone on the list: two reads per recipient otherwise.
+  if not note or redis.call('HGET', meta, 'transactional') == '1' then return false end
   r.s = 'z'; r.err = note
   write(ledger, i, r); move(meta, 'p', 'z')
   return true
@@ -127,7 +128,7 @@ local function openInRun(meta, ledger, running, outbox, recipients, suppressed, 
     local rec = redis.call('HGET', ledger, i)
     if rec then
       local r = parse(rec)
-      if r.s == 'p' and suppressedVerdict(meta, ledger, recipients, suppressed, i, r) then lost = true
+      if r.s == 'p' and suppressedVerdict(meta, ledger, recipients, suppressed, i, r) then lost = true -- made final on the way, as a lost claim is
       elseif r.s == 'p' or (r.s == 'c' and r.ref == token) then return i, r end
       if r.s == 'c' then
         r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'

@@ -79,6 +79,9 @@ function outcomesOf(text: string): { outcomes: core.Outcome[]; failedDelivery: b
 	return { outcomes: outcomes.filter((outcome) => outcome !== FAILED_DELIVERY) as core.Outcome[], failedDelivery: outcomes.includes(FAILED_DELIVERY) };
 }
 
+/** The create's count of suppressed rows, said only when there are some (most campaigns have none). */
+const suppressedPart = (suppressed: number) => (suppressed > 0 ? `, ${suppressed} suppressed (on the suppression list)` : '');
+
 /** How many rejected rows create prints; the report has them all. */
 const REJECTIONS_PRINTED = 10;
 
@@ -106,7 +109,7 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 	const when = estimate.cron ? `from the next run at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})` : `from ${estimate.starts_at}, until about ${estimate.ends_at}`;
 	return [
 		`dry run: nothing was stored or sent`,
-		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected, ${dry.counts.suppressed} suppressed`,
+		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected${suppressedPart(dry.counts.suppressed)}`,
 		...(reasons.length > 0 ? ['reasons:', ...reasons] : []),
 		...(shown.length > 0 ? ['first rejected rows:', ...shown, ...(more > 0 ? [`  and ${more} more (the reasons above count them all)`] : [])] : []),
 		`estimated duration: ${spoken(estimate.seconds)} at ${estimate.rate} sends/s, ${when}`,
@@ -157,9 +160,9 @@ export function addCampaignCommands(program: Command): void {
 		}
 		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
 		if (!shouldFollow) {
-			return answer(created, () => tested + [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected, ${created.suppressed} suppressed`, ...describeRejections(created)].join('\n'));
+			return answer(created, () => tested + [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`, ...describeRejections(created)].join('\n'));
 		}
-		process.stderr.write(tested + [`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected, ${created.suppressed} suppressed`, ...describeRejections(created)].join('\n') + '\n');
+		process.stderr.write(tested + [`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`, ...describeRejections(created)].join('\n') + '\n');
 		const final = await follow(context, created.id);
 		exitForEnd(final);
 		return answer({ ...created, status: final }, () => describeCounts(final));

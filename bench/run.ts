@@ -1,11 +1,11 @@
 /**
  * `npm run bench`: the five benchmarks of issue #12, the start-up one of issue #19, and the Redis
- * Cluster and ten-number ones of issue #20 and the delivery tracking one of issue #22, one after another on one Redis (REDIS_URL when set, else a private
+ * Cluster and ten-number ones of issue #20 and the delivery tracking one of issue #22 and the suppression list one of #23, one after another on one Redis (REDIS_URL when set, else a private
  * redis-server on a free port; the cluster benchmark starts a cluster of its own), each printing
  * its table and writing bench/results/<name>.json; then docs/benchmarks.md's generated part is
  * rewritten from them.
  *
- *   npm run bench                        all nine, full sizes (about 30 minutes on 2 cores)
+ *   npm run bench                        all ten, full sizes (about 30 minutes on 2 cores)
  *   npm run bench -- --quick             small sizes, to check the benchmarks themselves
  *   npm run bench -- --only reindex,sandbox
  *
@@ -23,6 +23,7 @@ import { benchNumbers } from './numbers.bench';
 import { benchReindex } from './reindex.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchStartup } from './startup.bench';
+import { benchSuppression } from './suppression.bench';
 import { benchTracking } from './tracking.bench';
 import { benchWindows } from './windows.bench';
 import { benchWorkflow } from './workflow.bench';
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchRe
 	numbers: benchNumbers,
 	tracking: benchTracking,
 	windows: benchWindows,
+	suppression: benchSuppression,
 };
 
 function chosen(): string[] {

@@ -164,6 +164,13 @@ const schema = z.object({
 	RUNNER_EVENTS_HEADER_VALUE: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
 	/** A reply belongs to the campaign that last messaged its phone within this time before it. */
 	RUNNER_REPLY_WINDOW: durationMs.default(72 * 3_600_000),
+	/**
+	 * Keywords that, as the whole of an inbound message, put its sender on the suppression list
+	 * (OPTOUT) or take it off (OPTIN): comma-separated, replacing the defaults (audience/keywords.ts).
+	 * Matched after trimming, case folding, dropping accents and punctuation.
+	 */
+	RUNNER_OPTOUT_KEYWORDS: z.string().optional(),
+	RUNNER_OPTIN_KEYWORDS: z.string().optional(),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 	/**
 	 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on

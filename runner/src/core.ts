@@ -12,7 +12,7 @@ import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
 import { describeTarget, luaScript } from './redis';
 import { campaignNumber } from './homes';
-import { formatOf, type SourceRecord } from './source';
+import { formatOf, readRecords, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { isHttpUrl, storedSource } from './net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from './campaigns/create';
@@ -26,6 +26,8 @@ import { defaultCampaignName } from './campaigns/names';
 import { addStartJob } from './jobs';
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 import { draftTest, firstAcceptedRow, sendTest, type TestSend } from './campaigns/testSend';
+import { allSuppressions, findSuppression, importSuppressions, phoneOf, suppress, unsuppress, type SuppressionEntry } from './audience/suppression';
+import { csvRows } from './csv';
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
 export { pageCampaigns, campaignFigures, type CampaignDetail, type CampaignStatus } from './campaigns/store';
@@ -58,6 +60,45 @@ export { receiveMessageCreated } from './campaigns/attribution';
 
 export { shownQueueName } from './jobs';
 
+// The suppression list: phones never sent a marketing campaign (audience/suppression.ts).
+export { importSuppressions, pageSuppressions, type SuppressionEntry } from './audience/suppression';
+
+/** Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as the client does (`<phone>`, `phone`). */
+export async function addSuppression(context: RunnerContext, input: { phone: string; reason?: string; source: 'operator' | 'workflow' }, field: string) {
+	const entry = await suppress(context, phoneOf(input.phone, field), { source: input.source, reason: input.reason });
+	context.log.info({ source: entry.source, added: entry.added }, 'suppression list: a phone added');
+	return entry;
+}
+
+/** Takes a phone off the suppression list: `removed` false when it was not on it. */
+export async function removeSuppression(context: RunnerContext, phone: string, field: string): Promise<{ phone: string; removed: boolean }> {
+	const digits = phoneOf(phone, field);
+	const removed = await unsuppress(context, digits);
+	context.log.info({ removed }, 'suppression list: a phone removed');
+	return { phone: digits, removed };
+}
+
+/** Whether a phone is on the suppression list, with its entry. */
+export async function checkSuppression(context: RunnerContext, phone: string, field: string): Promise<{ phone: string; suppressed: boolean; entry: SuppressionEntry | null }> {
+	const digits = phoneOf(phone, field);
+	const entry = await findSuppression(context, digits);
+	return { phone: digits, suppressed: entry !== undefined, entry: entry ?? null };
+}
+
+/** Imports a CSV file (a path, or an http(s) URL the runner may read) into the suppression list: core's import of its rows. */
+export function importSuppressionFile(context: RunnerContext, source: string) {
+	return importSuppressions(context, readRecords(source, 'csv', undefined, undefined, context.config));
+}
+
+/** The columns of an export (and what an import reads: phone, and reason when present). */
+const SUPPRESSION_COLUMNS = ['phone', 'reason', 'source', 'at'] as const;
+
+/** The whole list as CSV text chunks (phone,reason,source,at), oldest first, a page at a time. */
+export async function* suppressionCsv(context: RunnerContext): AsyncGenerator<string> {
+	yield csvRows([[...SUPPRESSION_COLUMNS]]);
+	for await (const entry of allSuppressions(context)) yield csvRows([SUPPRESSION_COLUMNS.map((column) => entry[column])]);
+}
+
 // Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
 export { liveRunners } from './presence';
 
@@ -88,10 +129,10 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 	dry_run: true;
 	/**
 	 * Rows per outcome the create would give them (the rules added at create add their outcomes
-	 * here); `expired`: accepted rows that the end would leave unsent, the windows and the rate
+	 * here; `suppressed` rows are not in `accepted`); `expired`: accepted rows that the end would leave unsent, the windows and the rate
 	 * allowing (they are counted in `accepted` too).
 	 */
-	counts: { accepted: number; rejected: number; expired?: number };
+	counts: { accepted: number; rejected: number; suppressed: number; expired?: number };
 	/** With a send window: the recipients per zone (an IANA name, or country:XX for a country of several zones). */
 	zones?: Array<{ zone: string; recipients: number }>;
 	estimate: {
@@ -127,7 +168,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 		if (endAt <= startsAt) throw new UserError(`${names.endAt} must be after the campaign starts (${settings.at ? names.at : 'now'})`);
 	}
 	if (settings.window && schedule) throw new UserError(`${names.window} does not go with ${names.cron} yet: give the schedule's runs their hours with the cron pattern`);
-	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, window: settings.window, endAt };
+	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, window: settings.window, endAt, ...(settings.transactional ? { transactional: true } : {}) };
 	return { settings, common, schedule };
 }
 
@@ -173,7 +214,7 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 		if (startAt) await addStartJob(context, { campaign: id, dueAt: startAt }, { afterCommit: true });
 	};
 	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer } });
-	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'campaign created');
+	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected, ...(snapshot.suppressed > 0 ? { suppressed: snapshot.suppressed } : {}) }, 'campaign created');
 	return { ...answer, ...snapshot };
 }
 
@@ -197,13 +238,13 @@ async function dryRun(
 	const sends = estimateSends({ rate: common.rate, startsAt: startsAt + clockOffset, accepted: found.accepted, week: common.window, zones: zones?.map(([zone, count]) => [zone, count]), endAt: common.endAt });
 	const seconds = Math.ceil((sends.endsAt - startsAt - clockOffset) / 1000);
 	const reasons = sends.expired > 0 ? [...found.reasons, { outcome: 'expired' as const, reason: `the campaign would end (${names.endAt}) before its turn${common.window ? ' in its window' : ''}`, count: sends.expired, varies: false }] : found.reasons;
-	context.log.info({ accepted: found.accepted, rejected: found.rejected, expired: sends.expired }, 'campaign dry run');
+	context.log.info({ accepted: found.accepted, rejected: found.rejected, expired: sends.expired, ...(found.suppressed > 0 ? { suppressed: found.suppressed } : {}) }, 'campaign dry run');
 	return {
 		kind: 'dry_run',
 		dry_run: true,
 		...found,
 		reasons,
-		counts: { accepted: found.accepted, rejected: found.rejected, ...(common.endAt !== undefined ? { expired: sends.expired } : {}) },
+		counts: { accepted: found.accepted, rejected: found.rejected, suppressed: found.suppressed, ...(common.endAt !== undefined ? { expired: sends.expired } : {}) },
 		...(zones ? { zones: zones.map(([zone, recipients]) => ({ zone, recipients })) } : {}),
 		estimate: { rate: common.rate, seconds, starts_at: new Date(startsAt).toISOString(), ends_at: new Date(startsAt + seconds * 1000).toISOString(), ...(repeat ?? {}) },
 		...(testTo ? { test_send: { to: testTo, sent: false as const, note: 'a dry run sends no test; the create without dry run sends it first' } } : {}),

@@ -98,8 +98,30 @@ export interface Keys {
 	trackLock: string;
 	trackSeen: string;
 
+	/**
+	 * The business's suppression list (audience/suppression.ts): the source of truth in the global
+	 * group, a copy of it in each number's group for the claim's check, and versions that say how far
+	 * each copy is.
+	 */
+	suppression: SuppressionKeys;
 	reindex: ReindexKeys;
 	webhooks: WebhookKeys;
+}
+
+/** Keys of the suppression list (audience/suppression.ts). */
+interface SuppressionKeys {
+	/** Hash: phone -> `source|ms|reason` (global). */
+	entries: string;
+	/** Sorted set: phone by the time it was suppressed, for paging the list (global). */
+	listed: string;
+	/** Sorted set: phone by the version of its last change, added or removed (global): what a copy left behind replays. */
+	changed: string;
+	/** Counter: the list's version, one step per change (global). */
+	version: string;
+	/** Hash per number: phone -> the note its claim writes (the copy the claim reads, in the number's group). */
+	copy(from: string): string;
+	/** String per number: the version its copy holds every change up to. */
+	copyVersion(from: string): string;
 }
 
 /** Keys of webhook registrations and their deliveries (webhooks/); all in the global group. */
@@ -205,6 +227,14 @@ export function keysFor(prefix: string): Keys {
 		trackLock: `${global}:lock:tracking`,
 		trackSeen: `${global}:trkseen`,
 
+		suppression: {
+			entries: `${global}:supp`,
+			listed: `${global}:supp:listed`,
+			changed: `${global}:supp:changed`,
+			version: `${global}:supp:v`,
+			copy: (from) => `${number(from)}:supp`,
+			copyVersion: (from) => `${number(from)}:supp:v`,
+		},
 		reindex: {
 			runs: `${global}:reindex:runs`,
 			homes: `${global}:reindex:homes`,

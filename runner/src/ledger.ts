@@ -8,6 +8,7 @@
  *   claimed, found again by a later attempt -> unknown     (a crash or stall; never resent blindly)
  *   pending -> cancelled | not_sent ; not_sent -> pending  (operator acts)
  *   unknown -> sent | not_sent                             (reconcile, from the service's records)
+ *   pending -> suppressed                                  (the phone is on the suppression list: at create, or in the claim step)
  *
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash
@@ -38,6 +39,7 @@ const LETTER: Record<Outcome, string> = {
 	unknown: 'u',
 	not_sent: 'n',
 	expired: 'e',
+	suppressed: 'z',
 };
 const BY_LETTER = Object.fromEntries(Object.entries(LETTER).map(([outcome, letter]) => [letter, outcome])) as Record<string, Outcome>;
 
@@ -108,33 +110,51 @@ end
  * A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
  * which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
  * send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
- * the way (it may have sent: never resent). `claimAt` claims it and returns its snapshot row and
+ * the way (it may have sent: never resent), and a pending recipient whose phone is suppressed is
+ * made final (suppressedVerdict). `claimAt` claims it and returns its snapshot row and
  * attempts so far.
  */
 export const LUA_RUN_CLAIM = `${LUA_HELPERS}
--- The campaign's end (campaigns/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
-local function expiredVerdict(meta, now)
-  local settings = redis.call('HMGET', meta, 'end_at', 'clock_offset')
-  if not settings[1] or settings[1] == '' then return false end
-  return tonumber(now) + (tonumber(settings[2] or '0') or 0) >= tonumber(settings[1])
+-- What the claim step's rules read of the campaign, in one HMGET (START reads them with its state).
+local function claimSettings(meta)
+  local s = redis.call('HMGET', meta, 'end_at', 'clock_offset', 'transactional')
+  return { endAt = tonumber(s[1] or ''), offset = tonumber(s[2] or '0') or 0, transactional = s[3] == '1' }
 end
-local function openInRun(meta, ledger, running, outbox, first, last, token, now, id)
+-- The campaign's end (campaigns/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
+local function expiredVerdict(c, now)
+  return c.endAt ~= nil and tonumber(now) + c.offset >= c.endAt
+end
+-- A phone on the number's copy of the suppression list (audience/suppression.ts) is made final
+-- here, suppressed, with the list's note; a transactional campaign sends all the same.
+local function suppressedVerdict(c, meta, ledger, aud, i, r, phone)
+  local note = phone and redis.call('HGET', aud.suppressed, phone)
+  if not note or c.transactional then return false end
+  r.s = 'z'; r.err = note
+  write(ledger, i, r); move(meta, 'p', 'z')
+  return true
+end
+-- aud: the audience rules' keys (recipients: the snapshot, suppressed: the number's copy of the
+-- list); c: claimSettings, read here when the caller has not. Returns the index, its record and its
+-- snapshot row; a pending recipient a rule refuses is made final on the way, as a lost claim is.
+local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
   local lost = false
-  local ended
   for i = first, last - 1 do
     local rec = redis.call('HGET', ledger, i)
     if rec then
       local r = parse(rec)
       if r.s == 'p' then
-        if ended == nil then ended = expiredVerdict(meta, now) end
-        if ended then
+        c = c or claimSettings(meta)
+        if expiredVerdict(c, now) then
           r.s = 'e'; r.err = '${EXPIRED_REASON}'
           write(ledger, i, r); move(meta, 'p', 'e'); lost = true
         else
-          return i, r
+          local row = redis.call('HGET', aud.recipients, i)
+          local phone = row and string.match(row, '^%[%d+,"(%d+)"')
+          if suppressedVerdict(c, meta, ledger, aud, i, r, phone) then lost = true
+          else return i, r, row end
         end
-      elseif r.s == 'c' and r.ref == token then return i, r end
-      if r.s == 'c' then
+      elseif r.s == 'c' and r.ref == token then return i, r, redis.call('HGET', aud.recipients, i)
+      elseif r.s == 'c' then
         r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
         write(ledger, i, r); move(meta, 'c', 'u'); lost = true
       end
@@ -143,12 +163,13 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
   if lost then finishIfDone(meta, running, outbox, id, now) end
   return nil
 end
-local function claimAt(meta, ledger, recipients, i, r, token, now)
+-- Claims the recipient openInRun found; returns its snapshot row (read there).
+local function claimAt(meta, ledger, i, r, token, now, row)
   if r.s == 'p' then
     r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
     write(ledger, i, r); move(meta, 'p', 'c')
   end
-  return redis.call('HGET', recipients, i)
+  return row
 end
 `;
 
@@ -230,7 +251,8 @@ return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARG
 `;
 
 /**
- * KEYS: SETTLE's, then the number's spacing hash (campaigns/spacing.ts). ARGV: SETTLE's, then the
+ * KEYS: SETTLE's, then the number's spacing hash (campaigns/spacing.ts), the campaign's snapshot and
+ * the number's copy of the suppression list (what openInRun checks). ARGV: SETTLE's, then the
  * run's last+1 index and the start gate's window room. A run's settle that also takes the place on
  * the number's clock of the run's next recipient, if it has one: the same step as the gate's first
  * one (the next place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
@@ -241,7 +263,7 @@ const SETTLE_AND_PLACE = `${luaGap('tonumber(ARGV[11])')}${LUA_RUN_CLAIM}${LUA_S
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
 local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9])
-if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id) then return { result, -1 } end
+if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id, { recipients = KEYS[7], suppressed = KEYS[8] }) then return { result, -1 } end
 local gate = redis.call('HMGET', spacing, 'rate', 'next')
 local rate = tonumber(gate[1] or '0')
 if not rate or rate <= 0 then return { result, -1 } end
@@ -330,7 +352,7 @@ export class Ledger {
 		};
 		define('convoClaim', CLAIM, 5);
 		define('convoSettle', SETTLE, 5);
-		define('convoSettleAndPlace', SETTLE_AND_PLACE, 6);
+		define('convoSettleAndPlace', SETTLE_AND_PLACE, 8);
 		define('convoMoveMany', MOVE_MANY, 4);
 		define('convoResolveUnknown', RESOLVE_UNKNOWN, 4);
 		define('convoExpireClaims', EXPIRE_CLAIMS, 4);
@@ -395,7 +417,7 @@ export class Ledger {
 		const { base, from } = await this.keysOf(id);
 		const [result, placeInUs, placeAtUs] = (await this.call(
 			'convoSettleAndPlace',
-			[...base, this.keys.ticks(from, id), this.keys.spacing(from)],
+			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), this.keys.suppression.copy(from)],
 			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room],
 		)) as [string, number, string?];
 		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined };

@@ -106,6 +106,11 @@ describe('Convo node description', () => {
 				'campaign.cancel',
 				'reindexRun.start',
 				'reindexRun.get',
+				// issue 23: the runner's suppression list
+				'suppression.add',
+				'suppression.check',
+				'suppression.getAll',
+				'suppression.remove',
 			].sort(),
 		);
 	});

@@ -7,6 +7,7 @@
  */
 import {
 	addRecipientsBody,
+	addSuppressionBody,
 	createCampaignBody,
 	RATE_BOUNDS,
 	RECIPIENTS_PER_CHUNK,
@@ -121,6 +122,11 @@ test('real answers of every route the node pack reads parse with the contract', 
 	await call('getWebhook', { id: hook.id });
 	await call('recordReceipt', { id: hook.id, body: { event_id: 'ev-contract-1' } });
 	await call('removeWebhook', { id: hook.id });
+
+	await call('addSuppression', { body: addSuppressionBody.parse({ phone: '+4917100000099', reason: 'contract', source: 'workflow' }) });
+	await call('checkSuppression', { id: '4917100000099' });
+	await call('listSuppressions', { query: '?limit=1' });
+	await call('removeSuppression', { id: '4917100000099' });
 
 	expect([...Object.keys(RUNNER_ANSWERS)].filter((name) => !parsed.has(name as RunnerRouteName))).toEqual([]);
 });

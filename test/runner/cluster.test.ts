@@ -5,11 +5,13 @@
  * (every recipient final, the sandbox's own log holds exactly one message per `sent` recipient,
  * from the campaign's number), and the work is spread: every master holds keys and runs commands
  * of the run, each at least half the part its sending numbers are of the six (#20: a number's
- * group is its slot, runner/src/keys.ts). The shares are printed.
+ * group is its slot, runner/src/keys.ts). The shares are printed. Then the suppression list (#23),
+ * whose list and per-number copies sit in different slots.
  */
 import { Cluster } from 'ioredis';
 
-import { campaignStatus, createCampaign } from '../../runner/src/core';
+import { addSuppression, campaignStatus, createCampaign, inlineRecords } from '../../runner/src/core';
+import { repairCopy } from '../../runner/src/audience/suppression';
 import { masters } from '../../runner/src/redis';
 import { commandsRun, masterShares, numbersByMaster, partOf, sharesTable } from './clusterShares';
 import {
@@ -111,4 +113,20 @@ test('12 campaigns on 6 numbers through faults on a 3-master Redis Cluster: one 
 	});
 
 	expectNoSecret(business, { redis: await dumpKeys(context.redis, env.RUNNER_PREFIX as string), worker: worker.output() });
+});
+
+test("the suppression list on the Cluster: a change reaches every number's copy, each in its own slot; a create suppresses the row, a lost copy is repaired", async () => {
+	if (!runner) throw new Error('setup failed');
+	const { business, context } = runner;
+	const numbers = business.phoneNumbers.slice(0, NUMBERS);
+	const phone = '4917066600001';
+	expect(await addSuppression(context, { phone: `+${phone}`, reason: 'cluster', source: 'operator' }, 'phone')).toMatchObject({ added: true });
+	for (const from of numbers) expect(await context.redis.hget(context.keys.suppression.copy(from), phone)).toMatch(/^on the suppression list: cluster \(operator, /);
+
+	const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from: numbers[1], source: 'rows', rate: 50 }, inlineRecords([{ phone, 1: 'a', 2: 'b' }]));
+	expect(created).toMatchObject({ kind: 'campaign', accepted: 0, suppressed: 1, state: 'completed' });
+
+	await context.redis.del(context.keys.suppression.copy(numbers[2]), context.keys.suppression.copyVersion(numbers[2]));
+	expect(await repairCopy(context, numbers[2])).toBe(1);
+	expect(await context.redis.hexists(context.keys.suppression.copy(numbers[2]), phone)).toBe(1);
 });

@@ -9,6 +9,7 @@ import { setOperationOfRun } from './fieldLabels';
 import * as message from './message';
 import * as reindexRun from './reindexRun';
 import * as searchItem from './searchItem';
+import * as suppression from './suppression';
 import * as template from './template';
 import type { ConvoOperation, ConvoResource, WholeInputOperation } from './types';
 
@@ -33,6 +34,7 @@ export const resources: Record<string, Record<string, ConvoOperation>> = {
 		cancel: campaign.cancel,
 	},
 	reindexRun: { start: reindexRun.start, get: reindexRun.get },
+	suppression: { add: suppression.add, check: suppression.check, getAll: suppression.getAll, remove: suppression.remove },
 } satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 
 /**

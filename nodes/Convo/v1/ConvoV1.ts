@@ -17,13 +17,14 @@ import * as conversation from '../actions/conversation';
 import * as message from '../actions/message';
 import * as reindexRun from '../actions/reindexRun';
 import * as searchItem from '../actions/searchItem';
+import * as suppression from '../actions/suppression';
 import * as template from '../actions/template';
 
 /** Resources served by the messaging API (v1); every other resource uses the external API (v2). */
 const MESSAGING_RESOURCES = ['message'];
 const EXTERNAL_RESOURCES = ['template', 'contact', 'conversation', 'searchItem', 'agent'];
 /** Resources served by convo-runner's control API (Convo Runner API credential). */
-const RUNNER_RESOURCES = ['campaign', 'reindexRun'];
+const RUNNER_RESOURCES = ['campaign', 'reindexRun', 'suppression'];
 
 const batchingField: INodeProperties = {
 	displayName: 'Batching',
@@ -101,6 +102,11 @@ export class ConvoV1 implements INodeType {
 							description: 'Keep a search collection in sync with a feed through convo-runner (Convo Runner API credential)',
 						},
 						{ name: 'Search Item', value: 'searchItem', description: 'Items of search collections' },
+						{
+							name: 'Suppression',
+							value: 'suppression',
+							description: 'Phones no marketing campaign sends to: opt-outs (STOP) and phones put there (Convo Runner API credential)',
+						},
 						{ name: 'Template', value: 'template', description: 'Send approved template messages' },
 					],
 					default: 'message',
@@ -113,6 +119,7 @@ export class ConvoV1 implements INodeType {
 				...agent.description,
 				...campaign.description,
 				...reindexRun.description,
+				...suppression.description,
 				...batching,
 			],
 		};

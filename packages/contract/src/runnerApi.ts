@@ -28,8 +28,8 @@ export const runnerRate = (unit: 'send' | 'upsert', { fromText = false } = {}) =
 export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
 
-/** What became of a recipient, as reports and counts show it. */
-export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent', 'expired'] as const;
+/** What became of a recipient, as reports and counts show it; `suppressed`: its phone is on the business's suppression list (never sent); `expired`: unsent when its campaign ended. */
+export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent', 'expired', 'suppressed'] as const;
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** GET /api/campaigns/:id/report: a page of rows, as JSON or CSV, only some outcomes if asked. */
@@ -127,6 +127,7 @@ export const campaignSettingsInput = z.object({
 /** The query string of a CSV/NDJSON upload to POST /api/campaigns: the settings, and `dry_run=true` for a dry run. */
 export const campaignUploadQuery = campaignSettingsInput.extend({
 	dry_run: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+	transactional: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
 });
 
 /** The most rows a JSON create (or its dry run) carries; more go as an upload or a draft's chunks. */
@@ -141,6 +142,8 @@ export const createCampaignBody = campaignSettingsInput.extend({
 	draft: z.boolean().optional(),
 	/** Check every row as the create would and answer the counts; nothing is stored or sent. */
 	dry_run: z.boolean().optional(),
+	/** Not marketing (an order update, a one-time code): sent to phones on the suppression list too. */
+	transactional: z.boolean().optional(),
 });
 export type CreateCampaignBody = z.input<typeof createCampaignBody>;
 
@@ -282,6 +285,37 @@ export const startReindexAnswer = z.union([
 ]);
 export type StartReindexAnswer = z.infer<typeof startReindexAnswer>;
 
+/** Where an entry of the suppression list came from. */
+export const SUPPRESSION_SOURCES = ['keyword', 'operator', 'workflow', 'import'] as const;
+
+/** POST /api/suppressions: put a phone on the list (`source` operator unless a workflow says so). */
+export const addSuppressionBody = z.object({
+	phone: z.string({ error: 'must be a phone number with country code' }),
+	reason: z.string({ error: 'must be text' }).max(200, { error: 'may be at most 200 characters' }).optional(),
+	source: z.enum(['operator', 'workflow'], { error: 'must be operator or workflow' }).optional(),
+});
+export type AddSuppressionBody = z.input<typeof addSuppressionBody>;
+
+/** GET /api/suppressions: a page of the list, newest first. */
+export const listSuppressionsQuery = z.object({
+	limit: z.coerce.number().int().min(1).max(1000).default(100),
+	offset: z.coerce.number().int().min(0).default(0),
+});
+
+/** An entry of the suppression list. */
+export const suppressionEntry = z.looseObject({ phone: z.string(), reason: z.string(), source: z.enum(SUPPRESSION_SOURCES), at: z.iso.datetime() });
+export type SuppressionEntry = z.infer<typeof suppressionEntry>;
+/** GET /api/suppressions/:id (the id is the phone): whether it is on the list, and its entry when it is. */
+export const suppressionCheckAnswer = z.looseObject({ phone: z.string(), suppressed: z.boolean(), entry: suppressionEntry.nullable() });
+export type SuppressionCheckAnswer = z.infer<typeof suppressionCheckAnswer>;
+/** POST /api/suppressions: the entry, and whether this call added it (false: the phone was there, its first entry kept). */
+export const addSuppressionAnswer = suppressionEntry.extend({ added: z.boolean() });
+export type AddSuppressionAnswer = z.infer<typeof addSuppressionAnswer>;
+export const removeSuppressionAnswer = z.looseObject({ phone: z.string(), removed: z.boolean() });
+export type RemoveSuppressionAnswer = z.infer<typeof removeSuppressionAnswer>;
+export const suppressionListAnswer = z.looseObject({ items: z.array(suppressionEntry), total: count, limit: count, offset: count });
+export type SuppressionListAnswer = z.infer<typeof suppressionListAnswer>;
+
 /** A webhook registration; the create's answer alone holds the signing secret. */
 export const webhookAnswer = z.looseObject({ id: z.string(), url: z.string(), events: z.array(z.enum(RUNNER_EVENTS)) });
 export type WebhookAnswer = z.infer<typeof webhookAnswer>;
@@ -309,4 +343,8 @@ export const RUNNER_ANSWERS = {
 	createWebhook: createWebhookAnswer,
 	getWebhook: webhookAnswer,
 	recordReceipt: recordReceiptAnswer,
+	addSuppression: addSuppressionAnswer,
+	removeSuppression: removeSuppressionAnswer,
+	checkSuppression: suppressionCheckAnswer,
+	listSuppressions: suppressionListAnswer,
 } satisfies Partial<Record<RunnerRouteName, z.ZodType>>;

@@ -31,6 +31,11 @@ export const RUNNER_ROUTES = {
 	getWebhook: { method: 'GET', path: '/api/webhooks/:id' },
 	removeWebhook: { method: 'DELETE', path: '/api/webhooks/:id' },
 	recordReceipt: { method: 'POST', path: '/api/webhooks/:id/receipts' },
+	addSuppression: { method: 'POST', path: '/api/suppressions' },
+	listSuppressions: { method: 'GET', path: '/api/suppressions' },
+	/** `:id` is the phone, digits with country code. */
+	checkSuppression: { method: 'GET', path: '/api/suppressions/:id' },
+	removeSuppression: { method: 'DELETE', path: '/api/suppressions/:id' },
 } as const satisfies Record<string, RunnerRoute>;
 
 export type RunnerRouteName = keyof typeof RUNNER_ROUTES;

@@ -14,6 +14,8 @@ import { parsePhoneNumber } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { luaScript } from '../redis';
 import { recordReply } from './replies';
+import { keywordIntent, keywordsOf } from '../audience/keywords';
+import { suppress, unsuppress } from '../audience/suppression';
 
 /**
  * How long after its creation a campaign that no longer runs may still have sent (a large audience
@@ -81,6 +83,8 @@ export interface MessageCreated {
 	to: string;
 	status: 'received' | 'sent';
 	createdAt: string;
+	/** Read only to tell an opt-out or opt-in keyword (audience/keywords.ts); never logged or stored. */
+	text?: unknown;
 }
 
 /**
@@ -90,12 +94,24 @@ export interface MessageCreated {
  */
 export type ReplyOutcome = 'ignored' | 'unattributed' | 'recorded' | 'repeat';
 
-/** One message_created delivery: a reply is attributed and recorded (its time only, never its text). */
+/**
+ * One message_created delivery: a reply is attributed and recorded (its time only, never its text);
+ * a reply that is an opt-out keyword puts its sender on the suppression list, an opt-in keyword
+ * takes it off, before the reply is attributed.
+ */
 export async function receiveMessageCreated(context: RunnerContext, payload: MessageCreated): Promise<ReplyOutcome> {
 	if (payload.status !== 'received') return 'ignored';
 	const phone = parsePhoneNumber(payload.from);
 	const number = parsePhoneNumber(payload.to);
 	if (!phone.ok || !number.ok) return 'ignored';
+	const intent = keywordIntent(keywordsOf(context.config), payload.text);
+	if (intent === 'opt_out') {
+		const entry = await suppress(context, phone.digits, { source: 'keyword' });
+		context.log.info({ added: entry.added }, 'an opt-out keyword came in: its sender is on the suppression list');
+	} else if (intent === 'opt_in') {
+		const removed = await unsuppress(context, phone.digits);
+		context.log.info({ removed }, 'an opt-in keyword came in: its sender is off the suppression list');
+	}
 	const atMs = Date.parse(payload.createdAt);
 	const found = await attributeReply(context, phone.digits, number.digits, atMs);
 	if (!found) return 'unattributed';

@@ -21,6 +21,7 @@ import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './sche
 import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneVerdict } from './windows';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
+import { repairCopy, suppressedNotes } from '../audience/suppression';
 
 const WRITE_BATCH = 1000;
 
@@ -58,6 +59,8 @@ export interface Snapshot {
 	total: number;
 	accepted: number;
 	rejected: number;
+	/** Rows whose phone is on the suppression list: kept as `suppressed`, never sent (not counted as accepted). */
+	suppressed: number;
 	rejections: Array<{ line: number; phone: string; reason: string }>;
 }
 
@@ -156,6 +159,7 @@ export class RowChecker {
 	total = 0;
 	accepted = 0;
 	rejected = 0;
+	suppressed = 0;
 	lastLine = 0;
 	anyPhoneField = false;
 	/** The first CSV header read: a source without a phone column is told what was read instead. */
@@ -178,7 +182,8 @@ export class RowChecker {
 		if (zones) this.zones = new ZoneLists(zones, zoneTable);
 	}
 
-	check(record: SourceRecord, seen: Map<string, number>): void {
+	/** `suppressed`: of the batch's phones, those on the suppression list, with their note (none for a transactional campaign). */
+	check(record: SourceRecord, seen: Map<string, number>, suppressed: ReadonlyMap<string, string> = new Map()): void {
 		const index = String(this.firstIndex + this.total++);
 		this.lastLine = Math.max(this.lastLine, record.line);
 		let verdict;
@@ -198,7 +203,15 @@ export class RowChecker {
 		} else {
 			verdict = { ok: false as const, line: record.line, phone: record.phone ?? '', reason: record.reason };
 		}
-		if (verdict.ok) {
+		const note = verdict.ok ? suppressed.get(verdict.recipient.phone) : undefined;
+		if (verdict.ok && note !== undefined) {
+			// Kept whole (its phone in the phone index too, so a repeat is still found), never sent.
+			this.suppressed++;
+			this.reasons.add('suppressed', note);
+			this.staged.recipients.push(index, encodeRecipient(verdict.recipient));
+			this.staged.ledger.push(index, encodeRecord({ outcome: 'suppressed', attempts: 0, ref: '', error: note }));
+			this.staged.phones.push(verdict.recipient.phone, `${verdict.recipient.line}:${index}`);
+		} else if (verdict.ok) {
 			this.accepted++;
 			const row = encodeRecipient(verdict.recipient);
 			this.firstAccepted ??= row;
@@ -346,7 +359,8 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const checkPending = async (last = false) => {
 		const phones = phonesOf(pending);
 		const seen = phonesSeen(phones, phones.length > 0 ? await redis.hmget(staging.phones, ...phones) : []);
-		for (const record of pending) rows.check(record, seen);
+		const suppressed = input.transactional ? undefined : await suppressedNotes(context, phones);
+		for (const record of pending) rows.check(record, seen, suppressed);
 		pending = [];
 		await flush(last);
 	};
@@ -373,10 +387,10 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	}
 	if (dryRun) {
 		await dropStaged();
-		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN), zones: rows.zones?.table };
+		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, suppressed: rows.suppressed, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN), zones: rows.zones?.table };
 	}
 
-	const { total, accepted, rejected, rejections } = rows;
+	const { total, accepted, rejected, suppressed, rejections } = rows;
 	const state: CampaignState = accepted === 0 && !draft ? 'completed' : input.state;
 	const now = Date.now();
 	const counters = Object.fromEntries(OUTCOMES.map((outcome) => [counterField(outcome), 0]));
@@ -384,6 +398,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		...counters,
 		[counterField('pending')]: accepted,
 		[counterField('rejected')]: rejected,
+		[counterField('suppressed')]: suppressed,
 		id,
 		name: input.name,
 		state,
@@ -405,12 +420,16 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		...(input.window ? { window: encodeWindow(input.window), zones: JSON.stringify(rows.zones?.table ?? []) } : {}),
 		...(input.endAt !== undefined ? { end_at: input.endAt } : {}),
 		...(clockOffset !== 0 ? { clock_offset: clockOffset } : {}),
+		// Exempt from the suppression list (and the marketing-only rules): ledger.ts reads it in the claim.
+		...(input.transactional ? { transactional: 1 } : {}),
 		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine, test_to: draft.testTo ?? '' } : {}),
 	};
-	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, rejections };
+	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, suppressed, rejections };
 	const { claim } = input;
 	const { from } = input;
 	await registerCampaign(context, id, from);
+	// Changes to the list from now on reach this number's copy (it is in `numbers`); those before, the repair brings.
+	await repairCopy(context, from);
 	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 13);
 	const outcome = await commit(
 		[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), staging.recipients, staging.ledger, staging.phones, keys.running(from), keys.unlisted(from), keys.outbox(from), claim?.slot ?? keys.campaign(from, id), staging.zones, keys.zoneIndexes(from, id)],

@@ -23,6 +23,7 @@ import { ZoneFinder } from './windows';
 import { transition } from './state';
 import { findCampaign, getCampaign, type CampaignState } from './store';
 import { campaignNumber, forgetCampaign } from '../homes';
+import { suppressedNotes } from '../audience/suppression';
 
 /** Drafts never started are removed this long after they were created. */
 export const DRAFT_LIFETIME_MS = 24 * 3600 * 1000;
@@ -34,7 +35,8 @@ const CHUNK_TRIES = 5;
  * KEYS: meta, recipients, ledger, phones, idempotency slot, zone lists. ARGV: total the rows were checked
  * against, rows, accepted, rejected, last line, then the JSON arrays of field/value pairs for the
  * three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds,
- * then a windowed draft's zone list fields (JSON) and zone table ('' without a window).
+ * then a windowed draft's zone list fields (JSON) and zone table ('' without a window), then
+ * the rows suppressed.
  * Returns 'ok', 'missing', 'not_draft', 'moved' (another chunk landed: check again) or
  * 'lease_lost'. With a key, the answer is kept in the same step as the rows.
  */
@@ -55,6 +57,7 @@ if ARGV[13] ~= '' then hsetAll(KEYS[6], cjson.decode(ARGV[12])); redis.call('HSE
 redis.call('HINCRBY', meta, 'total', tonumber(ARGV[2]))
 redis.call('HINCRBY', meta, 'n_p', tonumber(ARGV[3]))
 redis.call('HINCRBY', meta, 'n_r', tonumber(ARGV[4]))
+redis.call('HINCRBY', meta, 'n_z', tonumber(ARGV[14]))
 if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', meta, 'last_line')) or 0) then redis.call('HSET', meta, 'last_line', ARGV[5]) end
 local expires = redis.call('HGET', meta, 'expires_at')
 if expires then
@@ -87,6 +90,7 @@ export interface ChunkAnswer {
 	total: number;
 	accepted: number;
 	rejected: number;
+	suppressed: number;
 }
 
 function notADraft(id: string, state: string): ConflictError {
@@ -118,24 +122,27 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 
 		// A windowed draft's chunk adds to its zones' lists, numbered on from the chunks before it.
 		const zones = campaign.window && new ZoneFinder(campaign.window, Date.now() + campaign.clockOffset);
+		const suppressed = campaign.transactional ? undefined : await suppressedNotes(context, phones);
 		const checker = new RowChecker(campaign.total, RECIPIENTS_PER_CHUNK, zones, campaign.zones);
-		for (const record of records) checker.check({ ...record, line: base + record.line - 1 }, seen);
+		for (const record of records) checker.check({ ...record, line: base + record.line - 1 }, seen, suppressed);
 		const staged = checker.take(true);
 		// The campaign after this chunk, as the script leaves it (it applies only if no other chunk landed).
 		const total = campaign.total + checker.total;
 		const rejected = campaign.counts.rejected + checker.rejected;
+		const suppressedRows = campaign.counts.suppressed + checker.suppressed;
 		const result: ChunkAnswer = {
 			id,
 			name: campaign.name,
 			state: 'draft',
-			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, rejections: checker.rejections },
+			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, suppressed: checker.suppressed, rejections: checker.rejections },
 			total,
-			accepted: total - rejected,
+			accepted: total - rejected - suppressedRows,
 			rejected,
+			suppressed: suppressedRows,
 		};
 		const answer = await apply(
 			[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), claim?.slot ?? keys.campaign(from, id), keys.zoneIndexes(from, id)],
-			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS, JSON.stringify(staged.zones), checker.zones ? JSON.stringify(checker.zones.table) : ''],
+			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS, JSON.stringify(staged.zones), checker.zones ? JSON.stringify(checker.zones.table) : '', checker.suppressed],
 		);
 		if (answer === 'missing') throw new NotFoundError(`No campaign with id ${id}`);
 		if (answer === 'not_draft') throw notADraft(id, (await getCampaign(context, id)).state);

@@ -3,7 +3,8 @@
  * bounded window of jobs, walking the ledger with a cursor. Redis therefore holds a few thousand
  * send jobs per number however large the campaign. It is also the watchdog: a campaign that made
  * no progress for STALL_MS with recipients still open has its dead claims turned `unknown` and its
- * pending recipients fed again (lost jobs are re-added; ids dedupe live ones, the ledger the rest).
+ * pending recipients fed again (lost jobs are re-added; ids dedupe live ones, the ledger the rest),
+ * and it repairs the numbers' copies of the suppression list (audience/suppression.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +17,7 @@ import { findCampaign, type CampaignRecord } from './store';
 import { restartSpacing, setSpacingRate } from './spacing';
 import { campaignNumber, listUnlisted } from '../homes';
 import { luaScript } from '../redis';
+import { repairCopies } from '../audience/suppression';
 
 const STALL_MS = 15_000;
 const FEED_CHUNK = 1000;
@@ -42,8 +44,11 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 	try {
 		const numberState = luaScript(redis, 'convoNumberState', NUMBER_STATE, 3);
 		const campaigns: CampaignRecord[] = [];
+		const numbers = await redis.smembers(keys.numbers);
+		// A number's copy of the suppression list that a crash left behind its version is brought up to it.
+		await repairCopies(context, numbers);
 		// Each number keeps its own sets (keys.ts): one call per number.
-		for (const from of await redis.smembers(keys.numbers)) {
+		for (const from of numbers) {
 			const [finishing, running, unlisted] = (await numberState([keys.finishing(from), keys.running(from), keys.unlisted(from)], [])) as [string[], string[], number];
 			// Creates whose process died between the commit and the listing (homes.ts).
 			if (unlisted > 0) await listUnlisted(context, from);

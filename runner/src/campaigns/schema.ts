@@ -67,6 +67,8 @@ export const campaignSettings = z.object({
 	endAt: z.iso.datetime({ offset: true }).optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core.ts createCampaign). */
 	dryRun: z.boolean().optional(),
+	/** Exempt from the marketing-only rules: sends to phones on the suppression list (audience/suppression.ts). */
+	transactional: z.boolean().optional(),
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
@@ -92,6 +94,8 @@ export interface CampaignBasics {
 	window?: WeekWindow;
 	/** Epoch ms after which unsent recipients are expired. */
 	endAt?: number;
+	/** Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's runs carry it. */
+	transactional?: boolean;
 }
 
 /** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */

@@ -105,7 +105,7 @@ const CLOSE_MARGIN_MS = 2000;
 
 /**
  * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
- * snapshot. ARGV: window room, member, "1" on a send's first call (it takes the next place on the
+ * snapshot, then the number's copy of the suppression list (ledger.ts suppressedVerdict). ARGV: window room, member, "1" on a send's first call (it takes the next place on the
  * number's clock) or "0" after its wait or with its place taken by the run's previous settle
  * (ledger.ts, SETTLE_AND_PLACE: the window step only), then the run's first and last+1 index (''
  * for a start without a claim), the campaign id and the claim token.
@@ -125,16 +125,19 @@ if ARGV[8] == 'again' then
   if taken[1] == 0 then keepLog(now, again[2]) end
   return taken
 end
-if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
+-- The campaign's state and what the claim step's rules read of it (ledger.ts claimSettings), in one read.
+local settings = redis.call('HMGET', KEYS[3], 'state', 'end_at', 'clock_offset', 'transactional')
+if settings[1] ~= 'running' then return { ${NOT_RUNNING} } end
+local c = { endAt = tonumber(settings[2] or ''), offset = tonumber(settings[3] or '0') or 0, transactional = settings[4] == '1' }
 local now = clock()
 local nowMs = string.format('%.0f', math.floor(now / 1000))
-local idx, rec
+local idx, rec, row
 if ARGV[4] ~= '' then
-  idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6])
+  idx, rec, row = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], { recipients = KEYS[7], suppressed = KEYS[8] }, c)
   if not idx then return { ${RUN_DONE} } end
   -- A send window's opening (campaigns/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then
-    local at = tonumber(nowMs) + (tonumber(redis.call('HGET', KEYS[3], 'clock_offset') or '0') or 0)
+    local at = tonumber(nowMs) + c.offset
     if at < tonumber(ARGV[10]) or at >= tonumber(ARGV[11]) - ${CLOSE_MARGIN_MS} then return { ${WINDOW_CLOSED} } end
   end
 end
@@ -158,7 +161,7 @@ local taken = take(rate, when)
 if taken[1] == 0 then keepLog(now, spacing[4]) end
 if taken[1] ~= 0 or not idx then return taken end
 local attempts = rec.a + (rec.s == 'p' and 1 or 0)
-return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs) }
+return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, row) }
 `;
 
 /**
@@ -217,6 +220,7 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 	keys.running(from),
 	keys.outbox(from),
 	keys.recipients(from, campaign),
+	keys.suppression.copy(from),
 ];
 
 type StartReply = [number, string?, number?, number?, string?];
@@ -235,7 +239,7 @@ export interface Place {
  * the place on the clock this send took ahead: it waits for it, then needs the window step only.
  */
 async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place, opening: string[] = []): Promise<StartReply | NoStart | 'done' | 'closed'> {
-	const call = luaScript(context.redis, 'convoStart', START, 7);
+	const call = luaScript(context.redis, 'convoStart', START, 8);
 	const scriptKeys = startKeys(context, send);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.

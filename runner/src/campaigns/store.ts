@@ -36,6 +36,8 @@ export interface CampaignRecord {
 	/** When it last became running (started, resumed, retried): its rate counts only the seconds since. */
 	runningSince?: number;
 	lastError?: string;
+	/** Exempt from the suppression list (audience/suppression.ts): the operator said its messages are not marketing. */
+	transactional: boolean;
 	counts: Record<Outcome, number>;
 	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
 	holds: number;
@@ -90,6 +92,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		lastProgressAt: number('last_progress_at'),
 		runningSince: hash.running_since ? number('running_since') : undefined,
 		lastError: hash.last_error || undefined,
+		transactional: hash.transactional === '1',
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
 		holds: number('holds'),
 		retries: number('retries'),
@@ -122,7 +125,7 @@ function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode)
 	const sent = campaign.counts.sent;
 	return {
 		audience: campaign.total,
-		accepted: campaign.total - campaign.counts.rejected,
+		accepted: campaign.total - campaign.counts.rejected - campaign.counts.suppressed,
 		sent,
 		delivered,
 		read,
@@ -225,6 +228,7 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		from: campaign.from,
 		agent_id: campaign.agentId ?? null,
 		rate_limit: campaign.rate,
+		transactional: campaign.transactional,
 		total: campaign.total,
 		source: campaign.source,
 		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,

@@ -10,6 +10,7 @@ import { addCampaignCommands } from './campaign';
 import { fail } from './command';
 import { addReindexCommands } from './reindex';
 import { addServeCommands } from './serve';
+import { addSuppressionCommands } from './suppression';
 import { addWebhookCommands } from './webhook';
 
 export function buildProgram(): Command {
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
 	addCampaignCommands(program);
 	addReindexCommands(program);
 	addWebhookCommands(program);
+	addSuppressionCommands(program);
 	return program;
 }
 

@@ -25,7 +25,7 @@ const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'applica
 export class PayloadTooLarge extends UserError {}
 
 /** Reads the rest of a request body and throws it away; stops early when the upload's watch (`limited`) finds the client idle. */
-async function drain(body: Readable | undefined, limited?: Transform): Promise<void> {
+export async function drain(body: Readable | undefined, limited?: Transform): Promise<void> {
 	if (!body || typeof body.resume !== 'function' || body.readableEnded || body.destroyed) return;
 	await new Promise<void>((resolve) => {
 		body.on('end', resolve).on('close', resolve).on('error', () => resolve());
@@ -43,7 +43,7 @@ async function drain(body: Readable | undefined, limited?: Transform): Promise<v
  * so it also ends a client that stalls while the rest of a refused upload is read and dropped.
  * Time while the request is paused (the parser waiting for rows to be written) is not the client's.
  */
-function limitBytes(limit: number, source: Readable, idleMs: number): Transform & { exceeded: boolean; idle: boolean } {
+export function limitBytes(limit: number, source: Readable, idleMs: number): Transform & { exceeded: boolean; idle: boolean } {
 	let seen = 0;
 	let timer: NodeJS.Timeout | undefined;
 	const watch = () => {
@@ -95,8 +95,9 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		async ({ request, reply }) => {
 			const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 			const upload = UPLOAD_TYPES[type];
-			let fields: Omit<z.output<typeof settings>, 'dry_run'>;
+			let fields: Omit<z.output<typeof settings>, 'dry_run' | 'transactional'>;
 			let dryRun: boolean;
+			let transactional: boolean;
 			let source: string;
 			let records: AsyncIterable<SourceRecord> | undefined;
 			let draft = false;
@@ -106,6 +107,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				if (!parsed.success) throw new InputError(`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`, String(parsed.error.issues[0].path[0]));
 				fields = parsed.data;
 				dryRun = parsed.data.dry_run === 'true';
+				transactional = parsed.data.transactional === 'true';
 				source = `upload.${upload}`;
 				const body = (request.body as Readable).pipe(limited as Transform);
 				records = parseRecords(refuseBinary(body, 'the upload'), upload, 'the upload', { delimiter: fields.delimiter });
@@ -122,11 +124,12 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				else if (parsed.data.recipients?.length === 0) throw new InputError('recipients must hold at least one row (or create a draft with draft: true and add rows in chunks)', 'recipients');
 				fields = parsed.data;
 				dryRun = parsed.data.dry_run === true;
+				transactional = parsed.data.transactional === true;
 				draft = parsed.data.draft === true;
 				source = parsed.data.source_url ?? 'request.json';
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
-			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, window: fields.window, endAt: fields.end_at, dryRun, source };
+			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, window: fields.window, endAt: fields.end_at, dryRun, transactional, source };
 			const declared = Number(request.headers['content-length'] ?? 0);
 			if (upload && declared > limit) {
 				await drain(request.body as Readable);

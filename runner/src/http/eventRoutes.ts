@@ -35,7 +35,10 @@ export function eventsHeader(config: RunnerConfig, headers: Record<string, strin
 	return timingSafeEqual(digest(received), digest(value)) ? 'ok' : 'wrong';
 }
 
-/** What the runner reads of a delivery; other payload fields (text, contact, attachments) are let through unread. */
+/**
+ * What the runner reads of a delivery: `text` only to tell an opt-out or opt-in keyword (never
+ * logged or stored); other payload fields (contact, attachments) are let through unread.
+ */
 const messageCreatedBody = z.object({
 	event: z.literal('message_created'),
 	payload: z.object({
@@ -43,6 +46,7 @@ const messageCreatedBody = z.object({
 		to: z.string().min(1).max(128),
 		status: z.enum(['received', 'sent']),
 		createdAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time with its offset, e.g. 2026-01-31T12:00:00+00:00' }),
+		text: z.unknown().optional(),
 	}),
 });
 
@@ -55,7 +59,7 @@ export function eventRoutes(routes: RouteTable, context: RunnerContext): void {
 				tag: 'runner',
 				// No bearer token: the header of RUNNER_EVENTS_HEADER_NAME with RUNNER_EVENTS_HEADER_VALUE (401 otherwise, 404 when unset).
 				public: true,
-				summary: `The service's message_created event (register it in the dashboard: developer tools, event triggers; ${method === 'POST' ? 'POST or PUT' : 'PUT or POST'}; the header RUNNER_EVENTS_HEADER_NAME with the value RUNNER_EVENTS_HEADER_VALUE). A received message is attributed to the campaign that last messaged its sender within RUNNER_REPLY_WINDOW; sent ones (the runner's own sends echoed) are ignored`,
+				summary: `The service's message_created event (register it in the dashboard: developer tools, event triggers; ${method === 'POST' ? 'POST or PUT' : 'PUT or POST'}; the header RUNNER_EVENTS_HEADER_NAME with the value RUNNER_EVENTS_HEADER_VALUE). A received message is attributed to the campaign that last messaged its sender within RUNNER_REPLY_WINDOW; sent ones (the runner's own sends echoed) are ignored. A received message that is an opt-out keyword (STOP, ...; RUNNER_OPTOUT_KEYWORDS) puts its sender on the suppression list, an opt-in keyword (START, ...) takes it off`,
 				body: messageCreatedBody,
 				success: [200, '{ received: true }'],
 			},

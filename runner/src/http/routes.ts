@@ -13,7 +13,7 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
 	method: 'GET' | 'POST' | 'PUT' | 'DELETE';
 	url: string;
 	summary: string;
-	tag: 'campaigns' | 'reindex' | 'webhooks' | 'runner';
+	tag: 'campaigns' | 'reindex' | 'webhooks' | 'suppressions' | 'runner';
 	/** Needs no token (the probes): listed without security in the OpenAPI document. */
 	public?: boolean;
 	params?: P;

@@ -17,6 +17,7 @@ import { ConflictError, liveRunners, NotFoundError, runnerQueues, shownQueueName
 import { isRedisUnavailable, redisAnswers } from '../runtime';
 import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
+import { suppressionRoutes } from './suppressionRoutes';
 import { reindexRoutes } from './reindexRoutes';
 import { webhookRoutes } from './webhookRoutes';
 import { receiptRoutes } from './receiptRoutes';
@@ -215,6 +216,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	}));
 	campaignRoutes(routes, context);
 	reindexRoutes(routes, context);
+	suppressionRoutes(routes, context);
 	webhookRoutes(routes, context);
 	receiptRoutes(routes, context);
 	eventRoutes(routes, context);

@@ -200,6 +200,14 @@ const properties: INodeProperties[] = [
 				description: 'What the node answers',
 			},
 			{
+				displayName: 'Transactional',
+				name: 'transactional',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether these messages are not marketing (order updates, one-time codes): the campaign then sends to phones on the suppression list too. Shown as transactional on the campaign.',
+			},
+			{
 				displayName: 'Wait for Completion',
 				name: 'waitForCompletion',
 				type: 'boolean',
@@ -224,6 +232,7 @@ export const apiFields: Readonly<Record<string, string>> = {
 	test_to: 'additionalFields.testTo',
 	window: 'additionalFields.window',
 	end_at: 'additionalFields.endAt',
+	transactional: 'options.transactional',
 	recipients: 'phone',
 };
 
@@ -361,6 +370,7 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	if (window !== '') settings.window = window;
 	const endAt = startTime.call(this, this.getNodeParameter('additionalFields.endAt', 0, ''), 'End Time');
 	if (endAt !== undefined) settings.end_at = endAt;
+	if ((this.getNodeParameter('options', 0, {}) as IDataObject).transactional === true) settings.transactional = true;
 
 	const name = nameOf.call(this);
 

@@ -21,6 +21,7 @@ const OUTCOMES: Array<{ name: string; value: RecipientOutcome | 'all'; descripti
 	{ name: 'Pending', value: 'pending', description: 'Waiting for its turn' },
 	{ name: 'Rejected', value: 'rejected', description: 'Refused at create: bad phone, duplicate, bad variables' },
 	{ name: 'Sent', value: 'sent', description: 'Accepted by the service, with its message ID' },
+	{ name: 'Suppressed', value: 'suppressed', description: 'Never sent: the phone is on the suppression list (the error says why and since when)' },
 	{ name: 'Unknown', value: 'unknown', description: 'May or may not have been sent (a timeout); reconcile resolves it' },
 ];
 

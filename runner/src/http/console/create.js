@@ -107,7 +107,10 @@
 
 	/** A dry run's answer: counts by outcome, reasons as /errors groups them, the first rejected rows, the estimate. */
 	function dryRunResult(answer) {
-		var counts = Object.keys(answer.counts).map(function (outcome) { return answer.counts[outcome] + ' ' + outcome; }).join(', ');
+		// Accepted and rejected always; the outcomes of the audience rules (suppressed, ...) when some row has them.
+		var counts = Object.keys(answer.counts)
+			.filter(function (outcome) { return outcome === 'accepted' || outcome === 'rejected' || answer.counts[outcome] > 0; })
+			.map(function (outcome) { return answer.counts[outcome] + ' ' + outcome; }).join(', ');
 		var reasons = answer.reasons.map(function (group) {
 			return el('tr', {}, [el('td', { text: String(group.count) }), el('td', { text: group.outcome }), el('td', { text: group.reason + (group.varies ? ' (and others that differ only in a number)' : '') })]);
 		});
@@ -129,7 +132,7 @@
 	function summary(answer) {
 		var rows = (answer.rejections || []).map(function (r) { return el('tr', {}, [el('td', { text: String(r.line) }), el('td', { text: r.phone }), el('td', { text: r.reason })]); });
 		return el('section', { class: 'created', 'data-testid': 'create-summary' }, [
-			el('p', { text: 'Created: ' + answer.accepted + ' recipients accepted, ' + answer.rejected + ' rejected' + (answer.rejected > rows.length ? ' (the first ' + rows.length + ' below; the report has them all)' : '') + '.' }),
+			el('p', { text: 'Created: ' + answer.accepted + ' recipients accepted, ' + answer.rejected + ' rejected' + (answer.suppressed ? ', ' + answer.suppressed + ' suppressed (on the suppression list)' : '') + (answer.rejected > rows.length ? ' (the first ' + rows.length + ' below; the report has them all)' : '') + '.' }),
 			rows.length ? C.table(['Line', 'Phone', 'Reason'], rows, { 'data-testid': 'create-rejections' }) : el('span'),
 		]);
 	}

@@ -4,7 +4,7 @@
 (function () {
 	'use strict';
 	var csrf = document.querySelector('meta[name="csrf-token"]').content;
-	var OUTCOMES = ['sent', 'failed', 'unknown', 'not_sent', 'rejected', 'cancelled', 'expired', 'pending', 'claimed'];
+	var OUTCOMES = ['sent', 'failed', 'unknown', 'not_sent', 'rejected', 'suppressed', 'cancelled', 'expired', 'pending', 'claimed'];
 
 	/** `body`: a JSON value, or { raw, type } sent as it is (a CSV upload). */
 	function api(method, path, body) {
@@ -72,6 +72,7 @@
 		{ key: 'cancelled', label: 'cancelled', of: function (c) { return c.cancelled; } },
 		{ key: 'expired', label: 'expired', of: function (c) { return c.expired || 0; } },
 		{ key: 'rejected', label: 'rejected', of: function (c) { return c.rejected; } },
+		{ key: 'suppressed', label: 'suppressed', of: function (c) { return c.suppressed || 0; } },
 	];
 
 	/** A bar of what became of the recipients, so a cancelled campaign does not look like a completed one. */

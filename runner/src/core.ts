@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-import { ConflictError, UserError, type RunnerContext } from './context';
+import { ConflictError, FieldError, UserError, type RunnerContext } from './context';
 import { cronSettings, nextCronRun } from './cronSchedules';
 import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
@@ -22,6 +22,7 @@ import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaign
 import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate } from './campaigns/control';
 import { handOverNumber } from './campaigns/feeder';
 import { defaultCampaignName } from './campaigns/names';
+import { clearCap as clearCapOf, setCap as setCapOf, showCap as showCapOf, type CapView } from './campaigns/cap';
 import { addStartJob } from './jobs';
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 import { draftTest, firstAcceptedRow, sendTest, type TestSend } from './campaigns/testSend';
@@ -59,6 +60,36 @@ export { shownQueueName } from './jobs';
 
 // Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
 export { liveRunners } from './presence';
+
+/**
+ * The frequency cap of a sending number (campaigns/cap.ts): what holds for it (its own policy, else
+ * the business default RUNNER_FREQUENCY_CAP, else none), set, and cleared. `names`: how the client
+ * calls the number and the policy, for its errors.
+ */
+export async function showCap(context: RunnerContext, from: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
+	return showCapOf(context, checkedNumber(from, names.from));
+}
+export async function setCap(context: RunnerContext, from: string, policy: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
+	const view = await setCapOf(context, checkedNumber(from, names.from), policy, names.policy);
+	context.log.info({ from: view.from, policy: view.policy }, 'frequency cap set');
+	return view;
+}
+export async function clearCap(context: RunnerContext, from: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
+	return clearCapOf(context, checkedNumber(from, names.from));
+}
+export interface CapNames {
+	from: string;
+	policy: string;
+}
+export const CAP_CLI_NAMES: CapNames = { from: '--from', policy: '<policy>' };
+export const CAP_API_NAMES: CapNames = { from: 'from', policy: 'policy' };
+
+/** A business number as a campaign's `from` takes it (digits with country code). */
+function checkedNumber(from: string, name: string): string {
+	const parsed = campaignSettings.shape.from.safeParse(from);
+	if (!parsed.success) throw new FieldError(`${name} ${parsed.error.issues[0].message}`, name);
+	return parsed.data;
+}
 
 /** The campaign cron schedules, each with its funnel across its runs (each run's own is on the run: a campaign). */
 export async function listSchedules(context: RunnerContext) {
@@ -113,7 +144,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const name = settings.name ?? defaultCampaignName(rowsAtHand ? undefined : settings.source, Date.now());
-	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter };
+	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, whenCapped: settings.whenCapped };
 	return { settings, common, schedule };
 }
 

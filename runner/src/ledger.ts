@@ -23,6 +23,7 @@ import type { Keys } from './keys';
 import { luaGap } from './campaigns/gap';
 import { campaignNumber } from './homes';
 import { LUA_EMIT } from './webhooks/events';
+import { capKeys, LUA_CAP } from './campaigns/cap';
 
 /** A recipient's outcomes are the contract's (the report and the counts show them to clients). */
 export const OUTCOMES = RECIPIENT_OUTCOMES;
@@ -37,6 +38,7 @@ const LETTER: Record<Outcome, string> = {
 	cancelled: 'x',
 	unknown: 'u',
 	not_sent: 'n',
+	capped: 'k',
 };
 const BY_LETTER = Object.fromEntries(Object.entries(LETTER).map(([outcome, letter]) => [letter, outcome])) as Record<string, Outcome>;
 
@@ -104,18 +106,21 @@ end
  * A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
  * which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
  * send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
- * the way (it may have sent: never resent). `claimAt` claims it and returns its snapshot row and
- * attempts so far.
+ * the way (it may have sent: never resent), and a pending one over the frequency cap is capped or
+ * waits (`cap`: campaigns/cap.ts). `claimAt` claims it, counts it on its phone's cap, and returns
+ * its snapshot row and attempts so far.
  */
-export const LUA_RUN_CLAIM = `${LUA_HELPERS}
-local function openInRun(meta, ledger, running, outbox, first, last, token, now, id)
+export const LUA_RUN_CLAIM = `${LUA_HELPERS}${LUA_CAP}
+local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, cap)
   local lost = false
   for i = first, last - 1 do
     local rec = redis.call('HGET', ledger, i)
     if rec then
       local r = parse(rec)
-      if r.s == 'p' or (r.s == 'c' and r.ref == token) then return i, r end
-      if r.s == 'c' then
+      -- Capped (final: the campaign may be done) or waiting: not this run's to send now.
+      if r.s == 'p' and capVerdict(cap, meta, ledger, i, r) then lost = true
+      elseif r.s == 'p' or (r.s == 'c' and r.ref == token) then return i, r
+      elseif r.s == 'c' then
         r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
         write(ledger, i, r); move(meta, 'c', 'u'); lost = true
       end
@@ -124,10 +129,11 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
   if lost then finishIfDone(meta, running, outbox, id, now) end
   return nil
 end
-local function claimAt(meta, ledger, recipients, i, r, token, now)
+local function claimAt(meta, ledger, recipients, i, r, token, now, cap)
   if r.s == 'p' then
     r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
     write(ledger, i, r); move(meta, 'p', 'c')
+    capCount(cap, meta, i, now)
   end
   return redis.call('HGET', recipients, i)
 end
@@ -161,20 +167,23 @@ return { 'claimed', redis.call('HGET', recipients, idx) }
 `;
 
 /**
- * KEYS: meta, ledger, running, outbox, ticks. ARGV: index, token, outcome letter, now, ref, error,
- * pauseAfter, campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a
- * claim this attempt holds. An attempt that finds its claim
+ * KEYS: meta, ledger, running, outbox, ticks, then the campaign's snapshot and the cap's per-phone
+ * prefix (campaigns/cap.ts). ARGV: index, token, outcome letter, now, ref, error, pauseAfter,
+ * campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a claim this
+ * attempt holds; one proved not sent (pending again, failed, not_sent) gives its count on the
+ * phone's frequency cap back. An attempt that finds its claim
  * turned 'unknown' by a sweep may still prove it 'sent' (it holds the token); nothing else may.
  * Returns 'ok', 'lost', or the campaign's new state when this settle changed it ('completed',
  * 'paused'), so the process that caused the change logs it.
  */
 const LUA_SETTLE = `
-local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter)
+local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter, cap)
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'lost' end
 local r = parse(rec)
 if r.ref ~= token or not (r.s == 'c' or (r.s == 'u' and to == 's')) then return 'lost' end
 local from = r.s
+if from == 'c' and (to == 'p' or to == 'f' or to == 'n') then capGiveBack(cap, meta, idx, r.l) end
 r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r)
@@ -206,13 +215,14 @@ return 'ok'
 end
 `;
 
-const SETTLE = `${LUA_HELPERS}${LUA_SETTLE}
-return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9])
+const SETTLE = `${LUA_HELPERS}${LUA_CAP}${LUA_SETTLE}
+return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], { recipients = KEYS[6], sends = KEYS[7] })
 `;
 
 /**
- * KEYS: SETTLE's, then the number's spacing hash (campaigns/spacing.ts). ARGV: SETTLE's, then the
- * run's last+1 index and the start gate's window room. A run's settle that also takes the place on
+ * KEYS: SETTLE's first five, the number's spacing hash (campaigns/spacing.ts), then the campaign's
+ * snapshot and the cap's keys (campaigns/cap.ts capKeys). ARGV: SETTLE's, then the run's last+1
+ * index, the start gate's window room and the default cap policy. A run's settle that also takes the place on
  * the number's clock of the run's next recipient, if it has one: the same step as the gate's first
  * one (the next place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
  * needs one gate call, the window step, instead of two. Returns { SETTLE's answer, microseconds to
@@ -221,8 +231,9 @@ return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARG
 const SETTLE_AND_PLACE = `${luaGap('tonumber(ARGV[11])')}${LUA_RUN_CLAIM}${LUA_SETTLE}
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
-local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9])
-if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id) then return { result, -1 } end
+local cap = { recipients = KEYS[7], policy = KEYS[8], sends = KEYS[9], waiting = KEYS[10], default = ARGV[12] }
+local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9], cap)
+if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id, cap) then return { result, -1 } end
 local gate = redis.call('HMGET', spacing, 'rate', 'next')
 local rate = tonumber(gate[1] or '0')
 if not rate or rate <= 0 then return { result, -1 } end
@@ -305,13 +316,15 @@ export class Ledger {
 	constructor(
 		private readonly redis: RedisConnection,
 		private readonly keys: Keys,
+		/** The business's frequency cap (campaigns/cap.ts defaultCapPolicy), '' for none. */
+		private readonly defaultCap = '',
 	) {
 		const define = (name: string, lua: string, numberOfKeys: number) => {
 			if (!(name in this.redis)) this.redis.defineCommand(name, { lua, numberOfKeys });
 		};
 		define('convoClaim', CLAIM, 5);
-		define('convoSettle', SETTLE, 5);
-		define('convoSettleAndPlace', SETTLE_AND_PLACE, 6);
+		define('convoSettle', SETTLE, 7);
+		define('convoSettleAndPlace', SETTLE_AND_PLACE, 10);
 		define('convoMoveMany', MOVE_MANY, 4);
 		define('convoResolveUnknown', RESOLVE_UNKNOWN, 4);
 		define('convoExpireClaims', EXPIRE_CLAIMS, 4);
@@ -356,7 +369,7 @@ export class Ledger {
 		counter: '' | 'holds' | 'retries' = '',
 	): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
 		const { base, from } = await this.keysOf(id);
-		return this.call('convoSettle', [...base, this.keys.ticks(from, id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
+		return this.call('convoSettle', [...base, this.keys.ticks(from, id), this.keys.recipients(from, id), this.keys.capSends(from)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
 	}
 
 	/**
@@ -376,8 +389,8 @@ export class Ledger {
 		const { base, from } = await this.keysOf(id);
 		const [result, placeInUs, placeAtUs] = (await this.call(
 			'convoSettleAndPlace',
-			[...base, this.keys.ticks(from, id), this.keys.spacing(from)],
-			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room],
+			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), ...capKeys(this.keys, from, id)],
+			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room, this.defaultCap],
 		)) as [string, number, string?];
 		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined };
 	}

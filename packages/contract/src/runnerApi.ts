@@ -29,7 +29,7 @@ export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'comp
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
 
 /** What became of a recipient, as reports and counts show it. */
-export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent'] as const;
+export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent', 'capped'] as const;
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** GET /api/campaigns/:id/report: a page of rows, as JSON or CSV, only some outcomes if asked. */
@@ -118,6 +118,8 @@ export const campaignSettingsInput = z.object({
 	delimiter: z.string().optional(),
 	/** A test phone: the first accepted row's message goes there first, and the campaign starts only if the service accepts it (a draft: at its start). */
 	test_to: z.string().optional(),
+	/** A recipient over the frequency cap: `skip` (the default) writes it capped; `wait` keeps it pending until the cap allows it. */
+	when_capped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 });
 
 /** The query string of a CSV/NDJSON upload to POST /api/campaigns: the settings, and `dry_run=true` for a dry run. */

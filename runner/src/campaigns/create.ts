@@ -325,6 +325,8 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		last_progress_at: now,
 		failure_streak: 0,
 		last_error: '',
+		// Only a campaign that waits out the frequency cap says so (cap.ts reads it at each claim).
+		...(input.whenCapped === 'wait' ? { when_capped: 'wait' } : {}),
 		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine, test_to: draft.testTo ?? '' } : {}),
 	};
 	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, rejections };

@@ -73,11 +73,16 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				await context.ledger.finishIfDone(campaign.id);
 				continue;
 			}
-			const available = room.get(campaign.from) ?? 0;
+			let available = room.get(campaign.from) ?? 0;
+			// Recipients waiting out the frequency cap (cap.ts) go first once due: they were fed before.
+			const { queued, waiting } = await feedWaiting(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN));
+			available -= queued;
+			room.set(campaign.from, available);
 			if (campaign.cursor < campaign.total) {
 				if (available <= 0) continue;
 				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))));
-			} else if (Date.now() - campaign.lastProgressAt > STALL_MS) {
+			} else if (Date.now() - campaign.lastProgressAt > STALL_MS && campaign.counts.pending + campaign.counts.claimed > waiting) {
+				// A campaign whose only open recipients wait out the cap is not stalled: the waiting set feeds them.
 				await sweep(context, campaign);
 			}
 		}
@@ -85,6 +90,34 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 		await redis.eval(RELEASE_LOCK, 1, keys.feederLock, token);
 	}
 	return true;
+}
+
+/**
+ * KEYS: the campaign's waiting set. ARGV: most to take. The waiting recipients now due (on Redis's
+ * clock), taken out of the set, and how many wait on.
+ */
+const TAKE_DUE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
+return { due, redis.call('ZCARD', KEYS[1]) }
+`;
+
+/**
+ * The feeder's part for a campaign that waits out the cap: queues the runs of its waiting
+ * recipients now due (at most `runs` runs) and answers how many runs it queued and how many
+ * recipients still wait. A due recipient is taken out of the set before its run is queued: one
+ * whose process dies in between is still pending, and the feeder's watchdog feeds it again (it no
+ * longer counts among those that wait).
+ */
+export async function feedWaiting(context: RunnerContext, campaign: { id: string; from: string; total: number }, runs: number): Promise<{ queued: number; waiting: number }> {
+	const take = luaScript(context.redis, 'convoTakeDue', TAKE_DUE, 1);
+	const [due, waiting] = (await take([context.keys.capWaiting(campaign.from, campaign.id)], [Math.max(0, runs) * SEND_RUN])) as [string[], number];
+	const starts = [...new Set(due.map((index) => Number(index) - (Number(index) % SEND_RUN)))];
+	const sends: SendJobData[] = starts.map((index) => ({ campaign: campaign.id, index, count: Math.min(SEND_RUN, campaign.total - index) }));
+	if (sends.length > 0) await addSendJobs(context, campaign.from, sends);
+	return { queued: sends.length, waiting };
 }
 
 /**

@@ -49,16 +49,18 @@ export const campaignSettings = z.object({
 	tz: z.string().optional(),
 	/** Send the first accepted row's message to this phone first; the campaign starts only if the service accepts it (testSend.ts). */
 	testTo: phoneDigits.optional(),
+	/** A recipient over the frequency cap (cap.ts): `skip` writes it capped (the default), `wait` keeps it pending until allowed. */
+	whenCapped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core.ts createCampaign). */
 	dryRun: z.boolean().optional(),
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
 /** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
-export type SettingNames = Record<'name' | 'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo', string> & { format?: string; delimiter?: string };
+export type SettingNames = Record<'name' | 'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo' | 'whenCapped', string> & { format?: string; delimiter?: string };
 
-export const CLI_NAMES: SettingNames = { name: '--name', templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to' };
-export const API_NAMES: SettingNames = { name: 'name', templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to' };
+export const CLI_NAMES: SettingNames = { name: '--name', templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to', whenCapped: '--when-capped' };
+export const API_NAMES: SettingNames = { name: 'name', templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to', whenCapped: 'when_capped' };
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
@@ -72,6 +74,8 @@ export interface CampaignBasics {
 	format?: CampaignSettings['format'];
 	/** A CSV's delimiter when the client gave one (a schedule's runs read with it too). */
 	delimiter?: string;
+	/** What becomes of a recipient over the frequency cap (cap.ts); absent: capped. A schedule's runs carry the schedule's. */
+	whenCapped?: 'skip' | 'wait';
 }
 
 /** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */

@@ -29,6 +29,7 @@ import type { RunnerContext } from '../context';
 import { LUA_RUN_CLAIM } from '../ledger';
 import { luaScript } from '../redis';
 import { luaGap, WINDOW_ROOM } from './gap';
+import { capKeys, defaultCapPolicy } from './cap';
 
 export { secondCap, WINDOW_MS, WINDOW_ROOM, windowRate } from './gap';
 
@@ -96,10 +97,11 @@ const RUN_DONE = -2;
 
 /**
  * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
- * snapshot. ARGV: window room, member, "1" on a send's first call (it takes the next place on the
- * number's clock) or "0" after its wait or with its place taken by the run's previous settle
- * (ledger.ts, SETTLE_AND_PLACE: the window step only), then the run's first and last+1 index (''
- * for a start without a claim), the campaign id and the claim token.
+ * snapshot, then the frequency cap's keys (cap.ts capKeys). ARGV: window room, member, "1" on a
+ * send's first call (it takes the next place on the number's clock) or "0" after its wait or with
+ * its place taken by the run's previous settle (ledger.ts, SETTLE_AND_PLACE: the window step only),
+ * then the run's first and last+1 index ('' for a start without a claim), the campaign id, the
+ * claim token, 'again' or '', the place or '', and the default cap policy.
  *
  * A send's start and its claim in one call: the run's next recipient to send is found (openInRun,
  * ledger.ts) before a start is taken, so a run with nothing left takes none, and the start taken
@@ -119,9 +121,10 @@ end
 if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return { ${NOT_RUNNING} } end
 local now = clock()
 local nowMs = string.format('%.0f', math.floor(now / 1000))
+local cap = { recipients = KEYS[7], policy = KEYS[8], sends = KEYS[9], waiting = KEYS[10], default = ARGV[10] }
 local idx, rec
 if ARGV[4] ~= '' then
-  idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6])
+  idx, rec = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], cap)
   if not idx then return { ${RUN_DONE} } end
 end
 local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
@@ -144,7 +147,7 @@ local taken = take(rate, when)
 if taken[1] == 0 then keepLog(now, spacing[4]) end
 if taken[1] ~= 0 or not idx then return taken end
 local attempts = rec.a + (rec.s == 'p' and 1 or 0)
-return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs) }
+return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], KEYS[7], idx, rec, ARGV[7], nowMs, cap) }
 `;
 
 /**
@@ -203,6 +206,7 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 	keys.running(from),
 	keys.outbox(from),
 	keys.recipients(from, campaign),
+	...capKeys(keys, from, campaign),
 ];
 
 type StartReply = [number, string?, number?, number?, string?];
@@ -221,7 +225,9 @@ export interface Place {
  * the place on the clock this send took ahead: it waits for it, then needs the window step only.
  */
 async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place): Promise<StartReply | NoStart | 'done'> {
-	const call = luaScript(context.redis, 'convoStart', START, 7);
+	const start = luaScript(context.redis, 'convoStart', START, 10);
+	const defaultCap = defaultCapPolicy(context.config);
+	const call = (keys: string[], args: Array<string | number>) => start(keys, [...args, defaultCap]);
 	const scriptKeys = startKeys(context, send);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.

@@ -34,6 +34,8 @@ export interface CampaignRecord {
 	/** When it last became running (started, resumed, retried): its rate counts only the seconds since. */
 	runningSince?: number;
 	lastError?: string;
+	/** A recipient over the frequency cap: capped, or waits until allowed (cap.ts). */
+	whenCapped: 'skip' | 'wait';
 	counts: Record<Outcome, number>;
 	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
 	holds: number;
@@ -81,6 +83,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		lastProgressAt: number('last_progress_at'),
 		runningSince: hash.running_since ? number('running_since') : undefined,
 		lastError: hash.last_error || undefined,
+		whenCapped: hash.when_capped === 'wait' ? 'wait' : 'skip',
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
 		holds: number('holds'),
 		retries: number('retries'),
@@ -212,6 +215,7 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		from: campaign.from,
 		agent_id: campaign.agentId ?? null,
 		rate_limit: campaign.rate,
+		when_capped: campaign.whenCapped,
 		total: campaign.total,
 		source: campaign.source,
 		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,

@@ -124,6 +124,7 @@ interface CreateOptions extends RunOptions {
 	delimiter?: string;
 	at?: string;
 	testTo?: string;
+	whenCapped?: string;
 	dryRun?: boolean;
 }
 
@@ -143,10 +144,11 @@ export function addCampaignCommands(program: Command): void {
 		.addOption(rateOption('sends per second for this number'))
 		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
 		.option('--test-to <phone>', "first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)")
+		.option('--when-capped <skip|wait>', 'a recipient over the frequency cap (convo-runner cap): skip marks it capped (default), wait sends it once the cap allows')
 		.option('--dry-run', 'check every row as the create would and print the counts, reasons, first rejected rows and estimated duration; stores and sends nothing (no test send)');
 	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
-		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo, dryRun } = options;
-		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo, dryRun });
+		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo, whenCapped, dryRun } = options;
+		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo, whenCapped: whenCapped as 'skip' | 'wait' | undefined, dryRun });
 		// A dry run has nothing to follow: --wait is left alone.
 		if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
 		const tested = created.test_send ? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n` : '';

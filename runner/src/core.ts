@@ -81,7 +81,7 @@ export interface CapNames {
 	from: string;
 	policy: string;
 }
-export const CAP_CLI_NAMES: CapNames = { from: '--from', policy: '<policy>' };
+const CAP_CLI_NAMES: CapNames = { from: '--from', policy: '<policy>' };
 export const CAP_API_NAMES: CapNames = { from: 'from', policy: 'policy' };
 
 /** A business number as a campaign's `from` takes it (digits with country code). */
@@ -116,8 +116,11 @@ export type CreateAnswer = (((Snapshot & { kind: 'campaign' }) | { kind: 'schedu
 export interface DryRunAnswer extends DryRunSnapshot {
 	kind: 'dry_run';
 	dry_run: true;
-	/** Rows per outcome the create would give them (the rules added at create add their outcomes here). */
-	counts: { accepted: number; rejected: number };
+	/**
+	 * Rows per outcome the create would give them (the rules added at create add their outcomes
+	 * here). `capped`: accepted rows the frequency cap would hold back if they were sent now.
+	 */
+	counts: { accepted: number; rejected: number; capped: number };
 	estimate: {
 		rate: number;
 		/** accepted / rate, rounded up: the number sending this campaign alone at its rate. */
@@ -215,7 +218,7 @@ async function dryRun(
 		kind: 'dry_run',
 		dry_run: true,
 		...found,
-		counts: { accepted: found.accepted, rejected: found.rejected },
+		counts: { accepted: found.accepted, rejected: found.rejected, capped: found.capped },
 		estimate: { rate: common.rate, seconds, starts_at: new Date(startsAt).toISOString(), ends_at: new Date(startsAt + seconds * 1000).toISOString(), ...(repeat ?? {}) },
 		...(testTo ? { test_send: { to: testTo, sent: false as const, note: 'a dry run sends no test; the create without dry run sends it first' } } : {}),
 	};

@@ -90,6 +90,9 @@ local function capVerdict(cap, meta, ledger, i, r)
   if not at then return false end
   if redis.call('HGET', meta, 'when_capped') == 'wait' then
     redis.call('ZADD', cap.waiting, at, i)
+    -- A day past its latest member: the set of a campaign cancelled while some waited goes too.
+    local keep = at - capNow() + 86400000
+    if redis.call('PTTL', cap.waiting) < keep then redis.call('PEXPIRE', cap.waiting, keep) end
     return true
   end
   r.s = 'k'; r.err = 'frequency cap ' .. label .. ': next allowed ' .. isoTime(at)

@@ -20,6 +20,7 @@ import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
+import { wouldCap } from './cap';
 
 const WRITE_BATCH = 1000;
 
@@ -176,8 +177,11 @@ export interface SnapshotInput extends CampaignBasics {
 /** How many reason groups a dry run answers (as many as /errors shows). */
 const REASONS_SHOWN = 20;
 
-/** What a dry run found: the snapshot's counts and first rejections, and every rejection's reason grouped. */
-export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & { reasons: ErrorGroup[] };
+/**
+ * What a dry run found: the snapshot's counts and first rejections, and every rejection's reason
+ * grouped; `capped`: accepted rows whose phone the frequency cap would hold back now (cap.ts).
+ */
+export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & { reasons: ErrorGroup[]; capped: number };
 
 /** Staged rows live this long past their last write: a create that died midway leaves them to expire. */
 const STAGING_TTL_MS = 15 * 60_000;
@@ -244,6 +248,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const { id, draft, dryRun } = input;
 	const staging = keys.staging(input.from, id, randomBytes(6).toString('hex'));
 	const rows = new RowChecker(0, REJECTIONS_SHOWN);
+	let capped = 0;
 	/**
 	 * Each batch of rows: its phones are looked up in the staged phone index (one HMGET: phone -> first line),
 	 * it is checked, and what it stages is written (one pipeline), before the next batch is read.
@@ -259,6 +264,13 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 			const batch = redis.pipeline();
 			if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
 			failedStep(await batch.pexpire(staging.phones, DRY_RUN_TTL_MS).exec());
+			// The accepted rows' phones the cap would hold back if they were claimed now.
+			const waits = input.whenCapped === 'wait' ? ' (the campaign would wait until allowed)' : '';
+			for (const rule of await wouldCap(context, input.from, staged.phones.filter((_, i) => i % 2 === 0))) {
+				if (rule === '') continue;
+				capped++;
+				rows.reasons.add('capped', `frequency cap ${rule}${waits}`);
+			}
 			return;
 		}
 		const batch = redis.pipeline().hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
@@ -296,7 +308,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	}
 	if (dryRun) {
 		await dropStaged();
-		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN) };
+		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, capped, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN) };
 	}
 
 	const { total, accepted, rejected, rejections } = rows;

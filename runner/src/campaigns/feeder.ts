@@ -81,7 +81,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			if (campaign.cursor < campaign.total) {
 				if (available <= 0) continue;
 				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))));
-			} else if (Date.now() - campaign.lastProgressAt > STALL_MS && campaign.counts.pending + campaign.counts.claimed > waiting) {
+			} else if (queued === 0 && Date.now() - campaign.lastProgressAt > STALL_MS && campaign.counts.pending + campaign.counts.claimed > waiting) {
 				// A campaign whose only open recipients wait out the cap is not stalled: the waiting set feeds them.
 				await sweep(context, campaign);
 			}
@@ -93,14 +93,18 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 }
 
 /**
- * KEYS: the campaign's waiting set. ARGV: most to take. The waiting recipients now due (on Redis's
- * clock), taken out of the set, and how many wait on.
+ * KEYS: the campaign's waiting set, its hash. ARGV: most to take. The waiting recipients now due
+ * (on Redis's clock), taken out of the set, and how many wait on. Feeding them is the campaign's
+ * progress: the watchdog (sweep) leaves it alone while they go out.
  */
 const TAKE_DUE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
+if #due > 0 then
+  redis.call('ZREM', KEYS[1], unpack(due))
+  redis.call('HSET', KEYS[2], 'last_progress_at', now)
+end
 return { due, redis.call('ZCARD', KEYS[1]) }
 `;
 
@@ -111,9 +115,9 @@ return { due, redis.call('ZCARD', KEYS[1]) }
  * whose process dies in between is still pending, and the feeder's watchdog feeds it again (it no
  * longer counts among those that wait).
  */
-export async function feedWaiting(context: RunnerContext, campaign: { id: string; from: string; total: number }, runs: number): Promise<{ queued: number; waiting: number }> {
-	const take = luaScript(context.redis, 'convoTakeDue', TAKE_DUE, 1);
-	const [due, waiting] = (await take([context.keys.capWaiting(campaign.from, campaign.id)], [Math.max(0, runs) * SEND_RUN])) as [string[], number];
+async function feedWaiting(context: RunnerContext, campaign: { id: string; from: string; total: number }, runs: number): Promise<{ queued: number; waiting: number }> {
+	const take = luaScript(context.redis, 'convoTakeDue', TAKE_DUE, 2);
+	const [due, waiting] = (await take([context.keys.capWaiting(campaign.from, campaign.id), context.keys.campaign(campaign.from, campaign.id)], [Math.max(0, runs) * SEND_RUN])) as [string[], number];
 	const starts = [...new Set(due.map((index) => Number(index) - (Number(index) % SEND_RUN)))];
 	const sends: SendJobData[] = starts.map((index) => ({ campaign: campaign.id, index, count: Math.min(SEND_RUN, campaign.total - index) }));
 	if (sends.length > 0) await addSendJobs(context, campaign.from, sends);

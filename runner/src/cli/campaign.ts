@@ -12,7 +12,7 @@ import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from '.
 /** A campaign's status in one line: id, name, state and counts (`status`, and the end of a followed create). */
 function describeCounts(status: core.CampaignStatus): string {
 	const c = status.counts;
-	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, cancelled ${c.cancelled}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
+	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, capped ${c.capped}, rejected ${c.rejected}, cancelled ${c.cancelled}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
 }
 
 /** The funnel as `campaign status` prints it under the counts: one line, then one per failure reason. */
@@ -106,7 +106,7 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 	const when = estimate.cron ? `from the next run at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})` : `from ${estimate.starts_at}, until about ${estimate.ends_at}`;
 	return [
 		`dry run: nothing was stored or sent`,
-		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected`,
+		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected${dry.counts.capped > 0 ? `; ${dry.counts.capped} of the accepted over the frequency cap now` : ''}`,
 		...(reasons.length > 0 ? ['reasons:', ...reasons] : []),
 		...(shown.length > 0 ? ['first rejected rows:', ...shown, ...(more > 0 ? [`  and ${more} more (the reasons above count them all)`] : [])] : []),
 		`estimated duration: ${spoken(estimate.seconds)} at ${estimate.rate} sends/s, ${when}`,

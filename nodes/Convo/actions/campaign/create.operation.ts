@@ -140,6 +140,17 @@ const properties: INodeProperties[] = [
 				default: '',
 				description: 'When the runner starts sending; empty starts at once. A time without an offset is read in the workflow\'s time zone.',
 			},
+			{
+				displayName: 'When Capped',
+				name: 'whenCapped',
+				type: 'options',
+				options: [
+					{ name: 'Skip (Outcome Capped)', value: 'skip', description: 'Not sent; its outcome is capped, with the time it would next be allowed' },
+					{ name: 'Wait Until Allowed', value: 'wait', description: 'Stays pending and is sent once the cap allows it; the campaign completes after that' },
+				],
+				default: 'skip',
+				description: "What becomes of a recipient the runner's frequency cap holds back (at most N campaign messages per phone per window, across campaigns: convo-runner cap set)",
+			},
 		],
 	},
 	{
@@ -205,6 +216,7 @@ export const apiFields: Readonly<Record<string, string>> = {
 	agent_id: 'additionalFields.agentId',
 	at: 'additionalFields.startAt',
 	test_to: 'additionalFields.testTo',
+	when_capped: 'additionalFields.whenCapped',
 	recipients: 'phone',
 };
 
@@ -338,6 +350,8 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	if (at !== undefined) settings.at = at;
 	const testTo = String(this.getNodeParameter('additionalFields.testTo', 0, '') ?? '').trim();
 	if (testTo !== '') settings.test_to = phoneDigits.call(this, testTo, 'Test Send To', undefined);
+	const whenCapped = this.getNodeParameter('additionalFields.whenCapped', 0, 'skip') as string;
+	if (whenCapped === 'wait') settings.when_capped = whenCapped;
 
 	const name = nameOf.call(this);
 

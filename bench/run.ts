@@ -15,6 +15,7 @@ import { Redis } from 'ioredis';
 
 import { startPrivateRedis } from '../runner/src/devRedis';
 import { benchCampaigns } from './campaigns.bench';
+import { benchCap } from './cap.bench';
 import { benchCluster } from './cluster.bench';
 import { describeMachine, printTable, QUICK, writeResult, type BenchResult } from './lib/common';
 import { writeDocs } from './lib/docs';
@@ -37,6 +38,7 @@ const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchRe
 	cluster: benchCluster,
 	numbers: benchNumbers,
 	tracking: benchTracking,
+	cap: benchCap,
 };
 
 function chosen(): string[] {

@@ -170,7 +170,7 @@ const schema = z.object({
 				parseCapPolicy(text, 'RUNNER_FREQUENCY_CAP');
 			} catch (error) {
 				// The message names the variable first; loadConfig puts the name in front of it again.
-				ctx.issues.push({ code: 'custom', input: text, message: (error as Error).message.replace(/^RUNNER_FREQUENCY_CAP:? /, '') });
+				ctx.issues.push({ code: 'custom', input: text, message: (error as Error).message.replace(/^RUNNER_FREQUENCY_CAP(: | )/, (_, sep: string) => (sep === ': ' ? 'is wrong: ' : '')) });
 			}
 		}),
 	/** A reply belongs to the campaign that last messaged its phone within this time before it. */

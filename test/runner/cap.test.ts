@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { campaignStatus, cancel, clearCap, createCampaign, listCampaigns, setCap, showCap } from '../../runner/src/core';
-import { positionalTemplate, report, runCli, sendsByPhone, setFault, clearFaults, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
+import { positionalTemplate, report, runCli, sendsByPhone, setFault, clearFaults, startApi, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
 
 jest.setTimeout(420_000);
 
@@ -192,4 +192,21 @@ test('the CLI sets, shows and clears a number\'s cap, and names the setting and 
 	expect(wrong.stderr).toContain('<policy>: rule 1 must be like 1/24h or 1/24h,3/7d');
 	const cleared = await runCli(['cap', 'clear', '--from', from], runner.env);
 	expect(cleared.stdout).toContain('(the default (RUNNER_FREQUENCY_CAP))');
+});
+
+test("the API sets, shows and clears a number's cap, naming the field and the rule when one is wrong", async () => {
+	const token = 'cap-test-token-0123456789';
+	const base = await startApi(runner, { RUNNER_TOKEN: token });
+	const from = runner.business.phoneNumbers[1];
+	const call = async (method: string, path: string, body?: unknown) => {
+		const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+		return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+	};
+	expect(await call('PUT', `/api/numbers/${from}/cap`, { policy: '2/1h' })).toEqual({ status: 200, json: { from, policy: '2/1h', source: 'number', number_policy: '2/1h', default_policy: '1/24h' } });
+	expect((await call('GET', `/api/numbers/${from}/cap`)).json).toMatchObject({ policy: '2/1h', source: 'number' });
+	const wrong = await call('PUT', `/api/numbers/${from}/cap`, { policy: '0/1h' });
+	expect(wrong).toEqual({ status: 400, json: expect.objectContaining({ field: 'policy', message: 'policy: rule 1 must allow 1 to 100 messages per window' }) });
+	const badNumber = await call('GET', '/api/numbers/12/cap');
+	expect(badNumber).toEqual({ status: 400, json: expect.objectContaining({ field: 'from', message: expect.stringMatching(/^from /) }) });
+	expect((await call('DELETE', `/api/numbers/${from}/cap`)).json).toMatchObject({ policy: '1/24h', source: 'default', number_policy: null });
 });

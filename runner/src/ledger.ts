@@ -269,16 +269,18 @@ return moved
 `;
 
 /**
- * KEYS: meta, ledger, running, outbox. ARGV: index, to letter ('s' or 'n'), message id, error, now, id.
- * Resolves one unknown recipient from the service's records (reconcile).
+ * KEYS: meta, ledger, running, outbox, the campaign's snapshot, the cap's per-phone prefix. ARGV:
+ * index, to letter ('s' or 'n'), message id, error, now, id. Resolves one unknown recipient from
+ * the service's records (reconcile); one proved not sent gives its count on the frequency cap back.
  */
-const RESOLVE_UNKNOWN = `${LUA_HELPERS}
+const RESOLVE_UNKNOWN = `${LUA_HELPERS}${LUA_CAP}
 local meta, ledger, running, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local idx, to, ref, err, now, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 0 end
 local r = parse(rec)
 if r.s ~= 'u' then return 0 end
+if to == 'n' then capGiveBack({ recipients = KEYS[5], sends = KEYS[6] }, meta, idx, r.l) end
 r.s = to; r.err = err; if to == 's' then r.ref = ref end
 write(ledger, idx, r); move(meta, 'u', to)
 finishIfDone(meta, running, outbox, id, now)
@@ -326,7 +328,7 @@ export class Ledger {
 		define('convoSettle', SETTLE, 7);
 		define('convoSettleAndPlace', SETTLE_AND_PLACE, 10);
 		define('convoMoveMany', MOVE_MANY, 4);
-		define('convoResolveUnknown', RESOLVE_UNKNOWN, 4);
+		define('convoResolveUnknown', RESOLVE_UNKNOWN, 6);
 		define('convoExpireClaims', EXPIRE_CLAIMS, 4);
 	}
 
@@ -406,7 +408,8 @@ export class Ledger {
 	}
 
 	async resolveUnknown(id: string, index: number, to: 'sent' | 'not_sent', messageId: string, reason: string): Promise<boolean> {
-		return Number(await this.call('convoResolveUnknown', await this.base(id), [index, LETTER[to], messageId, reason, Date.now(), id])) === 1;
+		const { base, from } = await this.keysOf(id);
+		return Number(await this.call('convoResolveUnknown', [...base, this.keys.recipients(from, id), this.keys.capSends(from)], [index, LETTER[to], messageId, reason, Date.now(), id])) === 1;
 	}
 
 	async expireClaims(id: string, before: number, indexes: number[]): Promise<number> {

@@ -58,13 +58,17 @@ local function capPhone(recipients, i)
   return row and string.match(row, '^%[%d+,"(%d+)"')
 end
 -- The policy and the phone of a marketing send (a transactional campaign is not capped nor counted).
+-- The policy is read once per script call (cap.on): one GET per call when no cap is set.
 local function capApplies(cap, meta, i)
   if not cap then return nil end
-  local policy = capPolicy(cap)
-  if not policy or redis.call('HGET', meta, 'transactional') == '1' then return nil end
+  if cap.on == nil then
+    local policy = capPolicy(cap)
+    cap.on = policy and redis.call('HGET', meta, 'transactional') ~= '1' and policy or false
+  end
+  if not cap.on then return nil end
   local phone = capPhone(cap.recipients, i)
   if not phone then return nil end
-  return policy, phone
+  return cap.on, phone
 end
 local function isoTime(ms)
   local s = math.ceil(ms / 1000)

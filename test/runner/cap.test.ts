@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { campaignStatus, cancel, clearCap, createCampaign, listCampaigns, setCap, showCap } from '../../runner/src/core';
+import { campaignStatus, cancel, clearCap, createCampaign, listCampaigns, reconcileCampaign, retryNotSent, setCap, showCap } from '../../runner/src/core';
 import { positionalTemplate, report, runCli, sendsByPhone, setFault, clearFaults, startApi, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
 
 jest.setTimeout(420_000);
@@ -147,6 +147,27 @@ test('a claim proved not sent (503) gives its count back: the retry is sent, not
 	expect([...sendsByPhone(await sendsTo(phones)).values()].map((list) => list.length)).toEqual(phones.map(() => 1));
 	// Each phone holds its one send, not the claims that were given back.
 	for (const phone of phones) expect((await runner.context.redis.get(runner.context.keys.capSends(from, phone)))?.split(',')).toHaveLength(1);
+	await clearCap(runner.context, from);
+});
+
+test('a send left unknown keeps its count until reconcile proves it not sent; then the retry is sent, not capped', async () => {
+	const from = runner.business.phoneNumbers[1];
+	await setCap(runner.context, from, '1/1h');
+	// The connection drops after the request was written: the runner cannot tell whether it was sent.
+	await setFault(runner.sandbox, { endpoint: SEND, dropConnection: true });
+	const phones = writeRecipientsCsv(3, { seed: 35 }).phones;
+	const created = await create(csvOf(phones), from);
+	expect((await waitFor('the campaign to finish', finished(created.id), 60_000)).counts).toMatchObject({ unknown: 3 });
+	await clearFaults(runner.sandbox);
+	// Unknown may have sent: another campaign to these phones is capped.
+	const meanwhile = await create(csvOf(phones), from);
+	expect((await waitFor('the second campaign to finish', finished(meanwhile.id), 60_000)).counts).toMatchObject({ capped: 3 });
+
+	expect(await reconcileCampaign(runner.context, created.id)).toMatchObject({ not_sent: 3 });
+	expect(await retryNotSent(runner.context, created.id)).toMatchObject({ requeued: 3 });
+	const retried = await waitFor('the retried campaign to finish', finished(created.id), 60_000);
+	expect(retried.counts).toMatchObject({ sent: 3, capped: 0, unknown: 0 });
+	expect([...sendsByPhone(await sendsTo(phones)).values()].map((list) => list.length)).toEqual([1, 1, 1]);
 	await clearCap(runner.context, from);
 });
 

@@ -116,7 +116,9 @@ local function capCount(cap, meta, i, now)
   local from = math.max(1, #times - keep + 1)
   redis.call('SET', cap.sends .. phone, table.concat(times, ',', from), 'PX', longest)
 end
--- A claim made at claimedAt proved not sent: its time leaves the phone's.
+-- A claim proved not sent: its time leaves the phone's. \`claimedAt\`: the claim's time, or a time
+-- after it (an unknown's record keeps its settle's); the latest time not after it is the claim's,
+-- unless another claim of the phone came between (then that one's goes: the count is right).
 local function capGiveBack(cap, meta, i, claimedAt)
   if not cap or redis.call('HGET', meta, 'transactional') == '1' then return end
   local phone = capPhone(cap.recipients, i)
@@ -124,7 +126,7 @@ local function capGiveBack(cap, meta, i, claimedAt)
   local key = cap.sends .. phone
   local times = capTimes(redis.call('GET', key))
   for at = #times, 1, -1 do
-    if times[at] == tonumber(claimedAt) then
+    if times[at] <= tonumber(claimedAt) then
       table.remove(times, at)
       if #times == 0 then redis.call('DEL', key) else redis.call('SET', key, table.concat(times, ','), 'KEEPTTL') end
       return

@@ -76,7 +76,7 @@ test('two campaigns and a cron run to overlapping audiences under 1 per 24 h, tw
 	expect(capped?.error).toMatch(/^frequency cap 1\/24h: next allowed \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 });
 
-test("a dry run counts the rows the cap would hold back now; the number's own policy wins over the default, and `none` lifts it", async () => {
+test("a dry run counts the rows the cap would hold back now, as the real run then caps them; the number's own policy wins over the default, and `none` lifts it", async () => {
 	const from = runner.business.phoneNumbers[0];
 	const capped = writeRecipientsCsv(900, { seed: 30 }).phones.slice(0, 10);
 	const fresh = writeRecipientsCsv(5, { seed: 31 }).phones;
@@ -84,6 +84,9 @@ test("a dry run counts the rows the cap would hold back now; the number's own po
 	if (dry.kind !== 'dry_run') throw new Error('expected a dry run');
 	expect(dry.counts).toEqual({ accepted: 15, rejected: 0, capped: 10 });
 	expect(dry.reasons).toEqual([expect.objectContaining({ outcome: 'capped', reason: 'frequency cap 1/24h', count: 10 })]);
+	// The real run of the same rows ends as the dry run said.
+	const real = await create(csvOf([...capped, ...fresh]), from);
+	expect((await waitFor('the real run to finish', finished(real.id), 60_000)).counts).toMatchObject({ capped: 10, sent: 5, rejected: 0 });
 
 	expect(await showCap(runner.context, from)).toMatchObject({ policy: '1/24h', source: 'default', number_policy: null, default_policy: '1/24h' });
 	expect(await setCap(runner.context, from, 'none')).toMatchObject({ policy: 'none', source: 'number' });

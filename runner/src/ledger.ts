@@ -8,6 +8,7 @@
  *   claimed, found again by a later attempt -> unknown     (a crash or stall; never resent blindly)
  *   pending -> cancelled | not_sent ; not_sent -> pending  (operator acts)
  *   unknown -> sent | not_sent                             (reconcile, from the service's records)
+ *   pending -> capped                                      (over the frequency cap at its claim: campaigns/cap.ts)
  *
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash

@@ -118,10 +118,14 @@ return { due, redis.call('ZCARD', KEYS[1]) }
 async function feedWaiting(context: RunnerContext, campaign: { id: string; from: string; total: number }, runs: number): Promise<{ queued: number; waiting: number }> {
 	const take = luaScript(context.redis, 'convoTakeDue', TAKE_DUE, 2);
 	const [due, waiting] = (await take([context.keys.capWaiting(campaign.from, campaign.id), context.keys.campaign(campaign.from, campaign.id)], [Math.max(0, runs) * SEND_RUN])) as [string[], number];
-	const starts = [...new Set(due.map((index) => Number(index) - (Number(index) % SEND_RUN)))];
+	const runOf = (index: string) => Number(index) - (Number(index) % SEND_RUN);
+	// Their runs, at most `runs` of them (the number's window); those of further runs stay due, first in line.
+	const starts = [...new Set(due.map(runOf))].slice(0, runs);
+	const later = due.filter((index) => !starts.includes(runOf(index)));
 	const sends: SendJobData[] = starts.map((index) => ({ campaign: campaign.id, index, count: Math.min(SEND_RUN, campaign.total - index) }));
 	if (sends.length > 0) await addSendJobs(context, campaign.from, sends);
-	return { queued: sends.length, waiting };
+	if (later.length > 0) await context.redis.zadd(context.keys.capWaiting(campaign.from, campaign.id), ...later.flatMap((index) => [0, index]));
+	return { queued: sends.length, waiting: waiting + later.length };
 }
 
 /**

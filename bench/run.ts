@@ -15,6 +15,7 @@ import { Redis } from 'ioredis';
 
 import { startPrivateRedis } from '../runner/src/devRedis';
 import { benchCampaigns } from './campaigns.bench';
+import { benchCap } from './cap.bench';
 import { benchCluster } from './cluster.bench';
 import { describeMachine, printTable, QUICK, writeResult, type BenchResult } from './lib/common';
 import { writeDocs } from './lib/docs';
@@ -41,6 +42,7 @@ const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchRe
 	tracking: benchTracking,
 	windows: benchWindows,
 	suppression: benchSuppression,
+	cap: benchCap,
 };
 
 function chosen(): string[] {

@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod/v4';
 
 import { parseUrlPolicy } from './net/policy';
+import { parseCapPolicy } from './campaigns/capPolicy';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -162,6 +163,22 @@ const schema = z.object({
 	 */
 	RUNNER_EVENTS_HEADER_NAME: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, { error: 'must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~ only)' }).optional(),
 	RUNNER_EVENTS_HEADER_VALUE: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+	/**
+	 * The business's frequency cap, for every number without its own (`cap set`): rules like
+	 * 1/24h,3/7d (campaigns/cap.ts). Unset: no cap.
+	 */
+	RUNNER_FREQUENCY_CAP: z
+		.string()
+		.optional()
+		.superRefine((text, ctx) => {
+			if (text === undefined) return;
+			try {
+				parseCapPolicy(text, 'RUNNER_FREQUENCY_CAP');
+			} catch (error) {
+				// The message names the variable first; loadConfig puts the name in front of it again.
+				ctx.issues.push({ code: 'custom', input: text, message: (error as Error).message.replace(/^RUNNER_FREQUENCY_CAP(: | )/, (_, sep: string) => (sep === ': ' ? 'is wrong: ' : '')) });
+			}
+		}),
 	/** A reply belongs to the campaign that last messaged its phone within this time before it. */
 	RUNNER_REPLY_WINDOW: durationMs.default(72 * 3_600_000),
 	/**

@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-import { ConflictError, UserError, type RunnerContext } from './context';
+import { ConflictError, FieldError, UserError, type RunnerContext } from './context';
 import { cronSettings, nextCronRun } from './cronSchedules';
 import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
@@ -23,6 +23,7 @@ import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaign
 import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate } from './campaigns/control';
 import { handOverNumber } from './campaigns/feeder';
 import { defaultCampaignName } from './campaigns/names';
+import { clearCap as clearCapOf, setCap as setCapOf, showCap as showCapOf, type CapView } from './campaigns/cap';
 import { addStartJob } from './jobs';
 import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
 import { draftTest, firstAcceptedRow, sendTest, type TestSend } from './campaigns/testSend';
@@ -102,6 +103,36 @@ export async function* suppressionCsv(context: RunnerContext): AsyncGenerator<st
 // Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
 export { liveRunners } from './presence';
 
+/**
+ * The frequency cap of a sending number (campaigns/cap.ts): what holds for it (its own policy, else
+ * the business default RUNNER_FREQUENCY_CAP, else none), set, and cleared. `names`: how the client
+ * calls the number and the policy, for its errors.
+ */
+export async function showCap(context: RunnerContext, from: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
+	return showCapOf(context, checkedNumber(from, names.from));
+}
+export async function setCap(context: RunnerContext, from: string, policy: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
+	const view = await setCapOf(context, checkedNumber(from, names.from), policy, names.policy);
+	context.log.info({ from: view.from, policy: view.policy }, 'frequency cap set');
+	return view;
+}
+export async function clearCap(context: RunnerContext, from: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
+	return clearCapOf(context, checkedNumber(from, names.from));
+}
+export interface CapNames {
+	from: string;
+	policy: string;
+}
+const CAP_CLI_NAMES: CapNames = { from: '--from', policy: '<policy>' };
+export const CAP_API_NAMES: CapNames = { from: 'from', policy: 'policy' };
+
+/** A business number as a campaign's `from` takes it (digits with country code). */
+function checkedNumber(from: string, name: string): string {
+	const parsed = campaignSettings.shape.from.safeParse(from);
+	if (!parsed.success) throw new FieldError(`${name} ${parsed.error.issues[0].message}`, name);
+	return parsed.data;
+}
+
 /** The campaign cron schedules, each with its funnel across its runs (each run's own is on the run: a campaign). */
 export async function listSchedules(context: RunnerContext) {
 	return Promise.all((await schedulesStored(context)).map(async (schedule) => ({ ...schedule, funnel: await scheduleFunnel(context, schedule.id) })));
@@ -130,9 +161,10 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 	/**
 	 * Rows per outcome the create would give them (the rules added at create add their outcomes
 	 * here; `suppressed` rows are not in `accepted`); `expired`: accepted rows that the end would leave unsent, the windows and the rate
-	 * allowing (they are counted in `accepted` too).
+	 * allowing (they are counted in `accepted` too); `capped`: accepted rows the frequency
+	 * cap would hold back if they were sent now.
 	 */
-	counts: { accepted: number; rejected: number; suppressed: number; expired?: number };
+	counts: { accepted: number; rejected: number; suppressed: number; capped: number; expired?: number };
 	/** With a send window: the recipients per zone (an IANA name, or country:XX for a country of several zones). */
 	zones?: Array<{ zone: string; recipients: number }>;
 	estimate: {
@@ -168,7 +200,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 		if (endAt <= startsAt) throw new UserError(`${names.endAt} must be after the campaign starts (${settings.at ? names.at : 'now'})`);
 	}
 	if (settings.window && schedule) throw new UserError(`${names.window} does not go with ${names.cron} yet: give the schedule's runs their hours with the cron pattern`);
-	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, window: settings.window, endAt, ...(settings.transactional ? { transactional: true } : {}) };
+	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, window: settings.window, endAt, whenCapped: settings.whenCapped, ...(settings.transactional ? { transactional: true } : {}) };
 	return { settings, common, schedule };
 }
 
@@ -244,7 +276,7 @@ async function dryRun(
 		dry_run: true,
 		...found,
 		reasons,
-		counts: { accepted: found.accepted, rejected: found.rejected, suppressed: found.suppressed, ...(common.endAt !== undefined ? { expired: sends.expired } : {}) },
+		counts: { accepted: found.accepted, rejected: found.rejected, suppressed: found.suppressed, capped: found.capped, ...(common.endAt !== undefined ? { expired: sends.expired } : {}) },
 		...(zones ? { zones: zones.map(([zone, recipients]) => ({ zone, recipients })) } : {}),
 		estimate: { rate: common.rate, seconds, starts_at: new Date(startsAt).toISOString(), ends_at: new Date(startsAt + seconds * 1000).toISOString(), ...(repeat ?? {}) },
 		...(testTo ? { test_send: { to: testTo, sent: false as const, note: 'a dry run sends no test; the create without dry run sends it first' } } : {}),

@@ -104,6 +104,17 @@ export interface Keys {
 	 * each copy is.
 	 */
 	suppression: SuppressionKeys;
+	/** String per number: its own frequency cap policy, as the claim reads it (campaigns/cap.ts). */
+	capPolicy(from: string): string;
+	/**
+	 * String per phone a number sent to under a cap: the last claim times, expiring after the
+	 * policy's longest window. The claim's script appends the phone to this prefix (the phone is in
+	 * the snapshot row it reads), so the key is in the number's group like the prefix it is given.
+	 */
+	capSends(from: string, phone?: string): string;
+	/** Sorted set per campaign that waits out the cap: recipient index by when it is next allowed. */
+	capWaiting(from: string, id: string): string;
+
 	reindex: ReindexKeys;
 	webhooks: WebhookKeys;
 }
@@ -226,6 +237,9 @@ export function keysFor(prefix: string): Keys {
 		trackGate: `${global}:trkgate`,
 		trackLock: `${global}:lock:tracking`,
 		trackSeen: `${global}:trkseen`,
+		capPolicy: (from) => `${number(from)}:cap`,
+		capSends: (from, phone = '') => `${number(from)}:capsent:${phone}`,
+		capWaiting: (from, id) => `${campaign(from, id)}:capwait`,
 
 		suppression: {
 			entries: `${global}:supp`,

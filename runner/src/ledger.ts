@@ -9,6 +9,7 @@
  *   pending -> cancelled | not_sent ; not_sent -> pending  (operator acts)
  *   unknown -> sent | not_sent                             (reconcile, from the service's records)
  *   pending -> suppressed                                  (the phone is on the suppression list: at create, or in the claim step)
+ *   pending -> capped                                      (over the frequency cap at its claim: campaigns/cap.ts)
  *
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash
@@ -24,6 +25,7 @@ import type { Keys } from './keys';
 import { luaGap } from './campaigns/gap';
 import { campaignNumber } from './homes';
 import { LUA_EMIT } from './webhooks/events';
+import { capKeys, LUA_CAP } from './campaigns/cap';
 
 /** A recipient's outcomes are the contract's (the report and the counts show them to clients). */
 export const OUTCOMES = RECIPIENT_OUTCOMES;
@@ -40,6 +42,7 @@ const LETTER: Record<Outcome, string> = {
 	not_sent: 'n',
 	expired: 'e',
 	suppressed: 'z',
+	capped: 'k',
 };
 const BY_LETTER = Object.fromEntries(Object.entries(LETTER).map(([outcome, letter]) => [letter, outcome])) as Record<string, Outcome>;
 
@@ -110,11 +113,12 @@ end
  * A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
  * which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
  * send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
- * the way (it may have sent: never resent), and a pending recipient whose phone is suppressed is
- * made final (suppressedVerdict). `claimAt` claims it and returns its snapshot row and
- * attempts so far.
+ * the way (it may have sent: never resent); a pending recipient the audience rules refuse is made
+ * final (expired, suppressed, capped) or, over the frequency cap in a campaign that waits, left
+ * pending in its waiting set (campaigns/cap.ts). `claimAt` claims it, counts it on its phone's cap,
+ * and returns its snapshot row and attempts so far.
  */
-export const LUA_RUN_CLAIM = `${LUA_HELPERS}
+export const LUA_RUN_CLAIM = `${LUA_HELPERS}${LUA_CAP}
 -- What the claim step's rules read of the campaign, in one HMGET (START reads them with its state).
 local function claimSettings(meta)
   local s = redis.call('HMGET', meta, 'end_at', 'clock_offset', 'transactional')
@@ -134,8 +138,9 @@ local function suppressedVerdict(c, meta, ledger, aud, i, r, phone)
   return true
 end
 -- aud: the audience rules' keys (recipients: the snapshot, suppressed: the number's copy of the
--- list); c: claimSettings, read here when the caller has not. Returns the index, its record and its
--- snapshot row; a pending recipient a rule refuses is made final on the way, as a lost claim is.
+-- list, and the cap's: campaigns/cap.ts LUA_CAP) and the default cap policy; c: claimSettings,
+-- read here when the caller has not. Returns the index, its record and its snapshot row; a
+-- pending recipient a rule refuses is made final on the way, as a lost claim is.
 local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
   local lost = false
   for i = first, last - 1 do
@@ -151,6 +156,8 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
           local row = redis.call('HGET', aud.recipients, i)
           local phone = row and string.match(row, '^%[%d+,"(%d+)"')
           if suppressedVerdict(c, meta, ledger, aud, i, r, phone) then lost = true
+          -- Capped (final: the campaign may be done) or waiting: not this run's to send now.
+          elseif capVerdict(aud, meta, ledger, i, r) then lost = true
           else return i, r, row end
         end
       elseif r.s == 'c' and r.ref == token then return i, r, redis.call('HGET', aud.recipients, i)
@@ -163,11 +170,12 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
   if lost then finishIfDone(meta, running, outbox, id, now) end
   return nil
 end
--- Claims the recipient openInRun found; returns its snapshot row (read there).
-local function claimAt(meta, ledger, i, r, token, now, row)
+-- Claims the recipient openInRun found and counts it on its phone's frequency cap; returns its snapshot row (read there).
+local function claimAt(meta, ledger, i, r, token, now, row, aud)
   if r.s == 'p' then
     r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
     write(ledger, i, r); move(meta, 'p', 'c')
+    capCount(aud, meta, i, now)
   end
   return row
 end
@@ -201,20 +209,23 @@ return { 'claimed', redis.call('HGET', recipients, idx) }
 `;
 
 /**
- * KEYS: meta, ledger, running, outbox, ticks. ARGV: index, token, outcome letter, now, ref, error,
- * pauseAfter, campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a
- * claim this attempt holds. An attempt that finds its claim
+ * KEYS: meta, ledger, running, outbox, ticks, then the campaign's snapshot and the cap's per-phone
+ * prefix (campaigns/cap.ts). ARGV: index, token, outcome letter, now, ref, error, pauseAfter,
+ * campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a claim this
+ * attempt holds; one proved not sent (pending again, failed, not_sent) gives its count on the
+ * phone's frequency cap back. An attempt that finds its claim
  * turned 'unknown' by a sweep may still prove it 'sent' (it holds the token); nothing else may.
  * Returns 'ok', 'lost', or the campaign's new state when this settle changed it ('completed',
  * 'paused'), so the process that caused the change logs it.
  */
 const LUA_SETTLE = `
-local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter)
+local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter, cap)
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'lost' end
 local r = parse(rec)
 if r.ref ~= token or not (r.s == 'c' or (r.s == 'u' and to == 's')) then return 'lost' end
 local from = r.s
+if from == 'c' and (to == 'p' or to == 'f' or to == 'n') then capGiveBack(cap, meta, idx, r.l) end
 r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r)
@@ -246,14 +257,15 @@ return 'ok'
 end
 `;
 
-const SETTLE = `${LUA_HELPERS}${LUA_SETTLE}
-return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9])
+const SETTLE = `${LUA_HELPERS}${LUA_CAP}${LUA_SETTLE}
+return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], { recipients = KEYS[6], sends = KEYS[7] })
 `;
 
 /**
- * KEYS: SETTLE's, then the number's spacing hash (campaigns/spacing.ts), the campaign's snapshot and
- * the number's copy of the suppression list (what openInRun checks). ARGV: SETTLE's, then the
- * run's last+1 index and the start gate's window room. A run's settle that also takes the place on
+ * KEYS: SETTLE's first five, the number's spacing hash (campaigns/spacing.ts), the campaign's
+ * snapshot, the number's copy of the suppression list and the cap's keys (campaigns/cap.ts capKeys):
+ * what openInRun checks. ARGV: SETTLE's, then the run's last+1 index, the start gate's window room
+ * and the default cap policy. A run's settle that also takes the place on
  * the number's clock of the run's next recipient, if it has one: the same step as the gate's first
  * one (the next place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
  * needs one gate call, the window step, instead of two. Returns { SETTLE's answer, microseconds to
@@ -262,8 +274,9 @@ return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARG
 const SETTLE_AND_PLACE = `${luaGap('tonumber(ARGV[11])')}${LUA_RUN_CLAIM}${LUA_SETTLE}
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
-local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9])
-if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id, { recipients = KEYS[7], suppressed = KEYS[8] }) then return { result, -1 } end
+local aud = { recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12] }
+local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9], aud)
+if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id, aud) then return { result, -1 } end
 local gate = redis.call('HMGET', spacing, 'rate', 'next')
 local rate = tonumber(gate[1] or '0')
 if not rate or rate <= 0 then return { result, -1 } end
@@ -299,16 +312,18 @@ return moved
 `;
 
 /**
- * KEYS: meta, ledger, running, outbox. ARGV: index, to letter ('s' or 'n'), message id, error, now, id.
- * Resolves one unknown recipient from the service's records (reconcile).
+ * KEYS: meta, ledger, running, outbox, the campaign's snapshot, the cap's per-phone prefix. ARGV:
+ * index, to letter ('s' or 'n'), message id, error, now, id. Resolves one unknown recipient from
+ * the service's records (reconcile); one proved not sent gives its count on the frequency cap back.
  */
-const RESOLVE_UNKNOWN = `${LUA_HELPERS}
+const RESOLVE_UNKNOWN = `${LUA_HELPERS}${LUA_CAP}
 local meta, ledger, running, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local idx, to, ref, err, now, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 0 end
 local r = parse(rec)
 if r.s ~= 'u' then return 0 end
+if to == 'n' then capGiveBack({ recipients = KEYS[5], sends = KEYS[6] }, meta, idx, r.l) end
 r.s = to; r.err = err; if to == 's' then r.ref = ref end
 write(ledger, idx, r); move(meta, 'u', to)
 finishIfDone(meta, running, outbox, id, now)
@@ -346,15 +361,17 @@ export class Ledger {
 	constructor(
 		private readonly redis: RedisConnection,
 		private readonly keys: Keys,
+		/** The business's frequency cap (campaigns/cap.ts defaultCapPolicy), '' for none. */
+		private readonly defaultCap = '',
 	) {
 		const define = (name: string, lua: string, numberOfKeys: number) => {
 			if (!(name in this.redis)) this.redis.defineCommand(name, { lua, numberOfKeys });
 		};
 		define('convoClaim', CLAIM, 5);
-		define('convoSettle', SETTLE, 5);
-		define('convoSettleAndPlace', SETTLE_AND_PLACE, 8);
+		define('convoSettle', SETTLE, 7);
+		define('convoSettleAndPlace', SETTLE_AND_PLACE, 11);
 		define('convoMoveMany', MOVE_MANY, 4);
-		define('convoResolveUnknown', RESOLVE_UNKNOWN, 4);
+		define('convoResolveUnknown', RESOLVE_UNKNOWN, 6);
 		define('convoExpireClaims', EXPIRE_CLAIMS, 4);
 	}
 
@@ -397,7 +414,7 @@ export class Ledger {
 		counter: '' | 'holds' | 'retries' = '',
 	): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
 		const { base, from } = await this.keysOf(id);
-		return this.call('convoSettle', [...base, this.keys.ticks(from, id)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
+		return this.call('convoSettle', [...base, this.keys.ticks(from, id), this.keys.recipients(from, id), this.keys.capSends(from)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
 	}
 
 	/**
@@ -417,8 +434,8 @@ export class Ledger {
 		const { base, from } = await this.keysOf(id);
 		const [result, placeInUs, placeAtUs] = (await this.call(
 			'convoSettleAndPlace',
-			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), this.keys.suppression.copy(from)],
-			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room],
+			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), this.keys.suppression.copy(from), ...capKeys(this.keys, from, id)],
+			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room, this.defaultCap],
 		)) as [string, number, string?];
 		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined };
 	}
@@ -434,7 +451,8 @@ export class Ledger {
 	}
 
 	async resolveUnknown(id: string, index: number, to: 'sent' | 'not_sent', messageId: string, reason: string): Promise<boolean> {
-		return Number(await this.call('convoResolveUnknown', await this.base(id), [index, LETTER[to], messageId, reason, Date.now(), id])) === 1;
+		const { base, from } = await this.keysOf(id);
+		return Number(await this.call('convoResolveUnknown', [...base, this.keys.recipients(from, id), this.keys.capSends(from)], [index, LETTER[to], messageId, reason, Date.now(), id])) === 1;
 	}
 
 	async expireClaims(id: string, before: number, indexes: number[]): Promise<number> {

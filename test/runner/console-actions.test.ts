@@ -226,9 +226,9 @@ test('an empty chart waits for data; the rate is changed from the page; cancel a
 	const colour = (row: typeof cancelledRow) => row.getByTestId('state').evaluate(computed);
 	expect(await colour(cancelledRow)).not.toBe(await colour(completedRow));
 	const widths = (row: typeof cancelledRow) => row.locator('[data-part]').evaluateAll((parts) => Object.fromEntries(parts.map((part) => [part.getAttribute('data-part'), (part as unknown as Styled).style.width])));
-	expect(await widths(cancelledRow)).toEqual({ sent: '0%', unknown: '0%', 'not-sent': '0%', cancelled: '100%', rejected: '0%', suppressed: '0%' });
+	expect(await widths(cancelledRow)).toEqual({ sent: '0%', unknown: '0%', 'not-sent': '0%', capped: '0%', cancelled: '100%', expired: '0%', rejected: '0%', suppressed: '0%' });
 	const completedWidths = await widths(completedRow);
-	expect(Object.fromEntries(Object.entries(completedWidths).map(([part, width]) => [part, Math.round(parseFloat(String(width)))]))).toEqual({ sent: 83, unknown: 0, 'not-sent': 0, cancelled: 0, rejected: 17, suppressed: 0 });
+	expect(Object.fromEntries(Object.entries(completedWidths).map(([part, width]) => [part, Math.round(parseFloat(String(width)))]))).toEqual({ sent: 83, unknown: 0, 'not-sent': 0, capped: 0, cancelled: 0, expired: 0, rejected: 17, suppressed: 0 });
 	expect(await cancelledRow.getByTestId('list-cancelled').textContent()).toBe('40');
 	expect(await completedRow.getByTestId('list-rejected').textContent()).toBe('3');
 	// Each campaign is listed by its name (the id beside it), created time, template and number.

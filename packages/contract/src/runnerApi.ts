@@ -28,8 +28,8 @@ export const runnerRate = (unit: 'send' | 'upsert', { fromText = false } = {}) =
 export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
 
-/** What became of a recipient, as reports and counts show it; `suppressed`: its phone is on the business's suppression list (never sent); `expired`: unsent when its campaign ended. */
-export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent', 'expired', 'suppressed'] as const;
+/** What became of a recipient, as reports and counts show it; `suppressed`: its phone is on the business's suppression list (never sent); `expired`: unsent when its campaign ended; `capped`: over the frequency cap at its claim. */
+export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent', 'expired', 'suppressed', 'capped'] as const;
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** GET /api/campaigns/:id/report: a page of rows, as JSON or CSV, only some outcomes if asked. */
@@ -122,6 +122,8 @@ export const campaignSettingsInput = z.object({
 	window: z.string().optional(),
 	/** The campaign's end (ISO 8601): recipients still unsent then are `expired`, and the campaign finishes. */
 	end_at: z.string().optional(),
+	/** A recipient over the frequency cap: `skip` (the default) writes it capped; `wait` keeps it pending until the cap allows it. */
+	when_capped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 });
 
 /** The query string of a CSV/NDJSON upload to POST /api/campaigns: the settings, and `dry_run=true` for a dry run. */

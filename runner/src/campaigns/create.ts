@@ -22,6 +22,7 @@ import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneVerdict } from './wind
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
 import { repairCopy, suppressedNotes } from '../audience/suppression';
+import { wouldCap } from './cap';
 
 const WRITE_BATCH = 1000;
 
@@ -261,8 +262,11 @@ export interface SnapshotInput extends CampaignBasics {
 /** How many reason groups a dry run answers (as many as /errors shows). */
 const REASONS_SHOWN = 20;
 
-/** What a dry run found: the snapshot's counts and first rejections, and every rejection's reason grouped. */
-export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & { reasons: ErrorGroup[]; zones?: ZoneTable };
+/**
+ * What a dry run found: the snapshot's counts and first rejections, and every rejection's reason
+ * grouped; `capped`: accepted rows whose phone the frequency cap would hold back now (cap.ts).
+ */
+export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & { reasons: ErrorGroup[]; zones?: ZoneTable; capped: number };
 
 /** Staged rows live this long past their last write: a create that died midway leaves them to expire. */
 const STAGING_TTL_MS = 15 * 60_000;
@@ -332,6 +336,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const staging = keys.staging(input.from, id, randomBytes(6).toString('hex'));
 	const clockOffset = context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
 	const rows = new RowChecker(0, REJECTIONS_SHOWN, input.window && new ZoneFinder(input.window, Date.now() + clockOffset));
+	let capped = 0;
 	/**
 	 * Each batch of rows: its phones are looked up in the staged phone index (one HMGET: phone -> first line),
 	 * it is checked, and what it stages is written (one pipeline), before the next batch is read.
@@ -347,6 +352,17 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 			const batch = redis.pipeline();
 			if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
 			failedStep(await batch.pexpire(staging.phones, DRY_RUN_TTL_MS).exec());
+			// The accepted rows' phones the cap would hold back if they were claimed now: not a
+			// transactional campaign's (it is not capped), nor a suppressed row's (it is never sent).
+			const waits = input.whenCapped === 'wait' ? ' (the campaign would wait until allowed)' : '';
+			const suppressedIndexes = new Set<string>();
+			for (let i = 0; i < staged.ledger.length; i += 2) if (staged.ledger[i + 1].startsWith('z|')) suppressedIndexes.add(staged.ledger[i]);
+			const sendable = input.transactional ? [] : staged.phones.filter((_, i) => i % 2 === 0 && !suppressedIndexes.has(staged.phones[i + 1].split(':')[1]));
+			for (const rule of await wouldCap(context, input.from, sendable)) {
+				if (rule === '') continue;
+				capped++;
+				rows.reasons.add('capped', `frequency cap ${rule}${waits}`);
+			}
 			return;
 		}
 		const batch = redis.pipeline();
@@ -387,7 +403,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	}
 	if (dryRun) {
 		await dropStaged();
-		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, suppressed: rows.suppressed, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN), zones: rows.zones?.table };
+		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, suppressed: rows.suppressed, capped, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN), zones: rows.zones?.table };
 	}
 
 	const { total, accepted, rejected, suppressed, rejections } = rows;
@@ -422,6 +438,8 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		...(clockOffset !== 0 ? { clock_offset: clockOffset } : {}),
 		// Exempt from the suppression list (and the marketing-only rules): ledger.ts reads it in the claim.
 		...(input.transactional ? { transactional: 1 } : {}),
+		// Only a campaign that waits out the frequency cap says so (cap.ts reads it at each claim).
+		...(input.whenCapped === 'wait' ? { when_capped: 'wait' } : {}),
 		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine, test_to: draft.testTo ?? '' } : {}),
 	};
 	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, suppressed, rejections };

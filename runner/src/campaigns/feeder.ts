@@ -83,17 +83,23 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				if (campaign.counts.pending > 0) context.log.info({ campaign: campaign.id, expired: await expireAtEnd(context, campaign) }, 'campaign end passed: its unsent recipients expired');
 				continue;
 			}
-			const available = room.get(campaign.from) ?? 0;
+			let available = room.get(campaign.from) ?? 0;
 			if (campaign.window) {
+				// Its recipients waiting out the frequency cap stay pending: their zone's next opening feeds them again, inside their window.
 				const fed = await feedZones(context, campaign, campaign.window, Math.max(0, Math.min(available, FEED_CHUNK / SEND_RUN)));
 				room.set(campaign.from, available - fed.runs);
 				if (fed.open && Date.now() - campaign.lastProgressAt > STALL_MS) await sweep(context, campaign);
 				continue;
 			}
+			// Recipients waiting out the frequency cap (cap.ts) go first once due: they were fed before.
+			const { queued, waiting } = await feedWaiting(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN));
+			available -= queued;
+			room.set(campaign.from, available);
 			if (campaign.cursor < campaign.total) {
 				if (available <= 0) continue;
 				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))));
-			} else if (Date.now() - campaign.lastProgressAt > STALL_MS) {
+			} else if (queued === 0 && Date.now() - campaign.lastProgressAt > STALL_MS && campaign.counts.pending + campaign.counts.claimed > waiting) {
+				// A campaign whose only open recipients wait out the cap is not stalled: the waiting set feeds them.
 				await sweep(context, campaign);
 			}
 		}
@@ -101,6 +107,42 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 		await redis.eval(RELEASE_LOCK, 1, keys.feederLock, token);
 	}
 	return true;
+}
+
+/**
+ * KEYS: the campaign's waiting set, its hash. ARGV: most to take. The waiting recipients now due
+ * (on Redis's clock), taken out of the set, and how many wait on. Feeding them is the campaign's
+ * progress: the watchdog (sweep) leaves it alone while they go out.
+ */
+const TAKE_DUE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+if #due > 0 then
+  redis.call('ZREM', KEYS[1], unpack(due))
+  redis.call('HSET', KEYS[2], 'last_progress_at', now)
+end
+return { due, redis.call('ZCARD', KEYS[1]) }
+`;
+
+/**
+ * The feeder's part for a campaign that waits out the cap: queues the runs of its waiting
+ * recipients now due (at most `runs` runs) and answers how many runs it queued and how many
+ * recipients still wait. A due recipient is taken out of the set before its run is queued: one
+ * whose process dies in between is still pending, and the feeder's watchdog feeds it again (it no
+ * longer counts among those that wait).
+ */
+async function feedWaiting(context: RunnerContext, campaign: { id: string; from: string; total: number }, runs: number): Promise<{ queued: number; waiting: number }> {
+	const take = luaScript(context.redis, 'convoTakeDue', TAKE_DUE, 2);
+	const [due, waiting] = (await take([context.keys.capWaiting(campaign.from, campaign.id), context.keys.campaign(campaign.from, campaign.id)], [Math.max(0, runs) * SEND_RUN])) as [string[], number];
+	const runOf = (index: string) => Number(index) - (Number(index) % SEND_RUN);
+	// Their runs, at most `runs` of them (the number's window); those of further runs stay due, first in line.
+	const starts = [...new Set(due.map(runOf))].slice(0, runs);
+	const later = due.filter((index) => !starts.includes(runOf(index)));
+	const sends: SendJobData[] = starts.map((index) => ({ campaign: campaign.id, index, count: Math.min(SEND_RUN, campaign.total - index) }));
+	if (sends.length > 0) await addSendJobs(context, campaign.from, sends);
+	if (later.length > 0) await context.redis.zadd(context.keys.capWaiting(campaign.from, campaign.id), ...later.flatMap((index) => [0, index]));
+	return { queued: sends.length, waiting: waiting + later.length };
 }
 
 /**

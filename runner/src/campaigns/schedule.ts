@@ -61,7 +61,7 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 	const id = `${scheduleId}r${dueAt.toString(36)}`;
 	if (await findCampaign(context, id)) return id;
 	const late = Date.now() - dueAt;
-	const { templateId, from, agentId, rate, format, delimiter, transactional } = schedule;
+	const { templateId, from, agentId, rate, format, delimiter, transactional, whenCapped } = schedule;
 	// Each run carries its schedule's name (a schedule stored before names: its source's).
 	const name = schedule.name || defaultCampaignName(schedule.source, schedule.createdAt);
 	if (late > context.config.RUNNER_MAX_LATENESS) {
@@ -70,7 +70,7 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 	}
 	try {
 		const source = sourceToRead(context.config, { source: schedule.source, sealed: schedule.sealedSource });
-		const snapshot = await snapshotCampaign(context, { id, name, templateId, from, agentId, rate, source, format, delimiter, transactional, scheduleId, state: 'running' });
+		const snapshot = await snapshotCampaign(context, { id, name, templateId, from, agentId, rate, source, format, delimiter, transactional, whenCapped, scheduleId, state: 'running' });
 		context.log.info({ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'scheduled run started');
 	} catch (error) {
 		// The same run delivered twice at once: the other one made the campaign.

@@ -65,6 +65,8 @@ export const campaignSettings = z.object({
 		.optional(),
 	/** Recipients still unsent at this time (ISO 8601) are expired, and the campaign finishes. */
 	endAt: z.iso.datetime({ offset: true }).optional(),
+	/** A recipient over the frequency cap (cap.ts): `skip` writes it capped (the default), `wait` keeps it pending until allowed. */
+	whenCapped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core.ts createCampaign). */
 	dryRun: z.boolean().optional(),
 	/** Exempt from the marketing-only rules: sends to phones on the suppression list (audience/suppression.ts). */
@@ -73,10 +75,10 @@ export const campaignSettings = z.object({
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
 /** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
-export type SettingNames = Record<'name' | 'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo' | 'window' | 'endAt', string> & { format?: string; delimiter?: string };
+export type SettingNames = Record<'name' | 'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo' | 'window' | 'endAt' | 'whenCapped', string> & { format?: string; delimiter?: string };
 
-export const CLI_NAMES: SettingNames = { name: '--name', templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to', window: '--window', endAt: '--end' };
-export const API_NAMES: SettingNames = { name: 'name', templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to', window: 'window', endAt: 'end_at' };
+export const CLI_NAMES: SettingNames = { name: '--name', templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to', window: '--window', endAt: '--end', whenCapped: '--when-capped' };
+export const API_NAMES: SettingNames = { name: 'name', templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to', window: 'window', endAt: 'end_at', whenCapped: 'when_capped' };
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
@@ -96,6 +98,8 @@ export interface CampaignBasics {
 	endAt?: number;
 	/** Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's runs carry it. */
 	transactional?: boolean;
+	/** What becomes of a recipient over the frequency cap (cap.ts); absent: capped. A schedule's runs carry the schedule's. */
+	whenCapped?: 'skip' | 'wait';
 }
 
 /** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */

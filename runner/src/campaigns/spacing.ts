@@ -29,6 +29,7 @@ import type { RunnerContext } from '../context';
 import { LUA_RUN_CLAIM } from '../ledger';
 import { luaScript } from '../redis';
 import { luaGap, WINDOW_ROOM } from './gap';
+import { capKeys, defaultCapPolicy } from './cap';
 
 export { secondCap, WINDOW_MS, WINDOW_ROOM, windowRate } from './gap';
 
@@ -105,10 +106,13 @@ const CLOSE_MARGIN_MS = 2000;
 
 /**
  * KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
- * snapshot, then the number's copy of the suppression list (ledger.ts suppressedVerdict). ARGV: window room, member, "1" on a send's first call (it takes the next place on the
- * number's clock) or "0" after its wait or with its place taken by the run's previous settle
- * (ledger.ts, SETTLE_AND_PLACE: the window step only), then the run's first and last+1 index (''
- * for a start without a claim), the campaign id and the claim token.
+ * snapshot, then the number's copy of the suppression list (ledger.ts suppressedVerdict) and the
+ * frequency cap's keys (cap.ts capKeys). ARGV: window room, member, "1" on a send's first call (it
+ * takes the next place on the number's clock) or "0" after its wait or with its place taken by the
+ * run's previous settle (ledger.ts, SETTLE_AND_PLACE: the window step only), then the run's first
+ * and last+1 index ('' for a start without a claim), the campaign id, the claim token, 'again' or
+ * '', the place or '', a send window's opening and close ('' '' without one), and the default cap
+ * policy.
  *
  * A send's start and its claim in one call: the run's next recipient to send is found (openInRun,
  * ledger.ts) before a start is taken, so a run with nothing left takes none, and the start taken
@@ -131,9 +135,10 @@ if settings[1] ~= 'running' then return { ${NOT_RUNNING} } end
 local c = { endAt = tonumber(settings[2] or ''), offset = tonumber(settings[3] or '0') or 0, transactional = settings[4] == '1' }
 local now = clock()
 local nowMs = string.format('%.0f', math.floor(now / 1000))
+local aud = { recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12] }
 local idx, rec, row
 if ARGV[4] ~= '' then
-  idx, rec, row = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], { recipients = KEYS[7], suppressed = KEYS[8] }, c)
+  idx, rec, row = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
   if not idx then return { ${RUN_DONE} } end
   -- A send window's opening (campaigns/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then
@@ -161,7 +166,7 @@ local taken = take(rate, when)
 if taken[1] == 0 then keepLog(now, spacing[4]) end
 if taken[1] ~= 0 or not idx then return taken end
 local attempts = rec.a + (rec.s == 'p' and 1 or 0)
-return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, row) }
+return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, row, aud) }
 `;
 
 /**
@@ -221,6 +226,7 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 	keys.outbox(from),
 	keys.recipients(from, campaign),
 	keys.suppression.copy(from),
+	...capKeys(keys, from, campaign),
 ];
 
 type StartReply = [number, string?, number?, number?, string?];
@@ -238,8 +244,11 @@ export interface Place {
  * Calls START until it answers a start or why none; `id` names the start in the window. `place`:
  * the place on the clock this send took ahead: it waits for it, then needs the window step only.
  */
-async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place, opening: string[] = []): Promise<StartReply | NoStart | 'done' | 'closed'> {
-	const call = luaScript(context.redis, 'convoStart', START, 8);
+async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place, opening: string[] = ['', '']): Promise<StartReply | NoStart | 'done' | 'closed'> {
+	const start = luaScript(context.redis, 'convoStart', START, 11);
+	const defaultCap = defaultCapPolicy(context.config);
+	// The default cap policy is the last argument (ARGV[12]): after the window's two, always given.
+	const call = (keys: string[], args: Array<string | number>) => start(keys, [...args, defaultCap]);
 	const scriptKeys = startKeys(context, send);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.
@@ -267,7 +276,7 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
 			if (stop.aborted && !keptClaim) return 'stopped';
 		}
 		asked = performance.now();
-		const args = keptClaim ? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', ''] : [WINDOW_ROOM, id, '0', ...run, '', placeUs, ...opening];
+		const args = keptClaim ? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', ''] : [WINDOW_ROOM, id, '0', ...run, '', placeUs, ...opening];
 		reply = (await call(scriptKeys, args)) as StartReply;
 	}
 }
@@ -297,7 +306,7 @@ export async function startNextInRun(
 	stop: AbortSignal,
 	opening?: [number, number],
 ): Promise<ClaimedStart | NoStart | 'done' | 'closed'> {
-	const bound = opening ? [String(opening[0]), String(opening[1])] : [];
+	const bound = opening ? [String(opening[0]), String(opening[1])] : ['', ''];
 	const reply = await takeStart(context, send, claim.id, [String(run.first), String(run.end), send.campaign, claim.token], stop, claim.place, bound);
 	if (typeof reply === 'string') return reply;
 	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[4] ?? undefined };

@@ -38,6 +38,8 @@ export interface CampaignRecord {
 	lastError?: string;
 	/** Exempt from the suppression list (audience/suppression.ts): the operator said its messages are not marketing. */
 	transactional: boolean;
+	/** A recipient over the frequency cap: capped, or waits until allowed (cap.ts). */
+	whenCapped: 'skip' | 'wait';
 	counts: Record<Outcome, number>;
 	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
 	holds: number;
@@ -93,6 +95,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		runningSince: hash.running_since ? number('running_since') : undefined,
 		lastError: hash.last_error || undefined,
 		transactional: hash.transactional === '1',
+		whenCapped: hash.when_capped === 'wait' ? 'wait' : 'skip',
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
 		holds: number('holds'),
 		retries: number('retries'),
@@ -229,6 +232,7 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		agent_id: campaign.agentId ?? null,
 		rate_limit: campaign.rate,
 		transactional: campaign.transactional,
+		when_capped: campaign.whenCapped,
 		total: campaign.total,
 		source: campaign.source,
 		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,

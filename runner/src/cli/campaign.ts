@@ -12,7 +12,7 @@ import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from '.
 /** A campaign's status in one line: id, name, state and counts (`status`, and the end of a followed create). */
 function describeCounts(status: core.CampaignStatus): string {
 	const c = status.counts;
-	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, rejected ${c.rejected}, suppressed ${c.suppressed}, cancelled ${c.cancelled}, expired ${c.expired}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
+	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, capped ${c.capped}, rejected ${c.rejected}, suppressed ${c.suppressed}, cancelled ${c.cancelled}, expired ${c.expired}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
 }
 
 /** The funnel as `campaign status` prints it under the counts: one line, then one per failure reason. */
@@ -109,7 +109,7 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 	const when = estimate.cron ? `from the next run at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})` : `from ${estimate.starts_at}, until about ${estimate.ends_at}`;
 	return [
 		`dry run: nothing was stored or sent`,
-		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected${suppressedPart(dry.counts.suppressed)}${dry.counts.expired ? ` (of the accepted, ${dry.counts.expired} would expire unsent at the end)` : ''}`,
+		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected${suppressedPart(dry.counts.suppressed)}${dry.counts.capped > 0 ? `; ${dry.counts.capped} of the accepted over the frequency cap now` : ''}${dry.counts.expired ? ` (of the accepted, ${dry.counts.expired} would expire unsent at the end)` : ''}`,
 		...(dry.zones ? [`time zones: ${dry.zones.map((zone) => `${zone.zone} ${zone.recipients}`).join(', ')}`] : []),
 		...(reasons.length > 0 ? ['reasons:', ...reasons] : []),
 		...(shown.length > 0 ? ['first rejected rows:', ...shown, ...(more > 0 ? [`  and ${more} more (the reasons above count them all)`] : [])] : []),
@@ -130,6 +130,7 @@ interface CreateOptions extends RunOptions {
 	testTo?: string;
 	window?: string;
 	end?: string;
+	whenCapped?: string;
 	dryRun?: boolean;
 	transactional?: boolean;
 }
@@ -152,11 +153,12 @@ export function addCampaignCommands(program: Command): void {
 		.option('--window <hours>', 'send only within these hours in each recipient\'s local time: 09:00-20:00, or "mon-fri 09:00-20:00, sat 10:00-14:00"; a tz column (IANA name) sets a row\'s zone, else its phone\'s country')
 		.option('--end <iso>', 'recipients still unsent at this time (ISO 8601 with offset) are expired, and the campaign finishes')
 		.option('--test-to <phone>', "first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)")
+		.option('--when-capped <skip|wait>', 'a recipient over the frequency cap (convo-runner cap): skip marks it capped (default), wait sends it once the cap allows')
 		.option('--dry-run', 'check every row as the create would and print the counts, reasons, first rejected rows and estimated duration; stores and sends nothing (no test send)')
 		.option('--transactional', 'not marketing (order updates, one-time codes): sends to phones on the suppression list too');
 	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
-		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo, window, end, dryRun, transactional } = options;
-		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo, window, endAt: end, dryRun, transactional });
+		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo, window, end, whenCapped, dryRun, transactional } = options;
+		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo, window, endAt: end, whenCapped: whenCapped as 'skip' | 'wait' | undefined, dryRun, transactional });
 		// A dry run has nothing to follow: --wait is left alone.
 		if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
 		const tested = created.test_send ? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n` : '';

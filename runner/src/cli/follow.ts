@@ -106,7 +106,7 @@ export function follow(context: RunnerContext, id: string, options: { intervalMs
 		// Sent of what may be sent (rejected rows never are): a campaign that ends failed or cancelled shows its real share, not a full bar.
 		total: (status) => Math.max(1, recipients(status) - status.counts.rejected),
 		done: (status) => status.counts.sent,
-		counts: ({ counts: c }) => `sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} suppressed ${c.suppressed} cancelled ${c.cancelled} expired ${c.expired} pending ${c.pending + c.claimed}`,
+		counts: ({ counts: c }) => `sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} capped ${c.capped} suppressed ${c.suppressed} cancelled ${c.cancelled} expired ${c.expired} pending ${c.pending + c.claimed}`,
 		followAgain: `convo-runner campaign status ${id} --wait`,
 	}, options.intervalMs ?? 500);
 }

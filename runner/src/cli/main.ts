@@ -7,6 +7,7 @@
 import { Command } from 'commander';
 
 import { addCampaignCommands } from './campaign';
+import { addCapCommands } from './cap';
 import { fail } from './command';
 import { addReindexCommands } from './reindex';
 import { addServeCommands } from './serve';
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
 	const program = new Command('convo-runner').description('Template campaigns (never twice, never lost, one rate per number) and search reindexing for Convo on BullMQ').showHelpAfterError();
 	addServeCommands(program);
 	addCampaignCommands(program);
+	addCapCommands(program);
 	addReindexCommands(program);
 	addWebhookCommands(program);
 	addSuppressionCommands(program);

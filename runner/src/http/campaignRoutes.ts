@@ -129,7 +129,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				source = parsed.data.source_url ?? 'request.json';
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
-			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, window: fields.window, endAt: fields.end_at, dryRun, transactional, source };
+			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, window: fields.window, endAt: fields.end_at, whenCapped: fields.when_capped, dryRun, transactional, source };
 			const declared = Number(request.headers['content-length'] ?? 0);
 			if (upload && declared > limit) {
 				await drain(request.body as Readable);
@@ -189,6 +189,19 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	routes.add(
 		{ method: 'POST', url: '/api/campaigns/:id/retry-undelivered', tag: 'campaigns', summary: 'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }', params: id, success: [200, '{ id, state, requeued }'] },
 		async ({ params, body }) => ({ id: params.id, ...(await core.retryUndelivered(context, params.id, (body ?? {}) as Parameters<typeof core.retryUndelivered>[2], { reason: 'reason', after: 'after' })) }),
+	);
+	// A sending number's frequency cap across its campaigns (campaigns/cap.ts).
+	const number = z.object({ from: z.string() });
+	const capAnswer = '{ from, policy, source: number|default|none, number_policy, default_policy }';
+	routes.add({ method: 'GET', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "The number's frequency cap: its own, else the default RUNNER_FREQUENCY_CAP, else none", params: number, success: [200, capAnswer] }, async ({ params }) =>
+		core.showCap(context, params.from, core.CAP_API_NAMES),
+	);
+	routes.add(
+		{ method: 'PUT', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "Set the number's own frequency cap: { policy: \"1/24h,3/7d\" } (units s, m, h, d), or \"none\" for no cap whatever the default", params: number, body: z.object({ policy: z.string() }), success: [200, capAnswer] },
+		async ({ params, body }) => core.setCap(context, params.from, body.policy, core.CAP_API_NAMES),
+	);
+	routes.add({ method: 'DELETE', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "Remove the number's own frequency cap: the default holds again", params: number, success: [200, capAnswer] }, async ({ params }) =>
+		core.clearCap(context, params.from, core.CAP_API_NAMES),
 	);
 	routes.add({ ...at(RUNNER_ROUTES.setCampaignRate), tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: setCampaignRateBody, success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await core.setCampaignRate(context, params.id, body.rate) }));
 

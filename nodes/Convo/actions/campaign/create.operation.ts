@@ -157,6 +157,17 @@ const properties: INodeProperties[] = [
 				description:
 					"Your own phone: before the campaign starts, the first recipient's message (same template, variables, number and agent) is sent here, and the campaign starts only if the service accepts it. A wrong template or number then fails this node and nobody is sent. The test is no recipient: it is in no count or report.",
 			},
+			{
+				displayName: 'When Capped',
+				name: 'whenCapped',
+				type: 'options',
+				options: [
+					{ name: 'Skip (Outcome Capped)', value: 'skip', description: 'Not sent; its outcome is capped, with the time it would next be allowed' },
+					{ name: 'Wait Until Allowed', value: 'wait', description: 'Stays pending and is sent once the cap allows it; the campaign completes after that' },
+				],
+				default: 'skip',
+				description: "What becomes of a recipient the runner's frequency cap holds back (at most N campaign messages per phone per window, across campaigns: convo-runner cap set)",
+			},
 		],
 	},
 	{
@@ -233,6 +244,7 @@ export const apiFields: Readonly<Record<string, string>> = {
 	window: 'additionalFields.window',
 	end_at: 'additionalFields.endAt',
 	transactional: 'options.transactional',
+	when_capped: 'additionalFields.whenCapped',
 	recipients: 'phone',
 };
 
@@ -371,6 +383,8 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	const endAt = startTime.call(this, this.getNodeParameter('additionalFields.endAt', 0, ''), 'End Time');
 	if (endAt !== undefined) settings.end_at = endAt;
 	if ((this.getNodeParameter('options', 0, {}) as IDataObject).transactional === true) settings.transactional = true;
+	const whenCapped = this.getNodeParameter('additionalFields.whenCapped', 0, 'skip') as string;
+	if (whenCapped === 'wait') settings.when_capped = whenCapped;
 
 	const name = nameOf.call(this);
 

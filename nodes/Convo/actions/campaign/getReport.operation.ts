@@ -14,6 +14,7 @@ const PAGE_SIZE = 1000;
 const OUTCOMES: Array<{ name: string; value: RecipientOutcome | 'all'; description: string }> = [
 	{ name: 'All', value: 'all', description: 'Every recipient, whatever became of it' },
 	{ name: 'Cancelled', value: 'cancelled', description: 'Not sent because the campaign was cancelled' },
+	{ name: 'Capped', value: 'capped', description: 'Not sent: the frequency cap across campaigns held it back; the error says when it would next be allowed' },
 	{ name: 'Claimed', value: 'claimed', description: 'Being sent right now' },
 	{ name: 'Failed', value: 'failed', description: 'The service refused the send' },
 	{ name: 'Not Sent', value: 'not_sent', description: 'Proven not sent (campaign stopped, or reconciled); can be retried' },

@@ -4,7 +4,7 @@
 (function () {
 	'use strict';
 	var csrf = document.querySelector('meta[name="csrf-token"]').content;
-	var OUTCOMES = ['sent', 'failed', 'unknown', 'not_sent', 'rejected', 'suppressed', 'cancelled', 'expired', 'pending', 'claimed'];
+	var OUTCOMES = ['sent', 'failed', 'unknown', 'not_sent', 'capped', 'rejected', 'suppressed', 'cancelled', 'expired', 'pending', 'claimed'];
 
 	/** `body`: a JSON value, or { raw, type } sent as it is (a CSV upload). */
 	function api(method, path, body) {
@@ -69,6 +69,7 @@
 		{ key: 'sent', label: 'sent', of: function (c) { return c.sent; } },
 		{ key: 'unknown', label: 'unknown', of: function (c) { return c.unknown; } },
 		{ key: 'not-sent', label: 'not sent', of: notSent },
+		{ key: 'capped', label: 'capped', of: function (c) { return c.capped || 0; } },
 		{ key: 'cancelled', label: 'cancelled', of: function (c) { return c.cancelled; } },
 		{ key: 'expired', label: 'expired', of: function (c) { return c.expired || 0; } },
 		{ key: 'rejected', label: 'rejected', of: function (c) { return c.rejected; } },

@@ -44,7 +44,7 @@ test('on a Redis Cluster, a second campaign to the same phones from each of thre
 	for (const from of business.phoneNumbers.slice(0, 3)) {
 		expect((await run(from)).counts).toMatchObject({ sent: 20, capped: 0 });
 		const dry = await createCampaign(context, { templateId: positionalTemplate(business).id, from, source: path, dryRun: true });
-		expect(dry.kind === 'dry_run' && dry.counts).toEqual({ accepted: 20, rejected: 0, capped: 20 });
+		expect(dry.kind === 'dry_run' && dry.counts).toEqual({ accepted: 20, rejected: 0, suppressed: 0, capped: 20 });
 		expect((await run(from)).counts).toMatchObject({ sent: 0, capped: 20 });
 	}
 	// One message per phone from each number: the cap is per sending number.

@@ -82,7 +82,7 @@ test("a dry run counts the rows the cap would hold back now, as the real run the
 	const fresh = writeRecipientsCsv(5, { seed: 31 }).phones;
 	const dry = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from, source: csvOf([...capped, ...fresh]), dryRun: true });
 	if (dry.kind !== 'dry_run') throw new Error('expected a dry run');
-	expect(dry.counts).toEqual({ accepted: 15, rejected: 0, capped: 10 });
+	expect(dry.counts).toEqual({ accepted: 15, rejected: 0, suppressed: 0, capped: 10 });
 	expect(dry.reasons).toEqual([expect.objectContaining({ outcome: 'capped', reason: 'frequency cap 1/24h', count: 10 })]);
 	// The real run of the same rows ends as the dry run said.
 	const real = await create(csvOf([...capped, ...fresh]), from);

@@ -29,7 +29,7 @@ test('create --wait --json, status, list, report: one JSON document each on stdo
 	const parsed = JSON.parse(status.stdout);
 	expect(Object.keys(parsed).sort()).toEqual(['counts', 'eta_seconds', 'funnel', 'id', 'last_error', 'name', 'rate', 'state']);
 	expect(parsed.name).toBe('recipients');
-	expect(parsed.counts).toEqual({ pending: 0, claimed: 0, sent: 30, failed: 0, rejected: 1, cancelled: 0, unknown: 0, not_sent: 0, expired: 0, suppressed: 0 });
+	expect(parsed.counts).toEqual({ pending: 0, claimed: 0, sent: 30, failed: 0, rejected: 1, cancelled: 0, unknown: 0, not_sent: 0, expired: 0, suppressed: 0, capped: 0 });
 
 	const list = await runCli(['campaign', 'list', '--json'], runner.env);
 	expect(JSON.parse(list.stdout).campaigns.map((c: { id: string }) => c.id)).toContain(answer.id);

@@ -8,7 +8,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
-import { positionalTemplate, scanKeys, runCli, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { addSuppression, setCap } from '../../runner/src/core';
+import { positionalTemplate, scanKeys, runCli, sendsByPhone, startApi, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
 
@@ -190,4 +191,43 @@ test('an upload with dry_run=true answers the counts, grouped reasons, first rej
 	const errors = await call('GET', `/api/campaigns/${real.json.id}/errors`);
 	expect(errors.json.filter((group: { outcome: string }) => group.outcome === 'rejected')).toEqual(dry.json.reasons);
 	await waitFor('the real campaign sent', async () => (await call('GET', `/api/campaigns/${real.json.id}`)).json.state === 'completed');
+});
+
+test('with the audience rules on (a suppression list, a frequency cap): a dry run counts each row once, suppressed before capped, stores and sends nothing, and the real run ends with those outcomes, counted at the sandbox', async () => {
+	const { context } = runner;
+	const from = runner.business.phoneNumbers[1];
+	await setCap(context, from, '1/24h');
+	const { phones } = writeRecipientsCsv(20, { seed: 77 });
+	const rows = (list: string[]) => list.map((phone, i) => ({ phone: `+${phone}`, 1: `Customer ${i}`, 2: 'order' }));
+	const settingsOn = { template_id: positionalTemplate(runner.business).id, from, rate: 50 };
+	const sendsTo = async (wanted: string[]) => (await templateSends(runner.sandbox)).filter((message) => wanted.includes(message.to));
+
+	// The first six phones get a message: the cap then holds them for a day.
+	const first = await call('POST', '/api/campaigns', { ...settingsOn, recipients: rows(phones.slice(0, 6)) });
+	expect(first.status).toBe(201);
+	await waitFor('the first campaign to complete', async () => (await call('GET', `/api/campaigns/${first.json.id}`)).json.state === 'completed' || undefined, 60_000);
+	// Suppressed: one of them (suppressed wins: it is not counted capped too) and two others.
+	for (const phone of [phones[0], phones[6], phones[7]]) await addSuppression(context, { phone, source: 'operator' }, 'phone');
+
+	const audience = [...rows(phones), { phone: '12', 1: 'Short', 2: 'x' }, { phone: '', 1: 'Nobody', 2: 'y' }];
+	const storedBefore = await storedData();
+	const countsBefore = await sandboxCounts();
+	const dry = await call('POST', '/api/campaigns', { ...settingsOn, recipients: audience, dry_run: true });
+	expect(dry.status).toBe(200);
+	expect(dry.json.counts).toEqual({ accepted: 17, rejected: 2, suppressed: 3, capped: 5 });
+	expect(await storedData()).toBe(storedBefore);
+	expect(await sandboxCounts()).toEqual(countsBefore);
+
+	const real = await call('POST', '/api/campaigns', { ...settingsOn, recipients: audience });
+	expect(real.status).toBe(201);
+	const done = await waitFor('the real run to complete', async () => {
+		const view = (await call('GET', `/api/campaigns/${real.json.id}`)).json;
+		return view.state === 'completed' ? view : undefined;
+	}, 60_000);
+	expect(done.counts).toMatchObject({ sent: 12, capped: 5, suppressed: 3, rejected: 2, pending: 0, claimed: 0 });
+	// The sandbox got one message for each of the twelve others, and none more to anyone: six from the first campaign, twelve now.
+	const fresh = phones.slice(8);
+	expect(sendsByPhone(await sendsTo(fresh)).size).toBe(12);
+	expect((await sendsTo(fresh)).length).toBe(12);
+	expect((await sendsTo(phones.slice(0, 8))).length).toBe(6);
 });

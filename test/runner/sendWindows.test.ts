@@ -125,7 +125,7 @@ test('a dry run counts who the end would leave unsent in their windows, asks for
 	// 09:00-10:00: Tokyo opens at 00:00 UTC, Lagos at 08:00 UTC the next day; the end leaves Tokyo one second at 2/s.
 	const dry = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[1], source: join(dir, 'dry.csv'), rate: 2, window: '09:00-10:00', endAt: '2030-01-16T00:00:01Z', dryRun: true });
 	if (dry.kind !== 'dry_run') throw new Error('expected a dry run');
-	expect(dry.counts).toEqual({ accepted: 15, rejected: 2, suppressed: 0, expired: 13 });
+	expect(dry.counts).toEqual({ accepted: 15, rejected: 2, suppressed: 0, capped: 0, expired: 13 });
 	expect(dry.zones).toEqual([{ zone: 'Africa/Lagos', recipients: 10 }, { zone: 'Asia/Tokyo', recipients: 5 }]);
 	expect(dry.rejections.map((rejection) => [rejection.line, rejection.reason])).toEqual([
 		[17, expect.stringMatching(/country \(RU\) spans \d+ time zones .* add a tz column/)],

@@ -88,7 +88,7 @@ test('STOP mid-campaign: no later message from that campaign or a later one; STA
 	// A later campaign keeps the row at create, and its dry run counts it.
 	const others = phones(2, 5);
 	const dry = await create([stopper, ...others], { dry_run: true });
-	expect(dry.counts).toEqual({ accepted: 5, rejected: 0, suppressed: 1 });
+	expect(dry.counts).toEqual({ accepted: 5, rejected: 0, suppressed: 1, capped: 0 });
 	expect(dry.reasons).toEqual([expect.objectContaining({ outcome: 'suppressed', count: 1, reason: expect.stringMatching(/opt-out keyword/) })]);
 	const second = await create([stopper, ...others]);
 	expect(second).toMatchObject({ accepted: 5, suppressed: 1 });

@@ -25,7 +25,7 @@ import type { Keys } from './keys';
 import { luaGap } from './campaigns/gap';
 import { campaignNumber } from './homes';
 import { LUA_EMIT } from './webhooks/events';
-import { capKeys, LUA_CAP } from './campaigns/cap';
+import { LUA_CAP } from './campaigns/cap';
 
 /** A recipient's outcomes are the contract's (the report and the counts show them to clients). */
 export const OUTCOMES = RECIPIENT_OUTCOMES;
@@ -140,14 +140,17 @@ end
 -- aud: the audience rules' keys (recipients: the snapshot, suppressed: the number's copy of the
 -- list, and the cap's: campaigns/cap.ts LUA_CAP) and the default cap policy; c: claimSettings,
 -- read here when the caller has not. Returns the index, its record and its snapshot row; a
--- pending recipient a rule refuses is made final on the way, as a lost claim is.
+-- pending recipient a rule refuses is made final on the way, as a lost claim is. Without aud
+-- (a settle asking whether its run goes on) the first pending one is answered, rules unasked:
+-- the start that follows asks them, in the step that claims.
 local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
   local lost = false
   for i = first, last - 1 do
     local rec = redis.call('HGET', ledger, i)
     if rec then
       local r = parse(rec)
-      if r.s == 'p' then
+      if r.s == 'p' and not aud then return i, r
+      elseif r.s == 'p' then
         c = c or claimSettings(meta)
         if expiredVerdict(c, now) then
           r.s = 'e'; r.err = '${EXPIRED_REASON}'
@@ -160,7 +163,7 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
           elseif capVerdict(aud, meta, ledger, i, r) then lost = true
           else return i, r, row end
         end
-      elseif r.s == 'c' and r.ref == token then return i, r, redis.call('HGET', aud.recipients, i)
+      elseif r.s == 'c' and r.ref == token then return i, r, aud and redis.call('HGET', aud.recipients, i)
       elseif r.s == 'c' then
         r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
         write(ledger, i, r); move(meta, 'c', 'u'); lost = true
@@ -262,21 +265,21 @@ return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARG
 `;
 
 /**
- * KEYS: SETTLE's first five, the number's spacing hash (campaigns/spacing.ts), the campaign's
- * snapshot, the number's copy of the suppression list and the cap's keys (campaigns/cap.ts capKeys):
- * what openInRun checks. ARGV: SETTLE's, then the run's last+1 index, the start gate's window room
- * and the default cap policy. A run's settle that also takes the place on
+ * KEYS: SETTLE's first five, the number's spacing hash (campaigns/spacing.ts), then the campaign's
+ * snapshot and the cap's per-phone prefix (a give-back: campaigns/cap.ts). ARGV: SETTLE's, then the
+ * run's last+1 index and the start gate's window room. A run's settle that also takes the place on
  * the number's clock of the run's next recipient, if it has one: the same step as the gate's first
  * one (the next place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
  * needs one gate call, the window step, instead of two. Returns { SETTLE's answer, microseconds to
- * that place or -1 for none }.
+ * that place or -1 for none }. Whether the run goes on is asked without the audience rules (their
+ * reads cost four commands per send): the next start asks them when it claims, and a place taken
+ * for a run whose every recipient left is refused then is one gap of the number's clock unused.
  */
 const SETTLE_AND_PLACE = `${luaGap('tonumber(ARGV[11])')}${LUA_RUN_CLAIM}${LUA_SETTLE}
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
-local aud = { recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12] }
-local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9], aud)
-if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id, aud) then return { result, -1 } end
+local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9], { recipients = KEYS[7], sends = KEYS[8] })
+if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id) then return { result, -1 } end
 local gate = redis.call('HMGET', spacing, 'rate', 'next')
 local rate = tonumber(gate[1] or '0')
 if not rate or rate <= 0 then return { result, -1 } end
@@ -361,15 +364,13 @@ export class Ledger {
 	constructor(
 		private readonly redis: RedisConnection,
 		private readonly keys: Keys,
-		/** The business's frequency cap (campaigns/cap.ts defaultCapPolicy), '' for none. */
-		private readonly defaultCap = '',
 	) {
 		const define = (name: string, lua: string, numberOfKeys: number) => {
 			if (!(name in this.redis)) this.redis.defineCommand(name, { lua, numberOfKeys });
 		};
 		define('convoClaim', CLAIM, 5);
 		define('convoSettle', SETTLE, 7);
-		define('convoSettleAndPlace', SETTLE_AND_PLACE, 11);
+		define('convoSettleAndPlace', SETTLE_AND_PLACE, 8);
 		define('convoMoveMany', MOVE_MANY, 4);
 		define('convoResolveUnknown', RESOLVE_UNKNOWN, 6);
 		define('convoExpireClaims', EXPIRE_CLAIMS, 4);
@@ -434,8 +435,8 @@ export class Ledger {
 		const { base, from } = await this.keysOf(id);
 		const [result, placeInUs, placeAtUs] = (await this.call(
 			'convoSettleAndPlace',
-			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), this.keys.suppression.copy(from), ...capKeys(this.keys, from, id)],
-			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room, this.defaultCap],
+			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), this.keys.capSends(from)],
+			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room],
 		)) as [string, number, string?];
 		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined };
 	}

@@ -12,7 +12,6 @@ import { startHeartbeat } from './presence';
 import { webhookKey } from './webhooks/secret';
 import { keysFor } from './keys';
 import { Ledger } from './ledger';
-import { defaultCapPolicy } from './campaigns/cap';
 import type { Logger } from './log';
 import { Queues, Workers } from './queues';
 import { connect, describeTarget, whenReady, type RedisConnection } from './redis';
@@ -54,7 +53,7 @@ export async function openContext(config: RunnerConfig, log: Logger, options: { 
 		}
 	}
 	const keys = keysFor(config.RUNNER_PREFIX);
-	return { config, redis, keys, ledger: new Ledger(redis, keys, defaultCapPolicy(config)), queues: new Queues(redis, keys, log), log, service };
+	return { config, redis, keys, ledger: new Ledger(redis, keys), queues: new Queues(redis, keys, log), log, service };
 }
 
 // What a command that runs (or briefly uses) a runner process needs of Redis: checking it before

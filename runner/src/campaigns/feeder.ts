@@ -69,8 +69,14 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 		for (const [from, rate] of rates) {
 			await context.queues.applyRate(from, rate);
 			await setSpacingRate(context, from, rate);
-			const counts = await context.queues.send(from).getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-			const queued = Object.values(counts).reduce((sum, n) => sum + n, 0);
+			const queue = context.queues.send(from);
+			const counts = await queue.getJobCounts('waiting', 'delayed', 'prioritized');
+			// Runs being worked count only if their campaign still runs: a stopped campaign's runs stay
+			// active at the start gate until their place comes (up to a couple of seconds at low rates),
+			// and counted they would keep a hand-over (handOverNumber) from queueing the others' runs.
+			const running = campaigns.filter((campaign) => campaign.from === from).map((campaign) => sendJobIdPrefix(campaign.id));
+			const active = (await queue.getRanges(['active'], 0, -1)).filter((id) => running.some((prefix) => id.startsWith(prefix))).length;
+			const queued = Object.values(counts).reduce((sum, n) => sum + n, 0) + active;
 			room.set(from, windowFor(rate) - queued);
 		}
 

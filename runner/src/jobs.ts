@@ -185,11 +185,12 @@ export interface SendJobData {
 
 /**
  * Recipients per send job. BullMQ's own work per job (fetch, lock, complete, remove: about 40 Redis
- * commands) was most of a send's cost when a job was one recipient; a run of 10 pays it once for
- * ten (docs/decisions.md, "Lean runner (#20): runs of sends"). A run stops between recipients on a
+ * commands, some 130 µs of Redis's time) was most of a send's cost when a job was one recipient; a
+ * run of 50 pays it once for fifty, and its first start's wait for a place on the number's clock
+ * too (docs/decisions.md, "Lean runner (#20): runs of sends"). A run stops between recipients on a
  * pause, a cancel or a stop, so it holds nothing longer than one send.
  */
-export const SEND_RUN = 10;
+export const SEND_RUN = 50;
 interface RunJobData {
 	run: string;
 }

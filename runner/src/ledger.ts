@@ -119,10 +119,11 @@ end
  * and returns its snapshot row and attempts so far.
  */
 export const LUA_RUN_CLAIM = `${LUA_HELPERS}${LUA_CAP}
--- What the claim step's rules read of the campaign, in one HMGET (START reads them with its state).
-local function claimSettings(meta)
-  local s = redis.call('HMGET', meta, 'end_at', 'clock_offset', 'transactional')
-  return { endAt = tonumber(s[1] or ''), offset = tonumber(s[2] or '0') or 0, transactional = s[3] == '1' }
+-- What the claim step's rules read of the campaign: START reads them with its state, in one HMGET
+-- (its fields from position at on).
+local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional' }
+local function claimSettings(values, at)
+  return { endAt = tonumber(values[at] or ''), offset = tonumber(values[at + 1] or '0') or 0, transactional = values[at + 2] == '1' }
 end
 -- The campaign's end (campaigns/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
 local function expiredVerdict(c, now)
@@ -138,32 +139,30 @@ local function suppressedVerdict(c, meta, ledger, aud, i, r, phone)
   return true
 end
 -- aud: the audience rules' keys (recipients: the snapshot, suppressed: the number's copy of the
--- list, and the cap's: campaigns/cap.ts LUA_CAP) and the default cap policy; c: claimSettings,
--- read here when the caller has not. Returns the index, its record and its snapshot row; a
--- pending recipient a rule refuses is made final on the way, as a lost claim is. Without aud
--- (a settle asking whether its run goes on) the first pending one is answered, rules unasked:
--- the start that follows asks them, in the step that claims.
+-- list, and the cap's: campaigns/cap.ts LUA_CAP) and the default cap policy; c: claimSettings.
+-- Returns the index, its record, its snapshot row and its phone; a pending recipient a rule
+-- refuses is made final on the way, as a lost claim is.
 local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
   local lost = false
   for i = first, last - 1 do
     local rec = redis.call('HGET', ledger, i)
     if rec then
       local r = parse(rec)
-      if r.s == 'p' and not aud then return i, r
-      elseif r.s == 'p' then
-        c = c or claimSettings(meta)
+      if r.s == 'p' then
         if expiredVerdict(c, now) then
           r.s = 'e'; r.err = '${EXPIRED_REASON}'
           write(ledger, i, r); move(meta, 'p', 'e'); lost = true
         else
           local row = redis.call('HGET', aud.recipients, i)
-          local phone = row and string.match(row, '^%[%d+,"(%d+)"')
+          local phone = rowPhone(row)
           if suppressedVerdict(c, meta, ledger, aud, i, r, phone) then lost = true
           -- Capped (final: the campaign may be done) or waiting: not this run's to send now.
-          elseif capVerdict(aud, meta, ledger, i, r) then lost = true
-          else return i, r, row end
+          elseif capVerdict(aud, c, phone, meta, ledger, i, r) then lost = true
+          else return i, r, row, phone end
         end
-      elseif r.s == 'c' and r.ref == token then return i, r, aud and redis.call('HGET', aud.recipients, i)
+      elseif r.s == 'c' and r.ref == token then
+        local row = redis.call('HGET', aud.recipients, i)
+        return i, r, row, rowPhone(row)
       elseif r.s == 'c' then
         r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
         write(ledger, i, r); move(meta, 'c', 'u'); lost = true
@@ -173,14 +172,13 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
   if lost then finishIfDone(meta, running, outbox, id, now) end
   return nil
 end
--- Claims the recipient openInRun found and counts it on its phone's frequency cap; returns its snapshot row (read there).
-local function claimAt(meta, ledger, i, r, token, now, row, aud)
+-- Claims the recipient openInRun found and counts it on its phone's frequency cap.
+local function claimAt(meta, ledger, i, r, token, now, aud, c, phone)
   if r.s == 'p' then
     r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
     write(ledger, i, r); move(meta, 'p', 'c')
-    capCount(aud, meta, i, now)
+    capCount(aud, c, phone, now)
   end
-  return row
 end
 `;
 
@@ -264,22 +262,28 @@ const SETTLE = `${LUA_HELPERS}${LUA_CAP}${LUA_SETTLE}
 return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], { recipients = KEYS[6], sends = KEYS[7] })
 `;
 
+/** SETTLE_AND_PLACE's answer for a settle of its run's last index: the run ends without another gate call. */
+const RUN_OVER = -2;
+
 /**
  * KEYS: SETTLE's first five, the number's spacing hash (campaigns/spacing.ts), then the campaign's
  * snapshot and the cap's per-phone prefix (a give-back: campaigns/cap.ts). ARGV: SETTLE's, then the
  * run's last+1 index and the start gate's window room. A run's settle that also takes the place on
- * the number's clock of the run's next recipient, if it has one: the same step as the gate's first
- * one (the next place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
+ * the number's clock of the run's next recipient: the same step as the gate's first one (the next
+ * place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
  * needs one gate call, the window step, instead of two. Returns { SETTLE's answer, microseconds to
- * that place or -1 for none }. Whether the run goes on is asked without the audience rules (their
- * reads cost four commands per send): the next start asks them when it claims, and a place taken
- * for a run whose every recipient left is refused then is one gap of the number's clock unused.
+ * that place }, or { SETTLE's answer, RUN_OVER } when this was the run's last index (the run ends
+ * without asking the gate), or { SETTLE's answer, -1 } for no place (no rate, or the settle did not
+ * leave the campaign going). Whether the indexes left are still open is not asked here (a read per
+ * send): the next start asks, and a place taken for a run whose rest was already settled (a resumed
+ * campaign) is one gap of the number's clock unused.
  */
-const SETTLE_AND_PLACE = `${luaGap('tonumber(ARGV[11])')}${LUA_RUN_CLAIM}${LUA_SETTLE}
+const SETTLE_AND_PLACE = `${luaGap('tonumber(ARGV[11])')}${LUA_HELPERS}${LUA_CAP}${LUA_SETTLE}
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
 local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9], { recipients = KEYS[7], sends = KEYS[8] })
-if result ~= 'ok' or not openInRun(meta, ledger, running, outbox, tonumber(idx) + 1, tonumber(ARGV[10]), token, now, id) then return { result, -1 } end
+if result ~= 'ok' then return { result, -1 } end
+if tonumber(idx) + 1 >= tonumber(ARGV[10]) then return { result, ${RUN_OVER} } end
 local gate = redis.call('HMGET', spacing, 'rate', 'next')
 local rate = tonumber(gate[1] or '0')
 if not rate or rate <= 0 then return { result, -1 } end
@@ -357,6 +361,7 @@ return moved
 
 type Reply = string | number | Array<string | null>;
 
+
 /** Records read together when a whole ledger is walked. */
 const WALK_CHUNK = 1000;
 
@@ -420,8 +425,9 @@ export class Ledger {
 
 	/**
 	 * A settle of a run's recipient (campaigns/send.ts) that also takes the place on the number's
-	 * clock of the run's next recipient among (index, runEnd), if it has one (`room`: the start
-	 * gate's window room). `place`: microseconds to that place and its time on Redis's clock, undefined for none.
+	 * clock of the run's next index before runEnd, if any (`room`: the start gate's window room).
+	 * `place`: microseconds to that place and its time on Redis's clock, undefined for none;
+	 * `runOver`: this was the run's last index.
 	 */
 	async settleAndPlace(
 		id: string,
@@ -431,14 +437,14 @@ export class Ledger {
 		error: string,
 		pauseAfter: number,
 		run: { end: number; room: number },
-	): Promise<{ result: 'ok' | 'lost' | 'completed' | 'paused'; place?: { inUs: number; atUs: string } }> {
+	): Promise<{ result: 'ok' | 'lost' | 'completed' | 'paused'; place?: { inUs: number; atUs: string }; runOver: boolean }> {
 		const { base, from } = await this.keysOf(id);
 		const [result, placeInUs, placeAtUs] = (await this.call(
 			'convoSettleAndPlace',
 			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), this.keys.capSends(from)],
 			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room],
 		)) as [string, number, string?];
-		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined };
+		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined, runOver: placeInUs === RUN_OVER };
 	}
 
 	async moveMany(id: string, from: Outcome, to: Outcome, indexes: number[], error = ''): Promise<number> {

@@ -53,22 +53,17 @@ local function capNext(policy, times, now)
   end
   return at, label
 end
-local function capPhone(recipients, i)
-  local row = redis.call('HGET', recipients, i)
+-- A snapshot row's phone (campaigns/schema.ts: the row starts with its line and the phone).
+local function rowPhone(row)
   return row and string.match(row, '^%[%d+,"(%d+)"')
 end
--- The policy and the phone of a marketing send (a transactional campaign is not capped nor counted).
--- The policy is read once per script call (cap.on): one GET per call when no cap is set.
-local function capApplies(cap, meta, i)
-  if not cap then return nil end
-  if cap.on == nil then
-    local policy = capPolicy(cap)
-    cap.on = policy and redis.call('HGET', meta, 'transactional') ~= '1' and policy or false
-  end
-  if not cap.on then return nil end
-  local phone = capPhone(cap.recipients, i)
-  if not phone then return nil end
-  return cap.on, phone
+-- The policy of a marketing send to \`phone\` (a transactional campaign is not capped nor counted);
+-- c: the campaign's claim settings (ledger.ts claimSettings). The policy is read once per script
+-- call (cap.on): one GET per call when no cap is set.
+local function capApplies(cap, c, phone)
+  if not cap or not phone or c.transactional then return nil end
+  if cap.on == nil then cap.on = capPolicy(cap) or false end
+  return cap.on or nil
 end
 local function isoTime(ms)
   local s = math.ceil(ms / 1000)
@@ -87,8 +82,8 @@ local function isoTime(ms)
 end
 -- A pending recipient over the cap: written capped (final), or left pending in the waiting set
 -- until allowed when its campaign waits. True when it is not to be claimed now.
-local function capVerdict(cap, meta, ledger, i, r)
-  local policy, phone = capApplies(cap, meta, i)
+local function capVerdict(cap, c, phone, meta, ledger, i, r)
+  local policy = capApplies(cap, c, phone)
   if not policy then return false end
   local at, label = capNext(policy, capTimes(redis.call('GET', cap.sends .. phone)), capNow())
   if not at then return false end
@@ -103,9 +98,9 @@ local function capVerdict(cap, meta, ledger, i, r)
   write(ledger, i, r); move(meta, 'p', 'k')
   return true
 end
--- The claim of recipient i at now counts on its phone: the last N times kept, for the longest window.
-local function capCount(cap, meta, i, now)
-  local policy, phone = capApplies(cap, meta, i)
+-- A claim at now counts on its phone: the last N times kept, for the longest window.
+local function capCount(cap, c, phone, now)
+  local policy = capApplies(cap, c, phone)
   if not policy then return end
   local keep, longest = 0, 0
   for _, count, window in string.gmatch(policy, '([^,:]+):(%d+):(%d+)') do
@@ -121,7 +116,7 @@ end
 -- unless another claim of the phone came between (then that one's goes: the count is right).
 local function capGiveBack(cap, meta, i, claimedAt)
   if not cap or redis.call('HGET', meta, 'transactional') == '1' then return end
-  local phone = capPhone(cap.recipients, i)
+  local phone = rowPhone(redis.call('HGET', cap.recipients, i))
   if not phone then return end
   local key = cap.sends .. phone
   local times = capTimes(redis.call('GET', key))

@@ -72,9 +72,10 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 
 	/**
 	 * Sends one claimed recipient of a run ending at `end` and settles it; what the run does next:
-	 * 'next' with the place on the clock its settle took for the run's next recipient (Date.now() ms).
+	 * 'next' with the place on the clock its settle took for the run's next recipient (Date.now() ms),
+	 * and whether that settle was of the run's last index (`over`: the run ends without another gate call).
 	 */
-	const sendOne = async (job: Job<SendJobData>, settings: SendSettings, campaign: string, claim: ClaimedStart, token: string, end: number): Promise<{ next: Place | undefined } | 'stopped' | { hold: number } | { retry: string }> => {
+	const sendOne = async (job: Job<SendJobData>, settings: SendSettings, campaign: string, claim: ClaimedStart, token: string, end: number): Promise<{ next: Place | undefined; over: boolean } | 'stopped' | { hold: number } | { retry: string }> => {
 		const { index } = claim;
 		const key = `${campaign}/${index}`;
 		inFlight.set(key, { campaign, index, token });
@@ -90,10 +91,10 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		};
 		/** A final settle, the run going on: it also takes the run's next recipient's place on the clock. */
 		const settleAndGoOn = async (to: 'sent' | 'failed' | 'unknown', ref: string, error: string) => {
-			const { result, place } = await ledger.settleAndPlace(campaign, { index, token }, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, { end, room: WINDOW_ROOM });
+			const { result, place, runOver } = await ledger.settleAndPlace(campaign, { index, token }, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, { end, room: WINDOW_ROOM });
 			logChange(result, error);
 			// Measured after the reply, a little later than Redis's own now: never early.
-			return { next: place === undefined ? undefined : { localMs: Date.now() + place.inUs / 1000, redisUs: place.atUs } };
+			return { next: place === undefined ? undefined : { localMs: Date.now() + place.inUs / 1000, redisUs: place.atUs }, over: runOver };
 		};
 		try {
 			if (!claim.row) return await settleAndGoOn('failed', '', 'the recipient is missing from the snapshot');
@@ -144,10 +145,12 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		const listed = window?.indexes.filter((listedIndex) => listedIndex >= index);
 		const run = listed ? { first: listed[0] ?? 0, end: (listed[0] ?? 0) + 1 } : { first: index, end: index + count };
 		let place: Place | undefined;
+		/** The last settle was of the run's last index: nothing is left to ask the gate for. */
+		let over = false;
 		for (let started = 0; ; started++) {
 			if (draining.aborted) throw new RateLimitError();
 			// Each start has its own name in the window; the claim is the attempt's.
-			const claim = listed?.length === 0 ? 'done' : await startNextInRun(context, { from: settings.from, campaign }, run, { token, id: `${token}.${started}`, place }, shutdown, window?.opening);
+			const claim = listed?.length === 0 || over ? 'done' : await startNextInRun(context, { from: settings.from, campaign }, run, { token, id: `${token}.${started}`, place }, shutdown, window?.opening);
 			if (claim === 'stopped') throw new RateLimitError();
 			// Its zone's window closed: the rest stay pending, and the feeder feeds them at its next opening.
 			if (claim === 'closed') return 'window closed';
@@ -162,6 +165,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 				run.first = listed[0];
 				run.end = listed[0] + 1;
 				place = undefined;
+				over = false;
 				continue;
 			}
 			// The next look starts after this recipient: those before it are settled or were skipped.
@@ -170,6 +174,7 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 			if (next === 'stopped') return 'stopped';
 			if ('next' in next) {
 				place = next.next;
+				over = next.over;
 				continue;
 			}
 			if ('hold' in next) {

@@ -130,15 +130,15 @@ if ARGV[8] == 'again' then
   return taken
 end
 -- The campaign's state and what the claim step's rules read of it (ledger.ts claimSettings), in one read.
-local settings = redis.call('HMGET', KEYS[3], 'state', 'end_at', 'clock_offset', 'transactional')
+local settings = redis.call('HMGET', KEYS[3], 'state', unpack(CLAIM_FIELDS))
 if settings[1] ~= 'running' then return { ${NOT_RUNNING} } end
-local c = { endAt = tonumber(settings[2] or ''), offset = tonumber(settings[3] or '0') or 0, transactional = settings[4] == '1' }
+local c = claimSettings(settings, 2)
 local now = clock()
 local nowMs = string.format('%.0f', math.floor(now / 1000))
 local aud = { recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12] }
-local idx, rec, row
+local idx, rec, row, phone
 if ARGV[4] ~= '' then
-  idx, rec, row = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
+  idx, rec, row, phone = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
   if not idx then return { ${RUN_DONE} } end
   -- A send window's opening (campaigns/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then
@@ -166,7 +166,8 @@ local taken = take(rate, when)
 if taken[1] == 0 then keepLog(now, spacing[4]) end
 if taken[1] ~= 0 or not idx then return taken end
 local attempts = rec.a + (rec.s == 'p' and 1 or 0)
-return { 0, taken[2], idx, attempts, claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, row, aud) }
+claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, aud, c, phone)
+return { 0, taken[2], idx, attempts, row }
 `;
 
 /**

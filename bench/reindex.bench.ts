@@ -30,6 +30,7 @@ import { getRun } from '../runner/src/reindex/store';
 import { closeContext, openContext } from '../runner/src/runtime';
 import { runCli, scanKeys, spawnRunner, startSandboxProcess, uniquePrefix, waitFor, type SpawnedRunner } from '../test/runner/support';
 import type { RunningSandbox } from '../sandbox/src';
+import { shippedBin } from './lib/stack';
 import { peakRssMb, round, sampleMax, size, usedMemory, type BenchResult, type Figure } from './lib/common';
 
 const RATE = 1000;
@@ -122,7 +123,8 @@ async function setUp(redisUrl: string): Promise<Setup> {
 		itemsKey: keysFor(prefix).reindex.items(collection),
 		prefix,
 		dir: mkdtempSync(join(tmpdir(), 'convo-reindex-bench-')),
-		worker: spawnRunner(['worker'], env),
+		// As the package ships it (its bin beside the built bundle, so the shebang's node flags apply), as benchmark 3 runs it.
+		worker: spawnRunner(['worker'], env, [shippedBin()]),
 	};
 }
 

@@ -98,13 +98,26 @@ function tail(path, lines = 25) {
 	}
 }
 
-/** SIGTERM to every group (last started first), SIGKILL to what is left after the grace time. */
-async function stopAll(graceMs = 15_000) {
+/**
+ * Stops every group in two steps: first all that use Redis (last started first), then Redis, so
+ * the runner's and n8n's own stop can still reach it (a runner whose Redis went first waits out
+ * its shutdown deadline instead of stopping at once). SIGKILL to what is left after each step's
+ * grace, then this waits for the killed groups' exit, so none is left unreaped when it exits.
+ */
+async function stopAll(graceMs = 15_000, redisGraceMs = 5_000) {
 	stopping ??= (async () => {
-		for (const group of [...groups].reverse()) if (groupAlive(group.pid)) process.kill(-group.pid, 'SIGTERM');
-		const deadline = Date.now() + graceMs;
-		while (groups.some((group) => groupAlive(group.pid)) && Date.now() < deadline) await sleep(200);
-		for (const group of groups) if (groupAlive(group.pid)) process.kill(-group.pid, 'SIGKILL');
+		const isRedis = (group) => group.name === 'redis';
+		const steps = [
+			{ members: groups.filter((group) => !isRedis(group)), graceMs },
+			{ members: groups.filter(isRedis), graceMs: redisGraceMs },
+		];
+		for (const { members, graceMs: grace } of steps) {
+			for (const group of [...members].reverse()) if (groupAlive(group.pid)) process.kill(-group.pid, 'SIGTERM');
+			const deadline = Date.now() + grace;
+			while (members.some((group) => groupAlive(group.pid)) && Date.now() < deadline) await sleep(200);
+			for (const group of members) if (groupAlive(group.pid)) process.kill(-group.pid, 'SIGKILL');
+		}
+		await Promise.race([Promise.all(groups.map((group) => group.exited)), sleep(2000)]);
 	})();
 	await stopping;
 }

@@ -128,6 +128,33 @@ test.each(['SIGTERM', 'SIGINT'] as const)('%s to the npm process alone stops n8n
 	expect(dev.output()).toContain(`${signal}: stopping`);
 });
 
+test('Ctrl-C while a send is in flight: Redis stops only after the runner, which settles the send it waited for', async () => {
+	dev = await startDevEnvironment();
+	const output = dev.output();
+	const sandboxUrl = /sandbox\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
+	const runnerUrl = /runner\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
+	const { runnerToken } = JSON.parse(readFileSync(join(dev.devDir, 'state.json'), 'utf8')) as { runnerToken: string };
+	const fixture = (await (await fetch(`${sandboxUrl}/__sandbox/fixture`)).json()) as { businesses: Array<{ phoneNumbers: string[]; templates: Array<{ id: string; variables: string[]; buttons: unknown[] }> }> };
+	const business = fixture.businesses[0];
+	const template = business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0);
+	// Each send takes 4 s to answer: the stop begins while one is in flight.
+	const fault = await fetch(`${sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ endpoint: 'POST /api/external/v2/send-template', latencyMs: 4000 }) });
+	expect(fault.status).toBeLessThan(300);
+	const api = (method: string, path: string, body?: unknown) =>
+		fetch(`${runnerUrl}${path}`, { method, headers: { authorization: `Bearer ${runnerToken}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+	const created = await api('POST', '/api/campaigns', { template_id: template?.id, from: business.phoneNumbers[0], rate: 1, recipients: [{ phone: '4917000000101', 1: 'a', 2: 'b' }, { phone: '4917000000102', 1: 'a', 2: 'b' }] });
+	const { id } = (await created.json()) as { id: string };
+	await waitFor('a send in flight', async () => ((await (await api('GET', `/api/campaigns/${id}`)).json()) as { counts: { claimed: number } }).counts.claimed === 1, 20_000, 100);
+	dev.npm.kill('SIGINT');
+	await dev.exited;
+	await expectAllStopped(dev);
+	const lines = readFileSync(join(dev.devDir, 'logs', 'runner.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { msg: string; clean?: boolean });
+	const afterSignal = lines.slice(lines.findIndex((line) => line.msg === 'signal received'));
+	// Redis went first before: the runner lost it mid-stop ("cannot reach Redis"), could not settle, and waited out its deadline.
+	expect(afterSignal.filter((line) => /cannot reach Redis|could not stop cleanly/.test(line.msg)).map((line) => line.msg)).toEqual([]);
+	expect(afterSignal.find((line) => line.msg === 'runner stopped')).toMatchObject({ clean: true });
+});
+
 test('npm killed outright (SIGKILL: no signal passed on): dev sees its parent gone and stops everything', async () => {
 	dev = await startDevEnvironment();
 	dev.npm.kill('SIGKILL');

@@ -361,7 +361,6 @@ return moved
 
 type Reply = string | number | Array<string | null>;
 
-
 /** Records read together when a whole ledger is walked. */
 const WALK_CHUNK = 1000;
 

@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { waitFor } from '../runner/support';
+import { apiCaller, positionalTemplate, waitFor, type Business } from '../runner/support';
 
 jest.setTimeout(180_000);
 
@@ -134,17 +134,14 @@ test('Ctrl-C while a send is in flight: Redis stops only after the runner, which
 	const sandboxUrl = /sandbox\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
 	const runnerUrl = /runner\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
 	const { runnerToken } = JSON.parse(readFileSync(join(dev.devDir, 'state.json'), 'utf8')) as { runnerToken: string };
-	const fixture = (await (await fetch(`${sandboxUrl}/__sandbox/fixture`)).json()) as { businesses: Array<{ phoneNumbers: string[]; templates: Array<{ id: string; variables: string[]; buttons: unknown[] }> }> };
-	const business = fixture.businesses[0];
-	const template = business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0);
+	const business = ((await (await fetch(`${sandboxUrl}/__sandbox/fixture`)).json()) as { businesses: Business[] }).businesses[0];
 	// Each send takes 4 s to answer: the stop begins while one is in flight.
 	const fault = await fetch(`${sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ endpoint: 'POST /api/external/v2/send-template', latencyMs: 4000 }) });
 	expect(fault.status).toBeLessThan(300);
-	const api = (method: string, path: string, body?: unknown) =>
-		fetch(`${runnerUrl}${path}`, { method, headers: { authorization: `Bearer ${runnerToken}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-	const created = await api('POST', '/api/campaigns', { template_id: template?.id, from: business.phoneNumbers[0], rate: 1, recipients: [{ phone: '4917000000101', 1: 'a', 2: 'b' }, { phone: '4917000000102', 1: 'a', 2: 'b' }] });
-	const { id } = (await created.json()) as { id: string };
-	await waitFor('a send in flight', async () => ((await (await api('GET', `/api/campaigns/${id}`)).json()) as { counts: { claimed: number } }).counts.claimed === 1, 20_000, 100);
+	const api = apiCaller(() => runnerUrl, runnerToken);
+	const created = await api('POST', '/api/campaigns', { template_id: positionalTemplate(business).id, from: business.phoneNumbers[0], rate: 1, recipients: [{ phone: '4917000000101', 1: 'a', 2: 'b' }, { phone: '4917000000102', 1: 'a', 2: 'b' }] });
+	const { id } = created.json as { id: string };
+	await waitFor('a send in flight', async () => ((await api('GET', `/api/campaigns/${id}`)).json as { counts: { claimed: number } }).counts.claimed === 1, 20_000, 100);
 	dev.npm.kill('SIGINT');
 	await dev.exited;
 	await expectAllStopped(dev);

@@ -33,8 +33,8 @@ export interface Keys {
 	feederLock: string;
 	/** String per console session (SHA-256 of its id, never the id), expiring with it; deleted at sign-out. */
 	session(idHash: string): string;
-	/** Counter per client address: failed tokens in the current window (http/auth.ts). */
-	authFailures(address: string): string;
+	/** Counter per kind of secret (token, events) and client address: wrong ones in the current window (http/auth.ts). */
+	authFailures(kind: string, address: string): string;
 	/** String per runner process (JSON of non-secret facts), expiring unless its heartbeat renews it (presence.ts). */
 	runner(processId: string): string;
 	/** Sorted set: runner process id by the time its key expires, so the live ones are listed without SCAN (a cluster's SCAN is per node). */
@@ -208,7 +208,7 @@ export function keysFor(prefix: string): Keys {
 		schedule: (id) => `${global}:schedule:${id}`,
 		feederLock: `${global}:lock:feeder`,
 		session: (idHash) => `${global}:session:${idHash}`,
-		authFailures: (address) => `${global}:authfail:${address}`,
+		authFailures: (kind, address) => `${global}:authfail:${kind}:${address}`,
 		runner: (processId) => `${global}:runner:${processId}`,
 		runners: `${global}:runners`,
 

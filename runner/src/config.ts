@@ -143,6 +143,8 @@ const schema = z.object({
 	RUNNER_MAX_REINDEX_SCHEDULES: positiveInt(100),
 	RUNNER_MAX_QUEUED_RUNS: positiveInt(100),
 	RUNNER_MAX_WEBHOOKS: positiveInt(100),
+	/** Event receipts kept for the receivers' repeat check (webhooks/receipts.ts); past it the oldest are dropped. */
+	RUNNER_MAX_RECEIPTS: positiveInt(100_000),
 	/** Longest webhook URL accepted. */
 	RUNNER_MAX_URL_LENGTH: positiveInt(2048),
 	/** Failed delivery attempts in a row after which a webhook is disabled (until enabled again). */

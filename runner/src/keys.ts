@@ -145,8 +145,8 @@ interface WebhookKeys {
 	outboxLock: string;
 	/** Sorted set per webhook: its deliveries in flight (job id by the time its slot lapses), for the per-webhook cap. */
 	inflight(id: string): string;
-	/** String per event a webhook's receiver recorded as received (webhooks/receipts.ts), for 24 h. */
-	receipt(webhookId: string, eventId: string): string;
+	/** Sorted set: `webhook id:event id` of every event a receiver recorded as received, by its time; kept 24 h, at most RUNNER_MAX_RECEIPTS (webhooks/receipts.ts). */
+	receipts: string;
 }
 
 /** Keys of reindex runs (reindex/) and of the collections they keep in sync. */
@@ -271,7 +271,7 @@ export function keysFor(prefix: string): Keys {
 			webhook: (id) => `${global}:webhook:${id}`,
 			outboxLock: `${global}:lock:outbox`,
 			inflight: (id) => `${global}:webhook:${id}:inflight`,
-			receipt: (webhookId, eventId) => `${global}:webhook:${webhookId}:receipt:${eventId}`,
+			receipts: `${global}:receipts`,
 		},
 	};
 }

@@ -26,7 +26,7 @@ async function receiptsHeld(): Promise<number> {
 }
 
 test(`past ${MAX} receipts the oldest are dropped: Redis holds at most ${MAX}, every new event is first, the newest repeats are told apart`, async () => {
-	const hooks = [];
+	const hooks: string[] = [];
 	for (const i of [1, 2]) hooks.push((await call('POST', '/api/webhooks', { url: `http://127.0.0.1:9/hook-${i}`, events: ['campaign.finished'] })).json.id as string);
 	const events = Array.from({ length: 4 * MAX }, (_, i) => ({ hook: hooks[i % 2], event: `ev-cap-${i}` }));
 	for (const { hook, event } of events) {

@@ -143,6 +143,8 @@ const schema = z.object({
 	RUNNER_MAX_REINDEX_SCHEDULES: positiveInt(100),
 	RUNNER_MAX_QUEUED_RUNS: positiveInt(100),
 	RUNNER_MAX_WEBHOOKS: positiveInt(100),
+	/** Event receipts kept for the receivers' repeat check (webhooks/receipts.ts); past it the oldest are dropped. */
+	RUNNER_MAX_RECEIPTS: positiveInt(100_000),
 	/** Longest webhook URL accepted. */
 	RUNNER_MAX_URL_LENGTH: positiveInt(2048),
 	/** Failed delivery attempts in a row after which a webhook is disabled (until enabled again). */
@@ -163,6 +165,13 @@ const schema = z.object({
 	 */
 	RUNNER_EVENTS_HEADER_NAME: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, { error: 'must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~ only)' }).optional(),
 	RUNNER_EVENTS_HEADER_VALUE: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+	/**
+	 * Wrong secrets (tokens; events headers, counted apart) one client address may send within
+	 * RUNNER_AUTH_FAILURE_WINDOW (from its first) before its wrong ones get 429 until the window
+	 * ends; the right secret is always let in (http/auth.ts).
+	 */
+	RUNNER_AUTH_FAILURE_LIMIT: positiveInt(30),
+	RUNNER_AUTH_FAILURE_WINDOW: durationMs.default(15 * 60_000),
 	/**
 	 * The business's frequency cap, for every number without its own (`cap set`): rules like
 	 * 1/24h,3/7d (campaigns/cap.ts). Unset: no cap.

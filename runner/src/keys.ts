@@ -33,8 +33,8 @@ export interface Keys {
 	feederLock: string;
 	/** String per console session (SHA-256 of its id, never the id), expiring with it; deleted at sign-out. */
 	session(idHash: string): string;
-	/** Counter per client address: failed tokens in the current window (http/auth.ts). */
-	authFailures(address: string): string;
+	/** Counter per kind of secret (token, events) and client address: wrong ones in the current window (http/auth.ts). */
+	authFailures(kind: string, address: string): string;
 	/** String per runner process (JSON of non-secret facts), expiring unless its heartbeat renews it (presence.ts). */
 	runner(processId: string): string;
 	/** Sorted set: runner process id by the time its key expires, so the live ones are listed without SCAN (a cluster's SCAN is per node). */
@@ -145,8 +145,8 @@ interface WebhookKeys {
 	outboxLock: string;
 	/** Sorted set per webhook: its deliveries in flight (job id by the time its slot lapses), for the per-webhook cap. */
 	inflight(id: string): string;
-	/** String per event a webhook's receiver recorded as received (webhooks/receipts.ts), for 24 h. */
-	receipt(webhookId: string, eventId: string): string;
+	/** Sorted set: `webhook id:event id` of every event a receiver recorded as received, by its time; kept 24 h, at most RUNNER_MAX_RECEIPTS (webhooks/receipts.ts). */
+	receipts: string;
 }
 
 /** Keys of reindex runs (reindex/) and of the collections they keep in sync. */
@@ -208,7 +208,7 @@ export function keysFor(prefix: string): Keys {
 		schedule: (id) => `${global}:schedule:${id}`,
 		feederLock: `${global}:lock:feeder`,
 		session: (idHash) => `${global}:session:${idHash}`,
-		authFailures: (address) => `${global}:authfail:${address}`,
+		authFailures: (kind, address) => `${global}:authfail:${kind}:${address}`,
 		runner: (processId) => `${global}:runner:${processId}`,
 		runners: `${global}:runners`,
 
@@ -271,7 +271,7 @@ export function keysFor(prefix: string): Keys {
 			webhook: (id) => `${global}:webhook:${id}`,
 			outboxLock: `${global}:lock:outbox`,
 			inflight: (id) => `${global}:webhook:${id}:inflight`,
-			receipt: (webhookId, eventId) => `${global}:webhook:${webhookId}:receipt:${eventId}`,
+			receipts: `${global}:receipts`,
 		},
 	};
 }

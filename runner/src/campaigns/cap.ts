@@ -114,10 +114,7 @@ end
 -- A claim proved not sent: its time leaves the phone's. \`claimedAt\`: the claim's time, or a time
 -- after it (an unknown's record keeps its settle's); the latest time not after it is the claim's,
 -- unless another claim of the phone came between (then that one's goes: the count is right).
-local function capGiveBack(cap, meta, i, claimedAt)
-  if not cap or redis.call('HGET', meta, 'transactional') == '1' then return end
-  local phone = rowPhone(redis.call('HGET', cap.recipients, i))
-  if not phone then return end
+local function capForget(cap, phone, claimedAt)
   local key = cap.sends .. phone
   local times = capTimes(redis.call('GET', key))
   for at = #times, 1, -1 do
@@ -127,6 +124,12 @@ local function capGiveBack(cap, meta, i, claimedAt)
       return
     end
   end
+end
+local function capGiveBack(cap, meta, i, claimedAt)
+  if not cap or redis.call('HGET', meta, 'transactional') == '1' then return end
+  local phone = rowPhone(redis.call('HGET', cap.recipients, i))
+  if not phone then return end
+  capForget(cap, phone, claimedAt)
 end
 `;
 
@@ -199,4 +202,44 @@ export async function wouldCap(context: RunnerContext, from: string, phones: str
 	if (phones.length === 0) return [];
 	const check = luaScript(context.redis, 'convoWouldCap', WOULD_CAP, 2);
 	return (await check([context.keys.capPolicy(from), context.keys.capSends(from)], [defaultCapPolicy(context.config), ...phones])) as string[];
+}
+
+/**
+ * KEYS: the number's policy, the per-phone prefix. ARGV: the default policy, the phone. A test
+ * send's claim, by the claim's own rule: { -1, rule, next allowed } when the cap holds the phone
+ * back, else the claim's time counted on the phone ({ 0 } when no cap applies: nothing counted).
+ */
+const TEST_CLAIM = `${LUA_CAP}
+local cap = { policy = KEYS[1], sends = KEYS[2], default = ARGV[1] }
+local policy = capApplies(cap, {}, ARGV[2])
+if not policy then return { 0 } end
+local now = capNow()
+local at, label = capNext(policy, capTimes(redis.call('GET', cap.sends .. ARGV[2])), now)
+if at then return { -1, label, isoTime(at) } end
+capCount(cap, {}, ARGV[2], now)
+return { now }
+`;
+
+/** KEYS: the per-phone prefix. ARGV: the phone, the claim's time. A test send proved not sent gives its count back. */
+const TEST_GIVE_BACK = `${LUA_CAP}
+capForget({ sends = KEYS[1] }, ARGV[1], ARGV[2])
+return 1
+`;
+
+/**
+ * A marketing test send from `from` to `phone` (digits) takes its place under the cap as a
+ * recipient's send does: `held` names the rule and when the phone is next allowed; otherwise
+ * `countedAt` is the claim's time (to give back when the send provably did not go), or undefined
+ * when no cap applies.
+ */
+export async function claimTestSend(context: RunnerContext, from: string, phone: string): Promise<{ held: { rule: string; nextAllowed: string } } | { countedAt?: number }> {
+	const claim = luaScript(context.redis, 'convoCapTestClaim', TEST_CLAIM, 2);
+	const [at, rule, nextAllowed] = (await claim([context.keys.capPolicy(from), context.keys.capSends(from)], [defaultCapPolicy(context.config), phone])) as [number, string?, string?];
+	if (Number(at) < 0) return { held: { rule: rule as string, nextAllowed: nextAllowed as string } };
+	return Number(at) > 0 ? { countedAt: Number(at) } : {};
+}
+
+export async function giveBackTestSend(context: RunnerContext, from: string, phone: string, countedAt: number): Promise<void> {
+	const giveBack = luaScript(context.redis, 'convoCapTestGiveBack', TEST_GIVE_BACK, 1);
+	await giveBack([context.keys.capSends(from)], [phone, countedAt]);
 }

@@ -4,12 +4,17 @@
  * made by service.ts's templateSender, with schema.ts's templateBody), goes to a test phone
  * before the campaign may send. The campaign starts only when the service accepted it; otherwise
  * the create fails with what the service said and nothing sends. The test is no recipient: it is
- * in no ledger, count or report. docs/decisions.md, "Test send".
+ * in no ledger, count or report. It is held to the audience rules a recipient's send is (the
+ * suppression list, the send window, the frequency cap, which it counts toward): a rule that holds
+ * it back refuses the create naming the setting and the rule. docs/decisions.md, "Test send".
  */
 import { FieldError, UserError, type RunnerContext } from '../context';
 import { formatOf, readRecords, SourceError } from '../source';
+import { findSuppression } from '../audience/suppression';
+import { claimTestSend, giveBackTestSend } from './cap';
 import { checkRow, decodeRecipient, encodeRecipient, templateBody, type CampaignBasics } from './schema';
 import type { CampaignRecord } from './store';
+import { describeWindow, nextOpening, openingAt, ZoneFinder } from './windows';
 
 /** What a create (or a draft's start) answers of its test send. */
 export interface TestSend {
@@ -18,20 +23,31 @@ export interface TestSend {
 	message_id?: string;
 }
 
+/** What a test send needs of its campaign: the request's settings and the rules it is held to. */
+type TestCampaign = Pick<CampaignBasics, 'templateId' | 'from' | 'agentId' | 'window' | 'transactional'> & {
+	/** Tests only: the campaign's clock offset (store.ts); a create's is the config's. */
+	clockOffset?: number;
+};
+
+/** Outcomes that prove the test did not reach the phone: its count under the cap is given back. */
+const NOT_SENT = new Set(['refused', 'stop', 'hold', 'retry']);
+
 /**
  * Sends `row` (a snapshot row, encoded) to `to` with the campaign's template, number and agent.
- * Anything but the service's acceptance is a FieldError that starts with `name` (the client's
- * name of the setting) and says what the service answered; the API key is never in it.
+ * Anything but the service's acceptance, or a rule that holds the test back, is a FieldError that
+ * starts with `name` (the client's name of the setting) and says why; the API key is never in it.
  */
-export async function sendTest(context: RunnerContext, campaign: Pick<CampaignBasics, 'templateId' | 'from' | 'agentId'>, row: string, to: string, name: string): Promise<TestSend> {
+export async function sendTest(context: RunnerContext, campaign: TestCampaign, row: string, to: string, name: string): Promise<TestSend> {
 	const service = context.service;
 	if (!service) throw new UserError(`${name} needs the service: set CONVO_EXTERNAL_URL and CONVO_API_KEY where the campaign is created`);
+	const refused = (what: string) => new FieldError(`${name} ${to}: ${what}; nothing was started, no recipient was sent`, name);
+	const countedAt = await admitTest(context, campaign, to, refused);
 	const send = service.templateSender({ template_id: campaign.templateId, from_phone_number: campaign.from, agent_id: campaign.agentId || undefined });
 	const outcome = await send(templateBody({ ...decodeRecipient(row), phone: to }));
-	const refused = (what: string) => new FieldError(`${name} ${to}: ${what}; nothing was started, no recipient was sent`, name);
+	if (countedAt !== undefined && NOT_SENT.has(outcome.kind)) await giveBackTestSend(context, campaign.from, to, countedAt);
 	switch (outcome.kind) {
 		case 'ok':
-			context.log.info({ to, messageId: outcome.messageId }, 'test send accepted');
+			context.log.info({ messageId: outcome.messageId }, 'test send accepted');
 			return { to, accepted: true, ...(outcome.messageId ? { message_id: outcome.messageId } : {}) };
 		case 'refused':
 		case 'stop':
@@ -42,6 +58,35 @@ export async function sendTest(context: RunnerContext, campaign: Pick<CampaignBa
 		case 'unknown':
 			throw refused(`no answer to the test send (${outcome.reason}); it may have reached ${to}`);
 	}
+}
+
+/**
+ * The rules a recipient's send is held to, for the test phone: not on the suppression list (unless
+ * the campaign is transactional), inside the campaign's send window in the phone's time zone (its
+ * country's, as for a row without `tz`), and room under the frequency cap, taken last so a test
+ * refused by an earlier rule counts nothing. Returns the cap's claim time when the test counts.
+ */
+async function admitTest(context: RunnerContext, campaign: TestCampaign, to: string, refused: (what: string) => FieldError): Promise<number | undefined> {
+	if (!campaign.transactional) {
+		const entry = await findSuppression(context, to);
+		if (entry) throw refused(`the phone is on the suppression list (${entry.source}, ${entry.at}), and a campaign that is not transactional sends it nothing, a test neither`);
+	}
+	if (campaign.window) {
+		const offset = campaign.clockOffset ?? context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
+		const now = Date.now() + offset;
+		const zone = new ZoneFinder(campaign.window, now).zoneOf(to, undefined);
+		if (!zone.ok) throw refused(`the campaign has a send window and ${zone.reason.split(':')[0].replace(/^phone/, 'the test phone')}`);
+		if (!openingAt(campaign.window, zone.key, now)) {
+			const next = nextOpening(campaign.window, zone.key, now);
+			const when = next ? `; it next opens ${new Date(next[0] - offset).toISOString()}` : '';
+			const where = zone.key.startsWith('country:') ? `the time zones of ${zone.key.slice('country:'.length)}` : zone.key;
+			throw refused(`outside the campaign's send window (${describeWindow(campaign.window)}) in the test phone's time zone (${where})${when}, and a test goes at once, held to the window as every send`);
+		}
+	}
+	if (campaign.transactional) return undefined;
+	const claim = await claimTestSend(context, campaign.from, to);
+	if ('held' in claim) throw refused(`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; a test send counts toward the cap as every campaign message does`);
+	return claim.countedAt;
 }
 
 /** The first row of `source` a campaign would accept (encoded), read only that far: what a cron schedule tests with. */

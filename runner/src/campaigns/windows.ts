@@ -210,9 +210,10 @@ export class ZoneFinder {
 
 /**
  * The next opening at or after `ms` for a zone key (searched in WEEK_STEP_MS steps over a week,
- * then to the second): what a dry run's estimate walks. Undefined when it never opens.
+ * then to the second): what a dry run's estimate walks, and what a test send held by the window
+ * is told. Undefined when it never opens.
  */
-function nextOpening(week: WeekWindow, key: ZoneKey, ms: number): [number, number] | undefined {
+export function nextOpening(week: WeekWindow, key: ZoneKey, ms: number): [number, number] | undefined {
 	const now = openingAt(week, key, ms);
 	if (now) return now;
 	for (let at = ms - (ms % WEEK_STEP_MS) + WEEK_STEP_MS; at < ms + 8 * DAY_SECONDS * 1000; at += WEEK_STEP_MS) {

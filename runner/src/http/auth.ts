@@ -5,8 +5,11 @@
  * State-changing calls made with the cookie also need the session's CSRF token in a header.
  *
  * Sessions live in Redis (under the hash of their id, never the id), so signing out ends one on
- * every process at once. Failed tokens are counted per client address in Redis, shared by every
- * process: past FAILURE_LIMIT in FAILURE_WINDOW_MS that address gets 429 for what remains of the window.
+ * every process at once. Wrong secrets are counted per client address and per kind of secret (the
+ * token, the events header) in Redis, shared by every process: past RUNNER_AUTH_FAILURE_LIMIT in
+ * RUNNER_AUTH_FAILURE_WINDOW that address's wrong secrets of that kind get 429 for what remains of
+ * the window. The right secret is always let in: one misconfigured client behind a shared address
+ * (a proxy, NAT, n8n's container) must not lock out the others.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -19,9 +22,17 @@ export const SESSION_COOKIE = 'convo_session';
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_HOURS = 12;
 
-/** Failed tokens (bearer or sign-in) one client address may send per window before it must wait. */
-const FAILURE_LIMIT = 30;
-const FAILURE_WINDOW_MS = 15 * 60_000;
+/**
+ * The secrets counted apart: `token` (a bearer token, the sign-in form's token) and `events` (the
+ * events endpoint's header), so a client sending one wrong never holds up the other's failures.
+ */
+export type SecretKind = 'token' | 'events';
+
+/** Wrong secrets of one kind one client address may send per window before its wrong ones get 429. */
+export interface FailureLimit {
+	max: number;
+	windowMs: number;
+}
 
 const digest = (text: string) => createHmac('sha256', 'compare').update(text).digest();
 
@@ -54,6 +65,7 @@ export class Auth {
 		token: string,
 		private readonly redis: RunnerContext['redis'],
 		private readonly keys: RunnerContext['keys'],
+		private readonly limit: FailureLimit,
 	) {
 		this.#token = token;
 		// Cookies are signed with a key derived from the token: a forged one is refused without asking Redis.
@@ -66,13 +78,13 @@ export class Auth {
 		return sameSecret(token, this.#token);
 	}
 
-	/** Milliseconds the address must wait before its next token is looked at (0: none). */
-	async throttled(address: string): Promise<number> {
-		return Number(await this.#waitLeft([this.keys.authFailures(address)], [FAILURE_LIMIT]));
+	/** Milliseconds the address's wrong secrets of `kind` are answered 429 for (0: none); asked only once a secret was found wrong. */
+	async throttled(kind: SecretKind, address: string): Promise<number> {
+		return Number(await this.#waitLeft([this.keys.authFailures(kind, address)], [this.limit.max]));
 	}
 
-	async failed(address: string): Promise<number> {
-		return Number(await this.#count([this.keys.authFailures(address)], [FAILURE_WINDOW_MS]));
+	async failed(kind: SecretKind, address: string): Promise<number> {
+		return Number(await this.#count([this.keys.authFailures(kind, address)], [this.limit.windowMs]));
 	}
 
 	private sign(text: string): string {
@@ -111,5 +123,10 @@ export class Auth {
 
 	csrfFor(session: string): string {
 		return this.sign(`csrf:${session}`);
+	}
+
+	/** Whether `given` (the request's CSRF header) is the session's token, compared in constant time whatever its length. */
+	csrfOk(session: string, given: unknown): boolean {
+		return typeof given === 'string' && sameSecret(given, this.csrfFor(session));
 	}
 }

@@ -8,14 +8,13 @@ import { join } from 'node:path';
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-import { type Auth, SESSION_COOKIE } from './auth';
+import { type Auth, SESSION_COOKIE, type SecretKind } from './auth';
 
 /** What the sign-in shares with the API's guard (server.ts): the Secure rule, failure logging and throttling. */
 export interface SignIn {
 	/** RUNNER_PUBLIC_URL is https: the cookie is Secure whatever the request came over. */
 	publicHttps: boolean;
-	refuse(request: FastifyRequest, reason: string, counted: boolean): Promise<void>;
-	tooMany(request: FastifyRequest, reply: FastifyReply, waitMs: number): FastifyReply;
+	wrongSecret(request: FastifyRequest, reply: FastifyReply, kind: SecretKind, reason: string, answer: () => FastifyReply): Promise<FastifyReply>;
 }
 
 const here = join(__dirname, 'console');
@@ -36,12 +35,9 @@ export function consoleRoutes(app: FastifyInstance, auth: Auth, signIn: SignIn):
 
 	app.get('/login', async (_request, reply) => reply.type('text/html; charset=utf-8').send(loginPage('')));
 	app.post('/session', async (request, reply) => {
-		const waitMs = await auth.throttled(request.ip);
-		if (waitMs > 0) return signIn.tooMany(request, reply, waitMs);
 		const token = String((request.body as Record<string, unknown> | undefined)?.token ?? '');
 		if (!auth.tokenOk(token)) {
-			await signIn.refuse(request, 'wrong token at sign-in', true);
-			return reply.code(401).type('text/html; charset=utf-8').send(loginPage('That token is not the runner token (RUNNER_TOKEN).'));
+			return signIn.wrongSecret(request, reply, 'token', 'wrong token at sign-in', () => reply.code(401).type('text/html; charset=utf-8').send(loginPage('That token is not the runner token (RUNNER_TOKEN).')));
 		}
 		const session = await auth.newSession();
 		// Secure when the browser reached us over https: directly, through the proxy RUNNER_TRUST_PROXY names, or as RUNNER_PUBLIC_URL says.

@@ -15,7 +15,7 @@ import { errorBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { ConflictError, liveRunners, NotFoundError, runnerQueues, shownQueueName, UserError } from '../core';
 import { isRedisUnavailable, redisAnswers } from '../runtime';
-import { Auth, CSRF_HEADER, SESSION_COOKIE } from './auth';
+import { Auth, CSRF_HEADER, SESSION_COOKIE, type SecretKind } from './auth';
 import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
 import { suppressionRoutes } from './suppressionRoutes';
 import { reindexRoutes } from './reindexRoutes';
@@ -83,7 +83,7 @@ function ownOrigins(request: FastifyRequest, publicUrl: string | undefined): str
 function buildServer(context: RunnerContext, options: HttpOptions): FastifyInstance {
 	const { config, log } = context;
 	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
-	const auth = new Auth(options.token, context.redis, context.keys);
+	const auth = new Auth(options.token, context.redis, context.keys, { max: config.RUNNER_AUTH_FAILURE_LIMIT, windowMs: config.RUNNER_AUTH_FAILURE_WINDOW });
 	const publicHttps = config.RUNNER_PUBLIC_URL?.startsWith('https:') ?? false;
 	void app.register(cookie);
 
@@ -99,18 +99,26 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	app.addContentTypeParser(['text/csv', 'application/x-ndjson', 'application/ndjson'], { bodyLimit: Number.MAX_SAFE_INTEGER }, (_request, payload, done) => done(null, payload));
 	app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
 
-	/** Logs a refused credential (address, route, reason; never the token); counted ones move the address toward 429. */
-	const refuse = async (request: FastifyRequest, reason: string, counted: boolean): Promise<void> => {
-		const failures = counted ? await auth.failed(request.ip) : undefined;
-		log.warn({ ip: request.ip, method: request.method, path: request.url.split('?')[0], reason, failures }, 'authentication failed');
+	/**
+	 * A wrong secret of `kind`: 429 while the address has sent too many wrong ones of that kind
+	 * (not counted further), else logged (address, route, reason; never the secret), counted, and
+	 * answered by `answer`. The right secret never comes here, so it is never throttled.
+	 */
+	const wrongSecret = async (request: FastifyRequest, reply: FastifyReply, kind: SecretKind, reason: string, answer: () => FastifyReply): Promise<FastifyReply> => {
+		const waitMs = await auth.throttled(kind, request.ip);
+		const path = request.url.split('?')[0];
+		const what = kind === 'events' ? 'wrong events headers' : 'failed tokens';
+		if (waitMs > 0) {
+			const seconds = Math.ceil(waitMs / 1000);
+			log.warn({ ip: request.ip, method: request.method, path, retryAfterSeconds: seconds }, `authentication throttled: too many ${what} from this address`);
+			return reply.code(429).header('retry-after', String(seconds)).send(errorBody(429, `too many ${what} from this address: try again in ${seconds} s`));
+		}
+		const failures = await auth.failed(kind, request.ip);
+		log.warn({ ip: request.ip, method: request.method, path, reason, failures }, 'authentication failed');
+		return answer();
 	};
-	const tooMany = (request: FastifyRequest, reply: FastifyReply, waitMs: number) => {
-		log.warn({ ip: request.ip, method: request.method, path: request.url.split('?')[0], retryAfterSeconds: Math.ceil(waitMs / 1000) }, 'authentication throttled: too many failed tokens from this address');
-		return reply
-			.code(429)
-			.header('retry-after', String(Math.ceil(waitMs / 1000)))
-			.send(errorBody(429, `too many failed tokens from this address: try again in ${Math.ceil(waitMs / 1000)} s`));
-	};
+	/** Logs a refusal that is no guess and is not counted (a stale cookie, another scheme). */
+	const refuse = (request: FastifyRequest, reason: string) => log.warn({ ip: request.ip, method: request.method, path: request.url.split('?')[0], reason }, 'authentication failed');
 
 	app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
 		const path = request.url.split('?')[0];
@@ -119,11 +127,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 			authKinds.set(request, 'header');
 			const verdict = eventsHeader(config, request.headers);
 			if (verdict === 'unset') return reply.code(404).send(errorBody(404, 'the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE'));
-			const waitMs = await auth.throttled(request.ip);
-			if (waitMs > 0) return tooMany(request, reply, waitMs);
 			if (verdict === 'ok') return;
-			await refuse(request, `missing or wrong ${config.RUNNER_EVENTS_HEADER_NAME} header on the events endpoint`, true);
-			return reply.code(401).send(errorBody(401, 'missing or wrong events header'));
+			return wrongSecret(request, reply, 'events', `missing or wrong ${config.RUNNER_EVENTS_HEADER_NAME} header on the events endpoint`, () => reply.code(401).send(errorBody(401, 'missing or wrong events header')));
 		}
 		if (PUBLIC.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${path}`)) {
 			authKinds.set(request, 'public');
@@ -132,28 +137,24 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		// Another scheme (e.g. Basic, from a proxy that asks for a password) is not ours: the cookie may still sign the request in.
 		const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');
 		if (bearer) {
-			const waitMs = await auth.throttled(request.ip);
-			if (waitMs > 0) return tooMany(request, reply, waitMs);
 			if (auth.tokenOk(bearer[1])) {
 				authKinds.set(request, 'bearer');
 				return;
 			}
-			await refuse(request, 'wrong bearer token', true);
-			return reply.code(401).send(errorBody(401, 'missing or wrong token'));
+			return wrongSecret(request, reply, 'token', 'wrong bearer token', () => reply.code(401).send(errorBody(401, 'missing or wrong token')));
 		}
 		const session = request.cookies?.[SESSION_COOKIE];
 		if (await auth.sessionOk(session)) {
 			authKinds.set(request, 'session');
 			if (request.method === 'GET' || request.method === 'HEAD') return;
 			// Cookie-borne writes must come from the console itself: its CSRF token, or our own origin.
-			const csrf = request.headers[CSRF_HEADER];
 			const origin = request.headers.origin;
-			if ((typeof csrf === 'string' && csrf === auth.csrfFor(session as string)) || (origin !== undefined && ownOrigins(request, config.RUNNER_PUBLIC_URL).includes(origin))) return;
+			if (auth.csrfOk(session as string, request.headers[CSRF_HEADER]) || (origin !== undefined && ownOrigins(request, config.RUNNER_PUBLIC_URL).includes(origin))) return;
 			return reply.code(403).send(errorBody(403, 'this request needs the console CSRF token'));
 		}
 		// A stale cookie is an operator whose session ended, not a guess; another scheme can never pass: logged, not counted.
-		if (session) await refuse(request, 'session cookie expired, revoked or not ours', false);
-		else if (request.headers.authorization !== undefined) await refuse(request, 'the Authorization header is not "Bearer <token>"', false);
+		if (session) refuse(request, 'session cookie expired, revoked or not ours');
+		else if (request.headers.authorization !== undefined) refuse(request, 'the Authorization header is not "Bearer <token>"');
 		if (request.method === 'GET' && !path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html')) return reply.redirect('/login');
 		return reply.code(401).send(errorBody(401, 'missing or wrong token'));
 	});
@@ -226,7 +227,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		return metrics.text();
 	});
 	routes.add({ method: 'GET', url: '/openapi.json', tag: 'runner', summary: 'This API, generated from the route schemas', success: [200, 'OpenAPI 3.1'] }, async () => routes.openApi('convo-runner control API', '1.0.0'));
-	consoleRoutes(app, auth, { publicHttps, refuse, tooMany });
+	consoleRoutes(app, auth, { publicHttps, wrongSecret });
 	mountBoard(app, context);
 	return app;
 }

@@ -254,6 +254,8 @@ export function createAdditionalData(
 
 export interface WorkflowJson {
 	name?: string;
+	/** The workflow's time zone setting (an IANA name); n8n's default zone when absent. */
+	timezone?: string;
 	nodes: Array<Partial<INode> & Pick<INode, 'name' | 'type' | 'parameters'>>;
 	connections: IConnections;
 }
@@ -277,7 +279,7 @@ export function createWorkflow(json: WorkflowJson): Workflow {
 		active: false,
 		nodeTypes,
 		staticData: {},
-		settings: { executionOrder: 'v1' },
+		settings: { executionOrder: 'v1', ...(json.timezone ? { timezone: json.timezone } : {}) },
 	});
 }
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 
 import { consolePage, launchChromium, SHOTS } from './consoleSupport';
-import { positionalTemplate, startApi, useRunnerUnderTest } from './support';
+import { positionalTemplate, startApi, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(180_000);
 
@@ -79,3 +79,63 @@ test('Check first (dry run) shows counts, reasons, first rejections and the esti
 	expect(listed.items).toMatchObject([{ name: 'Checked first', total: 13 }]);
 	expect(violations).toEqual([]);
 });
+
+/** A CSV of two recipients in a fresh folder. */
+function recipientsCsv(): string {
+	const path = join(mkdtempSync(join(tmpdir(), 'console-dry-run-')), 'recipients.csv');
+	writeFileSync(path, 'phone,1,2\n+4917180099001,Ana,#1\n+4917180099002,Bo,#2\n');
+	return path;
+}
+
+/** The form, empty, with the CSV chosen and the campaign creates the browser asks for counted. */
+async function freshForm(): Promise<{ creates: string[] }> {
+	await page.goto(`${base}/#/`);
+	await page.getByTestId('new-campaign').click();
+	await page.getByTestId('create-form').waitFor();
+	await page.getByTestId('create-file').setInputFiles(recipientsCsv());
+	const creates: string[] = [];
+	page.on('request', (request) => {
+		if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/campaigns') creates.push(request.url());
+	});
+	return { creates };
+}
+
+test("Check first (dry run) without a template says so as the form's own check does, by the field's label, and asks the runner nothing", async () => {
+	const { creates } = await freshForm();
+	await page.getByTestId('create-from').fill(runner.business.phoneNumbers[0]);
+	await page.getByTestId('create-dry-run').click();
+
+	const error = page.getByTestId('create-error');
+	await error.waitFor();
+	expect(await error.textContent()).toMatch(/^Template id: \S/);
+	expect(await error.textContent()).not.toMatch(/template_id|query string/);
+	expect(await page.getByTestId('create-template').evaluate((input) => input.matches(':focus'))).toBe(true);
+	expect(creates).toEqual([]);
+	expect(await page.getByTestId('dry-run-result').count()).toBe(0);
+});
+
+test("The runner's refusals name the fields as the form labels them", async () => {
+	const { creates } = await freshForm();
+	await page.getByTestId('create-template').fill(positionalTemplate(runner.business).id);
+	await page.getByTestId('create-from').fill(runner.business.phoneNumbers[0]);
+	await page.getByTestId('create-tz').fill('Europe/Berlin');
+	await page.getByTestId('create-dry-run').click();
+	const error = page.getByTestId('create-error');
+	await error.waitFor();
+	expect(await error.textContent()).toBe('Time zone of the cron goes with Repeat (cron)');
+	expect(creates).toHaveLength(1);
+
+	// An end before the start: both fields by their labels.
+	await page.getByTestId('create-tz').fill('');
+	await page.getByTestId('create-at').fill('2099-01-02T10:00');
+	await page.getByTestId('create-end').fill('2099-01-02T09:00');
+	await page.getByTestId('create-submit').click();
+	await waitForText(error, /^End at /);
+	expect(await error.textContent()).toBe('End at must be after the campaign starts (Start at)');
+	expect(await api<{ total: number }>('/api/campaigns')).toMatchObject({ total: 1 });
+	expect(violations).toEqual([]);
+});
+
+async function waitForText(locator: ReturnType<Page['getByTestId']>, pattern: RegExp): Promise<void> {
+	await waitFor(`text ${String(pattern)}`, async () => pattern.test((await locator.textContent()) ?? ''), 10_000, 100);
+}

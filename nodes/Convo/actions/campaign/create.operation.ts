@@ -21,6 +21,7 @@ import { labelOfApiField } from '../fieldLabels';
 import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../phone';
 import { identifierField, identifierValue, templateVariables, templateVariablesField } from '../sharedFields';
 import { readReport } from './getReport.operation';
+import { LocalTimeError, zonedInstant } from './localTime';
 
 /** The longest wait a user can set: an execution should not hold a worker for more than an hour. */
 const MAX_WAIT_SECONDS = 3600;
@@ -130,7 +131,7 @@ const properties: INodeProperties[] = [
 				type: 'dateTime',
 				default: '',
 				description:
-					"When the campaign ends: recipients still unsent then are counted Expired, never sent, and the campaign completes. A time without an offset is read in the workflow's time zone.",
+					"When the campaign ends: recipients still unsent then are counted Expired, never sent, and the campaign completes. A time without an offset is read in the workflow's time zone: one the clocks skip that day (daylight saving) is refused, one they show twice is the first.",
 			},
 			{
 				displayName: 'Send Window',
@@ -146,7 +147,7 @@ const properties: INodeProperties[] = [
 				name: 'startAt',
 				type: 'dateTime',
 				default: '',
-				description: 'When the runner starts sending; empty starts at once. A time without an offset is read in the workflow\'s time zone.',
+				description: 'When the runner starts sending; empty starts at once. A time without an offset is read in the workflow\'s time zone: one the clocks skip that day (daylight saving) is refused, one they show twice is the first.',
 			},
 			{
 				displayName: 'Test Send To',
@@ -248,35 +249,25 @@ export const apiFields: Readonly<Record<string, string>> = {
 	recipients: 'phone',
 };
 
-/** A wall-clock time ("2026-03-01T09:00:00") in `timeZone`, as a UTC instant. */
-function zonedTime(local: string, timeZone: string): Date {
-	const asUtc = new Date(`${local}Z`);
-	const parts = new Intl.DateTimeFormat('en-US', {
-		timeZone,
-		hourCycle: 'h23',
-		year: 'numeric',
-		month: '2-digit',
-		day: '2-digit',
-		hour: '2-digit',
-		minute: '2-digit',
-		second: '2-digit',
-	}).formatToParts(asUtc);
-	const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-	const wallClockOfZone = Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'), part('second'));
-	return new Date(asUtc.getTime() - (wallClockOfZone - asUtc.getTime()));
-}
-
+/** Start Time or End Time as the runner takes it: with an offset as given, without one in the workflow's time zone. */
 function startTime(this: IExecuteFunctions, value: unknown, label = 'Start Time'): string | undefined {
 	const text = String(value ?? '').trim();
 	if (text === '') return undefined;
-	const hasOffset = /(Z|[+-]\d\d:?\d\d)$/i.test(text);
-	const at = hasOffset ? new Date(text) : zonedTime(text.replace(' ', 'T'), this.getTimezone());
-	if (Number.isNaN(at.getTime())) {
-		throw new NodeOperationError(this.getNode(), `${label} "${text.slice(0, 60)}" is not a date and time`, {
-			description: `Nothing was sent. Give an ISO date and time such as 2026-03-01T09:00:00, or leave ${label} empty${label === 'Start Time' ? ' to start at once' : ''}.`,
+	const refuse = (reason: string, hint: string) =>
+		new NodeOperationError(this.getNode(), `${label} "${text.slice(0, 60)}" ${reason}`, {
+			description: `Nothing was sent. ${hint}, or leave ${label} empty${label === 'Start Time' ? ' to start at once' : ''}.`,
 		});
+	if (/(Z|[+-]\d\d:?\d\d)$/i.test(text)) {
+		const at = new Date(text);
+		if (Number.isNaN(at.getTime())) throw refuse('is not a date and time', 'Give an ISO date and time such as 2026-03-01T09:00:00');
+		return at.toISOString();
 	}
-	return at.toISOString();
+	try {
+		return zonedInstant(text.replace(' ', 'T'), this.getTimezone()).toISOString();
+	} catch (error) {
+		const why = error instanceof LocalTimeError ? error : new LocalTimeError(`cannot be read: ${(error as Error).message}`, 'Give an ISO date and time such as 2026-03-01T09:00:00');
+		throw refuse(why.message, why.hint);
+	}
 }
 
 /**

@@ -7,28 +7,34 @@
 	var timer = null;
 	var view = null;
 
-	function showError(error) {
-		if (error.message !== 'signed out') app.replaceChildren(C.el('p', { class: 'error', text: error.message }));
+	function showError(page, error) {
+		if (error.message !== 'signed out') page.replaceChildren(C.el('p', { class: 'error', text: C.errorText(error) }));
 	}
 
+	/**
+	 * Each navigation renders into a page of its own: an answer that arrives after the operator moved on
+	 * (a slow refresh of the list) fills a page no longer shown instead of replacing the current one.
+	 */
 	function route() {
 		if (timer) clearInterval(timer);
 		timer = null;
 		if (view && view.destroy) view.destroy();
 		view = null;
+		var page = C.el('div', { class: 'page' });
+		app.replaceChildren(page);
 		var match = /^#\/campaigns\/([A-Za-z0-9_-]+)$/.exec(location.hash);
 		if (location.hash === '#/new') {
-			C.views.create.show(app);
+			C.views.create.show(page);
 			return;
 		}
 		var refresh;
 		if (match) {
-			view = C.views.campaign.open(app, match[1]);
+			view = C.views.campaign.open(page, match[1]);
 			refresh = view.refresh;
 		} else {
-			refresh = function () { return C.views.list.show(app); };
+			refresh = function () { return C.views.list.show(page); };
 		}
-		var tick = function () { refresh().catch(showError); };
+		var tick = function () { refresh().catch(function (error) { showError(page, error); }); };
 		tick();
 		timer = setInterval(tick, 2000);
 	}

@@ -41,7 +41,7 @@
 			return C.api(action === 'rate' ? 'PUT' : 'POST', path + '/' + action, body).then(function (answer) {
 				if (done) say(done(answer));
 				refresh().catch(failed);
-			}).catch(function (error) { say(error.message, true); });
+			}).catch(function (error) { say(C.errorText(error), true); });
 		}
 
 		buttons.pause.addEventListener('click', function () { post('pause'); });
@@ -79,7 +79,7 @@
 				found.replaceChildren(el('dl', { class: 'recipient' }, fields.reduce(function (list, f) {
 					return list.concat([el('dt', { text: f[0] }), el('dd', { 'data-testid': 'recipient-' + f[0].replace(' ', '-'), text: f[1] === null ? '—' : String(f[1]) })]);
 				}, [])));
-			}).catch(function (error) { found.replaceChildren(el('p', { class: 'error', 'data-testid': 'find-error', text: error.message })); });
+			}).catch(function (error) { found.replaceChildren(el('p', { class: 'error', 'data-testid': 'find-error', text: C.errorText(error) })); });
 		});
 
 		app.replaceChildren(
@@ -139,7 +139,7 @@
 		/** A refresh that failed: the page stays, with the reason where the acts answer (the first load fails as the list does). */
 		function failed(error) {
 			if (latest === null) throw error;
-			say('Not refreshed: ' + error.message, true);
+			say('Not refreshed: ' + C.errorText(error), true);
 		}
 
 		return { refresh: function () { return refresh().catch(failed); }, destroy: function () { if (chart) chart.destroy(); } };

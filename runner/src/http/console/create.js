@@ -30,22 +30,29 @@
 		var submit = el('button', { type: 'submit', 'data-testid': 'create-submit' }, ['Create and start']);
 		var check = el('button', { type: 'button', 'data-testid': 'create-dry-run' }, ['Check first (dry run)']);
 		var form = el('form', { class: 'card wide', 'data-testid': 'create-form' }, [
-			field('Name', inputs.name, 'optional; shown in the list'),
+			field(C.LABELS.name, inputs.name, 'optional; shown in the list'),
 			field('Recipients (CSV)', inputs.file, 'a phone column, the template variables, optional buttons'),
-			field('…or their URL', inputs.source_url, 'read by the runner; a cron schedule needs one, as it re-reads it at each run'),
-			field('Template id', inputs.template_id),
-			field('Number (from)', inputs.from),
-			field('Rate (sends per second)', inputs.rate),
-			field('Start at', inputs.at, 'optional; empty starts now'),
-			field('Repeat (cron)', inputs.cron, 'optional; a schedule of campaigns from the URL above'),
-			field('Time zone of the cron', inputs.tz),
-			field('Send window', inputs.window, "optional; in each recipient's local time (a tz column, or the phone's country), e.g. mon-fri 09:00-20:00, sat 10:00-14:00"),
-			field('End at', inputs.end_at, 'optional; recipients still unsent then are expired'),
+			field(C.LABELS.source_url, inputs.source_url, 'or instead of a CSV: read by the runner; a cron schedule needs one, as it re-reads it at each run'),
+			field(C.LABELS.template_id, inputs.template_id),
+			field(C.LABELS.from, inputs.from),
+			field(C.LABELS.rate, inputs.rate),
+			field(C.LABELS.at, inputs.at, 'optional; empty starts now'),
+			field(C.LABELS.cron, inputs.cron, 'optional; a schedule of campaigns from the URL above'),
+			field(C.LABELS.tz, inputs.tz),
+			field(C.LABELS.window, inputs.window, "optional; in each recipient's local time (a tz column, or the phone's country), e.g. mon-fri 09:00-20:00, sat 10:00-14:00"),
+			field(C.LABELS.end_at, inputs.end_at, 'optional; recipients still unsent then are expired'),
 			el('div', { class: 'actions' }, [submit, check, el('a', { class: 'button', href: '#/' }, ['Back'])]),
 			message,
 		]);
 		// The request of a create, or with `dry`, of its dry run: the same settings, the same rows.
 		function send(dry) {
+			// The dry run's button is no submit button: it checks the form's own rules (required, URL, rate) itself.
+			var invalid = form.querySelector(':invalid');
+			if (invalid) {
+				message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: (C.LABELS[invalid.name] || invalid.name) + ': ' + invalid.validationMessage }));
+				form.reportValidity();
+				return;
+			}
 			var file = inputs.file.files[0];
 			var url = inputs.source_url.value.trim();
 			if (Boolean(file) === Boolean(url)) {
@@ -85,7 +92,7 @@
 			}).catch(function (error) {
 				submit.disabled = false;
 				check.disabled = false;
-				message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: error.message }));
+				message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: C.errorText(error) }));
 			});
 		}
 		form.addEventListener('submit', function (event) {

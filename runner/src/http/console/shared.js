@@ -23,9 +23,44 @@
 				throw new Error('signed out');
 			}
 			return response.json().then(function (json) {
-				if (!response.ok) throw new Error(json.message || response.statusText);
+				if (!response.ok) throw Object.assign(new Error(json.message || response.statusText), { field: json.field });
 				return json;
 			});
+		});
+	}
+
+	/** The API's field names as the console's forms label them: the forms take their labels from here, errors too. */
+	var LABELS = {
+		name: 'Name',
+		source_url: 'Recipients (URL)',
+		template_id: 'Template id',
+		from: 'Number (from)',
+		rate: 'Rate (sends per second)',
+		at: 'Start at',
+		cron: 'Repeat (cron)',
+		tz: 'Time zone of the cron',
+		window: 'Send window',
+		end_at: 'End at',
+	};
+	// Names no sentence uses as words: replaced wherever an error mentions them. The others (from, at, rate, ...)
+	// only where the error starts with the field it is about, or where they stand alone in brackets.
+	var NAME_LIKE = /^(?:\w+_\w+|cron|tz)$/;
+	// The API's advice to its own clients: the console builds the query string itself.
+	var UPLOAD_HINT = / \(give the settings in the query string of an upload\)$/;
+
+	function labelOf(name) {
+		return Object.prototype.hasOwnProperty.call(LABELS, name) ? LABELS[name] : undefined;
+	}
+
+	/** An error's text for the operator: the API's field names replaced by the labels of the form. */
+	function errorText(error) {
+		var text = String(error.message).replace(UPLOAD_HINT, '');
+		var first = /^\w+/.exec(text);
+		var field = labelOf(error.field) ? error.field : first && labelOf(first[0]) ? first[0] : undefined;
+		var prefix = field && (!first || first[0] !== field) ? labelOf(field) + ': ' : '';
+		return prefix + text.replace(/\b\w+\b/g, function (word, at) {
+			var named = (at === 0 && word === field) || NAME_LIKE.test(word) || (text[at - 1] === '(' && text[at + word.length] === ')');
+			return (named && labelOf(word)) || word;
 		});
 	}
 
@@ -189,5 +224,5 @@
 		});
 	}
 
-	window.ConvoConsole = { OUTCOMES: OUTCOMES, api: api, el: el, table: table, total: total, done: done, notSent: notSent, eta: eta, bar: bar, legend: legend, badge: badge, pct: pct, funnel: funnel, confirm: confirm, views: {}, created: {} };
+	window.ConvoConsole = { OUTCOMES: OUTCOMES, LABELS: LABELS, errorText: errorText, api: api, el: el, table: table, total: total, done: done, notSent: notSent, eta: eta, bar: bar, legend: legend, badge: badge, pct: pct, funnel: funnel, confirm: confirm, views: {}, created: {} };
 })();

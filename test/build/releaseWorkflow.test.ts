@@ -21,6 +21,7 @@ interface Job {
 	env?: Record<string, unknown>;
 }
 interface Workflow {
+	on: Record<string, unknown>;
 	permissions?: string | Record<string, string>;
 	jobs: Record<string, Job>;
 }
@@ -81,6 +82,8 @@ test('the publish job: after the build, approved in the npm-publish environment,
 	expect(build.permissions).toEqual({ contents: 'read' });
 	expect((build.steps ?? []).map((step) => step.run ?? '').join('\n')).toContain('npm run pack:runner -- --pack-destination packed');
 	expect(release.permissions).toEqual({ contents: 'read' });
+	// Only a version tag starts a release.
+	expect(release.on).toEqual({ push: { tags: ['v*'] } });
 });
 
 test('every action is pinned by a full commit id, its release named beside it', () => {

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
 const lint = (...files: string[]) =>
-	spawnSync(process.execPath, [join(ROOT, 'scripts/lint-workflows.mjs'), ...files], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+	spawnSync(process.execPath, [join(ROOT, 'scripts/lint-workflows.mjs'), ...files], { cwd: ROOT, encoding: 'utf8', timeout: 90_000 });
 
 describe('scripts/lint-workflows.mjs', () => {
 	it('passes ci.yml and release.yml', () => {

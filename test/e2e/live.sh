@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Sourced by run.sh (shares its functions and n8n environment): the published examples under
 # `n8n start`. The reply example's Convo Trigger gets a sandbox delivery of an inbound message;
 # the campaign summary's Convo Runner Trigger registered itself with the runner on activation,

@@ -81,7 +81,7 @@ afterAll(async () => {
 
 test('the package holds the built runner and runtime dependencies only', () => {
 	const installed = join(app, 'node_modules', 'convo-runner');
-	expect(readdirSync(installed).sort()).toEqual(['bin', 'dist', 'package.json']);
+	expect(readdirSync(installed).sort()).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'package.json']);
 	const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
 	expect(manifest.private).toBeUndefined();
 	expect(Object.keys(manifest.dependencies)).not.toContain('tsx');

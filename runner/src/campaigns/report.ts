@@ -27,7 +27,8 @@ export interface ReportRow {
 	delivery_error: string | null;
 }
 
-const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome', 'message_id', 'error', 'attempts', 'first_attempt_at', 'last_attempt_at', 'delivery', 'delivered_at', 'read_at', 'replied_at', 'delivery_error'];
+/** The report's columns, in order (the CSV's header; `campaign report --help` lists them). */
+export const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome', 'message_id', 'error', 'attempts', 'first_attempt_at', 'last_attempt_at', 'delivery', 'delivered_at', 'read_at', 'replied_at', 'delivery_error'];
 
 const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 

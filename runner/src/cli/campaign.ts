@@ -52,6 +52,18 @@ function campaignTable(campaigns: core.CampaignDetail[]): string[] {
 
 const CAMPAIGN_FORMATS = ['csv', 'json', 'ndjson'] as const;
 
+const STATUS_HELP = [
+	'state and counts per outcome, then the delivery funnel: audience, accepted, sent, delivered, read, replied and failed delivery',
+	'(each with its share of sent), in flight, and whether tracking has settled; then each delivery failure reason with its count.',
+	'--json adds the current rate and the ETA',
+].join(' ');
+
+const REPORT_HELP = [
+	`one row per recipient, in the recipients file's order, with the columns ${core.REPORT_COLUMNS.join(', ')}.`,
+	'outcome is what the send came to; delivery (sent, delivered, read or failed, empty until known or when not sent),',
+	'delivered_at, read_at, delivery_error and replied_at are what came of the message once sent: its delivery and the reply',
+].join(' ');
+
 /**
  * Exit codes of a followed campaign that did not complete (1 stays "the command failed"): a
  * script's `create --wait && next` must not read these as success. docs/decisions.md.
@@ -175,7 +187,7 @@ export function addCampaignCommands(program: Command): void {
 		return answer({ ...created, status: final }, () => describeCounts(final));
 	}, { withService: (options) => options.testTo !== undefined && !options.dryRun });
 
-	runs(campaign.command('status <id>').description('state, counts per outcome, current rate and ETA').option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
+	runs(campaign.command('status <id>').description(STATUS_HELP).option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
 		const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);
 		if (options.wait) exitForEnd(status);
 		return answer(status, () => [describeCounts(status), ...describeFunnel(status)].join('\n'));
@@ -238,7 +250,7 @@ export function addCampaignCommands(program: Command): void {
 	runs(
 		campaign
 			.command('report <id>')
-			.description('one row per recipient: line, phone, outcome, message_id, error, attempts, times')
+			.description(REPORT_HELP)
 			.addOption(new Option('--format <format>', 'json (default with --json) or csv').choices(['json', 'csv']))
 			.option('--outcome <outcomes>', `only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')}, or failed-delivery: sent and its delivery failed)`)
 			.option('--phone <phone>', "only this recipient's row, the phone written as in the recipients file (exit 1 when it is not one)")

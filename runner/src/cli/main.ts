@@ -6,6 +6,7 @@
  */
 import { Command } from 'commander';
 
+import { RUNNER_VERSION } from '../core';
 import { addCampaignCommands } from './campaign';
 import { addCapCommands } from './cap';
 import { fail } from './command';
@@ -16,6 +17,7 @@ import { addWebhookCommands } from './webhook';
 
 export function buildProgram(): Command {
 	const program = new Command('convo-runner').description('Template campaigns (never twice, never lost, one rate per number) and search reindexing for Convo on BullMQ').showHelpAfterError();
+	program.version(RUNNER_VERSION, '-V, --version', 'print the version of convo-runner');
 	addServeCommands(program);
 	addCampaignCommands(program);
 	addCapCommands(program);

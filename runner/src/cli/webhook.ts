@@ -1,17 +1,18 @@
 /** `webhook add|list|enable|remove`: URLs that receive signed events. */
 import type { Command } from 'commander';
+import { RUNNER_EVENTS } from 'convo-contract';
 
 import * as core from '../core';
 import { answer, runs } from './command';
 
 export function addWebhookCommands(program: Command): void {
-	const webhook = program.command('webhook').description('URLs that receive signed events: campaign.finished, campaign.paused, reindex.finished');
+	const webhook = program.command('webhook').description(`URLs that receive signed events: ${RUNNER_EVENTS.join(', ')}`);
 
 	runs<{ events: string; description?: string; json?: boolean }>(
 		webhook
 			.command('add <url>')
 			.description('register a URL; prints its signing secret, this once (it is derived from RUNNER_WEBHOOK_KEY or RUNNER_TOKEN, never stored)')
-			.requiredOption('--events <list>', 'comma-separated: campaign.finished, campaign.paused, reindex.finished')
+			.requiredOption('--events <list>', `comma-separated, any of: ${RUNNER_EVENTS.join(', ')}`)
 			.option('--description <text>', 'a note for whoever reads the list'),
 		async ({ context, args: [url], options }) => {
 			const events = options.events.split(',').map((event) => event.trim()).filter(Boolean);

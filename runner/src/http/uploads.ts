@@ -18,6 +18,8 @@ export class PayloadTooLarge extends UserError {}
 
 /** setTimeout's longest delay; a longer one would fire at once. */
 const LONGEST_TIMER_MS = 2_147_483_647;
+/** How often the deadline is looked at while the runner holds an upload paused. */
+const PAUSED_RECHECK_MS = 1000;
 
 /** The watch on one upload: `exceeded` once past the size limit, `stalled` (the 408) once the client was too slow. */
 export type UploadWatch = TransformType & { exceeded: boolean; stalled?: LimitError };
@@ -78,8 +80,9 @@ export function watchUpload(source: Readable, config: RunnerConfig, stopped: str
 	};
 	const watchDeadline = () => {
 		const left = allowedMs() - clientMs();
-		if (left > 0) {
-			deadlineTimer = setTimeout(watchDeadline, Math.min(Math.ceil(left), LONGEST_TIMER_MS));
+		// While paused the client's time stands still: looked at again a second later, not in a busy loop.
+		if (left > 0 || pausedAt !== undefined) {
+			deadlineTimer = setTimeout(watchDeadline, Math.min(Math.max(Math.ceil(left), pausedAt === undefined ? 1 : PAUSED_RECHECK_MS), LONGEST_TIMER_MS));
 			return;
 		}
 		stop(new LimitError(408, `the upload was too slow: it may take ${deadlineMs / 1000} s (RUNNER_UPLOAD_DEADLINE) plus 1 s for every ${minRate} bytes it sends (RUNNER_UPLOAD_MIN_BYTES_PER_SECOND), and sent ${received} bytes in ${Math.round(clientMs() / 1000)} s; ${stopped}`));

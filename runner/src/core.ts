@@ -62,7 +62,7 @@ export { receiveMessageCreated } from './campaigns/attribution';
 export { shownQueueName } from './jobs';
 
 // The suppression list: phones never sent a marketing campaign (audience/suppression.ts).
-export { importSuppressions, pageSuppressions, type SuppressionEntry } from './audience/suppression';
+export { pageSuppressions, type SuppressionEntry } from './audience/suppression';
 
 /** Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as the client does (`<phone>`, `phone`). */
 export async function addSuppression(context: RunnerContext, input: { phone: string; reason?: string; source: 'operator' | 'workflow' }, field: string) {

@@ -22,10 +22,10 @@ const LONGEST_TIMER_MS = 2_147_483_647;
 const PAUSED_RECHECK_MS = 1000;
 
 /** The watch on one upload: `exceeded` once past the size limit, `stalled` (the 408) once the client was too slow. */
-export type UploadWatch = TransformType & { exceeded: boolean; stalled?: LimitError };
+type UploadWatch = TransformType & { exceeded: boolean; stalled?: LimitError };
 
 /** Reads the rest of a request body and throws it away; stops early when the upload's watch finds the client too slow. */
-export async function drain(body: Readable | undefined, watch?: UploadWatch): Promise<void> {
+async function drain(body: Readable | undefined, watch?: UploadWatch): Promise<void> {
 	if (!body || typeof body.resume !== 'function' || body.readableEnded || body.destroyed || watch?.stalled) return;
 	await new Promise<void>((resolve) => {
 		body.on('end', resolve).on('close', resolve).on('error', () => resolve());
@@ -45,7 +45,7 @@ export async function drain(body: Readable | undefined, watch?: UploadWatch): Pr
  * the rest of a refused upload is read and dropped. Time while the request is paused (the parser
  * waiting for rows to be written) is not the client's. `stopped`: what the 408 adds about the work.
  */
-export function watchUpload(source: Readable, config: RunnerConfig, stopped: string): UploadWatch {
+function watchUpload(source: Readable, config: RunnerConfig, stopped: string): UploadWatch {
 	const limit = config.RUNNER_UPLOAD_LIMIT_BYTES;
 	const idleMs = config.RUNNER_UPLOAD_IDLE_TIMEOUT;
 	const deadlineMs = config.RUNNER_UPLOAD_DEADLINE;

@@ -134,8 +134,17 @@ const schema = z.object({
 	RUNNER_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL users open the console at' }).optional(),
 	/** Largest recipient upload accepted by the API. */
 	RUNNER_UPLOAD_LIMIT_BYTES: positiveInt(50 * 1024 * 1024),
-	/** An upload (POST /api/campaigns with a CSV/NDJSON body) that sends no byte for this long is ended with 408. */
+	/** An upload (a campaign's CSV/NDJSON body, a suppression import) that sends no byte for this long is ended with 408. */
 	RUNNER_UPLOAD_IDLE_TIMEOUT: durationMs.default(30_000),
+	/**
+	 * An upload may take this long plus 1 s for every RUNNER_UPLOAD_MIN_BYTES_PER_SECOND bytes it
+	 * has sent (time the runner keeps it paused not counted); one still arriving then is ended with
+	 * 408: a client that trickles would otherwise hold its connection forever.
+	 */
+	RUNNER_UPLOAD_DEADLINE: durationMs.default(60_000),
+	RUNNER_UPLOAD_MIN_BYTES_PER_SECOND: positiveInt(1024),
+	/** Connections the API holds open at once; past it, new ones are closed as they arrive. */
+	RUNNER_MAX_CONNECTIONS: positiveInt(1000),
 	/** Caps on what callers may pile into Redis (limits.ts); past one, a 4xx names the cap and this setting. */
 	RUNNER_MAX_RECIPIENTS: positiveInt(1_000_000),
 	RUNNER_MAX_DRAFTS: positiveInt(100),

@@ -12,7 +12,7 @@ import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
 import { describeTarget, luaScript } from './redis';
 import { campaignNumber } from './homes';
-import { formatOf, readRecords, type SourceRecord } from './source';
+import { formatOf, readRecords, SourceError, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
 import { isHttpUrl, storedSource } from './net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from './campaigns/create';
@@ -62,7 +62,7 @@ export { receiveMessageCreated } from './campaigns/attribution';
 export { shownQueueName } from './jobs';
 
 // The suppression list: phones never sent a marketing campaign (audience/suppression.ts).
-export { importSuppressions, pageSuppressions, type SuppressionEntry } from './audience/suppression';
+export { pageSuppressions, type SuppressionEntry } from './audience/suppression';
 
 /** Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as the client does (`<phone>`, `phone`). */
 export async function addSuppression(context: RunnerContext, input: { phone: string; reason?: string; source: 'operator' | 'workflow' }, field: string) {
@@ -86,9 +86,33 @@ export async function checkSuppression(context: RunnerContext, phone: string, fi
 	return { phone: digits, suppressed: entry !== undefined, entry: entry ?? null };
 }
 
+/** What an import stopped midway has done: its rows are written a batch at a time as they are read. */
+export const IMPORT_STOPPED = 'the import stopped there (rows read before it may already be on the list)';
+
+/**
+ * Imports rows into the suppression list. A source that cannot be read to its end (empty, binary,
+ * broken CSV, unreadable) is the user's error, its message naming the problem (and its line) and
+ * what was imported.
+ */
+export async function importSuppressionRecords(context: RunnerContext, records: AsyncIterable<SourceRecord>) {
+	let anyRead = false;
+	async function* noted() {
+		for await (const record of records) {
+			anyRead = true;
+			yield record;
+		}
+	}
+	try {
+		return await importSuppressions(context, noted());
+	} catch (error) {
+		if (error instanceof SourceError) throw new UserError(`${error.message}; ${anyRead ? IMPORT_STOPPED : 'nothing was imported'}`);
+		throw error;
+	}
+}
+
 /** Imports a CSV file (a path, or an http(s) URL the runner may read) into the suppression list: core's import of its rows. */
 export function importSuppressionFile(context: RunnerContext, source: string) {
-	return importSuppressions(context, readRecords(source, 'csv', undefined, undefined, context.config));
+	return importSuppressionRecords(context, readRecords(source, 'csv', undefined, undefined, context.config));
 }
 
 /** The columns of an export (and what an import reads: phone, and reason when present). */

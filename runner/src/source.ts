@@ -232,11 +232,22 @@ const CSV_RULES: Readonly<Record<string, string>> = {
 	CSV_RECORD_INCONSISTENT_FIELDS_LENGTH: 'a row has the wrong number of cells',
 };
 
-/** csv-parse's error as its line and rule (its code names the rule; its message may quote a cell). */
-function csvSyntaxReason(error: unknown): string {
-	const { code, lines } = error as { code?: unknown; lines?: unknown };
+/** Where csv-parse is in the source: the line it has read to, and the blank lines it skipped so far. */
+interface CsvPosition {
+	lines: number;
+	empty_lines: number;
+}
+
+/**
+ * csv-parse's error as its line and rule (its code names the rule; its message may quote a cell).
+ * An unclosed quote is found only at the end of the source: its line is where its row starts, the
+ * line after the last record parsed (`last`) and the blank lines skipped since.
+ */
+function csvSyntaxReason(error: unknown, last: CsvPosition): string {
+	const { code, lines, empty_lines: emptyLines } = error as { code?: unknown; lines?: unknown; empty_lines?: unknown };
 	const rule = (typeof code === 'string' && CSV_RULES[code]) || (typeof code === 'string' && /^CSV_[A-Z_]+$/.test(code) ? `it breaks a CSV rule (${code})` : 'it breaks CSV syntax');
-	return `${typeof lines === 'number' && lines > 0 ? `at line ${lines}: ` : ''}${rule}`;
+	const line = code === 'CSV_QUOTE_NOT_CLOSED' && typeof emptyLines === 'number' ? last.lines + 1 + emptyLines - last.empty_lines : lines;
+	return `${typeof line === 'number' && line > 0 ? `at line ${line}: ` : ''}${rule}`;
 }
 
 /** stream-json's messages are fixed sentences; anything else (or one with other text) gives no detail. */
@@ -291,7 +302,13 @@ async function* csvRecords(raw: Readable, source: string, given?: string): Async
 	}
 	// Columns are read by hand (not `columns: true`) so a row with the wrong number of cells is a
 	// rejected row with its line, not a parse error that stops the whole file.
-	const parser = feed(raw, parseCsv({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES }));
+	// The last record parsed (read or not: a parse error drops those not yet read), for the line of an unclosed quote.
+	const last: CsvPosition = { lines: 0, empty_lines: 0 };
+	const noteRecord = <T>(entry: T, { lines, empty_lines }: CsvPosition): T => {
+		Object.assign(last, { lines, empty_lines });
+		return entry;
+	};
+	const parser = feed(raw, parseCsv({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES, on_record: noteRecord }));
 	let header: string[] | undefined;
 	let phoneColumn = -1;
 	let lastByte = 10;
@@ -322,7 +339,7 @@ async function* csvRecords(raw: Readable, source: string, given?: string): Async
 		if (shortRow) yield shortRow;
 	} catch (error) {
 		if (error instanceof SourceError) throw error;
-		throw new SourceError(`${source} is not valid CSV ${csvSyntaxReason(error)}`);
+		throw new SourceError(`${source} is not valid CSV ${csvSyntaxReason(error, last)}`);
 	}
 	if (!header) throw new SourceError(`${source} is empty`);
 }

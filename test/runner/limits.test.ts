@@ -7,11 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 
 import { parse } from 'csv-parse/sync';
 
-import { positionalTemplate, runCli, scanKeys, startApi, useRunnerUnderTest, waitFor, apiCaller } from './support';
+import { positionalTemplate, rawUpload, runCli, scanKeys, startApi, useRunnerUnderTest, waitFor, apiCaller } from './support';
 
 jest.setTimeout(180_000);
 
@@ -165,45 +165,8 @@ test('queued reindex runs (RUNNER_MAX_QUEUED_RUNS=2): with both workers busy, 2 
 	}
 });
 
-/** A raw upload: the headers and `first` at once, then `rest` one piece every `everyMs`; the answer (status, body, when it came) and whether the server closed the socket after it. */
-function slowUpload(first: string, rest: string[], everyMs: number, total: number): Promise<{ status: number; afterMs: number; text: string; closed: Promise<boolean> }> {
-	return new Promise((resolve, reject) => {
-		const socket = connect(port, '127.0.0.1');
-		const started = Date.now();
-		let text = '';
-		let answered = false;
-		let closedBy: NodeJS.Timeout | undefined;
-		const closed = new Promise<boolean>((done) => {
-			socket.on('close', () => done(true));
-			// Asked after the answer: the server has 3 s to close the connection.
-			closedBy = setTimeout(() => done(false), 23_000);
-		});
-		const giveUp = setTimeout(() => socket.destroy(), 20_000);
-		const query = new URLSearchParams(settings()).toString();
-		socket.on('connect', () => {
-			socket.write(`POST /api/campaigns?${query} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: text/csv\r\ncontent-length: ${total}\r\n\r\n${first}`);
-			rest.forEach((piece, i) => setTimeout(() => !socket.destroyed && socket.write(piece), everyMs * (i + 1)));
-		});
-		socket.on('data', (chunk) => {
-			text += String(chunk);
-			const [head, body = ''] = text.split('\r\n\r\n');
-			const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? -1);
-			if (!answered && length >= 0 && Buffer.byteLength(body) >= length) {
-				answered = true;
-				resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0), afterMs: Date.now() - started, text, closed: (async () => {
-						clearTimeout(closedBy);
-						const value = await Promise.race([closed, new Promise<boolean>((done) => (closedBy = setTimeout(() => done(false), 3000)))]);
-						clearTimeout(closedBy);
-						clearTimeout(giveUp);
-						socket.destroy();
-						return value;
-					})() });
-			}
-		});
-		socket.on('error', reject);
-		socket.on('close', () => !answered && reject(new Error(`closed without an answer: ${text}`)));
-	});
-}
+/** A raw campaign upload (support.ts's slowUpload) with the settings in its query. */
+const slowUpload = (first: string, rest: string[], everyMs: number, total: number) => rawUpload(port, { path: `/api/campaigns?${new URLSearchParams(settings()).toString()}`, token: TOKEN, total }, first, rest, everyMs);
 
 test('an upload that sends nothing for RUNNER_UPLOAD_IDLE_TIMEOUT (2 s) is ended with 408 and creates nothing; a slow one that keeps sending is not', async () => {
 	const { redis, keys } = runner.context;

@@ -7,7 +7,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -229,6 +229,61 @@ export async function startApi(runner: RunnerUnderTest, extra: NodeJS.ProcessEnv
 	const base = `http://127.0.0.1:${port}`;
 	await waitFor('the API to be ready', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, 30_000);
 	return base;
+}
+
+/** What rawUpload sends: the request line's path, the bearer token, the body's type and its declared length. */
+export interface RawUploadRequest {
+	path: string;
+	token: string;
+	type?: string;
+	total: number;
+}
+
+/**
+ * A raw upload on a connection of its own: the headers and `first` at once, then `rest` one piece
+ * every `everyMs`; the answer (status, body, when it came) and whether the server closed the socket
+ * within 3 s after it. Rejects when the connection ends without an answer (given up after `giveUpMs`).
+ */
+export function rawUpload(port: number, request: RawUploadRequest, first: string, rest: string[], everyMs: number, giveUpMs = 20_000): Promise<{ status: number; afterMs: number; text: string; closed: Promise<boolean> }> {
+	return new Promise((resolve, reject) => {
+		const socket = connect(port, '127.0.0.1');
+		const started = Date.now();
+		let text = '';
+		let answered = false;
+		let closedBy: NodeJS.Timeout | undefined;
+		const closed = new Promise<boolean>((done) => {
+			socket.on('close', () => done(true));
+			// Asked after the answer: the server has 3 s to close the connection.
+			closedBy = setTimeout(() => done(false), giveUpMs + 3000);
+		});
+		const giveUp = setTimeout(() => socket.destroy(), giveUpMs);
+		const pieces: NodeJS.Timeout[] = [];
+		socket.on('connect', () => {
+			socket.write(`POST ${request.path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${request.token}\r\ncontent-type: ${request.type ?? 'text/csv'}\r\ncontent-length: ${request.total}\r\n\r\n${first}`);
+			rest.forEach((piece, i) => pieces.push(setTimeout(() => !socket.destroyed && socket.write(piece), everyMs * (i + 1))));
+		});
+		socket.on('data', (chunk) => {
+			text += String(chunk);
+			const [head, body = ''] = text.split('\r\n\r\n');
+			const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? -1);
+			if (!answered && length >= 0 && Buffer.byteLength(body) >= length) {
+				answered = true;
+				resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0), afterMs: Date.now() - started, text, closed: (async () => {
+						clearTimeout(closedBy);
+						const value = await Promise.race([closed, new Promise<boolean>((done) => (closedBy = setTimeout(() => done(false), 3000)))]);
+						clearTimeout(closedBy);
+						clearTimeout(giveUp);
+						socket.destroy();
+						return value;
+					})() });
+			}
+		});
+		socket.on('error', reject);
+		socket.on('close', () => {
+			pieces.forEach(clearTimeout);
+			if (!answered) reject(new Error(`closed without an answer after ${Date.now() - started} ms: ${text}`));
+		});
+	});
 }
 
 /** An answer of the runner's API as tests read it; `json` is undefined when the body is not JSON. */

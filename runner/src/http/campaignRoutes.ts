@@ -3,16 +3,16 @@
  * as a CSV or NDJSON request body streamed to the parser, or as a source URL; or a draft is
  * created and filled a chunk at a time (POST .../recipients), then started.
  */
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 
 import { z } from 'zod/v4';
 
 import { addRecipientsBody, campaignReportQuery, campaignUploadQuery, createCampaignBody, FAILED_DELIVERY, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as core from '../core';
-import { API_NAMES, getCampaign, inlineRecords, parseRecords, refuseBinary, UserError, type Outcome, type SourceFormat, type SourceRecord } from '../core';
+import { API_NAMES, getCampaign, inlineRecords, parseRecords, type Outcome, type SourceFormat, type SourceRecord } from '../core';
 import { at, InputError, type RouteTable } from './routes';
-import { LimitError } from '../limits';
+import { receiveUpload } from './uploads';
 
 const id = runnerIdParams('campaign');
 const settings = campaignUploadQuery;
@@ -22,66 +22,10 @@ const reportQuery = campaignReportQuery;
 
 const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
 
-export class PayloadTooLarge extends UserError {}
-
-/** Reads the rest of a request body and throws it away; stops early when the upload's watch (`limited`) finds the client idle. */
-export async function drain(body: Readable | undefined, limited?: Transform): Promise<void> {
-	if (!body || typeof body.resume !== 'function' || body.readableEnded || body.destroyed) return;
-	await new Promise<void>((resolve) => {
-		body.on('end', resolve).on('close', resolve).on('error', () => resolve());
-		limited?.once('idle', resolve);
-		// A pipe into a parser that stopped reading would pause it again.
-		body.unpipe();
-		body.resume();
-	});
-}
-
-/**
- * Counts the bytes of an upload and stops it past the limit (`exceeded` then says why it stopped),
- * or when the client sends nothing for `idleMs` (`idle`): a client that stalls would otherwise hold
- * its connection and the half-read campaign forever. The silence is watched on the request itself,
- * so it also ends a client that stalls while the rest of a refused upload is read and dropped.
- * Time while the request is paused (the parser waiting for rows to be written) is not the client's.
- */
-export function limitBytes(limit: number, source: Readable, idleMs: number): Transform & { exceeded: boolean; idle: boolean } {
-	let seen = 0;
-	let timer: NodeJS.Timeout | undefined;
-	const watch = () => {
-		clearTimeout(timer);
-		timer = setTimeout(() => {
-			if (source.isPaused()) return watch();
-			counter.idle = true;
-			// Reading: the parser fails and nothing is created. Already refused and being drained: the drain stops.
-			if (!counter.destroyed) counter.destroy(uploadIdle(idleMs));
-			counter.emit('idle');
-		}, idleMs);
-	};
-	const counter = new Transform({
-		transform(chunk: Buffer, _encoding, done) {
-			seen += chunk.length;
-			if (seen > limit) {
-				counter.exceeded = true;
-				done(new PayloadTooLarge(`the upload is larger than ${limit} bytes`));
-			} else done(null, chunk);
-		},
-	}) as Transform & { exceeded: boolean; idle: boolean };
-	counter.exceeded = false;
-	counter.idle = false;
-	// Added before the route pipes the request (the same tick), so no chunk is missed by either.
-	source.on('data', watch);
-	source.on('end', () => clearTimeout(timer)).on('close', () => clearTimeout(timer));
-	watch();
-	return counter;
-}
-
 /** The Idempotency-Key header; repeated, it is not one key, so it is ignored as before. */
 const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' ? header : undefined);
 
-const uploadIdle = (idleMs: number) => new LimitError(408, `the upload sent nothing for ${idleMs / 1000} s (RUNNER_UPLOAD_IDLE_TIMEOUT); nothing was created`);
-
 export function campaignRoutes(routes: RouteTable, context: RunnerContext): void {
-	const limit = context.config.RUNNER_UPLOAD_LIMIT_BYTES;
-
 	routes.add(
 		{
 			...at(RUNNER_ROUTES.createCampaign),
@@ -101,7 +45,6 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			let source: string;
 			let records: AsyncIterable<SourceRecord> | undefined;
 			let draft = false;
-			const limited = upload ? limitBytes(limit, request.body as Readable, context.config.RUNNER_UPLOAD_IDLE_TIMEOUT) : undefined;
 			if (upload) {
 				const parsed = settings.safeParse(request.query);
 				if (!parsed.success) throw new InputError(`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`, String(parsed.error.issues[0].path[0]));
@@ -109,8 +52,6 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				dryRun = parsed.data.dry_run === 'true';
 				transactional = parsed.data.transactional === 'true';
 				source = `upload.${upload}`;
-				const body = (request.body as Readable).pipe(limited as Transform);
-				records = parseRecords(refuseBinary(body, 'the upload'), upload, 'the upload', { delimiter: fields.delimiter });
 			} else {
 				const parsed = createBody.safeParse(request.body);
 				if (!parsed.success) {
@@ -130,27 +71,14 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
 			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, window: fields.window, endAt: fields.end_at, whenCapped: fields.when_capped, dryRun, transactional, source };
-			const declared = Number(request.headers['content-length'] ?? 0);
-			if (upload && declared > limit) {
-				await drain(request.body as Readable);
-				throw new PayloadTooLarge(`the upload is ${declared} bytes; at most ${limit} are accepted (RUNNER_UPLOAD_LIMIT_BYTES)`);
-			}
-			try {
-				const answer = await core.createCampaignOnce(context, { input, records, names: API_NAMES, draft, key: idempotencyKey(request.headers['idempotency-key']) });
+			const create = async (rows: AsyncIterable<SourceRecord> | undefined) => {
+				const answer = await core.createCampaignOnce(context, { input, records: rows, names: API_NAMES, draft, key: idempotencyKey(request.headers['idempotency-key']) });
 				// A dry run created nothing: 200, as does a replay.
 				if (answer.replayed || answer.kind === 'dry_run') reply.code(200);
 				return answer;
-			} catch (error) {
-				// Answer only once the client has sent everything (a reply mid-upload resets its connection),
-				// unless it stopped sending: then answer now and close the connection, nothing more is read.
-				if (upload && !limited?.idle) await drain(request.body as Readable, limited);
-				if (limited?.idle) {
-					reply.header('connection', 'close');
-					throw uploadIdle(context.config.RUNNER_UPLOAD_IDLE_TIMEOUT);
-				}
-				if (limited?.exceeded) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes (RUNNER_UPLOAD_LIMIT_BYTES)`);
-				throw error;
-			}
+			};
+			if (!upload) return create(records);
+			return receiveUpload(request, reply, context.config, 'nothing was created', (body) => create(parseRecords(body, upload, 'the upload', { delimiter: fields.delimiter })));
 		},
 	);
 

@@ -16,7 +16,8 @@ import type { RunnerContext } from '../context';
 import { ConflictError, liveRunners, NotFoundError, runnerQueues, shownQueueName, UserError } from '../core';
 import { isRedisUnavailable, redisAnswers } from '../runtime';
 import { Auth, CSRF_HEADER, SESSION_COOKIE, type SecretKind } from './auth';
-import { campaignRoutes, PayloadTooLarge } from './campaignRoutes';
+import { campaignRoutes } from './campaignRoutes';
+import { PayloadTooLarge } from './uploads';
 import { suppressionRoutes } from './suppressionRoutes';
 import { reindexRoutes } from './reindexRoutes';
 import { webhookRoutes } from './webhookRoutes';
@@ -85,6 +86,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
 	const auth = new Auth(options.token, context.redis, context.keys, { max: config.RUNNER_AUTH_FAILURE_LIMIT, windowMs: config.RUNNER_AUTH_FAILURE_WINDOW });
 	const publicHttps = config.RUNNER_PUBLIC_URL?.startsWith('https:') ?? false;
+	capConnections(app, config.RUNNER_MAX_CONNECTIONS, log);
 	void app.register(cookie);
 
 	app.addHook('onRoute', (route) => {
@@ -230,6 +232,26 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	consoleRoutes(app, auth, { publicHttps, wrongSecret });
 	mountBoard(app, context);
 	return app;
+}
+
+/** A flood of refused connections is logged once a minute at most. */
+const DROPS_LOGGED_EVERY_MS = 60_000;
+
+/**
+ * Each open connection holds a socket and its parser's memory: past `max` Node closes a new one as
+ * it arrives (before any byte is read), and the process keeps serving those it has.
+ */
+function capConnections(app: FastifyInstance, max: number, log: RunnerContext['log']): void {
+	app.server.maxConnections = max;
+	let dropped = 0;
+	let quietUntil = 0;
+	app.server.on('drop', () => {
+		dropped++;
+		if (Date.now() < quietUntil) return;
+		log.warn({ dropped, max }, `new connections closed as they arrived: ${max} are open (RUNNER_MAX_CONNECTIONS)`);
+		dropped = 0;
+		quietUntil = Date.now() + DROPS_LOGGED_EVERY_MS;
+	});
 }
 
 /** How long the rest of a refused body is read and thrown away before the connection is cut. */

@@ -2,7 +2,6 @@
  * The suppression list's routes of the control API: thin over core.ts. The phone in a path is the
  * route's `:id` (digits with country code; a "+" and separators are accepted, encoded).
  */
-import type { Readable, Transform } from 'node:stream';
 import { Readable as ReadableStream } from 'node:stream';
 
 import { z } from 'zod/v4';
@@ -11,7 +10,7 @@ import { addSuppressionBody, listSuppressionsQuery, parsePhoneNumber, RUNNER_ROU
 import type { RunnerContext } from '../context';
 import * as core from '../core';
 import { at, InputError, type RouteTable } from './routes';
-import { drain, limitBytes, PayloadTooLarge } from './campaignRoutes';
+import { receiveUpload } from './uploads';
 
 /** The phone in a path, in digits: refused as the route's `id` (400, field id) when it is none. */
 const phoneParams = z.object({
@@ -55,19 +54,10 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 	);
 	routes.add(
 		{ method: 'POST', url: '/api/suppressions/import', tag: 'suppressions', summary: 'Import a CSV body (text/csv) with a phone column and optionally reason: each good row goes on the list (source import), a bad row is reported with its line', consumes: ['text/csv'], success: [200, '{ rows, added, already, rejected, rejections: [{ line, reason }] }'] },
-		async ({ request }) => {
+		async ({ request, reply }) => {
 			const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 			if (type !== 'text/csv') throw new InputError('the import is a CSV body: send it with content-type text/csv', 'content-type');
-			const limit = context.config.RUNNER_UPLOAD_LIMIT_BYTES;
-			const limited = limitBytes(limit, request.body as Readable, context.config.RUNNER_UPLOAD_IDLE_TIMEOUT);
-			const body = (request.body as Readable).pipe(limited as Transform);
-			try {
-				return await core.importSuppressions(context, core.parseRecords(core.refuseBinary(body, 'the upload'), 'csv', 'the upload'));
-			} catch (error) {
-				if (!limited.idle) await drain(request.body as Readable, limited);
-				if (limited.exceeded) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes (RUNNER_UPLOAD_LIMIT_BYTES)`);
-				throw error;
-			}
+			return receiveUpload(request, reply, context.config, core.IMPORT_STOPPED, (body) => core.importSuppressionRecords(context, core.parseRecords(body, 'csv', 'the upload')));
 		},
 	);
 	routes.add(

@@ -15,6 +15,13 @@ type PerNumberSpec = QueueSpec & { name: (from: string) => string };
 const PER_NUMBER = Object.values(QUEUES as Record<string, QueueSpec>).filter((spec): spec is PerNumberSpec => typeof spec.name === 'function');
 const SHARED = (Object.keys(QUEUES) as Array<keyof typeof QUEUES>).filter((kind): kind is SharedQueue => typeof QUEUES[kind].name === 'string');
 
+/**
+ * Minutes of per-minute figures BullMQ keeps per queue for its finished jobs. Its workers count a
+ * completed or failed job (the counters /metrics exports) only with these figures on; an hour keeps
+ * each list small, and the counters themselves do not depend on it.
+ */
+const QUEUE_METRICS_MINUTES = 60;
+
 /** Where a queue's keys are, the same for its queue and its workers. */
 function bullOptions(connection: RedisConnection, keys: Keys): { connection: ConnectionOptions; prefix: string } {
 	return { connection: connection as ConnectionOptions, prefix: keys.prefix };
@@ -123,6 +130,7 @@ export class Workers {
 			...bullOptions(context.redis, context.keys),
 			concurrency: spec.concurrency(context.config),
 			settings: { backoffStrategy: jobBackoffStrategy },
+			metrics: { maxDataPoints: QUEUE_METRICS_MINUTES },
 			...spec.locks,
 		});
 		worker.on('error', (error) => this.warn(`worker:${error.message}`, { queue: name, err: error.message }, 'worker error'));

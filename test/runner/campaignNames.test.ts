@@ -130,9 +130,13 @@ test("API: each run of a cron schedule carries the schedule's name", async () =>
 	}
 });
 
-test('CLI: create --name, and without it the file name; list shows NAME, CREATED, TEMPLATE and FROM columns (--json whole); status shows the name; a bad --name exits 1 naming --name', async () => {
+test('CLI: create --name, and without it the file name; list shows NAME, CREATED, START, TEMPLATE and FROM columns (--json whole); status shows the name and the start; a bad --name exits 1 naming --name', async () => {
 	const from = `+${runner.business.phoneNumbers[0]}`;
-	const created = await runCli(['campaign', 'create', '--name', 'Spring sale', '--template', template(), '--from', from, '--recipients', writeCsv('spring.csv', 85), '--at', inAnHour(), '--json'], runner.env);
+	// A start time with an offset, as an operator writes it: shown back in UTC.
+	const startsAt = new Date(Math.ceil((Date.now() + 3_600_000) / 60_000) * 60_000);
+	const at = new Date(startsAt.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+	const shownStart = startsAt.toISOString().slice(0, 16).replace('T', ' ');
+	const created = await runCli(['campaign', 'create', '--name', 'Spring sale', '--template', template(), '--from', from, '--recipients', writeCsv('spring.csv', 85), '--at', at, '--json'], runner.env);
 	expect(created.code).toBe(0);
 	const named = JSON.parse(created.stdout);
 	expect(named).toMatchObject({ kind: 'campaign', name: 'Spring sale' });
@@ -143,19 +147,20 @@ test('CLI: create --name, and without it the file name; list shows NAME, CREATED
 	expect(list.code).toBe(0);
 	const lines = list.stdout.trim().split('\n');
 	const header = lines.find((line) => line.startsWith('ID'));
-	expect(header?.split(/\s{2,}/)).toEqual(['ID', 'NAME', 'STATE', 'CREATED (UTC)', 'TEMPLATE', 'FROM', 'TOTAL', 'SENT', 'FAILED', 'PENDING']);
+	expect(header?.split(/\s{2,}/)).toEqual(['ID', 'NAME', 'STATE', 'CREATED (UTC)', 'START (UTC)', 'TEMPLATE', 'FROM', 'TOTAL', 'SENT', 'FAILED', 'PENDING']);
 	const row = lines.find((line) => line.startsWith(named.id))?.split(/\s{2,}/);
 	expect(row?.slice(0, 3)).toEqual([named.id, 'Spring sale', 'scheduled']);
 	expect(row?.[3]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d$/);
-	expect(row?.slice(4)).toEqual([template(), from.slice(1), '2', '0', '0', '2']);
+	expect(row?.[4]).toBe(shownStart);
+	expect(row?.slice(5)).toEqual([template(), from.slice(1), '2', '0', '0', '2']);
 	expect(lines.find((line) => line.startsWith(unnamed.id))).toContain('customers-march');
 
 	const json = JSON.parse((await runCli(['campaign', 'list', '--json'], runner.env)).stdout);
-	expect(json.campaigns.find((c: { id: string }) => c.id === named.id)).toMatchObject({ name: 'Spring sale', template_id: template(), from: from.slice(1), total: 2, state: 'scheduled', created_at: expect.stringMatching(/Z$/) });
+	expect(json.campaigns.find((c: { id: string }) => c.id === named.id)).toMatchObject({ name: 'Spring sale', template_id: template(), from: from.slice(1), total: 2, state: 'scheduled', created_at: expect.stringMatching(/Z$/), start_at: startsAt.toISOString() });
 
 	const status = await runCli(['campaign', 'status', named.id], runner.env);
-	expect(status.stdout).toContain(`${named.id} "Spring sale": scheduled |`);
-	expect(JSON.parse((await runCli(['campaign', 'status', named.id, '--json'], runner.env)).stdout).name).toBe('Spring sale');
+	expect(status.stdout).toContain(`${named.id} "Spring sale": scheduled (starts ${shownStart} UTC) |`);
+	expect(JSON.parse((await runCli(['campaign', 'status', named.id, '--json'], runner.env)).stdout)).toMatchObject({ name: 'Spring sale', start_at: startsAt.toISOString() });
 
 	const bad = await runCli(['campaign', 'create', '--name', 'n'.repeat(121), '--template', template(), '--from', from, '--recipients', writeCsv('bad.csv', 87), '--json'], runner.env);
 	expect(bad.code).toBe(1);

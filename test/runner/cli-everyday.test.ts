@@ -57,6 +57,15 @@ test('--wait on a terminal: a campaign that fails exits 2 with its reason, and t
 	expect(output).not.toContain('100%');
 });
 
+test('--wait --json: the document of a campaign that ended failed says failed at the top as in its status, not the state it had at its create', async () => {
+	const { path } = writeRecipientsCsv(5, { seed: 64 });
+	const created = await runCli(['campaign', 'create', '--template', UNKNOWN_TEMPLATE, '--from', from(), '--recipients', path, '--rate', '100', '--wait', '--json'], runner.env);
+	expect(created.code).toBe(2);
+	const document = JSON.parse(created.stdout);
+	expect(document).toMatchObject({ kind: 'campaign', state: 'failed', status: { state: 'failed', last_error: expect.stringMatching(/^404: /) } });
+	expect(document.state).toBe(document.status.state);
+});
+
 test('--wait: a campaign cancelled while it is followed exits 3 and says so; its JSON status is still printed', async () => {
 	const { path } = writeRecipientsCsv(40, { seed: 61 });
 	const cli = startCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', path, '--rate', '1', '--wait', '--json']);

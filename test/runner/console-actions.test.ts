@@ -182,11 +182,19 @@ test('a recipient is found by phone as the operator types it; a phone not in the
 	expect(((await bad.json()) as { message: string }).message).toMatch(/^phone "abc" is not a phone number/);
 });
 
-test('an empty chart waits for data; the rate is changed from the page; cancel asks with the count, dismissed cancels nothing, confirmed cancels', async () => {
+test('an empty chart waits for data; a scheduled campaign shows its start; the rate is changed from the page; cancel asks with the count, dismissed cancels nothing, confirmed cancels', async () => {
 	const phones = Array.from({ length: 40 }, (_, i) => phoneOf(2, i));
-	const id = await createByApi(phones, { at: new Date(Date.now() + 3_600_000).toISOString() });
+	const startAt = new Date(Date.now() + 3_600_000).toISOString();
+	const id = await createByApi(phones, { at: startAt });
+	/** A time as the page writes it (the browser's own locale and zone). */
+	const local = (iso: string) => page.evaluate((time) => new Date(time).toLocaleString(), iso);
 	await page.goto(`${base}/#/campaigns/${id}`);
 	await page.getByTestId('chart-waiting').waitFor();
+	const start = page.getByTestId('start-at');
+	await start.waitFor();
+	expect(await start.getAttribute('datetime')).toBe(startAt);
+	expect(await start.textContent()).toBe(await local(startAt));
+	expect(await page.locator('p.meta').textContent()).toContain(` · starts ${await local(startAt)}`);
 	expect(await page.getByTestId('chart-waiting').textContent()).toBe('Waiting for data…');
 	expect(await page.locator('.uplot').count()).toBe(0);
 	await shot('campaign-waiting');
@@ -237,6 +245,10 @@ test('an empty chart waits for data; the rate is changed from the page; cancel a
 	expect(await completedRow.getByTestId('list-from').textContent()).toBe(runner.business.phoneNumbers[0]);
 	expect(Date.parse((await api<Campaign & { created_at: string }>('GET', `/api/campaigns/${completedId}`)).created_at)).toBeGreaterThan(Date.now() - 10 * 60_000);
 	expect(await completedRow.getByTestId('list-created').textContent()).toMatch(/\d/);
+	// A campaign created with a start time is listed with it; one started at its create has none of its own.
+	expect(await cancelledRow.getByTestId('list-start').locator('time').getAttribute('datetime')).toBe(startAt);
+	expect(await cancelledRow.getByTestId('list-start').textContent()).toBe(await local(startAt));
+	expect(await completedRow.getByTestId('list-start').textContent()).toBe('—');
 	expect(await cancelledRow.getByTestId('campaign-link').textContent()).toMatch(/^Upload \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
 	await shot('list-states');
 });

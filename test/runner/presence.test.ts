@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 
 import { cancel, liveRunners } from '../../runner/src/core';
 import { HEARTBEAT_MS, HEARTBEAT_TTL_SECONDS } from '../../runner/src/presence';
-import { expectNoSecret, positionalTemplate, RUNNER_BIN, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { expectNoSecret, positionalTemplate, RUNNER_BIN, runCli, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(120_000);
 
@@ -39,6 +39,26 @@ function following(args: string[]) {
 	return { child, exited, lines, line };
 }
 
+test('with no runner process alive, a plain create and list say so once on stderr, naming the prefix and how to start a runner; stdout keeps the answer', async () => {
+	expect(await liveRunners(runner.context)).toEqual([]);
+	const { path } = writeRecipientsCsv(3, { seed: 72 });
+	const at = new Date(Date.now() + 3_600_000).toISOString();
+	const created = await runCli(['campaign', 'create', '--template', positionalTemplate(runner.business).id, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--at', at, '--json'], runner.env);
+	expect(created.code).toBe(0);
+	const id = JSON.parse(created.stdout).id as string;
+	const listed = await runCli(['campaign', 'list'], runner.env);
+	expect(listed.code).toBe(0);
+	expect(listed.stdout).toContain(id);
+	const prefix = runner.env.RUNNER_PREFIX as string;
+	for (const [stderr, about] of [[created.stderr, `no runner is taking campaign ${id} yet`], [listed.stderr, 'nothing listed here is being sent']]) {
+		const warnings = stderr.split('\n').filter((line) => line.includes('no convo-runner process is alive'));
+		expect(warnings).toHaveLength(1);
+		expect(warnings[0]).toMatch(new RegExp(`^convo-runner: ${about}: no convo-runner process is alive on Redis at 127\\.0\\.0\\.1:\\d+ with prefix ${prefix}; start one with \`convo-runner start\``));
+		expect(warnings[0]).toContain(`RUNNER_PREFIX=${prefix}`);
+	}
+	await cancel(runner.context, id);
+});
+
 test('with no runner process alive, create --wait (and status --wait) say so within seconds of the CLI starting, keep waiting, and say when one is alive', async () => {
 	expect(await liveRunners(runner.context)).toEqual([]);
 	const cli = followScheduled(70);
@@ -63,8 +83,14 @@ test('with no runner process alive, create --wait (and status --wait) say so wit
 	await cancel(runner.context, id);
 });
 
-test('with a runner process alive, create --wait says nothing of the kind', async () => {
+test('with a runner process alive, create --wait, a plain create and list say nothing of the kind', async () => {
 	await waitFor('a live runner', async () => (await liveRunners(runner.context)).length > 0, 30_000);
+	// Nor do a plain create and list.
+	const plain = await runCli(['campaign', 'create', '--template', positionalTemplate(runner.business).id, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', writeRecipientsCsv(3, { seed: 73 }).path, '--at', new Date(Date.now() + 3_600_000).toISOString(), '--json'], runner.env);
+	const listed = await runCli(['campaign', 'list'], runner.env);
+	expect([plain.code, listed.code]).toEqual([0, 0]);
+	expect(plain.stderr + listed.stderr).not.toContain('no convo-runner process is alive');
+	await cancel(runner.context, JSON.parse(plain.stdout).id);
 	const cli = followScheduled(71);
 	const created = await waitFor('the CLI to print the campaign', async () => cli.line(/^campaign \w+: 3 recipients/), 60_000, 50);
 	// Past the bound the warning would have kept, and past a second check.

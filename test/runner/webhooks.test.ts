@@ -11,7 +11,9 @@ import type { AddressInfo } from 'node:net';
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from 'convo-contract';
 import { cancel, pauseCampaign } from '../../runner/src/core';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
-import { dumpKeys, expectNoSecret, positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered, waitForFeederTick, apiCaller } from './support';
+import { clearFaults, dumpKeys, expectNoSecret, positionalTemplate, setFault, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered, waitForFeederTick, apiCaller } from './support';
+
+const SEND_TEMPLATE = 'POST /api/external/v2/send-template';
 
 jest.setTimeout(240_000);
 
@@ -194,6 +196,33 @@ test('each pause gives one campaign.paused: an operator pause sent 20 times at o
 	expect(about(main, 'campaign.paused', failing.json.id)).toHaveLength(1);
 	expect(selfPaused.event.data).toMatchObject({ state: 'paused', last_error: expect.stringMatching(/^paused itself after 5 failed recipients in a row/) });
 	await call('POST', `/api/campaigns/${failing.json.id}/cancel`);
+});
+
+test('a cancel while sends are in flight: campaign.finished comes once they settled, its counts the campaign\'s final ones (nothing claimed or pending)', async () => {
+	const phones = phonesOf(60, 50);
+	// Each send is answered 1.5 s after it arrives: at the cancel several are on their way.
+	await setFault(runner.sandbox, { endpoint: SEND_TEMPLATE, latencyMs: 1500 });
+	try {
+		const id = await campaign(phones, { rate: 20 });
+		await waitFor('sends in flight', async () => ((await call('GET', `/api/campaigns/${id}`)).json.counts.claimed as number) > 0, 60_000, 50);
+		expect((await call('POST', `/api/campaigns/${id}/cancel`)).status).toBe(200);
+		await waitFor('campaign.finished to arrive', async () => about(main, 'campaign.finished', id)[0], 60_000);
+		await settle();
+		const finished = about(main, 'campaign.finished', id);
+		expect(finished).toHaveLength(1);
+		const data = finished[0].event.data as { state: string; counts: Record<string, number> };
+		const final = (await call('GET', `/api/campaigns/${id}`)).json as { state: string; counts: Record<string, number> };
+		expect(data.state).toBe('cancelled');
+		expect(data.counts).toEqual(final.counts);
+		expect(data.counts).toMatchObject({ claimed: 0, pending: 0 });
+		expect(data.counts.sent).toBeGreaterThan(0);
+		// What the event says was sent is what the service received, each once.
+		const sends = (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
+		expect(new Set(sends.map((message) => message.to)).size).toBe(sends.length);
+		expect(data.counts.sent).toBe(sends.length);
+	} finally {
+		await clearFaults(runner.sandbox);
+	}
 });
 
 test('a reindex run that ends gives one reindex.finished with the run status', async () => {

@@ -42,11 +42,12 @@ const PENDING_BECOMES: Partial<Record<CampaignState, Outcome>> = { cancelled: 'c
 const ENDABLE: CampaignState[] = ['draft', 'scheduled', 'running', 'paused'];
 
 /**
- * Ends a campaign that may still have pending recipients. The id joins the `finishing` set in the
- * same step as the state change and leaves it only when every pending recipient has moved, so a
- * process killed half-way leaves the rest to the next feeder tick, on any process, never pending
- * for good; campaign.finished is reported then, with the final counts. Undefined when the
- * campaign was no longer in one of `from` (another process ended it first).
+ * Ends a campaign that may still have pending recipients or sends in flight. The id joins the
+ * `finishing` set in the same step as the state change and leaves it only when every recipient is
+ * final (the pending moved, each send in flight settled), so a process killed half-way leaves the
+ * rest to the next feeder tick, on any process, never pending for good; campaign.finished is
+ * reported then, with the counts as they stay. Undefined when the campaign was no longer in one
+ * of `from` (another process ended it first).
  */
 async function endWithPending(context: RunnerContext, id: string, state: 'cancelled' | 'failed', reason: string, from: CampaignState[] = ENDABLE): Promise<number | undefined> {
 	const result = await transition(context, id, from, state, { finished_at: Date.now(), last_error: reason }, { ending: true });
@@ -54,13 +55,34 @@ async function endWithPending(context: RunnerContext, id: string, state: 'cancel
 	return finishPending(context, id);
 }
 
-/** Moves the pending recipients of an ended campaign (see endWithPending); returns how many. */
+/**
+ * Moves the pending recipients of an ended campaign (see endWithPending), and reports it finished
+ * once no send is in flight either; returns how many moved. Called again at each feeder tick
+ * while the campaign is in `finishing`: a send in flight at the end that settles back to pending
+ * (a 5xx, a 429) is moved then, and a claim whose process died is turned unknown once no live
+ * attempt can hold it, as the watchdog does for a running campaign.
+ */
 export async function finishPending(context: RunnerContext, id: string): Promise<number> {
 	const campaign = await findCampaign(context, id);
 	const to = campaign && PENDING_BECOMES[campaign.state];
-	const moved = campaign && to ? await moveAll(context, campaign, 'pending', to, campaign.lastError ?? '') : 0;
+	const moved = campaign && to && campaign.counts.pending > 0 ? await moveAll(context, campaign, 'pending', to, campaign.lastError ?? '') : 0;
+	if (campaign && campaign.counts.claimed > 0 && Date.now() - (campaign.finishedAt ?? 0) > claimLifetime(context)) await expireDeadClaims(context, campaign);
 	await reportFinished(context, id);
 	return moved;
+}
+
+/** How long a live attempt can hold a claim: its request's deadline, and room to settle it. */
+const claimLifetime = (context: RunnerContext) => context.config.RUNNER_HTTP_DEADLINE + 10_000;
+
+/** Claims older than any live attempt can hold become unknown (they may have sent: never resent); returns how many. */
+export async function expireDeadClaims(context: RunnerContext, campaign: CampaignRecord): Promise<number> {
+	const staleBefore = Date.now() - claimLifetime(context);
+	let expired = 0;
+	for await (const { from, records } of context.ledger.walk(campaign.id, campaign.total)) {
+		const stale = records.flatMap((record, i) => (record?.outcome === 'claimed' && (record.lastAttemptAt ?? 0) < staleBefore ? [from + i] : []));
+		expired += await context.ledger.expireClaims(campaign.id, staleBefore, stale);
+	}
+	return expired;
 }
 
 function refuse(campaign: CampaignRecord, act: string, allowed: CampaignState[]): never {

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
 import { addSendJobs, SEND_RUN, sendJobIdPrefix, type SendJobData } from '../jobs';
-import { expireAtEnd, finishPending } from './control';
+import { expireAtEnd, expireDeadClaims, finishPending } from './control';
 import { openingAt, type WeekWindow } from './windows';
 import { findCampaign, type CampaignRecord } from './store';
 import { restartSpacing, setSpacingRate } from './spacing';
@@ -213,12 +213,7 @@ async function feedZones(context: RunnerContext, campaign: CampaignRecord, week:
 
 /** The watchdog: claims older than any live attempt can be become unknown; the ledger is walked again. */
 async function sweep(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
-	const staleBefore = Date.now() - (context.config.RUNNER_HTTP_DEADLINE + 10_000);
-	let expired = 0;
-	for await (const { from, records } of context.ledger.walk(campaign.id, campaign.total)) {
-		const stale = records.flatMap((record, i) => (record?.outcome === 'claimed' && (record.lastAttemptAt ?? 0) < staleBefore ? [from + i] : []));
-		expired += await context.ledger.expireClaims(campaign.id, staleBefore, stale);
-	}
+	const expired = await expireDeadClaims(context, campaign);
 	await context.redis.hset(context.keys.campaign(campaign.from, campaign.id), { cursor: 0, last_progress_at: Date.now() });
 	// A windowed campaign's zones start their lists over too.
 	if (campaign.window) await context.redis.del(context.keys.zoneFeed(campaign.from, campaign.id));

@@ -38,11 +38,14 @@ return 'ok:' .. state
 `;
 
 /**
- * KEYS: finishing, meta, outbox. ARGV: id, now. An ended campaign's pending recipients have all
- * moved: the one process whose SREM removes it from `finishing` reports campaign.finished, with
- * the final counts.
+ * KEYS: finishing, meta, outbox. ARGV: id, now. An ended campaign whose recipients are all final
+ * (none pending, no send in flight): the one process whose SREM removes it from `finishing`
+ * reports campaign.finished, with the final counts. While one is open it stays in `finishing`,
+ * and the feeder asks again at its next tick.
  */
 const FINISHED = `${LUA_EMIT}
+local open = redis.call('HMGET', KEYS[2], 'n_p', 'n_c')
+if (tonumber(open[1]) or 0) + (tonumber(open[2]) or 0) > 0 then return 0 end
 if redis.call('SREM', KEYS[1], ARGV[1]) == 1 and redis.call('EXISTS', KEYS[2]) == 1 then
   emit(KEYS[3], KEYS[2], ARGV[1], 'campaign.finished', ARGV[2])
   return 1
@@ -53,7 +56,7 @@ return 0
 export interface TransitionOptions {
 	/** The event this change is (campaign.paused; campaign.finished for a change that moves nothing). */
 	event?: RunnerEventType;
-	/** The campaign ends with pending recipients still to move: it joins `finishing`, and campaign.finished follows when they have moved. */
+	/** The campaign ends with pending recipients still to move or sends in flight: it joins `finishing`, and campaign.finished follows when every recipient is final. */
 	ending?: boolean;
 }
 
@@ -83,7 +86,7 @@ export async function transition(context: RunnerContext, id: string, from: reado
 	return { changed: false, state: answer.startsWith('no:') ? (answer.slice(3) as CampaignState) : undefined };
 }
 
-/** Called when an ended campaign has no pending recipient left; true for the one call that reported it. */
+/** Called when an ended campaign may have no open recipient left; true for the one call that reported it. */
 export async function reportFinished(context: RunnerContext, id: string): Promise<boolean> {
 	const { redis, keys } = context;
 	const number = await campaignNumber(context, id);

@@ -65,6 +65,8 @@ export interface CampaignStatus {
 	rate: number;
 	eta_seconds: number | null;
 	last_error: string | null;
+	/** When a campaign created with a start time (`--at`) starts or started; null for one that started at its create. */
+	start_at: string | null;
 	/** Absent only where a status is made without Redis at hand. */
 	funnel?: CampaignFunnel;
 }
@@ -218,6 +220,7 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 		rate,
 		eta_seconds: open === 0 ? 0 : rate > 0 ? Math.ceil(open / rate) : null,
 		last_error: campaign.lastError ?? null,
+		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
 	};
 }
 
@@ -235,7 +238,6 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		when_capped: campaign.whenCapped,
 		total: campaign.total,
 		source: campaign.source,
-		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
 		created_at: new Date(campaign.createdAt).toISOString(),
 		finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
 		// A send window and an end (campaigns/windows.ts), when it has them.

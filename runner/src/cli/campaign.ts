@@ -6,13 +6,17 @@ import { Option, type Command } from 'commander';
 
 import * as core from '../core';
 import { answer, runs } from './command';
-import { follow } from './follow';
+import { follow, warnIfNoRunner } from './follow';
 import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from './runOptions';
+
+/** An ISO time as the CLI's tables show it: "2026-03-29 01:30" (UTC). */
+const utcMinute = (iso: string) => iso.slice(0, 16).replace('T', ' ');
 
 /** A campaign's status in one line: id, name, state and counts (`status`, and the end of a followed create). */
 function describeCounts(status: core.CampaignStatus): string {
 	const c = status.counts;
-	return `${status.id} ${JSON.stringify(status.name)}: ${status.state} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, capped ${c.capped}, rejected ${c.rejected}, suppressed ${c.suppressed}, cancelled ${c.cancelled}, expired ${c.expired}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
+	const starts = status.state === 'scheduled' && status.start_at ? ` (starts ${utcMinute(status.start_at)} UTC)` : '';
+	return `${status.id} ${JSON.stringify(status.name)}: ${status.state}${starts} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, capped ${c.capped}, rejected ${c.rejected}, suppressed ${c.suppressed}, cancelled ${c.cancelled}, expired ${c.expired}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
 }
 
 /** The funnel as `campaign status` prints it under the counts: one line, then one per failure reason. */
@@ -33,12 +37,14 @@ const shortened = (text: string, max: number) => (text.length > max ? `${text.sl
 
 /** `campaign list` as a table: a column per field an operator picks a campaign by, the counts last. */
 function campaignTable(campaigns: core.CampaignDetail[]): string[] {
-	const header = ['ID', 'NAME', 'STATE', 'CREATED (UTC)', 'TEMPLATE', 'FROM', 'TOTAL', 'SENT', 'FAILED', 'PENDING'];
+	const header = ['ID', 'NAME', 'STATE', 'CREATED (UTC)', 'START (UTC)', 'TEMPLATE', 'FROM', 'TOTAL', 'SENT', 'FAILED', 'PENDING'];
 	const rows = campaigns.map((c) => [
 		c.id,
 		shortened(c.name, NAME_SHOWN),
 		c.state,
-		c.created_at.slice(0, 16).replace('T', ' '),
+		utcMinute(c.created_at),
+		// Only a campaign created with a start time has one of its own; the others started at their create.
+		c.start_at ? utcMinute(c.start_at) : '-',
 		c.template_id,
 		c.from,
 		String(c.total),
@@ -175,16 +181,20 @@ export function addCampaignCommands(program: Command): void {
 		if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
 		const tested = created.test_send ? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n` : '';
 		if (created.kind === 'schedule') {
+			await warnIfNoRunner(context, `no runner will start schedule ${created.schedule.id}'s runs yet`);
 			return answer(created, () => `${tested}schedule ${created.schedule.id} ${JSON.stringify(created.schedule.name)}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
 		}
 		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
 		if (!shouldFollow) {
+			// A followed create says it while it follows (follow.ts).
+			await warnIfNoRunner(context, `no runner is taking campaign ${created.id} yet`);
 			return answer(created, () => tested + [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`, ...describeRejections(created)].join('\n'));
 		}
 		process.stderr.write(tested + [`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`, ...describeRejections(created)].join('\n') + '\n');
 		const final = await follow(context, created.id);
 		exitForEnd(final);
-		return answer({ ...created, status: final }, () => describeCounts(final));
+		// The create's own state was the campaign's at its start: the document says how it ended.
+		return answer({ ...created, state: final.state, status: final }, () => describeCounts(final));
 	}, { withService: (options) => options.testTo !== undefined && !options.dryRun });
 
 	runs(campaign.command('status <id>').description(STATUS_HELP).option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
@@ -196,6 +206,7 @@ export function addCampaignCommands(program: Command): void {
 	runs(campaign.command('list').description('campaigns, newest first, and cron schedules'), async ({ context }) => {
 		const campaigns = await core.listCampaigns(context);
 		const schedules = await core.listSchedules(context);
+		await warnIfNoRunner(context, 'nothing listed here is being sent');
 		return answer({ campaigns, schedules }, () =>
 			[...schedules.map((s) => `schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; across runs: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`), ...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns'])].join('\n'),
 		);

@@ -27,6 +27,26 @@ interface View<S> {
 /** How often a follow asks whether any runner process is alive (the first time at once). */
 const PRESENCE_CHECK_MS = 2500;
 
+/** The warning that no runner process is alive on this command's Redis and prefix: where it looked, and how to start one. */
+function noRunnerWarning(context: RunnerContext, about: string, ending: string): string {
+	const { redis, prefix } = runnerWhereabouts(context);
+	return (
+		`convo-runner: ${about}: no convo-runner process is alive on ${redis} with prefix ${prefix}; ` +
+		`start one with \`convo-runner start\` (or \`worker\`) and the same REDIS_URL and RUNNER_PREFIX=${prefix}, or point this command at the Redis and prefix your runner uses.${ending}`
+	);
+}
+
+/**
+ * Says once on stderr, for a command that stores or lists work without following it, that no
+ * runner process is alive on this Redis and prefix (their heartbeats, presence.ts): what it stored
+ * would otherwise wait in silence, and a list would look as if nothing ever ran.
+ */
+export async function warnIfNoRunner(context: RunnerContext, about: string): Promise<void> {
+	// The command's own work is done: a failed look leaves its answer as it is.
+	const alive = await liveRunners(context).catch(() => undefined);
+	if (alive?.length === 0) process.stderr.write(`${noRunnerWarning(context, about, '')}\n`);
+}
+
 /**
  * Says on stderr when no runner process is alive on this Redis and prefix (their heartbeats,
  * presence.ts), and again once one is: a campaign created under another prefix than the runner's
@@ -40,11 +60,7 @@ function presenceWatch(context: RunnerContext, kind: string, say: (line: string)
 		lastCheck = Date.now();
 		const alive = (await liveRunners(context)).length;
 		if (alive === 0 && !absent) {
-			const { redis, prefix } = runnerWhereabouts(context);
-			say(
-				`convo-runner: no runner is taking this ${kind}: no convo-runner process is alive on ${redis} with prefix ${prefix}; ` +
-					`start one with \`convo-runner start\` (or \`worker\`) and the same REDIS_URL and RUNNER_PREFIX=${prefix}, or point this command at the Redis and prefix your runner uses. Still waiting.`,
-			);
+			say(noRunnerWarning(context, `no runner is taking this ${kind}`, ' Still waiting.'));
 		} else if (alive > 0 && absent) {
 			say(`convo-runner: ${alive} runner process${alive === 1 ? ' is' : 'es are'} alive now; following on.`);
 		}

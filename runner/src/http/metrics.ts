@@ -69,6 +69,12 @@ export class RunnerMetrics {
 }
 
 /**
+ * BullMQ's families renamed on the way out: `_count` is the suffix Prometheus keeps for the sample
+ * count of a histogram or summary (promtool refuses it on a gauge).
+ */
+const RENAMED_FAMILIES: Readonly<Record<string, string>> = { bullmq_job_count: 'bullmq_jobs' };
+
+/**
  * BullMQ exports each queue on its own, each with the family's HELP and TYPE lines and a space
  * after each label comma. One exposition may state a family once: keep the first HELP/TYPE, and
  * write labels the strict way (`{a="1",b="2"}`).
@@ -77,9 +83,11 @@ function oneFamilyText(texts: string[]): string {
 	const seen = new Set<string>();
 	const samples = new Map<string, string[]>();
 	const order: string[] = [];
-	for (const line of texts.flatMap((text) => text.split('\n'))) {
-		if (line.trim() === '') continue;
-		const family = line.startsWith('#') ? line.split(' ')[2] : line.split(/[{ ]/)[0];
+	for (const exported of texts.flatMap((text) => text.split('\n'))) {
+		if (exported.trim() === '') continue;
+		const named = exported.startsWith('#') ? exported.split(' ')[2] : exported.split(/[{ ]/)[0];
+		const family = RENAMED_FAMILIES[named] ?? named;
+		const line = family === named ? exported : exported.replace(named, family);
 		if (!samples.has(family)) {
 			samples.set(family, []);
 			order.push(family);

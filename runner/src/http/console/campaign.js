@@ -114,7 +114,9 @@
 				latest = c;
 				title.textContent = c.name ? c.name + ' (' + id + ')' : 'Campaign ' + id;
 				badgeBox.replaceChildren(C.badge(c.state));
-				meta.textContent = 'template ' + c.template_id + ' · from ' + c.from + ' · limit ' + c.rate_limit + '/s · now ' + c.rate.toFixed(1) + '/s · ETA ' + C.eta(c.eta_seconds);
+				// A campaign created with a start time shows it: when a scheduled one starts, or when it was due.
+				var start = c.start_at ? [c.state === 'scheduled' ? ' · starts ' : ' · start ', el('time', { datetime: c.start_at, 'data-testid': 'start-at', text: new Date(c.start_at).toLocaleString() })] : [];
+				meta.replaceChildren.apply(meta, ['template ' + c.template_id + ' · from ' + c.from + ' · limit ' + c.rate_limit + '/s · now ' + c.rate.toFixed(1) + '/s · ETA ' + C.eta(c.eta_seconds)].concat(start));
 				lastError.replaceChildren(c.last_error ? el('p', { class: 'error', 'data-testid': 'last-error', text: c.last_error }) : el('span'));
 				barBox.replaceChildren(C.bar(c.counts, id), C.legend(c.counts));
 				counts.replaceChildren(el('dl', { class: 'counts' }, C.OUTCOMES.reduce(function (list, key) {

@@ -35,6 +35,8 @@
 			return el('tr', { 'data-testid': 'campaign-row' }, [
 				el('td', {}, [link, ' ', el('small', { class: 'id', text: c.id })]),
 				el('td', { 'data-testid': 'list-created', text: new Date(c.created_at).toLocaleString() }),
+				// Only a campaign created with a start time has one of its own; the others started at their create.
+				el('td', { 'data-testid': 'list-start' }, [c.start_at ? el('time', { datetime: c.start_at, text: new Date(c.start_at).toLocaleString() }) : '—']),
 				el('td', { 'data-testid': 'list-template', class: 'id', text: c.template_id }),
 				el('td', { 'data-testid': 'list-from', text: c.from }),
 				el('td', {}, [C.badge(c.state)]),
@@ -50,7 +52,7 @@
 				el('td', { text: C.eta(c.eta_seconds) }),
 			]);
 		});
-		var headers = ['Campaign', 'Created', 'Template', 'Number', 'State', 'Progress', 'Sent', 'Not sent', 'Unknown', 'Cancelled', 'Rejected', 'Delivered', 'Read', 'Rate', 'ETA'];
+		var headers = ['Campaign', 'Created', 'Start', 'Template', 'Number', 'State', 'Progress', 'Sent', 'Not sent', 'Unknown', 'Cancelled', 'Rejected', 'Delivered', 'Read', 'Rate', 'ETA'];
 		return C.table(headers, rows);
 	}
 

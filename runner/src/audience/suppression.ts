@@ -6,15 +6,19 @@
  * holds from the next send; a campaign marked transactional is exempt from both.
  *
  * Where it lives (keys.ts suppression): the list itself in the global group, and a copy of it
- * (phone -> the note the claim writes) in each number's group, since a claim's script runs in its
- * number's slot of a Redis Cluster. Every change takes a version of its own in the global group
- * (phone -> version of its last change), then goes to every number's copy; a copy records the
- * version it holds every change up to, advanced only when a change lands right after it. A copy a
- * crash left behind (the process died between the global write and the copies), or a number that
- * had none, replays the changes since its version: the feeder's tick checks each number's version
- * (one GET per number) and a create checks its number's before its commit. A change costs one
- * script per number; a send nothing but one HGET in its claim; nothing copies the whole list but a
- * new number's first campaign.
+ * (phone -> the note the claim writes) in the group of each number with a campaign not finished,
+ * since a claim's script runs in its number's slot of a Redis Cluster. Every change takes a version
+ * of its own in the global group (phone -> version of its last change), then goes to every copy; a
+ * copy records the version it holds every change up to, advanced only when a change lands right
+ * after it (APPLY). A copy a crash left behind (the process died between the global write and the
+ * copies), or a number's new copy, replays the changes since its version: the next change that
+ * finds the gap, the feeder's tick (one GET per number) and a create before its commit. A change
+ * costs one script per number holding a copy; a send nothing but one HGET in its claim; nothing
+ * copies the whole list but a campaign of a number holding none. The feeder deletes a number's copy
+ * once its campaigns have all finished (repairCopies).
+ *
+ * Keywords (applyKeyword): a phone's newest opt-out or opt-in message, by its own time, decides; an
+ * opt-in lifts only a keyword's entry.
  */
 import { parsePhoneNumber, SUPPRESSION_SOURCES } from 'convo-contract';
 

@@ -137,6 +137,19 @@ test('40 alternating STOP/START deliveries for one phone at once: every one answ
 	expect([...used].filter((digits) => logs.includes(digits) || logs.includes(digits.slice(2)))).toEqual([]);
 });
 
+test("a delivery that finds the number's copy missing an earlier change brings the copy up at once", async () => {
+	const { redis, keys } = runner.context;
+	const from = runner.business.phoneNumbers[0];
+	const earlier = phone(9, 0);
+	const later = phone(9, 1);
+	expect((await call('POST', '/api/suppressions', { phone: earlier })).json.added).toBe(true);
+	// As a process killed between the list's write and the copy's leaves it: the copy one change behind.
+	await redis.multi().hdel(keys.suppression.copy(from), earlier).decr(keys.suppression.copyVersion(from)).exec();
+	expect((await deliver(later, 'STOP', at(500))).status).toBe(200);
+	expect(await redis.hmget(keys.suppression.copy(from), earlier, later)).toEqual([expect.stringMatching(/^on the suppression list/), expect.stringMatching(/^on the suppression list/)]);
+	expect(await redis.get(keys.suppression.copyVersion(from))).toBe(await redis.get(keys.suppression.version));
+});
+
 test("a keyword sent to another business's number changes nothing", async () => {
 	const foreign = runner.sandbox.fixture.businesses[1].phoneNumbers[0];
 	const listed = phone(6, 0);

@@ -38,12 +38,15 @@ async function bytesOf(redis: Redis, keys: string[]): Promise<number> {
 export async function benchSuppression(redisUrl: string): Promise<BenchResult> {
 	const count = size(1_000_000, 20_000);
 	const prefix = `benchsupp${Date.now().toString(36)}`;
-	const context = await openContext(loadConfig({ REDIS_URL: redisUrl, RUNNER_PREFIX: prefix, RUNNER_MAX_RECIPIENTS: String(count), LOG_LEVEL: 'warn' }), createLogger('silent'), { withService: false });
+	const context = await openContext(loadConfig({ REDIS_URL: redisUrl, RUNNER_PREFIX: prefix, RUNNER_MAX_RECIPIENTS: String(count), RUNNER_MAX_SUPPRESSIONS: String(count), LOG_LEVEL: 'warn' }), createLogger('silent'), { withService: false });
 	const redis = new Redis(redisUrl);
 	const started = new Date();
 	try {
 		const { keys } = context;
+		// FROM holds a copy (a campaign not finished would open it) that the import writes to; SECOND's opens empty.
 		await redis.sadd(keys.numbers, FROM);
+		await redis.sadd(keys.suppression.copies, FROM);
+		await redis.mset(keys.suppression.copyVersion(FROM), '0', keys.suppression.copyVersion(SECOND), '0');
 		const memoryBefore = await usedMemory(redis);
 		let peakRss = process.memoryUsage().rss;
 		const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);

@@ -154,6 +154,10 @@ const schema = z.object({
 	RUNNER_MAX_WEBHOOKS: positiveInt(100),
 	/** Event receipts kept for the receivers' repeat check (webhooks/receipts.ts); past it the oldest are dropped. */
 	RUNNER_MAX_RECEIPTS: positiveInt(100_000),
+	/** Entries on the suppression list (audience/suppression.ts): an add past it is refused naming it. */
+	RUNNER_MAX_SUPPRESSIONS: positiveInt(500_000),
+	/** Sending numbers that hold a copy of the suppression list at once (those with a campaign not finished). */
+	RUNNER_MAX_SENDING_NUMBERS: positiveInt(10),
 	/** Longest webhook URL accepted. */
 	RUNNER_MAX_URL_LENGTH: positiveInt(2048),
 	/** Failed delivery attempts in a row after which a webhook is disabled (until enabled again). */
@@ -206,6 +210,23 @@ const schema = z.object({
 	 */
 	RUNNER_OPTOUT_KEYWORDS: z.string().optional(),
 	RUNNER_OPTIN_KEYWORDS: z.string().optional(),
+	/**
+	 * The business's numbers (digits with country code, comma-separated). Set: a campaign from any
+	 * other number is refused, and a keyword sent to any other number changes nothing. Unset: the
+	 * numbers the business has created a campaign from (audience/suppression.ts businessNumber).
+	 */
+	RUNNER_NUMBERS: z
+		.string()
+		.optional()
+		.transform((text, ctx) => {
+			if (text === undefined) return undefined;
+			const numbers = text.split(',').map((entry) => entry.trim().replace(/^\+/, ''));
+			if (numbers.some((entry) => !/^\d{8,15}$/.test(entry))) {
+				ctx.issues.push({ code: 'custom', input: text, message: 'must be the business numbers, digits with country code (8 to 15), comma-separated' });
+				return z.NEVER;
+			}
+			return numbers;
+		}),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 	/**
 	 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on

@@ -215,6 +215,8 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	const parsed = campaignSettings.safeParse(input);
 	if (!parsed.success) throw settingsError(parsed.error, names);
 	const settings = parsed.data;
+	const numbers = context.config.RUNNER_NUMBERS;
+	if (numbers && !numbers.includes(settings.from)) throw new FieldError(`${names.from} is not one of the business's numbers (RUNNER_NUMBERS): a campaign sends only from those`, names.from);
 	if (settings.cron && settings.at) throw new UserError(`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`);
 	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;

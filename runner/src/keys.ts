@@ -129,10 +129,18 @@ interface SuppressionKeys {
 	changed: string;
 	/** Counter: the list's version, one step per change (global). */
 	version: string;
+	/** Hash: phone -> `o|ms` or `i|ms`, its newest opt-out or opt-in keyword message applied and that message's time (global). */
+	keywords: string;
+	/** Sorted set: the phones of `keywords` by their message's time, so the oldest go first past the cap (global). */
+	keywordsAt: string;
+	/** Set: the numbers that hold a copy (global): where a change goes. */
+	copies: string;
 	/** Hash per number: phone -> the note its claim writes (the copy the claim reads, in the number's group). */
 	copy(from: string): string;
-	/** String per number: the version its copy holds every change up to. */
+	/** String per number: the version its copy holds every change up to; absent when the number holds no copy. */
 	copyVersion(from: string): string;
+	/** Set per number: its campaigns not finished, which keep its copy. */
+	copyUsers(from: string): string;
 }
 
 /** Keys of webhook registrations and their deliveries (webhooks/); all in the global group. */
@@ -248,6 +256,10 @@ export function keysFor(prefix: string): Keys {
 			version: `${global}:supp:v`,
 			copy: (from) => `${number(from)}:supp`,
 			copyVersion: (from) => `${number(from)}:supp:v`,
+			copyUsers: (from) => `${number(from)}:supp:users`,
+			keywords: `${global}:supp:kw`,
+			keywordsAt: `${global}:supp:kwat`,
+			copies: `${global}:supp:copies`,
 		},
 		reindex: {
 			runs: `${global}:reindex:runs`,

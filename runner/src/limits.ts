@@ -9,6 +9,8 @@
  *   RUNNER_MAX_REINDEX_SCHEDULES     reindex cron schedules
  *   RUNNER_MAX_QUEUED_RUNS           reindex runs waiting for a worker
  *   RUNNER_MAX_WEBHOOKS              webhook registrations (and RUNNER_MAX_URL_LENGTH for their URLs)
+ *   RUNNER_MAX_SUPPRESSIONS          suppression list entries (audience/suppression.ts)
+ *   RUNNER_MAX_SENDING_NUMBERS       sending numbers holding a copy of the suppression list
  *
  * Counted registrations (drafts, schedules, webhooks) take their place in their sorted set with one
  * Lua script that counts and adds together, so requests at the same instant cannot pass a cap

@@ -10,7 +10,7 @@
  */
 import { Cluster } from 'ioredis';
 
-import { addSuppression, campaignStatus, createCampaign, inlineRecords } from '../../runner/src/core';
+import { addSuppression, campaignStatus, cancel, createCampaign, inlineRecords } from '../../runner/src/core';
 import { repairCopy } from '../../runner/src/audience/suppression';
 import { masters } from '../../runner/src/redis';
 import { commandsRun, masterShares, numbersByMaster, partOf, sharesTable } from './clusterShares';
@@ -25,6 +25,7 @@ import {
 	startRunnerUnderTest,
 	templateSends,
 	waitFor,
+	waitForFeederTick,
 	writeRecipientsCsv,
 	type RunnerUnderTest,
 } from './support';
@@ -120,13 +121,31 @@ test("the suppression list on the Cluster: a change reaches every number's copy,
 	const { business, context } = runner;
 	const numbers = business.phoneNumbers.slice(0, NUMBERS);
 	const phone = '4917066600001';
+	// Each number holds a copy while a campaign of it is not finished: one scheduled for tomorrow each.
+	const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+	const waiting: string[] = [];
+	for (const from of numbers) {
+		const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from, source: 'rows', rate: 50, at: tomorrow }, inlineRecords([{ phone: '4917066600002', 1: 'a', 2: 'b' }]));
+		if (created.kind !== 'campaign') throw new Error('expected a campaign');
+		waiting.push(created.id);
+	}
 	expect(await addSuppression(context, { phone: `+${phone}`, reason: 'cluster', source: 'operator' }, 'phone')).toMatchObject({ added: true });
 	for (const from of numbers) expect(await context.redis.hget(context.keys.suppression.copy(from), phone)).toMatch(/^on the suppression list: cluster \(operator, /);
 
 	const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from: numbers[1], source: 'rows', rate: 50 }, inlineRecords([{ phone, 1: 'a', 2: 'b' }]));
 	expect(created).toMatchObject({ kind: 'campaign', accepted: 0, suppressed: 1, state: 'completed' });
 
-	await context.redis.del(context.keys.suppression.copy(numbers[2]), context.keys.suppression.copyVersion(numbers[2]));
+	// A copy left behind its version (a process killed between the list's write and the copy's).
+	await context.redis.del(context.keys.suppression.copy(numbers[2]));
+	await context.redis.set(context.keys.suppression.copyVersion(numbers[2]), '0');
 	expect(await repairCopy(context, numbers[2])).toBe(1);
 	expect(await context.redis.hexists(context.keys.suppression.copy(numbers[2]), phone)).toBe(1);
+
+	// Cancelled, a number's campaign lets its copy go at the feeder's tick (its script reads the campaign in the number's slot).
+	await cancel(context, waiting[3]);
+	await waitForFeederTick(context);
+	await waitForFeederTick(context);
+	expect(await context.redis.exists(context.keys.suppression.copyVersion(numbers[3]))).toBe(0);
+	expect(await context.redis.sismember(context.keys.suppression.copies, numbers[3])).toBe(0);
+	expect(await context.redis.exists(context.keys.suppression.copyVersion(numbers[4]))).toBe(1);
 });

@@ -6,21 +6,25 @@
  * holds from the next send; a campaign marked transactional is exempt from both.
  *
  * Where it lives (keys.ts suppression): the list itself in the global group, and a copy of it
- * (phone -> the note the claim writes) in each number's group, since a claim's script runs in its
- * number's slot of a Redis Cluster. Every change takes a version of its own in the global group
- * (phone -> version of its last change), then goes to every number's copy; a copy records the
- * version it holds every change up to, advanced only when a change lands right after it. A copy a
- * crash left behind (the process died between the global write and the copies), or a number that
- * had none, replays the changes since its version: the feeder's tick checks each number's version
- * (one GET per number) and a create checks its number's before its commit. A change costs one
- * script per number; a send nothing but one HGET in its claim; nothing copies the whole list but a
- * new number's first campaign.
+ * (phone -> the note the claim writes) in the group of each number with a campaign not finished,
+ * since a claim's script runs in its number's slot of a Redis Cluster. Every change takes a version
+ * of its own in the global group (phone -> version of its last change), then goes to every copy; a
+ * copy records the version it holds every change up to, advanced only when a change lands right
+ * after it (APPLY). A copy a crash left behind (the process died between the global write and the
+ * copies), or a number's new copy, replays the changes since its version: the next change that
+ * finds the gap, the feeder's tick (one GET per number) and a create before its commit. A change
+ * costs one script per number holding a copy; a send nothing but one HGET in its claim; nothing
+ * copies the whole list but a campaign of a number holding none. The feeder deletes a number's copy
+ * once its campaigns have all finished (repairCopies).
+ *
+ * Keywords (applyKeyword): a phone's newest opt-out or opt-in message, by its own time, decides; an
+ * opt-in lifts only a keyword's entry.
  */
 import { parsePhoneNumber, SUPPRESSION_SOURCES } from 'convo-contract';
 
 import { FieldError, UserError, type RunnerContext } from '../context';
 import { luaScript } from '../redis';
-import { cappedRows } from '../limits';
+import { cappedRows, LimitError } from '../limits';
 import type { SourceRecord } from '../source';
 
 export type SuppressionSource = (typeof SUPPRESSION_SOURCES)[number];
@@ -62,55 +66,192 @@ function reasonOf(given: unknown, source: SuppressionSource): string {
 	return text === '' ? DEFAULT_REASON[source] : text.slice(0, REASON_MAX);
 }
 
+/** Whether a stored entry is a keyword's (a START lifts only those). */
+const LUA_STORED = `
+local function isKeyword(stored) return stored and string.sub(stored, 1, 8) == 'keyword|' end
+`;
+
 /**
- * KEYS: entries, listed, changed, version (the global group). ARGV: 'add' or 'remove', then
- * phones (add: phone, its time in ms, its stored entry, and so on). Adds the phones not listed yet
- * (a phone already listed keeps its first entry), or removes those listed; each change takes the
- * next version. Returns { first version, last version, then for each change its phone and its
- * stored entry ('' for a removal) }, or { 0, 0 } when nothing changed.
+ * KEYS: entries, listed, changed, version (the global group). ARGV: 'add' or 'remove', the list's
+ * cap, then phones (add: phone, its time in ms, its stored entry, and so on). Adds the phones not
+ * listed yet while the list holds fewer than the cap; a phone listed by a keyword takes the new
+ * entry (an operator's, a workflow's or an import's outlives a START); any other keeps its entry.
+ * Removes those listed. Each change takes the next version. Returns { first version, last
+ * version, phones refused as the list was full, then for each change its phone and its stored
+ * entry ('' for a removal) }; the versions are 0 when nothing changed.
  */
-const CHANGE = `
+const CHANGE = `${LUA_STORED}
 local entries, listed, changed, version = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local add = ARGV[1] == 'add'
+local max = tonumber(ARGV[2])
 local step = add and 3 or 1
 local out = {}
-for i = 2, #ARGV, step do
+local full = 0
+local count = redis.call('ZCARD', listed)
+for i = 3, #ARGV, step do
   local phone = ARGV[i]
   if add then
-    if redis.call('HSETNX', entries, phone, ARGV[i + 2]) == 1 then
+    local had = redis.call('HGET', entries, phone)
+    if (not had and count < max) or isKeyword(had) then
+      if not had then count = count + 1 end
+      redis.call('HSET', entries, phone, ARGV[i + 2])
       redis.call('ZADD', listed, ARGV[i + 1], phone)
       out[#out + 1] = phone; out[#out + 1] = ARGV[i + 2]
+    elseif not had then
+      full = full + 1
     end
   elseif redis.call('HDEL', entries, phone) == 1 then
     redis.call('ZREM', listed, phone)
     out[#out + 1] = phone; out[#out + 1] = ''
   end
 end
-if #out == 0 then return { 0, 0 } end
+if #out == 0 then return { 0, 0, full } end
 local last = redis.call('INCRBY', version, #out / 2)
 local first = last - #out / 2 + 1
 for i = 1, #out, 2 do redis.call('ZADD', changed, first + (i - 1) / 2, out[i]) end
-return { first, last, unpack(out) }
+return { first, last, full, unpack(out) }
 `;
 
 /**
- * KEYS: a number's copy and its version (the number's group). ARGV: the version the changes follow
- * and the one they bring the copy to ('' '' to change nothing but the phones), then phone, note
- * pairs ('' removes). The copy's version moves only when it was `after`: a change that finds a gap
- * before it (one a crash lost) leaves the version where it is, so the next repair replays the gap.
+ * KEYS: entries, listed, changed, version, keywords, keywordsAt (the global group). ARGV: phone,
+ * 'o' (opt-out) or 'i' (opt-in), the message's time in ms, the entry an opt-out stores, the cap.
+ *
+ * A phone's newest keyword message wins, by the message's own time, whatever order the deliveries
+ * come in: one older than (or as old as) the newest applied changes nothing, so a retry or a replay
+ * is a no-op; of two at the same millisecond the opt-out wins. The newest is kept in `keywords`
+ * (the oldest dropped past the cap); a keyword entry's own time stands in when it was dropped, so
+ * losing it can only keep a phone listed. An opt-out lists the phone unless it is listed already
+ * (the entry's source stays); an opt-in lifts only a keyword's entry. Returns CHANGE's answer with
+ * the outcome after the refused count: 'stale', 'kept', 'full' (the opt-out refused: not recorded,
+ * so its retry is applied once there is room) or 'changed'.
+ */
+const KEYWORD = `${LUA_STORED}
+local entries, listed, changed, version, keywords, keywordsAt = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local phone, intent, ms, stored, max = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+local entry = redis.call('HGET', entries, phone)
+local lastIntent, lastMs
+local newest = redis.call('HGET', keywords, phone)
+if newest then
+  lastIntent = string.sub(newest, 1, 1); lastMs = tonumber(string.sub(newest, 3))
+elseif isKeyword(entry) then
+  lastIntent = 'o'; lastMs = tonumber(string.match(entry, '^keyword|(%d+)|'))
+end
+if lastMs and (ms < lastMs or (ms == lastMs and (intent == lastIntent or intent == 'i'))) then return { 0, 0, 0, 'stale' } end
+local out
+if intent == 'o' then
+  if not entry then
+    if redis.call('ZCARD', listed) >= max then return { 0, 0, 1, 'full' } end
+    redis.call('HSET', entries, phone, stored)
+    redis.call('ZADD', listed, ms, phone)
+    out = stored
+  end
+elseif isKeyword(entry) then
+  redis.call('HDEL', entries, phone)
+  redis.call('ZREM', listed, phone)
+  out = ''
+end
+redis.call('HSET', keywords, phone, intent .. '|' .. ARGV[3])
+redis.call('ZADD', keywordsAt, ms, phone)
+local excess = redis.call('ZCARD', keywordsAt) - max
+if excess > 0 then
+  local dropped = redis.call('ZPOPMIN', keywordsAt, excess)
+  for i = 1, #dropped, 2 do redis.call('HDEL', keywords, dropped[i]) end
+end
+if not out then return { 0, 0, 0, 'kept' } end
+local last = redis.call('INCR', version)
+redis.call('ZADD', changed, last, phone)
+return { last, last, 0, 'changed', phone, out }
+`;
+
+/**
+ * KEYS: a number's copy and its version (the number's group); a number without the version holds
+ * no copy, and nothing is written to it. The version says the copy holds every change up to it,
+ * except phones changed again after it (which a repair replays). Modes (ARGV[1]):
+ *   change, after, last, phone/note pairs ('' removes): one change, written only when the copy is
+ *     at `after`, which moves it to `last` ('ok'); 'done' when the copy is past it already; 'gap'
+ *     when a change before it has not reached the copy (a crash, or a delivery at the same moment):
+ *     the caller then repairs.
+ *   replay, target, pairs: a repair's page, read from the list after `target` was: written unless
+ *     the copy is past `target` already ('ahead': a change newer than the page reached it).
+ *   finish, base, target: a repair's end, moving the copy from `base` to `target`; 'moved' when
+ *     something moved it meanwhile (the repair goes again from there).
  */
 const APPLY = `
 local copy, at = KEYS[1], KEYS[2]
-for i = 3, #ARGV, 2 do
+local v = redis.call('GET', at)
+if not v then return 'none' end
+v = tonumber(v)
+local mode = ARGV[1]
+local from
+if mode == 'change' then
+  if v >= tonumber(ARGV[3]) then return 'done' end
+  if v ~= tonumber(ARGV[2]) then return 'gap' end
+  from = 4
+elseif mode == 'replay' then
+  if v > tonumber(ARGV[2]) then return 'ahead' end
+  from = 3
+else
+  if v ~= tonumber(ARGV[2]) then return 'moved' end
+  redis.call('SET', at, ARGV[3])
+  return 'ok'
+end
+for i = from, #ARGV, 2 do
   if ARGV[i + 1] == '' then redis.call('HDEL', copy, ARGV[i]) else redis.call('HSET', copy, ARGV[i], ARGV[i + 1]) end
 end
-if ARGV[1] ~= '' and tonumber(redis.call('GET', at) or '0') == tonumber(ARGV[1]) then redis.call('SET', at, ARGV[2]) end
+if mode == 'change' then redis.call('SET', at, ARGV[3]) end
+return 'ok'
+`;
+
+/**
+ * KEYS: the number's copy, its version, its users (the number's group). ARGV: a campaign id, the
+ * time. The campaign keeps the number's copy until it finishes; a number without one starts an
+ * empty copy at version 0 (the repair then fills it).
+ */
+const OPEN_COPY = `
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('DEL', KEYS[1]); redis.call('SET', KEYS[2], '0') end
 return 1
 `;
 
 /**
+ * KEYS: the number's copy, its version, its users (the number's group). ARGV: the campaigns' key
+ * prefix (keys.campaign with no id: the same group), and the time before which a user whose
+ * campaign does not exist is let go (a create that died before its commit, an expired draft).
+ * Users whose campaign finished are let go; with none left the copy goes. 1 when the number holds
+ * no copy now.
+ */
+const FREE_COPY = `
+local users = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+for i = 1, #users, 2 do
+  local state = redis.call('HGET', ARGV[1] .. users[i], 'state')
+  if state == 'completed' or state == 'cancelled' or state == 'failed' or (not state and tonumber(users[i + 1]) < tonumber(ARGV[2])) then
+    redis.call('ZREM', KEYS[3], users[i])
+  end
+end
+if redis.call('ZCARD', KEYS[3]) > 0 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+return 1
+`;
+
+/**
+ * KEYS: the numbers holding a copy (global). ARGV: the number, the cap. 1 when the number holds
+ * one or now may; 0 when the cap is reached.
+ */
+const RESERVE_COPY = `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 1 end
+if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+return 1
+`;
+
+/** How long a campaign may take from its number's copy opening to its commit (create.ts keeps staged rows this long). */
+const COMMIT_GRACE_MS = 15 * 60_000;
+/** Passes of a repair that other changes keep moving before it leaves the rest to the feeder's next tick. */
+const REPAIR_PASSES = 5;
+
+/**
  * An entry as the list stores it: `source|ms|reason` (a third of its JSON's bytes at a million
- * entries; the reason, last, may hold "|").
+ * entries; the reason, last, may hold "|"). A keyword's entry keeps its message's time.
  */
 const storedForm = (source: SuppressionSource, ms: number, reason: string) => `${source}|${ms}|${reason}`;
 
@@ -121,59 +262,138 @@ function entryOf(phone: string, stored: string): SuppressionEntry {
 
 const noteOf = (stored: string) => (stored === '' ? '' : suppressionNote(entryOf('', stored)));
 
-/** The list's change in the global group, then in every number's copy. Returns the phones that changed. */
-async function change(context: RunnerContext, op: 'add' | 'remove', args: string[]): Promise<string[]> {
-	const { redis, keys } = context;
-	const run = luaScript(redis, 'convoSuppressionChange', CHANGE, 4);
-	const reply = (await run([keys.suppression.entries, keys.suppression.listed, keys.suppression.changed, keys.suppression.version], [op, ...args])) as [number, number, ...string[]];
-	const [first, last, ...changes] = reply;
-	if (Number(last) === 0) return [];
-	const pairs = changes.flatMap((value, i) => (i % 2 === 0 ? [value] : [noteOf(value)]));
-	const numbers = await redis.smembers(keys.numbers);
-	await Promise.all(numbers.map((from) => applyToCopy(context, from, [String(Number(first) - 1), String(last), ...pairs])));
-	return changes.filter((_, i) => i % 2 === 0);
+/** The error of an add past the cap; it names the cap and its setting, never a phone. */
+export function listFullMessage(max: number): string {
+	return `the suppression list is full: it holds its limit of ${max} entries (RUNNER_MAX_SUPPRESSIONS); remove entries, or ask the operator to raise RUNNER_MAX_SUPPRESSIONS`;
 }
 
-function applyToCopy(context: RunnerContext, from: string, args: string[]): Promise<unknown> {
-	const apply = luaScript(context.redis, 'convoSuppressionApply', APPLY, 2);
-	return apply([context.keys.suppression.copy(from), context.keys.suppression.copyVersion(from)], args);
+type ChangeReply = [number | string, number | string, number | string, ...string[]];
+
+/** The list's change (CHANGE) in the global group, then in every copy. Returns the phones that changed and how many adds the cap refused. */
+async function change(context: RunnerContext, op: 'add' | 'remove', args: string[]): Promise<{ changed: string[]; full: number }> {
+	const { redis, keys } = context;
+	const run = luaScript(redis, 'convoSuppressionChange', CHANGE, 4);
+	const reply = (await run([keys.suppression.entries, keys.suppression.listed, keys.suppression.changed, keys.suppression.version], [op, context.config.RUNNER_MAX_SUPPRESSIONS, ...args])) as ChangeReply;
+	const [first, last, full, ...changes] = reply;
+	await toCopies(context, Number(first), Number(last), changes);
+	return { changed: changes.filter((_, i) => i % 2 === 0), full: Number(full) };
 }
 
 /**
- * Brings the number's copy up to the list's version: the phones changed since the copy's version,
- * as the list has them now (a page at a time, by version), then the version. Returns the phones
- * replayed. A phone changed again meanwhile gets a version past the one read here, so a copy this
- * leaves wrong for it is behind and the next repair replays it.
+ * A change of versions first..last (phone, stored pairs) into every number's copy. A copy it finds
+ * with a change before it missing is repaired at once, so the copy is right when this returns
+ * unless changes keep coming (the feeder's tick then finishes it).
+ */
+async function toCopies(context: RunnerContext, first: number, last: number, changes: string[]): Promise<void> {
+	if (last === 0) return;
+	const pairs = changes.flatMap((value, i) => (i % 2 === 0 ? [value] : [noteOf(value)]));
+	const numbers = await context.redis.smembers(context.keys.suppression.copies);
+	await Promise.all(
+		numbers.map(async (from) => {
+			if ((await applyToCopy(context, from, ['change', String(first - 1), String(last), ...pairs])) === 'gap') await repairCopy(context, from, last);
+		}),
+	);
+}
+
+async function applyToCopy(context: RunnerContext, from: string, args: string[]): Promise<string> {
+	const apply = luaScript(context.redis, 'convoSuppressionApplyV2', APPLY, 2);
+	return String(await apply([context.keys.suppression.copy(from), context.keys.suppression.copyVersion(from)], args));
+}
+
+/**
+ * Brings the number's copy up to the list's version (or `listVersion`): the phones changed since
+ * the copy's version, as the list has them now (a page at a time, by version), then the version.
+ * A change that moves the copy meanwhile makes it go again from there. Returns the phones replayed.
  */
 export async function repairCopy(context: RunnerContext, from: string, listVersion?: number): Promise<number> {
 	const { redis, keys } = context;
 	const target = listVersion ?? Number((await redis.get(keys.suppression.version)) ?? 0);
-	const base = Number((await redis.get(keys.suppression.copyVersion(from))) ?? 0);
-	if (base >= target) return 0;
-	let after = base;
 	let replayed = 0;
-	for (;;) {
-		const page = await redis.zrangebyscore(keys.suppression.changed, `(${after}`, target, 'WITHSCORES', 'LIMIT', 0, BATCH);
-		if (page.length === 0) break;
-		const phones = page.filter((_, i) => i % 2 === 0);
-		const entries = await redis.hmget(keys.suppression.entries, ...phones);
-		await applyToCopy(context, from, ['', '', ...phones.flatMap((phone, i) => [phone, noteOf(entries[i] ?? '')])]);
-		replayed += phones.length;
-		after = Number(page.at(-1));
-		if (phones.length < BATCH) break;
+	for (let pass = 0; pass < REPAIR_PASSES; pass++) {
+		const at = await redis.get(keys.suppression.copyVersion(from));
+		if (at === null) return replayed;
+		const base = Number(at);
+		if (base >= target) break;
+		let after = base;
+		let ahead = false;
+		for (;;) {
+			const page = await redis.zrangebyscore(keys.suppression.changed, `(${after}`, target, 'WITHSCORES', 'LIMIT', 0, BATCH);
+			if (page.length === 0) break;
+			const phones = page.filter((_, i) => i % 2 === 0);
+			const entries = await redis.hmget(keys.suppression.entries, ...phones);
+			if ((await applyToCopy(context, from, ['replay', String(target), ...phones.flatMap((phone, i) => [phone, noteOf(entries[i] ?? '')])])) === 'ahead') {
+				ahead = true;
+				break;
+			}
+			replayed += phones.length;
+			after = Number(page.at(-1));
+			if (phones.length < BATCH) break;
+		}
+		if (ahead || (await applyToCopy(context, from, ['finish', String(base), String(target)])) === 'ok') break;
 	}
-	await applyToCopy(context, from, [String(base), String(target)]);
 	if (replayed > 0) context.log.info({ number: from, replayed, version: target }, 'suppression list: a number\'s copy brought up to date');
 	return replayed;
 }
 
-/** The feeder's repair: every number whose copy is behind the list's version is brought up to it (one GET per number otherwise). */
-export async function repairCopies(context: RunnerContext, numbers: readonly string[]): Promise<void> {
+/**
+ * The feeder's care of the copies: a number whose campaigns have all finished lets its copy go; any
+ * other copy behind the list's version is brought up to it (one GET per number otherwise).
+ */
+export async function repairCopies(context: RunnerContext): Promise<void> {
 	const { redis, keys } = context;
+	const numbers = await redis.smembers(keys.suppression.copies);
+	const free = luaScript(redis, 'convoSuppressionFreeCopy', FREE_COPY, 3);
+	const kept: string[] = [];
+	for (const from of numbers) {
+		const s = keys.suppression;
+		if (Number(await free([s.copy(from), s.copyVersion(from), s.copyUsers(from)], [keys.campaign(from, ''), Date.now() - COMMIT_GRACE_MS])) === 1) {
+			await redis.srem(s.copies, from);
+			// A create that opened the copy again between the two steps keeps it where changes reach it.
+			if ((await redis.exists(s.copyVersion(from))) === 1) await redis.sadd(s.copies, from);
+			else continue;
+		}
+		kept.push(from);
+	}
 	const version = Number((await redis.get(keys.suppression.version)) ?? 0);
 	if (version === 0) return;
-	const versions = await Promise.all(numbers.map((from) => redis.get(keys.suppression.copyVersion(from))));
-	for (const [i, from] of numbers.entries()) if (Number(versions[i] ?? 0) < version) await repairCopy(context, from, version);
+	const versions = await Promise.all(kept.map((from) => redis.get(keys.suppression.copyVersion(from))));
+	for (const [i, from] of kept.entries()) if (versions[i] !== null && Number(versions[i]) < version) await repairCopy(context, from, version);
+}
+
+/**
+ * The number may hold a copy: it holds one, or fewer than RUNNER_MAX_SENDING_NUMBERS numbers do (it
+ * then joins them). A create asks before it reads its rows, and again as it opens the copy.
+ */
+export async function reserveCopy(context: RunnerContext, from: string): Promise<void> {
+	const max = context.config.RUNNER_MAX_SENDING_NUMBERS;
+	const reserve = luaScript(context.redis, 'convoSuppressionReserveCopy', RESERVE_COPY, 1);
+	if (Number(await reserve([context.keys.suppression.copies], [from, max])) !== 1) {
+		throw new LimitError(409, `${max} sending numbers have campaigns that are not finished; at most ${max} may (RUNNER_MAX_SENDING_NUMBERS): let one number's campaigns finish or cancel them, or ask the operator to raise RUNNER_MAX_SENDING_NUMBERS`, 'from');
+	}
+}
+
+/**
+ * A campaign of `from` takes (or keeps) the number's copy until it finishes, before any of its
+ * claims: the number joins the numbers that hold one, the copy opens and is brought up to the list.
+ * The number joins them again after the copy opened: the feeder's tick may have let it go between.
+ */
+export async function openCopy(context: RunnerContext, from: string, campaignId: string): Promise<void> {
+	const { redis, keys } = context;
+	await reserveCopy(context, from);
+	const open = luaScript(redis, 'convoSuppressionOpenCopy', OPEN_COPY, 3);
+	await open([keys.suppression.copy(from), keys.suppression.copyVersion(from), keys.suppression.copyUsers(from)], [campaignId, Date.now()]);
+	await redis.sadd(keys.suppression.copies, from);
+	await repairCopy(context, from);
+}
+
+/**
+ * Whether `to` is one of the business's numbers: one of RUNNER_NUMBERS when set, else a number the
+ * business has created a campaign from. A keyword sent to any other number changes nothing.
+ */
+export async function businessNumber(context: RunnerContext, to: string): Promise<boolean> {
+	const listed = context.config.RUNNER_NUMBERS;
+	if (listed) return listed.includes(to);
+	return (await context.redis.sismember(context.keys.numbers, to)) === 1;
 }
 
 /** The phone as a client typed it, in digits; a wrong one is refused naming `field` (`<phone>`, `phone`, Phone). */
@@ -189,17 +409,42 @@ function addition(phone: string, source: SuppressionSource, reason: unknown, now
 	return [phone, String(now), storedForm(source, now, reasonOf(reason, source))];
 }
 
-/** Puts a phone (digits) on the list; one already there keeps its entry. Answers the entry and whether this call added it. */
-export async function suppress(context: RunnerContext, phone: string, how: { source: SuppressionSource; reason?: string }): Promise<SuppressionEntry & { added: boolean }> {
-	const added = (await change(context, 'add', addition(phone, how.source, how.reason))).length > 0;
+/**
+ * Puts a phone (digits) on the list as an operator's, a workflow's or an import's: one already there
+ * keeps its entry, unless a keyword put it there (this entry then replaces it, so a START no longer
+ * lifts it). Answers the entry and whether this call wrote it; past the cap, a LimitError.
+ */
+export async function suppress(context: RunnerContext, phone: string, how: { source: Exclude<SuppressionSource, 'keyword'>; reason?: string }): Promise<SuppressionEntry & { added: boolean }> {
+	const args = addition(phone, how.source, how.reason);
+	const { changed, full } = await change(context, 'add', args);
+	if (full > 0) throw new LimitError(409, listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS), 'phone');
 	const entry = await findSuppression(context, phone);
-	if (!entry) throw new Error(`suppression of ${phone} was not kept`);
-	return { ...entry, added };
+	// Removed again in between by another request: this call's entry is what it wrote.
+	if (!entry) return { ...entryOf(phone, args[2]), added: changed.length > 0 };
+	return { ...entry, added: changed.length > 0 };
 }
 
-/** Takes a phone (digits) off the list; false when it was not on it. */
+/** Takes a phone (digits) off the list, whatever put it there; false when it was not on it. */
 export async function unsuppress(context: RunnerContext, phone: string): Promise<boolean> {
-	return (await change(context, 'remove', [phone])).length > 0;
+	return (await change(context, 'remove', [phone])).changed.length > 0;
+}
+
+/** What a keyword message did to the list (KEYWORD): nothing for a stale or repeated one, or one already applied. */
+export type KeywordOutcome = 'stale' | 'kept' | 'changed';
+
+/**
+ * A customer's opt-out or opt-in keyword, sent at `sentAtMs` (the message's own time): applied only
+ * when it is the phone's newest keyword message (KEYWORD). An opt-out past the cap is a LimitError.
+ */
+export async function applyKeyword(context: RunnerContext, phone: string, intent: 'opt_out' | 'opt_in', sentAtMs: number): Promise<KeywordOutcome> {
+	const { redis, keys, config } = context;
+	const s = keys.suppression;
+	const run = luaScript(redis, 'convoSuppressionKeyword', KEYWORD, 6);
+	const stored = storedForm('keyword', sentAtMs, DEFAULT_REASON.keyword);
+	const [first, last, , outcome, ...changes] = (await run([s.entries, s.listed, s.changed, s.version, s.keywords, s.keywordsAt], [phone, intent === 'opt_out' ? 'o' : 'i', sentAtMs, stored, config.RUNNER_MAX_SUPPRESSIONS])) as [number, number, number, string, ...string[]];
+	if (outcome === 'full') throw new LimitError(409, listFullMessage(config.RUNNER_MAX_SUPPRESSIONS));
+	await toCopies(context, Number(first), Number(last), changes);
+	return outcome as KeywordOutcome;
 }
 
 export async function findSuppression(context: RunnerContext, phone: string): Promise<SuppressionEntry | undefined> {
@@ -269,10 +514,11 @@ export async function importSuppressions(context: RunnerContext, records: AsyncI
 	let batch: string[] = [];
 	const flush = async () => {
 		if (batch.length === 0) return;
-		const added = (await change(context, 'add', batch)).length;
-		answer.added += added;
-		answer.already += batch.length / 3 - added;
+		const { changed, full } = await change(context, 'add', batch);
+		answer.added += changed.length;
+		answer.already += batch.length / 3 - changed.length - full;
 		batch = [];
+		if (full > 0) throw new LimitError(409, `${listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS)}. The import stopped: ${answer.added} phones were added, ${full} of the last rows read and every later row were not`);
 	};
 	const now = Date.now();
 	for await (const record of cappedRows(records, context.config.RUNNER_MAX_RECIPIENTS)) {

@@ -15,7 +15,7 @@ import type { RunnerContext } from '../context';
 import { luaScript } from '../redis';
 import { recordReply } from './replies';
 import { keywordIntent, keywordsOf } from '../audience/keywords';
-import { suppress, unsuppress } from '../audience/suppression';
+import { applyKeyword, businessNumber } from '../audience/suppression';
 
 /**
  * How long after its creation a campaign that no longer runs may still have sent (a large audience
@@ -97,22 +97,23 @@ export type ReplyOutcome = 'ignored' | 'unattributed' | 'recorded' | 'repeat';
 /**
  * One message_created delivery: a reply is attributed and recorded (its time only, never its text);
  * a reply that is an opt-out keyword puts its sender on the suppression list, an opt-in keyword
- * takes it off, before the reply is attributed.
+ * takes a keyword's entry off, before the reply is attributed: each only when it is the phone's
+ * newest keyword message (applyKeyword) and was sent to one of the business's numbers.
  */
 export async function receiveMessageCreated(context: RunnerContext, payload: MessageCreated): Promise<ReplyOutcome> {
 	if (payload.status !== 'received') return 'ignored';
 	const phone = parsePhoneNumber(payload.from);
 	const number = parsePhoneNumber(payload.to);
 	if (!phone.ok || !number.ok) return 'ignored';
-	const intent = keywordIntent(keywordsOf(context.config), payload.text);
-	if (intent === 'opt_out') {
-		const entry = await suppress(context, phone.digits, { source: 'keyword' });
-		context.log.info({ added: entry.added }, 'an opt-out keyword came in: its sender is on the suppression list');
-	} else if (intent === 'opt_in') {
-		const removed = await unsuppress(context, phone.digits);
-		context.log.info({ removed }, 'an opt-in keyword came in: its sender is off the suppression list');
-	}
 	const atMs = Date.parse(payload.createdAt);
+	const intent = keywordIntent(keywordsOf(context.config), payload.text);
+	if (intent && !(await businessNumber(context, number.digits))) {
+		// Neither number is logged: the event's `to` may be anyone's.
+		context.log.warn({ intent }, 'a keyword came in to a number that is not one of the business\'s (RUNNER_NUMBERS, or a number with a campaign): the suppression list is unchanged');
+	} else if (intent) {
+		const outcome = await applyKeyword(context, phone.digits, intent, atMs);
+		context.log.info({ intent, outcome }, intent === 'opt_out' ? 'an opt-out keyword came in' : 'an opt-in keyword came in');
+	}
 	const found = await attributeReply(context, phone.digits, number.digits, atMs);
 	if (!found) return 'unattributed';
 	const first = await recordReply(context, found.campaign, found.index, atMs);

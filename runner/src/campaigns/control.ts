@@ -13,6 +13,7 @@ import { settingsError } from '../settingNames';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';
 import { requeueUndelivered, trackAgain } from './tracking';
+import { openCopy } from '../audience/suppression';
 
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */
 async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: Outcome, to: Outcome, reason = ''): Promise<number> {
@@ -142,6 +143,8 @@ const RETRYABLE: CampaignState[] = ['paused', 'completed', 'cancelled', 'failed'
 export async function retryNotSent(context: RunnerContext, id: string): Promise<{ state: CampaignState; requeued: number }> {
 	const campaign = await getCampaign(context, id);
 	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
+	// A finished campaign's number may have let its copy of the suppression list go: it sends again only with one.
+	await openCopy(context, campaign.from, id);
 	const requeued = await moveAll(context, campaign, 'not_sent', 'pending');
 	if (requeued === 0) return { state: campaign.state, requeued };
 	// The tracking cursor passed them: it walks again from the start and finds their messages once sent.
@@ -163,6 +166,8 @@ export async function retryUndelivered(context: RunnerContext, id: string, input
 	if (!parsed.success) throw settingsError(parsed.error, names);
 	const campaign = await getCampaign(context, id);
 	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
+	// A finished campaign's number may have let its copy of the suppression list go: it sends again only with one.
+	await openCopy(context, campaign.from, id);
 	const requeued = await requeueUndelivered(context, campaign, { reason: parsed.data.reason, afterMs: parsed.data.after });
 	if (requeued === 0) return { state: campaign.state, requeued };
 	await feedAgain(context, campaign);

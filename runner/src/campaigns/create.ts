@@ -21,7 +21,7 @@ import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './sche
 import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneVerdict } from './windows';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
-import { repairCopy, suppressedNotes } from '../audience/suppression';
+import { openCopy, reserveCopy, suppressedNotes } from '../audience/suppression';
 import { wouldCap } from './cap';
 
 const WRITE_BATCH = 1000;
@@ -381,6 +381,8 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		await flush(last);
 	};
 	const dropStaged = () => redis.unlink(staging.recipients, staging.ledger, staging.phones, staging.zones);
+	// Past the cap of numbers holding a copy of the suppression list, refused before any row is read.
+	if (!dryRun) await reserveCopy(context, input.from);
 
 	try {
 		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format, FORMAT_TOLD), undefined, undefined, context.config, { delimiter: input.delimiter }), context.config.RUNNER_MAX_RECIPIENTS);
@@ -446,8 +448,8 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	const { claim } = input;
 	const { from } = input;
 	await registerCampaign(context, id, from);
-	// Changes to the list from now on reach this number's copy (it is in `numbers`); those before, the repair brings.
-	await repairCopy(context, from);
+	// Changes to the list from now on reach this number's copy; those before, the repair brings.
+	await openCopy(context, from, id);
 	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 13);
 	const outcome = await commit(
 		[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), staging.recipients, staging.ledger, staging.phones, keys.running(from), keys.unlisted(from), keys.outbox(from), claim?.slot ?? keys.campaign(from, id), staging.zones, keys.zoneIndexes(from, id)],

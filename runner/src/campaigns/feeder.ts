@@ -45,8 +45,8 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 		const numberState = luaScript(redis, 'convoNumberState', NUMBER_STATE, 3);
 		const campaigns: CampaignRecord[] = [];
 		const numbers = await redis.smembers(keys.numbers);
-		// A number's copy of the suppression list that a crash left behind its version is brought up to it.
-		await repairCopies(context, numbers);
+		// Copies of the suppression list: a number's goes once its campaigns have finished; one a crash left behind its version is brought up to it.
+		await repairCopies(context);
 		// Each number keeps its own sets (keys.ts): one call per number.
 		for (const from of numbers) {
 			const [finishing, running, unlisted] = (await numberState([keys.finishing(from), keys.running(from), keys.unlisted(from)], [])) as [string[], string[], number];

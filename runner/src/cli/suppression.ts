@@ -15,7 +15,7 @@ const entryLine = (entry: core.SuppressionEntry) => `${entry.phone}  ${entry.at}
 export function addSuppressionCommands(program: Command): void {
 	const suppression = program.command('suppression').description('the suppression list: phones that opted out (STOP) or were put there; no marketing campaign sends to them');
 
-	runs<{ reason?: string; json?: boolean }>(suppression.command('add <phone>').description('put a phone on the list (source operator); one already there keeps its first entry').option('--reason <text>', 'why, kept with the entry (at most 200 characters)'), async ({ context, args: [phone], options }) => {
+	runs<{ reason?: string; json?: boolean }>(suppression.command('add <phone>').description('put a phone on the list (source operator); one already there keeps its first entry, unless a keyword made it').option('--reason <text>', 'why, kept with the entry (at most 200 characters)'), async ({ context, args: [phone], options }) => {
 		const entry = await core.addSuppression(context, { phone, reason: options.reason, source: 'operator' }, PHONE);
 		return answer(entry, () => `${entry.phone}: ${entry.added ? 'added' : 'already on the list'} (${entry.source}, ${entry.at}: ${entry.reason})`);
 	});

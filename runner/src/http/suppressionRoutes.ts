@@ -37,7 +37,7 @@ async function asField<T>(work: () => Promise<T>): Promise<T> {
 
 export function suppressionRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
-		{ ...at(RUNNER_ROUTES.addSuppression), tag: 'suppressions', summary: 'Put a phone on the suppression list (source operator, or workflow): no marketing campaign sends to it; a phone already there keeps its first entry', body: addSuppressionBody, success: [200, '{ phone, reason, source, at, added }'] },
+		{ ...at(RUNNER_ROUTES.addSuppression), tag: 'suppressions', summary: 'Put a phone on the suppression list (source operator, or workflow): no marketing campaign sends to it; a phone already there keeps its first entry, unless a keyword made it (this entry replaces it); past RUNNER_MAX_SUPPRESSIONS entries, 409', body: addSuppressionBody, success: [200, '{ phone, reason, source, at, added }'] },
 		async ({ body }) => asField(() => core.addSuppression(context, { phone: body.phone, reason: body.reason, source: body.source ?? 'operator' }, PHONE)),
 	);
 	routes.add(

@@ -128,9 +128,16 @@ export class ConvoService {
 		this.agent = new Agent({ keepAliveTimeout: 4_000, connections: options.connections ?? 64, connect: { timeout: Math.min(options.deadlineMs, 5_000) } });
 	}
 
-	/** The request of a contract operation, built and checked by the contract (ContractError names a bad field). */
-	private send(key: ServiceOperation, input: OperationInput, signal?: AbortSignal, idleTimeoutMs?: number) {
-		const wire = buildRequest(OPERATIONS[key], input);
+	/**
+	 * The request of a contract operation, built and checked by the contract. Called outside any
+	 * exchange, so bad input throws ContractError (naming the field) instead of reading as a failed
+	 * connection: nothing was sent, and the same input fails the same way every time.
+	 */
+	private wire(key: ServiceOperation, input: OperationInput): WireRequest {
+		return buildRequest(OPERATIONS[key], input);
+	}
+
+	private send(wire: WireRequest, signal?: AbortSignal, idleTimeoutMs?: number) {
 		return this.exchange(wire.method, requestUrl('external', this.options.externalUrl, wire), wire.body === undefined ? undefined : JSON.stringify(wire.body), signal, idleTimeoutMs);
 	}
 
@@ -145,9 +152,10 @@ export class ConvoService {
 		});
 	}
 
-	/** One call of a contract operation; throws ContractError (naming the field) before sending bad input. */
-	call(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
-		return this.outcomeOf(() => this.send(key, input, signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline()), stopOn);
+	/** One call of a contract operation; rejects with ContractError (naming the field) before sending bad input. */
+	async call(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
+		const wire = this.wire(key, input);
+		return this.outcomeOf(() => this.send(wire, signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline()), stopOn);
 	}
 
 	private deadline(): AbortSignal {
@@ -165,11 +173,13 @@ export class ConvoService {
 
 	/**
 	 * A call whose 2xx body is read as a stream (a list of a million items): the deadline applies to
-	 * the wait for the answer and to every pause in its body, not to the whole transfer.
+	 * the wait for the answer and to every pause in its body, not to the whole transfer. Rejects with
+	 * ContractError before sending bad input, as `call` does.
 	 */
 	async open(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}): Promise<CallOutcome | { kind: 'stream'; body: Readable }> {
+		const wire = this.wire(key, input);
 		try {
-			const response = await this.send(key, input, undefined, this.options.deadlineMs);
+			const response = await this.send(wire, undefined, this.options.deadlineMs);
 			if (response.statusCode >= 200 && response.statusCode < 300) return { kind: 'stream', body: response.body };
 			return classify(response.statusCode, await readBody(response.body), response.headers, stopOn);
 		} catch (error) {

@@ -77,4 +77,23 @@ describe('ConvoService against real sockets', () => {
 		await service.close();
 		await new Promise((resolve) => server.close(resolve));
 	});
+	test('input the contract refuses: the call rejects naming the field, nothing is sent, nothing reads as a failed connection', async () => {
+		let requests = 0;
+		const server = createServer((_request, response) => {
+			requests++;
+			response.end('{}');
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		const service = new ConvoService({ externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`, apiKey: 'live_secret', deadlineMs: 2000 });
+		try {
+			const item = { collection_id: 'not-a-uuid', external_id: 'sku-1', item: { name: 'a' } };
+			await expect(service.call('upsertSearchItem', { body: item })).rejects.toMatchObject({ name: 'ContractError', message: expect.stringContaining('collection_id') });
+			await expect(service.open('listSearchItems', { query: { collection_id: 'not-a-uuid' } })).rejects.toMatchObject({ name: 'ContractError' });
+			expect(requests).toBe(0);
+		} finally {
+			await service.close();
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
 });

@@ -263,7 +263,7 @@ function entryOf(phone: string, stored: string): SuppressionEntry {
 const noteOf = (stored: string) => (stored === '' ? '' : suppressionNote(entryOf('', stored)));
 
 /** The error of an add past the cap; it names the cap and its setting, never a phone. */
-export function listFullMessage(max: number): string {
+function listFullMessage(max: number): string {
 	return `the suppression list is full: it holds its limit of ${max} entries (RUNNER_MAX_SUPPRESSIONS); remove entries, or ask the operator to raise RUNNER_MAX_SUPPRESSIONS`;
 }
 

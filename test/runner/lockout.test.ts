@@ -6,7 +6,7 @@
  * wrong events headers are counted apart. The window is a setting, here a few seconds.
  */
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
-import { startApi, useRunnerUnderTest, waitFor } from './support';
+import { apiCaller, positionalTemplate, startApi, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(120_000);
 
@@ -27,6 +27,11 @@ async function sandbox(method: string, path: string, body?: unknown) {
 beforeAll(async () => {
 	base = await startApi(runner);
 	await sandbox('POST', '/webhooks', { business: runner.business.id, url: `${base}${EVENTS_PATH}`, method: 'POST', headers: { [HEADER]: SECRET } });
+	// Keywords count only to the business's numbers: a campaign scheduled from the number makes it one.
+	const from = runner.business.phoneNumbers[0];
+	const at = new Date(Date.now() + 86_400_000).toISOString();
+	const created = await apiCaller(() => base, TOKEN)('POST', '/api/campaigns', { template_id: positionalTemplate(runner.business).id, from, at, recipients: [{ phone: '4917000000002', 1: 'a', 2: 'b' }] });
+	expect(created.status).toBe(201);
 });
 
 const event = (text: string) => JSON.stringify({ event: 'message_created', payload: { from: '4917000000001', to: runner.business.phoneNumbers[0], status: 'received', text, createdAt: new Date().toISOString() } });

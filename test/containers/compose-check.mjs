@@ -177,14 +177,14 @@ await phase('exposure', async () => {
 	const ready = await http(RUNNER, 'GET', '/readyz');
 	check('the runner reaches Redis with the password of secrets/redis_url (/readyz)', ready.status === 200, `${ready.status} ${JSON.stringify(ready.json).slice(0, 200)}`);
 
-	if (!check('compose/init.sh printed n8n\'s owner account', Boolean(printedOwner))) return;
-	const [, email, password] = printedOwner;
 	await waitFor('n8n to be ready', async () => (await http(N8N, 'GET', '/healthz/readiness')).status === 200, 180_000, 1000);
-	// The one-shot n8n-owner claims the owner once n8n answers; it has a few seconds for that.
+	// The one-shot n8n-owner claims the owner once n8n answers; the first visitor comes after it.
 	const claimedBy = await run('podman', ['wait', container('n8n-owner')], { timeout: 120_000 }).then((out) => out.stdout.trim(), (error) => String(error.message));
 	check('the one-shot n8n-owner exited 0', claimedBy === '0', claimedBy);
 	const intruder = await http(N8N, 'POST', '/rest/owner/setup', { body: { email: 'first-visitor@example.com', firstName: 'First', lastName: 'Visitor', password: 'Intruder-2024-Owner1' } });
-	check('n8n refuses a new owner setup: the owner is claimed already', intruder.status !== 200, `${intruder.status} ${JSON.stringify(intruder.json).slice(0, 200)}`);
+	check('n8n refuses a first visitor\'s owner setup: the owner is claimed already', intruder.status !== 200, `${intruder.status} ${JSON.stringify(intruder.json).slice(0, 200)}`);
+	if (!check('compose/init.sh printed n8n\'s owner account', Boolean(printedOwner))) return;
+	const [, email, password] = printedOwner;
 	const login = await http(N8N, 'POST', '/rest/login', { body: { emailOrLdapLoginId: email, password } });
 	check('n8n: the owner account compose/init.sh printed signs in', login.status === 200, `${login.status} ${JSON.stringify(login.json).slice(0, 200)}`);
 	if (login.status === 200) n8nCookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
@@ -200,13 +200,14 @@ await phase('funnel', async () => {
 	const csv = ['phone,1,2', ...phones.map((phone, i) => `+${phone},Reader ${i},order ${i}`)].join('\n');
 	const query = new URLSearchParams({ template_id: template.id, from: business.phoneNumbers[1] ?? business.phoneNumbers[0], rate: '20' });
 	const created = await runner('POST', `/api/campaigns?${query}`, { raw: `${csv}\n`, headers: { 'content-type': 'text/csv' } });
-	await http(SANDBOX, 'DELETE', '/__sandbox/delivery');
 	if (!check('a 10-recipient campaign is created for the funnel', created.status === 201, `${created.status} ${JSON.stringify(created.json).slice(0, 300)}`)) return;
+	// The settings hold for sends accepted while they are set: kept until the last send.
+	await waitFor('the funnel campaign to complete', async () => (await runner('GET', `/api/campaigns/${created.json.id}`)).json?.state === 'completed', 60_000, 250).finally(() => http(SANDBOX, 'DELETE', '/__sandbox/delivery'));
 	let last;
 	const funnel = await waitFor('the funnel to show every recipient delivered', async () => {
 		last = (await runner('GET', `/api/campaigns/${created.json.id}`)).json?.funnel;
 		return last?.delivered === phones.length ? last : undefined;
-	}, 90_000, 1000).catch(() => undefined);
+	}, 60_000, 500).catch(() => undefined);
 	check(`the demo's funnel shows delivered (${phones.length} of ${phones.length}), tracked through the messaging API`, funnel?.tracking === 'messaging_api' && funnel.delivered === phones.length, JSON.stringify(last));
 });
 

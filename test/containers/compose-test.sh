@@ -15,6 +15,7 @@
 #   - no systemd here, so healthchecks never run by themselves: `podman healthcheck run NAME`.
 # Env: CONTAINERS_KEEP=1 leaves the stack up (inspect it, then `podman-compose down -v` in its folder);
 #      CONTAINERS_SKIP_BUILD=1 uses the three images as they are (iterating on the checks).
+#      CONTAINERS_BASE_IMAGES=path/to/base-images.sh where ../shared is not beside the checkout.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,7 +32,7 @@ timed() { local name="$1" t0; shift; t0=$(date +%s); "$@"; local rc=$?; TIMINGS+
 
 # Machines with no container registry (these): base-images.sh's local stand-ins and podman settings.
 # Elsewhere (a GitHub runner): podman's defaults, pulling the official images.
-BASE_IMAGES="$ROOT/../shared/containers/base-images.sh"
+BASE_IMAGES="${CONTAINERS_BASE_IMAGES:-$ROOT/../shared/containers/base-images.sh}"
 if [[ -f "$BASE_IMAGES" ]]; then
   # shellcheck disable=SC1090
   source "$(bash "$BASE_IMAGES" --env)" || { echo "run bash ../shared/containers/base-images.sh --with-n8n first" >&2; exit 1; }

@@ -146,7 +146,7 @@ await phase('healthy', async () => {
 		check(`podman healthcheck run ${name} passes`, true);
 	}
 	for (const number of [1, 2]) {
-		const state = await podman('inspect', '-f', '{{.State.Running}}', container('worker', number));
+		const state = await podman('inspect', '-f', '{{.State.Running}}', container('worker', number)).catch((error) => String(error.message));
 		check(`worker ${number} of 2 runs (${container('worker', number)})`, state === 'true', state);
 	}
 	const ready = await waitFor('the runner to be ready (/readyz: Redis answers, workers run)', async () => ((await http(RUNNER, 'GET', '/readyz')).status === 200 ? true : undefined), 60_000, 500).catch(() => false);

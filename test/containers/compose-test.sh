@@ -2,7 +2,8 @@
 # The container test (`npm run test:containers`): builds the three images of runner/Dockerfile
 # with podman, brings compose.yaml up with podman-compose by the README's own commands (its first
 # block under "Run it with Docker Compose", `docker compose` read as `podman-compose`: all services,
-# as the demo profile does, and two workers), runs compose-check.mjs against the published ports,
+# as the demo profile does; its .env given free ports, WORKER_REPLICAS=2 and delivery checks 2 s after
+# each send before `up`), runs compose-check.mjs against the published ports,
 # then takes the stack down (also on failure or interrupt) and checks that no container of it is left.
 #
 # Needs: root on Debian 12, `bash ../shared/containers/base-images.sh --with-n8n` run once (the

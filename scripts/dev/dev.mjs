@@ -17,7 +17,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rm
 import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
 
-import { exampleFiles, localCredentials, prepareExample } from './n8n-setup.mjs';
+import { claimOwner, exampleFiles, localCredentials, prepareExample } from './n8n-setup.mjs';
 import { startStubModel } from './stub-model.mjs';
 
 const ROOT = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
@@ -304,13 +304,9 @@ async function main() {
 	await waitUntil('n8n to be ready', () => answers(`${editorUrl}/healthz/readiness`), 180_000, n8n);
 
 	if (!state.ownerCreated) {
-		const response = await fetch(`${editorUrl}/rest/owner/setup`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ email: DEV_EMAIL, firstName: 'Convo', lastName: 'Developer', password: state.password }),
-		});
-		if (!response.ok) {
-			throw new Error(`could not create the owner account (HTTP ${response.status}): ${(await response.text()).slice(0, 300)}; remove ${shown(DEV)} to start over`);
+		const claimed = await claimOwner(editorUrl, { email: DEV_EMAIL, lastName: 'Developer', password: state.password }).catch((error) => error);
+		if (claimed !== 'claimed') {
+			throw new Error(`${claimed === 'already' ? 'n8n has an owner account this run did not create' : claimed.message}; remove ${shown(DEV)} to start over`);
 		}
 		state.ownerCreated = true;
 		saveState(state);

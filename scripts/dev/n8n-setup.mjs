@@ -3,6 +3,7 @@
 // the local services (the imported credentials' ids, the local product feed) and, for a pack
 // loaded through N8N_CUSTOM_EXTENSIONS (`npm run dev`), its node types `CUSTOM.*`. The examples
 // themselves stay as a user imports them, with the installed package's types `n8n-nodes-convo.*`.
+/* global fetch, AbortSignal */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -102,4 +103,23 @@ export function prepareExample(file, credentials, { feedUrl, installed = false }
 /** The node types an example needs from n8n itself (not from this pack). */
 export function n8nNodeTypes(workflow) {
 	return [...new Set(workflow.nodes.map((node) => node.type).filter((type) => !type.startsWith(CUSTOM_PREFIX) && !type.startsWith(TYPE_PREFIX)))];
+}
+
+/**
+ * Claims n8n's owner account through its REST API (`POST /rest/owner/setup`), as the setup screen
+ * of a new n8n does. Answers 'claimed', or 'already' when an owner exists (n8n answers 400 then);
+ * throws on any other answer, with n8n's (never the password).
+ *   owner: { email, password, firstName?, lastName? } (n8n wants 8+ characters, a digit, a capital)
+ */
+export async function claimOwner(editorUrl, { email, password, firstName = 'Convo', lastName = 'Owner' }) {
+	const response = await fetch(`${editorUrl}/rest/owner/setup`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ email, firstName, lastName, password }),
+		signal: AbortSignal.timeout(30_000),
+	});
+	if (response.ok) return 'claimed';
+	const text = await response.text();
+	if (response.status === 400 && /already/i.test(text)) return 'already';
+	throw new Error(`could not create n8n's owner account (HTTP ${response.status}): ${text.slice(0, 300)}`);
 }

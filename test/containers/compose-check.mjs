@@ -2,6 +2,12 @@
 // The checks of compose-test.sh, against the compose stack it brought up (demo profile, two
 // workers), through the published ports only, as a user reaches them:
 //   healthy    every container's healthcheck passes (`podman healthcheck run`: no systemd here)
+//   exposure   the published ports answer on 127.0.0.1 and on none of the machine's other addresses
+//              (a TCP connect, nothing sent); Redis refuses a client without its password
+//              (NOAUTH) and n8n's container cannot reach it at all; n8n's owner is claimed
+//              already: a new setup is refused, the credentials compose/init.sh printed sign in
+//   funnel     the demo runner tracks delivery through the messaging API: a campaign the sandbox
+//              delivers (and nobody reads) shows every recipient delivered
 //   campaign   2,000 recipients (and 3 invalid rows) at a rate bound; the runner container
 //              SIGKILLed mid-campaign and started again; unknowns reconciled and retried; the
 //              sandbox's own log: every valid recipient exactly one message, the invalid none; the
@@ -15,9 +21,11 @@
 // Prints one line per check and a timing per phase; exits non-zero on any failure.
 //
 //   node test/containers/compose-check.mjs <stackDir> <project>
-// Reads <stackDir>/.env (the published ports) and <stackDir>/secrets/ (the runner token).
+// Reads <stackDir>/.env (the published ports), <stackDir>/secrets/ (the runner token) and
+// <stackDir>/init.out (what compose/init.sh printed: n8n's owner account).
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -37,6 +45,8 @@ const env = Object.fromEntries(
 		.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
 );
 const token = readFileSync(join(stackDir, 'secrets', 'runner_token'), 'utf8').trim();
+/** n8n's owner as compose/init.sh printed it: "n8n's owner account (...): EMAIL / PASSWORD". */
+const printedOwner = /^n8n's owner account[^:]*: (\S+) \/ (\S+)$/m.exec(readFileSync(join(stackDir, 'init.out'), 'utf8'));
 const RUNNER = `http://127.0.0.1:${env.RUNNER_PUBLISHED_PORT}`;
 const SANDBOX = `http://127.0.0.1:${env.SANDBOX_PUBLISHED_PORT}`;
 const N8N = `http://127.0.0.1:${env.N8N_PUBLISHED_PORT}`;
@@ -101,6 +111,20 @@ async function http(base, method, path, { body, headers = {}, raw } = {}) {
 const runner = (method, path, options = {}) => http(RUNNER, method, path, { ...options, headers: { authorization: `Bearer ${token}`, ...options.headers } });
 const sandboxMessages = async () => (await http(SANDBOX, 'GET', '/__sandbox/messages')).json;
 
+/** Whether a TCP connection to host:port opens within `ms` (nothing is sent on it). */
+function opens(host, port, ms = 3000) {
+	return new Promise((resolve) => {
+		const socket = connect({ host, port });
+		const done = (result) => {
+			socket.destroy();
+			resolve(result);
+		};
+		socket.setTimeout(ms, () => done(false));
+		socket.once('connect', () => done(true));
+		socket.once('error', () => done(false));
+	});
+}
+
 /** The most sends in any window [t, t + 1000 ms). */
 function maxPerSecond(times) {
 	const sorted = [...times].sort((a, b) => a - b);
@@ -122,7 +146,7 @@ await phase('healthy', async () => {
 		check(`podman healthcheck run ${name} passes`, true);
 	}
 	for (const number of [1, 2]) {
-		const state = await podman('inspect', '-f', '{{.State.Running}}', container('worker', number));
+		const state = await podman('inspect', '-f', '{{.State.Running}}', container('worker', number)).catch((error) => String(error.message));
 		check(`worker ${number} of 2 runs (${container('worker', number)})`, state === 'true', state);
 	}
 	const ready = await waitFor('the runner to be ready (/readyz: Redis answers, workers run)', async () => ((await http(RUNNER, 'GET', '/readyz')).status === 200 ? true : undefined), 60_000, 500).catch(() => false);
@@ -131,6 +155,60 @@ await phase('healthy', async () => {
 	check('the sandbox answers its fixture on its published port', Boolean(fixture?.businesses?.length));
 	const unauthenticated = await http(RUNNER, 'GET', '/api/campaigns');
 	check('the control API refuses a request without the token', unauthenticated.status === 401, String(unauthenticated.status));
+});
+
+let n8nCookie;
+
+await phase('exposure', async () => {
+	const published = { n8n: env.N8N_PUBLISHED_PORT, runner: env.RUNNER_PUBLISHED_PORT, sandbox: env.SANDBOX_PUBLISHED_PORT };
+	const others = (await run('hostname', ['-I'])).stdout.split(/\s+/).filter((address) => address && !/^127\./.test(address) && address !== '::1');
+	check(`the machine has addresses other than loopback to try (${others.join(', ')})`, others.length > 0);
+	for (const [service, port] of Object.entries(published)) {
+		check(`${service}'s published port ${port} answers on 127.0.0.1`, await opens('127.0.0.1', Number(port)));
+		const answering = [];
+		for (const address of others) if (await opens(address, Number(port))) answering.push(address);
+		check(`${service}'s published port ${port} answers on none of the machine's other addresses`, answering.length === 0, `answers on ${answering.join(', ')}`);
+	}
+
+	const unauthenticated = await podman('exec', container('redis'), 'redis-cli', 'ping').catch((error) => String(error.stdout ?? error.message));
+	check('Redis refuses a client without the password (NOAUTH)', /NOAUTH/.test(unauthenticated), unauthenticated);
+	const fromN8n = await podman('exec', container('n8n'), 'node', '-e', `const s=require('net').connect(6379,'redis');s.on('connect',()=>{console.log('connected');process.exit(0)});s.on('error',(e)=>{console.log(e.code);process.exit(0)});setTimeout(()=>{console.log('timeout');process.exit(0)},5000)`).catch((error) => String(error.message));
+	check('n8n\'s container cannot reach Redis (not on its network)', fromN8n !== 'connected', fromN8n);
+	const ready = await http(RUNNER, 'GET', '/readyz');
+	check('the runner reaches Redis with the password of secrets/redis_url (/readyz)', ready.status === 200, `${ready.status} ${JSON.stringify(ready.json).slice(0, 200)}`);
+
+	await waitFor('n8n to be ready', async () => (await http(N8N, 'GET', '/healthz/readiness')).status === 200, 180_000, 1000);
+	// The one-shot n8n-owner claims the owner once n8n answers; the first visitor comes after it.
+	const claimedBy = await run('podman', ['wait', container('n8n-owner')], { timeout: 120_000 }).then((out) => out.stdout.trim(), (error) => String(error.message));
+	check('the one-shot n8n-owner exited 0', claimedBy === '0', claimedBy);
+	const intruder = await http(N8N, 'POST', '/rest/owner/setup', { body: { email: 'first-visitor@example.com', firstName: 'First', lastName: 'Visitor', password: 'Intruder-2024-Owner1' } });
+	check('n8n refuses a first visitor\'s owner setup: the owner is claimed already', intruder.status !== 200, `${intruder.status} ${JSON.stringify(intruder.json).slice(0, 200)}`);
+	if (!check('compose/init.sh printed n8n\'s owner account', Boolean(printedOwner))) return;
+	const [, email, password] = printedOwner;
+	const login = await http(N8N, 'POST', '/rest/login', { body: { emailOrLdapLoginId: email, password } });
+	check('n8n: the owner account compose/init.sh printed signs in', login.status === 200, `${login.status} ${JSON.stringify(login.json).slice(0, 200)}`);
+	if (login.status === 200) n8nCookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+});
+
+await phase('funnel', async () => {
+	const business = fixture.businesses[0];
+	const template = business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0);
+	// Every message delivered, none read: only the messaging API tells delivered from sent (the
+	// conversations' view shows DELIVERED from the send on, and READ would count as delivered).
+	await http(SANDBOX, 'POST', '/__sandbox/delivery', { body: { seed: 'compose', delivered: 1, read: 0, delays_ms: { sent: 200, delivered: 500 } } });
+	const phones = Array.from({ length: 10 }, (_, i) => `4917029${String(i).padStart(6, '0')}`);
+	const csv = ['phone,1,2', ...phones.map((phone, i) => `+${phone},Reader ${i},order ${i}`)].join('\n');
+	const query = new URLSearchParams({ template_id: template.id, from: business.phoneNumbers[1] ?? business.phoneNumbers[0], rate: '20' });
+	const created = await runner('POST', `/api/campaigns?${query}`, { raw: `${csv}\n`, headers: { 'content-type': 'text/csv' } });
+	if (!check('a 10-recipient campaign is created for the funnel', created.status === 201, `${created.status} ${JSON.stringify(created.json).slice(0, 300)}`)) return;
+	// The settings hold for sends accepted while they are set: kept until the last send.
+	await waitFor('the funnel campaign to complete', async () => (await runner('GET', `/api/campaigns/${created.json.id}`)).json?.state === 'completed', 60_000, 250).finally(() => http(SANDBOX, 'DELETE', '/__sandbox/delivery'));
+	let last;
+	const funnel = await waitFor('the funnel to show every recipient delivered', async () => {
+		last = (await runner('GET', `/api/campaigns/${created.json.id}`)).json?.funnel;
+		return last?.delivered === phones.length ? last : undefined;
+	}, 60_000, 500).catch(() => undefined);
+	check(`the demo's funnel shows delivered (${phones.length} of ${phones.length}), tracked through the messaging API`, funnel?.tracking === 'messaging_api' && funnel.delivered === phones.length, JSON.stringify(last));
 });
 
 await phase('campaign', async () => {
@@ -240,11 +318,9 @@ await phase('n8n', async () => {
 	// What the Dockerfile put there; the workflow below proves n8n loaded it.
 	const listed = await podman('exec', container('n8n'), 'sh', '-c', 'ls "$N8N_CUSTOM_EXTENSIONS/dist/nodes/Convo"').catch((error) => String(error.message));
 	check('the n8n container holds the built pack where N8N_CUSTOM_EXTENSIONS points', listed.includes('Convo.node.js'), listed);
-	await waitFor('n8n to be ready', async () => (await http(N8N, 'GET', '/healthz/readiness')).status === 200, 180_000, 1000);
-	const owner = { email: 'owner@convo-compose.test', firstName: 'Compose', lastName: 'Test', password: `Compose-${Date.now()}-Test1` };
-	const setup = await http(N8N, 'POST', '/rest/owner/setup', { body: owner });
-	if (!check('n8n: the owner account is set up', setup.status === 200, `${setup.status} ${JSON.stringify(setup.json).slice(0, 200)}`)) return;
-	const cookie = setup.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+	// Signed in as the owner compose/init.sh printed (phase exposure).
+	if (!check('n8n: signed in as the owner', Boolean(n8nCookie))) return;
+	const cookie = n8nCookie;
 	const rest = (method, path, body) => http(N8N, method, path, { body, headers: { cookie, 'browser-id': 'compose-test' } });
 	const scopes = (await rest('GET', '/rest/api-keys/scopes')).json.data;
 	const key = await rest('POST', '/rest/api-keys', { label: 'compose test', scopes, expiresAt: null });

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # The container test (`npm run test:containers`): builds the three images of runner/Dockerfile
-# with podman, brings compose.yaml up with podman-compose (all services, as the demo profile
-# does, and two workers), runs compose-check.mjs against the published ports, then takes the stack
-# down (also on failure or interrupt) and checks that no container of it is left.
+# with podman, brings compose.yaml up with podman-compose by the README's own commands (its first
+# block under "Run it with Docker Compose", `docker compose` read as `podman-compose`: all services,
+# as the demo profile does; its .env given free ports, WORKER_REPLICAS=2 and delivery checks 2 s after
+# each send before `up`), runs compose-check.mjs against the published ports,
+# then takes the stack down (also on failure or interrupt) and checks that no container of it is left.
 #
 # Needs: root on Debian 12, `bash ../shared/containers/base-images.sh --with-n8n` run once (the
 # base images under their official names, podman's configuration), node, /usr/bin/chromium.
 # What the test works around, and only here (compose.yaml stays what a Docker user runs):
-#   - podman-compose 1.0.3 knows no profiles (it starts every service, the demo's sandbox too) and
-#     ignores --scale: the worker's two instances come from an override file (deploy.replicas);
+#   - podman-compose 1.0.3 knows no profiles (it starts every service, the demo's sandbox too; the
+#     README's COMPOSE_PROFILES=demo is for Docker Compose) and takes the project's name from the
+#     folder: the stack's folder is named after the project;
 #   - it does not wait for `depends_on: condition: service_healthy`: the check waits for health;
 #   - no systemd here, so healthchecks never run by themselves: `podman healthcheck run NAME`.
-# Env: CONTAINERS_KEEP=1 leaves the stack up (inspect it, then `podman-compose -p ... down -v`);
+# Env: CONTAINERS_KEEP=1 leaves the stack up (inspect it, then `podman-compose down -v` in its folder);
 #      CONTAINERS_SKIP_BUILD=1 uses the three images as they are (iterating on the checks).
+#      CONTAINERS_BASE_IMAGES=path/to/base-images.sh where ../shared is not beside the checkout.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -20,21 +24,23 @@ HERE="$ROOT/test/containers"
 START=$(date +%s)
 log() { echo "[containers +$(( $(date +%s) - START ))s] $*" >&2; }
 PROJECT="convotest$$"
-STACK="$(mktemp -d "${TMPDIR:-/tmp}/convo-compose.XXXXXX")"
+STACK_PARENT="$(mktemp -d "${TMPDIR:-/tmp}/convo-compose.XXXXXX")"
+STACK="$STACK_PARENT/$PROJECT"
+mkdir "$STACK"
 UP=0
 TIMINGS=()
 timed() { local name="$1" t0; shift; t0=$(date +%s); "$@"; local rc=$?; TIMINGS+=("$name $(( $(date +%s) - t0 ))s"); return $rc; }
 
 # Machines with no container registry (these): base-images.sh's local stand-ins and podman settings.
 # Elsewhere (a GitHub runner): podman's defaults, pulling the official images.
-BASE_IMAGES="$ROOT/../shared/containers/base-images.sh"
+BASE_IMAGES="${CONTAINERS_BASE_IMAGES:-$ROOT/../shared/containers/base-images.sh}"
 if [[ -f "$BASE_IMAGES" ]]; then
   # shellcheck disable=SC1090
   source "$(bash "$BASE_IMAGES" --env)" || { echo "run bash ../shared/containers/base-images.sh --with-n8n first" >&2; exit 1; }
 else
   export PODMAN_BUILD_ARGS="--format docker"
 fi
-compose() { podman-compose -p "$PROJECT" -f "$STACK/compose.yaml" -f "$STACK/compose.test.yaml" "$@"; }
+compose() { (cd "$STACK" && podman-compose "$@"); }
 
 cleanup() {
   local rc=$?
@@ -51,11 +57,11 @@ cleanup() {
       log "no container of $PROJECT is left"
     fi
     podman volume ls -q | grep "^${PROJECT}_" | xargs -r podman volume rm -f >/dev/null 2>&1
-    podman network rm -f "${PROJECT}_default" >/dev/null 2>&1
+    podman network ls -q | grep "^${PROJECT}_" | xargs -r podman network rm -f >/dev/null 2>&1
   fi
   TIMINGS+=("total $(( $(date +%s) - START ))s")
   log "timings: ${TIMINGS[*]}"
-  [[ $rc -eq 0 ]] && rm -rf "$STACK" || log "stack folder kept: $STACK"
+  [[ $rc -eq 0 ]] && rm -rf "$STACK_PARENT" || log "stack folder kept: $STACK"
   exit $rc
 }
 trap cleanup EXIT
@@ -79,20 +85,31 @@ else
   timed build-n8n build n8n convo-n8n:2.41.1
 fi
 
-# --- the stack: compose.yaml as a user has it, with compose/init.sh's .env and secrets -------------
+# --- the stack: compose.yaml as a user has it, brought up by the README's commands ----------------
 cp "$ROOT/compose.yaml" "$ROOT/.env.example" "$STACK/"
 mkdir -p "$STACK/compose" && cp "$ROOT/compose/init.sh" "$STACK/compose/"
-sh "$STACK/compose/init.sh" >&2 || { log "compose/init.sh failed"; exit 1; }
-# Free ports instead of 5678/8080/4010, which may be taken on a shared machine.
-sed -i -e "s/^N8N_PUBLISHED_PORT=.*/N8N_PUBLISHED_PORT=$(free_port)/" -e "s/^RUNNER_PUBLISHED_PORT=.*/RUNNER_PUBLISHED_PORT=$(free_port)/" \
-  -e "s/^SANDBOX_PUBLISHED_PORT=.*/SANDBOX_PUBLISHED_PORT=$(free_port)/" "$STACK/.env"
-# podman-compose 1.0.3 ignores --scale; replicas are what it reads.
-printf 'services:\n  worker:\n    deploy:\n      replicas: 2\n' >"$STACK/compose.test.yaml"
-
+# The README's commands, comments and blank lines dropped.
+mapfile -t COMMANDS < <(awk '/^## Run it with Docker Compose/ { section = 1; next } section && /^## / { exit }
+  section && /^```bash/ { block = 1; next } block && /^```/ { exit } block' "$ROOT/README.md" | sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d')
+printf '%s\n' "${COMMANDS[@]}" | grep -q 'compose/init.sh' && printf '%s\n' "${COMMANDS[@]}" | grep -q 'docker compose up -d' \
+  || { log "README's Docker Compose block has no init.sh and docker compose up -d: ${COMMANDS[*]}"; exit 1; }
 t0=$(date +%s)
-UP=1
-compose up -d --no-build >"$STACK/up.log" 2>&1 || { tail -40 "$STACK/up.log" >&2; log "podman-compose up failed"; exit 1; }
-TIMINGS+=("up $(( $(date +%s) - t0 ))s")
+for command in "${COMMANDS[@]}"; do
+  command="${command//docker compose/podman-compose}"
+  if [[ $command == *podman-compose\ up* ]]; then
+    # Before the stack starts: free ports instead of 5678/8080/4010 (which may be taken on a
+    # shared machine), two workers, and delivery checks 2 s after each send (phase funnel).
+    sed -i -e "s/^N8N_PUBLISHED_PORT=.*/N8N_PUBLISHED_PORT=$(free_port)/" -e "s/^RUNNER_PUBLISHED_PORT=.*/RUNNER_PUBLISHED_PORT=$(free_port)/" \
+      -e "s/^SANDBOX_PUBLISHED_PORT=.*/SANDBOX_PUBLISHED_PORT=$(free_port)/" -e "s/^WORKER_REPLICAS=.*/WORKER_REPLICAS=2/" \
+      -e "s/^RUNNER_TRACKING_SCHEDULE=.*/RUNNER_TRACKING_SCHEDULE=2s,10m,1h,24h/" "$STACK/.env"
+    UP=1
+  fi
+  log "README: $command"
+  (cd "$STACK" && bash -c "$command") >>"$STACK/readme-commands.log" 2>&1 || { tail -40 "$STACK/readme-commands.log" >&2; log "the README's \`$command\` failed"; exit 1; }
+  [[ $command == *compose/init.sh* ]] && cp "$STACK/readme-commands.log" "$STACK/init.out"
+done
+(( UP )) || { log "the README's commands started no stack"; exit 1; }
+TIMINGS+=("readme-commands $(( $(date +%s) - t0 ))s")
 log "stack $PROJECT up: $(podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}' | xargs)"
 
 node "$HERE/compose-check.mjs" "$STACK" "$PROJECT"

@@ -79,3 +79,16 @@ test('40 wrong events headers and 40 wrong tokens from 127.0.0.1: only the wrong
 	expect(log).not.toContain(SECRET);
 	expect(log).not.toContain(TOKEN);
 });
+
+test('a phone in a request path reaches no log line: a wrong token, a right one and a path no route matches', async () => {
+	const phones = ['4917000000991', '4917000000992', '4917000000993'];
+	expect((await fetch(`${base}/api/suppressions/${phones[0]}`, { headers: { authorization: 'Bearer wrong-token-path-0123456789abcdef' } })).status).toBe(401);
+	expect((await fetch(`${base}/api/suppressions/${phones[1]}`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+	expect((await fetch(`${base}/api/no-such-route/${phones[2]}`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+	const log = await waitFor('the access log of the last request', async () => {
+		const text = runner.processes.map((process) => process.output()).join('\n');
+		return text.includes('/api/no-such-route/') ? text : undefined;
+	}, 10_000, 50);
+	expect(log).toMatch(/\/api\/suppressions\/:\w+/);
+	expect(phones.filter((phone) => log.includes(phone) || log.includes(phone.slice(2)))).toEqual([]);
+});

@@ -81,6 +81,15 @@ function ownOrigins(request: FastifyRequest, publicUrl: string | undefined): str
 	return [`${request.protocol}://${request.host}`, ...(publicUrl ? [new URL(publicUrl).origin] : [])];
 }
 
+/**
+ * A request's path as logs show it: the route's pattern (`/api/suppressions/:id`), never the
+ * values in it; a path no route matched is shown with its digit runs masked, so a phone number
+ * typed into a wrong path does not reach the log either.
+ */
+function loggedPath(request: FastifyRequest): string {
+	return request.routeOptions.url ?? request.url.split('?')[0].replace(/\d{5,}/g, '…');
+}
+
 function buildServer(context: RunnerContext, options: HttpOptions): FastifyInstance {
 	const { config, log } = context;
 	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
@@ -108,7 +117,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	 */
 	const wrongSecret = async (request: FastifyRequest, reply: FastifyReply, kind: SecretKind, reason: string, answer: () => FastifyReply): Promise<FastifyReply> => {
 		const waitMs = await auth.throttled(kind, request.ip);
-		const path = request.url.split('?')[0];
+		const path = loggedPath(request);
 		const what = kind === 'events' ? 'wrong events headers' : 'failed tokens';
 		if (waitMs > 0) {
 			const seconds = Math.ceil(waitMs / 1000);
@@ -120,7 +129,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		return answer();
 	};
 	/** Logs a refusal that is no guess and is not counted (a stale cookie, another scheme). */
-	const refuse = (request: FastifyRequest, reason: string) => log.warn({ ip: request.ip, method: request.method, path: request.url.split('?')[0], reason }, 'authentication failed');
+	const refuse = (request: FastifyRequest, reason: string) => log.warn({ ip: request.ip, method: request.method, path: loggedPath(request), reason }, 'authentication failed');
 
 	app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
 		const path = request.url.split('?')[0];
@@ -180,7 +189,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	// The access log: one line per answer; never headers, cookies, query strings or bodies.
 	app.addHook('onResponse', async (request, reply) => {
 		if (reply.statusCode === 413) lingerAfterRefusal(request);
-		const route = request.routeOptions.url ?? request.url.split('?')[0];
+		const route = loggedPath(request);
 		// An orchestrator probes every few seconds: a probe that succeeds is logged at debug only.
 		const level = PROBES.has(route) && reply.statusCode < 400 ? 'debug' : 'info';
 		log[level]({ ip: request.ip, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), auth: authKinds.get(request) ?? 'none' }, 'http');
@@ -188,7 +197,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 
 	app.setErrorHandler((error, request, reply) => {
 		const status = statusOf(error);
-		if (status === 500) context.log.error({ err: (error as Error).message, url: request.url.split('?')[0] }, 'control API error');
+		if (status === 500) context.log.error({ err: (error as Error).message, url: loggedPath(request) }, 'control API error');
 		if (status === 503) reply.header('retry-after', '5');
 		const message = status === 500 ? 'internal error in the runner' : status === 503 ? 'Redis does not answer: try again in a few seconds' : (error as Error).message;
 		// Every input error (a route's schema, a setting, a limit) names the field as the API calls it.

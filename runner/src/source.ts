@@ -163,6 +163,10 @@ function refuseBinary(raw: Readable, source: string, progress?: SourceProgress):
 	out.on('drain', () => raw.resume());
 	raw.on('end', () => out.end());
 	raw.on('error', (error) => out.destroy(new SourceError(`reading ${source} failed: ${error.message}`)));
+	// The raw source flows from now on, so a refusal can come before the reader attaches (a create
+	// first asks Redis whether its number may hold a copy): the reader still gets the error when it
+	// reads the destroyed stream; without a listener meanwhile it would be an uncaught error.
+	out.on('error', () => undefined);
 	return out;
 }
 

@@ -27,8 +27,10 @@ test('create --wait --json, status, list, report: one JSON document each on stdo
 	const status = await runCli(['campaign', 'status', answer.id, '--json'], runner.env);
 	expect(status.code).toBe(0);
 	const parsed = JSON.parse(status.stdout);
-	expect(Object.keys(parsed).sort()).toEqual(['counts', 'eta_seconds', 'funnel', 'id', 'last_error', 'name', 'rate', 'state']);
+	expect(Object.keys(parsed).sort()).toEqual(['counts', 'eta_seconds', 'funnel', 'id', 'last_error', 'name', 'rate', 'start_at', 'state']);
 	expect(parsed.name).toBe('recipients');
+	// Started at its create: no start time of its own.
+	expect(parsed.start_at).toBeNull();
 	expect(parsed.counts).toEqual({ pending: 0, claimed: 0, sent: 30, failed: 0, rejected: 1, cancelled: 0, unknown: 0, not_sent: 0, expired: 0, suppressed: 0, capped: 0 });
 
 	const list = await runCli(['campaign', 'list', '--json'], runner.env);

@@ -46,7 +46,11 @@ export class ConvoTrigger implements INodeType {
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{ "message_created: " + $parameter["triggerOn"] }}',
-		description: 'Starts the workflow when a Convo message is received or sent',
+		// n8n's nodes panel lists this trigger inside the Convo node's entry (its name is Convo's plus
+		// "Trigger") and shows this text as that entry's description, so it describes the whole app
+		// first; the trigger itself is listed there by its Trigger On events.
+		description:
+			'Send WhatsApp messages and templates, manage contacts, conversations, search items and AI agents with Convo; run campaigns and reindexes through convo-runner; start workflows when a message is received or sent',
 		eventTriggerDescription: 'Waiting for a message_created delivery to the Test URL',
 		defaults: { name: 'Convo Trigger' },
 		inputs: [],

@@ -5,15 +5,16 @@ import { runConvo, useSandbox } from './support';
 describe('Convo node versions', () => {
 	const context = useSandbox();
 
-	it('is a versioned node type whose default version is 1, so a v2 can come without breaking v1 workflows', () => {
+	it('is a versioned node type whose default version is 1.1; 1 and 1.1 share one implementation, so a v2 can come without breaking either', () => {
 		const convo = new Convo();
-		expect(convo.description.defaultVersion).toBe(1);
-		expect(Object.keys(convo.nodeVersions)).toEqual(['1']);
+		expect(convo.description.defaultVersion).toBe(1.1);
+		expect(Object.keys(convo.nodeVersions).sort()).toEqual(['1', '1.1']);
 		const v1 = convo.getNodeType(1).description;
-		expect(v1.version).toBe(1);
+		expect(v1.version).toEqual([1, 1.1]);
 		expect(v1.name).toBe('convo');
 		expect(v1.usableAsTool).toBe(true);
-		expect(convo.getNodeType()).toBe(convo.nodeVersions[1]);
+		expect(convo.getNodeType(1.1)).toBe(convo.nodeVersions[1]);
+		expect(convo.getNodeType()).toBe(convo.nodeVersions[1.1]);
 	});
 
 	it("hands the workflow node's typeVersion to the operation n8n-core runs", async () => {

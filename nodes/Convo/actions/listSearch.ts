@@ -17,26 +17,26 @@ function matches(filter: string | undefined, ...texts: unknown[]): boolean {
 	return wanted === '' || texts.some((text) => typeof text === 'string' && text.toLowerCase().includes(wanted));
 }
 
-const count = (counts: unknown, outcome: string) => Number((counts as IDataObject | undefined)?.[outcome] ?? 0);
+/**
+ * Characters of a name shown before its id. n8n's dropdown shows one line per item and cuts what
+ * does not fit at its end, so a long name is shortened here and the id always stays readable.
+ */
+export const LIST_NAME_MAX = 40;
 
-/** "120 of 300 sent": what a person looks for after the name and state. */
-function campaignProgress(campaign: IDataObject): string {
-	const counts = (campaign.counts ?? {}) as IDataObject;
-	const total = Object.values(counts).reduce<number>((sum, value) => sum + Number(value ?? 0), 0);
-	return `${count(counts, 'sent')} of ${total} sent`;
-}
-
-/** "March promo (running) · cmwt6… · 120 of 300 sent"; a runner that keeps no names: "cmwt6… · running · 120 of 300 sent". */
-function campaignLabel(campaign: IDataObject): string {
-	const id = String(campaign.id);
-	const state = String(campaign.state ?? 'unknown');
-	if (typeof campaign.name === 'string' && campaign.name !== '') return `${campaign.name} (${state}) · ${id} · ${campaignProgress(campaign)}`;
-	return `${id} · ${state} · ${campaignProgress(campaign)}`;
+/**
+ * One dropdown line: the name and the id, as n8n's own nodes show them ("name (#id)"); also what
+ * the editor keeps as the field's cached name, so nothing in it that goes stale (state, counts).
+ */
+function listLabel(name: string, id: string): string {
+	const text = name.replace(/\s+/g, ' ').trim();
+	if (text === '') return id;
+	const shown = text.length <= LIST_NAME_MAX ? text : `${text.slice(0, LIST_NAME_MAX - 1).trimEnd()}…`;
+	return `${shown} (${id})`;
 }
 
 /**
  * Campaign ID → From List: the runner's campaigns, newest first, a page at a time (the offset is the
- * pagination token). Each shows its name and state, its id and how much was sent.
+ * pagination token). Each shows its name and its id; typing also matches its state.
  * The runner cannot search, so with a filter the pages are read in the API's largest size until a
  * dropdown page of matches is found (or FILTER_READS pages were read): an old campaign is found by
  * its id without scrolling through empty pages.
@@ -50,7 +50,7 @@ export async function searchCampaigns(this: ILoadOptionsFunctions, filter?: stri
 		const items = (Array.isArray(page.items) ? page.items : []) as IDataObject[];
 		for (const campaign of items) {
 			if (!matches(filter, campaign.id, campaign.name, campaign.state)) continue;
-			results.push({ name: campaignLabel(campaign), value: String(campaign.id) });
+			results.push({ name: listLabel(typeof campaign.name === 'string' ? campaign.name : '', String(campaign.id)), value: String(campaign.id) });
 		}
 		offset += items.length;
 		if (items.length === 0 || offset >= Number(page.total ?? 0)) return { results };
@@ -59,13 +59,13 @@ export async function searchCampaigns(this: ILoadOptionsFunctions, filter?: stri
 	return { results, paginationToken: String(offset) };
 }
 
-/** Run ID → From List: the runner's latest reindex runs (it answers them in one list), with state and collection. */
+/** Run ID → From List: the runner's latest reindex runs (it answers them in one list). A run has no name: the collection it fills stands for one; typing also matches its state. */
 export async function searchReindexRuns(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
 	const answer = await runnerJson.call(this, { ...RUNNER_ROUTES.listReindexRuns });
 	const runs = (Array.isArray(answer.runs) ? answer.runs : []) as IDataObject[];
 	return {
 		results: runs
 			.filter((run) => matches(filter, run.id, run.state, run.collection))
-			.map((run) => ({ name: `${String(run.id)} · ${String(run.state ?? 'unknown')} · collection ${String(run.collection ?? '?')}`, value: String(run.id) })),
+			.map((run) => ({ name: listLabel(run.collection === undefined ? '' : `Collection ${String(run.collection)}`, String(run.id)), value: String(run.id) })),
 	};
 }

@@ -55,14 +55,17 @@ const batching: INodeProperties[] = Object.entries(operationsWithBatching())
 	.filter(([, operations]) => operations.length > 0)
 	.map(([resource, operations]) => ({ ...batchingField, displayOptions: { show: { resource: [resource], operation: operations } } }));
 
-/** Version 1 of the Convo node: its fields and its execute. A v2 gets a file beside it. */
+/**
+ * Versions 1 and 1.1 of the Convo node: its fields and its execute. 1.1 differs only in the
+ * defaults of Campaign ID and Run ID (actions/campaign/fields.ts). A v2 gets a file beside it.
+ */
 export class ConvoV1 implements INodeType {
 	description: INodeTypeDescription;
 
 	constructor(baseDescription: INodeTypeBaseDescription) {
 		this.description = {
 			...baseDescription,
-			version: 1,
+			version: [1, 1.1],
 			defaults: { name: 'Convo' },
 			usableAsTool: true,
 			inputs: [NodeConnectionTypes.Main],

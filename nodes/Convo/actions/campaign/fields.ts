@@ -6,29 +6,42 @@ import { RUNNER_ID_PATTERN, RUNNER_ID_RULE } from 'convo-contract';
 interface RunnerIdFieldOptions {
 	name: string;
 	displayName: string;
+	/** What the id names and where the user finds it (the default's source is added per version). */
 	description: string;
 	/** The `listSearch` method (ConvoV1's `methods`) that lists these from the runner. */
 	searchListMethod: string;
-	/** What the field reads when left as it is: the id a previous Convo node put in its output. */
+	/** What version 1 reads when left as it is: the id a previous Convo node put in its output. */
 	fromPreviousNode: string;
 	/** A real id of this kind, as the runner makes them (runner/src/keys.ts newId). */
 	example: string;
 }
 
+/** Node versions whose runner id fields open on From List (n8n's own default for a locator). */
+const LIST_DEFAULT_VERSIONS = { _cnd: { gte: 1.1 } };
+
 /**
  * A campaign or reindex run of the runner (ids of its own form, not UUIDs) as a resource locator:
- * From List asks the runner which there are; By ID takes the id, checked in the editor. Its default
- * takes the id from the previous node's output, so Create → Get needs no mapping. Older workflows
- * that saved a plain string still run: `runnerIdValue` reads both shapes.
+ * From List asks the runner which there are; By ID takes the id, checked in the editor. Older
+ * workflows that saved a plain string still run: `runnerIdValue` reads both shapes.
+ *
+ * Two entries of one parameter, by node version. n8n's editor disables From List while the value
+ * is an expression, so version 1's default (the previous node's id, an expression) left From List
+ * greyed out; version 1.1 opens on From List, empty. Version 1 keeps its default because a
+ * workflow written without this parameter takes the default of the version it names.
  */
-export function runnerIdField(options: RunnerIdFieldOptions): INodeProperties {
-	return {
+export function runnerIdField(options: RunnerIdFieldOptions): INodeProperties[] {
+	const field = (
+		version: number | typeof LIST_DEFAULT_VERSIONS,
+		value: INodeProperties['default'],
+		source: string,
+	): INodeProperties => ({
 		displayName: options.displayName,
 		name: options.name,
 		type: 'resourceLocator',
 		required: true,
-		default: { mode: 'id', value: `={{ $json.${options.fromPreviousNode} }}` },
-		description: options.description,
+		default: value,
+		description: options.description.replace('{source}', source),
+		displayOptions: { show: { '@version': [version] } },
 		modes: [
 			{
 				displayName: 'From List',
@@ -50,24 +63,28 @@ export function runnerIdField(options: RunnerIdFieldOptions): INodeProperties {
 				],
 			},
 		],
-	};
+	});
+	return [
+		field(1, { mode: 'id', value: `={{ $json.${options.fromPreviousNode} }}` }, ', the default here'),
+		field(LIST_DEFAULT_VERSIONS, { mode: 'list', value: '' }, ''),
+	];
 }
 
-export const campaignIdField = runnerIdField({
+export const campaignIdFields = runnerIdField({
 	name: 'campaignId',
 	displayName: 'Campaign ID',
 	description:
-		'Campaign of the runner: pick it from the list, or its ID (campaign_id in the output of Campaign → Create, the default here; also shown in the runner\'s console and `convo-runner campaign list`)',
+		"Campaign of the runner: pick it from the list, or its ID (campaign_id in the output of Campaign → Create{source}; also shown in the runner's console and `convo-runner campaign list`)",
 	searchListMethod: 'searchCampaigns',
 	fromPreviousNode: 'campaign_id',
 	example: 'cmwt6cul0dwet7n',
 });
 
-export const runIdField = runnerIdField({
+export const runIdFields = runnerIdField({
 	name: 'runId',
 	displayName: 'Run ID',
 	description:
-		'Reindex run of the runner: pick it from the list, or its ID (id in the output of Reindex Run → Start, the default here; also shown by `convo-runner reindex list`)',
+		'Reindex run of the runner: pick it from the list, or its ID (id in the output of Reindex Run → Start{source}; also shown by `convo-runner reindex list`)',
 	searchListMethod: 'searchReindexRuns',
 	fromPreviousNode: 'id',
 	example: 'rmwt6cul0dwet7n',
@@ -81,7 +98,7 @@ export function runnerIdValue(this: IExecuteFunctions, name: string, label: stri
 			itemIndex,
 			description:
 				value === ''
-					? `Nothing was sent. Pick it From List or give its ID. Left at its default, ${label} reads the id from the input item, as Create or Start put it in their output.`
+					? `Nothing was sent. Pick it From List or give its ID (Create and Start put it in their output).`
 					: `Nothing was sent. ${label} is ${RUNNER_ID_RULE}, as the runner answered it at create.`,
 		});
 	}

@@ -2,9 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runnerAnswer } from '../../runnerTransport';
-import { campaignIdField, runnerIdValue } from './fields';
+import { campaignIdFields, runnerIdValue } from './fields';
 
-const properties: INodeProperties[] = [campaignIdField];
+const properties: INodeProperties[] = [...campaignIdFields];
 
 export const description = updateDisplayOptions({ show: { resource: ['campaign'], operation: ['get'] } }, properties);
 

@@ -5,7 +5,7 @@ import { RUNNER_ROUTES, runnerPath, type CampaignReportQuery, type RecipientOutc
 
 import { runnerRequest } from '../../runnerTransport';
 import { returnAllFields } from '../sharedFields';
-import { campaignIdField, runnerIdValue } from './fields';
+import { campaignIdFields, runnerIdValue } from './fields';
 
 /** Rows asked for per request while paging through a report. */
 const PAGE_SIZE = 1000;
@@ -27,7 +27,7 @@ const OUTCOMES: Array<{ name: string; value: RecipientOutcome | 'all'; descripti
 ];
 
 const properties: INodeProperties[] = [
-	campaignIdField,
+	...campaignIdFields,
 	{
 		displayName: 'Outcome',
 		name: 'outcome',

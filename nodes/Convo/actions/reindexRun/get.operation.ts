@@ -2,9 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runnerAnswer } from '../../runnerTransport';
-import { runIdField, runnerIdValue } from '../campaign/fields';
+import { runIdFields, runnerIdValue } from '../campaign/fields';
 
-const properties: INodeProperties[] = [runIdField];
+const properties: INodeProperties[] = [...runIdFields];
 
 export const description = updateDisplayOptions({ show: { resource: ['reindexRun'], operation: ['get'] } }, properties);
 

@@ -36,7 +36,7 @@ import { requestFieldMutants } from './mutation/requestFields';
 import { copyWorkspace } from './mutation/workspace';
 
 const ROOT = resolve(__dirname, '..');
-const ACTIONS = 'nodes/Convo/actions';
+const ACTIONS = 'packages/n8n-nodes-convo/nodes/Convo/actions';
 const NODE_TESTS = 'test/nodes';
 
 /**

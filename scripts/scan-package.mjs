@@ -1,10 +1,10 @@
 // Runs n8n's community package scanner (@n8n/scan-community-package, pinned in devDependencies)
-// the way n8n's verification runs it, without the registry: the source leg lints this checkout
-// with SOURCE_FILE_PATTERNS (nodes/, credentials/, package.json) and the contract package the
-// nodes bundle (packages/contract/src, CONTRACT_PATTERNS), the tarball leg lints what
-// `npm pack` would publish with ['**/*.js', 'package.json']. Provenance is the one check left out:
+// the way n8n's verification runs it, without the registry: the source leg lints the pack's folder
+// (packages/n8n-nodes-convo, the package root n8n finds by name) with SOURCE_FILE_PATTERNS
+// (nodes/, the contract in nodes/shared included, credentials/, package.json), the tarball leg
+// lints what `npm pack` would publish with ['**/*.js', 'package.json']. Provenance is the one check left out:
 // it needs a package published on the public registry.
-//   node scripts/scan-package.mjs            both legs (dist/ must be built: npm run build)
+//   node scripts/scan-package.mjs            both legs (the pack's dist/ must be built: npm run build)
 //   node scripts/scan-package.mjs --dist D   the tarball leg on an unpacked package folder D
 // Exits non-zero and prints the scanner's findings when a leg fails.
 import { execFileSync } from 'node:child_process';
@@ -14,11 +14,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { analyzePackage, SOURCE_FILE_PATTERNS } from '@n8n/scan-community-package/scanner/scanner.mjs';
 
-const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const root = resolve(fileURLToPath(new URL('../packages/n8n-nodes-convo', import.meta.url)));
 const TARBALL_PATTERNS = ['**/*.js', 'package.json'];
-// The contract is bundled into every node: n8n's rules apply to it as to nodes/ (its own
-// package.json is a private workspace manifest, not a community package, so it is left out).
-const CONTRACT_PATTERNS = ['packages/contract/src/**/*.ts'];
 
 function report(leg, result) {
 	if (result.passed) {
@@ -51,7 +48,7 @@ let ok = true;
 if (distFlag !== -1) {
 	ok = report('tarball', await analyzePackage(resolve(process.argv[distFlag + 1]), TARBALL_PATTERNS));
 } else {
-	ok = report('source', await analyzePackage(root, [...SOURCE_FILE_PATTERNS, ...CONTRACT_PATTERNS])) && ok;
+	ok = report('source', await analyzePackage(root, SOURCE_FILE_PATTERNS)) && ok;
 	const { work, dir } = packAndUnpack();
 	try {
 		ok = report('tarball', await analyzePackage(dir, TARBALL_PATTERNS)) && ok;

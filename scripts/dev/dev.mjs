@@ -1,6 +1,6 @@
 /* global fetch, setTimeout, setInterval, AbortSignal */
 // `npm run dev`: a real n8n (the version the end-to-end suite pins) with this pack loaded from
-// dist/, beside everything the examples talk to: a private Redis, the sandbox, the runner (its
+// packages/n8n-nodes-convo/dist/, beside everything the examples talk to: a private Redis, the sandbox, the runner (its
 // token generated), and a stub OpenAI-compatible model with a product feed. Creates the owner
 // account, imports a credential for each service and the examples, prints the editor URL and the
 // sign-in, and stops everything on Ctrl-C, SIGTERM or its parent's end. Each child runs in its own
@@ -10,7 +10,7 @@
 // append-only file, generated secrets (mode 600) and one log file per process in .dev/logs/.
 // Env: DEV_DIR (default .dev), DEV_N8N_PORT (5678), DEV_SANDBOX_PORT (4010), DEV_RUNNER_PORT
 // (8090): a busy port falls back to a free one, 0 always picks a free one; DEV_SKIP_BUILD=1 uses
-// dist/ as it is; E2E_DIR where n8n is installed (default .e2e, shared with the e2e suite).
+// the pack's dist/ as it is; E2E_DIR where n8n is installed (default .e2e, shared with the e2e suite).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +21,7 @@ import { claimOwner, exampleFiles, localCredentials, prepareExample } from './n8
 import { startStubModel } from './stub-model.mjs';
 
 const ROOT = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
+const PACK_DIST = join(ROOT, 'packages', 'n8n-nodes-convo', 'dist');
 const N8N_VERSION = '2.41.1';
 const E2E = process.env.E2E_DIR ?? join(ROOT, '.e2e');
 const NODE24_BIN = join(E2E, 'node24', 'node_modules', 'node', 'bin');
@@ -189,10 +190,10 @@ async function main() {
 		await runGroup('install-n8n', 'bash', [join(ROOT, 'test', 'e2e', 'install-n8n.sh')], baseEnv);
 	}
 	if (process.env.DEV_SKIP_BUILD !== '1') {
-		say('building the node pack into dist/');
-		await runGroup('build', process.execPath, [join(ROOT, 'scripts', 'build.mjs')], baseEnv);
+		say(`building the node pack into ${shown(PACK_DIST)}`);
+		await runGroup('build', 'npm', ['run', 'build', '-w', 'n8n-nodes-convo'], baseEnv);
 	}
-	if (!existsSync(join(ROOT, 'dist', 'nodes', 'Convo', 'Convo.node.js'))) throw new Error('dist/ has no Convo node: run npm run build');
+	if (!existsSync(join(PACK_DIST, 'nodes', 'Convo', 'Convo.node.js'))) throw new Error(`${shown(PACK_DIST)} has no Convo node: run npm run build`);
 
 	// Redis: private, on a free port, its data kept in .dev/redis between runs.
 	const redisDir = join(DEV, 'redis');
@@ -247,7 +248,7 @@ async function main() {
 		...baseEnv,
 		PATH: `${NODE24_BIN}:${baseEnv.PATH}`,
 		N8N_USER_FOLDER: join(DEV, 'n8n'),
-		N8N_CUSTOM_EXTENSIONS: join(ROOT, 'dist'),
+		N8N_CUSTOM_EXTENSIONS: PACK_DIST,
 		N8N_ENCRYPTION_KEY: state.encryptionKey,
 		DB_TYPE: 'sqlite',
 		N8N_PORT: String(n8nPort),

@@ -39,7 +39,7 @@ export function copyWorkspace(root: string): { dir: string; remove(): void } {
 			if (lstatSync(source).isSymbolicLink()) symlinkSync(readlinkSync(source), join(dir, path));
 			else copyFileSync(source, join(dir, path));
 		}
-		for (const modules of ['node_modules', 'runner/node_modules', 'sandbox/node_modules', 'packages/contract/node_modules']) {
+		for (const modules of ['node_modules', 'runner/node_modules', 'sandbox/node_modules', 'packages/contract/node_modules', 'packages/n8n-nodes-convo/node_modules']) {
 			if (existsSync(join(root, modules))) linkModules(resolve(root, modules), join(dir, modules));
 		}
 	} catch (error) {

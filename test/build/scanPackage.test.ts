@@ -20,7 +20,7 @@ const CLEAN_BUNDLE = [
 function scanTarballLeg(bundle: string) {
 	const dir = mkdtempSync(join(tmpdir(), 'convo-scan-test-'));
 	try {
-		copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+		copyFileSync(join(ROOT, 'packages/n8n-nodes-convo/package.json'), join(dir, 'package.json'));
 		mkdirSync(join(dir, 'dist/nodes/Convo'), { recursive: true });
 		writeFileSync(join(dir, 'dist/nodes/Convo/Convo.node.js'), bundle);
 		const run = spawnSync(process.execPath, [join(ROOT, 'scripts/scan-package.mjs'), '--dist', dir], {

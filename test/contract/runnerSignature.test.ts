@@ -6,7 +6,7 @@ const SECRET = 'whsec-test-0123456789abcdef';
 const BODY = JSON.stringify({ id: 'e1', type: 'campaign.finished', created_at: '2026-11-22T08:00:00.000Z', data: { id: 'c1' } });
 const NOW = 1_800_000_000;
 
-describe('runner event signatures (packages/contract/src/runner.ts)', () => {
+describe('runner event signatures (packages/n8n-nodes-convo/nodes/shared/runner.ts)', () => {
 	test('the header is t=<seconds>,v1=<HMAC-SHA256 of "<t>.<body>"> computed independently here', () => {
 		const expected = createHmac('sha256', SECRET).update(`${NOW}.${BODY}`).digest('hex');
 		expect(signDelivery(SECRET, BODY, NOW)).toBe(`t=${NOW},v1=${expected}`);

@@ -147,7 +147,8 @@ await check('the packed tarball is installed as a community package in n8n\'s no
 	const installed = readJsonFile('community-install.json');
 	assert(installed?.dir, 'community-install.json missing: the community install did not run');
 	const root = fileURLToPath(new URL('../..', import.meta.url));
-	const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+	const pack = join(root, 'packages', 'n8n-nodes-convo');
+	const rootPackage = JSON.parse(readFileSync(join(pack, 'package.json'), 'utf8'));
 	assert(installed.name === rootPackage.name && installed.version === rootPackage.version, `installed ${installed.name}@${installed.version}, expected ${rootPackage.name}@${rootPackage.version}`);
 	// n8n's nodes folder: <N8N_USER_FOLDER>/.n8n/nodes (InstanceSettings.nodesDownloadDir).
 	const nodesDir = join(process.env.N8N_USER_FOLDER ?? '', '.n8n', 'nodes');
@@ -161,9 +162,9 @@ await check('the packed tarball is installed as a community package in n8n\'s no
 	const home = realpathSync(installed.dir);
 	assert(!home.startsWith(`${realpathSync(root)}/`), `the n8n user folder is inside the checkout (${home}); the checkout's node_modules could stand in for n8n's`);
 	assert(!process.env.N8N_CUSTOM_EXTENSIONS, `N8N_CUSTOM_EXTENSIONS is set (${process.env.N8N_CUSTOM_EXTENSIONS})`);
-	// What was installed is the current build (the bundle n8n loads is the one dist/ holds).
+	// What was installed is the current build (the node files n8n loads are the ones the pack's dist/ holds).
 	for (const file of rootPackage.n8n.nodes) {
-		assert(readFileSync(join(installed.dir, file)).equals(readFileSync(join(root, file))), `${file} in the installed package differs from dist/`);
+		assert(readFileSync(join(installed.dir, file)).equals(readFileSync(join(pack, file))), `${file} in the installed package differs from the pack's dist/`);
 	}
 	const types = [...new Set(manifest.workflows.flatMap((w) => w.nodes.map((n) => n.type)).filter((type) => type.startsWith(manifest.packTypePrefix)))];
 	assert(types.length >= 3, `the examples use the installed package's node types ${manifest.packTypePrefix}*: ${types.join(', ')}`);

@@ -4,7 +4,7 @@
 # runner, and a stub OpenAI-compatible model; then `npm run dev` itself.
 #   bash test/e2e/run.sh          (or: npm run test:e2e)
 # Env: E2E_KEEP=1 keeps the throwaway work folder; E2E_SKIP_LIVE=1 skips the `n8n start` step;
-#      E2E_SKIP_DEV=1 skips the `npm run dev` check; E2E_SKIP_BUILD=1 reuses dist/;
+#      E2E_SKIP_DEV=1 skips the `npm run dev` check; E2E_SKIP_BUILD=1 reuses the pack's dist/;
 #      E2E_SANDBOX_FAULTS='<json>' injects sandbox faults (suite self-test).
 # Prints "e2e: N passed, M failed" last and exits non-zero on any failure.
 set -uo pipefail
@@ -75,7 +75,7 @@ log "toolchain ready in $(( $(date +%s) - t0 ))s"
 if [[ "${E2E_SKIP_BUILD:-}" != 1 ]]; then
   (cd "$ROOT" && npm run build --silent </dev/null) >&2 || fail_early "npm run build failed"
 fi
-[[ -f "$ROOT/dist/nodes/Convo/Convo.node.js" ]] || fail_early "dist/ has no Convo node"
+[[ -f "$ROOT/packages/n8n-nodes-convo/dist/nodes/Convo/Convo.node.js" ]] || fail_early "packages/n8n-nodes-convo/dist/ has no Convo node"
 N8N_HOME=""
 
 NODE24_BIN="$E2E/node24/node_modules/node/bin"
@@ -154,7 +154,7 @@ unset N8N_CUSTOM_EXTENSIONS || true
 # `npm pack` (what `npm publish` uploads), then n8n's own install steps (install-package.mjs).
 t0=$(date +%s)
 mkdir -p "$WORK/pack"
-TARBALL="$(cd "$ROOT" && npm pack --silent --ignore-scripts --pack-destination "$WORK/pack" </dev/null 2>"$WORK/logs/npm-pack.log" | tail -1)"
+TARBALL="$(cd "$ROOT/packages/n8n-nodes-convo" && npm pack --silent --ignore-scripts --pack-destination "$WORK/pack" </dev/null 2>"$WORK/logs/npm-pack.log" | tail -1)"
 [[ -n "$TARBALL" && -f "$WORK/pack/$TARBALL" ]] || { cat "$WORK/logs/npm-pack.log" >&2; fail_early "npm pack failed"; }
 "$SYSTEM_NODE" "$HERE/install-package.mjs" "$WORK/pack/$TARBALL" "$N8N_USER_FOLDER/.n8n" >"$WORK/community-install.json" 2>"$WORK/logs/install-package.log" \
   || { cat "$WORK/logs/install-package.log" >&2; fail_early "installing $TARBALL as a community package failed"; }

@@ -34,7 +34,7 @@ import type {
 } from 'n8n-workflow';
 import { createRunExecutionData, NodeHelpers } from 'n8n-workflow';
 
-import { ConvoTriggerApi } from '../../credentials/ConvoTriggerApi.credentials';
+import { ConvoTriggerApi } from '../../packages/n8n-nodes-convo/credentials/ConvoTriggerApi.credentials';
 import { createAdditionalData, createWorkflow, registerCredentialType, type WorkflowJson } from './workflow';
 
 registerCredentialType(new ConvoTriggerApi());

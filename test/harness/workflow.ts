@@ -39,12 +39,12 @@ import type {
 } from 'n8n-workflow';
 import { ICredentialsHelper, NodeConnectionTypes, NodeHelpers, Workflow } from 'n8n-workflow';
 
-import { ConvoApi } from '../../credentials/ConvoApi.credentials';
-import { ConvoExternalApi } from '../../credentials/ConvoExternalApi.credentials';
-import { ConvoRunnerApi } from '../../credentials/ConvoRunnerApi.credentials';
-import { Convo } from '../../nodes/Convo/Convo.node.ts';
-import { ConvoRunnerTrigger } from '../../nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node.ts';
-import { ConvoTrigger } from '../../nodes/ConvoTrigger/ConvoTrigger.node.ts';
+import { ConvoApi } from '../../packages/n8n-nodes-convo/credentials/ConvoApi.credentials';
+import { ConvoExternalApi } from '../../packages/n8n-nodes-convo/credentials/ConvoExternalApi.credentials';
+import { ConvoRunnerApi } from '../../packages/n8n-nodes-convo/credentials/ConvoRunnerApi.credentials';
+import { Convo } from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node.ts';
+import { ConvoRunnerTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node.ts';
+import { ConvoTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoTrigger/ConvoTrigger.node.ts';
 
 // n8n-core logs every node error through its own logger; tests read errors from the run data.
 // N8N_LOG_LEVEL=error (or debug) brings the log back.

@@ -10,7 +10,7 @@ import type { IDataObject, INode, INodeListSearchResult, INodeParameters, INodeP
 import { NodeConnectionTypes, NodeHelpers } from 'n8n-workflow';
 import { LoadOptionsContext } from 'n8n-core';
 
-import { Convo } from '../../nodes/Convo/Convo.node';
+import { Convo } from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node';
 import { convoNode, createAdditionalData, createWorkflow, itemsNode, itemsThen, runWorkflow, type WorkflowJson } from '../harness/workflow';
 import { positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from '../runner/reindexSupport';

@@ -2,9 +2,9 @@ import type { INodeProperties, INodePropertyCollection, INodePropertyMode, INode
 
 import { RECIPIENT_OUTCOMES } from 'convo-contract';
 
-import codex from '../../nodes/Convo/Convo.node.json';
-import { Convo } from '../../nodes/Convo/Convo.node';
-import { resources } from '../../nodes/Convo/actions/router';
+import codex from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node.json';
+import { Convo } from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node';
+import { resources } from '../../packages/n8n-nodes-convo/nodes/Convo/actions/router';
 import { convoNode, itemsThen, runWorkflow } from '../harness/workflow';
 import { useSandbox } from './support';
 

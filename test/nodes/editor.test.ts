@@ -11,10 +11,10 @@ import type { IDataObject, INode, INodeListSearchResult, INodeParameterResourceL
 import { NodeHelpers } from 'n8n-workflow';
 import { LoadOptionsContext } from 'n8n-core';
 
-import { Convo } from '../../nodes/Convo/Convo.node';
-import { LIST_NAME_MAX } from '../../nodes/Convo/actions/listSearch';
-import { ConvoRunnerTrigger } from '../../nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node';
-import { ConvoTrigger } from '../../nodes/ConvoTrigger/ConvoTrigger.node';
+import { Convo } from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node';
+import { LIST_NAME_MAX } from '../../packages/n8n-nodes-convo/nodes/Convo/actions/listSearch';
+import { ConvoRunnerTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node';
+import { ConvoTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoTrigger/ConvoTrigger.node';
 import { convoNode, createAdditionalData, createWorkflow, itemsThen, runWorkflow } from '../harness/workflow';
 
 const PACKAGE = 'n8n-nodes-convo';

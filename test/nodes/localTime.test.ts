@@ -4,7 +4,7 @@
  * is that instant, one the clocks skip is refused naming why, one they show twice is its first
  * occurrence (docs/decisions.md).
  */
-import { LocalTimeError, zonedInstant } from '../../nodes/Convo/actions/campaign/localTime';
+import { LocalTimeError, zonedInstant } from '../../packages/n8n-nodes-convo/nodes/Convo/actions/campaign/localTime';
 
 const at = (local: string, zone: string) => zonedInstant(local, zone).toISOString();
 function refusalOf(local: string, zone: string): LocalTimeError | undefined {

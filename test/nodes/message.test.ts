@@ -1,6 +1,6 @@
 import type { INodePropertyOptions } from 'n8n-workflow';
 
-import { Convo } from '../../nodes/Convo/Convo.node';
+import { Convo } from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node';
 import { admin, badCredentials, fieldLabel, runConvo, sentMessages, shownError, useSandbox } from './support';
 
 describe('Convo node: Message', () => {

@@ -24,7 +24,7 @@ function triggerOfAnotherProcess(): INodeType {
 	let type: INodeType | undefined;
 	jest.isolateModules(() => {
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const { ConvoRunnerTrigger } = require('../../nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node') as typeof import('../../nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node');
+		const { ConvoRunnerTrigger } = require('../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node') as typeof import('../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node');
 		type = new ConvoRunnerTrigger();
 	});
 	return type as INodeType;

@@ -4,7 +4,7 @@
  */
 import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { Convo } from '../../nodes/Convo/Convo.node';
+import { Convo } from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node';
 
 import { startSandbox, type RunningSandbox } from '../../sandbox/src';
 import { convoNode, itemsThen, runWorkflow, type RunResult } from '../harness/workflow';

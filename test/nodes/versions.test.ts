@@ -1,5 +1,5 @@
-import { Convo } from '../../nodes/Convo/Convo.node';
-import * as getAll from '../../nodes/Convo/actions/searchItem/getAll.operation';
+import { Convo } from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node';
+import * as getAll from '../../packages/n8n-nodes-convo/nodes/Convo/actions/searchItem/getAll.operation';
 import { runConvo, useSandbox } from './support';
 
 describe('Convo node versions', () => {

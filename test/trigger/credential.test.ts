@@ -1,7 +1,7 @@
 import type { ICredentialsDecrypted, ICredentialTestFunctions } from 'n8n-workflow';
 
-import { ConvoTriggerApi } from '../../credentials/ConvoTriggerApi.credentials';
-import { ConvoTrigger } from '../../nodes/ConvoTrigger/ConvoTrigger.node';
+import { ConvoTriggerApi } from '../../packages/n8n-nodes-convo/credentials/ConvoTriggerApi.credentials';
+import { ConvoTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoTrigger/ConvoTrigger.node';
 import type { ServedTrigger } from '../harness/webhook';
 import { serveTrigger } from '../harness/webhook';
 import { delivery } from './deliveries';

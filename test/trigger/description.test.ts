@@ -1,6 +1,6 @@
 import type { INodePropertyOptions } from 'n8n-workflow';
 
-import { ConvoTrigger } from '../../nodes/ConvoTrigger/ConvoTrigger.node';
+import { ConvoTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoTrigger/ConvoTrigger.node';
 
 const { description } = new ConvoTrigger();
 

@@ -1,7 +1,7 @@
 /**
  * The delivery processor of the events queue: one job is one event for one webhook. It looks the
  * webhook up (a removed one gets nothing more), signs the body with the secret derived for it
- * (secret.ts; packages/contract/src/runner.ts's signDelivery, the format the trigger verifies) and POSTs it
+ * (secret.ts; the contract's signDelivery in runner.ts, the format the trigger verifies) and POSTs it
  * with a 10 s deadline. A 2xx is delivered; anything else throws, and BullMQ tries again with
  * exponential backoff up to RUNNER_WEBHOOK_ATTEMPTS. Every attempt is logged: webhook, event,
  * attempt, status or error; never the secret, the signature or the URL (it may carry a token).

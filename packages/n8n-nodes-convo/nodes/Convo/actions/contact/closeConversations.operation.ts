@@ -1,0 +1,21 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { OPERATIONS } from '../../../shared';
+import { convoRequest } from '../../transport';
+import { simplifyField, unwrapContact } from '../simplify';
+import { identifierValue } from '../sharedFields';
+import { contactUuidField } from './fields';
+
+const properties: INodeProperties[] = [contactUuidField, simplifyField('the contact itself, with closedAt set')];
+
+export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['closeConversations'] } }, properties);
+
+/** The parameter that fills each API field, so errors name fields by their labels. */
+export const apiFields: Readonly<Record<string, string>> = { uuid: 'contactUuid' };
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.closeContactConversations, { params: { uuid } }, itemIndex);
+	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapContact(response) : response;
+}

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
 import { campaignView, getCampaign } from '../../runner/src/core';
-import { deliveryChecks, positionalTemplate, runCli, startApi, startCountingProxy, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { clearFaults, deliveryChecks, positionalTemplate, runCli, setFault, startApi, startCountingProxy, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(300_000);
 
@@ -214,11 +214,15 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	const bad = await runCli(['campaign', 'retry', id, '--undelivered', '--after', 'soon'], runner.env);
 	expect(bad.code).toBe(1);
 	expect(bad.stderr).toContain('--after must be a duration like 30s, 15m, 2h or 1d');
+	// The resend answered slowly, so the campaign is surely still running when the retry below is asked
+	// (a loaded machine's CLI and API calls could otherwise come after a quick resend completed it).
+	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 5000 });
 	const retried = await runCli(['campaign', 'retry', id, '--undelivered', '--reason', 'CANNOT RECEIVE', '--json'], runner.env);
 	expect(JSON.parse(retried.stdout)).toMatchObject({ requeued: 1, state: 'running' });
 	// While it runs again a retry is refused, as retry-not-sent's is.
 	expect((await call('POST', `/api/campaigns/${id}/retry-undelivered`, {})).status).toBe(400);
 	await waitFor('the retried campaign to complete', async () => (await getCampaign(runner.context, id)).state === 'completed', 60_000);
+	await clearFaults(runner.sandbox);
 	const again = await call('POST', `/api/campaigns/${id}/retry-undelivered`, {});
 	expect(again.json).toMatchObject({ requeued: 0 });
 	const afterRetry = await sandboxMessages();

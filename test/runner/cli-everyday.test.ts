@@ -6,7 +6,7 @@
  * terminal from script(1) where the bar matters), real Redis, the sandbox.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -240,19 +240,39 @@ test('on a terminal a command prints its answer and no JSON log line; --verbose 
 	}
 });
 
+/** Whether process `pid` is `ancestor` or runs under it (Linux: each process's parent in /proc). */
+function descendsFrom(pid: number, ancestor: number): boolean {
+	for (let at = pid; at > 1; ) {
+		if (at === ancestor) return true;
+		let stat: string;
+		try {
+			stat = readFileSync(`/proc/${at}/stat`, 'utf8');
+		} catch {
+			// Gone: a heartbeat a killed process left behind.
+			return false;
+		}
+		// Fields after the command name (in parentheses, which may hold anything): state, then the parent's pid.
+		at = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+	}
+	return false;
+}
+
 test('a runner process on a terminal logs readable lines: a warning is one plain line, not JSON', async () => {
-	const before = new Set((await liveRunners(runner.context)).map((r) => r.pid));
 	const command = [process.execPath, RUNNER_BIN, 'worker'].map((arg) => `'${arg}'`).join(' ');
 	const env = { ...withoutLogLevel(), TERM: 'xterm', RUNNER_WEBHOOK_KEY: undefined, RUNNER_TOKEN: undefined };
 	const terminal = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let output = '';
 	terminal.stdout.on('data', (chunk) => (output += String(chunk)));
-	const exited = new Promise((resolve) => terminal.once('exit', resolve));
-	// Its heartbeat gives its pid, to stop it as an operator's Ctrl-C would.
-	const started = await waitFor('the worker on the terminal', async () => (await liveRunners(runner.context)).find((r) => !before.has(r.pid)), 60_000);
+	const exited = new Promise<number | null>((resolve) => terminal.once('exit', resolve));
+	// Its heartbeat gives its pid, to stop it as an operator's Ctrl-C would: this terminal's worker,
+	// not the file's own, which may still be starting (its heartbeat then comes after this test began).
+	const started = await waitFor('the worker on the terminal', async () => (await liveRunners(runner.context)).find((r) => descendsFrom(r.pid, terminal.pid as number)), 60_000);
+	// The heartbeat is written while the process starts, before 'runner started': the signal must
+	// stop it cleanly whenever it comes (script -e exits with the worker's code).
 	process.kill(started.pid, 'SIGINT');
-	await exited;
+	expect(await exited).toBe(0);
 	expect(output).toContain('convo-runner: warning: this process delivers no webhook events: set RUNNER_WEBHOOK_KEY');
 	expect(output).toMatch(/convo-runner: runner started \(concurrency=10, prefix=/);
+	expect(output).toContain('convo-runner: runner stopped (clean=true)');
 	expect(output).not.toMatch(JSON_LOG);
 });

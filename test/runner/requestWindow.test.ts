@@ -1,6 +1,7 @@
 /**
  * The window that holds delivery tracking's requests to its rate: requests asked for all at once
- * (as late timers release them) leave no more than the limit in any sliding window. The window runs
+ * (as late timers release them) leave no more than the limit in any sliding window, counted from
+ * each request's answer, so a request the service was slow to read holds its slot until then. The window runs
  * on a clock of the test's own, so what is measured is the window's rule, not this machine's timers.
  */
 import { RequestWindow, type WindowClock } from '../../runner/src/campaigns/requestWindow';
@@ -33,7 +34,7 @@ test('12 requests asked for together at a limit of 5 per 200 ms leave 5 at once,
 	const clock = virtualClock();
 	const window = new RequestWindow(5, 200, clock);
 	const left: number[] = [];
-	await Promise.all(Array.from({ length: 12 }, () => window.take().then(() => left.push(clock.now()))));
+	await Promise.all(Array.from({ length: 12 }, () => window.through(async () => left.push(clock.now()))));
 	left.sort((a, b) => a - b);
 	expect(left).toEqual([0, 0, 0, 0, 0, 200, 200, 200, 200, 200, 400, 400]);
 	expect(busiest(left, 200)).toBe(5);
@@ -42,11 +43,33 @@ test('12 requests asked for together at a limit of 5 per 200 ms leave 5 at once,
 test('a window that has emptied lets a full burst leave at once', async () => {
 	const clock = virtualClock();
 	const window = new RequestWindow(3, 100, clock);
-	for (let i = 0; i < 3; i++) await window.take();
+	const answered = async () => undefined;
+	for (let i = 0; i < 3; i++) await window.through(answered);
 	clock.time = 120;
-	for (let i = 0; i < 3; i++) await window.take();
+	for (let i = 0; i < 3; i++) await window.through(answered);
 	expect(clock.now()).toBe(120);
 	// The fourth of this burst waits for the first of it to leave the window.
-	await window.take();
+	await window.through(answered);
 	expect(clock.now()).toBe(220);
+});
+
+test('a request answered late holds its slot until a window after its answer; one still in flight holds it until answered', async () => {
+	// The service received it before it answered: counted from the leaving, the next request could
+	// reach the service less than a window after it (a stall on the way on a loaded machine).
+	const clock = virtualClock();
+	const window = new RequestWindow(2, 100, clock);
+	const left: number[] = [];
+	const slow = window.through(async () => {
+		left.push(clock.now());
+		await clock.sleep(50);
+	});
+	await window.through(async () => left.push(clock.now()));
+	const third = window.through(async () => left.push(clock.now()));
+	await slow;
+	await third;
+	expect(left).toEqual([0, 0, 150]);
+	// A request that fails frees its slot as an answered one does: the next leaves a window after it.
+	await window.through(async () => Promise.reject(new Error('refused'))).catch(() => undefined);
+	await window.through(async () => undefined);
+	expect(clock.now()).toBe(250);
 });

@@ -1,8 +1,9 @@
 /**
  * Delivery tracking (#22) against the sandbox, whose outbound messages go enqueued -> sent (2 s)
  * -> delivered (4 s) -> read (10 s), and fail (2 s) to a contact it marks undeliverable. The
- * runner asks A1 (and B7 for a failure's reason) through a counting proxy, so every check the
- * service received is counted per message and timed. A short schedule (3s,6s,12s,20s) and a low
+ * runner asks A1 (and B7 for a failure's reason); the sandbox logs every check it received, per
+ * message and timed on its own clock (where the rate is measured), and a counting proxy in this
+ * process counts them where the runner is restarted or its role changed. A short schedule (3s,6s,12s,20s) and a low
  * rate (5/s) make the pacing visible.
  */
 import { createServer } from 'node:http';
@@ -10,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
 import { campaignView, getCampaign } from '../../runner/src/core';
-import { positionalTemplate, runCli, startApi, startCountingProxy, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { clearFaults, deliveryChecks, positionalTemplate, runCli, setFault, startApi, startCountingProxy, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(300_000);
 
@@ -49,6 +50,13 @@ afterAll(async () => {
 
 /** The runner's env with both APIs reached through the counting proxy. */
 const throughProxy = () => ({ CONVO_BASE_URL: proxy.url, CONVO_ACCESS_TOKEN: runner.business.accessToken, CONVO_EXTERNAL_URL: `${proxy.url}/api/external/v2` });
+/**
+ * The runner's env with both APIs reached directly: where a rate is measured. The proxy lives in
+ * this test process, which a loaded machine stalls, and then stamps and forwards the requests that
+ * came meanwhile together, a bunch the runner never sent; the sandbox is a process of its own and
+ * stamps each request as it arrives.
+ */
+const direct = () => ({ CONVO_BASE_URL: runner.sandbox.baseUrl, CONVO_ACCESS_TOKEN: runner.business.accessToken, CONVO_EXTERNAL_URL: runner.sandbox.externalUrl });
 
 async function call(method: string, path: string, body?: unknown) {
 	const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -80,6 +88,19 @@ function statusChecks(): { perMessage: Map<string, number>; times: number[] } {
 	return { perMessage, times };
 }
 
+/** A1 and B7 requests as the sandbox received them: A1 per message id, B7 lookups by phone, and their arrival times on its clock. */
+async function sandboxChecks(): Promise<{ perMessage: Map<string, number>; lookups: Map<string, number>; times: number[] }> {
+	const { status, conversations } = await deliveryChecks(runner.sandbox);
+	const count = (log: Record<string, string[]>) => new Map(Object.entries(log).map(([key, times]) => [key, times.length]));
+	return { perMessage: count(status), lookups: count(conversations), times: [...Object.values(status), ...Object.values(conversations)].flat().map((time) => Date.parse(time)) };
+}
+
+/** How many B7 lookups the sandbox received in all, by phone or not. */
+async function conversationRequests(): Promise<number> {
+	const { counts } = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> };
+	return Object.entries(counts).find(([endpoint]) => endpoint.startsWith('GET ') && endpoint.endsWith('/conversations'))?.[1] ?? NaN;
+}
+
 /** The most requests in any sliding second. */
 function busiestSecond(times: number[]): number {
 	const sorted = [...times].sort((a, b) => a - b);
@@ -104,7 +125,8 @@ const settled = (id: string) => async () => {
 };
 
 test('every sent message is tracked to read or failed (with B7 reason), the funnel equals the sandbox everywhere, the rate holds, settled is told once, retry --undelivered sends once', async () => {
-	base = await startApi(runner, throughProxy());
+	await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`, { method: 'DELETE' });
+	base = await startApi(runner, direct());
 	const hook = await call('POST', '/api/webhooks', { url: receiverUrl, events: ['campaign.finished', 'campaign.delivery_settled'] });
 	expect(hook.status).toBe(201);
 
@@ -161,13 +183,13 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	expect(cliFailed.stdout.split('\n')[0]).toContain('delivery,delivered_at,read_at,replied_at,delivery_error');
 
 	// No message checked more often than the schedule allows; the failed one asked B7 once for its reason.
-	const { perMessage, times } = statusChecks();
+	const { perMessage, lookups, times } = await sandboxChecks();
 	expect(perMessage.size).toBe(21);
 	for (const [message, checks] of perMessage) expect({ message, checks: Math.min(checks, SCHEDULE_STEPS) }).toEqual({ message, checks });
 	expect(perMessage.get(failedRow?.message_id as string)).toBe(1);
-	const conversationLookups = proxy.requests.filter((url) => url.pathname.endsWith('/conversations'));
-	expect(conversationLookups.map((url) => url.searchParams.get('phone'))).toEqual([UNDELIVERABLE]);
-	// The tracking rate holds in every sliding second.
+	expect(Object.fromEntries(lookups)).toEqual({ [UNDELIVERABLE]: 1 });
+	expect(await conversationRequests()).toBe(1);
+	// The tracking rate (A1 and B7 together) holds in every sliding second at the service.
 	expect(busiestSecond(times)).toBeLessThanOrEqual(RATE);
 
 	// /metrics has the funnel.
@@ -192,11 +214,15 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	const bad = await runCli(['campaign', 'retry', id, '--undelivered', '--after', 'soon'], runner.env);
 	expect(bad.code).toBe(1);
 	expect(bad.stderr).toContain('--after must be a duration like 30s, 15m, 2h or 1d');
+	// The resend answered slowly, so the campaign is surely still running when the retry below is asked
+	// (a loaded machine's CLI and API calls could otherwise come after a quick resend completed it).
+	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 5000 });
 	const retried = await runCli(['campaign', 'retry', id, '--undelivered', '--reason', 'CANNOT RECEIVE', '--json'], runner.env);
 	expect(JSON.parse(retried.stdout)).toMatchObject({ requeued: 1, state: 'running' });
 	// While it runs again a retry is refused, as retry-not-sent's is.
 	expect((await call('POST', `/api/campaigns/${id}/retry-undelivered`, {})).status).toBe(400);
 	await waitFor('the retried campaign to complete', async () => (await getCampaign(runner.context, id)).state === 'completed', 60_000);
+	await clearFaults(runner.sandbox);
 	const again = await call('POST', `/api/campaigns/${id}/retry-undelivered`, {});
 	expect(again.json).toMatchObject({ requeued: 0 });
 	const afterRetry = await sandboxMessages();

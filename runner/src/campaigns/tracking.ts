@@ -321,7 +321,8 @@ const A1_STATES: Record<string, Learnt['to']> = { enqueued: 's', sent: 's', deli
 /** B7's view of the message: its status and error, and when the recipient wrote after it. */
 /**
  * Each process's window over its tracking requests: the places on the tracking clock space them,
- * and this holds the rate where late timers would bunch them (requestWindow.ts).
+ * and this holds the rate at the service where late timers or a stall on the way would bunch them
+ * (requestWindow.ts).
  */
 const requestWindows = new WeakMap<RunnerContext, RequestWindow>();
 function requestWindow(context: RunnerContext): RequestWindow {
@@ -331,8 +332,7 @@ function requestWindow(context: RunnerContext): RequestWindow {
 }
 
 async function conversationView(context: RunnerContext, phone: string, messageId: string) {
-	await requestWindow(context).take();
-	const found = await context.service?.conversationByPhone(phone);
+	const found = await requestWindow(context).through(async () => context.service?.conversationByPhone(phone));
 	if (!found || found.kind !== 'ok' || !found.conversation) return undefined;
 	const messages = found.conversation.conversation.messages;
 	const message = messages.find((each) => each.id === messageId);
@@ -363,8 +363,7 @@ async function checkOne(context: RunnerContext, from: string, member: string, mo
 	const phone = async () => digits;
 	await sleep(at - Date.now());
 	if (mode === 'messaging_api') {
-		await requestWindow(context).take();
-		const status = await context.service?.messageStatus(record.m);
+		const status = await requestWindow(context).through(async () => context.service?.messageStatus(record.m));
 		if (status?.kind === 'ok' && status.state) learnt.to = A1_STATES[status.state] ?? '';
 		else if (status && status.kind !== 'ok') context.log.debug({ campaign: id, index, reason: status.reason }, 'delivery check not answered; the next one asks again');
 		if (learnt.to === 'f') {

@@ -84,8 +84,12 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 		// not up yet is waited for; before any worker takes a job, so RUNNER_REQUIRE_AOF stops it in time.
 		await checkRedis(context.redis, log, { requireAof: config.RUNNER_REQUIRE_AOF });
 		await warnOfOldLayout(context);
-		const workers = await runProcess(context, role);
-		started.workers = workers;
+		// The handlers go in before the workers start: from then on the process may hold jobs, and its
+		// heartbeat shows it running before runProcess returns, so a signal in between must stop it
+		// cleanly too, not end it at once with nothing settled. Such a signal waits for the start to
+		// finish (runProcess then has logged 'runner started'), within the same deadline.
+		let workersStarted: () => void = () => undefined;
+		const startedUp = new Promise<void>((resolve) => (workersStarted = resolve));
 		const stop = async (signal: string) => {
 			if (started.stopping) return;
 			started.stopping = true;
@@ -98,8 +102,9 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 				void stopRedis?.();
 				process.exit(1);
 			}, config.RUNNER_SHUTDOWN_DEADLINE).unref();
+			await startedUp;
 			await http?.close();
-			await workers.stop();
+			await started.workers?.stop();
 			if (apiContext) await closeContext(apiContext);
 			await closeContext(context);
 			await stopRedis?.();
@@ -107,6 +112,8 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 		};
 		process.on('SIGTERM', () => void stop('SIGTERM'));
 		process.on('SIGINT', () => void stop('SIGINT'));
+		started.workers = await runProcess(context, role);
+		workersStarted();
 	} catch (error) {
 		fail(io, error);
 		await stopRedis?.();

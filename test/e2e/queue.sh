@@ -56,11 +56,14 @@ start_postgres() {
   log "queue mode: PostgreSQL $("$pg_bin/postgres" --version | grep -o '[0-9][0-9.]*' | head -1) on port $PG_PORT ($pg_dir)"
 }
 
-# Stops a process group and waits up to 15 s for it; $2 the signal (TERM unless given).
-stop_group() {
-  kill "-${2:-TERM}" -- "-$1" 2>/dev/null || true
-  for _ in $(seq 1 30); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.5; done
-  kill -KILL -- "-$1" 2>/dev/null || true
+# Stops process groups together and waits up to 15 s for them; $1 the signal, then the groups.
+stop_groups() {
+  local sig="$1" pg; shift
+  for pg in "$@"; do kill "-$sig" -- "-$pg" 2>/dev/null || true; done
+  for pg in "$@"; do
+    for _ in $(seq 1 30); do kill -0 -- "-$pg" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$pg" 2>/dev/null || true
+  done
 }
 
 queue_phase() {
@@ -162,7 +165,8 @@ queue_phase() {
   log "queue mode: examples took $(( $(date +%s) - t0 ))s"
 
   # Stopped here (not only at exit) so their logs are complete for check.mjs; PostgreSQL last.
-  stop_group "$Q_WEBHOOK_PG"; stop_group "$Q_WORKER_PG"; stop_group "$Q_MAIN_PG"; stop_group "$PG_PG" INT
+  stop_groups TERM "$Q_WEBHOOK_PG" "$Q_WORKER_PG" "$Q_MAIN_PG"
+  stop_groups INT "$PG_PG"
 }
 
 queue_phase || true

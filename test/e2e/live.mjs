@@ -8,7 +8,8 @@
 //                       workflow's execution it starts: live-campaign.json
 //   delivery-settled    waits for the follow-up workflow's execution that the same campaign's
 //                       campaign.delivery_settled starts, then a while for a second: live-settled.json
-//   node live.mjs <phase> <outDir> <n8nUrl> <n8nSqlitePath>
+//   node live.mjs <phase> <outDir> <n8nUrl> <n8nSqlitePath | postgres://user@host:port/db>
+// <n8nUrl> serves the production webhooks: `n8n start`, or in queue mode the webhook processor.
 // Env: E2E_RUNNER_TOKEN (the runner's bearer token), E2E_N8N_DIR (n8n's install, for `flatted`).
 import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -42,8 +43,24 @@ function runDataOf(text) {
 	return require('flatted').parse(text);
 }
 
-/** Finished executions of a workflow from n8n's database, oldest first, with their run data. */
-function executionsOf(workflowId) {
+/** Executions of a workflow from n8n's database (SQLite, or PostgreSQL in queue mode), oldest first, with their run data. */
+async function executionsOf(workflowId) {
+	if (dbPath.startsWith('postgres://')) {
+		const require = createRequire(join(process.env.E2E_N8N_DIR, 'package.json'));
+		const { Client } = require('pg');
+		const client = new Client({ connectionString: dbPath });
+		await client.connect();
+		try {
+			const { rows } = await client.query(
+				`SELECT e.id, e.status, e.mode, d.data FROM execution_entity e LEFT JOIN execution_data d ON d."executionId" = e.id
+				 WHERE e."workflowId" = $1 ORDER BY e.id`,
+				[workflowId],
+			);
+			return rows.map((row) => ({ id: String(row.id), status: row.status, mode: row.mode, data: row.data }));
+		} finally {
+			await client.end();
+		}
+	}
 	const db = new DatabaseSync(dbPath, { readOnly: true });
 	try {
 		const rows = db
@@ -52,7 +69,7 @@ function executionsOf(workflowId) {
 				 WHERE e.workflowId = ? ORDER BY e.id`,
 			)
 			.all(workflowId);
-		return rows.map((row) => ({ id: row.id, status: row.status, mode: row.mode, data: row.data }));
+		return rows.map((row) => ({ id: String(row.id), status: row.status, mode: row.mode, data: row.data }));
 	} finally {
 		db.close();
 	}
@@ -97,12 +114,12 @@ async function reply() {
 	if (result.delivery) delete result.delivery.body;
 	// The execution is saved after the webhook answered (responseMode onReceived): poll for it.
 	const executions = await poll(async () => {
-		const found = executionsOf(wf.id);
+		const found = await executionsOf(wf.id);
 		return found.some((e) => e.status !== 'running' && e.status !== 'new') ? found : undefined;
 	}, 120);
 	// The reply is a message_created too (status sent); the trigger must not start on it: wait a moment, count again.
 	await sleep(2000);
-	const all = executionsOf(wf.id);
+	const all = await executionsOf(wf.id);
 	result.executions = all.map(({ id, status, mode }) => ({ id, status, mode }));
 	if (executions) result.execution = { status: all.at(-1).status, count: all.length, ...outputsOf(all.at(-1)) };
 	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter((m) => m.to === '4915112340001' && m.source !== 'template');
@@ -136,12 +153,12 @@ async function campaignFinished() {
 	}
 	const summary = workflow('campaign-finished-summary.json');
 	const executions = await poll(async () => {
-		const found = executionsOf(summary.id);
+		const found = await executionsOf(summary.id);
 		return found.some((e) => e.status !== 'running' && e.status !== 'new') ? found : undefined;
 	}, 240, 500);
 	// A second delivery of the same event would start a second execution: wait a moment, count again.
 	await sleep(2000);
-	const all = executionsOf(summary.id);
+	const all = await executionsOf(summary.id);
 	result.executions = all.map(({ id, status, mode }) => ({ id, status, mode }));
 	if (executions) result.execution = { status: all.at(-1).status, count: all.length, ...outputsOf(all.at(-1)) };
 	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter((m) => m.source === 'template');
@@ -161,12 +178,12 @@ async function deliverySettled() {
 	const followup = workflow('campaign-delivery-settled-followup.json');
 	const started = Date.now();
 	const executions = await poll(async () => {
-		const found = executionsOf(followup.id);
+		const found = await executionsOf(followup.id);
 		return found.some((e) => e.status !== 'running' && e.status !== 'new') ? found : undefined;
 	}, 240, 500);
 	result.waitedMs = Date.now() - started;
 	await sleep(8000);
-	const all = executionsOf(followup.id);
+	const all = await executionsOf(followup.id);
 	result.executions = all.map(({ id, status, mode }) => ({ id, status, mode }));
 	if (executions) result.execution = { status: all.at(-1).status, count: all.length, ...outputsOf(all.at(-1)) };
 	if (result.campaignId) result.campaign = await runner(`/api/campaigns/${result.campaignId}`);

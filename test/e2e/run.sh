@@ -3,14 +3,20 @@
 # installs one, inside a real n8n (2.41.1, Node 24) against the sandbox, a private Redis with the
 # runner, and a stub OpenAI-compatible model; then `npm run dev` itself.
 #   bash test/e2e/run.sh          (or: npm run test:e2e)
+# Then the same pack in n8n's queue mode (queue.sh): main, worker and webhook processor on a
+# private PostgreSQL and Redis.
 # Env: E2E_KEEP=1 keeps the throwaway work folder; E2E_SKIP_LIVE=1 skips the `n8n start` step;
-#      E2E_SKIP_DEV=1 skips the `npm run dev` check; E2E_SKIP_BUILD=1 reuses the pack's dist/;
+#      E2E_SKIP_DEV=1 skips the `npm run dev` check; E2E_SKIP_QUEUE=1 skips the queue-mode phase;
+#      E2E_SKIP_BUILD=1 reuses the pack's dist/;
 #      E2E_SANDBOX_FAULTS='<json>' injects sandbox faults (suite self-test).
 # Prints "e2e: N passed, M failed" last and exits non-zero on any failure.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/test/e2e"
+# The node pack's package folder: `npm pack` runs there, and its dist/ is what the tarball holds.
+PACK_DIR="$ROOT/packages/n8n-nodes-convo"
+export E2E_PACK_DIR="$PACK_DIR"
 E2E="${E2E_DIR:-$ROOT/.e2e}"
 START=$(date +%s)
 log() { echo "[e2e +$(( $(date +%s) - START ))s] $*" >&2; }
@@ -22,6 +28,8 @@ exec 3>&1 4>&2
 VERDICT=""
 GROUPS_STARTED=()
 WORK=""
+# Folders outside the work folder (n8n user folders, PostgreSQL's cluster): removed with it.
+TEMP_DIRS=()
 cleanup() {
   local rc=$?
   for pg in "${GROUPS_STARTED[@]}"; do kill -TERM -- "-$pg" 2>/dev/null || true; done
@@ -31,9 +39,9 @@ cleanup() {
   done
   if [[ -n "$WORK" && -d "$WORK" ]]; then
     if [[ "${E2E_KEEP:-}" == 1 || $rc -ne 0 ]]; then
-      log "work folder kept: $WORK (n8n's user folder: ${N8N_HOME:-none})" 2>&4
+      log "work folder kept: $WORK (outside it: ${TEMP_DIRS[*]:-nothing})" 2>&4
     else
-      rm -rf "$WORK"; [[ -n "${N8N_HOME:-}" ]] && rm -rf "$N8N_HOME"
+      rm -rf "$WORK" "${TEMP_DIRS[@]}"
     fi
   fi
   if [[ -z "$VERDICT" ]]; then
@@ -75,7 +83,7 @@ log "toolchain ready in $(( $(date +%s) - t0 ))s"
 if [[ "${E2E_SKIP_BUILD:-}" != 1 ]]; then
   (cd "$ROOT" && npm run build --silent </dev/null) >&2 || fail_early "npm run build failed"
 fi
-[[ -f "$ROOT/packages/n8n-nodes-convo/dist/nodes/Convo/Convo.node.js" ]] || fail_early "packages/n8n-nodes-convo/dist/ has no Convo node"
+[[ -f "$PACK_DIR/dist/nodes/Convo/Convo.node.js" ]] || fail_early "packages/n8n-nodes-convo/dist/ has no Convo node"
 N8N_HOME=""
 
 NODE24_BIN="$E2E/node24/node_modules/node/bin"
@@ -87,57 +95,65 @@ mkdir -p "$WORK/exec" "$WORK/logs" "$WORK/redis"
 log "work folder $WORK"
 
 # --- sandbox, Redis, runner, stub model ---------------------------------------
-start_group "$SYSTEM_NODE" "$ROOT/sandbox/bin/convo-sandbox.mjs" --port 0 >"$WORK/logs/sandbox.log" 2>&1 </dev/null
-SANDBOX=""
-for _ in $(seq 1 100); do
-  SANDBOX="$(grep -o 'base_url *http://127\.0\.0\.1:[0-9]*' "$WORK/logs/sandbox.log" 2>/dev/null | grep -o 'http://.*' || true)"
-  [[ -n "$SANDBOX" ]] && break
-  sleep 0.2
-done
-[[ -n "$SANDBOX" ]] || { cat "$WORK/logs/sandbox.log" >&2; fail_early "sandbox did not start"; }
-log "sandbox at $SANDBOX"
-
-REDIS_PORT="$(free_port)"
-start_group redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --dir "$WORK/redis" --maxmemory-policy noeviction \
-  >"$WORK/logs/redis.log" 2>&1 </dev/null
-for _ in $(seq 1 50); do grep -q 'Ready to accept connections' "$WORK/logs/redis.log" 2>/dev/null && break; sleep 0.2; done
-grep -q 'Ready to accept connections' "$WORK/logs/redis.log" || { cat "$WORK/logs/redis.log" >&2; fail_early "redis-server did not start"; }
-
-FIXTURE_ENV="$("$SYSTEM_NODE" -e "
-  fetch(process.argv[1] + '/__sandbox/fixture').then((r) => r.json()).then((f) => {
-    console.log('CONVO_EXTERNAL_URL=' + f.externalUrl); console.log('CONVO_API_KEY=' + f.businesses[0].apiKey);
-    console.log('CONVO_BASE_URL=' + f.baseUrl); console.log('CONVO_ACCESS_TOKEN=' + f.businesses[0].accessToken);
-  })" "$SANDBOX")"
-RUNNER_PORT="$(free_port)"
 E2E_RUNNER_TOKEN="e2e-$("$SYSTEM_NODE" -e "console.log(require('crypto').randomBytes(20).toString('hex'))")"
 export E2E_RUNNER_TOKEN
-RUNNER_URL="http://127.0.0.1:$RUNNER_PORT"
-(
-  # shellcheck disable=SC2046
-  export $(echo "$FIXTURE_ENV" | xargs)
-  export REDIS_URL="redis://127.0.0.1:$REDIS_PORT" RUNNER_TOKEN="$E2E_RUNNER_TOKEN" RUNNER_HTTP_HOST=127.0.0.1 \
-    RUNNER_HTTP_PORT="$RUNNER_PORT" RUNNER_PREFIX='e2e' LOG_LEVEL=info \
-    RUNNER_ALLOW_PRIVATE_URLS=true \
-    RUNNER_TRACKING_SCHEDULE='2s,5s,12s,20s' RUNNER_TRACKING_RATE=20
-  # Loopback URLs: the operator's opt-in. Delivery tracking through A1 (CONVO_BASE_URL and
-  # CONVO_ACCESS_TOKEN above) on a short schedule: the sandbox reads a message 10 s after its send,
-  # so the campaign's delivery settles (campaign.delivery_settled) within the live step.
-  exec setsid "$SYSTEM_NODE" "$ROOT/runner/bin/convo-runner.mjs" start >"$WORK/logs/runner.log" 2>&1 </dev/null
-) &
-GROUPS_STARTED+=("$!")
-RUNNER_PG="$!"
-wait_http "the runner" "$RUNNER_URL/readyz" 120 "$RUNNER_PG" || { tail -30 "$WORK/logs/runner.log" >&2; fail_early "runner did not start"; }
-log "runner at $RUNNER_URL (Redis on port $REDIS_PORT)"
+# Starts what the examples talk to, each in a process group of its own: the sandbox, a private
+# Redis with the runner, and the stub model. $1: the folder of that run (its logs/ and redis/).
+# Sets SANDBOX, REDIS_PORT, RUNNER_URL and STUB; returns 1 (its log shown) when one does not start.
+start_services() {
+  local dir="$1" fixture_env runner_port runner_pg
+  mkdir -p "$dir/logs" "$dir/redis"
+  start_group "$SYSTEM_NODE" "$ROOT/sandbox/bin/convo-sandbox.mjs" --port 0 >"$dir/logs/sandbox.log" 2>&1 </dev/null
+  SANDBOX=""
+  for _ in $(seq 1 100); do
+    SANDBOX="$(grep -o 'base_url *http://127\.0\.0\.1:[0-9]*' "$dir/logs/sandbox.log" 2>/dev/null | grep -o 'http://.*' || true)"
+    [[ -n "$SANDBOX" ]] && break
+    sleep 0.2
+  done
+  [[ -n "$SANDBOX" ]] || { cat "$dir/logs/sandbox.log" >&2; log "sandbox did not start"; return 1; }
+  log "sandbox at $SANDBOX"
 
-start_group "$SYSTEM_NODE" "$ROOT/scripts/dev/stub-model.mjs" --port 0 >"$WORK/logs/stub-model.log" 2>&1 </dev/null
-STUB=""
-for _ in $(seq 1 50); do
-  STUB="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$WORK/logs/stub-model.log" 2>/dev/null | head -1 || true)"
-  [[ -n "$STUB" ]] && break
-  sleep 0.2
-done
-[[ -n "$STUB" ]] || fail_early "stub model did not start"
-log "stub model at $STUB"
+  REDIS_PORT="$(free_port)"
+  start_group redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --dir "$dir/redis" --maxmemory-policy noeviction \
+    >"$dir/logs/redis.log" 2>&1 </dev/null
+  for _ in $(seq 1 50); do grep -q 'Ready to accept connections' "$dir/logs/redis.log" 2>/dev/null && break; sleep 0.2; done
+  grep -q 'Ready to accept connections' "$dir/logs/redis.log" || { cat "$dir/logs/redis.log" >&2; log "redis-server did not start"; return 1; }
+
+  fixture_env="$("$SYSTEM_NODE" -e "
+    fetch(process.argv[1] + '/__sandbox/fixture').then((r) => r.json()).then((f) => {
+      console.log('CONVO_EXTERNAL_URL=' + f.externalUrl); console.log('CONVO_API_KEY=' + f.businesses[0].apiKey);
+      console.log('CONVO_BASE_URL=' + f.baseUrl); console.log('CONVO_ACCESS_TOKEN=' + f.businesses[0].accessToken);
+    })" "$SANDBOX")"
+  runner_port="$(free_port)"
+  RUNNER_URL="http://127.0.0.1:$runner_port"
+  (
+    # shellcheck disable=SC2046
+    export $(echo "$fixture_env" | xargs)
+    export REDIS_URL="redis://127.0.0.1:$REDIS_PORT" RUNNER_TOKEN="$E2E_RUNNER_TOKEN" RUNNER_HTTP_HOST=127.0.0.1 \
+      RUNNER_HTTP_PORT="$runner_port" RUNNER_PREFIX='e2e' LOG_LEVEL=info \
+      RUNNER_ALLOW_PRIVATE_URLS=true \
+      RUNNER_TRACKING_SCHEDULE='2s,5s,12s,20s' RUNNER_TRACKING_RATE=20
+    # Loopback URLs: the operator's opt-in. Delivery tracking through A1 (CONVO_BASE_URL and
+    # CONVO_ACCESS_TOKEN above) on a short schedule: the sandbox reads a message 10 s after its send,
+    # so the campaign's delivery settles (campaign.delivery_settled) within the live step.
+    exec setsid "$SYSTEM_NODE" "$ROOT/runner/bin/convo-runner.mjs" start >"$dir/logs/runner.log" 2>&1 </dev/null
+  ) &
+  runner_pg="$!"
+  GROUPS_STARTED+=("$runner_pg")
+  wait_http "the runner" "$RUNNER_URL/readyz" 120 "$runner_pg" || { tail -30 "$dir/logs/runner.log" >&2; log "runner did not start"; return 1; }
+  log "runner at $RUNNER_URL (Redis on port $REDIS_PORT)"
+
+  start_group "$SYSTEM_NODE" "$ROOT/scripts/dev/stub-model.mjs" --port 0 >"$dir/logs/stub-model.log" 2>&1 </dev/null
+  STUB=""
+  for _ in $(seq 1 50); do
+    STUB="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$dir/logs/stub-model.log" 2>/dev/null | head -1 || true)"
+    [[ -n "$STUB" ]] && break
+    sleep 0.2
+  done
+  [[ -n "$STUB" ]] || { log "stub model did not start"; return 1; }
+  log "stub model at $STUB"
+}
+start_services "$WORK" || fail_early "the services did not start"
 
 "$SYSTEM_NODE" "$HERE/prepare.mjs" "$SANDBOX" "$WORK" "$RUNNER_URL" "$STUB" >&2 || fail_early "prepare.mjs failed"
 
@@ -148,13 +164,14 @@ unset npm_config_nodedir NODE_OPTIONS || true
 # must not reach the checkout's node_modules, so n8n-workflow and zod can only come from n8n itself,
 # as in a user's n8n. $WORK/n8n-home points there.
 N8N_HOME="$(mktemp -d "${TMPDIR:-/tmp}/convo-e2e-n8n.XXXXXX")"
+TEMP_DIRS+=("$N8N_HOME")
 ln -s "$N8N_HOME" "$WORK/n8n-home"
 export N8N_USER_FOLDER="$N8N_HOME"
 unset N8N_CUSTOM_EXTENSIONS || true
 # `npm pack` (what `npm publish` uploads), then n8n's own install steps (install-package.mjs).
 t0=$(date +%s)
 mkdir -p "$WORK/pack"
-TARBALL="$(cd "$ROOT/packages/n8n-nodes-convo" && npm pack --silent --ignore-scripts --pack-destination "$WORK/pack" </dev/null 2>"$WORK/logs/npm-pack.log" | tail -1)"
+TARBALL="$(cd "$PACK_DIR" && npm pack --silent --ignore-scripts --pack-destination "$WORK/pack" </dev/null 2>"$WORK/logs/npm-pack.log" | tail -1)"
 [[ -n "$TARBALL" && -f "$WORK/pack/$TARBALL" ]] || { cat "$WORK/logs/npm-pack.log" >&2; fail_early "npm pack failed"; }
 "$SYSTEM_NODE" "$HERE/install-package.mjs" "$WORK/pack/$TARBALL" "$N8N_USER_FOLDER/.n8n" >"$WORK/community-install.json" 2>"$WORK/logs/install-package.log" \
   || { cat "$WORK/logs/install-package.log" >&2; fail_early "installing $TARBALL as a community package failed"; }
@@ -186,7 +203,8 @@ n8n_execute() {
   sandbox_counts "$WORK/exec/$id.requests-after.json"
   log "executed $id (rc $(cat "$WORK/exec/$id.rc")) in $(( $(date +%s) - t0 ))s"
 }
-ids_of_mode() { "$SYSTEM_NODE" -e "for (const w of require('$WORK/manifest.json').workflows) if (w.mode === '$1') console.log(w.id)"; }
+# The ids of the examples prepare.mjs gave mode $1; $2 the manifest (the single-process run's by default).
+ids_of_mode() { "$SYSTEM_NODE" -e "for (const w of require(process.argv[1]).workflows) if (w.mode === process.argv[2]) console.log(w.id)" "${2:-$WORK/manifest.json}" "$1"; }
 
 t0=$(date +%s)
 n8n_cmd import:credentials --input="$WORK/credentials.json" >"$WORK/logs/import-credentials.log" 2>&1 \
@@ -212,6 +230,12 @@ if [[ "${E2E_SKIP_DEV:-}" != 1 ]]; then
   t0=$(date +%s)
   PATH="$(dirname "$SYSTEM_NODE"):$PATH" run_group 400 "$SYSTEM_NODE" "$HERE/dev-check.mjs" "$WORK" >&2 || log "dev-check.mjs failed (see above)"
   log "npm run dev step took $(( $(date +%s) - t0 ))s"
+fi
+
+# --- queue mode: main, worker and webhook processor ------------------------------
+if [[ "${E2E_SKIP_QUEUE:-}" != 1 ]]; then
+  # shellcheck source=/dev/null
+  source "$HERE/queue.sh"
 fi
 
 # --- verdict ------------------------------------------------------------------

@@ -106,3 +106,14 @@ test('nothing in the release workflow reads or writes a cache', () => {
 		expect(step.with?.['package-manager-cache']).toBe(false);
 	}
 });
+
+test('the build job prints the install line of the tarball it hands to the publish job, in the job summary too', () => {
+	const steps = release.jobs.build.steps ?? [];
+	const upload = steps.findIndex((step) => step.uses?.startsWith('actions/upload-artifact@'));
+	const line = steps.findIndex((step) => step.run?.includes('node scripts/install-line.mjs "packed/n8n-nodes-convo-${version}.tgz"'));
+	expect(line).toBeGreaterThan(-1);
+	expect(line).toBeLessThan(upload);
+	expect(steps[line].run).toContain('>> "${GITHUB_STEP_SUMMARY}"');
+	// Nothing rewrites packed/ between the line and the upload.
+	expect(steps.slice(line + 1, upload).filter((step) => step.run)).toEqual([]);
+});

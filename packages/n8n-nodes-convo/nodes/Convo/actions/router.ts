@@ -5,13 +5,13 @@ import * as agent from './agent';
 import * as campaign from './campaign';
 import * as contact from './contact';
 import * as conversation from './conversation';
-import { setOperationOfRun } from './fieldLabels';
+import { setOperationOfRun } from '../helpers/fieldLabels';
 import * as message from './message';
 import * as reindexRun from './reindexRun';
 import * as searchItem from './searchItem';
 import * as suppression from './suppression';
 import * as template from './template';
-import type { ConvoOperation, ConvoResource, WholeInputOperation } from './types';
+import type { ConvoOperation, ConvoResource, WholeInputOperation } from '../helpers/interfaces';
 
 export const resources: Record<string, Record<string, ConvoOperation>> = {
 	message: { send: message.send, getStatus: message.getStatus },

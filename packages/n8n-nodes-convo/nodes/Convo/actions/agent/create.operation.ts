@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { simplifyField, unwrapAgent } from '../simplify';
+import { simplifyField, unwrapAgent } from '../../helpers/simplify';
 import { handoffFields, toolsFrom } from './fields';
 
 const properties: INodeProperties[] = [

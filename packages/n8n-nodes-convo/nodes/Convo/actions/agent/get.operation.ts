@@ -3,8 +3,8 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { identifierValue } from '../sharedFields';
-import { simplifyField, unwrapAgent } from '../simplify';
+import { identifierValue } from '../../descriptions/common.description';
+import { simplifyField, unwrapAgent } from '../../helpers/simplify';
 import { agentIdField } from './fields';
 
 const properties: INodeProperties[] = [agentIdField, simplifyField('the agent itself')];

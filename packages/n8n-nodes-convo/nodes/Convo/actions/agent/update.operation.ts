@@ -3,9 +3,9 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { jsonObjectParameter } from '../json';
-import { identifierValue } from '../sharedFields';
-import { simplifyField, unwrapAgent } from '../simplify';
+import { jsonObjectParameter } from '../../helpers/json';
+import { identifierValue } from '../../descriptions/common.description';
+import { simplifyField, unwrapAgent } from '../../helpers/simplify';
 import { agentIdField, handoffFields, toolsFrom } from './fields';
 
 /** JSON objects the service merges key by key into the stored value (SPEC B11). */

@@ -16,10 +16,10 @@ import {
 	fitCampaignName,
 	parsePhoneNumber,
 } from '../../../shared';
-import { runnerAnswer } from '../../runnerTransport';
-import { labelOfApiField } from '../fieldLabels';
-import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../phone';
-import { identifierField, identifierValue, templateVariables, templateVariablesField } from '../sharedFields';
+import { runnerAnswer } from '../../transport/runner';
+import { labelOfApiField } from '../../helpers/fieldLabels';
+import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../../helpers/phone';
+import { identifierField, identifierValue, templateVariables, templateVariablesField } from '../../descriptions/common.description';
 import { readReport } from './getReport.operation';
 import { LocalTimeError, zonedInstant } from './localTime';
 

@@ -3,8 +3,8 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { simplifyField, unwrap } from '../simplify';
-import { identifierValue } from '../sharedFields';
+import { simplifyField, unwrap } from '../../helpers/simplify';
+import { identifierValue } from '../../descriptions/common.description';
 import { contactUuidField } from './fields';
 
 const properties: INodeProperties[] = [

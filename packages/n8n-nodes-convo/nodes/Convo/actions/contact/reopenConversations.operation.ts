@@ -3,8 +3,8 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { simplifyField, unwrapContact } from '../simplify';
-import { identifierValue } from '../sharedFields';
+import { simplifyField, unwrapContact } from '../../helpers/simplify';
+import { identifierValue } from '../../descriptions/common.description';
 import { contactUuidField } from './fields';
 
 const properties: INodeProperties[] = [contactUuidField, simplifyField('the contact itself, with closedAt null')];

@@ -3,10 +3,10 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { pairsToObject } from '../json';
-import { simplifyField, unwrapContact } from '../simplify';
+import { pairsToObject } from '../../helpers/json';
+import { simplifyField, unwrapContact } from '../../helpers/simplify';
 import { contactUuidField } from './fields';
-import { identifierValue, keyValueField } from '../sharedFields';
+import { identifierValue, keyValueField } from '../../descriptions/common.description';
 
 const properties: INodeProperties[] = [
 	contactUuidField,

@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { phoneDigits } from '../phone';
+import { phoneDigits } from '../../helpers/phone';
 
 const properties: INodeProperties[] = [
 	{

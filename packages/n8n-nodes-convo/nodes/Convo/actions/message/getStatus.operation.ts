@@ -3,8 +3,8 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { identifierField, identifierValue } from '../sharedFields';
-import { simplifyField, unwrap } from '../simplify';
+import { identifierField, identifierValue } from '../../descriptions/common.description';
+import { simplifyField, unwrap } from '../../helpers/simplify';
 
 const properties: INodeProperties[] = [
 	identifierField({

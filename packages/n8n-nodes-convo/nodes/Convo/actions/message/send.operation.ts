@@ -3,10 +3,10 @@ import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-work
 
 import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../json';
-import { phoneInternational } from '../phone';
-import { sentMessage, simplifyField } from '../simplify';
-import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../sharedFields';
+import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../../helpers/json';
+import { phoneInternational } from '../../helpers/phone';
+import { sentMessage, simplifyField } from '../../helpers/simplify';
+import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../../descriptions/common.description';
 
 /** The fix for free text or media refused outside the customer-care window (SPEC A2 rule 1). */
 const OUTSIDE_WINDOW_FIX =

@@ -3,10 +3,10 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { DEFAULT_REINDEX_RATE, RATE_BOUNDS, type StartReindexBody } from '../../../shared';
 
-import { runnerAnswer } from '../../runnerTransport';
-import { labelOfApiField } from '../fieldLabels';
-import { jsonObjectParameter } from '../json';
-import { identifierField, identifierValue } from '../sharedFields';
+import { runnerAnswer } from '../../transport/runner';
+import { labelOfApiField } from '../../helpers/fieldLabels';
+import { jsonObjectParameter } from '../../helpers/json';
+import { identifierField, identifierValue } from '../../descriptions/common.description';
 
 const properties: INodeProperties[] = [
 	identifierField({

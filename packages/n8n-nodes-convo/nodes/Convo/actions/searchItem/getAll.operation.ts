@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { identifierValue, returnAllFields } from '../sharedFields';
+import { identifierValue, returnAllFields } from '../../descriptions/common.description';
 import { collectionIdField } from './fields';
 
 const properties: INodeProperties[] = [

@@ -3,8 +3,8 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { jsonObjectParameter } from '../json';
-import { identifierValue } from '../sharedFields';
+import { jsonObjectParameter } from '../../helpers/json';
+import { identifierValue } from '../../descriptions/common.description';
 import { collectionIdField } from './fields';
 
 const properties: INodeProperties[] = [

@@ -3,10 +3,10 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
 import { convoRequest } from '../../transport';
-import { jsonArrayParameter } from '../json';
-import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../phone';
-import { identifierField, identifierValue, recipientPhoneField, templateVariables, templateVariablesField } from '../sharedFields';
-import { sentMessage, simplifyField } from '../simplify';
+import { jsonArrayParameter } from '../../helpers/json';
+import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../../helpers/phone';
+import { identifierField, identifierValue, recipientPhoneField, templateVariables, templateVariablesField } from '../../descriptions/common.description';
+import { sentMessage, simplifyField } from '../../helpers/simplify';
 
 const properties: INodeProperties[] = [
 	{

@@ -12,9 +12,9 @@ import {
 	type Operation,
 	type OperationInput,
 	type WireRequest,
-} from '../shared';
+} from '../../shared';
 import { acceptedAnswer, rememberAccepted, type SendIdentity } from './acceptedSends';
-import { labelledIssue, labelOfApiField } from './actions/fieldLabels';
+import { labelledIssue, labelOfApiField } from '../helpers/fieldLabels';
 import { sendWithRetries } from './retries';
 
 function contractFailure(this: IExecuteFunctions, error: ContractError, itemIndex: number): NodeOperationError {

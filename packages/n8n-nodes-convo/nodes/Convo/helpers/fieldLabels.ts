@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeProperties, INodePropertyCollection } from 'n8n-workflow';
 
 import type { ContractIssue } from '../../shared';
-import type { ConvoOperation } from './types';
+import type { ConvoOperation } from './interfaces';
 
 type Field = Pick<INodeProperties, 'name' | 'displayName'> & {
 	options?: INodeProperties['options'];

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
 import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../../helpers/json';
 import { phoneInternational } from '../../helpers/phone';
@@ -226,6 +227,8 @@ function content(this: IExecuteFunctions, type: string, itemIndex: number): IDat
 	return media;
 }
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const type = this.getNodeParameter('messageType', itemIndex) as string;
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
@@ -258,7 +261,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 
 	let response: IDataObject;
 	try {
-		response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex);
+		response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex, labelOf);
 	} catch (error) {
 		const failure =
 			error instanceof NodeApiError || error instanceof NodeOperationError

@@ -12,7 +12,7 @@ import { NodeHelpers } from 'n8n-workflow';
 import { LoadOptionsContext } from 'n8n-core';
 
 import { Convo } from '../../packages/n8n-nodes-convo/nodes/Convo/Convo.node';
-import { LIST_NAME_MAX } from '../../packages/n8n-nodes-convo/nodes/Convo/actions/listSearch';
+import { LIST_NAME_MAX } from '../../packages/n8n-nodes-convo/nodes/Convo/methods/listSearch';
 import { ConvoRunnerTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node';
 import { ConvoTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoTrigger/ConvoTrigger.node';
 import { convoNode, createAdditionalData, createWorkflow, itemsThen, runWorkflow } from '../harness/workflow';

@@ -9,7 +9,7 @@ import type {
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import { RUNNER_EVENTS, RUNNER_ROUTES, runnerPath, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent, type RunnerEventType } from '../shared';
-import { runnerAnswer, runnerRequest } from '../Convo/runnerTransport';
+import { runnerAnswer, runnerRequest } from '../Convo/transport/runner';
 
 /** The parts of n8n's request and response objects this node uses. */
 interface DeliveryRequest {

@@ -5,13 +5,12 @@ import * as agent from './agent';
 import * as campaign from './campaign';
 import * as contact from './contact';
 import * as conversation from './conversation';
-import { setOperationOfRun } from './fieldLabels';
 import * as message from './message';
 import * as reindexRun from './reindexRun';
 import * as searchItem from './searchItem';
 import * as suppression from './suppression';
 import * as template from './template';
-import type { ConvoOperation, ConvoResource, WholeInputOperation } from './types';
+import type { ConvoOperation, ConvoResource, WholeInputOperation } from '../helpers/interfaces';
 
 export const resources: Record<string, Record<string, ConvoOperation>> = {
 	message: { send: message.send, getStatus: message.getStatus },
@@ -110,7 +109,6 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	if (!operation) {
 		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" is not known for "${resource}"`);
 	}
-	setOperationOfRun(this, operation);
 	const nodeVersion = this.getNode().typeVersion;
 	if (operation.executeAll) return await runWholeInput.call(this, operation, items.length, nodeVersion);
 	const perItem = operation;

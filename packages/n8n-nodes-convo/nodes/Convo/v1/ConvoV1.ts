@@ -8,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { searchCampaigns, searchReindexRuns } from '../actions/listSearch';
+import { searchCampaigns, searchReindexRuns } from '../methods/listSearch';
 import { operationsWithBatching, router } from '../actions/router';
 import * as agent from '../actions/agent';
 import * as campaign from '../actions/campaign';

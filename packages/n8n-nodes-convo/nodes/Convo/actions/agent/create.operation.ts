@@ -2,8 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { simplifyField, unwrapAgent } from '../simplify';
+import { simplifyField, unwrapAgent } from '../../helpers/simplify';
 import { handoffFields, toolsFrom } from './fields';
 
 const properties: INodeProperties[] = [
@@ -51,6 +52,8 @@ export const description = updateDisplayOptions({ show: { resource: ['agent'], o
 /** The parameter that fills each API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = { 'agent.name': 'name', 'agent.system_prompt': 'systemPrompt', 'agent.tools': 'tools' };
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const agent: IDataObject = {
 		name: String(this.getNodeParameter('name', itemIndex)).trim(),
@@ -58,6 +61,6 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	};
 	const tools = toolsFrom.call(this, this.getNodeParameter('tools', itemIndex, {}) as IDataObject, itemIndex);
 	if (tools) agent.tools = tools;
-	const response = await convoRequest.call(this, OPERATIONS.createAgent, { body: { agent } }, itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.createAgent, { body: { agent } }, itemIndex, labelOf);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapAgent(response) : response;
 }

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { jsonObjectParameter } from '../json';
-import { identifierField } from '../sharedFields';
+import { jsonObjectParameter } from '../../helpers/json';
+import { identifierField } from '../../descriptions/common.description';
 
 export const agentIdField = identifierField({
 	displayName: 'Agent ID',

@@ -2,10 +2,11 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { jsonObjectParameter } from '../json';
-import { identifierValue } from '../sharedFields';
-import { simplifyField, unwrapAgent } from '../simplify';
+import { jsonObjectParameter } from '../../helpers/json';
+import { identifierValue } from '../../descriptions/common.description';
+import { simplifyField, unwrapAgent } from '../../helpers/simplify';
 import { agentIdField, handoffFields, toolsFrom } from './fields';
 
 /** JSON objects the service merges key by key into the stored value (SPEC B11). */
@@ -78,6 +79,8 @@ export const apiFields: Readonly<Record<string, string>> = {
 	'agent.system_prompt': 'updateFields.systemPrompt',
 };
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const agentId = identifierValue.call(this, 'agentId', itemIndex);
 	const fields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
@@ -90,6 +93,6 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	}
 	const tools = toolsFrom.call(this, fields, itemIndex);
 	if (tools) agent.tools = tools;
-	const response = await convoRequest.call(this, OPERATIONS.updateAgent, { params: { agent_id: agentId }, body: { agent } }, itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.updateAgent, { params: { agent_id: agentId }, body: { agent } }, itemIndex, labelOf);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapAgent(response) : response;
 }

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runnerAnswer } from '../../runnerTransport';
+import { runnerAnswer } from '../../transport/runner';
 import { campaignIdFields, runnerIdValue } from './fields';
 
 export type ControlAction = 'pause' | 'resume' | 'cancel';

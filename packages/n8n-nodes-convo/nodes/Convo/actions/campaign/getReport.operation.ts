@@ -3,8 +3,8 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { RUNNER_ROUTES, runnerPath, type CampaignReportQuery, type RecipientOutcome } from '../../../shared';
 
-import { runnerRequest } from '../../runnerTransport';
-import { returnAllFields } from '../sharedFields';
+import { runnerRequest } from '../../transport/runner';
+import { returnAllFields } from '../../descriptions/common.description';
 import { campaignIdFields, runnerIdValue } from './fields';
 
 /** Rows asked for per request while paging through a report. */

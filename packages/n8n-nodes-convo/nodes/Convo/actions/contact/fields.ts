@@ -1,4 +1,4 @@
-import { identifierField } from '../sharedFields';
+import { identifierField } from '../../descriptions/common.description';
 
 export const contactUuidField = identifierField({
 	displayName: 'Contact ID',

@@ -2,9 +2,10 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { LIMITS, OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { simplifyField, unwrap } from '../simplify';
-import { identifierValue } from '../sharedFields';
+import { simplifyField, unwrap } from '../../helpers/simplify';
+import { identifierValue } from '../../descriptions/common.description';
 import { contactUuidField } from './fields';
 
 const properties: INodeProperties[] = [
@@ -26,9 +27,11 @@ export const description = updateDisplayOptions({ show: { resource: ['contact'],
 /** The parameter that fills each API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = { uuid: 'contactUuid', limit: 'messageLimit' };
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]> {
 	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
 	const limit = this.getNodeParameter('messageLimit', itemIndex, LIMITS.contactMessagesLimit.default) as number;
-	const response = await convoRequest.call(this, OPERATIONS.getContactMessages, { params: { uuid }, query: { limit } }, itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.getContactMessages, { params: { uuid }, query: { limit } }, itemIndex, labelOf);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrap(response, 'messages') : response;
 }

@@ -2,11 +2,12 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { pairsToObject } from '../json';
-import { simplifyField, unwrapContact } from '../simplify';
+import { pairsToObject } from '../../helpers/json';
+import { simplifyField, unwrapContact } from '../../helpers/simplify';
 import { contactUuidField } from './fields';
-import { identifierValue, keyValueField } from '../sharedFields';
+import { identifierValue, keyValueField } from '../../descriptions/common.description';
 
 const properties: INodeProperties[] = [
 	contactUuidField,
@@ -121,12 +122,14 @@ async function tagsToSend(this: IExecuteFunctions, fields: IDataObject, uuid: st
 	if (given.length === 0) return undefined;
 	if (mode === 'replace') return given;
 	const current = unwrapContact(
-		await convoRequest.call(this, OPERATIONS.updateContact, { params: { uuid }, body: UNCHANGING_UPDATE }, itemIndex),
+		await convoRequest.call(this, OPERATIONS.updateContact, { params: { uuid }, body: UNCHANGING_UPDATE }, itemIndex, labelOf),
 	);
 	const currentTags = tagList(current.tags);
 	if (mode === 'add') return [...new Set([...currentTags, ...given])];
 	return currentTags.filter((tag) => !given.includes(tag));
 }
+
+const labelOf = fieldLabels({ description, apiFields });
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
@@ -146,6 +149,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		OPERATIONS.updateContact,
 		{ params: { uuid }, body: Object.keys(body).length > 0 ? body : UNCHANGING_UPDATE },
 		itemIndex,
+		labelOf,
 	);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapContact(response) : response;
 }

@@ -2,8 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { LIMITS, OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { phoneDigits } from '../phone';
+import { phoneDigits } from '../../helpers/phone';
 
 const properties: INodeProperties[] = [
 	{
@@ -67,6 +68,8 @@ export const description = updateDisplayOptions({ show: { resource: ['conversati
 /** The parameter that fills each API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = { phone: 'phone', field_key: 'fieldKey', field_value: 'fieldValue', message_limit: 'messageLimit' };
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const lookupBy = this.getNodeParameter('lookupBy', itemIndex) as string;
 	const query: IDataObject = {
@@ -79,5 +82,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		query.field_key = String(this.getNodeParameter('fieldKey', itemIndex)).trim();
 		query.field_value = String(this.getNodeParameter('fieldValue', itemIndex));
 	}
-	return await convoRequest.call(this, OPERATIONS.getConversation, { query }, itemIndex);
+	return await convoRequest.call(this, OPERATIONS.getConversation, { query }, itemIndex, labelOf);
 }

@@ -2,9 +2,10 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { identifierField, identifierValue } from '../sharedFields';
-import { simplifyField, unwrap } from '../simplify';
+import { identifierField, identifierValue } from '../../descriptions/common.description';
+import { simplifyField, unwrap } from '../../helpers/simplify';
 
 const properties: INodeProperties[] = [
 	identifierField({
@@ -23,8 +24,10 @@ export const description = updateDisplayOptions(
 /** The parameter that fills each API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = { uuid: 'messageUuid' };
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const uuid = identifierValue.call(this, 'messageUuid', itemIndex);
-	const response = await convoRequest.call(this, OPERATIONS.getMessageStatus, { params: { uuid } }, itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.getMessageStatus, { params: { uuid } }, itemIndex, labelOf);
 	return this.getNodeParameter('simplify', itemIndex, true) ? (unwrap(response, 'message') as IDataObject) : response;
 }

@@ -2,11 +2,12 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { CAPTIONED_MESSAGE_TYPES, LIMITS, OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../json';
-import { phoneInternational } from '../phone';
-import { sentMessage, simplifyField } from '../simplify';
-import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../sharedFields';
+import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../../helpers/json';
+import { phoneInternational } from '../../helpers/phone';
+import { sentMessage, simplifyField } from '../../helpers/simplify';
+import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../../descriptions/common.description';
 
 /** The fix for free text or media refused outside the customer-care window (SPEC A2 rule 1). */
 const OUTSIDE_WINDOW_FIX =
@@ -226,6 +227,8 @@ function content(this: IExecuteFunctions, type: string, itemIndex: number): IDat
 	return media;
 }
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const type = this.getNodeParameter('messageType', itemIndex) as string;
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
@@ -258,7 +261,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 
 	let response: IDataObject;
 	try {
-		response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex);
+		response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex, labelOf);
 	} catch (error) {
 		const failure =
 			error instanceof NodeApiError || error instanceof NodeOperationError

@@ -3,10 +3,10 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { DEFAULT_REINDEX_RATE, RATE_BOUNDS, type StartReindexBody } from '../../../shared';
 
-import { runnerAnswer } from '../../runnerTransport';
-import { labelOfApiField } from '../fieldLabels';
-import { jsonObjectParameter } from '../json';
-import { identifierField, identifierValue } from '../sharedFields';
+import { runnerAnswer } from '../../transport/runner';
+import { fieldLabels } from '../../helpers/fieldLabels';
+import { jsonObjectParameter } from '../../helpers/json';
+import { identifierField, identifierValue } from '../../descriptions/common.description';
 
 const properties: INodeProperties[] = [
 	identifierField({
@@ -130,6 +130,8 @@ export const apiFields: Readonly<Record<string, string>> = {
  * No Idempotency-Key is needed: a second run of a collection while one runs is refused (409), and
  * one after it sends only what changed.
  */
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const body: StartReindexBody = {
 		collection_id: identifierValue.call(this, 'collectionId', itemIndex),
@@ -150,6 +152,6 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	return (await runnerAnswer(this, 'startReindex', {
 		body: body as IDataObject,
 		itemIndex,
-		labelOf: (apiField) => labelOfApiField(this, apiField),
+		labelOf,
 	})) as IDataObject;
 }

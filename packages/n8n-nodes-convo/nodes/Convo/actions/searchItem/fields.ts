@@ -1,4 +1,4 @@
-import { identifierField } from '../sharedFields';
+import { identifierField } from '../../descriptions/common.description';
 
 export const collectionIdField = identifierField({
 	displayName: 'Collection ID',

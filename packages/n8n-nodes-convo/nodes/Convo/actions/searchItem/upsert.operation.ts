@@ -2,9 +2,10 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { jsonObjectParameter } from '../json';
-import { identifierValue } from '../sharedFields';
+import { jsonObjectParameter } from '../../helpers/json';
+import { identifierValue } from '../../descriptions/common.description';
 import { collectionIdField } from './fields';
 
 const properties: INodeProperties[] = [
@@ -63,6 +64,8 @@ export const apiFields: Readonly<Record<string, string>> = {
 	embedding_json: 'additionalFields.embeddingJson',
 };
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const body: IDataObject = {
@@ -76,5 +79,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		// The default "{}" means "not given": an empty object would override the collection configuration.
 		if (embedding && Object.keys(embedding).length > 0) body.embedding_json = embedding;
 	}
-	return await convoRequest.call(this, OPERATIONS.upsertSearchItem, { body }, itemIndex);
+	return await convoRequest.call(this, OPERATIONS.upsertSearchItem, { body }, itemIndex, labelOf);
 }

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import type { AddSuppressionBody } from '../../../shared';
 
-import { runnerAnswer } from '../../runnerTransport';
+import { runnerAnswer } from '../../transport/runner';
 import { labelOf, phoneField, phoneValue } from './fields';
 
 const properties: INodeProperties[] = [

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { runnerAnswer } from '../../runnerTransport';
+import { runnerAnswer } from '../../transport/runner';
 import { labelOf, phoneField, phoneValue } from './fields';
 
 const properties: INodeProperties[] = [phoneField('check', 'Phone to look up, with country code')];

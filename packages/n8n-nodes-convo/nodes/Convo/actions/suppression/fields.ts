@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { phoneDigits } from '../phone';
+import { phoneDigits } from '../../helpers/phone';
 
 /** The phone of a Suppression operation, as the user sees it. */
 export const PHONE_LABEL = 'Phone';

@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runnerAnswer } from '../../runnerTransport';
-import { returnAllFields } from '../sharedFields';
+import { runnerAnswer } from '../../transport/runner';
+import { returnAllFields } from '../../descriptions/common.description';
 
 /** Entries asked for per request while paging (the runner's most per page). */
 const PAGE_SIZE = 1000;

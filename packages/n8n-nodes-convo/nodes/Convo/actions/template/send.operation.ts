@@ -2,11 +2,12 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { OPERATIONS, SEND_TEMPLATE_FIXED_FIELDS } from '../../../shared';
+import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
-import { jsonArrayParameter } from '../json';
-import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../phone';
-import { identifierField, identifierValue, recipientPhoneField, templateVariables, templateVariablesField } from '../sharedFields';
-import { sentMessage, simplifyField } from '../simplify';
+import { jsonArrayParameter } from '../../helpers/json';
+import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../../helpers/phone';
+import { identifierField, identifierValue, recipientPhoneField, templateVariables, templateVariablesField } from '../../descriptions/common.description';
+import { sentMessage, simplifyField } from '../../helpers/simplify';
 
 const properties: INodeProperties[] = [
 	{
@@ -121,6 +122,8 @@ export const apiFields: Readonly<Record<string, string>> = {
 	buttons: 'buttons',
 };
 
+const labelOf = fieldLabels({ description, apiFields });
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const query: IDataObject = {
 		template_id: identifierValue.call(this, 'templateId', itemIndex),
@@ -150,7 +153,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		body.buttons = buttons.map((button) => ({ index: Number(button.index), sub_type: 'url', text: String(button.text ?? '') }));
 	}
 
-	const response = await convoRequest.call(this, OPERATIONS.sendTemplate, { query, body }, itemIndex);
+	const response = await convoRequest.call(this, OPERATIONS.sendTemplate, { query, body }, itemIndex, labelOf);
 	if (!this.getNodeParameter('simplify', itemIndex, true)) return response;
 	const { message_id: messageId, template_name: templateName, ...rest } = response;
 	return sentMessage(messageId, { ...rest, templateName });

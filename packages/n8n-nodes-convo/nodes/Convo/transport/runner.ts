@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, ILoadOptionsFunctions, IN8nHttpFullResponse, IWebhookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import { RUNNER_ROUTES, runnerPath, type RUNNER_ANSWERS } from '../shared';
+import { RUNNER_ROUTES, runnerPath, type RUNNER_ANSWERS } from '../../shared';
 import type { z } from 'zod/v4';
 
 import { sendWithRetries } from './retries';

@@ -1,7 +1,7 @@
 import type { IN8nHttpFullResponse } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { retryDelay, type RequestFailure, type RetryState } from '../shared';
+import { retryDelay, type RequestFailure, type RetryState } from '../../shared';
 
 /** The system error code of a failed connection (ECONNREFUSED, ...), wherever n8n's wrapping put it. */
 function connectionErrorCode(error: unknown): string | undefined {

@@ -12,14 +12,14 @@ import {
 	type Operation,
 	type OperationInput,
 	type WireRequest,
-} from '../shared';
+} from '../../shared';
 import { acceptedAnswer, rememberAccepted, type SendIdentity } from './acceptedSends';
-import { labelledIssue, labelOfApiField } from './actions/fieldLabels';
+import { labelledIssue, type LabelOf } from '../helpers/fieldLabels';
 import { sendWithRetries } from './retries';
 
-function contractFailure(this: IExecuteFunctions, error: ContractError, itemIndex: number): NodeOperationError {
+function contractFailure(this: IExecuteFunctions, error: ContractError, itemIndex: number, labelOf: LabelOf): NodeOperationError {
 	const apiFields = error.issues.filter((issue) => issue.field !== '').map((issue) => `${issue.field} (${issue.location})`);
-	return new NodeOperationError(this.getNode(), error.issues.map((issue) => labelledIssue(this, issue)).join('; '), {
+	return new NodeOperationError(this.getNode(), error.issues.map((issue) => labelledIssue(labelOf, issue)).join('; '), {
 		itemIndex,
 		description: `Nothing was sent. Correct the field named in the message.${
 			apiFields.length > 0 ? ` API field${apiFields.length > 1 ? 's' : ''}: ${[...new Set(apiFields)].join(', ')}.` : ''
@@ -33,19 +33,20 @@ function contractFailure(this: IExecuteFunctions, error: ContractError, itemInde
  * the operation's credential. A 429 waits as the service asks and a failure that proves the
  * request was not handled is tried again (nodes/shared/retryPolicy.ts); an operation that must
  * not be repeated answers from memory when n8n's Retry On Fail runs the node again. A failed
- * call becomes an error that says what to do.
+ * call becomes an error that says what to do, naming the operation's fields by `labelOf`.
  */
 export async function convoRequest(
 	this: IExecuteFunctions,
 	operation: Operation,
 	input: OperationInput,
 	itemIndex: number,
+	labelOf: LabelOf,
 ): Promise<IDataObject> {
 	let request: WireRequest;
 	try {
 		request = buildRequest(operation, input);
 	} catch (error) {
-		if (error instanceof ContractError) throw contractFailure.call(this, error, itemIndex);
+		if (error instanceof ContractError) throw contractFailure.call(this, error, itemIndex, labelOf);
 		throw new NodeOperationError(this.getNode(), error as Error, { itemIndex });
 	}
 
@@ -91,7 +92,7 @@ export async function convoRequest(
 	const explained = explainServiceError(operation, response.statusCode, response.body, {
 		params: input.params,
 		retryAfterSeconds: retryAfter === undefined ? undefined : Math.ceil(retryAfter / 1000),
-		labelOf: (apiField) => labelOfApiField(this, apiField),
+		labelOf,
 	});
 	const body = response.body && typeof response.body === 'object' ? response.body : { body: response.body };
 	throw new NodeApiError(this.getNode(), body as JsonObject, {

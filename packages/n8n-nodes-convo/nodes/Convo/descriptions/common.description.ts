@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { UUID_PATTERN } from '../../shared';
-import { jsonObjectParameter, objectToPairs, pairsToObject, type KeyValuePair } from './json';
+import { jsonObjectParameter, objectToPairs, pairsToObject, type KeyValuePair } from '../helpers/json';
 
 const RECIPIENT_HINT =
 	'Phone number of the recipient with country code. Spaces, dashes and a leading + or 00 are fine; anything that is not a phone number is refused before sending.';

@@ -2,7 +2,7 @@ import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeLis
 
 import { RUNNER_ROUTES } from '../../shared';
 
-import { runnerJson } from '../runnerTransport';
+import { runnerJson } from '../transport/runner';
 
 /** Campaigns asked for per page of the From List dropdown (the runner pages its list, newest first). */
 const CAMPAIGNS_PER_PAGE = 50;

@@ -1,7 +1,9 @@
-import type { IExecuteFunctions, INodeProperties, INodePropertyCollection } from 'n8n-workflow';
+import type { INodeProperties, INodePropertyCollection } from 'n8n-workflow';
 
 import type { ContractIssue } from '../../shared';
-import type { ConvoOperation } from './types';
+import type { ConvoOperation } from './interfaces';
+
+type OperationFields = Pick<ConvoOperation, 'description' | 'apiFields'>;
 
 type Field = Pick<INodeProperties, 'name' | 'displayName'> & {
 	options?: INodeProperties['options'];
@@ -30,7 +32,7 @@ function fieldPathPrefixes(apiField: string): string[] {
 }
 
 /** The label of the parameter that fills `apiField` in `operation`, if the operation declares one. */
-export function apiFieldLabel(operation: ConvoOperation, apiField: string): string | undefined {
+function apiFieldLabel(operation: OperationFields, apiField: string): string | undefined {
 	for (const path of fieldPathPrefixes(apiField)) {
 		const parameter = operation.apiFields?.[path];
 		if (parameter) return parameterLabel(operation.description, parameter);
@@ -38,22 +40,16 @@ export function apiFieldLabel(operation: ConvoOperation, apiField: string): stri
 	return undefined;
 }
 
-// The operation a node run executes, by its execute context, so that the transport names fields
-// by their labels without every operation passing its fields along.
-const operationOfRun = new WeakMap<IExecuteFunctions, ConvoOperation>();
+/** Names an API field by the label of the parameter that fills it, or by its own name when none does. */
+export type LabelOf = (apiField: string) => string;
 
-export function setOperationOfRun(context: IExecuteFunctions, operation: ConvoOperation): void {
-	operationOfRun.set(context, operation);
-}
-
-/** What the user calls `apiField` in this run's operation; the API field's name when no parameter fills it. */
-export function labelOfApiField(context: IExecuteFunctions, apiField: string): string {
-	const operation = operationOfRun.get(context);
-	return (operation && apiFieldLabel(operation, apiField)) ?? apiField;
+/** An operation's field labels, which it hands to the transport with each request so that errors name fields as the user sees them. */
+export function fieldLabels(operation: OperationFields): LabelOf {
+	return (apiField) => apiFieldLabel(operation, apiField) ?? apiField;
 }
 
 /** A contract issue's sentence with the field named by its label instead of its API name. */
-export function labelledIssue(context: IExecuteFunctions, issue: ContractIssue): string {
+export function labelledIssue(labelOf: LabelOf, issue: ContractIssue): string {
 	if (issue.field === '' || !issue.message.startsWith(issue.field)) return issue.message;
-	return `${labelOfApiField(context, issue.field)}${issue.message.slice(issue.field.length)}`;
+	return `${labelOf(issue.field)}${issue.message.slice(issue.field.length)}`;
 }

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { WireRequest } from '../shared';
+import type { WireRequest } from '../../shared';
 
 /**
  * Answers the service gave to requests that must not be repeated (sends, agent creation), kept

@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INode, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import pLimit from 'p-limit';
 
 import * as agent from './agent';
 import * as campaign from './campaign';
@@ -113,7 +114,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	if (operation.executeAll) return await runWholeInput.call(this, operation, items.length, nodeVersion);
 	const perItem = operation;
 	// An operation without batching ignores a value an older workflow may still hold.
-	const requestsAtOnce = perItem.batching === false ? 1 : Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number));
+	const requestsAtOnce = perItem.batching === false ? 1 : Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number) || 1);
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: NodeApiError | NodeOperationError | undefined;
@@ -133,12 +134,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		}
 	};
 
-	// A small pool: each worker takes the next item until none is left or an item has failed.
-	let next = 0;
-	const worker = async () => {
-		while (failure === undefined && next < items.length) await runItem(next++);
-	};
-	await Promise.all(Array.from({ length: Math.min(requestsAtOnce, items.length) }, worker));
+	// Items start in input order, at most requestsAtOnce at a time; once one has failed, those still queued start nothing.
+	const limit = pLimit(requestsAtOnce);
+	await Promise.all(items.map((_, itemIndex) => limit(async () => (failure === undefined ? await runItem(itemIndex) : undefined))));
 	if (failure) throw failure;
 	return [results.flat()];
 }

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import type { IDataObject } from 'n8n-workflow';
 
 import type { WireRequest } from '../../shared';
@@ -19,22 +21,10 @@ export interface SendIdentity {
 	itemIndex: number;
 }
 
-/** cyrb53: a fast 53-bit string hash; the key needs no cryptographic strength, only spread. */
-function hash53(text: string): string {
-	let h1 = 0xdeadbeef;
-	let h2 = 0x41c6ce57;
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		h1 = Math.imul(h1 ^ code, 2654435761);
-		h2 = Math.imul(h2 ^ code, 1597334677);
-	}
-	h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-	h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-	return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
-}
-
 function keyOf(identity: SendIdentity, request: WireRequest, baseUrl: string): string {
-	const fingerprint = hash53(JSON.stringify([baseUrl, request.method, request.path, request.query, request.body ?? null]));
+	const described = JSON.stringify([baseUrl, request.method, request.path, request.query, request.body ?? null]);
+	// A digest keeps the key short whatever the body's size.
+	const fingerprint = createHash('sha256').update(described, 'utf8').digest('base64url');
 	return `${identity.executionId}\u0000${identity.nodeId}\u0000${identity.itemIndex}\u0000${fingerprint}`;
 }
 

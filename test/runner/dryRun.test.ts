@@ -56,15 +56,16 @@ async function sandboxCounts(): Promise<unknown> {
 /**
  * The campaign data in Redis as text (every key and its value, sorted), without what a runner
  * process rewrites by itself every second whatever is asked of it: BullMQ's queues (whose job keys
- * come and go between a scan and a read), its own heartbeat, and delivery tracking's tick (its lock,
- * clock and how far it looked for new campaigns).
+ * come and go between a scan and a read), its own heartbeat, the leases its background loops take
+ * and let go (feeder, delivery tracking, outbox), and tracking's clock and how far it looked for new
+ * campaigns.
  */
 async function storedData(): Promise<string> {
 	const { redis } = runner.context;
 	const prefix = runner.env.RUNNER_PREFIX as string;
 	const keys = (await scanKeys(redis, prefix)).filter((key) => {
 		const name = key.slice(prefix.length + 1);
-		return !/^(control|events|reindex|send|tracking)-\{/.test(name) && !/:runners?(:|$)|:lock:tracking$|:trk(seen|gate)$/.test(name);
+		return !/^(control|events|reindex|send|tracking)-\{/.test(name) && !/:runners?(:|$)|:lock:(feeder|tracking|outbox)$|:trk(seen|gate)$/.test(name);
 	});
 	const pairs: string[] = [];
 	for (const key of keys.sort()) {

@@ -38,6 +38,9 @@ module.exports = {
 	// global option: in a project's settings jest would ignore it.)
 	testTimeout: 30000,
 	reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+	// The runner and sandbox bundles the spawned processes run, and one shared redis-server per worker.
+	globalSetup: '<rootDir>/test/support/globalSetup.ts',
+	globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
 	projects: [
 		{
 			...shared,

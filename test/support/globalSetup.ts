@@ -5,7 +5,7 @@
  * tests that need only Redis share under key prefixes of their own. Both reach the test files
  * through the environment the workers inherit; globalTeardown.ts stops and removes them.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -42,7 +42,8 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
 	const runnerDir = join(ROOT, 'runner', '.tmp', `test-bundle-${process.pid}`);
 	const sandboxDir = join(ROOT, 'sandbox', '.tmp', `test-bundle-${process.pid}`);
 	mkdirSync(sandboxDir, { recursive: true });
-	const redisWanted = !process.env.REDIS_URL;
+	// Without redis-server on PATH the tests that need Redis say so themselves (useRedisServer); the rest still run.
+	const redisWanted = !process.env.REDIS_URL && !spawnSync('redis-server', ['--version']).error;
 	const [, , servers] = await Promise.all([
 		promisify(execFile)(process.execPath, [join(ROOT, 'runner', 'scripts', 'build.mjs'), runnerDir]),
 		buildSandbox(join(sandboxDir, 'cli.js')),

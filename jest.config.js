@@ -2,15 +2,16 @@ const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 /**
- * Two projects. `slow`: test files that start a runner process, a redis-server, a browser or the
- * sandbox as a process of its own (a file that names one of the helpers below); they run one at a
- * time, because their rate and timing checks measure wall time on a machine they would otherwise
- * share. `fast`: everything else (contract, sandbox in-process, node workflows through n8n-core,
- * trigger, unit tests of runner modules), spread over the workers.
+ * Two projects. `slow`: the test files whose first line says why they must have the machine to
+ * themselves, `// @serial: <reason>`: they measure wall time (a send rate, the spacing of requests,
+ * a time window, a bound on how long something takes) or kill processes mid-work (SIGKILL, a Redis
+ * restart) and check what survives; they run one at a time. `fast`: everything else, spread over
+ * the workers, real processes included (runners, sandboxes, redis-servers, browsers): what they
+ * check does not depend on how busy the machine is.
  *   npm test                              # both
  *   npm test -- --selectProjects fast     # the quick loop
  */
-const STARTS_PROCESSES = /\b(useRunnerUnderTest|startRunnerUnderTest|useRedisServer|startPrivateRedis|startRedisCluster|spawnRunner|startSandboxProcess|RUNNER_BIN|chromium|startDevEnvironment)\b/;
+const SERIAL_MARKER = /^\/\/ @serial: (.*)/;
 
 function testFiles(dir) {
 	return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -20,7 +21,15 @@ function testFiles(dir) {
 	});
 }
 
-const slowFiles = testFiles(join(__dirname, 'test')).filter((path) => STARTS_PROCESSES.test(readFileSync(path, 'utf8')));
+function isSerial(path) {
+	const text = readFileSync(path, 'utf8');
+	const marker = SERIAL_MARKER.exec(text.slice(0, text.indexOf('\n')));
+	if (marker && !marker[1].trim()) throw new Error(`${path}: "// @serial:" without its reason`);
+	if (!marker && /^\s*\/\/\s*@serial\b/m.test(text)) throw new Error(`${path}: "// @serial: <reason>" must be the file's first line`);
+	return Boolean(marker);
+}
+
+const slowFiles = testFiles(join(__dirname, 'test')).filter(isSerial);
 
 const shared = {
 	testEnvironment: 'node',
@@ -38,6 +47,9 @@ module.exports = {
 	// global option: in a project's settings jest would ignore it.)
 	testTimeout: 30000,
 	reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+	// The runner and sandbox bundles the spawned processes run, and one shared redis-server per worker.
+	globalSetup: '<rootDir>/test/support/globalSetup.ts',
+	globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
 	projects: [
 		{
 			...shared,

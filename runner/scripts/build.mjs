@@ -2,14 +2,16 @@
 // the runner's own sources and the contract inlined, and its `dependencies` left as imports, which
 // `npm install convo-runner` brings. The console's static files are copied beside it, where
 // http/console.ts reads them (`__dirname/console`). Run from anywhere: paths are the package's.
+//   node runner/scripts/build.mjs [output folder]   (default: the package's dist/; the tests build
+//   into a folder of their own, so a test run never replaces the dist/ a pack test is packing)
 import { build } from 'esbuild';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const dist = join(root, 'dist');
+const dist = process.argv[2] ? resolve(process.argv[2]) : join(root, 'dist');
 const runtimeDependencies = Object.keys(pkg.dependencies ?? {});
 
 rmSync(dist, { recursive: true, force: true });

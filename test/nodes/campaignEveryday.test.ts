@@ -1,3 +1,4 @@
+// @serial: measures how long the node waits for a campaign at a send rate (Max Wait, bounded in wall time)
 /**
  * The Campaign and Reindex Run resources as an n8n user meets them (#21 items 14-16), through
  * n8n-core against a real `convo-runner start` (its own redis-server, the sandbox in a process of

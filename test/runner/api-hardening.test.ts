@@ -1,3 +1,4 @@
+// @serial: measures how fast a large body is refused (under 1 s) and the process's memory while it is
 /**
  * The control API's front door against real `convo-runner start` processes sharing one Redis:
  * body limits (a 45 MB sign-in form refused at once, the process not growing), failed tokens

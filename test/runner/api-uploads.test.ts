@@ -1,3 +1,4 @@
+// @serial: measures upload idle and total timeouts in wall time
 /**
  * The uploads of the control API (a campaign's CSV body, a suppression import) and its connections,
  * against a running `convo-runner start` (real Redis, the sandbox) with short upload limits: a CSV

@@ -1,3 +1,4 @@
+// @serial: SIGKILLs a worker mid-campaign, and measures the frequency cap's window in wall time
 /**
  * One frequency cap across campaigns (#23), with runner processes, a real Redis and the sandbox,
  * counted in the sandbox's own log. The business default here is 1 per 24 h (RUNNER_FREQUENCY_CAP)

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { campaignStatus, cancel, createCampaign, liveRunners } from '../../runner/src/core';
-import { positionalTemplate, RUNNER_BIN, runCli, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { positionalTemplate, RUNNER_ARGS, runCli, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(120_000);
 
@@ -29,7 +29,7 @@ function writeFile(name: string, text: string): string {
 
 /** The CLI started in the background, its output kept, so a test can act while it waits. */
 function startCli(args: string[]) {
-	const child = spawn(process.execPath, [RUNNER_BIN, ...args], { env: runner.env, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(process.execPath, [...RUNNER_ARGS, ...args], { env: runner.env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let stdout = '';
 	let stderr = '';
 	child.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -46,7 +46,7 @@ beforeAll(() => {
 
 test('--wait on a terminal: a campaign that fails exits 2 with its reason, and the bar shows 0% sent, not a full bar', async () => {
 	const { path } = writeRecipientsCsv(5, { seed: 60 });
-	const args = [RUNNER_BIN, 'campaign', 'create', '--template', UNKNOWN_TEMPLATE, '--from', from(), '--recipients', path, '--rate', '100', '--wait'];
+	const args = [...RUNNER_ARGS, 'campaign', 'create', '--template', UNKNOWN_TEMPLATE, '--from', from(), '--recipients', path, '--rate', '100', '--wait'];
 	// script(1) gives the CLI a terminal (the bar is drawn only on one) and exits with its code (-e).
 	const command = [process.execPath, ...args].map((arg) => `'${arg}'`).join(' ');
 	const result = spawnSync('script', ['-qec', command, '/dev/null'], { env: { ...runner.env, TERM: 'xterm' }, encoding: 'utf8', timeout: 90_000 });
@@ -191,7 +191,7 @@ test('campaign report | head: the reader closing early ends the command quietly,
 
 /** Runs the CLI on a pseudo terminal (script(1)), stdout and stderr both on it; its exit code and everything it showed. */
 function onTerminal(args: string[], env: NodeJS.ProcessEnv) {
-	const command = [process.execPath, RUNNER_BIN, ...args].map((arg) => `'${arg}'`).join(' ');
+	const command = [process.execPath, ...RUNNER_ARGS, ...args].map((arg) => `'${arg}'`).join(' ');
 	const result = spawnSync('script', ['-qec', command, '/dev/null'], { env: { ...env, TERM: 'xterm' }, encoding: 'utf8', timeout: 90_000 });
 	return { code: result.status, output: result.stdout };
 }
@@ -258,7 +258,7 @@ function descendsFrom(pid: number, ancestor: number): boolean {
 }
 
 test('a runner process on a terminal logs readable lines: a warning is one plain line, not JSON', async () => {
-	const command = [process.execPath, RUNNER_BIN, 'worker'].map((arg) => `'${arg}'`).join(' ');
+	const command = [process.execPath, ...RUNNER_ARGS, 'worker'].map((arg) => `'${arg}'`).join(' ');
 	const env = { ...withoutLogLevel(), TERM: 'xterm', RUNNER_WEBHOOK_KEY: undefined, RUNNER_TOKEN: undefined };
 	const terminal = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let output = '';

@@ -1,7 +1,9 @@
 /**
  * What `convo-runner --version` and the help texts tell an operator, read from the real bin: the
  * package's version, every event a webhook can subscribe to (the contract's list, the one the API
- * accepts), and what `campaign status` and `campaign report` show of the delivery funnel.
+ * accepts), and what `campaign status` and `campaign report` show of the delivery funnel. The one
+ * runner test that starts the repository's bin itself (the sources through tsx): the others run the
+ * test run's bundle.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +11,7 @@ import { join } from 'node:path';
 import { RUNNER_EVENTS } from 'convo-contract';
 
 import { REPORT_COLUMNS } from '../../runner/src/core';
-import { runCli } from './support';
+import { runCli, SOURCE_RUNNER_ARGS } from './support';
 
 jest.setTimeout(600_000);
 
@@ -22,7 +24,7 @@ const runs = {} as Record<Name, Awaited<ReturnType<typeof runCli>>>;
 beforeAll(async () => {
 	const queue = Object.keys(COMMANDS) as Name[];
 	const worker = async () => {
-		for (let name = queue.shift(); name; name = queue.shift()) runs[name] = await runCli(COMMANDS[name], env, 150_000);
+		for (let name = queue.shift(); name; name = queue.shift()) runs[name] = await runCli(COMMANDS[name], env, 150_000, SOURCE_RUNNER_ARGS);
 	};
 	await Promise.all([worker(), worker()]);
 });

@@ -1,3 +1,4 @@
+// @serial: measures send windows on the wall clock (seconds of the minute), and SIGTERMs a lone runner
 /**
  * Guarantees 5 and 6 and the schedules: pause holds within 1 s on every process, resume goes on,
  * cancel ends pending recipients; a campaign pauses itself after N failures in a row; `--at` and

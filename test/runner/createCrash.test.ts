@@ -1,3 +1,4 @@
+// @serial: SIGKILLs the API at each point of a create and checks what survives
 /**
  * A create killed midway (#17 items 11 and 12), against real `convo-runner start` processes, their
  * Redis and the sandbox. The recipients come as a CSV upload the test streams itself, so it holds
@@ -19,7 +20,7 @@ const TOKEN = 'crash-token-0123456789abcdef';
 /** The runner's Idempotency-Key lease (core.ts IDEMPOTENCY_LEASE_MS), written out so the test reads no runner constant. */
 const IDEMPOTENCY_LEASE_MS = 30_000;
 // Uploads are held still on purpose here (past the 30 s lease), longer than the default idle-upload timeout.
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_CONCURRENCY: '20', RUNNER_UPLOAD_IDLE_TIMEOUT: '120s' });
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_CONCURRENCY: '20', RUNNER_UPLOAD_IDLE_TIMEOUT: '120s' }, { ownRedis: true });
 
 const phoneOf = (seed: number, i: number) => `4915${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;
 const phonesOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => phoneOf(seed, i));

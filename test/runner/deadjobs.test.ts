@@ -1,3 +1,4 @@
+// @serial: measures the send rate a healthy number keeps beside dead jobs, and how soon it starts
 /**
  * A campaign that stops sending (paused, cancelled) leaves its queued send jobs behind: up to
  * about 20 s of the number's work (the feeder's window). Those jobs must cost the number nothing:

@@ -1,3 +1,4 @@
+// @serial: measures the send rate over wall-clock seconds after a resume
 /**
  * A campaign's rate and ETA right after a resume, against real Redis through core (no runner
  * process sends here, so the sends per second are written as the settle script writes them): the

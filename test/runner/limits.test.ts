@@ -1,3 +1,4 @@
+// @serial: measures upload timeouts in wall time
 /**
  * What a caller may pile into Redis and how long an upload may stall, against a running
  * `convo-runner start` (real Redis, the sandbox) with small caps: each cap refuses the request past

@@ -1,3 +1,4 @@
+// @serial: SIGKILLs runner processes, and measures how soon the CLI warns
 /**
  * Runner processes make themselves known (issue 21, item 1): each `start` and `worker` keeps a
  * heartbeat key under the prefix. A CLI following a campaign says within seconds that no runner
@@ -8,7 +9,7 @@ import { spawn } from 'node:child_process';
 
 import { cancel, liveRunners } from '../../runner/src/core';
 import { HEARTBEAT_MS, HEARTBEAT_TTL_SECONDS } from '../../runner/src/presence';
-import { expectNoSecret, positionalTemplate, RUNNER_BIN, runCli, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { expectNoSecret, positionalTemplate, RUNNER_ARGS, runCli, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(120_000);
 
@@ -26,7 +27,7 @@ function followScheduled(seed: number) {
 
 /** The CLI started in the background; each line of its stderr stamped on arrival. */
 function following(args: string[]) {
-	const child = spawn(process.execPath, [RUNNER_BIN, ...args], { env: runner.env, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(process.execPath, [...RUNNER_ARGS, ...args], { env: runner.env, stdio: ['ignore', 'pipe', 'pipe'] });
 	const lines: Array<{ at: number; text: string }> = [];
 	let partial = '';
 	child.stderr.on('data', (chunk) => {

@@ -1,3 +1,4 @@
+// @serial: measures the send rate in every sliding second
 /**
  * Guarantee 4: one rate limit per sending number, shared by every runner process. Two worker
  * processes and a 50/s limit on one number: the SANDBOX sees at most 50 sends from that number

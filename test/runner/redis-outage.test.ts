@@ -1,3 +1,4 @@
+// @serial: kills and restarts Redis under the runner, and measures how soon it answers and stops
 /**
  * Redis unreachable, against real processes: the CLI reports it as its one JSON error and exits 1
  * within a few seconds; a running `convo-runner start` answers its API with 503 at once while a

@@ -1,3 +1,4 @@
+// @serial: SIGKILLs a runner half-way through a reindex and checks what survives
 /**
  * A reindex under faults: a runner SIGKILLed half-way is resumed by another and the collection
  * converges (a re-run then sends nothing); a file cut short and a URL that drops mid-body end the

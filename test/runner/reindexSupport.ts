@@ -146,12 +146,17 @@ export async function freshCollection(runner: RunnerUnderTest): Promise<void> {
 	for (const key of keys) await redis.del(key);
 }
 
+/**
+ * Waits until the run has ended: its final state written and its collection's lease let go, which
+ * the runner does just after (until then a next run of the collection is refused as an overlap).
+ */
 export async function settled(context: RunnerContext, id: string, timeoutMs = 90_000): Promise<ReindexOverview> {
 	return waitFor(
 		`reindex run ${id} to settle`,
 		async () => {
 			const overview = await reindexOverview(context, id);
-			return ['completed', 'failed', 'skipped'].includes(overview.state) ? overview : undefined;
+			if (!['completed', 'failed', 'skipped'].includes(overview.state)) return undefined;
+			return (await context.redis.get(context.keys.reindex.lock(overview.collection))) === id ? undefined : overview;
 		},
 		timeoutMs,
 		100,

@@ -1,3 +1,4 @@
+// @serial: measures send windows and the send rate in every sliding second
 /**
  * Send windows in the recipient's local time, and a campaign's end (#23). One campaign with a
  * 09:00-20:00 window to recipients in +1 (Nigeria: Africa/Lagos), +5:45 (Nepal: Asia/Kathmandu),

@@ -1,3 +1,4 @@
+// @serial: measures the spacing of starts per number in wall time
 /**
  * The per-number start gate of campaigns/spacing.ts against real Redis, without the service in
  * between: starts take places 1.04 s / rate apart however many callers ask at once, so 0.96 of the

@@ -1,11 +1,11 @@
 /**
- * What the runner tests share: a real redis-server (REDIS_URL when set, else one of the file's own
- * on a free port), the sandbox over HTTP, runner processes spawned for real (so they can be
+ * What the runner tests share: a real redis-server (REDIS_URL when set, else the jest worker's own,
+ * shared under key prefixes, or one of the file's own on a free port), the sandbox over HTTP, runner processes spawned for real (so they can be
  * SIGKILLed), an in-process context for the core library, and counting what the SANDBOX received:
  * the guarantees are checked against the service's own log, never the runner's report.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,8 +21,20 @@ import { closeContext, openContext } from '../../runner/src/runtime';
 import { reportRows } from '../../runner/src/core';
 import { outboxes } from '../../runner/src/webhooks/outbox';
 import type { ReportRow } from '../../runner/src/campaigns/report';
+import { TEST_RUNNER_BUNDLE, TEST_SANDBOX_BUNDLE, workerRedisUrl } from '../support/testRun';
 
+/** The repository's bin: it runs the runner's sources through tsx. */
 export const RUNNER_BIN = join(__dirname, '..', '..', 'runner', 'bin', 'convo-runner.mjs');
+/** The node flags the bin's shebang gives the runner (`#!/usr/bin/env -S node --flag ...`). */
+const RUNNER_NODE_FLAGS = readFileSync(RUNNER_BIN, 'utf8').split('\n')[0].split(/\s+/).filter((word) => word.startsWith('--'));
+/** node's arguments before the CLI's own to run the repository's bin as its shebang would. */
+export const SOURCE_RUNNER_ARGS = [...RUNNER_NODE_FLAGS, RUNNER_BIN];
+/**
+ * node's arguments before the CLI's own to run the runner as the tests do: the bin's flags on the
+ * bundle this jest run built (globalSetup.ts), which starts in a third of the time tsx takes to
+ * compile the sources; the repository's bin when there is no bundle.
+ */
+export const RUNNER_ARGS = [...RUNNER_NODE_FLAGS, process.env[TEST_RUNNER_BUNDLE] ?? RUNNER_BIN];
 
 export type Business = RunningSandbox['fixture']['businesses'][number];
 
@@ -33,8 +45,15 @@ export function positionalTemplate(business: Business) {
 	return template;
 }
 
-export async function useRedisServer(extraArgs: string[] = []): Promise<{ url: string; stop(): Promise<void>; server?: PrivateRedis }> {
-	if (process.env.REDIS_URL && extraArgs.length === 0) return { url: process.env.REDIS_URL, stop: async () => undefined };
+/**
+ * A Redis for a test file: REDIS_URL when set, else the jest worker's shared redis-server
+ * (globalSetup.ts), which the file must use only under its own key prefix (uniquePrefix) and
+ * never flush. `own`, or redis-server arguments, start one of the file's own instead: for a test
+ * that does what reaches every client of a server (CLIENT PAUSE, a restart, its settings).
+ */
+export async function useRedisServer(extraArgs: string[] = [], own = false): Promise<{ url: string; stop(): Promise<void>; server?: PrivateRedis }> {
+	const shared = own || extraArgs.length > 0 ? undefined : (process.env.REDIS_URL ?? workerRedisUrl());
+	if (shared) return { url: shared, stop: async () => undefined };
 	const server = await startPrivateRedis(extraArgs);
 	return { url: server.url, stop: server.stop, server };
 }
@@ -98,8 +117,8 @@ export interface SpawnedRunner {
 	kill(signal: NodeJS.Signals): Promise<number | null>;
 }
 
-/** `command`: how the runner is run; node on the repository's bin (the sources, through tsx) unless told. */
-export function spawnRunner(args: string[], env: NodeJS.ProcessEnv, command: string[] = [process.execPath, RUNNER_BIN]): SpawnedRunner {
+/** `command`: how the runner is run; node on the test run's bundle (RUNNER_ARGS) unless told. */
+export function spawnRunner(args: string[], env: NodeJS.ProcessEnv, command: string[] = [process.execPath, ...RUNNER_ARGS]): SpawnedRunner {
 	const child = spawn(command[0], [...command.slice(1), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let output = '';
 	child.stdout?.on('data', (chunk) => (output += String(chunk)));
@@ -116,9 +135,9 @@ export function spawnRunner(args: string[], env: NodeJS.ProcessEnv, command: str
 	};
 }
 
-/** Runs the CLI to its end: exit code, stdout and stderr apart. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-	const child = spawn(process.execPath, [RUNNER_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs the CLI to its end: exit code, stdout and stderr apart. `runnerArgs`: RUNNER_ARGS or SOURCE_RUNNER_ARGS. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000, runnerArgs = RUNNER_ARGS): Promise<{ code: number | null; stdout: string; stderr: string }> {
+	const child = spawn(process.execPath, [...runnerArgs, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let stdout = '';
 	let stderr = '';
 	child.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -173,13 +192,13 @@ export async function startRunnerUnderTest(redis: RedisUnderTest, extraEnv: Node
 
 /**
  * One Redis and one runner context for a test file: started before its tests, stopped (processes
- * killed, keys of its prefix deleted, Redis stopped) after them.
+ * killed, keys of its prefix deleted, a Redis of its own stopped) after them. `ownRedis`: see useRedisServer.
  */
-export function useRunnerUnderTest(extraEnv: NodeJS.ProcessEnv = {}): RunnerUnderTest {
+export function useRunnerUnderTest(extraEnv: NodeJS.ProcessEnv = {}, options: { ownRedis?: boolean } = {}): RunnerUnderTest {
 	const runner = {} as RunnerUnderTest;
 	let redis: Awaited<ReturnType<typeof useRedisServer>> | undefined;
 	beforeAll(async () => {
-		redis = await useRedisServer();
+		redis = await useRedisServer([], options.ownRedis);
 		Object.assign(runner, await startRunnerUnderTest(redis.url, extraEnv));
 	});
 	afterAll(async () => {
@@ -189,7 +208,8 @@ export function useRunnerUnderTest(extraEnv: NodeJS.ProcessEnv = {}): RunnerUnde
 	return runner;
 }
 
-const SANDBOX_BIN = join(__dirname, '..', '..', 'sandbox', 'bin', 'convo-sandbox.mjs');
+/** The sandbox's bundle of this jest run (globalSetup.ts), or its bin (the sources through tsx) without one. */
+const SANDBOX_ENTRY = process.env[TEST_SANDBOX_BUNDLE] ?? join(__dirname, '..', '..', 'sandbox', 'bin', 'convo-sandbox.mjs');
 
 /**
  * The sandbox in a process of its own, as the real service is: its clock (the createdAt it records)
@@ -198,7 +218,7 @@ const SANDBOX_BIN = join(__dirname, '..', '..', 'sandbox', 'bin', 'convo-sandbox
  */
 export async function startSandboxProcess(): Promise<RunningSandbox> {
 	const port = await freePort();
-	const child = spawn(process.execPath, [SANDBOX_BIN, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(process.execPath, [SANDBOX_ENTRY, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
 	let output = '';
 	child.stdout?.on('data', (chunk) => (output += String(chunk)));
 	child.stderr?.on('data', (chunk) => (output += String(chunk)));

@@ -1,3 +1,4 @@
+// @serial: measures the tracking rate in every sliding second, and SIGKILLs the runners during tracking
 /**
  * Delivery tracking (#22) against the sandbox, whose outbound messages go enqueued -> sent (2 s)
  * -> delivered (4 s) -> read (10 s), and fail (2 s) to a contact it marks undeliverable. The

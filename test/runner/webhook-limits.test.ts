@@ -1,3 +1,4 @@
+// @serial: measures how soon a healthy receiver gets its events beside hanging ones
 /**
  * Webhook receivers kept apart and bounded, against one `convo-runner start` (real Redis, the
  * sandbox) and HTTP receivers of the test's own, which record each arrival and its time: 25

@@ -22,6 +22,15 @@ const durationMs = z
 		return Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
 	});
 
+const spoken = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
+
+/**
+ * An advanced timing (a lease, a heartbeat, a grace period): the default is what production runs
+ * on; the bounds keep a typo from stalling the runner or making it spin. Tests shorten them.
+ */
+const timing = (fallback: number, min: number, max: number) =>
+	durationMs.refine((ms) => ms >= min && ms <= max, { error: `must be between ${spoken(min)} and ${spoken(max)}` }).default(fallback);
+
 const schema = z.object({
 	REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
 	/** Comma-separated host:port seeds of a Redis Cluster (instead of REDIS_URL). */
@@ -227,6 +236,16 @@ const schema = z.object({
 			}
 			return numbers;
 		}),
+	/**
+	 * Advanced timings; the defaults suit production. A create under an Idempotency-Key holds its key
+	 * this long unless its work renews it (every third of it): a create whose process died frees it
+	 * within this time (core.ts).
+	 */
+	RUNNER_IDEMPOTENCY_LEASE: timing(30_000, 1000, 3_600_000),
+	/** A runner process beats this often; one silent for three beats is no longer listed (presence.ts). */
+	RUNNER_HEARTBEAT: timing(5000, 200, 60_000),
+	/** A reindex run holds its collection this long unless renewed (every third of it): a dead run's frees within it. */
+	RUNNER_REINDEX_LEASE: timing(30_000, 1000, 3_600_000),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 	/**
 	 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on

@@ -246,6 +246,23 @@ const schema = z.object({
 	RUNNER_HEARTBEAT: timing(5000, 200, 60_000),
 	/** A reindex run holds its collection this long unless renewed (every third of it): a dead run's frees within it. */
 	RUNNER_REINDEX_LEASE: timing(30_000, 1000, 3_600_000),
+	/**
+	 * BullMQ's lock on send, control and tracking jobs, renewed while one runs: a dead process's job
+	 * is seen stalled and taken up elsewhere within about twice this (jobs.ts).
+	 */
+	RUNNER_JOB_LOCK: timing(15_000, 2000, 600_000),
+	/**
+	 * A running campaign that made no progress for this long has its dead claims turned unknown and
+	 * its pending recipients fed again (campaigns/feeder.ts); a claim still live is never touched.
+	 */
+	RUNNER_FEEDER_STALL: timing(15_000, 1000, 3_600_000),
+	/**
+	 * A claimed delivery check a process died before writing comes back after this; more than twice
+	 * RUNNER_HTTP_DEADLINE plus 1 s, so a check still waiting for its answers is never claimed again.
+	 */
+	RUNNER_TRACKING_CLAIM_LEASE: timing(30_000, 2000, 3_600_000),
+	/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (campaigns/tracking.ts). */
+	RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 	/**
 	 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on
@@ -258,6 +275,9 @@ const schema = z.object({
 }).refine((config) => config.RUNNER_TEST_CLOCK_OFFSET_MS === 0 || config.NODE_ENV !== 'production', {
 	path: ['RUNNER_TEST_CLOCK_OFFSET_MS'],
 	error: 'is for tests only: it moves the send windows\' clock, and is refused when NODE_ENV is production',
+}).refine((config) => config.RUNNER_TRACKING_CLAIM_LEASE > 2 * config.RUNNER_HTTP_DEADLINE + 1000, {
+	path: ['RUNNER_TRACKING_CLAIM_LEASE'],
+	error: 'must be more than twice RUNNER_HTTP_DEADLINE plus 1s (a delivery check makes up to two calls after waiting up to a second for its place): a check still waiting for its answer would be claimed again',
 });
 
 export type RunnerConfig = z.output<typeof schema>;

@@ -16,7 +16,8 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 
 const durationMs = z
 	.string()
-	.regex(/^\d+(ms|s|m|h)?$/, { error: 'must be a duration like 3600s, 60m, 1h or 500ms' })
+	// Aborting: the transform below must not run on text that is not a duration.
+	.regex(/^\d+(ms|s|m|h)?$/, { error: 'must be a duration like 3600s, 60m, 1h or 500ms', abort: true })
 	.transform((text) => {
 		const [, amount, unit = 's'] = /^(\d+)(ms|s|m|h)?$/.exec(text) as RegExpExecArray;
 		return Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];

@@ -252,6 +252,8 @@ const schema = z.object({
 	 * is seen stalled and taken up elsewhere within about twice this (jobs.ts).
 	 */
 	RUNNER_JOB_LOCK: timing(15_000, 2000, 600_000),
+	/** BullMQ's lock on reindex runs, checked every half of it: a dead process's run resumes within about 1.5 times this. */
+	RUNNER_REINDEX_JOB_LOCK: timing(10_000, 2000, 600_000),
 	/**
 	 * A running campaign that made no progress for this long has its dead claims turned unknown and
 	 * its pending recipients fed again (campaigns/feeder.ts); a claim still live is never touched.

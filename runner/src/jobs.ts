@@ -91,10 +91,15 @@ export const QUEUES = {
 	send: { name: sendQueueName, concurrency: (config) => config.RUNNER_CONCURRENCY, locks: sendLocks },
 	/**
 	 * Two runs at once per process (each reads its own source). A run's lock is renewed by its process
-	 * while the run lives; a killed process's run is seen stalled within about 15 s and resumed
-	 * elsewhere, up to 10 times.
+	 * while the run lives; a killed process's run is seen stalled within about one and a half
+	 * RUNNER_REINDEX_JOB_LOCK (15 s) and resumed elsewhere, up to 10 times.
 	 */
-	reindex: { name: REINDEX_QUEUE, concurrency: () => 2, locks: () => ({ lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 10 }), logFailures: true },
+	reindex: {
+		name: REINDEX_QUEUE,
+		concurrency: () => 2,
+		locks: (config) => ({ lockDuration: config.RUNNER_REINDEX_JOB_LOCK, stalledInterval: config.RUNNER_REINDEX_JOB_LOCK / 2, maxStalledCount: 10 }),
+		logFailures: true,
+	},
 	/**
 	 * 50 deliveries at once per process: waiting on receivers costs sockets, not CPU, and a webhook
 	 * holds at most one of them (webhooks/deliver.ts), so up to this many receivers that hang still

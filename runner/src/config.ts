@@ -16,11 +16,21 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 
 const durationMs = z
 	.string()
-	.regex(/^\d+(ms|s|m|h)?$/, { error: 'must be a duration like 3600s, 60m, 1h or 500ms' })
+	// Aborting: the transform below must not run on text that is not a duration.
+	.regex(/^\d+(ms|s|m|h)?$/, { error: 'must be a duration like 3600s, 60m, 1h or 500ms', abort: true })
 	.transform((text) => {
 		const [, amount, unit = 's'] = /^(\d+)(ms|s|m|h)?$/.exec(text) as RegExpExecArray;
 		return Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
 	});
+
+const spoken = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
+
+/**
+ * An advanced timing (a lease, a heartbeat, a grace period): the default is what production runs
+ * on; the bounds keep a typo from stalling the runner or making it spin. Tests shorten them.
+ */
+const timing = (fallback: number, min: number, max: number) =>
+	durationMs.refine((ms) => ms >= min && ms <= max, { error: `must be between ${spoken(min)} and ${spoken(max)}` }).default(fallback);
 
 const schema = z.object({
 	REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
@@ -227,6 +237,35 @@ const schema = z.object({
 			}
 			return numbers;
 		}),
+	/**
+	 * Advanced timings; the defaults suit production. A create under an Idempotency-Key holds its key
+	 * this long unless its work renews it (every third of it): a create whose process died frees it
+	 * within this time (core.ts).
+	 */
+	RUNNER_IDEMPOTENCY_LEASE: timing(30_000, 1000, 3_600_000),
+	/** A runner process beats this often; one silent for three beats is no longer listed (presence.ts). */
+	RUNNER_HEARTBEAT: timing(5000, 200, 60_000),
+	/** A reindex run holds its collection this long unless renewed (every third of it): a dead run's frees within it. */
+	RUNNER_REINDEX_LEASE: timing(30_000, 1000, 3_600_000),
+	/**
+	 * BullMQ's lock on send, control and tracking jobs, renewed while one runs: a dead process's job
+	 * is seen stalled and taken up elsewhere within about twice this (jobs.ts).
+	 */
+	RUNNER_JOB_LOCK: timing(15_000, 2000, 600_000),
+	/** BullMQ's lock on reindex runs, checked every half of it: a dead process's run resumes within about 1.5 times this. */
+	RUNNER_REINDEX_JOB_LOCK: timing(10_000, 2000, 600_000),
+	/**
+	 * A running campaign that made no progress for this long has its dead claims turned unknown and
+	 * its pending recipients fed again (campaigns/feeder.ts); a claim still live is never touched.
+	 */
+	RUNNER_FEEDER_STALL: timing(15_000, 1000, 3_600_000),
+	/**
+	 * A claimed delivery check a process died before writing comes back after this; more than twice
+	 * RUNNER_HTTP_DEADLINE plus 1 s, so a check still waiting for its answers is never claimed again.
+	 */
+	RUNNER_TRACKING_CLAIM_LEASE: timing(30_000, 2000, 3_600_000),
+	/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (campaigns/tracking.ts). */
+	RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
 	LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 	/**
 	 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on
@@ -239,6 +278,9 @@ const schema = z.object({
 }).refine((config) => config.RUNNER_TEST_CLOCK_OFFSET_MS === 0 || config.NODE_ENV !== 'production', {
 	path: ['RUNNER_TEST_CLOCK_OFFSET_MS'],
 	error: 'is for tests only: it moves the send windows\' clock, and is refused when NODE_ENV is production',
+}).refine((config) => config.RUNNER_TRACKING_CLAIM_LEASE > 2 * config.RUNNER_HTTP_DEADLINE + 1000, {
+	path: ['RUNNER_TRACKING_CLAIM_LEASE'],
+	error: 'must be more than twice RUNNER_HTTP_DEADLINE plus 1s (a delivery check makes up to two calls after waiting up to a second for its place): a check still waiting for its answer would be claimed again',
 });
 
 export type RunnerConfig = z.output<typeof schema>;

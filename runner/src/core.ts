@@ -379,12 +379,6 @@ export async function cancel(context: RunnerContext, id: string) {
 	return { id, ...answer };
 }
 
-/**
- * How long a key stays `creating` unless its work renews it: a create killed midway frees its key
- * within this time, so the client's retry runs instead of answering 409 for a day.
- */
-const IDEMPOTENCY_LEASE_MS = 30_000;
-const LEASE_RENEW_MS = IDEMPOTENCY_LEASE_MS / 3;
 const LEASE_PREFIX = 'creating:';
 
 /**
@@ -409,7 +403,7 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  * execution run again) gets the first answer back instead of a second campaign or a chunk added
  * twice. `scope` keeps keys of different requests apart (a chunk's key is scoped to its campaign);
  * the create's scope is empty. While the first request runs, the key holds a lease of
- * IDEMPOTENCY_LEASE_MS that the work renews, and a second request with the key is a conflict
+ * RUNNER_IDEMPOTENCY_LEASE that the work renews, and a second request with the key is a conflict
  * (409); a request that failed, or whose process died, frees the key (at once, or when the lease
  * runs out), so the retry runs. The key lives in the group of `from`, the number the work's
  * campaign sends from (keys.ts), where the work's one script keeps the answer with its result.
@@ -418,14 +412,17 @@ async function once<T extends object>(context: RunnerContext, from: string, scop
 	const { redis } = context;
 	const slot = context.keys.idempotency(from, createHash('sha256').update(scope === '' ? key : `${scope}\n${key}`).digest('hex'));
 	const token = `${LEASE_PREFIX}${randomBytes(12).toString('hex')}`;
-	if ((await redis.set(slot, token, 'PX', IDEMPOTENCY_LEASE_MS, 'NX')) !== 'OK') {
+	// How long a key stays `creating` unless its work renews it: a create killed midway frees its
+	// key within this time, so the client's retry runs instead of answering 409 for a day.
+	const leaseMs = context.config.RUNNER_IDEMPOTENCY_LEASE;
+	if ((await redis.set(slot, token, 'PX', leaseMs, 'NX')) !== 'OK') {
 		const existing = await redis.get(slot);
-		if (existing === null || existing.startsWith(LEASE_PREFIX)) throw new ConflictError(`a request with this Idempotency-Key is still in progress; ask again in a moment (a request that died frees its key within ${IDEMPOTENCY_LEASE_MS / 1000} s)`);
+		if (existing === null || existing.startsWith(LEASE_PREFIX)) throw new ConflictError(`a request with this Idempotency-Key is still in progress; ask again in a moment (a request that died frees its key within ${leaseMs / 1000} s)`);
 		return { ...(JSON.parse(existing) as T), replayed: true };
 	}
 	const renew = setInterval(() => {
-		luaScript(redis, 'convoRenewLease', RENEW_LEASE, 1)([slot], [token, IDEMPOTENCY_LEASE_MS]).catch((error: Error) => context.log.warn({ err: error.message }, 'idempotency lease not renewed'));
-	}, LEASE_RENEW_MS);
+		luaScript(redis, 'convoRenewLease', RENEW_LEASE, 1)([slot], [token, leaseMs]).catch((error: Error) => context.log.warn({ err: error.message }, 'idempotency lease not renewed'));
+	}, leaseMs / 3);
 	renew.unref();
 	try {
 		const answer = await work({ slot, token });

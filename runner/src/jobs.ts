@@ -71,42 +71,48 @@ export interface QueueSpec {
 	name: string | ((from: string) => string);
 	/** Jobs one process works at once. */
 	concurrency: (config: RunnerConfig) => number;
-	locks: Locks;
+	locks: (config: RunnerConfig) => Locks;
 	/** A failed job is logged by the worker (the other queues' processors log their own attempts). */
 	logFailures?: boolean;
 }
 
 /**
  * A stalled send is re-run once, and the ledger turns its claim into `unknown` instead of sending.
- * Locks are half BullMQ's defaults: a send ends within its 10 s deadline, and a dead process's
- * jobs (whose ids keep those recipients from being fed again) come back within about 30 s, not 60.
+ * Locks default to half BullMQ's (RUNNER_JOB_LOCK): a send ends within its 10 s deadline, and a dead
+ * process's jobs (whose ids keep those recipients from being fed again) come back within about
+ * twice the lock (30 s), not 60.
  */
-const SEND_LOCKS: Locks = { maxStalledCount: 1, lockDuration: 15_000, stalledInterval: 15_000 };
+const sendLocks = (config: RunnerConfig): Locks => ({ maxStalledCount: 1, lockDuration: config.RUNNER_JOB_LOCK, stalledInterval: config.RUNNER_JOB_LOCK });
 
 export const QUEUES = {
 	/** One job at a time; the sends' locks (each control job is safe to run again: the feeder's lock, a start's atomic transition, a cron run's derived id). */
-	control: { name: CONTROL_QUEUE, concurrency: () => 1, locks: SEND_LOCKS, logFailures: true },
+	control: { name: CONTROL_QUEUE, concurrency: () => 1, locks: sendLocks, logFailures: true },
 	/** RUNNER_CONCURRENCY sends at once per process, under the number's global rate limit (limiterFor). */
-	send: { name: sendQueueName, concurrency: (config) => config.RUNNER_CONCURRENCY, locks: SEND_LOCKS },
+	send: { name: sendQueueName, concurrency: (config) => config.RUNNER_CONCURRENCY, locks: sendLocks },
 	/**
 	 * Two runs at once per process (each reads its own source). A run's lock is renewed by its process
-	 * while the run lives; a killed process's run is seen stalled within about 15 s and resumed
-	 * elsewhere, up to 10 times.
+	 * while the run lives; a killed process's run is seen stalled within about one and a half
+	 * RUNNER_REINDEX_JOB_LOCK (15 s) and resumed elsewhere, up to 10 times.
 	 */
-	reindex: { name: REINDEX_QUEUE, concurrency: () => 2, locks: { lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 10 }, logFailures: true },
+	reindex: {
+		name: REINDEX_QUEUE,
+		concurrency: () => 2,
+		locks: (config) => ({ lockDuration: config.RUNNER_REINDEX_JOB_LOCK, stalledInterval: config.RUNNER_REINDEX_JOB_LOCK / 2, maxStalledCount: 10 }),
+		logFailures: true,
+	},
 	/**
 	 * 50 deliveries at once per process: waiting on receivers costs sockets, not CPU, and a webhook
 	 * holds at most one of them (webhooks/deliver.ts), so up to this many receivers that hang still
 	 * leave the others theirs. A delivery ends within its 10 s deadline; a stalled one is simply
 	 * delivered again (at least once).
 	 */
-	events: { name: EVENTS_QUEUE, concurrency: () => 50, locks: { lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 2 } },
+	events: { name: EVENTS_QUEUE, concurrency: () => 50, locks: () => ({ lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 2 }) },
 	/**
 	 * Delivery tracking's tick, one at a time per process (a lock makes it one across processes): a
 	 * queue of its own, so its checks never wait for sends nor take from the send queues' limits;
 	 * its pace is its own clock (RUNNER_TRACKING_RATE, campaigns/tracking.ts).
 	 */
-	tracking: { name: TRACKING_QUEUE, concurrency: () => 1, locks: SEND_LOCKS, logFailures: true },
+	tracking: { name: TRACKING_QUEUE, concurrency: () => 1, locks: sendLocks, logFailures: true },
 } satisfies Record<string, QueueSpec>;
 
 type QueueKind = keyof typeof QUEUES;

@@ -1,7 +1,7 @@
 /**
  * Runner processes make themselves known (#21): each `start` and `worker` keeps a key of its own
- * in the global group, renewed every HEARTBEAT_MS and expiring HEARTBEAT_TTL_SECONDS after its last
- * beat, so a process that dies (even SIGKILL) drops out by itself. A client that follows a campaign
+ * in the global group, renewed every RUNNER_HEARTBEAT and expiring three beats after its last
+ * one (so one slow beat does not drop a live process), so a process that dies (even SIGKILL) drops out by itself. A client that follows a campaign
  * can then say at once that nothing on this Redis and prefix will take it, and /readyz and the
  * console say how many processes are alive. Only facts safe to show are kept: no setting, no key.
  */
@@ -10,11 +10,6 @@ import { randomBytes } from 'node:crypto';
 
 import type { RunnerContext } from './context';
 import { version } from '../package.json';
-
-/** How often a process renews its key. */
-export const HEARTBEAT_MS = 5000;
-/** How long a key outlives its last beat: three beats, so one slow beat does not drop a live process. */
-export const HEARTBEAT_TTL_SECONDS = 15;
 
 export interface LiveRunner {
 	id: string;
@@ -41,14 +36,16 @@ export async function startHeartbeat(context: RunnerContext, role: LiveRunner['r
 	const { redis, keys } = context;
 	const id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 	const startedAt = new Date().toISOString();
+	const beatMs = context.config.RUNNER_HEARTBEAT;
+	const ttlMs = beatMs * 3;
 	const beat = async () => {
 		const now = Date.now();
 		const facts: LiveRunner = { id, role, pid: process.pid, host: hostname(), version, queues: queues(), started_at: startedAt, last_beat_at: new Date(now).toISOString() };
 		// One group ({g}), so one MULTI: the key and its place in the index move together.
 		await redis
 			.multi()
-			.set(keys.runner(id), JSON.stringify(facts), 'EX', HEARTBEAT_TTL_SECONDS)
-			.zadd(keys.runners, now + HEARTBEAT_TTL_SECONDS * 1000, id)
+			.set(keys.runner(id), JSON.stringify(facts), 'PX', ttlMs)
+			.zadd(keys.runners, now + ttlMs, id)
 			.zremrangebyscore(keys.runners, '-inf', now)
 			.exec();
 	};
@@ -61,7 +58,7 @@ export async function startHeartbeat(context: RunnerContext, role: LiveRunner['r
 		void beat()
 			.catch(() => undefined)
 			.finally(() => (pending = false));
-	}, HEARTBEAT_MS);
+	}, beatMs);
 	timer.unref();
 	return {
 		async stop() {

@@ -131,7 +131,7 @@ export class Workers {
 			concurrency: spec.concurrency(context.config),
 			settings: { backoffStrategy: jobBackoffStrategy },
 			metrics: { maxDataPoints: QUEUE_METRICS_MINUTES },
-			...spec.locks,
+			...spec.locks(context.config),
 		});
 		worker.on('error', (error) => this.warn(`worker:${error.message}`, { queue: name, err: error.message }, 'worker error'));
 		worker.on('failed', (job: Job | undefined, error: Error) => {

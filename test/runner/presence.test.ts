@@ -8,12 +8,14 @@
 import { spawn } from 'node:child_process';
 
 import { cancel, liveRunners } from '../../runner/src/core';
-import { HEARTBEAT_MS, HEARTBEAT_TTL_SECONDS } from '../../runner/src/presence';
 import { expectNoSecret, positionalTemplate, RUNNER_ARGS, runCli, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(120_000);
 
-const runner = useRunnerUnderTest();
+/** Every process's beat, shortened from its 5 s default through its setting; a key lapses three beats after the last. */
+const HEARTBEAT_MS = 2000;
+const HEARTBEAT_TTL_MS = HEARTBEAT_MS * 3;
+const runner = useRunnerUnderTest({ RUNNER_HEARTBEAT: `${HEARTBEAT_MS}ms` });
 const NO_RUNNER = /no runner is taking this campaign: no convo-runner process is alive on Redis at 127\.0\.0\.1:\d+ with prefix (\S+); start one with/;
 /** The bound the warning must keep, counted on the CLI's own clock (from its first line), not from spawn: tsx loading takes long on a loaded machine. */
 const WARNING_WITHIN_MS = 5000;
@@ -120,9 +122,9 @@ test('each process is listed with its facts and no secret; a SIGKILLed one drops
 	const killedAt = Date.now();
 	// Nothing said goodbye: it is still listed until its key lapses...
 	expect((await liveRunners(runner.context)).some((r) => r.pid === pid)).toBe(true);
-	await waitFor('the killed worker to drop out', async () => !(await liveRunners(runner.context)).some((r) => r.pid === pid), (HEARTBEAT_TTL_SECONDS + 10) * 1000, 250);
+	await waitFor('the killed worker to drop out', async () => !(await liveRunners(runner.context)).some((r) => r.pid === pid), HEARTBEAT_TTL_MS + 10_000, 250);
 	// ...which is a TTL after its last beat: at least TTL less one beat after the kill.
-	expect(Date.now() - killedAt).toBeGreaterThanOrEqual(HEARTBEAT_TTL_SECONDS * 1000 - HEARTBEAT_MS - 500);
+	expect(Date.now() - killedAt).toBeGreaterThanOrEqual(HEARTBEAT_TTL_MS - HEARTBEAT_MS - 500);
 
 	// A process stopped by SIGTERM removes its key on the way out.
 	const stopped = runner.processes[0];

@@ -14,7 +14,9 @@ import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, differing, 
 
 jest.setTimeout(180_000);
 
-const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10', RUNNER_HTTP_DEADLINE: '400ms' });
+// The reindex jobs' lock shortened from its 10 s default through its setting: a killed runner's run
+// is seen stalled and resumed within seconds, by the same mechanism.
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10', RUNNER_HTTP_DEADLINE: '400ms', RUNNER_REINDEX_JOB_LOCK: '4s' });
 const worker = () => runner.spawnWorker();
 
 beforeEach(async () => {

@@ -2,7 +2,7 @@
  * The feeder: every second, for each running campaign, it tops up the number's send queue to a
  * bounded window of jobs, walking the ledger with a cursor. Redis therefore holds a few thousand
  * send jobs per number however large the campaign. It is also the watchdog: a campaign that made
- * no progress for STALL_MS with recipients still open has its dead claims turned `unknown` and its
+ * no progress for RUNNER_FEEDER_STALL with recipients still open has its dead claims turned `unknown` and its
  * pending recipients fed again (lost jobs are re-added; ids dedupe live ones, the ledger the rest),
  * and it repairs the numbers' copies of the suppression list (audience/suppression.ts).
  */
@@ -19,7 +19,6 @@ import { campaignNumber, listUnlisted } from '../homes';
 import { luaScript } from '../redis';
 import { repairCopies } from '../audience/suppression';
 
-const STALL_MS = 15_000;
 const FEED_CHUNK = 1000;
 /**
  * Jobs added to a queue in one call. A chunk goes in slices so the first sends can start while the
@@ -94,7 +93,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				// Its recipients waiting out the frequency cap stay pending: their zone's next opening feeds them again, inside their window.
 				const fed = await feedZones(context, campaign, campaign.window, Math.max(0, Math.min(available, FEED_CHUNK / SEND_RUN)));
 				room.set(campaign.from, available - fed.runs);
-				if (fed.open && Date.now() - campaign.lastProgressAt > STALL_MS) await sweep(context, campaign);
+				if (fed.open && Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL) await sweep(context, campaign);
 				continue;
 			}
 			// Recipients waiting out the frequency cap (cap.ts) go first once due: they were fed before.
@@ -104,7 +103,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			if (campaign.cursor < campaign.total) {
 				if (available <= 0) continue;
 				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))));
-			} else if (queued === 0 && Date.now() - campaign.lastProgressAt > STALL_MS && campaign.counts.pending + campaign.counts.claimed > waiting) {
+			} else if (queued === 0 && Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL && campaign.counts.pending + campaign.counts.claimed > waiting) {
 				// A campaign whose only open recipients wait out the cap is not stalled: the waiting set feeds them.
 				await sweep(context, campaign);
 			}

@@ -84,15 +84,11 @@ export async function trackedRecords(context: RunnerContext, campaign: { id: str
 	return context.redis.hmget(context.keys.tracked(campaign.from, campaign.id), ...indexes.map(String));
 }
 
-/** A lease on a claimed check: a process killed before it writes gives the check back after this. */
-const CLAIM_LEASE_MS = 30_000;
 /** Ledger records a tick walks per campaign at most. */
 const WALK_LIMIT = 5_000;
 const WALK_CHUNK = 1_000;
 /** Campaigns created this long before the last look are looked at again (a commit is listed late: homes.ts). */
 const SEEN_MARGIN_MS = 10 * 60_000;
-/** The tick's lock: one tick at a time across processes; a dead holder's lapses. */
-const LOCK_MS = 15_000;
 /** Added to a second before it is split among the checks: places a full second apart at most `rate`, whatever the network's jitter. */
 const GATE_GUARD_MS = 50;
 
@@ -408,7 +404,9 @@ export async function trackOnce(context: RunnerContext): Promise<number> {
 	if (!service) return 0;
 	const mode: TrackingMode = service.hasMessagingApi ? 'messaging_api' : 'conversations_only';
 	const token = `${process.pid}-${Date.now()}-${Math.random()}`;
-	if ((await redis.set(keys.trackLock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') return 0;
+	// One tick at a time across processes; a dead holder's lock lapses after RUNNER_TRACKING_LOCK.
+	const lockMs = context.config.RUNNER_TRACKING_LOCK;
+	if ((await redis.set(keys.trackLock, token, 'PX', lockMs, 'NX')) !== 'OK') return 0;
 	try {
 		const started = Date.now();
 		await enrollNewCampaigns(context, started);
@@ -417,7 +415,7 @@ export async function trackOnce(context: RunnerContext): Promise<number> {
 			const round = await trackRound(context, mode);
 			made += round;
 			if (round === 0 || Date.now() - started > TICK_BUDGET_MS) break;
-			await redis.eval(RENEW_LOCK, 1, keys.trackLock, token, LOCK_MS);
+			await redis.eval(RENEW_LOCK, 1, keys.trackLock, token, lockMs);
 		}
 		return made;
 	} finally {
@@ -449,7 +447,8 @@ async function trackRound(context: RunnerContext, mode: TrackingMode): Promise<n
 	for (const { from, count } of due) {
 		const take = Math.min(count, places.length);
 		if (take <= 0) break;
-		const members = (await scripts(context).claim([keys.trackDue(from)], [Date.now(), take, CLAIM_LEASE_MS])) as string[];
+		// A process killed before it writes a claimed check gives it back after RUNNER_TRACKING_CLAIM_LEASE.
+		const members = (await scripts(context).claim([keys.trackDue(from)], [Date.now(), take, config.RUNNER_TRACKING_CLAIM_LEASE])) as string[];
 		for (const member of members) {
 			const at = (places.shift() as number) + skew;
 			checks.push(checkOne(context, from, member, mode, at).catch((error: Error) => context.log.warn({ err: error.message, check: member }, 'delivery check failed; it comes back after its lease')));

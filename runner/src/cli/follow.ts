@@ -24,9 +24,6 @@ interface View<S> {
 	kind: string;
 }
 
-/** How often a follow asks whether any runner process is alive (the first time at once). */
-const PRESENCE_CHECK_MS = 2500;
-
 /** The warning that no runner process is alive on this command's Redis and prefix: where it looked, and how to start one. */
 function noRunnerWarning(context: RunnerContext, about: string, ending: string): string {
 	const { redis, prefix } = runnerWhereabouts(context);
@@ -56,7 +53,8 @@ function presenceWatch(context: RunnerContext, kind: string, say: (line: string)
 	let lastCheck = 0;
 	let absent = false;
 	return async () => {
-		if (Date.now() - lastCheck < PRESENCE_CHECK_MS) return;
+		// Asked at once, then twice per heartbeat (RUNNER_HEARTBEAT), so a process starting is seen within a beat.
+		if (Date.now() - lastCheck < context.config.RUNNER_HEARTBEAT / 2) return;
 		lastCheck = Date.now();
 		const alive = (await liveRunners(context)).length;
 		if (alive === 0 && !absent) {

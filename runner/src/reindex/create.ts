@@ -176,7 +176,7 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput, c
 	await checkQueuedRuns(context);
 	const id = newRunId();
 	const holder = await takeCollection(context, settings.collection, id);
-	if (holder) throw new ConflictError(overlapMessage(settings.collection, holder, client.origin));
+	if (holder) throw new ConflictError(overlapMessage(context, settings.collection, holder, client.origin));
 	try {
 		await storeRun(context, id, { ...settings, scheduleId: undefined });
 		await addReindexRunJob(context, { run: id });

@@ -1,16 +1,13 @@
 /**
  * One run per collection at a time: a lease in Redis holding the run's id. `reindex run` takes it
  * at create, the run's processor takes it again (same id: it may) and renews it while it lives;
- * a killed process stops renewing, so the lease ends LEASE_MS later and whichever process resumes
+ * a killed process stops renewing, so the lease ends RUNNER_REINDEX_LEASE later and whichever process resumes
  * the run takes it back. A second run of the collection is refused while the lease is held.
  */
 import { RUNNER_ROUTES } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
 import type { SourceOrigin } from '../localFiles';
-
-const LEASE_MS = 30_000;
-const RENEW_EVERY_MS = LEASE_MS / 3;
 
 const TAKE = `local holder = redis.call('GET', KEYS[1])
 if holder == false or holder == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return '' end
@@ -20,7 +17,7 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 
 /** Takes the collection for `runId`; answers the run that holds it instead, if another does. */
 export async function takeCollection(context: RunnerContext, collection: string, runId: string): Promise<string | undefined> {
-	const holder = (await context.redis.eval(TAKE, 1, context.keys.reindex.lock(collection), runId, LEASE_MS)) as string;
+	const holder = (await context.redis.eval(TAKE, 1, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE)) as string;
 	return holder === '' ? undefined : holder;
 }
 
@@ -32,12 +29,12 @@ export async function releaseCollection(context: RunnerContext, collection: stri
 export function keepCollection(context: RunnerContext, collection: string, runId: string, onLost: () => void): () => void {
 	const timer = setInterval(() => {
 		context.redis
-			.eval(RENEW, 1, context.keys.reindex.lock(collection), runId, LEASE_MS)
+			.eval(RENEW, 1, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE)
 			.then((renewed) => {
 				if (Number(renewed) !== 1) onLost();
 			})
 			.catch((error: Error) => context.log.warn({ run: runId, err: error.message }, 'could not renew the collection lease'));
-	}, RENEW_EVERY_MS);
+	}, context.config.RUNNER_REINDEX_LEASE / 3);
 	return () => clearInterval(timer);
 }
 
@@ -48,6 +45,6 @@ const FOLLOW_RUN: Record<SourceOrigin, (id: string) => string> = {
 };
 
 /** Why a run of the collection cannot start, said to `origin`, the client that asked for it. */
-export const overlapMessage = (collection: string, holder: string, origin: SourceOrigin) =>
+export const overlapMessage = (context: RunnerContext, collection: string, holder: string, origin: SourceOrigin) =>
 	`collection ${collection} is being synced by run ${holder}: two runs of one collection never overlap. ` +
-	`Wait for it (${FOLLOW_RUN[origin](holder)}); if its process died, its lease ends within ${LEASE_MS / 1000} s and a runner resumes it.`;
+	`Wait for it (${FOLLOW_RUN[origin](holder)}); if its process died, its lease ends within ${context.config.RUNNER_REINDEX_LEASE / 1000} s and a runner resumes it.`;

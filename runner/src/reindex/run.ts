@@ -25,7 +25,7 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 	const runKey = context.keys.reindex.run(run.collection, runId);
 	const holder = await takeCollection(context, run.collection, runId);
 	if (holder) {
-		await finishRun(context, runId, 'skipped', { last_error: overlapMessage(run.collection, holder, run.origin) });
+		await finishRun(context, runId, 'skipped', { last_error: overlapMessage(context, run.collection, holder, run.origin) });
 		context.log.warn({ run: runId, holder }, 'reindex run skipped: its collection is being synced by another run');
 		return 'skipped';
 	}

@@ -4,6 +4,8 @@
  * and checked against the sandbox's own collection: after the second run its active
  * items are the feed's, each stored payload equals the feed's, and the vanished items keep theirs.
  */
+import type { Redis } from 'ioredis';
+
 import { createReindex } from '../../runner/src/core';
 import { useRunnerUnderTest } from './support';
 import {
@@ -135,4 +137,30 @@ test('--embedding-json is sent with every item and kept for a later deactivation
 		body: JSON.stringify({ collection_id: collectionOf(runner), external_id: 'p0', item: items[0], embedding_json: embedding, active: false }),
 	});
 	expect(await response.json()).toMatchObject({ operation: 'unchanged', is_active: false, embedding_regenerated: false });
+});
+
+test('a run lets go of its collection before it writes its final state: whoever sees it ended may start the next run at once', async () => {
+	await freshCollection(runner);
+	const path = writeFeed(feedText(products(range(0, 20)), 'ndjson'), 'order.ndjson');
+	const collection = collectionOf(runner);
+	const lease = runner.context.keys.reindex.lock(collection);
+	const monitor = await (runner.context.redis as Redis).monitor();
+	const seen: string[][] = [];
+	monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
+	try {
+		const answer = await createReindex(runner.context, { collection, source: path, idField: 'sku', rate: 1000 });
+		if (answer.kind !== 'run') throw new Error('expected a run');
+		const id = answer.status.id;
+		expect((await settled(runner.context, id)).state).toBe('completed');
+		const runKey = runner.context.keys.reindex.run(collection, id);
+		// The release: the last script call naming the lease and the run (take and renew come before
+		// it); the final state: the one naming the run's record and 'completed'.
+		const released = seen.map((args) => /^eval/i.test(args[0]) && args.includes(lease) && args.includes(id)).lastIndexOf(true);
+		const finished = seen.findIndex((args) => /^eval/i.test(args[0]) && args.includes(runKey) && args.includes('completed'));
+		expect(released).toBeGreaterThanOrEqual(0);
+		expect(finished).toBeGreaterThanOrEqual(0);
+		expect(released).toBeLessThan(finished);
+	} finally {
+		monitor.disconnect();
+	}
 });

@@ -147,8 +147,8 @@ export async function freshCollection(runner: RunnerUnderTest): Promise<void> {
 }
 
 /**
- * Waits until the run has ended: its final state written and its collection's lease let go, which
- * the runner does just after (until then a next run of the collection is refused as an overlap).
+ * Waits until the run has ended, its final state written; by then its collection's lease is let go
+ * (the runner releases it first), so a next run of the collection may start at once.
  */
 export async function settled(context: RunnerContext, id: string, timeoutMs = 90_000): Promise<ReindexOverview> {
 	return waitFor(
@@ -156,7 +156,9 @@ export async function settled(context: RunnerContext, id: string, timeoutMs = 90
 		async () => {
 			const overview = await reindexOverview(context, id);
 			if (!['completed', 'failed', 'skipped'].includes(overview.state)) return undefined;
-			return (await context.redis.get(context.keys.reindex.lock(overview.collection))) === id ? undefined : overview;
+			const holder = await context.redis.get(context.keys.reindex.lock(overview.collection));
+			if (holder === id) throw new Error(`reindex run ${id} is ${overview.state} but still holds its collection's lease`);
+			return overview;
 		},
 		timeoutMs,
 		100,

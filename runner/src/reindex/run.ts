@@ -29,10 +29,18 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 		context.log.warn({ run: runId, holder }, 'reindex run skipped: its collection is being synced by another run');
 		return 'skipped';
 	}
-	// From here every way out releases the lease (finally), a Redis error included.
+	// From here every way out releases the lease (finally), a Redis error included. The final state
+	// is written after the release: whoever sees it may start the collection's next run at once.
 	let attempt: number | undefined;
 	let work: RunWork | undefined;
 	let stopKeeping = () => undefined as void;
+	let released = false;
+	const letGo = async () => {
+		if (released) return;
+		released = true;
+		stopKeeping();
+		await releaseCollection(context, run.collection, runId);
+	};
 	try {
 		attempt = await context.redis.hincrby(runKey, 'attempt', 1);
 		work = new RunWork(context, run, attempt);
@@ -56,6 +64,7 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 		const deactivation = await deactivateMissing(work);
 		await work.pool.drain();
 		if (work.stopped) throw new RunStopped(work.stopped);
+		await letGo();
 		await finishRun(context, runId, 'completed', { deactivation });
 		context.log.info({ run: runId }, 'reindex run completed');
 		return 'completed';
@@ -74,12 +83,12 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 				? 'skipped: the source was not read to its end, so which items it no longer holds is not known'
 				: 'skipped: the run stopped before it';
 		const current = await context.redis.hget(runKey, 'deactivation');
+		await letGo();
 		await finishRun(context, runId, 'failed', { last_error: reason, deactivation: current || deactivation });
 		context.log.error({ run: runId, reason }, 'reindex run failed');
 		return 'failed';
 	} finally {
-		stopKeeping();
-		await releaseCollection(context, run.collection, runId);
+		await letGo();
 		if (attempt !== undefined) await context.redis.del(context.keys.reindex.seen(run.collection, runId, attempt), context.keys.reindex.missing(run.collection, runId, attempt));
 	}
 }

@@ -1,0 +1,13 @@
+--[[
+  KEYS: the per-phone prefix. ARGV: the phone, the claim's time. A test send proved not sent gives its count back.
+
+  KEYS[1] 
+  ARGV[1] 
+  ARGV[2] 
+
+  Returns 
+]]
+--- @include "includes/cap"
+
+capForget({ sends = KEYS[1] }, ARGV[1], ARGV[2])
+return 1

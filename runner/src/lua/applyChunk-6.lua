@@ -4,31 +4,31 @@
   three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds,
   then a windowed draft's zone list fields (JSON) and zone table ('' without a window), then
   the rows suppressed.
-  Returns 'ok', 'missing', 'not_draft', 'moved' (another chunk landed: check again) or
-  'lease_lost'. With a key, the answer is kept in the same step as the rows.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  KEYS[6] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
-  ARGV[6] 
-  ARGV[7] 
-  ARGV[8] 
-  ARGV[9] 
-  ARGV[10] 
-  ARGV[11] 
-  ARGV[12] 
-  ARGV[13] 
-  ARGV[14] 
+  KEYS[1] meta
+  KEYS[2] recipients
+  KEYS[3] ledger
+  KEYS[4] phones
+  KEYS[5] idempotency slot
+  KEYS[6] zone lists
+  ARGV[1] total the rows were checked against
+  ARGV[2] rows
+  ARGV[3] accepted
+  ARGV[4] rejected
+  ARGV[5] last line
+  ARGV[6] recipients field/value pairs (JSON)
+  ARGV[7] ledger field/value pairs (JSON)
+  ARGV[8] phones field/value pairs (JSON)
+  ARGV[9] lease token ('' without an Idempotency-Key)
+  ARGV[10] the answer
+  ARGV[11] its seconds
+  ARGV[12] zone list fields (JSON)
+  ARGV[13] zone table ('' without a window)
+  ARGV[14] rows suppressed
 
-  Returns 
+  With a key, the answer is kept in the same step as the rows.
+
+  Returns 'ok', 'missing', 'not_draft', 'moved' (another chunk landed: check again) or 'lease_lost'
 ]]
 local meta, rcp, ledger, phones, slot = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local token = ARGV[9]

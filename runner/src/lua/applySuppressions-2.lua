@@ -11,13 +11,13 @@
     finish, base, target: a repair's end, moving the copy from `base` to `target`; 'moved' when
       something moved it meanwhile (the repair goes again from there).
 
-  KEYS[1] 
-  KEYS[2] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
+  KEYS[1] the number's copy
+  KEYS[2] its version
+  ARGV[1] mode: 'change', 'replay' or 'finish'
+  ARGV[2] change: after; replay: target; finish: base
+  ARGV[3] change: last; finish: target (then phone/note pairs for change and replay)
 
-  Returns 
+  Returns 'ok', 'done', 'gap', 'ahead' or 'moved' (above)
 ]]
 local copy, at = KEYS[1], KEYS[2]
 local v = redis.call('GET', at)

@@ -1,10 +1,10 @@
 --[[
   Milliseconds left in the window when the address has reached the limit, else 0.
 
-  KEYS[1] 
-  ARGV[1] 
+  KEYS[1] the address's failure count
+  ARGV[1] failures that start the wait
 
-  Returns 
+  Returns milliseconds left to wait, or 0
 ]]
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 if n < tonumber(ARGV[1]) then return 0 end

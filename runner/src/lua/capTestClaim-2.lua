@@ -3,12 +3,12 @@
   send's claim, by the claim's own rule: { -1, rule, next allowed } when the cap holds the phone
   back, else the claim's time counted on the phone ({ 0 } when no cap applies: nothing counted).
 
-  KEYS[1] 
-  KEYS[2] 
-  ARGV[1] 
-  ARGV[2] 
+  KEYS[1] the number's policy
+  KEYS[2] the per-phone prefix
+  ARGV[1] the default policy
+  ARGV[2] the phone
 
-  Returns 
+  Returns { -1, rule, next allowed }, { 0 } without a cap, else the claim's time
 ]]
 --- @include "includes/cap"
 

@@ -7,14 +7,14 @@
   version, phones refused as the list was full, then for each change its phone and its stored
   entry ('' for a removal) }; the versions are 0 when nothing changed.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  ARGV[1] 
-  ARGV[2] 
+  KEYS[1] entries
+  KEYS[2] listed
+  KEYS[3] changed
+  KEYS[4] version (the global group)
+  ARGV[1] 'add' or 'remove'
+  ARGV[2] the list's cap (then the phones, as above)
 
-  Returns 
+  Returns { first version, last version, refused, phone, entry, ... }
 ]]
 --- @include "includes/suppressionStored"
 

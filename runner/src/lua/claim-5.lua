@@ -5,18 +5,18 @@
   { 'missing' }, or { 'unknown' } (a claim left by an attempt that never settled: it may have
   sent, so never resend).
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
+  KEYS[1] meta
+  KEYS[2] ledger
+  KEYS[3] running
+  KEYS[4] outbox
+  KEYS[5] recipients
+  ARGV[1] index
+  ARGV[2] token
+  ARGV[3] now
+  ARGV[4] campaign id
+  ARGV[5] start taken "1"/"0"
 
-  Returns 
+  Returns { 'claimed', row }, { 'inactive' }, { 'final' }, { 'missing' } or { 'unknown' }
 ]]
 --- @include "includes/ledgerRecords"
 

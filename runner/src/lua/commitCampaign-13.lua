@@ -9,29 +9,29 @@
   (homes.ts: the global list is another group). Returns 'ok', 'exists' (a cron run created it
   already), 'expired' (the staged rows are gone) or 'lease_lost' (another request holds the key now).
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  KEYS[6] 
-  KEYS[7] 
-  KEYS[8] 
-  KEYS[9] 
-  KEYS[10] 
-  KEYS[11] 
-  KEYS[12] 
-  KEYS[13] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
-  ARGV[6] 
-  ARGV[7] 
-  ARGV[8] 
+  KEYS[1] meta
+  KEYS[2] recipients
+  KEYS[3] ledger
+  KEYS[4] phones
+  KEYS[5] staged recipients
+  KEYS[6] staged ledger
+  KEYS[7] staged phones
+  KEYS[8] running
+  KEYS[9] unlisted
+  KEYS[10] outbox
+  KEYS[11] idempotency slot
+  KEYS[12] staged zone lists
+  KEYS[13] zone lists
+  ARGV[1] id
+  ARGV[2] now
+  ARGV[3] state
+  ARGV[4] rows
+  ARGV[5] draft expiry or ''
+  ARGV[6] the answer
+  ARGV[7] lease token or ''
+  ARGV[8] answer seconds (then field/value pairs of the campaign hash)
 
-  Returns 
+  Returns 'ok', 'exists', 'expired' or 'lease_lost'
 ]]
 --- @include "includes/emit"
 

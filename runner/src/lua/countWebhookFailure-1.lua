@@ -2,12 +2,12 @@
   KEYS: the webhook's hash. ARGV: attempts in a row that disable it, now, reason. Counts one more
   failed attempt (never recreating a removed webhook); 1 when this attempt disabled it.
 
-  KEYS[1] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
+  KEYS[1] the webhook's hash
+  ARGV[1] attempts in a row that disable it
+  ARGV[2] now
+  ARGV[3] reason
 
-  Returns 
+  Returns 1 when this attempt disabled the webhook, else 0
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local n = redis.call('HINCRBY', KEYS[1], 'failures', 1)

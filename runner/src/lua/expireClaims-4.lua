@@ -2,15 +2,15 @@
   KEYS: meta, ledger, running, outbox. ARGV: older-than timestamp, now, campaign id, then indexes.
   Claims last touched before the timestamp belong to attempts that are gone: unknown.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
+  KEYS[1] meta
+  KEYS[2] ledger
+  KEYS[3] running
+  KEYS[4] outbox
+  ARGV[1] older-than timestamp
+  ARGV[2] now
+  ARGV[3] campaign id (then indexes)
 
-  Returns 
+  Returns how many claims turned unknown
 ]]
 --- @include "includes/ledgerRecords"
 

@@ -3,12 +3,12 @@
   Settles a run once: a run already in a final state is left as it is, so of two processes that
   end the same run one does, and reindex.finished is written with it, in the same step.
 
-  KEYS[1] 
-  KEYS[2] 
-  ARGV[1] 
-  ARGV[2] 
+  KEYS[1] run
+  KEYS[2] outbox (the collection's group)
+  ARGV[1] id
+  ARGV[2] now (then field/value pairs)
 
-  Returns 
+  Returns 1 when settled now, 0 when already final
 ]]
 --- @include "includes/emit"
 

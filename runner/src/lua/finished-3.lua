@@ -4,13 +4,13 @@
   reports campaign.finished, with the final counts. While one is open it stays in `finishing`,
   and the feeder asks again at its next tick.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  ARGV[1] 
-  ARGV[2] 
+  KEYS[1] finishing
+  KEYS[2] meta
+  KEYS[3] outbox
+  ARGV[1] id
+  ARGV[2] now
 
-  Returns 
+  Returns 1 when this call reported it finished, else 0
 ]]
 --- @include "includes/emit"
 

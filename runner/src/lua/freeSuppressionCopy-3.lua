@@ -5,13 +5,13 @@
   Users whose campaign finished are let go; with none left the copy goes. 1 when the number holds
   no copy now.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  ARGV[1] 
-  ARGV[2] 
+  KEYS[1] the number's copy
+  KEYS[2] its version
+  KEYS[3] its users (the number's group)
+  ARGV[1] the campaigns' key prefix
+  ARGV[2] the time before which a user with no campaign is let go
 
-  Returns 
+  Returns 1 when the number holds no copy now, else 0
 ]]
 local users = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
 for i = 1, #users, 2 do

@@ -2,10 +2,10 @@
   KEYS: spacing hash. ARGV: milliseconds. Nothing from the number starts before then (a 429's
   Retry-After); `held` keeps the time, so a restart (RESTART) does not start sooner.
 
-  KEYS[1] 
-  ARGV[1] 
+  KEYS[1] spacing hash
+  ARGV[1] milliseconds
 
-  Returns 
+  Returns 1
 ]]
 local time = redis.call('TIME')
 local holdUntil = tonumber(time[1]) * 1000000 + tonumber(time[2]) + tonumber(ARGV[1]) * 1000

@@ -2,17 +2,17 @@
   KEYS: meta, ledger, running, outbox. ARGV: from letter, to letter, now, error, campaign id, then indexes.
   Moves each listed record that is in state `from`. Returns how many moved.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
+  KEYS[1] meta
+  KEYS[2] ledger
+  KEYS[3] running
+  KEYS[4] outbox
+  ARGV[1] from letter
+  ARGV[2] to letter
+  ARGV[3] now
+  ARGV[4] error
+  ARGV[5] campaign id (then indexes)
 
-  Returns 
+  Returns how many moved
 ]]
 --- @include "includes/ledgerRecords"
 

@@ -3,12 +3,12 @@
   cap. Drops receipts past their time; -1 when this one is held, else it is added, the oldest
   dropped first while the set is full, and the answer is how many were dropped for it.
 
-  KEYS[1] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
+  KEYS[1] the receipts set
+  ARGV[1] the receipt (webhook id:event id)
+  ARGV[2] how long one is kept (ms)
+  ARGV[3] the cap
 
-  Returns 
+  Returns -1 when held already, else how many were dropped for it
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

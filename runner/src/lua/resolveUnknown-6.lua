@@ -3,20 +3,20 @@
   index, to letter ('s' or 'n'), message id, error, now, id. Resolves one unknown recipient from
   the service's records (reconcile); one proved not sent gives its count on the frequency cap back.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  KEYS[6] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
-  ARGV[6] 
+  KEYS[1] meta
+  KEYS[2] ledger
+  KEYS[3] running
+  KEYS[4] outbox
+  KEYS[5] the campaign's snapshot
+  KEYS[6] the cap's per-phone prefix
+  ARGV[1] index
+  ARGV[2] to letter ('s' or 'n')
+  ARGV[3] message id
+  ARGV[4] error
+  ARGV[5] now
+  ARGV[6] id
 
-  Returns 
+  Returns 1 when resolved, else 0
 ]]
 --- @include "includes/ledgerRecords"
 --- @include "includes/cap"

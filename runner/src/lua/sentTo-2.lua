@@ -3,11 +3,11 @@
   The recipient index of the phone (phone index "line:index") and, when its message was sent, the
   time of that send (the ledger record's last attempt, ledger.ts): { index, ms }, else nil.
 
-  KEYS[1] 
-  KEYS[2] 
-  ARGV[1] 
+  KEYS[1] phones
+  KEYS[2] ledger (the campaign's number's group)
+  ARGV[1] phone digits
 
-  Returns 
+  Returns { index, ms }, or nil
 ]]
 local entry = redis.call('HGET', KEYS[1], ARGV[1])
 if not entry then return nil end

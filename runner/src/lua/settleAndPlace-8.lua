@@ -11,27 +11,27 @@
   send): the next start asks, and a place taken for a run whose rest was already settled (a resumed
   campaign) is one gap of the number's clock unused.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  KEYS[6] 
-  KEYS[7] 
-  KEYS[8] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
-  ARGV[6] 
-  ARGV[7] 
-  ARGV[8] 
-  ARGV[9] 
-  ARGV[10] 
-  ARGV[11] 
+  KEYS[1] meta
+  KEYS[2] ledger
+  KEYS[3] running
+  KEYS[4] outbox
+  KEYS[5] ticks
+  KEYS[6] the number's spacing hash
+  KEYS[7] the campaign's snapshot
+  KEYS[8] the cap's per-phone prefix
+  ARGV[1] index
+  ARGV[2] token
+  ARGV[3] outcome letter
+  ARGV[4] now
+  ARGV[5] ref
+  ARGV[6] error
+  ARGV[7] pauseAfter
+  ARGV[8] campaign id
+  ARGV[9] counter ('' or a field to add 1 to)
+  ARGV[10] the run's last+1 index
+  ARGV[11] window room
 
-  Returns 
+  Returns { settle answer, µs to the place }, { settle answer, -2 } (RUN_OVER) or { settle answer, -1 }
 ]]
 local GAP_ROOM = tonumber(ARGV[11])
 --- @include "includes/gap"
@@ -43,7 +43,8 @@ local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
 local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9], { recipients = KEYS[7], sends = KEYS[8] })
 if result ~= 'ok' then return { result, -1 } end
-if tonumber(idx) + 1 >= tonumber(ARGV[10]) then return { result, -2 } -- RUN_OVER in ledger.ts end
+-- -2: RUN_OVER in ledger.ts.
+if tonumber(idx) + 1 >= tonumber(ARGV[10]) then return { result, -2 } end
 local gate = redis.call('HMGET', spacing, 'rate', 'next')
 local rate = tonumber(gate[1] or '0')
 if not rate or rate <= 0 then return { result, -1 } end

@@ -13,30 +13,33 @@
   is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
   { microseconds to wait, then call again with "0" (and the place, when one was taken) }, { NOT_RUNNING } or { RUN_DONE }.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  KEYS[6] 
-  KEYS[7] 
-  KEYS[8] 
-  KEYS[9] 
-  KEYS[10] 
-  KEYS[11] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
-  ARGV[6] 
-  ARGV[7] 
-  ARGV[8] 
-  ARGV[9] 
-  ARGV[10] 
-  ARGV[11] 
-  ARGV[12] 
+  KEYS[1] spacing hash
+  KEYS[2] start log
+  KEYS[3] campaign hash
+  KEYS[4] ledger
+  KEYS[5] running set
+  KEYS[6] outbox
+  KEYS[7] snapshot
+  KEYS[8] the number's copy of the suppression list
+  KEYS[9] the cap's policy
+  KEYS[10] the cap's per-phone prefix
+  KEYS[11] the campaign's waiting set
+  ARGV[1] window room
+  ARGV[2] member
+  ARGV[3] '1' on a send's first call, else '0'
+  ARGV[4] the run's first index
+  ARGV[5] the run's last+1 index
+  ARGV[6] campaign id
+  ARGV[7] claim token
+  ARGV[8] 'again' or ''
+  ARGV[9] the place or ''
+  ARGV[10] window opening or ''
+  ARGV[11] window close or ''
+  ARGV[12] default cap policy
+  ARGV[13] close margin ms (CLOSE_MARGIN_MS)
+  ARGV[14] how late a place still counts, ms (PLACE_LATE_MS)
 
-  Returns 
+  Returns { 0, start µs, index, attempts, row }, { µs to wait }, { -1 } not running, { -2 } run done, { -3 } window closed
 ]]
 --- @include "includes/takePlace"
 --- @include "includes/runClaim"
@@ -64,7 +67,7 @@ if ARGV[4] ~= '' then
   -- A send window's opening (campaigns/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then
     local at = tonumber(nowMs) + c.offset
-    if at < tonumber(ARGV[10]) or at >= tonumber(ARGV[11]) - 2000 then return { -3 } end -- CLOSE_MARGIN_MS, WINDOW_CLOSED
+    if at < tonumber(ARGV[10]) or at >= tonumber(ARGV[11]) - tonumber(ARGV[13]) then return { -3 } end -- WINDOW_CLOSED
   end
 end
 local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
@@ -82,7 +85,7 @@ end
 -- earlier is not turned away (one gate call per send instead of 1.6 at 1,000/s). Later than
 -- PLACE_LATE_MS it counts when it goes, and waits if the window is full; earlier, the same.
 local when = now
-if place and now >= place and now - place <= 10000 then -- PLACE_LATE_MS in µs when = place end
+if place and now >= place and now - place <= tonumber(ARGV[14]) * 1000 then when = place end
 local taken = take(rate, when)
 if taken[1] == 0 then keepLog(now, spacing[4]) end
 if taken[1] ~= 0 or not idx then return taken end

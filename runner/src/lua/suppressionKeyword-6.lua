@@ -11,19 +11,19 @@
   the outcome after the refused count: 'stale', 'kept', 'full' (the opt-out refused: not recorded,
   so its retry is applied once there is room) or 'changed'.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  KEYS[6] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
+  KEYS[1] entries
+  KEYS[2] listed
+  KEYS[3] changed
+  KEYS[4] version
+  KEYS[5] keywords
+  KEYS[6] keywordsAt (the global group)
+  ARGV[1] phone
+  ARGV[2] 'o' (opt-out) or 'i' (opt-in)
+  ARGV[3] the message's time in ms
+  ARGV[4] the entry an opt-out stores
+  ARGV[5] the cap
 
-  Returns 
+  Returns CHANGE's answer with 'stale', 'kept', 'full' or 'changed'
 ]]
 --- @include "includes/suppressionStored"
 

@@ -3,11 +3,11 @@
   (on Redis's clock), taken out of the set, and how many wait on. Feeding them is the campaign's
   progress: the watchdog (sweep) leaves it alone while they go out.
 
-  KEYS[1] 
-  KEYS[2] 
-  ARGV[1] 
+  KEYS[1] the campaign's waiting set
+  KEYS[2] its hash
+  ARGV[1] most to take
 
-  Returns 
+  Returns { due indexes, how many wait on }
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

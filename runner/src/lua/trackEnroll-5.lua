@@ -3,19 +3,19 @@
   mode, now, then (index, message id, sent at) triples. Enrolls the sent records the cursor passed
   and moves it, unless another walker moved it first (-1).
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
-  ARGV[6] 
+  KEYS[1] meta
+  KEYS[2] trk
+  KEYS[3] due
+  KEYS[4] tracking set
+  KEYS[5] outbox
+  ARGV[1] id
+  ARGV[2] cursor read
+  ARGV[3] new cursor
+  ARGV[4] first step ms
+  ARGV[5] mode
+  ARGV[6] now (then index, message id, sent at triples)
 
-  Returns 
+  Returns how many enrolled, or -1 when the cursor moved
 ]]
 --- @include "includes/settleTracking"
 

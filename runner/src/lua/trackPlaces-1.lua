@@ -4,12 +4,12 @@
   Redis's, the next free place kept, so every process and a restarted one continue it). Returns
   Redis's time now, then each place's time (epoch ms on Redis's clock).
 
-  KEYS[1] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
+  KEYS[1] gate
+  ARGV[1] places wanted
+  ARGV[2] microseconds between places
+  ARGV[3] horizon ms
 
-  Returns 
+  Returns { Redis's now, places... }
 ]]
 local time = redis.call('TIME')
 local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])

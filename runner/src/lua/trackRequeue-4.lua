@@ -4,12 +4,12 @@
   and the ledger still holds that very message as sent; the ledger record goes back to pending (as
   retry-not-sent's move does) and the tracking record is marked, so a second retry finds nothing.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
+  KEYS[1] meta
+  KEYS[2] trk
+  KEYS[3] ledger
+  KEYS[4] tracking set
 
-  Returns 
+  Returns how many were requeued
 ]]
 --- @include "includes/runClaim"
 

@@ -4,21 +4,21 @@
   The check's result, its counters and its next due time in one step; a result whose record moved
   on meanwhile (another check wrote it, a retry requeued it) is dropped.
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
-  ARGV[6] 
-  ARGV[7] 
-  ARGV[8] 
+  KEYS[1] meta
+  KEYS[2] trk
+  KEYS[3] due
+  KEYS[4] tracking set
+  KEYS[5] outbox
+  ARGV[1] id
+  ARGV[2] index
+  ARGV[3] message id
+  ARGV[4] step claimed
+  ARGV[5] new state letter ('' when the check told nothing new)
+  ARGV[6] now
+  ARGV[7] error
+  ARGV[8] next due ('' when no check remains)
 
-  Returns 
+  Returns 1 when written, 0 when dropped
 ]]
 --- @include "includes/settleTracking"
 

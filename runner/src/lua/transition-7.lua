@@ -1,23 +1,24 @@
 --[[
   KEYS: meta, running, finishing, outbox, recipients, ledger, phones (the campaign's number's group).
   ARGV: id, now, to, allowed states as ",a,b,", event type or "", ending "1"/"0", then field/value pairs.
+
+  KEYS[1] meta
+  KEYS[2] running
+  KEYS[3] finishing
+  KEYS[4] outbox
+  KEYS[5] recipients
+  KEYS[6] ledger
+  KEYS[7] phones (the campaign's number's group)
+  ARGV[1] id
+  ARGV[2] now
+  ARGV[3] to
+  ARGV[4] allowed states as ',a,b,'
+  ARGV[5] event type or ''
+  ARGV[6] ending '1'/'0' (then field/value pairs)
+
   Returns "ok:<previous state>", "no:<state>" (not allowed from there) or "missing".
 
-  KEYS[1] 
-  KEYS[2] 
-  KEYS[3] 
-  KEYS[4] 
-  KEYS[5] 
-  KEYS[6] 
-  KEYS[7] 
-  ARGV[1] 
-  ARGV[2] 
-  ARGV[3] 
-  ARGV[4] 
-  ARGV[5] 
-  ARGV[6] 
-
-  Returns 
+  Returns 'ok:<previous state>', 'no:<state>' or 'missing'
 ]]
 --- @include "includes/emit"
 

@@ -2,11 +2,11 @@
   KEYS: the number's policy, the per-phone prefix. ARGV: the default policy, then phones. For a
   dry run: the rule that would cap each phone now, '' where none would.
 
-  KEYS[1] 
-  KEYS[2] 
-  ARGV[1] 
+  KEYS[1] the number's policy
+  KEYS[2] the per-phone prefix
+  ARGV[1] the default policy (then phones)
 
-  Returns 
+  Returns each phone's rule, '' where none
 ]]
 --- @include "includes/cap"
 

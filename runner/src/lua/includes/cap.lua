@@ -12,7 +12,8 @@ end
 -- The policy in force: the number's own, else the default; nil for none.
 local function capPolicy(cap)
   local policy = redis.call('GET', cap.policy) or cap.default
-  if policy == '' or policy == 'none' -- NO_CAP in capPolicy.ts then return nil end
+  -- 'none': NO_CAP in capPolicy.ts.
+  if policy == '' or policy == 'none' then return nil end
   return policy
 end
 local function capTimes(text)

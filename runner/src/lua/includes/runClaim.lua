@@ -42,7 +42,8 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
       local r = parse(rec)
       if r.s == 'p' then
         if expiredVerdict(c, now) then
-          r.s = 'e'; r.err = 'the campaign ended before it was sent' -- EXPIRED_REASON in ledger.ts
+          -- The words of EXPIRED_REASON in ledger.ts.
+          r.s = 'e'; r.err = 'the campaign ended before it was sent'
           write(ledger, i, r); move(meta, 'p', 'e'); lost = true
         else
           local row = redis.call('HGET', aud.recipients, i)

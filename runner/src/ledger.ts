@@ -78,7 +78,7 @@ function decodeRecord(text: string): LedgerRecord {
 export const PENDING_RECORD = encodeRecord({ outcome: 'pending', attempts: 0, ref: '', error: '' });
 
 // Shared Lua: parse a record, write one, move a counter, finish the campaign when nothing is open.
-/** SETTLE_AND_PLACE's answer for a settle of its run's last index: the run ends without another gate call. */
+/** lua/settleAndPlace-8.lua's answer for a settle of its run's last index: the run ends without another gate call. */
 const RUN_OVER = -2;
 
 type Reply = string | number | Array<string | null>;

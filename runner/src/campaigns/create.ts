@@ -280,7 +280,7 @@ function failedStep(results: Array<[Error | null, unknown]> | null): void {
 
 /**
  * Reads and checks every row, staging them under keys nothing reads (keys.staging), then makes
- * the campaign exist in one script (COMMIT_CAMPAIGN) between registering and listing it (homes.ts).
+ * the campaign exist in one script (lua/commitCampaign-13.lua) between registering and listing it (homes.ts).
  * A process that dies before the commit leaves no campaign and staged keys that expire; one that
  * dies after it leaves a whole campaign that the feeder sends (and lists).
  */

@@ -46,7 +46,7 @@ const NOT_RUNNING = -1;
 export const FRESH_START_MS = 20;
 
 /**
- * How late after its place a send may come and still count at its place (below, START). Timers and
+ * How late after its place a send may come and still count at its place (lua/start-11.lua). Timers and
  * a busy event loop wake sends 1 to 5 ms late at 1,000/s; the 40 ms of room covers this and the
  * way to the service (FRESH_START_MS bounds the answer's own delay).
  */
@@ -111,7 +111,7 @@ export interface Place {
 }
 
 /**
- * Calls START until it answers a start or why none; `id` names the start in the window. `place`:
+ * Calls lua/start-11.lua until it answers a start or why none; `id` names the start in the window. `place`:
  * the place on the clock this send took ahead: it waits for it, then needs the window step only.
  */
 async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place, opening: string[] = ['', '']): Promise<StartReply | NoStart | 'done' | 'closed'> {

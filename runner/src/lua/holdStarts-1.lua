@@ -1,6 +1,6 @@
 --[[
   KEYS: spacing hash. ARGV: milliseconds. Nothing from the number starts before then (a 429's
-  Retry-After); `held` keeps the time, so a restart (RESTART) does not start sooner.
+  Retry-After); `held` keeps the time, so a restart (restartSpacing-1.lua) does not start sooner.
 
   KEYS[1] spacing hash
   ARGV[1] milliseconds

@@ -1,12 +1,12 @@
 --[[
-  KEYS: SETTLE's first five, the number's spacing hash (campaigns/spacing.ts), then the campaign's
-  snapshot and the cap's per-phone prefix (a give-back: campaigns/cap.ts). ARGV: SETTLE's, then the
+  KEYS: settle-7.lua's first five, the number's spacing hash (campaigns/spacing.ts), then the campaign's
+  snapshot and the cap's per-phone prefix (a give-back: campaigns/cap.ts). ARGV: settle-7.lua's, then the
   run's last+1 index and the start gate's window room. A run's settle that also takes the place on
   the number's clock of the run's next recipient: the same step as the gate's first one (the next
   place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
-  needs one gate call, the window step, instead of two. Returns { SETTLE's answer, microseconds to
-  that place }, or { SETTLE's answer, RUN_OVER } when this was the run's last index (the run ends
-  without asking the gate), or { SETTLE's answer, -1 } for no place (no rate, or the settle did not
+  needs one gate call, the window step, instead of two. Returns { settle's answer, microseconds to
+  that place }, or { settle's answer, RUN_OVER } when this was the run's last index (the run ends
+  without asking the gate), or { settle's answer, -1 } for no place (no rate, or the settle did not
   leave the campaign going). Whether the indexes left are still open is not asked here (a read per
   send): the next start asks, and a place taken for a run whose rest was already settled (a resumed
   campaign) is one gap of the number's clock unused.

@@ -3,7 +3,7 @@
   snapshot, then the number's copy of the suppression list (ledger.ts suppressedVerdict) and the
   frequency cap's keys (cap.ts capKeys). ARGV: window room, member, "1" on a send's first call (it
   takes the next place on the number's clock) or "0" after its wait or with its place taken by the
-  run's previous settle (ledger.ts, SETTLE_AND_PLACE: the window step only), then the run's first
+  run's previous settle (settleAndPlace-8.lua: the window step only), then the run's first
   and last+1 index ('' for a start without a claim), the campaign id, the claim token, 'again' or
   '', the place or '', a send window's opening and close ('' '' without one), and the default cap
   policy.

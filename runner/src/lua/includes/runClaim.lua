@@ -31,7 +31,7 @@ local function suppressedVerdict(c, meta, ledger, aud, i, r, phone)
   return true
 end
 -- aud: the audience rules' keys (recipients: the snapshot, suppressed: the number's copy of the
--- list, and the cap's: campaigns/cap.ts LUA_CAP) and the default cap policy; c: claimSettings.
+-- list, and the cap's: includes/cap.lua) and the default cap policy; c: claimSettings.
 -- Returns the index, its record, its snapshot row and its phone; a pending recipient a rule
 -- refuses is made final on the way, as a lost claim is.
 local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, aud, c)

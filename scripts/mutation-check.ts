@@ -57,7 +57,8 @@ const WEBHOOK = ['test/runner/webhook-limits.test.ts', 'test/runner/webhooks.tes
 const LUA_TESTS: Record<string, string[]> = {
 	'claim-5.lua': LEDGER,
 	'settle-7.lua': LEDGER,
-	'settleAndPlace-8.lua': LEDGER,
+	// No test calls it directly: whole send runs do (send.ts), the rate test counting the places it takes.
+	'settleAndPlace-8.lua': ['test/runner/sendRuns.test.ts', 'test/runner/rate.test.ts', 'test/runner/webhooks.test.ts', 'test/runner/kill.test.ts'],
 	'moveMany-4.lua': LEDGER,
 	'resolveUnknown-6.lua': ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],
 	'expireClaims-4.lua': ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],

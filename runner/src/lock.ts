@@ -7,7 +7,12 @@ import type { RedisConnection } from './redis';
 import { redisScript } from './redisScripts';
 
 /** Takes the lock for `token`, also when `token` holds it already; answers the other holder instead. */
-export async function takeLock(redis: RedisConnection, key: string, token: string, leaseMs: number): Promise<string | undefined> {
+export async function takeLock(
+	redis: RedisConnection,
+	key: string,
+	token: string,
+	leaseMs: number,
+): Promise<string | undefined> {
 	const holder = String(await redisScript(redis, 'takeLock')([key], [token, leaseMs]));
 	return holder === '' ? undefined : holder;
 }

@@ -28,7 +28,10 @@ export interface ScriptFile {
  * included a second time in one script is left out, as its functions are defined already.
  */
 export function resolveIncludes(file: string, seen = new Set<string>(), stack: string[] = []): string {
-	if (stack.includes(file)) throw new Error(`${[...stack, file].map((f) => relative(SCRIPTS_DIR, f)).join(' includes ')}: an include cycle`);
+	if (stack.includes(file)) {
+		const chain = [...stack, file].map((f) => relative(SCRIPTS_DIR, f)).join(' includes ');
+		throw new Error(`${chain}: an include cycle`);
+	}
 	seen.add(file);
 	return readFileSync(file, 'utf8').replace(INCLUDE, (_line, reference: string) => {
 		const included = resolve(dirname(file), `${reference}.lua`);
@@ -54,7 +57,8 @@ export function allScripts(): Map<string, ScriptFile> {
 		const named = SCRIPT_FILE.exec(file.slice(dirname(file).length + 1));
 		if (!named) throw new Error(`${relative(SCRIPTS_DIR, file)}: a script's file is named <name>-<number of keys>.lua`);
 		if (found.has(named[1])) throw new Error(`two scripts are named ${named[1]}`);
-		found.set(named[1], { name: named[1], numberOfKeys: Number(named[2]), path: relative(SCRIPTS_DIR, file), lua: resolveIncludes(file) });
+		const path = relative(SCRIPTS_DIR, file);
+		found.set(named[1], { name: named[1], numberOfKeys: Number(named[2]), path, lua: resolveIncludes(file) });
 	}
 	catalogue = found;
 	return found;
@@ -70,10 +74,14 @@ export function redisScript(connection: RedisConnection, name: string): Script {
 	const script = allScripts().get(name);
 	if (!script) throw new Error(`no Redis script ${name} in ${SCRIPTS_DIR}`);
 	const command = `convo${name[0].toUpperCase()}${name.slice(1)}`;
-	if (!(command in connection)) connection.defineCommand(command, { lua: script.lua, numberOfKeys: script.numberOfKeys });
-	const run = (connection as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>)[command].bind(connection);
+	const { lua, numberOfKeys } = script;
+	if (!(command in connection)) connection.defineCommand(command, { lua, numberOfKeys });
+	type Command = (...a: Array<string | number>) => Promise<unknown>;
+	const run = (connection as unknown as Record<string, Command>)[command].bind(connection);
 	return (keys, args) => {
-		if (keys.length !== script.numberOfKeys) return Promise.reject(new Error(`${script.path} takes ${script.numberOfKeys} keys, not ${keys.length}`));
+		if (keys.length !== numberOfKeys) {
+			return Promise.reject(new Error(`${script.path} takes ${numberOfKeys} keys, not ${keys.length}`));
+		}
 		return run(...keys, ...args);
 	};
 }

@@ -1,5 +1,6 @@
 --[[
-  KEYS: meta, recipients, ledger, phones, idempotency slot, zone lists. ARGV: total the rows were checked
+  KEYS: meta, recipients, ledger, phones, idempotency slot, zone lists. ARGV: total the rows were
+  checked
   against, rows, accepted, rejected, last line, then the JSON arrays of field/value pairs for the
   three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds,
   then a windowed draft's zone list fields (JSON) and zone table ('' without a window), then

@@ -1,5 +1,6 @@
 --[[
-  KEYS: the per-phone prefix. ARGV: the phone, the claim's time. A test send proved not sent gives its count back.
+  KEYS: the per-phone prefix. ARGV: the phone, the claim's time. A test send proved not sent gives
+  its count back.
 
   KEYS[1] the per-phone prefix
   ARGV[1] the phone

@@ -1,7 +1,8 @@
 --[[
   KEYS: meta, recipients, ledger, phones, unlisted (the number's group). ARGV: id.
   Removes a draft whose time is up (Redis has expired its keys, or is about to) and answers 1; a
-  campaign that is no longer a draft is left as it is (0). The global lists follow (dropExpiredDrafts).
+  campaign that is no longer a draft is left as it is (0). The global lists follow
+  (dropExpiredDrafts).
 
   KEYS[1] meta
   KEYS[2] recipients

@@ -1,5 +1,6 @@
 --[[
-  KEYS: run, outbox (the collection's group). ARGV: id, now, then field/value pairs (the final state among them).
+  KEYS: run, outbox (the collection's group). ARGV: id, now, then field/value pairs (the final state
+  among them).
   Settles a run once: a run already in a final state is left as it is, so of two processes that
   end the same run one does, and reindex.finished is written with it, in the same step.
 

@@ -1,5 +1,6 @@
 --[[
-  KEYS: meta, ledger, running, outbox. ARGV: from letter, to letter, now, error, campaign id, then indexes.
+  KEYS: meta, ledger, running, outbox. ARGV: from letter, to letter, now, error, campaign id, then
+  indexes.
   Moves each listed record that is in state `from`. Returns how many moved.
 
   KEYS[1] meta

@@ -1,5 +1,6 @@
 --[[
-  KEYS: a number's finishing, running and unlisted sets. What the tick needs of one number, in one call.
+  KEYS: a number's finishing, running and unlisted sets. What the tick needs of one number, in one
+  call.
 
   KEYS[1] the number's finishing set
   KEYS[2] its running set

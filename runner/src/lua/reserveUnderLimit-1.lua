@@ -1,5 +1,6 @@
 --[[
-  KEYS: the sorted set. ARGV: max, member, score. -1 when the member has its place (or had it), else the count that is full.
+  KEYS: the sorted set. ARGV: max, member, score. -1 when the member has its place (or had it), else
+  the count that is full.
 
   KEYS[1] the sorted set
   ARGV[1] max

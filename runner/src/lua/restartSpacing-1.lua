@@ -1,6 +1,7 @@
 --[[
   KEYS: spacing hash. Brings the number's clock back to now (or to the end of a 429's hold): the
-  places it had handed out ahead belong to sends that will take none. Returns microseconds given back.
+  places it had handed out ahead belong to sends that will take none. Returns microseconds given
+  back.
 
   KEYS[1] spacing hash
 

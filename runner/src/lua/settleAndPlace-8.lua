@@ -1,6 +1,8 @@
 --[[
-  KEYS: settle-7.lua's first five, the number's spacing hash (campaigns/spacing.ts), then the campaign's
-  snapshot and the cap's per-phone prefix (a give-back: campaigns/cap.ts). ARGV: settle-7.lua's, then the
+  KEYS: settle-7.lua's first five, the number's spacing hash (campaigns/spacing.ts), then the
+  campaign's
+  snapshot and the cap's per-phone prefix (a give-back: campaigns/cap.ts). ARGV: settle-7.lua's,
+  then the
   run's last+1 index and the start gate's window room. A run's settle that also takes the place on
   the number's clock of the run's next recipient: the same step as the gate's first one (the next
   place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
@@ -31,7 +33,8 @@
   ARGV[10] the run's last+1 index
   ARGV[11] window room
 
-  Returns { settle answer, µs to the place }, { settle answer, -2 } (RUN_OVER) or { settle answer, -1 }
+  Returns { settle answer, µs to the place }, { settle answer, -2 } (RUN_OVER) or { settle answer,
+  -1 }
 ]]
 local GAP_ROOM = tonumber(ARGV[11])
 --- @include "includes/gap"

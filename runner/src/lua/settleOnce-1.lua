@@ -1,5 +1,6 @@
 --[[
-  KEYS: slot. ARGV: token, answer, seconds. Keeps the answer unless another request holds the slot (or the commit kept it already).
+  KEYS: slot. ARGV: token, answer, seconds. Keeps the answer unless another request holds the slot
+  (or the commit kept it already).
 
   KEYS[1] slot
   ARGV[1] token

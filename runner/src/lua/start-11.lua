@@ -11,7 +11,8 @@
   A send's start and its claim in one call: the run's next recipient to send is found (openInRun,
   ledger.ts) before a start is taken, so a run with nothing left takes none, and the start taken
   is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
-  { microseconds to wait, then call again with "0" (and the place, when one was taken) }, { NOT_RUNNING } or { RUN_DONE }.
+  { microseconds to wait, then call again with "0" (and the place, when one was taken) }, {
+  NOT_RUNNING } or { RUN_DONE }.
 
   KEYS[1] spacing hash
   KEYS[2] start log
@@ -39,7 +40,8 @@
   ARGV[13] close margin ms (CLOSE_MARGIN_MS)
   ARGV[14] how late a place still counts, ms (PLACE_LATE_MS)
 
-  Returns { 0, start µs, index, attempts, row }, { µs to wait }, { -1 } not running, { -2 } run done, { -3 } window closed
+  Returns { 0, start µs, index, attempts, row }, { µs to wait }, { -1 } not running, { -2 } run
+  done, { -3 } window closed
 ]]
 --- @include "includes/takePlace"
 --- @include "includes/runClaim"

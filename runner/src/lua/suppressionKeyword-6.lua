@@ -7,7 +7,8 @@
   is a no-op; of two at the same millisecond the opt-out wins. The newest is kept in `keywords`
   (the oldest dropped past the cap); a keyword entry's own time stands in when it was dropped, so
   losing it can only keep a phone listed. An opt-out lists the phone unless it is listed already
-  (the entry's source stays); an opt-in lifts only a keyword's entry. Returns changeSuppression-4.lua's answer with
+  (the entry's source stays); an opt-in lifts only a keyword's entry. Returns
+  changeSuppression-4.lua's answer with
   the outcome after the refused count: 'stale', 'kept', 'full' (the opt-out refused: not recorded,
   so its retry is applied once there is room) or 'changed'.
 

@@ -1,6 +1,7 @@
 --[[
   KEYS: the webhook's in-flight set. ARGV: job id, now, when the slot lapses, cap. Drops lapsed
-  slots (a process that died mid-delivery), then takes one for the job if the webhook is under its cap.
+  slots (a process that died mid-delivery), then takes one for the job if the webhook is under its
+  cap.
 
   KEYS[1] the webhook's in-flight set
   ARGV[1] job id

@@ -1,5 +1,6 @@
 --[[
-  KEYS: due. ARGV: now, how many, lease ms. Claims due checks: each is due again after the lease unless its result is written.
+  KEYS: due. ARGV: now, how many, lease ms. Claims due checks: each is due again after the lease
+  unless its result is written.
 
   KEYS[1] due
   ARGV[1] now

@@ -1,6 +1,8 @@
 --[[
-  KEYS: meta, running, finishing, outbox, recipients, ledger, phones (the campaign's number's group).
-  ARGV: id, now, to, allowed states as ",a,b,", event type or "", ending "1"/"0", then field/value pairs.
+  KEYS: meta, running, finishing, outbox, recipients, ledger, phones (the campaign's number's
+  group).
+  ARGV: id, now, to, allowed states as ",a,b,", event type or "", ending "1"/"0", then field/value
+  pairs.
 
   KEYS[1] meta
   KEYS[2] running

@@ -54,7 +54,7 @@ export default tseslint.config(
 	...clientBoundary('runner/src/cli/**/*.ts'),
 	// The console's sessions and failed-token counts are the HTTP client's own state (no other
 	// client has them), kept in Redis so every process agrees: auth.ts runs its scripts itself.
-	...clientBoundary('runner/src/http/auth.ts', ['redis']),
+	...clientBoundary('runner/src/http/auth.ts', ['redisScripts']),
 	// `start` serves the control API: the CLI starts the HTTP client, which itself goes through core.
 	...clientBoundary('runner/src/cli/serve.ts', ['http/server']),
 	{

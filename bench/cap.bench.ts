@@ -1,6 +1,6 @@
 /**
  * Benchmark 12 (#23): what the frequency cap keeps in Redis at 1,000,000 phones. The runner's own
- * Lua (campaigns/cap.ts, capCount: what each claim runs) records sends for PHONES phones of one
+ * Lua (lua/includes/cap.lua, capCount: what each claim runs) records sends for PHONES phones of one
  * number under the policy 1/24h,3/7d, once, then twice more (three times per phone: the most this
  * policy keeps); and a campaign that waits out the cap holds all its recipients in its waiting set.
  * Figures: Redis bytes per phone (used_memory before and after, so the keyspace's own overhead
@@ -8,23 +8,20 @@
  * set's bytes per recipient; each times 1,000,000. The runner's processes hold none of it: a
  * claim reads one phone's key, the feeder a chunk of the waiting set, a dry run a batch's phones.
  */
+import { join } from 'node:path';
+
 import { Redis } from 'ioredis';
 
-import { LUA_CAP } from '../runner/src/campaigns/cap';
 import { encodeCapPolicy, parseCapPolicy } from '../runner/src/campaigns/capPolicy';
 import { keysFor } from '../runner/src/keys';
+import { resolveIncludes } from '../runner/src/redisScripts';
 import { round, size, usedMemory, type BenchResult } from './lib/common';
 
 const POLICY = '1/24h,3/7d';
 const FROM = '4930100200900';
 const BATCH = 2000;
 
-/** KEYS: policy, per-phone prefix, snapshot, campaign hash. ARGV: first index, end, claim time. The claim's count for each recipient of the range. */
-const COUNT_RANGE = `${LUA_CAP}
-local cap = { policy = KEYS[1], sends = KEYS[2], recipients = KEYS[3], default = '' }
-for i = tonumber(ARGV[1]), tonumber(ARGV[2]) - 1 do capCount(cap, KEYS[4], i, tonumber(ARGV[3])) end
-return 1
-`;
+const COUNT_RANGE = resolveIncludes(join(__dirname, 'lua', 'capCountRange-4.lua'));
 
 const phoneOf = (index: number) => `4917${String(index).padStart(8, '0')}`;
 

@@ -8,66 +8,122 @@
  *   one at a time. Tests: the files under test/nodes whose workflows name the resource and the
  *   operation (`resource: 'campaign'`, `operation: 'create'`), or the resource alone for a file
  *   that is not one operation's (campaign/control.ts) or an operation no test names literally.
- * - The runner's Lua scripts in runner/src/ledger.ts and runner/src/campaigns/spacing.ts
- *   (scripts/mutation/luaScripts.ts): each comparison flipped, each one-line guard dropped, each
- *   write dropped. Scripts are found by parsing the module, not by line. Tests: LUA_TESTS below,
- *   the fastest runner tests that exercise each script first; a later one runs only when the
- *   earlier ones let the mutant live. A mutant whose Lua no longer compiles is not run.
+ * - The runner's Redis scripts, every .lua file under runner/src/lua, includes mutated where they
+ *   live (scripts/mutation/luaScripts.ts): each comparison flipped, each one-line guard dropped,
+ *   each write dropped. Tests: LUA_TESTS below, the fastest runner tests that exercise each file
+ *   first; a later one runs only when the earlier ones let the mutant live. A mutant that leaves a
+ *   script including the file unable to compile is not run.
  *
  * Everything runs in a temporary copy of the repository (scripts/mutation/workspace.ts): the
  * working tree is never written, and the copy is removed at the end, on failure and on Ctrl-C.
  *
  *   node --import tsx scripts/mutation-check.ts                      # every mutant
  *   node --import tsx scripts/mutation-check.ts message/ campaign/   # targets whose path contains one of these
- *   node --import tsx scripts/mutation-check.ts ledger.ts:SETTLE     # one script of a module
- *   node --import tsx scripts/mutation-check.ts --quick ledger.ts    # only the first (fastest) test stage of each
+ *   node --import tsx scripts/mutation-check.ts lua/settle-7.lua     # one script
+ *   node --import tsx scripts/mutation-check.ts --quick lua/lock/    # only the first (fastest) test stage of each
  *   node --import tsx scripts/mutation-check.ts --list               # the mutants only, nothing is run
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 import ts from 'typescript';
 
 import { startPrivateRedis, type PrivateRedis } from '../runner/src/devRedis';
+import { resolveIncludes } from '../runner/src/redisScripts';
 import { applyMutant, type Mutant } from './mutation/mutant';
-import { luaMutants, luaScriptsOf, scriptAfter, standAloneLua, writingFunctionsOf, type LuaScript } from './mutation/luaScripts';
+import { includedBy, luaFiles, luaMutants, writingFunctionsOf } from './mutation/luaScripts';
 import { requestFieldMutants } from './mutation/requestFields';
 import { copyWorkspace } from './mutation/workspace';
 
 const ROOT = resolve(__dirname, '..');
 const ACTIONS = 'packages/n8n-nodes-convo/nodes/Convo/actions';
 const NODE_TESTS = 'test/nodes';
+const LUA_DIR = 'runner/src/lua';
 
 /**
- * The runner tests each Lua script is run against, fastest first (seconds on 2 idle cores):
- * ledger (10) calls each ledger script directly on a real Redis and checks records, counters, state
- * and outbox; transitions (10) races state changes; spacing (15) drives the start gate directly;
- * deadjobs (30) a paused campaign's jobs at the gate; webhooks (40) whole campaigns through two
- * runner processes, with the events of each transition counted; kill (90) a worker killed
- * mid-campaign, unknown claims reconciled and not-sent ones retried. `*`: the module's scripts not named.
+ * The runner tests each .lua file (from runner/src/lua) is run against, fastest first: a test that
+ * calls the script directly on a real Redis before one that runs whole campaigns through runner
+ * processes. ledger.test.ts calls each ledger script and checks records, counters, state and
+ * outbox; transitions.test.ts races state changes; spacing.test.ts drives the start gate;
+ * deadjobs.test.ts a paused campaign's jobs at the gate; webhooks.test.ts whole campaigns with the
+ * events of each transition counted; kill.test.ts a worker killed mid-campaign, unknown claims
+ * reconciled and not-sent ones retried. A file missing here makes the check refuse to start.
  */
-const LUA_TESTS: Record<string, Record<string, string[]>> = {
-	'runner/src/ledger.ts': {
-		EXPIRE_CLAIMS: ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],
-		RESOLVE_UNKNOWN: ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],
-		'*': ['test/runner/ledger.test.ts', 'test/runner/transitions.test.ts', 'test/runner/webhooks.test.ts', 'test/runner/kill.test.ts'],
-	},
-	'runner/src/campaigns/spacing.ts': {
-		'*': ['test/runner/spacing.test.ts', 'test/runner/deadjobs.test.ts'],
-	},
+const LEDGER = ['test/runner/ledger.test.ts', 'test/runner/transitions.test.ts', 'test/runner/webhooks.test.ts', 'test/runner/kill.test.ts'];
+const GATE = ['test/runner/spacing.test.ts', 'test/runner/deadjobs.test.ts'];
+const SUPPRESSION = ['test/runner/suppression.test.ts', 'test/runner/keywords.test.ts', 'test/runner/optout-events.test.ts'];
+const WEBHOOK = ['test/runner/webhook-limits.test.ts', 'test/runner/webhooks.test.ts'];
+const LUA_TESTS: Record<string, string[]> = {
+	'claim-5.lua': LEDGER,
+	'settle-7.lua': LEDGER,
+	// No test calls it directly: whole send runs do (send.ts), the rate test counting the places it takes.
+	'settleAndPlace-8.lua': ['test/runner/sendRuns.test.ts', 'test/runner/rate.test.ts', 'test/runner/webhooks.test.ts', 'test/runner/kill.test.ts'],
+	'moveMany-4.lua': LEDGER,
+	'resolveUnknown-6.lua': ['test/runner/ledger.test.ts', 'test/runner/cap.test.ts', 'test/runner/kill.test.ts'],
+	'expireClaims-4.lua': ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],
+	'includes/ledgerRecords.lua': LEDGER,
+	'includes/settleRecord.lua': [...LEDGER.slice(0, 1), 'test/runner/cap.test.ts', ...LEDGER.slice(1)],
+	// The start gate's claim (start-11.lua) and the tracking's requeue use it; the ledger's own scripts do not.
+	'includes/runClaim.lua': [...GATE, 'test/runner/cap.test.ts', 'test/runner/webhooks.test.ts', 'test/runner/kill.test.ts'],
+	'start-11.lua': GATE,
+	'holdStarts-1.lua': GATE,
+	'restartSpacing-1.lua': GATE,
+	'includes/takePlace.lua': GATE,
+	'includes/gap.lua': ['test/runner/spacing.test.ts', 'test/runner/ledger.test.ts', 'test/runner/rate.test.ts'],
+	'includes/cap.lua': ['test/runner/cap.test.ts', 'test/runner/ledger.test.ts', 'test/runner/spacing.test.ts'],
+	'wouldCap-2.lua': ['test/runner/cap.test.ts', 'test/runner/dryRun.test.ts'],
+	'capTestClaim-2.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
+	'capTestGiveBack-1.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
+	'takeDue-2.lua': ['test/runner/cap.test.ts'],
+	'numberState-3.lua': ['test/runner/control.test.ts', 'test/runner/cap.test.ts'],
+	'transition-7.lua': ['test/runner/transitions.test.ts', 'test/runner/control.test.ts', 'test/runner/drafts.test.ts', 'test/runner/webhooks.test.ts'],
+	'finished-3.lua': ['test/runner/transitions.test.ts', 'test/runner/webhooks.test.ts'],
+	'includes/emit.lua': ['test/runner/webhooks.test.ts', 'test/runner/transitions.test.ts'],
+	'emit-2.lua': ['test/runner/webhooks.test.ts'],
+	'commitCampaign-13.lua': ['test/runner/createCrash.test.ts', 'test/runner/api.test.ts', 'test/runner/drafts.test.ts'],
+	'settleOnce-1.lua': ['test/runner/api.test.ts', 'test/runner/createCrash.test.ts', 'test/runner/drafts.test.ts'],
+	'applyChunk-6.lua': ['test/runner/drafts.test.ts'],
+	'dropDraft-5.lua': ['test/runner/drafts.test.ts'],
+	'changeSuppression-4.lua': SUPPRESSION,
+	'suppressionKeyword-6.lua': SUPPRESSION,
+	'applySuppressions-2.lua': SUPPRESSION,
+	'openSuppressionCopy-3.lua': SUPPRESSION,
+	'freeSuppressionCopy-3.lua': SUPPRESSION,
+	'reserveSuppressionCopy-1.lua': SUPPRESSION,
+	'includes/suppressionStored.lua': SUPPRESSION,
+	'sentTo-2.lua': ['test/runner/keywords.test.ts', 'test/runner/optout-events.test.ts'],
+	'recordReply-2.lua': ['test/runner/replies.test.ts'],
+	'trackEnroll-5.lua': ['test/runner/tracking.test.ts'],
+	'trackClaim-1.lua': ['test/runner/tracking.test.ts'],
+	'trackResult-5.lua': ['test/runner/tracking.test.ts'],
+	'trackPlaces-1.lua': ['test/runner/tracking.test.ts'],
+	'trackRequeue-4.lua': ['test/runner/tracking.test.ts'],
+	'includes/settleTracking.lua': ['test/runner/tracking.test.ts'],
+	'countWebhookFailure-1.lua': WEBHOOK,
+	'webhookSucceeded-1.lua': WEBHOOK,
+	'enableWebhook-1.lua': WEBHOOK,
+	'takeWebhookSlot-1.lua': WEBHOOK,
+	'recordReceipt-1.lua': ['test/runner/receipts.test.ts'],
+	'finishRun-2.lua': ['test/runner/reindex.test.ts', 'test/runner/reindex-faults.test.ts'],
+	'lock/takeLock-1.lua': ['test/runner/lock.test.ts', 'test/runner/reindex-guard.test.ts', 'test/runner/api.test.ts', 'test/runner/tracking.test.ts'],
+	'lock/renewLock-1.lua': ['test/runner/lock.test.ts', 'test/runner/reindex-guard.test.ts', 'test/runner/api.test.ts', 'test/runner/tracking.test.ts'],
+	'lock/releaseLock-1.lua': ['test/runner/lock.test.ts', 'test/runner/reindex-guard.test.ts', 'test/runner/api.test.ts', 'test/runner/tracking.test.ts'],
+	'reserveUnderLimit-1.lua': ['test/runner/limits.test.ts'],
+	'countAuthFailure-1.lua': ['test/runner/lockout.test.ts', 'test/runner/api-hardening.test.ts'],
+	'authWaitLeft-1.lua': ['test/runner/lockout.test.ts', 'test/runner/api-hardening.test.ts'],
 };
 
 interface Target {
-	/** What filters match and results name: `campaign/create`, `runner/src/ledger.ts:SETTLE`. */
+	/** What filters match and results name: `campaign/create`, `lua/settle-7.lua`. */
 	name: string;
 	/** The file mutated, from the repository's root. */
 	file: string;
 	mutants: Mutant[];
 	/** Test files, from the root, in stages: one jest run per stage, a stage only if the earlier ones passed. */
 	stages: string[][];
-	/** For Lua: the script, to compile each mutant before running anything. */
-	script?: LuaScript;
+	/** For Lua: the scripts (files from the root) that include this file or are it, each compiled with a mutant before anything runs. */
+	compiles?: string[];
 }
 
 interface Outcome {
@@ -110,13 +166,17 @@ function nodeTargets(): Target[] {
 }
 
 function luaTargets(): Target[] {
-	return Object.entries(LUA_TESTS).flatMap(([file, testsByScript]) => {
-		const text = existsSync(join(ROOT, file)) ? readFileSync(join(ROOT, file), 'utf8') : '';
-		const scripts = luaScriptsOf(ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true));
-		// Scripts moved elsewhere would otherwise go unchecked without a word.
-		if (scripts.length === 0) console.warn(`no Lua scripts found in ${file}: if they moved, update LUA_TESTS in scripts/mutation-check.ts`);
-		const writing = writingFunctionsOf(text, scripts);
-		return scripts.map((script) => ({ name: `${file}:${script.name}`, file, script, mutants: luaMutants(text, script, writing), stages: (testsByScript[script.name] ?? testsByScript['*']).map((test) => [test]) }));
+	const files = luaFiles(join(ROOT, LUA_DIR)).sort();
+	const named = (file: string) => relative(join(ROOT, LUA_DIR), file);
+	const unmapped = files.map(named).filter((file) => !LUA_TESTS[file]);
+	// A script added without its tests would otherwise go unchecked without a word.
+	if (unmapped.length > 0) throw new Error(`no tests for ${unmapped.join(', ')}: add them to LUA_TESTS in scripts/mutation-check.ts`);
+	const scripts = files.filter((file) => !named(file).startsWith('includes/'));
+	const writing = writingFunctionsOf(files.map((file) => readFileSync(file, 'utf8')));
+	return files.map((file) => {
+		const name = `lua/${named(file)}`;
+		const compiles = scripts.filter((script) => script === file || includedBy(script).has(file)).map((script) => relative(ROOT, script));
+		return { name, file: relative(ROOT, file), compiles, mutants: luaMutants(readFileSync(file, 'utf8'), name, writing), stages: LUA_TESTS[named(file)].map((test) => [test]) };
 	});
 }
 
@@ -128,8 +188,16 @@ function hasSyntaxErrors(text: string, fileName: string): boolean {
 	return (output.diagnostics ?? []).length > 0;
 }
 
-/** Redis's own compiler, on a throwaway redis-server: undefined when the Lua compiles, else its error. */
-function luaError(redis: PrivateRedis, lua: string): Promise<string | undefined> {
+/** Redis's own compiler, on a throwaway redis-server: undefined when every script compiles, else the first error. */
+async function luaError(redis: PrivateRedis, scripts: string[]): Promise<string | undefined> {
+	for (const script of scripts) {
+		const error = await compileError(redis, resolveIncludes(script));
+		if (error) return `${relative(ROOT, script)}: ${error}`;
+	}
+	return undefined;
+}
+
+function compileError(redis: PrivateRedis, lua: string): Promise<string | undefined> {
 	const port = new URL(redis.url).port;
 	return new Promise((done) =>
 		execFile('redis-cli', ['-p', port, 'SCRIPT', 'LOAD', lua], (error, stdout, stderr) => {
@@ -217,7 +285,7 @@ async function main(): Promise<void> {
 
 	const outcomes: Outcome[] = [];
 	try {
-		if (targets.some((target) => target.script)) redis = await startPrivateRedis();
+		if (targets.some((target) => target.compiles)) redis = await startPrivateRedis();
 		for (const target of targets) {
 			console.log(`\n${target.name}: ${target.mutants.length} mutants; tests: ${testsOf(target)}`);
 			const path = join(copy.dir, target.file);
@@ -231,12 +299,15 @@ async function main(): Promise<void> {
 			}
 			for (const mutant of target.mutants) {
 				const mutated = applyMutant(original, mutant);
-				const invalid = hasSyntaxErrors(mutated, target.file)
-					? 'the file does not parse'
-					: target.script && redis
-						? await luaError(redis, standAloneLua(mutated, scriptAfter(target.script, mutant)))
+				// A .lua file is compiled where it stands in the copy, by every script that includes it.
+				if (target.compiles) writeFileSync(path, mutated);
+				const invalid = target.compiles
+					? redis && (await luaError(redis, target.compiles.map((script) => join(copy.dir, script))))
+					: hasSyntaxErrors(mutated, target.file)
+						? 'the file does not parse'
 						: undefined;
 				if (invalid) {
+					writeFileSync(path, original);
 					outcomes.push({ target: target.name, mutant: mutant.name, result: 'invalid' });
 					console.log(`  ! ${mutant.name}: not run, ${invalid.split('\n')[0]} (a defect of this script)`);
 					continue;

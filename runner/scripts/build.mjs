@@ -1,7 +1,8 @@
 // Builds convo-runner into dist/: one bundle of the CLI (every command, the API, the workers) with
 // the runner's own sources and the contract inlined, and its `dependencies` left as imports, which
 // `npm install convo-runner` brings. The console's static files are copied beside it, where
-// http/console.ts reads them (`__dirname/console`). Run from anywhere: paths are the package's.
+// http/console.ts reads them (`__dirname/console`), and so are the Redis scripts (`__dirname/lua`,
+// redisScripts.ts). Run from anywhere: paths are the package's.
 //   node runner/scripts/build.mjs [output folder]   (default: the package's dist/; the tests build
 //   into a folder of their own, so a test run never replaces the dist/ a pack test is packing)
 import { build } from 'esbuild';
@@ -29,4 +30,5 @@ await build({
 	logLevel: 'warning',
 });
 cpSync(join(root, 'src', 'http', 'console'), join(dist, 'console'), { recursive: true });
+cpSync(join(root, 'src', 'lua'), join(dist, 'lua'), { recursive: true });
 console.log(`built convo-runner ${pkg.version} into ${dist}`);

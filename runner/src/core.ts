@@ -10,7 +10,9 @@ import { ConflictError, FieldError, UserError, type RunnerContext } from './cont
 import { cronSettings, nextCronRun } from './cronSchedules';
 import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
-import { describeTarget, luaScript } from './redis';
+import { releaseLock, renewLock } from './lock';
+import { describeTarget } from './redis';
+import { redisScript } from './redisScripts';
 import { campaignNumber } from './homes';
 import { formatOf, readRecords, SourceError, type SourceRecord } from './source';
 import { checkUrlAllowed } from './net/outbound';
@@ -391,13 +393,6 @@ interface OnceClaim {
 	token: string;
 }
 
-/** KEYS: slot. ARGV: token, lease ms. Extends the lease only while it is still this request's. */
-const RENEW_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-/** KEYS: slot. ARGV: token, answer, seconds. Keeps the answer unless another request holds the slot (or the commit kept it already). */
-const SETTLE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) return 1 end return 0`;
-/** KEYS: slot. ARGV: token. Frees the slot of a request that failed, unless its answer was committed. */
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-
 /**
  * Does `work` once per `key` within 24 h and keeps its answer: a client that retries (an n8n
  * execution run again) gets the first answer back instead of a second campaign or a chunk added
@@ -421,15 +416,15 @@ async function once<T extends object>(context: RunnerContext, from: string, scop
 		return { ...(JSON.parse(existing) as T), replayed: true };
 	}
 	const renew = setInterval(() => {
-		luaScript(redis, 'convoRenewLease', RENEW_LEASE, 1)([slot], [token, leaseMs]).catch((error: Error) => context.log.warn({ err: error.message }, 'idempotency lease not renewed'));
+		renewLock(redis, slot, token, leaseMs).catch((error: Error) => context.log.warn({ err: error.message }, 'idempotency lease not renewed'));
 	}, leaseMs / 3);
 	renew.unref();
 	try {
 		const answer = await work({ slot, token });
-		await luaScript(redis, 'convoSettleOnce', SETTLE, 1)([slot], [token, JSON.stringify(answer), IDEMPOTENCY_SECONDS]);
+		await redisScript(redis, 'settleOnce')([slot], [token, JSON.stringify(answer), IDEMPOTENCY_SECONDS]);
 		return { ...answer, replayed: false };
 	} catch (error) {
-		await luaScript(redis, 'convoReleaseOnce', RELEASE, 1)([slot], [token]).catch(() => undefined);
+		await releaseLock(redis, slot, token).catch(() => undefined);
 		throw error;
 	} finally {
 		clearInterval(renew);

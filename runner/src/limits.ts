@@ -18,7 +18,7 @@
  */
 import type { RunnerContext } from './context';
 import { UserError } from './context';
-import { luaScript } from './redis';
+import { redisScript } from './redisScripts';
 import type { SourceRecord } from './source';
 
 /** A request past one of the caps: `status` is the API's answer, `field` the input it concerns. */
@@ -32,18 +32,9 @@ export class LimitError extends UserError {
 	}
 }
 
-/** KEYS: the sorted set. ARGV: max, member, score. -1 when the member has its place (or had it), else the count that is full. */
-const RESERVE = `
-if redis.call('ZSCORE', KEYS[1], ARGV[2]) then return -1 end
-local n = redis.call('ZCARD', KEYS[1])
-if n >= tonumber(ARGV[1]) then return n end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
-return -1
-`;
-
 /** Adds `member` to `set` unless the set already holds `max`; returns the count that was full, or undefined when added. */
 export async function reserve(context: RunnerContext, set: string, max: number, member: string, score: number): Promise<number | undefined> {
-	const run = luaScript(context.redis, 'convoReserve', RESERVE, 1);
+	const run = redisScript(context.redis, 'reserveUnderLimit');
 	const answer = Number(await run([set], [max, member, score]));
 	return answer < 0 ? undefined : answer;
 }

@@ -1,6 +1,7 @@
 /**
  * Redis connections: one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES), with the
- * settings BullMQ needs; the start-up check of what the guarantees need from it; Lua scripts.
+ * settings BullMQ needs; the start-up check of what the guarantees need from it. Its scripts are
+ * lua/*.lua, loaded by redisScripts.ts.
  * The throwaway redis-server for development and tests is devRedis.ts.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
@@ -143,13 +144,4 @@ export async function checkRedis(connection: RedisConnection, log: Logger, optio
 		log.warn({ appendonly: 'unknown' }, risk);
 	}
 	if (withoutAof.length === 0 && unchecked.length === 0) log.info({ appendonly: 'yes', appendfsync: [...fsync].join(',') }, 'Redis keeps an append-only file');
-}
-
-/**
- * A Lua script as a function of (keys, args). ioredis defines it once per connection and then
- * calls it by its SHA; every key it touches is passed in `keys`, so it runs on a Cluster too.
- */
-export function luaScript(connection: RedisConnection, name: string, lua: string, numberOfKeys: number): (keys: string[], args: Array<string | number>) => Promise<unknown> {
-	if (!(name in connection)) connection.defineCommand(name, { lua, numberOfKeys });
-	return (keys, args) => (connection as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>)[name](...keys, ...args);
 }

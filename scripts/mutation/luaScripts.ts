@@ -1,16 +1,17 @@
 /**
- * Mutants of the Lua scripts a runner module holds in template literals (`const CLAIM = \`...\``),
- * found by parsing the TypeScript source, never by line numbers: a script is a top-level constant
- * whose template text calls `redis.call(`. Within each script's own text (its `${...}` parts are
- * other constants, mutated where they are declared):
+ * Mutants of the runner's Redis scripts, one .lua file at a time (runner/src/lua: a script, or an
+ * include shared by several, mutated where it lives). Within the file's code (strings and comments,
+ * the header and `--- @include` lines among them, left alone):
  * - every comparison flipped to its negation (`==` / `~=`, `<` / `>=`, `>` / `<=`);
  * - every guard `if ... then return ... end` written on one line dropped;
  * - every write dropped: a statement that is a `redis.call` of a writing command, or a call of a
- *   function that writes (the script's own `local function`s and `emit`).
- * A mutant's Lua must still compile (scripts/mutation-check.ts asks a throwaway Redis), so a test
- * that fails only because the script does not load kills nothing.
+ *   function that writes (the `local function`s of every script and include, and `emit`).
+ * A mutant's Lua must still compile (scripts/mutation-check.ts asks a throwaway Redis, for every
+ * script that includes the file), so a test that fails only because the script does not load kills
+ * nothing.
  */
-import ts from 'typescript';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 import type { Mutant } from './mutant';
 
@@ -21,63 +22,50 @@ const WRITES = new Set([
 	'ZINCRBY', 'LPUSH', 'RPUSH', 'LPOP', 'RPOP', 'LTRIM', 'LREM', 'XADD', 'XTRIM', 'RENAME',
 ]);
 
-/** Functions defined outside the mutated text that write (LUA_EMIT's `emit` writes the outbox). */
+/** Functions that write wherever they are defined (includes/emit.lua's `emit` writes the outbox). */
 const WRITING_FUNCTIONS = new Set(['emit']);
 
 const NEGATION: Record<string, string> = { '==': '~=', '~=': '==', '<': '>=', '>=': '<', '>': '<=', '<=': '>' };
 
-export interface LuaScript {
-	/** The constant's name: CLAIM, SETTLE, LUA_HELPERS. */
-	name: string;
-	/** Source positions of the template's text, between the backticks. */
-	start: number;
-	end: number;
-	/** Positions of its `${...}` parts, with the text that stands for each when the Lua is compiled alone. */
-	substitutions: Array<{ start: number; end: number; standIn: string }>;
+const INCLUDE = /^---[ \t]*@include[ \t]+"([^"]+)"/gm;
+
+/** Every .lua file under `dir`, includes too, as absolute paths. */
+export function luaFiles(dir: string): string[] {
+	return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+		const path = join(dir, entry.name);
+		if (entry.isDirectory()) return luaFiles(path);
+		return entry.name.endsWith('.lua') ? [path] : [];
+	});
 }
 
-/** The top-level template constants of a module that are Lua scripts (or shared parts of them). */
-export function luaScriptsOf(source: ts.SourceFile): LuaScript[] {
-	const scripts: LuaScript[] = [];
-	for (const statement of source.statements) {
-		if (!ts.isVariableStatement(statement)) continue;
-		for (const declaration of statement.declarationList.declarations) {
-			const template = declaration.initializer;
-			if (!ts.isIdentifier(declaration.name) || !template) continue;
-			if (!ts.isTemplateExpression(template) && !ts.isNoSubstitutionTemplateLiteral(template)) continue;
-			const start = template.getStart(source) + 1;
-			const end = template.getEnd() - 1;
-			if (!source.text.slice(start, end).includes('redis.call(')) continue;
-			const substitutions = ts.isTemplateExpression(template)
-				? template.templateSpans.map((span) => {
-						// From the `${` before the expression to the `}` after it.
-						const from = source.text.lastIndexOf('${', span.expression.getStart(source));
-						const to = source.text.indexOf('}', span.expression.getEnd()) + 1;
-						const lineBefore = source.text.slice(Math.max(start, source.text.lastIndexOf('\n', from) + 1), from);
-						// A part alone on its line is a block of Lua (shared functions); inside a line, a value.
-						return { start: from, end: to, standIn: lineBefore.trim() === '' ? '' : '0' };
-					})
-				: [];
-			scripts.push({ name: declaration.name.text, start, end, substitutions });
-		}
+/** The files a .lua file includes, directly or through another include. */
+export function includedBy(file: string, seen = new Set<string>()): Set<string> {
+	for (const match of readFileSync(file, 'utf8').matchAll(INCLUDE)) {
+		const included = resolve(dirname(file), `${match[1]}.lua`);
+		if (seen.has(included)) continue;
+		seen.add(included);
+		includedBy(included, seen);
 	}
-	return scripts;
+	return seen;
 }
 
 /**
- * The script's text with every string's content, every comment and every `${...}` part blanked to
- * spaces, positions kept: what is left is code, where operators and calls can be searched safely.
+ * The file's text with every string's content and every comment (block comments, the header among
+ * them, too) blanked to spaces, positions kept: what is left is code, where operators and calls can
+ * be searched safely.
  */
-function codeOnly(text: string, script: LuaScript): string {
-	const chars = text.slice(script.start, script.end).split('');
+function codeOnly(text: string): string {
+	const chars = text.split('');
 	const blank = (from: number, to: number) => {
 		for (let i = from; i < to; i++) if (chars[i] !== '\n') chars[i] = ' ';
 	};
-	for (const part of script.substitutions) blank(part.start - script.start, part.end - script.start);
 	for (let i = 0; i < chars.length; i++) {
 		if (chars[i] === '-' && chars[i + 1] === '-') {
+			const block = text.startsWith('[[', i + 2) ? text.indexOf(']]', i + 4) : -1;
 			const eol = chars.indexOf('\n', i);
-			blank(i, eol === -1 ? chars.length : eol);
+			const to = block !== -1 ? block + 2 : eol === -1 ? chars.length : eol;
+			blank(i, to);
+			i = to - 1;
 		} else if (chars[i] === "'" || chars[i] === '"') {
 			const quote = chars[i];
 			let j = i + 1;
@@ -105,8 +93,8 @@ function isStatement(code: string, at: number): boolean {
 	return before === '' || /(\n|;|\bthen|\belse|\bdo)$/.test(before);
 }
 
-function lineOf(text: string, script: LuaScript, offset: number): number {
-	return text.slice(script.start, script.start + offset).split('\n').length;
+function lineOf(text: string, offset: number): number {
+	return text.slice(0, offset).split('\n').length;
 }
 
 /** The block that starts at the keyword at `from` (`function`, `if`, `do`), to just after its `end`. */
@@ -125,14 +113,13 @@ function commandsIn(raw: string): string[] {
 }
 
 /**
- * The `local function`s of a module's scripts that write: they call a writing command, `emit`, or
- * another such function. Shared by every script of the module (CLAIM calls LUA_HELPERS' `write`).
+ * The `local function`s of the scripts and includes that write: they call a writing command,
+ * `emit`, or another such function. Shared by every file (claim-5.lua calls ledgerRecords' `write`).
  */
-export function writingFunctionsOf(text: string, scripts: LuaScript[]): Set<string> {
+export function writingFunctionsOf(texts: string[]): Set<string> {
 	const bodies = new Map<string, string>();
-	for (const script of scripts) {
-		const code = codeOnly(text, script);
-		const raw = text.slice(script.start, script.end);
+	for (const raw of texts) {
+		const code = codeOnly(raw);
 		for (const match of code.matchAll(/\blocal\s+function\s+([A-Za-z_]\w*)/g)) {
 			const from = (match.index ?? 0) + match[0].indexOf('function');
 			bodies.set(match[1], raw.slice(from, blockEnd(code, from)));
@@ -153,12 +140,11 @@ export function writingFunctionsOf(text: string, scripts: LuaScript[]): Set<stri
 	return writing;
 }
 
-export function luaMutants(text: string, script: LuaScript, writingFunctions: ReadonlySet<string>): Mutant[] {
-	const code = codeOnly(text, script);
-	const raw = text.slice(script.start, script.end);
+/** The mutants of one .lua file's text; `label` names the file in each mutant's name. */
+export function luaMutants(raw: string, label: string, writingFunctions: ReadonlySet<string>): Mutant[] {
+	const code = codeOnly(raw);
 	const mutants: Mutant[] = [];
-	const at = (offset: number) => script.start + offset;
-	const where = (offset: number) => `${script.name} line ${lineOf(text, script, offset)}`;
+	const where = (offset: number) => `${label} line ${lineOf(raw, offset)}`;
 	const shown = (from: number, to: number) => raw.slice(from, to).replace(/\s+/g, ' ').trim();
 
 	// Guards written on one line: `if <condition> then return <value> end`.
@@ -166,7 +152,7 @@ export function luaMutants(text: string, script: LuaScript, writingFunctions: Re
 		const from = match.index ?? 0;
 		const to = from + match[0].length;
 		if (/\b(if|function)\b/.test(match[0].slice(2))) continue;
-		mutants.push({ name: `${where(from)}: drop the guard \`${shown(from, to)}\``, start: at(from), end: at(to), replacement: '' });
+		mutants.push({ name: `${where(from)}: drop the guard \`${shown(from, to)}\``, start: from, end: to, replacement: '' });
 	}
 
 	// Comparisons, each flipped.
@@ -177,8 +163,8 @@ export function luaMutants(text: string, script: LuaScript, writingFunctions: Re
 		const flipped = NEGATION[match[0]];
 		mutants.push({
 			name: `${where(from)}: ${match[0]} -> ${flipped} in \`${shown(lineStart, lineEnd === -1 ? raw.length : lineEnd)}\``,
-			start: at(from),
-			end: at(from + match[0].length),
+			start: from,
+			end: from + match[0].length,
 			replacement: flipped,
 		});
 	}
@@ -195,27 +181,7 @@ export function luaMutants(text: string, script: LuaScript, writingFunctions: Re
 		if (!writes) continue;
 		// Lua 5.1 has no empty statement: a `;` that followed the call goes with it.
 		const after = /^[ \t]*;/.exec(code.slice(close))?.[0].length ?? 0;
-		mutants.push({ name: `${where(from)}: drop \`${shown(from, close)}\``, start: at(from), end: at(close + after), replacement: '' });
+		mutants.push({ name: `${where(from)}: drop \`${shown(from, close)}\``, start: from, end: close + after, replacement: '' });
 	}
 	return mutants.sort((a, b) => a.start - b.start);
-}
-
-/** The script as Redis would compile it on its own: mutated text, each `${...}` part replaced by its stand-in. */
-export function standAloneLua(text: string, script: LuaScript): string {
-	let lua = '';
-	let from = script.start;
-	for (const part of script.substitutions) {
-		lua += text.slice(from, part.start) + part.standIn;
-		from = part.end;
-	}
-	return lua + text.slice(from, script.end);
-}
-
-/** The script as it stands in the mutated text (positions after the change move by its length). */
-export function scriptAfter(script: LuaScript, mutant: Mutant): LuaScript {
-	const shift = mutant.replacement.length - (mutant.end - mutant.start);
-	const moved = (position: number) => (position >= mutant.end ? position + shift : position);
-	// A `${...}` part inside the changed text went with it.
-	const kept = script.substitutions.filter((part) => part.end <= mutant.start || part.start >= mutant.end);
-	return { ...script, end: moved(script.end), substitutions: kept.map((part) => ({ ...part, start: moved(part.start), end: moved(part.end) })) };
 }

@@ -40,7 +40,7 @@ test('npm pack -w convo-runner --dry-run lists README.md and LICENSE, the root L
 
 test('packing without the built bundle fails, naming what is missing, with lifecycle scripts on or off', () => {
 	const runner = unbuiltWorkspace();
-	const expected = 'missing dist/main.js, dist/console/index.html. Build the bundle first: npm run build -w convo-runner';
+	const expected = 'missing dist/main.js, dist/console/index.html, dist/lua/lock/takeLock-1.lua. Build the bundle first: npm run build -w convo-runner';
 
 	// Scripts off, as the repository's .npmrc has them: the root's pack script checks first.
 	const packScript = npm(['run', '--silent', 'pack:runner', '--', '--dry-run'], work);
@@ -56,9 +56,11 @@ test('with the bundle in place, the pack script packs it with README.md and LICE
 	mkdirSync(join(runner, 'dist', 'console'), { recursive: true });
 	writeFileSync(join(runner, 'dist', 'main.js'), '');
 	writeFileSync(join(runner, 'dist', 'console', 'index.html'), '');
+	mkdirSync(join(runner, 'dist', 'lua', 'lock'), { recursive: true });
+	writeFileSync(join(runner, 'dist', 'lua', 'lock', 'takeLock-1.lua'), '');
 	const run = npm(['run', '--silent', 'pack:runner', '--', '--dry-run', '--json'], work);
 	expect(run.status).toBe(0);
-	expect(packedFiles(run.stdout)).toEqual(['LICENSE', 'README.md', 'bin/convo-runner.mjs', 'dist/console/index.html', 'dist/main.js', 'package.json']);
+	expect(packedFiles(run.stdout)).toEqual(['LICENSE', 'README.md', 'bin/convo-runner.mjs', 'dist/console/index.html', 'dist/lua/lock/takeLock-1.lua', 'dist/main.js', 'package.json']);
 	const prepack = npm(['pack', '--dry-run', '--ignore-scripts=false'], runner);
 	expect(prepack.status).toBe(0);
 });

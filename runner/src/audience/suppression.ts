@@ -23,7 +23,7 @@
 import { parsePhoneNumber, SUPPRESSION_SOURCES } from 'convo-contract';
 
 import { FieldError, UserError, type RunnerContext } from '../context';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 import { cappedRows, LimitError } from '../limits';
 import type { SourceRecord } from '../source';
 
@@ -66,184 +66,6 @@ function reasonOf(given: unknown, source: SuppressionSource): string {
 	return text === '' ? DEFAULT_REASON[source] : text.slice(0, REASON_MAX);
 }
 
-/** Whether a stored entry is a keyword's (a START lifts only those). */
-const LUA_STORED = `
-local function isKeyword(stored) return stored and string.sub(stored, 1, 8) == 'keyword|' end
-`;
-
-/**
- * KEYS: entries, listed, changed, version (the global group). ARGV: 'add' or 'remove', the list's
- * cap, then phones (add: phone, its time in ms, its stored entry, and so on). Adds the phones not
- * listed yet while the list holds fewer than the cap; a phone listed by a keyword takes the new
- * entry (an operator's, a workflow's or an import's outlives a START); any other keeps its entry.
- * Removes those listed. Each change takes the next version. Returns { first version, last
- * version, phones refused as the list was full, then for each change its phone and its stored
- * entry ('' for a removal) }; the versions are 0 when nothing changed.
- */
-const CHANGE = `${LUA_STORED}
-local entries, listed, changed, version = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local add = ARGV[1] == 'add'
-local max = tonumber(ARGV[2])
-local step = add and 3 or 1
-local out = {}
-local full = 0
-local count = redis.call('ZCARD', listed)
-for i = 3, #ARGV, step do
-  local phone = ARGV[i]
-  if add then
-    local had = redis.call('HGET', entries, phone)
-    if (not had and count < max) or isKeyword(had) then
-      if not had then count = count + 1 end
-      redis.call('HSET', entries, phone, ARGV[i + 2])
-      redis.call('ZADD', listed, ARGV[i + 1], phone)
-      out[#out + 1] = phone; out[#out + 1] = ARGV[i + 2]
-    elseif not had then
-      full = full + 1
-    end
-  elseif redis.call('HDEL', entries, phone) == 1 then
-    redis.call('ZREM', listed, phone)
-    out[#out + 1] = phone; out[#out + 1] = ''
-  end
-end
-if #out == 0 then return { 0, 0, full } end
-local last = redis.call('INCRBY', version, #out / 2)
-local first = last - #out / 2 + 1
-for i = 1, #out, 2 do redis.call('ZADD', changed, first + (i - 1) / 2, out[i]) end
-return { first, last, full, unpack(out) }
-`;
-
-/**
- * KEYS: entries, listed, changed, version, keywords, keywordsAt (the global group). ARGV: phone,
- * 'o' (opt-out) or 'i' (opt-in), the message's time in ms, the entry an opt-out stores, the cap.
- *
- * A phone's newest keyword message wins, by the message's own time, whatever order the deliveries
- * come in: one older than (or as old as) the newest applied changes nothing, so a retry or a replay
- * is a no-op; of two at the same millisecond the opt-out wins. The newest is kept in `keywords`
- * (the oldest dropped past the cap); a keyword entry's own time stands in when it was dropped, so
- * losing it can only keep a phone listed. An opt-out lists the phone unless it is listed already
- * (the entry's source stays); an opt-in lifts only a keyword's entry. Returns CHANGE's answer with
- * the outcome after the refused count: 'stale', 'kept', 'full' (the opt-out refused: not recorded,
- * so its retry is applied once there is room) or 'changed'.
- */
-const KEYWORD = `${LUA_STORED}
-local entries, listed, changed, version, keywords, keywordsAt = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local phone, intent, ms, stored, max = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
-local entry = redis.call('HGET', entries, phone)
-local lastIntent, lastMs
-local newest = redis.call('HGET', keywords, phone)
-if newest then
-  lastIntent = string.sub(newest, 1, 1); lastMs = tonumber(string.sub(newest, 3))
-elseif isKeyword(entry) then
-  lastIntent = 'o'; lastMs = tonumber(string.match(entry, '^keyword|(%d+)|'))
-end
-if lastMs and (ms < lastMs or (ms == lastMs and (intent == lastIntent or intent == 'i'))) then return { 0, 0, 0, 'stale' } end
-local out
-if intent == 'o' then
-  if not entry then
-    if redis.call('ZCARD', listed) >= max then return { 0, 0, 1, 'full' } end
-    redis.call('HSET', entries, phone, stored)
-    redis.call('ZADD', listed, ms, phone)
-    out = stored
-  end
-elseif isKeyword(entry) then
-  redis.call('HDEL', entries, phone)
-  redis.call('ZREM', listed, phone)
-  out = ''
-end
-redis.call('HSET', keywords, phone, intent .. '|' .. ARGV[3])
-redis.call('ZADD', keywordsAt, ms, phone)
-local excess = redis.call('ZCARD', keywordsAt) - max
-if excess > 0 then
-  local dropped = redis.call('ZPOPMIN', keywordsAt, excess)
-  for i = 1, #dropped, 2 do redis.call('HDEL', keywords, dropped[i]) end
-end
-if not out then return { 0, 0, 0, 'kept' } end
-local last = redis.call('INCR', version)
-redis.call('ZADD', changed, last, phone)
-return { last, last, 0, 'changed', phone, out }
-`;
-
-/**
- * KEYS: a number's copy and its version (the number's group); a number without the version holds
- * no copy, and nothing is written to it. The version says the copy holds every change up to it,
- * except phones changed again after it (which a repair replays). Modes (ARGV[1]):
- *   change, after, last, phone/note pairs ('' removes): one change, written only when the copy is
- *     at `after`, which moves it to `last` ('ok'); 'done' when the copy is past it already; 'gap'
- *     when a change before it has not reached the copy (a crash, or a delivery at the same moment):
- *     the caller then repairs.
- *   replay, target, pairs: a repair's page, read from the list after `target` was: written unless
- *     the copy is past `target` already ('ahead': a change newer than the page reached it).
- *   finish, base, target: a repair's end, moving the copy from `base` to `target`; 'moved' when
- *     something moved it meanwhile (the repair goes again from there).
- */
-const APPLY = `
-local copy, at = KEYS[1], KEYS[2]
-local v = redis.call('GET', at)
-if not v then return 'none' end
-v = tonumber(v)
-local mode = ARGV[1]
-local from
-if mode == 'change' then
-  if v >= tonumber(ARGV[3]) then return 'done' end
-  if v ~= tonumber(ARGV[2]) then return 'gap' end
-  from = 4
-elseif mode == 'replay' then
-  if v > tonumber(ARGV[2]) then return 'ahead' end
-  from = 3
-else
-  if v ~= tonumber(ARGV[2]) then return 'moved' end
-  redis.call('SET', at, ARGV[3])
-  return 'ok'
-end
-for i = from, #ARGV, 2 do
-  if ARGV[i + 1] == '' then redis.call('HDEL', copy, ARGV[i]) else redis.call('HSET', copy, ARGV[i], ARGV[i + 1]) end
-end
-if mode == 'change' then redis.call('SET', at, ARGV[3]) end
-return 'ok'
-`;
-
-/**
- * KEYS: the number's copy, its version, its users (the number's group). ARGV: a campaign id, the
- * time. The campaign keeps the number's copy until it finishes; a number without one starts an
- * empty copy at version 0 (the repair then fills it).
- */
-const OPEN_COPY = `
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
-if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('DEL', KEYS[1]); redis.call('SET', KEYS[2], '0') end
-return 1
-`;
-
-/**
- * KEYS: the number's copy, its version, its users (the number's group). ARGV: the campaigns' key
- * prefix (keys.campaign with no id: the same group), and the time before which a user whose
- * campaign does not exist is let go (a create that died before its commit, an expired draft).
- * Users whose campaign finished are let go; with none left the copy goes. 1 when the number holds
- * no copy now.
- */
-const FREE_COPY = `
-local users = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
-for i = 1, #users, 2 do
-  local state = redis.call('HGET', ARGV[1] .. users[i], 'state')
-  if state == 'completed' or state == 'cancelled' or state == 'failed' or (not state and tonumber(users[i + 1]) < tonumber(ARGV[2])) then
-    redis.call('ZREM', KEYS[3], users[i])
-  end
-end
-if redis.call('ZCARD', KEYS[3]) > 0 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-return 1
-`;
-
-/**
- * KEYS: the numbers holding a copy (global). ARGV: the number, the cap. 1 when the number holds
- * one or now may; 0 when the cap is reached.
- */
-const RESERVE_COPY = `
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 1 end
-if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('SADD', KEYS[1], ARGV[1])
-return 1
-`;
-
 /** How long a campaign may take from its number's copy opening to its commit (create.ts keeps staged rows this long). */
 const COMMIT_GRACE_MS = 15 * 60_000;
 /** Passes of a repair that other changes keep moving before it leaves the rest to the feeder's next tick. */
@@ -272,7 +94,7 @@ type ChangeReply = [number | string, number | string, number | string, ...string
 /** The list's change (CHANGE) in the global group, then in every copy. Returns the phones that changed and how many adds the cap refused. */
 async function change(context: RunnerContext, op: 'add' | 'remove', args: string[]): Promise<{ changed: string[]; full: number }> {
 	const { redis, keys } = context;
-	const run = luaScript(redis, 'convoSuppressionChange', CHANGE, 4);
+	const run = redisScript(redis, 'changeSuppression');
 	const reply = (await run([keys.suppression.entries, keys.suppression.listed, keys.suppression.changed, keys.suppression.version], [op, context.config.RUNNER_MAX_SUPPRESSIONS, ...args])) as ChangeReply;
 	const [first, last, full, ...changes] = reply;
 	await toCopies(context, Number(first), Number(last), changes);
@@ -296,7 +118,7 @@ async function toCopies(context: RunnerContext, first: number, last: number, cha
 }
 
 async function applyToCopy(context: RunnerContext, from: string, args: string[]): Promise<string> {
-	const apply = luaScript(context.redis, 'convoSuppressionApplyV2', APPLY, 2);
+	const apply = redisScript(context.redis, 'applySuppressions');
 	return String(await apply([context.keys.suppression.copy(from), context.keys.suppression.copyVersion(from)], args));
 }
 
@@ -342,7 +164,7 @@ export async function repairCopy(context: RunnerContext, from: string, listVersi
 export async function repairCopies(context: RunnerContext): Promise<void> {
 	const { redis, keys } = context;
 	const numbers = await redis.smembers(keys.suppression.copies);
-	const free = luaScript(redis, 'convoSuppressionFreeCopy', FREE_COPY, 3);
+	const free = redisScript(redis, 'freeSuppressionCopy');
 	const kept: string[] = [];
 	for (const from of numbers) {
 		const s = keys.suppression;
@@ -366,7 +188,7 @@ export async function repairCopies(context: RunnerContext): Promise<void> {
  */
 export async function reserveCopy(context: RunnerContext, from: string): Promise<void> {
 	const max = context.config.RUNNER_MAX_SENDING_NUMBERS;
-	const reserve = luaScript(context.redis, 'convoSuppressionReserveCopy', RESERVE_COPY, 1);
+	const reserve = redisScript(context.redis, 'reserveSuppressionCopy');
 	if (Number(await reserve([context.keys.suppression.copies], [from, max])) !== 1) {
 		throw new LimitError(409, `${max} sending numbers have campaigns that are not finished; at most ${max} may (RUNNER_MAX_SENDING_NUMBERS): let one number's campaigns finish or cancel them, or ask the operator to raise RUNNER_MAX_SENDING_NUMBERS`, 'from');
 	}
@@ -380,7 +202,7 @@ export async function reserveCopy(context: RunnerContext, from: string): Promise
 export async function openCopy(context: RunnerContext, from: string, campaignId: string): Promise<void> {
 	const { redis, keys } = context;
 	await reserveCopy(context, from);
-	const open = luaScript(redis, 'convoSuppressionOpenCopy', OPEN_COPY, 3);
+	const open = redisScript(redis, 'openSuppressionCopy');
 	await open([keys.suppression.copy(from), keys.suppression.copyVersion(from), keys.suppression.copyUsers(from)], [campaignId, Date.now()]);
 	await redis.sadd(keys.suppression.copies, from);
 	await repairCopy(context, from);
@@ -439,7 +261,7 @@ export type KeywordOutcome = 'stale' | 'kept' | 'changed';
 export async function applyKeyword(context: RunnerContext, phone: string, intent: 'opt_out' | 'opt_in', sentAtMs: number): Promise<KeywordOutcome> {
 	const { redis, keys, config } = context;
 	const s = keys.suppression;
-	const run = luaScript(redis, 'convoSuppressionKeyword', KEYWORD, 6);
+	const run = redisScript(redis, 'suppressionKeyword');
 	const stored = storedForm('keyword', sentAtMs, DEFAULT_REASON.keyword);
 	const [first, last, , outcome, ...changes] = (await run([s.entries, s.listed, s.changed, s.version, s.keywords, s.keywordsAt], [phone, intent === 'opt_out' ? 'o' : 'i', sentAtMs, stored, config.RUNNER_MAX_SUPPRESSIONS])) as [number, number, number, string, ...string[]];
 	if (outcome === 'full') throw new LimitError(409, listFullMessage(config.RUNNER_MAX_SUPPRESSIONS));

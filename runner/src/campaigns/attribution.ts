@@ -12,7 +12,7 @@
 import { parsePhoneNumber } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 import { recordReply } from './replies';
 import { keywordIntent, keywordsOf } from '../audience/keywords';
 import { applyKeyword, businessNumber } from '../audience/suppression';
@@ -29,23 +29,6 @@ const PARALLEL = 50;
 /** The service's clock and the runner's may differ: a reply stamped this much before the send still counts. */
 const CLOCK_SKEW_MS = 60_000;
 
-/**
- * KEYS: phones, ledger (the campaign's number's group). ARGV: phone digits.
- * The recipient index of the phone (phone index "line:index") and, when its message was sent, the
- * time of that send (the ledger record's last attempt, ledger.ts): { index, ms }, else nil.
- */
-const SENT_TO = `
-local entry = redis.call('HGET', KEYS[1], ARGV[1])
-if not entry then return nil end
-local index = string.match(entry, ':(%d+)$')
-if not index then return nil end
-local rec = redis.call('HGET', KEYS[2], index)
-if not rec then return nil end
-local s, l = string.match(rec, '^(%a)|%d*|%d*|(%d*)|')
-if s ~= 's' or l == nil or l == '' then return nil end
-return { index, l }
-`;
-
 interface Attribution {
 	campaign: { id: string; from: string };
 	index: number;
@@ -61,7 +44,7 @@ async function attributeReply(context: RunnerContext, phone: string, number: str
 	if (ids.length === 0) return undefined;
 	const homes = await redis.hmget(keys.homes, ...ids);
 	const candidates = ids.filter((_, i) => homes[i] === number);
-	const sentTo = luaScript(redis, 'convoSentTo', SENT_TO, 2);
+	const sentTo = redisScript(redis, 'sentTo');
 	let best: Attribution | undefined;
 	for (let start = 0; start < candidates.length; start += PARALLEL) {
 		const batch = candidates.slice(start, start + PARALLEL);

@@ -14,9 +14,8 @@ import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger'
 import { ConflictError, UserError, type RunnerContext } from '../context';
 import { cappedRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
-import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
 import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneVerdict } from './windows';
 import type { CampaignState } from './store';
@@ -280,51 +279,8 @@ function failedStep(results: Array<[Error | null, unknown]> | null): void {
 }
 
 /**
- * KEYS (all in the number's group): meta, recipients, ledger, phones, staged recipients, staged
- * ledger, staged phones, running, unlisted, outbox, idempotency slot, staged zone lists, zone lists.
- * ARGV: id, now, state, rows, draft expiry or '', answer, lease token or '', answer seconds, then
- * field/value pairs of the campaign hash.
- * The one step that makes a campaign exist: its rows move into place (RENAME), its hash, the
- * number's running set (what the feeder walks), a draft's expiry, campaign.finished for a campaign
- * born finished, the Idempotency-Key's answer, and its entry in `unlisted` until it is listed
- * (homes.ts: the global list is another group). Returns 'ok', 'exists' (a cron run created it
- * already), 'expired' (the staged rows are gone) or 'lease_lost' (another request holds the key now).
- */
-const COMMIT_CAMPAIGN = `${LUA_EMIT}
-local meta, rcp, ledger, phones, srcp, sledger, sphones = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local running, unlisted, outbox, slot = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
-local id, now, state, rows, expires, answer, token, keep = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-local function drop() redis.call('UNLINK', srcp, sledger, sphones, KEYS[12]) end
-if token ~= '' and redis.call('GET', slot) ~= token then drop() return 'lease_lost' end
-if redis.call('EXISTS', meta) == 1 then drop() return 'exists' end
-if rows > 0 then
-  if redis.call('EXISTS', srcp) == 0 or redis.call('EXISTS', sledger) == 0 then drop() return 'expired' end
-  redis.call('RENAME', srcp, rcp)
-  redis.call('RENAME', sledger, ledger)
-  -- The staged phone index found the repeats; it is kept: a draft's later chunks are checked against
-  -- it, and a reply finds its recipient in it (campaigns/attribution.ts).
-  if redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) end
-  -- A windowed campaign's per-zone lists (keys.zoneIndexes).
-  if redis.call('EXISTS', KEYS[12]) == 1 then redis.call('RENAME', KEYS[12], KEYS[13]); redis.call('PERSIST', KEYS[13]) end
-end
-for i = 9, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
-if expires ~= '' then
-  for _, key in ipairs({ meta, rcp, ledger, phones, KEYS[13] }) do redis.call('PEXPIREAT', key, expires) end
-else
-  redis.call('PERSIST', rcp)
-  redis.call('PERSIST', ledger)
-  redis.call('PERSIST', phones)
-end
-redis.call('ZADD', unlisted, now, id)
-if state == 'running' then redis.call('SADD', running, id) end
-if state == 'completed' then emit(outbox, meta, id, 'campaign.finished', now) end
-if token ~= '' then redis.call('SET', slot, answer, 'EX', keep) end
-return 'ok'
-`;
-
-/**
  * Reads and checks every row, staging them under keys nothing reads (keys.staging), then makes
- * the campaign exist in one script (COMMIT_CAMPAIGN) between registering and listing it (homes.ts).
+ * the campaign exist in one script (lua/commitCampaign-13.lua) between registering and listing it (homes.ts).
  * A process that dies before the commit leaves no campaign and staged keys that expire; one that
  * dies after it leaves a whole campaign that the feeder sends (and lists).
  */
@@ -450,7 +406,7 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	await registerCampaign(context, id, from);
 	// Changes to the list from now on reach this number's copy; those before, the repair brings.
 	await openCopy(context, from, id);
-	const commit = luaScript(redis, 'convoCommitCampaign', COMMIT_CAMPAIGN, 13);
+	const commit = redisScript(redis, 'commitCampaign');
 	const outcome = await commit(
 		[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), staging.recipients, staging.ledger, staging.phones, keys.running(from), keys.unlisted(from), keys.outbox(from), claim?.slot ?? keys.campaign(from, id), staging.zones, keys.zoneIndexes(from, id)],
 		[id, now, state, total, draft ? draft.expiresAt : '', claim ? JSON.stringify({ ...claim.answer, ...snapshot }) : '', claim?.token ?? '', IDEMPOTENCY_SECONDS, ...Object.entries(fields).flat()],
@@ -471,6 +427,6 @@ export async function listOrLeave(context: RunnerContext, from: string, id: stri
 
 /** campaign.finished for a campaign of `from` that ended as it was created (a skipped run). */
 export async function emitBornFinished(context: RunnerContext, from: string, id: string): Promise<void> {
-	const emit = luaScript(context.redis, 'convoEmit', EMIT_SCRIPT, 2);
+	const emit = redisScript(context.redis, 'emit');
 	await emit([context.keys.campaign(from, id), context.keys.outbox(from)], [id, 'campaign.finished', Date.now()]);
 }

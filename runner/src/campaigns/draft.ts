@@ -16,7 +16,7 @@ import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../
 import { LimitError, fullMessage, release, reserve, tooManyRows } from '../limits';
 import { addStartJob } from '../jobs';
 import { IDEMPOTENCY_SECONDS } from '../keys';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 import { inlineRecords, type SourceRecord } from '../source';
 import { phonesOf, phonesSeen, RowChecker, type Snapshot } from './create';
 import { ZoneFinder } from './windows';
@@ -30,55 +30,6 @@ export const DRAFT_LIFETIME_MS = 24 * 3600 * 1000;
 
 /** Checking a chunk again because another landed meanwhile: at most this many times. */
 const CHUNK_TRIES = 5;
-
-/**
- * KEYS: meta, recipients, ledger, phones, idempotency slot, zone lists. ARGV: total the rows were checked
- * against, rows, accepted, rejected, last line, then the JSON arrays of field/value pairs for the
- * three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds,
- * then a windowed draft's zone list fields (JSON) and zone table ('' without a window), then
- * the rows suppressed.
- * Returns 'ok', 'missing', 'not_draft', 'moved' (another chunk landed: check again) or
- * 'lease_lost'. With a key, the answer is kept in the same step as the rows.
- */
-const APPLY_CHUNK = `
-local meta, rcp, ledger, phones, slot = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local token = ARGV[9]
-if token ~= '' and redis.call('GET', slot) ~= token then return 'lease_lost' end
-local state = redis.call('HGET', meta, 'state')
-if not state then return 'missing' end
-if state ~= 'draft' then return 'not_draft' end
-if tonumber(redis.call('HGET', meta, 'total')) ~= tonumber(ARGV[1]) then return 'moved' end
-local function hsetAll(key, list)
-  for i = 1, #list, 1000 do redis.call('HSET', key, unpack(list, i, math.min(i + 999, #list))) end
-end
-hsetAll(rcp, cjson.decode(ARGV[6])); hsetAll(ledger, cjson.decode(ARGV[7])); hsetAll(phones, cjson.decode(ARGV[8]))
--- A windowed draft: its zones' new chunks of indexes (keys.zoneIndexes) and its zone table.
-if ARGV[13] ~= '' then hsetAll(KEYS[6], cjson.decode(ARGV[12])); redis.call('HSET', meta, 'zones', ARGV[13]) end
-redis.call('HINCRBY', meta, 'total', tonumber(ARGV[2]))
-redis.call('HINCRBY', meta, 'n_p', tonumber(ARGV[3]))
-redis.call('HINCRBY', meta, 'n_r', tonumber(ARGV[4]))
-redis.call('HINCRBY', meta, 'n_z', tonumber(ARGV[14]))
-if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', meta, 'last_line')) or 0) then redis.call('HSET', meta, 'last_line', ARGV[5]) end
-local expires = redis.call('HGET', meta, 'expires_at')
-if expires then
-  for _, key in ipairs({ rcp, ledger, phones, KEYS[6] }) do redis.call('PEXPIREAT', key, expires) end
-end
-if token ~= '' then redis.call('SET', slot, ARGV[10], 'EX', ARGV[11]) end
-return 'ok'
-`;
-
-/**
- * KEYS: meta, recipients, ledger, phones, unlisted (the number's group). ARGV: id.
- * Removes a draft whose time is up (Redis has expired its keys, or is about to) and answers 1; a
- * campaign that is no longer a draft is left as it is (0). The global lists follow (dropExpiredDrafts).
- */
-const DROP_DRAFT = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if state and state ~= 'draft' then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-redis.call('ZREM', KEYS[5], ARGV[1])
-return 1
-`;
 
 export interface ChunkAnswer {
 	id: string;
@@ -103,7 +54,7 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 	const { redis, keys } = context;
 	if (rows.length > RECIPIENTS_PER_CHUNK) throw new UserError(`recipients has ${rows.length} rows; at most ${RECIPIENTS_PER_CHUNK} per chunk`);
 	if (firstLine !== undefined && (!Number.isInteger(firstLine) || firstLine < 1)) throw new UserError('first_line must be a whole number from 1');
-	const apply = luaScript(redis, 'convoApplyChunk', APPLY_CHUNK, 6);
+	const apply = redisScript(redis, 'applyChunk');
 	const records: SourceRecord[] = [];
 	for await (const record of inlineRecords(rows)) records.push(record);
 	// The phones of the chunk that may already be in the draft (read again on each try).
@@ -204,7 +155,7 @@ export async function giveBackDraftPlace(context: RunnerContext, id: string): Pr
  */
 export async function dropExpiredDrafts(context: RunnerContext): Promise<number> {
 	const { redis, keys } = context;
-	const drop = luaScript(redis, 'convoDropDraft', DROP_DRAFT, 5);
+	const drop = redisScript(redis, 'dropDraft');
 	let dropped = 0;
 	for (const id of await redis.zrangebyscore(keys.drafts, '-inf', Date.now(), 'LIMIT', 0, 100)) {
 		const from = await campaignNumber(context, id);

@@ -16,7 +16,8 @@ import { openingAt, type WeekWindow } from './windows';
 import { findCampaign, type CampaignRecord } from './store';
 import { restartSpacing, setSpacingRate } from './spacing';
 import { campaignNumber, listUnlisted } from '../homes';
-import { luaScript } from '../redis';
+import { releaseLock, takeLock } from '../lock';
+import { redisScript } from '../redisScripts';
 import { repairCopies } from '../audience/suppression';
 
 const FEED_CHUNK = 1000;
@@ -30,18 +31,13 @@ const ADD_SLICE = 100;
 /** Jobs (runs) waiting per number: about 20 s of work at its rate, within [200, 5000] recipients. */
 const windowFor = (rate: number) => Math.ceil(Math.min(5000, Math.max(200, rate * 20)) / SEND_RUN);
 
-const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-
-/** KEYS: a number's finishing, running and unlisted sets. What the tick needs of one number, in one call. */
-const NUMBER_STATE = `return { redis.call('SMEMBERS', KEYS[1]), redis.call('SMEMBERS', KEYS[2]), redis.call('ZCARD', KEYS[3]) }`;
-
 /** One pass of the feeder; false when another pass (any process) held the lock, so this one did nothing. */
 export async function feedOnce(context: RunnerContext): Promise<boolean> {
 	const { redis, keys } = context;
 	const token = randomBytes(8).toString('hex');
-	if ((await redis.set(keys.feederLock, token, 'PX', 30_000, 'NX')) !== 'OK') return false;
+	if ((await takeLock(redis, keys.feederLock, token, 30_000)) !== undefined) return false;
 	try {
-		const numberState = luaScript(redis, 'convoNumberState', NUMBER_STATE, 3);
+		const numberState = redisScript(redis, 'numberState');
 		const campaigns: CampaignRecord[] = [];
 		const numbers = await redis.smembers(keys.numbers);
 		// Copies of the suppression list: a number's goes once its campaigns have finished; one a crash left behind its version is brought up to it.
@@ -109,26 +105,10 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			}
 		}
 	} finally {
-		await redis.eval(RELEASE_LOCK, 1, keys.feederLock, token);
+		await releaseLock(redis, keys.feederLock, token);
 	}
 	return true;
 }
-
-/**
- * KEYS: the campaign's waiting set, its hash. ARGV: most to take. The waiting recipients now due
- * (on Redis's clock), taken out of the set, and how many wait on. Feeding them is the campaign's
- * progress: the watchdog (sweep) leaves it alone while they go out.
- */
-const TAKE_DUE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-if #due > 0 then
-  redis.call('ZREM', KEYS[1], unpack(due))
-  redis.call('HSET', KEYS[2], 'last_progress_at', now)
-end
-return { due, redis.call('ZCARD', KEYS[1]) }
-`;
 
 /**
  * The feeder's part for a campaign that waits out the cap: queues the runs of its waiting
@@ -138,7 +118,7 @@ return { due, redis.call('ZCARD', KEYS[1]) }
  * longer counts among those that wait).
  */
 async function feedWaiting(context: RunnerContext, campaign: { id: string; from: string; total: number }, runs: number): Promise<{ queued: number; waiting: number }> {
-	const take = luaScript(context.redis, 'convoTakeDue', TAKE_DUE, 2);
+	const take = redisScript(context.redis, 'takeDue');
 	const [due, waiting] = (await take([context.keys.capWaiting(campaign.from, campaign.id), context.keys.campaign(campaign.from, campaign.id)], [Math.max(0, runs) * SEND_RUN])) as [string[], number];
 	const runOf = (index: string) => Number(index) - (Number(index) % SEND_RUN);
 	// Their runs, at most `runs` of them (the number's window); those of further runs stay due, first in line.

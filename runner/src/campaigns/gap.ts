@@ -32,7 +32,8 @@ export const secondCap = (rate: number) => rate - Math.floor(rate * WINDOW_ROOM)
  * a full window's worth of places ends where the next begins, so a send that woke a little less
  * late than the one `rate` places before it found the window full and had to call again: 1.6
  * extra gate calls per send at 1,000/s (about 13 Redis commands per recipient, benchmark 3). The
- * slack gives such wakes about 2 ms a window; it costs 0.2% of the rate.
+ * slack gives such wakes about 2 ms a window; it costs 0.2% of the rate. lua/includes/gap.lua
+ * repeats the figure.
  */
 const CLOCK_SLACK = 0.002;
 
@@ -41,18 +42,3 @@ const gapUs = (rate: number) => Math.max((1_000_000 * (1 + WINDOW_ROOM)) / rate,
 
 /** Starts per second the gate lets through at `rate`, sustained: 0.96 of it or a little less (the scripts compute the same). */
 export const windowRate = (rate: number) => 1_000_000 / gapUs(rate);
-
-/**
- * The same rules for a Lua script, given the Lua expression of the window's room (the scripts
- * take it as an argument, so a script and its caller cannot disagree): WINDOW_US, secondCap(rate),
- * gapUs(rate).
- */
-export const luaGap = (room: string) => `
-local WINDOW_US = 1000000 * (1 + ${room})
-local function secondCap(rate)
-  return rate - math.floor(rate * ${room})
-end
-local function gapUs(rate)
-  return math.max(WINDOW_US / rate, 1000000 / secondCap(rate)) * (1 + ${CLOCK_SLACK})
-end
-`;

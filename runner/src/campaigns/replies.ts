@@ -6,28 +6,14 @@
  * expiry, which only a draft has).
  */
 import type { RunnerContext } from '../context';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 
 const COUNT = 'count';
-
-/**
- * KEYS: meta, replies (the campaign's number's group). ARGV: index, ms.
- * The first reply of a recipient is kept and counted; a later one changes nothing. A campaign that
- * is gone gets nothing. Returns 1 when new, else 0.
- */
-const RECORD_REPLY = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[2], '${COUNT}', 1)
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
-return 1
-`;
 
 /** Records that recipient `index` of the campaign replied at `atMs` (first reply kept); true if new. */
 export async function recordReply(context: RunnerContext, campaign: { id: string; from: string }, index: number, atMs: number): Promise<boolean> {
 	const { redis, keys } = context;
-	const run = luaScript(redis, 'convoRecordReply', RECORD_REPLY, 2);
+	const run = redisScript(redis, 'recordReply');
 	return Number(await run([keys.campaign(campaign.from, campaign.id), keys.replies(campaign.from, campaign.id)], [index, Math.round(atMs)])) === 1;
 }
 

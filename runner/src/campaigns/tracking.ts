@@ -19,12 +19,11 @@
  * The campaign settles (event `campaign.delivery_settled`, once) when it is final, the cursor
  * has passed every recipient, and no check remains.
  */
-import { LUA_RUN_CLAIM } from '../ledger';
-import { LUA_EMIT } from '../webhooks/events';
 import { campaignNumber } from '../homes';
 import type { RunnerContext } from '../context';
 import type { RunnerConfig } from '../config';
-import { luaScript } from '../redis';
+import { releaseLock, renewLock, takeLock } from '../lock';
+import { redisScript } from '../redisScripts';
 import { decodeRecipient } from './schema';
 import { recordReply } from './replies';
 import { RequestWindow } from './requestWindow';
@@ -93,166 +92,13 @@ const SEEN_MARGIN_MS = 10 * 60_000;
 const GATE_GUARD_MS = 50;
 
 // Lua shared by the scripts below: settle the campaign's tracking when nothing is left.
-const LUA_SETTLE_TRACKING = `${LUA_EMIT}
-local function settleTracking(meta, set, outbox, id, now)
-  local h = redis.call('HMGET', meta, 'state', 'total', 't_cursor', 't_open', 't_settled')
-  local final = h[1] == 'completed' or h[1] == 'cancelled' or h[1] == 'failed'
-  local done = final and (tonumber(h[3]) or 0) >= (tonumber(h[2]) or 0) and (tonumber(h[4]) or 0) <= 0
-  if not done then return 0 end
-  redis.call('SREM', set, id)
-  if h[5] then return 0 end
-  redis.call('HSET', meta, 't_settled', now)
-  emit(outbox, meta, id, 'campaign.delivery_settled', now)
-  return 1
-end
-`;
-
-/**
- * KEYS: meta, trk, due, tracking set, outbox. ARGV: id, cursor read, new cursor, first step ms,
- * mode, now, then (index, message id, sent at) triples. Enrolls the sent records the cursor passed
- * and moves it, unless another walker moved it first (-1).
- */
-const ENROLL = `${LUA_SETTLE_TRACKING}
-local meta, trk, due, set, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local id, first, now = ARGV[1], tonumber(ARGV[4]), ARGV[6]
-if (tonumber(redis.call('HGET', meta, 't_cursor')) or 0) ~= tonumber(ARGV[2]) then return -1 end
-local added = 0
-for i = 7, #ARGV, 3 do
-  local idx, m, t = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local old = redis.call('HGET', trk, idx)
-  local x = 0
-  local fresh = true
-  if old then
-    local o = cjson.decode(old)
-    if o.m == m then fresh = false end
-    x = o.x or 0
-  end
-  if fresh then
-    redis.call('HSET', trk, idx, cjson.encode({ s = 's', k = 0, m = m, t = t, x = x, o = 1 }))
-    redis.call('ZADD', due, tonumber(t) + first, id .. ':' .. idx)
-    redis.call('HINCRBY', meta, 't_open', 1)
-    added = added + 1
-  end
-end
-redis.call('HSET', meta, 't_cursor', ARGV[3])
-if redis.call('HEXISTS', meta, 't_mode') == 0 then redis.call('HSET', meta, 't_mode', ARGV[5]) end
-settleTracking(meta, set, outbox, id, now)
-return added
-`;
-
-/** KEYS: due. ARGV: now, how many, lease ms. Claims due checks: each is due again after the lease unless its result is written. */
-const CLAIM_DUE = `
-local items = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for _, item in ipairs(items) do redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[3]), item) end
-return items
-`;
-
-/**
- * KEYS: meta, trk, due, tracking set, outbox. ARGV: id, index, message id, step claimed, new state
- * letter ('' when the check told nothing new), now, error, next due ('' when no check remains).
- * The check's result, its counters and its next due time in one step; a result whose record moved
- * on meanwhile (another check wrote it, a retry requeued it) is dropped.
- */
-const RESULT = `${LUA_SETTLE_TRACKING}
-local meta, trk, due, set, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local id, idx, m, k, to, now, err, nextDue = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-local member = id .. ':' .. idx
-local rec = redis.call('HGET', trk, idx)
-if not rec then redis.call('ZREM', due, member) return 0 end
-local r = cjson.decode(rec)
-if r.m ~= m or r.o ~= 1 or r.k ~= k then return 0 end
-local rank = { s = 0, d = 1, r = 2, f = 3 }
-if to ~= '' and to ~= r.s and r.s ~= 'r' and r.s ~= 'f' and (to == 'f' or rank[to] > rank[r.s]) then
-  if to == 'f' then
-    r.f = now; r.e = err
-    redis.call('HINCRBY', meta, 't_failed', 1)
-    redis.call('HINCRBY', meta, 't_fr:' .. err, 1)
-    if r.s == 'd' then redis.call('HINCRBY', meta, 't_delivered', -1) end
-  else
-    if r.s == 's' then r.d = now; redis.call('HINCRBY', meta, 't_delivered', 1) end
-    if to == 'r' then r.r = now; redis.call('HINCRBY', meta, 't_read', 1) end
-  end
-  r.s = to
-end
-r.k = k + 1
-if r.s == 'r' or r.s == 'f' or nextDue == '' then
-  r.o = 0
-  redis.call('ZREM', due, member)
-  redis.call('HINCRBY', meta, 't_open', -1)
-else
-  redis.call('ZADD', due, tonumber(nextDue), member)
-end
-redis.call('HSET', trk, idx, cjson.encode(r))
-settleTracking(meta, set, outbox, id, now)
-return 1
-`;
-
-/**
- * KEYS: gate. ARGV: places wanted, microseconds between places, horizon ms. Takes up to that many
- * places on the tracking clock within the horizon, each a gap after the one before (the clock is
- * Redis's, the next free place kept, so every process and a restarted one continue it). Returns
- * Redis's time now, then each place's time (epoch ms on Redis's clock).
- */
-const TAKE_PLACES = `
-local time = redis.call('TIME')
-local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local at = math.max(nowUs, tonumber(redis.call('HGET', KEYS[1], 'next') or '0') or 0)
-local gap, horizon = tonumber(ARGV[2]), nowUs + tonumber(ARGV[3]) * 1000
-local places = { math.floor(nowUs / 1000) }
-for i = 1, tonumber(ARGV[1]) do
-  if at > horizon then break end
-  places[#places + 1] = math.floor(at / 1000)
-  at = at + gap
-end
-redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at))
-redis.call('PEXPIRE', KEYS[1], 3600000)
-return places
-`;
-
-/**
- * KEYS: meta, trk, ledger, tracking set. ARGV: now, then (index, message id) pairs. Requeues
- * recipients whose delivery failed: only while the tracking record is failed and never requeued,
- * and the ledger still holds that very message as sent; the ledger record goes back to pending (as
- * retry-not-sent's move does) and the tracking record is marked, so a second retry finds nothing.
- */
-const REQUEUE_FAILED = `${LUA_RUN_CLAIM}
-local meta, trk, ledger, set = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local moved = 0
-for i = 2, #ARGV, 2 do
-  local idx, m = ARGV[i], ARGV[i + 1]
-  local rec = redis.call('HGET', trk, idx)
-  if rec then
-    local r = cjson.decode(rec)
-    local lrec = redis.call('HGET', ledger, idx)
-    if r.s == 'f' and r.m == m and (r.x or 0) == 0 and lrec then
-      local l = parse(lrec)
-      if l.s == 's' and l.ref == m then
-        l.s = 'p'; l.ref = ''
-        write(ledger, idx, l); move(meta, 's', 'p')
-        redis.call('HINCRBY', meta, 't_failed', -1)
-        redis.call('HINCRBY', meta, 't_fr:' .. (r.e or ''), -1)
-        redis.call('HINCRBY', meta, 't_requeued', 1)
-        r.s = 'q'; r.x = 1; r.o = 0
-        redis.call('HSET', trk, idx, cjson.encode(r))
-        moved = moved + 1
-      end
-    end
-  end
-end
-if moved > 0 then
-  redis.call('HSET', meta, 't_cursor', 0)
-  redis.call('SADD', set, redis.call('HGET', meta, 'id'))
-end
-return moved
-`;
-
 type Script = (keys: string[], args: Array<string | number>) => Promise<unknown>;
 const scripts = (context: RunnerContext) => ({
-	enroll: luaScript(context.redis, 'convoTrackEnroll', ENROLL, 5) as Script,
-	claim: luaScript(context.redis, 'convoTrackClaim', CLAIM_DUE, 1) as Script,
-	result: luaScript(context.redis, 'convoTrackResult', RESULT, 5) as Script,
-	places: luaScript(context.redis, 'convoTrackPlaces', TAKE_PLACES, 1) as Script,
-	requeue: luaScript(context.redis, 'convoTrackRequeue', REQUEUE_FAILED, 4) as Script,
+	enroll: redisScript(context.redis, 'trackEnroll') as Script,
+	claim: redisScript(context.redis, 'trackClaim') as Script,
+	result: redisScript(context.redis, 'trackResult') as Script,
+	places: redisScript(context.redis, 'trackPlaces') as Script,
+	requeue: redisScript(context.redis, 'trackRequeue') as Script,
 });
 
 /** Makes sure a campaign's tracking is walked again from its first recipient (a retry made some pending again, a reconcile proved some sent). */
@@ -389,8 +235,6 @@ async function checkOne(context: RunnerContext, from: string, member: string, mo
 
 /** How long one tick goes on making rounds of checks while some are due (then the next tick takes over). */
 const TICK_BUDGET_MS = 8_000;
-const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-const RENEW_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
 
 /**
  * One tick of delivery tracking (the `track` job, jobs.ts), in one process at a time (a lock):
@@ -406,7 +250,7 @@ export async function trackOnce(context: RunnerContext): Promise<number> {
 	const token = `${process.pid}-${Date.now()}-${Math.random()}`;
 	// One tick at a time across processes; a dead holder's lock lapses after RUNNER_TRACKING_LOCK.
 	const lockMs = context.config.RUNNER_TRACKING_LOCK;
-	if ((await redis.set(keys.trackLock, token, 'PX', lockMs, 'NX')) !== 'OK') return 0;
+	if ((await takeLock(redis, keys.trackLock, token, lockMs)) !== undefined) return 0;
 	try {
 		const started = Date.now();
 		await enrollNewCampaigns(context, started);
@@ -415,11 +259,11 @@ export async function trackOnce(context: RunnerContext): Promise<number> {
 			const round = await trackRound(context, mode);
 			made += round;
 			if (round === 0 || Date.now() - started > TICK_BUDGET_MS) break;
-			await redis.eval(RENEW_LOCK, 1, keys.trackLock, token, lockMs);
+			await renewLock(redis, keys.trackLock, token, lockMs);
 		}
 		return made;
 	} finally {
-		await redis.eval(RELEASE_LOCK, 1, keys.trackLock, token);
+		await releaseLock(redis, keys.trackLock, token);
 	}
 }
 

@@ -16,7 +16,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { RunnerContext } from '../context';
 // The one store a client keeps for itself (eslint.config.mjs lets this file alone import redis.ts):
 // sessions and failed-token counts belong to the HTTP client, no other client has them.
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 
 export const SESSION_COOKIE = 'convo_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -41,20 +41,6 @@ function sameSecret(given: string, expected: string): boolean {
 	return timingSafeEqual(digest(given), digest(expected));
 }
 
-/** Counts a failure; the window starts with the first one. Returns the count. */
-const COUNT_FAILURE = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return n`;
-
-/** Milliseconds left in the window when the address has reached the limit, else 0. */
-const WAIT_LEFT = `
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n < tonumber(ARGV[1]) then return 0 end
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 then return 0 end
-return left`;
-
 export class Auth {
 	readonly #token: string;
 	readonly #key: Buffer;
@@ -70,8 +56,8 @@ export class Auth {
 		this.#token = token;
 		// Cookies are signed with a key derived from the token: a forged one is refused without asking Redis.
 		this.#key = createHmac('sha256', token).update('convo-runner session key').digest();
-		this.#count = luaScript(redis, 'convoAuthFailure', COUNT_FAILURE, 1);
-		this.#waitLeft = luaScript(redis, 'convoAuthWaitLeft', WAIT_LEFT, 1);
+		this.#count = redisScript(redis, 'countAuthFailure');
+		this.#waitLeft = redisScript(redis, 'authWaitLeft');
 	}
 
 	tokenOk(token: string): boolean {

@@ -8,30 +8,23 @@ import { RUNNER_ROUTES } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
 import type { SourceOrigin } from '../localFiles';
-
-const TAKE = `local holder = redis.call('GET', KEYS[1])
-if holder == false or holder == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return '' end
-return holder`;
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+import { releaseLock, renewLock, takeLock } from '../lock';
 
 /** Takes the collection for `runId`; answers the run that holds it instead, if another does. */
 export async function takeCollection(context: RunnerContext, collection: string, runId: string): Promise<string | undefined> {
-	const holder = (await context.redis.eval(TAKE, 1, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE)) as string;
-	return holder === '' ? undefined : holder;
+	return takeLock(context.redis, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE);
 }
 
 export async function releaseCollection(context: RunnerContext, collection: string, runId: string): Promise<void> {
-	await context.redis.eval(RELEASE, 1, context.keys.reindex.lock(collection), runId);
+	await releaseLock(context.redis, context.keys.reindex.lock(collection), runId);
 }
 
 /** Renews the lease until stopped; `onLost` is called if another run took the collection meanwhile. */
 export function keepCollection(context: RunnerContext, collection: string, runId: string, onLost: () => void): () => void {
 	const timer = setInterval(() => {
-		context.redis
-			.eval(RENEW, 1, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE)
+		renewLock(context.redis, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE)
 			.then((renewed) => {
-				if (Number(renewed) !== 1) onLost();
+				if (!renewed) onLost();
 			})
 			.catch((error: Error) => context.log.warn({ run: runId, err: error.message }, 'could not renew the collection lease'));
 	}, context.config.RUNNER_REINDEX_LEASE / 3);

@@ -4,11 +4,10 @@
  */
 import { NotFoundError, type RunnerContext } from '../context';
 import { newId } from '../keys';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 import { runCollection } from '../homes';
 import type { SourceOrigin } from '../localFiles';
 import type { SourceFormat } from '../source';
-import { LUA_EMIT } from '../webhooks/events';
 import { DEFAULT_MAX_DEACTIVATE, limitText, parseLimit, type DeactivateLimit } from './guard';
 
 export type RunState = 'queued' | 'running' | 'completed' | 'failed' | 'skipped';
@@ -157,24 +156,11 @@ export async function getRun(context: RunnerContext, id: string): Promise<RunRec
 	return found;
 }
 
-/**
- * KEYS: run, outbox (the collection's group). ARGV: id, now, then field/value pairs (the final state among them).
- * Settles a run once: a run already in a final state is left as it is, so of two processes that
- * end the same run one does, and reindex.finished is written with it, in the same step.
- */
-const FINISH_RUN = `${LUA_EMIT}
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state or state == 'completed' or state == 'failed' or state == 'skipped' then return 0 end
-for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-emit(KEYS[2], KEYS[1], ARGV[1], 'reindex.finished', ARGV[2])
-return 1
-`;
-
 /** Ends a run in a final state with `fields`; false when it had ended already. */
 export async function finishRun(context: RunnerContext, id: string, state: Exclude<RunState, 'queued' | 'running'>, fields: Record<string, string | number>): Promise<boolean> {
 	const collection = await runCollection(context, id);
 	if (collection === undefined) return false;
-	const finish = luaScript(context.redis, 'convoFinishRun', FINISH_RUN, 2);
+	const finish = redisScript(context.redis, 'finishRun');
 	const now = Date.now();
 	return Number(await finish([context.keys.reindex.run(collection, id), context.keys.reindex.outbox(collection)], [id, now, ...Object.entries({ ...fields, state, finished_at: now }).flat()])) === 1;
 }

@@ -19,7 +19,7 @@ import { request } from 'undici';
 
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signDelivery } from 'convo-contract';
 import type { RunnerContext } from '../context';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 import { outboundFor } from '../net/outbound';
 import type { DeliveryJobData } from '../jobs';
 import { webhookSecret } from './secret';
@@ -31,23 +31,9 @@ const IN_FLIGHT_PER_WEBHOOK = 1;
 /** How long a job for a webhook at its cap waits before it is tried again. */
 const BUSY_RETRY_MS = 1000;
 
-/**
- * KEYS: the webhook's in-flight set. ARGV: job id, now, when the slot lapses, cap. Drops lapsed
- * slots (a process that died mid-delivery), then takes one for the job if the webhook is under its cap.
- */
-const TAKE_SLOT = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[4]) then
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-  return 1
-end
-return 0
-`;
-
 export function createDeliveryProcessor(context: RunnerContext, key: string) {
 	const { log } = context;
-	const takeSlot = luaScript(context.redis, 'convoWebhookSlot', TAKE_SLOT, 1);
+	const takeSlot = redisScript(context.redis, 'takeWebhookSlot');
 	return async function deliver(job: Job<DeliveryJobData>, token?: string): Promise<string> {
 		const { event, webhook: webhookId } = job.data;
 		const attempt = job.attemptsMade + 1;

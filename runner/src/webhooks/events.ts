@@ -6,19 +6,6 @@
  * The dispatcher (outbox.ts) moves it into the delivery queue.
  */
 
-/**
- * Lua: append one event for the campaign or run whose hash is `source`. Its `events` counter
- * numbers them, which makes the id: the same transition can never get two ids, and two
- * transitions never share one. The hash is copied as it is at that instant (the data is the
- * status then, not whatever it is when the delivery goes out).
- */
-export const LUA_EMIT = `
-local function emit(outbox, source, id, kind, now)
-  local n = redis.call('HINCRBY', source, 'events', 1)
-  redis.call('RPUSH', outbox, cjson.encode({ id = 'ev-' .. id .. '-' .. n, type = kind, at = tostring(now), hash = redis.call('HGETALL', source) }))
-end
-`;
-
 /** An outbox entry as the Lua above writes it. */
 export interface OutboxEntry {
 	id: string;
@@ -34,8 +21,3 @@ export function hashOf(flat: string[]): Record<string, string> {
 	return hash;
 }
 
-/** KEYS: source hash, outbox. ARGV: id, event type, now. For a campaign or run born in a final state. */
-export const EMIT_SCRIPT = `${LUA_EMIT}
-emit(KEYS[2], KEYS[1], ARGV[1], ARGV[2], ARGV[3])
-return 1
-`;

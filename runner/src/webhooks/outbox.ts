@@ -16,9 +16,9 @@ import { campaignDetail, campaignFunnel, recordFromHash, statusWithRate } from '
 import { overviewOf, runFromHash, statusOf as runStatusOf } from '../reindex/store';
 import { hashOf, type OutboxEntry } from './events';
 import { listWebhooks } from './store';
+import { releaseLock, takeLock } from '../lock';
 
 const BATCH = 100;
-const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * The event as receivers get it: a campaign's status, funnel and settings, or a reindex run's
@@ -48,12 +48,12 @@ export async function outboxes(context: RunnerContext): Promise<string[]> {
 export async function dispatchEvents(context: RunnerContext): Promise<number> {
 	const { redis, keys } = context;
 	const token = randomBytes(8).toString('hex');
-	if ((await redis.set(keys.webhooks.outboxLock, token, 'PX', 30_000, 'NX')) !== 'OK') return 0;
+	if ((await takeLock(redis, keys.webhooks.outboxLock, token, 30_000)) !== undefined) return 0;
 	let moved = 0;
 	try {
 		for (const outbox of await outboxes(context)) moved += await dispatchOutbox(context, outbox);
 	} finally {
-		await redis.eval(RELEASE_LOCK, 1, keys.webhooks.outboxLock, token);
+		await releaseLock(redis, keys.webhooks.outboxLock, token);
 	}
 	return moved;
 }

@@ -14,28 +14,11 @@
  */
 import type { RunnerContext } from '../context';
 import { throttledWarn, type Logger } from '../log';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 import { getWebhook } from './store';
 
 /** Longer than every repeat can come: the runner's retries end within minutes, a signature is stale after 300 s. */
 const RECEIPT_MS = 24 * 3_600_000;
-
-/**
- * KEYS: the receipts set. ARGV: the receipt (webhook id:event id), how long one is kept (ms), the
- * cap. Drops receipts past their time; -1 when this one is held, else it is added, the oldest
- * dropped first while the set is full, and the answer is how many were dropped for it.
- */
-const RECORD = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end
-local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3]) + 1
-if over > 0 then redis.call('ZPOPMIN', KEYS[1], over) else over = 0 end
-redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return over
-`;
 
 /** One warning per window while the cap drops receipts, not one per receipt. */
 const capWarnings = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
@@ -43,7 +26,7 @@ const capWarnings = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
 /** Records that webhook `id` received `eventId`; `first` is true for the one call that recorded it. */
 export async function recordReceipt(context: RunnerContext, id: string, eventId: string): Promise<{ event_id: string; first: boolean }> {
 	await getWebhook(context, id);
-	const record = luaScript(context.redis, 'convoRecordReceipt', RECORD, 1);
+	const record = redisScript(context.redis, 'recordReceipt');
 	const max = context.config.RUNNER_MAX_RECEIPTS;
 	const dropped = Number(await record([context.keys.webhooks.receipts], [`${id}:${eventId}`, RECEIPT_MS, max]));
 	if (dropped > 0) {

@@ -15,7 +15,7 @@ import { ConfigError } from '../config';
 import { NotFoundError, UserError, type RunnerContext } from '../context';
 import { newId } from '../keys';
 import { LimitError, fullMessage, release, reserve } from '../limits';
-import { luaScript } from '../redis';
+import { redisScript } from '../redisScripts';
 import { checkUrlAllowed } from '../net/outbound';
 import { NO_WEBHOOK_KEY, webhookKey, webhookSecret } from './secret';
 
@@ -93,38 +93,24 @@ export async function pageWebhooks(context: RunnerContext, offset: number, limit
 	return { webhooks: found.filter((webhook): webhook is WebhookView => webhook !== undefined), total };
 }
 
-/**
- * KEYS: the webhook's hash. ARGV: attempts in a row that disable it, now, reason. Counts one more
- * failed attempt (never recreating a removed webhook); 1 when this attempt disabled it.
- */
-const COUNT_FAILURE = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local n = redis.call('HINCRBY', KEYS[1], 'failures', 1)
-if n >= tonumber(ARGV[1]) and not redis.call('HGET', KEYS[1], 'disabled_at') then
-  redis.call('HSET', KEYS[1], 'disabled_at', ARGV[2], 'disabled_reason', ARGV[3])
-  return 1
-end
-return 0
-`;
-
 /** A failed delivery attempt; true when it disabled the webhook (the caller logs it). */
 export async function countFailure(context: RunnerContext, id: string): Promise<boolean> {
 	const after = context.config.RUNNER_WEBHOOK_DISABLE_AFTER;
-	const run = luaScript(context.redis, 'convoWebhookFailure', COUNT_FAILURE, 1);
+	const run = redisScript(context.redis, 'countWebhookFailure');
 	const reason = `${after} delivery attempts in a row failed; enable it again with POST /api/webhooks/:id/enable (or convo-runner webhook enable)`;
 	return Number(await run([context.keys.webhooks.webhook(id)], [after, Date.now(), reason])) === 1;
 }
 
 /** A delivered event: the count of failures in a row starts again. */
 export async function countSuccess(context: RunnerContext, id: string): Promise<void> {
-	const run = luaScript(context.redis, 'convoWebhookSuccess', `if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'failures', 0) end return 1`, 1);
+	const run = redisScript(context.redis, 'webhookSucceeded');
 	await run([context.keys.webhooks.webhook(id)], []);
 }
 
 /** Enables a disabled webhook: deliveries of later events start again, and its failures count from 0. */
 export async function enableWebhook(context: RunnerContext, id: string): Promise<WebhookView> {
 	const key = context.keys.webhooks.webhook(id);
-	const run = luaScript(context.redis, 'convoWebhookEnable', `if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end redis.call('HDEL', KEYS[1], 'disabled_at', 'disabled_reason') redis.call('HSET', KEYS[1], 'failures', 0) return 1`, 1);
+	const run = redisScript(context.redis, 'enableWebhook');
 	if (Number(await run([key], [])) === 0) throw new NotFoundError(`No webhook with id ${id}`);
 	context.log.info({ webhook: id }, 'webhook enabled');
 	return getWebhook(context, id);

@@ -1,0 +1,32 @@
+--[[
+
+
+]]
+--- @include "emit"
+
+local function parse(rec)
+  local s, a, f, l, ref, err = string.match(rec, '^(%a)|(%d*)|(%d*)|(%d*)|([^|]*)|(.*)$')
+  return { s = s, a = tonumber(a) or 0, f = f, l = l, ref = ref, err = err }
+end
+local function write(ledger, idx, r)
+  redis.call('HSET', ledger, idx, r.s .. '|' .. r.a .. '|' .. r.f .. '|' .. r.l .. '|' .. r.ref .. '|' .. r.err)
+end
+-- Returns what is left in the state moved from (nil for no move).
+local function move(meta, from, to)
+  if from == to then return end
+  local left = redis.call('HINCRBY', meta, 'n_' .. from, -1)
+  redis.call('HINCRBY', meta, 'n_' .. to, 1)
+  return left
+end
+local function finishIfDone(meta, running, outbox, id, now)
+  local state = redis.call('HMGET', meta, 'state', 'n_p', 'n_c')
+  if state[1] ~= 'running' then return false end
+  local open = (tonumber(state[2]) or 0) + (tonumber(state[3]) or 0)
+  if open == 0 then
+    redis.call('HSET', meta, 'state', 'completed', 'finished_at', now)
+    redis.call('SREM', running, id)
+    emit(outbox, meta, id, 'campaign.finished', now)
+    return true
+  end
+  return false
+end

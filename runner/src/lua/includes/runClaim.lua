@@ -1,0 +1,75 @@
+--[[
+  A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
+  which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
+  send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
+  the way (it may have sent: never resent); a pending recipient the audience rules refuse is made
+  final (expired, suppressed, capped) or, over the frequency cap in a campaign that waits, left
+  pending in its waiting set (campaigns/cap.ts). `claimAt` claims it, counts it on its phone's cap,
+  and returns its snapshot row and attempts so far.
+
+]]
+--- @include "ledgerRecords"
+--- @include "cap"
+
+-- What the claim step's rules read of the campaign: START reads them with its state, in one HMGET
+-- (its fields from position at on).
+local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional' }
+local function claimSettings(values, at)
+  return { endAt = tonumber(values[at] or ''), offset = tonumber(values[at + 1] or '0') or 0, transactional = values[at + 2] == '1' }
+end
+-- The campaign's end (campaigns/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
+local function expiredVerdict(c, now)
+  return c.endAt ~= nil and tonumber(now) + c.offset >= c.endAt
+end
+-- A phone on the number's copy of the suppression list (audience/suppression.ts) is made final
+-- here, suppressed, with the list's note; a transactional campaign sends all the same.
+local function suppressedVerdict(c, meta, ledger, aud, i, r, phone)
+  local note = phone and redis.call('HGET', aud.suppressed, phone)
+  if not note or c.transactional then return false end
+  r.s = 'z'; r.err = note
+  write(ledger, i, r); move(meta, 'p', 'z')
+  return true
+end
+-- aud: the audience rules' keys (recipients: the snapshot, suppressed: the number's copy of the
+-- list, and the cap's: includes/cap.lua) and the default cap policy; c: claimSettings.
+-- Returns the index, its record, its snapshot row and its phone; a pending recipient a rule
+-- refuses is made final on the way, as a lost claim is.
+local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
+  local lost = false
+  for i = first, last - 1 do
+    local rec = redis.call('HGET', ledger, i)
+    if rec then
+      local r = parse(rec)
+      if r.s == 'p' then
+        if expiredVerdict(c, now) then
+          -- The words of EXPIRED_REASON in ledger.ts.
+          r.s = 'e'; r.err = 'the campaign ended before it was sent'
+          write(ledger, i, r); move(meta, 'p', 'e'); lost = true
+        else
+          local row = redis.call('HGET', aud.recipients, i)
+          local phone = rowPhone(row)
+          if suppressedVerdict(c, meta, ledger, aud, i, r, phone) then lost = true
+          -- Capped (final: the campaign may be done) or waiting: not this run's to send now.
+          elseif capVerdict(aud, c, phone, meta, ledger, i, r) then lost = true
+          else return i, r, row, phone end
+        end
+      elseif r.s == 'c' and r.ref == token then
+        local row = redis.call('HGET', aud.recipients, i)
+        return i, r, row, rowPhone(row)
+      elseif r.s == 'c' then
+        r.s = 'u'; r.err = 'an earlier attempt claimed this send and never settled it (crash or stall)'
+        write(ledger, i, r); move(meta, 'c', 'u'); lost = true
+      end
+    end
+  end
+  if lost then finishIfDone(meta, running, outbox, id, now) end
+  return nil
+end
+-- Claims the recipient openInRun found and counts it on its phone's frequency cap.
+local function claimAt(meta, ledger, i, r, token, now, aud, c, phone)
+  if r.s == 'p' then
+    r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
+    write(ledger, i, r); move(meta, 'p', 'c')
+    capCount(aud, c, phone, now)
+  end
+end

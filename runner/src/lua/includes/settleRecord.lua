@@ -1,0 +1,47 @@
+--[[
+  KEYS: meta, ledger, running, outbox, ticks, then the campaign's snapshot and the cap's per-phone
+  prefix (campaigns/cap.ts). ARGV: index, token, outcome letter, now, ref, error, pauseAfter,
+  campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a claim this
+  attempt holds; one proved not sent (pending again, failed, not_sent) gives its count on the
+  phone's frequency cap back. An attempt that finds its claim
+  turned 'unknown' by a sweep may still prove it 'sent' (it holds the token); nothing else may.
+  Returns 'ok', 'lost', or the campaign's new state when this settle changed it ('completed',
+  'paused'), so the process that caused the change logs it.
+
+]]
+local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter, cap)
+local rec = redis.call('HGET', ledger, idx)
+if not rec then return 'lost' end
+local r = parse(rec)
+if r.ref ~= token or not (r.s == 'c' or (r.s == 'u' and to == 's')) then return 'lost' end
+local from = r.s
+if from == 'c' and (to == 'p' or to == 'f' or to == 'n') then capGiveBack(cap, meta, idx, r.l) end
+r.s = to; r.l = now; r.err = err
+if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
+write(ledger, idx, r)
+local claimedLeft = move(meta, from, to)
+-- A send resets the failure streak in the same write (one command per send less).
+if to == 's' then redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0) else redis.call('HSET', meta, 'last_progress_at', now) end
+if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
+if to == 's' then
+  local second = math.floor(tonumber(now) / 1000)
+  -- The second's first send drops the one ten minutes old and keeps the hash alive: once a second, not per send.
+  if redis.call('HINCRBY', ticks, second, 1) == 1 then redis.call('HDEL', ticks, second - 600); redis.call('EXPIRE', ticks, 660) end
+end
+if to == 'f' then
+  local streak = redis.call('HINCRBY', meta, 'failure_streak', 1)
+  local state = redis.call('HGET', meta, 'state')
+  -- A stopped campaign keeps the reason it stopped; sends that were in flight do not overwrite it.
+  if state == 'running' then redis.call('HSET', meta, 'last_error', err) end
+  if streak >= pauseAfter and state == 'running' then
+    redis.call('HSET', meta, 'state', 'paused', 'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
+    redis.call('SREM', running, id)
+    emit(outbox, meta, id, 'campaign.paused', now)
+    return 'paused'
+  end
+end
+-- Another claim still open, or this recipient pending again: nothing to finish, and no read of the counters to learn it.
+if (from == 'c' and claimedLeft and claimedLeft > 0) or to == 'p' then return 'ok' end
+if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
+return 'ok'
+end

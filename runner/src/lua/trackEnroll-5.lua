@@ -1,0 +1,46 @@
+--[[
+  KEYS: meta, trk, due, tracking set, outbox. ARGV: id, cursor read, new cursor, first step ms,
+  mode, now, then (index, message id, sent at) triples. Enrolls the sent records the cursor passed
+  and moves it, unless another walker moved it first (-1).
+
+  KEYS[1] meta
+  KEYS[2] trk
+  KEYS[3] due
+  KEYS[4] tracking set
+  KEYS[5] outbox
+  ARGV[1] id
+  ARGV[2] cursor read
+  ARGV[3] new cursor
+  ARGV[4] first step ms
+  ARGV[5] mode
+  ARGV[6] now (then index, message id, sent at triples)
+
+  Returns how many enrolled, or -1 when the cursor moved
+]]
+--- @include "includes/settleTracking"
+
+local meta, trk, due, set, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, first, now = ARGV[1], tonumber(ARGV[4]), ARGV[6]
+if (tonumber(redis.call('HGET', meta, 't_cursor')) or 0) ~= tonumber(ARGV[2]) then return -1 end
+local added = 0
+for i = 7, #ARGV, 3 do
+  local idx, m, t = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local old = redis.call('HGET', trk, idx)
+  local x = 0
+  local fresh = true
+  if old then
+    local o = cjson.decode(old)
+    if o.m == m then fresh = false end
+    x = o.x or 0
+  end
+  if fresh then
+    redis.call('HSET', trk, idx, cjson.encode({ s = 's', k = 0, m = m, t = t, x = x, o = 1 }))
+    redis.call('ZADD', due, tonumber(t) + first, id .. ':' .. idx)
+    redis.call('HINCRBY', meta, 't_open', 1)
+    added = added + 1
+  end
+end
+redis.call('HSET', meta, 't_cursor', ARGV[3])
+if redis.call('HEXISTS', meta, 't_mode') == 0 then redis.call('HSET', meta, 't_mode', ARGV[5]) end
+settleTracking(meta, set, outbox, id, now)
+return added

@@ -3,7 +3,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const CLIENT_MAY_IMPORT = ['core', 'config', 'log', 'runtime', 'limits'];
+const CLIENT_MAY_IMPORT = ['core', 'config', 'log', 'runtime', 'limits', 'errors'];
 
 /** The import rule of a runner client (see its use below); `also`: modules this file may import besides. */
 function clientBoundary(files, also = []) {
@@ -18,7 +18,7 @@ function clientBoundary(files, also = []) {
 					{
 						patterns: [
 							{ regex: `^\\.\\./(?!(?:${allowed}|context)$)`, message: why },
-							{ regex: '^\\.\\./context$', allowTypeImports: true, message: `${why}; context.ts: types only, its errors come through core` },
+							{ regex: '^\\.\\./context$', allowTypeImports: true, message: `${why}; context.ts: types only (the errors are in errors.ts)` },
 						],
 					},
 				],
@@ -47,7 +47,8 @@ export default tseslint.config(
 	// webhooks and their stores only through it. Besides core they may import:
 	//   config, log   - settings and logging every process has;
 	//   runtime       - opening and closing a context, running a process, checking Redis before it;
-	//   context       - types only (RunnerContext); its error classes come through core;
+	//   context       - types only (RunnerContext);
+	//   errors        - UserError and its kinds, the 400/404/409 a client answers with (a leaf module);
 	//   limits        - LimitError, the 408/413/429 a client answers with;
 	// their own folder, libraries and convo-contract. Exceptions, each for one file, follow below.
 	...clientBoundary('runner/src/http/**/*.ts'),

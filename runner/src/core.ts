@@ -6,7 +6,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-import { ConflictError, FieldError, UserError, type RunnerContext } from './context';
+import type { RunnerContext } from './context';
+import { ConflictError, FieldError, UserError } from './errors';
 import { cronSettings, nextCronRun } from './cronSchedules';
 import { settingsError } from './settingNames';
 import { IDEMPOTENCY_SECONDS } from './keys';
@@ -36,7 +37,6 @@ export { API_NAMES } from './campaigns/schema';
 export { OUTCOMES, type Outcome } from './ledger';
 
 // The errors a client maps to its answers (exit 1 and a message; 400, 404, 409).
-export { ConflictError, FieldError, NotFoundError, UserError } from './context';
 
 // Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
 export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from './source';

@@ -17,7 +17,7 @@
  * between them; a registration that then fails gives its place back (release).
  */
 import type { RunnerContext } from './context';
-import { UserError } from './context';
+import { UserError } from './errors';
 import { luaScript } from './redis';
 import type { SourceRecord } from './source';
 

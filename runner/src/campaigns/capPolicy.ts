@@ -2,7 +2,7 @@
  * A frequency cap policy as users write it (`1/24h,3/7d`) and as the claim's script reads it
  * (campaigns/cap.ts): parsed and checked here, once, for the environment, the CLI and the API.
  */
-import { FieldError } from '../context';
+import { FieldError } from '../errors';
 
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** Enough for any policy written by hand; a rule's count bounds the times kept per phone. */

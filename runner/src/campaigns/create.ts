@@ -11,7 +11,8 @@ import { formatOf, readRecords, SourceError, type SourceRecord } from '../source
 import { shownUrl } from '../net/urls';
 import { delimiterName } from '../csv';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
-import { ConflictError, UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { ConflictError, UserError } from '../errors';
 import { cappedRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { luaScript } from '../redis';

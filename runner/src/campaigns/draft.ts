@@ -12,7 +12,8 @@
  *   feeder tick drops expired drafts from the campaign list.
  */
 import { RECIPIENTS_PER_CHUNK } from 'convo-contract';
-import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { ConflictError, NotFoundError, UserError } from '../errors';
 import { LimitError, fullMessage, release, reserve, tooManyRows } from '../limits';
 import { addStartJob } from '../jobs';
 import { IDEMPOTENCY_SECONDS } from '../keys';

@@ -9,6 +9,7 @@ import { z } from 'zod/v4';
 import { addSuppressionBody, listSuppressionsQuery, parsePhoneNumber, RUNNER_ROUTES } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as core from '../core';
+import { FieldError } from '../errors';
 import { at, InputError, type RouteTable } from './routes';
 import { receiveUpload } from './uploads';
 
@@ -30,7 +31,7 @@ async function asField<T>(work: () => Promise<T>): Promise<T> {
 	try {
 		return await work();
 	} catch (error) {
-		if (error instanceof core.FieldError) throw new InputError(error.message, error.field);
+		if (error instanceof FieldError) throw new InputError(error.message, error.field);
 		throw error;
 	}
 }

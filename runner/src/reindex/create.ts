@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { DEFAULT_REINDEX_RATE, runnerRate } from 'convo-contract';
 import { z } from 'zod/v4';
 
-import { ConflictError, FieldError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { ConflictError, FieldError } from '../errors';
 import { cronSettings, findCronSchedule, listCronSchedules, startCronSchedule, stopCronSchedule, type CronSchedule, type ScheduleKind } from '../cronSchedules';
 import { addReindexRunJob, REINDEX_CRON } from '../jobs';
 import { checkQueuedRuns } from '../limits';

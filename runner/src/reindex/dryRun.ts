@@ -6,7 +6,7 @@
  * instead of the run's Redis hash, so a dry run of a million items holds about 100 MB.
  */
 import type { RunnerContext } from '../context';
-import { FieldError, UserError } from '../context';
+import { FieldError, UserError } from '../errors';
 import type { SourceProgress } from '../source';
 import { SourceError } from '../source';
 import { forEachChunk, sortChunk } from './chunk';

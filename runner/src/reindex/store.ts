@@ -2,7 +2,8 @@
  * A reindex run's record in Redis (one hash): settings, state, counters and reading progress.
  * Reading it and turning it into the status every client shows lives here, once.
  */
-import { NotFoundError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { NotFoundError } from '../errors';
 import { newId } from '../keys';
 import { luaScript } from '../redis';
 import { runCollection } from '../homes';

@@ -1,8 +1,9 @@
 /**
  * The runner's BullMQ topology on one screen: every queue with its workers' settings (QUEUES), every
- * job kind with its queue, name, data, id, options and processor (JOBS), and the producers that
- * queue them (below). The workers (queues.ts), each queue's dispatch by job name and bull-board's
- * list are built from here; no other file names a queue or a job or sets a job's options.
+ * job kind with its queue, name, data, id and options (JOBS), and the producers that queue them
+ * (below). The workers (queues.ts), each queue's dispatch by job name and bull-board's list are
+ * built from here; no other file names a queue or a job or sets a job's options. The processors
+ * (the table's right column) are wired in processors.ts, where a working process is composed.
  *
  *   queue          job           queued by (producer)                           worked by (processor)
  *   control        feed          upsertFeeder: a job scheduler, every second    feedOnce, dispatchEvents, dropExpiredDrafts
@@ -23,8 +24,8 @@
  * has (one queued by a runner that had a kind this one lacks) fails at once, named, instead of
  * completing unseen.
  *
- * The modules whose processors JOBS names import their producers from here: neither side calls
- * the other while modules load (processors are reached through functions), so the cycle is safe.
+ * The modules that process jobs import their producers from here, so this registry imports none of
+ * them: it would close an import cycle.
  */
 import { UnrecoverableError, type Job, type JobsOptions, type Processor } from 'bullmq';
 import { backoffMs, RUNNER_EVENTS, type Backoff, type RunnerEvent } from 'convo-contract';
@@ -32,16 +33,7 @@ import { backoffMs, RUNNER_EVENTS, type Backoff, type RunnerEvent } from 'convo-
 import type { RunnerConfig } from './config';
 import type { RunnerContext } from './context';
 import { GLOBAL_TAG, numberTag } from './keys';
-import { startScheduledCampaign } from './campaigns/control';
-import { dropExpiredDrafts } from './campaigns/draft';
-import { feedOnce } from './campaigns/feeder';
-import { runSchedule } from './campaigns/schedule';
-import { trackOnce } from './campaigns/tracking';
-import { createSendProcessor, type InFlight } from './campaigns/send';
-import { runScheduledReindex } from './reindex/create';
-import { processRun } from './reindex/run';
-import { createDeliveryProcessor } from './webhooks/deliver';
-import { dispatchEvents } from './webhooks/outbox';
+import type { Logger } from './log';
 
 // ---- Queues: each name is formed here and nowhere else ----------------------------------------
 
@@ -109,7 +101,7 @@ export const QUEUES = {
 	tracking: { name: TRACKING_QUEUE, concurrency: () => 1, locks: SEND_LOCKS, logFailures: true },
 } satisfies Record<string, QueueSpec>;
 
-type QueueKind = keyof typeof QUEUES;
+export type QueueKind = keyof typeof QUEUES;
 /** The queues every process opens at once, one each; the send queues are opened per number as numbers appear. */
 export type SharedQueue = Exclude<QueueKind, 'send'>;
 
@@ -200,19 +192,7 @@ export interface DeliveryJobData {
 	webhook: string;
 }
 
-/** What a process builds its processors with. */
-export interface WorkingProcess {
-	context: RunnerContext;
-	/** Sends claimed and not settled: what a stop waits for. */
-	inFlight: Map<string, InFlight>;
-	/** Aborted when a stop's deadline passes. */
-	shutdown: AbortSignal;
-	/** Aborted when a stop begins: a run sends no further recipient (the rest go back to the queue). */
-	draining: AbortSignal;
-	/** The key deliveries are signed with; without it the process works no deliveries. */
-	webhookKey?: string;
-}
-
+/** What works one kind of job in a process (processors.ts). */
 type Handler<Data> = (job: Job<Data>, token?: string) => Promise<unknown>;
 
 interface JobKind<Data> {
@@ -224,8 +204,6 @@ interface JobKind<Data> {
 	/** How its job scheduler's id is formed (BullMQ ids each job from it and the due time). */
 	schedulerId?: (schedule: string) => string;
 	options: (config: RunnerConfig) => JobsOptions;
-	/** Its processor in this process; none: the process does not work the kind. */
-	processor: (process: WorkingProcess) => Handler<Data> | undefined;
 }
 
 /** Jobs a scheduler queues: none kept when done, the last 50 failures kept to look at. */
@@ -257,11 +235,6 @@ const JOBS = {
 		// One scheduler in Redis however many processes upsert it.
 		schedulerId: () => 'feeder',
 		options: scheduledJob,
-		processor: ({ context }) => async () => {
-			await feedOnce(context);
-			await dispatchEvents(context);
-			return dropExpiredDrafts(context);
-		},
 	} satisfies JobKind<Record<string, never>>,
 	/** Delivery tracking's tick: walks the ledgers of campaigns being tracked and makes the checks due (campaigns/tracking.ts). */
 	track: {
@@ -269,8 +242,6 @@ const JOBS = {
 		name: 'track',
 		schedulerId: () => 'tracker',
 		options: scheduledJob,
-		// Only a process that talks to the service tracks, unless its operator gave it the send role alone (RUNNER_TRACKING=off).
-		processor: ({ context }) => (context.service && context.config.RUNNER_TRACKING === 'on' ? () => trackOnce(context) : undefined),
 	} satisfies JobKind<Record<string, never>>,
 	/** Starts a scheduled (`--at`) campaign at its time; one per campaign. It may wait for its campaign's commit while attempts remain. */
 	start: {
@@ -278,7 +249,6 @@ const JOBS = {
 		name: 'start',
 		id: ({ campaign }) => `start-${campaign}`,
 		options: () => ({ removeOnComplete: true, removeOnFail: 50 }),
-		processor: ({ context }) => (job) => startScheduledCampaign(context, job.data.campaign, job.data.dueAt, job.attemptsMade + 1 < (job.opts.attempts ?? 1)),
 	} satisfies JobKind<StartJobData>,
 	/** A campaign schedule's run, due at the scheduler's time: a campaign of its own. */
 	cron: {
@@ -286,7 +256,6 @@ const JOBS = {
 		name: 'cron',
 		schedulerId: (schedule) => `cron-${schedule}`,
 		options: scheduledJob,
-		processor: ({ context }) => (job) => runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0)),
 	} satisfies JobKind<ScheduleJobData>,
 	/**
 	 * A run of up to SEND_RUN recipients of one campaign, its id the run's first index. The ledger is
@@ -299,7 +268,6 @@ const JOBS = {
 		name: 'send',
 		id: ({ campaign, index, window }) => `${sendJobIdPrefix(campaign)}${window ? window.feed : index}`,
 		options: (config) => ({ attempts: config.RUNNER_SEND_ATTEMPTS, backoff: jobBackoff('send'), removeOnComplete: true, removeOnFail: true }),
-		processor: ({ context, inFlight, shutdown, draining }) => createSendProcessor(context, inFlight, shutdown, draining),
 	} satisfies JobKind<SendJobData>,
 	/** A reindex run; the process that takes it paces the run's upserts itself (the collection lease makes it the only one). */
 	run: {
@@ -307,7 +275,6 @@ const JOBS = {
 		name: 'run',
 		id: ({ run }) => `run-${run}`,
 		options: () => ({ removeOnComplete: true, removeOnFail: 100 }),
-		processor: ({ context }) => (job) => processRun(context, job.data.run),
 	} satisfies JobKind<RunJobData>,
 	/** A reindex schedule's run: a run of its own, whose id is derived from the job's. */
 	reindexCron: {
@@ -315,7 +282,6 @@ const JOBS = {
 		name: 'scheduled',
 		schedulerId: (schedule) => `reindex-${schedule}`,
 		options: scheduledJob,
-		processor: ({ context }) => (job) => runScheduledReindex(context, job.data.schedule, String(job.id)),
 	} satisfies JobKind<ScheduleJobData>,
 	/**
 	 * One event for one webhook, named by its event type. Finished jobs are kept an hour, so an event
@@ -326,27 +292,42 @@ const JOBS = {
 		name: RUNNER_EVENTS,
 		id: ({ event, webhook }) => `${event.id}-${webhook}`,
 		options: (config) => ({ attempts: config.RUNNER_WEBHOOK_ATTEMPTS, backoff: jobBackoff('delivery'), removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1000 } }),
-		processor: ({ context, webhookKey }) => (webhookKey ? createDeliveryProcessor(context, webhookKey) : undefined),
 	} satisfies JobKind<DeliveryJobData>,
-};
+} satisfies { [K in keyof JobDataByKind]: JobKind<JobDataByKind[K]> };
+
+/** Every kind's data, which its processor (processors.ts) takes. */
+interface JobDataByKind {
+	feed: Record<string, never>;
+	track: Record<string, never>;
+	start: StartJobData;
+	cron: ScheduleJobData;
+	send: SendJobData;
+	run: RunJobData;
+	reindexCron: ScheduleJobData;
+	delivery: DeliveryJobData;
+}
+type JobKindName = keyof typeof JOBS;
+/** The processors one process works, by kind; a kind left out is not worked by the process. */
+export type Handlers = { [K in JobKindName]?: Handler<JobDataByKind[K]> };
 
 /**
  * The processor of one queue in this process: a job goes to the processor of the kind its name
  * names; a name no kind has fails at once (no retry), saying so. Undefined when the process works
  * no kind of the queue (the events queue without a signing key).
  */
-export function queueProcessor(queue: QueueKind, process: WorkingProcess): Processor | undefined {
-	const kinds: Array<{ queue: QueueKind; name: string | readonly string[]; processor: (process: WorkingProcess) => ((job: Job, token?: string) => Promise<unknown>) | undefined }> = Object.values(JOBS);
+export function queueProcessor(queue: QueueKind, handlers: Handlers, log: Logger): Processor | undefined {
 	const byName = new Map<string, (job: Job, token?: string) => Promise<unknown>>();
-	for (const kind of kinds.filter((each) => each.queue === queue)) {
-		const handler = kind.processor(process);
-		if (handler) for (const name of typeof kind.name === 'string' ? [kind.name] : kind.name) byName.set(name, handler);
+	for (const kind of Object.keys(JOBS) as JobKindName[]) {
+		const { queue: kindQueue, name } = JOBS[kind];
+		const handler = handlers[kind] as ((job: Job, token?: string) => Promise<unknown>) | undefined;
+		if (kindQueue !== queue || !handler) continue;
+		for (const each of typeof name === 'string' ? [name] : name) byName.set(each, handler);
 	}
 	if (byName.size === 0) return undefined;
 	return async (job: Job, token?: string) => {
 		const handler = byName.get(job.name);
 		if (!handler) {
-			process.context.log.warn({ queue, job: job.name, id: job.id }, 'job refused: no kind of this name');
+			log.warn({ queue, job: job.name, id: job.id }, 'job refused: no kind of this name');
 			throw new UnrecoverableError(`no processor for a "${job.name}" job on the ${queue} queue`);
 		}
 		return handler(job, token);

@@ -4,7 +4,8 @@
  */
 import { Queue, Worker, type ConnectionOptions, type Job, type Processor } from 'bullmq';
 
-import { jobBackoffStrategy, limiterFor, QUEUES, queueProcessor, type QueueSpec, type SharedQueue, type WorkingProcess } from './jobs';
+import type { RunnerContext } from './context';
+import { jobBackoffStrategy, limiterFor, QUEUES, type QueueKind, type QueueSpec, type SharedQueue } from './jobs';
 import { throttledWarn, type Logger } from './log';
 import type { RedisConnection } from './redis';
 import type { Keys } from './keys';
@@ -102,14 +103,17 @@ export class Workers {
 	private closing = false;
 	private readonly warn: ReturnType<typeof throttledWarn>;
 
-	constructor(private readonly process: WorkingProcess) {
-		this.warn = throttledWarn(process.context.log);
+	/** `processors`: each queue's processor in this process (processors.ts); a queue without one is not worked. */
+	constructor(
+		private readonly context: RunnerContext,
+		private readonly processors: Partial<Record<QueueKind, Processor>>,
+	) {
+		this.warn = throttledWarn(context.log);
 	}
 
 	async start(): Promise<void> {
-		for (const kind of Object.keys(QUEUES) as Array<keyof typeof QUEUES>) {
-			// Built once per queue: the send queues of every number share one processor (and its caches).
-			const processor = queueProcessor(kind, this.process);
+		for (const kind of Object.keys(QUEUES) as QueueKind[]) {
+			const processor = this.processors[kind];
 			if (!processor) continue;
 			const spec: QueueSpec = QUEUES[kind];
 			if (typeof spec.name === 'string') this.add(spec.name, spec, processor);
@@ -125,7 +129,7 @@ export class Workers {
 	}
 
 	private add(name: string, spec: QueueSpec, processor: Processor): void {
-		const { context } = this.process;
+		const { context } = this;
 		const worker = new Worker(name, processor, {
 			...bullOptions(context.redis, context.keys),
 			concurrency: spec.concurrency(context.config),
@@ -142,7 +146,7 @@ export class Workers {
 
 	private async discover(): Promise<void> {
 		if (this.closing || this.perNumber.length === 0) return;
-		const { redis, keys } = this.process.context;
+		const { redis, keys } = this.context;
 		for (const from of await redis.smembers(keys.numbers)) {
 			for (const { spec, processor } of this.perNumber) {
 				const name = spec.name(from);

@@ -13,6 +13,7 @@ import { webhookKey } from './webhooks/secret';
 import { keysFor } from './keys';
 import { Ledger } from './ledger';
 import type { Logger } from './log';
+import { queueProcessors } from './processors';
 import { Queues, Workers } from './queues';
 import { connect, describeTarget, whenReady, type RedisConnection } from './redis';
 import { ConvoService } from './service';
@@ -109,9 +110,9 @@ export async function runProcess(context: RunnerContext, role: 'start' | 'worker
 	const key = webhookKey(config);
 	if (!key) log.warn('this process delivers no webhook events: set RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN), the same on every process, to have it sign and send them');
 	const draining = new AbortController();
-	const workers = new Workers({ context, inFlight, shutdown: shutdown.signal, draining: draining.signal, webhookKey: key });
 	await upsertFeeder(context);
 	await upsertTracker(context);
+	const workers = new Workers(context, queueProcessors({ context, inFlight, shutdown: shutdown.signal, draining: draining.signal, webhookKey: key }));
 	await workers.start();
 	const heartbeat = await startHeartbeat(context, role, () => workers.queueNames().map(shownQueueName));
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');

@@ -27,11 +27,10 @@
  * The modules that process jobs import their producers from here, so this registry imports none of
  * them: it would close an import cycle.
  */
-import { UnrecoverableError, type Job, type JobsOptions, type Processor } from 'bullmq';
+import { UnrecoverableError, type Job, type JobsOptions, type Processor, type Queue } from 'bullmq';
 import { backoffMs, RUNNER_EVENTS, type Backoff, type RunnerEvent } from 'convo-contract';
 
 import type { RunnerConfig } from './config';
-import type { RunnerContext } from './context';
 import { GLOBAL_TAG, numberTag } from './keys';
 import type { Logger } from './log';
 
@@ -336,39 +335,48 @@ export function queueProcessor(queue: QueueKind, handlers: Handlers, log: Logger
 
 // ---- Producers ---------------------------------------------------------------------------------
 
+/**
+ * What a producer uses of a RunnerContext: its settings and the queues it adds to. Named here, not
+ * imported: the context holds the queues, which are opened from this registry.
+ */
+interface Producing {
+	config: RunnerConfig;
+	queues: { shared(kind: SharedQueue): Queue; send(from: string): Queue };
+}
+
 /** The feeder tick's scheduler; every process upserts it at start. */
-export async function upsertFeeder(context: RunnerContext): Promise<void> {
+export async function upsertFeeder(context: Producing): Promise<void> {
 	const { queue, name, schedulerId, options } = JOBS.feed;
 	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: FEED_EVERY_MS }, { name, opts: options() });
 }
 
 /** Delivery tracking's tick scheduler; every process upserts it at start. */
-export async function upsertTracker(context: RunnerContext): Promise<void> {
+export async function upsertTracker(context: Producing): Promise<void> {
 	const { queue, name, schedulerId, options } = JOBS.track;
 	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: TRACK_EVERY_MS }, { name, opts: options() });
 }
 
 /** The delayed job that starts a scheduled campaign at `dueAt`; `afterCommit`: queued before the campaign is committed. */
-export async function addStartJob(context: RunnerContext, data: StartJobData, { afterCommit = false } = {}): Promise<void> {
+export async function addStartJob(context: Producing, data: StartJobData, { afterCommit = false } = {}): Promise<void> {
 	const { queue, name, id, options } = JOBS.start;
 	const delay = Math.max(afterCommit ? COMMIT_GRACE_MS : 0, data.dueAt - Date.now());
 	await context.queues.shared(queue).add(name, data, { ...options(), jobId: id(data), delay, ...(afterCommit ? COMMIT_WAIT : {}) });
 }
 
 /** Sends of one number's campaigns, in one atomic addBulk (ids dedupe the ones still queued). */
-export async function addSendJobs(context: RunnerContext, from: string, sends: SendJobData[]): Promise<void> {
+export async function addSendJobs(context: Producing, from: string, sends: SendJobData[]): Promise<void> {
 	const { name, id, options } = JOBS.send;
 	const opts = options(context.config);
 	if (sends.length > 0) await context.queues.send(from).addBulk(sends.map((data) => ({ name, data, opts: { ...opts, jobId: id(data) } })));
 }
 
-export async function addReindexRunJob(context: RunnerContext, data: RunJobData): Promise<void> {
+export async function addReindexRunJob(context: Producing, data: RunJobData): Promise<void> {
 	const { queue, name, id, options } = JOBS.run;
 	await context.queues.shared(queue).add(name, data, { ...options(), jobId: id(data) });
 }
 
 /** Deliveries, one per event and webhook, in one atomic addBulk. */
-export async function addDeliveryJobs(context: RunnerContext, deliveries: DeliveryJobData[]): Promise<void> {
+export async function addDeliveryJobs(context: Producing, deliveries: DeliveryJobData[]): Promise<void> {
 	const { queue, id, options } = JOBS.delivery;
 	const opts = options(context.config);
 	if (deliveries.length > 0) await context.queues.shared(queue).addBulk(deliveries.map((data) => ({ name: data.event.type, data, opts: { ...opts, jobId: id(data) } })));
@@ -376,8 +384,8 @@ export async function addDeliveryJobs(context: RunnerContext, deliveries: Delive
 
 /** The job scheduler of a kind of cron schedule: upserted with the schedule (BullMQ checks its pattern and zone), removed with it. */
 export interface CronJobs {
-	upsert(context: RunnerContext, schedule: string, repeat: { pattern: string; tz: string }): Promise<void>;
-	remove(context: RunnerContext, schedule: string): Promise<void>;
+	upsert(context: Producing, schedule: string, repeat: { pattern: string; tz: string }): Promise<void>;
+	remove(context: Producing, schedule: string): Promise<void>;
 }
 
 function cronJobs({ queue, name, schedulerId, options }: typeof JOBS.cron | typeof JOBS.reindexCron): CronJobs {

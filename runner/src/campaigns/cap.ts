@@ -17,10 +17,19 @@
  * count), expiring after the longest rule's window: bounded, and gone once it no longer matters.
  */
 import type { RunnerConfig } from '../config';
-import type { RunnerContext } from '../context';
 import type { Keys } from '../keys';
 import { encodeCapPolicy, NO_CAP, parseCapPolicy, shownPolicy } from './capPolicy';
-import { luaScript } from '../redis';
+import { luaScript, type RedisConnection } from '../redis';
+
+/**
+ * What the cap's functions use of a RunnerContext. Named here, not imported: the context holds the
+ * ledger, whose scripts hold the cap's Lua, so importing it would close a cycle.
+ */
+interface CapContext {
+	redis: RedisConnection;
+	keys: Keys;
+	config: RunnerConfig;
+}
 
 /**
  * The cap's Lua: parsed policies, the verdict, the count and its giving back. `cap` is a table of
@@ -157,7 +166,7 @@ export interface CapView {
 	default_policy: string | null;
 }
 
-export async function showCap(context: RunnerContext, from: string): Promise<CapView> {
+export async function showCap(context: CapContext, from: string): Promise<CapView> {
 	const own = await context.redis.get(context.keys.capPolicy(from));
 	const fallback = defaultCapPolicy(context.config);
 	const number_policy = own === null ? null : shownPolicy(own);
@@ -167,13 +176,13 @@ export async function showCap(context: RunnerContext, from: string): Promise<Cap
 }
 
 /** Sets the number's own policy (`none`: no cap for it, whatever the default); applies from the next claim. */
-export async function setCap(context: RunnerContext, from: string, policy: string, setting: string): Promise<CapView> {
+export async function setCap(context: CapContext, from: string, policy: string, setting: string): Promise<CapView> {
 	await context.redis.set(context.keys.capPolicy(from), encodeCapPolicy(parseCapPolicy(policy, setting)));
 	return showCap(context, from);
 }
 
 /** Removes the number's own policy: the default holds again. */
-export async function clearCap(context: RunnerContext, from: string): Promise<CapView> {
+export async function clearCap(context: CapContext, from: string): Promise<CapView> {
 	await context.redis.del(context.keys.capPolicy(from));
 	return showCap(context, from);
 }
@@ -198,7 +207,7 @@ return answer
 `;
 
 /** For a dry run of a campaign from `from`: the rule that would cap each phone now ('' for none). */
-export async function wouldCap(context: RunnerContext, from: string, phones: string[]): Promise<string[]> {
+export async function wouldCap(context: CapContext, from: string, phones: string[]): Promise<string[]> {
 	if (phones.length === 0) return [];
 	const check = luaScript(context.redis, 'convoWouldCap', WOULD_CAP, 2);
 	return (await check([context.keys.capPolicy(from), context.keys.capSends(from)], [defaultCapPolicy(context.config), ...phones])) as string[];
@@ -232,14 +241,14 @@ return 1
  * `countedAt` is the claim's time (to give back when the send provably did not go), or undefined
  * when no cap applies.
  */
-export async function claimTestSend(context: RunnerContext, from: string, phone: string): Promise<{ held: { rule: string; nextAllowed: string } } | { countedAt?: number }> {
+export async function claimTestSend(context: CapContext, from: string, phone: string): Promise<{ held: { rule: string; nextAllowed: string } } | { countedAt?: number }> {
 	const claim = luaScript(context.redis, 'convoCapTestClaim', TEST_CLAIM, 2);
 	const [at, rule, nextAllowed] = (await claim([context.keys.capPolicy(from), context.keys.capSends(from)], [defaultCapPolicy(context.config), phone])) as [number, string?, string?];
 	if (Number(at) < 0) return { held: { rule: rule as string, nextAllowed: nextAllowed as string } };
 	return Number(at) > 0 ? { countedAt: Number(at) } : {};
 }
 
-export async function giveBackTestSend(context: RunnerContext, from: string, phone: string, countedAt: number): Promise<void> {
+export async function giveBackTestSend(context: CapContext, from: string, phone: string, countedAt: number): Promise<void> {
 	const giveBack = luaScript(context.redis, 'convoCapTestGiveBack', TEST_GIVE_BACK, 1);
 	await giveBack([context.keys.capSends(from)], [phone, countedAt]);
 }

@@ -19,7 +19,7 @@ import { luaScript } from '../redis';
 import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
 import { EMIT_SCRIPT, LUA_EMIT } from '../webhooks/events';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
-import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneVerdict } from './windows';
+import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdict } from './windows';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
 import { openCopy, reserveCopy, suppressedNotes } from '../audience/suppression';
@@ -80,9 +80,6 @@ const nothingStaged = (): StagedRows => ({ recipients: [], ledger: [], phones: [
 
 /** Indexes per field of a zone's list (keys.zoneIndexes): about 7 KB each, read whole by the feeder. */
 const ZONE_CHUNK = 1000;
-
-/** A windowed campaign's zones as its hash keeps them (`zones`): [zone key, recipients, chunks] by zone number. */
-export type ZoneTable = Array<[ZoneKey, number, number]>;
 
 /**
  * Sorts a windowed campaign's accepted recipients into per-zone lists as they are checked,

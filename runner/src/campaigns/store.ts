@@ -12,8 +12,7 @@ import { NotFoundError } from '../errors';
 import { storedCampaignName } from './names';
 import { repliedCount } from './replies';
 import { trackingMode, type TrackingMode } from './tracking';
-import { decodeWindow, describeWindow, type WeekWindow } from './windows';
-import type { ZoneTable } from './create';
+import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from './windows';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
 export type { CampaignState };

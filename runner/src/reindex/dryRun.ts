@@ -11,7 +11,8 @@ import type { SourceProgress } from '../source';
 import { SourceError } from '../source';
 import { forEachChunk, sortChunk } from './chunk';
 import { guardDeactivation, rejectedRowsNote } from './deactivate';
-import type { ReindexNames, RunRecord, RunSettings } from './store';
+import type { RunRecord, RunSettings } from './store';
+import type { ReindexNames } from './names';
 import { RunStopped, type CollectionScan } from './work';
 
 /** Rejected rows a dry run's answer lists (the first, by line). */

@@ -11,7 +11,8 @@
 import { Redis } from 'ioredis';
 
 import { LUA_CAP } from '../runner/src/campaigns/cap';
-import { encodeCapPolicy, parseCapPolicy } from '../runner/src/campaigns/capPolicy';
+import { parseCapPolicy } from '../runner/src/capRules';
+import { encodeCapPolicy } from '../runner/src/campaigns/capPolicy';
 import { keysFor } from '../runner/src/keys';
 import { round, size, usedMemory, type BenchResult } from './lib/common';
 

@@ -18,7 +18,8 @@
  */
 import type { RunnerConfig } from '../config';
 import type { Keys } from '../keys';
-import { encodeCapPolicy, NO_CAP, parseCapPolicy, shownPolicy } from './capPolicy';
+import { NO_CAP, parseCapPolicy } from '../capRules';
+import { encodeCapPolicy, shownPolicy } from './capPolicy';
 import { luaScript, type RedisConnection } from '../redis';
 
 /**

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { API_KEY_PREFIX } from '../../sandbox/src/fixture';
 import { UserError } from '../../runner/src/errors';
-import { campaignStatus, cancel, createCampaign, type CreateAnswer } from '../../runner/src/core';
+import { campaignStatus, cancel, createCampaign, type CreateAnswer } from '../../runner/src/core/campaigns';
 import type { CampaignSettings } from '../../runner/src/campaigns/schema';
 import {
 	dumpKeys,

@@ -6,7 +6,8 @@
  */
 import { spawn } from 'node:child_process';
 
-import { cancel, liveRunners } from '../../runner/src/core';
+import { cancel } from '../../runner/src/core/campaigns';
+import { liveRunners } from '../../runner/src/core/runners';
 import { HEARTBEAT_MS, HEARTBEAT_TTL_SECONDS } from '../../runner/src/presence';
 import { expectNoSecret, positionalTemplate, RUNNER_BIN, runCli, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 

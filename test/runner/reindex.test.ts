@@ -4,7 +4,7 @@
  * and checked against the sandbox's own collection: after the second run its active
  * items are the feed's, each stored payload equals the feed's, and the vanished items keep theirs.
  */
-import { createReindex } from '../../runner/src/core';
+import { createReindex } from '../../runner/src/core/reindex';
 import { useRunnerUnderTest } from './support';
 import {
 	activeIds,

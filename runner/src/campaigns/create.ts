@@ -247,7 +247,7 @@ export interface SnapshotInput extends CampaignBasics {
 	draft?: { startsAs: 'running' | 'scheduled'; expiresAt: number; testTo?: string };
 	/** Done after every row is staged and right before the commit (a test send, the start job of a scheduled campaign); gets the first accepted row. */
 	beforeCommit?: (firstAccepted: string | undefined) => Promise<void>;
-	/** The Idempotency-Key the create runs under (core.ts once): the commit keeps `answer` + the snapshot as its answer. */
+	/** The Idempotency-Key the create runs under (core/campaigns.ts once): the commit keeps `answer` + the snapshot as its answer. */
 	claim?: { slot: string; token: string; answer: Record<string, unknown> };
 	/**
 	 * A dry run: every row is read and checked as above, but only the staged phone index is written

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 
 import { Option, type Command } from 'commander';
 
-import * as core from '../core';
+import * as core from '../core/campaigns';
 import { UserError } from '../errors';
 import { answer, runs } from './command';
 import { follow, warnIfNoRunner } from './follow';

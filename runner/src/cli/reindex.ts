@@ -1,7 +1,7 @@
 /** `reindex run|status|report|list|unschedule`: keep a search collection in sync with a feed. */
 import type { Command } from 'commander';
 
-import * as core from '../core';
+import * as core from '../core/reindex';
 import { UserError } from '../errors';
 import { answer, runs } from './command';
 import { followReindex } from './follow';

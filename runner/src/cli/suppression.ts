@@ -4,7 +4,7 @@ import { once } from 'node:events';
 
 import type { Command } from 'commander';
 
-import * as core from '../core';
+import * as core from '../core/audience';
 import { UserError } from '../errors';
 import { answer, runs } from './command';
 

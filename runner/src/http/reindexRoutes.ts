@@ -1,8 +1,8 @@
-/** The reindex routes of the control API: thin over core.ts, the same settings as `reindex run`. */
+/** The reindex routes of the control API: thin over its doors in core/, the same settings as `reindex run`. */
 import { RUNNER_ROUTES, runnerIdParams, startReindexBody } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
-import * as core from '../core';
+import * as core from '../core/reindex';
 import { FieldError, NotFoundError } from '../errors';
 import { at, InputError, type RouteTable } from './routes';
 

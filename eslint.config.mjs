@@ -3,12 +3,14 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const CLIENT_MAY_IMPORT = ['core', 'config', 'log', 'runtime', 'limits'];
+/** The domain doors in runner/src/core/: a client reaches a domain's use cases, stores and Redis only through its door. */
+const DOORS = ['campaigns', 'audience', 'reindex', 'webhooks', 'runners'].map((domain) => `core/${domain}`);
+const CLIENT_MAY_IMPORT = [...DOORS, 'config', 'log', 'runtime', 'limits', 'errors'];
 
 /** The import rule of a runner client (see its use below); `also`: modules this file may import besides. */
 function clientBoundary(files, also = []) {
 	const allowed = [...CLIENT_MAY_IMPORT, ...also].map((name) => name.replace(/[/.]/g, '\\$&')).join('|');
-	const why = 'a runner client (http/, cli/) goes through core.ts, the only door to the stores and Redis; give core the use case instead (eslint.config.mjs lists what else a client may import)';
+	const why = 'a runner client (http/, cli/) reaches a domain only through its door in core/ (campaigns, audience, reindex, webhooks, runners); give the door the use case instead (eslint.config.mjs lists what else a client may import)';
 	return [
 		{
 			files: [files],
@@ -18,7 +20,7 @@ function clientBoundary(files, also = []) {
 					{
 						patterns: [
 							{ regex: `^\\.\\./(?!(?:${allowed}|context)$)`, message: why },
-							{ regex: '^\\.\\./context$', allowTypeImports: true, message: `${why}; context.ts: types only, its errors come through core` },
+							{ regex: '^\\.\\./context$', allowTypeImports: true, message: `${why}; context.ts: types only (the errors are in errors.ts)` },
 						],
 					},
 				],
@@ -43,11 +45,13 @@ export default tseslint.config(
 			globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', location: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URLSearchParams: 'readonly' },
 		},
 	},
-	// core.ts is the only door: the runner's clients (http/, cli/) reach campaigns, reindex runs,
-	// webhooks and their stores only through it. Besides core they may import:
+	// One door per domain (runner/src/core/campaigns, audience, reindex, webhooks, runners): the
+	// runner's clients (http/, cli/) reach a domain's use cases and stores only through its door,
+	// never a store, a domain folder or Redis directly. Besides the doors they may import:
 	//   config, log   - settings and logging every process has;
 	//   runtime       - opening and closing a context, running a process, checking Redis before it;
-	//   context       - types only (RunnerContext); its error classes come through core;
+	//   context       - types only (RunnerContext);
+	//   errors        - UserError and its kinds, the 400/404/409 a client answers with (a leaf module);
 	//   limits        - LimitError, the 408/413/429 a client answers with;
 	// their own folder, libraries and convo-contract. Exceptions, each for one file, follow below.
 	...clientBoundary('runner/src/http/**/*.ts'),
@@ -55,7 +59,7 @@ export default tseslint.config(
 	// The console's sessions and failed-token counts are the HTTP client's own state (no other
 	// client has them), kept in Redis so every process agrees: auth.ts runs its scripts itself.
 	...clientBoundary('runner/src/http/auth.ts', ['redisScripts']),
-	// `start` serves the control API: the CLI starts the HTTP client, which itself goes through core.
+	// `start` serves the control API: the CLI starts the HTTP client, which itself goes through the doors.
 	...clientBoundary('runner/src/cli/serve.ts', ['http/server']),
 	{
 		languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },

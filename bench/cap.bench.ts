@@ -12,7 +12,8 @@ import { join } from 'node:path';
 
 import { Redis } from 'ioredis';
 
-import { encodeCapPolicy, parseCapPolicy } from '../runner/src/campaigns/capPolicy';
+import { parseCapPolicy } from '../runner/src/capRules';
+import { encodeCapPolicy } from '../runner/src/campaigns/capPolicy';
 import { keysFor } from '../runner/src/keys';
 import { resolveIncludes } from '../runner/src/redisScripts';
 import { round, size, usedMemory, type BenchResult } from './lib/common';

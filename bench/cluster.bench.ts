@@ -10,7 +10,7 @@
  */
 import { Cluster } from 'ioredis';
 
-import { createCampaign } from '../runner/src/core';
+import { createCampaign } from '../runner/src/core/campaigns';
 import { masters } from '../runner/src/redis';
 import { commandsRun, masterShares, partOf, sharesTable, type MasterShare } from '../test/runner/clusterShares';
 import { positionalTemplate, startRedisCluster, startRunnerUnderTest, templateSends, writeRecipientsCsv } from '../test/runner/support';

@@ -20,7 +20,8 @@
  */
 import { Redis } from 'ioredis';
 
-import { campaignStatus, cancel, createCampaign, pauseCampaign, reportRows, resumeCampaign, runnerQueues, type CampaignStatus } from '../runner/src/core';
+import { campaignStatus, cancel, createCampaign, pauseCampaign, reportRows, resumeCampaign, type CampaignStatus } from '../runner/src/core/campaigns';
+import { runnerQueues } from '../runner/src/core/runners';
 import { callsBetween, commandCalls, cpuSeconds, rateFigures, round, size, sleep, QUICK, type BenchResult, type Figure } from './lib/common';
 import { positionalTemplate, startStack, templateSends, waitFor, workerPeaksMb, writeRecipientsCsv, type RunnerUnderTest, type SandboxMessage } from './lib/stack';
 

@@ -10,7 +10,7 @@
  */
 import { Redis } from 'ioredis';
 
-import { createCampaign, campaignStatus } from '../runner/src/core';
+import { createCampaign, campaignStatus } from '../runner/src/core/campaigns';
 import { startPrivateRedis } from '../runner/src/devRedis';
 import { positionalTemplate, writeRecipientsCsv } from '../test/runner/support';
 import { callsBetween, commandCalls, commandMicros, rateFigures, redisCpuSeconds } from './lib/common';

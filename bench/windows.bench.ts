@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
 import { loadConfig } from '../runner/src/config';
-import { createCampaign } from '../runner/src/core';
+import { createCampaign } from '../runner/src/core/campaigns';
 import { feedOnce } from '../runner/src/campaigns/feeder';
 import { createLogger } from '../runner/src/log';
 import { closeContext, openContext } from '../runner/src/runtime';

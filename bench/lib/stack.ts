@@ -8,7 +8,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { campaignStatus, createCampaign } from '../../runner/src/core';
+import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import {
 	positionalTemplate,
 	RUNNER_BIN,

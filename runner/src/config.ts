@@ -10,7 +10,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod/v4';
 
 import { parseUrlPolicy } from './net/policy';
-import { parseCapPolicy } from './campaigns/capPolicy';
+import { parseCapPolicy } from './capRules';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 

@@ -7,7 +7,8 @@
  */
 import { getNextMillis } from 'bullmq';
 
-import { FieldError, type RunnerContext } from './context';
+import type { RunnerContext } from './context';
+import { FieldError } from './errors';
 import type { CronJobs } from './jobs';
 import { fullMessage, LimitError, release, reserve } from './limits';
 

@@ -1,8 +1,9 @@
 /**
  * The runner's BullMQ topology on one screen: every queue with its workers' settings (QUEUES), every
- * job kind with its queue, name, data, id, options and processor (JOBS), and the producers that
- * queue them (below). The workers (queues.ts), each queue's dispatch by job name and bull-board's
- * list are built from here; no other file names a queue or a job or sets a job's options.
+ * job kind with its queue, name, data, id and options (JOBS), and the producers that queue them
+ * (below). The workers (queues.ts), each queue's dispatch by job name and bull-board's list are
+ * built from here; no other file names a queue or a job or sets a job's options. The processors
+ * (the table's right column) are wired in processors.ts, where a working process is composed.
  *
  *   queue          job           queued by (producer)                           worked by (processor)
  *   control        feed          upsertFeeder: a job scheduler, every second    feedOnce, dispatchEvents, dropExpiredDrafts
@@ -23,25 +24,15 @@
  * has (one queued by a runner that had a kind this one lacks) fails at once, named, instead of
  * completing unseen.
  *
- * The modules whose processors JOBS names import their producers from here: neither side calls
- * the other while modules load (processors are reached through functions), so the cycle is safe.
+ * The modules that process jobs import their producers from here, so this registry imports none of
+ * them: it would close an import cycle.
  */
-import { UnrecoverableError, type Job, type JobsOptions, type Processor } from 'bullmq';
+import { UnrecoverableError, type Job, type JobsOptions, type Processor, type Queue } from 'bullmq';
 import { backoffMs, RUNNER_EVENTS, type Backoff, type RunnerEvent } from 'convo-contract';
 
 import type { RunnerConfig } from './config';
-import type { RunnerContext } from './context';
 import { GLOBAL_TAG, numberTag } from './keys';
-import { startScheduledCampaign } from './campaigns/control';
-import { dropExpiredDrafts } from './campaigns/draft';
-import { feedOnce } from './campaigns/feeder';
-import { runSchedule } from './campaigns/schedule';
-import { trackOnce } from './campaigns/tracking';
-import { createSendProcessor, type InFlight } from './campaigns/send';
-import { runScheduledReindex } from './reindex/create';
-import { processRun } from './reindex/run';
-import { createDeliveryProcessor } from './webhooks/deliver';
-import { dispatchEvents } from './webhooks/outbox';
+import type { Logger } from './log';
 
 // ---- Queues: each name is formed here and nowhere else ----------------------------------------
 
@@ -115,7 +106,7 @@ export const QUEUES = {
 	tracking: { name: TRACKING_QUEUE, concurrency: () => 1, locks: sendLocks, logFailures: true },
 } satisfies Record<string, QueueSpec>;
 
-type QueueKind = keyof typeof QUEUES;
+export type QueueKind = keyof typeof QUEUES;
 /** The queues every process opens at once, one each; the send queues are opened per number as numbers appear. */
 export type SharedQueue = Exclude<QueueKind, 'send'>;
 
@@ -206,19 +197,7 @@ export interface DeliveryJobData {
 	webhook: string;
 }
 
-/** What a process builds its processors with. */
-export interface WorkingProcess {
-	context: RunnerContext;
-	/** Sends claimed and not settled: what a stop waits for. */
-	inFlight: Map<string, InFlight>;
-	/** Aborted when a stop's deadline passes. */
-	shutdown: AbortSignal;
-	/** Aborted when a stop begins: a run sends no further recipient (the rest go back to the queue). */
-	draining: AbortSignal;
-	/** The key deliveries are signed with; without it the process works no deliveries. */
-	webhookKey?: string;
-}
-
+/** What works one kind of job in a process (processors.ts). */
 type Handler<Data> = (job: Job<Data>, token?: string) => Promise<unknown>;
 
 interface JobKind<Data> {
@@ -230,8 +209,6 @@ interface JobKind<Data> {
 	/** How its job scheduler's id is formed (BullMQ ids each job from it and the due time). */
 	schedulerId?: (schedule: string) => string;
 	options: (config: RunnerConfig) => JobsOptions;
-	/** Its processor in this process; none: the process does not work the kind. */
-	processor: (process: WorkingProcess) => Handler<Data> | undefined;
 }
 
 /** Jobs a scheduler queues: none kept when done, the last 50 failures kept to look at. */
@@ -263,11 +240,6 @@ const JOBS = {
 		// One scheduler in Redis however many processes upsert it.
 		schedulerId: () => 'feeder',
 		options: scheduledJob,
-		processor: ({ context }) => async () => {
-			await feedOnce(context);
-			await dispatchEvents(context);
-			return dropExpiredDrafts(context);
-		},
 	} satisfies JobKind<Record<string, never>>,
 	/** Delivery tracking's tick: walks the ledgers of campaigns being tracked and makes the checks due (campaigns/tracking.ts). */
 	track: {
@@ -275,8 +247,6 @@ const JOBS = {
 		name: 'track',
 		schedulerId: () => 'tracker',
 		options: scheduledJob,
-		// Only a process that talks to the service tracks, unless its operator gave it the send role alone (RUNNER_TRACKING=off).
-		processor: ({ context }) => (context.service && context.config.RUNNER_TRACKING === 'on' ? () => trackOnce(context) : undefined),
 	} satisfies JobKind<Record<string, never>>,
 	/** Starts a scheduled (`--at`) campaign at its time; one per campaign. It may wait for its campaign's commit while attempts remain. */
 	start: {
@@ -284,7 +254,6 @@ const JOBS = {
 		name: 'start',
 		id: ({ campaign }) => `start-${campaign}`,
 		options: () => ({ removeOnComplete: true, removeOnFail: 50 }),
-		processor: ({ context }) => (job) => startScheduledCampaign(context, job.data.campaign, job.data.dueAt, job.attemptsMade + 1 < (job.opts.attempts ?? 1)),
 	} satisfies JobKind<StartJobData>,
 	/** A campaign schedule's run, due at the scheduler's time: a campaign of its own. */
 	cron: {
@@ -292,7 +261,6 @@ const JOBS = {
 		name: 'cron',
 		schedulerId: (schedule) => `cron-${schedule}`,
 		options: scheduledJob,
-		processor: ({ context }) => (job) => runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0)),
 	} satisfies JobKind<ScheduleJobData>,
 	/**
 	 * A run of up to SEND_RUN recipients of one campaign, its id the run's first index. The ledger is
@@ -305,7 +273,6 @@ const JOBS = {
 		name: 'send',
 		id: ({ campaign, index, window }) => `${sendJobIdPrefix(campaign)}${window ? window.feed : index}`,
 		options: (config) => ({ attempts: config.RUNNER_SEND_ATTEMPTS, backoff: jobBackoff('send'), removeOnComplete: true, removeOnFail: true }),
-		processor: ({ context, inFlight, shutdown, draining }) => createSendProcessor(context, inFlight, shutdown, draining),
 	} satisfies JobKind<SendJobData>,
 	/** A reindex run; the process that takes it paces the run's upserts itself (the collection lease makes it the only one). */
 	run: {
@@ -313,7 +280,6 @@ const JOBS = {
 		name: 'run',
 		id: ({ run }) => `run-${run}`,
 		options: () => ({ removeOnComplete: true, removeOnFail: 100 }),
-		processor: ({ context }) => (job) => processRun(context, job.data.run),
 	} satisfies JobKind<RunJobData>,
 	/** A reindex schedule's run: a run of its own, whose id is derived from the job's. */
 	reindexCron: {
@@ -321,7 +287,6 @@ const JOBS = {
 		name: 'scheduled',
 		schedulerId: (schedule) => `reindex-${schedule}`,
 		options: scheduledJob,
-		processor: ({ context }) => (job) => runScheduledReindex(context, job.data.schedule, String(job.id)),
 	} satisfies JobKind<ScheduleJobData>,
 	/**
 	 * One event for one webhook, named by its event type. Finished jobs are kept an hour, so an event
@@ -332,27 +297,42 @@ const JOBS = {
 		name: RUNNER_EVENTS,
 		id: ({ event, webhook }) => `${event.id}-${webhook}`,
 		options: (config) => ({ attempts: config.RUNNER_WEBHOOK_ATTEMPTS, backoff: jobBackoff('delivery'), removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1000 } }),
-		processor: ({ context, webhookKey }) => (webhookKey ? createDeliveryProcessor(context, webhookKey) : undefined),
 	} satisfies JobKind<DeliveryJobData>,
-};
+} satisfies { [K in keyof JobDataByKind]: JobKind<JobDataByKind[K]> };
+
+/** Every kind's data, which its processor (processors.ts) takes. */
+interface JobDataByKind {
+	feed: Record<string, never>;
+	track: Record<string, never>;
+	start: StartJobData;
+	cron: ScheduleJobData;
+	send: SendJobData;
+	run: RunJobData;
+	reindexCron: ScheduleJobData;
+	delivery: DeliveryJobData;
+}
+type JobKindName = keyof typeof JOBS;
+/** The processors one process works, by kind; a kind left out is not worked by the process. */
+export type Handlers = { [K in JobKindName]?: Handler<JobDataByKind[K]> };
 
 /**
  * The processor of one queue in this process: a job goes to the processor of the kind its name
  * names; a name no kind has fails at once (no retry), saying so. Undefined when the process works
  * no kind of the queue (the events queue without a signing key).
  */
-export function queueProcessor(queue: QueueKind, process: WorkingProcess): Processor | undefined {
-	const kinds: Array<{ queue: QueueKind; name: string | readonly string[]; processor: (process: WorkingProcess) => ((job: Job, token?: string) => Promise<unknown>) | undefined }> = Object.values(JOBS);
+export function queueProcessor(queue: QueueKind, handlers: Handlers, log: Logger): Processor | undefined {
 	const byName = new Map<string, (job: Job, token?: string) => Promise<unknown>>();
-	for (const kind of kinds.filter((each) => each.queue === queue)) {
-		const handler = kind.processor(process);
-		if (handler) for (const name of typeof kind.name === 'string' ? [kind.name] : kind.name) byName.set(name, handler);
+	for (const kind of Object.keys(JOBS) as JobKindName[]) {
+		const { queue: kindQueue, name } = JOBS[kind];
+		const handler = handlers[kind] as ((job: Job, token?: string) => Promise<unknown>) | undefined;
+		if (kindQueue !== queue || !handler) continue;
+		for (const each of typeof name === 'string' ? [name] : name) byName.set(each, handler);
 	}
 	if (byName.size === 0) return undefined;
 	return async (job: Job, token?: string) => {
 		const handler = byName.get(job.name);
 		if (!handler) {
-			process.context.log.warn({ queue, job: job.name, id: job.id }, 'job refused: no kind of this name');
+			log.warn({ queue, job: job.name, id: job.id }, 'job refused: no kind of this name');
 			throw new UnrecoverableError(`no processor for a "${job.name}" job on the ${queue} queue`);
 		}
 		return handler(job, token);
@@ -361,39 +341,48 @@ export function queueProcessor(queue: QueueKind, process: WorkingProcess): Proce
 
 // ---- Producers ---------------------------------------------------------------------------------
 
+/**
+ * What a producer uses of a RunnerContext: its settings and the queues it adds to. Named here, not
+ * imported: the context holds the queues, which are opened from this registry.
+ */
+interface Producing {
+	config: RunnerConfig;
+	queues: { shared(kind: SharedQueue): Queue; send(from: string): Queue };
+}
+
 /** The feeder tick's scheduler; every process upserts it at start. */
-export async function upsertFeeder(context: RunnerContext): Promise<void> {
+export async function upsertFeeder(context: Producing): Promise<void> {
 	const { queue, name, schedulerId, options } = JOBS.feed;
 	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: FEED_EVERY_MS }, { name, opts: options() });
 }
 
 /** Delivery tracking's tick scheduler; every process upserts it at start. */
-export async function upsertTracker(context: RunnerContext): Promise<void> {
+export async function upsertTracker(context: Producing): Promise<void> {
 	const { queue, name, schedulerId, options } = JOBS.track;
 	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: TRACK_EVERY_MS }, { name, opts: options() });
 }
 
 /** The delayed job that starts a scheduled campaign at `dueAt`; `afterCommit`: queued before the campaign is committed. */
-export async function addStartJob(context: RunnerContext, data: StartJobData, { afterCommit = false } = {}): Promise<void> {
+export async function addStartJob(context: Producing, data: StartJobData, { afterCommit = false } = {}): Promise<void> {
 	const { queue, name, id, options } = JOBS.start;
 	const delay = Math.max(afterCommit ? COMMIT_GRACE_MS : 0, data.dueAt - Date.now());
 	await context.queues.shared(queue).add(name, data, { ...options(), jobId: id(data), delay, ...(afterCommit ? COMMIT_WAIT : {}) });
 }
 
 /** Sends of one number's campaigns, in one atomic addBulk (ids dedupe the ones still queued). */
-export async function addSendJobs(context: RunnerContext, from: string, sends: SendJobData[]): Promise<void> {
+export async function addSendJobs(context: Producing, from: string, sends: SendJobData[]): Promise<void> {
 	const { name, id, options } = JOBS.send;
 	const opts = options(context.config);
 	if (sends.length > 0) await context.queues.send(from).addBulk(sends.map((data) => ({ name, data, opts: { ...opts, jobId: id(data) } })));
 }
 
-export async function addReindexRunJob(context: RunnerContext, data: RunJobData): Promise<void> {
+export async function addReindexRunJob(context: Producing, data: RunJobData): Promise<void> {
 	const { queue, name, id, options } = JOBS.run;
 	await context.queues.shared(queue).add(name, data, { ...options(), jobId: id(data) });
 }
 
 /** Deliveries, one per event and webhook, in one atomic addBulk. */
-export async function addDeliveryJobs(context: RunnerContext, deliveries: DeliveryJobData[]): Promise<void> {
+export async function addDeliveryJobs(context: Producing, deliveries: DeliveryJobData[]): Promise<void> {
 	const { queue, id, options } = JOBS.delivery;
 	const opts = options(context.config);
 	if (deliveries.length > 0) await context.queues.shared(queue).addBulk(deliveries.map((data) => ({ name: data.event.type, data, opts: { ...opts, jobId: id(data) } })));
@@ -401,8 +390,8 @@ export async function addDeliveryJobs(context: RunnerContext, deliveries: Delive
 
 /** The job scheduler of a kind of cron schedule: upserted with the schedule (BullMQ checks its pattern and zone), removed with it. */
 export interface CronJobs {
-	upsert(context: RunnerContext, schedule: string, repeat: { pattern: string; tz: string }): Promise<void>;
-	remove(context: RunnerContext, schedule: string): Promise<void>;
+	upsert(context: Producing, schedule: string, repeat: { pattern: string; tz: string }): Promise<void>;
+	remove(context: Producing, schedule: string): Promise<void>;
 }
 
 function cronJobs({ queue, name, schedulerId, options }: typeof JOBS.cron | typeof JOBS.reindexCron): CronJobs {

@@ -189,7 +189,7 @@ interface ReindexKeys {
 	outbox(collection: string): string;
 }
 
-/** How long an Idempotency-Key keeps the first answer (core.ts once). */
+/** How long an Idempotency-Key keeps the first answer (core/campaigns.ts once). */
 export const IDEMPOTENCY_SECONDS = 24 * 3600;
 
 /**

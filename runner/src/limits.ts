@@ -17,7 +17,7 @@
  * between them; a registration that then fails gives its place back (release).
  */
 import type { RunnerContext } from './context';
-import { UserError } from './context';
+import { UserError } from './errors';
 import { redisScript } from './redisScripts';
 import type { SourceRecord } from './source';
 

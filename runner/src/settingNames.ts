@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod/v4';
 
-import { FieldError } from './context';
+import { FieldError } from './errors';
 
 /** The broken rules, each with the client's name of its setting in front; the field is the first one's. */
 export function settingsError(error: z.ZodError, names: Readonly<Partial<Record<string, string>>>): FieldError {

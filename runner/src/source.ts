@@ -13,7 +13,7 @@ import { parse as parseCsv } from 'csv-parse';
 import { csvDelimiterNamed, detectCsvDelimiter } from './csv';
 
 import type { RunnerConfig } from './config';
-import { FieldError } from './context';
+import { FieldError } from './errors';
 import { isNotAllowed, outboundFor } from './net/outbound';
 import { isHttpUrl, shownUrl } from './net/urls';
 

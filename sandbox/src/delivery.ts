@@ -11,11 +11,10 @@ import { z } from 'zod/v4';
 
 import { toApiDigits } from 'convo-contract';
 import type { Clock } from './clock';
-import type { SandboxContext } from './context';
-import { emitMessageCreated } from './events';
+import { emitMessageCreated, type EmittingContext } from './events';
 import { badRequest } from './httpError';
 import type { DeliveryPlan, Message } from './model';
-import { endpointOf } from './routes/operation';
+import { endpointOf } from './endpoints';
 import { planOf, STATUS_STEPS_MS } from './status';
 import type { Store } from './store';
 
@@ -177,7 +176,7 @@ function push(map: Map<string, string[]>, key: string, atMs: number): void {
 /** setTimeout's longest wait; a later reply re-arms when it fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-type ReplyContext = Pick<SandboxContext, 'store' | 'clock' | 'webhooks' | 'links'>;
+type ReplyContext = EmittingContext & { clock: Clock };
 
 export class Delivery {
 	private current: DeliverySettings | undefined;

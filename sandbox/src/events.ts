@@ -1,9 +1,17 @@
 /** The message_created payload (SPEC 6) for a stored message. */
-import type { SandboxContext } from './context';
 import type { Contact, Message } from './model';
-import { eventContactView } from './views';
+import type { Store } from './store';
+import { eventContactView, type Links } from './views';
+import type { WebhookHub } from './webhooks';
 
-export function emitMessageCreated(context: Pick<SandboxContext, 'webhooks' | 'store' | 'links'>, message: Message, contact: Contact, status: 'received' | 'sent'): void {
+/** What an event is made and sent with: the part of the SandboxContext it uses (context.ts names the delivery, which emits events). */
+export interface EmittingContext {
+	webhooks: WebhookHub;
+	store: Store;
+	links: Links;
+}
+
+export function emitMessageCreated(context: EmittingContext, message: Message, contact: Contact, status: 'received' | 'sent'): void {
 	context.webhooks.emit(message.businessId, {
 		to: message.to,
 		from: message.from,

@@ -8,6 +8,7 @@ import { Delivery } from './delivery';
 import { Faults } from './faults';
 import { describeFixture, type Fixture } from './fixture';
 import { RequestCounts } from './requestCounts';
+import { seedFixture } from './seed';
 import { Store } from './store';
 import { WebhookHub } from './webhooks';
 
@@ -37,7 +38,7 @@ export function createSandboxContext(): SandboxContext {
 	const clock = new Clock();
 	const base = {
 		clock,
-		store: new Store(clock),
+		store: new Store(clock, seedFixture),
 		webhooks: new WebhookHub(),
 		faults: new Faults(),
 		requests: new RequestCounts(),

@@ -2,7 +2,7 @@
 import { z } from 'zod/v4';
 
 import { APIS, ERROR_CODES, OPERATION_KEYS, OPERATIONS, type OperationKey } from 'convo-contract';
-import { fullPath } from './routes/operation';
+import { fullPath } from './endpoints';
 
 type JsonSchema = Record<string, unknown>;
 

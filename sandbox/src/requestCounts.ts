@@ -4,7 +4,7 @@
  * Every request counts, refused ones included: it is what the service received.
  */
 import { OPERATION_KEYS } from 'convo-contract';
-import { endpointOf } from './routes/operation';
+import { endpointOf } from './endpoints';
 
 export class RequestCounts {
 	private counts = new Map<string, number>();

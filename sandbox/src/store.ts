@@ -17,7 +17,6 @@ import type {
 	SearchItem,
 	Template,
 } from './model';
-import { seedFixture } from './seed';
 
 interface NewMessage {
 	business: Business;
@@ -60,7 +59,11 @@ export class Store {
 	private accepted: Message[] = [];
 	private acceptedByBusiness = new Map<string, Message[]>();
 
-	constructor(readonly clock: Clock) {
+	/** `seed`: what `reset()` fills the emptied store with (seed.ts's fixture), given by whoever composes the sandbox. */
+	constructor(
+		readonly clock: Clock,
+		private readonly seed: (store: Store) => void,
+	) {
 		this.reset();
 	}
 
@@ -85,7 +88,7 @@ export class Store {
 		]) {
 			map.clear();
 		}
-		seedFixture(this);
+		this.seed(this);
 	}
 
 	businessByToken(token: string): Business | undefined {

@@ -5,7 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { createReindex } from '../../runner/src/core';
+import { createReindex } from '../../runner/src/core/reindex';
 import { convoNode, itemsThen, runWorkflow } from '../harness/workflow';
 import { startApi, useRunnerUnderTest, waitFor } from '../runner/support';
 import { activeIds, clearSandboxCounts, collectionOf, FEED_DIR, feedText, freshCollection, products, range, sandboxCounts, settled, UPSERT, writeFeed } from '../runner/reindexSupport';

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { campaignStatus, createCampaign } from '../../runner/src/core';
+import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import { sendsByPhone, positionalTemplate, startRedisCluster, startRunnerUnderTest, templateSends, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
 
 jest.setTimeout(240_000);

@@ -9,7 +9,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { campaignStatus, cancel, clearCap, createCampaign, listCampaigns, reconcileCampaign, retryNotSent, setCap, showCap } from '../../runner/src/core';
+import { campaignStatus, cancel, createCampaign, listCampaigns, reconcileCampaign, retryNotSent } from '../../runner/src/core/campaigns';
+import { clearCap, setCap, showCap } from '../../runner/src/core/audience';
 import { positionalTemplate, report, runCli, sendsByPhone, setFault, clearFaults, startApi, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
 
 jest.setTimeout(420_000);

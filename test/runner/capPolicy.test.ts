@@ -3,7 +3,8 @@
  * naming the setting as the user sees it (CLI argument, API field, environment variable).
  */
 import { loadConfig } from '../../runner/src/config';
-import { encodeCapPolicy, parseCapPolicy } from '../../runner/src/campaigns/capPolicy';
+import { parseCapPolicy } from '../../runner/src/capRules';
+import { encodeCapPolicy } from '../../runner/src/campaigns/capPolicy';
 
 test('rules read as at most N per window, every rule holding; none is no cap', () => {
 	expect(parseCapPolicy('1/24h, 3/7d', 'policy')).toEqual([

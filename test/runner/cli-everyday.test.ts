@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { campaignStatus, cancel, createCampaign, liveRunners } from '../../runner/src/core';
+import { campaignStatus, cancel, createCampaign } from '../../runner/src/core/campaigns';
+import { liveRunners } from '../../runner/src/core/runners';
 import { positionalTemplate, RUNNER_ARGS, runCli, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(120_000);

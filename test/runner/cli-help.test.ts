@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { RUNNER_EVENTS } from 'convo-contract';
 
-import { REPORT_COLUMNS } from '../../runner/src/core';
+import { REPORT_COLUMNS } from '../../runner/src/core/campaigns';
 import { runCli, SOURCE_RUNNER_ARGS } from './support';
 
 jest.setTimeout(600_000);

@@ -6,7 +6,7 @@
  */
 import { createHmac } from 'node:crypto';
 
-import { campaignStatus, createCampaign } from '../../runner/src/core';
+import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import { startPrivateRedis } from '../../runner/src/devRedis';
 import { positionalTemplate, runCli, spawnRunner, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 

@@ -10,7 +10,8 @@
  */
 import { Cluster } from 'ioredis';
 
-import { addSuppression, campaignStatus, cancel, createCampaign, inlineRecords } from '../../runner/src/core';
+import { addSuppression } from '../../runner/src/core/audience';
+import { campaignStatus, cancel, createCampaign, inlineRecords } from '../../runner/src/core/campaigns';
 import { repairCopy } from '../../runner/src/audience/suppression';
 import { masters } from '../../runner/src/redis';
 import { commandsRun, masterShares, numbersByMaster, partOf, sharesTable } from './clusterShares';

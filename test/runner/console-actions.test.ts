@@ -15,7 +15,7 @@ import { join } from 'node:path';
 
 import type { Browser, Page } from 'playwright-core';
 
-import { listSchedules } from '../../runner/src/core';
+import { listSchedules } from '../../runner/src/core/campaigns';
 import { consolePage, launchChromium, SHOTS } from './consoleSupport';
 import { positionalTemplate, sendsByPhone, startApi, templateSends, useRunnerUnderTest, waitFor } from './support';
 

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 
-import { API_NAMES, campaignStatus, cancel, createCampaign, listCampaigns, pauseCampaign, resumeCampaign } from '../../runner/src/core';
+import { API_NAMES, campaignStatus, cancel, createCampaign, listCampaigns, pauseCampaign, resumeCampaign } from '../../runner/src/core/campaigns';
 import { SEND_RUN } from '../../runner/src/jobs';
 import { positionalTemplate, report, sendsByPhone, setFault, clearFaults, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 

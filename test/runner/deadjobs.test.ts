@@ -7,7 +7,7 @@
  * recipients stay pending and are each sent once after resume; a cancelled one's become cancelled.
  * An operator's pause also hands the number over before it answers (core, handOverNumber).
  */
-import { campaignStatus, cancel, createCampaign, pauseCampaign, resumeCampaign, setCampaignRate } from '../../runner/src/core';
+import { campaignStatus, cancel, createCampaign, pauseCampaign, resumeCampaign, setCampaignRate } from '../../runner/src/core/campaigns';
 import { windowRate } from '../../runner/src/campaigns/spacing';
 import { positionalTemplate, sendsByPhone, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 

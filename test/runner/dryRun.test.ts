@@ -8,7 +8,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
-import { addSuppression, setCap } from '../../runner/src/core';
+import { addSuppression, setCap } from '../../runner/src/core/audience';
 import { positionalTemplate, scanKeys, runCli, sendsByPhone, startApi, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);

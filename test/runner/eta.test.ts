@@ -4,7 +4,7 @@
  * process sends here, so the sends per second are written as the settle script writes them): the
  * seconds it sat paused do not count, so the ETA does not jump up after a resume.
  */
-import { campaignStatus, createCampaign, pauseCampaign, resumeCampaign } from '../../runner/src/core';
+import { campaignStatus, createCampaign, pauseCampaign, resumeCampaign } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import { positionalTemplate, useRunnerUnderTest } from './support';
 

@@ -3,7 +3,7 @@
  * Every recipient ends final; the sandbox's own log holds exactly one message per `sent`
  * recipient, with the report's message id, and none for any other.
  */
-import { createCampaign, campaignStatus } from '../../runner/src/core';
+import { createCampaign, campaignStatus } from '../../runner/src/core/campaigns';
 import { dumpKeys, expectNoSecret, expectReportMatchesLog, positionalTemplate, report, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(300_000);

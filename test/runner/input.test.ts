@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { API_KEY_PREFIX } from '../../sandbox/src/fixture';
-import { UserError } from '../../runner/src/context';
-import { campaignStatus, cancel, createCampaign, type CreateAnswer } from '../../runner/src/core';
+import { UserError } from '../../runner/src/errors';
+import { campaignStatus, cancel, createCampaign, type CreateAnswer } from '../../runner/src/core/campaigns';
 import type { CampaignSettings } from '../../runner/src/campaigns/schema';
 import {
 	dumpKeys,

@@ -9,7 +9,7 @@
 import type { Job, Queue } from 'bullmq';
 import type { RunnerEvent, RunnerEventType } from 'convo-contract';
 
-import { runnerQueues } from '../../runner/src/core';
+import { runnerQueues } from '../../runner/src/core/runners';
 import { addDeliveryJobs, addReindexRunJob, addSendJobs, addStartJob, CAMPAIGN_CRON, REINDEX_CRON } from '../../runner/src/jobs';
 import { useRunnerUnderTest, waitFor } from './support';
 

@@ -5,7 +5,7 @@
  * the unknowns are at most the sends the dead worker had in flight; reconcile marks each one as
  * the log says; retry --not-sent completes the campaign, still without a duplicate.
  */
-import { createCampaign, campaignStatus, reconcileCampaign, retryNotSent } from '../../runner/src/core';
+import { createCampaign, campaignStatus, reconcileCampaign, retryNotSent } from '../../runner/src/core/campaigns';
 import { positionalTemplate, report, sendsByPhone, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(360_000);

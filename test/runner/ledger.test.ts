@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 
 import { transition } from '../../runner/src/campaigns/state';
 import { counterField, type Outcome } from '../../runner/src/ledger';
-import { createCampaign } from '../../runner/src/core';
+import { createCampaign } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import type { OutboxEntry } from '../../runner/src/webhooks/events';
 import { positionalTemplate, useRunnerUnderTest } from './support';

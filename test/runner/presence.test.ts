@@ -7,7 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 
-import { cancel, liveRunners } from '../../runner/src/core';
+import { cancel } from '../../runner/src/core/campaigns';
+import { liveRunners } from '../../runner/src/core/runners';
 import { expectNoSecret, positionalTemplate, RUNNER_ARGS, runCli, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(120_000);

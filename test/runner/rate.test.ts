@@ -5,7 +5,7 @@
  * in any sliding one-second window (tolerance 10% + 2, stated in the issue), while a campaign on a
  * second number runs alongside at its own limit.
  */
-import { createCampaign, campaignStatus, setCampaignRate } from '../../runner/src/core';
+import { createCampaign, campaignStatus, setCampaignRate } from '../../runner/src/core/campaigns';
 import { positionalTemplate, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
 
 jest.setTimeout(180_000);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { campaignStatus, createCampaign } from '../../runner/src/core';
+import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import { startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { dumpKeys, expectNoSecret, expectReportMatchesLog, positionalTemplate, report, startRunnerUnderTest, templateSends, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
 

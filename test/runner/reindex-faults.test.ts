@@ -8,7 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 
-import { createReindex } from '../../runner/src/core';
+import { createReindex } from '../../runner/src/core/reindex';
 import { clearFaults, runCli, setFault, useRunnerUnderTest, waitFor } from './support';
 import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, differing, feedText, freshCollection, products, range, serveFeed, settled, UPSERT, writeFeed } from './reindexSupport';
 

@@ -4,7 +4,7 @@
  * deactivation is skipped and the report says why); a file that is not JSON fails the run. The
  * CLI's `--json` documents, and the content hash's rules.
  */
-import { createReindex, listReindexRuns, listReindexSchedules, reindexReport } from '../../runner/src/core';
+import { createReindex, listReindexRuns, listReindexSchedules, reindexReport } from '../../runner/src/core/reindex';
 import { contentHash } from '../../runner/src/reindex/hash';
 import { runCli, useRunnerUnderTest, waitFor } from './support';
 import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, feedText, freshCollection, products, range, settled, UPSERT, writeFeed } from './reindexSupport';

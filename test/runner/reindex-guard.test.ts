@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
-import { createReindex, listReindexRuns, removeReindexSchedule } from '../../runner/src/core';
+import { createReindex, listReindexRuns, removeReindexSchedule } from '../../runner/src/core/reindex';
 import type { RedisConnection } from '../../runner/src/redis';
 import { runCli, scanKeys, startApi, useRunnerUnderTest, waitFor, waitForEventsDelivered } from './support';
 import {

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 
-import { createReindex } from '../../runner/src/core';
+import { createReindex } from '../../runner/src/core/reindex';
 import { useRunnerUnderTest } from './support';
 import {
 	activeIds,

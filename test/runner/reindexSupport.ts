@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 
-import { reindexOverview, type ReindexOverview } from '../../runner/src/core';
+import { reindexOverview, type ReindexOverview } from '../../runner/src/core/reindex';
 import type { RunnerContext } from '../../runner/src/context';
 import { scanKeys, waitFor, type RunnerUnderTest } from './support';
 

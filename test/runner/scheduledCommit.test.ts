@@ -7,7 +7,7 @@
 import { newCampaignId } from '../../runner/src/campaigns/store';
 import { addStartJob } from '../../runner/src/jobs';
 import { snapshotCampaign } from '../../runner/src/campaigns/create';
-import { campaignStatus } from '../../runner/src/core';
+import { campaignStatus } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import { positionalTemplate, sendsByPhone, templateSends, useRunnerUnderTest, waitFor } from './support';
 

@@ -5,7 +5,7 @@
  * resent), and the rest of the run pending; the same job, taken up again once BullMQ sees it
  * stalled, sends the rest. Counted in the sandbox's own log.
  */
-import { campaignStatus, createCampaign } from '../../runner/src/core';
+import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import { SEND_RUN } from '../../runner/src/jobs';
 import { positionalTemplate, report, sendsByPhone, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 

@@ -18,7 +18,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { API_NAMES, createCampaign, campaignStatus } from '../../runner/src/core';
+import { API_NAMES, createCampaign, campaignStatus } from '../../runner/src/core/campaigns';
 import { positionalTemplate, report, startRunnerUnderTest, templateSends, useRedisServer, waitFor, type RunnerUnderTest, type SandboxMessage } from './support';
 
 jest.setTimeout(240_000);

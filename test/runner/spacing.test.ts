@@ -12,7 +12,7 @@
 import type { Redis } from 'ioredis';
 
 import { FRESH_START_MS, holdStarts, restartSpacing, secondCap, setSpacingRate, startNextInRun, waitForStart, WINDOW_MS, windowRate } from '../../runner/src/campaigns/spacing';
-import { createCampaign } from '../../runner/src/core';
+import { createCampaign } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import { positionalTemplate, useRunnerUnderTest } from './support';
 

@@ -18,7 +18,7 @@ import { createLogger } from '../../runner/src/log';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { masters, type RedisConnection } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
-import { reportRows } from '../../runner/src/core';
+import { reportRows } from '../../runner/src/core/campaigns';
 import { outboxes } from '../../runner/src/webhooks/outbox';
 import type { ReportRow } from '../../runner/src/campaigns/report';
 import { TEST_RUNNER_BUNDLE, TEST_SANDBOX_BUNDLE, workerRedisUrl } from '../support/testRun';

@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
-import { campaignView, getCampaign } from '../../runner/src/core';
+import { campaignView, getCampaign } from '../../runner/src/core/campaigns';
 import { clearFaults, deliveryChecks, positionalTemplate, runCli, setFault, startApi, startCountingProxy, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(300_000);

@@ -8,7 +8,7 @@ import { cancelCampaign, failCampaign } from '../../runner/src/campaigns/control
 import { transition } from '../../runner/src/campaigns/state';
 import { decodeRecipient } from '../../runner/src/campaigns/schema';
 import { counterField, type Outcome } from '../../runner/src/ledger';
-import { createCampaign } from '../../runner/src/core';
+import { createCampaign } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import type { OutboxEntry } from '../../runner/src/webhooks/events';
 import { positionalTemplate, useRunnerUnderTest } from './support';

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from 'convo-contract';
-import { cancel, pauseCampaign } from '../../runner/src/core';
+import { cancel, pauseCampaign } from '../../runner/src/core/campaigns';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
 import { clearFaults, dumpKeys, expectNoSecret, positionalTemplate, setFault, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered, waitForFeederTick, apiCaller } from './support';
 

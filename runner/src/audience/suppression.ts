@@ -22,7 +22,8 @@
  */
 import { parsePhoneNumber, SUPPRESSION_SOURCES } from 'convo-contract';
 
-import { FieldError, UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { FieldError, UserError } from '../errors';
 import { redisScript } from '../redisScripts';
 import { cappedRows, LimitError } from '../limits';
 import type { SourceRecord } from '../source';

@@ -17,10 +17,18 @@
  * count), expiring after the longest rule's window: bounded, and gone once it no longer matters.
  */
 import type { RunnerConfig } from '../config';
-import type { RunnerContext } from '../context';
 import type { Keys } from '../keys';
-import { encodeCapPolicy, NO_CAP, parseCapPolicy, shownPolicy } from './capPolicy';
+import { NO_CAP, parseCapPolicy } from '../capRules';
+import { encodeCapPolicy, shownPolicy } from './capPolicy';
+import type { RedisConnection } from '../redis';
 import { redisScript } from '../redisScripts';
+
+/** What the cap's functions use of a RunnerContext: its Redis, its keys and its settings. */
+interface CapContext {
+	redis: RedisConnection;
+	keys: Keys;
+	config: RunnerConfig;
+}
 
 /** The business default as the scripts read it ('' for none), parsed once per process. */
 const defaults = new WeakMap<RunnerConfig, string>();
@@ -46,7 +54,7 @@ export interface CapView {
 	default_policy: string | null;
 }
 
-export async function showCap(context: RunnerContext, from: string): Promise<CapView> {
+export async function showCap(context: CapContext, from: string): Promise<CapView> {
 	const own = await context.redis.get(context.keys.capPolicy(from));
 	const fallback = defaultCapPolicy(context.config);
 	const number_policy = own === null ? null : shownPolicy(own);
@@ -56,19 +64,19 @@ export async function showCap(context: RunnerContext, from: string): Promise<Cap
 }
 
 /** Sets the number's own policy (`none`: no cap for it, whatever the default); applies from the next claim. */
-export async function setCap(context: RunnerContext, from: string, policy: string, setting: string): Promise<CapView> {
+export async function setCap(context: CapContext, from: string, policy: string, setting: string): Promise<CapView> {
 	await context.redis.set(context.keys.capPolicy(from), encodeCapPolicy(parseCapPolicy(policy, setting)));
 	return showCap(context, from);
 }
 
 /** Removes the number's own policy: the default holds again. */
-export async function clearCap(context: RunnerContext, from: string): Promise<CapView> {
+export async function clearCap(context: CapContext, from: string): Promise<CapView> {
 	await context.redis.del(context.keys.capPolicy(from));
 	return showCap(context, from);
 }
 
 /** For a dry run of a campaign from `from`: the rule that would cap each phone now ('' for none). */
-export async function wouldCap(context: RunnerContext, from: string, phones: string[]): Promise<string[]> {
+export async function wouldCap(context: CapContext, from: string, phones: string[]): Promise<string[]> {
 	if (phones.length === 0) return [];
 	const check = redisScript(context.redis, 'wouldCap');
 	return (await check([context.keys.capPolicy(from), context.keys.capSends(from)], [defaultCapPolicy(context.config), ...phones])) as string[];
@@ -80,14 +88,14 @@ export async function wouldCap(context: RunnerContext, from: string, phones: str
  * `countedAt` is the claim's time (to give back when the send provably did not go), or undefined
  * when no cap applies.
  */
-export async function claimTestSend(context: RunnerContext, from: string, phone: string): Promise<{ held: { rule: string; nextAllowed: string } } | { countedAt?: number }> {
+export async function claimTestSend(context: CapContext, from: string, phone: string): Promise<{ held: { rule: string; nextAllowed: string } } | { countedAt?: number }> {
 	const claim = redisScript(context.redis, 'capTestClaim');
 	const [at, rule, nextAllowed] = (await claim([context.keys.capPolicy(from), context.keys.capSends(from)], [defaultCapPolicy(context.config), phone])) as [number, string?, string?];
 	if (Number(at) < 0) return { held: { rule: rule as string, nextAllowed: nextAllowed as string } };
 	return Number(at) > 0 ? { countedAt: Number(at) } : {};
 }
 
-export async function giveBackTestSend(context: RunnerContext, from: string, phone: string, countedAt: number): Promise<void> {
+export async function giveBackTestSend(context: CapContext, from: string, phone: string, countedAt: number): Promise<void> {
 	const giveBack = redisScript(context.redis, 'capTestGiveBack');
 	await giveBack([context.keys.capSends(from)], [phone, countedAt]);
 }

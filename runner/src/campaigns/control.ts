@@ -8,7 +8,8 @@
 import { retryUndeliveredBody, setCampaignRateBody, type RetryUndeliveredBody } from 'convo-contract';
 
 import { EXPIRED_REASON, type Outcome } from '../ledger';
-import { UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { UserError } from '../errors';
 import { settingsError } from '../settingNames';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';

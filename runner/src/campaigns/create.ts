@@ -11,13 +11,14 @@ import { formatOf, readRecords, SourceError, type SourceRecord } from '../source
 import { shownUrl } from '../net/urls';
 import { delimiterName } from '../csv';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
-import { ConflictError, UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { ConflictError, UserError } from '../errors';
 import { cappedRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { redisScript } from '../redisScripts';
 import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
-import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneVerdict } from './windows';
+import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdict } from './windows';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
 import { openCopy, reserveCopy, suppressedNotes } from '../audience/suppression';
@@ -78,9 +79,6 @@ const nothingStaged = (): StagedRows => ({ recipients: [], ledger: [], phones: [
 
 /** Indexes per field of a zone's list (keys.zoneIndexes): about 7 KB each, read whole by the feeder. */
 const ZONE_CHUNK = 1000;
-
-/** A windowed campaign's zones as its hash keeps them (`zones`): [zone key, recipients, chunks] by zone number. */
-export type ZoneTable = Array<[ZoneKey, number, number]>;
 
 /**
  * Sorts a windowed campaign's accepted recipients into per-zone lists as they are checked,
@@ -248,7 +246,7 @@ export interface SnapshotInput extends CampaignBasics {
 	draft?: { startsAs: 'running' | 'scheduled'; expiresAt: number; testTo?: string };
 	/** Done after every row is staged and right before the commit (a test send, the start job of a scheduled campaign); gets the first accepted row. */
 	beforeCommit?: (firstAccepted: string | undefined) => Promise<void>;
-	/** The Idempotency-Key the create runs under (core.ts once): the commit keeps `answer` + the snapshot as its answer. */
+	/** The Idempotency-Key the create runs under (core/campaigns.ts once): the commit keeps `answer` + the snapshot as its answer. */
 	claim?: { slot: string; token: string; answer: Record<string, unknown> };
 	/**
 	 * A dry run: every row is read and checked as above, but only the staged phone index is written

@@ -12,7 +12,8 @@
  *   feeder tick drops expired drafts from the campaign list.
  */
 import { RECIPIENTS_PER_CHUNK } from 'convo-contract';
-import { ConflictError, NotFoundError, UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { ConflictError, NotFoundError, UserError } from '../errors';
 import { LimitError, fullMessage, release, reserve, tooManyRows } from '../limits';
 import { addStartJob } from '../jobs';
 import { IDEMPOTENCY_SECONDS } from '../keys';
@@ -49,7 +50,7 @@ function notADraft(id: string, state: string): ConflictError {
 }
 
 /** Row i of the chunk gets line `firstLine + i`; by default the line after the last one added. */
-/** `claim`: the Idempotency-Key the chunk is added under (core.ts once); its answer is kept with the rows. */
+/** `claim`: the Idempotency-Key the chunk is added under (core/campaigns.ts once); its answer is kept with the rows. */
 export async function addRecipients(context: RunnerContext, id: string, rows: unknown[], firstLine?: number, claim?: { slot: string; token: string }): Promise<ChunkAnswer> {
 	const { redis, keys } = context;
 	if (rows.length > RECIPIENTS_PER_CHUNK) throw new UserError(`recipients has ${rows.length} rows; at most ${RECIPIENTS_PER_CHUNK} per chunk`);

@@ -8,7 +8,8 @@
 import { decodeRecipient } from './schema';
 import { getCampaign } from './store';
 import { trackAgain } from './tracking';
-import { UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { UserError } from '../errors';
 
 /** Service and runner clocks differ a little; erring early only ever errs toward "sent". */
 const CLOCK_SKEW_MS = 5_000;

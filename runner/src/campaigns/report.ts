@@ -2,7 +2,8 @@
 
 import { parsePhoneNumber } from 'convo-contract';
 
-import { FieldError, NotFoundError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { FieldError, NotFoundError } from '../errors';
 import { csvRows } from '../csv';
 import type { Outcome } from '../ledger';
 import { decodeRecipient } from './schema';

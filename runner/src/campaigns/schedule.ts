@@ -4,7 +4,8 @@
  * re-reads the source into a campaign of its own, whose id is derived from the schedule and the
  * due time, so a run delivered twice creates one campaign (the Chatwoot duplicate).
  */
-import { ConflictError, UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { ConflictError, UserError } from '../errors';
 import { findCronSchedule, listCronSchedules, startCronSchedule, stopCronSchedule, type CronNames, type CronSchedule, type ScheduleKind } from '../cronSchedules';
 import { CAMPAIGN_CRON } from '../jobs';
 import { newId } from '../keys';

@@ -67,7 +67,7 @@ export const campaignSettings = z.object({
 	endAt: z.iso.datetime({ offset: true }).optional(),
 	/** A recipient over the frequency cap (cap.ts): `skip` writes it capped (the default), `wait` keeps it pending until allowed. */
 	whenCapped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
-	/** Check every row and answer the counts, storing and sending nothing (core.ts createCampaign). */
+	/** Check every row and answer the counts, storing and sending nothing (core/campaigns.ts createCampaign). */
 	dryRun: z.boolean().optional(),
 	/** Exempt from the marketing-only rules: sends to phones on the suppression list (audience/suppression.ts). */
 	transactional: z.boolean().optional(),

@@ -7,12 +7,12 @@ import type { CampaignFunnel, CampaignState } from 'convo-contract';
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
 import { campaignNumber } from '../homes';
-import { NotFoundError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { NotFoundError } from '../errors';
 import { storedCampaignName } from './names';
 import { repliedCount } from './replies';
 import { trackingMode, type TrackingMode } from './tracking';
-import { decodeWindow, describeWindow, type WeekWindow } from './windows';
-import type { ZoneTable } from './create';
+import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from './windows';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
 export type { CampaignState };

@@ -8,7 +8,8 @@
  * suppression list, the send window, the frequency cap, which it counts toward): a rule that holds
  * it back refuses the create naming the setting and the rule. docs/decisions.md, "Test send".
  */
-import { FieldError, UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { FieldError, UserError } from '../errors';
 import { formatOf, readRecords, SourceError } from '../source';
 import { findSuppression } from '../audience/suppression';
 import { claimTestSend, giveBackTestSend } from './cap';

@@ -138,6 +138,8 @@ function zoneOpening(week: WeekWindow, zone: string, ms: number): [number, numbe
  * window is the intersection of its zones' (zonesOf).
  */
 export type ZoneKey = string;
+/** A windowed campaign's zones as its hash keeps them (`zones`): [zone key, recipients, chunks] by zone number. */
+export type ZoneTable = Array<[ZoneKey, number, number]>;
 
 function zonesOf(key: ZoneKey): string[] {
 	return key.startsWith('country:') ? (getCountry(key.slice('country:'.length))?.timezones ?? []) : [key];

@@ -4,7 +4,8 @@ import { once } from 'node:events';
 
 import { Option, type Command } from 'commander';
 
-import * as core from '../core';
+import * as core from '../core/campaigns';
+import { UserError } from '../errors';
 import { answer, runs } from './command';
 import { follow, warnIfNoRunner } from './follow';
 import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from './runOptions';
@@ -93,7 +94,7 @@ function outcomesOf(text: string): { outcomes: core.Outcome[]; failedDelivery: b
 	const outcomes = text.split(',').map((part) => part.trim()).filter(Boolean);
 	const known = [...core.OUTCOMES, FAILED_DELIVERY] as readonly string[];
 	const unknown = outcomes.filter((outcome) => !known.includes(outcome));
-	if (unknown.length > 0 || outcomes.length === 0) throw new core.UserError(`--outcome takes outcomes among ${known.join(', ')}, comma-separated; got "${text}"`);
+	if (unknown.length > 0 || outcomes.length === 0) throw new UserError(`--outcome takes outcomes among ${known.join(', ')}, comma-separated; got "${text}"`);
 	return { outcomes: outcomes.filter((outcome) => outcome !== FAILED_DELIVERY) as core.Outcome[], failedDelivery: outcomes.includes(FAILED_DELIVERY) };
 }
 
@@ -251,8 +252,8 @@ export function addCampaignCommands(program: Command): void {
 			.option('--after <duration>', 'with --undelivered: only failures at least this old (30s, 15m, 2h, 1d)'),
 		async ({ context, args: [id], options }) => {
 			const { notSent, undelivered, reason, after } = options as { notSent?: boolean; undelivered?: boolean; reason?: string; after?: string };
-			if (Boolean(notSent) === Boolean(undelivered)) throw new core.UserError('campaign retry needs one of --not-sent or --undelivered');
-			if (!undelivered && (reason !== undefined || after !== undefined)) throw new core.UserError('--reason and --after go with --undelivered');
+			if (Boolean(notSent) === Boolean(undelivered)) throw new UserError('campaign retry needs one of --not-sent or --undelivered');
+			if (!undelivered && (reason !== undefined || after !== undefined)) throw new UserError('--reason and --after go with --undelivered');
 			const result = undelivered ? await core.retryUndelivered(context, id, { reason, after }, { reason: '--reason', after: '--after' }) : await core.retryNotSent(context, id);
 			return answer({ id, ...result }, () => `${id}: ${result.requeued} recipients sent again; ${result.state}`);
 		},

@@ -1,7 +1,7 @@
 /** `cap show|set|clear --from N`: a sending number's frequency cap across campaigns (campaigns/cap.ts). */
 import type { Command } from 'commander';
 
-import * as core from '../core';
+import * as core from '../core/audience';
 import { answer, runs } from './command';
 
 type CapView = Awaited<ReturnType<typeof core.showCap>>;

@@ -7,7 +7,7 @@ import { Option, type Command } from 'commander';
 
 import { ConfigError, loadConfig } from '../config';
 import type { RunnerContext } from '../context';
-import { UserError } from '../core';
+import { UserError } from '../errors';
 import { loggerFor } from '../log';
 import { CLIENT_READY_MS, closeContext, isRedisUnavailable, openContext, RedisSettingsError, RedisUnavailable } from '../runtime';
 

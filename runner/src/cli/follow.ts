@@ -6,7 +6,9 @@
 import { SingleBar } from 'cli-progress';
 
 import type { RunnerContext } from '../context';
-import { campaignStatus, liveRunners, reindexOverview, runnerWhereabouts, SETTLED_REINDEX_STATES, type CampaignStatus, type ReindexOverview } from '../core';
+import { campaignStatus, type CampaignStatus } from '../core/campaigns';
+import { liveRunners, runnerWhereabouts } from '../core/runners';
+import { reindexOverview, SETTLED_REINDEX_STATES, type ReindexOverview } from '../core/reindex';
 
 const eta = (seconds: number | null) => (seconds === null ? '?' : seconds < 90 ? `${seconds}s` : `${Math.round(seconds / 60)}m`);
 

@@ -1,12 +1,12 @@
 /**
- * convo-runner: the command line, a thin client of core.ts; one module per command group, and
+ * convo-runner: the command line, a thin client of the doors in core/; one module per command group, and
  * command.ts for what they share. Every command takes --json: then stdout holds exactly one JSON
  * document (logs go to stderr), exit 0 on success (including "nothing to do"), 1 on an error,
  * which is also the JSON document: { "error": "..." }.
  */
 import { Command } from 'commander';
 
-import { RUNNER_VERSION } from '../core';
+import { RUNNER_VERSION } from '../core/runners';
 import { addCampaignCommands } from './campaign';
 import { addCapCommands } from './cap';
 import { fail } from './command';

@@ -1,7 +1,8 @@
 /** `reindex run|status|report|list|unschedule`: keep a search collection in sync with a feed. */
 import type { Command } from 'commander';
 
-import * as core from '../core';
+import * as core from '../core/reindex';
+import { UserError } from '../errors';
 import { answer, runs } from './command';
 import { followReindex } from './follow';
 import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from './runOptions';
@@ -117,7 +118,7 @@ export function addReindexCommands(program: Command): void {
 	});
 
 	runs(reindex.command('unschedule <schedule-id>').description('stop a cron schedule (its past runs stay)'), async ({ context, args: [id] }) => {
-		if (!(await core.removeReindexSchedule(context, id))) throw new core.UserError(`No reindex schedule with id ${id}`);
+		if (!(await core.removeReindexSchedule(context, id))) throw new UserError(`No reindex schedule with id ${id}`);
 		return answer({ id, removed: true }, () => `${id}: removed`);
 	});
 }

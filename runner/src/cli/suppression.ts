@@ -4,7 +4,8 @@ import { once } from 'node:events';
 
 import type { Command } from 'commander';
 
-import * as core from '../core';
+import * as core from '../core/audience';
+import { UserError } from '../errors';
 import { answer, runs } from './command';
 
 /** The CLI's name of the phone argument, in errors. */
@@ -35,8 +36,8 @@ export function addSuppressionCommands(program: Command): void {
 		async ({ context, options }) => {
 			const limit = Number(options.limit);
 			const offset = Number(options.offset);
-			if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new core.UserError('--limit must be a whole number from 1 to 1000');
-			if (!Number.isInteger(offset) || offset < 0) throw new core.UserError('--offset must be a whole number from 0');
+			if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UserError('--limit must be a whole number from 1 to 1000');
+			if (!Number.isInteger(offset) || offset < 0) throw new UserError('--offset must be a whole number from 0');
 			const page = await core.pageSuppressions(context, { limit, offset });
 			return answer(page, () => (page.items.length > 0 ? [...page.items.map(entryLine), `${offset + 1}-${offset + page.items.length} of ${page.total}`].join('\n') : `no entries (${page.total} on the list)`));
 		},

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { RUNNER_EVENTS } from 'convo-contract';
 
-import * as core from '../core';
+import * as core from '../core/webhooks';
 import { answer, runs } from './command';
 
 export function addWebhookCommands(program: Command): void {

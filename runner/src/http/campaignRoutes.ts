@@ -1,5 +1,5 @@
 /**
- * The campaign routes of the control API: thin over core.ts. Recipients come as inline JSON rows,
+ * The campaign routes of the control API: thin over its doors in core/. Recipients come as inline JSON rows,
  * as a CSV or NDJSON request body streamed to the parser, or as a source URL; or a draft is
  * created and filled a chunk at a time (POST .../recipients), then started.
  */
@@ -9,8 +9,9 @@ import { z } from 'zod/v4';
 
 import { addRecipientsBody, campaignReportQuery, campaignUploadQuery, createCampaignBody, FAILED_DELIVERY, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
-import * as core from '../core';
-import { API_NAMES, getCampaign, inlineRecords, parseRecords, type Outcome, type SourceFormat, type SourceRecord } from '../core';
+import * as audience from '../core/audience';
+import * as campaigns from '../core/campaigns';
+import { API_NAMES, getCampaign, inlineRecords, parseRecords, type Outcome, type SourceFormat, type SourceRecord } from '../core/campaigns';
 import { at, InputError, type RouteTable } from './routes';
 import { receiveUpload } from './uploads';
 
@@ -72,7 +73,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			}
 			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, window: fields.window, endAt: fields.end_at, whenCapped: fields.when_capped, dryRun, transactional, source };
 			const create = async (rows: AsyncIterable<SourceRecord> | undefined) => {
-				const answer = await core.createCampaignOnce(context, { input, records: rows, names: API_NAMES, draft, key: idempotencyKey(request.headers['idempotency-key']) });
+				const answer = await campaigns.createCampaignOnce(context, { input, records: rows, names: API_NAMES, draft, key: idempotencyKey(request.headers['idempotency-key']) });
 				// A dry run created nothing: 200, as does a replay.
 				if (answer.replayed || answer.kind === 'dry_run') reply.code(200);
 				return answer;
@@ -91,65 +92,65 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			body: addRecipientsBody,
 			success: [200, '{ id, state, added: { total, accepted, rejected, rejections }, total, accepted, rejected }'],
 		},
-		async ({ params, body, request }) => core.addRecipientsOnce(context, params.id, body.recipients, body.first_line, idempotencyKey(request.headers['idempotency-key'])),
+		async ({ params, body, request }) => campaigns.addRecipientsOnce(context, params.id, body.recipients, body.first_line, idempotencyKey(request.headers['idempotency-key'])),
 	);
 	routes.add(
 		{ ...at(RUNNER_ROUTES.startCampaign), tag: 'campaigns', summary: 'Start a draft (running, or scheduled with its start time); a campaign no longer a draft answers its status as it is', params: id, success: [200, 'the campaign, as GET shows it'] },
-		async ({ params }) => core.startCampaign(context, params.id),
+		async ({ params }) => campaigns.startCampaign(context, params.id),
 	);
 
 	routes.add(
 		{ ...at(RUNNER_ROUTES.listCampaigns), tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items: [{ id, name, state, created_at, template_id, from, total, counts, … as GET /api/campaigns/:id }], total, limit, offset }'] },
-		async ({ query }) => core.pageCampaigns(context, query),
+		async ({ query }) => campaigns.pageCampaigns(context, query),
 	);
 
-	routes.add({ ...at(RUNNER_ROUTES.getCampaign), tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => core.campaignView(context, params.id));
+	routes.add({ ...at(RUNNER_ROUTES.getCampaign), tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => campaigns.campaignView(context, params.id));
 
 	for (const [route, run, summary] of [
-		[RUNNER_ROUTES.pauseCampaign, core.pauseCampaign, 'Stop new sends of the campaign on every process within a second'],
-		[RUNNER_ROUTES.resumeCampaign, core.resumeCampaign, 'Continue a paused campaign'],
+		[RUNNER_ROUTES.pauseCampaign, campaigns.pauseCampaign, 'Stop new sends of the campaign on every process within a second'],
+		[RUNNER_ROUTES.resumeCampaign, campaigns.resumeCampaign, 'Continue a paused campaign'],
 	] as const) {
 		routes.add({ ...at(route), tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] }, async ({ params }) => ({ id: params.id, state: await run(context, params.id) }));
 	}
-	routes.add({ ...at(RUNNER_ROUTES.cancelCampaign), tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => core.cancel(context, params.id));
-	routes.add({ method: 'POST', url: '/api/campaigns/:id/reconcile', tag: 'campaigns', summary: "Resolve unknown recipients from the service's own records", params: id, success: [200, '{ checked, sent, not_sent, still_unknown }'] }, async ({ params }) => ({ id: params.id, ...(await core.reconcileCampaign(context, params.id)) }));
-	routes.add({ method: 'POST', url: '/api/campaigns/:id/retry-not-sent', tag: 'campaigns', summary: 'Send again the recipients proven not sent', params: id, success: [200, '{ id, state, requeued }'] }, async ({ params }) => ({ id: params.id, ...(await core.retryNotSent(context, params.id)) }));
+	routes.add({ ...at(RUNNER_ROUTES.cancelCampaign), tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => campaigns.cancel(context, params.id));
+	routes.add({ method: 'POST', url: '/api/campaigns/:id/reconcile', tag: 'campaigns', summary: "Resolve unknown recipients from the service's own records", params: id, success: [200, '{ checked, sent, not_sent, still_unknown }'] }, async ({ params }) => ({ id: params.id, ...(await campaigns.reconcileCampaign(context, params.id)) }));
+	routes.add({ method: 'POST', url: '/api/campaigns/:id/retry-not-sent', tag: 'campaigns', summary: 'Send again the recipients proven not sent', params: id, success: [200, '{ id, state, requeued }'] }, async ({ params }) => ({ id: params.id, ...(await campaigns.retryNotSent(context, params.id)) }));
 	routes.add(
 		{ method: 'POST', url: '/api/campaigns/:id/retry-undelivered', tag: 'campaigns', summary: 'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }', params: id, success: [200, '{ id, state, requeued }'] },
-		async ({ params, body }) => ({ id: params.id, ...(await core.retryUndelivered(context, params.id, (body ?? {}) as Parameters<typeof core.retryUndelivered>[2], { reason: 'reason', after: 'after' })) }),
+		async ({ params, body }) => ({ id: params.id, ...(await campaigns.retryUndelivered(context, params.id, (body ?? {}) as Parameters<typeof campaigns.retryUndelivered>[2], { reason: 'reason', after: 'after' })) }),
 	);
 	// A sending number's frequency cap across its campaigns (campaigns/cap.ts).
 	const number = z.object({ from: z.string() });
 	const capAnswer = '{ from, policy, source: number|default|none, number_policy, default_policy }';
 	routes.add({ method: 'GET', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "The number's frequency cap: its own, else the default RUNNER_FREQUENCY_CAP, else none", params: number, success: [200, capAnswer] }, async ({ params }) =>
-		core.showCap(context, params.from, core.CAP_API_NAMES),
+		audience.showCap(context, params.from, audience.CAP_API_NAMES),
 	);
 	routes.add(
 		{ method: 'PUT', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "Set the number's own frequency cap: { policy: \"1/24h,3/7d\" } (units s, m, h, d), or \"none\" for no cap whatever the default", params: number, body: z.object({ policy: z.string() }), success: [200, capAnswer] },
-		async ({ params, body }) => core.setCap(context, params.from, body.policy, core.CAP_API_NAMES),
+		async ({ params, body }) => audience.setCap(context, params.from, body.policy, audience.CAP_API_NAMES),
 	);
 	routes.add({ method: 'DELETE', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "Remove the number's own frequency cap: the default holds again", params: number, success: [200, capAnswer] }, async ({ params }) =>
-		core.clearCap(context, params.from, core.CAP_API_NAMES),
+		audience.clearCap(context, params.from, audience.CAP_API_NAMES),
 	);
-	routes.add({ ...at(RUNNER_ROUTES.setCampaignRate), tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: setCampaignRateBody, success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await core.setCampaignRate(context, params.id, body.rate) }));
+	routes.add({ ...at(RUNNER_ROUTES.setCampaignRate), tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: setCampaignRateBody, success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await campaigns.setCampaignRate(context, params.id, body.rate) }));
 
 	routes.add(
 		{ ...at(RUNNER_ROUTES.campaignReport), tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b (failed-delivery: sent and not delivered), one recipient with phone=… (404 when not in the campaign)', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it, or the one row of phone): a JSON array or CSV'] },
 		async ({ params, query, reply }) => {
 			await getCampaign(context, params.id);
 			// One recipient: found before the answer starts, so a phone not in the campaign is a 404, not an empty report.
-			const found = query.phone === undefined ? undefined : [await core.findRecipient(context, params.id, query.phone)];
+			const found = query.phone === undefined ? undefined : [await campaigns.findRecipient(context, params.id, query.phone)];
 			reply.type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8');
 			reply.header('content-disposition', `attachment; filename="campaign-${params.id}-report.${query.format}"`);
-			return Readable.from(core.reportText(context, params.id, query.format, { offset: query.offset, limit: query.limit, outcomes: query.outcome?.filter((each) => each !== FAILED_DELIVERY) as Outcome[] | undefined, failedDelivery: query.outcome?.includes(FAILED_DELIVERY) }, found));
+			return Readable.from(campaigns.reportText(context, params.id, query.format, { offset: query.offset, limit: query.limit, outcomes: query.outcome?.filter((each) => each !== FAILED_DELIVERY) as Outcome[] | undefined, failedDelivery: query.outcome?.includes(FAILED_DELIVERY) }, found));
 		},
 	);
 	routes.add({ method: 'GET', url: '/api/campaigns/:id/errors', tag: 'campaigns', summary: 'Recipients not sent, grouped by reason (reasons differing only in a number are one group; reason is its first, varies says the others differ)', params: id, success: [200, '[{ outcome, reason, count, varies }]'] }, async ({ params }) => {
 		await getCampaign(context, params.id);
-		return core.errorBreakdown(context, params.id);
+		return campaigns.errorBreakdown(context, params.id);
 	});
 	routes.add({ method: 'GET', url: '/api/campaigns/:id/rate-history', tag: 'campaigns', summary: 'Sends per second over the last 10 minutes', params: id, success: [200, '[[epoch second, sends]]'] }, async ({ params }) => {
 		await getCampaign(context, params.id);
-		return core.rateHistory(context, params.id);
+		return campaigns.rateHistory(context, params.id);
 	});
 }

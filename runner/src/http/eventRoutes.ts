@@ -12,7 +12,7 @@ import { z } from 'zod/v4';
 
 import type { RunnerConfig } from '../config';
 import type { RunnerContext } from '../context';
-import { receiveMessageCreated } from '../core';
+import { receiveMessageCreated } from '../core/campaigns';
 import type { RouteTable } from './routes';
 
 export const EVENTS_PATH = '/api/events/message-created';

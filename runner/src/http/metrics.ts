@@ -8,7 +8,9 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 
 import type { RunnerContext } from '../context';
-import { campaignFigures, listReindexRuns, runnerQueues } from '../core';
+import { campaignFigures } from '../core/campaigns';
+import { listReindexRuns } from '../core/reindex';
+import { runnerQueues } from '../core/runners';
 
 /** Campaigns a scrape reports: every running one and the most recent others. */
 const RECENT = 100;

@@ -2,7 +2,7 @@
 import { recordReceiptBody, RUNNER_ROUTES, runnerIdParams } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
-import { recordReceipt } from '../core';
+import { recordReceipt } from '../core/webhooks';
 import { at, type RouteTable } from './routes';
 
 const id = runnerIdParams('webhook');

@@ -1,8 +1,9 @@
-/** The reindex routes of the control API: thin over core.ts, the same settings as `reindex run`. */
+/** The reindex routes of the control API: thin over its doors in core/, the same settings as `reindex run`. */
 import { RUNNER_ROUTES, runnerIdParams, startReindexBody } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
-import * as core from '../core';
+import * as core from '../core/reindex';
+import { FieldError, NotFoundError } from '../errors';
 import { at, InputError, type RouteTable } from './routes';
 
 const id = runnerIdParams('reindex run or schedule');
@@ -13,7 +14,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 		try {
 			return await core.createReindex(context, input, core.API_REINDEX);
 		} catch (error) {
-			if (error instanceof core.FieldError) throw new InputError(error.message, error.field);
+			if (error instanceof FieldError) throw new InputError(error.message, error.field);
 			throw error;
 		}
 	}
@@ -50,7 +51,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 		core.reindexReport(context, params.id),
 	);
 	routes.add({ method: 'DELETE', url: '/api/reindex/schedules/:id', tag: 'reindex', summary: 'Stop a reindex cron schedule (its past runs stay)', params: id, success: [200, '{ id, removed }'] }, async ({ params }) => {
-		if (!(await core.removeReindexSchedule(context, params.id))) throw new core.NotFoundError(`No reindex schedule with id ${params.id}`);
+		if (!(await core.removeReindexSchedule(context, params.id))) throw new NotFoundError(`No reindex schedule with id ${params.id}`);
 		return { id: params.id, removed: true };
 	});
 }

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RunnerRoute } from 'convo-contract';
 import { z } from 'zod/v4';
 
-import { UserError } from '../core';
+import { UserError } from '../errors';
 
 export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
 	method: 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -13,7 +13,8 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 
 import { errorBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
-import { ConflictError, liveRunners, NotFoundError, runnerQueues, shownQueueName, UserError } from '../core';
+import { liveRunners, runnerQueues, shownQueueName } from '../core/runners';
+import { ConflictError, NotFoundError, UserError } from '../errors';
 import { isRedisUnavailable, redisAnswers } from '../runtime';
 import { Auth, CSRF_HEADER, SESSION_COOKIE, type SecretKind } from './auth';
 import { campaignRoutes } from './campaignRoutes';

@@ -1,5 +1,5 @@
 /**
- * The suppression list's routes of the control API: thin over core.ts. The phone in a path is the
+ * The suppression list's routes of the control API: thin over its doors in core/. The phone in a path is the
  * route's `:id` (digits with country code; a "+" and separators are accepted, encoded).
  */
 import { Readable as ReadableStream } from 'node:stream';
@@ -8,7 +8,9 @@ import { z } from 'zod/v4';
 
 import { addSuppressionBody, listSuppressionsQuery, parsePhoneNumber, RUNNER_ROUTES } from 'convo-contract';
 import type { RunnerContext } from '../context';
-import * as core from '../core';
+import * as audience from '../core/audience';
+import { parseRecords } from '../core/campaigns';
+import { FieldError } from '../errors';
 import { at, InputError, type RouteTable } from './routes';
 import { receiveUpload } from './uploads';
 
@@ -30,7 +32,7 @@ async function asField<T>(work: () => Promise<T>): Promise<T> {
 	try {
 		return await work();
 	} catch (error) {
-		if (error instanceof core.FieldError) throw new InputError(error.message, error.field);
+		if (error instanceof FieldError) throw new InputError(error.message, error.field);
 		throw error;
 	}
 }
@@ -38,18 +40,18 @@ async function asField<T>(work: () => Promise<T>): Promise<T> {
 export function suppressionRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
 		{ ...at(RUNNER_ROUTES.addSuppression), tag: 'suppressions', summary: 'Put a phone on the suppression list (source operator, or workflow): no marketing campaign sends to it; a phone already there keeps its first entry, unless a keyword made it (this entry replaces it); past RUNNER_MAX_SUPPRESSIONS entries, 409', body: addSuppressionBody, success: [200, '{ phone, reason, source, at, added }'] },
-		async ({ body }) => asField(() => core.addSuppression(context, { phone: body.phone, reason: body.reason, source: body.source ?? 'operator' }, PHONE)),
+		async ({ body }) => asField(() => audience.addSuppression(context, { phone: body.phone, reason: body.reason, source: body.source ?? 'operator' }, PHONE)),
 	);
 	routes.add(
 		{ ...at(RUNNER_ROUTES.listSuppressions), tag: 'suppressions', summary: 'The suppression list, newest first, a page at a time', query: listSuppressionsQuery, success: [200, '{ items: [{ phone, reason, source, at }], total, limit, offset }'] },
-		async ({ query }) => core.pageSuppressions(context, query),
+		async ({ query }) => audience.pageSuppressions(context, query),
 	);
 	routes.add(
 		{ method: 'GET', url: '/api/suppressions/export', tag: 'suppressions', summary: 'The whole suppression list as CSV: phone,reason,source,at, oldest first', produces: ['text/csv'], success: [200, 'CSV'] },
 		async ({ reply }) => {
 			reply.type('text/csv; charset=utf-8');
 			reply.header('content-disposition', 'attachment; filename="suppressions.csv"');
-			return ReadableStream.from(core.suppressionCsv(context));
+			return ReadableStream.from(audience.suppressionCsv(context));
 		},
 	);
 	routes.add(
@@ -57,15 +59,15 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 		async ({ request, reply }) => {
 			const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 			if (type !== 'text/csv') throw new InputError('the import is a CSV body: send it with content-type text/csv', 'content-type');
-			return receiveUpload(request, reply, context.config, core.IMPORT_STOPPED, (body) => core.importSuppressionRecords(context, core.parseRecords(body, 'csv', 'the upload')));
+			return receiveUpload(request, reply, context.config, audience.IMPORT_STOPPED, (body) => audience.importSuppressionRecords(context, parseRecords(body, 'csv', 'the upload')));
 		},
 	);
 	routes.add(
 		{ ...at(RUNNER_ROUTES.checkSuppression), tag: 'suppressions', summary: 'Whether a phone (the id: digits with country code) is on the suppression list, with its entry', params: phoneParams, success: [200, '{ phone, suppressed, entry: { phone, reason, source, at } | null }'] },
-		async ({ params }) => core.checkSuppression(context, params.id, 'id'),
+		async ({ params }) => audience.checkSuppression(context, params.id, 'id'),
 	);
 	routes.add(
 		{ ...at(RUNNER_ROUTES.removeSuppression), tag: 'suppressions', summary: 'Take a phone (the id) off the suppression list; removed is false when it was not on it', params: phoneParams, success: [200, '{ phone, removed }'] },
-		async ({ params }) => core.removeSuppression(context, params.id, 'id'),
+		async ({ params }) => audience.removeSuppression(context, params.id, 'id'),
 	);
 }

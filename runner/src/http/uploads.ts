@@ -11,7 +11,8 @@ import { Transform } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import type { RunnerConfig } from '../config';
-import { refuseBinary, UserError } from '../core';
+import { refuseBinary } from '../core/campaigns';
+import { UserError } from '../errors';
 import { LimitError } from '../limits';
 
 export class PayloadTooLarge extends UserError {}

@@ -1,9 +1,9 @@
-/** The webhook routes of the control API: thin over core.ts. The secret is in the create's answer only. */
+/** The webhook routes of the control API: thin over its doors in core/. The secret is in the create's answer only. */
 import { createWebhookBody, RUNNER_ROUTES, runnerIdParams } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import type { RunnerContext } from '../context';
-import * as core from '../core';
+import * as core from '../core/webhooks';
 import { at, type RouteTable } from './routes';
 
 const id = runnerIdParams('webhook');

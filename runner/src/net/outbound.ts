@@ -17,7 +17,7 @@ import type { Readable } from 'node:stream';
 import { Agent, buildConnector, interceptors, request, type Dispatcher } from 'undici';
 
 import type { RunnerConfig } from '../config';
-import { UserError } from '../context';
+import { UserError } from '../errors';
 import { isHttpUrl } from './urls';
 import { addressAllowed, type UrlPolicy } from './policy';
 

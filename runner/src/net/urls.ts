@@ -8,7 +8,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 import type { RunnerConfig } from '../config';
-import { FieldError } from '../context';
+import { FieldError } from '../errors';
 import { webhookKey } from '../webhooks/secret';
 
 const SEALED = /^v1\.([\w-]+)\.([\w-]+)\.([\w-]+)$/;

@@ -7,7 +7,8 @@ import { CLI_ACCESS, MAX_RECORD_BYTES, readRecords, type SourceProgress, type So
 import { sourceToRead } from '../net/urls';
 import { contentHash, embeddingKey } from './hash';
 import { decodeItemState } from './itemState';
-import { REINDEX_NAMES, type RunRecord } from './store';
+import type { RunRecord } from './store';
+import { REINDEX_NAMES } from './names';
 import { upsertOne, type Operation, type Upsert } from './upsert';
 import { KEEP_NOTES, RunStopped, type RunWork } from './work';
 

@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { DEFAULT_REINDEX_RATE, runnerRate } from 'convo-contract';
 import { z } from 'zod/v4';
 
-import { ConflictError, FieldError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { ConflictError, FieldError } from '../errors';
 import { cronSettings, findCronSchedule, listCronSchedules, startCronSchedule, stopCronSchedule, type CronSchedule, type ScheduleKind } from '../cronSchedules';
 import { addReindexRunJob, REINDEX_CRON } from '../jobs';
 import { checkQueuedRuns } from '../limits';
@@ -25,7 +26,8 @@ import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { dryRunReindex, type DryRunAnswer } from './dryRun';
 import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './guard';
 import { processRun } from './run';
-import { getRun, newRunId, overviewOf, REINDEX_NAMES, runFields, type ReindexNames, type RunOverview, type RunSettings, type RunState } from './store';
+import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
+import { REINDEX_NAMES, type ReindexNames } from './names';
 
 /** Search upserts are not bound by a sender number; the service's account-wide ceiling is about 300/s. The default is the contract's, which the node's Rate field shows too. */
 export { DEFAULT_REINDEX_RATE };

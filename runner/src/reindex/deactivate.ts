@@ -17,7 +17,7 @@ import { CHUNK } from './chunk';
 import { judgeDeactivation, type GuardVerdict } from './guard';
 import { contentHash } from './hash';
 import { decodeItemState } from './itemState';
-import { REINDEX_NAMES } from './store';
+import { REINDEX_NAMES } from './names';
 import { upsertOne, type Upsert } from './upsert';
 import { CALL_BACKOFF, RunStopped, STOP_ON, type CollectionScan, type RunWork } from './work';
 

@@ -6,12 +6,13 @@
  * instead of the run's Redis hash, so a dry run of a million items holds about 100 MB.
  */
 import type { RunnerContext } from '../context';
-import { FieldError, UserError } from '../context';
+import { FieldError, UserError } from '../errors';
 import type { SourceProgress } from '../source';
 import { SourceError } from '../source';
 import { forEachChunk, sortChunk } from './chunk';
 import { guardDeactivation, rejectedRowsNote } from './deactivate';
-import type { ReindexNames, RunRecord, RunSettings } from './store';
+import type { RunRecord, RunSettings } from './store';
+import type { ReindexNames } from './names';
 import { RunStopped, type CollectionScan } from './work';
 
 /** Rejected rows a dry run's answer lists (the first, by line). */

@@ -4,7 +4,7 @@
  * a run counts what it would deactivate; above its limit (by default 10% of the collection's
  * active items) it deactivates nothing and fails, unless it was told to go ahead.
  */
-import type { ReindexNames } from './store';
+import type { ReindexNames } from './names';
 
 /** A share of the collection's active items, or a number of items. */
 export type DeactivateLimit = { percent: number } | { count: number };

@@ -6,7 +6,8 @@
  */
 import type { RunnerContext } from '../context';
 import { KEEP_NOTES } from './work';
-import { getRun, REINDEX_NAMES, runOverview, type RunOverview } from './store';
+import { getRun, runOverview, type RunOverview } from './store';
+import { REINDEX_NAMES } from './names';
 
 export interface ReindexReport extends RunOverview {
 	source: string;

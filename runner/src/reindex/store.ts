@@ -2,7 +2,8 @@
  * A reindex run's record in Redis (one hash): settings, state, counters and reading progress.
  * Reading it and turning it into the status every client shows lives here, once.
  */
-import { NotFoundError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { NotFoundError } from '../errors';
 import { newId } from '../keys';
 import { redisScript } from '../redisScripts';
 import { runCollection } from '../homes';
@@ -18,14 +19,6 @@ const RUN_COUNTS = ['read', 'unchanged', 'created', 'updated', 'deactivated', 'r
 type RunCount = (typeof RUN_COUNTS)[number];
 /** The counts of one reading pass, started again when a killed run resumes. */
 export const READING_COUNTS = ['read', 'unchanged', 'rejected'] as const;
-
-/** The settings of a run as each client names them: errors and reasons use its names. */
-export type ReindexNames = Record<'collection' | 'source' | 'format' | 'idField' | 'embedding' | 'deactivateMissing' | 'force' | 'maxDeactivate' | 'forceDeactivate' | 'dryRun' | 'rate' | 'cron' | 'tz', string>;
-
-export const REINDEX_NAMES: Readonly<Record<SourceOrigin, ReindexNames>> = {
-	cli: { collection: '--collection', source: '--source', format: '--format', idField: '--id-field', embedding: '--embedding-json', deactivateMissing: '--deactivate-missing', force: '--force', maxDeactivate: '--max-deactivate', forceDeactivate: '--force-deactivate', dryRun: '--dry-run', rate: '--rate', cron: '--cron', tz: '--tz' },
-	api: { collection: 'collection_id', source: 'source', format: 'format', idField: 'id_field', embedding: 'embedding_json', deactivateMissing: 'deactivate_missing', force: 'force', maxDeactivate: 'max_deactivate', forceDeactivate: 'force_deactivate', dryRun: 'dry_run', rate: 'rate', cron: 'cron', tz: 'tz' },
-};
 
 export interface RunSettings {
 	collection: string;

@@ -12,7 +12,8 @@ import { z } from 'zod/v4';
 
 import { createWebhookBody, type RunnerEventType } from 'convo-contract';
 import { ConfigError } from '../config';
-import { NotFoundError, UserError, type RunnerContext } from '../context';
+import type { RunnerContext } from '../context';
+import { NotFoundError, UserError } from '../errors';
 import { newId } from '../keys';
 import { LimitError, fullMessage, release, reserve } from '../limits';
 import { redisScript } from '../redisScripts';

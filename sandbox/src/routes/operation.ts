@@ -8,7 +8,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import {
-	APIS,
 	noBody,
 	OPERATIONS,
 	parseRequest,
@@ -17,6 +16,7 @@ import {
 	type ParsedRequest,
 } from 'convo-contract';
 import { authenticate } from '../auth';
+import { endpointOf, fullPath } from '../endpoints';
 import type { SandboxContext } from '../context';
 import { HttpError } from '../httpError';
 import type { Business } from '../model';
@@ -34,16 +34,6 @@ type OperationHandler<K extends OperationKey> = (
 
 /** The business each request authenticated as (set before the body is read). */
 const authenticated = new WeakMap<FastifyRequest, Business>();
-
-export function fullPath(key: OperationKey): string {
-	const operation = OPERATIONS[key];
-	return `${APIS[operation.api].prefix}${operation.path}`;
-}
-
-/** "METHOD /full/route/template": how faults and request counts name an endpoint. */
-export function endpointOf(key: OperationKey): string {
-	return `${OPERATIONS[key].method} ${fullPath(key)}`;
-}
 
 export function defineOperation<K extends OperationKey>(
 	app: FastifyInstance,

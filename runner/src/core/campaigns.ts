@@ -1,179 +1,52 @@
 /**
- * The runner's core library: every use case its clients (the CLI, the HTTP API and its console,
- * and through the API the Convo node's Campaign resource) call to create, control and report
- * campaigns, reindex runs and webhooks. No rule is written in a client, and no client reaches a
- * store or Redis but through here (eslint.config.mjs enforces the import side of that).
+ * The campaigns door: every use case its clients (the CLI, the HTTP API and its console, and through
+ * the API the Convo node's Campaign resource) call to create, control, schedule and report
+ * campaigns, and the replies attributed to them. No rule is written in a client, and a client
+ * reaches a domain's stores and Redis only through its door in core/: campaigns, audience,
+ * reindex, webhooks, runners (eslint.config.mjs enforces the import side of that).
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-import { ConflictError, FieldError, UserError, type RunnerContext } from './context';
-import { cronSettings, nextCronRun } from './cronSchedules';
-import { settingsError } from './settingNames';
-import { IDEMPOTENCY_SECONDS } from './keys';
-import { releaseLock, renewLock } from './lock';
-import { describeTarget } from './redis';
-import { redisScript } from './redisScripts';
-import { campaignNumber } from './homes';
-import { formatOf, readRecords, SourceError, type SourceRecord } from './source';
-import { checkUrlAllowed } from './net/outbound';
-import { isHttpUrl, storedSource } from './net/urls';
-import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from './campaigns/create';
-import { estimateSends } from './campaigns/windows';
-import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from './campaigns/schema';
-import { createSchedule, findSchedule, listSchedules as schedulesStored, removeSchedule, scheduleView, type ScheduleRecord } from './campaigns/schedule';
-import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, scheduleFunnel, statusOf } from './campaigns/store';
-import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate } from './campaigns/control';
-import { handOverNumber } from './campaigns/feeder';
-import { defaultCampaignName } from './campaigns/names';
-import { clearCap as clearCapOf, setCap as setCapOf, showCap as showCapOf, type CapView } from './campaigns/cap';
-import { addStartJob } from './jobs';
-import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from './campaigns/draft';
-import { draftTest, firstAcceptedRow, sendTest, type TestSend } from './campaigns/testSend';
-import { allSuppressions, findSuppression, importSuppressions, phoneOf, suppress, unsuppress, type SuppressionEntry } from './audience/suppression';
-import { csvRows } from './csv';
+import type { RunnerContext } from '../context';
+import { ConflictError, FieldError, UserError } from '../errors';
+import { cronSettings, nextCronRun } from '../cronSchedules';
+import { settingsError } from '../settingNames';
+import { IDEMPOTENCY_SECONDS } from '../keys';
+import { releaseLock, renewLock } from '../lock';
+import { redisScript } from '../redisScripts';
+import { campaignNumber } from '../homes';
+import { formatOf, type SourceRecord } from '../source';
+import { checkUrlAllowed } from '../net/outbound';
+import { isHttpUrl, storedSource } from '../net/urls';
+import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from '../campaigns/create';
+import { estimateSends } from '../campaigns/windows';
+import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from '../campaigns/schema';
+import { createSchedule, findSchedule, listSchedules as schedulesStored, removeSchedule, scheduleView, type ScheduleRecord } from '../campaigns/schedule';
+import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, scheduleFunnel, statusOf } from '../campaigns/store';
+import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate } from '../campaigns/control';
+import { handOverNumber } from '../campaigns/feeder';
+import { defaultCampaignName } from '../campaigns/names';
+import { addStartJob } from '../jobs';
+import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from '../campaigns/draft';
+import { draftTest, firstAcceptedRow, sendTest, type TestSend } from '../campaigns/testSend';
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
-export { pageCampaigns, campaignFigures, type CampaignDetail, type CampaignStatus } from './campaigns/store';
-export { API_NAMES } from './campaigns/schema';
-export { OUTCOMES, type Outcome } from './ledger';
-
-// The errors a client maps to its answers (exit 1 and a message; 400, 404, 409).
-export { ConflictError, FieldError, NotFoundError, UserError } from './context';
+export { pageCampaigns, campaignFigures, type CampaignDetail, type CampaignStatus } from '../campaigns/store';
+export { API_NAMES } from '../campaigns/schema';
+export { OUTCOMES, type Outcome } from '../ledger';
 
 // Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
-export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from './source';
-export { reconcileCampaign } from './campaigns/reconcile';
-export { errorBreakdown, findRecipient, REPORT_COLUMNS, reportRows, reportText } from './campaigns/report';
-export { rateHistory, getCampaign } from './campaigns/store';
-
-// Webhooks: registrations and the events delivered to them (webhooks/).
-export { createWebhook, enableWebhook, getWebhook, listWebhooks, pageWebhooks, removeWebhook } from './webhooks/store';
-
-// Reindex runs: keep a search collection in sync with a feed (reindex/).
-export { createReindex, DEFAULT_REINDEX_RATE, listReindexSchedules, removeReindexSchedule, type ReindexAnswer, type ReindexInput } from './reindex/create';
-export { listRuns as listReindexRuns, runOverview as reindexOverview, runStatus as reindexStatus, statusOf as reindexStatusOf, type RunOverview as ReindexOverview } from './reindex/store';
-export { reindexReport } from './reindex/report';
-export { API_REINDEX } from './reindex/create';
-export type { DryRunAnswer as ReindexDryRun } from './reindex/dryRun';
-export { SETTLED_RUN_STATES as SETTLED_REINDEX_STATES } from './reindex/store';
-export { recordReceipt } from './webhooks/receipts';
+export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
+export { reconcileCampaign } from '../campaigns/reconcile';
+export { errorBreakdown, findRecipient, REPORT_COLUMNS, reportRows, reportText } from '../campaigns/report';
+export { rateHistory, getCampaign } from '../campaigns/store';
 
 // Replies: the service's message_created events, attributed to the campaign that last messaged the phone.
-export { receiveMessageCreated } from './campaigns/attribution';
-
-export { shownQueueName } from './jobs';
-
-// The suppression list: phones never sent a marketing campaign (audience/suppression.ts).
-export { pageSuppressions, type SuppressionEntry } from './audience/suppression';
-
-/** Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as the client does (`<phone>`, `phone`). */
-export async function addSuppression(context: RunnerContext, input: { phone: string; reason?: string; source: 'operator' | 'workflow' }, field: string) {
-	const entry = await suppress(context, phoneOf(input.phone, field), { source: input.source, reason: input.reason });
-	context.log.info({ source: entry.source, added: entry.added }, 'suppression list: a phone added');
-	return entry;
-}
-
-/** Takes a phone off the suppression list: `removed` false when it was not on it. */
-export async function removeSuppression(context: RunnerContext, phone: string, field: string): Promise<{ phone: string; removed: boolean }> {
-	const digits = phoneOf(phone, field);
-	const removed = await unsuppress(context, digits);
-	context.log.info({ removed }, 'suppression list: a phone removed');
-	return { phone: digits, removed };
-}
-
-/** Whether a phone is on the suppression list, with its entry. */
-export async function checkSuppression(context: RunnerContext, phone: string, field: string): Promise<{ phone: string; suppressed: boolean; entry: SuppressionEntry | null }> {
-	const digits = phoneOf(phone, field);
-	const entry = await findSuppression(context, digits);
-	return { phone: digits, suppressed: entry !== undefined, entry: entry ?? null };
-}
-
-/** What an import stopped midway has done: its rows are written a batch at a time as they are read. */
-export const IMPORT_STOPPED = 'the import stopped there (rows read before it may already be on the list)';
-
-/**
- * Imports rows into the suppression list. A source that cannot be read to its end (empty, binary,
- * broken CSV, unreadable) is the user's error, its message naming the problem (and its line) and
- * what was imported.
- */
-export async function importSuppressionRecords(context: RunnerContext, records: AsyncIterable<SourceRecord>) {
-	let anyRead = false;
-	async function* noted() {
-		for await (const record of records) {
-			anyRead = true;
-			yield record;
-		}
-	}
-	try {
-		return await importSuppressions(context, noted());
-	} catch (error) {
-		if (error instanceof SourceError) throw new UserError(`${error.message}; ${anyRead ? IMPORT_STOPPED : 'nothing was imported'}`);
-		throw error;
-	}
-}
-
-/** Imports a CSV file (a path, or an http(s) URL the runner may read) into the suppression list: core's import of its rows. */
-export function importSuppressionFile(context: RunnerContext, source: string) {
-	return importSuppressionRecords(context, readRecords(source, 'csv', undefined, undefined, context.config));
-}
-
-/** The columns of an export (and what an import reads: phone, and reason when present). */
-const SUPPRESSION_COLUMNS = ['phone', 'reason', 'source', 'at'] as const;
-
-/** The whole list as CSV text chunks (phone,reason,source,at), oldest first, a page at a time. */
-export async function* suppressionCsv(context: RunnerContext): AsyncGenerator<string> {
-	yield csvRows([[...SUPPRESSION_COLUMNS]]);
-	for await (const entry of allSuppressions(context)) yield csvRows([SUPPRESSION_COLUMNS.map((column) => entry[column])]);
-}
-
-// Runner processes alive on this Redis and prefix (their heartbeats: presence.ts).
-export { liveRunners } from './presence';
-/** The package's version, as `convo-runner --version` prints it and each runner's heartbeat carries it. */
-export { version as RUNNER_VERSION } from '../package.json';
-
-/**
- * The frequency cap of a sending number (campaigns/cap.ts): what holds for it (its own policy, else
- * the business default RUNNER_FREQUENCY_CAP, else none), set, and cleared. `names`: how the client
- * calls the number and the policy, for its errors.
- */
-export async function showCap(context: RunnerContext, from: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
-	return showCapOf(context, checkedNumber(from, names.from));
-}
-export async function setCap(context: RunnerContext, from: string, policy: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
-	const view = await setCapOf(context, checkedNumber(from, names.from), policy, names.policy);
-	context.log.info({ from: view.from, policy: view.policy }, 'frequency cap set');
-	return view;
-}
-export async function clearCap(context: RunnerContext, from: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
-	return clearCapOf(context, checkedNumber(from, names.from));
-}
-export interface CapNames {
-	from: string;
-	policy: string;
-}
-const CAP_CLI_NAMES: CapNames = { from: '--from', policy: '<policy>' };
-export const CAP_API_NAMES: CapNames = { from: 'from', policy: 'policy' };
-
-/** A business number as a campaign's `from` takes it (digits with country code). */
-function checkedNumber(from: string, name: string): string {
-	const parsed = campaignSettings.shape.from.safeParse(from);
-	if (!parsed.success) throw new FieldError(`${name} ${parsed.error.issues[0].message}`, name);
-	return parsed.data;
-}
+export { receiveMessageCreated } from '../campaigns/attribution';
 
 /** The campaign cron schedules, each with its funnel across its runs (each run's own is on the run: a campaign). */
 export async function listSchedules(context: RunnerContext) {
 	return Promise.all((await schedulesStored(context)).map(async (schedule) => ({ ...schedule, funnel: await scheduleFunnel(context, schedule.id) })));
-}
-
-/** Where a runner process must run to take this context's work: its Redis (host and port, never a password) and prefix. */
-export function runnerWhereabouts(context: RunnerContext): { redis: string; prefix: string } {
-	return { redis: describeTarget({ url: context.config.REDIS_URL, clusterNodes: context.config.REDIS_CLUSTER_NODES }), prefix: context.keys.prefix };
-}
-
-/** Every queue of the runner as the job registry lists them (what bull-board and /metrics show). */
-export async function runnerQueues(context: RunnerContext) {
-	return context.queues.all();
 }
 
 /** `test_send`: the test send's answer, when the create asked for one (testSend.ts). */

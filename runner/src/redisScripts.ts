@@ -77,11 +77,11 @@ export function redisScript(connection: RedisConnection, name: string): Script {
 	const { lua, numberOfKeys } = script;
 	if (!(command in connection)) connection.defineCommand(command, { lua, numberOfKeys });
 	type Command = (...a: Array<string | number>) => Promise<unknown>;
-	const run = (connection as unknown as Record<string, Command>)[command].bind(connection);
+	// Looked up when called, as ioredis defines it: a stand-in connection that defines nothing fails only if used.
 	return (keys, args) => {
 		if (keys.length !== numberOfKeys) {
 			return Promise.reject(new Error(`${script.path} takes ${numberOfKeys} keys, not ${keys.length}`));
 		}
-		return run(...keys, ...args);
+		return (connection as unknown as Record<string, Command>)[command](...keys, ...args);
 	};
 }

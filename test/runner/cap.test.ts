@@ -15,7 +15,8 @@ import { positionalTemplate, report, runCli, sendsByPhone, setFault, clearFaults
 
 jest.setTimeout(420_000);
 
-const runner = useRunnerUnderTest({ RUNNER_FREQUENCY_CAP: '1/24h', RUNNER_CONCURRENCY: '10' });
+// Job lock and feeder watch shortened from 15 s: the killed process's jobs come back sooner.
+const runner = useRunnerUnderTest({ RUNNER_FREQUENCY_CAP: '1/24h', RUNNER_CONCURRENCY: '10', RUNNER_JOB_LOCK: '3s', RUNNER_FEEDER_STALL: '3s' });
 const SEND = 'POST /api/external/v2/send-template';
 
 // One process from the start; the first test adds a second and kills it.

@@ -11,7 +11,9 @@ import { positionalTemplate, report, sendsByPhone, setFault, templateSends, useR
 jest.setTimeout(360_000);
 
 const CONCURRENCY = 10;
-const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: String(CONCURRENCY) });
+// The dead process's jobs come back once BullMQ sees them stalled (two job locks) and the feeder's
+// watch sees no progress: both shortened from their 15 s defaults, which the guarantees do not depend on.
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: String(CONCURRENCY), RUNNER_JOB_LOCK: '3s', RUNNER_FEEDER_STALL: '3s' });
 
 
 const completed = (id: string) => async () => {
@@ -60,7 +62,7 @@ test('SIGKILL mid-campaign: no duplicate, nothing lost, unknowns reconciled from
 
 	const retried = await retryNotSent(runner.context, created.id);
 	expect(retried.requeued).toBe(reconciled.not_sent);
-	// Recipients whose job the dead process still held are fed again once BullMQ recovers that job (about 30 s).
+	// Recipients whose job the dead process still held are fed again once BullMQ recovers that job (two job locks).
 	const final = await waitFor('the retried campaign to complete', completed(created.id), 120_000);
 	expect(final.counts.sent).toBe(2000);
 	sends = await templateSends(runner.sandbox);

@@ -12,7 +12,9 @@ import { positionalTemplate, report, sendsByPhone, setFault, templateSends, useR
 jest.setTimeout(180_000);
 
 // One job at a time: the run under test is the only one in flight.
-const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '1' });
+// The killed process's send job is taken back once BullMQ sees it stalled: two job locks, shortened
+// from the 15 s default.
+const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '1', RUNNER_JOB_LOCK: '3s' });
 
 test('a run killed mid-way: sent recipients once, the claimed one unknown, the rest sent by the same job after a restart', async () => {
 	// 300 ms per send: the kill lands while a recipient is claimed and in flight.

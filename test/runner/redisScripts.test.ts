@@ -5,23 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { Redis } from 'ioredis';
-
 import { allScripts, SCRIPTS_DIR } from '../../runner/src/redisScripts';
-import { useRedisServer } from './support';
+import { useRedisConnection } from './support';
 
-let server: Awaited<ReturnType<typeof useRedisServer>>;
-let redis: Redis;
-
-beforeAll(async () => {
-	server = await useRedisServer();
-	redis = new Redis(server.url);
-});
-
-afterAll(async () => {
-	redis?.disconnect();
-	await server?.stop();
-});
+const connection = useRedisConnection();
 
 const scripts = [...allScripts().values()];
 
@@ -43,7 +30,7 @@ test('the loader finds every script, the lock helper among them', () => {
 });
 
 test.each(scripts.map((script) => [script.path, script] as const))('%s loads into Redis', async (_path, script) => {
-	const sha = await redis.script('LOAD', script.lua);
+	const sha = await connection.redis.script('LOAD', script.lua);
 	expect(sha).toMatch(/^[0-9a-f]{40}$/);
 });
 

@@ -11,6 +11,8 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { Redis } from 'ioredis';
+
 import type { RunningSandbox } from '../../sandbox/src';
 import { loadConfig } from '../../runner/src/config';
 import type { RunnerContext } from '../../runner/src/context';
@@ -56,6 +58,21 @@ export async function useRedisServer(extraArgs: string[] = [], own = false): Pro
 	if (shared) return { url: shared, stop: async () => undefined };
 	const server = await startPrivateRedis(extraArgs);
 	return { url: server.url, stop: server.stop, server };
+}
+
+/** A plain ioredis connection to a Redis of this file's (useRedisServer) for its tests: opened before them, closed after. */
+export function useRedisConnection(): { redis: Redis } {
+	const handle = {} as { redis: Redis };
+	let server: Awaited<ReturnType<typeof useRedisServer>> | undefined;
+	beforeAll(async () => {
+		server = await useRedisServer();
+		handle.redis = new Redis(server.url);
+	});
+	afterAll(async () => {
+		handle.redis?.disconnect();
+		await server?.stop();
+	});
+	return handle;
 }
 
 function redisCli(args: string[]): Promise<string> {

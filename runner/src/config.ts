@@ -240,7 +240,7 @@ const schema = z.object({
 	/**
 	 * Advanced timings; the defaults suit production. A create under an Idempotency-Key holds its key
 	 * this long unless its work renews it (every third of it): a create whose process died frees it
-	 * within this time (core.ts).
+	 * within this time (core/campaigns.ts).
 	 */
 	RUNNER_IDEMPOTENCY_LEASE: timing(30_000, 1000, 3_600_000),
 	/** A runner process beats this often; one silent for three beats is no longer listed (presence.ts). */

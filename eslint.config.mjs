@@ -10,7 +10,8 @@ const CLIENT_MAY_IMPORT = [...DOORS, 'config', 'log', 'runtime', 'limits', 'erro
 /** The import rule of a runner client (see its use below); `also`: modules this file may import besides. */
 function clientBoundary(files, also = []) {
 	const allowed = [...CLIENT_MAY_IMPORT, ...also].map((name) => name.replace(/[/.]/g, '\\$&')).join('|');
-	const why = 'a runner client (http/, cli/) reaches a domain only through its door in core/ (campaigns, audience, reindex, webhooks, runners); give the door the use case instead (eslint.config.mjs lists what else a client may import)';
+	const why =
+		'a runner client (http/, cli/) reaches a domain only through its door in core/ (campaigns, audience, reindex, webhooks, runners); give the door the use case instead (eslint.config.mjs lists what else a client may import)';
 	return [
 		{
 			files: [files],
@@ -20,7 +21,11 @@ function clientBoundary(files, also = []) {
 					{
 						patterns: [
 							{ regex: `^\\.\\./(?!(?:${allowed}|context)$)`, message: why },
-							{ regex: '^\\.\\./context$', allowTypeImports: true, message: `${why}; context.ts: types only (the errors are in errors.ts)` },
+							{
+								regex: '^\\.\\./context$',
+								allowTypeImports: true,
+								message: `${why}; context.ts: types only (the errors are in errors.ts)`,
+							},
 						],
 					},
 				],
@@ -35,14 +40,25 @@ export default tseslint.config(
 	...tseslint.configs.recommended,
 	{
 		files: ['**/*.js', '**/*.cjs'],
-		languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } },
+		languageOptions: {
+			sourceType: 'commonjs',
+			globals: { module: 'writable', require: 'readonly', process: 'readonly' },
+		},
 	},
 	{
 		// The runner's console runs in the browser as a plain script.
 		files: ['runner/src/http/console/**/*.js'],
 		languageOptions: {
 			sourceType: 'script',
-			globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', location: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URLSearchParams: 'readonly' },
+			globals: {
+				window: 'readonly',
+				document: 'readonly',
+				fetch: 'readonly',
+				location: 'readonly',
+				setInterval: 'readonly',
+				clearInterval: 'readonly',
+				URLSearchParams: 'readonly',
+			},
 		},
 	},
 	// One door per domain (runner/src/core/campaigns, audience, reindex, webhooks, runners): the

@@ -25,7 +25,8 @@ function isSerial(path) {
 	const text = readFileSync(path, 'utf8');
 	const marker = SERIAL_MARKER.exec(text.slice(0, text.indexOf('\n')));
 	if (marker && !marker[1].trim()) throw new Error(`${path}: "// @serial:" without its reason`);
-	if (!marker && /^\s*\/\/\s*@serial\b/m.test(text)) throw new Error(`${path}: "// @serial: <reason>" must be the file's first line`);
+	if (!marker && /^\s*\/\/\s*@serial\b/m.test(text))
+		throw new Error(`${path}: "// @serial: <reason>" must be the file's first line`);
 	return Boolean(marker);
 }
 
@@ -55,7 +56,10 @@ module.exports = {
 			...shared,
 			displayName: 'fast',
 			testMatch: ['**/*.test.ts'],
-			testPathIgnorePatterns: ['/node_modules/', ...slowFiles.map((path) => `^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`)],
+			testPathIgnorePatterns: [
+				'/node_modules/',
+				...slowFiles.map((path) => `^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+			],
 		},
 		{
 			...shared,

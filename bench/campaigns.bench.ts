@@ -39,9 +39,36 @@ export async function benchCampaigns(redisUrl: string): Promise<BenchResult> {
 	const started = Date.now();
 	const recipients = size(10_000, 1_000);
 	const scenarios: Scenario[] = [
-		{ name: 'limited', rate: 100, latencyMs: 50, concurrency: 10, processes: 1, ideal: 100, share: 0.95, capEverySecond: false },
-		{ name: 'unlimited', rate: 1000, latencyMs: 200, concurrency: 50, processes: 1, ideal: 250, share: 0.9, capEverySecond: false },
-		{ name: 'shared', rate: 200, latencyMs: 50, concurrency: 10, processes: 2, ideal: 200, share: 0.95, capEverySecond: true },
+		{
+			name: 'limited',
+			rate: 100,
+			latencyMs: 50,
+			concurrency: 10,
+			processes: 1,
+			ideal: 100,
+			share: 0.95,
+			capEverySecond: false,
+		},
+		{
+			name: 'unlimited',
+			rate: 1000,
+			latencyMs: 200,
+			concurrency: 50,
+			processes: 1,
+			ideal: 250,
+			share: 0.9,
+			capEverySecond: false,
+		},
+		{
+			name: 'shared',
+			rate: 200,
+			latencyMs: 50,
+			concurrency: 10,
+			processes: 2,
+			ideal: 200,
+			share: 0.95,
+			capEverySecond: true,
+		},
 	];
 	const figures: Figure[] = [];
 	const runs: CampaignScenarioResult[] = [];
@@ -64,20 +91,49 @@ export async function benchCampaigns(redisUrl: string): Promise<BenchResult> {
 				maxSliding: rates.maxSliding,
 				maxCalendar: rates.maxCalendar,
 				peakRssMb: peaks.map((peak) => round(peak)),
-				settings: { rate: scenario.rate, latencyMs: scenario.latencyMs, concurrency: scenario.concurrency, processes: scenario.processes },
+				settings: {
+					rate: scenario.rate,
+					latencyMs: scenario.latencyMs,
+					concurrency: scenario.concurrency,
+					processes: scenario.processes,
+				},
 			};
 			runs.push(run);
 			const label = `${scenario.name} (${scenario.processes} process${scenario.processes > 1 ? 'es' : ''}, ${scenario.latencyMs} ms, ${scenario.rate === 1000 ? 'limit off' : `${scenario.rate}/s`}, concurrency ${scenario.concurrency})`;
 			const floor = scenario.ideal * scenario.share;
 			figures.push(
-				{ figure: `${label}: sends in the sandbox log`, value: run.sends, target: `exactly ${recipients.toLocaleString('en-US')}, each phone once`, met: run.sends === recipients && run.distinctPhones === recipients },
-				{ figure: `${scenario.name}: sustained rate`, value: run.steadyRate, unit: '/s', target: `>= ${scenario.share} x ${scenario.ideal}/s = ${floor}/s`, met: run.steadyRate >= floor },
-				{ figure: `${scenario.name}: sustained / ${scenario.rate === 1000 ? 'ideal' : 'limit'}`, value: round(run.steadyRate / scenario.ideal, 3) },
+				{
+					figure: `${label}: sends in the sandbox log`,
+					value: run.sends,
+					target: `exactly ${recipients.toLocaleString('en-US')}, each phone once`,
+					met: run.sends === recipients && run.distinctPhones === recipients,
+				},
+				{
+					figure: `${scenario.name}: sustained rate`,
+					value: run.steadyRate,
+					unit: '/s',
+					target: `>= ${scenario.share} x ${scenario.ideal}/s = ${floor}/s`,
+					met: run.steadyRate >= floor,
+				},
+				{
+					figure: `${scenario.name}: sustained / ${scenario.rate === 1000 ? 'ideal' : 'limit'}`,
+					value: round(run.steadyRate / scenario.ideal, 3),
+				},
 			);
 			if (scenario.capEverySecond) {
 				figures.push(
-					{ figure: `${scenario.name}: most sends in any sliding second`, value: run.maxSliding, target: `<= ${scenario.rate}`, met: run.maxSliding <= scenario.rate },
-					{ figure: `${scenario.name}: most sends in one clock second`, value: run.maxCalendar, target: `<= ${scenario.rate}`, met: run.maxCalendar <= scenario.rate },
+					{
+						figure: `${scenario.name}: most sends in any sliding second`,
+						value: run.maxSliding,
+						target: `<= ${scenario.rate}`,
+						met: run.maxSliding <= scenario.rate,
+					},
+					{
+						figure: `${scenario.name}: most sends in one clock second`,
+						value: run.maxCalendar,
+						target: `<= ${scenario.rate}`,
+						met: run.maxCalendar <= scenario.rate,
+					},
 				);
 			} else {
 				figures.push({ figure: `${scenario.name}: most sends in any sliding second`, value: run.maxSliding });

@@ -36,14 +36,23 @@ export async function benchCap(redisUrl: string): Promise<BenchResult> {
 	const meta = keys.campaign(FROM, campaign);
 	redis.defineCommand('benchCapCount', { lua: COUNT_RANGE, numberOfKeys: 4 });
 	const countRange = (first: number, end: number, at: number) =>
-		(redis as unknown as Record<string, (...args: Array<string | number>) => Promise<unknown>>).benchCapCount(keys.capPolicy(FROM), keys.capSends(FROM), recipients, meta, first, end, at);
+		(redis as unknown as Record<string, (...args: Array<string | number>) => Promise<unknown>>).benchCapCount(
+			keys.capPolicy(FROM),
+			keys.capSends(FROM),
+			recipients,
+			meta,
+			first,
+			end,
+			at,
+		);
 	try {
 		await redis.set(keys.capPolicy(FROM), encodeCapPolicy(parseCapPolicy(POLICY, 'policy')));
 		await redis.hset(meta, 'state', 'running');
 		// The snapshot rows the claim reads the phone from (schema.ts encodeRecipient's shape).
 		for (let first = 0; first < phones; first += BATCH) {
 			const rows: string[] = [];
-			for (let i = first; i < Math.min(phones, first + BATCH); i++) rows.push(String(i), `[${i + 2},"${phoneOf(i)}",{"1":"Customer ${i}"}]`);
+			for (let i = first; i < Math.min(phones, first + BATCH); i++)
+				rows.push(String(i), `[${i + 2},"${phoneOf(i)}",{"1":"Customer ${i}"}]`);
 			await redis.hset(recipients, ...rows);
 		}
 
@@ -51,7 +60,9 @@ export async function benchCap(redisUrl: string): Promise<BenchResult> {
 		const now = Date.now();
 		for (let first = 0; first < phones; first += BATCH) await countRange(first, Math.min(phones, first + BATCH), now);
 		const once = await usedMemory(redis);
-		for (const later of [60_000, 120_000]) for (let first = 0; first < phones; first += BATCH) await countRange(first, Math.min(phones, first + BATCH), now + later);
+		for (const later of [60_000, 120_000])
+			for (let first = 0; first < phones; first += BATCH)
+				await countRange(first, Math.min(phones, first + BATCH), now + later);
 		const thrice = await usedMemory(redis);
 		const keyOnce = Number(await redis.call('MEMORY', 'USAGE', keys.capSends(FROM, phoneOf(0)), 'SAMPLES', '0'));
 		const ttlHours = (await redis.pttl(keys.capSends(FROM, phoneOf(0)))) / 3_600_000;
@@ -79,9 +90,16 @@ export async function benchCap(redisUrl: string): Promise<BenchResult> {
 			figures: [
 				{ figure: 'phones with cap state', value: phones },
 				{ figure: 'Redis bytes per phone, one send', value: round(perPhoneOnce), unit: 'B' },
-				{ figure: 'Redis bytes per phone, three sends (the most 1/24h,3/7d keeps)', value: round(perPhoneThrice), unit: 'B' },
+				{
+					figure: 'Redis bytes per phone, three sends (the most 1/24h,3/7d keeps)',
+					value: round(perPhoneThrice),
+					unit: 'B',
+				},
 				{ figure: "MEMORY USAGE of one phone's key, one send", value: keyOnce, unit: 'B' },
-				{ figure: 'cap state at 1,000,000 phones, one send / three sends', value: `${atMillion(perPhoneOnce)} / ${atMillion(perPhoneThrice)}` },
+				{
+					figure: 'cap state at 1,000,000 phones, one send / three sends',
+					value: `${atMillion(perPhoneOnce)} / ${atMillion(perPhoneThrice)}`,
+				},
 				{ figure: "a phone's key expires after", value: round(ttlHours, 1), unit: 'h (the longest window)' },
 				{ figure: 'Redis bytes per recipient in a waiting set', value: round(perWaiting), unit: 'B' },
 				{ figure: 'waiting set of a 1,000,000-recipient campaign that waits', value: atMillion(perWaiting) },
@@ -94,7 +112,8 @@ export async function benchCap(redisUrl: string): Promise<BenchResult> {
 			],
 		};
 	} finally {
-		for await (const found of redis.scanStream({ match: `${keys.prefix}:*`, count: 1000 })) if ((found as string[]).length > 0) await redis.unlink(...(found as string[]));
+		for await (const found of redis.scanStream({ match: `${keys.prefix}:*`, count: 1000 }))
+			if ((found as string[]).length > 0) await redis.unlink(...(found as string[]));
 		redis.disconnect();
 	}
 }

@@ -13,7 +13,13 @@ import { Cluster } from 'ioredis';
 import { createCampaign } from '../runner/src/core/campaigns';
 import { masters } from '../runner/src/redis';
 import { commandsRun, masterShares, partOf, sharesTable, type MasterShare } from '../test/runner/clusterShares';
-import { positionalTemplate, startRedisCluster, startRunnerUnderTest, templateSends, writeRecipientsCsv } from '../test/runner/support';
+import {
+	positionalTemplate,
+	startRedisCluster,
+	startRunnerUnderTest,
+	templateSends,
+	writeRecipientsCsv,
+} from '../test/runner/support';
 import { rateFigures, round, size, type BenchResult, type Figure } from './lib/common';
 import { SEND_ENDPOINT, setFault, waitForCompletion } from './lib/stack';
 
@@ -39,7 +45,8 @@ async function runOn(target: string | { clusterNodes: string }, recipients: numb
 	const stack = await startRunnerUnderTest(target, { RUNNER_CONCURRENCY: String(CONCURRENCY), LOG_LEVEL: 'warn' });
 	try {
 		const { context, business, sandbox } = stack;
-		if (typeof target !== 'string' && (!(context.redis instanceof Cluster) || masters(context.redis).length !== 3)) throw new Error('expected a 3-master Redis Cluster');
+		if (typeof target !== 'string' && (!(context.redis instanceof Cluster) || masters(context.redis).length !== 3))
+			throw new Error('expected a 3-master Redis Cluster');
 		await setFault(sandbox, { endpoint: SEND_ENDPOINT, latencyMs: LATENCY_MS });
 		const numbers = business.phoneNumbers.slice(0, NUMBERS);
 		// Everything the runner does from here on is counted: the workers' start, the creates, the sends, the feeder.
@@ -48,7 +55,12 @@ async function runOn(target: string | { clusterNodes: string }, recipients: numb
 		const campaigns: string[] = [];
 		for (let i = 0; i < CAMPAIGNS; i++) {
 			const { path } = writeRecipientsCsv(recipients, { seed: 60 + i });
-			const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from: numbers[i % NUMBERS], source: path, rate: RATE });
+			const created = await createCampaign(context, {
+				templateId: positionalTemplate(business).id,
+				from: numbers[i % NUMBERS],
+				source: path,
+				rate: RATE,
+			});
 			if (created.kind !== 'campaign') throw new Error('expected a campaign');
 			campaigns.push(created.id);
 		}
@@ -63,7 +75,14 @@ async function runOn(target: string | { clusterNodes: string }, recipients: numb
 			const rates = rateFigures(sends.filter((message) => message.from === from).map(arrival));
 			return { from, steadyRate: round(rates.steadyRate, 1), maxSliding: rates.maxSliding };
 		});
-		return { target: name, sends: sends.length, distinctPhones: new Set(sends.map((message) => message.to)).size, shares, perNumber, steadyRate: round(rateFigures(sends.map(arrival)).steadyRate, 1) };
+		return {
+			target: name,
+			sends: sends.length,
+			distinctPhones: new Set(sends.map((message) => message.to)).size,
+			shares,
+			perNumber,
+			steadyRate: round(rateFigures(sends.map(arrival)).steadyRate, 1),
+		};
 	} finally {
 		await stack.close();
 	}
@@ -84,7 +103,11 @@ export async function benchCluster(redisUrl: string): Promise<BenchResult> {
 
 	const figures: Figure[] = [];
 	const shown = (part: number) => `${round(100 * part, 1)}%`;
-	const parts = { keys: partOf(spread.shares, 'keys'), memory: partOf(spread.shares, 'memory'), commands: partOf(spread.shares, 'commands') };
+	const parts = {
+		keys: partOf(spread.shares, 'keys'),
+		memory: partOf(spread.shares, 'memory'),
+		commands: partOf(spread.shares, 'commands'),
+	};
 	spread.shares.forEach((share, i) => {
 		const least = Math.max(share.numbers.length, 1) / NUMBERS / 2;
 		figures.push({
@@ -97,10 +120,26 @@ export async function benchCluster(redisUrl: string): Promise<BenchResult> {
 	for (const run of [single, spread]) {
 		const commands = run.shares.reduce((sum, share) => sum + share.commands, 0);
 		figures.push(
-			{ figure: `${run.target}: sends in the sandbox log`, value: run.sends, target: `exactly ${total.toLocaleString('en-US')}, each phone once`, met: run.sends === total && run.distinctPhones === total },
+			{
+				figure: `${run.target}: sends in the sandbox log`,
+				value: run.sends,
+				target: `exactly ${total.toLocaleString('en-US')}, each phone once`,
+				met: run.sends === total && run.distinctPhones === total,
+			},
 			{ figure: `${run.target}: Redis commands per recipient, all masters`, value: round(commands / total, 1) },
-			{ figure: `${run.target}: sustained rate of each number`, value: run.perNumber.map((number) => number.steadyRate).join(' / '), unit: '/s', target: `>= 0.95 x ${RATE}/s = ${0.95 * RATE}/s`, met: run.perNumber.every((number) => number.steadyRate >= 0.95 * RATE) },
-			{ figure: `${run.target}: most sends of a number in any sliding second`, value: run.perNumber.map((number) => number.maxSliding).join(' / '), target: `<= ${RATE}`, met: run.perNumber.every((number) => number.maxSliding <= RATE) },
+			{
+				figure: `${run.target}: sustained rate of each number`,
+				value: run.perNumber.map((number) => number.steadyRate).join(' / '),
+				unit: '/s',
+				target: `>= 0.95 x ${RATE}/s = ${0.95 * RATE}/s`,
+				met: run.perNumber.every((number) => number.steadyRate >= 0.95 * RATE),
+			},
+			{
+				figure: `${run.target}: most sends of a number in any sliding second`,
+				value: run.perNumber.map((number) => number.maxSliding).join(' / '),
+				target: `<= ${RATE}`,
+				met: run.perNumber.every((number) => number.maxSliding <= RATE),
+			},
 			{ figure: `${run.target}: sustained rate, all numbers together`, value: run.steadyRate, unit: '/s' },
 		);
 	}
@@ -114,7 +153,7 @@ export async function benchCluster(redisUrl: string): Promise<BenchResult> {
 		notes: [
 			`${CAMPAIGNS} campaigns of ${recipients.toLocaleString('en-US')} recipients, two per number, ${NUMBERS} numbers at ${RATE}/s each, ${LATENCY_MS} ms latency, no faults, ${PROCESSES} runner processes with RUNNER_CONCURRENCY ${CONCURRENCY}; first on the benchmarks' one Redis, then on a 3-master Redis Cluster of the benchmark's own on loopback (no replicas, no persistence), all on the same machine.`,
 			"A master's share follows the numbers its slots hold (the fixture's first six numbers fall 1, 1 and 4 on the default split): the least share asked of a master is half its numbers' part of the six, and never less than half of one number's.",
-			'Commands: INFO commandstats of each master, after minus before (the workers starting, the creates, the sends, the feeder ticks). Memory: MEMORY USAGE of every key of the run, summed per master. Rates: by the sandbox\'s arrival time of each send, the middle 90% of each number\'s sends.',
+			"Commands: INFO commandstats of each master, after minus before (the workers starting, the creates, the sends, the feeder ticks). Memory: MEMORY USAGE of every key of the run, summed per master. Rates: by the sandbox's arrival time of each send, the middle 90% of each number's sends.",
 		],
 		details: { recipients, runs: [single, spread] },
 	};

@@ -24,14 +24,31 @@ import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 
 import { positionalTemplate, writeRecipientsCsv } from '../test/runner/support';
-import { callsBetween, commandCalls, commandMicros, cpuSeconds, rateFigures, redisCpuSeconds, ROOT, round, sampleMax, size, usedMemory, type BenchResult, type Figure } from './lib/common';
+import {
+	callsBetween,
+	commandCalls,
+	commandMicros,
+	cpuSeconds,
+	rateFigures,
+	redisCpuSeconds,
+	ROOT,
+	round,
+	sampleMax,
+	size,
+	usedMemory,
+	type BenchResult,
+	type Figure,
+} from './lib/common';
 import { sendsFrom, shippedBin, spawnShippedWorker, startStack, waitForCompletion, workerPeaksMb } from './lib/stack';
 
 const TARGET_RSS_MB = 200;
 const MAXRSS_PRELOAD = join(ROOT, 'bench', 'lib', 'maxrss.mjs');
 
 /** Runs the CLI as shipped (shippedBin) with the preload that reports its peak RSS; its JSON answer and that peak in MB. */
-async function cliWithPeak(args: string[], env: NodeJS.ProcessEnv): Promise<{ answer: Record<string, unknown>; peakMb: number }> {
+async function cliWithPeak(
+	args: string[],
+	env: NodeJS.ProcessEnv,
+): Promise<{ answer: Record<string, unknown>; peakMb: number }> {
 	const dir = mkdtempSync(join(tmpdir(), 'convo-bench-'));
 	const file = join(dir, 'maxrss');
 	try {
@@ -44,7 +61,10 @@ async function cliWithPeak(args: string[], env: NodeJS.ProcessEnv): Promise<{ an
 		child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
 		child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
 		const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-		if (code !== 0) throw new Error(`convo-runner ${args.slice(0, 2).join(' ')} exited with ${code}: ${(stdout + stderr).slice(-500)}`);
+		if (code !== 0)
+			throw new Error(
+				`convo-runner ${args.slice(0, 2).join(' ')} exited with ${code}: ${(stdout + stderr).slice(-500)}`,
+			);
 		return { answer: JSON.parse(stdout) as Record<string, unknown>, peakMb: Number(readFileSync(file, 'utf8')) / 1024 };
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
@@ -87,7 +107,22 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 		// A tenth of the size, created for tomorrow and cancelled, sends nothing: the create's RSS at a second size.
 		const smaller = Math.round(recipients / 10);
 		const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
-		const small = await cliWithPeak(['campaign', 'create', '--template', template, '--from', from, '--recipients', writeRecipientsCsv(smaller, { seed: 31 }).path, '--at', tomorrow, '--json'], stack.env);
+		const small = await cliWithPeak(
+			[
+				'campaign',
+				'create',
+				'--template',
+				template,
+				'--from',
+				from,
+				'--recipients',
+				writeRecipientsCsv(smaller, { seed: 31 }).path,
+				'--at',
+				tomorrow,
+				'--json',
+			],
+			stack.env,
+		);
 		await cliWithPeak(['campaign', 'cancel', String(small.answer.id), '--json'], stack.env);
 
 		const { path } = writeRecipientsCsv(recipients, { seed: 30 });
@@ -107,7 +142,10 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 		);
 		const id = String(created.answer.id);
 		const memoryAfterCreate = await usedMemory(redis);
-		const createCalls = [...callsBetween(callsBefore, await commandCalls(redis)).values()].reduce((sum, n) => sum + n, 0);
+		const createCalls = [...callsBetween(callsBefore, await commandCalls(redis)).values()].reduce(
+			(sum, n) => sum + n,
+			0,
+		);
 		// Timeout as if the runner did 200/s: generous on a loaded machine.
 		await waitForCompletion(stack, id, recipients, 200);
 		const peakBytes = (await memoryPeak.stop()) - memoryBefore;
@@ -119,7 +157,22 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 		const workerCpu = cpuSeconds(workerPid) - cpuBefore;
 		const sends = await sendsFrom(stack);
 		// The largest create, after the sends so it weighs on none of their figures; it sends nothing.
-		const large = await cliWithPeak(['campaign', 'create', '--template', template, '--from', from, '--recipients', writeRecipientsCsv(largest, { seed: 32 }).path, '--at', tomorrow, '--json'], stack.env);
+		const large = await cliWithPeak(
+			[
+				'campaign',
+				'create',
+				'--template',
+				template,
+				'--from',
+				from,
+				'--recipients',
+				writeRecipientsCsv(largest, { seed: 32 }).path,
+				'--at',
+				tomorrow,
+				'--json',
+			],
+			stack.env,
+		);
 		await cliWithPeak(['campaign', 'cancel', String(large.answer.id), '--json'], stack.env);
 		/** The create's RSS as a line through the two largest sizes: MB per recipient beyond a base. */
 		const createSlope = (large.peakMb - created.peakMb) / (largest - recipients);
@@ -143,18 +196,81 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 		const before = (key: keyof typeof BEFORE) => ({ label: BEFORE_LABEL, value: BEFORE[key] });
 		const label = (n: number) => n.toLocaleString('en-US');
 		const figures: Figure[] = [
-			{ figure: 'sends in the sandbox log', value: sends.length, before: before('sends'), target: `exactly ${label(recipients)}`, met: sends.length === recipients && new Set(sends.map((m) => m.to)).size === recipients },
-			{ figure: 'runner worker peak RSS (as shipped: bin and bundle)', value: round(workerPeak), unit: 'MB', before: before('workerRss'), target: `<= ${TARGET_RSS_MB} MB`, met: workerPeak <= TARGET_RSS_MB },
-			{ figure: '`campaign create` (CLI) peak RSS', value: round(created.peakMb), unit: 'MB', before: before('createRss'), target: `<= ${TARGET_RSS_MB} MB`, met: created.peakMb <= TARGET_RSS_MB },
-			{ figure: `\`campaign create\` peak RSS for ${label(smaller)} recipients (created for tomorrow, cancelled)`, value: round(small.peakMb), unit: 'MB', before: before('createSmallRss') },
-			{ figure: `\`campaign create\` peak RSS for ${label(largest)} recipients (created for tomorrow, cancelled)`, value: round(large.peakMb), unit: 'MB', target: `<= ${TARGET_RSS_MB} MB`, met: large.peakMb <= TARGET_RSS_MB },
+			{
+				figure: 'sends in the sandbox log',
+				value: sends.length,
+				before: before('sends'),
+				target: `exactly ${label(recipients)}`,
+				met: sends.length === recipients && new Set(sends.map((m) => m.to)).size === recipients,
+			},
+			{
+				figure: 'runner worker peak RSS (as shipped: bin and bundle)',
+				value: round(workerPeak),
+				unit: 'MB',
+				before: before('workerRss'),
+				target: `<= ${TARGET_RSS_MB} MB`,
+				met: workerPeak <= TARGET_RSS_MB,
+			},
+			{
+				figure: '`campaign create` (CLI) peak RSS',
+				value: round(created.peakMb),
+				unit: 'MB',
+				before: before('createRss'),
+				target: `<= ${TARGET_RSS_MB} MB`,
+				met: created.peakMb <= TARGET_RSS_MB,
+			},
+			{
+				figure: `\`campaign create\` peak RSS for ${label(smaller)} recipients (created for tomorrow, cancelled)`,
+				value: round(small.peakMb),
+				unit: 'MB',
+				before: before('createSmallRss'),
+			},
+			{
+				figure: `\`campaign create\` peak RSS for ${label(largest)} recipients (created for tomorrow, cancelled)`,
+				value: round(large.peakMb),
+				unit: 'MB',
+				target: `<= ${TARGET_RSS_MB} MB`,
+				met: large.peakMb <= TARGET_RSS_MB,
+			},
 			// Before #20 the create grew with the audience: 145 MB at 10,000, 175 MB at 100,000, 546 MB at 1,000,000 (docs/decisions.md, "Lean runner (#20): memory").
-			{ figure: `\`campaign create\` peak RSS from ${label(smaller)} to ${label(largest)}: largest less smallest`, value: round(createSpread), unit: 'MB', before: { label: BEFORE_LABEL, value: '401 MB (145 to 546)' } },
-			{ figure: 'runner worker CPU per send / sends per CPU second', value: `${round(cpuPerSendMs, 2)} ms / ${round(recipients / Math.max(0.01, workerCpu))}`, before: before('workerCpu'), target: '<= 0.5 ms', met: cpuPerSendMs <= 0.5 },
-			{ figure: 'Redis bytes per recipient at peak', value: round(perRecipient.peak), unit: 'B', before: before('peakBytes') },
-			{ figure: 'Redis bytes per recipient once created (all pending)', value: round(perRecipient.afterCreate), unit: 'B', before: before('createdBytes') },
-			{ figure: 'Redis bytes per recipient after completion', value: round(perRecipient.after), unit: 'B', before: before('afterBytes') },
-			{ figure: 'Redis commands per recipient', value: round(perRecipient.commands, 1), before: before('commands'), target: '<= 35', met: perRecipient.commands <= 35 },
+			{
+				figure: `\`campaign create\` peak RSS from ${label(smaller)} to ${label(largest)}: largest less smallest`,
+				value: round(createSpread),
+				unit: 'MB',
+				before: { label: BEFORE_LABEL, value: '401 MB (145 to 546)' },
+			},
+			{
+				figure: 'runner worker CPU per send / sends per CPU second',
+				value: `${round(cpuPerSendMs, 2)} ms / ${round(recipients / Math.max(0.01, workerCpu))}`,
+				before: before('workerCpu'),
+				target: '<= 0.5 ms',
+				met: cpuPerSendMs <= 0.5,
+			},
+			{
+				figure: 'Redis bytes per recipient at peak',
+				value: round(perRecipient.peak),
+				unit: 'B',
+				before: before('peakBytes'),
+			},
+			{
+				figure: 'Redis bytes per recipient once created (all pending)',
+				value: round(perRecipient.afterCreate),
+				unit: 'B',
+				before: before('createdBytes'),
+			},
+			{
+				figure: 'Redis bytes per recipient after completion',
+				value: round(perRecipient.after),
+				unit: 'B',
+				before: before('afterBytes'),
+			},
+			{
+				figure: 'Redis commands per recipient',
+				value: round(perRecipient.commands, 1),
+				before: before('commands'),
+				target: '<= 35',
+				met: perRecipient.commands <= 35,
+			},
 			{
 				figure: 'Redis CPU per recipient: commandstats usec / server process CPU (INFO cpu)',
 				value: `${round(perRecipient.redisMicros, 1)} / ${round(perRecipient.redisCpuMicros, 1)} µs`,
@@ -162,15 +278,33 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 				target: `usec <= ${round(BEFORE_REDIS_MICROS / 2, 1)} (half)`,
 				met: perRecipient.redisMicros <= BEFORE_REDIS_MICROS / 2,
 			},
-			{ figure: 'runner sustained rate, one process, limit off, no latency', value: round(rates.steadyRate), unit: '/s', before: before('rate') },
+			{
+				figure: 'runner sustained rate, one process, limit off, no latency',
+				value: round(rates.steadyRate),
+				unit: '/s',
+				before: before('rate'),
+			},
 		];
 		for (const scale of [1_000_000, 10_000_000]) {
 			const label = scale.toLocaleString('en-US');
 			// The create is measured up to `largest`: the line only beyond it.
 			figures.push(
-				{ figure: `${label} recipients: Redis at peak / after (extrapolated)`, value: `${(scale >= 1e7 ? gigabytes : megabytes)(perRecipient.peak * scale)} / ${(scale >= 1e7 ? gigabytes : megabytes)(perRecipient.after * scale)}` },
-				{ figure: `${label} recipients: Redis commands (extrapolated)`, value: `${round((perRecipient.commands * scale) / 1e6, 1)} million` },
-				...(scale > largest ? [{ figure: `${label} recipients: \`campaign create\` peak RSS (line through the two largest sizes; an upper estimate)`, value: createAt(scale) }] : []),
+				{
+					figure: `${label} recipients: Redis at peak / after (extrapolated)`,
+					value: `${(scale >= 1e7 ? gigabytes : megabytes)(perRecipient.peak * scale)} / ${(scale >= 1e7 ? gigabytes : megabytes)(perRecipient.after * scale)}`,
+				},
+				{
+					figure: `${label} recipients: Redis commands (extrapolated)`,
+					value: `${round((perRecipient.commands * scale) / 1e6, 1)} million`,
+				},
+				...(scale > largest
+					? [
+							{
+								figure: `${label} recipients: \`campaign create\` peak RSS (line through the two largest sizes; an upper estimate)`,
+								value: createAt(scale),
+							},
+						]
+					: []),
 			);
 		}
 		return {
@@ -183,12 +317,23 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 			notes: [
 				`${label(recipients)} recipients, created by the CLI, sent by one worker (RUNNER_CONCURRENCY 50, --rate 1000, no latency), started as the package ships it: runner/bin/convo-runner.mjs run as a program beside the built bundle (dist/), so its shebang's node flags apply.`,
 				'The worker has the send role alone (RUNNER_TRACKING=off): these are the send path\'s figures. Delivery tracking (#22) is a process role of its own; its Redis cost per sent message is benchmark 9\'s "on less off".',
-				'Bytes: INFO used_memory minus its value before the create. Commands and Redis CPU: INFO commandstats (calls, usec) and INFO cpu (the server process, user + sys) after minus before, everything Redis ran meanwhile; commandstats counts a script\'s own commands both by themselves and in its EVALSHA, so its usec is an upper figure and the process CPU the plain one.',
-				'The a1cb78e column: that commit\'s figures in docs/benchmarks.md (2026-11-22); its Redis CPU was measured on 2026-11-23 by running that commit\'s benchmark with these probes added, a run that gave 91.8 commands per recipient, 0.48 ms worker CPU per send, worker 289 MB and create 177 MB / 148 MB on that day\'s machine load.',
+				"Bytes: INFO used_memory minus its value before the create. Commands and Redis CPU: INFO commandstats (calls, usec) and INFO cpu (the server process, user + sys) after minus before, everything Redis ran meanwhile; commandstats counts a script's own commands both by themselves and in its EVALSHA, so its usec is an upper figure and the process CPU the plain one.",
+				"The a1cb78e column: that commit's figures in docs/benchmarks.md (2026-11-22); its Redis CPU was measured on 2026-11-23 by running that commit's benchmark with these probes added, a run that gave 91.8 commands per recipient, 0.48 ms worker CPU per send, worker 289 MB and create 177 MB / 148 MB on that day's machine load.",
 				`The creates of ${label(smaller)} and ${label(largest)} recipients are created for tomorrow and cancelled (they send nothing); the largest runs after the sends, so it weighs on none of their figures.`,
 				'Extrapolation: Redis, the measured per-recipient figures times the size; the create\'s RSS beyond its largest size, the line through its two largest sizes, an upper estimate: since #20 the create keeps no per-recipient state (repeats are found in Redis; docs/decisions.md, "Lean runner (#20): memory"). The worker keeps no per-recipient state (bounded job windows): benchmark 1 shows it at 10,000.',
 			],
-			details: { recipients, perRecipient, workerCpuSeconds: workerCpu, redisCpuSeconds: redisCpu, smallerCreatePeakMb: small.peakMb, largestCreate: { recipients: largest, peakMb: large.peakMb }, commandsByName: Object.fromEntries([...calls].slice(0, 15)), workerPeakMb: workerPeak, createPeakMb: created.peakMb, rates },
+			details: {
+				recipients,
+				perRecipient,
+				workerCpuSeconds: workerCpu,
+				redisCpuSeconds: redisCpu,
+				smallerCreatePeakMb: small.peakMb,
+				largestCreate: { recipients: largest, peakMb: large.peakMb },
+				commandsByName: Object.fromEntries([...calls].slice(0, 15)),
+				workerPeakMb: workerPeak,
+				createPeakMb: created.peakMb,
+				rates,
+			},
 		};
 	} finally {
 		redis.disconnect();

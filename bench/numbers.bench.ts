@@ -20,10 +20,38 @@
  */
 import { Redis } from 'ioredis';
 
-import { campaignStatus, cancel, createCampaign, pauseCampaign, reportRows, resumeCampaign, type CampaignStatus } from '../runner/src/core/campaigns';
+import {
+	campaignStatus,
+	cancel,
+	createCampaign,
+	pauseCampaign,
+	reportRows,
+	resumeCampaign,
+	type CampaignStatus,
+} from '../runner/src/core/campaigns';
 import { runnerQueues } from '../runner/src/core/runners';
-import { callsBetween, commandCalls, cpuSeconds, rateFigures, round, size, sleep, QUICK, type BenchResult, type Figure } from './lib/common';
-import { positionalTemplate, startStack, templateSends, waitFor, workerPeaksMb, writeRecipientsCsv, type RunnerUnderTest, type SandboxMessage } from './lib/stack';
+import {
+	callsBetween,
+	commandCalls,
+	cpuSeconds,
+	rateFigures,
+	round,
+	size,
+	sleep,
+	QUICK,
+	type BenchResult,
+	type Figure,
+} from './lib/common';
+import {
+	positionalTemplate,
+	startStack,
+	templateSends,
+	waitFor,
+	workerPeaksMb,
+	writeRecipientsCsv,
+	type RunnerUnderTest,
+	type SandboxMessage,
+} from './lib/stack';
 
 /** What happens to a number's first campaign mid-run. */
 type Stop = 'paused' | 'cancelled' | 'none';
@@ -151,7 +179,12 @@ async function queuedJobsOf(stack: RunnerUnderTest, campaigns: string[]): Promis
  * claimed after `answeredAt`: the claim is where a stop takes hold, so none may be. A row sent on
  * a later attempt has no claim time of its own in the report: it counts as claimed after.
  */
-async function claimedAfter(stack: RunnerUnderTest, id: string, late: SandboxMessage[], answeredAt: number): Promise<number> {
+async function claimedAfter(
+	stack: RunnerUnderTest,
+	id: string,
+	late: SandboxMessage[],
+	answeredAt: number,
+): Promise<number> {
 	if (late.length === 0) return 0;
 	const wanted = new Set(late.map((message) => message.uuid));
 	let after = 0;
@@ -164,11 +197,15 @@ async function claimedAfter(stack: RunnerUnderTest, id: string, late: SandboxMes
 }
 
 /** Claim times (ms, the runner's clock) of every recipient sent at its first attempt, by sending number. */
-async function claimTimesByNumber(stack: RunnerUnderTest, campaigns: PlannedCampaign[]): Promise<Map<string, number[]>> {
+async function claimTimesByNumber(
+	stack: RunnerUnderTest,
+	campaigns: PlannedCampaign[],
+): Promise<Map<string, number[]>> {
 	const byNumber = new Map<string, number[]>();
 	for (const campaign of campaigns) {
 		const times = byNumber.get(campaign.from) ?? [];
-		for await (const row of reportRows(stack.context, campaign.id, { outcomes: ['sent'] })) if (row.attempts === 1 && row.first_attempt_at) times.push(Date.parse(row.first_attempt_at));
+		for await (const row of reportRows(stack.context, campaign.id, { outcomes: ['sent'] }))
+			if (row.attempts === 1 && row.first_attempt_at) times.push(Date.parse(row.first_attempt_at));
 		byNumber.set(campaign.from, times);
 	}
 	return byNumber;
@@ -183,7 +220,11 @@ function longestGap(times: number[], from: number, to: number): number {
 }
 
 /** Where the busiest window [t, t + 1 s) of sorted `times` begins (seconds after `origin`), and how many sends open a window holding more than `rate`. */
-function secondsAboveRate(times: number[], rate: number, origin: number): { busiestSecondAfterStopS: number; sendsOpeningASecondAboveRate: number } {
+function secondsAboveRate(
+	times: number[],
+	rate: number,
+	origin: number,
+): { busiestSecondAfterStopS: number; sendsOpeningASecondAboveRate: number } {
 	let busiest = { count: 0, at: 0 };
 	let above = 0;
 	for (let start = 0, end = 0; start < times.length; start++) {
@@ -194,7 +235,8 @@ function secondsAboveRate(times: number[], rate: number, origin: number): { busi
 	return { busiestSecondAfterStopS: round((busiest.at - origin) / 1000, 1), sendsOpeningASecondAboveRate: above };
 }
 
-const countBetween = (times: number[], from: number, to: number) => times.filter((time) => time >= from && time < to).length;
+const countBetween = (times: number[], from: number, to: number) =>
+	times.filter((time) => time >= from && time < to).length;
 
 export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 	const started = Date.now();
@@ -203,7 +245,10 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 	const redis = new Redis(redisUrl);
 	try {
 		const numbers = stack.business.phoneNumbers;
-		if (numbers.length < PLAN.length) throw new Error(`the sandbox's first business has ${numbers.length} numbers; this benchmark needs ${PLAN.length}`);
+		if (numbers.length < PLAN.length)
+			throw new Error(
+				`the sandbox's first business has ${numbers.length} numbers; this benchmark needs ${PLAN.length}`,
+			);
 		const templateId = positionalTemplate(stack.business).id;
 
 		// Every first campaign before any second one: on each number the first is the older, fed first.
@@ -211,9 +256,22 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 		for (const order of ['first', 'second'] as const) {
 			for (const [number, plan] of PLAN.entries()) {
 				const { path, phones } = writeRecipientsCsv(WORK_SECONDS * plan.rate, { seed: 20 + campaigns.length });
-				const created = await createCampaign(stack.context, { templateId, from: numbers[number], source: path, rate: plan.rate });
+				const created = await createCampaign(stack.context, {
+					templateId,
+					from: numbers[number],
+					source: path,
+					rate: plan.rate,
+				});
 				if (created.kind !== 'campaign') throw new Error('expected a campaign');
-				campaigns.push({ number, order, from: numbers[number], rate: plan.rate, id: created.id, phones, stop: order === 'first' ? plan.stop : 'none' });
+				campaigns.push({
+					number,
+					order,
+					from: numbers[number],
+					rate: plan.rate,
+					id: created.id,
+					phones,
+					stop: order === 'first' ? plan.stop : 'none',
+				});
 			}
 		}
 		const stopped = campaigns.filter((campaign) => campaign.stop !== 'none');
@@ -226,7 +284,9 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 		await waitFor(
 			'the campaigns to stop to have sent a fifth of their recipients',
 			async () => {
-				const counts = await Promise.all(stopped.map(async (campaign) => (await campaignStatus(stack.context, campaign.id)).counts.sent));
+				const counts = await Promise.all(
+					stopped.map(async (campaign) => (await campaignStatus(stack.context, campaign.id)).counts.sent),
+				);
 				return counts.every((sent, i) => sent >= stopped[i].phones.length / 5);
 			},
 			120_000,
@@ -258,7 +318,15 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 		while (Date.now() < resumeAt - 1000) {
 			const at = Date.now();
 			if (at >= lastStopAnswered + SETTLE_SECONDS * 1000) commandsSettled ??= { at, calls: await commandCalls(redis) };
-			queuedSamples.push({ afterStopMs: at - stopAt, queued: Object.fromEntries(await queuedJobsOf(stack, paused.map((campaign) => campaign.id))) });
+			queuedSamples.push({
+				afterStopMs: at - stopAt,
+				queued: Object.fromEntries(
+					await queuedJobsOf(
+						stack,
+						paused.map((campaign) => campaign.id),
+					),
+				),
+			});
 			await sleep(1000 - (Date.now() - at));
 		}
 		await sleep(resumeAt - Date.now());
@@ -275,7 +343,9 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 			'every campaign to end',
 			async () => {
 				const statuses = await Promise.all(campaigns.map((campaign) => campaignStatus(stack.context, campaign.id)));
-				return statuses.every((status) => ['completed', 'cancelled', 'failed', 'paused'].includes(status.state)) ? statuses : undefined;
+				return statuses.every((status) => ['completed', 'cancelled', 'failed', 'paused'].includes(status.state))
+					? statuses
+					: undefined;
 			},
 			3 * plannedMs + 60_000,
 			500,
@@ -302,11 +372,19 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 			};
 			const stop = stops.get(campaign.id);
 			if (stop) {
-				const late = received.filter((message) => arrival(message) > stop.answeredAt && arrival(message) < (stop.resumeCalledAt ?? Infinity));
+				const late = received.filter(
+					(message) => arrival(message) > stop.answeredAt && arrival(message) < (stop.resumeCalledAt ?? Infinity),
+				);
 				result.arrivedAfterStop = late.length;
 				result.claimedAfterStop = await claimedAfter(stack, campaign.id, late, stop.answeredAt);
 			}
-			if (campaign.stop === 'paused') result.queuedJobsDuringPause = Math.max(0, ...queuedSamples.filter((sample) => sample.afterStopMs >= SETTLE_SECONDS * 1000).map((sample) => sample.queued[campaign.id] ?? 0));
+			if (campaign.stop === 'paused')
+				result.queuedJobsDuringPause = Math.max(
+					0,
+					...queuedSamples
+						.filter((sample) => sample.afterStopMs >= SETTLE_SECONDS * 1000)
+						.map((sample) => sample.queued[campaign.id] ?? 0),
+				);
 			campaignResults.push(result);
 		}
 
@@ -344,7 +422,10 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 		});
 
 		// Redis commands per send, all told: before the stops and while three campaigns are paused (and two cancelled).
-		const commandsPerSend = (from: { at: number; calls: Map<string, number> }, to: { at: number; calls: Map<string, number> }) => {
+		const commandsPerSend = (
+			from: { at: number; calls: Map<string, number> },
+			to: { at: number; calls: Map<string, number> },
+		) => {
 			const calls = [...callsBetween(from.calls, to.calls).values()].reduce((sum, n) => sum + n, 0);
 			const sent = countBetween(sends.map(arrival), from.at, to.at);
 			return sent === 0 ? 0 : round(calls / sent, 1);
@@ -359,14 +440,27 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 			quick: QUICK,
 			startedAt: new Date(started).toISOString(),
 			seconds: (Date.now() - started) / 1000,
-			figures: figuresOf(numberResults, campaignResults, { commandsBeforePerSend, commandsPausedPerSend, runnerCpuMsPerSend: round((runnerCpuSeconds * 1000) / sends.length, 2), peaks, stoppedWindowSeconds: (windowTo - windowFrom) / 1000 }),
+			figures: figuresOf(numberResults, campaignResults, {
+				commandsBeforePerSend,
+				commandsPausedPerSend,
+				runnerCpuMsPerSend: round((runnerCpuSeconds * 1000) / sends.length, 2),
+				peaks,
+				stoppedWindowSeconds: (windowTo - windowFrom) / 1000,
+			}),
 			notes: [
 				`Ten numbers of one account at ${PLAN.map((plan) => plan.rate).join(', ')}/s (${PLAN.reduce((sum, plan) => sum + plan.rate, 0)}/s in all), two campaigns each of ${WORK_SECONDS} s of the number's rate, the first created first; ${PROCESSES} runner processes (concurrency ${CONCURRENCY}), ${LATENCY_MS} ms added by the sandbox to each send.`,
 				`${STOP_AT_SECONDS} s after the last create, the first campaign of three numbers is paused (resumed ${PAUSE_SECONDS} s later) and of two cancelled, through core as the CLI and the API do; the stop window runs from the last stop's answer to the first resume.`,
 				'Rates by the sandbox: each send at its arrival (request.receivedAt); sustained = the middle 90% of the number\'s sends (5% to 95%); "nothing stopped" numbers are the same moment\'s noise for the stopped ones.',
-				'By claim: the same busiest second by the runner\'s claim times (the report\'s first attempt, taken right after the start gate on the runner\'s clock): above the rate there too, the sends bunched inside the runner (between the gate\'s answer and the claim: a late event loop); at or under it, on their way to the sandbox.',
+				"By claim: the same busiest second by the runner's claim times (the report's first attempt, taken right after the start gate on the runner's clock): above the rate there too, the sends bunched inside the runner (between the gate's answer and the claim: a late event loop); at or under it, on their way to the sandbox.",
 			],
-			details: { plan: PLAN, numbers: numberResults, campaigns: campaignResults, stops: Object.fromEntries(stops), window: { from: new Date(windowFrom).toISOString(), to: new Date(windowTo).toISOString() }, queuedSamples },
+			details: {
+				plan: PLAN,
+				numbers: numberResults,
+				campaigns: campaignResults,
+				stops: Object.fromEntries(stops),
+				window: { from: new Date(windowFrom).toISOString(), to: new Date(windowTo).toISOString() },
+				queuedSamples,
+			},
 		};
 	} finally {
 		redis.disconnect();
@@ -377,7 +471,13 @@ export async function benchNumbers(redisUrl: string): Promise<BenchResult> {
 function figuresOf(
 	numbers: NumberResult[],
 	campaigns: CampaignResult[],
-	extra: { commandsBeforePerSend: number; commandsPausedPerSend: number; runnerCpuMsPerSend: number; peaks: number[]; stoppedWindowSeconds: number },
+	extra: {
+		commandsBeforePerSend: number;
+		commandsPausedPerSend: number;
+		runnerCpuMsPerSend: number;
+		peaks: number[];
+		stoppedWindowSeconds: number;
+	},
 ): Figure[] {
 	const figures: Figure[] = numbers.map((number) => ({
 		figure: `${number.from} at ${number.rate}/s (${describeStop(number.stop)}): sustained, busiest sliding / clock second (by claim)`,
@@ -408,20 +508,38 @@ function figuresOf(
 			target: `>= ${shareBand.floor} (nothing stopped ${shareBand.mean} ± ${shareBand.noise}); or >= ${ratioBand.floor} (${ratioBand.mean} ± ${ratioBand.noise}); less one send`,
 			met: stoppedNumbers.every((number) => {
 				const oneSend = 1 / (number.rate * extra.stoppedWindowSeconds);
-				return number.stoppedWindowShare >= shareBand.floor - oneSend || number.stoppedOverBefore >= ratioBand.floor - oneSend / number.beforeWindowShare;
+				return (
+					number.stoppedWindowShare >= shareBand.floor - oneSend ||
+					number.stoppedOverBefore >= ratioBand.floor - oneSend / number.beforeWindowShare
+				);
 			}),
 		});
 	}
 	figures.push({
 		figure: 'longest gap between two sends in the 5 s after the stops, ms: first stopped / nothing stopped',
-		value: `${numbers.filter((number) => number.stop !== 'none').map((number) => number.longestGapAfterStopMs).join(', ')} / ${numbers.filter((number) => number.stop === 'none').map((number) => number.longestGapAfterStopMs).join(', ')}`,
+		value: `${numbers
+			.filter((number) => number.stop !== 'none')
+			.map((number) => number.longestGapAfterStopMs)
+			.join(', ')} / ${numbers
+			.filter((number) => number.stop === 'none')
+			.map((number) => number.longestGapAfterStopMs)
+			.join(', ')}`,
 	});
 	const paused = campaigns.filter((campaign) => campaign.stop === 'paused');
 	figures.push(
-		{ figure: `paused campaigns: their jobs still queued, from ${SETTLE_SECONDS} s after the stops to the resume`, value: paused.map((campaign) => campaign.queuedJobsDuringPause ?? 0).join(', '), target: '0', met: paused.every((campaign) => campaign.queuedJobsDuringPause === 0) },
-		{ figure: 'Redis commands per send, all told: before the stops / while paused', value: `${extra.commandsBeforePerSend} / ${extra.commandsPausedPerSend}` },
 		{
-			figure: "paused campaigns: sends arriving between the pause's answer and the resume (of them claimed after the answer)",
+			figure: `paused campaigns: their jobs still queued, from ${SETTLE_SECONDS} s after the stops to the resume`,
+			value: paused.map((campaign) => campaign.queuedJobsDuringPause ?? 0).join(', '),
+			target: '0',
+			met: paused.every((campaign) => campaign.queuedJobsDuringPause === 0),
+		},
+		{
+			figure: 'Redis commands per send, all told: before the stops / while paused',
+			value: `${extra.commandsBeforePerSend} / ${extra.commandsPausedPerSend}`,
+		},
+		{
+			figure:
+				"paused campaigns: sends arriving between the pause's answer and the resume (of them claimed after the answer)",
 			value: paused.map((campaign) => `${campaign.arrivedAfterStop} (${campaign.claimedAfterStop})`).join(', '),
 			target: '(0): only sends already claimed',
 			met: paused.every((campaign) => campaign.claimedAfterStop === 0),
@@ -429,8 +547,14 @@ function figuresOf(
 	);
 	const cancelled = campaigns.filter((campaign) => campaign.stop === 'cancelled');
 	figures.push({
-		figure: "cancelled campaigns: sends arriving after the cancel's answer (claimed after it); sent + cancelled of their recipients",
-		value: cancelled.map((campaign) => `${campaign.arrivedAfterStop} (${campaign.claimedAfterStop}); ${campaign.counts.sent} + ${campaign.counts.cancelled} of ${campaign.recipients}`).join(', '),
+		figure:
+			"cancelled campaigns: sends arriving after the cancel's answer (claimed after it); sent + cancelled of their recipients",
+		value: cancelled
+			.map(
+				(campaign) =>
+					`${campaign.arrivedAfterStop} (${campaign.claimedAfterStop}); ${campaign.counts.sent} + ${campaign.counts.cancelled} of ${campaign.recipients}`,
+			)
+			.join(', '),
 		target: "0 (0); all, sent = the sandbox's count, each phone once",
 		met: cancelled.every(
 			(campaign) =>
@@ -443,7 +567,12 @@ function figuresOf(
 		),
 	});
 	const others = campaigns.filter((campaign) => campaign.stop !== 'cancelled');
-	const exact = others.filter((campaign) => campaign.state === 'completed' && campaign.sends === campaign.recipients && campaign.distinctPhones === campaign.recipients);
+	const exact = others.filter(
+		(campaign) =>
+			campaign.state === 'completed' &&
+			campaign.sends === campaign.recipients &&
+			campaign.distinctPhones === campaign.recipients,
+	);
 	figures.push(
 		{
 			figure: 'other campaigns (paused ones resumed): completed with every recipient sent exactly once',
@@ -458,7 +587,22 @@ function figuresOf(
 }
 
 function printNumbers(numbers: NumberResult[]): void {
-	const header = ['number', 'rate', 'first campaign', 'sends', 'sustained', 'share', 'busiest s (sliding/clock)', 'by claim', 'at (s from stop)', 'sends opening a s > rate', 'share before stop', 'while stopped', 'ratio', 'gap after stop'];
+	const header = [
+		'number',
+		'rate',
+		'first campaign',
+		'sends',
+		'sustained',
+		'share',
+		'busiest s (sliding/clock)',
+		'by claim',
+		'at (s from stop)',
+		'sends opening a s > rate',
+		'share before stop',
+		'while stopped',
+		'ratio',
+		'gap after stop',
+	];
 	const rows = numbers.map((number) => [
 		number.from,
 		`${number.rate}/s`,
@@ -476,7 +620,11 @@ function printNumbers(numbers: NumberResult[]): void {
 		`${number.longestGapAfterStopMs} ms`,
 	]);
 	const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-	const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
+	const line = (cells: string[]) =>
+		cells
+			.map((cell, column) => cell.padEnd(widths[column]))
+			.join('  ')
+			.trimEnd();
 	console.log('\nPer number (sandbox log, by arrival):');
 	console.log(line(header));
 	console.log(widths.map((width) => '-'.repeat(width)).join('  '));

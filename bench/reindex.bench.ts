@@ -28,7 +28,15 @@ import { contentHash } from '../runner/src/reindex/hash';
 import { encodeItemState } from '../runner/src/reindex/itemState';
 import { getRun } from '../runner/src/reindex/store';
 import { closeContext, openContext } from '../runner/src/runtime';
-import { runCli, scanKeys, spawnRunner, startSandboxProcess, uniquePrefix, waitFor, type SpawnedRunner } from '../test/runner/support';
+import {
+	runCli,
+	scanKeys,
+	spawnRunner,
+	startSandboxProcess,
+	uniquePrefix,
+	waitFor,
+	type SpawnedRunner,
+} from '../test/runner/support';
 import type { RunningSandbox } from '../sandbox/src';
 import { shippedBin } from './lib/stack';
 import { peakRssMb, round, sampleMax, size, usedMemory, type BenchResult, type Figure } from './lib/common';
@@ -62,14 +70,24 @@ async function seedRunnerRecord(redis: Redis, itemsKey: string, rows: number): P
 		const pipeline = redis.pipeline();
 		for (let i = from; i < Math.min(rows, from + 1000); i++) {
 			const item = product(i, 1);
-			pipeline.hset(itemsKey, item.sku, encodeItemState({ hash: contentHash(item, undefined, true), active: true, embeddingKey: '', itemJson: JSON.stringify(item) }));
+			pipeline.hset(
+				itemsKey,
+				item.sku,
+				encodeItemState({
+					hash: contentHash(item, undefined, true),
+					active: true,
+					embeddingKey: '',
+					itemJson: JSON.stringify(item),
+				}),
+			);
 		}
 		await pipeline.exec();
 	}
 }
 
 async function requestCounts(sandbox: RunningSandbox): Promise<Record<string, number>> {
-	return ((await (await fetch(`${sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> }).counts;
+	return ((await (await fetch(`${sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> })
+		.counts;
 }
 
 async function resetRequestCounts(sandbox: RunningSandbox): Promise<void> {
@@ -150,11 +168,26 @@ async function reindexRun(setup: Setup, feed: string, rows: number): Promise<Run
 	const poll = setInterval(() => {
 		void (async () => {
 			const latest = (await context.redis.zrevrange(context.keys.reindex.runs, 0, 0)).find((id) => !earlier.has(id));
-			if (latest && readAllAt === undefined && (await getRun(context, latest)).counts.read >= rows) readAllAt = Date.now();
+			if (latest && readAllAt === undefined && (await getRun(context, latest)).counts.read >= rows)
+				readAllAt = Date.now();
 		})().catch(() => undefined);
 	}, 250);
 	try {
-		const args = ['reindex', 'run', '--collection', setup.collection, '--source', feed, '--id-field', 'sku', '--deactivate-missing', '--rate', String(RATE), '--wait', '--json'];
+		const args = [
+			'reindex',
+			'run',
+			'--collection',
+			setup.collection,
+			'--source',
+			feed,
+			'--id-field',
+			'sku',
+			'--deactivate-missing',
+			'--rate',
+			String(RATE),
+			'--wait',
+			'--json',
+		];
 		const { code, stdout, stderr } = await runCli(args, setup.env, 30 * 60_000);
 		clearInterval(poll);
 		if (code !== 0) throw new Error(`reindex run exited with ${code}: ${(stdout + stderr).slice(-500)}`);
@@ -177,7 +210,10 @@ async function reindexRun(setup: Setup, feed: string, rows: number): Promise<Run
 	}
 }
 
-async function hundredThousand(redisUrl: string, rows: number): Promise<{ figures: Figure[]; details: Record<string, unknown> }> {
+async function hundredThousand(
+	redisUrl: string,
+	rows: number,
+): Promise<{ figures: Figure[]; details: Record<string, unknown> }> {
 	const setup = await setUp(redisUrl);
 	try {
 		const first = join(setup.dir, 'first.ndjson');
@@ -195,9 +231,22 @@ async function hundredThousand(redisUrl: string, rows: number): Promise<{ figure
 		const callTarget = Math.round((TARGET_CALLS * rows) / 100_000);
 		return {
 			figures: [
-				{ figure: `${rowsLabel} items, first run: ${full.state}, upserts at the sandbox`, value: full.upserts, target: `= ${rowsLabel}`, met: full.state === 'completed' && full.upserts === rows && full.counts.created === rows },
-				{ figure: `${rowsLabel} items, first run: time (run's started_at to finished_at)`, value: round(full.seconds, 1), unit: 's' },
-				{ figure: `${rowsLabel} items, first run: upserts per second`, value: round(full.upserts / full.seconds), unit: '/s' },
+				{
+					figure: `${rowsLabel} items, first run: ${full.state}, upserts at the sandbox`,
+					value: full.upserts,
+					target: `= ${rowsLabel}`,
+					met: full.state === 'completed' && full.upserts === rows && full.counts.created === rows,
+				},
+				{
+					figure: `${rowsLabel} items, first run: time (run's started_at to finished_at)`,
+					value: round(full.seconds, 1),
+					unit: 's',
+				},
+				{
+					figure: `${rowsLabel} items, first run: upserts per second`,
+					value: round(full.upserts / full.seconds),
+					unit: '/s',
+				},
 				{
 					figure: `re-run, ${changed.toLocaleString('en-US')} rows changed: ${again.state}, calls at the sandbox (B1 + B2)`,
 					value: `${again.calls} (${again.upserts} + ${again.listings})`,
@@ -207,11 +256,29 @@ async function hundredThousand(redisUrl: string, rows: number): Promise<{ figure
 				{ figure: 're-run: time', value: round(again.seconds, 1), unit: 's' },
 				{
 					figure: 're-run: reading every row / the rest (last upserts, B2 listing, deactivation check)',
-					value: again.readingSeconds === undefined ? 'not seen' : `${round(again.readingSeconds, 1)} s / ${round(again.seconds - again.readingSeconds, 1)} s`,
+					value:
+						again.readingSeconds === undefined
+							? 'not seen'
+							: `${round(again.readingSeconds, 1)} s / ${round(again.seconds - again.readingSeconds, 1)} s`,
 				},
-				{ figure: 're-run time / first run time', value: round(again.seconds / full.seconds, 3), target: `<= ${TARGET_TIME_SHARE}`, met: again.seconds / full.seconds <= TARGET_TIME_SHARE },
-				{ figure: `${rowsLabel} items: runner worker peak RSS`, value: round(peak), unit: 'MB', target: `<= ${TARGET_RSS_MB} MB`, met: peak <= TARGET_RSS_MB },
-				{ figure: `${rowsLabel} items: Redis bytes per item (MEMORY USAGE of the record / used_memory growth)`, value: `${round(recordBytes / rows)} / ${round(grown / rows)}`, unit: 'B' },
+				{
+					figure: 're-run time / first run time',
+					value: round(again.seconds / full.seconds, 3),
+					target: `<= ${TARGET_TIME_SHARE}`,
+					met: again.seconds / full.seconds <= TARGET_TIME_SHARE,
+				},
+				{
+					figure: `${rowsLabel} items: runner worker peak RSS`,
+					value: round(peak),
+					unit: 'MB',
+					target: `<= ${TARGET_RSS_MB} MB`,
+					met: peak <= TARGET_RSS_MB,
+				},
+				{
+					figure: `${rowsLabel} items: Redis bytes per item (MEMORY USAGE of the record / used_memory growth)`,
+					value: `${round(recordBytes / rows)} / ${round(grown / rows)}`,
+					unit: 'B',
+				},
 			],
 			details: { rows, first: full, again, peakRssMb: peak, recordBytes, usedMemoryGrowth: grown },
 		};
@@ -220,7 +287,10 @@ async function hundredThousand(redisUrl: string, rows: number): Promise<{ figure
 	}
 }
 
-async function million(redisUrl: string, rows: number): Promise<{ figures: Figure[]; details: Record<string, unknown> }> {
+async function million(
+	redisUrl: string,
+	rows: number,
+): Promise<{ figures: Figure[]; details: Record<string, unknown> }> {
 	const setup = await setUp(redisUrl);
 	try {
 		const feed = join(setup.dir, 'feed.ndjson');
@@ -249,12 +319,37 @@ async function million(redisUrl: string, rows: number): Promise<{ figures: Figur
 					target: `= ${(rows / 100 + rows / 1000).toLocaleString('en-US')}`,
 					met: run.state === 'completed' && run.upserts === rows / 100 + rows / 1000,
 				},
-				{ figure: `${rowsLabel} items: time, rows read per second`, value: `${round(run.seconds, 1)} s, ${round(run.counts.read / run.seconds).toLocaleString('en-US')}/s` },
-				{ figure: `${rowsLabel} items: runner worker peak RSS`, value: round(peak), unit: 'MB', target: `<= ${TARGET_RSS_MB} MB`, met: peak <= TARGET_RSS_MB },
-				{ figure: `${rowsLabel} items: Redis bytes per item (MEMORY USAGE of the record / used_memory growth)`, value: `${round(recordBytes / rows)} / ${round(grown / rows)}`, unit: 'B' },
-				{ figure: `${rowsLabel} items: ids seen during the run, per row (dropped at its end)`, value: round(seen / rows), unit: 'B' },
+				{
+					figure: `${rowsLabel} items: time, rows read per second`,
+					value: `${round(run.seconds, 1)} s, ${round(run.counts.read / run.seconds).toLocaleString('en-US')}/s`,
+				},
+				{
+					figure: `${rowsLabel} items: runner worker peak RSS`,
+					value: round(peak),
+					unit: 'MB',
+					target: `<= ${TARGET_RSS_MB} MB`,
+					met: peak <= TARGET_RSS_MB,
+				},
+				{
+					figure: `${rowsLabel} items: Redis bytes per item (MEMORY USAGE of the record / used_memory growth)`,
+					value: `${round(recordBytes / rows)} / ${round(grown / rows)}`,
+					unit: 'B',
+				},
+				{
+					figure: `${rowsLabel} items: ids seen during the run, per row (dropped at its end)`,
+					value: round(seen / rows),
+					unit: 'B',
+				},
 			],
-			details: { rows, run, peakRssMb: peak, recordBytes, usedMemoryGrowth: grown, seenPeakBytes: seen, preparedSeconds },
+			details: {
+				rows,
+				run,
+				peakRssMb: peak,
+				recordBytes,
+				usedMemoryGrowth: grown,
+				seenPeakBytes: seen,
+				preparedSeconds,
+			},
 		};
 	} finally {
 		await tearDown(setup);

@@ -50,7 +50,8 @@ function chosen(): string[] {
 	if (index === -1) return Object.keys(BENCHMARKS);
 	const names = (process.argv[index + 1] ?? '').split(',').filter(Boolean);
 	const unknown = names.filter((name) => !(name in BENCHMARKS));
-	if (names.length === 0 || unknown.length > 0) throw new Error(`--only takes a comma-separated list of: ${Object.keys(BENCHMARKS).join(', ')}`);
+	if (names.length === 0 || unknown.length > 0)
+		throw new Error(`--only takes a comma-separated list of: ${Object.keys(BENCHMARKS).join(', ')}`);
 	return names;
 }
 

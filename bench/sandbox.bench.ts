@@ -29,13 +29,20 @@ type Call = () => Promise<boolean>;
 /** The sandbox as `npm run sandbox` runs it, with its pid for the CPU it uses. */
 async function startSandbox(): Promise<RunningSandbox & { pid: number }> {
 	const port = await freePort();
-	const child = spawn(process.execPath, [join(ROOT, 'sandbox', 'bin', 'convo-sandbox.mjs'), '--port', String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+	const child = spawn(process.execPath, [join(ROOT, 'sandbox', 'bin', 'convo-sandbox.mjs'), '--port', String(port)], {
+		stdio: ['ignore', 'ignore', 'inherit'],
+	});
 	const baseUrl = `http://127.0.0.1:${port}`;
-	const fixture = await waitFor('the sandbox to start', async () => {
-		if (child.exitCode !== null) throw new Error(`the sandbox exited with ${child.exitCode}`);
-		const response = await fetch(`${baseUrl}/__sandbox/fixture`).catch(() => undefined);
-		return response?.ok ? ((await response.json()) as RunningSandbox['fixture']) : undefined;
-	}, 30_000, 100);
+	const fixture = await waitFor(
+		'the sandbox to start',
+		async () => {
+			if (child.exitCode !== null) throw new Error(`the sandbox exited with ${child.exitCode}`);
+			const response = await fetch(`${baseUrl}/__sandbox/fixture`).catch(() => undefined);
+			return response?.ok ? ((await response.json()) as RunningSandbox['fixture']) : undefined;
+		},
+		30_000,
+		100,
+	);
 	return {
 		baseUrl,
 		externalUrl: fixture.externalUrl,
@@ -92,25 +99,44 @@ function calls(sandbox: RunningSandbox): Record<'send' | 'status' | 'upsert', Ca
 	return {
 		prepare: async () => {
 			for (let i = 0; i < 200; i++) {
-				const body = JSON.stringify({ to: contact.phoneNumber, from: 'whatsapp', type: 'text', content: { text: `status ${i}` }, channel_uuid: business.channelUuid });
-				const answer = (await (await fetch(`${sandbox.baseUrl}/v1/messages/send`, { method: 'POST', headers: bearer, body })).json()) as { message: { uuid: string } };
+				const body = JSON.stringify({
+					to: contact.phoneNumber,
+					from: 'whatsapp',
+					type: 'text',
+					content: { text: `status ${i}` },
+					channel_uuid: business.channelUuid,
+				});
+				const answer = (await (
+					await fetch(`${sandbox.baseUrl}/v1/messages/send`, { method: 'POST', headers: bearer, body })
+				).json()) as { message: { uuid: string } };
 				sent.push(answer.message.uuid);
 			}
 		},
 		send: async () => {
 			const phone = `4917199${String(counter++).padStart(6, '0')}`;
-			const response = await fetch(sendUrl, { method: 'POST', headers: external, body: JSON.stringify({ phone, 1: 'Customer', 2: 'order' }) });
+			const response = await fetch(sendUrl, {
+				method: 'POST',
+				headers: external,
+				body: JSON.stringify({ phone, 1: 'Customer', 2: 'order' }),
+			});
 			await response.arrayBuffer();
 			return response.status === 200;
 		},
 		status: async () => {
-			const response = await fetch(`${sandbox.baseUrl}/v1/messages/status/${sent[counter++ % sent.length]}`, { headers: bearer });
+			const response = await fetch(`${sandbox.baseUrl}/v1/messages/status/${sent[counter++ % sent.length]}`, {
+				headers: bearer,
+			});
 			await response.arrayBuffer();
 			return response.status === 200;
 		},
 		upsert: async () => {
 			const i = counter++;
-			const body = JSON.stringify({ collection_id: collection, external_id: `bench-${i}`, item: { sku: `bench-${i}`, title: `Product ${i}`, price: i / 100 }, active: true });
+			const body = JSON.stringify({
+				collection_id: collection,
+				external_id: `bench-${i}`,
+				item: { sku: `bench-${i}`, title: `Product ${i}`, price: i / 100 },
+				active: true,
+			});
 			const response = await fetch(`${sandbox.externalUrl}/search/item`, { method: 'POST', headers: external, body });
 			await response.arrayBuffer();
 			return response.status === 200 || response.status === 201;
@@ -123,16 +149,28 @@ function needs(earlier: Map<string, BenchResult>): { send: Array<[string, number
 	const result = (name: string) => earlier.get(name) ?? readResult(name);
 	const send: Array<[string, number]> = [];
 	const upsert: Array<[string, number]> = [];
-	for (const run of (result('campaigns')?.details?.runs as CampaignScenarioResult[] | undefined) ?? []) send.push([`benchmark 1 ${run.name}`, run.steadyRate]);
-	for (const run of (result('workflow')?.details?.runs as Array<{ mode: string; steadyRate: number }> | undefined) ?? []) send.push([`benchmark 2 ${run.mode}`, run.steadyRate]);
+	for (const run of (result('campaigns')?.details?.runs as CampaignScenarioResult[] | undefined) ?? [])
+		send.push([`benchmark 1 ${run.name}`, run.steadyRate]);
+	for (const run of (result('workflow')?.details?.runs as Array<{ mode: string; steadyRate: number }> | undefined) ??
+		[])
+		send.push([`benchmark 2 ${run.mode}`, run.steadyRate]);
 	const memory = result('memory')?.details as { rates?: { steadyRate: number } } | undefined;
 	if (memory?.rates) send.push(['benchmark 3 (limit off, no latency)', memory.rates.steadyRate]);
-	const reindex = result('reindex')?.details as { hundredThousand?: { first: { upserts: number; seconds: number } } } | undefined;
-	if (reindex?.hundredThousand) upsert.push(['benchmark 4 first run', reindex.hundredThousand.first.upserts / reindex.hundredThousand.first.seconds]);
+	const reindex = result('reindex')?.details as
+		| { hundredThousand?: { first: { upserts: number; seconds: number } } }
+		| undefined;
+	if (reindex?.hundredThousand)
+		upsert.push([
+			'benchmark 4 first run',
+			reindex.hundredThousand.first.upserts / reindex.hundredThousand.first.seconds,
+		]);
 	return { send, upsert };
 }
 
-export async function benchSandbox(_redisUrl: string, earlier: Map<string, BenchResult> = new Map()): Promise<BenchResult> {
+export async function benchSandbox(
+	_redisUrl: string,
+	earlier: Map<string, BenchResult> = new Map(),
+): Promise<BenchResult> {
 	const started = Date.now();
 	const seconds = size(6, 2);
 	const sandbox = await startSandbox();
@@ -140,30 +178,55 @@ export async function benchSandbox(_redisUrl: string, earlier: Map<string, Bench
 	try {
 		const call = calls(sandbox);
 		await call.prepare();
-		for (const name of ['send', 'status', 'upsert'] as const) measured[name] = await capacity(call[name], seconds, sandbox.pid);
+		for (const name of ['send', 'status', 'upsert'] as const)
+			measured[name] = await capacity(call[name], seconds, sandbox.pid);
 	} finally {
 		await sandbox.close();
 	}
 	const need = needs(earlier);
 	const figures: Figure[] = [];
-	for (const [name, label] of [['send', 'B8 send'], ['status', 'A1 status'], ['upsert', 'B1 upsert']] as const) {
+	for (const [name, label] of [
+		['send', 'B8 send'],
+		['status', 'A1 status'],
+		['upsert', 'B1 upsert'],
+	] as const) {
 		const { perSecond, perCore, ok, failed } = measured[name];
 		figures.push(
-			{ figure: `${label}: answered per second, client on the same cores (${ok.toLocaleString('en-US')} ok, ${failed} failed)`, value: round(perSecond), unit: '/s' },
-			{ figure: `${label}: capacity per core of the sandbox (answered per CPU second it used)`, value: round(perCore), unit: '/s' },
+			{
+				figure: `${label}: answered per second, client on the same cores (${ok.toLocaleString('en-US')} ok, ${failed} failed)`,
+				value: round(perSecond),
+				unit: '/s',
+			},
+			{
+				figure: `${label}: capacity per core of the sandbox (answered per CPU second it used)`,
+				value: round(perCore),
+				unit: '/s',
+			},
 		);
 		const uses = name === 'status' ? [] : need[name];
 		if (uses.length === 0) {
-			figures.push({ figure: `${label}: headroom`, value: name === 'status' ? 'not called by benchmarks 1 to 4' : 'no figures of benchmarks 1 to 4 yet' });
+			figures.push({
+				figure: `${label}: headroom`,
+				value: name === 'status' ? 'not called by benchmarks 1 to 4' : 'no figures of benchmarks 1 to 4 yet',
+			});
 			continue;
 		}
 		const [where, most] = uses.reduce((best, entry) => (entry[1] > best[1] ? entry : best));
-		for (const [source, rate] of uses) figures.push({ figure: `${label}: headroom per core over ${source} (${round(rate)}/s)`, value: `${round(perCore / rate, 1)}x` });
-		figures.push({ figure: `${label}: never the bottleneck (capacity per core over the highest, ${where})`, value: `${round(perCore / most, 2)}x`, target: '> 1x', met: perCore > most });
+		for (const [source, rate] of uses)
+			figures.push({
+				figure: `${label}: headroom per core over ${source} (${round(rate)}/s)`,
+				value: `${round(perCore / rate, 1)}x`,
+			});
+		figures.push({
+			figure: `${label}: never the bottleneck (capacity per core over the highest, ${where})`,
+			value: `${round(perCore / most, 2)}x`,
+			target: '> 1x',
+			met: perCore > most,
+		});
 	}
 	return {
 		name: 'sandbox',
-		title: 'Benchmark 5: the sandbox\'s capacity',
+		title: "Benchmark 5: the sandbox's capacity",
 		quick: seconds !== 6,
 		startedAt: new Date(started).toISOString(),
 		seconds: (Date.now() - started) / 1000,

@@ -23,15 +23,23 @@ const perRecipient = (counts: Map<string, number>, recipients: number) =>
 		.join('\n  ');
 
 /** A script is named by its SHA's start and the shape of its first key (ids and numbers left out). */
-const scriptName = (args: string[]) => `${args[1].slice(0, 6)} (${(args[3] ?? '').replace(/[0-9a-f]{8,}|c[0-9a-z]{12,}|\d+/g, '*')})`;
+const scriptName = (args: string[]) =>
+	`${args[1].slice(0, 6)} (${(args[3] ?? '').replace(/[0-9a-f]{8,}|c[0-9a-z]{12,}|\d+/g, '*')})`;
 
-const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.floor(q * (values.length - 1))];
+const quantile = (values: number[], q: number) =>
+	[...values].sort((a, b) => a - b)[Math.floor(q * (values.length - 1))];
 
 /** Redis's time so far: INFO commandstats calls and usec by command, their sum, and the server process's CPU seconds. */
 async function redisTime(redis: Redis) {
 	const usec = new Map<string, number>();
-	for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_(\S+?):calls=\d+,usec=(\d+)/g)) usec.set(match[1], Number(match[2]));
-	return { calls: await commandCalls(redis), usec, micros: await commandMicros(redis), cpu: await redisCpuSeconds(redis) };
+	for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_(\S+?):calls=\d+,usec=(\d+)/g))
+		usec.set(match[1], Number(match[2]));
+	return {
+		calls: await commandCalls(redis),
+		usec,
+		micros: await commandMicros(redis),
+		cpu: await redisCpuSeconds(redis),
+	};
 }
 
 async function main(): Promise<void> {
@@ -58,9 +66,17 @@ async function main(): Promise<void> {
 		await new Promise((resolve) => setTimeout(resolve, 3000));
 		counting = true;
 		// Every script call's time in the slow log: commandstats has the scripts' time only as one sum.
-		if (cpu) await base.config('SET', 'slowlog-log-slower-than', '0', 'slowlog-max-len', '1000000').then(() => base.slowlog('RESET'));
+		if (cpu)
+			await base
+				.config('SET', 'slowlog-log-slower-than', '0', 'slowlog-max-len', '1000000')
+				.then(() => base.slowlog('RESET'));
 		const before = cpu ? await redisTime(base) : undefined;
-		const created = await createCampaign(stack.context, { templateId: positionalTemplate(stack.business).id, from: stack.business.phoneNumbers[0], source: path, rate });
+		const created = await createCampaign(stack.context, {
+			templateId: positionalTemplate(stack.business).id,
+			from: stack.business.phoneNumbers[0],
+			source: path,
+			rate,
+		});
 		if (created.kind !== 'campaign') throw new Error('expected a campaign');
 		await waitForCompletion(stack, created.id, recipients, rate);
 		counting = false;
@@ -68,11 +84,17 @@ async function main(): Promise<void> {
 		const status = await campaignStatus(stack.context, created.id);
 		const total = (counts: Map<string, number>) => [...counts.values()].reduce((sum, n) => sum + n, 0);
 		const rates = rateFigures((await sendsFrom(stack)).map((message) => Date.parse(message.createdAt)));
-		console.log(`${recipients} recipients at ${rate}/s, state ${status.state}, sent ${status.counts.sent}; the sandbox saw ${rates.count}, ${rates.steadyRate.toFixed(1)}/s steady, at most ${rates.maxSliding} in a sliding second`);
+		console.log(
+			`${recipients} recipients at ${rate}/s, state ${status.state}, sent ${status.counts.sent}; the sandbox saw ${rates.count}, ${rates.steadyRate.toFixed(1)}/s steady, at most ${rates.maxSliding} in a sliding second`,
+		);
 		if (before && after) {
 			const calls = callsBetween(before.calls, after.calls);
-			console.log(`Redis CPU per recipient: commandstats usec ${((after.micros - before.micros) / recipients).toFixed(1)} µs, server process ${(((after.cpu - before.cpu) * 1e6) / recipients).toFixed(1)} µs`);
-			console.log(`commandstats calls per recipient: ${([...calls.values()].reduce((sum, n) => sum + n, 0) / recipients).toFixed(2)}`);
+			console.log(
+				`Redis CPU per recipient: commandstats usec ${((after.micros - before.micros) / recipients).toFixed(1)} µs, server process ${(((after.cpu - before.cpu) * 1e6) / recipients).toFixed(1)} µs`,
+			);
+			console.log(
+				`commandstats calls per recipient: ${([...calls.values()].reduce((sum, n) => sum + n, 0) / recipients).toFixed(2)}`,
+			);
 			console.log(`  ${perRecipient(calls, recipients)}`);
 			const scripts = new Map<string, number[]>();
 			for (const [, , usec, args] of (await base.slowlog('GET', -1)) as Array<[number, number, number, string[]]>) {
@@ -81,12 +103,19 @@ async function main(): Promise<void> {
 				scripts.set(name, [...(scripts.get(name) ?? []), usec]);
 			}
 			const sum = (values: number[]) => values.reduce((total, n) => total + n, 0);
-			console.log(`EVALSHA per recipient (slow log): calls, usec\n  ${[...scripts]
-				.sort((a, b) => sum(b[1]) - sum(a[1]))
-				.map(([name, each]) => `${name} ${(each.length / recipients).toFixed(2)} ${(sum(each) / recipients).toFixed(1)} (median ${quantile(each, 0.5)}, p90 ${quantile(each, 0.9)} each)`)
-				.join('\n  ')}`);
+			console.log(
+				`EVALSHA per recipient (slow log): calls, usec\n  ${[...scripts]
+					.sort((a, b) => sum(b[1]) - sum(a[1]))
+					.map(
+						([name, each]) =>
+							`${name} ${(each.length / recipients).toFixed(2)} ${(sum(each) / recipients).toFixed(1)} (median ${quantile(each, 0.5)}, p90 ${quantile(each, 0.9)} each)`,
+					)
+					.join('\n  ')}`,
+			);
 			const micros = callsBetween(before.usec, after.usec);
-			console.log(`commandstats usec per recipient, by command:\n  ${[...micros].map(([command, n]) => `${command} ${(n / recipients).toFixed(1)}`).join('\n  ')}`);
+			console.log(
+				`commandstats usec per recipient, by command:\n  ${[...micros].map(([command, n]) => `${command} ${(n / recipients).toFixed(1)}`).join('\n  ')}`,
+			);
 			return;
 		}
 		console.log(`client commands (round trips) per recipient: ${(total(client) / recipients).toFixed(2)}`);

@@ -44,7 +44,6 @@ function percentile(values: number[], share: number): number {
 }
 const load = () => loadavg().map((value) => round(value, 2));
 
-
 /** One `--help` under GNU time: wall ms measured here, peak RSS (MB) of the node process from time's own file. */
 async function helpOnce(way: Way): Promise<{ ms: number; peakMb: number }> {
 	const dir = mkdtempSync(join(tmpdir(), 'convo-bench-startup-'));
@@ -52,13 +51,16 @@ async function helpOnce(way: Way): Promise<{ ms: number; peakMb: number }> {
 	try {
 		const started = process.hrtime.bigint();
 		// time forks and execs node and waits for it: %M is node's own maxrss, in kB. -o keeps it apart from node's output.
-		const child = spawn(GNU_TIME, ['-f', '%e %M', '-o', file, process.execPath, WAYS[way], '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(GNU_TIME, ['-f', '%e %M', '-o', file, process.execPath, WAYS[way], '--help'], {
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		let output = '';
 		child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
 		const ms = Number(process.hrtime.bigint() - started) / 1e6;
-		if (code !== 0 || !output.includes('Usage: convo-runner')) throw new Error(`${way} --help exited with ${code}: ${output.slice(-400)}`);
+		if (code !== 0 || !output.includes('Usage: convo-runner'))
+			throw new Error(`${way} --help exited with ${code}: ${output.slice(-400)}`);
 		const [, maxRssKb] = readFileSync(file, 'utf8').trim().split(/\s+/).slice(-2);
 		return { ms, peakMb: Number(maxRssKb) / 1024 };
 	} finally {
@@ -91,15 +93,24 @@ interface ServeRun {
  * `start` or `worker` once: spawned as node itself, ready when /readyz answers 200 (start) or at its
  * "runner started" line (worker, which has no API); then left idle 10 s and its RSS read.
  */
-async function serveOnce(way: Way, role: 'start' | 'worker', env: NodeJS.ProcessEnv, idleMs: number): Promise<ServeRun> {
+async function serveOnce(
+	way: Way,
+	role: 'start' | 'worker',
+	env: NodeJS.ProcessEnv,
+	idleMs: number,
+): Promise<ServeRun> {
 	const port = await freePort();
 	const started = process.hrtime.bigint();
-	const child = spawn(process.execPath, [WAYS[way], role], { env: { ...env, RUNNER_TOKEN: TOKEN, RUNNER_HTTP_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(process.execPath, [WAYS[way], role], {
+		env: { ...env, RUNNER_TOKEN: TOKEN, RUNNER_HTTP_PORT: String(port) },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let output = '';
 	let loggedStartAt: bigint | undefined;
 	const collect = (chunk: Buffer) => {
 		output += chunk.toString();
-		if (loggedStartAt === undefined && output.includes('"msg":"runner started"')) loggedStartAt = process.hrtime.bigint();
+		if (loggedStartAt === undefined && output.includes('"msg":"runner started"'))
+			loggedStartAt = process.hrtime.bigint();
 	};
 	child.stdout?.on('data', collect);
 	child.stderr?.on('data', collect);
@@ -107,7 +118,8 @@ async function serveOnce(way: Way, role: 'start' | 'worker', env: NodeJS.Process
 		const readyAt = await waitFor(
 			`${way} ${role} to be ready`,
 			async () => {
-				if (child.exitCode !== null) throw new Error(`${way} ${role} exited with ${child.exitCode}: ${output.slice(-600)}`);
+				if (child.exitCode !== null)
+					throw new Error(`${way} ${role} exited with ${child.exitCode}: ${output.slice(-600)}`);
 				if (role === 'worker') return loggedStartAt;
 				const response = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
 				return response?.status === 200 ? process.hrtime.bigint() : undefined;
@@ -118,7 +130,11 @@ async function serveOnce(way: Way, role: 'start' | 'worker', env: NodeJS.Process
 		const readyMs = Number(readyAt - started) / 1e6;
 		await sleep(idleMs);
 		if (child.exitCode !== null) throw new Error(`${way} ${role} exited while idle: ${output.slice(-600)}`);
-		return { readyMs, idleRssMb: statusMb(child.pid as number, 'VmRSS'), idlePeakMb: statusMb(child.pid as number, 'VmHWM') };
+		return {
+			readyMs,
+			idleRssMb: statusMb(child.pid as number, 'VmRSS'),
+			idlePeakMb: statusMb(child.pid as number, 'VmHWM'),
+		};
 	} finally {
 		await stop(child);
 	}
@@ -127,7 +143,8 @@ async function serveOnce(way: Way, role: 'start' | 'worker', env: NodeJS.Process
 export async function benchStartup(redisUrl: string): Promise<BenchResult> {
 	const started = Date.now();
 	const loadAtStart = load();
-	if (spawnSync(GNU_TIME, ['--version']).error) throw new Error(`${GNU_TIME} (GNU time, Debian package "time") is needed for the peak RSS of --help`);
+	if (spawnSync(GNU_TIME, ['--version']).error)
+		throw new Error(`${GNU_TIME} (GNU time, Debian package "time") is needed for the peak RSS of --help`);
 	buildRunnerBundle();
 
 	const helpRuns = size(15, 3);
@@ -140,13 +157,17 @@ export async function benchStartup(redisUrl: string): Promise<BenchResult> {
 
 	// The sandbox as the service and a key prefix of its own on the bench's Redis (deleted at close).
 	const stack = await startRunnerUnderTest(redisUrl, { LOG_LEVEL: 'info' });
-	const serve: Record<'start' | 'worker', Record<Way, ServeRun[]>> = { start: { built: [], tsx: [] }, worker: { built: [], tsx: [] } };
+	const serve: Record<'start' | 'worker', Record<Way, ServeRun[]>> = {
+		start: { built: [], tsx: [] },
+		worker: { built: [], tsx: [] },
+	};
 	let loadAfterServe: number[] = [];
 	try {
 		// Not counted: the first start creates the prefix's queues and keys; every counted run finds them.
 		await serveOnce('built', 'start', stack.env, 0);
 		for (const role of ['start', 'worker'] as const) {
-			for (let run = 0; run < serveRuns; run++) for (const way of WAY_NAMES) serve[role][way].push(await serveOnce(way, role, stack.env, idleMs));
+			for (let run = 0; run < serveRuns; run++)
+				for (const way of WAY_NAMES) serve[role][way].push(await serveOnce(way, role, stack.env, idleMs));
 		}
 		loadAfterServe = load();
 	} finally {
@@ -155,10 +176,14 @@ export async function benchStartup(redisUrl: string): Promise<BenchResult> {
 
 	const both = (label: string, unit: string, pick: (way: Way) => number, digits = 0): Figure[] =>
 		WAY_NAMES.map((way) => ({ figure: `${label}, ${way}`, value: round(pick(way), digits), unit }));
-	const ratio = (label: string, pick: (way: Way) => number): Figure => ({ figure: `${label}, built / tsx`, value: round(pick('built') / pick('tsx'), 2) });
+	const ratio = (label: string, pick: (way: Way) => number): Figure => ({
+		figure: `${label}, built / tsx`,
+		value: round(pick('built') / pick('tsx'), 2),
+	});
 	const helpMs = (way: Way) => help[way].map((run) => run.ms);
 	const helpMb = (way: Way) => Math.max(...help[way].map((run) => run.peakMb));
-	const serveMedian = (role: 'start' | 'worker', key: keyof ServeRun) => (way: Way) => median(serve[role][way].map((run) => run[key]));
+	const serveMedian = (role: 'start' | 'worker', key: keyof ServeRun) => (way: Way) =>
+		median(serve[role][way].map((run) => run[key]));
 
 	const figures: Figure[] = [
 		...both('`--help` wall time, median', 'ms', (way) => median(helpMs(way))),
@@ -175,11 +200,17 @@ export async function benchStartup(redisUrl: string): Promise<BenchResult> {
 		...both(`\`worker\`: RSS after ${idleMs / 1000} s idle, median`, 'MB', serveMedian('worker', 'idleRssMb')),
 		...both('`worker`: peak RSS up to then (VmHWM), median', 'MB', serveMedian('worker', 'idlePeakMb')),
 		ratio('`worker` idle RSS', serveMedian('worker', 'idleRssMb')),
-		{ figure: 'load average (1 / 5 / 15 min): at start, after `--help`, at the end', value: `${loadAtStart.join(' ')}; ${loadAfterHelp.join(' ')}; ${loadAfterServe.join(' ')}` },
+		{
+			figure: 'load average (1 / 5 / 15 min): at start, after `--help`, at the end',
+			value: `${loadAtStart.join(' ')}; ${loadAfterHelp.join(' ')}; ${loadAfterServe.join(' ')}`,
+		},
 	];
 	const range = (values: number[]) => `${round(Math.min(...values))}–${round(Math.max(...values))}`;
 	const spread = (role: 'start' | 'worker') =>
-		WAY_NAMES.map((way) => `${way} ${range(serve[role][way].map((run) => run.readyMs))} ms, ${range(serve[role][way].map((run) => run.idleRssMb))} MB`).join('; ');
+		WAY_NAMES.map(
+			(way) =>
+				`${way} ${range(serve[role][way].map((run) => run.readyMs))} ms, ${range(serve[role][way].map((run) => run.idleRssMb))} MB`,
+		).join('; ');
 	return {
 		name: 'startup',
 		title: 'Benchmark 6: start time and idle memory, built bundle against tsx',

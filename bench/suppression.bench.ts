@@ -26,7 +26,12 @@ const FROM = '4930111111111';
 const SECOND = '4930222222222';
 
 async function* phones(count: number): AsyncGenerator<SourceRecord> {
-	for (let i = 0; i < count; i++) yield { line: i + 2, ok: true, fields: { phone: `49171${String(i).padStart(8, '0')}`, reason: i % 10 === 0 ? 'complained in the shop' : '' } };
+	for (let i = 0; i < count; i++)
+		yield {
+			line: i + 2,
+			ok: true,
+			fields: { phone: `49171${String(i).padStart(8, '0')}`, reason: i % 10 === 0 ? 'complained in the shop' : '' },
+		};
 }
 
 async function bytesOf(redis: Redis, keys: string[]): Promise<number> {
@@ -38,7 +43,17 @@ async function bytesOf(redis: Redis, keys: string[]): Promise<number> {
 export async function benchSuppression(redisUrl: string): Promise<BenchResult> {
 	const count = size(1_000_000, 20_000);
 	const prefix = `benchsupp${Date.now().toString(36)}`;
-	const context = await openContext(loadConfig({ REDIS_URL: redisUrl, RUNNER_PREFIX: prefix, RUNNER_MAX_RECIPIENTS: String(count), RUNNER_MAX_SUPPRESSIONS: String(count), LOG_LEVEL: 'warn' }), createLogger('silent'), { withService: false });
+	const context = await openContext(
+		loadConfig({
+			REDIS_URL: redisUrl,
+			RUNNER_PREFIX: prefix,
+			RUNNER_MAX_RECIPIENTS: String(count),
+			RUNNER_MAX_SUPPRESSIONS: String(count),
+			LOG_LEVEL: 'warn',
+		}),
+		createLogger('silent'),
+		{ withService: false },
+	);
 	const redis = new Redis(redisUrl);
 	const started = new Date();
 	try {
@@ -55,7 +70,12 @@ export async function benchSuppression(redisUrl: string): Promise<BenchResult> {
 		const importSeconds = (performance.now() - importStart) / 1000;
 		clearInterval(sampler);
 		const memoryGrowth = (await usedMemory(redis)) - memoryBefore;
-		const list = await bytesOf(redis, [keys.suppression.entries, keys.suppression.listed, keys.suppression.changed, keys.suppression.version]);
+		const list = await bytesOf(redis, [
+			keys.suppression.entries,
+			keys.suppression.listed,
+			keys.suppression.changed,
+			keys.suppression.version,
+		]);
 		const copy = await bytesOf(redis, [keys.suppression.copy(FROM), keys.suppression.copyVersion(FROM)]);
 		const copyStart = performance.now();
 		const replayed = await repairCopy(context, SECOND);
@@ -63,11 +83,19 @@ export async function benchSuppression(redisUrl: string): Promise<BenchResult> {
 		const figures: Figure[] = [
 			{ figure: 'entries imported', value: imported.added },
 			{ figure: 'Redis bytes per entry: the list (global group)', value: round(list / count), unit: 'B' },
-			{ figure: 'Redis bytes per entry: one number\'s copy', value: round(copy / count), unit: 'B' },
-			{ figure: `Redis used_memory growth for ${count.toLocaleString('en-US')} entries and one copy`, value: round(memoryGrowth / 1024 / 1024), unit: 'MB' },
-			{ figure: 'the importing process\'s peak RSS', value: round(peakRss / 1024 / 1024), unit: 'MB' },
+			{ figure: "Redis bytes per entry: one number's copy", value: round(copy / count), unit: 'B' },
+			{
+				figure: `Redis used_memory growth for ${count.toLocaleString('en-US')} entries and one copy`,
+				value: round(memoryGrowth / 1024 / 1024),
+				unit: 'MB',
+			},
+			{ figure: "the importing process's peak RSS", value: round(peakRss / 1024 / 1024), unit: 'MB' },
 			{ figure: 'import time', value: round(importSeconds, 1), unit: 's' },
-			{ figure: `a new number's first copy (${replayed.toLocaleString('en-US')} phones)`, value: round(copySeconds, 1), unit: 's' },
+			{
+				figure: `a new number's first copy (${replayed.toLocaleString('en-US')} phones)`,
+				value: round(copySeconds, 1),
+				unit: 's',
+			},
 		];
 		return {
 			name: 'suppression',
@@ -79,11 +107,15 @@ export async function benchSuppression(redisUrl: string): Promise<BenchResult> {
 			notes: [
 				'Phones of 13 digits, one in ten with a reason of 22 characters, the others the default reason ("imported"); the list is a hash of entries (source|ms|reason) plus two sorted sets (by time for paging, by version for repairs), each number\'s copy a hash of phone -> the note a suppressed row gets.',
 				"The importing process's peak RSS includes tsx and the benchmark itself, and V8 collects lazily: the import holds one batch of 1,000 rows at a time.",
-				'Per send, the claim step reads the number\'s copy with one HGET (and the campaign\'s transactional field); per create, one HMGET of the list per 1,000 rows.',
+				"Per send, the claim step reads the number's copy with one HGET (and the campaign's transactional field); per create, one HMGET of the list per 1,000 rows.",
 			],
 		};
 	} finally {
-		await redis.eval(`local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) n = n + 1 end return n`, 0, `${prefix}:*`);
+		await redis.eval(
+			`local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) n = n + 1 end return n`,
+			0,
+			`${prefix}:*`,
+		);
 		redis.disconnect();
 		await closeContext(context);
 	}

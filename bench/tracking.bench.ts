@@ -13,7 +13,17 @@
  */
 import { Redis } from 'ioredis';
 
-import { callsBetween, commandCalls, commandMicros, rateFigures, round, size, sleep, type BenchResult, type Figure } from './lib/common';
+import {
+	callsBetween,
+	commandCalls,
+	commandMicros,
+	rateFigures,
+	round,
+	size,
+	sleep,
+	type BenchResult,
+	type Figure,
+} from './lib/common';
 import { runCampaign, sendsFrom, setFault, SEND_ENDPOINT, workerPeaksMb } from './lib/stack';
 import { deliveryChecks, setDelivery, startRunnerUnderTest, type DeliveryChecks } from '../test/runner/support';
 
@@ -46,7 +56,8 @@ export interface TrackingRun {
 	redisMicros: number;
 }
 
-const times = (byKey: Record<string, string[]>) => Object.values(byKey).flatMap((list) => list.map((iso) => Date.parse(iso)));
+const times = (byKey: Record<string, string[]>) =>
+	Object.values(byKey).flatMap((list) => list.map((iso) => Date.parse(iso)));
 
 async function runMode(redisUrl: string, mode: Mode, recipients: number, seed: number): Promise<TrackingRun> {
 	const stack = await startRunnerUnderTest(redisUrl, { RUNNER_CONCURRENCY: '10', LOG_LEVEL: 'warn', ...mode.env });
@@ -65,14 +76,23 @@ async function runMode(redisUrl: string, mode: Mode, recipients: number, seed: n
 		const redis = new Redis(redisUrl);
 		const callsBefore = await commandCalls(redis);
 		const microsBefore = await commandMicros(redis);
-		stack.spawnWorker(mode.name === 'on' ? { CONVO_BASE_URL: stack.sandbox.baseUrl, CONVO_ACCESS_TOKEN: stack.business.accessToken } : {});
+		stack.spawnWorker(
+			mode.name === 'on'
+				? { CONVO_BASE_URL: stack.sandbox.baseUrl, CONVO_ACCESS_TOKEN: stack.business.accessToken }
+				: {},
+		);
 		await runCampaign(stack, recipients, RATE, seed);
 		await sleep(AFTER_MS);
-		const redisCommands = [...callsBetween(callsBefore, await commandCalls(redis)).values()].reduce((sum, n) => sum + n, 0);
+		const redisCommands = [...callsBetween(callsBefore, await commandCalls(redis)).values()].reduce(
+			(sum, n) => sum + n,
+			0,
+		);
 		const redisMicros = (await commandMicros(redis)) - microsBefore;
 		redis.disconnect();
 		const peaks = workerPeaksMb(stack);
-		const sendTimes = (await sendsFrom(stack)).map((message) => Date.parse(message.request?.receivedAt ?? message.createdAt));
+		const sendTimes = (await sendsFrom(stack)).map((message) =>
+			Date.parse(message.request?.receivedAt ?? message.createdAt),
+		);
 		const rates = rateFigures(sendTimes);
 		const checks: DeliveryChecks = await deliveryChecks(stack.sandbox);
 		const status = times(checks.status);
@@ -111,21 +131,64 @@ export async function benchTracking(redisUrl: string): Promise<BenchResult> {
 	const floor = 0.95 * RATE;
 	for (const run of runs) {
 		figures.push(
-			{ figure: `tracking ${run.name}: sends in the sandbox log`, value: run.sends, target: `exactly ${recipients.toLocaleString('en-US')}`, met: run.sends === recipients },
-			{ figure: `tracking ${run.name}: sustained send rate`, value: run.steadyRate, unit: '/s', target: `>= 0.95 x ${RATE}/s = ${floor}/s`, met: run.steadyRate >= floor },
+			{
+				figure: `tracking ${run.name}: sends in the sandbox log`,
+				value: run.sends,
+				target: `exactly ${recipients.toLocaleString('en-US')}`,
+				met: run.sends === recipients,
+			},
+			{
+				figure: `tracking ${run.name}: sustained send rate`,
+				value: run.steadyRate,
+				unit: '/s',
+				target: `>= 0.95 x ${RATE}/s = ${floor}/s`,
+				met: run.steadyRate >= floor,
+			},
 			{ figure: `tracking ${run.name}: sustained / limit`, value: round(run.steadyRate / RATE, 3) },
-			{ figure: `tracking ${run.name}: most sends in any sliding second`, value: run.maxSlidingSends, target: `<= ${RATE}`, met: run.maxSlidingSends <= RATE },
+			{
+				figure: `tracking ${run.name}: most sends in any sliding second`,
+				value: run.maxSlidingSends,
+				target: `<= ${RATE}`,
+				met: run.maxSlidingSends <= RATE,
+			},
 		);
 	}
 	const [off, on] = runs;
 	figures.push(
 		{ figure: 'on / off: sustained send rate', value: round(on.steadyRate / off.steadyRate, 3) },
-		{ figure: 'tracking on: A1 checks while the campaign sent (first to last send)', value: on.checksDuringSends, target: '> 0 (checks ran during the sends)', met: on.checksDuringSends > 0 },
-		{ figure: `tracking on: A1 checks (and B7 reason lookups) until ${AFTER_MS / 1000} s after completion`, value: `${on.statusChecks} (+ ${on.conversationLookups})` },
-		{ figure: 'tracking on: most A1 checks in any sliding second', value: on.maxSlidingChecks, target: `<= RUNNER_TRACKING_RATE ${TRACKING_RATE}`, met: on.maxSlidingChecks <= TRACKING_RATE },
-		{ figure: 'tracking on: most A1 + B7 tracking requests in any sliding second', value: on.maxSlidingRequests, target: `<= ${TRACKING_RATE}`, met: on.maxSlidingRequests <= TRACKING_RATE },
-		{ figure: 'tracking off: A1 checks and B7 lookups', value: off.statusChecks + off.conversationLookups, target: '0', met: off.statusChecks + off.conversationLookups === 0 },
-		{ figure: 'runner peak RSS, off / on', value: `${off.peakRssMb.join(' + ')} / ${on.peakRssMb.join(' + ')}`, unit: 'MB' },
+		{
+			figure: 'tracking on: A1 checks while the campaign sent (first to last send)',
+			value: on.checksDuringSends,
+			target: '> 0 (checks ran during the sends)',
+			met: on.checksDuringSends > 0,
+		},
+		{
+			figure: `tracking on: A1 checks (and B7 reason lookups) until ${AFTER_MS / 1000} s after completion`,
+			value: `${on.statusChecks} (+ ${on.conversationLookups})`,
+		},
+		{
+			figure: 'tracking on: most A1 checks in any sliding second',
+			value: on.maxSlidingChecks,
+			target: `<= RUNNER_TRACKING_RATE ${TRACKING_RATE}`,
+			met: on.maxSlidingChecks <= TRACKING_RATE,
+		},
+		{
+			figure: 'tracking on: most A1 + B7 tracking requests in any sliding second',
+			value: on.maxSlidingRequests,
+			target: `<= ${TRACKING_RATE}`,
+			met: on.maxSlidingRequests <= TRACKING_RATE,
+		},
+		{
+			figure: 'tracking off: A1 checks and B7 lookups',
+			value: off.statusChecks + off.conversationLookups,
+			target: '0',
+			met: off.statusChecks + off.conversationLookups === 0,
+		},
+		{
+			figure: 'runner peak RSS, off / on',
+			value: `${off.peakRssMb.join(' + ')} / ${on.peakRssMb.join(' + ')}`,
+			unit: 'MB',
+		},
 		{
 			figure: "tracking's Redis cost per sent message (on less off): commands / commandstats usec",
 			value: `${round((on.redisCommands - off.redisCommands) / recipients, 1)} / ${round((on.redisMicros - off.redisMicros) / recipients, 1)} µs`,
@@ -142,7 +205,7 @@ export async function benchTracking(redisUrl: string): Promise<BenchResult> {
 			`${recipients.toLocaleString('en-US')} recipients at ${RATE}/s on one number, ${LATENCY_MS} ms latency, concurrency 10, one worker process; the sandbox draws 90% delivered, 60% read, 5% failed (two reasons), delays 200 / 500 / 1,500 / 800 ms.`,
 			`off: the worker started with RUNNER_TRACKING=off (the send role alone: no walk, no check). on: A1 at +1 s, +3 s, +10 s, RUNNER_TRACKING_RATE ${TRACKING_RATE}.`,
 			`Redis cost: INFO commandstats calls and usec from the worker's start to ${AFTER_MS / 1000} s after completion, on less off, per recipient: the walk enrolling each sent message and its checks made by then (the last sends' +10 s checks may fall after it).`,
-			'Sustained rate = the middle 90% of the sends by the sandbox\'s arrival time; checks are timed by the sandbox\'s log of A1 status requests and B7 lookups (GET /__sandbox/delivery/checks). A failure\'s B7 reason lookup is made in the place of the A1 check that found it.',
+			"Sustained rate = the middle 90% of the sends by the sandbox's arrival time; checks are timed by the sandbox's log of A1 status requests and B7 lookups (GET /__sandbox/delivery/checks). A failure's B7 reason lookup is made in the place of the A1 check that found it.",
 		],
 		details: { runs },
 	};

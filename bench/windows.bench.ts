@@ -25,7 +25,32 @@ import { closeContext, openContext } from '../runner/src/runtime';
 import { QUICK, round, sampleMax, size, usedMemory, type BenchResult, type Figure } from './lib/common';
 
 /** 24 zones, one per hour from -11 to +12 (no daylight saving time in any, so the spread holds all year). */
-const ZONES = ['Pacific/Pago_Pago', 'Pacific/Honolulu', 'Pacific/Marquesas', 'America/Anchorage', 'America/Phoenix', 'America/Regina', 'America/Bogota', 'America/Caracas', 'America/Sao_Paulo', 'America/Noronha', 'Atlantic/Cape_Verde', 'Africa/Abidjan', 'Africa/Lagos', 'Africa/Johannesburg', 'Europe/Moscow', 'Asia/Dubai', 'Asia/Karachi', 'Asia/Dhaka', 'Asia/Bangkok', 'Asia/Shanghai', 'Asia/Tokyo', 'Australia/Brisbane', 'Pacific/Noumea', 'Pacific/Fiji'];
+const ZONES = [
+	'Pacific/Pago_Pago',
+	'Pacific/Honolulu',
+	'Pacific/Marquesas',
+	'America/Anchorage',
+	'America/Phoenix',
+	'America/Regina',
+	'America/Bogota',
+	'America/Caracas',
+	'America/Sao_Paulo',
+	'America/Noronha',
+	'Atlantic/Cape_Verde',
+	'Africa/Abidjan',
+	'Africa/Lagos',
+	'Africa/Johannesburg',
+	'Europe/Moscow',
+	'Asia/Dubai',
+	'Asia/Karachi',
+	'Asia/Dhaka',
+	'Asia/Bangkok',
+	'Asia/Shanghai',
+	'Asia/Tokyo',
+	'Australia/Brisbane',
+	'Pacific/Noumea',
+	'Pacific/Fiji',
+];
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -38,24 +63,37 @@ export async function benchWindows(redisUrl: string): Promise<BenchResult> {
 	writeFileSync(file, 'phone,tz,1\n');
 	for (let first = 0; first < recipients; first += 10_000) {
 		const rows: string[] = [];
-		for (let i = first; i < Math.min(recipients, first + 10_000); i++) rows.push(`+4917${String(i).padStart(9, '0')},${ZONES[i % ZONES.length]},x\n`);
+		for (let i = first; i < Math.min(recipients, first + 10_000); i++)
+			rows.push(`+4917${String(i).padStart(9, '0')},${ZONES[i % ZONES.length]},x\n`);
 		appendFileSync(file, rows.join(''));
 	}
 
 	const prefix = `bench-windows-${Date.now().toString(36)}`;
-	const context = await openContext(loadConfig({ REDIS_URL: redisUrl, RUNNER_PREFIX: prefix, RUNNER_MAX_RECIPIENTS: String(recipients) }), createLogger('silent'), { withService: false });
+	const context = await openContext(
+		loadConfig({ REDIS_URL: redisUrl, RUNNER_PREFIX: prefix, RUNNER_MAX_RECIPIENTS: String(recipients) }),
+		createLogger('silent'),
+		{ withService: false },
+	);
 	const raw = new Redis(redisUrl);
 	try {
 		const before = await usedMemory(raw);
 		const rss = sampleMax(async () => process.memoryUsage().rss, 200);
 		const createStarted = Date.now();
 		// Every hour of the day some zone is open: 09:00-20:00 in each recipient's time.
-		const created = await createCampaign(context, { templateId: randomUUID(), from: '4930100200', source: file, rate: 1000, window: '09:00-20:00' });
+		const created = await createCampaign(context, {
+			templateId: randomUUID(),
+			from: '4930100200',
+			source: file,
+			rate: 1000,
+			window: '09:00-20:00',
+		});
 		const createSeconds = (Date.now() - createStarted) / 1000;
 		const peakRss = await rss.stop();
 		if (created.kind !== 'campaign') throw new Error('expected a campaign');
 		const after = await usedMemory(raw);
-		const zoneBytes = Number(await raw.call('MEMORY', 'USAGE', context.keys.zoneIndexes('4930100200', created.id), 'SAMPLES', '0'));
+		const zoneBytes = Number(
+			await raw.call('MEMORY', 'USAGE', context.keys.zoneIndexes('4930100200', created.id), 'SAMPLES', '0'),
+		);
 
 		// The feeder: passes with room (the queue emptied before each), then passes with the queue full.
 		const queue = context.queues.send('4930100200');
@@ -78,12 +116,32 @@ export async function benchWindows(redisUrl: string): Promise<BenchResult> {
 		const perRecipient = zoneBytes / recipients;
 		const figures: Figure[] = [
 			{ figure: 'per-zone index lists, Redis bytes per recipient', value: round(perRecipient, 2), unit: 'B' },
-			{ figure: 'per-zone index lists at 1,000,000 recipients', value: round((perRecipient * 1_000_000) / 1024 / 1024, 1), unit: 'MB' },
-			{ figure: 'whole windowed campaign, Redis bytes per recipient (used_memory)', value: round((after - before) / recipients, 1), unit: 'B' },
-			{ figure: `create of ${recipients.toLocaleString('en-US')} rows in 24 zones, wall time`, value: round(createSeconds, 1), unit: 's' },
+			{
+				figure: 'per-zone index lists at 1,000,000 recipients',
+				value: round((perRecipient * 1_000_000) / 1024 / 1024, 1),
+				unit: 'MB',
+			},
+			{
+				figure: 'whole windowed campaign, Redis bytes per recipient (used_memory)',
+				value: round((after - before) / recipients, 1),
+				unit: 'B',
+			},
+			{
+				figure: `create of ${recipients.toLocaleString('en-US')} rows in 24 zones, wall time`,
+				value: round(createSeconds, 1),
+				unit: 's',
+			},
 			{ figure: 'create, peak RSS of the creating process', value: round(peakRss / 1024 / 1024), unit: 'MB' },
-			{ figure: 'feeder pass with room (feeds one window of jobs), median', value: round(median(withRoom), 1), unit: 'ms' },
-			{ figure: 'feeder pass with the queue full (zone clocks only), median', value: round(median(full), 1), unit: 'ms' },
+			{
+				figure: 'feeder pass with room (feeds one window of jobs), median',
+				value: round(median(withRoom), 1),
+				unit: 'ms',
+			},
+			{
+				figure: 'feeder pass with the queue full (zone clocks only), median',
+				value: round(median(full), 1),
+				unit: 'ms',
+			},
 		];
 		return {
 			name: 'windows',
@@ -99,7 +157,13 @@ export async function benchWindows(redisUrl: string): Promise<BenchResult> {
 			],
 		};
 	} finally {
-		await raw.eval(`for _, key in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', key) end return 1`, 0, `${prefix}:*`).catch(() => undefined);
+		await raw
+			.eval(
+				`for _, key in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', key) end return 1`,
+				0,
+				`${prefix}:*`,
+			)
+			.catch(() => undefined);
 		raw.disconnect();
 		await closeContext(context);
 		rmSync(dir, { recursive: true, force: true });

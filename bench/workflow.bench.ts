@@ -59,7 +59,10 @@ interface WorkflowRun {
 	peakRssMb: number;
 }
 
-export async function benchWorkflow(_redisUrl: string, earlier: Map<string, BenchResult> = new Map()): Promise<BenchResult> {
+export async function benchWorkflow(
+	_redisUrl: string,
+	earlier: Map<string, BenchResult> = new Map(),
+): Promise<BenchResult> {
 	const started = Date.now();
 	const full = size(10_000, 1_000);
 	const modes = [
@@ -86,19 +89,34 @@ export async function benchWorkflow(_redisUrl: string, earlier: Map<string, Benc
 			if (report.error) throw new Error(`the workflow failed: ${report.error}`);
 			const sends = await templateSends(sandbox);
 			const rates = rateFigures(sends.map((message) => Date.parse(message.createdAt)));
-			runs.push({ ...mode, sends: sends.length, withMessageId: report.withMessageId, seconds: round(report.seconds, 1), steadyRate: round(rates.steadyRate, 1), maxSliding: rates.maxSliding, peakRssMb: round(report.maxRssMb) });
+			runs.push({
+				...mode,
+				sends: sends.length,
+				withMessageId: report.withMessageId,
+				seconds: round(report.seconds, 1),
+				steadyRate: round(rates.steadyRate, 1),
+				maxSliding: rates.maxSliding,
+				peakRssMb: round(report.maxRssMb),
+			});
 		} finally {
 			await sandbox.close();
 		}
 	}
 
 	const campaigns = earlier.get('campaigns') ?? readResult('campaigns');
-	const limited = (campaigns?.details?.runs as CampaignScenarioResult[] | undefined)?.find((run) => run.name === 'limited');
+	const limited = (campaigns?.details?.runs as CampaignScenarioResult[] | undefined)?.find(
+		(run) => run.name === 'limited',
+	);
 	const figures: Figure[] = [];
 	for (const run of runs) {
 		const timeFor10k = full / run.steadyRate;
 		figures.push(
-			{ figure: `workflow, ${run.mode}: sends in the sandbox log / items`, value: `${run.sends} / ${run.items}`, target: 'equal', met: run.sends === run.items && run.withMessageId === run.items },
+			{
+				figure: `workflow, ${run.mode}: sends in the sandbox log / items`,
+				value: `${run.sends} / ${run.items}`,
+				target: 'equal',
+				met: run.sends === run.items && run.withMessageId === run.items,
+			},
 			{ figure: `workflow, ${run.mode}: sustained rate`, value: run.steadyRate, unit: '/s' },
 			{ figure: `workflow, ${run.mode}: most sends in any sliding second (no limit applies)`, value: run.maxSliding },
 			{
@@ -110,12 +128,22 @@ export async function benchWorkflow(_redisUrl: string, earlier: Map<string, Benc
 		);
 		if (limited) {
 			figures.push(
-				{ figure: `runner / workflow ${run.mode}: sustained rate`, value: round(limited.steadyRate / run.steadyRate, 2) },
-				{ figure: `runner / workflow ${run.mode}: peak RSS`, value: round(Math.max(...limited.peakRssMb) / run.peakRssMb, 2) },
+				{
+					figure: `runner / workflow ${run.mode}: sustained rate`,
+					value: round(limited.steadyRate / run.steadyRate, 2),
+				},
+				{
+					figure: `runner / workflow ${run.mode}: peak RSS`,
+					value: round(Math.max(...limited.peakRssMb) / run.peakRssMb, 2),
+				},
 			);
 		}
 	}
-	if (limited) figures.push({ figure: 'runner (benchmark 1, limited: 100/s, 50 ms): sustained rate, peak RSS', value: `${limited.steadyRate}/s, ${Math.max(...limited.peakRssMb)} MB` });
+	if (limited)
+		figures.push({
+			figure: 'runner (benchmark 1, limited: 100/s, 50 ms): sustained rate, peak RSS',
+			value: `${limited.steadyRate}/s, ${Math.max(...limited.peakRssMb)} MB`,
+		});
 	return {
 		name: 'workflow',
 		title: 'Benchmark 2: the same sends from an n8n workflow, item by item',
@@ -126,7 +154,7 @@ export async function benchWorkflow(_redisUrl: string, earlier: Map<string, Benc
 		notes: [
 			`Template → Send through n8n-core (WorkflowExecute), sandbox latency ${LATENCY_MS} ms on B8; the runner figures are benchmark 1's limited scenario ${earlier.has('campaigns') ? 'of this same run' : campaigns ? `of an earlier run (${campaigns.startedAt})` : '(missing: run benchmark 1 first)'}.`,
 			`One at a time sends ${modes[0].items.toLocaleString('en-US')} items (10,000 would take 500+ s of the 15-minute budget); its 10,000-send time is extrapolated from its measured rate.`,
-			'The runner holds 100/s (the limit); the workflow has no limit, so with Requests at Once its rate is the latency\'s and can pass the channel\'s.',
+			"The runner holds 100/s (the limit); the workflow has no limit, so with Requests at Once its rate is the latency's and can pass the channel's.",
 		],
 		details: { runs, runner: limited },
 	};

@@ -32,9 +32,18 @@ const fixture = await waitFor(`the sandbox (${SANDBOX})`, async () => {
 	return response.ok ? await response.json() : undefined;
 });
 // n8n ready: its database migrated and its encryption key written to the shared volume.
-await waitFor(`n8n (${N8N})`, async () => (await fetch(`${N8N}/healthz/readiness`, { signal: AbortSignal.timeout(5000) })).ok);
+await waitFor(
+	`n8n (${N8N})`,
+	async () => (await fetch(`${N8N}/healthz/readiness`, { signal: AbortSignal.timeout(5000) })).ok,
+);
 const token = readFileSync(process.env.RUNNER_TOKEN_FILE ?? '/run/secrets/runner_token', 'utf8').trim();
-const credentials = localCredentials({ fixture: { ...fixture, baseUrl: SANDBOX, externalUrl: `${SANDBOX}/api/external/v2` }, runner: { url: RUNNER, token } }, 'demo');
+const credentials = localCredentials(
+	{
+		fixture: { ...fixture, baseUrl: SANDBOX, externalUrl: `${SANDBOX}/api/external/v2` },
+		runner: { url: RUNNER, token },
+	},
+	'demo',
+);
 const dir = mkdtempSync(join(tmpdir(), 'convo-demo-'));
 try {
 	const file = join(dir, 'credentials.json');

@@ -14,18 +14,27 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const email = process.env.N8N_OWNER_EMAIL;
 const passwordFile = process.env.N8N_OWNER_PASSWORD_FILE ?? '/run/secrets/n8n_owner_password';
-if (!email) throw new Error('N8N_OWNER_EMAIL must be set: the email of n8n\'s owner account');
+if (!email) throw new Error("N8N_OWNER_EMAIL must be set: the email of n8n's owner account");
 const password = readFileSync(passwordFile, 'utf8').replace(/[\r\n]+$/, '');
 if (!/^(?=.*\d)(?=.*[A-Z]).{8,64}$/.test(password)) {
-	throw new Error(`N8N_OWNER_PASSWORD_FILE (${passwordFile}) must hold 8 to 64 characters with a digit and a capital letter (n8n's rule)`);
+	throw new Error(
+		`N8N_OWNER_PASSWORD_FILE (${passwordFile}) must hold 8 to 64 characters with a digit and a capital letter (n8n's rule)`,
+	);
 }
 
 const deadline = Date.now() + WAIT_MS;
 for (;;) {
-	const ready = await fetch(`${N8N}/healthz/readiness`, { signal: AbortSignal.timeout(5000) }).then((response) => response.ok, () => false);
+	const ready = await fetch(`${N8N}/healthz/readiness`, { signal: AbortSignal.timeout(5000) }).then(
+		(response) => response.ok,
+		() => false,
+	);
 	if (ready) break;
 	if (Date.now() > deadline) throw new Error(`n8n (${N8N}) did not answer within ${WAIT_MS / 1000} s`);
 	await sleep(500);
 }
 const claimed = await claimOwner(N8N, { email, password });
-console.log(claimed === 'claimed' ? `n8n's owner account is ${email} (password: secrets/n8n_owner_password)` : 'n8n already has its owner account: left as it is');
+console.log(
+	claimed === 'claimed'
+		? `n8n's owner account is ${email} (password: secrets/n8n_owner_password)`
+		: 'n8n already has its owner account: left as it is',
+);

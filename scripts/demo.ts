@@ -33,7 +33,8 @@ function notRunHere(workflow: WorkflowJson): string | undefined {
 			return true;
 		}
 	});
-	if (unknown.length > 0) return `needs n8n itself for ${unknown.map((node) => `"${node.name}"`).join(', ')}: \`npm run dev\` runs it in n8n`;
+	if (unknown.length > 0)
+		return `needs n8n itself for ${unknown.map((node) => `"${node.name}"`).join(', ')}: \`npm run dev\` runs it in n8n`;
 	return undefined;
 }
 
@@ -63,7 +64,9 @@ async function main(): Promise<void> {
 
 	let failures = 0;
 	try {
-		for (const file of readdirSync(examplesDir).filter((name) => name.endsWith('.json')).sort()) {
+		for (const file of readdirSync(examplesDir)
+			.filter((name) => name.endsWith('.json'))
+			.sort()) {
 			const workflow = JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson;
 			console.log(`▶ ${workflow.name ?? file} (examples/${file})`);
 			const reason = notRunHere(workflow);
@@ -108,7 +111,8 @@ async function main(): Promise<void> {
 					console.log(`  ✗ ${node.name}: ${error.message}`);
 					continue;
 				}
-				for (const item of result.outputOf(node.name)) console.log(`  ✓ ${node.name}: ${readableJson(item.json, '    ')}`);
+				for (const item of result.outputOf(node.name))
+					console.log(`  ✓ ${node.name}: ${readableJson(item.json, '    ')}`);
 			}
 			console.log('');
 		}

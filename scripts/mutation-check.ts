@@ -50,22 +50,41 @@ const LUA_DIR = 'runner/src/lua';
  * events of each transition counted; kill.test.ts a worker killed mid-campaign, unknown claims
  * reconciled and not-sent ones retried. A file missing here makes the check refuse to start.
  */
-const LEDGER = ['test/runner/ledger.test.ts', 'test/runner/transitions.test.ts', 'test/runner/webhooks.test.ts', 'test/runner/kill.test.ts'];
+const LEDGER = [
+	'test/runner/ledger.test.ts',
+	'test/runner/transitions.test.ts',
+	'test/runner/webhooks.test.ts',
+	'test/runner/kill.test.ts',
+];
 const GATE = ['test/runner/spacing.test.ts', 'test/runner/deadjobs.test.ts'];
-const SUPPRESSION = ['test/runner/suppression.test.ts', 'test/runner/keywords.test.ts', 'test/runner/optout-events.test.ts'];
+const SUPPRESSION = [
+	'test/runner/suppression.test.ts',
+	'test/runner/keywords.test.ts',
+	'test/runner/optout-events.test.ts',
+];
 const WEBHOOK = ['test/runner/webhook-limits.test.ts', 'test/runner/webhooks.test.ts'];
 const LUA_TESTS: Record<string, string[]> = {
 	'claim-5.lua': LEDGER,
 	'settle-7.lua': LEDGER,
 	// No test calls it directly: whole send runs do (send.ts), the rate test counting the places it takes.
-	'settleAndPlace-8.lua': ['test/runner/sendRuns.test.ts', 'test/runner/rate.test.ts', 'test/runner/webhooks.test.ts', 'test/runner/kill.test.ts'],
+	'settleAndPlace-8.lua': [
+		'test/runner/sendRuns.test.ts',
+		'test/runner/rate.test.ts',
+		'test/runner/webhooks.test.ts',
+		'test/runner/kill.test.ts',
+	],
 	'moveMany-4.lua': LEDGER,
 	'resolveUnknown-6.lua': ['test/runner/ledger.test.ts', 'test/runner/cap.test.ts', 'test/runner/kill.test.ts'],
 	'expireClaims-4.lua': ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],
 	'includes/ledgerRecords.lua': LEDGER,
 	'includes/settleRecord.lua': [...LEDGER.slice(0, 1), 'test/runner/cap.test.ts', ...LEDGER.slice(1)],
 	// The start gate's claim (start-11.lua) and the tracking's requeue use it; the ledger's own scripts do not.
-	'includes/runClaim.lua': [...GATE, 'test/runner/cap.test.ts', 'test/runner/webhooks.test.ts', 'test/runner/kill.test.ts'],
+	'includes/runClaim.lua': [
+		...GATE,
+		'test/runner/cap.test.ts',
+		'test/runner/webhooks.test.ts',
+		'test/runner/kill.test.ts',
+	],
 	'start-11.lua': GATE,
 	'holdStarts-1.lua': GATE,
 	'restartSpacing-1.lua': GATE,
@@ -77,7 +96,12 @@ const LUA_TESTS: Record<string, string[]> = {
 	'capTestGiveBack-1.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
 	'takeDue-2.lua': ['test/runner/cap.test.ts'],
 	'numberState-3.lua': ['test/runner/control.test.ts', 'test/runner/cap.test.ts'],
-	'transition-7.lua': ['test/runner/transitions.test.ts', 'test/runner/control.test.ts', 'test/runner/drafts.test.ts', 'test/runner/webhooks.test.ts'],
+	'transition-7.lua': [
+		'test/runner/transitions.test.ts',
+		'test/runner/control.test.ts',
+		'test/runner/drafts.test.ts',
+		'test/runner/webhooks.test.ts',
+	],
 	'finished-3.lua': ['test/runner/transitions.test.ts', 'test/runner/webhooks.test.ts'],
 	'includes/emit.lua': ['test/runner/webhooks.test.ts', 'test/runner/transitions.test.ts'],
 	'emit-2.lua': ['test/runner/webhooks.test.ts'],
@@ -106,9 +130,24 @@ const LUA_TESTS: Record<string, string[]> = {
 	'takeWebhookSlot-1.lua': WEBHOOK,
 	'recordReceipt-1.lua': ['test/runner/receipts.test.ts'],
 	'finishRun-2.lua': ['test/runner/reindex.test.ts', 'test/runner/reindex-faults.test.ts'],
-	'lock/takeLock-1.lua': ['test/runner/lock.test.ts', 'test/runner/reindex-guard.test.ts', 'test/runner/api.test.ts', 'test/runner/tracking.test.ts'],
-	'lock/renewLock-1.lua': ['test/runner/lock.test.ts', 'test/runner/reindex-guard.test.ts', 'test/runner/api.test.ts', 'test/runner/tracking.test.ts'],
-	'lock/releaseLock-1.lua': ['test/runner/lock.test.ts', 'test/runner/reindex-guard.test.ts', 'test/runner/api.test.ts', 'test/runner/tracking.test.ts'],
+	'lock/takeLock-1.lua': [
+		'test/runner/lock.test.ts',
+		'test/runner/reindex-guard.test.ts',
+		'test/runner/api.test.ts',
+		'test/runner/tracking.test.ts',
+	],
+	'lock/renewLock-1.lua': [
+		'test/runner/lock.test.ts',
+		'test/runner/reindex-guard.test.ts',
+		'test/runner/api.test.ts',
+		'test/runner/tracking.test.ts',
+	],
+	'lock/releaseLock-1.lua': [
+		'test/runner/lock.test.ts',
+		'test/runner/reindex-guard.test.ts',
+		'test/runner/api.test.ts',
+		'test/runner/tracking.test.ts',
+	],
 	'reserveUnderLimit-1.lua': ['test/runner/limits.test.ts'],
 	'countAuthFailure-1.lua': ['test/runner/lockout.test.ts', 'test/runner/api-hardening.test.ts'],
 	'authWaitLeft-1.lua': ['test/runner/lockout.test.ts', 'test/runner/api-hardening.test.ts'],
@@ -145,21 +184,32 @@ function nodeTestsFor(resource: string, operation?: string): string[] {
 	const naming = (pattern: RegExp) => files.filter((file) => pattern.test(readFileSync(join(ROOT, file), 'utf8')));
 	const ofResource = naming(new RegExp(`resource:\\s*['"]${resource}['"]`));
 	if (!operation) return ofResource;
-	const ofOperation = ofResource.filter((file) => new RegExp(`operation:\\s*['"]${operation}['"]`).test(readFileSync(join(ROOT, file), 'utf8')));
+	const ofOperation = ofResource.filter((file) =>
+		new RegExp(`operation:\\s*['"]${operation}['"]`).test(readFileSync(join(ROOT, file), 'utf8')),
+	);
 	return ofOperation.length > 0 ? ofOperation : ofResource;
 }
 
 function nodeTargets(): Target[] {
 	const targets: Target[] = [];
-	for (const resource of readdirSync(join(ROOT, ACTIONS), { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
-		for (const name of readdirSync(join(ROOT, ACTIONS, resource.name)).filter((file) => file.endsWith('.ts')).sort()) {
+	for (const resource of readdirSync(join(ROOT, ACTIONS), { withFileTypes: true }).filter((entry) =>
+		entry.isDirectory(),
+	)) {
+		for (const name of readdirSync(join(ROOT, ACTIONS, resource.name))
+			.filter((file) => file.endsWith('.ts'))
+			.sort()) {
 			const file = join(ACTIONS, resource.name, name);
 			const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
 			const mutants = requestFieldMutants(source);
 			const operation = name.endsWith('.operation.ts') ? name.slice(0, -'.operation.ts'.length) : undefined;
 			if (mutants.length === 0 && !operation) continue;
 			const tests = nodeTestsFor(resource.name, operation);
-			targets.push({ name: `${resource.name}/${name.replace(/(\.operation)?\.ts$/, '')}`, file, mutants, stages: tests.length > 0 ? [tests] : [] });
+			targets.push({
+				name: `${resource.name}/${name.replace(/(\.operation)?\.ts$/, '')}`,
+				file,
+				mutants,
+				stages: tests.length > 0 ? [tests] : [],
+			});
 		}
 	}
 	return targets;
@@ -170,13 +220,22 @@ function luaTargets(): Target[] {
 	const named = (file: string) => relative(join(ROOT, LUA_DIR), file);
 	const unmapped = files.map(named).filter((file) => !LUA_TESTS[file]);
 	// A script added without its tests would otherwise go unchecked without a word.
-	if (unmapped.length > 0) throw new Error(`no tests for ${unmapped.join(', ')}: add them to LUA_TESTS in scripts/mutation-check.ts`);
+	if (unmapped.length > 0)
+		throw new Error(`no tests for ${unmapped.join(', ')}: add them to LUA_TESTS in scripts/mutation-check.ts`);
 	const scripts = files.filter((file) => !named(file).startsWith('includes/'));
 	const writing = writingFunctionsOf(files.map((file) => readFileSync(file, 'utf8')));
 	return files.map((file) => {
 		const name = `lua/${named(file)}`;
-		const compiles = scripts.filter((script) => script === file || includedBy(script).has(file)).map((script) => relative(ROOT, script));
-		return { name, file: relative(ROOT, file), compiles, mutants: luaMutants(readFileSync(file, 'utf8'), name, writing), stages: LUA_TESTS[named(file)].map((test) => [test]) };
+		const compiles = scripts
+			.filter((script) => script === file || includedBy(script).has(file))
+			.map((script) => relative(ROOT, script));
+		return {
+			name,
+			file: relative(ROOT, file),
+			compiles,
+			mutants: luaMutants(readFileSync(file, 'utf8'), name, writing),
+			stages: LUA_TESTS[named(file)].map((test) => [test]),
+		};
 	});
 }
 
@@ -184,7 +243,11 @@ function luaTargets(): Target[] {
 // Checking a mutant can run at all
 
 function hasSyntaxErrors(text: string, fileName: string): boolean {
-	const output = ts.transpileModule(text, { fileName, reportDiagnostics: true, compilerOptions: { module: ts.ModuleKind.CommonJS } });
+	const output = ts.transpileModule(text, {
+		fileName,
+		reportDiagnostics: true,
+		compilerOptions: { module: ts.ModuleKind.CommonJS },
+	});
 	return (output.diagnostics ?? []).length > 0;
 }
 
@@ -239,7 +302,11 @@ const baselines = new Map<string, Promise<string | undefined>>();
 async function baselineFailure(cwd: string, stages: string[][]): Promise<string | undefined> {
 	for (const stage of stages) {
 		const key = stage.join('\0');
-		if (!baselines.has(key)) baselines.set(key, runJest(cwd, stage).then(async (failed) => (failed ? runJest(cwd, stage) : undefined)));
+		if (!baselines.has(key))
+			baselines.set(
+				key,
+				runJest(cwd, stage).then(async (failed) => (failed ? runJest(cwd, stage) : undefined)),
+			);
 		const failed = await baselines.get(key);
 		if (failed) return failed;
 	}
@@ -251,8 +318,11 @@ async function main(): Promise<void> {
 	const listOnly = args.includes('--list');
 	const quick = args.includes('--quick');
 	const filters = args.filter((arg) => !arg.startsWith('--'));
-	const wanted = (target: Target) => filters.length === 0 || filters.some((filter) => target.name.includes(filter) || target.file.includes(filter));
-	const targets = [...nodeTargets(), ...luaTargets()].filter(wanted).map((target) => (quick ? { ...target, stages: target.stages.slice(0, 1) } : target));
+	const wanted = (target: Target) =>
+		filters.length === 0 || filters.some((filter) => target.name.includes(filter) || target.file.includes(filter));
+	const targets = [...nodeTargets(), ...luaTargets()]
+		.filter(wanted)
+		.map((target) => (quick ? { ...target, stages: target.stages.slice(0, 1) } : target));
 	const testsOf = (target: Target) => target.stages.map((stage) => stage.join(', ')).join(' | then ') || 'none';
 
 	if (listOnly) {
@@ -293,7 +363,8 @@ async function main(): Promise<void> {
 			// The tests must pass on the code as it is, or a failure would say nothing about a mutant.
 			const failing = await baselineFailure(copy.dir, target.stages);
 			if (failing) {
-				for (const mutant of target.mutants) outcomes.push({ target: target.name, mutant: mutant.name, result: 'not run' });
+				for (const mutant of target.mutants)
+					outcomes.push({ target: target.name, mutant: mutant.name, result: 'not run' });
 				console.log(`  ! not run: ${failing} fails without any mutant`);
 				continue;
 			}
@@ -302,7 +373,11 @@ async function main(): Promise<void> {
 				// A .lua file is compiled where it stands in the copy, by every script that includes it.
 				if (target.compiles) writeFileSync(path, mutated);
 				const invalid = target.compiles
-					? redis && (await luaError(redis, target.compiles.map((script) => join(copy.dir, script))))
+					? redis &&
+						(await luaError(
+							redis,
+							target.compiles.map((script) => join(copy.dir, script)),
+						))
 					: hasSyntaxErrors(mutated, target.file)
 						? 'the file does not parse'
 						: undefined;
@@ -333,8 +408,11 @@ async function main(): Promise<void> {
 	}
 
 	const count = (result: Outcome['result']) => outcomes.filter((outcome) => outcome.result === result).length;
-	console.log(`\nmutants ${outcomes.length}, killed ${count('killed')}, survived ${count('survived')}, invalid ${count('invalid')}, not run ${count('not run')}`);
-	for (const outcome of outcomes.filter((entry) => entry.result !== 'killed')) console.log(`  ${outcome.result}: ${outcome.target} ${outcome.mutant}`);
+	console.log(
+		`\nmutants ${outcomes.length}, killed ${count('killed')}, survived ${count('survived')}, invalid ${count('invalid')}, not run ${count('not run')}`,
+	);
+	for (const outcome of outcomes.filter((entry) => entry.result !== 'killed'))
+		console.log(`  ${outcome.result}: ${outcome.target} ${outcome.mutant}`);
 	process.exitCode = outcomes.length === count('killed') ? 0 : 1;
 }
 

@@ -16,7 +16,11 @@ import { startPrivateRedis } from '../runner/src/devRedis';
 const root = join(__dirname, '..');
 const bin = join(root, 'runner', 'bin', 'convo-runner.mjs');
 
-function run(args: string[], env: NodeJS.ProcessEnv, stdout: 'inherit' | 'pipe' = 'inherit'): Promise<{ code: number | null; out: string }> {
+function run(
+	args: string[],
+	env: NodeJS.ProcessEnv,
+	stdout: 'inherit' | 'pipe' = 'inherit',
+): Promise<{ code: number | null; out: string }> {
 	return new Promise((resolve) => {
 		const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', stdout, 'inherit'] });
 		let out = '';
@@ -35,7 +39,12 @@ async function main(): Promise<void> {
 	await fetch(`${sandbox.baseUrl}/__sandbox/faults`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ endpoint: 'POST /api/external/v2/send-template', latencyMs: 40, errorRate: 0.03, errorStatus: 500 }),
+		body: JSON.stringify({
+			endpoint: 'POST /api/external/v2/send-template',
+			latencyMs: 40,
+			errorRate: 0.03,
+			errorStatus: 500,
+		}),
 	});
 	const env: NodeJS.ProcessEnv = {
 		...process.env,
@@ -47,25 +56,56 @@ async function main(): Promise<void> {
 		// A local demo: its feeds and receivers may be on this machine (README, Security).
 		RUNNER_ALLOW_PRIVATE_URLS: process.env.RUNNER_ALLOW_PRIVATE_URLS ?? 'true',
 	};
-	console.log(`Redis ${privateRedis ? `(private) ${redisUrl}` : redisUrl}; sandbox ${sandbox.baseUrl}; business "${business.name}", template "${template.name}"`);
+	console.log(
+		`Redis ${privateRedis ? `(private) ${redisUrl}` : redisUrl}; sandbox ${sandbox.baseUrl}; business "${business.name}", template "${template.name}"`,
+	);
 
 	const runner = spawn(process.execPath, [bin, 'start'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
 	let exitCode = 0;
 	try {
 		const source = join(root, 'examples', 'campaign-recipients.csv');
-		console.log(`\n$ convo-runner campaign create --template ${template.id} --from ${business.phoneNumbers[0]} --recipients examples/campaign-recipients.csv --rate 100 --wait`);
-		const created = await run(['campaign', 'create', '--template', template.id, '--from', business.phoneNumbers[0], '--recipients', source, '--rate', '100', '--wait', '--json'], env, 'pipe');
+		console.log(
+			`\n$ convo-runner campaign create --template ${template.id} --from ${business.phoneNumbers[0]} --recipients examples/campaign-recipients.csv --rate 100 --wait`,
+		);
+		const created = await run(
+			[
+				'campaign',
+				'create',
+				'--template',
+				template.id,
+				'--from',
+				business.phoneNumbers[0],
+				'--recipients',
+				source,
+				'--rate',
+				'100',
+				'--wait',
+				'--json',
+			],
+			env,
+			'pipe',
+		);
 		if (created.code !== 0) throw new Error(`campaign create failed: ${created.out}`);
-		const answer = JSON.parse(created.out) as { id: string; rejections: Array<{ line: number; reason: string }>; status: { state: string; counts: Record<string, number> } };
+		const answer = JSON.parse(created.out) as {
+			id: string;
+			rejections: Array<{ line: number; reason: string }>;
+			status: { state: string; counts: Record<string, number> };
+		};
 		const { counts, state } = answer.status;
 		console.log(`\ncampaign ${answer.id}: ${state}`);
-		for (const [outcome, count] of Object.entries(counts)) if (count > 0) console.log(`  ${outcome.padEnd(10)} ${count}`);
+		for (const [outcome, count] of Object.entries(counts))
+			if (count > 0) console.log(`  ${outcome.padEnd(10)} ${count}`);
 		console.log('rejected rows (never sent):');
 		for (const row of answer.rejections) console.log(`  line ${row.line}: ${row.reason}`);
 
-		const messages = (await (await fetch(`${sandbox.baseUrl}/__sandbox/messages`)).json()) as Array<{ source: string; to: string }>;
+		const messages = (await (await fetch(`${sandbox.baseUrl}/__sandbox/messages`)).json()) as Array<{
+			source: string;
+			to: string;
+		}>;
 		const sends = messages.filter((message) => message.source === 'template');
-		console.log(`the sandbox received ${sends.length} template sends to ${new Set(sends.map((m) => m.to)).size} recipients`);
+		console.log(
+			`the sandbox received ${sends.length} template sends to ${new Set(sends.map((m) => m.to)).size} recipients`,
+		);
 
 		mkdirSync(join(root, '.tmp'), { recursive: true });
 		const reportPath = join(root, '.tmp', `campaign-${answer.id}-report.csv`);

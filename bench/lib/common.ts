@@ -75,10 +75,20 @@ export const verdict = (figure: Figure) => (figure.met === undefined ? '' : figu
 
 export function printTable(result: BenchResult): void {
 	const before = result.figures.find((figure) => figure.before)?.before;
-	const rows = result.figures.map((figure) => [figure.figure, formatValue(figure), ...(before ? [figure.before?.value ?? ''] : []), figure.target ?? '', verdict(figure)]);
+	const rows = result.figures.map((figure) => [
+		figure.figure,
+		formatValue(figure),
+		...(before ? [figure.before?.value ?? ''] : []),
+		figure.target ?? '',
+		verdict(figure),
+	]);
 	const header = ['figure', 'measured', ...(before ? [before.label] : []), 'target', ''];
 	const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-	const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
+	const line = (cells: string[]) =>
+		cells
+			.map((cell, column) => cell.padEnd(widths[column]))
+			.join('  ')
+			.trimEnd();
 	console.log(`\n${result.title}${result.quick ? ' (--quick sizes)' : ''}, ${result.seconds.toFixed(0)} s`);
 	console.log(line(header));
 	console.log(widths.map((width) => '-'.repeat(width)).join('  '));
@@ -152,7 +162,13 @@ export function rateFigures(times: number[]): RateFigures {
 	}
 	const perSecond = new Map<number, number>();
 	for (const time of sorted) perSecond.set(Math.floor(time / 1000), (perSecond.get(Math.floor(time / 1000)) ?? 0) + 1);
-	return { count, spanSeconds: (sorted[count - 1] - sorted[0]) / 1000, steadyRate, maxSliding, maxCalendar: Math.max(...perSecond.values()) };
+	return {
+		count,
+		spanSeconds: (sorted[count - 1] - sorted[0]) / 1000,
+		steadyRate,
+		maxSliding,
+		maxCalendar: Math.max(...perSecond.values()),
+	};
 }
 
 export async function usedMemory(redis: Redis): Promise<number> {
@@ -162,14 +178,16 @@ export async function usedMemory(redis: Redis): Promise<number> {
 /** Calls per command since Redis started (INFO commandstats). */
 export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
 	const calls = new Map<string, number>();
-	for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_(\S+?):calls=(\d+)/g)) calls.set(match[1], Number(match[2]));
+	for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_(\S+?):calls=(\d+)/g))
+		calls.set(match[1], Number(match[2]));
 	return calls;
 }
 
 /** Microseconds Redis spent in each command so far (INFO commandstats usec). */
 export async function commandMicros(redis: Redis): Promise<number> {
 	let total = 0;
-	for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_\S+?:calls=\d+,usec=(\d+)/g)) total += Number(match[1]);
+	for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_\S+?:calls=\d+,usec=(\d+)/g))
+		total += Number(match[1]);
 	return total;
 }
 

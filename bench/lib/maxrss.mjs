@@ -3,5 +3,6 @@
 import { writeFileSync } from 'node:fs';
 
 process.on('exit', () => {
-	if (process.env.BENCH_MAXRSS_FILE) writeFileSync(process.env.BENCH_MAXRSS_FILE, String(process.resourceUsage().maxRSS));
+	if (process.env.BENCH_MAXRSS_FILE)
+		writeFileSync(process.env.BENCH_MAXRSS_FILE, String(process.resourceUsage().maxRSS));
 });

@@ -34,23 +34,41 @@ export interface StackOptions {
 }
 
 export async function startStack(redisUrl: string, options: StackOptions): Promise<RunnerUnderTest> {
-	const stack = await startRunnerUnderTest(redisUrl, { RUNNER_CONCURRENCY: String(options.concurrency), LOG_LEVEL: 'warn' });
+	const stack = await startRunnerUnderTest(redisUrl, {
+		RUNNER_CONCURRENCY: String(options.concurrency),
+		LOG_LEVEL: 'warn',
+	});
 	if (options.latencyMs > 0) await setFault(stack.sandbox, { endpoint: SEND_ENDPOINT, latencyMs: options.latencyMs });
 	for (let i = 0; i < options.processes; i++) stack.spawnWorker();
 	return stack;
 }
 
 /** Creates a campaign of `recipients` rows in this process (the core library, as the tests do) and waits for it to complete. */
-export async function runCampaign(stack: RunnerUnderTest, recipients: number, rate: number, seed: number): Promise<{ id: string; phones: string[] }> {
+export async function runCampaign(
+	stack: RunnerUnderTest,
+	recipients: number,
+	rate: number,
+	seed: number,
+): Promise<{ id: string; phones: string[] }> {
 	const { path, phones } = writeRecipientsCsv(recipients, { seed });
 	const from = stack.business.phoneNumbers[0];
-	const created = await createCampaign(stack.context, { templateId: positionalTemplate(stack.business).id, from, source: path, rate });
+	const created = await createCampaign(stack.context, {
+		templateId: positionalTemplate(stack.business).id,
+		from,
+		source: path,
+		rate,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	await waitForCompletion(stack, created.id, recipients, rate);
 	return { id: created.id, phones };
 }
 
-export async function waitForCompletion(stack: RunnerUnderTest, id: string, recipients: number, rate: number): Promise<void> {
+export async function waitForCompletion(
+	stack: RunnerUnderTest,
+	id: string,
+	recipients: number,
+	rate: number,
+): Promise<void> {
 	// Generous: three times the ideal duration plus a minute, for a loaded 2-core machine.
 	const timeoutMs = ((3 * recipients) / rate) * 1000 + 60_000;
 	const state = await waitFor(
@@ -73,7 +91,15 @@ export async function sendsFrom(stack: RunnerUnderTest): Promise<SandboxMessage[
 
 export const workerPeaksMb = (stack: RunnerUnderTest) => stack.processes.map((runner) => peakRssMb(runner.child.pid));
 
-export { positionalTemplate, setFault, templateSends, waitFor, writeRecipientsCsv, type RunnerUnderTest, type SandboxMessage };
+export {
+	positionalTemplate,
+	setFault,
+	templateSends,
+	waitFor,
+	writeRecipientsCsv,
+	type RunnerUnderTest,
+	type SandboxMessage,
+};
 
 /** Builds the runner's bundle (runner/scripts/build.mjs), so figures of the built runner are of the current sources. */
 export function buildRunnerBundle(): void {

@@ -35,7 +35,12 @@ async function main(): Promise<void> {
 		templateId: settings.templateId,
 		fromPhoneNumber: `+${settings.from}`,
 		phone: '={{ $json.phone }}',
-		variables: { variable: [{ name: '1', value: '={{ $json["1"] }}' }, { name: '2', value: '={{ $json["2"] }}' }] },
+		variables: {
+			variable: [
+				{ name: '1', value: '={{ $json["1"] }}' },
+				{ name: '2', value: '={{ $json["2"] }}' },
+			],
+		},
 		batching: { requestsAtOnce: settings.requestsAtOnce },
 	});
 	const started = performance.now();

@@ -10,11 +10,20 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url)));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const needed = ['dist/main.js', 'dist/console/index.html', 'dist/lua/lock/takeLock-1.lua', ...Object.values(pkg.bin ?? {}), 'README.md', 'LICENSE'];
+const needed = [
+	'dist/main.js',
+	'dist/console/index.html',
+	'dist/lua/lock/takeLock-1.lua',
+	...Object.values(pkg.bin ?? {}),
+	'README.md',
+	'LICENSE',
+];
 const missing = needed.filter((file) => !existsSync(join(root, file)));
 if (missing.length > 0) {
 	const where = relative(process.cwd(), root) || '.';
-	console.error(`${pkg.name}: cannot pack ${where}: missing ${missing.join(', ')}. Build the bundle first: npm run build -w ${pkg.name}`);
+	console.error(
+		`${pkg.name}: cannot pack ${where}: missing ${missing.join(', ')}. Build the bundle first: npm run build -w ${pkg.name}`,
+	);
 	process.exit(1);
 }
 console.error(`${pkg.name}: ${needed.join(', ')} present`);

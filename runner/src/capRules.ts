@@ -30,16 +30,20 @@ export function parseCapPolicy(text: string, setting: string): CapRule[] {
 	if (trimmed.toLowerCase() === NO_CAP) return [];
 	const shape = `like 1/24h or 1/24h,3/7d (at most N per window; units s, m, h, d), or ${NO_CAP}`;
 	const parts = trimmed.split(',').map((part) => part.trim());
-	if (trimmed === '' || parts.length > MAX_RULES) throw new FieldError(`${setting} must be 1 to ${MAX_RULES} rules ${shape}`, setting);
+	if (trimmed === '' || parts.length > MAX_RULES)
+		throw new FieldError(`${setting} must be 1 to ${MAX_RULES} rules ${shape}`, setting);
 	const rules = parts.map((part, i) => {
 		const match = /^(\d+)\/(\d+)([smhd])$/.exec(part);
 		if (!match) throw new FieldError(`${setting}: rule ${i + 1} must be ${shape}`, setting);
 		const count = Number(match[1]);
 		const windowMs = Number(match[2]) * UNIT_MS[match[3] as keyof typeof UNIT_MS];
-		if (count < 1 || count > MAX_COUNT) throw new FieldError(`${setting}: rule ${i + 1} must allow 1 to ${MAX_COUNT} messages per window`, setting);
-		if (windowMs < 1000 || windowMs > MAX_WINDOW_MS) throw new FieldError(`${setting}: rule ${i + 1} must have a window of 1s to 366d`, setting);
+		if (count < 1 || count > MAX_COUNT)
+			throw new FieldError(`${setting}: rule ${i + 1} must allow 1 to ${MAX_COUNT} messages per window`, setting);
+		if (windowMs < 1000 || windowMs > MAX_WINDOW_MS)
+			throw new FieldError(`${setting}: rule ${i + 1} must have a window of 1s to 366d`, setting);
 		return { label: `${count}/${match[2]}${match[3]}`, count, windowMs };
 	});
-	if (new Set(rules.map((rule) => rule.windowMs)).size !== rules.length) throw new FieldError(`${setting} has two rules with the same window: keep one per window`, setting);
+	if (new Set(rules.map((rule) => rule.windowMs)).size !== rules.length)
+		throw new FieldError(`${setting} has two rules with the same window: keep one per window`, setting);
 	return rules;
 }

@@ -19,7 +19,10 @@ export interface CronNames {
 }
 
 /** The schedule asked for, its zone UTC when none is given; undefined without a pattern (a zone alone is refused). */
-export function cronSettings(given: { cron?: string; tz?: string }, names: CronNames): { cron: string; tz: string } | undefined {
+export function cronSettings(
+	given: { cron?: string; tz?: string },
+	names: CronNames,
+): { cron: string; tz: string } | undefined {
 	if (given.tz && !given.cron) throw new FieldError(`${names.tz} goes with ${names.cron}`, names.tz);
 	return given.cron ? { cron: given.cron, tz: given.tz ?? 'UTC' } : undefined;
 }
@@ -34,9 +37,13 @@ export function nextCronRun(schedule: { cron: string; tz: string }, names: CronN
 	try {
 		next = getNextMillis(now, { pattern: schedule.cron, tz: schedule.tz });
 	} catch (error) {
-		throw new FieldError(`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`, names.cron);
+		throw new FieldError(
+			`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`,
+			names.cron,
+		);
 	}
-	if (next === undefined) throw new FieldError(`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" never runs`, names.cron);
+	if (next === undefined)
+		throw new FieldError(`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" never runs`, names.cron);
 	return next;
 }
 
@@ -66,25 +73,40 @@ export interface CronSchedule {
  * scheduler (jobs.ts), then stores its record; a
  * pattern or zone BullMQ refuses gives the place back.
  */
-export async function startCronSchedule(context: RunnerContext, kind: ScheduleKind, schedule: CronSchedule, names: CronNames): Promise<void> {
+export async function startCronSchedule(
+	context: RunnerContext,
+	kind: ScheduleKind,
+	schedule: CronSchedule,
+	names: CronNames,
+): Promise<void> {
 	const full = await reserve(context, kind.list, kind.max, schedule.id, schedule.createdAt);
 	if (full !== undefined) throw new LimitError(409, fullMessage(kind.what, full, kind.max, kind.maxSetting), 'cron');
 	try {
 		await kind.jobs.upsert(context, schedule.id, { pattern: schedule.cron, tz: schedule.tz });
 	} catch (error) {
 		await release(context, kind.list, schedule.id);
-		throw new FieldError(`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`, names.cron);
+		throw new FieldError(
+			`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`,
+			names.cron,
+		);
 	}
 	await context.redis.set(kind.record(schedule.id), JSON.stringify(schedule));
 }
 
-export async function findCronSchedule<T extends CronSchedule>(context: RunnerContext, kind: ScheduleKind, id: string): Promise<T | undefined> {
+export async function findCronSchedule<T extends CronSchedule>(
+	context: RunnerContext,
+	kind: ScheduleKind,
+	id: string,
+): Promise<T | undefined> {
 	const text = await context.redis.get(kind.record(id));
 	return text ? (JSON.parse(text) as T) : undefined;
 }
 
 /** The schedules of a kind, newest first. */
-export async function listCronSchedules<T extends CronSchedule>(context: RunnerContext, kind: ScheduleKind): Promise<T[]> {
+export async function listCronSchedules<T extends CronSchedule>(
+	context: RunnerContext,
+	kind: ScheduleKind,
+): Promise<T[]> {
 	const ids = await context.redis.zrevrange(kind.list, 0, -1);
 	const found: Array<T | undefined> = await Promise.all(ids.map((id) => findCronSchedule<T>(context, kind, id)));
 	return found.filter((schedule): schedule is T => schedule !== undefined);

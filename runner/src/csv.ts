@@ -24,7 +24,14 @@ export function csvRows(rows: unknown[][]): string {
 }
 
 /** The delimiters a CSV may use, by the names a client may give them. */
-const DELIMITERS: Readonly<Record<string, string>> = { ',': ',', comma: ',', ';': ';', semicolon: ';', '\t': '\t', tab: '\t' };
+const DELIMITERS: Readonly<Record<string, string>> = {
+	',': ',',
+	comma: ',',
+	';': ';',
+	semicolon: ';',
+	'\t': '\t',
+	tab: '\t',
+};
 
 /** A delimiter as given (`;`, `semicolon`, `tab`, ...) as its character, or undefined when it is none the runner reads. */
 export function csvDelimiterNamed(given: string): string | undefined {
@@ -32,7 +39,8 @@ export function csvDelimiterNamed(given: string): string | undefined {
 }
 
 /** How a delimiter reads in a message. */
-export const delimiterName = (delimiter: string) => (delimiter === '\t' ? 'tab' : delimiter === ';' ? 'semicolon' : 'comma');
+export const delimiterName = (delimiter: string) =>
+	delimiter === '\t' ? 'tab' : delimiter === ';' ? 'semicolon' : 'comma';
 
 /**
  * The delimiter of a CSV told from its header line: whichever of comma, semicolon and tab occurs
@@ -41,7 +49,11 @@ export const delimiterName = (delimiter: string) => (delimiter === '\t' ? 'tab' 
  * None at all (a one-column file) or a tie: comma, the standard's.
  */
 export function detectCsvDelimiter(headerLine: string): string {
-	const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0]]);
+	const counts = new Map<string, number>([
+		[',', 0],
+		[';', 0],
+		['\t', 0],
+	]);
 	let quoted = false;
 	for (const char of headerLine) {
 		if (char === '"') quoted = !quoted;

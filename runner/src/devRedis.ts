@@ -33,9 +33,25 @@ export interface PrivateRedis {
 export async function startPrivateRedis(extraArgs: string[] = [], dir?: string, port?: number): Promise<PrivateRedis> {
 	port ??= await freePort();
 	const workDir = dir ?? mkdtempSync(join(tmpdir(), 'convo-redis-'));
-	const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', workDir, '--maxmemory-policy', 'noeviction', ...extraArgs], {
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
+	const child = spawn(
+		'redis-server',
+		[
+			'--port',
+			String(port),
+			'--bind',
+			'127.0.0.1',
+			'--save',
+			'',
+			'--dir',
+			workDir,
+			'--maxmemory-policy',
+			'noeviction',
+			...extraArgs,
+		],
+		{
+			stdio: ['ignore', 'pipe', 'pipe'],
+		},
+	);
 	let output = '';
 	child.stdout?.on('data', (chunk) => (output += String(chunk)));
 	child.stderr?.on('data', (chunk) => (output += String(chunk)));
@@ -43,7 +59,9 @@ export async function startPrivateRedis(extraArgs: string[] = [], dir?: string, 
 		child.once('error', (error: NodeJS.ErrnoException) =>
 			reject(
 				error.code === 'ENOENT'
-					? new Error('no redis-server is on PATH to start a throwaway Redis: install Redis (e.g. apt-get install redis-server) or set REDIS_URL to a Redis of your own')
+					? new Error(
+							'no redis-server is on PATH to start a throwaway Redis: install Redis (e.g. apt-get install redis-server) or set REDIS_URL to a Redis of your own',
+						)
 					: error,
 			),
 		);

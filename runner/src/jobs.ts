@@ -73,7 +73,11 @@ export interface QueueSpec {
  * process's jobs (whose ids keep those recipients from being fed again) come back within about
  * twice the lock (30 s), not 60.
  */
-const sendLocks = (config: RunnerConfig): Locks => ({ maxStalledCount: 1, lockDuration: config.RUNNER_JOB_LOCK, stalledInterval: config.RUNNER_JOB_LOCK });
+const sendLocks = (config: RunnerConfig): Locks => ({
+	maxStalledCount: 1,
+	lockDuration: config.RUNNER_JOB_LOCK,
+	stalledInterval: config.RUNNER_JOB_LOCK,
+});
 
 export const QUEUES = {
 	/** One job at a time; the sends' locks (each control job is safe to run again: the feeder's lock, a start's atomic transition, a cron run's derived id). */
@@ -88,7 +92,11 @@ export const QUEUES = {
 	reindex: {
 		name: REINDEX_QUEUE,
 		concurrency: () => 2,
-		locks: (config) => ({ lockDuration: config.RUNNER_REINDEX_JOB_LOCK, stalledInterval: config.RUNNER_REINDEX_JOB_LOCK / 2, maxStalledCount: 10 }),
+		locks: (config) => ({
+			lockDuration: config.RUNNER_REINDEX_JOB_LOCK,
+			stalledInterval: config.RUNNER_REINDEX_JOB_LOCK / 2,
+			maxStalledCount: 10,
+		}),
 		logFailures: true,
 	},
 	/**
@@ -97,7 +105,11 @@ export const QUEUES = {
 	 * leave the others theirs. A delivery ends within its 10 s deadline; a stalled one is simply
 	 * delivered again (at least once).
 	 */
-	events: { name: EVENTS_QUEUE, concurrency: () => 50, locks: () => ({ lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 2 }) },
+	events: {
+		name: EVENTS_QUEUE,
+		concurrency: () => 50,
+		locks: () => ({ lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 2 }),
+	},
 	/**
 	 * Delivery tracking's tick, one at a time per process (a lock makes it one across processes): a
 	 * queue of its own, so its checks never wait for sends nor take from the send queues' limits;
@@ -272,7 +284,12 @@ const JOBS = {
 		queue: 'send',
 		name: 'send',
 		id: ({ campaign, index, window }) => `${sendJobIdPrefix(campaign)}${window ? window.feed : index}`,
-		options: (config) => ({ attempts: config.RUNNER_SEND_ATTEMPTS, backoff: jobBackoff('send'), removeOnComplete: true, removeOnFail: true }),
+		options: (config) => ({
+			attempts: config.RUNNER_SEND_ATTEMPTS,
+			backoff: jobBackoff('send'),
+			removeOnComplete: true,
+			removeOnFail: true,
+		}),
 	} satisfies JobKind<SendJobData>,
 	/** A reindex run; the process that takes it paces the run's upserts itself (the collection lease makes it the only one). */
 	run: {
@@ -296,7 +313,12 @@ const JOBS = {
 		queue: 'events',
 		name: RUNNER_EVENTS,
 		id: ({ event, webhook }) => `${event.id}-${webhook}`,
-		options: (config) => ({ attempts: config.RUNNER_WEBHOOK_ATTEMPTS, backoff: jobBackoff('delivery'), removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1000 } }),
+		options: (config) => ({
+			attempts: config.RUNNER_WEBHOOK_ATTEMPTS,
+			backoff: jobBackoff('delivery'),
+			removeOnComplete: { age: 3600, count: 10_000 },
+			removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
+		}),
 	} satisfies JobKind<DeliveryJobData>,
 } satisfies { [K in keyof JobDataByKind]: JobKind<JobDataByKind[K]> };
 
@@ -353,27 +375,34 @@ interface Producing {
 /** The feeder tick's scheduler; every process upserts it at start. */
 export async function upsertFeeder(context: Producing): Promise<void> {
 	const { queue, name, schedulerId, options } = JOBS.feed;
-	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: FEED_EVERY_MS }, { name, opts: options() });
+	await context.queues
+		.shared(queue)
+		.upsertJobScheduler(schedulerId(), { every: FEED_EVERY_MS }, { name, opts: options() });
 }
 
 /** Delivery tracking's tick scheduler; every process upserts it at start. */
 export async function upsertTracker(context: Producing): Promise<void> {
 	const { queue, name, schedulerId, options } = JOBS.track;
-	await context.queues.shared(queue).upsertJobScheduler(schedulerId(), { every: TRACK_EVERY_MS }, { name, opts: options() });
+	await context.queues
+		.shared(queue)
+		.upsertJobScheduler(schedulerId(), { every: TRACK_EVERY_MS }, { name, opts: options() });
 }
 
 /** The delayed job that starts a scheduled campaign at `dueAt`; `afterCommit`: queued before the campaign is committed. */
 export async function addStartJob(context: Producing, data: StartJobData, { afterCommit = false } = {}): Promise<void> {
 	const { queue, name, id, options } = JOBS.start;
 	const delay = Math.max(afterCommit ? COMMIT_GRACE_MS : 0, data.dueAt - Date.now());
-	await context.queues.shared(queue).add(name, data, { ...options(), jobId: id(data), delay, ...(afterCommit ? COMMIT_WAIT : {}) });
+	await context.queues
+		.shared(queue)
+		.add(name, data, { ...options(), jobId: id(data), delay, ...(afterCommit ? COMMIT_WAIT : {}) });
 }
 
 /** Sends of one number's campaigns, in one atomic addBulk (ids dedupe the ones still queued). */
 export async function addSendJobs(context: Producing, from: string, sends: SendJobData[]): Promise<void> {
 	const { name, id, options } = JOBS.send;
 	const opts = options(context.config);
-	if (sends.length > 0) await context.queues.send(from).addBulk(sends.map((data) => ({ name, data, opts: { ...opts, jobId: id(data) } })));
+	if (sends.length > 0)
+		await context.queues.send(from).addBulk(sends.map((data) => ({ name, data, opts: { ...opts, jobId: id(data) } })));
 }
 
 export async function addReindexRunJob(context: Producing, data: RunJobData): Promise<void> {
@@ -385,7 +414,10 @@ export async function addReindexRunJob(context: Producing, data: RunJobData): Pr
 export async function addDeliveryJobs(context: Producing, deliveries: DeliveryJobData[]): Promise<void> {
 	const { queue, id, options } = JOBS.delivery;
 	const opts = options(context.config);
-	if (deliveries.length > 0) await context.queues.shared(queue).addBulk(deliveries.map((data) => ({ name: data.event.type, data, opts: { ...opts, jobId: id(data) } })));
+	if (deliveries.length > 0)
+		await context.queues
+			.shared(queue)
+			.addBulk(deliveries.map((data) => ({ name: data.event.type, data, opts: { ...opts, jobId: id(data) } })));
 }
 
 /** The job scheduler of a kind of cron schedule: upserted with the schedule (BullMQ checks its pattern and zone), removed with it. */
@@ -398,7 +430,9 @@ function cronJobs({ queue, name, schedulerId, options }: typeof JOBS.cron | type
 	return {
 		upsert: async (context, schedule, repeat) => {
 			const data: ScheduleJobData = { schedule };
-			await context.queues.shared(queue).upsertJobScheduler(schedulerId(schedule), repeat, { name, data, opts: options() });
+			await context.queues
+				.shared(queue)
+				.upsertJobScheduler(schedulerId(schedule), repeat, { name, data, opts: options() });
 		},
 		remove: async (context, schedule) => {
 			await context.queues.shared(queue).removeJobScheduler(schedulerId(schedule));

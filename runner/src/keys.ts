@@ -72,7 +72,11 @@ export interface Keys {
 	 * Hashes a create writes its rows to before its commit renames them to recipients/ledger/phones:
 	 * nothing reads them, and they expire, so a create that dies midway leaves nothing behind.
 	 */
-	staging(from: string, id: string, attempt: string): { recipients: string; ledger: string; phones: string; zones: string };
+	staging(
+		from: string,
+		id: string,
+		attempt: string,
+	): { recipients: string; ledger: string; phones: string; zones: string };
 	/**
 	 * Hash of a campaign with a send window (campaigns/windows.ts): "<zone>.<chunk>" -> the indexes
 	 * of that zone's recipients, comma-separated, up to ZONE_CHUNK per field, in source order; what
@@ -234,7 +238,12 @@ export function keysFor(prefix: string): Keys {
 		phones: (from, id) => `${campaign(from, id)}:phones`,
 		staging: (from, id, attempt) => {
 			const staged = `${number(from)}:staging:${id}:${attempt}`;
-			return { recipients: `${staged}:rcp`, ledger: `${staged}:ledger`, phones: `${staged}:phones`, zones: `${staged}:zones` };
+			return {
+				recipients: `${staged}:rcp`,
+				ledger: `${staged}:ledger`,
+				phones: `${staged}:phones`,
+				zones: `${staged}:zones`,
+			};
 		},
 		zoneIndexes: (from, id) => `${campaign(from, id)}:zones`,
 		zoneFeed: (from, id) => `${campaign(from, id)}:zonefeed`,

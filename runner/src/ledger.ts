@@ -42,7 +42,10 @@ const LETTER: Record<Outcome, string> = {
 	suppressed: 'z',
 	capped: 'k',
 };
-const BY_LETTER = Object.fromEntries(Object.entries(LETTER).map(([outcome, letter]) => [letter, outcome])) as Record<string, Outcome>;
+const BY_LETTER = Object.fromEntries(Object.entries(LETTER).map(([outcome, letter]) => [letter, outcome])) as Record<
+	string,
+	Outcome
+>;
 
 export const counterField = (outcome: Outcome) => `n_${LETTER[outcome]}`;
 
@@ -60,7 +63,14 @@ export interface LedgerRecord {
 }
 
 export function encodeRecord(record: LedgerRecord): string {
-	return [LETTER[record.outcome], record.attempts, record.firstAttemptAt ?? '', record.lastAttemptAt ?? '', record.ref, record.error.replace(/\s+/g, ' ')].join('|');
+	return [
+		LETTER[record.outcome],
+		record.attempts,
+		record.firstAttemptAt ?? '',
+		record.lastAttemptAt ?? '',
+		record.ref,
+		record.error.replace(/\s+/g, ' '),
+	].join('|');
 }
 
 function decodeRecord(text: string): LedgerRecord {
@@ -100,7 +110,10 @@ export class Ledger {
 	private async keysOf(id: string): Promise<{ base: string[]; from: string }> {
 		const from = await campaignNumber({ redis: this.redis, keys: this.keys }, id);
 		if (from === undefined) throw new Error(`no campaign ${id}`);
-		return { base: [this.keys.campaign(from, id), this.keys.ledger(from, id), this.keys.running(from), this.keys.outbox(from)], from };
+		return {
+			base: [this.keys.campaign(from, id), this.keys.ledger(from, id), this.keys.running(from), this.keys.outbox(from)],
+			from,
+		};
 	}
 
 	private async base(id: string): Promise<string[]> {
@@ -112,9 +125,18 @@ export class Ledger {
 	 * it claims nothing; it still turns a claim an earlier attempt left into unknown, as any claim does.
 	 * A claim comes with the recipient's snapshot row (undefined if the snapshot lacks it).
 	 */
-	async claim(id: string, index: number, token: string, startTaken = true): Promise<{ outcome: 'claimed'; row?: string } | { outcome: 'inactive' | 'final' | 'missing' | 'unknown' }> {
+	async claim(
+		id: string,
+		index: number,
+		token: string,
+		startTaken = true,
+	): Promise<{ outcome: 'claimed'; row?: string } | { outcome: 'inactive' | 'final' | 'missing' | 'unknown' }> {
 		const { base, from } = await this.keysOf(id);
-		const [outcome, row] = (await this.call('claim', [...base, this.keys.recipients(from, id)], [index, token, Date.now(), id, startTaken ? '1' : '0'])) as [string, (string | null)?];
+		const [outcome, row] = (await this.call(
+			'claim',
+			[...base, this.keys.recipients(from, id)],
+			[index, token, Date.now(), id, startTaken ? '1' : '0'],
+		)) as [string, (string | null)?];
 		if (outcome === 'claimed') return { outcome, row: row ?? undefined };
 		return { outcome: outcome as 'inactive' | 'final' | 'missing' | 'unknown' };
 	}
@@ -131,7 +153,11 @@ export class Ledger {
 		counter: '' | 'holds' | 'retries' = '',
 	): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
 		const { base, from } = await this.keysOf(id);
-		return this.call('settle', [...base, this.keys.ticks(from, id), this.keys.recipients(from, id), this.keys.capSends(from)], [index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter]) as Promise<'ok'>;
+		return this.call(
+			'settle',
+			[...base, this.keys.ticks(from, id), this.keys.recipients(from, id), this.keys.capSends(from)],
+			[index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter],
+		) as Promise<'ok'>;
 	}
 
 	/**
@@ -148,19 +174,47 @@ export class Ledger {
 		error: string,
 		pauseAfter: number,
 		run: { end: number; room: number },
-	): Promise<{ result: 'ok' | 'lost' | 'completed' | 'paused'; place?: { inUs: number; atUs: string }; runOver: boolean }> {
+	): Promise<{
+		result: 'ok' | 'lost' | 'completed' | 'paused';
+		place?: { inUs: number; atUs: string };
+		runOver: boolean;
+	}> {
 		const { base, from } = await this.keysOf(id);
 		const [result, placeInUs, placeAtUs] = (await this.call(
 			'settleAndPlace',
-			[...base, this.keys.ticks(from, id), this.keys.spacing(from), this.keys.recipients(from, id), this.keys.capSends(from)],
-			[claim.index, claim.token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, '', run.end, run.room],
+			[
+				...base,
+				this.keys.ticks(from, id),
+				this.keys.spacing(from),
+				this.keys.recipients(from, id),
+				this.keys.capSends(from),
+			],
+			[
+				claim.index,
+				claim.token,
+				LETTER[to],
+				Date.now(),
+				ref,
+				error.replace(/\s+/g, ' '),
+				pauseAfter,
+				id,
+				'',
+				run.end,
+				run.room,
+			],
 		)) as [string, number, string?];
-		return { result: result as 'ok', place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined, runOver: placeInUs === RUN_OVER };
+		return {
+			result: result as 'ok',
+			place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined,
+			runOver: placeInUs === RUN_OVER,
+		};
 	}
 
 	async moveMany(id: string, from: Outcome, to: Outcome, indexes: number[], error = ''): Promise<number> {
 		if (indexes.length === 0) return 0;
-		return Number(await this.call('moveMany', await this.base(id), [LETTER[from], LETTER[to], Date.now(), error, id, ...indexes]));
+		return Number(
+			await this.call('moveMany', await this.base(id), [LETTER[from], LETTER[to], Date.now(), error, id, ...indexes]),
+		);
 	}
 
 	/** Completes a running campaign that has nothing open (e.g. after a resume that found nothing to send). */
@@ -168,9 +222,23 @@ export class Ledger {
 		await this.call('moveMany', await this.base(id), ['-', '-', Date.now(), '', id]);
 	}
 
-	async resolveUnknown(id: string, index: number, to: 'sent' | 'not_sent', messageId: string, reason: string): Promise<boolean> {
+	async resolveUnknown(
+		id: string,
+		index: number,
+		to: 'sent' | 'not_sent',
+		messageId: string,
+		reason: string,
+	): Promise<boolean> {
 		const { base, from } = await this.keysOf(id);
-		return Number(await this.call('resolveUnknown', [...base, this.keys.recipients(from, id), this.keys.capSends(from)], [index, LETTER[to], messageId, reason, Date.now(), id])) === 1;
+		return (
+			Number(
+				await this.call(
+					'resolveUnknown',
+					[...base, this.keys.recipients(from, id), this.keys.capSends(from)],
+					[index, LETTER[to], messageId, reason, Date.now(), id],
+				),
+			) === 1
+		);
 	}
 
 	async expireClaims(id: string, before: number, indexes: number[]): Promise<number> {
@@ -201,7 +269,12 @@ export class Ledger {
 	 * The campaign's records from index `start` to `total`, in order, a chunk at a time: memory stays
 	 * flat for any campaign size. The one walk of a whole ledger (report, control, reconcile, sweep).
 	 */
-	async *walk(id: string, total: number, start = 0): AsyncGenerator<{ from: number; records: Array<LedgerRecord | undefined> }> {
-		for (let from = start; from < total; from += WALK_CHUNK) yield { from, records: await this.read(id, from, Math.min(WALK_CHUNK, total - from)) };
+	async *walk(
+		id: string,
+		total: number,
+		start = 0,
+	): AsyncGenerator<{ from: number; records: Array<LedgerRecord | undefined> }> {
+		for (let from = start; from < total; from += WALK_CHUNK)
+			yield { from, records: await this.read(id, from, Math.min(WALK_CHUNK, total - from)) };
 	}
 }

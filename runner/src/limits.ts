@@ -33,7 +33,13 @@ export class LimitError extends UserError {
 }
 
 /** Adds `member` to `set` unless the set already holds `max`; returns the count that was full, or undefined when added. */
-export async function reserve(context: RunnerContext, set: string, max: number, member: string, score: number): Promise<number | undefined> {
+export async function reserve(
+	context: RunnerContext,
+	set: string,
+	max: number,
+	member: string,
+	score: number,
+): Promise<number | undefined> {
 	const run = redisScript(context.redis, 'reserveUnderLimit');
 	const answer = Number(await run([set], [max, member, score]));
 	return answer < 0 ? undefined : answer;
@@ -69,6 +75,9 @@ export function tooManyRows(max: number): string {
 export async function checkQueuedRuns(context: RunnerContext): Promise<void> {
 	const max = context.config.RUNNER_MAX_QUEUED_RUNS;
 	const waiting = await context.queues.reindex.getJobCountByTypes('wait', 'prioritized');
-	if (waiting >= max) throw new LimitError(429, `${waiting} reindex runs are already waiting for a worker; at most ${max} may wait (RUNNER_MAX_QUEUED_RUNS): try again once some have started`);
+	if (waiting >= max)
+		throw new LimitError(
+			429,
+			`${waiting} reindex runs are already waiting for a worker; at most ${max} may wait (RUNNER_MAX_QUEUED_RUNS): try again once some have started`,
+		);
 }
-

@@ -42,7 +42,9 @@ async function realDir(access: SourceAccess): Promise<string> {
 		return await realpath(access.sourceDir);
 	} catch {
 		// The operator's setting is wrong; that says nothing about the path asked for.
-		throw new LocalSourceError(`${access.label} cannot be read: the runner's source directory (RUNNER_SOURCE_DIR) does not exist`);
+		throw new LocalSourceError(
+			`${access.label} cannot be read: the runner's source directory (RUNNER_SOURCE_DIR) does not exist`,
+		);
 	}
 }
 
@@ -50,7 +52,13 @@ async function realDir(access: SourceAccess): Promise<string> {
  * Why a path that cannot be resolved cannot be read: "missing" only when the deepest part of it
  * that exists is inside the directory and is not a link (a dangling link may point anywhere).
  */
-async function unresolvable(dir: string, path: string, code: string | undefined, given: string, access: SourceAccess): Promise<LocalSourceError> {
+async function unresolvable(
+	dir: string,
+	path: string,
+	code: string | undefined,
+	given: string,
+	access: SourceAccess,
+): Promise<LocalSourceError> {
 	let existing = path;
 	let child: string | undefined;
 	for (;;) {
@@ -67,7 +75,8 @@ async function unresolvable(dir: string, path: string, code: string | undefined,
 		const info = await lstat(child).catch(() => undefined);
 		if (info?.isSymbolicLink()) return new LocalSourceError(outsideMessage(access));
 	}
-	if (code === 'ENOENT' || code === 'ENOTDIR') return new LocalSourceError(`${access.label} ${given}: no such file in the runner's source directory`);
+	if (code === 'ENOENT' || code === 'ENOTDIR')
+		return new LocalSourceError(`${access.label} ${given}: no such file in the runner's source directory`);
 	return new LocalSourceError(`${access.label} ${given} cannot be read (${code ?? 'error'})`);
 }
 
@@ -91,7 +100,8 @@ export async function checkLocalSource(given: string, access: SourceAccess): Pro
 	const dir = await realDir(access);
 	// Named from the directory as configured or as it really is (the setting may itself pass through a link).
 	const path = resolve(access.sourceDir as string, given);
-	if (!isInside(resolve(access.sourceDir as string), path) && !isInside(dir, path)) throw new LocalSourceError(outsideMessage(access));
+	if (!isInside(resolve(access.sourceDir as string), path) && !isInside(dir, path))
+		throw new LocalSourceError(outsideMessage(access));
 	let real: string;
 	try {
 		real = await realpath(path);
@@ -118,16 +128,24 @@ async function realPathOf(handle: FileHandle, checked: string, info: Stats): Pro
  * file's own real path must be inside the directory, whatever links changed since the run was
  * created. O_NONBLOCK: a FIFO put in its place does not hang the open (it is then not a file).
  */
-export async function openLocalSource(given: string, access: SourceAccess): Promise<{ handle: FileHandle; size: number }> {
+export async function openLocalSource(
+	given: string,
+	access: SourceAccess,
+): Promise<{ handle: FileHandle; size: number }> {
 	const path = await checkLocalSource(given, access);
 	const dir = access.origin === 'api' ? await realDir(access) : undefined;
 	let handle: FileHandle;
 	try {
-		handle = await open(dir ? await realpath(path) : path, constants.O_RDONLY | constants.O_NONBLOCK | (dir ? constants.O_NOFOLLOW : 0));
+		handle = await open(
+			dir ? await realpath(path) : path,
+			constants.O_RDONLY | constants.O_NONBLOCK | (dir ? constants.O_NOFOLLOW : 0),
+		);
 	} catch (error) {
 		// Swapped between the check and the open (O_NOFOLLOW refuses a link put there).
 		if (dir) throw new LocalSourceError(outsideMessage(access));
-		throw new LocalSourceError(`${access.label} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+		throw new LocalSourceError(
+			`${access.label} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+		);
 	}
 	try {
 		const info = await handle.stat();

@@ -11,7 +11,25 @@ export function createLogger(level: string, name = 'convo-runner', options: { hu
 		{
 			name,
 			level,
-			redact: { paths: ['apiKey', '*.apiKey', 'headers["x-api-key"]', '*.headers["x-api-key"]', 'CONVO_API_KEY', '*.CONVO_API_KEY', 'secret', '*.secret', 'RUNNER_WEBHOOK_KEY', '*.RUNNER_WEBHOOK_KEY', 'RUNNER_TOKEN', '*.RUNNER_TOKEN', 'REDIS_URL', '*.REDIS_URL'], censor: '[secret]' },
+			redact: {
+				paths: [
+					'apiKey',
+					'*.apiKey',
+					'headers["x-api-key"]',
+					'*.headers["x-api-key"]',
+					'CONVO_API_KEY',
+					'*.CONVO_API_KEY',
+					'secret',
+					'*.secret',
+					'RUNNER_WEBHOOK_KEY',
+					'*.RUNNER_WEBHOOK_KEY',
+					'RUNNER_TOKEN',
+					'*.RUNNER_TOKEN',
+					'REDIS_URL',
+					'*.REDIS_URL',
+				],
+				censor: '[secret]',
+			},
 		},
 		options.human ? humanLines(name) : pino.destination({ fd: 2, sync: true }),
 	);
@@ -34,7 +52,9 @@ function humanLines(name: string): { write(line: string): void } {
 			const fields = Object.entries(record)
 				.filter(([key]) => !STANDARD_FIELDS.has(key))
 				.map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
-			process.stderr.write(`${name}: ${label}${String(record.msg ?? '')}${fields.length ? ` (${fields.join(', ')})` : ''}\n`);
+			process.stderr.write(
+				`${name}: ${label}${String(record.msg ?? '')}${fields.length ? ` (${fields.join(', ')})` : ''}\n`,
+			);
 		},
 	};
 }
@@ -45,7 +65,13 @@ function humanLines(name: string): { write(line: string): void } {
  * command (not a runner process, whose log is its output) is quiet but for warnings, unless
  * --verbose or an explicit LOG_LEVEL asks for more.
  */
-export function loggerFor(how: { level: string; levelAsked: boolean; json?: boolean; verbose?: boolean; command: boolean }): Logger {
+export function loggerFor(how: {
+	level: string;
+	levelAsked: boolean;
+	json?: boolean;
+	verbose?: boolean;
+	command: boolean;
+}): Logger {
 	const human = Boolean(process.stderr.isTTY) && !how.json;
 	if (!human) return createLogger(how.level);
 	const level = how.levelAsked ? how.level : how.verbose ? 'info' : how.command ? 'warn' : how.level;
@@ -56,7 +82,10 @@ export function loggerFor(how: { level: string; levelAsked: boolean; json?: bool
  * One line per kind of error per window: a Redis outage makes every connection fail every few
  * hundred milliseconds, and the log should say so once, not thousands of times.
  */
-export function throttledWarn(log: Logger, windowMs = 30_000): (kind: string, fields: Record<string, unknown>, message: string) => void {
+export function throttledWarn(
+	log: Logger,
+	windowMs = 30_000,
+): (kind: string, fields: Record<string, unknown>, message: string) => void {
 	const last = new Map<string, number>();
 	return (kind, fields, message) => {
 		const now = Date.now();

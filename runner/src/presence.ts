@@ -32,7 +32,11 @@ export interface Heartbeat {
  * listed from the moment its workers take jobs. A failed beat (Redis away) is tried again at the
  * next one; the key simply lapses meanwhile, which is what it should say.
  */
-export async function startHeartbeat(context: RunnerContext, role: LiveRunner['role'], queues: () => string[]): Promise<Heartbeat> {
+export async function startHeartbeat(
+	context: RunnerContext,
+	role: LiveRunner['role'],
+	queues: () => string[],
+): Promise<Heartbeat> {
 	const { redis, keys } = context;
 	const id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 	const startedAt = new Date().toISOString();
@@ -40,7 +44,16 @@ export async function startHeartbeat(context: RunnerContext, role: LiveRunner['r
 	const ttlMs = beatMs * 3;
 	const beat = async () => {
 		const now = Date.now();
-		const facts: LiveRunner = { id, role, pid: process.pid, host: hostname(), version, queues: queues(), started_at: startedAt, last_beat_at: new Date(now).toISOString() };
+		const facts: LiveRunner = {
+			id,
+			role,
+			pid: process.pid,
+			host: hostname(),
+			version,
+			queues: queues(),
+			started_at: startedAt,
+			last_beat_at: new Date(now).toISOString(),
+		};
 		// One group ({g}), so one MULTI: the key and its place in the index move together.
 		await redis
 			.multi()
@@ -66,7 +79,12 @@ export async function startHeartbeat(context: RunnerContext, role: LiveRunner['r
 			// A process that stops cleanly leaves at once rather than after its TTL; with Redis away
 			// the stop does not wait for it (the key lapses by itself).
 			let timeout: NodeJS.Timeout | undefined;
-			const gone = redis.multi().del(keys.runner(id)).zrem(keys.runners, id).exec().catch(() => undefined);
+			const gone = redis
+				.multi()
+				.del(keys.runner(id))
+				.zrem(keys.runners, id)
+				.exec()
+				.catch(() => undefined);
 			await Promise.race([gone, new Promise((resolve) => (timeout = setTimeout(resolve, 1000)))]);
 			clearTimeout(timeout);
 		},

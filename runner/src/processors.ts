@@ -42,7 +42,13 @@ function handlers({ context, inFlight, shutdown, draining, webhookKey }: Working
 		},
 		// Only a process that talks to the service tracks, unless its operator gave it the send role alone (RUNNER_TRACKING=off).
 		track: context.service && context.config.RUNNER_TRACKING === 'on' ? () => trackOnce(context) : undefined,
-		start: (job) => startScheduledCampaign(context, job.data.campaign, job.data.dueAt, job.attemptsMade + 1 < (job.opts.attempts ?? 1)),
+		start: (job) =>
+			startScheduledCampaign(
+				context,
+				job.data.campaign,
+				job.data.dueAt,
+				job.attemptsMade + 1 < (job.opts.attempts ?? 1),
+			),
 		cron: (job) => runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0)),
 		send: createSendProcessor(context, inFlight, shutdown, draining),
 		run: (job) => processRun(context, job.data.run),

@@ -12,11 +12,18 @@ import type { Keys } from './keys';
 export type PerNumberSpec = QueueSpec & { name: (from: string) => string };
 
 /** The registry's queues: one each of the shared ones, one per sending number of the others. */
-const PER_NUMBER = Object.values(QUEUES as Record<string, QueueSpec>).filter((spec): spec is PerNumberSpec => typeof spec.name === 'function');
-const SHARED = (Object.keys(QUEUES) as Array<keyof typeof QUEUES>).filter((kind): kind is SharedQueue => typeof QUEUES[kind].name === 'string');
+const PER_NUMBER = Object.values(QUEUES as Record<string, QueueSpec>).filter(
+	(spec): spec is PerNumberSpec => typeof spec.name === 'function',
+);
+const SHARED = (Object.keys(QUEUES) as Array<keyof typeof QUEUES>).filter(
+	(kind): kind is SharedQueue => typeof QUEUES[kind].name === 'string',
+);
 
 /** Where a queue's keys are, the same for its queue and its workers. */
-export function bullOptions(connection: RedisConnection, keys: Keys): { connection: ConnectionOptions; prefix: string } {
+export function bullOptions(
+	connection: RedisConnection,
+	keys: Keys,
+): { connection: ConnectionOptions; prefix: string } {
 	return { connection: connection as ConnectionOptions, prefix: keys.prefix };
 }
 
@@ -39,7 +46,9 @@ export class Queues {
 		if (!queue) {
 			queue = new Queue(name, bullOptions(this.connection, this.keys));
 			// Without a listener an unreachable Redis prints a raw stack per attempt.
-			queue.on('error', (error: Error) => this.warn?.(`queue:${error.message}`, { queue: name, err: error.message }, 'queue cannot reach Redis'));
+			queue.on('error', (error: Error) =>
+				this.warn?.(`queue:${error.message}`, { queue: name, err: error.message }, 'queue cannot reach Redis'),
+			);
 			this.opened.set(name, queue);
 		}
 		return queue;
@@ -76,7 +85,10 @@ export class Queues {
 	/** Every queue of the registry: the shared ones, then each number's send queue by number (what bull-board and /metrics show). */
 	async all(): Promise<Queue[]> {
 		const numbers = (await this.connection.smembers(this.keys.numbers)).sort();
-		return [...SHARED.map((kind) => this.shared(kind)), ...PER_NUMBER.flatMap((spec) => numbers.map((from) => this.open(spec.name(from))))];
+		return [
+			...SHARED.map((kind) => this.shared(kind)),
+			...PER_NUMBER.flatMap((spec) => numbers.map((from) => this.open(spec.name(from)))),
+		];
 	}
 
 	async close(): Promise<void> {

@@ -50,8 +50,14 @@ export function isRedisUnavailable(error: unknown): boolean {
 	if (error instanceof RedisUnavailable) return true;
 	const { name, message, code } = error as { name?: string; message?: string; code?: string };
 	if (name === 'MaxRetriesPerRequestError') return true;
-	if (code !== undefined && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code)) return true;
-	return /^(Command timed out|Connection is closed|Stream isn't writeable|None of startup nodes is available|Reached the max retries per request limit)/.test(message ?? '');
+	if (
+		code !== undefined &&
+		['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code)
+	)
+		return true;
+	return /^(Command timed out|Connection is closed|Stream isn't writeable|None of startup nodes is available|Reached the max retries per request limit)/.test(
+		message ?? '',
+	);
 }
 
 /** Where Redis is, for an error message: host and port only (a URL may hold a password). */
@@ -69,11 +75,18 @@ export function describeTarget(target: RedisTarget): string {
 export async function whenReady(connection: RedisConnection, where: string, ms = CLIENT_READY_MS): Promise<void> {
 	if (connection.status === 'ready') return;
 	let lastError = '';
-	const onError = (error: Error) => (lastError = error.message || (error as NodeJS.ErrnoException).code || String(error));
+	const onError = (error: Error) =>
+		(lastError = error.message || (error as NodeJS.ErrnoException).code || String(error));
 	connection.on('error', onError);
 	try {
 		await new Promise<void>((resolve, reject) => {
-			const timer = setTimeout(() => reject(new RedisUnavailable(`${where} does not answer within ${ms / 1000} s${lastError ? ` (${lastError})` : ''}`)), ms);
+			const timer = setTimeout(
+				() =>
+					reject(
+						new RedisUnavailable(`${where} does not answer within ${ms / 1000} s${lastError ? ` (${lastError})` : ''}`),
+					),
+				ms,
+			);
 			connection.once('ready', () => {
 				clearTimeout(timer);
 				resolve();
@@ -109,12 +122,17 @@ async function configValue(node: Redis, name: string): Promise<{ value?: string;
  * append-only file (`appendonly yes`), without which a Redis restart loses the ledger: a warning,
  * or a refusal to start with `requireAof` (RUNNER_REQUIRE_AOF=true), also when it cannot be checked.
  */
-export async function checkRedis(connection: RedisConnection, log: Logger, options: { requireAof?: boolean } = {}): Promise<void> {
+export async function checkRedis(
+	connection: RedisConnection,
+	log: Logger,
+	options: { requireAof?: boolean } = {},
+): Promise<void> {
 	const withoutAof: string[] = [];
 	const unchecked: string[] = [];
 	const fsync = new Set<string>();
 	// A Cluster knows its masters only once it has read the slots: asked before, it lists none.
-	if (connection instanceof Cluster && connection.status !== 'ready') await new Promise((resolve) => connection.once('ready', resolve));
+	if (connection instanceof Cluster && connection.status !== 'ready')
+		await new Promise((resolve) => connection.once('ready', resolve));
 	const nodes = masters(connection);
 	if (nodes.length === 0) unchecked.push('the Redis Cluster (no master known)');
 	for (const node of nodes) {
@@ -122,17 +140,22 @@ export async function checkRedis(connection: RedisConnection, log: Logger, optio
 		const info = await node.info('server');
 		const version = /redis_version:(\S+)/.exec(info)?.[1] ?? '0';
 		const [major, minor] = version.split('.').map(Number);
-		if (major < 6 || (major === 6 && minor < 2)) throw new Error(`Redis ${version} is too old: the runner needs Redis 6.2 or newer`);
+		if (major < 6 || (major === 6 && minor < 2))
+			throw new Error(`Redis ${version} is too old: the runner needs Redis 6.2 or newer`);
 		const policy = await configValue(node, 'maxmemory-policy');
 		if (policy.value !== undefined && policy.value !== 'noeviction') {
-			log.warn({ maxmemoryPolicy: policy.value }, 'Redis maxmemory-policy is not noeviction: under memory pressure Redis may drop queue and ledger keys');
+			log.warn(
+				{ maxmemoryPolicy: policy.value },
+				'Redis maxmemory-policy is not noeviction: under memory pressure Redis may drop queue and ledger keys',
+			);
 		}
 		const appendonly = await configValue(node, 'appendonly');
 		if (appendonly.refused !== undefined) unchecked.push(`${where} (${appendonly.refused})`);
 		else if (appendonly.value !== 'yes') withoutAof.push(where);
 		else fsync.add((await configValue(node, 'appendfsync')).value ?? 'unknown');
 	}
-	const fix = 'run Redis with appendonly yes and appendfsync always (redis-server --appendonly yes --appendfsync always, or CONFIG SET appendonly yes then CONFIG REWRITE)';
+	const fix =
+		'run Redis with appendonly yes and appendfsync always (redis-server --appendonly yes --appendfsync always, or CONFIG SET appendonly yes then CONFIG REWRITE)';
 	if (withoutAof.length > 0) {
 		const risk = `Redis at ${withoutAof.join(', ')} runs with appendonly no: a Redis restart or crash loses the ledger and the queues, so recipients already sent may be sent again and pending ones lost (the never-twice and never-lost guarantees need an append-only file)`;
 		if (options.requireAof) throw new RedisSettingsError(`RUNNER_REQUIRE_AOF is true and ${risk}; ${fix}`);
@@ -140,8 +163,12 @@ export async function checkRedis(connection: RedisConnection, log: Logger, optio
 	}
 	if (unchecked.length > 0) {
 		const risk = `Redis persistence could not be checked: CONFIG GET appendonly was refused by ${unchecked.join(', ')}; make sure the provider keeps an append-only file, or the ledger's guarantees do not survive a Redis restart`;
-		if (options.requireAof) throw new RedisSettingsError(`RUNNER_REQUIRE_AOF is true and ${risk}; unset RUNNER_REQUIRE_AOF once you have checked it yourself`);
+		if (options.requireAof)
+			throw new RedisSettingsError(
+				`RUNNER_REQUIRE_AOF is true and ${risk}; unset RUNNER_REQUIRE_AOF once you have checked it yourself`,
+			);
 		log.warn({ appendonly: 'unknown' }, risk);
 	}
-	if (withoutAof.length === 0 && unchecked.length === 0) log.info({ appendonly: 'yes', appendfsync: [...fsync].join(',') }, 'Redis keeps an append-only file');
+	if (withoutAof.length === 0 && unchecked.length === 0)
+		log.info({ appendonly: 'yes', appendfsync: [...fsync].join(',') }, 'Redis keeps an append-only file');
 }

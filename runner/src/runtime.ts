@@ -22,7 +22,10 @@ import { ConfigError } from './config';
 
 export function requireService(config: RunnerConfig): { externalUrl: string; apiKey: string } {
 	const missing = (['CONVO_EXTERNAL_URL', 'CONVO_API_KEY'] as const).filter((name) => !config[name]);
-	if (missing.length > 0) throw new ConfigError(`${missing.join(' and ')} must be set: the runner sends through the external API with its key`);
+	if (missing.length > 0)
+		throw new ConfigError(
+			`${missing.join(' and ')} must be set: the runner sends through the external API with its key`,
+		);
 	return { externalUrl: config.CONVO_EXTERNAL_URL as string, apiKey: config.CONVO_API_KEY as string };
 }
 
@@ -36,10 +39,20 @@ export function redisTarget(config: RunnerConfig): { url?: string; clusterNodes?
  * (redis.ts); with `waitMs` the context is returned only once Redis answers within that time (the
  * CLI), without it at once (the API answers 503 until Redis is there).
  */
-export async function openContext(config: RunnerConfig, log: Logger, options: { withService: boolean; client?: { waitMs: number } }): Promise<RunnerContext> {
-	if (!config.REDIS_URL && !config.REDIS_CLUSTER_NODES) throw new ConfigError('REDIS_URL (or REDIS_CLUSTER_NODES) must be set to the Redis the runner uses');
-	const messaging = config.CONVO_BASE_URL && config.CONVO_ACCESS_TOKEN ? { baseUrl: config.CONVO_BASE_URL, accessToken: config.CONVO_ACCESS_TOKEN } : undefined;
-	const service = options.withService ? new ConvoService({ ...requireService(config), messaging, deadlineMs: config.RUNNER_HTTP_DEADLINE }) : undefined;
+export async function openContext(
+	config: RunnerConfig,
+	log: Logger,
+	options: { withService: boolean; client?: { waitMs: number } },
+): Promise<RunnerContext> {
+	if (!config.REDIS_URL && !config.REDIS_CLUSTER_NODES)
+		throw new ConfigError('REDIS_URL (or REDIS_CLUSTER_NODES) must be set to the Redis the runner uses');
+	const messaging =
+		config.CONVO_BASE_URL && config.CONVO_ACCESS_TOKEN
+			? { baseUrl: config.CONVO_BASE_URL, accessToken: config.CONVO_ACCESS_TOKEN }
+			: undefined;
+	const service = options.withService
+		? new ConvoService({ ...requireService(config), messaging, deadlineMs: config.RUNNER_HTTP_DEADLINE })
+		: undefined;
 	const redis: RedisConnection = connect(redisTarget(config), options.client ? 'client' : 'worker');
 	if (options.client) {
 		// Without a listener ioredis prints every failed reconnect; whenReady reports the last one.
@@ -70,7 +83,12 @@ export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, Re
  */
 export async function warnOfOldLayout(context: RunnerContext): Promise<void> {
 	const old = `{${context.keys.prefix}}`;
-	const found = await context.redis.exists(`${old}:campaigns`, `${old}:numbers`, `${old}:reindex:runs`, `${old}:webhooks`);
+	const found = await context.redis.exists(
+		`${old}:campaigns`,
+		`${old}:numbers`,
+		`${old}:reindex:runs`,
+		`${old}:webhooks`,
+	);
 	if (found > 0) {
 		context.log.warn(
 			{ oldKeys: `${old}:*` },
@@ -109,11 +127,17 @@ export async function runProcess(context: RunnerContext, role: 'start' | 'worker
 	const inFlight = new Map<string, InFlight>();
 	const shutdown = new AbortController();
 	const key = webhookKey(config);
-	if (!key) log.warn('this process delivers no webhook events: set RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN), the same on every process, to have it sign and send them');
+	if (!key)
+		log.warn(
+			'this process delivers no webhook events: set RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN), the same on every process, to have it sign and send them',
+		);
 	const draining = new AbortController();
 	await upsertFeeder(context);
 	await upsertTracker(context);
-	const workers = new Workers(context, queueProcessors({ context, inFlight, shutdown: shutdown.signal, draining: draining.signal, webhookKey: key }));
+	const workers = new Workers(
+		context,
+		queueProcessors({ context, inFlight, shutdown: shutdown.signal, draining: draining.signal, webhookKey: key }),
+	);
 	await workers.start();
 	const heartbeat = await startHeartbeat(context, role, () => workers.queueNames().map(shownQueueName));
 	log.info({ concurrency: config.RUNNER_CONCURRENCY, prefix: keys.prefix }, 'runner started');
@@ -128,10 +152,20 @@ export async function runProcess(context: RunnerContext, role: 'start' | 'worker
 			log.info({ inFlight: inFlight.size }, 'stopping: no new work, waiting for sends in flight');
 			// The sends get the deadline less a margin in which their claims are settled (the process
 			// exits at the deadline whatever happens: cli/serve.ts).
-			const clean = await workers.close(config.RUNNER_SHUTDOWN_DEADLINE - Math.min(2000, config.RUNNER_SHUTDOWN_DEADLINE / 4));
+			const clean = await workers.close(
+				config.RUNNER_SHUTDOWN_DEADLINE - Math.min(2000, config.RUNNER_SHUTDOWN_DEADLINE / 4),
+			);
 			if (!clean) shutdown.abort();
 			for (const claim of inFlight.values()) {
-				await ledger.settle(claim.campaign, claim.index, claim.token, 'unknown', '', 'the runner stopped while this send was in flight', config.RUNNER_PAUSE_AFTER_FAILURES);
+				await ledger.settle(
+					claim.campaign,
+					claim.index,
+					claim.token,
+					'unknown',
+					'',
+					'the runner stopped while this send was in flight',
+					config.RUNNER_PAUSE_AFTER_FAILURES,
+				);
 			}
 			log.info({ clean }, 'runner stopped');
 		},

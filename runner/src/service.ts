@@ -53,14 +53,23 @@ const API_KEY_REFUSED = 'the API key was refused: check CONVO_API_KEY';
  * The one table from an answer to an outcome, on the contract's retry policy (convo-contract):
  * `stopOn` lists the statuses besides 401 that stop a whole campaign or run, with the reason.
  */
-export function classify(status: number, body: unknown, headers: Record<string, string | string[] | undefined>, stopOn: Record<number, string>): CallOutcome {
+export function classify(
+	status: number,
+	body: unknown,
+	headers: Record<string, string | string[] | undefined>,
+	stopOn: Record<number, string>,
+): CallOutcome {
 	if (status >= 200 && status < 300) return { kind: 'ok', status, body };
 	const said = serviceErrorMessage(body);
 	const disposition = errorDisposition(status);
 	if (disposition === 'rate_limited') {
 		const header = headers['retry-after'];
 		const asked = retryAfterMs(Array.isArray(header) ? header[0] : header);
-		return { kind: 'hold', waitMs: Math.min(Math.max(asked ?? DEFAULT_HOLD_MS, 100), MAX_HOLD_MS), reason: `429 rate limited${said ? `: ${said}` : ''}` };
+		return {
+			kind: 'hold',
+			waitMs: Math.min(Math.max(asked ?? DEFAULT_HOLD_MS, 100), MAX_HOLD_MS),
+			reason: `429 rate limited${said ? `: ${said}` : ''}`,
+		};
 	}
 	if (disposition === 'retry') return { kind: 'retry', reason: `${status}${said ? `: ${said}` : ''}` };
 	const stop = status === 401 ? API_KEY_REFUSED : stopOn[status];
@@ -72,10 +81,17 @@ export function classify(status: number, body: unknown, headers: Record<string, 
 export function classifyNetworkError(error: unknown): CallOutcome {
 	const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
 	if (connectionErrorDisposition(code) === 'retry') return { kind: 'retry', reason: `could not connect (${code})` };
-	if (error instanceof undiciErrors.RequestAbortedError || (error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError') {
+	if (
+		error instanceof undiciErrors.RequestAbortedError ||
+		(error as Error).name === 'AbortError' ||
+		(error as Error).name === 'TimeoutError'
+	) {
 		return { kind: 'unknown', reason: 'no answer before the deadline; the service may have acted on it' };
 	}
-	return { kind: 'unknown', reason: `the connection failed after the request was sent (${code ?? (error as Error).message})` };
+	return {
+		kind: 'unknown',
+		reason: `the connection failed after the request was sent (${code ?? (error as Error).message})`,
+	};
 }
 
 /** The operations the runner calls. */
@@ -125,7 +141,11 @@ export class ConvoService {
 	constructor(private readonly options: ServiceOptions) {
 		this.#apiKey = options.apiKey;
 		this.#accessToken = options.messaging?.accessToken;
-		this.agent = new Agent({ keepAliveTimeout: 4_000, connections: options.connections ?? 64, connect: { timeout: Math.min(options.deadlineMs, 5_000) } });
+		this.agent = new Agent({
+			keepAliveTimeout: 4_000,
+			connections: options.connections ?? 64,
+			connect: { timeout: Math.min(options.deadlineMs, 5_000) },
+		});
 	}
 
 	/**
@@ -138,14 +158,30 @@ export class ConvoService {
 	}
 
 	private send(wire: WireRequest, signal?: AbortSignal, idleTimeoutMs?: number) {
-		return this.exchange(wire.method, requestUrl('external', this.options.externalUrl, wire), wire.body === undefined ? undefined : JSON.stringify(wire.body), signal, idleTimeoutMs);
+		return this.exchange(
+			wire.method,
+			requestUrl('external', this.options.externalUrl, wire),
+			wire.body === undefined ? undefined : JSON.stringify(wire.body),
+			signal,
+			idleTimeoutMs,
+		);
 	}
 
-	private exchange(method: WireRequest['method'], url: string, body: string | undefined, signal?: AbortSignal, idleTimeoutMs?: number) {
+	private exchange(
+		method: WireRequest['method'],
+		url: string,
+		body: string | undefined,
+		signal?: AbortSignal,
+		idleTimeoutMs?: number,
+	) {
 		return request(url, {
 			method,
 			dispatcher: this.agent,
-			headers: { 'x-api-key': this.#apiKey, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+			headers: {
+				'x-api-key': this.#apiKey,
+				accept: 'application/json',
+				...(body === undefined ? {} : { 'content-type': 'application/json' }),
+			},
 			body,
 			signal,
 			...(idleTimeoutMs ? { headersTimeout: idleTimeoutMs, bodyTimeout: idleTimeoutMs } : {}),
@@ -153,16 +189,27 @@ export class ConvoService {
 	}
 
 	/** One call of a contract operation; rejects with ContractError (naming the field) before sending bad input. */
-	async call(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}, signal?: AbortSignal): Promise<CallOutcome> {
+	async call(
+		key: ServiceOperation,
+		input: OperationInput,
+		stopOn: Record<number, string> = {},
+		signal?: AbortSignal,
+	): Promise<CallOutcome> {
 		const wire = this.wire(key, input);
-		return this.outcomeOf(() => this.send(wire, signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline()), stopOn);
+		return this.outcomeOf(
+			() => this.send(wire, signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline()),
+			stopOn,
+		);
 	}
 
 	private deadline(): AbortSignal {
 		return AbortSignal.timeout(this.options.deadlineMs);
 	}
 
-	private async outcomeOf(exchange: () => ReturnType<typeof request>, stopOn: Record<number, string>): Promise<CallOutcome> {
+	private async outcomeOf(
+		exchange: () => ReturnType<typeof request>,
+		stopOn: Record<number, string>,
+	): Promise<CallOutcome> {
 		try {
 			const response = await exchange();
 			return classify(response.statusCode, await readBody(response.body), response.headers, stopOn);
@@ -176,7 +223,11 @@ export class ConvoService {
 	 * the wait for the answer and to every pause in its body, not to the whole transfer. Rejects with
 	 * ContractError before sending bad input, as `call` does.
 	 */
-	async open(key: ServiceOperation, input: OperationInput, stopOn: Record<number, string> = {}): Promise<CallOutcome | { kind: 'stream'; body: Readable }> {
+	async open(
+		key: ServiceOperation,
+		input: OperationInput,
+		stopOn: Record<number, string> = {},
+	): Promise<CallOutcome | { kind: 'stream'; body: Readable }> {
 		const wire = this.wire(key, input);
 		try {
 			const response = await this.send(wire, undefined, this.options.deadlineMs);
@@ -197,18 +248,35 @@ export class ConvoService {
 	 * contract here, once; each body is a snapshot row the contract checked when the campaign was
 	 * created (campaigns/schema.ts, checkRow), so a send only serializes it.
 	 */
-	templateSender(query: SendTemplateQuery): (body: Record<string, unknown>, signal?: AbortSignal) => Promise<CallOutcome & { messageId?: string }> {
+	templateSender(
+		query: SendTemplateQuery,
+	): (body: Record<string, unknown>, signal?: AbortSignal) => Promise<CallOutcome & { messageId?: string }> {
 		const operation = OPERATIONS.sendTemplate;
 		const checked = sendTemplateQuery.parse(query);
-		const url = requestUrl('external', this.options.externalUrl, { method: operation.method, path: operation.path, query: Object.fromEntries(Object.entries(checked).filter(([, value]) => value !== undefined)) });
+		const url = requestUrl('external', this.options.externalUrl, {
+			method: operation.method,
+			path: operation.path,
+			query: Object.fromEntries(Object.entries(checked).filter(([, value]) => value !== undefined)),
+		});
 		return async (body, signal) => {
-			const outcome = await this.outcomeOf(() => this.exchange(operation.method, url, JSON.stringify(body), signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline()), SEND_TEMPLATE_STOPS);
+			const outcome = await this.outcomeOf(
+				() =>
+					this.exchange(
+						operation.method,
+						url,
+						JSON.stringify(body),
+						signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline(),
+					),
+				SEND_TEMPLATE_STOPS,
+			);
 			return sentTemplate(outcome);
 		};
 	}
 
 	/** B7 by phone: the recipient's conversation with its latest messages. */
-	async conversationByPhone(phone: string): Promise<CallOutcome & { conversation?: ReturnType<typeof getConversationResponse.parse> }> {
+	async conversationByPhone(
+		phone: string,
+	): Promise<CallOutcome & { conversation?: ReturnType<typeof getConversationResponse.parse> }> {
 		const outcome = await this.call('getConversation', { query: { phone, message_limit: 200 } });
 		if (outcome.kind !== 'ok') return outcome;
 		const parsed = getConversationResponse.safeParse(outcome.body);
@@ -227,14 +295,26 @@ export class ConvoService {
 	 */
 	async messageStatus(uuid: string): Promise<CallOutcome & { state?: string }> {
 		const messaging = this.options.messaging;
-		if (!messaging || this.#accessToken === undefined) return { kind: 'refused', status: 0, reason: 'the messaging API is not configured (CONVO_BASE_URL, CONVO_ACCESS_TOKEN)' };
+		if (!messaging || this.#accessToken === undefined)
+			return {
+				kind: 'refused',
+				status: 0,
+				reason: 'the messaging API is not configured (CONVO_BASE_URL, CONVO_ACCESS_TOKEN)',
+			};
 		const wire = buildRequest(OPERATIONS.getMessageStatus, { params: { uuid } });
 		const token = this.#accessToken;
 		const outcome = await this.outcomeOf(
-			() => request(requestUrl('messaging', messaging.baseUrl, wire), { method: wire.method, dispatcher: this.agent, headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, signal: this.deadline() }),
+			() =>
+				request(requestUrl('messaging', messaging.baseUrl, wire), {
+					method: wire.method,
+					dispatcher: this.agent,
+					headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+					signal: this.deadline(),
+				}),
 			{},
 		);
-		if (outcome.kind === 'stop') return { ...outcome, reason: `${outcome.status}: the access token was refused: check CONVO_ACCESS_TOKEN` };
+		if (outcome.kind === 'stop')
+			return { ...outcome, reason: `${outcome.status}: the access token was refused: check CONVO_ACCESS_TOKEN` };
 		if (outcome.kind !== 'ok') return outcome;
 		const parsed = messageStatusResponse.safeParse(outcome.body);
 		if (!parsed.success) return { kind: 'unknown', reason: 'the message status answered in an unexpected shape' };

@@ -10,5 +10,8 @@ import { FieldError } from './errors';
 /** The broken rules, each with the client's name of its setting in front; the field is the first one's. */
 export function settingsError(error: z.ZodError, names: Readonly<Partial<Record<string, string>>>): FieldError {
 	const nameOf = (key: PropertyKey) => names[String(key)] ?? String(key);
-	return new FieldError(error.issues.map((issue) => `${nameOf(issue.path[0])} ${issue.message}`).join('; '), nameOf(error.issues[0].path[0]));
+	return new FieldError(
+		error.issues.map((issue) => `${nameOf(issue.path[0])} ${issue.message}`).join('; '),
+		nameOf(error.issues[0].path[0]),
+	);
 }

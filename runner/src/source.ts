@@ -69,8 +69,10 @@ export function nestsTooDeep(value: unknown, limit = MAX_NESTING): boolean {
 
 /** A parsed value as a record of the source, or the rule it breaks (never its bytes). */
 function recordOf(line: number, value: unknown): SourceRecord {
-	if (value === null || typeof value !== 'object' || Array.isArray(value)) return { line, ok: false, reason: 'is not a JSON object' };
-	if (nestsTooDeep(value)) return { line, ok: false, reason: `nests objects or arrays deeper than ${MAX_NESTING} levels` };
+	if (value === null || typeof value !== 'object' || Array.isArray(value))
+		return { line, ok: false, reason: 'is not a JSON object' };
+	if (nestsTooDeep(value))
+		return { line, ok: false, reason: `nests objects or arrays deeper than ${MAX_NESTING} levels` };
 	return { line, ok: true, fields: value as Record<string, unknown> };
 }
 
@@ -80,10 +82,15 @@ export const isUrl = isHttpUrl;
  * The format given, or told from the source's name. A refusal names the settings as the client
  * calls them (`names`); a client without a format setting (the API's campaigns) is not told to use one.
  */
-export function formatOf(source: string, given: string | undefined, names: { source: string; format?: string }): SourceFormat {
+export function formatOf(
+	source: string,
+	given: string | undefined,
+	names: { source: string; format?: string },
+): SourceFormat {
 	const formatName = names.format ?? 'format';
 	if (given) {
-		if (!(SOURCE_FORMATS as readonly string[]).includes(given)) throw new FieldError(`${formatName} must be one of ${SOURCE_FORMATS.join(', ')}; got "${given}"`, formatName);
+		if (!(SOURCE_FORMATS as readonly string[]).includes(given))
+			throw new FieldError(`${formatName} must be one of ${SOURCE_FORMATS.join(', ')}; got "${given}"`, formatName);
 		return given as SourceFormat;
 	}
 	const path = isUrl(source) ? new URL(source).pathname : source;
@@ -91,7 +98,10 @@ export function formatOf(source: string, given: string | undefined, names: { sou
 	if (extension === '.csv') return 'csv';
 	if (extension === '.json') return 'json';
 	if (extension === '.ndjson' || extension === '.jsonl') return 'ndjson';
-	throw new FieldError(`cannot tell the format of ${shownUrl(source)} from its name: use a .csv, .json or .ndjson name${names.format ? `, or ${names.format}` : ''}`, names.format ?? names.source);
+	throw new FieldError(
+		`cannot tell the format of ${shownUrl(source)} from its name: use a .csv, .json or .ndjson name${names.format ? `, or ${names.format}` : ''}`,
+		names.format ?? names.source,
+	);
 }
 
 /** A source URL the network policy refuses (net/outbound.ts): the caller names its field. */
@@ -106,7 +116,13 @@ export const CLI_ACCESS: SourceAccess = { origin: 'cli', label: '--source' };
  * through the guarded connection of `config`'s policy (net/outbound.ts), and errors show it as
  * origin and path only.
  */
-async function openSource(source: string, timeoutMs = 30_000, progress?: SourceProgress, access: SourceAccess = CLI_ACCESS, config?: RunnerConfig): Promise<Readable> {
+async function openSource(
+	source: string,
+	timeoutMs = 30_000,
+	progress?: SourceProgress,
+	access: SourceAccess = CLI_ACCESS,
+	config?: RunnerConfig,
+): Promise<Readable> {
 	let raw: Readable;
 	if (isUrl(source)) {
 		if (!config) throw new SourceError(`cannot read ${shownUrl(source)}: no network policy was given`);
@@ -134,7 +150,9 @@ async function openSource(source: string, timeoutMs = 30_000, progress?: SourceP
 			if (progress) progress.total = info.size;
 		} catch (error) {
 			if (error instanceof SourceError) throw error;
-			throw new SourceError(`cannot read ${source}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+			throw new SourceError(
+				`cannot read ${source}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+			);
 		}
 		raw = createReadStream(source);
 	}
@@ -177,7 +195,14 @@ function feed<T extends Duplex>(from: Readable, into: T): T {
 }
 
 /** Records of the source in order. A whole-source problem (parse error, I/O error) throws SourceError. */
-export async function* readRecords(source: string, format: SourceFormat, progress?: SourceProgress, access?: SourceAccess, config?: RunnerConfig, csv: CsvOptions = {}): AsyncGenerator<SourceRecord> {
+export async function* readRecords(
+	source: string,
+	format: SourceFormat,
+	progress?: SourceProgress,
+	access?: SourceAccess,
+	config?: RunnerConfig,
+	csv: CsvOptions = {},
+): AsyncGenerator<SourceRecord> {
 	yield* parseRecords(await openSource(source, undefined, progress, access, config), format, shownUrl(source), csv);
 }
 
@@ -187,7 +212,12 @@ export interface CsvOptions {
 }
 
 /** Records of a byte stream already open (an uploaded request body); `name` is what errors call it. */
-export async function* parseRecords(raw: Readable, format: SourceFormat, name: string, csv: CsvOptions = {}): AsyncGenerator<SourceRecord> {
+export async function* parseRecords(
+	raw: Readable,
+	format: SourceFormat,
+	name: string,
+	csv: CsvOptions = {},
+): AsyncGenerator<SourceRecord> {
 	if (format === 'csv') yield* csvRecords(raw, name, csv.delimiter);
 	else if (format === 'ndjson') yield* ndjsonRecords(raw, name);
 	else yield* jsonArrayRecords(raw, name);
@@ -249,8 +279,15 @@ interface CsvPosition {
  */
 function csvSyntaxReason(error: unknown, last: CsvPosition): string {
 	const { code, lines, empty_lines: emptyLines } = error as { code?: unknown; lines?: unknown; empty_lines?: unknown };
-	const rule = (typeof code === 'string' && CSV_RULES[code]) || (typeof code === 'string' && /^CSV_[A-Z_]+$/.test(code) ? `it breaks a CSV rule (${code})` : 'it breaks CSV syntax');
-	const line = code === 'CSV_QUOTE_NOT_CLOSED' && typeof emptyLines === 'number' ? last.lines + 1 + emptyLines - last.empty_lines : lines;
+	const rule =
+		(typeof code === 'string' && CSV_RULES[code]) ||
+		(typeof code === 'string' && /^CSV_[A-Z_]+$/.test(code)
+			? `it breaks a CSV rule (${code})`
+			: 'it breaks CSV syntax');
+	const line =
+		code === 'CSV_QUOTE_NOT_CLOSED' && typeof emptyLines === 'number'
+			? last.lines + 1 + emptyLines - last.empty_lines
+			: lines;
 	return `${typeof line === 'number' && line > 0 ? `at line ${line}: ` : ''}${rule}`;
 }
 
@@ -288,7 +325,10 @@ async function headLine(raw: Readable): Promise<{ head: string; stream: Readable
 		}
 	}
 	const end = head.indexOf(10);
-	return { head: head.subarray(0, end === -1 ? head.length : end).toString('utf8'), stream: Readable.from(again(), { objectMode: false }) };
+	return {
+		head: head.subarray(0, end === -1 ? head.length : end).toString('utf8'),
+		stream: Readable.from(again(), { objectMode: false }),
+	};
 }
 
 async function* csvRecords(raw: Readable, source: string, given?: string): AsyncGenerator<SourceRecord> {
@@ -299,7 +339,9 @@ async function* csvRecords(raw: Readable, source: string, given?: string): Async
 		try {
 			head = await headLine(raw);
 		} catch (error) {
-			throw error instanceof SourceError ? error : new SourceError(`reading ${source} failed: ${(error as Error).message}`);
+			throw error instanceof SourceError
+				? error
+				: new SourceError(`reading ${source} failed: ${(error as Error).message}`);
 		}
 		delimiter = detectCsvDelimiter(head.head);
 		raw = head.stream;
@@ -312,7 +354,19 @@ async function* csvRecords(raw: Readable, source: string, given?: string): Async
 		Object.assign(last, { lines, empty_lines });
 		return entry;
 	};
-	const parser = feed(raw, parseCsv({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: true, trim: false, max_record_size: MAX_RECORD_BYTES, on_record: noteRecord }));
+	const parser = feed(
+		raw,
+		parseCsv({
+			bom: true,
+			delimiter,
+			info: true,
+			skip_empty_lines: true,
+			relax_column_count: true,
+			trim: false,
+			max_record_size: MAX_RECORD_BYTES,
+			on_record: noteRecord,
+		}),
+	);
 	let header: string[] | undefined;
 	let phoneColumn = -1;
 	let lastByte = 10;
@@ -325,7 +379,10 @@ async function* csvRecords(raw: Readable, source: string, given?: string): Async
 			if (!header) {
 				header = record.map((name) => name.trim());
 				const twice = header.findIndex((name, i) => header?.indexOf(name) !== i);
-				if (twice !== -1) throw new SourceError(`${source}: the header names one column twice (columns ${header.indexOf(header[twice]) + 1} and ${twice + 1})`);
+				if (twice !== -1)
+					throw new SourceError(
+						`${source}: the header names one column twice (columns ${header.indexOf(header[twice]) + 1} and ${twice + 1})`,
+					);
 				phoneColumn = header.indexOf('phone');
 				continue;
 			}
@@ -334,12 +391,24 @@ async function* csvRecords(raw: Readable, source: string, given?: string): Async
 			if (record.length !== header.length) {
 				// The phone is kept when its cell was read, so the report still says who the row was for.
 				const phone = phoneColumn === -1 ? undefined : record[phoneColumn]?.trim() || undefined;
-				shortRow = { line: info.lines, ok: false, reason: `has ${record.length} cells; the header has ${header.length}`, columns: header, ...(phone === undefined ? {} : { phone }) };
+				shortRow = {
+					line: info.lines,
+					ok: false,
+					reason: `has ${record.length} cells; the header has ${header.length}`,
+					columns: header,
+					...(phone === undefined ? {} : { phone }),
+				};
 				continue;
 			}
-			yield { line: info.lines, ok: true, fields: Object.fromEntries(header.map((name, i) => [name, record[i]])), columns: header };
+			yield {
+				line: info.lines,
+				ok: true,
+				fields: Object.fromEntries(header.map((name, i) => [name, record[i]])),
+				columns: header,
+			};
 		}
-		if (shortRow && lastByte !== 10 && lastByte !== 13) throw new SourceError(`${source} is cut short: it ends inside the row at line ${shortRow.line}`);
+		if (shortRow && lastByte !== 10 && lastByte !== 13)
+			throw new SourceError(`${source} is cut short: it ends inside the row at line ${shortRow.line}`);
 		if (shortRow) yield shortRow;
 	} catch (error) {
 		if (error instanceof SourceError) throw error;
@@ -372,7 +441,11 @@ async function* ndjsonRecords(raw: Readable, source: string): AsyncGenerator<Sou
 	let oversized = false;
 	const finish = (): SourceRecord | undefined => {
 		const record = oversized
-			? { line, ok: false as const, reason: `is ${(size / 1048576).toFixed(1)} MB; a record may be at most ${MAX_RECORD_BYTES / 1048576} MB` }
+			? {
+					line,
+					ok: false as const,
+					reason: `is ${(size / 1048576).toFixed(1)} MB; a record may be at most ${MAX_RECORD_BYTES / 1048576} MB`,
+				}
 			: size === 0
 				? undefined
 				: (() => {
@@ -406,11 +479,14 @@ async function* ndjsonRecords(raw: Readable, source: string): AsyncGenerator<Sou
 			if (!oversized && rest.length > 0) parts.push(rest);
 		}
 	} catch (error) {
-		throw error instanceof SourceError ? error : new SourceError(`reading ${source} failed at line ${line}: ${(error as Error).message}`);
+		throw error instanceof SourceError
+			? error
+			: new SourceError(`reading ${source} failed at line ${line}: ${(error as Error).message}`);
 	}
 	const endsInsideRecord = size > 0 && !oversized;
 	const last = finish();
-	if (last && !last.ok && endsInsideRecord) throw new SourceError(`${source} is cut short: it ends inside line ${last.line}, which ${last.reason}`);
+	if (last && !last.ok && endsInsideRecord)
+		throw new SourceError(`${source} is cut short: it ends inside line ${last.line}, which ${last.reason}`);
 	if (last) yield last;
 }
 
@@ -424,6 +500,8 @@ async function* jsonArrayRecords(raw: Readable, source: string): AsyncGenerator<
 		}
 	} catch (error) {
 		if (error instanceof SourceError) throw error;
-		throw new SourceError(`${source} is not a JSON array of objects: ${position === 0 ? 'before its first element' : `after element ${position}`}, ${jsonArrayReason(error)}`);
+		throw new SourceError(
+			`${source} is not a JSON array of objects: ${position === 0 ? 'before its first element' : `after element ${position}`}, ${jsonArrayReason(error)}`,
+		);
 	}
 }

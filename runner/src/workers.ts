@@ -44,7 +44,13 @@ export class Workers {
 			else this.perNumber.push({ spec: { ...spec, name: spec.name }, processor });
 		}
 		await this.discover();
-		this.timer = setInterval(() => void this.discover().catch((error: Error) => this.warn(`discover:${error.message}`, { err: error.message }, 'could not list sending numbers')), 1000);
+		this.timer = setInterval(
+			() =>
+				void this.discover().catch((error: Error) =>
+					this.warn(`discover:${error.message}`, { err: error.message }, 'could not list sending numbers'),
+				),
+			1000,
+		);
 	}
 
 	/** The queues this process's workers take jobs from now (the heartbeat shows them: presence.ts). */
@@ -61,7 +67,9 @@ export class Workers {
 			metrics: { maxDataPoints: QUEUE_METRICS_MINUTES },
 			...spec.locks(context.config),
 		});
-		worker.on('error', (error) => this.warn(`worker:${error.message}`, { queue: name, err: error.message }, 'worker error'));
+		worker.on('error', (error) =>
+			this.warn(`worker:${error.message}`, { queue: name, err: error.message }, 'worker error'),
+		);
 		worker.on('failed', (job: Job | undefined, error: Error) => {
 			if (spec.logFailures) context.log.warn({ queue: name, job: job?.name, err: error.message }, 'job failed');
 		});

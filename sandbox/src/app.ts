@@ -29,7 +29,11 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function buildApp(context: SandboxContext, options: { logger?: boolean } = {}): FastifyInstance {
-	const app = Fastify({ logger: options.logger ?? false, bodyLimit: BODY_LIMIT_BYTES, routerOptions: { maxParamLength: 500 } });
+	const app = Fastify({
+		logger: options.logger ?? false,
+		bodyLimit: BODY_LIMIT_BYTES,
+		routerOptions: { maxParamLength: 500 },
+	});
 
 	// JSON only (docs/decisions.md: any other content type is 415). Our own parser: an empty
 	// body is no body, and invalid JSON is a 400 in our shape.
@@ -51,7 +55,15 @@ export function buildApp(context: SandboxContext, options: { logger?: boolean } 
 		if (error instanceof ContractError) return reply.code(400).send(errorBody(400, error.message, error.field));
 		if ((error as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
 			const sent = (request.headers['content-type'] ?? 'none').split(';')[0].trim().slice(0, 100);
-			return reply.code(415).send(errorBody(415, `Content-Type ${sent} is not supported: send the body as JSON with Content-Type: application/json`, 'content-type'));
+			return reply
+				.code(415)
+				.send(
+					errorBody(
+						415,
+						`Content-Type ${sent} is not supported: send the body as JSON with Content-Type: application/json`,
+						'content-type',
+					),
+				);
 		}
 		const status = (error as FastifyError).statusCode;
 		if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -66,7 +78,8 @@ export function buildApp(context: SandboxContext, options: { logger?: boolean } 
 		reply.code(404).send(errorBody(404, `No endpoint ${request.method} ${path}`));
 	});
 
-	const endpointOfRequest = (request: FastifyRequest) => (request.routeOptions.config as Partial<RouteConfig> | undefined)?.endpoint;
+	const endpointOfRequest = (request: FastifyRequest) =>
+		(request.routeOptions.config as Partial<RouteConfig> | undefined)?.endpoint;
 
 	// Counted on arrival, before authentication: what the service received, and when.
 	app.decorateRequest('receivedAtMs', 0);

@@ -21,7 +21,8 @@ function bearerToken(request: FastifyRequest): string | undefined {
 	return authorization === undefined ? undefined : (/^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? '');
 }
 
-const looksLikeApiKey = (store: Store, secret: string) => secret.startsWith(API_KEY_PREFIX) || store.businessByApiKey(secret) !== undefined;
+const looksLikeApiKey = (store: Store, secret: string) =>
+	secret.startsWith(API_KEY_PREFIX) || store.businessByApiKey(secret) !== undefined;
 const looksLikeAccessToken = (store: Store, secret: string) =>
 	secret.startsWith(ACCESS_TOKEN_PREFIX) || store.businessByToken(secret) !== undefined;
 
@@ -44,7 +45,9 @@ function byAccessToken(store: Store, request: FastifyRequest): Business {
 	const business = token === '' ? undefined : store.businessByToken(token);
 	if (business) return business;
 	if (token !== '' && looksLikeApiKey(store, token)) {
-		throw unauthorized('Invalid access token: this looks like an API key of the external API; the messaging API takes the access token');
+		throw unauthorized(
+			'Invalid access token: this looks like an API key of the external API; the messaging API takes the access token',
+		);
 	}
 	throw unauthorized('Invalid access token: send Authorization: Bearer <access token>');
 }
@@ -63,7 +66,9 @@ function byApiKey(store: Store, request: FastifyRequest): Business {
 	const business = store.businessByApiKey(key);
 	if (business) return business;
 	if (key !== '' && looksLikeAccessToken(store, key)) {
-		throw unauthorized('Invalid API key: this looks like an access token of the messaging API; the external API takes the API key');
+		throw unauthorized(
+			'Invalid API key: this looks like an access token of the messaging API; the external API takes the API key',
+		);
 	}
 	throw unauthorized('Invalid API key');
 }

@@ -21,10 +21,13 @@ function portFrom(value: string | undefined, source: string): number | undefined
 async function main(): Promise<void> {
 	const args = process.argv.slice(2);
 	if (args.includes('--help') || args.includes('-h')) {
-		console.log(`Usage: convo-sandbox [--port N] [--host H] [--log]\n  env SANDBOX_PORT sets the port (default ${DEFAULT_PORT}).`);
+		console.log(
+			`Usage: convo-sandbox [--port N] [--host H] [--log]\n  env SANDBOX_PORT sets the port (default ${DEFAULT_PORT}).`,
+		);
 		return;
 	}
-	const port = portFrom(option(args, 'port'), '--port') ?? portFrom(process.env.SANDBOX_PORT, 'SANDBOX_PORT') ?? DEFAULT_PORT;
+	const port =
+		portFrom(option(args, 'port'), '--port') ?? portFrom(process.env.SANDBOX_PORT, 'SANDBOX_PORT') ?? DEFAULT_PORT;
 	const host = option(args, 'host') ?? DEFAULT_HOST;
 	const sandbox = await startSandbox({ port, host, logger: args.includes('--log') });
 	console.log(`Convo sandbox running

@@ -25,11 +25,15 @@ const delay = z.int().min(0).max(MAX_DELAY_MS);
 
 export const deliverySettingsInput = z.strictObject({
 	seed: z.union([z.string().min(1).max(200), z.number()], {
-		error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string (1 to 200 characters) or a number'),
+		error: (issue) =>
+			issue.input === undefined ? 'is required' : 'must be a string (1 to 200 characters) or a number',
 	}),
 	delivered: share,
 	read: share,
-	failed: z.array(z.strictObject({ share, reason: z.string().min(1).max(1000) })).max(20).default([]),
+	failed: z
+		.array(z.strictObject({ share, reason: z.string().min(1).max(1000) }))
+		.max(20)
+		.default([]),
 	replied: share.default(0),
 	reply_texts: z.array(z.string().min(1).max(4096)).min(1).max(100).optional(),
 	delays_ms: z
@@ -62,24 +66,38 @@ export function parseDeliverySettings(input: z.output<typeof deliverySettingsInp
 		delays_ms: { ...DEFAULT_DELAYS_MS, ...input.delays_ms },
 	};
 	if (settings.read > settings.delivered + EPSILON) {
-		throw badRequest(`read (${settings.read}) must be at most delivered (${settings.delivered}): read messages are a subset of the delivered ones`, 'read');
+		throw badRequest(
+			`read (${settings.read}) must be at most delivered (${settings.delivered}): read messages are a subset of the delivered ones`,
+			'read',
+		);
 	}
 	if (settings.replied > settings.delivered + EPSILON) {
-		throw badRequest(`replied (${settings.replied}) must be at most delivered (${settings.delivered}): only delivered messages get replies`, 'replied');
+		throw badRequest(
+			`replied (${settings.replied}) must be at most delivered (${settings.delivered}): only delivered messages get replies`,
+			'replied',
+		);
 	}
 	const failedShare = settings.failed.reduce((sum, entry) => sum + entry.share, 0);
 	if (settings.delivered + failedShare > 1 + EPSILON) {
-		throw badRequest(`delivered (${settings.delivered}) plus the failed shares (${round(failedShare)}) is ${round(settings.delivered + failedShare)}; at most 1 (the rest stays sent)`, 'failed');
+		throw badRequest(
+			`delivered (${settings.delivered}) plus the failed shares (${round(failedShare)}) is ${round(settings.delivered + failedShare)}; at most 1 (the rest stays sent)`,
+			'failed',
+		);
 	}
 	const delays = settings.delays_ms;
-	const given = (name: keyof typeof delays) => `delays_ms.${name} (${delays[name]}${input.delays_ms[name] === undefined ? ', the default' : ''})`;
+	const given = (name: keyof typeof delays) =>
+		`delays_ms.${name} (${delays[name]}${input.delays_ms[name] === undefined ? ', the default' : ''})`;
 	for (const [later, earlier] of [
 		['delivered', 'sent'],
 		['read', 'delivered'],
 		['failed', 'sent'],
 		['reply', 'delivered'],
 	] as const) {
-		if (delays[later] < delays[earlier]) throw badRequest(`${given(later)} must be at least ${given(earlier)}: a step cannot come before the one it follows`, `delays_ms.${later}`);
+		if (delays[later] < delays[earlier])
+			throw badRequest(
+				`${given(later)} must be at least ${given(earlier)}: a step cannot come before the one it follows`,
+				`delays_ms.${later}`,
+			);
 	}
 	return settings;
 }
@@ -88,7 +106,9 @@ const round = (value: number) => Math.round(value * 1e6) / 1e6;
 
 /** A uniform number in [0, 1) from the seed, the phone digits and what it decides. */
 function unitHash(seed: string | number, digits: string, purpose: string): number {
-	const hash = createHash('sha256').update(`${String(seed)}\n${digits}\n${purpose}`).digest();
+	const hash = createHash('sha256')
+		.update(`${String(seed)}\n${digits}\n${purpose}`)
+		.digest();
 	return hash.readUIntBE(0, 6) / 2 ** 48;
 }
 
@@ -104,7 +124,13 @@ function drawPlan(settings: DeliverySettings, digits: string, sentAtMs: number):
 	let edge = 0;
 	for (const failure of settings.failed) {
 		edge += failure.share;
-		if (u < edge) return { outcome: 'failed', reason: failure.reason, sentAtMs: sentAtMs + delays.sent, failedAtMs: sentAtMs + delays.failed };
+		if (u < edge)
+			return {
+				outcome: 'failed',
+				reason: failure.reason,
+				sentAtMs: sentAtMs + delays.sent,
+				failedAtMs: sentAtMs + delays.failed,
+			};
 	}
 	const plan: DeliveryPlan = { outcome: 'sent', sentAtMs: sentAtMs + delays.sent };
 	if (u >= edge + settings.delivered) return plan;

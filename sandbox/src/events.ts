@@ -11,7 +11,12 @@ export interface EmittingContext {
 	links: Links;
 }
 
-export function emitMessageCreated(context: EmittingContext, message: Message, contact: Contact, status: 'received' | 'sent'): void {
+export function emitMessageCreated(
+	context: EmittingContext,
+	message: Message,
+	contact: Contact,
+	status: 'received' | 'sent',
+): void {
 	context.webhooks.emit(message.businessId, {
 		to: message.to,
 		from: message.from,

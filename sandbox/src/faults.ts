@@ -14,7 +14,9 @@ export const faultInput = z.strictObject({
 	errorRate: z.number().min(0).max(1).optional(),
 	errorStatus: z.union([z.literal(500), z.literal(503)]).optional(),
 	/** 429 with Retry-After: on every request, or on the given share of them (`rate`, 0 to 1). */
-	rateLimit: z.strictObject({ retryAfterSeconds: z.int().min(0).max(3600), rate: z.number().min(0).max(1).optional() }).optional(),
+	rateLimit: z
+		.strictObject({ retryAfterSeconds: z.int().min(0).max(3600), rate: z.number().min(0).max(1).optional() })
+		.optional(),
 	dropConnection: z.boolean().optional(),
 	maxRequestsPerSecond: z.int().min(1).optional(),
 });
@@ -52,7 +54,9 @@ export class Faults {
 
 	list(): Record<string, Omit<FaultState, 'errorCredit' | 'rateLimitCredit' | 'recent'>> {
 		const out: Record<string, Omit<FaultState, 'errorCredit' | 'rateLimitCredit' | 'recent'>> = {};
-		for (const [endpoint, { errorCredit: _credit, rateLimitCredit: _limitCredit, recent: _recent, ...rest }] of this.byEndpoint) out[endpoint] = rest;
+		for (const [endpoint, { errorCredit: _credit, rateLimitCredit: _limitCredit, recent: _recent, ...rest }] of this
+			.byEndpoint)
+			out[endpoint] = rest;
 		return out;
 	}
 
@@ -68,7 +72,8 @@ export class Faults {
 		if (state.maxRequestsPerSecond !== undefined) {
 			const now = Date.now();
 			state.recent = state.recent.filter((at) => now - at < 1000);
-			if (state.recent.length >= state.maxRequestsPerSecond) return { kind: 'rateLimited', latencyMs, retryAfterSeconds: 1 };
+			if (state.recent.length >= state.maxRequestsPerSecond)
+				return { kind: 'rateLimited', latencyMs, retryAfterSeconds: 1 };
 			state.recent.push(now);
 		}
 		if (state.rateLimit) {

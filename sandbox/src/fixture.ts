@@ -71,11 +71,24 @@ interface PersonDef {
  * `numbers`: the business's sending numbers, `<country>30100200<index><n>` for n from 0; Acme has
  * ten, so a benchmark can run campaigns on ten numbers of one account (bench/numbers.bench.ts).
  */
-function business(index: number, name: string, domain: string, country: string, numbers: number, people: PersonDef[]): BusinessSeed {
+function business(
+	index: number,
+	name: string,
+	domain: string,
+	country: string,
+	numbers: number,
+	people: PersonDef[],
+): BusinessSeed {
 	const id = (label: string) => stableUuid(`b${index}:${label}`);
 	const templates: FixtureTemplate[] = [
 		{ id: id('tpl:order_update'), name: 'order_update', kind: 'positional', variables: ['1', '2'], buttons: [] },
-		{ id: id('tpl:welcome_named'), name: 'welcome_named', kind: 'named', variables: ['first_name', 'order_id'], buttons: [] },
+		{
+			id: id('tpl:welcome_named'),
+			name: 'welcome_named',
+			kind: 'named',
+			variables: ['first_name', 'order_id'],
+			buttons: [],
+		},
 		{
 			id: id('tpl:track_package'),
 			name: 'track_package',
@@ -120,15 +133,64 @@ function business(index: number, name: string, domain: string, country: string, 
 export function businessSeeds(): BusinessSeed[] {
 	return [
 		business(0, 'Acme Coffee', 'acme-coffee.example', '49', 10, [
-			{ name: 'Ada Lovelace', digits: '4915112340001', inWindow: true, undeliverable: false, customFields: { customer_tier: 'gold', city: 'Berlin', order_ref: 'A-100' }, tags: ['vip'] },
-			{ name: 'Grace Hopper', digits: '4915112340002', inWindow: false, undeliverable: false, customFields: { customer_tier: 'gold', city: 'Munich', order_ref: 'A-101' }, tags: [] },
-			{ name: 'Alan Turing', digits: '4915112340003', inWindow: true, undeliverable: true, customFields: { customer_tier: 'silver', city: 'Hamburg' }, tags: ['blocked'] },
-			{ name: 'Katherine Johnson', digits: '4915112340004', inWindow: false, undeliverable: false, customFields: { customer_tier: 'bronze', city: 'Cologne' }, tags: [] },
+			{
+				name: 'Ada Lovelace',
+				digits: '4915112340001',
+				inWindow: true,
+				undeliverable: false,
+				customFields: { customer_tier: 'gold', city: 'Berlin', order_ref: 'A-100' },
+				tags: ['vip'],
+			},
+			{
+				name: 'Grace Hopper',
+				digits: '4915112340002',
+				inWindow: false,
+				undeliverable: false,
+				customFields: { customer_tier: 'gold', city: 'Munich', order_ref: 'A-101' },
+				tags: [],
+			},
+			{
+				name: 'Alan Turing',
+				digits: '4915112340003',
+				inWindow: true,
+				undeliverable: true,
+				customFields: { customer_tier: 'silver', city: 'Hamburg' },
+				tags: ['blocked'],
+			},
+			{
+				name: 'Katherine Johnson',
+				digits: '4915112340004',
+				inWindow: false,
+				undeliverable: false,
+				customFields: { customer_tier: 'bronze', city: 'Cologne' },
+				tags: [],
+			},
 		]),
 		business(1, 'Bolt Bikes', 'bolt-bikes.example', '44', 2, [
-			{ name: 'Mary Somerville', digits: '447700900001', inWindow: true, undeliverable: false, customFields: { customer_tier: 'gold', city: 'London' }, tags: ['vip'] },
-			{ name: 'Charles Babbage', digits: '447700900002', inWindow: false, undeliverable: false, customFields: { customer_tier: 'gold', city: 'Leeds' }, tags: [] },
-			{ name: 'Tim Berners-Lee', digits: '447700900003', inWindow: true, undeliverable: true, customFields: { customer_tier: 'silver', city: 'Bristol' }, tags: [] },
+			{
+				name: 'Mary Somerville',
+				digits: '447700900001',
+				inWindow: true,
+				undeliverable: false,
+				customFields: { customer_tier: 'gold', city: 'London' },
+				tags: ['vip'],
+			},
+			{
+				name: 'Charles Babbage',
+				digits: '447700900002',
+				inWindow: false,
+				undeliverable: false,
+				customFields: { customer_tier: 'gold', city: 'Leeds' },
+				tags: [],
+			},
+			{
+				name: 'Tim Berners-Lee',
+				digits: '447700900003',
+				inWindow: true,
+				undeliverable: true,
+				customFields: { customer_tier: 'silver', city: 'Bristol' },
+				tags: [],
+			},
 		]),
 	];
 }

@@ -42,11 +42,18 @@ export function withoutToolDescriptions(tools: JsonObject): JsonObject {
 export function sameJson(a: unknown, b: unknown): boolean {
 	if (a === b) return true;
 	if (Array.isArray(a) || Array.isArray(b)) {
-		return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((value, index) => sameJson(value, b[index]));
+		return (
+			Array.isArray(a) &&
+			Array.isArray(b) &&
+			a.length === b.length &&
+			a.every((value, index) => sameJson(value, b[index]))
+		);
 	}
 	if (isPlainObject(a) && isPlainObject(b)) {
 		const keys = Object.keys(a);
-		return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]));
+		return (
+			keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]))
+		);
 	}
 	return false;
 }

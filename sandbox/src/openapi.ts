@@ -7,14 +7,21 @@ import { fullPath } from './endpoints';
 type JsonSchema = Record<string, unknown>;
 
 function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-	const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', unrepresentable: 'any', io }) as JsonSchema;
+	const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+		target: 'draft-2020-12',
+		unrepresentable: 'any',
+		io,
+	}) as JsonSchema;
 	return rest;
 }
 
 function parameters(key: OperationKey): JsonSchema[] {
 	const operation = OPERATIONS[key];
 	const out: JsonSchema[] = [];
-	for (const [location, schema] of [['path', operation.params], ['query', operation.query]] as const) {
+	for (const [location, schema] of [
+		['path', operation.params],
+		['query', operation.query],
+	] as const) {
 		const json = schemaOf(schema, 'input');
 		const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
 		const required = new Set((json.required ?? []) as string[]);
@@ -42,8 +49,14 @@ export function openApiDocument(baseUrl: string): JsonSchema {
 		const operation = OPERATIONS[key];
 		const path = fullPath(key).replace(/:([A-Za-z_]+)/g, '{$1}');
 		const errors: Record<string, JsonSchema> = {};
-		for (const [status, meaning] of Object.entries({ 401: 'invalid or missing credential', ...operation.documentedErrors })) {
-			errors[status] = { description: meaning, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+		for (const [status, meaning] of Object.entries({
+			401: 'invalid or missing credential',
+			...operation.documentedErrors,
+		})) {
+			errors[status] = {
+				description: meaning,
+				content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+			};
 		}
 		const entry: JsonSchema = {
 			operationId: key,
@@ -52,18 +65,28 @@ export function openApiDocument(baseUrl: string): JsonSchema {
 			security: [{ [APIS[operation.api].auth === 'bearer' ? 'bearerAuth' : 'apiKeyAuth']: [] }],
 			parameters: parameters(key),
 			responses: {
-				200: { description: 'Success', content: { 'application/json': { schema: schemaOf(operation.response, 'output') } } },
+				200: {
+					description: 'Success',
+					content: { 'application/json': { schema: schemaOf(operation.response, 'output') } },
+				},
 				...errors,
 			},
 		};
 		if (!(operation.body instanceof z.ZodUndefined)) {
-			entry.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(operation.body, 'input') } } };
+			entry.requestBody = {
+				required: true,
+				content: { 'application/json': { schema: schemaOf(operation.body, 'input') } },
+			};
 		}
 		paths[path] = { ...(paths[path] ?? {}), [operation.method.toLowerCase()]: entry };
 	}
 	return {
 		openapi: '3.1.0',
-		info: { title: 'Convo service (sandbox)', version: '1.0.0', description: 'Generated from the contract package convo-contract (packages/contract)' },
+		info: {
+			title: 'Convo service (sandbox)',
+			version: '1.0.0',
+			description: 'Generated from the contract package convo-contract (packages/contract)',
+		},
 		servers: [{ url: baseUrl }],
 		paths,
 		components: {

@@ -36,7 +36,11 @@ function seedBusiness(store: Store, seed: BusinessSeed): void {
 		});
 	}
 	for (const collection of seed.collections) {
-		store.collections.set(collection.id, { ...collection, businessId: business.id, embedding_fields: [...collection.embedding_fields] });
+		store.collections.set(collection.id, {
+			...collection,
+			businessId: business.id,
+			embedding_fields: [...collection.embedding_fields],
+		});
 		const at = new Date(now - 7 * FIXTURE_TIMES.DAY).toISOString();
 		const item: SearchItem = {
 			id: stableUuid(`${collection.id}:item:sku-1`),
@@ -61,7 +65,9 @@ function seedBusiness(store: Store, seed: BusinessSeed): void {
 				type: 'BASIC',
 				system_prompt: `You answer customer questions for ${business.name}.`,
 				prompt_config: { tone_prompt: 'Friendly and brief' },
-				tools: { handoff_to_human_control: { enabled: true, instructions: 'Hand over when the customer asks for a person.' } },
+				tools: {
+					handoff_to_human_control: { enabled: true, instructions: 'Hand over when the customer asks for a person.' },
+				},
 				data: {},
 				activation_rules: { always_on: true },
 				follow_up_settings: { enabled: false },

@@ -201,7 +201,8 @@ export class Store {
 		this.messages.set(message.uuid, message);
 		const list = appendTo(this.messagesByContact, message.contactUuid, message);
 		// Fixture history is seeded out of order; live messages arrive in order and skip the sort.
-		if (list.length > 1 && list[list.length - 2].createdAtMs > message.createdAtMs) list.sort((a, b) => a.createdAtMs - b.createdAtMs);
+		if (list.length > 1 && list[list.length - 2].createdAtMs > message.createdAtMs)
+			list.sort((a, b) => a.createdAtMs - b.createdAtMs);
 		if (message.origin === 'api' || message.origin === 'template') {
 			this.accepted.push(message);
 			appendTo(this.acceptedByBusiness, message.businessId, message);
@@ -219,7 +220,6 @@ export class Store {
 		for (let i = list.length - 1; i >= 0; i--) if (list[i].direction === 'inbound') return list[i].createdAtMs;
 		return undefined;
 	}
-
 }
 
 const phoneKey = (businessId: string, digits: string) => `${businessId} ${digits}`;

@@ -12,7 +12,12 @@ function closedAt(store: Store, contact: Contact): string | null {
 	if (conversations.length === 0) return null;
 	// Open when any conversation is open; otherwise the latest closing time.
 	if (conversations.some((conversation) => conversation.closedAt === null)) return null;
-	return conversations.map((conversation) => conversation.closedAt as string).sort().at(-1) ?? null;
+	return (
+		conversations
+			.map((conversation) => conversation.closedAt as string)
+			.sort()
+			.at(-1) ?? null
+	);
 }
 
 function conversationHref(store: Store, contact: Contact, links: Links): string {
@@ -100,7 +105,10 @@ function toolsWithDescriptions(tools: unknown): Record<string, unknown> {
 	for (const [name, value] of Object.entries((tools ?? {}) as Record<string, unknown>)) {
 		out[name] =
 			value && typeof value === 'object' && !Array.isArray(value)
-				? { ...(value as Record<string, unknown>), description: TOOL_DESCRIPTIONS[name] ?? `Generated description of the ${name} tool.` }
+				? {
+						...(value as Record<string, unknown>),
+						description: TOOL_DESCRIPTIONS[name] ?? `Generated description of the ${name} tool.`,
+					}
 				: value;
 	}
 	return out;

@@ -33,7 +33,11 @@ export const DEV_EMAIL = 'dev@convo-for-n8n.dev';
 /** The runner's key prefix here; printed in the summary, since a CLI needs the same one to see its campaigns. */
 const RUNNER_PREFIX = 'convo-dev';
 /** Trigger examples published (active) on first import, so they react without a click. */
-const PUBLISHED_EXAMPLES = ['reply-to-inbound-message.json', 'campaign-finished-summary.json', 'campaign-delivery-settled-followup.json'];
+const PUBLISHED_EXAMPLES = [
+	'reply-to-inbound-message.json',
+	'campaign-finished-summary.json',
+	'campaign-delivery-settled-followup.json',
+];
 
 const started = Date.now();
 const say = (text) => console.log(`[dev +${Math.round((Date.now() - started) / 1000)}s] ${text}`);
@@ -47,7 +51,14 @@ let stopping;
 let interrupted = false;
 
 function recordGroups() {
-	writeFileSync(join(DEV, 'pids.json'), JSON.stringify(groups.map(({ name, pid }) => ({ name, pid })), null, 2));
+	writeFileSync(
+		join(DEV, 'pids.json'),
+		JSON.stringify(
+			groups.map(({ name, pid }) => ({ name, pid })),
+			null,
+			2,
+		),
+	);
 }
 
 function groupAlive(pid) {
@@ -88,7 +99,8 @@ async function runGroup(name, command, args, env) {
 	const group = startGroup(name, command, args, env);
 	const { code, signal } = await group.exited;
 	if (group.pid !== undefined && groupAlive(group.pid)) process.kill(-group.pid, 'SIGKILL');
-	if (code !== 0) throw new Error(`${name} failed (${group.error ?? signal ?? `exit ${code}`}):\n${tail(group.logPath)}`);
+	if (code !== 0)
+		throw new Error(`${name} failed (${group.error ?? signal ?? `exit ${code}`}):\n${tail(group.logPath)}`);
 }
 
 function tail(path, lines = 25) {
@@ -154,8 +166,10 @@ async function waitUntil(what, check, timeoutMs, group) {
 	for (;;) {
 		const value = await check().catch(() => undefined);
 		if (value) return value;
-		if (group && (group.error || !groupAlive(group.pid))) throw new Error(`${what}: ${group.error ?? `the process ended:\n${tail(group.logPath)}`}`);
-		if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s${group ? `:\n${tail(group.logPath)}` : ''}`);
+		if (group && (group.error || !groupAlive(group.pid)))
+			throw new Error(`${what}: ${group.error ?? `the process ended:\n${tail(group.logPath)}`}`);
+		if (Date.now() > deadline)
+			throw new Error(`${what}: not within ${timeoutMs / 1000} s${group ? `:\n${tail(group.logPath)}` : ''}`);
 		await sleep(250);
 	}
 }
@@ -186,34 +200,67 @@ async function main() {
 	for (const name of Object.keys(baseEnv)) if (/^npm_/i.test(name)) delete baseEnv[name];
 
 	if (!existsSync(N8N_BIN) || !existsSync(join(E2E, 'n8n', `.installed-${N8N_VERSION}`))) {
-		say(`installing Node 24 and n8n ${N8N_VERSION} into ${shown(E2E)}: first time only, 5 to 8 minutes, 3 GB (progress in ${shown(join(LOGS, 'install-n8n.log'))})`);
+		say(
+			`installing Node 24 and n8n ${N8N_VERSION} into ${shown(E2E)}: first time only, 5 to 8 minutes, 3 GB (progress in ${shown(join(LOGS, 'install-n8n.log'))})`,
+		);
 		await runGroup('install-n8n', 'bash', [join(ROOT, 'test', 'e2e', 'install-n8n.sh')], baseEnv);
 	}
 	if (process.env.DEV_SKIP_BUILD !== '1') {
 		say(`building the node pack into ${shown(PACK_DIST)}`);
 		await runGroup('build', 'npm', ['run', 'build', '-w', 'n8n-nodes-convo'], baseEnv);
 	}
-	if (!existsSync(join(PACK_DIST, 'nodes', 'Convo', 'Convo.node.js'))) throw new Error(`${shown(PACK_DIST)} has no Convo node: run npm run build`);
+	if (!existsSync(join(PACK_DIST, 'nodes', 'Convo', 'Convo.node.js')))
+		throw new Error(`${shown(PACK_DIST)} has no Convo node: run npm run build`);
 
 	// Redis: private, on a free port, its data kept in .dev/redis between runs.
 	const redisDir = join(DEV, 'redis');
 	mkdirSync(redisDir, { recursive: true });
 	const redisPort = await freePort();
-	const redis = startGroup('redis', 'redis-server', [
-		'--port', String(redisPort), '--bind', '127.0.0.1', '--dir', redisDir, '--save', '',
-		'--appendonly', 'yes', '--maxmemory-policy', 'noeviction',
-	], baseEnv);
+	const redis = startGroup(
+		'redis',
+		'redis-server',
+		[
+			'--port',
+			String(redisPort),
+			'--bind',
+			'127.0.0.1',
+			'--dir',
+			redisDir,
+			'--save',
+			'',
+			'--appendonly',
+			'yes',
+			'--maxmemory-policy',
+			'noeviction',
+		],
+		baseEnv,
+	);
 	const redisUrl = `redis://127.0.0.1:${redisPort}`;
-	await waitUntil('redis-server to accept connections', async () => /Ready to accept connections/.test(tail(redis.logPath, 200)), 15_000, redis);
+	await waitUntil(
+		'redis-server to accept connections',
+		async () => /Ready to accept connections/.test(tail(redis.logPath, 200)),
+		15_000,
+		redis,
+	);
 	say(`Redis at ${redisUrl} (data in ${shown(redisDir)})`);
 
 	const sandboxPort = await pickPort('the sandbox', Number(process.env.DEV_SANDBOX_PORT ?? 4010));
-	const sandbox = startGroup('sandbox', process.execPath, [join(ROOT, 'sandbox', 'bin', 'convo-sandbox.mjs'), '--port', String(sandboxPort)], baseEnv);
+	const sandbox = startGroup(
+		'sandbox',
+		process.execPath,
+		[join(ROOT, 'sandbox', 'bin', 'convo-sandbox.mjs'), '--port', String(sandboxPort)],
+		baseEnv,
+	);
 	const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-	const fixture = await waitUntil('the sandbox', async () => {
-		const response = await fetch(`${sandboxUrl}/__sandbox/fixture`, { signal: AbortSignal.timeout(5000) });
-		return response.ok ? await response.json() : undefined;
-	}, 30_000, sandbox);
+	const fixture = await waitUntil(
+		'the sandbox',
+		async () => {
+			const response = await fetch(`${sandboxUrl}/__sandbox/fixture`, { signal: AbortSignal.timeout(5000) });
+			return response.ok ? await response.json() : undefined;
+		},
+		30_000,
+		sandbox,
+	);
 	const business = fixture.businesses[0];
 	say(`sandbox at ${sandboxUrl}, business "${business.name}"`);
 
@@ -278,7 +325,12 @@ async function main() {
 	);
 	writeFileSync(join(importDir, 'credentials.json'), JSON.stringify(credentials, null, 2));
 	chmodSync(join(importDir, 'credentials.json'), 0o600);
-	await runGroup('n8n-import', N8N_BIN, ['import:credentials', `--input=${join(importDir, 'credentials.json')}`], n8nEnv);
+	await runGroup(
+		'n8n-import',
+		N8N_BIN,
+		['import:credentials', `--input=${join(importDir, 'credentials.json')}`],
+		n8nEnv,
+	);
 	// Examples not imported before (one `n8n` command for all: each start of n8n's CLI takes seconds).
 	const fresh = exampleFiles().filter((file) => !state.importedExamples.includes(file));
 	if (fresh.length > 0) {
@@ -290,14 +342,21 @@ async function main() {
 			ids[file] = workflow.id;
 			writeFileSync(join(importDir, 'workflows', file), JSON.stringify(workflow, null, 2));
 		}
-		await runGroup('n8n-import', N8N_BIN, ['import:workflow', '--separate', `--input=${join(importDir, 'workflows')}`], n8nEnv);
+		await runGroup(
+			'n8n-import',
+			N8N_BIN,
+			['import:workflow', '--separate', `--input=${join(importDir, 'workflows')}`],
+			n8nEnv,
+		);
 		for (const file of fresh.filter((name) => PUBLISHED_EXAMPLES.includes(name))) {
 			await runGroup('n8n-import', N8N_BIN, ['publish:workflow', `--id=${ids[file]}`], n8nEnv);
 		}
 		state.importedExamples.push(...fresh);
 		saveState(state);
 	}
-	say(`credentials imported (${credentials.length}); ${fresh.length ? `examples imported: ${fresh.length}` : 'examples were imported before'}`);
+	say(
+		`credentials imported (${credentials.length}); ${fresh.length ? `examples imported: ${fresh.length}` : 'examples were imported before'}`,
+	);
 
 	const n8n = startGroup('n8n', N8N_BIN, ['start'], n8nEnv);
 	const editorUrl = `http://127.0.0.1:${n8nPort}`;
@@ -305,9 +364,15 @@ async function main() {
 	await waitUntil('n8n to be ready', () => answers(`${editorUrl}/healthz/readiness`), 180_000, n8n);
 
 	if (!state.ownerCreated) {
-		const claimed = await claimOwner(editorUrl, { email: DEV_EMAIL, lastName: 'Developer', password: state.password }).catch((error) => error);
+		const claimed = await claimOwner(editorUrl, {
+			email: DEV_EMAIL,
+			lastName: 'Developer',
+			password: state.password,
+		}).catch((error) => error);
 		if (claimed !== 'claimed') {
-			throw new Error(`${claimed === 'already' ? 'n8n has an owner account this run did not create' : claimed.message}; remove ${shown(DEV)} to start over`);
+			throw new Error(
+				`${claimed === 'already' ? 'n8n has an owner account this run did not create' : claimed.message}; remove ${shown(DEV)} to start over`,
+			);
 		}
 		state.ownerCreated = true;
 		saveState(state);
@@ -320,7 +385,11 @@ async function main() {
 	await fetch(`${sandboxUrl}/__sandbox/webhooks`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ business: business.id, url: `${editorUrl}/webhook/${trigger.webhookId}/convo`, method: 'POST' }),
+		body: JSON.stringify({
+			business: business.id,
+			url: `${editorUrl}/webhook/${trigger.webhookId}/convo`,
+			method: 'POST',
+		}),
 	});
 
 	console.log(`
@@ -341,9 +410,15 @@ Try it: an inbound message from Ada starts "Convo: reply to an inbound message":
 	say('ready');
 
 	// Runs until Ctrl-C, or until one of the services dies (then everything stops).
-	const died = await Promise.race(groups.filter((group) => [redis, sandbox, runner, n8n].includes(group)).map(async (group) => ({ group, ...(await group.exited) })));
+	const died = await Promise.race(
+		groups
+			.filter((group) => [redis, sandbox, runner, n8n].includes(group))
+			.map(async (group) => ({ group, ...(await group.exited) })),
+	);
 	if (!stopping) {
-		say(`${died.group.name} stopped (${died.signal ?? `exit ${died.code}`}); stopping the rest. Last lines of ${shown(died.group.logPath)}:\n${tail(died.group.logPath)}`);
+		say(
+			`${died.group.name} stopped (${died.signal ?? `exit ${died.code}`}); stopping the rest. Last lines of ${shown(died.group.logPath)}:\n${tail(died.group.logPath)}`,
+		);
 		await stub.close();
 		await stopAll();
 		process.exit(1);
@@ -354,7 +429,14 @@ Try it: an inbound message from Ada starts "Convo: reply to an inbound message":
 function stopOn(reason) {
 	if (interrupted) return;
 	interrupted = true;
-	say(`${reason}: stopping ${groups.filter((group) => groupAlive(group.pid)).map((group) => group.name).join(', ') || 'nothing'}`);
+	say(
+		`${reason}: stopping ${
+			groups
+				.filter((group) => groupAlive(group.pid))
+				.map((group) => group.name)
+				.join(', ') || 'nothing'
+		}`,
+	);
 	void stopAll().then(() => {
 		say('stopped');
 		process.exit(0);

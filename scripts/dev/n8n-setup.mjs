@@ -86,9 +86,13 @@ export function prepareExample(file, credentials, { feedUrl, installed = false }
 	}
 	const byType = Object.fromEntries(credentials.map((c) => [c.type, { id: c.id, name: c.name }]));
 	for (const node of workflow.nodes) {
-		if (!installed && node.type.startsWith(TYPE_PREFIX)) node.type = CUSTOM_PREFIX + node.type.slice(TYPE_PREFIX.length);
+		if (!installed && node.type.startsWith(TYPE_PREFIX))
+			node.type = CUSTOM_PREFIX + node.type.slice(TYPE_PREFIX.length);
 		for (const type of Object.keys(node.credentials ?? {})) {
-			if (!byType[type]) throw new Error(`examples/${file}: node "${node.name}" uses credential type ${type}, which this setup does not provide`);
+			if (!byType[type])
+				throw new Error(
+					`examples/${file}: node "${node.name}" uses credential type ${type}, which this setup does not provide`,
+				);
 			node.credentials[type] = byType[type];
 		}
 		if (feedUrl) {
@@ -102,7 +106,13 @@ export function prepareExample(file, credentials, { feedUrl, installed = false }
 
 /** The node types an example needs from n8n itself (not from this pack). */
 export function n8nNodeTypes(workflow) {
-	return [...new Set(workflow.nodes.map((node) => node.type).filter((type) => !type.startsWith(CUSTOM_PREFIX) && !type.startsWith(TYPE_PREFIX)))];
+	return [
+		...new Set(
+			workflow.nodes
+				.map((node) => node.type)
+				.filter((type) => !type.startsWith(CUSTOM_PREFIX) && !type.startsWith(TYPE_PREFIX)),
+		),
+	];
 }
 
 /**

@@ -55,7 +55,8 @@ function answerFrom(toolText) {
 	const messages = record?.conversation?.messages ?? [];
 	const inbound = messages.filter((message) => message.direction === 'inbound').at(-1);
 	const name = [contact.first_name, contact.last_name].filter(Boolean).join(' ') || 'The contact';
-	if (!inbound) return `${name} has a conversation of ${record?.conversation?.message_count ?? 0} messages and no inbound message yet.`;
+	if (!inbound)
+		return `${name} has a conversation of ${record?.conversation?.message_count ?? 0} messages and no inbound message yet.`;
 	return `${name} wrote last: "${inbound.text}" (${inbound.created_at}). The conversation has ${record.conversation.message_count} messages.`;
 }
 
@@ -86,9 +87,15 @@ function sendJson(res, status, body) {
 function sendStream(res, id, created, choice) {
 	res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
 	const chunk = (delta, finish_reason = null) =>
-		res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: STUB_MODEL_NAME, choices: [{ index: 0, delta, finish_reason }] })}\n\n`);
+		res.write(
+			`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: STUB_MODEL_NAME, choices: [{ index: 0, delta, finish_reason }] })}\n\n`,
+		);
 	if (choice.message.tool_calls) {
-		chunk({ role: 'assistant', content: null, tool_calls: choice.message.tool_calls.map((call, index) => ({ index, ...call })) });
+		chunk({
+			role: 'assistant',
+			content: null,
+			tool_calls: choice.message.tool_calls.map((call, index) => ({ index, ...call })),
+		});
 	} else {
 		chunk({ role: 'assistant', content: choice.message.content });
 	}
@@ -113,7 +120,11 @@ export async function startStubModel({ port = 0, host = '127.0.0.1' } = {}) {
 			if (req.method === 'POST' && /\/chat\/completions$/.test(path)) {
 				const body = await readJson(req);
 				const choice = completion(body);
-				requests.push({ messages: body.messages, tools: (body.tools ?? []).map((tool) => tool.function?.name), answer: choice.message });
+				requests.push({
+					messages: body.messages,
+					tools: (body.tools ?? []).map((tool) => tool.function?.name),
+					answer: choice.message,
+				});
 				const id = `chatcmpl-stub-${++count}`;
 				const created = Math.floor(Date.now() / 1000);
 				if (body.stream) return sendStream(res, id, created, choice);
@@ -127,7 +138,10 @@ export async function startStubModel({ port = 0, host = '127.0.0.1' } = {}) {
 				});
 			}
 			if (req.method === 'GET' && /\/models$/.test(path)) {
-				return sendJson(res, 200, { object: 'list', data: [{ id: STUB_MODEL_NAME, object: 'model', created: 0, owned_by: 'convo-dev' }] });
+				return sendJson(res, 200, {
+					object: 'list',
+					data: [{ id: STUB_MODEL_NAME, object: 'model', created: 0, owned_by: 'convo-dev' }],
+				});
 			}
 			if (req.method === 'GET' && path === '/feeds/products.ndjson') {
 				res.writeHead(200, { 'content-type': 'application/x-ndjson' });

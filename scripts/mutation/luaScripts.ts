@@ -17,9 +17,40 @@ import type { Mutant } from './mutant';
 
 /** Redis commands that change data: dropping one such call is a mutant. */
 const WRITES = new Set([
-	'SET', 'DEL', 'UNLINK', 'EXPIRE', 'PEXPIRE', 'PEXPIREAT', 'EXPIREAT', 'PERSIST', 'INCR', 'INCRBY', 'DECR', 'DECRBY',
-	'HSET', 'HSETNX', 'HMSET', 'HDEL', 'HINCRBY', 'HINCRBYFLOAT', 'SADD', 'SREM', 'ZADD', 'ZREM', 'ZREMRANGEBYSCORE', 'ZREMRANGEBYRANK',
-	'ZINCRBY', 'LPUSH', 'RPUSH', 'LPOP', 'RPOP', 'LTRIM', 'LREM', 'XADD', 'XTRIM', 'RENAME',
+	'SET',
+	'DEL',
+	'UNLINK',
+	'EXPIRE',
+	'PEXPIRE',
+	'PEXPIREAT',
+	'EXPIREAT',
+	'PERSIST',
+	'INCR',
+	'INCRBY',
+	'DECR',
+	'DECRBY',
+	'HSET',
+	'HSETNX',
+	'HMSET',
+	'HDEL',
+	'HINCRBY',
+	'HINCRBYFLOAT',
+	'SADD',
+	'SREM',
+	'ZADD',
+	'ZREM',
+	'ZREMRANGEBYSCORE',
+	'ZREMRANGEBYRANK',
+	'ZINCRBY',
+	'LPUSH',
+	'RPUSH',
+	'LPOP',
+	'RPOP',
+	'LTRIM',
+	'LREM',
+	'XADD',
+	'XTRIM',
+	'RENAME',
 ]);
 
 /** Functions that write wherever they are defined (includes/emit.lua's `emit` writes the outbox). */
@@ -152,7 +183,12 @@ export function luaMutants(raw: string, label: string, writingFunctions: Readonl
 		const from = match.index ?? 0;
 		const to = from + match[0].length;
 		if (/\b(if|function)\b/.test(match[0].slice(2))) continue;
-		mutants.push({ name: `${where(from)}: drop the guard \`${shown(from, to)}\``, start: from, end: to, replacement: '' });
+		mutants.push({
+			name: `${where(from)}: drop the guard \`${shown(from, to)}\``,
+			start: from,
+			end: to,
+			replacement: '',
+		});
 	}
 
 	// Comparisons, each flipped.
@@ -177,11 +213,21 @@ export function luaMutants(raw: string, label: string, writingFunctions: Readonl
 		const open = from + match[0].length - 1;
 		const close = closingParen(code, open);
 		if (close === -1) continue;
-		const writes = callee === 'redis.call' ? commandsIn(raw.slice(from, close)).slice(0, 1).some((command) => WRITES.has(command)) : writingFunctions.has(callee);
+		const writes =
+			callee === 'redis.call'
+				? commandsIn(raw.slice(from, close))
+						.slice(0, 1)
+						.some((command) => WRITES.has(command))
+				: writingFunctions.has(callee);
 		if (!writes) continue;
 		// Lua 5.1 has no empty statement: a `;` that followed the call goes with it.
 		const after = /^[ \t]*;/.exec(code.slice(close))?.[0].length ?? 0;
-		mutants.push({ name: `${where(from)}: drop \`${shown(from, close)}\``, start: from, end: close + after, replacement: '' });
+		mutants.push({
+			name: `${where(from)}: drop \`${shown(from, close)}\``,
+			start: from,
+			end: close + after,
+			replacement: '',
+		});
 	}
 	return mutants.sort((a, b) => a.start - b.start);
 }

@@ -36,14 +36,24 @@ const MAPS_ELEMENTS = new Set(['map', 'flatMap']);
 
 function unwrap(node: ts.Expression): ts.Expression {
 	let current = node;
-	while (ts.isParenthesizedExpression(current) || ts.isAsExpression(current) || ts.isNonNullExpression(current) || ts.isSatisfiesExpression(current)) {
+	while (
+		ts.isParenthesizedExpression(current) ||
+		ts.isAsExpression(current) ||
+		ts.isNonNullExpression(current) ||
+		ts.isSatisfiesExpression(current)
+	) {
 		current = current.expression;
 	}
 	return current;
 }
 
 function isFunctionLike(node: ts.Node): node is ts.FunctionLikeDeclaration {
-	return ts.isFunctionDeclaration(node) || ts.isFunctionExpression(node) || ts.isArrowFunction(node) || ts.isMethodDeclaration(node);
+	return (
+		ts.isFunctionDeclaration(node) ||
+		ts.isFunctionExpression(node) ||
+		ts.isArrowFunction(node) ||
+		ts.isMethodDeclaration(node)
+	);
 }
 
 /** Every node under `root`, not descending into nested functions (their variables are their own). */
@@ -57,17 +67,24 @@ function walkScope(root: ts.Node, visit: (node: ts.Node) => void): void {
 }
 
 /** The text that removes one property of an object literal and leaves valid syntax. */
-function propertyRemoval(source: ts.SourceFile, property: ts.ObjectLiteralElementLike): Pick<Mutant, 'start' | 'end' | 'replacement'> {
+function propertyRemoval(
+	source: ts.SourceFile,
+	property: ts.ObjectLiteralElementLike,
+): Pick<Mutant, 'start' | 'end' | 'replacement'> {
 	const literal = property.parent as ts.ObjectLiteralExpression;
 	const siblings = literal.properties;
 	const index = siblings.indexOf(property);
 	if (siblings.length === 1) return { start: literal.getStart(source), end: literal.getEnd(), replacement: '{}' };
-	if (index < siblings.length - 1) return { start: property.getStart(source), end: siblings[index + 1].getStart(source), replacement: '' };
+	if (index < siblings.length - 1)
+		return { start: property.getStart(source), end: siblings[index + 1].getStart(source), replacement: '' };
 	return { start: siblings[index - 1].getEnd(), end: property.getEnd(), replacement: '' };
 }
 
 /** The transport call's request argument, if `call` is a call of a transport. */
-function requestOf(source: ts.SourceFile, call: ts.CallExpression): { input: ts.Expression; transport: Transport } | undefined {
+function requestOf(
+	source: ts.SourceFile,
+	call: ts.CallExpression,
+): { input: ts.Expression; transport: Transport } | undefined {
 	const callee = unwrap(call.expression);
 	if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'call') {
 		const transport = TRANSPORTS[callee.expression.getText(source)];
@@ -118,15 +135,31 @@ export function requestFieldMutants(source: ts.SourceFile): Mutant[] {
 			if (ts.isExpressionStatement(node) && ts.isCallExpression(node.expression)) {
 				const call = node.expression;
 				const [target, ...sources] = call.arguments;
-				if (call.expression.getText(source) === 'Object.assign' && target && ts.isIdentifier(target) && target.text === name) {
+				if (
+					call.expression.getText(source) === 'Object.assign' &&
+					target &&
+					ts.isIdentifier(target) &&
+					target.text === name
+				) {
 					const added = sources.map((argument) => `...${argument.getText(source)}`).join(', ');
-					add(`${path.replace(/\.$/, '')}{${added}}`, { start: node.getStart(source), end: node.getEnd(), replacement: ';' }, node);
+					add(
+						`${path.replace(/\.$/, '')}{${added}}`,
+						{ start: node.getStart(source), end: node.getEnd(), replacement: ';' },
+						node,
+					);
 				}
 			}
 			// `body.x = ...` or `body[name] = ...` adds a field: removing the statement removes the field.
-			if (ts.isExpressionStatement(node) && ts.isBinaryExpression(node.expression) && node.expression.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
+			if (
+				ts.isExpressionStatement(node) &&
+				ts.isBinaryExpression(node.expression) &&
+				node.expression.operatorToken.kind === ts.SyntaxKind.EqualsToken
+			) {
 				const target = node.expression.left;
-				if ((ts.isPropertyAccessExpression(target) || ts.isElementAccessExpression(target)) && ts.isIdentifier(target.expression)) {
+				if (
+					(ts.isPropertyAccessExpression(target) || ts.isElementAccessExpression(target)) &&
+					ts.isIdentifier(target.expression)
+				) {
 					if (target.expression.text !== name) return;
 					const field = ts.isPropertyAccessExpression(target)
 						? `${path}${target.name.text}`
@@ -166,11 +199,13 @@ export function requestFieldMutants(source: ts.SourceFile): Mutant[] {
 		if (ts.isPropertyAccessExpression(callee) && MAPS_ELEMENTS.has(callee.name.text)) {
 			// `items.map((_, i) => rowOf.call(this, i))`: the elements are what the callback returns.
 			const callback = node.arguments[0] && unwrap(node.arguments[0]);
-			if (callback && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback))) traceReturns(callback, path.endsWith('[].') ? path : `${path.replace(/\.$/, '')}[].`);
+			if (callback && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback)))
+				traceReturns(callback, path.endsWith('[].') ? path : `${path.replace(/\.$/, '')}[].`);
 			return;
 		}
 		// A helper of this file (`content.call(this, ...)` or `content(...)`): the objects it returns.
-		const target = ts.isPropertyAccessExpression(callee) && callee.name.text === 'call' ? unwrap(callee.expression) : callee;
+		const target =
+			ts.isPropertyAccessExpression(callee) && callee.name.text === 'call' ? unwrap(callee.expression) : callee;
 		const helper = ts.isIdentifier(target) ? functions.get(target.text) : undefined;
 		if (helper) traceReturns(helper, path);
 	};

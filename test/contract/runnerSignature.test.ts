@@ -3,7 +3,12 @@ import { createHmac } from 'node:crypto';
 import { SIGNATURE_TOLERANCE_SECONDS, signDelivery, verifyDelivery } from 'convo-contract';
 
 const SECRET = 'whsec-test-0123456789abcdef';
-const BODY = JSON.stringify({ id: 'e1', type: 'campaign.finished', created_at: '2026-11-22T08:00:00.000Z', data: { id: 'c1' } });
+const BODY = JSON.stringify({
+	id: 'e1',
+	type: 'campaign.finished',
+	created_at: '2026-11-22T08:00:00.000Z',
+	data: { id: 'c1' },
+});
 const NOW = 1_800_000_000;
 
 describe('runner event signatures (packages/n8n-nodes-convo/nodes/shared/runner.ts)', () => {
@@ -21,9 +26,24 @@ describe('runner event signatures (packages/n8n-nodes-convo/nodes/shared/runner.
 	test.each([
 		['another secret', () => signDelivery('whsec-other', BODY, NOW), BODY, /does not match/],
 		['a changed body', () => signDelivery(SECRET, BODY, NOW), BODY.replace('c1', 'c2'), /does not match/],
-		['a stale timestamp', () => signDelivery(SECRET, BODY, NOW - SIGNATURE_TOLERANCE_SECONDS - 1), BODY, /more than 300 seconds/],
-		['a future timestamp', () => signDelivery(SECRET, BODY, NOW + SIGNATURE_TOLERANCE_SECONDS + 1), BODY, /more than 300 seconds/],
-		['a timestamp changed after signing', () => signDelivery(SECRET, BODY, NOW - 1).replace(`t=${NOW - 1}`, `t=${NOW}`), BODY, /does not match/],
+		[
+			'a stale timestamp',
+			() => signDelivery(SECRET, BODY, NOW - SIGNATURE_TOLERANCE_SECONDS - 1),
+			BODY,
+			/more than 300 seconds/,
+		],
+		[
+			'a future timestamp',
+			() => signDelivery(SECRET, BODY, NOW + SIGNATURE_TOLERANCE_SECONDS + 1),
+			BODY,
+			/more than 300 seconds/,
+		],
+		[
+			'a timestamp changed after signing',
+			() => signDelivery(SECRET, BODY, NOW - 1).replace(`t=${NOW - 1}`, `t=${NOW}`),
+			BODY,
+			/does not match/,
+		],
 		['no header', () => undefined, BODY, /missing/],
 		['a header sent twice', () => [signDelivery(SECRET, BODY, NOW), signDelivery(SECRET, BODY, NOW)], BODY, /missing/],
 		['garbage', () => 'sha256=abc', BODY, /not of the form/],

@@ -89,38 +89,49 @@ describe('service errors', () => {
 	});
 
 	test('403 on a template send says the template belongs to another business', () => {
-		expect(explainServiceError(OPERATIONS.sendTemplate, 403, errorBody(403, 'not yours')).message).toContain('belongs to another business');
-		expect(explainServiceError(OPERATIONS.getAgent, 403, errorBody(403, 'not yours')).message).toBe('This agent belongs to another business (403)');
+		expect(explainServiceError(OPERATIONS.sendTemplate, 403, errorBody(403, 'not yours')).message).toContain(
+			'belongs to another business',
+		);
+		expect(explainServiceError(OPERATIONS.getAgent, 403, errorBody(403, 'not yours')).message).toBe(
+			'This agent belongs to another business (403)',
+		);
 	});
 
 	test('404 names the identifier that was not found', () => {
 		const uuid = '3b0c3f0e-8c1a-4f6e-9d2b-6a1f0c9e7d21';
-		expect(explainServiceError(OPERATIONS.closeContactConversations, 404, errorBody(404, 'no contact'), { params: { uuid } }).message).toBe(
-			`No contact with uuid ${uuid} (404)`,
-		);
+		expect(
+			explainServiceError(OPERATIONS.closeContactConversations, 404, errorBody(404, 'no contact'), { params: { uuid } })
+				.message,
+		).toBe(`No contact with uuid ${uuid} (404)`);
 	});
 
-	test('an error answer without the service\'s JSON error body points at the credential\'s URL, not at the record', () => {
+	test("an error answer without the service's JSON error body points at the credential's URL, not at the record", () => {
 		const uuid = '3b0c3f0e-8c1a-4f6e-9d2b-6a1f0c9e7d21';
 		for (const body of ['<html>Not Found</html>', { message: 'Not Found' }, {}, undefined]) {
 			const explained = explainServiceError(OPERATIONS.updateContact, 404, body, { params: { uuid } });
-			expect(explained.message).toMatch(/^The URL in the Convo External API credential does not look like the Convo service/);
+			expect(explained.message).toMatch(
+				/^The URL in the Convo External API credential does not look like the Convo service/,
+			);
 			expect(explained.message).not.toContain(uuid);
 		}
 		expect(isServiceErrorBody(errorBody(404, 'no contact'), 404)).toBe(true);
 		expect(isServiceErrorBody(errorBody(404, 'no contact'), 401)).toBe(false);
 		// A 5xx or 429 from a proxy in front of the service stays a retryable service failure.
-		expect(explainServiceError(OPERATIONS.updateContact, 502, '<html>Bad Gateway</html>').message).toContain('The service answered 502');
+		expect(explainServiceError(OPERATIONS.updateContact, 502, '<html>Bad Gateway</html>').message).toContain(
+			'The service answered 502',
+		);
 	});
 
 	test('409 on conversation lookup asks for the other lookup field', () => {
-		expect(explainServiceError(OPERATIONS.getConversation, 409, errorBody(409, 'two match')).description).toContain('Add the other lookup field');
+		expect(explainServiceError(OPERATIONS.getConversation, 409, errorBody(409, 'two match')).description).toContain(
+			'Add the other lookup field',
+		);
 	});
 
 	test("400 shows the service's own message", () => {
-		expect(explainServiceError(OPERATIONS.upsertSearchItem, 400, errorBody(400, 'item is required', 'item')).message).toBe(
-			'The service refused the request: item is required',
-		);
+		expect(
+			explainServiceError(OPERATIONS.upsertSearchItem, 400, errorBody(400, 'item is required', 'item')).message,
+		).toBe('The service refused the request: item is required');
 	});
 
 	test('what may be retried: 429 waits, 5xx retries, the rest is permanent', () => {
@@ -129,7 +140,9 @@ describe('service errors', () => {
 		expect(errorDisposition(500)).toBe('retry');
 		expect(errorDisposition(400)).toBe('permanent');
 		expect(errorDisposition(404)).toBe('permanent');
-		expect(explainServiceError(OPERATIONS.sendTemplate, 429, {}, { retryAfterSeconds: 7 }).description).toContain('7 seconds');
+		expect(explainServiceError(OPERATIONS.sendTemplate, 429, {}, { retryAfterSeconds: 7 }).description).toContain(
+			'7 seconds',
+		);
 	});
 
 	test('retry policy: Retry-After is honoured within bounds; only failures that prove nothing was done are retried', () => {
@@ -140,7 +153,9 @@ describe('service errors', () => {
 		expect(retryDelay({ kind: 'status', status: 429 }, fresh)).toBe(1000);
 		expect(retryDelay({ kind: 'status', status: 429 }, { ...fresh, rateLimited: 3 })).toBe(4000);
 		expect(retryDelay({ kind: 'status', status: 429, retryAfter: '3600' }, fresh)).toBeUndefined();
-		expect(retryDelay({ kind: 'status', status: 429, retryAfter: '5' }, { ...fresh, rateLimitWaitedMs: 58_000 })).toBeUndefined();
+		expect(
+			retryDelay({ kind: 'status', status: 429, retryAfter: '5' }, { ...fresh, rateLimitWaitedMs: 58_000 }),
+		).toBeUndefined();
 		expect(retryDelay({ kind: 'status', status: 503 }, fresh)).toBe(500);
 		expect(retryDelay({ kind: 'status', status: 503 }, { ...fresh, attempts: 3 })).toBeUndefined();
 		expect(retryDelay({ kind: 'status', status: 400 }, fresh)).toBeUndefined();
@@ -151,7 +166,9 @@ describe('service errors', () => {
 	});
 
 	test('backoff: doubles from the first wait, stops at its ceiling, and jitter takes at most its share off', () => {
-		expect([1, 2, 3, 6].map((attempt) => backoffMs({ firstMs: 500, maxMs: 10_000 }, attempt))).toEqual([500, 1000, 2000, 10_000]);
+		expect([1, 2, 3, 6].map((attempt) => backoffMs({ firstMs: 500, maxMs: 10_000 }, attempt))).toEqual([
+			500, 1000, 2000, 10_000,
+		]);
 		expect(backoffMs({ firstMs: 1000, jitter: 0.5 }, 3, () => 0)).toBe(4000);
 		expect(backoffMs({ firstMs: 1000, jitter: 0.5 }, 3, () => 0.999999)).toBe(2000);
 	});

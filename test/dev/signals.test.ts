@@ -18,7 +18,9 @@ import { apiCaller, positionalTemplate, waitFor, type Business } from '../runner
 jest.setTimeout(180_000);
 
 const ROOT = join(__dirname, '..', '..');
-const N8N_VERSION = /const N8N_VERSION = '([^']+)'/.exec(readFileSync(join(ROOT, 'scripts', 'dev', 'dev.mjs'), 'utf8'))?.[1] as string;
+const N8N_VERSION = /const N8N_VERSION = '([^']+)'/.exec(
+	readFileSync(join(ROOT, 'scripts', 'dev', 'dev.mjs'), 'utf8'),
+)?.[1] as string;
 
 /** What dev needs of n8n: its import commands succeed, and `start` serves readiness and the owner setup until SIGTERM. */
 const FAKE_N8N = `#!/usr/bin/env node
@@ -69,18 +71,37 @@ interface DevEnvironment {
 async function startDevEnvironment(): Promise<DevEnvironment> {
 	const devDir = mkdtempSync(join(tmpdir(), 'convo-dev-'));
 	const e2eDir = fakeN8nInstall();
-	const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(N8N_|REDIS_URL|RUNNER_|LOG_LEVEL|npm_)/.test(name)));
-	Object.assign(env, { DEV_DIR: devDir, E2E_DIR: e2eDir, DEV_SKIP_BUILD: '1', DEV_N8N_PORT: '0', DEV_SANDBOX_PORT: '0', DEV_RUNNER_PORT: '0' });
+	const env = Object.fromEntries(
+		Object.entries(process.env).filter(([name]) => !/^(N8N_|REDIS_URL|RUNNER_|LOG_LEVEL|npm_)/.test(name)),
+	);
+	Object.assign(env, {
+		DEV_DIR: devDir,
+		E2E_DIR: e2eDir,
+		DEV_SKIP_BUILD: '1',
+		DEV_N8N_PORT: '0',
+		DEV_SANDBOX_PORT: '0',
+		DEV_RUNNER_PORT: '0',
+	});
 	// Its own process group, as a terminal would start it, so the test's own group never gets a signal meant for it.
-	const npm = spawn('npm', ['run', 'dev', '--silent'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+	const npm = spawn('npm', ['run', 'dev', '--silent'], {
+		cwd: ROOT,
+		env,
+		detached: true,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let output = '';
 	npm.stdout?.on('data', (chunk) => (output += String(chunk)));
 	npm.stderr?.on('data', (chunk) => (output += String(chunk)));
 	const exited = new Promise((resolve) => npm.once('exit', resolve));
-	await waitFor('npm run dev to be ready', async () => {
-		if (npm.exitCode !== null) throw new Error(`npm run dev ended early:\n${output}`);
-		return /\] ready/.test(output);
-	}, 150_000, 250);
+	await waitFor(
+		'npm run dev to be ready',
+		async () => {
+			if (npm.exitCode !== null) throw new Error(`npm run dev ended early:\n${output}`);
+			return /\] ready/.test(output);
+		},
+		150_000,
+		250,
+	);
 	const port = (pattern: RegExp) => Number(pattern.exec(output)?.[1]);
 	return {
 		npm,
@@ -89,7 +110,11 @@ async function startDevEnvironment(): Promise<DevEnvironment> {
 		output: () => output,
 		exited,
 		groups: () => JSON.parse(readFileSync(join(devDir, 'pids.json'), 'utf8')),
-		ports: [port(/n8n editor\s+http:\/\/127\.0\.0\.1:(\d+)/), port(/sandbox\s+http:\/\/127\.0\.0\.1:(\d+)/), port(/runner\s+http:\/\/127\.0\.0\.1:(\d+)/)],
+		ports: [
+			port(/n8n editor\s+http:\/\/127\.0\.0\.1:(\d+)/),
+			port(/sandbox\s+http:\/\/127\.0\.0\.1:(\d+)/),
+			port(/runner\s+http:\/\/127\.0\.0\.1:(\d+)/),
+		],
 		redisUrl: /Redis at (redis:\/\/\S+)/.exec(output)?.[1] as string,
 	};
 }
@@ -99,18 +124,25 @@ async function expectAllStopped(dev: DevEnvironment): Promise<void> {
 	const groups = dev.groups();
 	expect(groups.map((group) => group.name)).toEqual(expect.arrayContaining(['redis', 'sandbox', 'runner', 'n8n']));
 	try {
-		await waitFor('every process group to end', async () => groups.every((group) => !groupAlive(group.pid)), 40_000, 200);
+		await waitFor(
+			'every process group to end',
+			async () => groups.every((group) => !groupAlive(group.pid)),
+			40_000,
+			200,
+		);
 	} finally {
 		for (const group of groups.filter((g) => groupAlive(g.pid))) process.kill(-group.pid, 'SIGKILL');
 	}
 	const redisPort = Number(new URL(dev.redisUrl).port);
-	for (const port of [...dev.ports, redisPort]) expect({ port, free: await portFree(port) }).toEqual({ port, free: true });
+	for (const port of [...dev.ports, redisPort])
+		expect({ port, free: await portFree(port) }).toEqual({ port, free: true });
 }
 
 /** Kills what a failed test left running (npm's group and each group dev recorded), then removes its directories. */
 function cleanUp(dev: DevEnvironment | undefined): void {
 	if (!dev) return;
-	for (const pid of [dev.npm.pid as number, ...dev.groups().map((group) => group.pid)]) if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+	for (const pid of [dev.npm.pid as number, ...dev.groups().map((group) => group.pid)])
+		if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
 	for (const dir of [dev.devDir, dev.e2eDir]) rmSync(dir, { recursive: true, force: true });
 }
 
@@ -120,14 +152,17 @@ afterEach(() => {
 	dev = undefined;
 });
 
-test.each(['SIGTERM', 'SIGINT'] as const)('%s to the npm process alone stops n8n, the runner, the sandbox and Redis and frees their ports', async (signal) => {
-	dev = await startDevEnvironment();
-	expect(dev.ports.every((port) => port > 0)).toBe(true);
-	dev.npm.kill(signal);
-	await dev.exited;
-	await expectAllStopped(dev);
-	expect(dev.output()).toContain(`${signal}: stopping`);
-});
+test.each(['SIGTERM', 'SIGINT'] as const)(
+	'%s to the npm process alone stops n8n, the runner, the sandbox and Redis and frees their ports',
+	async (signal) => {
+		dev = await startDevEnvironment();
+		expect(dev.ports.every((port) => port > 0)).toBe(true);
+		dev.npm.kill(signal);
+		await dev.exited;
+		await expectAllStopped(dev);
+		expect(dev.output()).toContain(`${signal}: stopping`);
+	},
+);
 
 test('Ctrl-C while a send is in flight: Redis stops only after the runner, which settles the send it waited for', async () => {
 	dev = await startDevEnvironment();
@@ -135,21 +170,45 @@ test('Ctrl-C while a send is in flight: Redis stops only after the runner, which
 	const sandboxUrl = /sandbox\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
 	const runnerUrl = /runner\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
 	const { runnerToken } = JSON.parse(readFileSync(join(dev.devDir, 'state.json'), 'utf8')) as { runnerToken: string };
-	const business = ((await (await fetch(`${sandboxUrl}/__sandbox/fixture`)).json()) as { businesses: Business[] }).businesses[0];
+	const business = ((await (await fetch(`${sandboxUrl}/__sandbox/fixture`)).json()) as { businesses: Business[] })
+		.businesses[0];
 	// Each send takes 4 s to answer: the stop begins while one is in flight.
-	const fault = await fetch(`${sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ endpoint: 'POST /api/external/v2/send-template', latencyMs: 4000 }) });
+	const fault = await fetch(`${sandboxUrl}/__sandbox/faults`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ endpoint: 'POST /api/external/v2/send-template', latencyMs: 4000 }),
+	});
 	expect(fault.status).toBeLessThan(300);
 	const api = apiCaller(() => runnerUrl, runnerToken);
-	const created = await api('POST', '/api/campaigns', { template_id: positionalTemplate(business).id, from: business.phoneNumbers[0], rate: 1, recipients: [{ phone: '4917000000101', 1: 'a', 2: 'b' }, { phone: '4917000000102', 1: 'a', 2: 'b' }] });
+	const created = await api('POST', '/api/campaigns', {
+		template_id: positionalTemplate(business).id,
+		from: business.phoneNumbers[0],
+		rate: 1,
+		recipients: [
+			{ phone: '4917000000101', 1: 'a', 2: 'b' },
+			{ phone: '4917000000102', 1: 'a', 2: 'b' },
+		],
+	});
 	const { id } = created.json as { id: string };
-	await waitFor('a send in flight', async () => ((await api('GET', `/api/campaigns/${id}`)).json as { counts: { claimed: number } }).counts.claimed === 1, 20_000, 100);
+	await waitFor(
+		'a send in flight',
+		async () =>
+			((await api('GET', `/api/campaigns/${id}`)).json as { counts: { claimed: number } }).counts.claimed === 1,
+		20_000,
+		100,
+	);
 	dev.npm.kill('SIGINT');
 	await dev.exited;
 	await expectAllStopped(dev);
-	const lines = readFileSync(join(dev.devDir, 'logs', 'runner.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { msg: string; clean?: boolean });
+	const lines = readFileSync(join(dev.devDir, 'logs', 'runner.log'), 'utf8')
+		.trim()
+		.split('\n')
+		.map((line) => JSON.parse(line) as { msg: string; clean?: boolean });
 	const afterSignal = lines.slice(lines.findIndex((line) => line.msg === 'signal received'));
 	// Redis went first before: the runner lost it mid-stop ("cannot reach Redis"), could not settle, and waited out its deadline.
-	expect(afterSignal.filter((line) => /cannot reach Redis|could not stop cleanly/.test(line.msg)).map((line) => line.msg)).toEqual([]);
+	expect(
+		afterSignal.filter((line) => /cannot reach Redis|could not stop cleanly/.test(line.msg)).map((line) => line.msg),
+	).toEqual([]);
 	expect(afterSignal.find((line) => line.msg === 'runner stopped')).toMatchObject({ clean: true });
 });
 
@@ -169,9 +228,18 @@ test('the summary gives the console sign-in (the command that prints the token) 
 	expect(output).not.toContain(state.runnerToken);
 	const tokenCommand = /\n {2}token {8}(node -p .+)\n/.exec(output)?.[1] as string;
 	const printed = spawnSync('sh', ['-c', tokenCommand], { cwd: ROOT, encoding: 'utf8' });
-	expect({ tokenCommand, stderr: printed.stderr, token: printed.stdout.trim() }).toEqual({ tokenCommand, stderr: '', token: state.runnerToken });
+	expect({ tokenCommand, stderr: printed.stderr, token: printed.stdout.trim() }).toEqual({
+		tokenCommand,
+		stderr: '',
+		token: state.runnerToken,
+	});
 	const runnerUrl = /runner\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
-	const session = await fetch(`${runnerUrl}/session`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${encodeURIComponent(state.runnerToken)}`, redirect: 'manual' });
+	const session = await fetch(`${runnerUrl}/session`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/x-www-form-urlencoded' },
+		body: `token=${encodeURIComponent(state.runnerToken)}`,
+		redirect: 'manual',
+	});
 	expect(session.headers.get('set-cookie')).toMatch(/convo_session=/);
 
 	const cliLine = /\n\s+(REDIS_URL=\S+ RUNNER_PREFIX=\S+ npx convo-runner campaign list)\n/.exec(output)?.[1] as string;

@@ -25,7 +25,13 @@ const save = () => writeFileSync(join(outDir, 'dev.json'), JSON.stringify(result
 const env = Object.fromEntries(
 	Object.entries(process.env).filter(([name]) => !/^(N8N_|E2E_RUNNER|DB_TYPE|REDIS_URL|RUNNER_|npm_)/.test(name)),
 );
-Object.assign(env, { DEV_DIR: devDir, DEV_SKIP_BUILD: '1', DEV_N8N_PORT: '0', DEV_SANDBOX_PORT: '0', DEV_RUNNER_PORT: '0' });
+Object.assign(env, {
+	DEV_DIR: devDir,
+	DEV_SKIP_BUILD: '1',
+	DEV_N8N_PORT: '0',
+	DEV_SANDBOX_PORT: '0',
+	DEV_RUNNER_PORT: '0',
+});
 
 const groupAlive = (pid) => {
 	try {
@@ -39,7 +45,11 @@ const groupAlive = (pid) => {
 async function rest(base, method, path, cookie, body) {
 	const response = await fetch(`${base}${path}`, {
 		method,
-		headers: { ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/json' } : {}), 'browser-id': 'e2e-dev-check' },
+		headers: {
+			...(cookie ? { cookie } : {}),
+			...(body ? { 'content-type': 'application/json' } : {}),
+			'browser-id': 'e2e-dev-check',
+		},
 		body: body ? JSON.stringify(body) : undefined,
 		signal: AbortSignal.timeout(30_000),
 	});
@@ -50,13 +60,25 @@ async function rest(base, method, path, cookie, body) {
 	} catch {
 		json = text;
 	}
-	return { status: response.status, json, cookie: response.headers.getSetCookie?.().map((c) => c.split(';')[0]).join('; ') };
+	return {
+		status: response.status,
+		json,
+		cookie: response.headers
+			.getSetCookie?.()
+			.map((c) => c.split(';')[0])
+			.join('; '),
+	};
 }
 
 /** One `npm run dev` from start to Ctrl-C: what it printed, what n8n then holds, what it left running. */
 async function session() {
 	const record = {};
-	const child = spawn('npm', ['run', 'dev', '--silent'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn('npm', ['run', 'dev', '--silent'], {
+		cwd: root,
+		env,
+		detached: true,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let output = '';
 	child.stdout.on('data', (chunk) => (output += chunk));
 	child.stderr.on('data', (chunk) => (output += chunk));
@@ -87,12 +109,18 @@ async function session() {
 
 		// As the editor's "Test" button: the credential as the editor holds it (secrets redacted), then /test.
 		record.credentialTests = {};
-		for (const credential of credentials.filter((c) => ['convoApi', 'convoExternalApi', 'convoRunnerApi', 'openAiApi'].includes(c.type))) {
-			const full = (await rest(editorUrl, 'GET', `/rest/credentials/${credential.id}?includeData=true`, cookie)).json.data;
+		for (const credential of credentials.filter((c) =>
+			['convoApi', 'convoExternalApi', 'convoRunnerApi', 'openAiApi'].includes(c.type),
+		)) {
+			const full = (await rest(editorUrl, 'GET', `/rest/credentials/${credential.id}?includeData=true`, cookie)).json
+				.data;
 			const test = await rest(editorUrl, 'POST', '/rest/credentials/test', cookie, {
 				credentials: { id: full.id, name: full.name, type: full.type, data: full.data },
 			});
-			record.credentialTests[credential.type] = test.json.data ?? { status: `HTTP ${test.status}`, message: JSON.stringify(test.json).slice(0, 200) };
+			record.credentialTests[credential.type] = test.json.data ?? {
+				status: `HTTP ${test.status}`,
+				message: JSON.stringify(test.json).slice(0, 200),
+			};
 		}
 	} catch (error) {
 		record.error = String(error instanceof Error ? error.message : error);
@@ -105,7 +133,9 @@ async function session() {
 		record.exit = ended;
 		record.groups = existsSync(groupsFile) ? JSON.parse(readFileSync(groupsFile, 'utf8')) : [];
 		await sleep(500);
-		record.leftAlive = [...record.groups, { name: 'npm run dev', pid: child.pid }].filter((group) => groupAlive(group.pid));
+		record.leftAlive = [...record.groups, { name: 'npm run dev', pid: child.pid }].filter((group) =>
+			groupAlive(group.pid),
+		);
 		// Never leave anything behind, whatever the check found.
 		for (const group of record.leftAlive) process.kill(-group.pid, 'SIGKILL');
 		const tail = output.split('\n').slice(-40).join('\n');
@@ -126,11 +156,15 @@ if (!first.error) {
 		login: second.login,
 		workflowIds: second.workflowIds,
 		credentialTests: second.credentialTests,
-		sandboxMoved: /^\s+sandbox\s+(http\S+)/m.exec(first.outputTail)?.[1] !== /^\s+sandbox\s+(http\S+)/m.exec(second.outputTail)?.[1],
+		sandboxMoved:
+			/^\s+sandbox\s+(http\S+)/m.exec(first.outputTail)?.[1] !==
+			/^\s+sandbox\s+(http\S+)/m.exec(second.outputTail)?.[1],
 		exit: second.exit,
 		leftAlive: second.leftAlive,
 		error: second.error,
 	};
 }
 save();
-console.error(`dev step: ${result.error ?? result.second?.error ?? 'ok'}; ready after ${result.readyAfterSeconds ?? '?'} s (again: ${result.second ? 'yes' : 'not run'}); exit ${JSON.stringify(result.exit)}`);
+console.error(
+	`dev step: ${result.error ?? result.second?.error ?? 'ok'}; ready after ${result.readyAfterSeconds ?? '?'} s (again: ${result.second ? 'yes' : 'not run'}); exit ${JSON.stringify(result.exit)}`,
+);

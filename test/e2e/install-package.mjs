@@ -23,7 +23,10 @@ const nodesDir = join(n8nFolder, 'nodes');
 const nodesPackageJson = join(nodesDir, 'package.json');
 mkdirSync(nodesDir, { recursive: true });
 if (!existsSync(nodesPackageJson)) {
-	writeFileSync(nodesPackageJson, JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, 2));
+	writeFileSync(
+		nodesPackageJson,
+		JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, 2),
+	);
 }
 
 const { name } = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
@@ -34,11 +37,21 @@ execFileSync('tar', ['-xzf', tarball, '-C', packageDir, '--strip-components=1'])
 
 const packageJsonPath = join(packageDir, 'package.json');
 // eslint-disable-next-line @typescript-eslint/no-unused-vars
-const { devDependencies, peerDependencies, optionalDependencies, ...packageJson } = JSON.parse(readFileSync(packageJsonPath, 'utf8'));
+const { devDependencies, peerDependencies, optionalDependencies, ...packageJson } = JSON.parse(
+	readFileSync(packageJsonPath, 'utf8'),
+);
 writeFileSync(packageJsonPath, JSON.stringify(packageJson, null, 2));
 execFileSync(
 	'npm',
-	['install', '--audit=false', '--fund=false', '--bin-links=false', '--install-strategy=shallow', '--ignore-scripts=true', '--package-lock=false'],
+	[
+		'install',
+		'--audit=false',
+		'--fund=false',
+		'--bin-links=false',
+		'--install-strategy=shallow',
+		'--ignore-scripts=true',
+		'--package-lock=false',
+	],
 	// npm's own output goes to stderr: stdout is this script's answer.
 	{ cwd: packageDir, stdio: ['ignore', 2, 2] },
 );

@@ -32,7 +32,9 @@ async function sandbox(method, path, body) {
 }
 
 async function runner(path) {
-	const response = await fetch(`${manifest.runnerUrl}${path}`, { headers: { authorization: `Bearer ${process.env.E2E_RUNNER_TOKEN}` } });
+	const response = await fetch(`${manifest.runnerUrl}${path}`, {
+		headers: { authorization: `Bearer ${process.env.E2E_RUNNER_TOKEN}` },
+	});
 	if (!response.ok) throw new Error(`GET ${path}: HTTP ${response.status} ${await response.text()}`);
 	return await response.json();
 }
@@ -91,7 +93,12 @@ function outputsOf(execution) {
 	const runData = run.resultData?.runData ?? {};
 	return {
 		error: run.resultData?.error?.message,
-		nodes: Object.fromEntries(Object.entries(runData).map(([name, runs]) => [name, (runs.at(-1)?.data?.main?.[0] ?? []).map((item) => item.json)])),
+		nodes: Object.fromEntries(
+			Object.entries(runData).map(([name, runs]) => [
+				name,
+				(runs.at(-1)?.data?.main?.[0] ?? []).map((item) => item.json),
+			]),
+		),
 	};
 }
 
@@ -101,15 +108,26 @@ async function reply() {
 	const url = `${n8nUrl}/webhook/${trigger.webhookId}/convo`;
 	const result = { url, text: `e2e inbound ${Date.now()}` };
 	// n8n can answer 404 for a moment after activation; an empty body is refused with 400 and starts nothing.
-	result.probeStatus = await poll(async () => {
-		const status = (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status;
-		return status !== 404 ? status : undefined;
-	}, 60, 500);
+	result.probeStatus = await poll(
+		async () => {
+			const status = (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
+				.status;
+			return status !== 404 ? status : undefined;
+		},
+		60,
+		500,
+	);
 	await sandbox('POST', '/__sandbox/webhooks', { business: manifest.business, url, method: 'POST' });
-	await sandbox('POST', '/__sandbox/inbound', { business: manifest.business, from: '+49 151 1234 0001', text: result.text });
+	await sandbox('POST', '/__sandbox/inbound', {
+		business: manifest.business,
+		from: '+49 151 1234 0001',
+		text: result.text,
+	});
 	result.delivery = await poll(async () => {
 		const deliveries = await sandbox('GET', `/__sandbox/webhooks/deliveries?business=${manifest.business}`);
-		return (Array.isArray(deliveries) ? deliveries : deliveries.deliveries).find((d) => d.url === url && (d.statusCode !== undefined || d.error !== undefined));
+		return (Array.isArray(deliveries) ? deliveries : deliveries.deliveries).find(
+			(d) => d.url === url && (d.statusCode !== undefined || d.error !== undefined),
+		);
 	}, 60);
 	if (result.delivery) delete result.delivery.body;
 	// The execution is saved after the webhook answered (responseMode onReceived): poll for it.
@@ -122,7 +140,9 @@ async function reply() {
 	const all = await executionsOf(wf.id);
 	result.executions = all.map(({ id, status, mode }) => ({ id, status, mode }));
 	if (executions) result.execution = { status: all.at(-1).status, count: all.length, ...outputsOf(all.at(-1)) };
-	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter((m) => m.to === '4915112340001' && m.source !== 'template');
+	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter(
+		(m) => m.to === '4915112340001' && m.source !== 'template',
+	);
 	writeFileSync(join(outDir, 'live-reply.json'), JSON.stringify(result, null, 2));
 }
 
@@ -130,12 +150,22 @@ async function reply() {
 const RUNNER_TRIGGERED = ['campaign-finished-summary.json', 'campaign-delivery-settled-followup.json'];
 
 async function runnerRegistered() {
-	const ids = RUNNER_TRIGGERED.map((file) => workflow(file).nodes.find((node) => node.type === `${manifest.packTypePrefix}convoRunnerTrigger`).webhookId);
-	const webhooks = await poll(async () => {
-		const { webhooks: list } = await runner('/api/webhooks');
-		return ids.every((id) => list.some((hook) => hook.url.includes(id))) ? list : undefined;
-	}, 120, 500);
-	const result = { webhookIds: Object.fromEntries(RUNNER_TRIGGERED.map((file, i) => [file, ids[i]])), webhooks: webhooks ?? (await runner('/api/webhooks')).webhooks };
+	const ids = RUNNER_TRIGGERED.map(
+		(file) =>
+			workflow(file).nodes.find((node) => node.type === `${manifest.packTypePrefix}convoRunnerTrigger`).webhookId,
+	);
+	const webhooks = await poll(
+		async () => {
+			const { webhooks: list } = await runner('/api/webhooks');
+			return ids.every((id) => list.some((hook) => hook.url.includes(id))) ? list : undefined;
+		},
+		120,
+		500,
+	);
+	const result = {
+		webhookIds: Object.fromEntries(RUNNER_TRIGGERED.map((file, i) => [file, ids[i]])),
+		webhooks: webhooks ?? (await runner('/api/webhooks')).webhooks,
+	};
 	writeFileSync(join(outDir, 'live-runner.json'), JSON.stringify(result, null, 2));
 	if (!webhooks) process.exit(1);
 }
@@ -146,22 +176,32 @@ async function campaignFinished() {
 	const newest = [...campaigns, ...items][0];
 	result.campaignId = newest?.id;
 	if (result.campaignId) {
-		result.campaign = await poll(async () => {
-			const status = await runner(`/api/campaigns/${result.campaignId}`);
-			return ['completed', 'cancelled', 'failed'].includes(status.state) ? status : undefined;
-		}, 240, 500);
+		result.campaign = await poll(
+			async () => {
+				const status = await runner(`/api/campaigns/${result.campaignId}`);
+				return ['completed', 'cancelled', 'failed'].includes(status.state) ? status : undefined;
+			},
+			240,
+			500,
+		);
 	}
 	const summary = workflow('campaign-finished-summary.json');
-	const executions = await poll(async () => {
-		const found = await executionsOf(summary.id);
-		return found.some((e) => e.status !== 'running' && e.status !== 'new') ? found : undefined;
-	}, 240, 500);
+	const executions = await poll(
+		async () => {
+			const found = await executionsOf(summary.id);
+			return found.some((e) => e.status !== 'running' && e.status !== 'new') ? found : undefined;
+		},
+		240,
+		500,
+	);
 	// A second delivery of the same event would start a second execution: wait a moment, count again.
 	await sleep(2000);
 	const all = await executionsOf(summary.id);
 	result.executions = all.map(({ id, status, mode }) => ({ id, status, mode }));
 	if (executions) result.execution = { status: all.at(-1).status, count: all.length, ...outputsOf(all.at(-1)) };
-	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter((m) => m.source === 'template');
+	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter(
+		(m) => m.source === 'template',
+	);
 	writeFileSync(join(outDir, 'live-campaign.json'), JSON.stringify(result, null, 2));
 }
 
@@ -177,21 +217,32 @@ async function deliverySettled() {
 	result.campaignId = [...campaigns, ...items][0]?.id;
 	const followup = workflow('campaign-delivery-settled-followup.json');
 	const started = Date.now();
-	const executions = await poll(async () => {
-		const found = await executionsOf(followup.id);
-		return found.some((e) => e.status !== 'running' && e.status !== 'new') ? found : undefined;
-	}, 240, 500);
+	const executions = await poll(
+		async () => {
+			const found = await executionsOf(followup.id);
+			return found.some((e) => e.status !== 'running' && e.status !== 'new') ? found : undefined;
+		},
+		240,
+		500,
+	);
 	result.waitedMs = Date.now() - started;
 	await sleep(8000);
 	const all = await executionsOf(followup.id);
 	result.executions = all.map(({ id, status, mode }) => ({ id, status, mode }));
 	if (executions) result.execution = { status: all.at(-1).status, count: all.length, ...outputsOf(all.at(-1)) };
 	if (result.campaignId) result.campaign = await runner(`/api/campaigns/${result.campaignId}`);
-	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter((m) => m.source === 'template');
+	result.messages = (await sandbox('GET', `/__sandbox/messages?business=${manifest.business}`)).filter(
+		(m) => m.source === 'template',
+	);
 	writeFileSync(join(outDir, 'live-settled.json'), JSON.stringify(result, null, 2));
 }
 
-const phases = { reply, 'runner-registered': runnerRegistered, 'campaign-finished': campaignFinished, 'delivery-settled': deliverySettled };
+const phases = {
+	reply,
+	'runner-registered': runnerRegistered,
+	'campaign-finished': campaignFinished,
+	'delivery-settled': deliverySettled,
+};
 if (!phases[phase]) {
 	console.error(`unknown phase ${phase}; one of ${Object.keys(phases).join(', ')}`);
 	process.exit(2);

@@ -8,7 +8,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { exampleFiles, localCredentials, n8nNodeTypes, prepareExample, TYPE_PREFIX } from '../../scripts/dev/n8n-setup.mjs';
+import {
+	exampleFiles,
+	localCredentials,
+	n8nNodeTypes,
+	prepareExample,
+	TYPE_PREFIX,
+} from '../../scripts/dev/n8n-setup.mjs';
 
 const [baseUrl, outDir, runnerUrl, stubUrl] = process.argv.slice(2);
 if (!baseUrl || !outDir || !runnerUrl || !stubUrl || !process.env.E2E_RUNNER_TOKEN) {
@@ -33,7 +39,10 @@ const ADA_INBOUND = 'My espresso order A-100 has not arrived yet, can you check?
 
 const fixture = await (await fetch(`${baseUrl}/__sandbox/fixture`)).json();
 const business = fixture.businesses[0];
-const credentials = localCredentials({ fixture, runner: { url: runnerUrl, token: process.env.E2E_RUNNER_TOKEN }, model: { url: stubUrl } }, 'e2e');
+const credentials = localCredentials(
+	{ fixture, runner: { url: runnerUrl, token: process.env.E2E_RUNNER_TOKEN }, model: { url: stubUrl } },
+	'e2e',
+);
 
 mkdirSync(join(outDir, 'workflows'), { recursive: true });
 const manifest = {
@@ -82,7 +91,8 @@ const inbound = await fetch(`${baseUrl}/__sandbox/inbound`, {
 	headers: { 'content-type': 'application/json' },
 	body: JSON.stringify({ business: business.id, from: ada.phoneNumber, text: ADA_INBOUND }),
 });
-if (!inbound.ok) throw new Error(`could not seed Ada's inbound message: HTTP ${inbound.status} ${await inbound.text()}`);
+if (!inbound.ok)
+	throw new Error(`could not seed Ada's inbound message: HTTP ${inbound.status} ${await inbound.text()}`);
 
 // Self-test of the suite: E2E_SANDBOX_FAULTS='{"endpoint":"POST /api/external/v2/send-template","errorRate":1,"errorStatus":500}'
 // makes the sandbox fail on purpose, and the run must then report failures.

@@ -13,7 +13,8 @@ import { eventually } from '../sandbox/support';
 import { runWorkflow, type RunResult, type WorkflowJson } from '../harness/workflow';
 
 const examplesDir = join(__dirname, '..', '..', 'examples');
-const load = (file: string) => JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson & { id: string };
+const load = (file: string) =>
+	JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson & { id: string };
 const exampleFiles = () => readdirSync(examplesDir).filter((name) => name.endsWith('.json'));
 
 /** Credential types an example may reference: the pack's own and n8n's OpenAI one. */
@@ -42,13 +43,20 @@ describe('examples/ run as they are against the sandbox', () => {
 	const external = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
 		const response = await fetch(`${sandbox.externalUrl}${path}`, {
 			method,
-			headers: { 'x-api-key': sandbox.fixture.businesses[0].apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+			headers: {
+				'x-api-key': sandbox.fixture.businesses[0].apiKey,
+				...(body === undefined ? {} : { 'content-type': 'application/json' }),
+			},
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
 		if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
 		return (await response.json()) as T;
 	};
-	const messages = async () => await admin<Array<{ to: string; text: string; source?: string }>>('GET', `messages?business=${sandbox.fixture.businesses[0].id}`);
+	const messages = async () =>
+		await admin<Array<{ to: string; text: string; source?: string }>>(
+			'GET',
+			`messages?business=${sandbox.fixture.businesses[0].id}`,
+		);
 
 	beforeAll(async () => {
 		sandbox = await startSandbox({ port: 0 });
@@ -76,7 +84,8 @@ describe('examples/ run as they are against the sandbox', () => {
 			const names = new Set(workflow.nodes.map((node) => node.name));
 			for (const [from, byType] of Object.entries(workflow.connections)) {
 				expect(names.has(from)).toBe(true);
-				for (const outputs of Object.values(byType)) for (const list of outputs ?? []) for (const target of list ?? []) expect(names.has(target.node)).toBe(true);
+				for (const outputs of Object.values(byType))
+					for (const list of outputs ?? []) for (const target of list ?? []) expect(names.has(target.node)).toBe(true);
 			}
 		}
 	});
@@ -89,7 +98,11 @@ describe('examples/ run as they are against the sandbox', () => {
 	test('send-order-update-template sends the template once, with its variables filled', async () => {
 		const result = await run('send-order-update-template.json');
 		expect(result.errorOf('Send order update')).toBeUndefined();
-		expect(result.outputOf('Send order update')[0].json).toMatchObject({ messageId: expect.any(String), success: true, templateName: 'order_update' });
+		expect(result.outputOf('Send order update')[0].json).toMatchObject({
+			messageId: expect.any(String),
+			success: true,
+			templateName: 'order_update',
+		});
 		const sent = await messages();
 		expect(sent).toHaveLength(1);
 		expect(sent[0].to).toBe(ADA.digits);
@@ -102,9 +115,17 @@ describe('examples/ run as they are against the sandbox', () => {
 		const result = await run('tag-and-close-conversation.json');
 		expect(result.errorOf('Tag as VIP')).toBeUndefined();
 		expect(result.errorOf('Close conversation')).toBeUndefined();
-		expect(result.outputOf('Tag as VIP')[0].json).toMatchObject({ uuid: ADA.uuid, tags: ['vip', 'gold'], closedAt: null });
+		expect(result.outputOf('Tag as VIP')[0].json).toMatchObject({
+			uuid: ADA.uuid,
+			tags: ['vip', 'gold'],
+			closedAt: null,
+		});
 		// What the service holds now (an empty PATCH changes nothing and answers the contact).
-		const { contact } = await external<{ contact: Array<{ tags: string[]; closedAt: string | null }> }>('PATCH', `/contacts/${ADA.uuid}`, {});
+		const { contact } = await external<{ contact: Array<{ tags: string[]; closedAt: string | null }> }>(
+			'PATCH',
+			`/contacts/${ADA.uuid}`,
+			{},
+		);
 		expect(contact[0].tags).toEqual(['vip', 'gold']);
 		expect(contact[0].closedAt).toEqual(expect.any(String));
 	});
@@ -115,11 +136,13 @@ describe('examples/ run as they are against the sandbox', () => {
 		expect(result.errorOf('Update its tools')).toBeUndefined();
 		const created = result.outputOf('Create agent')[0].json as { id: string; name: string };
 		expect(created.name).toBe('Order helper');
-		const { agent } = await external<{ agent: { id: string; name: string; tools: Record<string, { enabled: boolean; instructions: string }> } }>(
-			'GET',
-			`/agents/${created.id}`,
-		);
-		expect(agent.tools.handoff_to_human_control).toMatchObject({ enabled: true, instructions: expect.stringContaining('asks for a refund') });
+		const { agent } = await external<{
+			agent: { id: string; name: string; tools: Record<string, { enabled: boolean; instructions: string }> };
+		}>('GET', `/agents/${created.id}`);
+		expect(agent.tools.handoff_to_human_control).toMatchObject({
+			enabled: true,
+			instructions: expect.stringContaining('asks for a refund'),
+		});
 		expect(agent.name).toBe('Order helper');
 	});
 
@@ -130,13 +153,19 @@ describe('examples/ run as they are against the sandbox', () => {
 		test('an inbound message gets one reply that quotes it, and the reply starts nothing', async () => {
 			served = await serveTrigger({ workflow: load('reply-to-inbound-message.json'), credentials: credentials() });
 			const business = sandbox.fixture.businesses[0];
-			const { id: webhookId } = await admin<{ id: string }>('POST', 'webhooks', { business: business.id, url: served.url, method: served.method });
+			const { id: webhookId } = await admin<{ id: string }>('POST', 'webhooks', {
+				business: business.id,
+				url: served.url,
+				method: served.method,
+			});
 			await admin('POST', 'inbound', { business: business.id, from: ADA.phone, text: 'Where is my order A-100?' });
 
 			const [execution] = await served.waitForExecutions(1, 15_000);
 			const runData = execution.run.data.resultData;
 			expect(runData.error).toBeUndefined();
-			expect(runData.runData['Send reply']?.[0]?.data?.main?.[0]?.[0]?.json).toMatchObject({ messageId: expect.any(String) });
+			expect(runData.runData['Send reply']?.[0]?.data?.main?.[0]?.[0]?.json).toMatchObject({
+				messageId: expect.any(String),
+			});
 			const replies = (await messages()).filter((message) => message.to === ADA.digits);
 			expect(replies).toHaveLength(1);
 			expect(replies[0].text).toContain('Hi Ada');
@@ -145,7 +174,9 @@ describe('examples/ run as they are against the sandbox', () => {
 			// once the sandbox has logged the reply's delivery (it logs an attempt after the answer, and
 			// the trigger counts a start before it answers).
 			const delivered = await eventually(async () => {
-				const log = await admin<Array<{ webhookId: string; statusCode?: number; body: { payload: { text?: string } } }>>('GET', 'webhooks/deliveries');
+				const log = await admin<
+					Array<{ webhookId: string; statusCode?: number; body: { payload: { text?: string } } }>
+				>('GET', 'webhooks/deliveries');
 				return log.find((attempt) => attempt.webhookId === webhookId && attempt.body.payload.text === replies[0].text);
 			}, 15_000);
 			expect(delivered.statusCode).toBe(200);

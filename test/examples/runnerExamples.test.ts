@@ -24,14 +24,22 @@ jest.setTimeout(180_000);
 const TOKEN = 'examples-test-token-0123456789abcdef';
 const examplesDir = join(__dirname, '..', '..', 'examples');
 // The nightly-reindex example is pointed at its feed file in examples/: the API reads only there.
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_SOURCE_DIR: examplesDir, RUNNER_TRACKING_SCHEDULE: '2s,5s,12s' });
+const runner = useRunnerUnderTest({
+	RUNNER_TOKEN: TOKEN,
+	RUNNER_SOURCE_DIR: examplesDir,
+	RUNNER_TRACKING_SCHEDULE: '2s,5s,12s',
+});
 let base = '';
 
 beforeAll(async () => {
-	base = await startApi(runner, { CONVO_BASE_URL: runner.sandbox.baseUrl, CONVO_ACCESS_TOKEN: runner.business.accessToken });
+	base = await startApi(runner, {
+		CONVO_BASE_URL: runner.sandbox.baseUrl,
+		CONVO_ACCESS_TOKEN: runner.business.accessToken,
+	});
 });
 
-const load = (file: string) => JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson & { id: string };
+const load = (file: string) =>
+	JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson & { id: string };
 const credentials = () => ({ convoRunnerApi: { runnerUrl: base, token: TOKEN } });
 
 async function runnerGet<T = IDataObject>(path: string): Promise<T> {
@@ -44,22 +52,34 @@ async function runnerGet<T = IDataObject>(path: string): Promise<T> {
  * The example as this harness can run it: `replace` turns a node into a start node emitting the
  * given items (same name, so connections stay); `drop` removes a node and its connections.
  */
-function runnable(workflow: WorkflowJson, { replace = {}, drop = [] }: { replace?: Record<string, IDataObject[]>; drop?: string[] }): WorkflowJson {
+function runnable(
+	workflow: WorkflowJson,
+	{ replace = {}, drop = [] }: { replace?: Record<string, IDataObject[]>; drop?: string[] },
+): WorkflowJson {
 	const known = new Set(workflow.nodes.map((node) => node.name));
-	for (const name of [...Object.keys(replace), ...drop]) if (!known.has(name)) throw new Error(`the example has no node "${name}"`);
+	for (const name of [...Object.keys(replace), ...drop])
+		if (!known.has(name)) throw new Error(`the example has no node "${name}"`);
 	const nodes = workflow.nodes
 		.filter((node) => !drop.includes(node.name))
-		.map((node) => (replace[node.name] ? { ...node, type: 'harness.items', typeVersion: 1, parameters: { items: JSON.stringify(replace[node.name]) } } : node));
+		.map((node) =>
+			replace[node.name]
+				? { ...node, type: 'harness.items', typeVersion: 1, parameters: { items: JSON.stringify(replace[node.name]) } }
+				: node,
+		);
 	const connections: WorkflowJson['connections'] = {};
 	for (const [from, byType] of Object.entries(workflow.connections)) {
 		if (drop.includes(from)) continue;
 		connections[from] = Object.fromEntries(
-			Object.entries(byType).map(([type, outputs]) => [type, (outputs ?? []).map((list) => (list ?? []).filter((c) => !drop.includes(c.node)))]),
+			Object.entries(byType).map(([type, outputs]) => [
+				type,
+				(outputs ?? []).map((list) => (list ?? []).filter((c) => !drop.includes(c.node))),
+			]),
 		);
 	}
 	// A replaced node starts the run: nothing may lead into it.
 	for (const byType of Object.values(connections)) {
-		for (const outputs of Object.values(byType)) for (const list of outputs ?? []) if (list) list.splice(0, list.length, ...list.filter((c) => !replace[c.node]));
+		for (const outputs of Object.values(byType))
+			for (const list of outputs ?? []) if (list) list.splice(0, list.length, ...list.filter((c) => !replace[c.node]));
 	}
 	return { ...workflow, nodes, connections };
 }
@@ -78,15 +98,23 @@ describe('campaign-from-customer-list and campaign-finished-summary, together ag
 
 	test('the list becomes one campaign; campaign.finished starts the summary workflow once, whose report holds every row', async () => {
 		const summary = load('campaign-finished-summary.json');
-		served = await serveTrigger({ workflow: runnable(summary, { drop: ['Count by outcome'] }), credentials: credentials() });
+		served = await serveTrigger({
+			workflow: runnable(summary, { drop: ['Count by outcome'] }),
+			credentials: credentials(),
+		});
 		await served.activate();
 		const { webhooks } = await runnerGet<{ webhooks: Array<{ url: string; events: string[] }> }>('/api/webhooks');
-		expect(webhooks.filter((hook) => hook.url === served?.url)).toEqual([expect.objectContaining({ events: ['campaign.finished'] })]);
+		expect(webhooks.filter((hook) => hook.url === served?.url)).toEqual([
+			expect.objectContaining({ events: ['campaign.finished'] }),
+		]);
 
 		const example = load('campaign-from-customer-list.json');
 		const customers = customersOf(example);
 		expect(customers).toHaveLength(6);
-		const result = await runWorkflow(runnable(example, { replace: { Customers: customers } }), { credentials: credentials(), startNode: 'Customers' });
+		const result = await runWorkflow(runnable(example, { replace: { Customers: customers } }), {
+			credentials: credentials(),
+			startNode: 'Customers',
+		});
 		expect(result.errorOf('Create campaign')).toBeUndefined();
 		const [created] = result.outputOf('Create campaign').map((item) => item.json);
 		// One bad phone and one repeated phone come back rejected with their item index; the 4 others go.
@@ -96,10 +124,16 @@ describe('campaign-from-customer-list and campaign-finished-summary, together ag
 		const [execution] = await served.waitForExecutions(1, 90_000);
 		const runData = execution.run.data.resultData;
 		expect(runData.error).toBeUndefined();
-		expect(execution.items[0].json).toMatchObject({ type: 'campaign.finished', data: { id: created.campaign_id, state: 'completed' } });
+		expect(execution.items[0].json).toMatchObject({
+			type: 'campaign.finished',
+			data: { id: created.campaign_id, state: 'completed' },
+		});
 		const report = (runData.runData['Get report']?.[0]?.data?.main?.[0] ?? []).map((item) => item.json);
 		expect(report).toHaveLength(6);
-		const byOutcome = report.reduce<Record<string, number>>((counts, row) => ({ ...counts, [String(row.outcome)]: (counts[String(row.outcome)] ?? 0) + 1 }), {});
+		const byOutcome = report.reduce<Record<string, number>>(
+			(counts, row) => ({ ...counts, [String(row.outcome)]: (counts[String(row.outcome)] ?? 0) + 1 }),
+			{},
+		);
 		expect(byOutcome).toEqual({ sent: 4, rejected: 2 });
 
 		// What the sandbox got: one template send to each accepted customer, nothing else.
@@ -119,23 +153,44 @@ describe('campaign-delivery-settled-followup against the runner', () => {
 
 	test('campaign.delivery_settled starts the follow-up once per campaign, with its funnel as the sandbox shows it; the report has who read and did not reply', async () => {
 		const followup = load('campaign-delivery-settled-followup.json');
-		served = await serveTrigger({ workflow: runnable(followup, { drop: ['Read, no reply'] }), credentials: credentials() });
+		served = await serveTrigger({
+			workflow: runnable(followup, { drop: ['Read, no reply'] }),
+			credentials: credentials(),
+		});
 		await served.activate();
 		const { webhooks } = await runnerGet<{ webhooks: Array<{ url: string; events: string[] }> }>('/api/webhooks');
-		expect(webhooks.filter((hook) => hook.url === served?.url)).toEqual([expect.objectContaining({ events: ['campaign.delivery_settled'] })]);
+		expect(webhooks.filter((hook) => hook.url === served?.url)).toEqual([
+			expect.objectContaining({ events: ['campaign.delivery_settled'] }),
+		]);
 
 		const example = load('campaign-from-customer-list.json');
-		const result = await runWorkflow(runnable(example, { replace: { Customers: customersOf(example) } }), { credentials: credentials(), startNode: 'Customers' });
+		const result = await runWorkflow(runnable(example, { replace: { Customers: customersOf(example) } }), {
+			credentials: credentials(),
+			startNode: 'Customers',
+		});
 		const [created] = result.outputOf('Create campaign').map((item) => item.json);
 		const id = String(created.campaign_id);
 		const trigger = served;
-		const forCampaign = () => trigger.executions.filter((execution) => (execution.items[0]?.json.data as IDataObject | undefined)?.id === id);
-		const [execution] = await waitFor('the follow-up started by the campaign\'s delivery_settled', async () => (forCampaign().length > 0 ? forCampaign() : undefined), 120_000, 200);
+		const forCampaign = () =>
+			trigger.executions.filter((execution) => (execution.items[0]?.json.data as IDataObject | undefined)?.id === id);
+		const [execution] = await waitFor(
+			"the follow-up started by the campaign's delivery_settled",
+			async () => (forCampaign().length > 0 ? forCampaign() : undefined),
+			120_000,
+			200,
+		);
 		expect(execution.run.data.resultData.error).toBeUndefined();
 
 		// The funnel is what the sandbox shows now: the 4 sent messages read (default timeline), none replied.
-		const messages = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/messages`)).json()) as Array<{ uuid: string; to: string; status: string; source: string }>;
-		const report = (execution.run.data.resultData.runData['Get report']?.[0]?.data?.main?.[0] ?? []).map((item) => item.json);
+		const messages = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/messages`)).json()) as Array<{
+			uuid: string;
+			to: string;
+			status: string;
+			source: string;
+		}>;
+		const report = (execution.run.data.resultData.runData['Get report']?.[0]?.data?.main?.[0] ?? []).map(
+			(item) => item.json,
+		);
 		const sentIds = new Set(report.map((row) => row.message_id).filter(Boolean));
 		const mine = messages.filter((message) => sentIds.has(message.uuid));
 		expect(mine.map((message) => message.status)).toEqual(['read', 'read', 'read', 'read']);
@@ -144,12 +199,25 @@ describe('campaign-delivery-settled-followup against the runner', () => {
 			data: {
 				id,
 				state: 'completed',
-				funnel: { audience: 6, accepted: 4, sent: 4, delivered: 4, read: 4, replied: 0, failed_delivery: 0, in_flight: 0, tracking: 'messaging_api', settled: true },
+				funnel: {
+					audience: 6,
+					accepted: 4,
+					sent: 4,
+					delivered: 4,
+					read: 4,
+					replied: 0,
+					failed_delivery: 0,
+					in_flight: 0,
+					tracking: 'messaging_api',
+					settled: true,
+				},
 			},
 		});
 		// What the Filter keeps: read and no reply, the 4 customers sent to.
 		const followUp = report.filter((row) => row.delivery === 'read' && !row.replied_at);
-		expect(followUp.map((row) => String(row.phone).replace(/\D/g, '')).sort()).toEqual(mine.map((message) => message.to).sort());
+		expect(followUp.map((row) => String(row.phone).replace(/\D/g, '')).sort()).toEqual(
+			mine.map((message) => message.to).sort(),
+		);
 		expect(report.filter((row) => row.outcome === 'rejected').map((row) => row.delivery)).toEqual(['', '']);
 
 		// Once per campaign: every delivery the runner will make has been made, and a tick later no
@@ -179,17 +247,29 @@ describe('nightly-reindex against the runner', () => {
 		expect(result.errorOf('Reindex products')).toBeUndefined();
 		const [started] = result.outputOf('Reindex products').map((item) => item.json);
 		const run = await waitFor('the reindex run to end', async () => {
-			const status = await runnerGet<{ state: string; counts: Record<string, number> }>(`/api/reindex/${String(started.id)}`);
+			const status = await runnerGet<{ state: string; counts: Record<string, number> }>(
+				`/api/reindex/${String(started.id)}`,
+			);
 			return ['queued', 'running'].includes(status.state) ? undefined : status;
 		});
-		expect(run).toMatchObject({ state: 'completed', counts: expect.objectContaining({ read: 5, created: 5, rejected: 0 }) });
+		expect(run).toMatchObject({
+			state: 'completed',
+			counts: expect.objectContaining({ read: 5, created: 5, rejected: 0 }),
+		});
 		const collection = '6dcea3a6-4af1-40ad-844e-4a72ff2233cf';
-		const response = await fetch(`${runner.sandbox.externalUrl}/search/items?collection_id=${collection}`, { headers: { 'x-api-key': runner.business.apiKey } });
+		const response = await fetch(`${runner.sandbox.externalUrl}/search/items?collection_id=${collection}`, {
+			headers: { 'x-api-key': runner.business.apiKey },
+		});
 		const { items } = (await response.json()) as { items: Array<{ external_id: string; is_active: boolean }> };
 		const skus = readFileSync(feed, 'utf8')
 			.trim()
 			.split('\n')
 			.map((line) => (JSON.parse(line) as { sku: string }).sku);
-		expect(items.filter((item) => item.is_active).map((item) => item.external_id).sort()).toEqual(expect.arrayContaining(skus.sort()));
+		expect(
+			items
+				.filter((item) => item.is_active)
+				.map((item) => item.external_id)
+				.sort(),
+		).toEqual(expect.arrayContaining(skus.sort()));
 	});
 });

@@ -42,7 +42,10 @@ registerCredentialType(new ConvoTriggerApi());
 export const TRIGGER_NODE_NAME = 'Convo Trigger';
 const TRIGGER_TYPE = 'n8n-nodes-convo.convoTrigger';
 /** The pack's webhook triggers, by their package names and as n8n names custom extensions. */
-const TRIGGER_TYPES = ['convoTrigger', 'convoRunnerTrigger'].flatMap((name) => [`n8n-nodes-convo.${name}`, `CUSTOM.${name}`]);
+const TRIGGER_TYPES = ['convoTrigger', 'convoRunnerTrigger'].flatMap((name) => [
+	`n8n-nodes-convo.${name}`,
+	`CUSTOM.${name}`,
+]);
 /** Like n8n's editor, which gives every webhook node a fixed id: the URL stays stable. */
 const WEBHOOK_ID = '6f1c2b9e-5d4a-4c8e-9b7a-3e2f1a0d9c8b';
 
@@ -136,7 +139,9 @@ async function preParse(req: WebhookRequest): Promise<{ ok: true } | { ok: false
 function triggerNode(options: TriggerServerOptions): INode {
 	const parameters: IDataObject = { ...options.parameters };
 	if (options.auth) parameters.authentication = 'headerAuth';
-	const credentials = Object.fromEntries(Object.keys(options.credentials ?? {}).map((type, i) => [type, { id: String(i + 2), name: type }]));
+	const credentials = Object.fromEntries(
+		Object.keys(options.credentials ?? {}).map((type, i) => [type, { id: String(i + 2), name: type }]),
+	);
 	if (options.auth) credentials.convoTriggerApi = { id: '1', name: 'Convo Webhook Auth' };
 	return {
 		id: 'trigger',
@@ -164,7 +169,12 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 	const webhookId = node.webhookId ?? WEBHOOK_ID;
 	const nodeType = workflow.nodeTypes.getByNameAndVersion(node.type, node.typeVersion) as INodeType;
 	const description = nodeType.description.webhooks![0] as IWebhookDescription;
-	const workflowData = { id: workflow.id, name: workflow.name, nodes: Object.values(workflow.nodes), connections: json.connections } as unknown as IWorkflowBase;
+	const workflowData = {
+		id: workflow.id,
+		name: workflow.name,
+		nodes: Object.values(workflow.nodes),
+		connections: json.connections,
+	} as unknown as IWorkflowBase;
 
 	const executions: RecordedExecution[] = [];
 	const webhookErrors: Error[] = [];
@@ -209,7 +219,10 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 		const url = new URL(req.url ?? '/', baseUrl);
 		const path = url.pathname.replace(/^\/webhook\//, '');
 		if (!url.pathname.startsWith('/webhook/') || path !== webhookPath) {
-			return sendJson(res, 404, { code: 404, message: `The requested webhook "${req.method} ${path}" is not registered.` });
+			return sendJson(res, 404, {
+				code: 404,
+				message: `The requested webhook "${req.method} ${path}" is not registered.`,
+			});
 		}
 		if (req.method !== method) {
 			return sendJson(res, 404, {
@@ -220,7 +233,8 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 		req.query = Object.fromEntries(url.searchParams);
 		req.params = {};
 		const parsed = await preParse(req);
-		if (!parsed.ok) return sendJson(res, 422, { code: 422, message: 'Failed to parse request body', hint: parsed.hint });
+		if (!parsed.ok)
+			return sendJson(res, 422, { code: 422, message: 'Failed to parse request body', hint: parsed.hint });
 
 		const additionalData = additionalDataFor(req, res);
 		const webhookData = webhookDataFor(additionalData);
@@ -234,7 +248,11 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 		}
 		if (result.noWebhookResponse === true) return;
 		if (result.workflowData === undefined) {
-			return sendJson(res, 200, result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Webhook call received' });
+			return sendJson(
+				res,
+				200,
+				result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Webhook call received' },
+			);
 		}
 		// onReceived: n8n starts the execution, then answers without waiting for it.
 		startedCount += 1;
@@ -261,7 +279,9 @@ export async function serveTrigger(options: TriggerServerOptions = {}): Promise<
 		const data = additionalDataFor();
 		return new HookContext(workflow, node, data, 'trigger', 'activate', webhookDataFor(data));
 	};
-	const webhookMethods = (nodeType as INodeType & { webhookMethods?: Record<string, Record<string, (this: unknown) => Promise<boolean>>> }).webhookMethods?.default;
+	const webhookMethods = (
+		nodeType as INodeType & { webhookMethods?: Record<string, Record<string, (this: unknown) => Promise<boolean>>> }
+	).webhookMethods?.default;
 
 	return {
 		url: productionUrl,

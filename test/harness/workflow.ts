@@ -127,8 +127,22 @@ function resolveCredentialValue(
 ): unknown {
 	if (typeof value !== 'string' || !value.startsWith('=')) return value;
 	const wf = workflow ?? createWorkflow({ nodes: [], connections: {} });
-	const anyNode = node ?? { id: 'credential', name: 'credential', type: 'harness.items', typeVersion: 1, position: [0, 0], parameters: {} };
-	return wf.expression.getSimpleParameterValue(anyNode, value, 'internal', { $credentials: credentials }, undefined, '');
+	const anyNode = node ?? {
+		id: 'credential',
+		name: 'credential',
+		type: 'harness.items',
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: {},
+	};
+	return wf.expression.getSimpleParameterValue(
+		anyNode,
+		value,
+		'internal',
+		{ $credentials: credentials },
+		undefined,
+		'',
+	);
 }
 
 /**
@@ -159,7 +173,9 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 		const options = requestOptions as IHttpRequestOptions & Record<string, unknown>;
 		if (authenticate === undefined) return options;
 		if (typeof authenticate === 'function') return await authenticate(credentials, options);
-		for (const [where, entries] of Object.entries(authenticate.properties) as Array<[string, Record<string, unknown>]>) {
+		for (const [where, entries] of Object.entries(authenticate.properties) as Array<
+			[string, Record<string, unknown>]
+		>) {
 			const target = ((options[where] as Record<string, unknown> | undefined) ?? {}) as Record<string, unknown>;
 			for (const [key, value] of Object.entries(entries)) {
 				target[String(resolveCredentialValue(key, credentials, workflow, node))] = resolveCredentialValue(
@@ -221,7 +237,8 @@ export function createAdditionalData(
 	sendDataToUI?: (type: string, data: unknown) => void,
 ): IWorkflowExecuteAdditionalData {
 	const executionId = fixedExecutionId ?? `harness-${Date.now()}-${++executionCount}`;
-	const hooksData = workflowData ?? ({ id: 'harness', name: 'harness', nodes: [], connections: {} } as unknown as IWorkflowBase);
+	const hooksData =
+		workflowData ?? ({ id: 'harness', name: 'harness', nodes: [], connections: {} } as unknown as IWorkflowBase);
 	return {
 		credentialsHelper: new HarnessCredentialsHelper(credentials),
 		hooks: new ExecutionLifecycleHooks('manual', executionId, hooksData),
@@ -312,8 +329,16 @@ export async function runWorkflow(json: WorkflowJson, options: RunOptions): Prom
 	const startNode = startName ? workflow.getNode(startName) : null;
 	if (!startNode) throw new Error(`No start node "${String(startName)}" in the workflow`);
 
-	const workflowData = { id: workflow.id, name: workflow.name, nodes: Object.values(workflow.nodes), connections: json.connections } as unknown as IWorkflowBase;
-	const execute = new WorkflowExecute(createAdditionalData(options.credentials, workflowData, options.executionId, options.sendDataToUI), 'manual');
+	const workflowData = {
+		id: workflow.id,
+		name: workflow.name,
+		nodes: Object.values(workflow.nodes),
+		connections: json.connections,
+	} as unknown as IWorkflowBase;
+	const execute = new WorkflowExecute(
+		createAdditionalData(options.credentials, workflowData, options.executionId, options.sendDataToUI),
+		'manual',
+	);
 	const run = await execute.run({ workflow, startNode });
 	const runData = run.data.resultData.runData;
 	return {
@@ -365,21 +390,37 @@ export async function testCredential(
 	const request = test.request;
 	const url = new URL(`${String(resolve(request.baseURL ?? ''))}${String(resolve(request.url ?? ''))}`);
 	for (const [key, value] of Object.entries(request.qs ?? {})) url.searchParams.set(key, String(resolve(value)));
-	const authenticated = await new HarnessCredentialsHelper({}).authenticate(data, type, { url: url.toString(), headers: {} });
+	const authenticated = await new HarnessCredentialsHelper({}).authenticate(data, type, {
+		url: url.toString(),
+		headers: {},
+	});
 	let response: Response;
 	try {
-		response = await fetch(url, { method: request.method ?? 'GET', headers: authenticated.headers as Record<string, string> });
+		response = await fetch(url, {
+			method: request.method ?? 'GET',
+			headers: authenticated.headers as Record<string, string>,
+		});
 	} catch (error) {
 		return { status: 'Error', message: `Could not connect: ${(error as Error).message}` };
 	}
 	// As n8n's credential tester: an answer the request does not ignore is an error, checked
 	// against the status rules; any other answer's body is checked against the body rules.
 	const ignore = request.ignoreHttpStatusErrors;
-	const refused = typeof ignore === 'object' ? ignore.except?.includes(response.status) : !ignore && response.status >= 400;
-	const rules = (test.rules ?? []) as Array<{ type: string; properties: { value: unknown; message: string; key?: string } }>;
+	const refused =
+		typeof ignore === 'object' ? ignore.except?.includes(response.status) : !ignore && response.status >= 400;
+	const rules = (test.rules ?? []) as Array<{
+		type: string;
+		properties: { value: unknown; message: string; key?: string };
+	}>;
 	if (refused) {
-		const rule = rules.find((candidate) => candidate.type === 'responseCode' && candidate.properties.value === response.status);
-		return { status: 'Error', message: rule?.properties.message ?? `Received HTTP status code: ${response.status}`, statusCode: response.status };
+		const rule = rules.find(
+			(candidate) => candidate.type === 'responseCode' && candidate.properties.value === response.status,
+		);
+		return {
+			status: 'Error',
+			message: rule?.properties.message ?? `Received HTTP status code: ${response.status}`,
+			statusCode: response.status,
+		};
 	}
 	const text = await response.text();
 	let body: unknown = text;
@@ -389,7 +430,13 @@ export async function testCredential(
 		// Not JSON: body rules read nothing from it.
 	}
 	const at = (value: unknown, path: string) =>
-		path.split('.').reduce<unknown>((current, key) => (current && typeof current === 'object' ? (current as Record<string, unknown>)[key] : undefined), value);
+		path
+			.split('.')
+			.reduce<unknown>(
+				(current, key) =>
+					current && typeof current === 'object' ? (current as Record<string, unknown>)[key] : undefined,
+				value,
+			);
 	for (const rule of rules) {
 		if (rule.type === 'responseSuccessBody' && at(body, rule.properties.key ?? '') === rule.properties.value) {
 			return { status: 'Error', message: rule.properties.message, statusCode: response.status };
@@ -397,4 +444,3 @@ export async function testCredential(
 	}
 	return { status: 'OK', message: 'Connection tested successfully', statusCode: response.status };
 }
-

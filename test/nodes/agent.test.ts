@@ -6,19 +6,29 @@ const UNKNOWN = '00000000-0000-4000-8000-00000000a404';
 
 describe('Convo node: Agent', () => {
 	const context = useSandbox();
-	const stored = async (id: string) => (await external<{ agent: IDataObject }>(context, 'GET', `/agents/${id}`)).body.agent;
+	const stored = async (id: string) =>
+		(await external<{ agent: IDataObject }>(context, 'GET', `/agents/${id}`)).body.agent;
 
 	it('creates an agent with handoff to human control', async () => {
-		const result = await runConvo(context, {
-			resource: 'agent',
-			operation: 'create',
-			name: '={{ $json.name }}',
-			systemPrompt: 'You answer questions about orders.',
-			tools: { handoffEnabled: true, handoffInstructions: 'Hand over when asked for a refund' },
-		}, { items: [{ name: 'Order helper' }] });
+		const result = await runConvo(
+			context,
+			{
+				resource: 'agent',
+				operation: 'create',
+				name: '={{ $json.name }}',
+				systemPrompt: 'You answer questions about orders.',
+				tools: { handoffEnabled: true, handoffInstructions: 'Hand over when asked for a refund' },
+			},
+			{ items: [{ name: 'Order helper' }] },
+		);
 		expect(result.errorOf('Convo')).toBeUndefined();
 		const agent = result.json[0];
-		expect(agent).toMatchObject({ id: expect.any(String), name: 'Order helper', type: 'BASIC', business_id: context.business.id });
+		expect(agent).toMatchObject({
+			id: expect.any(String),
+			name: 'Order helper',
+			type: 'BASIC',
+			business_id: context.business.id,
+		});
 		expect((await stored(agent.id as string)).tools).toMatchObject({
 			handoff_to_human_control: { enabled: true, instructions: 'Hand over when asked for a refund' },
 		});
@@ -36,7 +46,10 @@ describe('Convo node: Agent', () => {
 			resource: 'agent',
 			operation: 'update',
 			agentId: id,
-			updateFields: { promptConfig: '{"tone_prompt":"formal"}', toolsJson: '{"handoff_to_human_control":{"enabled":false,"instructions":"never"}}' },
+			updateFields: {
+				promptConfig: '{"tone_prompt":"formal"}',
+				toolsJson: '{"handoff_to_human_control":{"enabled":false,"instructions":"never"}}',
+			},
 		});
 		const result = await runConvo(context, {
 			resource: 'agent',
@@ -58,16 +71,29 @@ describe('Convo node: Agent', () => {
 	});
 
 	it('says the agent belongs to another business', async () => {
-		const result = await runConvo(context, { resource: 'agent', operation: 'get', agentId: context.other.agents[0].id });
+		const result = await runConvo(context, {
+			resource: 'agent',
+			operation: 'get',
+			agentId: context.other.agents[0].id,
+		});
 		expect(shownError(result)).toContain('This agent belongs to another business (403)');
 	});
 
 	it('names an agent that does not exist (404), refuses a bad id before sending, and names the credential (401)', async () => {
 		const missing = await runConvo(context, { resource: 'agent', operation: 'get', agentId: UNKNOWN });
 		expect(shownError(missing)).toContain(`No agent with ${fieldLabel('agent', 'get', 'agentId')} ${UNKNOWN} (404)`);
-		const bad = await runConvo(context, { resource: 'agent', operation: 'update', agentId: 'agent-1', updateFields: { name: 'x' } });
+		const bad = await runConvo(context, {
+			resource: 'agent',
+			operation: 'update',
+			agentId: 'agent-1',
+			updateFields: { name: 'x' },
+		});
 		expect(shownError(bad)).toContain(`${fieldLabel('agent', 'get', 'agentId')} must be a UUID`);
-		const refused = await runConvo(context, { resource: 'agent', operation: 'create', name: 'x', systemPrompt: 'y' }, { credentials: badCredentials(context) });
+		const refused = await runConvo(
+			context,
+			{ resource: 'agent', operation: 'create', name: 'x', systemPrompt: 'y' },
+			{ credentials: badCredentials(context) },
+		);
 		expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
 	});
 });

@@ -22,7 +22,9 @@ describe('Convo node: many items with Continue On Fail', () => {
 		batching: { requestsAtOnce },
 	});
 	const items = (bad: IDataObject) =>
-		Array.from({ length: 100 }, (_, i) => (i === BAD ? { ...bad, text: `msg ${i}` } : { to: inWindow().phoneNumber, text: `msg ${i}` }));
+		Array.from({ length: 100 }, (_, i) =>
+			i === BAD ? { ...bad, text: `msg ${i}` } : { to: inWindow().phoneNumber, text: `msg ${i}` },
+		);
 
 	async function expectOneErrorAnd99Sent(json: IDataObject[], pairedItems: unknown[]) {
 		expect(json).toHaveLength(100);
@@ -44,11 +46,18 @@ describe('Convo node: many items with Continue On Fail', () => {
 			node: { onError: 'continueRegularOutput' },
 		});
 		expect(result.errorOf('Convo')).toBeUndefined();
-		await expectOneErrorAnd99Sent(result.json, result.output.map((item) => item.pairedItem));
+		await expectOneErrorAnd99Sent(
+			result.json,
+			result.output.map((item) => item.pairedItem),
+		);
 		expect(result.json[BAD].error).toContain('To "not a phone" is not a phone number');
 		// In order one at a time: the service saw the texts in input order.
 		const texts = (await sentMessages(context)).map((message) => message.text);
-		expect(texts).toEqual(items({}).map((item) => item.text).filter((text) => text !== `msg ${BAD}`));
+		expect(texts).toEqual(
+			items({})
+				.map((item) => item.text)
+				.filter((text) => text !== `msg ${BAD}`),
+		);
 	});
 
 	it('with Requests at Once = 10 keeps the output order; a refusal of the service becomes the error item', async () => {
@@ -57,8 +66,14 @@ describe('Convo node: many items with Continue On Fail', () => {
 			node: { onError: 'continueRegularOutput' },
 		});
 		expect(result.errorOf('Convo')).toBeUndefined();
-		await expectOneErrorAnd99Sent(result.json, result.output.map((item) => item.pairedItem));
-		expect(result.json[BAD]).toMatchObject({ error: expect.stringMatching(/^The service refused the request/), httpCode: 400 });
+		await expectOneErrorAnd99Sent(
+			result.json,
+			result.output.map((item) => item.pairedItem),
+		);
+		expect(result.json[BAD]).toMatchObject({
+			error: expect.stringMatching(/^The service refused the request/),
+			httpCode: 400,
+		});
 	});
 
 	it('Requests at Once really overlaps the calls, never more than asked', async () => {
@@ -110,7 +125,9 @@ describe('Convo node: many items with Continue On Fail', () => {
 	it('without Continue On Fail and 5 at once, starts no item after the failure: those in flight finish, then it fails', async () => {
 		// 40 items, the 3rd not a phone number. The five workers take items 0 to 4 at once; item 2
 		// fails before sending, the other four were already on their way.
-		const forty = items({}).slice(0, 40).map((item, i) => (i === 2 ? { ...item, to: 'x' } : item));
+		const forty = items({})
+			.slice(0, 40)
+			.map((item, i) => (i === 2 ? { ...item, to: 'x' } : item));
 		const result = await runConvo(context, sendEach(5), { items: forty });
 		expect(result.errorOf('Convo')?.message).toContain('To "x"');
 		const texts = (await sentMessages(context)).map((message) => message.text).sort();

@@ -7,7 +7,14 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { convoNode, itemsThen, runWorkflow, testCredential } from '../harness/workflow';
 import { campaignCreateParameters } from './support';
-import { positionalTemplate, startApi, startCountingProxy, templateSends, useRunnerUnderTest, waitFor } from '../runner/support';
+import {
+	positionalTemplate,
+	startApi,
+	startCountingProxy,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+} from '../runner/support';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from '../runner/reindexSupport';
 
 jest.setTimeout(240_000);
@@ -35,21 +42,34 @@ async function runnerGet<T = IDataObject>(path: string): Promise<T> {
 }
 
 async function runNode(parameters: IDataObject, items: IDataObject[], executionId?: string) {
-	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), { credentials: credentials(), executionId });
+	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), {
+		credentials: credentials(),
+		executionId,
+	});
 	const error = result.errorOf('Convo') as (Error & { description?: string }) | undefined;
-	return { ...result, json: result.outputOf('Convo').map((item) => item.json), output: result.outputOf('Convo'), error };
+	return {
+		...result,
+		json: result.outputOf('Convo').map((item) => item.json),
+		output: result.outputOf('Convo'),
+		error,
+	};
 }
 
 const phoneOf = (seed: number, i: number) => `49172${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`;
 
-const createParameters = (extra: IDataObject = {}) => campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, extra);
+const createParameters = (extra: IDataObject = {}) =>
+	campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, extra);
 
 const campaignRequests = () => proxy.requests.filter((url) => url.pathname.startsWith('/api/campaigns'));
 
 describe('Campaign → Create', () => {
 	const COUNT = 2000;
 	const BAD = { 5: 'not a phone', 1500: 'duplicate of item 0', 1999: 'empty' } as const;
-	const items = Array.from({ length: COUNT }, (_, i) => ({ phone: `+${phoneOf(1, i)}`, name: `Customer ${i}`, order: `#${i}` })) as IDataObject[];
+	const items = Array.from({ length: COUNT }, (_, i) => ({
+		phone: `+${phoneOf(1, i)}`,
+		name: `Customer ${i}`,
+		order: `#${i}`,
+	})) as IDataObject[];
 	items[5].phone = 'call me maybe';
 	items[1500].phone = items[0].phone;
 	items[1999].phone = '';
@@ -74,8 +94,15 @@ describe('Campaign → Create', () => {
 		expect(result.output[0].pairedItem).toHaveLength(COUNT);
 
 		// What the runner received: a draft, two chunks of 1,000 rows, the start.
-		const made = campaignRequests().slice(before).map((url) => url.pathname);
-		expect(made).toEqual(['/api/campaigns', `/api/campaigns/${campaignId}/recipients`, `/api/campaigns/${campaignId}/recipients`, `/api/campaigns/${campaignId}/start`]);
+		const made = campaignRequests()
+			.slice(before)
+			.map((url) => url.pathname);
+		expect(made).toEqual([
+			'/api/campaigns',
+			`/api/campaigns/${campaignId}/recipients`,
+			`/api/campaigns/${campaignId}/recipients`,
+			`/api/campaigns/${campaignId}/start`,
+		]);
 		expect(await runnerGet(`/api/campaigns/${campaignId}`)).toMatchObject({ id: campaignId, total: COUNT });
 	});
 
@@ -89,7 +116,7 @@ describe('Campaign → Create', () => {
 		expect(listedAfter.map((c) => c.id)).toEqual(listedBefore.map((c) => c.id));
 	});
 
-	it('a new execution of the same input is the same campaign (as n8n\'s Retry is); other content or a new Campaign Key is a new campaign', async () => {
+	it("a new execution of the same input is the same campaign (as n8n's Retry is); other content or a new Campaign Key is a new campaign", async () => {
 		const few = [{ phone: `+${phoneOf(2, 0)}`, name: 'A', order: '#1' }];
 		const first = await runNode(createParameters({ rate: 5 }), few);
 		const second = await runNode(createParameters({ rate: 5 }), few);
@@ -98,7 +125,10 @@ describe('Campaign → Create', () => {
 		const otherKey = await runNode(createParameters({ rate: 5, additionalFields: { campaignKey: 'again' } }), few);
 		expect(new Set([first, otherContent, otherKey].map((run) => run.json[0].campaign_id)).size).toBe(3);
 		for (const run of [first, otherContent, otherKey]) {
-			await fetch(`${base}/api/campaigns/${String(run.json[0].campaign_id)}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+			await fetch(`${base}/api/campaigns/${String(run.json[0].campaign_id)}/cancel`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${TOKEN}` },
+			});
 		}
 	});
 
@@ -131,11 +161,22 @@ describe('Campaign → Create', () => {
 		expect(reportCalls.length).toBeGreaterThanOrEqual(2);
 		expect(reportCalls.every((url) => url.searchParams.has('limit') && url.searchParams.has('offset'))).toBe(true);
 
-		const limited = await runNode({ resource: 'campaign', operation: 'getReport', campaignId, returnAll: false, limit: 50 }, [{}]);
+		const limited = await runNode(
+			{ resource: 'campaign', operation: 'getReport', campaignId, returnAll: false, limit: 50 },
+			[{}],
+		);
 		expect(limited.json).toHaveLength(50);
-		expect(limited.json[49]).toMatchObject({ line: 50, phone: phoneOf(1, 49), outcome: 'sent', message_id: expect.any(String) });
+		expect(limited.json[49]).toMatchObject({
+			line: 50,
+			phone: phoneOf(1, 49),
+			outcome: 'sent',
+			message_id: expect.any(String),
+		});
 
-		const rejected = await runNode({ resource: 'campaign', operation: 'getReport', campaignId, returnAll: true, outcome: 'rejected' }, [{}]);
+		const rejected = await runNode(
+			{ resource: 'campaign', operation: 'getReport', campaignId, returnAll: true, outcome: 'rejected' },
+			[{}],
+		);
 		expect(rejected.json.map((row) => row.line)).toEqual([6, 1501, 2000]);
 	});
 
@@ -177,9 +218,12 @@ describe('runner errors', () => {
 	});
 
 	it('a wrong token: the node says to check the credential, and never shows the token', async () => {
-		const result = await runWorkflow(itemsThen([{}], convoNode({ resource: 'campaign', operation: 'get', campaignId: 'x1' })), {
-			credentials: { convoRunnerApi: { runnerUrl: base, token: 'wrong-token-0123456789' } },
-		});
+		const result = await runWorkflow(
+			itemsThen([{}], convoNode({ resource: 'campaign', operation: 'get', campaignId: 'x1' })),
+			{
+				credentials: { convoRunnerApi: { runnerUrl: base, token: 'wrong-token-0123456789' } },
+			},
+		);
 		const error = result.errorOf('Convo') as Error & { description?: string };
 		expect(error.message).toBe('The runner refused the token');
 		expect(error.description).toMatch(/Token in the Convo Runner API credential/);
@@ -189,14 +233,20 @@ describe('runner errors', () => {
 
 describe('Convo Runner API credential', () => {
 	it('passes with the right token, fails with a wrong one and against another server', async () => {
-		expect(await testCredential('convoRunnerApi', { runnerUrl: `${base}/`, token: TOKEN })).toMatchObject({ status: 'OK' });
-		expect(await testCredential('convoRunnerApi', { runnerUrl: `${base}/api`, token: TOKEN })).toMatchObject({ status: 'OK' });
+		expect(await testCredential('convoRunnerApi', { runnerUrl: `${base}/`, token: TOKEN })).toMatchObject({
+			status: 'OK',
+		});
+		expect(await testCredential('convoRunnerApi', { runnerUrl: `${base}/api`, token: TOKEN })).toMatchObject({
+			status: 'OK',
+		});
 		expect(await testCredential('convoRunnerApi', { runnerUrl: base, token: 'wrong-token-0123456789' })).toMatchObject({
 			status: 'Error',
 			statusCode: 401,
 			message: expect.stringContaining('token was refused'),
 		});
-		expect(await testCredential('convoRunnerApi', { runnerUrl: runner.sandbox.baseUrl, token: TOKEN })).toMatchObject({ status: 'Error' });
+		expect(await testCredential('convoRunnerApi', { runnerUrl: runner.sandbox.baseUrl, token: TOKEN })).toMatchObject({
+			status: 'Error',
+		});
 	});
 });
 
@@ -227,18 +277,33 @@ describe('Reindex Run → Start, Get', () => {
 
 	it('a field the runner refuses is named as the user sees it', async () => {
 		const refused = await runNode(
-			{ resource: 'reindexRun', operation: 'start', collectionId: { __rl: true, mode: 'id', value: collectionOf(runner) }, source: '/nowhere.ndjson', idField: '={{ "" }}' },
+			{
+				resource: 'reindexRun',
+				operation: 'start',
+				collectionId: { __rl: true, mode: 'id', value: collectionOf(runner) },
+				source: '/nowhere.ndjson',
+				idField: '={{ "" }}',
+			},
 			[{}],
 		);
 		expect(refused.error?.message).toMatch(/ID Field/);
 	});
 
-	it('a missing feed is named by the node\'s own parameter, Source, not by the CLI\'s flag', async () => {
+	it("a missing feed is named by the node's own parameter, Source, not by the CLI's flag", async () => {
 		const missing = await runNode(
-			{ resource: 'reindexRun', operation: 'start', collectionId: { __rl: true, mode: 'id', value: collectionOf(runner) }, source: 'missing-feed.ndjson', format: 'ndjson', idField: 'sku' },
+			{
+				resource: 'reindexRun',
+				operation: 'start',
+				collectionId: { __rl: true, mode: 'id', value: collectionOf(runner) },
+				source: 'missing-feed.ndjson',
+				format: 'ndjson',
+				idField: 'sku',
+			},
 			[{}],
 		);
-		expect(missing.error?.message).toBe("The runner refused a field: Source missing-feed.ndjson: no such file in the runner's source directory");
+		expect(missing.error?.message).toBe(
+			"The runner refused a field: Source missing-feed.ndjson: no such file in the runner's source directory",
+		);
 		expect(missing.error?.description).toBe('Correct Source (runner API field: source).');
 	});
 });

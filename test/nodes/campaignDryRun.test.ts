@@ -31,18 +31,40 @@ async function sandboxCounts(): Promise<unknown> {
 
 test('Dry Run answers accepted/rejected counts, reasons, rejections by item and the estimate, and creates no campaign', async () => {
 	const items: IDataObject[] = [
-		...Array.from({ length: 6 }, (_, i) => ({ phone: `+4917450${String(i).padStart(6, '0')}`, name: `Customer ${i}`, order: `#${i}` })),
+		...Array.from({ length: 6 }, (_, i) => ({
+			phone: `+4917450${String(i).padStart(6, '0')}`,
+			name: `Customer ${i}`,
+			order: `#${i}`,
+		})),
 		{ phone: '+4917450000001', name: 'Again', order: '#1' },
 		{ phone: 'nope', name: 'Bad', order: '#x' },
 	];
 	const requestsBefore = await sandboxCounts();
-	const parameters = campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, { rate: 2, options: { dryRun: true }, additionalFields: { testTo: '+4917099999999' } });
-	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), { credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } } });
+	const parameters = campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, {
+		rate: 2,
+		options: { dryRun: true },
+		additionalFields: { testTo: '+4917099999999' },
+	});
+	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), {
+		credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } },
+	});
 	expect(result.errorOf('Convo')).toBeUndefined();
 	const output = result.outputOf('Convo');
 	expect(output).toHaveLength(1);
-	const answer = output[0].json as IDataObject & { rejections: IDataObject[]; reasons: IDataObject[]; estimate: IDataObject };
-	expect(answer).toMatchObject({ kind: 'dry_run', dry_run: true, total: 8, accepted: 6, rejected: 2, counts: { accepted: 6, rejected: 2 }, test_send: { sent: false } });
+	const answer = output[0].json as IDataObject & {
+		rejections: IDataObject[];
+		reasons: IDataObject[];
+		estimate: IDataObject;
+	};
+	expect(answer).toMatchObject({
+		kind: 'dry_run',
+		dry_run: true,
+		total: 8,
+		accepted: 6,
+		rejected: 2,
+		counts: { accepted: 6, rejected: 2 },
+		test_send: { sent: false },
+	});
 	expect(answer.rejections).toEqual([
 		{ item: 6, line: 7, phone: '+4917450000001', reason: 'phone is already in this campaign (line 2)' },
 		{ item: 7, line: 8, phone: 'nope', reason: expect.stringMatching(/^phone /) },

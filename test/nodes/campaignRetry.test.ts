@@ -31,7 +31,9 @@ beforeAll(async () => {
 	base = await startApi(runner);
 	server = createServer((incoming, outgoing) => {
 		const url = new URL(incoming.url ?? '/', base);
-		const drop = (dropping.start && incoming.method === 'POST' && url.pathname.endsWith('/start')) || (dropping.get && incoming.method === 'GET' && /^\/api\/campaigns\/[^/]+$/.test(url.pathname));
+		const drop =
+			(dropping.start && incoming.method === 'POST' && url.pathname.endsWith('/start')) ||
+			(dropping.get && incoming.method === 'GET' && /^\/api\/campaigns\/[^/]+$/.test(url.pathname));
 		const upstream = httpRequest(url, { method: incoming.method, headers: incoming.headers }, (answer) => {
 			if (drop) {
 				// The runner did the work; its answer never reaches the node.
@@ -58,15 +60,23 @@ afterAll(async () => {
 
 async function runNode(parameters: IDataObject, items: IDataObject[]) {
 	// No fixed execution id: every run is a new execution, as n8n's Retry of a failed execution is.
-	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), { credentials: { convoRunnerApi: { runnerUrl: proxyUrl, token: TOKEN } } });
+	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), {
+		credentials: { convoRunnerApi: { runnerUrl: proxyUrl, token: TOKEN } },
+	});
 	const error = result.errorOf('Convo') as (Error & { description?: string }) | undefined;
 	return { json: result.outputOf('Convo').map((item) => item.json), error };
 }
 
 const phoneOf = (seed: number, i: number) => `49173${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`;
-const itemsOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => ({ phone: `+${phoneOf(seed, i)}`, name: `Customer ${i}`, order: `#${i}` })) as IDataObject[];
+const itemsOf = (seed: number, count: number) =>
+	Array.from({ length: count }, (_, i) => ({
+		phone: `+${phoneOf(seed, i)}`,
+		name: `Customer ${i}`,
+		order: `#${i}`,
+	})) as IDataObject[];
 
-const createParameters = (extra: IDataObject = {}) => campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, extra);
+const createParameters = (extra: IDataObject = {}) =>
+	campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, extra);
 
 async function campaignsListed(): Promise<string[]> {
 	const response = await fetch(`${base}/api/campaigns?limit=500`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -75,13 +85,22 @@ async function campaignsListed(): Promise<string[]> {
 
 /** Waits until every listed campaign settled, then counts the sandbox's sends per phone of `seed`. */
 async function sendsPerPhone(seed: number): Promise<Map<string, number>> {
-	await waitFor('every campaign to settle', async () => {
-		const response = await fetch(`${base}/api/campaigns?limit=500`, { headers: { authorization: `Bearer ${TOKEN}` } });
-		const { items } = (await response.json()) as { items: Array<{ state: string }> };
-		return items.every((item) => item.state !== 'running' && item.state !== 'scheduled');
-	}, 120_000, 500);
+	await waitFor(
+		'every campaign to settle',
+		async () => {
+			const response = await fetch(`${base}/api/campaigns?limit=500`, {
+				headers: { authorization: `Bearer ${TOKEN}` },
+			});
+			const { items } = (await response.json()) as { items: Array<{ state: string }> };
+			return items.every((item) => item.state !== 'running' && item.state !== 'scheduled');
+		},
+		120_000,
+		500,
+	);
 	const counts = new Map<string, number>();
-	for (const message of await templateSends(runner.sandbox)) if (message.to.startsWith(`49173${String(seed).padStart(2, '0')}`)) counts.set(message.to, (counts.get(message.to) ?? 0) + 1);
+	for (const message of await templateSends(runner.sandbox))
+		if (message.to.startsWith(`49173${String(seed).padStart(2, '0')}`))
+			counts.set(message.to, (counts.get(message.to) ?? 0) + 1);
 	return counts;
 }
 

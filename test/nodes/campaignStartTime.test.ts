@@ -24,9 +24,18 @@ const items: IDataObject[] = [{ phone: '+4917655000101', name: 'Ada', order: '#1
 
 /** Create with Dry Run in a workflow of `timezone`: what the runner answered, or the node's error. */
 async function dryRunIn(timezone: string, additionalFields: IDataObject) {
-	const parameters = campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, { additionalFields, options: { dryRun: true } });
-	const result = await runWorkflow({ ...itemsThen(items, convoNode(parameters)), timezone }, { credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } } });
-	return { error: result.errorOf('Convo'), answer: result.outputOf('Convo')[0]?.json as (IDataObject & { estimate: { starts_at: string } }) | undefined };
+	const parameters = campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, {
+		additionalFields,
+		options: { dryRun: true },
+	});
+	const result = await runWorkflow(
+		{ ...itemsThen(items, convoNode(parameters)), timezone },
+		{ credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } } },
+	);
+	return {
+		error: result.errorOf('Convo'),
+		answer: result.outputOf('Convo')[0]?.json as (IDataObject & { estimate: { starts_at: string } }) | undefined,
+	};
 }
 
 test("Start Time on a daylight-saving day is the instant the workflow zone's clock names", async () => {
@@ -42,10 +51,16 @@ test("Start Time on a daylight-saving day is the instant the workflow zone's clo
 
 test('A Start Time the clocks skip fails the node naming the field; nothing is created', async () => {
 	const { error } = await dryRunIn('Europe/Berlin', { startAt: '2027-03-28T02:30:00' });
-	expect(error?.message).toBe('Start Time "2027-03-28T02:30:00" does not exist in Europe/Berlin: the clocks jump forward past it that day');
+	expect(error?.message).toBe(
+		'Start Time "2027-03-28T02:30:00" does not exist in Europe/Berlin: the clocks jump forward past it that day',
+	);
 	expect((error as { description?: string } | undefined)?.description).toContain('such as 03:30');
 	const { error: endError } = await dryRunIn('America/New_York', { endAt: '2027-03-14T02:15:00' });
-	expect(endError?.message).toBe('End Time "2027-03-14T02:15:00" does not exist in America/New_York: the clocks jump forward past it that day');
-	const listed = (await (await fetch(`${base}/api/campaigns`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { total: number };
+	expect(endError?.message).toBe(
+		'End Time "2027-03-14T02:15:00" does not exist in America/New_York: the clocks jump forward past it that day',
+	);
+	const listed = (await (
+		await fetch(`${base}/api/campaigns`, { headers: { authorization: `Bearer ${TOKEN}` } })
+	).json()) as { total: number };
 	expect(listed.total).toBe(0);
 });

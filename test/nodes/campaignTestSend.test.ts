@@ -23,7 +23,12 @@ beforeAll(async () => {
 });
 
 const phoneOf = (seed: number, i: number) => `49176${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`;
-const itemsOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => ({ phone: `+${phoneOf(seed, i)}`, name: `Customer ${i}`, order: `#${i}` })) as IDataObject[];
+const itemsOf = (seed: number, count: number) =>
+	Array.from({ length: count }, (_, i) => ({
+		phone: `+${phoneOf(seed, i)}`,
+		name: `Customer ${i}`,
+		order: `#${i}`,
+	})) as IDataObject[];
 const sendsTo = async (phones: string[]) => {
 	const wanted = new Set(phones);
 	return (await templateSends(runner.sandbox)).filter((message) => wanted.has(message.to));
@@ -31,16 +36,25 @@ const sendsTo = async (phones: string[]) => {
 
 async function create(templateId: string, testTo: string, items: IDataObject[]) {
 	const parameters = campaignCreateParameters(runner.business, templateId, { additionalFields: { testTo } });
-	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), { credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } } });
-	return { json: result.outputOf('Convo').map((item) => item.json), error: result.errorOf('Convo') as (Error & { description?: string }) | undefined };
+	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), {
+		credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } },
+	});
+	return {
+		json: result.outputOf('Convo').map((item) => item.json),
+		error: result.errorOf('Convo') as (Error & { description?: string }) | undefined,
+	};
 }
 
-test('Test Send To with a good template: the first item\'s message reaches the test phone, then every item once; the output says the test was accepted', async () => {
+test("Test Send To with a good template: the first item's message reaches the test phone, then every item once; the output says the test was accepted", async () => {
 	const test = phoneOf(1, 99);
 	const items = itemsOf(1, 4);
 	const result = await create(positionalTemplate(runner.business).id, `+${test}`, items);
 	expect(result.error).toBeUndefined();
-	expect(result.json[0]).toMatchObject({ state: 'running', accepted: 4, test_send: { to: test, accepted: true, message_id: expect.any(String) } });
+	expect(result.json[0]).toMatchObject({
+		state: 'running',
+		accepted: 4,
+		test_send: { to: test, accepted: true, message_id: expect.any(String) },
+	});
 	const phones = items.map((_, i) => phoneOf(1, i));
 	await waitFor('every item sent', async () => (await sendsTo(phones)).length === 4);
 	await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -50,7 +64,7 @@ test('Test Send To with a good template: the first item\'s message reaches the t
 	expect((await sendsTo(phones)).length).toBe(4);
 });
 
-test('Test Send To with a template the service does not know: the node fails naming Test Send To and the service\'s 404, and nobody is sent', async () => {
+test("Test Send To with a template the service does not know: the node fails naming Test Send To and the service's 404, and nobody is sent", async () => {
 	const test = phoneOf(2, 99);
 	const items = itemsOf(2, 3);
 	const result = await create(randomUUID(), test, items);

@@ -33,19 +33,41 @@ test('Send Window and End Time: the open zone is sent, the closed one waits and 
 		{ phone: '+4917655000003', name: 'Cy', order: '#3', tz: 'Etc/GMT-12' },
 	];
 	const parameters = campaignCreateParameters(runner.business, positionalTemplate(runner.business).id, {
-		variables: { variable: [{ name: '1', value: '={{ $json.name }}' }, { name: '2', value: '={{ $json.order }}' }, { name: 'tz', value: '={{ $json.tz }}' }] },
+		variables: {
+			variable: [
+				{ name: '1', value: '={{ $json.name }}' },
+				{ name: '2', value: '={{ $json.order }}' },
+				{ name: 'tz', value: '={{ $json.tz }}' },
+			],
+		},
 		additionalFields: { window, endAt: new Date(Date.now() + 20_000).toISOString() },
 	});
-	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), { credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } } });
+	const result = await runWorkflow(itemsThen(items, convoNode(parameters)), {
+		credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } },
+	});
 	expect(result.errorOf('Convo')).toBeUndefined();
 	const id = String(result.outputOf('Convo')[0].json.campaign_id ?? result.outputOf('Convo')[0].json.id);
-	const get = async () => (await (await fetch(`${base}/api/campaigns/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as IDataObject & { counts: Record<string, number> };
-	const done = await waitFor('the campaign to complete at its end', async () => {
-		const campaign = await get();
-		return campaign.state === 'completed' ? campaign : undefined;
-	}, 90_000, 500);
+	const get = async () =>
+		(await (
+			await fetch(`${base}/api/campaigns/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+		).json()) as IDataObject & { counts: Record<string, number> };
+	const done = await waitFor(
+		'the campaign to complete at its end',
+		async () => {
+			const campaign = await get();
+			return campaign.state === 'completed' ? campaign : undefined;
+		},
+		90_000,
+		500,
+	);
 	expect(done.counts).toMatchObject({ sent: 2, expired: 1, pending: 0 });
-	expect(done).toMatchObject({ window, zones: [{ zone: 'UTC', recipients: 2 }, { zone: 'Etc/GMT-12', recipients: 1 }] });
+	expect(done).toMatchObject({
+		window,
+		zones: [
+			{ zone: 'UTC', recipients: 2 },
+			{ zone: 'Etc/GMT-12', recipients: 1 },
+		],
+	});
 	const sends = (await templateSends(runner.sandbox)).filter((message) => message.to.startsWith('4917655'));
 	expect(sends.map((message) => message.to).sort()).toEqual(['4917655000001', '4917655000002']);
 	expect(sends.map((message) => message.template?.variables)).toContainEqual({ 1: 'Ada', 2: '#1' });

@@ -57,7 +57,12 @@ describe('Convo node: Contact', () => {
 			const updateTags = (tagsFields: IDataObject, items?: IDataObject[]) =>
 				runConvo(
 					context,
-					{ resource: 'contact', operation: 'update', contactUuid: first().uuid, updateFields: { name: 'Ada L.', ...tagsFields } },
+					{
+						resource: 'contact',
+						operation: 'update',
+						contactUuid: first().uuid,
+						updateFields: { name: 'Ada L.', ...tagsFields },
+					},
 					items ? { items } : {},
 				);
 			const seed = async (tags: string[]) => {
@@ -73,7 +78,12 @@ describe('Convo node: Contact', () => {
 				expect(after.name).toBe('Ada L.');
 
 				// Nothing at all to change: the contact comes back as it is.
-				const nothing = await runConvo(context, { resource: 'contact', operation: 'update', contactUuid: first().uuid, updateFields: { name: '', tags: '' } });
+				const nothing = await runConvo(context, {
+					resource: 'contact',
+					operation: 'update',
+					contactUuid: first().uuid,
+					updateFields: { name: '', tags: '' },
+				});
 				expect(nothing.errorOf('Convo')).toBeUndefined();
 				expect(nothing.json[0]).toMatchObject({ uuid: first().uuid, tags: ['vip', 'newsletter'], name: 'Ada L.' });
 			});
@@ -108,7 +118,9 @@ describe('Convo node: Contact', () => {
 
 			it('Remove takes away only the given tags', async () => {
 				await seed(['vip', 'newsletter', 'gold']);
-				const result = await updateTags({ tags: '={{ $json.drop }}', tagsMode: 'remove' }, [{ drop: ['newsletter', 'unknown'] }]);
+				const result = await updateTags({ tags: '={{ $json.drop }}', tagsMode: 'remove' }, [
+					{ drop: ['newsletter', 'unknown'] },
+				]);
 				expect(result.errorOf('Convo')).toBeUndefined();
 				expect((await contactNow(context, first().uuid)).tags).toEqual(['vip', 'gold']);
 			});
@@ -126,7 +138,14 @@ describe('Convo node: Contact', () => {
 				resource: 'contact',
 				operation: 'update',
 				contactUuid: first().uuid,
-				updateFields: { customFields: { field: [{ key: 'tier', value: 'gold' }, { key: 'tier', value: 'silver' }] } },
+				updateFields: {
+					customFields: {
+						field: [
+							{ key: 'tier', value: 'gold' },
+							{ key: 'tier', value: 'silver' },
+						],
+					},
+				},
 			});
 			expect(shownError(result)).toContain('Custom Fields: the key "tier" is given twice');
 			expect(await contactNow(context, first().uuid)).toEqual(before);
@@ -144,8 +163,15 @@ describe('Convo node: Contact', () => {
 		});
 
 		it('names the contact that does not exist (404)', async () => {
-			const result = await runConvo(context, { resource: 'contact', operation: 'update', contactUuid: UNKNOWN, updateFields: { name: 'X' } });
-			expect(shownError(result)).toContain(`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN} (404)`);
+			const result = await runConvo(context, {
+				resource: 'contact',
+				operation: 'update',
+				contactUuid: UNKNOWN,
+				updateFields: { name: 'X' },
+			});
+			expect(shownError(result)).toContain(
+				`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN} (404)`,
+			);
 		});
 
 		it('says which credential to check (401)', async () => {
@@ -162,23 +188,45 @@ describe('Convo node: Contact', () => {
 		it('returns one item per message, newest first, up to the limit', async () => {
 			const contact = first();
 			for (const text of ['one', 'two', 'three']) {
-				await admin(context.sandbox, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text });
+				await admin(context.sandbox, 'POST', 'inbound', {
+					business: context.business.id,
+					from: contact.phoneNumber,
+					text,
+				});
 			}
-			const result = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: contact.uuid, messageLimit: 2 });
+			const result = await runConvo(context, {
+				resource: 'contact',
+				operation: 'getMessages',
+				contactUuid: contact.uuid,
+				messageLimit: 2,
+			});
 			expect(result.errorOf('Convo')).toBeUndefined();
 			expect(result.json.map((m) => m.text)).toEqual(['three', 'two']);
 			expect(result.output.every((item) => (item.pairedItem as { item: number }).item === 0)).toBe(true);
 		});
 
 		it('refuses a limit above 200 before sending (400 rule)', async () => {
-			const result = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: first().uuid, messageLimit: 500 });
-			expect(shownError(result)).toContain(`${fieldLabel('contact', 'getMessages', 'messageLimit')} is 500; at most 200`);
+			const result = await runConvo(context, {
+				resource: 'contact',
+				operation: 'getMessages',
+				contactUuid: first().uuid,
+				messageLimit: 500,
+			});
+			expect(shownError(result)).toContain(
+				`${fieldLabel('contact', 'getMessages', 'messageLimit')} is 500; at most 200`,
+			);
 		});
 
 		it('names the contact that does not exist (404) and the credential (401)', async () => {
 			const missing = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: UNKNOWN });
-			expect(shownError(missing)).toContain(`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN}`);
-			const refused = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: first().uuid }, { credentials: badCredentials(context) });
+			expect(shownError(missing)).toContain(
+				`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN}`,
+			);
+			const refused = await runConvo(
+				context,
+				{ resource: 'contact', operation: 'getMessages', contactUuid: first().uuid },
+				{ credentials: badCredentials(context) },
+			);
 			expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
 		});
 	});
@@ -186,21 +234,39 @@ describe('Convo node: Contact', () => {
 	describe('Close and Reopen Conversations', () => {
 		it('sets closedAt on close and clears it on reopen', async () => {
 			const contact = first();
-			const closed = await runConvo(context, { resource: 'contact', operation: 'closeConversations', contactUuid: contact.uuid });
+			const closed = await runConvo(context, {
+				resource: 'contact',
+				operation: 'closeConversations',
+				contactUuid: contact.uuid,
+			});
 			expect(closed.errorOf('Convo')).toBeUndefined();
 			expect(closed.json[0].closedAt).toEqual(expect.any(String));
 			expect((await contactNow(context, contact.uuid)).closedAt).toEqual(expect.any(String));
 
-			const reopened = await runConvo(context, { resource: 'contact', operation: 'reopenConversations', contactUuid: contact.uuid, simplify: false });
+			const reopened = await runConvo(context, {
+				resource: 'contact',
+				operation: 'reopenConversations',
+				contactUuid: contact.uuid,
+				simplify: false,
+			});
 			expect(reopened.json[0]).toEqual({ contact: [expect.objectContaining({ uuid: contact.uuid, closedAt: null })] });
 			expect((await contactNow(context, contact.uuid)).closedAt).toBeNull();
 		});
 
-		it.each(['closeConversations', 'reopenConversations'])('%s: 404 names the contact, 401 the credential', async (operation) => {
-			const missing = await runConvo(context, { resource: 'contact', operation, contactUuid: UNKNOWN });
-			expect(shownError(missing)).toContain(`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN}`);
-			const refused = await runConvo(context, { resource: 'contact', operation, contactUuid: first().uuid }, { credentials: badCredentials(context) });
-			expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
-		});
+		it.each(['closeConversations', 'reopenConversations'])(
+			'%s: 404 names the contact, 401 the credential',
+			async (operation) => {
+				const missing = await runConvo(context, { resource: 'contact', operation, contactUuid: UNKNOWN });
+				expect(shownError(missing)).toContain(
+					`No contact with ${fieldLabel('contact', 'update', 'contactUuid')} ${UNKNOWN}`,
+				);
+				const refused = await runConvo(
+					context,
+					{ resource: 'contact', operation, contactUuid: first().uuid },
+					{ credentials: badCredentials(context) },
+				);
+				expect(shownError(refused)).toContain('Check the API key in the Convo External API credential');
+			},
+		);
 	});
 });

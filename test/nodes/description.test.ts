@@ -68,7 +68,9 @@ describe('Convo node description', () => {
 	});
 
 	it("offers every recipient outcome of the runner's contract in Campaign → Get Report, and All", () => {
-		const outcome = description.properties.find((field) => field.name === 'outcome' && field.displayOptions?.show?.operation?.includes('getReport'));
+		const outcome = description.properties.find(
+			(field) => field.name === 'outcome' && field.displayOptions?.show?.operation?.includes('getReport'),
+		);
 		const values = (outcome?.options as INodePropertyOptions[]).map((option) => option.value);
 		expect(values.sort()).toEqual(['all', ...RECIPIENT_OUTCOMES].sort());
 	});
@@ -121,10 +123,16 @@ describe('Convo node description', () => {
 		for (const field of description.properties) {
 			if (['resource', 'batching'].includes(field.name)) continue;
 			const show = field.displayOptions?.show ?? {};
-			expect({ field: field.name, resources: show.resource }).toEqual({ field: field.name, resources: expect.any(Array) });
+			expect({ field: field.name, resources: show.resource }).toEqual({
+				field: field.name,
+				resources: expect.any(Array),
+			});
 			// The operation selector is the one field shown for a whole resource.
 			if (field.name === 'operation') continue;
-			expect({ field: field.name, operations: show.operation }).toEqual({ field: field.name, operations: expect.any(Array) });
+			expect({ field: field.name, operations: show.operation }).toEqual({
+				field: field.name,
+				operations: expect.any(Array),
+			});
 			for (const resource of show.resource as string[]) {
 				for (const operation of show.operation as string[]) {
 					if (!known.has(`${resource}.${operation}`)) shownForUnknown.push(`${field.name} (${resource}.${operation})`);
@@ -143,9 +151,9 @@ describe('Convo node description', () => {
 			}),
 		);
 		expect(routed.sort()).toEqual(operationsOfDescription().sort());
-		const resourceOptions = (description.properties.find((field) => field.name === 'resource')!.options as INodePropertyOptions[]).map(
-			(option) => option.value,
-		);
+		const resourceOptions = (
+			description.properties.find((field) => field.name === 'resource')!.options as INodePropertyOptions[]
+		).map((option) => option.value);
 		expect(Object.keys(resources).sort()).toEqual(resourceOptions.sort());
 
 		// Through n8n-core against the sandbox: each operation of the description reaches its execute.
@@ -154,8 +162,14 @@ describe('Convo node description', () => {
 			const [resource, operation] = key.split('.');
 			const parameters = { resource, operation, ...requiredValues(resource, operation) };
 			const result = await runWorkflow(itemsThen([{}], convoNode(parameters)), { credentials: context.credentials });
-			expect({ key, error: result.errorOf('Convo')?.message ?? '' }).not.toEqual({ key, error: expect.stringContaining('is not known') });
-			expect({ key, ran: result.errorOf('Convo') !== undefined || result.outputOf('Convo').length > 0 }).toEqual({ key, ran: true });
+			expect({ key, error: result.errorOf('Convo')?.message ?? '' }).not.toEqual({
+				key,
+				error: expect.stringContaining('is not known'),
+			});
+			expect({ key, ran: result.errorOf('Convo') !== undefined || result.outputOf('Convo').length > 0 }).toEqual({
+				key,
+				ran: true,
+			});
 		}
 	});
 
@@ -171,8 +185,10 @@ describe('Convo node description', () => {
 		const identifiers = allFields(description.properties).filter(
 			([, field]) => / ID$/.test(field.displayName) && !['externalId', 'campaignId', 'runId'].includes(field.name),
 		);
-		const mode = (field: INodeProperties, name: string) => field.modes?.find((m) => m.name === name) as INodePropertyMode;
-		const regexOf = (m: INodePropertyMode) => new RegExp((m.validation?.[0] as unknown as { properties: { regex: string } }).properties.regex);
+		const mode = (field: INodeProperties, name: string) =>
+			field.modes?.find((m) => m.name === name) as INodePropertyMode;
+		const regexOf = (m: INodePropertyMode) =>
+			new RegExp((m.validation?.[0] as unknown as { properties: { regex: string } }).properties.regex);
 		const UUID = '9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64';
 
 		it('say "ID", never "UUID", in every label', () => {
@@ -217,7 +233,9 @@ describe('Convo node description', () => {
 			const extract = byUrl.extractValue as { type: string; regex: string };
 			expect(new RegExp(extract.regex).exec(link)?.[1]).toBe(UUID);
 			// Only contacts have dashboard links in the service's answers.
-			expect(new Set(identifiers.filter(([, field]) => mode(field, 'url')).map(([path]) => path))).toEqual(new Set(['contactUuid']));
+			expect(new Set(identifiers.filter(([, field]) => mode(field, 'url')).map(([path]) => path))).toEqual(
+				new Set(['contactUuid']),
+			);
 		});
 	});
 });

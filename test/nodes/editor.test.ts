@@ -7,7 +7,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import type { IDataObject, INode, INodeListSearchResult, INodeParameterResourceLocator, INodeParameters, INodeProperties, INodePropertyOptions, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INode,
+	INodeListSearchResult,
+	INodeParameterResourceLocator,
+	INodeParameters,
+	INodeProperties,
+	INodePropertyOptions,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 import { NodeHelpers } from 'n8n-workflow';
 import { LoadOptionsContext } from 'n8n-core';
 
@@ -32,10 +41,17 @@ type PanelEntry = { name: string; displayName: string; description: string; grou
  * trigger is an entry of its own.
  */
 function panelEntries(types: INodeTypeDescription[]): PanelEntry[] {
-	const entry = (type: INodeTypeDescription): PanelEntry => ({ name: `${PACKAGE}.${type.name}`, displayName: type.displayName, description: type.description, group: type.group });
+	const entry = (type: INodeTypeDescription): PanelEntry => ({
+		name: `${PACKAGE}.${type.name}`,
+		displayName: type.displayName,
+		description: type.description,
+		group: type.group,
+	});
 	// A node with a Resource selector has actions in the panel (resourceCategories in the same file).
 	const hasActions = (type: INodeTypeDescription) => type.properties.some((property) => property.name === 'resource');
-	const entries = types.filter((type) => !type.group.includes('trigger')).map((type) => ({ entry: entry(type), actions: hasActions(type) }));
+	const entries = types
+		.filter((type) => !type.group.includes('trigger'))
+		.map((type) => ({ entry: entry(type), actions: hasActions(type) }));
 	for (const trigger of types.filter((type) => type.group.includes('trigger'))) {
 		const app = entries.find(({ entry: { name } }) => name === `${PACKAGE}.${trigger.name}`.replace('Trigger', ''));
 		if (app?.actions) app.entry.description = trigger.description;
@@ -56,7 +72,11 @@ describe("n8n's nodes panel", () => {
 		expect(app.description).toMatch(/start workflows when a message is received or sent$/);
 		// Inside that entry the trigger's events are listed under Triggers, each by its action.
 		const triggerOn = new ConvoTrigger().description.properties.find((p) => p.displayName === 'Trigger On');
-		expect((triggerOn?.options as INodePropertyOptions[]).map((o) => o.action)).toEqual(['On message received', 'On message sent', 'On any message']);
+		expect((triggerOn?.options as INodePropertyOptions[]).map((o) => o.action)).toEqual([
+			'On message received',
+			'On message sent',
+			'On any message',
+		]);
 	});
 
 	it('describes the Convo Runner Trigger entry (a trigger of its own) as a trigger', () => {
@@ -67,20 +87,38 @@ describe("n8n's nodes panel", () => {
 });
 
 /** Every resource locator of the node with the resource and operation it is shown for. */
-function locators(description: INodeTypeDescription): Array<{ field: INodeProperties; resource: string; operation: string }> {
+function locators(
+	description: INodeTypeDescription,
+): Array<{ field: INodeProperties; resource: string; operation: string }> {
 	return description.properties
 		.filter((field) => field.type === 'resourceLocator')
 		.flatMap((field) =>
 			((field.displayOptions?.show?.resource ?? []) as string[]).flatMap((resource) =>
-				((field.displayOptions?.show?.operation ?? []) as string[]).map((operation) => ({ field, resource, operation })),
+				((field.displayOptions?.show?.operation ?? []) as string[]).map((operation) => ({
+					field,
+					resource,
+					operation,
+				})),
 			),
 		);
 }
 
 /** The value n8n gives a new node's parameter (a node added in the editor, at the default version). */
-function newNodeValue(version: number, resource: string, operation: string, name: string): INodeParameterResourceLocator {
+function newNodeValue(
+	version: number,
+	resource: string,
+	operation: string,
+	name: string,
+): INodeParameterResourceLocator {
 	const node = { ...convoNode({ resource, operation }), id: 'n', typeVersion: version, position: [0, 0] } as INode;
-	const parameters = NodeHelpers.getNodeParameters(atDefault.properties, { resource, operation } as INodeParameters, true, false, node, atDefault) as IDataObject;
+	const parameters = NodeHelpers.getNodeParameters(
+		atDefault.properties,
+		{ resource, operation } as INodeParameters,
+		true,
+		false,
+		node,
+		atDefault,
+	) as IDataObject;
 	return parameters[name] as unknown as INodeParameterResourceLocator;
 }
 
@@ -95,17 +133,37 @@ describe('resource locators open usable', () => {
 			if (!NodeHelpers.displayParameter({ resource, operation }, field, node, atDefault)) continue;
 			seen.push(`${resource}.${operation}.${field.name}`);
 			const value = newNodeValue(defaultVersion, resource, operation, field.name);
-			expect([resource, operation, field.name, String(value.value).startsWith('=')]).toEqual([resource, operation, field.name, false]);
+			expect([resource, operation, field.name, String(value.value).startsWith('=')]).toEqual([
+				resource,
+				operation,
+				field.name,
+				false,
+			]);
 			if (field.modes?.some((mode) => mode.name === 'list')) {
-				expect([resource, operation, field.name, value]).toEqual([resource, operation, field.name, { __rl: true, mode: 'list', value: '' }]);
+				expect([resource, operation, field.name, value]).toEqual([
+					resource,
+					operation,
+					field.name,
+					{ __rl: true, mode: 'list', value: '' },
+				]);
 			}
 		}
-		for (const id of ['campaign.get.campaignId', 'campaign.pause.campaignId', 'campaign.getReport.campaignId', 'reindexRun.get.runId']) expect(seen).toContain(id);
+		for (const id of [
+			'campaign.get.campaignId',
+			'campaign.pause.campaignId',
+			'campaign.getReport.campaignId',
+			'reindexRun.get.runId',
+		])
+			expect(seen).toContain(id);
 	});
 
-	it('keep the previous node\'s id as the default of version 1, so workflows written for it run as before', () => {
+	it("keep the previous node's id as the default of version 1, so workflows written for it run as before", () => {
 		expect(Object.keys(convo.nodeVersions).sort()).toEqual(['1', '1.1']);
-		expect(newNodeValue(1, 'campaign', 'get', 'campaignId')).toEqual({ __rl: true, mode: 'id', value: '={{ $json.campaign_id }}' });
+		expect(newNodeValue(1, 'campaign', 'get', 'campaignId')).toEqual({
+			__rl: true,
+			mode: 'id',
+			value: '={{ $json.campaign_id }}',
+		});
 		expect(newNodeValue(1, 'reindexRun', 'get', 'runId')).toEqual({ __rl: true, mode: 'id', value: '={{ $json.id }}' });
 	});
 });
@@ -120,11 +178,16 @@ function fakeRunner(campaigns: IDataObject[], runs: IDataObject[]): Promise<{ ur
 			const limit = Number(url.searchParams.get('limit') ?? 50);
 			body = { items: campaigns.slice(offset, offset + limit), total: campaigns.length, limit, offset };
 		} else if (url.pathname === '/api/reindex') body = { runs, schedules: [] };
-		else if (url.pathname.startsWith('/api/campaigns/')) body = campaigns.find((c) => c.id === url.pathname.split('/')[3]) ?? body;
+		else if (url.pathname.startsWith('/api/campaigns/'))
+			body = campaigns.find((c) => c.id === url.pathname.split('/')[3]) ?? body;
 		response.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
 		response.end(JSON.stringify(body));
 	});
-	return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })));
+	return new Promise((resolve) =>
+		server.listen(0, '127.0.0.1', () =>
+			resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }),
+		),
+	);
 }
 
 const LONG_NAME = `Spring sale for returning customers in Berlin, Hamburg and Munich, second reminder with the new catalogue (${'x'.repeat(10)})`;
@@ -132,7 +195,9 @@ const campaigns: IDataObject[] = [
 	{ id: 'cmwt6cul0dwet7n', name: LONG_NAME, state: 'running', total: 300, counts: { sent: 120, pending: 180 } },
 	{ id: 'cmwt6cul0dwet7m', name: 'March promo', state: 'paused', total: 2, counts: { sent: 0, pending: 2 } },
 ];
-const runs: IDataObject[] = [{ id: 'rmwt6cul0dwet7n', state: 'completed', collection: '9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64', counts: {} }];
+const runs: IDataObject[] = [
+	{ id: 'rmwt6cul0dwet7n', state: 'completed', collection: '9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64', counts: {} },
+];
 
 describe('From List lines', () => {
 	let runner: { url: string; server: Server };
@@ -142,18 +207,41 @@ describe('From List lines', () => {
 	});
 	afterAll(() => new Promise<void>((resolve) => runner.server.close(() => resolve())));
 
-	const methods = (convo.getNodeType(defaultVersion) as { methods?: { listSearch?: Record<string, (this: LoadOptionsContext, filter?: string, token?: string) => Promise<INodeListSearchResult>> } }).methods?.listSearch ?? {};
+	const methods =
+		(
+			convo.getNodeType(defaultVersion) as {
+				methods?: {
+					listSearch?: Record<
+						string,
+						(this: LoadOptionsContext, filter?: string, token?: string) => Promise<INodeListSearchResult>
+					>;
+				};
+			}
+		).methods?.listSearch ?? {};
 
 	async function search(method: string, filter?: string): Promise<INodeListSearchResult> {
-		const node = { ...convoNode({ resource: 'campaign', operation: 'get' }), id: 'convo', typeVersion: defaultVersion, position: [0, 0] } as INode;
-		const context = new LoadOptionsContext(createWorkflow({ nodes: [node], connections: {} }), node, createAdditionalData(credentials()), 'parameters.campaignId');
+		const node = {
+			...convoNode({ resource: 'campaign', operation: 'get' }),
+			id: 'convo',
+			typeVersion: defaultVersion,
+			position: [0, 0],
+		} as INode;
+		const context = new LoadOptionsContext(
+			createWorkflow({ nodes: [node], connections: {} }),
+			node,
+			createAdditionalData(credentials()),
+			'parameters.campaignId',
+		);
 		return await methods[method].call(context, filter);
 	}
 
 	it('show the name and the id of every item, the name shortened so that the id stays in view', async () => {
 		// Every listSearch method of the node is covered here.
 		expect(Object.keys(methods).sort()).toEqual(['searchCampaigns', 'searchReindexRuns']);
-		const found = { searchCampaigns: (await search('searchCampaigns')).results, searchReindexRuns: (await search('searchReindexRuns')).results };
+		const found = {
+			searchCampaigns: (await search('searchCampaigns')).results,
+			searchReindexRuns: (await search('searchReindexRuns')).results,
+		};
 		for (const [method, results] of Object.entries(found)) {
 			expect([method, results.length]).toEqual([method, method === 'searchCampaigns' ? 2 : 1]);
 			for (const { name, value } of results) {
@@ -161,13 +249,20 @@ describe('From List lines', () => {
 				expect(name.length).toBeLessThanOrEqual(LIST_NAME_MAX + ` (${String(value)})`.length);
 			}
 		}
-		expect(found.searchCampaigns.map((r) => r.name)).toEqual([`${LONG_NAME.slice(0, LIST_NAME_MAX - 1).trimEnd()}… (cmwt6cul0dwet7n)`, 'March promo (cmwt6cul0dwet7m)']);
+		expect(found.searchCampaigns.map((r) => r.name)).toEqual([
+			`${LONG_NAME.slice(0, LIST_NAME_MAX - 1).trimEnd()}… (cmwt6cul0dwet7n)`,
+			'March promo (cmwt6cul0dwet7m)',
+		]);
 		// A run has no name: the collection it fills stands for one.
-		expect(found.searchReindexRuns.map((r) => r.name)).toEqual([`${`Collection ${String(runs[0].collection)}`.slice(0, LIST_NAME_MAX - 1)}… (rmwt6cul0dwet7n)`]);
+		expect(found.searchReindexRuns.map((r) => r.name)).toEqual([
+			`${`Collection ${String(runs[0].collection)}`.slice(0, LIST_NAME_MAX - 1)}… (rmwt6cul0dwet7n)`,
+		]);
 	});
 
 	it('keep nothing that goes stale in the name the editor caches (state, counts), and still find items by them', async () => {
-		const all = [...(await search('searchCampaigns')).results, ...(await search('searchReindexRuns')).results].map((r) => r.name).join('\n');
+		const all = [...(await search('searchCampaigns')).results, ...(await search('searchReindexRuns')).results]
+			.map((r) => r.name)
+			.join('\n');
 		expect(all).not.toMatch(/running|paused|completed|sent/);
 		expect((await search('searchCampaigns', 'PAUSED')).results.map((r) => r.value)).toEqual(['cmwt6cul0dwet7m']);
 		expect((await search('searchCampaigns', 'catalogue')).results.map((r) => r.value)).toEqual(['cmwt6cul0dwet7n']);
@@ -176,13 +271,30 @@ describe('From List lines', () => {
 
 	it('a new Convo node (default version) picks its campaign From List and runs; left empty it does not start', async () => {
 		const node = (parameters: IDataObject) => ({ ...convoNode(parameters), typeVersion: defaultVersion });
-		const picked = await runWorkflow(itemsThen([{}], node({ resource: 'campaign', operation: 'get', campaignId: { __rl: true, mode: 'list', value: 'cmwt6cul0dwet7m', cachedResultName: 'March promo (cmwt6cul0dwet7m)' } })), { credentials: credentials() });
+		const picked = await runWorkflow(
+			itemsThen(
+				[{}],
+				node({
+					resource: 'campaign',
+					operation: 'get',
+					campaignId: {
+						__rl: true,
+						mode: 'list',
+						value: 'cmwt6cul0dwet7m',
+						cachedResultName: 'March promo (cmwt6cul0dwet7m)',
+					},
+				}),
+			),
+			{ credentials: credentials() },
+		);
 		expect(picked.errorOf('Convo')).toBeUndefined();
 		expect(picked.outputOf('Convo')[0].json).toMatchObject({ id: 'cmwt6cul0dwet7m', state: 'paused' });
 		// Left empty, n8n itself refuses to start the run and the editor marks the field, as for its own nodes;
 		// the input's campaign_id is not read unless the field asks for it.
-		await expect(runWorkflow(itemsThen([{ campaign_id: 'cmwt6cul0dwet7m' }], node({ resource: 'campaign', operation: 'get' })), { credentials: credentials() })).rejects.toThrow(
-			/Parameter "Campaign ID" is required/,
-		);
+		await expect(
+			runWorkflow(itemsThen([{ campaign_id: 'cmwt6cul0dwet7m' }], node({ resource: 'campaign', operation: 'get' })), {
+				credentials: credentials(),
+			}),
+		).rejects.toThrow(/Parameter "Campaign ID" is required/);
 	});
 });

@@ -11,7 +11,13 @@ describe('workflow harness', () => {
 		seen.push({ url: req.url, auth: req.headers.authorization });
 		const ok = req.headers.authorization === 'Bearer good';
 		res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-		res.end(JSON.stringify(ok ? { message: { uuid: req.url?.split('/').pop(), status: 'enqueued' } } : { status: 401, code: 'unauthorized', message: 'no' }));
+		res.end(
+			JSON.stringify(
+				ok
+					? { message: { uuid: req.url?.split('/').pop(), status: 'enqueued' } }
+					: { status: 401, code: 'unauthorized', message: 'no' },
+			),
+		);
 	});
 	let baseUrl = '';
 	beforeAll(async () => {
@@ -22,7 +28,10 @@ describe('workflow harness', () => {
 
 	it('runs a Convo node with expressions and the bearer credential', async () => {
 		const result = await runWorkflow(
-			itemsThen([{ id: 'm-1' }, { id: 'm-2' }], convoNode({ resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.id }}' })),
+			itemsThen(
+				[{ id: 'm-1' }, { id: 'm-2' }],
+				convoNode({ resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.id }}' }),
+			),
 			{ credentials: { convoApi: { baseUrl, accessToken: 'good' } } },
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();

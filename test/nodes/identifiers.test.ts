@@ -12,7 +12,12 @@ describe('Convo node: identifier fields as resource locators', () => {
 		expect(href).toMatch(new RegExp(`/contacts/${ada().uuid}$`));
 		const result = await runConvo(
 			context,
-			{ resource: 'contact', operation: 'update', contactUuid: locator('url', '={{ $json.link }}'), updateFields: { name: 'By Link' } },
+			{
+				resource: 'contact',
+				operation: 'update',
+				contactUuid: locator('url', '={{ $json.link }}'),
+				updateFields: { name: 'By Link' },
+			},
 			{ items: [{ link: href }] },
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();
@@ -21,12 +26,21 @@ describe('Convo node: identifier fields as resource locators', () => {
 	});
 
 	it('takes a contact By ID; a fixed value that is not a UUID stops the run before anything is sent', async () => {
-		const byId = await runConvo(context, { resource: 'contact', operation: 'getMessages', contactUuid: locator('id', ada().uuid) });
+		const byId = await runConvo(context, {
+			resource: 'contact',
+			operation: 'getMessages',
+			contactUuid: locator('id', ada().uuid),
+		});
 		expect(byId.errorOf('Convo')).toBeUndefined();
 
 		// n8n checks the mode's validation before it runs a workflow, as the editor shows it while typing.
 		await expect(
-			runConvo(context, { resource: 'contact', operation: 'update', contactUuid: locator('id', 'ada'), updateFields: { name: 'x' } }),
+			runConvo(context, {
+				resource: 'contact',
+				operation: 'update',
+				contactUuid: locator('id', 'ada'),
+				updateFields: { name: 'x' },
+			}),
 		).rejects.toThrow('Contact ID must be a UUID (8-4-4-4-12 hex digits)');
 		await expect(
 			runConvo(context, {
@@ -42,7 +56,12 @@ describe('Convo node: identifier fields as resource locators', () => {
 	it('names the field when an expression gives a link that is not a contact link', async () => {
 		const wrong = await runConvo(
 			context,
-			{ resource: 'contact', operation: 'update', contactUuid: locator('url', '={{ $json.link }}'), updateFields: { name: 'x' } },
+			{
+				resource: 'contact',
+				operation: 'update',
+				contactUuid: locator('url', '={{ $json.link }}'),
+				updateFields: { name: 'x' },
+			},
 			{ items: [{ link: 'https://example.com/somewhere/else' }] },
 		);
 		expect(shownError(wrong)).toContain('Contact ID');

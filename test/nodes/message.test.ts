@@ -5,7 +5,8 @@ import { admin, badCredentials, fieldLabel, runConvo, sentMessages, shownError, 
 
 describe('Convo node: Message', () => {
 	const context = useSandbox();
-	const contact = (inWindow: boolean) => context.business.contacts.find((c) => c.inWindow === inWindow && !c.undeliverable)!;
+	const contact = (inWindow: boolean) =>
+		context.business.contacts.find((c) => c.inWindow === inWindow && !c.undeliverable)!;
 	/** "+49 151 ..." typed with spaces and dashes, as users do. */
 	const typed = (phone: string) => `${phone.slice(0, 3)} ${phone.slice(3, 6)}-${phone.slice(6)}`;
 	const send = (extra: Record<string, unknown>) => ({
@@ -33,7 +34,12 @@ describe('Convo node: Message', () => {
 		expect(result.output[0].pairedItem).toEqual({ item: 0 });
 		const messages = await sentMessages(context);
 		expect(messages).toHaveLength(1);
-		expect(messages[0]).toMatchObject({ uuid: result.json[0].messageId, text: 'Hello Ada', type: 'text', metadata: { order: '42' } });
+		expect(messages[0]).toMatchObject({
+			uuid: result.json[0].messageId,
+			text: 'Hello Ada',
+			type: 'text',
+			metadata: { order: '42' },
+		});
 		expect(messages[0].to.replace(/\D/g, '')).toBe(to.replace(/\D/g, ''));
 	});
 
@@ -58,7 +64,12 @@ describe('Convo node: Message', () => {
 	it('sends a document with the file name the recipient sees', async () => {
 		const result = await runConvo(
 			context,
-			send({ to: contact(true).phoneNumber, messageType: 'document', mediaUrl: 'https://example.com/a1b2.pdf', filename: 'invoice.pdf' }),
+			send({
+				to: contact(true).phoneNumber,
+				messageType: 'document',
+				mediaUrl: 'https://example.com/a1b2.pdf',
+				filename: 'invoice.pdf',
+			}),
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();
 		expect((await sentMessages(context))[0]).toMatchObject({
@@ -117,7 +128,12 @@ describe('Convo node: Message', () => {
 
 		const foreignTeam = await runConvo(
 			context,
-			send({ to: contact(true).phoneNumber, messageType: 'text', text: 'x', additionalFields: { teamUuid: context.other.teams[0] } }),
+			send({
+				to: contact(true).phoneNumber,
+				messageType: 'text',
+				text: 'x',
+				additionalFields: { teamUuid: context.other.teams[0] },
+			}),
 		);
 		expect(shownError(foreignTeam)).toContain('This resource belongs to another business (403)');
 		expect(await sentMessages(context)).toHaveLength(1);
@@ -134,18 +150,27 @@ describe('Convo node: Message', () => {
 	it('explains in the editor when each of the two template sends fits, each pointing to the other', () => {
 		const { properties } = new Convo().getNodeType(1).description;
 		const field = (name: string, operation: string, resource: string) =>
-			properties.find((p) => p.name === name && p.displayOptions?.show?.operation?.includes(operation) && p.displayOptions?.show?.resource?.includes(resource));
+			properties.find(
+				(p) =>
+					p.name === name &&
+					p.displayOptions?.show?.operation?.includes(operation) &&
+					p.displayOptions?.show?.resource?.includes(resource),
+			);
 		const notice = properties.find((p) => p.type === 'notice' && p.displayOptions?.show?.resource?.includes('message'));
 		expect(notice?.displayName).toMatch(/24 hours/);
 		expect(notice?.displayName).toMatch(/Template → Send/);
-		const templateType = (field('messageType', 'send', 'message')?.options as INodePropertyOptions[]).find((o) => o.value === 'template');
+		const templateType = (field('messageType', 'send', 'message')?.options as INodePropertyOptions[]).find(
+			(o) => o.value === 'template',
+		);
 		expect(templateType?.description).toMatch(/Template → Send/);
 		const operations = properties.filter((p) => p.name === 'operation');
 		const templateSend = operations
 			.find((p) => p.displayOptions?.show?.resource?.includes('template'))
 			?.options?.find((o) => (o as INodePropertyOptions).value === 'send') as INodePropertyOptions;
 		expect(templateSend.description).toMatch(/Message → Send/);
-		const templateNotice = properties.find((p) => p.type === 'notice' && p.displayOptions?.show?.resource?.includes('template'));
+		const templateNotice = properties.find(
+			(p) => p.type === 'notice' && p.displayOptions?.show?.resource?.includes('template'),
+		);
 		expect(templateNotice?.displayName).toMatch(/Message → Send/);
 	});
 
@@ -187,9 +212,16 @@ describe('Convo node: Message', () => {
 		const pairs = Array.from({ length: 11 }, (_, i) => ({ key: `k${i}`, value: 'v' }));
 		const result = await runConvo(
 			context,
-			send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi', additionalFields: { metadata: { pairs } } }),
+			send({
+				to: contact(true).phoneNumber,
+				messageType: 'text',
+				text: 'Hi',
+				additionalFields: { metadata: { pairs } },
+			}),
 		);
-		expect(shownError(result)).toContain(`${fieldLabel('message', 'send', 'additionalFields.metadata')} has 11 pairs; at most 10`);
+		expect(shownError(result)).toContain(
+			`${fieldLabel('message', 'send', 'additionalFields.metadata')} has 11 pairs; at most 10`,
+		);
 		const long = await runConvo(
 			context,
 			send({
@@ -228,15 +260,29 @@ describe('Convo node: Message', () => {
 	it('gets the status of a sent message, chained by messageId', async () => {
 		const sent = await runConvo(context, send({ to: contact(true).phoneNumber, messageType: 'text', text: 'Hi' }));
 		const uuid = sent.json[0].messageId as string;
-		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.messageId }}' }, {
-			items: sent.json,
-		});
+		const result = await runConvo(
+			context,
+			{ resource: 'message', operation: 'getStatus', messageUuid: '={{ $json.messageId }}' },
+			{
+				items: sent.json,
+			},
+		);
 		expect(result.errorOf('Convo')).toBeUndefined();
-		expect(result.json[0]).toMatchObject({ uuid, status: expect.any(String), messageStatusPayload: expect.any(Object) });
+		expect(result.json[0]).toMatchObject({
+			uuid,
+			status: expect.any(String),
+			messageStatusPayload: expect.any(Object),
+		});
 	});
 
 	it('names the message when its status is unknown (404)', async () => {
-		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: '00000000-0000-0000-0000-000000000001' });
-		expect(shownError(result)).toContain(`No message with ${fieldLabel('message', 'getStatus', 'messageUuid')} 00000000-0000-0000-0000-000000000001`);
+		const result = await runConvo(context, {
+			resource: 'message',
+			operation: 'getStatus',
+			messageUuid: '00000000-0000-0000-0000-000000000001',
+		});
+		expect(shownError(result)).toContain(
+			`No message with ${fieldLabel('message', 'getStatus', 'messageUuid')} 00000000-0000-0000-0000-000000000001`,
+		);
 	});
 });

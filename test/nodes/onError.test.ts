@@ -16,7 +16,11 @@ describe('Convo node: On Error settings', () => {
 			to: i === BAD ? outOfWindow().phoneNumber : inWindow().phoneNumber,
 			text: `msg ${i}`,
 		}));
-	const refusal = { error: expect.stringMatching(/^The service refused the request/), httpCode: 400, description: expect.any(String) };
+	const refusal = {
+		error: expect.stringMatching(/^The service refused the request/),
+		httpCode: 400,
+		description: expect.any(String),
+	};
 
 	it('Continue (using regular output): the failed item stays in place on the main output, paired to its input, httpCode a number', async () => {
 		const result = await runConvo(context, send, { items: items(), node: { onError: 'continueRegularOutput' } });
@@ -40,14 +44,23 @@ describe('Convo node: On Error settings', () => {
 		// n8n adds the input's fields to an error output item; the guidance is under `details`.
 		const { error, ...details } = refusal;
 		expect(failed[0].json).toEqual({ ...items()[BAD], error, details });
-		expect((await sentMessages(context)).map((message) => message.text).sort()).toEqual(['msg 0', 'msg 1', 'msg 3', 'msg 4']);
+		expect((await sentMessages(context)).map((message) => message.text).sort()).toEqual([
+			'msg 0',
+			'msg 1',
+			'msg 3',
+			'msg 4',
+		]);
 	});
 
 	it('Continue (using error output) with several at once keeps each output in input order', async () => {
-		const result = await runConvo(context, { ...send, batching: { requestsAtOnce: 3 } }, {
-			items: items(),
-			node: { onError: 'continueErrorOutput' },
-		});
+		const result = await runConvo(
+			context,
+			{ ...send, batching: { requestsAtOnce: 3 } },
+			{
+				items: items(),
+				node: { onError: 'continueErrorOutput' },
+			},
+		);
 		expect(result.outputOf('Convo', 0).map((item) => item.pairedItem)).toEqual([0, 1, 3, 4].map((item) => ({ item })));
 		expect(result.outputOf('Convo', 1).map((item) => item.pairedItem)).toEqual([{ item: BAD }]);
 	});

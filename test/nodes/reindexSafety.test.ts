@@ -8,7 +8,20 @@ import type { IDataObject } from 'n8n-workflow';
 import { createReindex } from '../../runner/src/core/reindex';
 import { convoNode, itemsThen, runWorkflow } from '../harness/workflow';
 import { startApi, useRunnerUnderTest, waitFor } from '../runner/support';
-import { activeIds, clearSandboxCounts, collectionOf, FEED_DIR, feedText, freshCollection, products, range, sandboxCounts, settled, UPSERT, writeFeed } from '../runner/reindexSupport';
+import {
+	activeIds,
+	clearSandboxCounts,
+	collectionOf,
+	FEED_DIR,
+	feedText,
+	freshCollection,
+	products,
+	range,
+	sandboxCounts,
+	settled,
+	UPSERT,
+	writeFeed,
+} from '../runner/reindexSupport';
 
 jest.setTimeout(240_000);
 
@@ -21,7 +34,9 @@ beforeAll(async () => {
 });
 
 async function runNode(parameters: IDataObject) {
-	const result = await runWorkflow(itemsThen([{}], convoNode(parameters)), { credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } } });
+	const result = await runWorkflow(itemsThen([{}], convoNode(parameters)), {
+		credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } },
+	});
 	const error = result.errorOf('Convo') as (Error & { description?: string }) | undefined;
 	return { json: result.outputOf('Convo').map((item) => item.json), error };
 }
@@ -43,9 +58,14 @@ async function getRun(id: string) {
 	});
 }
 
-test('Dry Run answers the counts and the guard\'s verdict, sending nothing; a run stops at Max Deactivate; Force Deactivate goes ahead', async () => {
+test("Dry Run answers the counts and the guard's verdict, sending nothing; a run stops at Max Deactivate; Force Deactivate goes ahead", async () => {
 	await freshCollection(runner);
-	const seeded = await createReindex(runner.context, { collection: collectionOf(runner), source: writeFeed(feedText(products(range(0, 100)), 'ndjson'), 'seed.ndjson'), idField: 'sku', rate: 1000 });
+	const seeded = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source: writeFeed(feedText(products(range(0, 100)), 'ndjson'), 'seed.ndjson'),
+		idField: 'sku',
+		rate: 1000,
+	});
 	if (seeded.kind !== 'run') throw new Error('expected a run');
 	await settled(runner.context, seeded.status.id);
 	const source = writeFeed(feedText(products(range(0, 40)), 'ndjson'), 'short.ndjson');
@@ -62,7 +82,12 @@ test('Dry Run answers the counts and the guard\'s verdict, sending nothing; a ru
 
 	const stopped = await runNode(start(source, {}));
 	expect(stopped.error).toBeUndefined();
-	expect(await getRun(String(stopped.json[0].id))).toMatchObject({ state: 'failed', last_error: expect.stringMatching(/^would deactivate 60 of 101 active items \(59\.4%\), more than the 10% allowed \(max_deactivate\); nothing was deactivated/) });
+	expect(await getRun(String(stopped.json[0].id))).toMatchObject({
+		state: 'failed',
+		last_error: expect.stringMatching(
+			/^would deactivate 60 of 101 active items \(59\.4%\), more than the 10% allowed \(max_deactivate\); nothing was deactivated/,
+		),
+	});
 	expect(await activeIds(runner)).toHaveLength(101);
 
 	const atLimit = await runNode(start(source, { dryRun: true, maxDeactivate: '60%' }));
@@ -75,7 +100,9 @@ test('Dry Run answers the counts and the guard\'s verdict, sending nothing; a ru
 });
 
 test('a bad Max Deactivate is named as the node shows it', async () => {
-	const refused = await runNode(start(writeFeed(feedText(products(range(0, 3)), 'ndjson'), 'tiny.ndjson'), { maxDeactivate: 'most' }));
+	const refused = await runNode(
+		start(writeFeed(feedText(products(range(0, 3)), 'ndjson'), 'tiny.ndjson'), { maxDeactivate: 'most' }),
+	);
 	expect(refused.error?.message).toMatch(/Max Deactivate/);
 	expect(refused.error?.message).toMatch(/must be a share of the collection's active items such as 10%/);
 	expect(refused.error?.description).toBe('Correct Max Deactivate (runner API field: max_deactivate).');

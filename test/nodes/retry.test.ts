@@ -42,12 +42,16 @@ async function cuttingProxy(target: string, cut: (index: number, body: string) =
 	};
 }
 
-describe('Convo node: rate limits, retries and n8n\'s Retry On Fail', () => {
+describe("Convo node: rate limits, retries and n8n's Retry On Fail", () => {
 	const context = useSandbox();
 	const inWindow = () => context.business.contacts.find((c) => c.inWindow && !c.undeliverable)!;
 	const send = TEXT_SEND_FROM_ITEM;
 	const messages = (count: number): IDataObject[] =>
-		Array.from({ length: count }, (_, i) => ({ channel: context.business.channelUuid, to: inWindow().phoneNumber, text: `msg ${i}` }));
+		Array.from({ length: count }, (_, i) => ({
+			channel: context.business.channelUuid,
+			to: inWindow().phoneNumber,
+			text: `msg ${i}`,
+		}));
 	const sentTexts = async () => (await sentMessages(context)).map((message) => message.text).sort();
 	afterEach(async () => await admin(context.sandbox, 'DELETE', 'faults'));
 
@@ -56,7 +60,11 @@ describe('Convo node: rate limits, retries and n8n\'s Retry On Fail', () => {
 		const result = await runConvo(context, send, { items: messages(8), node: retryOnFail });
 		expect(result.errorOf('Convo')).toBeUndefined();
 		expect(result.json.map((json) => json.status)).toEqual(Array(8).fill('enqueued'));
-		expect(await sentTexts()).toEqual(messages(8).map((item) => item.text).sort());
+		expect(await sentTexts()).toEqual(
+			messages(8)
+				.map((item) => item.text)
+				.sort(),
+		);
 	}, 60_000);
 
 	it('a 5xx (the service did not act) is tried again for that item only; every message is sent once', async () => {
@@ -66,7 +74,7 @@ describe('Convo node: rate limits, retries and n8n\'s Retry On Fail', () => {
 		expect(await sentTexts()).toEqual(['msg 0', 'msg 1', 'msg 2', 'msg 3']);
 	});
 
-	it('a connection cut after the request was written is not repeated by the node, and n8n\'s retry sends no accepted item again', async () => {
+	it("a connection cut after the request was written is not repeated by the node, and n8n's retry sends no accepted item again", async () => {
 		// The request of msg 2 is cut once: the node cannot know whether it went out, so it fails;
 		// n8n's Retry On Fail then runs the node again with all five items.
 		let cutOnce = false;

@@ -31,10 +31,17 @@ afterAll(async () => {
 	await served?.close();
 });
 
-async function api<T = IDataObject>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> {
+async function api<T = IDataObject>(
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<{ status: number; json: T }> {
 	const response = await fetch(`${base}${path}`, {
 		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		headers: {
+			authorization: `Bearer ${TOKEN}`,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
 	const text = await response.text();
@@ -46,7 +53,10 @@ const registered = async () => (await api<{ webhooks: IDataObject[] }>('GET', '/
 async function deliver(body: string, signature: string | undefined): Promise<number> {
 	const response = await fetch(served.url, {
 		method: 'POST',
-		headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }) },
+		headers: {
+			'content-type': 'application/json',
+			...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }),
+		},
 		body,
 	});
 	await response.text();

@@ -19,12 +19,15 @@ const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
 let first: ServedTrigger;
 let second: ServedTrigger;
 
+const TRIGGER_MODULE = '../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node';
+type TriggerModule = typeof import('../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node');
+
 /** The trigger as another n8n process loads it: a fresh copy of its module. */
 function triggerOfAnotherProcess(): INodeType {
 	let type: INodeType | undefined;
 	jest.isolateModules(() => {
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const { ConvoRunnerTrigger } = require('../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node') as typeof import('../../packages/n8n-nodes-convo/nodes/ConvoRunnerTrigger/ConvoRunnerTrigger.node');
+		const { ConvoRunnerTrigger } = require(TRIGGER_MODULE) as TriggerModule;
 		type = new ConvoRunnerTrigger();
 	});
 	return type as INodeType;
@@ -48,12 +51,22 @@ afterAll(async () => {
 });
 
 async function deliver(url: string, body: string, signature: string): Promise<number> {
-	const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature }, body });
+	const response = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature },
+		body,
+	});
 	await response.text();
 	return response.status;
 }
 
-const eventBody = (id: string) => JSON.stringify({ id, type: 'campaign.finished', created_at: new Date().toISOString(), data: { id: 'c1', state: 'completed' } });
+const eventBody = (id: string) =>
+	JSON.stringify({
+		id,
+		type: 'campaign.finished',
+		created_at: new Date().toISOString(),
+		data: { id: 'c1', state: 'completed' },
+	});
 
 test('the same signed delivery received by two n8n processes (or before and after a restart) starts the workflow once; another event starts it again', async () => {
 	const secret = String(first.staticData().webhookSecret);
@@ -66,7 +79,9 @@ test('the same signed delivery received by two n8n processes (or before and afte
 	// Both at once, as two webhook processes behind a load balancer receive a retried delivery.
 	const both = eventBody('ev-c1-replayed-2');
 	const bothSignature = signDelivery(secret, both);
-	expect(await Promise.all([deliver(first.url, both, bothSignature), deliver(second.url, both, bothSignature)])).toEqual([200, 200]);
+	expect(
+		await Promise.all([deliver(first.url, both, bothSignature), deliver(second.url, both, bothSignature)]),
+	).toEqual([200, 200]);
 
 	expect(first.started() + second.started()).toBe(2);
 	expect(first.webhookErrors.concat(second.webhookErrors)).toEqual([]);

@@ -25,7 +25,12 @@ describe('Convo node: Search Item', () => {
 		expect(created.json[0].payload).toEqual({ title: 'Blue shirt', price: 20 });
 
 		const updated = await runConvo(context, { ...upsert, active: false }, { items: [{ ...items[0], price: 18 }] });
-		expect(updated.json[0]).toMatchObject({ external_id: 'test-sku-1', operation: 'updated', is_active: false, payload: { price: 18 } });
+		expect(updated.json[0]).toMatchObject({
+			external_id: 'test-sku-1',
+			operation: 'updated',
+			is_active: false,
+			payload: { price: 18 },
+		});
 
 		const stored = await external<{ items: Array<{ external_id: string; is_active: boolean }> }>(
 			context,
@@ -55,18 +60,38 @@ describe('Convo node: Search Item', () => {
 
 	it('gets many items of a collection, one item each with its collection, up to Limit unless Return All', async () => {
 		for (const externalId of ['a', 'b', 'c']) {
-			await runConvo(context, { resource: 'searchItem', operation: 'upsert', collectionId: collection().id, externalId, item: '{"x":1}' });
+			await runConvo(context, {
+				resource: 'searchItem',
+				operation: 'upsert',
+				collectionId: collection().id,
+				externalId,
+				item: '{"x":1}',
+			});
 		}
 		const stored = await external<{ count: number }>(context, 'GET', `/search/items?collection_id=${collection().id}`);
 		expect(stored.body.count).toBeGreaterThanOrEqual(3);
 
-		const all = await runConvo(context, { resource: 'searchItem', operation: 'getAll', collectionId: collection().id, returnAll: true });
+		const all = await runConvo(context, {
+			resource: 'searchItem',
+			operation: 'getAll',
+			collectionId: collection().id,
+			returnAll: true,
+		});
 		expect(all.errorOf('Convo')).toBeUndefined();
 		expect(all.json).toHaveLength(stored.body.count);
-		expect(all.json).toEqual(expect.arrayContaining([expect.objectContaining({ collection_id: collection().id, external_id: 'a', is_active: true })]));
+		expect(all.json).toEqual(
+			expect.arrayContaining([
+				expect.objectContaining({ collection_id: collection().id, external_id: 'a', is_active: true }),
+			]),
+		);
 		expect(all.json.every((item) => item.collection_id === collection().id)).toBe(true);
 
-		const limited = await runConvo(context, { resource: 'searchItem', operation: 'getAll', collectionId: collection().id, limit: 2 });
+		const limited = await runConvo(context, {
+			resource: 'searchItem',
+			operation: 'getAll',
+			collectionId: collection().id,
+			limit: 2,
+		});
 		expect(limited.json).toEqual(all.json.slice(0, 2));
 	});
 
@@ -82,7 +107,13 @@ describe('Convo node: Search Item', () => {
 	});
 
 	it('refuses a collection id that is not a UUID before sending (400 rule)', async () => {
-		const result = await runConvo(context, { resource: 'searchItem', operation: 'upsert', collectionId: 'products', externalId: 'a', item: '{}' });
+		const result = await runConvo(context, {
+			resource: 'searchItem',
+			operation: 'upsert',
+			collectionId: 'products',
+			externalId: 'a',
+			item: '{}',
+		});
 		expect(shownError(result)).toContain(`${fieldLabel('searchItem', 'upsert', 'collectionId')} must be a UUID`);
 	});
 

@@ -47,14 +47,22 @@ export const TEXT_SEND_FROM_ITEM = {
 	text: '={{ $json.text }}',
 } as const;
 
-export function credentialsOf(sandbox: RunningSandbox, business: Business): Record<string, ICredentialDataDecryptedObject> {
+export function credentialsOf(
+	sandbox: RunningSandbox,
+	business: Business,
+): Record<string, ICredentialDataDecryptedObject> {
 	return {
 		convoApi: { baseUrl: sandbox.baseUrl, accessToken: business.accessToken },
 		convoExternalApi: { externalUrl: sandbox.externalUrl, apiKey: business.apiKey },
 	};
 }
 
-export async function admin<T = unknown>(sandbox: RunningSandbox, method: string, path: string, body?: unknown): Promise<T> {
+export async function admin<T = unknown>(
+	sandbox: RunningSandbox,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<T> {
 	const response = await fetch(`${sandbox.baseUrl}/__sandbox/${path}`, {
 		method,
 		headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -94,7 +102,10 @@ export async function external<T = IDataObject>(
 ): Promise<{ status: number; body: T }> {
 	const response = await fetch(`${context.sandbox.externalUrl}${path}`, {
 		method,
-		headers: { 'x-api-key': context.business.apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		headers: {
+			'x-api-key': context.business.apiKey,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
 	return { status: response.status, body: (await response.json()) as T };
@@ -110,7 +121,11 @@ export async function contactNow(context: NodeTestContext, uuid: string): Promis
 export async function runConvo(
 	context: NodeTestContext,
 	parameters: IDataObject,
-	options: { items?: IDataObject[]; credentials?: Record<string, ICredentialDataDecryptedObject>; node?: IDataObject } = {},
+	options: {
+		items?: IDataObject[];
+		credentials?: Record<string, ICredentialDataDecryptedObject>;
+		node?: IDataObject;
+	} = {},
 ): Promise<RunResult & { output: INodeExecutionData[]; json: IDataObject[] }> {
 	const node = { ...convoNode(parameters), ...(options.node ?? {}) };
 	const result = await runWorkflow(itemsThen(options.items ?? [{}], node), {
@@ -161,14 +176,23 @@ export function fieldLabel(resource: string, operation: string, parameterPath: s
  * Campaign → Create's parameters as the campaign tests use them: the business's positional
  * template from its first number at 200/s, variables 1 and 2 from the item's name and order.
  */
-export function campaignCreateParameters(business: { phoneNumbers: string[] }, templateId: string, extra: IDataObject = {}): IDataObject {
+export function campaignCreateParameters(
+	business: { phoneNumbers: string[] },
+	templateId: string,
+	extra: IDataObject = {},
+): IDataObject {
 	return {
 		resource: 'campaign',
 		operation: 'create',
 		templateId: { __rl: true, mode: 'id', value: templateId },
 		fromPhoneNumber: `+${business.phoneNumbers[0]}`,
 		rate: 200,
-		variables: { variable: [{ name: '1', value: '={{ $json.name }}' }, { name: '2', value: '={{ $json.order }}' }] },
+		variables: {
+			variable: [
+				{ name: '1', value: '={{ $json.name }}' },
+				{ name: '2', value: '={{ $json.order }}' },
+			],
+		},
 		...extra,
 	};
 }

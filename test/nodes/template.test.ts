@@ -25,7 +25,12 @@ describe('Convo node: Template > Send', () => {
 		);
 		expect(result.errorOf('Convo')).toBeUndefined();
 		// Simplify (on by default): the message id under the same name as Message → Send's.
-		expect(result.json[0]).toEqual({ messageId: expect.any(String), success: true, recipient: expect.any(String), templateName: named.name });
+		expect(result.json[0]).toEqual({
+			messageId: expect.any(String),
+			success: true,
+			recipient: expect.any(String),
+			templateName: named.name,
+		});
 		const messages = await sentMessages(context);
 		expect(messages).toHaveLength(1);
 		expect(messages[0].to.replace(/\D/g, '')).toBe(recipient().phoneNumber.replace(/\D/g, ''));
@@ -58,7 +63,9 @@ describe('Convo node: Template > Send', () => {
 			});
 		const result = await runConvo(context, send(context.business.agents[0].id));
 		expect(result.errorOf('Convo')).toBeUndefined();
-		expect((await sentMessages(context))[0].request).toMatchObject({ query: { agent_id: context.business.agents[0].id } });
+		expect((await sentMessages(context))[0].request).toMatchObject({
+			query: { agent_id: context.business.agents[0].id },
+		});
 
 		const foreign = await runConvo(context, send(context.other.agents[0].id));
 		expect(shownError(foreign)).toContain('belongs to another business (403)');
@@ -71,7 +78,12 @@ describe('Convo node: Template > Send', () => {
 			context,
 			sendTemplate({ simplify: false, variables: { variable: named.variables.map((name) => ({ name, value: 'x' })) } }),
 		);
-		expect(result.json[0]).toEqual({ success: true, message_id: expect.any(String), recipient: expect.any(String), template_name: named.name });
+		expect(result.json[0]).toEqual({
+			success: true,
+			message_id: expect.any(String),
+			recipient: expect.any(String),
+			template_name: named.name,
+		});
 	});
 
 	it('takes variables and URL buttons as JSON (Define Using: JSON), as an AI agent or mapped data fills them', async () => {
@@ -79,7 +91,11 @@ describe('Convo node: Template > Send', () => {
 		const withButton = template('urlButton');
 		const items = [
 			{ templateId: named.id, variables: { first_name: 'Jason', order_id: 'J-9' }, buttons: [] },
-			{ templateId: withButton.id, variables: {}, buttons: withButton.buttons.map((button) => ({ index: button.index, text: 'order-88' })) },
+			{
+				templateId: withButton.id,
+				variables: {},
+				buttons: withButton.buttons.map((button) => ({ index: button.index, text: 'order-88' })),
+			},
 		];
 		const result = await runConvo(
 			context,
@@ -101,14 +117,24 @@ describe('Convo node: Template > Send', () => {
 	it('refuses a variable given twice, naming Variables, and sends nothing', async () => {
 		const result = await runConvo(
 			context,
-			sendTemplate({ variables: { variable: [{ name: 'first_name', value: 'A' }, { name: 'first_name', value: 'B' }] } }),
+			sendTemplate({
+				variables: {
+					variable: [
+						{ name: 'first_name', value: 'A' },
+						{ name: 'first_name', value: 'B' },
+					],
+				},
+			}),
 		);
 		expect(shownError(result)).toContain('Variables: the key "first_name" is given twice');
 		expect(await sentMessages(context)).toHaveLength(0);
 	});
 
 	it('refuses a URL as a variable before sending and points to URL buttons', async () => {
-		const result = await runConvo(context, sendTemplate({ variables: { variable: [{ name: '1', value: 'https://example.com/x' }] } }));
+		const result = await runConvo(
+			context,
+			sendTemplate({ variables: { variable: [{ name: '1', value: 'https://example.com/x' }] } }),
+		);
 		expect(shownError(result)).toContain('variable 1 holds a URL');
 		expect(await sentMessages(context)).toHaveLength(0);
 	});
@@ -144,7 +170,11 @@ describe('Convo node: Template > Send', () => {
 	});
 
 	it('reports a failing service (500) and sends nothing', async () => {
-		await admin(context.sandbox, 'POST', 'faults', { endpoint: 'POST /api/external/v2/send-template', errorRate: 1, errorStatus: 500 });
+		await admin(context.sandbox, 'POST', 'faults', {
+			endpoint: 'POST /api/external/v2/send-template',
+			errorRate: 1,
+			errorStatus: 500,
+		});
 		try {
 			const result = await runConvo(context, sendTemplate({}));
 			expect(shownError(result)).toMatch(/The service answered 500.*try again later/);

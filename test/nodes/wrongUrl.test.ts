@@ -9,7 +9,9 @@ describe('Convo node: a credential URL that is not the service', () => {
 	let server: Server;
 	let url = '';
 	beforeAll(async () => {
-		server = createServer((_request, response) => response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}'));
+		server = createServer((_request, response) =>
+			response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}'),
+		);
 		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 		url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 	});
@@ -25,14 +27,20 @@ describe('Convo node: a credential URL that is not the service', () => {
 			{ credentials },
 		);
 		const shown = shownError(result);
-		expect(shown).toMatch(/^The URL in the Convo External API credential does not look like the Convo service: it answered 404/);
+		expect(shown).toMatch(
+			/^The URL in the Convo External API credential does not look like the Convo service: it answered 404/,
+		);
 		expect(shown).not.toContain('No contact');
 	});
 
 	it('Message > Get Status names the Convo API credential', async () => {
 		const credentials = credentialsOf(context.sandbox, context.business);
 		credentials.convoApi = { ...credentials.convoApi, baseUrl: url };
-		const result = await runConvo(context, { resource: 'message', operation: 'getStatus', messageUuid: 'abc' }, { credentials });
+		const result = await runConvo(
+			context,
+			{ resource: 'message', operation: 'getStatus', messageUuid: 'abc' },
+			{ credentials },
+		);
 		expect(shownError(result)).toMatch(/^The URL in the Convo API credential does not look like the Convo service/);
 	});
 });

@@ -67,7 +67,9 @@ function postLarge(base: string, path: string, size: number, type: string): Prom
 		});
 		socket.on('error', () => undefined);
 		socket.on('close', () => reject(new Error(`closed without an answer: ${answer}`)));
-		socket.write(`POST ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: ${type}\r\ncontent-length: ${size}\r\n\r\n`);
+		socket.write(
+			`POST ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: ${type}\r\ncontent-length: ${size}\r\n\r\n`,
+		);
 		const chunk = Buffer.alloc(1024 * 1024, 'a');
 		let sent = 0;
 		const write = () => {
@@ -90,13 +92,29 @@ test('a 45 MB sign-in form is refused with 413 at once and the process does not 
 	const after = memoryOf(pid);
 	expect(after.peak - before.peak).toBeLessThan(20 * 1024 * 1024);
 
-	const json = await fetch(`${plain.base}/api/webhooks`, { method: 'POST', headers: { ...bearer(TOKEN), 'content-type': 'application/json' }, body: JSON.stringify({ url: 'http://127.0.0.1:9/x', events: ['campaign.finished'], description: 'x'.repeat(2 * 1024 * 1024) }) });
+	const json = await fetch(`${plain.base}/api/webhooks`, {
+		method: 'POST',
+		headers: { ...bearer(TOKEN), 'content-type': 'application/json' },
+		body: JSON.stringify({
+			url: 'http://127.0.0.1:9/x',
+			events: ['campaign.finished'],
+			description: 'x'.repeat(2 * 1024 * 1024),
+		}),
+	});
 	expect(json.status).toBe(413);
 	expect(await json.json()).toMatchObject({ status: 413 });
 
 	// 3 MB of inline recipients (about 40,000 rows) is still read: 4xx for the settings, not 413 for the size.
-	const rows = Array.from({ length: 40_000 }, (_, i) => ({ phone: `+4917${String(i).padStart(8, '0')}`, 1: 'Customer name', 2: `order ${i}` }));
-	const inline = await fetch(`${plain.base}/api/campaigns`, { method: 'POST', headers: { ...bearer(TOKEN), 'content-type': 'application/json' }, body: JSON.stringify({ template_id: 'not-a-uuid', from: '+491700000000', recipients: rows }) });
+	const rows = Array.from({ length: 40_000 }, (_, i) => ({
+		phone: `+4917${String(i).padStart(8, '0')}`,
+		1: 'Customer name',
+		2: `order ${i}`,
+	}));
+	const inline = await fetch(`${plain.base}/api/campaigns`, {
+		method: 'POST',
+		headers: { ...bearer(TOKEN), 'content-type': 'application/json' },
+		body: JSON.stringify({ template_id: 'not-a-uuid', from: '+491700000000', recipients: rows }),
+	});
 	expect(inline.status).toBe(400);
 });
 
@@ -104,46 +122,116 @@ test('failed tokens: each logged with address, route and reason but never the to
 	const attacker = { 'x-forwarded-for': '203.0.113.7' };
 	const guesses = Array.from({ length: 30 }, (_, i) => `guess-${i}-of-the-token-zq${i}x`);
 	const statuses: number[] = [];
-	for (const guess of guesses.slice(0, 29)) statuses.push((await fetch(`${proxied.base}/api/campaigns`, { headers: { ...attacker, ...bearer(guess) } })).status);
+	for (const guess of guesses.slice(0, 29))
+		statuses.push(
+			(await fetch(`${proxied.base}/api/campaigns`, { headers: { ...attacker, ...bearer(guess) } })).status,
+		);
 	// The sign-in form counts toward the same limit.
-	statuses.push((await fetch(`${proxied.base}/session`, { method: 'POST', headers: { ...attacker, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${guesses[29]}` })).status);
+	statuses.push(
+		(
+			await fetch(`${proxied.base}/session`, {
+				method: 'POST',
+				headers: { ...attacker, 'content-type': 'application/x-www-form-urlencoded' },
+				body: `token=${guesses[29]}`,
+			})
+		).status,
+	);
 	expect(statuses).toEqual(Array(30).fill(401));
 
-	const blocked = await fetch(`${proxied.base}/api/campaigns`, { headers: { ...attacker, ...bearer('guess-31-of-the-token-zq31x') } });
+	const blocked = await fetch(`${proxied.base}/api/campaigns`, {
+		headers: { ...attacker, ...bearer('guess-31-of-the-token-zq31x') },
+	});
 	expect(blocked.status).toBe(429);
 	expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(60);
-	expect((await fetch(`${proxied.base}/session`, { method: 'POST', redirect: 'manual', headers: { ...attacker, 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=guess-32-of-the-token' })).status).toBe(429);
+	expect(
+		(
+			await fetch(`${proxied.base}/session`, {
+				method: 'POST',
+				redirect: 'manual',
+				headers: { ...attacker, 'content-type': 'application/x-www-form-urlencoded' },
+				body: 'token=guess-32-of-the-token',
+			})
+		).status,
+	).toBe(429);
 	// The right token from the same address (another client behind the same proxy) still gets in, at the API and at sign-in.
-	expect((await fetch(`${proxied.base}/api/campaigns`, { headers: { ...attacker, ...bearer(TOKEN) } })).status).toBe(200);
-	expect((await fetch(`${proxied.base}/session`, { method: 'POST', redirect: 'manual', headers: { ...attacker, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${TOKEN}` })).status).toBe(303);
+	expect((await fetch(`${proxied.base}/api/campaigns`, { headers: { ...attacker, ...bearer(TOKEN) } })).status).toBe(
+		200,
+	);
+	expect(
+		(
+			await fetch(`${proxied.base}/session`, {
+				method: 'POST',
+				redirect: 'manual',
+				headers: { ...attacker, 'content-type': 'application/x-www-form-urlencoded' },
+				body: `token=${TOKEN}`,
+			})
+		).status,
+	).toBe(303);
 	// Someone else's wrong token is not held up by this address's.
-	expect((await fetch(`${proxied.base}/api/campaigns`, { headers: { 'x-forwarded-for': '198.51.100.9', ...bearer('another-wrong-token-0123') } })).status).toBe(401);
-	expect((await fetch(`${proxied.base}/api/campaigns`, { headers: { 'x-forwarded-for': '198.51.100.9', ...bearer(TOKEN) } })).status).toBe(200);
+	expect(
+		(
+			await fetch(`${proxied.base}/api/campaigns`, {
+				headers: { 'x-forwarded-for': '198.51.100.9', ...bearer('another-wrong-token-0123') },
+			})
+		).status,
+	).toBe(401);
+	expect(
+		(await fetch(`${proxied.base}/api/campaigns`, { headers: { 'x-forwarded-for': '198.51.100.9', ...bearer(TOKEN) } }))
+			.status,
+	).toBe(200);
 
 	const log = proxied.process.output();
-	const failures = log.split('\n').filter((line) => line.includes('"authentication failed"') && line.includes('203.0.113.7'));
+	const failures = log
+		.split('\n')
+		.filter((line) => line.includes('"authentication failed"') && line.includes('203.0.113.7'));
 	expect(failures).toHaveLength(30);
-	expect(failures.filter((line) => line.includes('"reason":"wrong bearer token"') && line.includes('"path":"/api/campaigns"'))).toHaveLength(29);
-	expect(failures.filter((line) => line.includes('"reason":"wrong token at sign-in"') && line.includes('"path":"/session"'))).toHaveLength(1);
+	expect(
+		failures.filter(
+			(line) => line.includes('"reason":"wrong bearer token"') && line.includes('"path":"/api/campaigns"'),
+		),
+	).toHaveLength(29);
+	expect(
+		failures.filter((line) => line.includes('"reason":"wrong token at sign-in"') && line.includes('"path":"/session"')),
+	).toHaveLength(1);
 	expect(log.split('\n').filter((line) => line.includes('authentication throttled')).length).toBeGreaterThanOrEqual(2);
-	for (const secret of [...guesses, 'guess-31-of-the-token-zq31x', 'guess-32-of-the-token', TOKEN]) expect(log).not.toContain(secret);
+	for (const secret of [...guesses, 'guess-31-of-the-token-zq31x', 'guess-32-of-the-token', TOKEN])
+		expect(log).not.toContain(secret);
 	expect(plain.process.output()).not.toContain(TOKEN);
 });
 
 test('an access log line per request: method, route, status, ms, auth kind; never the query string or headers', async () => {
-	expect((await fetch(`${plain.base}/api/campaigns?limit=5&marker=q-string-zz9`, { headers: bearer(TOKEN) })).status).toBe(200);
-	expect((await fetch(`${plain.base}/api/campaigns/cnope?marker=q-string-zz9`, { headers: bearer(TOKEN) })).status).toBe(404);
+	expect(
+		(await fetch(`${plain.base}/api/campaigns?limit=5&marker=q-string-zz9`, { headers: bearer(TOKEN) })).status,
+	).toBe(200);
+	expect(
+		(await fetch(`${plain.base}/api/campaigns/cnope?marker=q-string-zz9`, { headers: bearer(TOKEN) })).status,
+	).toBe(404);
 	expect((await fetch(`${plain.base}/api/campaigns`)).status).toBe(401);
-	const lines = await waitFor('the access log lines', async () => {
-		const found = plain.process.output().split('\n').filter((line) => line.includes('"msg":"http"'));
-		return found.some((line) => line.includes('"status":401')) ? found : undefined;
-	}, 5000);
+	const lines = await waitFor(
+		'the access log lines',
+		async () => {
+			const found = plain.process
+				.output()
+				.split('\n')
+				.filter((line) => line.includes('"msg":"http"'));
+			return found.some((line) => line.includes('"status":401')) ? found : undefined;
+		},
+		5000,
+	);
 	const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-	expect(entries).toEqual(expect.arrayContaining([
-		expect.objectContaining({ method: 'GET', route: '/api/campaigns', status: 200, auth: 'bearer', ms: expect.any(Number) }),
-		expect.objectContaining({ method: 'GET', route: '/api/campaigns/:id', status: 404, auth: 'bearer' }),
-		expect.objectContaining({ method: 'GET', route: '/api/campaigns', status: 401, auth: 'none' }),
-	]));
+	expect(entries).toEqual(
+		expect.arrayContaining([
+			expect.objectContaining({
+				method: 'GET',
+				route: '/api/campaigns',
+				status: 200,
+				auth: 'bearer',
+				ms: expect.any(Number),
+			}),
+			expect.objectContaining({ method: 'GET', route: '/api/campaigns/:id', status: 404, auth: 'bearer' }),
+			expect.objectContaining({ method: 'GET', route: '/api/campaigns', status: 401, auth: 'none' }),
+		]),
+	);
 	expect(plain.process.output()).not.toContain('q-string-zz9');
 	expect(plain.process.output()).not.toContain('authorization');
 });
@@ -157,15 +245,28 @@ test('probes that succeed are not logged at info: an orchestrator polling /healt
 	}
 	// A request after the probes: once its line is there, the probes' would be too.
 	expect((await fetch(`${plain.base}/api/campaigns?marker=after-probes`, { headers: bearer(TOKEN) })).status).toBe(200);
-	const lines = await waitFor('the access log line after the probes', async () => {
-		const found = plain.process.output().slice(before).split('\n').filter((line) => line.includes('"msg":"http"'));
-		return found.length > 0 && found.at(-1)?.includes('"route":"/api/campaigns"') ? found : undefined;
-	}, 5000);
+	const lines = await waitFor(
+		'the access log line after the probes',
+		async () => {
+			const found = plain.process
+				.output()
+				.slice(before)
+				.split('\n')
+				.filter((line) => line.includes('"msg":"http"'));
+			return found.length > 0 && found.at(-1)?.includes('"route":"/api/campaigns"') ? found : undefined;
+		},
+		5000,
+	);
 	expect(lines.filter((line) => /"route":"\/(healthz|readyz)"/.test(line))).toEqual([]);
 });
 
 async function signIn(api: Api, headers: Record<string, string> = {}): Promise<{ cookie: string; setCookie: string }> {
-	const response = await fetch(`${api.base}/session`, { method: 'POST', redirect: 'manual', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${TOKEN}` });
+	const response = await fetch(`${api.base}/session`, {
+		method: 'POST',
+		redirect: 'manual',
+		headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+		body: `token=${TOKEN}`,
+	});
 	expect(response.status).toBe(303);
 	const setCookie = response.headers.get('set-cookie') ?? '';
 	return { cookie: setCookie.split(';')[0], setCookie };
@@ -176,8 +277,15 @@ test('sign-out revokes the session on every process: the old cookie is refused a
 	expect((await fetch(`${plain.base}/api/campaigns`, { headers: { cookie } })).status).toBe(200);
 	expect((await fetch(`${proxied.base}/api/campaigns`, { headers: { cookie } })).status).toBe(200);
 	// A proxy's own Basic password, forwarded, does not get in the session's way.
-	expect((await fetch(`${plain.base}/api/campaigns`, { headers: { cookie, authorization: 'Basic dXNlcjpwYXNzd29yZA==' } })).status).toBe(200);
-	const out = await fetch(`${plain.base}/session/logout`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: plain.base } });
+	expect(
+		(await fetch(`${plain.base}/api/campaigns`, { headers: { cookie, authorization: 'Basic dXNlcjpwYXNzd29yZA==' } }))
+			.status,
+	).toBe(200);
+	const out = await fetch(`${plain.base}/session/logout`, {
+		method: 'POST',
+		redirect: 'manual',
+		headers: { cookie, origin: plain.base },
+	});
 	expect(out.status).toBe(303);
 	expect(out.headers.get('set-cookie')).toMatch(/convo_session=;/);
 	expect((await fetch(`${plain.base}/api/campaigns`, { headers: { cookie } })).status).toBe(401);
@@ -197,7 +305,11 @@ test('the cookie is Secure when a declared proxy says the request came over http
 	expect(behind.setCookie).toMatch(/; HttpOnly/i);
 	expect(behind.setCookie).toMatch(/; SameSite=Strict/i);
 	// The console's sign-out form, posted by the browser at the proxy's https origin, is accepted.
-	const out = await fetch(`${proxied.base}/session/logout`, { method: 'POST', redirect: 'manual', headers: { ...tls, cookie: behind.cookie, origin: 'https://runner.example.com' } });
+	const out = await fetch(`${proxied.base}/session/logout`, {
+		method: 'POST',
+		redirect: 'manual',
+		headers: { ...tls, cookie: behind.cookie, origin: 'https://runner.example.com' },
+	});
 	expect(out.status).toBe(303);
 	expect((await fetch(`${proxied.base}/api/campaigns`, { headers: { cookie: behind.cookie } })).status).toBe(401);
 
@@ -215,8 +327,19 @@ test('security headers on every answer; no-store on the API, reports and pages',
 		readyz: await fetch(`${plain.base}/readyz`),
 	};
 	for (const [name, response] of Object.entries(answers)) {
-		const headers = Object.fromEntries(['content-security-policy', 'x-frame-options', 'x-content-type-options', 'cache-control'].map((header) => [header, response.headers.get(header)]));
-		expect({ name, ...headers }).toEqual({ name, 'content-security-policy': expect.stringContaining("script-src 'self'"), 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+		const headers = Object.fromEntries(
+			['content-security-policy', 'x-frame-options', 'x-content-type-options', 'cache-control'].map((header) => [
+				header,
+				response.headers.get(header),
+			]),
+		);
+		expect({ name, ...headers }).toEqual({
+			name,
+			'content-security-policy': expect.stringContaining("script-src 'self'"),
+			'x-frame-options': 'DENY',
+			'x-content-type-options': 'nosniff',
+			'cache-control': 'no-store',
+		});
 		expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
 	}
 	const script = await fetch(`${plain.base}/console/app.js`, { headers: bearer(TOKEN) });
@@ -235,14 +358,22 @@ test('RUNNER_PUBLIC_URL on https: the cookie is Secure without any proxy header,
 	const api = await startApi({ RUNNER_PUBLIC_URL: 'https://runner.example.com' });
 	const session = await signIn(api);
 	expect(session.setCookie).toMatch(/; Secure/i);
-	const out = await fetch(`${api.base}/session/logout`, { method: 'POST', redirect: 'manual', headers: { cookie: session.cookie, origin: 'https://runner.example.com' } });
+	const out = await fetch(`${api.base}/session/logout`, {
+		method: 'POST',
+		redirect: 'manual',
+		headers: { cookie: session.cookie, origin: 'https://runner.example.com' },
+	});
 	expect(out.status).toBe(303);
 	expect((await fetch(`${api.base}/api/campaigns`, { headers: { cookie: session.cookie } })).status).toBe(401);
 	await api.process.kill('SIGTERM');
 });
 
 test('a RUNNER_TRUST_PROXY that is not addresses is refused at start, naming the variable', async () => {
-	const result = await runCli(['campaign', 'list', '--json'], { ...runner.env, RUNNER_TRUST_PROXY: 'the-proxy.example.com' }, 30_000);
+	const result = await runCli(
+		['campaign', 'list', '--json'],
+		{ ...runner.env, RUNNER_TRUST_PROXY: 'the-proxy.example.com' },
+		30_000,
+	);
 	expect(result.code).toBe(1);
 	expect(JSON.parse(result.stdout).error).toMatch(/RUNNER_TRUST_PROXY must be the proxy addresses or CIDR ranges/);
 });

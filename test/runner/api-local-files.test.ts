@@ -15,7 +15,17 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { collectionOf, clearSandboxCounts, feedText, freshCollection, products, range, sandboxCounts, UPSERT, writeFeed } from './reindexSupport';
+import {
+	collectionOf,
+	clearSandboxCounts,
+	feedText,
+	freshCollection,
+	products,
+	range,
+	sandboxCounts,
+	UPSERT,
+	writeFeed,
+} from './reindexSupport';
 import { dumpKeys, runCli, scanKeys, startApi, useRunnerUnderTest, waitFor, type SpawnedRunner } from './support';
 
 jest.setTimeout(240_000);
@@ -41,10 +51,17 @@ let base = '';
 const events: string[] = [];
 let closeReceiver = async () => undefined as void;
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown>; text: string }> {
+async function call(
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown>; text: string }> {
 	const response = await fetch(`${base}${path}`, {
 		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		headers: {
+			authorization: `Bearer ${TOKEN}`,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
 		// A string is sent as it is: JSON text too deep for JSON.stringify.
 		body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
 	});
@@ -60,7 +77,12 @@ async function startApiWith(env: NodeJS.ProcessEnv): Promise<void> {
 
 /** POSTs a run and waits for it to settle; its status and report. */
 async function runToEnd(body: Record<string, unknown>) {
-	const created = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), id_field: 'sku', rate: 1000, ...body });
+	const created = await call('POST', '/api/reindex', {
+		collection_id: collectionOf(runner),
+		id_field: 'sku',
+		rate: 1000,
+		...body,
+	});
 	expect(created).toMatchObject({ status: 201 });
 	const id = String(created.json.id);
 	const status = await waitFor(`run ${id} to settle`, async () => {
@@ -74,21 +96,53 @@ async function runToEnd(body: Record<string, unknown>) {
 /** The lines of the host's files a leak would show (long enough not to match by chance). */
 function secretLines(): string[] {
 	const lines = ['/etc/passwd', '/etc/shadow'].flatMap((path) => readFileSync(path, 'utf8').split('\n'));
-	return [...lines.filter((line) => line.trim().length >= 8), 'root:x:0:0', 'Cpus_allowed_list', 'SigCgt:', 'VmPeak:', 'voluntary_ctxt_switches'];
+	return [
+		...lines.filter((line) => line.trim().length >= 8),
+		'root:x:0:0',
+		'Cpus_allowed_list',
+		'SigCgt:',
+		'VmPeak:',
+		'voluntary_ctxt_switches',
+	];
 }
 
-const outsidePaths = () => ['/etc/passwd', '/etc/shadow', '/proc/self/status', '../../../../etc/hostname', LINK_OUT, 'sub/etc/passwd', 'sub/etc/no-such-file', 'dangling.ndjson', '/nonexistent/feed.ndjson'];
+const outsidePaths = () => [
+	'/etc/passwd',
+	'/etc/shadow',
+	'/proc/self/status',
+	'../../../../etc/hostname',
+	LINK_OUT,
+	'sub/etc/passwd',
+	'sub/etc/no-such-file',
+	'dangling.ndjson',
+	'/nonexistent/feed.ndjson',
+];
 
 /** Each path POSTed twice: as NDJSON, and as CSV with id_field set to the file's first line (which made all of /etc/passwd items). */
 async function answersFor(paths: string[]): Promise<string[]> {
 	const firstLine = readFileSync('/etc/passwd', 'utf8').split('\n')[0];
 	const answers: string[] = [];
 	for (const path of paths) {
-		for (const settings of [{ format: 'ndjson', id_field: 'id' }, { format: 'csv', id_field: firstLine }]) {
-			const answer = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: path, ...settings });
+		for (const settings of [
+			{ format: 'ndjson', id_field: 'id' },
+			{ format: 'csv', id_field: firstLine },
+		]) {
+			const answer = await call('POST', '/api/reindex', {
+				collection_id: collectionOf(runner),
+				source: path,
+				...settings,
+			});
 			answers.push(`${settings.format}: ${answer.status} ${answer.text}`);
 			// Before the fix some were runs: let each end before the next takes the collection.
-			if (answer.status === 201) await waitFor('the run to end', async () => ['completed', 'failed', 'skipped'].includes(String((await call('GET', `/api/reindex/${String(answer.json.id)}`)).json.state)), 60_000);
+			if (answer.status === 201)
+				await waitFor(
+					'the run to end',
+					async () =>
+						['completed', 'failed', 'skipped'].includes(
+							String((await call('GET', `/api/reindex/${String(answer.json.id)}`)).json.state),
+						),
+					60_000,
+				);
 		}
 	}
 	return answers;
@@ -107,7 +161,10 @@ beforeAll(async () => {
 	closeReceiver = () => new Promise((resolve) => server.close(() => resolve()));
 	// Default settings: no RUNNER_SOURCE_DIR.
 	await startApiWith({});
-	const registered = await call('POST', '/api/webhooks', { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, events: ['reindex.finished'] });
+	const registered = await call('POST', '/api/webhooks', {
+		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+		events: ['reindex.finished'],
+	});
 	expect(registered.status).toBe(201);
 });
 
@@ -121,7 +178,7 @@ describe('default settings: the API reads no local file', () => {
 		const answers = await answersFor(outsidePaths());
 		const unique = [...new Set(answers.map((answer) => answer.replace(/^(ndjson|csv): /, '')))];
 		expect(unique).toEqual([
-			`400 ${JSON.stringify({ status: 400, code: 'validation_failed', message: "source must be an http(s) URL: this runner reads no local file for API callers (its operator may name a directory for them with RUNNER_SOURCE_DIR)", field: 'source' })}`,
+			`400 ${JSON.stringify({ status: 400, code: 'validation_failed', message: 'source must be an http(s) URL: this runner reads no local file for API callers (its operator may name a directory for them with RUNNER_SOURCE_DIR)', field: 'source' })}`,
 		]);
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
 	});
@@ -142,16 +199,34 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 	});
 
 	test('a missing file inside the directory says so, naming `source` as the API calls it', async () => {
-		const missing = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: 'missing.ndjson', id_field: 'sku' });
+		const missing = await call('POST', '/api/reindex', {
+			collection_id: collectionOf(runner),
+			source: 'missing.ndjson',
+			id_field: 'sku',
+		});
 		expect(missing.status).toBe(400);
-		expect(missing.json).toEqual({ status: 400, code: 'validation_failed', field: 'source', message: "source missing.ndjson: no such file in the runner's source directory" });
+		expect(missing.json).toEqual({
+			status: 400,
+			code: 'validation_failed',
+			field: 'source',
+			message: "source missing.ndjson: no such file in the runner's source directory",
+		});
 	});
 
 	test('an embedding_json nested 10,000 deep is a 400 naming it, not a 500 that leaves the collection leased', async () => {
 		writeFileSync(join(SOURCE_DIR, 'small.ndjson'), feedText(products(range(0, 2)), 'ndjson'));
 		const embedding = `{"a":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`;
-		const deep = await call('POST', '/api/reindex', `{"collection_id":"${collectionOf(runner)}","source":${JSON.stringify(join(SOURCE_DIR, 'small.ndjson'))},"id_field":"sku","embedding_json":${embedding}}`);
-		expect(deep.json).toEqual({ status: 400, code: 'validation_failed', field: 'embedding_json', message: 'embedding_json nests objects or arrays deeper than 64 levels' });
+		const deep = await call(
+			'POST',
+			'/api/reindex',
+			`{"collection_id":"${collectionOf(runner)}","source":${JSON.stringify(join(SOURCE_DIR, 'small.ndjson'))},"id_field":"sku","embedding_json":${embedding}}`,
+		);
+		expect(deep.json).toEqual({
+			status: 400,
+			code: 'validation_failed',
+			field: 'embedding_json',
+			message: 'embedding_json nests objects or arrays deeper than 64 levels',
+		});
 		expect(await runner.context.redis.get(runner.context.keys.reindex.lock(collectionOf(runner)))).toBeNull();
 	});
 
@@ -160,7 +235,10 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 		await clearSandboxCounts(runner);
 		writeFileSync(join(SOURCE_DIR, 'feed.ndjson'), feedText(products(range(0, 30)), 'ndjson'));
 		const { status, report } = await runToEnd({ source: 'feed.ndjson' });
-		expect(status).toMatchObject({ state: 'completed', counts: expect.objectContaining({ read: 30, created: 30, rejected: 0 }) });
+		expect(status).toMatchObject({
+			state: 'completed',
+			counts: expect.objectContaining({ read: 30, created: 30, rejected: 0 }),
+		});
 		expect(report).toMatchObject({ origin: 'api', source: join(SOURCE_DIR, 'feed.ndjson') });
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(30);
 	});
@@ -168,10 +246,30 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 	test('the CLI still reads any path it can, and its run says so', async () => {
 		await clearSandboxCounts(runner);
 		const path = writeFeed(feedText(products(range(100, 110)), 'ndjson'), 'cli.ndjson');
-		const ran = await runCli(['reindex', 'run', '--collection', collectionOf(runner), '--source', path, '--id-field', 'sku', '--rate', '1000', '--wait', '--json'], runner.env);
+		const ran = await runCli(
+			[
+				'reindex',
+				'run',
+				'--collection',
+				collectionOf(runner),
+				'--source',
+				path,
+				'--id-field',
+				'sku',
+				'--rate',
+				'1000',
+				'--wait',
+				'--json',
+			],
+			runner.env,
+		);
 		expect(ran.code).toBe(0);
 		const { id } = JSON.parse(ran.stdout) as { id: string };
-		expect((await call('GET', `/api/reindex/${id}/report`)).json).toMatchObject({ state: 'completed', origin: 'cli', source: path });
+		expect((await call('GET', `/api/reindex/${id}/report`)).json).toMatchObject({
+			state: 'completed',
+			origin: 'cli',
+			source: path,
+		});
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(10);
 	});
 
@@ -200,16 +298,25 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 
 		writeFileSync(join(SOURCE_DIR, 'quote.csv'), 'sku,title\nc1,fine\nc2,"root:x:0:0"Q\nc3,never read\n');
 		const quote = await runToEnd({ source: join(SOURCE_DIR, 'quote.csv') });
-		expect(quote.status).toMatchObject({ state: 'failed', last_error: `the source could not be read to its end: ${join(SOURCE_DIR, 'quote.csv')} is not valid CSV at line 3: a quoted cell goes on after its closing quote` });
+		expect(quote.status).toMatchObject({
+			state: 'failed',
+			last_error: `the source could not be read to its end: ${join(SOURCE_DIR, 'quote.csv')} is not valid CSV at line 3: a quoted cell goes on after its closing quote`,
+		});
 
 		writeFileSync(join(SOURCE_DIR, 'header.csv'), 'sku,root:x:0:0,root:x:0:0\nh1,a,b\n');
 		const header = await runToEnd({ source: join(SOURCE_DIR, 'header.csv') });
-		expect(header.status).toMatchObject({ state: 'failed', last_error: `the source could not be read to its end: ${join(SOURCE_DIR, 'header.csv')}: the header names one column twice (columns 2 and 3)` });
+		expect(header.status).toMatchObject({
+			state: 'failed',
+			last_error: `the source could not be read to its end: ${join(SOURCE_DIR, 'header.csv')}: the header names one column twice (columns 2 and 3)`,
+		});
 
 		writeFileSync(join(SOURCE_DIR, 'bad.json'), '[{"sku":"j1"}, "root:x:0:0", {"sku": root:x:0:0}]');
 		const json = await runToEnd({ source: join(SOURCE_DIR, 'bad.json') });
 		expect(json.report.rejected_rows).toEqual([{ line: 2, reason: 'is not a JSON object' }]);
-		expect(json.status).toMatchObject({ state: 'failed', last_error: `the source could not be read to its end: ${join(SOURCE_DIR, 'bad.json')} is not a JSON array of objects: after element 2, expected a value` });
+		expect(json.status).toMatchObject({
+			state: 'failed',
+			last_error: `the source could not be read to its end: ${join(SOURCE_DIR, 'bad.json')} is not a JSON array of objects: after element 2, expected a value`,
+		});
 	});
 
 	test('a row nested 200,000 deep is one rejected row; the other rows are upserted (NDJSON and a JSON array)', async () => {
@@ -225,9 +332,15 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 				`{"sku":"over-limit","x":${nested(64)}}`,
 				...products(range(5, 10)).map((item) => JSON.stringify(item)),
 			];
-			writeFileSync(join(SOURCE_DIR, `deep.${format}`), format === 'ndjson' ? `${rows.join('\n')}\n` : `[${rows.join(',\n')}]`);
+			writeFileSync(
+				join(SOURCE_DIR, `deep.${format}`),
+				format === 'ndjson' ? `${rows.join('\n')}\n` : `[${rows.join(',\n')}]`,
+			);
 			const { status, report } = await runToEnd({ source: join(SOURCE_DIR, `deep.${format}`) });
-			expect(status).toMatchObject({ state: 'completed', counts: expect.objectContaining({ read: 13, created: 11, rejected: 2, failed: 0 }) });
+			expect(status).toMatchObject({
+				state: 'completed',
+				counts: expect.objectContaining({ read: 13, created: 11, rejected: 2, failed: 0 }),
+			});
 			expect(report.rejected_rows).toEqual([
 				{ line: 6, reason: 'nests objects or arrays deeper than 64 levels' },
 				{ line: 8, reason: 'nests objects or arrays deeper than 64 levels' },
@@ -239,23 +352,40 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 	test('a schedule whose file became a link out of the directory fails at run time, without quoting it', async () => {
 		const file = join(SOURCE_DIR, 'nightly.ndjson');
 		writeFileSync(file, feedText(products(range(0, 3)), 'ndjson'));
-		const created = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: file, id_field: 'id', cron: '*/2 * * * * *' });
+		const created = await call('POST', '/api/reindex', {
+			collection_id: collectionOf(runner),
+			source: file,
+			id_field: 'id',
+			cron: '*/2 * * * * *',
+		});
 		expect(created.status).toBe(201);
 		const schedule = (created.json.schedule as { id: string }).id;
 		const since = Date.now();
 		// Swapped in one step (a rename), as a deploy would swap it.
 		symlinkSync('/etc/passwd', `${file}.new`);
 		renameSync(`${file}.new`, file);
-		const failed = await waitFor('a scheduled run that failed', async () => {
-			const { runs } = (await call('GET', '/api/reindex')).json as { runs: Array<{ id: string; state: string; last_error: string | null }> };
-			for (const run of runs.filter((candidate) => candidate.state === 'failed')) {
-				const report = (await call('GET', `/api/reindex/${run.id}/report`)).json;
-				if (Date.parse(String(report.created_at)) >= since - 2000 && report.source === file) return { run, report };
-			}
-			return undefined;
-		}, 30_000);
-		expect(failed.run.last_error).toBe("the source could not be read to its end: source must be an http(s) URL or the path of a file inside the runner's source directory (RUNNER_SOURCE_DIR)");
-		expect(failed.report).toMatchObject({ origin: 'api', rejected_rows: [], counts: expect.objectContaining({ read: 0 }) });
+		const failed = await waitFor(
+			'a scheduled run that failed',
+			async () => {
+				const { runs } = (await call('GET', '/api/reindex')).json as {
+					runs: Array<{ id: string; state: string; last_error: string | null }>;
+				};
+				for (const run of runs.filter((candidate) => candidate.state === 'failed')) {
+					const report = (await call('GET', `/api/reindex/${run.id}/report`)).json;
+					if (Date.parse(String(report.created_at)) >= since - 2000 && report.source === file) return { run, report };
+				}
+				return undefined;
+			},
+			30_000,
+		);
+		expect(failed.run.last_error).toBe(
+			"the source could not be read to its end: source must be an http(s) URL or the path of a file inside the runner's source directory (RUNNER_SOURCE_DIR)",
+		);
+		expect(failed.report).toMatchObject({
+			origin: 'api',
+			rejected_rows: [],
+			counts: expect.objectContaining({ read: 0 }),
+		});
 		expect((await call('DELETE', `/api/reindex/schedules/${schedule}`)).status).toBe(200);
 	});
 
@@ -264,13 +394,18 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 		const { redis, keys } = runner.context;
 		const lease = keys.reindex.lock(collectionOf(runner));
 		await waitFor('the collection to be free', async () => (await redis.get(lease)) === null, 30_000);
-		const runHashes = async () => (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((key) => /:reindex:r[^:]+$/.test(key)).length;
+		const runHashes = async () =>
+			(await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((key) => /:reindex:r[^:]+$/.test(key)).length;
 		const before = await runHashes();
 		// A real fault after the lease is taken: ZADD on the runs index answers WRONGTYPE.
 		const saved = await redis.zrange(keys.reindex.runs, 0, -1, 'WITHSCORES');
 		await redis.del(keys.reindex.runs);
 		await redis.set(keys.reindex.runs, 'not a sorted set');
-		const failed = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: join(SOURCE_DIR, 'lease.ndjson'), id_field: 'sku' });
+		const failed = await call('POST', '/api/reindex', {
+			collection_id: collectionOf(runner),
+			source: join(SOURCE_DIR, 'lease.ndjson'),
+			id_field: 'sku',
+		});
 		await redis.del(keys.reindex.runs);
 		for (let i = 0; i < saved.length; i += 2) await redis.zadd(keys.reindex.runs, saved[i + 1], saved[i]);
 		expect(failed.status).toBe(500);
@@ -282,7 +417,7 @@ describe('RUNNER_SOURCE_DIR: files inside it only', () => {
 	});
 });
 
-test('a campaign row\'s reason names the rule and the column, never a cell; the phone stays beside it as given', async () => {
+test("a campaign row's reason names the rule and the column, never a cell; the phone stays beside it as given", async () => {
 	const csv = [
 		'phone,1,2,cell-secret-header,buttons',
 		'+4917060000001,a,b,,',
@@ -291,14 +426,35 @@ test('a campaign row\'s reason names the rule and the column, never a cell; the 
 		'+4917060000002,a,b,https://cell-secret.example/x,',
 		'+4917060000003,a,b,,"[{""index"":""cell-secret-index"",""sub_type"":""url"",""text"":""t""}]"',
 	].join('\n');
-	const query = new URLSearchParams({ template_id: runner.business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0)?.id ?? '', from: runner.business.phoneNumbers[0], at: new Date(Date.now() + 3_600_000).toISOString() });
-	const response = await fetch(`${base}/api/campaigns?${query}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv' }, body: `${csv}\n` });
-	const created = (await response.json()) as { id: string; rejections: Array<{ line: number; phone: string; reason: string }> };
+	const query = new URLSearchParams({
+		template_id:
+			runner.business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0)?.id ?? '',
+		from: runner.business.phoneNumbers[0],
+		at: new Date(Date.now() + 3_600_000).toISOString(),
+	});
+	const response = await fetch(`${base}/api/campaigns?${query}`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv' },
+		body: `${csv}\n`,
+	});
+	const created = (await response.json()) as {
+		id: string;
+		rejections: Array<{ line: number; phone: string; reason: string }>;
+	};
 	expect(response.status).toBe(201);
 	expect(created.rejections).toEqual([
-		{ line: 3, phone: 'cell-secret-phone', reason: 'phone is not a phone number: only digits, spaces, dashes, brackets and a leading + are allowed' },
+		{
+			line: 3,
+			phone: 'cell-secret-phone',
+			reason: 'phone is not a phone number: only digits, spaces, dashes, brackets and a leading + are allowed',
+		},
 		{ line: 4, phone: '+49 170 6000 0001', reason: 'phone is already in this campaign (line 2)' },
-		{ line: 5, phone: '+4917060000002', reason: 'the variable in column 4 holds a URL; the platform refuses URLs as body variables: send a dynamic URL button value in buttons' },
+		{
+			line: 5,
+			phone: '+4917060000002',
+			reason:
+				'the variable in column 4 holds a URL; the platform refuses URLs as body variables: send a dynamic URL button value in buttons',
+		},
 		{ line: 6, phone: '+4917060000003', reason: 'buttons[0].index must be an integer (the button position)' },
 	]);
 	await call('POST', `/api/campaigns/${created.id}/cancel`);
@@ -308,8 +464,14 @@ test('no answer, report, Redis key or value, log line, event or sandbox item hol
 	// Every run's report, whichever test made it.
 	const { runs } = (await call('GET', '/api/reindex')).json as { runs: Array<{ id: string }> };
 	for (const run of runs) await call('GET', `/api/reindex/${run.id}/report`);
-	await waitFor('the events of settled runs', async () => events.length >= runs.length || undefined, 30_000).catch(() => undefined);
-	const items = await (await fetch(`${runner.sandbox.externalUrl}/search/items?collection_id=${collectionOf(runner)}`, { headers: { 'x-api-key': runner.business.apiKey } })).text();
+	await waitFor('the events of settled runs', async () => events.length >= runs.length || undefined, 30_000).catch(
+		() => undefined,
+	);
+	const items = await (
+		await fetch(`${runner.sandbox.externalUrl}/search/items?collection_id=${collectionOf(runner)}`, {
+			headers: { 'x-api-key': runner.business.apiKey },
+		})
+	).text();
 	const places: Record<string, string> = {
 		answers: seen.join('\n'),
 		redis: await dumpKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string),
@@ -318,6 +480,10 @@ test('no answer, report, Redis key or value, log line, event or sandbox item hol
 		sandbox: items,
 	};
 	expect(events.length).toBeGreaterThan(0);
-	const leaks = Object.entries(places).flatMap(([where, text]) => secretLines().filter((line) => text.includes(line)).map((line) => `${where}: ${line.slice(0, 12)}…`));
+	const leaks = Object.entries(places).flatMap(([where, text]) =>
+		secretLines()
+			.filter((line) => text.includes(line))
+			.map((line) => `${where}: ${line.slice(0, 12)}…`),
+	);
 	expect([...new Set(leaks)]).toEqual([]);
 });

@@ -35,10 +35,20 @@ const call = apiCaller(() => base, TOKEN);
 const phoneOf = (seed: number, i: number) => `4917${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;
 const IMPORT = '/api/suppressions/import';
 /** Bytes a binary file starts with: a PNG's signature and header (NUL bytes, and bytes that are not UTF-8). */
-const BINARY = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0xff, 0xfe, 0xc3, 0x28]);
+const BINARY = Buffer.from([
+	0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0xff, 0xfe, 0xc3,
+	0x28,
+]);
 
-async function postCsv(path: string, body: string | Buffer): Promise<{ status: number; json: { status: number; message: string } }> {
-	const response = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv' }, body });
+async function postCsv(
+	path: string,
+	body: string | Buffer,
+): Promise<{ status: number; json: { status: number; message: string } }> {
+	const response = await fetch(`${base}${path}`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv' },
+		body,
+	});
 	return { status: response.status, json: (await response.json()) as { status: number; message: string } };
 }
 
@@ -48,11 +58,19 @@ test('an import of an empty, binary or unclosed-quote CSV is a 400 naming the pr
 	const cases: Array<[string, string | Buffer, RegExp]> = [
 		['empty', '', /^the upload is empty; nothing was imported$/],
 		['binary', BINARY, /^the upload is a binary file, not CSV, JSON or NDJSON text; nothing was imported$/],
-		['unclosed quote', unclosed, /^the upload is not valid CSV at line \d+: a quoted cell is never closed; nothing was imported$/],
+		[
+			'unclosed quote',
+			unclosed,
+			/^the upload is not valid CSV at line \d+: a quoted cell is never closed; nothing was imported$/,
+		],
 	];
 	for (const [what, body, message] of cases) {
 		const imported = await postCsv(IMPORT, body);
-		expect({ what, status: imported.status, body: imported.json }).toEqual({ what, status: 400, body: expect.objectContaining({ status: 400, message: expect.stringMatching(message) }) });
+		expect({ what, status: imported.status, body: imported.json }).toEqual({
+			what,
+			status: 400,
+			body: expect.objectContaining({ status: 400, message: expect.stringMatching(message) }),
+		});
 		// The campaign upload refuses the same bodies with a 400 too.
 		expect({ what, status: (await postCsv(campaign, body)).status }).toEqual({ what, status: 400 });
 	}
@@ -60,11 +78,19 @@ test('an import of an empty, binary or unclosed-quote CSV is a 400 naming the pr
 	expect((await postCsv(IMPORT, unclosed)).json.message).toContain('at line 2:');
 	// Found after 2000 good rows (and a blank line): those read before it may be on the list, and the answer says so.
 	const good = Array.from({ length: 2000 }, (_, i) => `${phoneOf(6, i)},kept`);
-	const late = await postCsv(IMPORT, ['phone,reason', ...good, '', `${phoneOf(1, 3)},"never closed`, `${phoneOf(1, 5)},x`, ''].join('\n'));
+	const late = await postCsv(
+		IMPORT,
+		['phone,reason', ...good, '', `${phoneOf(1, 3)},"never closed`, `${phoneOf(1, 5)},x`, ''].join('\n'),
+	);
 	expect(late.status).toBe(400);
-	expect(late.json.message).toBe('the upload is not valid CSV at line 2003: a quoted cell is never closed; the import stopped there (rows read before it may already be on the list)');
+	expect(late.json.message).toBe(
+		'the upload is not valid CSV at line 2003: a quoted cell is never closed; the import stopped there (rows read before it may already be on the list)',
+	);
 	// The runner still serves, and a good import still works.
-	expect((await call('POST', IMPORT, `phone\n${phoneOf(1, 4)}\n`, { 'content-type': 'text/csv' })).json).toMatchObject({ rows: 1, added: 1 });
+	expect((await call('POST', IMPORT, `phone\n${phoneOf(1, 4)}\n`, { 'content-type': 'text/csv' })).json).toMatchObject({
+		rows: 1,
+		added: 1,
+	});
 });
 
 test('the CLI import of an empty, binary, unclosed-quote or missing file prints one line naming the problem, no stack trace, and exits 1', async () => {
@@ -76,19 +102,32 @@ test('the CLI import of an empty, binary, unclosed-quote or missing file prints 
 	const cases: Array<[string, RegExp]> = [
 		[file('empty.csv', ''), /is empty; nothing was imported$/],
 		[file('binary.csv', BINARY), /is a binary file, not CSV, JSON or NDJSON text; nothing was imported$/],
-		[file('unclosed.csv', ['phone,reason', `${phoneOf(2, 0)},"never closed`, ''].join('\n')), /is not valid CSV at line 2: a quoted cell is never closed; nothing was imported$/],
+		[
+			file('unclosed.csv', ['phone,reason', `${phoneOf(2, 0)},"never closed`, ''].join('\n')),
+			/is not valid CSV at line 2: a quoted cell is never closed; nothing was imported$/,
+		],
 		[join(dir, 'missing.csv'), /cannot read .*missing\.csv: no such file; nothing was imported$/],
 	];
 	for (const [path, message] of cases) {
 		const run = await runCli(['suppression', 'import', path], runner.env);
 		const lines = run.stderr.trimEnd().split('\n');
-		expect({ path, code: run.code, lines }).toEqual({ path, code: 1, lines: [expect.stringMatching(new RegExp(`^convo-runner: .*${message.source}`))] });
+		expect({ path, code: run.code, lines }).toEqual({
+			path,
+			code: 1,
+			lines: [expect.stringMatching(new RegExp(`^convo-runner: .*${message.source}`))],
+		});
 		expect(run.stderr).not.toContain('unexpected error');
 	}
 });
 
 test('an import that sends nothing for RUNNER_UPLOAD_IDLE_TIMEOUT (1 s) gets 408 and its connection closed', async () => {
-	const stalled = await rawUpload(port, { path: IMPORT, token: TOKEN, total: 1000 }, `phone\n${phoneOf(3, 0)}\n`, [], 0);
+	const stalled = await rawUpload(
+		port,
+		{ path: IMPORT, token: TOKEN, total: 1000 },
+		`phone\n${phoneOf(3, 0)}\n`,
+		[],
+		0,
+	);
 	expect(stalled.status).toBe(408);
 	expect(stalled.text).toContain('RUNNER_UPLOAD_IDLE_TIMEOUT');
 	expect(stalled.afterMs).toBeGreaterThanOrEqual(900);
@@ -111,7 +150,9 @@ test('an upload that trickles a byte every 250 ms is ended with 408 by RUNNER_UP
 	}
 
 	// 200 bytes every 500 ms (400 bytes/s) for 3 s: past the 2 s, but faster than the minimum.
-	const rows = Array.from({ length: 6 }, (_, piece) => Array.from({ length: 10 }, (_, i) => `${phoneOf(5, piece * 10 + i)},${'r'.repeat(6)}\n`).join(''));
+	const rows = Array.from({ length: 6 }, (_, piece) =>
+		Array.from({ length: 10 }, (_, i) => `${phoneOf(5, piece * 10 + i)},${'r'.repeat(6)}\n`).join(''),
+	);
 	const first = 'phone,reason\n';
 	const total = Buffer.byteLength(first) + rows.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
 	const steady = await rawUpload(port, { path: IMPORT, token: TOKEN, total }, first, rows, 500);
@@ -130,7 +171,10 @@ async function connection(toPort: number, withinMs: number): Promise<{ socket: S
 		socket.once('connect', resolve);
 		socket.once('close', resolve);
 	});
-	const refused = await Promise.race([closed, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), withinMs))]);
+	const refused = await Promise.race([
+		closed,
+		new Promise<boolean>((resolve) => setTimeout(() => resolve(false), withinMs)),
+	]);
 	return { socket, refused };
 }
 
@@ -172,10 +216,15 @@ test('past RUNNER_MAX_CONNECTIONS (4) a new connection is closed as it arrives; 
 		held.forEach((socket) => socket.destroy());
 	}
 	// Once the held ones are gone, a new connection is served.
-	await waitFor('a new connection to be served', async () => {
-		const opened = await connection(cappedPort, 100);
-		const status = opened.refused ? 0 : await healthOn(opened.socket);
-		opened.socket.destroy();
-		return status === 200;
-	}, 10_000, 100);
+	await waitFor(
+		'a new connection to be served',
+		async () => {
+			const opened = await connection(cappedPort, 100);
+			const status = opened.refused ? 0 : await healthOn(opened.socket);
+			opened.socket.destroy();
+			return status === 200;
+		},
+		10_000,
+		100,
+	);
 });

@@ -6,7 +6,16 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
 import { freePort, startPrivateRedis } from '../../runner/src/devRedis';
-import { positionalTemplate, scanKeys, spawnRunner, templateSends, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import {
+	positionalTemplate,
+	scanKeys,
+	spawnRunner,
+	templateSends,
+	startApi,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+} from './support';
 import { readFileSync } from 'node:fs';
 
 jest.setTimeout(120_000);
@@ -20,10 +29,19 @@ beforeAll(async () => {
 });
 
 const auth = { authorization: `Bearer ${TOKEN}` };
-async function call(method: string, path: string, options: { body?: unknown; raw?: string; type?: string; headers?: Record<string, string> } = {}) {
+async function call(
+	method: string,
+	path: string,
+	options: { body?: unknown; raw?: string; type?: string; headers?: Record<string, string> } = {},
+) {
 	const response = await fetch(`${base}${path}`, {
 		method,
-		headers: { ...auth, ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(options.type ? { 'content-type': options.type } : {}), ...options.headers },
+		headers: {
+			...auth,
+			...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+			...(options.type ? { 'content-type': options.type } : {}),
+			...options.headers,
+		},
 		body: options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
 	});
 	const text = await response.text();
@@ -38,7 +56,8 @@ async function call(method: string, path: string, options: { body?: unknown; raw
 }
 
 const settings = () => ({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0] });
-const phonesOf = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `4917${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`);
+const phonesOf = (n: number, seed: number) =>
+	Array.from({ length: n }, (_, i) => `4917${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`);
 
 test('/healthz and /readyz answer without a token; every other route refuses a missing or wrong token with 401 and no detail', async () => {
 	expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
@@ -46,11 +65,21 @@ test('/healthz and /readyz answer without a token; every other route refuses a m
 	expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ok', runners: 1 });
 	const openApi = await call('GET', '/openapi.json');
 	expect(openApi.status).toBe(200);
-	const routes = Object.entries(openApi.json.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => [method.toUpperCase(), path.replace(/\{[^}]+\}/g, 'cx1')]));
+	const routes = Object.entries(openApi.json.paths as Record<string, Record<string, unknown>>).flatMap(
+		([path, methods]) =>
+			Object.keys(methods).map((method) => [method.toUpperCase(), path.replace(/\{[^}]+\}/g, 'cx1')]),
+	);
 	expect(routes.length).toBeGreaterThanOrEqual(12);
 	// The probes are listed, without security; every other route asks for the bearer token.
-	const security = Object.fromEntries(Object.entries(openApi.json.paths as Record<string, { get?: { security: unknown } }>).map(([path, methods]) => [path, methods.get?.security]));
-	expect({ healthz: security['/healthz'], readyz: security['/readyz'], campaigns: security['/api/campaigns'] }).toEqual({ healthz: [], readyz: [], campaigns: [{ bearer: [] }] });
+	const security = Object.fromEntries(
+		Object.entries(openApi.json.paths as Record<string, { get?: { security: unknown } }>).map(([path, methods]) => [
+			path,
+			methods.get?.security,
+		]),
+	);
+	expect({ healthz: security['/healthz'], readyz: security['/readyz'], campaigns: security['/api/campaigns'] }).toEqual(
+		{ healthz: [], readyz: [], campaigns: [{ bearer: [] }] },
+	);
 	for (const [method, path] of routes) {
 		if (path === '/healthz' || path === '/readyz') continue;
 		if (path === '/api/events/message-created') {
@@ -58,34 +87,57 @@ test('/healthz and /readyz answer without a token; every other route refuses a m
 			for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }] as Array<Record<string, string>>) {
 				const response = await fetch(`${base}${path}`, { method, headers });
 				expect({ method, path, status: response.status }).toEqual({ method, path, status: 404 });
-				expect(((await response.json()) as { message: string }).message).toMatch(/not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE/);
+				expect(((await response.json()) as { message: string }).message).toMatch(
+					/not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE/,
+				);
 			}
 			continue;
 		}
-		for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }] as Array<Record<string, string>>) {
+		for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }] as Array<
+			Record<string, string>
+		>) {
 			const response = await fetch(`${base}${path}`, { method, headers });
 			expect({ method, path, status: response.status }).toEqual({ method, path, status: 401 });
 			expect(await response.json()).toEqual({ status: 401, code: 'unauthorized', message: 'missing or wrong token' });
 		}
 		// This address's failed tokens are forgotten after each route: past 30 it would get 429 for
 		// every route that follows (the lockout itself is api-hardening.test.ts's).
-		const failures = (await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string)).filter((key) => key.includes(':authfail:'));
+		const failures = (await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string)).filter((key) =>
+			key.includes(':authfail:'),
+		);
 		if (failures.length > 0) await runner.context.redis.del(...failures);
 	}
 });
 
 test('create from inline rows, follow, report as JSON and CSV; /metrics matches the sandbox log', async () => {
 	const phones = phonesOf(20, 1);
-	const rows = [...phones.map((phone, i) => ({ phone: `+${phone}`, 1: `Ana ${i}`, 2: `#${i}` })), { phone: 'nope', 1: 'x', 2: 'y' }];
+	const rows = [
+		...phones.map((phone, i) => ({ phone: `+${phone}`, 1: `Ana ${i}`, 2: `#${i}` })),
+		{ phone: 'nope', 1: 'x', 2: 'y' },
+	];
 	const created = await call('POST', '/api/campaigns', { body: { ...settings(), rate: 100, recipients: rows } });
 	expect(created.status).toBe(201);
-	expect(created.json).toMatchObject({ kind: 'campaign', accepted: 20, rejected: 1, rejections: [{ line: 21, phone: 'nope' }] });
+	expect(created.json).toMatchObject({
+		kind: 'campaign',
+		accepted: 20,
+		rejected: 1,
+		rejections: [{ line: 21, phone: 'nope' }],
+	});
 	const id = created.json.id as string;
-	const done = await waitFor('the campaign to complete', async () => {
-		const got = await call('GET', `/api/campaigns/${id}`);
-		return got.json.state === 'completed' ? got.json : undefined;
-	}, 60_000);
-	expect(done).toMatchObject({ id, counts: { sent: 20, rejected: 1 }, from: runner.business.phoneNumbers[0], total: 21 });
+	const done = await waitFor(
+		'the campaign to complete',
+		async () => {
+			const got = await call('GET', `/api/campaigns/${id}`);
+			return got.json.state === 'completed' ? got.json : undefined;
+		},
+		60_000,
+	);
+	expect(done).toMatchObject({
+		id,
+		counts: { sent: 20, rejected: 1 },
+		from: runner.business.phoneNumbers[0],
+		total: 21,
+	});
 
 	const json = await call('GET', `/api/campaigns/${id}/report`);
 	expect(json.headers.get('content-type')).toContain('application/json');
@@ -112,7 +164,11 @@ test('Idempotency-Key: the same key returns the first campaign and sends nothing
 	expect(second.status).toBe(200);
 	expect(second.json.id).toBe(first.json.id);
 	expect(second.json.replayed).toBe(true);
-	await waitFor('the campaign to complete', async () => (await call('GET', `/api/campaigns/${first.json.id}`)).json.state === 'completed', 60_000);
+	await waitFor(
+		'the campaign to complete',
+		async () => (await call('GET', `/api/campaigns/${first.json.id}`)).json.state === 'completed',
+		60_000,
+	);
 	expect((await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to))).toHaveLength(5);
 });
 
@@ -138,12 +194,17 @@ test('a 10,000-row CSV body is streamed to the parser; bad rows are rejected wit
 
 test('an uploaded semicolon CSV (Excel in many locales) is read by the same rule as the CLI: the delimiter is told from the header line', async () => {
 	const query = new URLSearchParams({ ...settings(), at: new Date(Date.now() + 3_600_000).toISOString() }).toString();
-	const csv = `\uFEFFphone;1;2\r\n${phonesOf(3, 35).map((phone) => `+${phone};Müller, Anna;b`).join('\r\n')}\r\n`;
+	const csv = `\uFEFFphone;1;2\r\n${phonesOf(3, 35)
+		.map((phone) => `+${phone};Müller, Anna;b`)
+		.join('\r\n')}\r\n`;
 	const created = await call('POST', `/api/campaigns?${query}`, { raw: csv, type: 'text/csv' });
 	expect(created.status).toBe(201);
 	expect(created.json).toMatchObject({ accepted: 3, rejected: 0 });
 	await call('POST', `/api/campaigns/${created.json.id}/cancel`);
-	const noPhone = await call('POST', `/api/campaigns?${query}`, { raw: 'Telefon;Name\n+4917035000009;Anna\n', type: 'text/csv' });
+	const noPhone = await call('POST', `/api/campaigns?${query}`, {
+		raw: 'Telefon;Name\n+4917035000009;Anna\n',
+		type: 'text/csv',
+	});
 	expect(noPhone.status).toBe(400);
 	expect(noPhone.json.message).toMatch(/has no "phone" column or field: .*read as 2 columns, .*"Telefon", "Name"$/);
 	// A delimiter given in the query is used as given, by the same rule and words as the CLI's --delimiter.
@@ -154,11 +215,21 @@ test('an uploaded semicolon CSV (Excel in many locales) is read by the same rule
 	expect(named.json).toMatchObject({ accepted: 3, rejected: 0 });
 	await call('POST', `/api/campaigns/${named.json.id}/cancel`);
 	const wrong = await call('POST', `/api/campaigns?${query}&delimiter=pipe`, { raw: csv, type: 'text/csv' });
-	expect(wrong.json).toMatchObject({ status: 400, field: 'delimiter', message: 'delimiter must be comma, semicolon or tab (or , ; and a tab character)' });
+	expect(wrong.json).toMatchObject({
+		status: 400,
+		field: 'delimiter',
+		message: 'delimiter must be comma, semicolon or tab (or , ; and a tab character)',
+	});
 });
 
 test('validation errors name the field in the one error shape; unknown ids are 404; oversize uploads 413', async () => {
-	const bad = await call('POST', '/api/campaigns', { body: { template_id: 'not-a-uuid', from: runner.business.phoneNumbers[0], recipients: [{ phone: '4917000000001' }] } });
+	const bad = await call('POST', '/api/campaigns', {
+		body: {
+			template_id: 'not-a-uuid',
+			from: runner.business.phoneNumbers[0],
+			recipients: [{ phone: '4917000000001' }],
+		},
+	});
 	expect(bad.status).toBe(400);
 	expect(bad.json).toMatchObject({ status: 400, code: 'validation_failed' });
 	expect(bad.json.message).toMatch(/^template_id must be a UUID/);
@@ -166,36 +237,78 @@ test('validation errors name the field in the one error shape; unknown ids are 4
 	expect(neither.json).toMatchObject({ status: 400, field: 'recipients' });
 	const wrongType = await call('POST', '/api/campaigns', { body: { ...settings(), recipients: 'all of them' } });
 	expect(wrongType.json).toMatchObject({ status: 400, field: 'recipients' });
-	expect((await call('GET', '/api/campaigns/cnosuch')).json).toEqual({ status: 404, code: 'not_found', message: 'No campaign with id cnosuch' });
+	expect((await call('GET', '/api/campaigns/cnosuch')).json).toEqual({
+		status: 404,
+		code: 'not_found',
+		message: 'No campaign with id cnosuch',
+	});
 	expect((await call('POST', '/api/campaigns/cnosuch/pause')).status).toBe(404);
-	expect((await call('PUT', '/api/campaigns/cnosuch/rate', { body: { rate: 0 } })).json).toMatchObject({ status: 400, field: 'rate', message: 'rate must be at least 1 send per second' });
+	expect((await call('PUT', '/api/campaigns/cnosuch/rate', { body: { rate: 0 } })).json).toMatchObject({
+		status: 400,
+		field: 'rate',
+		message: 'rate must be at least 1 send per second',
+	});
 	// One rate rule (the contract's runnerRate) for every client: the API says it as the CLI does, under its own name.
-	expect((await call('POST', '/api/campaigns', { body: { ...settings(), rate: 2.5, recipients: [{ phone: '4917000000001' }] } })).json).toMatchObject({ status: 400, field: 'rate', message: 'rate must be a whole number of sends per second' });
+	expect(
+		(
+			await call('POST', '/api/campaigns', {
+				body: { ...settings(), rate: 2.5, recipients: [{ phone: '4917000000001' }] },
+			})
+		).json,
+	).toMatchObject({ status: 400, field: 'rate', message: 'rate must be a whole number of sends per second' });
 	// The API has no format setting: a source whose name does not tell it is refused naming source_url, not the CLI's --format.
-	expect((await call('POST', '/api/campaigns', { body: { ...settings(), source_url: 'https://feeds.example.com/recipients' } })).json).toEqual({
+	expect(
+		(
+			await call('POST', '/api/campaigns', {
+				body: { ...settings(), source_url: 'https://feeds.example.com/recipients' },
+			})
+		).json,
+	).toEqual({
 		status: 400,
 		code: 'validation_failed',
 		field: 'source_url',
-		message: 'cannot tell the format of https://feeds.example.com/recipients from its name: use a .csv, .json or .ndjson name',
+		message:
+			'cannot tell the format of https://feeds.example.com/recipients from its name: use a .csv, .json or .ndjson name',
 	});
-	expect((await call('POST', `/api/campaigns?${new URLSearchParams({ ...settings(), rate: 'fast' })}`, { raw: 'phone\n4917000000001\n', type: 'text/csv' })).json).toMatchObject({ status: 400, field: 'rate', message: 'rate must be a number' });
+	expect(
+		(
+			await call('POST', `/api/campaigns?${new URLSearchParams({ ...settings(), rate: 'fast' })}`, {
+				raw: 'phone\n4917000000001\n',
+				type: 'text/csv',
+			})
+		).json,
+	).toMatchObject({ status: 400, field: 'rate', message: 'rate must be a number' });
 	const big = 'phone,1,2\n' + '+4917050000001,aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,b\n'.repeat(30_000);
-	const tooLarge = await call('POST', `/api/campaigns?${new URLSearchParams({ ...settings(), at: new Date(Date.now() + 3_600_000).toISOString() })}`, { raw: big, type: 'text/csv' });
+	const tooLarge = await call(
+		'POST',
+		`/api/campaigns?${new URLSearchParams({ ...settings(), at: new Date(Date.now() + 3_600_000).toISOString() })}`,
+		{ raw: big, type: 'text/csv' },
+	);
 	expect(tooLarge.status).toBe(413);
 	expect(tooLarge.json).toMatchObject({ status: 413, code: 'payload_too_large' });
 });
 
 test('pause, resume, rate, cancel, reconcile and retry-not-sent over HTTP', async () => {
 	const phones = phonesOf(300, 3);
-	const created = await call('POST', '/api/campaigns', { body: { ...settings(), rate: 20, recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })) } });
+	const created = await call('POST', '/api/campaigns', {
+		body: { ...settings(), rate: 20, recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })) },
+	});
 	const id = created.json.id as string;
 	expect((await call('POST', `/api/campaigns/${id}/pause`)).json).toEqual({ id, state: 'paused' });
 	expect((await call('POST', `/api/campaigns/${id}/resume`)).json).toEqual({ id, state: 'running' });
 	expect((await call('PUT', `/api/campaigns/${id}/rate`, { body: { rate: 50 } })).json).toEqual({ id, rate: 50 });
 	expect((await call('POST', `/api/campaigns/${id}/cancel`)).json).toMatchObject({ id, state: 'cancelled' });
-	expect((await call('POST', `/api/campaigns/${id}/reconcile`)).json).toEqual({ id, checked: 0, sent: 0, not_sent: 0, still_unknown: 0 });
+	expect((await call('POST', `/api/campaigns/${id}/reconcile`)).json).toEqual({
+		id,
+		checked: 0,
+		sent: 0,
+		not_sent: 0,
+		still_unknown: 0,
+	});
 	expect((await call('POST', `/api/campaigns/${id}/retry-not-sent`)).json).toMatchObject({ id, requeued: 0 });
-	expect((await call('GET', `/api/campaigns/${id}/errors`)).json).toEqual([expect.objectContaining({ outcome: 'cancelled', reason: 'cancelled by the operator' })]);
+	expect((await call('GET', `/api/campaigns/${id}/errors`)).json).toEqual([
+		expect.objectContaining({ outcome: 'cancelled', reason: 'cancelled by the operator' }),
+	]);
 	expect((await call('GET', `/api/campaigns/${id}/rate-history`)).json).toHaveLength(600);
 	const page = await call('GET', '/api/campaigns?limit=2&offset=0');
 	expect(page.json).toMatchObject({ limit: 2, offset: 0 });
@@ -204,14 +317,26 @@ test('pause, resume, rate, cancel, reconcile and retry-not-sent over HTTP', asyn
 });
 
 test('bull-board is behind the same sign-in and shows the send queues read-only', async () => {
-	expect((await fetch(`${base}/admin/queues`, { headers: { accept: 'text/html' }, redirect: 'manual' })).headers.get('location')).toBe('/login');
+	expect(
+		(await fetch(`${base}/admin/queues`, { headers: { accept: 'text/html' }, redirect: 'manual' })).headers.get(
+			'location',
+		),
+	).toBe('/login');
 	expect((await fetch(`${base}/admin/queues/api/queues`)).status).toBe(401);
 	// A campaign on the number gives it a send queue.
-	await call('POST', '/api/campaigns', { body: { ...settings(), at: new Date(Date.now() + 3_600_000).toISOString(), recipients: [{ phone: '4917000000777', 1: 'a', 2: 'b' }] } });
+	await call('POST', '/api/campaigns', {
+		body: {
+			...settings(),
+			at: new Date(Date.now() + 3_600_000).toISOString(),
+			recipients: [{ phone: '4917000000777', 1: 'a', 2: 'b' }],
+		},
+	});
 	const board = await call('GET', '/admin/queues/api/queues');
 	expect(board.status).toBe(200);
 	// Shown without the hash tags their names hold (runner/src/keys.ts).
-	const names = (board.json.queues as Array<{ displayName: string; readOnlyMode: boolean; allowRetries: boolean }>).map((queue) => [queue.displayName, queue.readOnlyMode, queue.allowRetries]);
+	const names = (board.json.queues as Array<{ displayName: string; readOnlyMode: boolean; allowRetries: boolean }>).map(
+		(queue) => [queue.displayName, queue.readOnlyMode, queue.allowRetries],
+	);
 	expect(names).toContainEqual([`send-${runner.business.phoneNumbers[0]}`, true, false]);
 	expect(names).toContainEqual(['control', true, false]);
 });
@@ -224,10 +349,14 @@ test('/readyz answers 503 with the reason when Redis stops answering, while /hea
 		const url = `http://127.0.0.1:${port}/readyz`;
 		await waitFor('the readiness check to pass', async () => (await fetch(url).catch(() => undefined))?.ok, 30_000);
 		await own.stop();
-		const answer = await waitFor('the readiness check to fail', async () => {
-			const response = await fetch(url).catch(() => undefined);
-			return response?.status === 503 ? response.json() : undefined;
-		}, 30_000);
+		const answer = await waitFor(
+			'the readiness check to fail',
+			async () => {
+				const response = await fetch(url).catch(() => undefined);
+				return response?.status === 503 ? response.json() : undefined;
+			},
+			30_000,
+		);
 		expect(answer).toEqual({ status: 'unavailable', reason: 'Redis does not answer' });
 		const live = await fetch(`http://127.0.0.1:${port}/healthz`);
 		expect({ status: live.status, body: await live.json() }).toEqual({ status: 200, body: { status: 'ok' } });

@@ -34,7 +34,10 @@ beforeAll(async () => {
 async function raw(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
 	const response = await fetch(`${base}${path}`, {
 		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		headers: {
+			authorization: `Bearer ${TOKEN}`,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
 	const text = await response.text();
@@ -45,11 +48,22 @@ async function raw(method: string, path: string, body?: unknown): Promise<{ stat
 const parsed = new Set<RunnerRouteName>();
 
 /** Calls a contract route as the node does and parses the answer with the contract's answer schema. */
-async function call(name: RunnerRouteName, options: { id?: string; body?: unknown; query?: string } = {}): Promise<unknown> {
+async function call(
+	name: RunnerRouteName,
+	options: { id?: string; body?: unknown; query?: string } = {},
+): Promise<unknown> {
 	const route = RUNNER_ROUTES[name];
 	const answer = await raw(route.method, `${runnerPath(route, options.id)}${options.query ?? ''}`, options.body);
-	expect({ name, status: answer.status, body: answer.status < 300 ? 'ok' : answer.json }).toEqual({ name, status: expect.any(Number), body: 'ok' });
-	const schema = (RUNNER_ANSWERS as Partial<Record<RunnerRouteName, { safeParse(value: unknown): { success: boolean; error?: unknown } }>>)[name];
+	expect({ name, status: answer.status, body: answer.status < 300 ? 'ok' : answer.json }).toEqual({
+		name,
+		status: expect.any(Number),
+		body: 'ok',
+	});
+	const schema = (
+		RUNNER_ANSWERS as Partial<
+			Record<RunnerRouteName, { safeParse(value: unknown): { success: boolean; error?: unknown } }>
+		>
+	)[name];
 	if (schema) {
 		const result = schema.safeParse(answer.json);
 		expect({ name, issues: result.success ? [] : result.error }).toEqual({ name, issues: [] });
@@ -60,20 +74,37 @@ async function call(name: RunnerRouteName, options: { id?: string; body?: unknow
 
 test('every route of the contract is served with its method', async () => {
 	const openApi = (await raw('GET', '/openapi.json')).json as { paths: Record<string, Record<string, unknown>> };
-	const served = new Set(Object.entries(openApi.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`)));
-	const declared = Object.entries(RUNNER_ROUTES).map(([name, route]) => ({ name, route: `${route.method} ${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}` }));
+	const served = new Set(
+		Object.entries(openApi.paths).flatMap(([path, methods]) =>
+			Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+		),
+	);
+	const declared = Object.entries(RUNNER_ROUTES).map(([name, route]) => ({
+		name,
+		route: `${route.method} ${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`,
+	}));
 	expect(declared.filter(({ route }) => !served.has(route))).toEqual([]);
 	// And each answers as that route (not 404 from the router): an id the contract refuses is a 400 naming it.
 	for (const [name, route] of Object.entries(RUNNER_ROUTES)) {
 		if (!route.path.includes(':id')) continue;
-		const answer = await raw(route.method, runnerPath(route, 'not an id!'), route.method === 'GET' || route.method === 'DELETE' ? undefined : {});
-		expect({ name, status: answer.status, field: (answer.json as { field?: string }).field }).toEqual({ name, status: 400, field: 'id' });
+		const answer = await raw(
+			route.method,
+			runnerPath(route, 'not an id!'),
+			route.method === 'GET' || route.method === 'DELETE' ? undefined : {},
+		);
+		expect({ name, status: answer.status, field: (answer.json as { field?: string }).field }).toEqual({
+			name,
+			status: 400,
+			field: 'id',
+		});
 	}
 });
 
 test('the runner checks ids, rates and chunk sizes by the contract', async () => {
 	const business = runner.business;
-	const draft = (await call('createCampaign', { body: { template_id: positionalTemplate(business).id, from: business.phoneNumbers[0], draft: true, recipients: [] } })) as { id: string };
+	const draft = (await call('createCampaign', {
+		body: { template_id: positionalTemplate(business).id, from: business.phoneNumbers[0], draft: true, recipients: [] },
+	})) as { id: string };
 
 	// The longest id the pattern allows is looked up (404: no such campaign); one character more is refused (400).
 	expect((await raw('GET', runnerPath(RUNNER_ROUTES.getCampaign, 'a'.repeat(64)))).status).toBe(404);
@@ -83,13 +114,22 @@ test('the runner checks ids, rates and chunk sizes by the contract', async () =>
 	expect((await raw(rate.method, runnerPath(rate, draft.id), { rate: RATE_BOUNDS.max })).status).toBe(200);
 	expect((await raw(rate.method, runnerPath(rate, draft.id), { rate: RATE_BOUNDS.max + 1 })).status).toBe(400);
 	expect((await raw(rate.method, runnerPath(rate, draft.id), { rate: RATE_BOUNDS.min - 1 })).status).toBe(400);
-	const tooFast = await raw(RUNNER_ROUTES.createCampaign.method, RUNNER_ROUTES.createCampaign.path, { template_id: 't', from: '4930', rate: RATE_BOUNDS.max + 1, draft: true });
+	const tooFast = await raw(RUNNER_ROUTES.createCampaign.method, RUNNER_ROUTES.createCampaign.path, {
+		template_id: 't',
+		from: '4930',
+		rate: RATE_BOUNDS.max + 1,
+		draft: true,
+	});
 	expect(tooFast).toMatchObject({ status: 400, json: { field: 'rate' } });
 
 	const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ phone: `49170${String(i).padStart(7, '0')}` }));
 	const chunk = RUNNER_ROUTES.addRecipients;
-	expect(await raw(chunk.method, runnerPath(chunk, draft.id), { recipients: rows(RECIPIENTS_PER_CHUNK + 1) })).toMatchObject({ status: 400, json: { field: 'recipients' } });
-	expect((await raw(chunk.method, runnerPath(chunk, draft.id), { recipients: rows(RECIPIENTS_PER_CHUNK) })).status).toBe(200);
+	expect(
+		await raw(chunk.method, runnerPath(chunk, draft.id), { recipients: rows(RECIPIENTS_PER_CHUNK + 1) }),
+	).toMatchObject({ status: 400, json: { field: 'recipients' } });
+	expect(
+		(await raw(chunk.method, runnerPath(chunk, draft.id), { recipients: rows(RECIPIENTS_PER_CHUNK) })).status,
+	).toBe(200);
 	await call('cancelCampaign', { id: draft.id });
 });
 
@@ -97,10 +137,22 @@ test('real answers of every route the node pack reads parse with the contract', 
 	const business = runner.business;
 	const template = positionalTemplate(business);
 	// What the Campaign → Create operation sends, checked by the contract's own request schemas first.
-	const draftBody = createCampaignBody.parse({ template_id: template.id, from: business.phoneNumbers[0], rate: 1, draft: true, recipients: [] });
+	const draftBody = createCampaignBody.parse({
+		template_id: template.id,
+		from: business.phoneNumbers[0],
+		rate: 1,
+		draft: true,
+		recipients: [],
+	});
 	const draft = (await call('createCampaign', { body: draftBody })) as { id: string };
 	const variables = Object.fromEntries(template.variables.map((name: string, i: number) => [name, `v${i}`]));
-	const chunk = addRecipientsBody.parse({ recipients: [...range(0, 5).map((i) => ({ phone: `4917100000${i}`, ...variables })), { phone: 'not a phone', ...variables }], first_line: 1 });
+	const chunk = addRecipientsBody.parse({
+		recipients: [
+			...range(0, 5).map((i) => ({ phone: `4917100000${i}`, ...variables })),
+			{ phone: 'not a phone', ...variables },
+		],
+		first_line: 1,
+	});
 	const added = (await call('addRecipients', { id: draft.id, body: chunk })) as { added: { rejections: unknown[] } };
 	expect(added.added.rejections).toHaveLength(1);
 	await call('startCampaign', { id: draft.id, body: {} });
@@ -114,16 +166,24 @@ test('real answers of every route the node pack reads parse with the contract', 
 	await call('listCampaigns', { query: '?limit=1' });
 
 	const run = (await call('startReindex', {
-		body: startReindexBody.parse({ collection_id: collectionOf(runner), source: writeFeed(feedText(products(range(0, 3)), 'ndjson'), 'contract.ndjson'), id_field: 'sku' }),
+		body: startReindexBody.parse({
+			collection_id: collectionOf(runner),
+			source: writeFeed(feedText(products(range(0, 3)), 'ndjson'), 'contract.ndjson'),
+			id_field: 'sku',
+		}),
 	})) as { id: string };
 	await call('getReindexRun', { id: run.id });
 
-	const hook = (await call('createWebhook', { body: { url: 'http://127.0.0.1:9/contract-hook', events: ['campaign.finished'] } })) as { id: string };
+	const hook = (await call('createWebhook', {
+		body: { url: 'http://127.0.0.1:9/contract-hook', events: ['campaign.finished'] },
+	})) as { id: string };
 	await call('getWebhook', { id: hook.id });
 	await call('recordReceipt', { id: hook.id, body: { event_id: 'ev-contract-1' } });
 	await call('removeWebhook', { id: hook.id });
 
-	await call('addSuppression', { body: addSuppressionBody.parse({ phone: '+4917100000099', reason: 'contract', source: 'workflow' }) });
+	await call('addSuppression', {
+		body: addSuppressionBody.parse({ phone: '+4917100000099', reason: 'contract', source: 'workflow' }),
+	});
 	await call('checkSuppression', { id: '4917100000099' });
 	await call('listSuppressions', { query: '?limit=1' });
 	await call('removeSuppression', { id: '4917100000099' });

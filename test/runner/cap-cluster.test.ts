@@ -10,7 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
-import { sendsByPhone, positionalTemplate, startRedisCluster, startRunnerUnderTest, templateSends, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
+import {
+	sendsByPhone,
+	positionalTemplate,
+	startRedisCluster,
+	startRunnerUnderTest,
+	templateSends,
+	waitFor,
+	writeRecipientsCsv,
+	type RunnerUnderTest,
+} from './support';
 
 jest.setTimeout(240_000);
 
@@ -34,16 +43,30 @@ test('on a Redis Cluster, a second campaign to the same phones from each of thre
 	const path = join(mkdtempSync(join(tmpdir(), 'convo-cap-')), 'recipients.csv');
 	writeFileSync(path, `phone,1,2\n${phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`).join('\n')}\n`);
 	const run = async (from: string) => {
-		const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from, source: path, rate: 50 });
+		const created = await createCampaign(context, {
+			templateId: positionalTemplate(business).id,
+			from,
+			source: path,
+			rate: 50,
+		});
 		if (created.kind !== 'campaign') throw new Error('expected a campaign');
-		return waitFor(`campaign ${created.id} to complete`, async () => {
-			const status = await campaignStatus(context, created.id);
-			return status.state === 'completed' ? status : undefined;
-		}, 60_000);
+		return waitFor(
+			`campaign ${created.id} to complete`,
+			async () => {
+				const status = await campaignStatus(context, created.id);
+				return status.state === 'completed' ? status : undefined;
+			},
+			60_000,
+		);
 	};
 	for (const from of business.phoneNumbers.slice(0, 3)) {
 		expect((await run(from)).counts).toMatchObject({ sent: 20, capped: 0 });
-		const dry = await createCampaign(context, { templateId: positionalTemplate(business).id, from, source: path, dryRun: true });
+		const dry = await createCampaign(context, {
+			templateId: positionalTemplate(business).id,
+			from,
+			source: path,
+			dryRun: true,
+		});
 		expect(dry.kind === 'dry_run' && dry.counts).toEqual({ accepted: 20, rejected: 0, suppressed: 0, capped: 20 });
 		expect((await run(from)).counts).toMatchObject({ sent: 0, capped: 20 });
 	}

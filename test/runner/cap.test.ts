@@ -9,14 +9,39 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { campaignStatus, cancel, createCampaign, listCampaigns, reconcileCampaign, retryNotSent } from '../../runner/src/core/campaigns';
+import {
+	campaignStatus,
+	cancel,
+	createCampaign,
+	listCampaigns,
+	reconcileCampaign,
+	retryNotSent,
+} from '../../runner/src/core/campaigns';
 import { clearCap, setCap, showCap } from '../../runner/src/core/audience';
-import { positionalTemplate, report, runCli, sendsByPhone, setFault, clearFaults, startApi, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
+import {
+	positionalTemplate,
+	report,
+	runCli,
+	sendsByPhone,
+	setFault,
+	clearFaults,
+	startApi,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+	type SandboxMessage,
+} from './support';
 
 jest.setTimeout(420_000);
 
 // Job lock and feeder watch shortened from 15 s: the killed process's jobs come back sooner.
-const runner = useRunnerUnderTest({ RUNNER_FREQUENCY_CAP: '1/24h', RUNNER_CONCURRENCY: '10', RUNNER_JOB_LOCK: '3s', RUNNER_FEEDER_STALL: '3s' });
+const runner = useRunnerUnderTest({
+	RUNNER_FREQUENCY_CAP: '1/24h',
+	RUNNER_CONCURRENCY: '10',
+	RUNNER_JOB_LOCK: '3s',
+	RUNNER_FEEDER_STALL: '3s',
+});
 const SEND = 'POST /api/external/v2/send-template';
 
 // One process from the start; the first test adds a second and kills it.
@@ -35,12 +60,19 @@ const finished = (id: string) => async () => {
 };
 
 async function create(source: string, from: string, extra: Record<string, unknown> = {}) {
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from, source, rate: 100, ...extra });
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from,
+		source,
+		rate: 100,
+		...extra,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	return created;
 }
 
-const sendsTo = async (phones: string[]): Promise<SandboxMessage[]> => (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
+const sendsTo = async (phones: string[]): Promise<SandboxMessage[]> =>
+	(await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
 
 test('two campaigns and a cron run to overlapping audiences under 1 per 24 h, two processes, one killed mid-run: no phone receives two', async () => {
 	const from = runner.business.phoneNumbers[0];
@@ -51,13 +83,26 @@ test('two campaigns and a cron run to overlapping audiences under 1 per 24 h, tw
 	const a = await create(csvOf(everyone.slice(0, 600)), from);
 	const b = await create(csvOf(everyone.slice(300, 900)), from);
 	// A cron run every 4 s, from the middle of both: its first run lands while they send.
-	const schedule = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from, source: csvOf(everyone.slice(150, 750)), rate: 100, cron: '*/4 * * * * *', tz: 'UTC' });
+	const schedule = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from,
+		source: csvOf(everyone.slice(150, 750)),
+		rate: 100,
+		cron: '*/4 * * * * *',
+		tz: 'UTC',
+	});
 	if (schedule.kind !== 'schedule') throw new Error('expected a schedule');
-	const runs = async () => (await listCampaigns(runner.context)).filter((campaign) => campaign.id.startsWith(schedule.schedule.id));
+	const runs = async () =>
+		(await listCampaigns(runner.context)).filter((campaign) => campaign.id.startsWith(schedule.schedule.id));
 	await waitFor('the first cron run', async () => (await runs()).length >= 1, 30_000);
 	await cancel(runner.context, schedule.schedule.id);
 
-	await waitFor('300 sends before the kill', async () => (await templateSends(runner.sandbox)).length >= 300, 60_000, 50);
+	await waitFor(
+		'300 sends before the kill',
+		async () => (await templateSends(runner.sandbox)).length >= 300,
+		60_000,
+		50,
+	);
 	await first.kill('SIGKILL');
 	runner.spawnWorker();
 
@@ -70,7 +115,10 @@ test('two campaigns and a cron run to overlapping audiences under 1 per 24 h, tw
 	const twice = [...sendsByPhone(sends).entries()].filter(([, list]) => list.length > 1).map(([phone]) => phone);
 	expect(twice).toEqual([]);
 	// Every phone was claimed once across the campaigns (sent, or unknown where the kill caught it); every other recipient of it is capped.
-	const recipients = statuses.reduce((sum, status) => sum + status.counts.sent + status.counts.unknown + status.counts.capped, 0);
+	const recipients = statuses.reduce(
+		(sum, status) => sum + status.counts.sent + status.counts.unknown + status.counts.capped,
+		0,
+	);
 	expect(statuses.every((status) => status.state === 'completed')).toBe(true);
 	expect(statuses.reduce((sum, status) => sum + status.counts.sent + status.counts.unknown, 0)).toBe(900);
 	expect(statuses.reduce((sum, status) => sum + status.counts.capped, 0)).toBe(recipients - 900);
@@ -83,17 +131,38 @@ test("a dry run counts the rows the cap would hold back now, as the real run the
 	const from = runner.business.phoneNumbers[0];
 	const capped = writeRecipientsCsv(900, { seed: 30 }).phones.slice(0, 10);
 	const fresh = writeRecipientsCsv(5, { seed: 31 }).phones;
-	const dry = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from, source: csvOf([...capped, ...fresh]), dryRun: true });
+	const dry = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from,
+		source: csvOf([...capped, ...fresh]),
+		dryRun: true,
+	});
 	if (dry.kind !== 'dry_run') throw new Error('expected a dry run');
 	expect(dry.counts).toEqual({ accepted: 15, rejected: 0, suppressed: 0, capped: 10 });
-	expect(dry.reasons).toEqual([expect.objectContaining({ outcome: 'capped', reason: 'frequency cap 1/24h', count: 10 })]);
+	expect(dry.reasons).toEqual([
+		expect.objectContaining({ outcome: 'capped', reason: 'frequency cap 1/24h', count: 10 }),
+	]);
 	// The real run of the same rows ends as the dry run said.
 	const real = await create(csvOf([...capped, ...fresh]), from);
-	expect((await waitFor('the real run to finish', finished(real.id), 60_000)).counts).toMatchObject({ capped: 10, sent: 5, rejected: 0 });
+	expect((await waitFor('the real run to finish', finished(real.id), 60_000)).counts).toMatchObject({
+		capped: 10,
+		sent: 5,
+		rejected: 0,
+	});
 
-	expect(await showCap(runner.context, from)).toMatchObject({ policy: '1/24h', source: 'default', number_policy: null, default_policy: '1/24h' });
+	expect(await showCap(runner.context, from)).toMatchObject({
+		policy: '1/24h',
+		source: 'default',
+		number_policy: null,
+		default_policy: '1/24h',
+	});
 	expect(await setCap(runner.context, from, 'none')).toMatchObject({ policy: 'none', source: 'number' });
-	const lifted = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from, source: csvOf(capped), dryRun: true });
+	const lifted = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from,
+		source: csvOf(capped),
+		dryRun: true,
+	});
 	expect(lifted.kind === 'dry_run' && lifted.counts.capped).toBe(0);
 	expect(await clearCap(runner.context, from)).toMatchObject({ policy: '1/24h', source: 'default' });
 });
@@ -101,13 +170,17 @@ test("a dry run counts the rows the cap would hold back now, as the real run the
 test('a transactional campaign is neither capped nor counted', async () => {
 	const from = runner.business.phoneNumbers[0];
 	const phones = writeRecipientsCsv(900, { seed: 30 }).phones.slice(0, 5);
-	const before = await Promise.all(phones.map((phone) => runner.context.redis.get(runner.context.keys.capSends(from, phone))));
+	const before = await Promise.all(
+		phones.map((phone) => runner.context.redis.get(runner.context.keys.capSends(from, phone))),
+	);
 	// optout's create sets the field (`--transactional`); this test writes it on a campaign scheduled a moment ahead.
 	const created = await create(csvOf(phones), from, { at: new Date(Date.now() + 3000).toISOString() });
 	await runner.context.redis.hset(runner.context.keys.campaign(from, created.id), 'transactional', '1');
 	const status = await waitFor('the transactional campaign to finish', finished(created.id), 60_000);
 	expect(status.counts).toMatchObject({ sent: 5, capped: 0 });
-	expect(await Promise.all(phones.map((phone) => runner.context.redis.get(runner.context.keys.capSends(from, phone))))).toEqual(before);
+	expect(
+		await Promise.all(phones.map((phone) => runner.context.redis.get(runner.context.keys.capSends(from, phone)))),
+	).toEqual(before);
 });
 
 test('a recipient over the cap waits when its campaign says so, and is sent once allowed; one that does not is capped with the time', async () => {
@@ -131,7 +204,9 @@ test('a recipient over the cap waits when its campaign says so, and is sent once
 		expect({ phone, sends: byPhone.get(phone)?.length }).toEqual({ phone, sends: 2 });
 		// By the sandbox's clock: not before the 8 s window after the first send (the clocks are one machine's).
 		expect(two - one).toBeGreaterThanOrEqual(8000 - 50);
-		const allowed = Date.parse(/next allowed (\S+)$/.exec(rows.find((row) => row.phone === phone)?.error ?? '')?.[1] ?? '');
+		const allowed = Date.parse(
+			/next allowed (\S+)$/.exec(rows.find((row) => row.phone === phone)?.error ?? '')?.[1] ?? '',
+		);
 		expect(allowed - one).toBeGreaterThanOrEqual(8000 - 1000);
 		expect(allowed - one).toBeLessThanOrEqual(8000 + 2000);
 	}
@@ -152,7 +227,8 @@ test('a claim proved not sent (503) gives its count back: the retry is sent, not
 	expect(Number(campaign)).toBeGreaterThan(0);
 	expect([...sendsByPhone(await sendsTo(phones)).values()].map((list) => list.length)).toEqual(phones.map(() => 1));
 	// Each phone holds its one send, not the claims that were given back.
-	for (const phone of phones) expect((await runner.context.redis.get(runner.context.keys.capSends(from, phone)))?.split(',')).toHaveLength(1);
+	for (const phone of phones)
+		expect((await runner.context.redis.get(runner.context.keys.capSends(from, phone)))?.split(',')).toHaveLength(1);
 	await clearCap(runner.context, from);
 });
 
@@ -167,7 +243,9 @@ test('a send left unknown keeps its count until reconcile proves it not sent; th
 	await clearFaults(runner.sandbox);
 	// Unknown may have sent: another campaign to these phones is capped.
 	const meanwhile = await create(csvOf(phones), from);
-	expect((await waitFor('the second campaign to finish', finished(meanwhile.id), 60_000)).counts).toMatchObject({ capped: 3 });
+	expect((await waitFor('the second campaign to finish', finished(meanwhile.id), 60_000)).counts).toMatchObject({
+		capped: 3,
+	});
 
 	expect(await reconcileCampaign(runner.context, created.id)).toMatchObject({ not_sent: 3 });
 	expect(await retryNotSent(runner.context, created.id)).toMatchObject({ requeued: 3 });
@@ -195,7 +273,8 @@ test("the cap's state per phone expires after the longest window, and holds no m
 	// Three sends, each once the policy allows it: the key keeps the last two (the largest count).
 	await setCap(runner.context, from, '1/2s,2/6s');
 	const times = async () => ((await runner.context.redis.get(key)) ?? '').split(',').filter(Boolean).map(Number);
-	const untilAllowed = async (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at + 100 - Date.now())));
+	const untilAllowed = async (at: number) =>
+		new Promise((resolve) => setTimeout(resolve, Math.max(0, at + 100 - Date.now())));
 	await sendOnce();
 	await untilAllowed((await times())[0] + 2000);
 	await sendOnce();
@@ -208,10 +287,12 @@ test("the cap's state per phone expires after the longest window, and holds no m
 	await clearCap(runner.context, from);
 });
 
-test('the CLI sets, shows and clears a number\'s cap, and names the setting and the rule when the policy is wrong', async () => {
+test("the CLI sets, shows and clears a number's cap, and names the setting and the rule when the policy is wrong", async () => {
 	const from = runner.business.phoneNumbers[1];
 	const set = await runCli(['cap', 'set', '1/24h,3/7d', '--from', from], runner.env);
-	expect(set.stdout).toContain(`${from}: at most 1/24h,3/7d per phone across campaigns (the number's own; the default 1/24h does not apply to it)`);
+	expect(set.stdout).toContain(
+		`${from}: at most 1/24h,3/7d per phone across campaigns (the number's own; the default 1/24h does not apply to it)`,
+	);
 	const shown = await runCli(['cap', 'show', '--from', from, '--json'], runner.env);
 	expect(JSON.parse(shown.stdout)).toMatchObject({ from, policy: '1/24h,3/7d', source: 'number' });
 	const wrong = await runCli(['cap', 'set', '1/24x', '--from', from], runner.env);
@@ -226,14 +307,34 @@ test("the API sets, shows and clears a number's cap, naming the field and the ru
 	const base = await startApi(runner, { RUNNER_TOKEN: token });
 	const from = runner.business.phoneNumbers[1];
 	const call = async (method: string, path: string, body?: unknown) => {
-		const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+		const response = await fetch(`${base}${path}`, {
+			method,
+			headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+			body: body ? JSON.stringify(body) : undefined,
+		});
 		return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 	};
-	expect(await call('PUT', `/api/numbers/${from}/cap`, { policy: '2/1h' })).toEqual({ status: 200, json: { from, policy: '2/1h', source: 'number', number_policy: '2/1h', default_policy: '1/24h' } });
+	expect(await call('PUT', `/api/numbers/${from}/cap`, { policy: '2/1h' })).toEqual({
+		status: 200,
+		json: { from, policy: '2/1h', source: 'number', number_policy: '2/1h', default_policy: '1/24h' },
+	});
 	expect((await call('GET', `/api/numbers/${from}/cap`)).json).toMatchObject({ policy: '2/1h', source: 'number' });
 	const wrong = await call('PUT', `/api/numbers/${from}/cap`, { policy: '0/1h' });
-	expect(wrong).toEqual({ status: 400, json: expect.objectContaining({ field: 'policy', message: 'policy: rule 1 must allow 1 to 100 messages per window' }) });
+	expect(wrong).toEqual({
+		status: 400,
+		json: expect.objectContaining({
+			field: 'policy',
+			message: 'policy: rule 1 must allow 1 to 100 messages per window',
+		}),
+	});
 	const badNumber = await call('GET', '/api/numbers/12/cap');
-	expect(badNumber).toEqual({ status: 400, json: expect.objectContaining({ field: 'from', message: expect.stringMatching(/^from /) }) });
-	expect((await call('DELETE', `/api/numbers/${from}/cap`)).json).toMatchObject({ policy: '1/24h', source: 'default', number_policy: null });
+	expect(badNumber).toEqual({
+		status: 400,
+		json: expect.objectContaining({ field: 'from', message: expect.stringMatching(/^from /) }),
+	});
+	expect((await call('DELETE', `/api/numbers/${from}/cap`)).json).toMatchObject({
+		policy: '1/24h',
+		source: 'default',
+		number_policy: null,
+	});
 });

@@ -17,14 +17,20 @@ test('rules read as at most N per window, every rule holding; none is no cap', (
 });
 
 test('a wrong policy is refused naming the setting and the rule', () => {
-	expect(() => parseCapPolicy('1/24', 'policy')).toThrow('policy: rule 1 must be like 1/24h or 1/24h,3/7d (at most N per window; units s, m, h, d), or none');
+	expect(() => parseCapPolicy('1/24', 'policy')).toThrow(
+		'policy: rule 1 must be like 1/24h or 1/24h,3/7d (at most N per window; units s, m, h, d), or none',
+	);
 	expect(() => parseCapPolicy('1/24h,x', '<policy>')).toThrow('<policy>: rule 2 must be like');
 	expect(() => parseCapPolicy('0/1h', 'policy')).toThrow('policy: rule 1 must allow 1 to 100 messages per window');
 	expect(() => parseCapPolicy('1/400d', 'policy')).toThrow('policy: rule 1 must have a window of 1s to 366d');
 	expect(() => parseCapPolicy('1/24h,2/1d', 'policy')).toThrow('policy has two rules with the same window');
 	expect(() => parseCapPolicy('', 'policy')).toThrow('policy must be 1 to 5 rules');
-	expect(() => loadConfig({ RUNNER_FREQUENCY_CAP: '1 per day' })).toThrow(/RUNNER_FREQUENCY_CAP is wrong: rule 1 must be like 1\/24h/);
-	expect(() => loadConfig({ RUNNER_FREQUENCY_CAP: '1/1h,1/2h,1/3h,1/4h,1/5h,1/6h' })).toThrow(/RUNNER_FREQUENCY_CAP must be 1 to 5 rules/);
+	expect(() => loadConfig({ RUNNER_FREQUENCY_CAP: '1 per day' })).toThrow(
+		/RUNNER_FREQUENCY_CAP is wrong: rule 1 must be like 1\/24h/,
+	);
+	expect(() => loadConfig({ RUNNER_FREQUENCY_CAP: '1/1h,1/2h,1/3h,1/4h,1/5h,1/6h' })).toThrow(
+		/RUNNER_FREQUENCY_CAP must be 1 to 5 rules/,
+	);
 	expect(loadConfig({ RUNNER_FREQUENCY_CAP: '1/24h' }).RUNNER_FREQUENCY_CAP).toBe('1/24h');
 	expect(loadConfig({}).RUNNER_FREQUENCY_CAP).toBeUndefined();
 });

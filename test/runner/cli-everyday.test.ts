@@ -30,7 +30,10 @@ function writeFile(name: string, text: string): string {
 
 /** The CLI started in the background, its output kept, so a test can act while it waits. */
 function startCli(args: string[]) {
-	const child = spawn(process.execPath, [...RUNNER_ARGS, ...args], { env: runner.env, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(process.execPath, [...RUNNER_ARGS, ...args], {
+		env: runner.env,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let stdout = '';
 	let stderr = '';
 	child.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -47,10 +50,27 @@ beforeAll(() => {
 
 test('--wait on a terminal: a campaign that fails exits 2 with its reason, and the bar shows 0% sent, not a full bar', async () => {
 	const { path } = writeRecipientsCsv(5, { seed: 60 });
-	const args = [...RUNNER_ARGS, 'campaign', 'create', '--template', UNKNOWN_TEMPLATE, '--from', from(), '--recipients', path, '--rate', '100', '--wait'];
+	const args = [
+		...RUNNER_ARGS,
+		'campaign',
+		'create',
+		'--template',
+		UNKNOWN_TEMPLATE,
+		'--from',
+		from(),
+		'--recipients',
+		path,
+		'--rate',
+		'100',
+		'--wait',
+	];
 	// script(1) gives the CLI a terminal (the bar is drawn only on one) and exits with its code (-e).
 	const command = [process.execPath, ...args].map((arg) => `'${arg}'`).join(' ');
-	const result = spawnSync('script', ['-qec', command, '/dev/null'], { env: { ...runner.env, TERM: 'xterm' }, encoding: 'utf8', timeout: 90_000 });
+	const result = spawnSync('script', ['-qec', command, '/dev/null'], {
+		env: { ...runner.env, TERM: 'xterm' },
+		encoding: 'utf8',
+		timeout: 90_000,
+	});
 	const output = result.stdout;
 	expect(result.status).toBe(2);
 	expect(output).toMatch(/ended failed: 404: .*no template with id/);
@@ -60,16 +80,49 @@ test('--wait on a terminal: a campaign that fails exits 2 with its reason, and t
 
 test('--wait --json: the document of a campaign that ended failed says failed at the top as in its status, not the state it had at its create', async () => {
 	const { path } = writeRecipientsCsv(5, { seed: 64 });
-	const created = await runCli(['campaign', 'create', '--template', UNKNOWN_TEMPLATE, '--from', from(), '--recipients', path, '--rate', '100', '--wait', '--json'], runner.env);
+	const created = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			UNKNOWN_TEMPLATE,
+			'--from',
+			from(),
+			'--recipients',
+			path,
+			'--rate',
+			'100',
+			'--wait',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(created.code).toBe(2);
 	const document = JSON.parse(created.stdout);
-	expect(document).toMatchObject({ kind: 'campaign', state: 'failed', status: { state: 'failed', last_error: expect.stringMatching(/^404: /) } });
+	expect(document).toMatchObject({
+		kind: 'campaign',
+		state: 'failed',
+		status: { state: 'failed', last_error: expect.stringMatching(/^404: /) },
+	});
 	expect(document.state).toBe(document.status.state);
 });
 
 test('--wait: a campaign cancelled while it is followed exits 3 and says so; its JSON status is still printed', async () => {
 	const { path } = writeRecipientsCsv(40, { seed: 61 });
-	const cli = startCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', path, '--rate', '1', '--wait', '--json']);
+	const cli = startCli([
+		'campaign',
+		'create',
+		'--template',
+		template(),
+		'--from',
+		from(),
+		'--recipients',
+		path,
+		'--rate',
+		'1',
+		'--wait',
+		'--json',
+	]);
 	const id = await waitFor('the campaign id on stderr', async () => idOf(cli.stderr()), 30_000);
 	await waitFor('a first send', async () => (await campaignStatus(runner.context, id)).counts.sent > 0, 30_000);
 	await cancel(runner.context, id);
@@ -83,7 +136,23 @@ test('--wait: a campaign cancelled while it is followed exits 3 and says so; its
 
 test('a completed campaign followed with --wait still exits 0', async () => {
 	const { path } = writeRecipientsCsv(3, { seed: 62 });
-	const created = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', path, '--rate', '100', '--wait', '--json'], runner.env);
+	const created = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			template(),
+			'--from',
+			from(),
+			'--recipients',
+			path,
+			'--rate',
+			'100',
+			'--wait',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(created.code).toBe(0);
 	expect(JSON.parse(created.stdout)).toMatchObject({ status: { state: 'completed', counts: { sent: 3 } } });
 });
@@ -91,7 +160,21 @@ test('a completed campaign followed with --wait still exits 0', async () => {
 test('a followed reindex run that fails exits 1 with its reason, from run --wait and from status --wait', async () => {
 	const collection = runner.sandbox.fixture.businesses[0].collections[0].id;
 	// Port 9 on loopback answers nothing: the run starts, cannot read its feed, and fails.
-	const ran = await runCli(['reindex', 'run', '--collection', collection, '--source', 'http://127.0.0.1:9/feed.ndjson', '--id-field', 'sku', '--wait', '--json'], runner.env);
+	const ran = await runCli(
+		[
+			'reindex',
+			'run',
+			'--collection',
+			collection,
+			'--source',
+			'http://127.0.0.1:9/feed.ndjson',
+			'--id-field',
+			'sku',
+			'--wait',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(ran.code).toBe(1);
 	const run = JSON.parse(ran.stdout);
 	expect(run.state).toBe('failed');
@@ -103,11 +186,25 @@ test('a followed reindex run that fails exits 1 with its reason, from run --wait
 
 test('Ctrl-C during --wait stops following, says the campaign goes on and how to follow it, and exits 130', async () => {
 	const { path } = writeRecipientsCsv(3, { seed: 63 });
-	const cli = startCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', path, '--at', inAnHour(), '--wait']);
+	const cli = startCli([
+		'campaign',
+		'create',
+		'--template',
+		template(),
+		'--from',
+		from(),
+		'--recipients',
+		path,
+		'--at',
+		inAnHour(),
+		'--wait',
+	]);
 	const id = await waitFor('the campaign id on stderr', async () => idOf(cli.stderr()), 30_000);
 	cli.child.kill('SIGINT');
 	expect(await cli.exited).toBe(130);
-	expect(cli.stderr()).toContain(`stopped following ${id}; it goes on in the runner processes. Follow it again with: convo-runner campaign status ${id} --wait`);
+	expect(cli.stderr()).toContain(
+		`stopped following ${id}; it goes on in the runner processes. Follow it again with: convo-runner campaign status ${id} --wait`,
+	);
 	expect(cli.stderr()).not.toMatch(/\n\s+at /);
 	expect((await campaignStatus(runner.context, id)).state).toBe('scheduled');
 	await cancel(runner.context, id);
@@ -116,41 +213,140 @@ test('Ctrl-C during --wait stops following, says the campaign goes on and how to
 test('a semicolon CSV (Excel in many locales) and a tab one are read; --delimiter overrides; no phone column says what was read', async () => {
 	const phones = ['4917064000001', '4917064000002', '4917064000003'];
 	// As Excel saves "CSV (semicolon delimited)": a BOM, CRLF, a comma inside a cell.
-	const semicolon = writeFile('excel.csv', `\uFEFFphone;1;2\r\n${phones.map((p, i) => `+${p};Müller, Anna;order ${i}`).join('\r\n')}\r\n`);
-	const made = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', semicolon, '--at', inAnHour(), '--json'], runner.env);
+	const semicolon = writeFile(
+		'excel.csv',
+		`\uFEFFphone;1;2\r\n${phones.map((p, i) => `+${p};Müller, Anna;order ${i}`).join('\r\n')}\r\n`,
+	);
+	const made = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			template(),
+			'--from',
+			from(),
+			'--recipients',
+			semicolon,
+			'--at',
+			inAnHour(),
+			'--json',
+		],
+		runner.env,
+	);
 	expect(made.code).toBe(0);
 	expect(JSON.parse(made.stdout)).toMatchObject({ accepted: 3, rejected: 0 });
 
 	const tab = writeFile('tabs.csv', `phone\t1\t2\n${phones.map((p) => `${p}\tA\tB`).join('\n')}\n`);
-	const fromTabs = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', tab, '--at', inAnHour(), '--json'], runner.env);
+	const fromTabs = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			template(),
+			'--from',
+			from(),
+			'--recipients',
+			tab,
+			'--at',
+			inAnHour(),
+			'--json',
+		],
+		runner.env,
+	);
 	expect(JSON.parse(fromTabs.stdout)).toMatchObject({ accepted: 3, rejected: 0 });
 
 	// A delimiter given is used as given: the semicolon file read with commas has one column, and the error shows it.
-	const forced = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', semicolon, '--delimiter', 'comma', '--json'], runner.env);
+	const forced = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			template(),
+			'--from',
+			from(),
+			'--recipients',
+			semicolon,
+			'--delimiter',
+			'comma',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(forced.code).toBe(1);
-	expect(JSON.parse(forced.stdout).error).toMatch(/has no "phone" column or field: .*The header was read as 1 column, with the comma delimiter given: "phone;1;2"$/);
-	const named = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', semicolon, '--delimiter', ';', '--at', inAnHour(), '--json'], runner.env);
+	expect(JSON.parse(forced.stdout).error).toMatch(
+		/has no "phone" column or field: .*The header was read as 1 column, with the comma delimiter given: "phone;1;2"$/,
+	);
+	const named = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			template(),
+			'--from',
+			from(),
+			'--recipients',
+			semicolon,
+			'--delimiter',
+			';',
+			'--at',
+			inAnHour(),
+			'--json',
+		],
+		runner.env,
+	);
 	expect(JSON.parse(named.stdout)).toMatchObject({ accepted: 3 });
 
 	const noPhone = writeFile('contacts.csv', 'Telefon;Name\n+4917064000009;Anna\n');
-	const missing = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', noPhone, '--json'], runner.env);
+	const missing = await runCli(
+		['campaign', 'create', '--template', template(), '--from', from(), '--recipients', noPhone, '--json'],
+		runner.env,
+	);
 	expect(missing.code).toBe(1);
-	expect(JSON.parse(missing.stdout).error).toMatch(/has no "phone" column or field: .*The header was read as 2 columns, with the delimiter told from its header line .*: "Telefon", "Name"$/);
+	expect(JSON.parse(missing.stdout).error).toMatch(
+		/has no "phone" column or field: .*The header was read as 2 columns, with the delimiter told from its header line .*: "Telefon", "Name"$/,
+	);
 
-	const wrong = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', semicolon, '--delimiter', 'pipe', '--json'], runner.env);
+	const wrong = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			template(),
+			'--from',
+			from(),
+			'--recipients',
+			semicolon,
+			'--delimiter',
+			'pipe',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(wrong.code).toBe(1);
-	expect(JSON.parse(wrong.stdout).error).toBe('--delimiter must be comma, semicolon or tab (or , ; and a tab character)');
+	expect(JSON.parse(wrong.stdout).error).toBe(
+		'--delimiter must be comma, semicolon or tab (or , ; and a tab character)',
+	);
 });
 
 test('create lists the rejected rows (line, phone, reason) and how to see them all; a row with the wrong cell count keeps its phone', async () => {
 	const bad = Array.from({ length: 12 }, (_, i) => `${10 + i},a,b`);
 	const { path, phones } = writeRecipientsCsv(3, { seed: 65, extraLines: [...bad, '+4917065999999,only two'] });
-	const created = await runCli(['campaign', 'create', '--template', template(), '--from', from(), '--recipients', path, '--at', inAnHour()], runner.env);
+	const created = await runCli(
+		['campaign', 'create', '--template', template(), '--from', from(), '--recipients', path, '--at', inAnHour()],
+		runner.env,
+	);
 	expect(created.code).toBe(0);
 	const lines = created.stdout.trim().split('\n');
 	const id = /^campaign (\w+): scheduled, 3 recipients, 13 rejected$/.exec(lines[0])?.[1];
 	expect(id).toBeDefined();
-	expect(lines.slice(1, 11)).toEqual(bad.slice(0, 10).map((row, i) => `  line ${5 + i} (${row.split(',')[0]}): phone has 2 digits; a phone number with country code has 7 to 15`));
+	expect(lines.slice(1, 11)).toEqual(
+		bad
+			.slice(0, 10)
+			.map(
+				(row, i) =>
+					`  line ${5 + i} (${row.split(',')[0]}): phone has 2 digits; a phone number with country code has 7 to 15`,
+			),
+	);
 	expect(lines[11]).toBe(`  and 3 more; see: convo-runner campaign report ${id} --outcome rejected`);
 	expect(lines).toHaveLength(12);
 
@@ -164,7 +360,9 @@ test('create lists the rejected rows (line, phone, reason) and how to see them a
 	// One recipient, found by the phone as the file writes it (with its +): its row alone.
 	const one = await runCli(['campaign', 'report', id as string, '--phone', `+${phones[1]}`], runner.env);
 	expect(one.code).toBe(0);
-	expect(one.stdout.trim().split('\n').slice(1)).toEqual([expect.stringMatching(new RegExp(`^3,${phones[1]},pending,`))]);
+	expect(one.stdout.trim().split('\n').slice(1)).toEqual([
+		expect.stringMatching(new RegExp(`^3,${phones[1]},pending,`)),
+	]);
 	const stranger = await runCli(['campaign', 'report', id as string, '--phone', '+4917065888888'], runner.env);
 	expect(stranger.code).toBe(1);
 	expect(stranger.stderr).toContain(`phone 4917065888888 is not a recipient of campaign ${id}`);
@@ -179,7 +377,12 @@ test('create lists the rejected rows (line, phone, reason) and how to see them a
 
 test('campaign report | head: the reader closing early ends the command quietly, with no stack trace', async () => {
 	const { path } = writeRecipientsCsv(3000, { seed: 66 });
-	const created = await createCampaign(runner.context, { templateId: template(), from: from(), source: path, at: inAnHour() });
+	const created = await createCampaign(runner.context, {
+		templateId: template(),
+		from: from(),
+		source: path,
+		at: inAnHour(),
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	const cli = startCli(['campaign', 'report', created.id]);
 	// Like `head -1`: read the first chunk, then close the pipe while the CLI still has rows to write.
@@ -193,7 +396,11 @@ test('campaign report | head: the reader closing early ends the command quietly,
 /** Runs the CLI on a pseudo terminal (script(1)), stdout and stderr both on it; its exit code and everything it showed. */
 function onTerminal(args: string[], env: NodeJS.ProcessEnv) {
 	const command = [process.execPath, ...RUNNER_ARGS, ...args].map((arg) => `'${arg}'`).join(' ');
-	const result = spawnSync('script', ['-qec', command, '/dev/null'], { env: { ...env, TERM: 'xterm' }, encoding: 'utf8', timeout: 90_000 });
+	const result = spawnSync('script', ['-qec', command, '/dev/null'], {
+		env: { ...env, TERM: 'xterm' },
+		encoding: 'utf8',
+		timeout: 90_000,
+	});
 	return { code: result.status, output: result.stdout };
 }
 
@@ -202,7 +409,18 @@ const withoutLogLevel = () => Object.fromEntries(Object.entries(runner.env).filt
 const JSON_LOG = /\{"level":\d+/;
 
 test('on a terminal a command prints its answer and no JSON log line; --verbose or LOG_LEVEL shows readable ones; --json and pipes keep JSON', async () => {
-	const scheduled = (seed: number) => ['campaign', 'create', '--template', template(), '--from', from(), '--recipients', writeRecipientsCsv(3, { seed }).path, '--at', inAnHour()];
+	const scheduled = (seed: number) => [
+		'campaign',
+		'create',
+		'--template',
+		template(),
+		'--from',
+		from(),
+		'--recipients',
+		writeRecipientsCsv(3, { seed }).path,
+		'--at',
+		inAnHour(),
+	];
 	const ids: string[] = [];
 	const idIn = (text: string) => {
 		const id = /campaign (\w+): scheduled/.exec(text)?.[1] ?? (JSON.parse(text) as { id: string }).id;
@@ -220,7 +438,9 @@ test('on a terminal a command prints its answer and no JSON log line; --verbose 
 	const verbose = onTerminal([...scheduled(71), '--verbose'], withoutLogLevel());
 	expect(verbose.code).toBe(0);
 	const id = idIn(verbose.output);
-	expect(verbose.output).toContain(`convo-runner: campaign created (campaign=${id}, state=scheduled, recipients=3, rejected=0)`);
+	expect(verbose.output).toContain(
+		`convo-runner: campaign created (campaign=${id}, state=scheduled, recipients=3, rejected=0)`,
+	);
 	expect(verbose.output).not.toMatch(JSON_LOG);
 
 	const asked = onTerminal(scheduled(72), { ...withoutLogLevel(), LOG_LEVEL: 'info' });
@@ -267,7 +487,11 @@ test('a runner process on a terminal logs readable lines: a warning is one plain
 	const exited = new Promise<number | null>((resolve) => terminal.once('exit', resolve));
 	// Its heartbeat gives its pid, to stop it as an operator's Ctrl-C would: this terminal's worker,
 	// not the file's own, which may still be starting (its heartbeat then comes after this test began).
-	const started = await waitFor('the worker on the terminal', async () => (await liveRunners(runner.context)).find((r) => descendsFrom(r.pid, terminal.pid as number)), 60_000);
+	const started = await waitFor(
+		'the worker on the terminal',
+		async () => (await liveRunners(runner.context)).find((r) => descendsFrom(r.pid, terminal.pid as number)),
+		60_000,
+	);
 	// The heartbeat is written while the process starts, before 'runner started': the signal must
 	// stop it cleanly whenever it comes (script -e exits with the worker's code).
 	process.kill(started.pid, 'SIGINT');

@@ -16,7 +16,15 @@ import { runCli, SOURCE_RUNNER_ARGS } from './support';
 jest.setTimeout(600_000);
 
 const env = { PATH: process.env.PATH, HOME: process.env.HOME };
-const COMMANDS = { version: ['--version'], V: ['-V'], help: ['--help'], webhook: ['webhook', '--help'], webhookAdd: ['webhook', 'add', '--help'], status: ['campaign', 'status', '--help'], report: ['campaign', 'report', '--help'] };
+const COMMANDS = {
+	version: ['--version'],
+	V: ['-V'],
+	help: ['--help'],
+	webhook: ['webhook', '--help'],
+	webhookAdd: ['webhook', 'add', '--help'],
+	status: ['campaign', 'status', '--help'],
+	report: ['campaign', 'report', '--help'],
+};
 type Name = keyof typeof COMMANDS;
 const runs = {} as Record<Name, Awaited<ReturnType<typeof runCli>>>;
 
@@ -24,7 +32,8 @@ const runs = {} as Record<Name, Awaited<ReturnType<typeof runCli>>>;
 beforeAll(async () => {
 	const queue = Object.keys(COMMANDS) as Name[];
 	const worker = async () => {
-		for (let name = queue.shift(); name; name = queue.shift()) runs[name] = await runCli(COMMANDS[name], env, 150_000, SOURCE_RUNNER_ARGS);
+		for (let name = queue.shift(); name; name = queue.shift())
+			runs[name] = await runCli(COMMANDS[name], env, 150_000, SOURCE_RUNNER_ARGS);
 	};
 	await Promise.all([worker(), worker()]);
 });
@@ -33,17 +42,26 @@ beforeAll(async () => {
 const unwrapped = (text: string) => text.replace(/\s+/g, ' ');
 
 test('--version and -V print the package version', () => {
-	const { version } = JSON.parse(readFileSync(join(__dirname, '../../runner/package.json'), 'utf8')) as { version: string };
+	const { version } = JSON.parse(readFileSync(join(__dirname, '../../runner/package.json'), 'utf8')) as {
+		version: string;
+	};
 	for (const flag of ['version', 'V'] as const) {
 		const run = runs[flag];
-		expect({ flag, code: run.code, stdout: run.stdout.trim(), stderr: run.stderr }).toEqual({ flag, code: 0, stdout: version, stderr: '' });
+		expect({ flag, code: run.code, stdout: run.stdout.trim(), stderr: run.stderr }).toEqual({
+			flag,
+			code: 0,
+			stdout: version,
+			stderr: '',
+		});
 	}
 });
 
 test.each(['help', 'webhook', 'webhookAdd'] as const)('%s lists every event a webhook can subscribe to', (name) => {
 	const run = runs[name];
 	expect(run.code).toBe(0);
-	const listed = unwrapped(run.stdout).match(/(?:signed events:|any of:) ([a-z_.]+(?:, [a-z_.]+)*)/)?.[1].split(', ');
+	const listed = unwrapped(run.stdout)
+		.match(/(?:signed events:|any of:) ([a-z_.]+(?:, [a-z_.]+)*)/)?.[1]
+		.split(', ');
 	expect(listed).toEqual([...RUNNER_EVENTS]);
 });
 
@@ -51,12 +69,23 @@ test('campaign status --help names the delivery funnel', () => {
 	const run = runs.status;
 	expect(run.code).toBe(0);
 	const help = unwrapped(run.stdout);
-	for (const stage of ['delivery funnel', 'delivered', 'read', 'replied', 'failed delivery', 'in flight', 'failure reason']) expect(help).toContain(stage);
+	for (const stage of [
+		'delivery funnel',
+		'delivered',
+		'read',
+		'replied',
+		'failed delivery',
+		'in flight',
+		'failure reason',
+	])
+		expect(help).toContain(stage);
 });
 
 test('campaign report --help lists every column of the report, the delivery columns among them', () => {
 	const run = runs.report;
 	expect(run.code).toBe(0);
 	expect(unwrapped(run.stdout)).toContain(`with the columns ${REPORT_COLUMNS.join(', ')}.`);
-	expect(REPORT_COLUMNS).toEqual(expect.arrayContaining(['delivery', 'delivered_at', 'read_at', 'replied_at', 'delivery_error']));
+	expect(REPORT_COLUMNS).toEqual(
+		expect.arrayContaining(['delivery', 'delivered_at', 'read_at', 'replied_at', 'delivery_error']),
+	);
 });

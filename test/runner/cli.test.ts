@@ -8,7 +8,15 @@ import { createHmac } from 'node:crypto';
 
 import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import { startPrivateRedis } from '../../runner/src/devRedis';
-import { positionalTemplate, runCli, spawnRunner, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import {
+	positionalTemplate,
+	runCli,
+	spawnRunner,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+} from './support';
 
 jest.setTimeout(120_000);
 
@@ -18,27 +26,73 @@ test('create --wait --json, status, list, report: one JSON document each on stdo
 	runner.spawnWorker();
 	const { path, phones } = writeRecipientsCsv(30, { seed: 20, extraLines: ['12,bad,row'] });
 	const template = positionalTemplate(runner.business).id;
-	const created = await runCli(['campaign', 'create', '--template', template, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--rate', '100', '--wait', '--json'], runner.env);
+	const created = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			template,
+			'--from',
+			`+${runner.business.phoneNumbers[0]}`,
+			'--recipients',
+			path,
+			'--rate',
+			'100',
+			'--wait',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(created.code).toBe(0);
 	const answer = JSON.parse(created.stdout);
-	expect(answer).toMatchObject({ kind: 'campaign', accepted: 30, rejected: 1, rejections: [{ line: 32, phone: '12' }], status: { state: 'completed' } });
+	expect(answer).toMatchObject({
+		kind: 'campaign',
+		accepted: 30,
+		rejected: 1,
+		rejections: [{ line: 32, phone: '12' }],
+		status: { state: 'completed' },
+	});
 	expect((await templateSends(runner.sandbox)).filter((m) => phones.includes(m.to))).toHaveLength(30);
 
 	const status = await runCli(['campaign', 'status', answer.id, '--json'], runner.env);
 	expect(status.code).toBe(0);
 	const parsed = JSON.parse(status.stdout);
-	expect(Object.keys(parsed).sort()).toEqual(['counts', 'eta_seconds', 'funnel', 'id', 'last_error', 'name', 'rate', 'start_at', 'state']);
+	expect(Object.keys(parsed).sort()).toEqual([
+		'counts',
+		'eta_seconds',
+		'funnel',
+		'id',
+		'last_error',
+		'name',
+		'rate',
+		'start_at',
+		'state',
+	]);
 	expect(parsed.name).toBe('recipients');
 	// Started at its create: no start time of its own.
 	expect(parsed.start_at).toBeNull();
-	expect(parsed.counts).toEqual({ pending: 0, claimed: 0, sent: 30, failed: 0, rejected: 1, cancelled: 0, unknown: 0, not_sent: 0, expired: 0, suppressed: 0, capped: 0 });
+	expect(parsed.counts).toEqual({
+		pending: 0,
+		claimed: 0,
+		sent: 30,
+		failed: 0,
+		rejected: 1,
+		cancelled: 0,
+		unknown: 0,
+		not_sent: 0,
+		expired: 0,
+		suppressed: 0,
+		capped: 0,
+	});
 
 	const list = await runCli(['campaign', 'list', '--json'], runner.env);
 	expect(JSON.parse(list.stdout).campaigns.map((c: { id: string }) => c.id)).toContain(answer.id);
 
 	const csv = await runCli(['campaign', 'report', answer.id, '--format', 'csv'], runner.env);
 	const lines = csv.stdout.trim().split('\n');
-	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at,delivery,delivered_at,read_at,replied_at,delivery_error');
+	expect(lines[0]).toBe(
+		'line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at,delivery,delivered_at,read_at,replied_at,delivery_error',
+	);
 	expect(lines).toHaveLength(32);
 	expect(lines[1]).toMatch(new RegExp(`^2,${phones[0]},sent,[0-9a-f-]{36},,1,`));
 	// The report's phone cell keeps the phone as given; the reason does not quote it.
@@ -56,7 +110,22 @@ test('errors: exit 1, a JSON error on stdout with --json, the reason on stderr',
 	expect(JSON.parse(missing.stdout)).toEqual({ error: 'No campaign with id cnosuchcampaign' });
 	expect(missing.stderr).toContain('No campaign with id cnosuchcampaign');
 
-	const bad = await runCli(['campaign', 'create', '--template', 'not-a-uuid', '--from', '12', '--recipients', '/nonexistent.csv', '--rate', '1.5', '--json'], runner.env);
+	const bad = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			'not-a-uuid',
+			'--from',
+			'12',
+			'--recipients',
+			'/nonexistent.csv',
+			'--rate',
+			'1.5',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(bad.code).toBe(1);
 	const { error } = JSON.parse(bad.stdout);
 	expect(error).toContain('--template must be a UUID');
@@ -69,7 +138,11 @@ test('errors: exit 1, a JSON error on stdout with --json, the reason on stderr',
 });
 
 test('a wrong environment stops the process naming each variable; no secret in the message', async () => {
-	const result = await runCli(['worker'], { ...runner.env, RUNNER_CONCURRENCY: 'many', CONVO_EXTERNAL_URL: 'ftp://x', REDIS_URL: 'http://nope' }, 30_000);
+	const result = await runCli(
+		['worker'],
+		{ ...runner.env, RUNNER_CONCURRENCY: 'many', CONVO_EXTERNAL_URL: 'ftp://x', REDIS_URL: 'http://nope' },
+		30_000,
+	);
 	expect(result.code).toBe(1);
 	expect(result.stderr).toMatch(/RUNNER_CONCURRENCY/);
 	expect(result.stderr).toMatch(/CONVO_EXTERNAL_URL/);
@@ -81,7 +154,11 @@ test('a Redis that may evict keys gets a warning at start', async () => {
 	const evicting = await startPrivateRedis(['--maxmemory-policy', 'allkeys-lru']);
 	const worker = spawnRunner(['worker'], { ...runner.env, REDIS_URL: evicting.url });
 	try {
-		await waitFor('the eviction warning', async () => /maxmemory-policy is not noeviction/.test(worker.output()), 30_000);
+		await waitFor(
+			'the eviction warning',
+			async () => /maxmemory-policy is not noeviction/.test(worker.output()),
+			30_000,
+		);
 		expect(worker.output()).toContain('"maxmemoryPolicy":"allkeys-lru"');
 	} finally {
 		await worker.kill('SIGKILL');
@@ -92,13 +169,22 @@ test('a Redis that may evict keys gets a warning at start', async () => {
 test('a start taken up later than RUNNER_MAX_LATENESS is skipped, reported, and sends nothing', async () => {
 	const { path, phones } = writeRecipientsCsv(5, { seed: 21 });
 	const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000).toISOString();
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: path, at: twoHoursAgo });
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source: path,
+		at: twoHoursAgo,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
-	const status = await waitFor('the late start to be skipped', async () => {
-		const current = await campaignStatus(runner.context, created.id);
-		// The state changes first, then the pending rows move (control.ts endWithPending): wait for both.
-		return current.state === 'cancelled' && current.counts.pending === 0 ? current : undefined;
-	}, 30_000);
+	const status = await waitFor(
+		'the late start to be skipped',
+		async () => {
+			const current = await campaignStatus(runner.context, created.id);
+			// The state changes first, then the pending rows move (control.ts endWithPending): wait for both.
+			return current.state === 'cancelled' && current.counts.pending === 0 ? current : undefined;
+		},
+		30_000,
+	);
 	expect(status.last_error).toMatch(/^skipped: it fell due at .* \(limit 3600 s\)$/);
 	expect(status.counts.cancelled).toBe(5);
 	expect((await templateSends(runner.sandbox)).filter((m) => phones.includes(m.to))).toEqual([]);
@@ -106,21 +192,52 @@ test('a start taken up later than RUNNER_MAX_LATENESS is skipped, reported, and 
 
 test('webhook add, list, remove: the secret is printed by add only, derived from RUNNER_WEBHOOK_KEY; without a key add says which variable to set', async () => {
 	const env = { ...runner.env, RUNNER_WEBHOOK_KEY: 'webhook-key-0123456789abcdef' };
-	const added = await runCli(['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.finished,reindex.finished', '--description', 'ops', '--json'], env);
+	const added = await runCli(
+		[
+			'webhook',
+			'add',
+			'https://example.com/hook',
+			'--events',
+			'campaign.finished,reindex.finished',
+			'--description',
+			'ops',
+			'--json',
+		],
+		env,
+	);
 	expect(added.code).toBe(0);
 	const webhook = JSON.parse(added.stdout);
-	expect(webhook).toMatchObject({ url: 'https://example.com/hook', events: ['campaign.finished', 'reindex.finished'], description: 'ops' });
-	expect(webhook.secret).toBe(createHmac('sha256', env.RUNNER_WEBHOOK_KEY).update(`webhook:${webhook.id}`).digest('hex'));
+	expect(webhook).toMatchObject({
+		url: 'https://example.com/hook',
+		events: ['campaign.finished', 'reindex.finished'],
+		description: 'ops',
+	});
+	expect(webhook.secret).toBe(
+		createHmac('sha256', env.RUNNER_WEBHOOK_KEY).update(`webhook:${webhook.id}`).digest('hex'),
+	);
 	const list = await runCli(['webhook', 'list', '--json'], env);
-	expect(JSON.parse(list.stdout).webhooks).toEqual([{ id: webhook.id, url: webhook.url, events: webhook.events, description: 'ops', created_at: webhook.created_at }]);
+	expect(JSON.parse(list.stdout).webhooks).toEqual([
+		{ id: webhook.id, url: webhook.url, events: webhook.events, description: 'ops', created_at: webhook.created_at },
+	]);
 	expect(list.stdout + list.stderr + added.stderr).not.toContain(webhook.secret);
-	expect(JSON.parse((await runCli(['webhook', 'remove', webhook.id, '--json'], env)).stdout)).toEqual({ id: webhook.id, removed: true });
+	expect(JSON.parse((await runCli(['webhook', 'remove', webhook.id, '--json'], env)).stdout)).toEqual({
+		id: webhook.id,
+		removed: true,
+	});
 	const again = await runCli(['webhook', 'remove', webhook.id, '--json'], env);
 	expect(again.code).toBe(1);
 	expect(JSON.parse(again.stdout)).toEqual({ error: `No webhook with id ${webhook.id}` });
-	const bad = await runCli(['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.started', '--json'], env);
-	expect(JSON.parse(bad.stdout).error).toMatch(/^events must be one of campaign.finished, campaign.paused, campaign.delivery_settled, reindex.finished/);
-	const keyless = await runCli(['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.finished', '--json'], runner.env);
+	const bad = await runCli(
+		['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.started', '--json'],
+		env,
+	);
+	expect(JSON.parse(bad.stdout).error).toMatch(
+		/^events must be one of campaign.finished, campaign.paused, campaign.delivery_settled, reindex.finished/,
+	);
+	const keyless = await runCli(
+		['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.finished', '--json'],
+		runner.env,
+	);
 	expect(keyless.code).toBe(1);
 	expect(JSON.parse(keyless.stdout).error).toMatch(/^RUNNER_WEBHOOK_KEY \(or RUNNER_TOKEN\) must be set/);
 });
@@ -130,7 +247,13 @@ test('campaign list shows every campaign, not only the newest 100', async () => 
 	// Scheduled an hour ahead: stored and listed, nothing sent.
 	const at = new Date(Date.now() + 3_600_000).toISOString();
 	const template = positionalTemplate(runner.business).id;
-	for (let i = 0; i < 105; i += 1) await createCampaign(runner.context, { templateId: template, from: runner.business.phoneNumbers[0], source: path, at });
+	for (let i = 0; i < 105; i += 1)
+		await createCampaign(runner.context, {
+			templateId: template,
+			from: runner.business.phoneNumbers[0],
+			source: path,
+			at,
+		});
 	const total = await runner.context.redis.zcard(runner.context.keys.campaigns);
 	expect(total).toBeGreaterThanOrEqual(105);
 	const list = await runCli(['campaign', 'list', '--json'], runner.env);

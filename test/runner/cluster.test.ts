@@ -61,31 +61,48 @@ test('12 campaigns on 6 numbers through faults on a 3-master Redis Cluster: one 
 	const served = await numbersByMaster(context.redis, context.keys, numbers);
 	expect([...served.values()].map((held) => held.length).every((count) => count >= 1)).toBe(true);
 
-	await setFault(sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 50, errorRate: 0.1, errorStatus: 500, rateLimit: { retryAfterSeconds: 1, rate: 0.05 } });
+	await setFault(sandbox, {
+		endpoint: 'POST /api/external/v2/send-template',
+		latencyMs: 50,
+		errorRate: 0.1,
+		errorStatus: 500,
+		rateLimit: { retryAfterSeconds: 1, rate: 0.05 },
+	});
 	const before = await commandsRun(context.redis);
 	const worker = runner.spawnWorker();
 	const campaigns = [];
 	for (let i = 0; i < CAMPAIGNS; i++) {
 		const from = numbers[i % NUMBERS];
 		const { path, phones } = writeRecipientsCsv(RECIPIENTS, { seed: 40 + i });
-		const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from, source: path, rate: 50 });
+		const created = await createCampaign(context, {
+			templateId: positionalTemplate(business).id,
+			from,
+			source: path,
+			rate: 50,
+		});
 		if (created.kind !== 'campaign') throw new Error('expected a campaign');
 		expect(created.accepted).toBe(RECIPIENTS);
 		campaigns.push({ id: created.id, from, phones });
 	}
 
 	for (const campaign of campaigns) {
-		const status = await waitFor(`campaign ${campaign.id} to complete`, async () => {
-			const current = await campaignStatus(context, campaign.id);
-			return current.state === 'completed' ? current : undefined;
-		}, 240_000);
+		const status = await waitFor(
+			`campaign ${campaign.id} to complete`,
+			async () => {
+				const current = await campaignStatus(context, campaign.id);
+				return current.state === 'completed' ? current : undefined;
+			},
+			240_000,
+		);
 		expect(status.counts.pending + status.counts.claimed).toBe(0);
 		// 500s are retried and get through (the sandbox fails every 10th call, never one recipient five times).
 		expect(status.counts.sent).toBe(RECIPIENTS);
 	}
 	// Measured before anything else reads the cluster: the run's own commands only (and the feeder's ticks meanwhile).
 	const shares = await masterShares(context.redis, context.keys, numbers, before);
-	process.stdout.write(`\nRedis Cluster shares, ${CAMPAIGNS} campaigns on ${NUMBERS} numbers, ${CAMPAIGNS * RECIPIENTS} recipients:\n${sharesTable(shares)}\n`);
+	process.stdout.write(
+		`\nRedis Cluster shares, ${CAMPAIGNS} campaigns on ${NUMBERS} numbers, ${CAMPAIGNS * RECIPIENTS} recipients:\n${sharesTable(shares)}\n`,
+	);
 
 	const sends = await templateSends(sandbox);
 	expect(sends).toHaveLength(CAMPAIGNS * RECIPIENTS);
@@ -96,7 +113,9 @@ test('12 campaigns on 6 numbers through faults on a 3-master Redis Cluster: one 
 		expectReportMatchesLog(rows, sends);
 		retried += rows.filter((row) => row.attempts > 1).length;
 		const mine = new Set(campaign.phones);
-		expect(new Set(sends.filter((message) => mine.has(message.to)).map((message) => message.from))).toEqual(new Set([campaign.from]));
+		expect(new Set(sends.filter((message) => mine.has(message.to)).map((message) => message.from))).toEqual(
+			new Set([campaign.from]),
+		);
 	}
 	expect(retried).toBeGreaterThan(60);
 
@@ -111,10 +130,17 @@ test('12 campaigns on 6 numbers through faults on a 3-master Redis Cluster: one 
 	const keys = partOf(shares, 'keys');
 	const commands = partOf(shares, 'commands');
 	shares.forEach((share, i) => {
-		expect({ master: share.address, keys: keys[i] >= least(i), commands: commands[i] >= least(i) }).toEqual({ master: share.address, keys: true, commands: true });
+		expect({ master: share.address, keys: keys[i] >= least(i), commands: commands[i] >= least(i) }).toEqual({
+			master: share.address,
+			keys: true,
+			commands: true,
+		});
 	});
 
-	expectNoSecret(business, { redis: await dumpKeys(context.redis, env.RUNNER_PREFIX as string), worker: worker.output() });
+	expectNoSecret(business, {
+		redis: await dumpKeys(context.redis, env.RUNNER_PREFIX as string),
+		worker: worker.output(),
+	});
 });
 
 test("the suppression list on the Cluster: a change reaches every number's copy, each in its own slot; a create suppresses the row, a lost copy is repaired", async () => {
@@ -126,14 +152,27 @@ test("the suppression list on the Cluster: a change reaches every number's copy,
 	const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
 	const waiting: string[] = [];
 	for (const from of numbers) {
-		const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from, source: 'rows', rate: 50, at: tomorrow }, inlineRecords([{ phone: '4917066600002', 1: 'a', 2: 'b' }]));
+		const created = await createCampaign(
+			context,
+			{ templateId: positionalTemplate(business).id, from, source: 'rows', rate: 50, at: tomorrow },
+			inlineRecords([{ phone: '4917066600002', 1: 'a', 2: 'b' }]),
+		);
 		if (created.kind !== 'campaign') throw new Error('expected a campaign');
 		waiting.push(created.id);
 	}
-	expect(await addSuppression(context, { phone: `+${phone}`, reason: 'cluster', source: 'operator' }, 'phone')).toMatchObject({ added: true });
-	for (const from of numbers) expect(await context.redis.hget(context.keys.suppression.copy(from), phone)).toMatch(/^on the suppression list: cluster \(operator, /);
+	expect(
+		await addSuppression(context, { phone: `+${phone}`, reason: 'cluster', source: 'operator' }, 'phone'),
+	).toMatchObject({ added: true });
+	for (const from of numbers)
+		expect(await context.redis.hget(context.keys.suppression.copy(from), phone)).toMatch(
+			/^on the suppression list: cluster \(operator, /,
+		);
 
-	const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from: numbers[1], source: 'rows', rate: 50 }, inlineRecords([{ phone, 1: 'a', 2: 'b' }]));
+	const created = await createCampaign(
+		context,
+		{ templateId: positionalTemplate(business).id, from: numbers[1], source: 'rows', rate: 50 },
+		inlineRecords([{ phone, 1: 'a', 2: 'b' }]),
+	);
 	expect(created).toMatchObject({ kind: 'campaign', accepted: 0, suppressed: 1, state: 'completed' });
 
 	// A copy left behind its version (a process killed between the list's write and the copy's).

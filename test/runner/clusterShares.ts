@@ -16,13 +16,20 @@ export async function commandsRun(redis: RedisConnection): Promise<Map<string, n
 	const counts = new Map<string, number>();
 	for (const node of masters(redis)) {
 		const info = await node.info('commandstats');
-		counts.set(addressOf(node), [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0));
+		counts.set(
+			addressOf(node),
+			[...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0),
+		);
 	}
 	return counts;
 }
 
 /** The master address that serves each of `numbers` (where its group's slot is); one Redis serves them all. */
-export async function numbersByMaster(redis: RedisConnection, keys: Keys, numbers: readonly string[]): Promise<Map<string, string[]>> {
+export async function numbersByMaster(
+	redis: RedisConnection,
+	keys: Keys,
+	numbers: readonly string[],
+): Promise<Map<string, string[]>> {
 	const [first] = masters(redis);
 	if (!(redis instanceof Cluster)) return new Map([[addressOf(first), [...numbers]]]);
 	const ranges = await first.cluster('SLOTS');
@@ -49,7 +56,12 @@ export interface MasterShare {
 }
 
 /** Each master's keys, memory and commands for `prefix`; call before anything else touches the cluster after the run. */
-export async function masterShares(redis: RedisConnection, keys: Keys, numbers: readonly string[], before: Map<string, number>): Promise<MasterShare[]> {
+export async function masterShares(
+	redis: RedisConnection,
+	keys: Keys,
+	numbers: readonly string[],
+	before: Map<string, number>,
+): Promise<MasterShare[]> {
 	const after = await commandsRun(redis);
 	const homes = await numbersByMaster(redis, keys, numbers);
 	const shares: MasterShare[] = [];
@@ -60,7 +72,13 @@ export async function masterShares(redis: RedisConnection, keys: Keys, numbers: 
 		for (const key of found) usage.memory('USAGE', key);
 		const answers = found.length > 0 ? ((await usage.exec()) ?? []) : [];
 		const memory = answers.reduce((sum, [, bytes]) => sum + Number(bytes ?? 0), 0);
-		shares.push({ address, numbers: homes.get(address) ?? [], keys: found.length, memory, commands: (after.get(address) ?? 0) - (before.get(address) ?? 0) });
+		shares.push({
+			address,
+			numbers: homes.get(address) ?? [],
+			keys: found.length,
+			memory,
+			commands: (after.get(address) ?? 0) - (before.get(address) ?? 0),
+		});
 	}
 	return shares;
 }

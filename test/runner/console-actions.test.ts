@@ -42,15 +42,21 @@ async function startRefusingProxy(target: string): Promise<string> {
 		if (incoming.url?.includes('/send-template')) {
 			if (service.forwarded >= service.refuseAfter) {
 				incoming.resume();
-				outgoing.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'invalid API key' }));
+				outgoing
+					.writeHead(401, { 'content-type': 'application/json' })
+					.end(JSON.stringify({ message: 'invalid API key' }));
 				return;
 			}
 			service.forwarded++;
 		}
-		const upstream = httpRequest(new URL(incoming.url ?? '/', target), { method: incoming.method, headers: incoming.headers }, (answer) => {
-			outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-			answer.pipe(outgoing);
-		});
+		const upstream = httpRequest(
+			new URL(incoming.url ?? '/', target),
+			{ method: incoming.method, headers: incoming.headers },
+			(answer) => {
+				outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+				answer.pipe(outgoing);
+			},
+		);
 		upstream.on('error', () => outgoing.destroy());
 		incoming.pipe(upstream);
 	});
@@ -74,7 +80,14 @@ afterAll(async () => {
 });
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-	const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+	const response = await fetch(`${base}${path}`, {
+		method,
+		headers: {
+			authorization: `Bearer ${TOKEN}`,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
 	return (await response.json()) as T;
 }
 interface Campaign {
@@ -85,7 +98,13 @@ interface Campaign {
 }
 const phoneOf = (block: number, i: number) => `491719${block}${String(i).padStart(5, '0')}`;
 async function createByApi(phones: string[], extra: Record<string, unknown> = {}): Promise<string> {
-	const answer = await api<{ id: string }>('POST', '/api/campaigns', { template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], rate: 10, recipients: phones.map((phone, i) => ({ phone, 1: `R${i}`, 2: `#${i}` })), ...extra });
+	const answer = await api<{ id: string }>('POST', '/api/campaigns', {
+		template_id: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		rate: 10,
+		recipients: phones.map((phone, i) => ({ phone, 1: `R${i}`, 2: `#${i}` })),
+		...extra,
+	});
 	return answer.id;
 }
 const stateOf = async (id: string) => (await api<Campaign>('GET', `/api/campaigns/${id}`)).state;
@@ -96,7 +115,13 @@ let completedId = '';
 test('a CSV uploaded through New campaign runs to completion; its rejected rows are shown with their lines, its reasons grouped as they read', async () => {
 	const phones = Array.from({ length: 15 }, (_, i) => phoneOf(1, i));
 	// Two repeats of different phones (lines 17, 18 repeat lines 2, 3) and a phone too short (line 19).
-	const lines = ['phone,1,2', ...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`), `${phones[0]},again,0`, `${phones[1]},again,1`, '12345,short,2'];
+	const lines = [
+		'phone,1,2',
+		...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`),
+		`${phones[0]},again,0`,
+		`${phones[1]},again,1`,
+		'12345,short,2',
+	];
 	const dir = mkdtempSync(join(tmpdir(), 'console-upload-'));
 	writeFileSync(join(dir, 'recipients.csv'), `${lines.join('\n')}\n`);
 
@@ -115,9 +140,18 @@ test('a CSV uploaded through New campaign runs to completion; its rejected rows 
 	const summary = page.getByTestId('create-summary');
 	expect(await summary.textContent()).toContain('15 recipients accepted, 3 rejected');
 	const rejections = await page.getByTestId('create-rejections').locator('tbody tr').allTextContents();
-	expect(rejections).toEqual([expect.stringMatching(/^17.*already in this campaign \(line 2\)/), expect.stringMatching(/^18.*already in this campaign \(line 3\)/), expect.stringMatching(/^19.*12345.*digits/)]);
+	expect(rejections).toEqual([
+		expect.stringMatching(/^17.*already in this campaign \(line 2\)/),
+		expect.stringMatching(/^18.*already in this campaign \(line 3\)/),
+		expect.stringMatching(/^19.*12345.*digits/),
+	]);
 
-	await waitFor('the uploaded campaign to complete', async () => (await page.getByTestId('state').textContent()) === 'completed' || undefined, 60_000, 250);
+	await waitFor(
+		'the uploaded campaign to complete',
+		async () => (await page.getByTestId('state').textContent()) === 'completed' || undefined,
+		60_000,
+		250,
+	);
 	expect(await page.getByTestId('count-sent').textContent()).toBe('15');
 	const sends = sendsByPhone((await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to)));
 	expect([...sends.values()].map((list) => list.length)).toEqual(phones.map(() => 1));
@@ -130,7 +164,9 @@ test('a CSV uploaded through New campaign runs to completion; its rejected rows 
 });
 
 test('a cron schedule is created from a URL through the same form; a form with neither a file nor a URL says so', async () => {
-	const csv = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/csv' }).end(`phone,1,2\n${phoneOf(4, 0)},Ana,1\n`));
+	const csv = createServer((_request, response) =>
+		response.writeHead(200, { 'content-type': 'text/csv' }).end(`phone,1,2\n${phoneOf(4, 0)},Ana,1\n`),
+	);
 	await new Promise<void>((resolve) => csv.listen(0, '127.0.0.1', resolve));
 	const url = `http://127.0.0.1:${(csv.address() as AddressInfo).port}/weekly.csv`;
 	try {
@@ -138,7 +174,9 @@ test('a cron schedule is created from a URL through the same form; a form with n
 		await page.getByTestId('create-template').fill(positionalTemplate(runner.business).id);
 		await page.getByTestId('create-from').fill(runner.business.phoneNumbers[0]);
 		await page.getByTestId('create-submit').click();
-		expect(await page.getByTestId('create-error').textContent()).toBe('Recipients: choose a CSV file or give its URL (one of them).');
+		expect(await page.getByTestId('create-error').textContent()).toBe(
+			'Recipients: choose a CSV file or give its URL (one of them).',
+		);
 
 		await page.getByTestId('create-source-url').fill(url);
 		await page.getByTestId('create-cron').fill('0 9 * * 1');
@@ -146,9 +184,13 @@ test('a cron schedule is created from a URL through the same form; a form with n
 		await page.getByTestId('create-submit').click();
 		await page.getByTestId('create-schedule').waitFor();
 		const text = (await page.getByTestId('create-schedule').textContent()) ?? '';
-		expect(text).toMatch(/^Schedule \S+ created: 0 9 \* \* 1 \(Europe\/Berlin\); each run is a campaign of its own in the list\.$/);
+		expect(text).toMatch(
+			/^Schedule \S+ created: 0 9 \* \* 1 \(Europe\/Berlin\); each run is a campaign of its own in the list\.$/,
+		);
 		const schedules = await listSchedules(runner.context);
-		expect(schedules.map((schedule) => ({ id: schedule.id, cron: schedule.cron, tz: schedule.tz }))).toEqual([{ id: /^Schedule (\S+) /.exec(text)?.[1], cron: '0 9 * * 1', tz: 'Europe/Berlin' }]);
+		expect(schedules.map((schedule) => ({ id: schedule.id, cron: schedule.cron, tz: schedule.tz }))).toEqual([
+			{ id: /^Schedule (\S+) /.exec(text)?.[1], cron: '0 9 * * 1', tz: 'Europe/Berlin' },
+		]);
 		await shot('create-schedule');
 	} finally {
 		csv.closeAllConnections();
@@ -159,7 +201,9 @@ test('a cron schedule is created from a URL through the same form; a form with n
 test('a recipient is found by phone as the operator types it; a phone not in the campaign says so', async () => {
 	await page.goto(`${base}/#/campaigns/${completedId}`);
 	const phone = phoneOf(1, 4);
-	await page.getByTestId('find-phone').fill(`+${phone.slice(0, 2)} ${phone.slice(2, 5)} ${phone.slice(5, 7)}-${phone.slice(7)}`);
+	await page
+		.getByTestId('find-phone')
+		.fill(`+${phone.slice(0, 2)} ${phone.slice(2, 5)} ${phone.slice(5, 7)}-${phone.slice(7)}`);
 	await page.getByTestId('find-submit').click();
 	await page.getByTestId('recipient-outcome').waitFor();
 	expect(await page.getByTestId('recipient-phone').textContent()).toBe(phoneOf(1, 4));
@@ -173,11 +217,17 @@ test('a recipient is found by phone as the operator types it; a phone not in the
 	await page.getByTestId('find-phone').fill('4915550000000');
 	await page.getByTestId('find-submit').click();
 	await page.getByTestId('find-error').waitFor();
-	expect(await page.getByTestId('find-error').textContent()).toBe(`phone 4915550000000 is not a recipient of campaign ${completedId}`);
+	expect(await page.getByTestId('find-error').textContent()).toBe(
+		`phone 4915550000000 is not a recipient of campaign ${completedId}`,
+	);
 	// Over the API: the same 404, and a phone that is not one is refused naming the query field.
-	const missing = await fetch(`${base}/api/campaigns/${completedId}/report?phone=4915550000000`, { headers: { authorization: `Bearer ${TOKEN}` } });
+	const missing = await fetch(`${base}/api/campaigns/${completedId}/report?phone=4915550000000`, {
+		headers: { authorization: `Bearer ${TOKEN}` },
+	});
 	expect(missing.status).toBe(404);
-	const bad = await fetch(`${base}/api/campaigns/${completedId}/report?phone=abc`, { headers: { authorization: `Bearer ${TOKEN}` } });
+	const bad = await fetch(`${base}/api/campaigns/${completedId}/report?phone=abc`, {
+		headers: { authorization: `Bearer ${TOKEN}` },
+	});
 	expect(bad.status).toBe(400);
 	expect(((await bad.json()) as { message: string }).message).toMatch(/^phone "abc" is not a phone number/);
 });
@@ -201,13 +251,20 @@ test('an empty chart waits for data; a scheduled campaign shows its start; the r
 
 	await page.getByTestId('rate-input').fill('7');
 	await page.getByTestId('rate-set').click();
-	await waitFor('the page to say the rate changed', async () => (await page.getByTestId('action-message').textContent()) === 'Rate set to 7/s.' || undefined, 10_000, 100);
+	await waitFor(
+		'the page to say the rate changed',
+		async () => (await page.getByTestId('action-message').textContent()) === 'Rate set to 7/s.' || undefined,
+		10_000,
+		100,
+	);
 	expect((await api<Campaign>('GET', `/api/campaigns/${id}`)).rate_limit).toBe(7);
 
 	await page.getByTestId('cancel').click();
 	const dialog = page.getByTestId('confirm-dialog');
 	await dialog.waitFor();
-	expect(await page.getByTestId('confirm-text').textContent()).toBe('40 pending recipients will not be sent (messages already on their way finish). This cannot be undone.');
+	expect(await page.getByTestId('confirm-text').textContent()).toBe(
+		'40 pending recipients will not be sent (messages already on their way finish). This cannot be undone.',
+	);
 	await shot('cancel-confirm');
 	await page.getByTestId('confirm-dismiss').click();
 	await dialog.waitFor({ state: 'hidden' });
@@ -216,7 +273,12 @@ test('an empty chart waits for data; a scheduled campaign shows its start; the r
 
 	await page.getByTestId('cancel').click();
 	await page.getByTestId('confirm-ok').click();
-	await waitFor('the page to show cancelled', async () => (await page.getByTestId('state').textContent()) === 'cancelled' || undefined, 10_000, 100);
+	await waitFor(
+		'the page to show cancelled',
+		async () => (await page.getByTestId('state').textContent()) === 'cancelled' || undefined,
+		10_000,
+		100,
+	);
 	expect(await page.getByTestId('action-message').textContent()).toBe('Cancelled: 40 recipients will not be sent.');
 	expect((await api<Campaign>('GET', `/api/campaigns/${id}`)).counts.cancelled).toBe(40);
 	await shot('campaign-cancelled');
@@ -224,32 +286,60 @@ test('an empty chart waits for data; a scheduled campaign shows its start; the r
 	// In the list a cancelled campaign is neither green nor a full "sent" bar, and its cancelled are counted.
 	await page.goto(`${base}/#/`);
 	const cancelledRow = page.getByTestId('campaign-row').filter({ has: page.locator(`a[href="#/campaigns/${id}"]`) });
-	const completedRow = page.getByTestId('campaign-row').filter({ has: page.locator(`a[href="#/campaigns/${completedId}"]`) });
+	const completedRow = page
+		.getByTestId('campaign-row')
+		.filter({ has: page.locator(`a[href="#/campaigns/${completedId}"]`) });
 	await cancelledRow.waitFor();
 	expect(await cancelledRow.getByTestId('state').getAttribute('class')).toBe('state cancelled');
 	expect(await completedRow.getByTestId('state').getAttribute('class')).toBe('state completed');
 	// The page's own view of its elements (this file is typed without the DOM library).
 	type Styled = { style: { width: string } };
-	const computed = (node: unknown) => (globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string } }).getComputedStyle(node).backgroundColor;
+	const computed = (node: unknown) =>
+		(globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string } }).getComputedStyle(node)
+			.backgroundColor;
 	const colour = (row: typeof cancelledRow) => row.getByTestId('state').evaluate(computed);
 	expect(await colour(cancelledRow)).not.toBe(await colour(completedRow));
-	const widths = (row: typeof cancelledRow) => row.locator('[data-part]').evaluateAll((parts) => Object.fromEntries(parts.map((part) => [part.getAttribute('data-part'), (part as unknown as Styled).style.width])));
-	expect(await widths(cancelledRow)).toEqual({ sent: '0%', unknown: '0%', 'not-sent': '0%', capped: '0%', cancelled: '100%', expired: '0%', rejected: '0%', suppressed: '0%' });
+	const widths = (row: typeof cancelledRow) =>
+		row
+			.locator('[data-part]')
+			.evaluateAll((parts) =>
+				Object.fromEntries(
+					parts.map((part) => [part.getAttribute('data-part'), (part as unknown as Styled).style.width]),
+				),
+			);
+	expect(await widths(cancelledRow)).toEqual({
+		sent: '0%',
+		unknown: '0%',
+		'not-sent': '0%',
+		capped: '0%',
+		cancelled: '100%',
+		expired: '0%',
+		rejected: '0%',
+		suppressed: '0%',
+	});
 	const completedWidths = await widths(completedRow);
-	expect(Object.fromEntries(Object.entries(completedWidths).map(([part, width]) => [part, Math.round(parseFloat(String(width)))]))).toEqual({ sent: 83, unknown: 0, 'not-sent': 0, capped: 0, cancelled: 0, expired: 0, rejected: 17, suppressed: 0 });
+	expect(
+		Object.fromEntries(
+			Object.entries(completedWidths).map(([part, width]) => [part, Math.round(parseFloat(String(width)))]),
+		),
+	).toEqual({ sent: 83, unknown: 0, 'not-sent': 0, capped: 0, cancelled: 0, expired: 0, rejected: 17, suppressed: 0 });
 	expect(await cancelledRow.getByTestId('list-cancelled').textContent()).toBe('40');
 	expect(await completedRow.getByTestId('list-rejected').textContent()).toBe('3');
 	// Each campaign is listed by its name (the id beside it), created time, template and number.
 	expect(await completedRow.getByTestId('campaign-link').textContent()).toBe('November newsletter');
 	expect(await completedRow.getByTestId('list-template').textContent()).toBe(positionalTemplate(runner.business).id);
 	expect(await completedRow.getByTestId('list-from').textContent()).toBe(runner.business.phoneNumbers[0]);
-	expect(Date.parse((await api<Campaign & { created_at: string }>('GET', `/api/campaigns/${completedId}`)).created_at)).toBeGreaterThan(Date.now() - 10 * 60_000);
+	expect(
+		Date.parse((await api<Campaign & { created_at: string }>('GET', `/api/campaigns/${completedId}`)).created_at),
+	).toBeGreaterThan(Date.now() - 10 * 60_000);
 	expect(await completedRow.getByTestId('list-created').textContent()).toMatch(/\d/);
 	// A campaign created with a start time is listed with it; one started at its create has none of its own.
 	expect(await cancelledRow.getByTestId('list-start').locator('time').getAttribute('datetime')).toBe(startAt);
 	expect(await cancelledRow.getByTestId('list-start').textContent()).toBe(await local(startAt));
 	expect(await completedRow.getByTestId('list-start').textContent()).toBe('—');
-	expect(await cancelledRow.getByTestId('campaign-link').textContent()).toMatch(/^Upload \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+	expect(await cancelledRow.getByTestId('campaign-link').textContent()).toMatch(
+		/^Upload \d{4}-\d\d-\d\d \d\d:\d\d UTC$/,
+	);
 	await shot('list-states');
 });
 
@@ -260,18 +350,35 @@ test('retry not-sent, confirmed with the count, sends again only the recipients 
 	service.refuseAfter = 6;
 	const id = await createByApi(phones);
 	await page.goto(`${base}/#/campaigns/${id}`);
-	await waitFor('the campaign to fail', async () => (await page.getByTestId('state').textContent()) === 'failed' || undefined, 30_000, 200);
+	await waitFor(
+		'the campaign to fail',
+		async () => (await page.getByTestId('state').textContent()) === 'failed' || undefined,
+		30_000,
+		200,
+	);
 	const failed = await api<Campaign>('GET', `/api/campaigns/${id}`);
 	expect(failed.counts.sent).toBe(6);
 	expect(failed.counts.not_sent).toBe(14);
-	await waitFor('the retry button to count them', async () => (await page.getByTestId('retry-not-sent').textContent()) === 'Retry not sent (14)…' || undefined, 10_000, 100);
+	await waitFor(
+		'the retry button to count them',
+		async () => (await page.getByTestId('retry-not-sent').textContent()) === 'Retry not sent (14)…' || undefined,
+		10_000,
+		100,
+	);
 	service.refuseAfter = Infinity;
 
 	await page.getByTestId('retry-not-sent').click();
-	expect(await page.getByTestId('confirm-text').textContent()).toBe('14 recipients were proven not sent; they are sent again, the others are left as they are.');
+	expect(await page.getByTestId('confirm-text').textContent()).toBe(
+		'14 recipients were proven not sent; they are sent again, the others are left as they are.',
+	);
 	await shot('retry-confirm');
 	await page.getByTestId('confirm-ok').click();
-	await waitFor('the retried campaign to complete', async () => (await page.getByTestId('state').textContent()) === 'completed' || undefined, 30_000, 200);
+	await waitFor(
+		'the retried campaign to complete',
+		async () => (await page.getByTestId('state').textContent()) === 'completed' || undefined,
+		30_000,
+		200,
+	);
 	expect(await page.getByTestId('count-sent').textContent()).toBe('20');
 	const sends = sendsByPhone((await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to)));
 	expect(phones.map((phone) => sends.get(phone)?.length ?? 0)).toEqual(phones.map(() => 1));

@@ -42,7 +42,13 @@ async function sandboxCounts(): Promise<unknown> {
 test('Check first (dry run) shows counts, reasons, first rejections and the estimate without creating anything; Create then creates what it showed', async () => {
 	const phones = Array.from({ length: 10 }, (_, i) => `49171800${String(i).padStart(5, '0')}`);
 	// Repeats of lines 2 and 3 (lines 12, 13) and a phone too short (line 14).
-	const lines = ['phone,1,2', ...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`), `${phones[0]},again,0`, `${phones[1]},again,1`, '12345,short,2'];
+	const lines = [
+		'phone,1,2',
+		...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`),
+		`${phones[0]},again,0`,
+		`${phones[1]},again,1`,
+		'12345,short,2',
+	];
 	const dir = mkdtempSync(join(tmpdir(), 'console-dry-run-'));
 	writeFileSync(join(dir, 'recipients.csv'), `${lines.join('\n')}\n`);
 	const requestsBefore = await sandboxCounts();
@@ -59,11 +65,20 @@ test('Check first (dry run) shows counts, reasons, first rejections and the esti
 	const result = page.getByTestId('dry-run-result');
 	await result.waitFor();
 	expect(await page.getByTestId('dry-run-counts').textContent()).toBe('13 rows: 10 accepted, 3 rejected.');
-	expect(await page.getByTestId('dry-run-estimate').textContent()).toMatch(/^Estimated duration: 5 s at 2 sends\/s, from .+ until about .+\.$/);
+	expect(await page.getByTestId('dry-run-estimate').textContent()).toMatch(
+		/^Estimated duration: 5 s at 2 sends\/s, from .+ until about .+\.$/,
+	);
 	const reasons = await page.getByTestId('dry-run-reasons').locator('tbody tr').allTextContents();
-	expect(reasons).toEqual(['2rejectedphone is already in this campaign (line 2) (and others that differ only in a number)', expect.stringMatching(/^1rejectedphone has 5 digits/)]);
+	expect(reasons).toEqual([
+		'2rejectedphone is already in this campaign (line 2) (and others that differ only in a number)',
+		expect.stringMatching(/^1rejectedphone has 5 digits/),
+	]);
 	const rejections = await page.getByTestId('dry-run-rejections').locator('tbody tr').allTextContents();
-	expect(rejections).toEqual([`12${phones[0]}phone is already in this campaign (line 2)`, `13${phones[1]}phone is already in this campaign (line 3)`, expect.stringMatching(/^1412345phone has 5 digits/)]);
+	expect(rejections).toEqual([
+		`12${phones[0]}phone is already in this campaign (line 2)`,
+		`13${phones[1]}phone is already in this campaign (line 3)`,
+		expect.stringMatching(/^1412345phone has 5 digits/),
+	]);
 	await page.screenshot({ path: join(SHOTS, 'console-dry-run.png'), fullPage: true });
 
 	// Nothing created, nothing sent.
@@ -95,7 +110,8 @@ async function freshForm(): Promise<{ creates: string[] }> {
 	await page.getByTestId('create-file').setInputFiles(recipientsCsv());
 	const creates: string[] = [];
 	page.on('request', (request) => {
-		if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/campaigns') creates.push(request.url());
+		if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/campaigns')
+			creates.push(request.url());
 	});
 	return { creates };
 }

@@ -29,7 +29,13 @@ beforeAll(async () => {
 	const created = await fetch(`${base}/api/campaigns`, {
 		method: 'POST',
 		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-		body: JSON.stringify({ name: 'Routed', template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], at: new Date(Date.now() + 86_400_000).toISOString(), recipients: [{ phone: '+4917180000001', 1: 'Ana', 2: '#1' }] }),
+		body: JSON.stringify({
+			name: 'Routed',
+			template_id: positionalTemplate(runner.business).id,
+			from: runner.business.phoneNumbers[0],
+			at: new Date(Date.now() + 86_400_000).toISOString(),
+			recipients: [{ phone: '+4917180000001', 1: 'Ana', 2: '#1' }],
+		}),
 	});
 	campaignId = ((await created.json()) as { id: string }).id;
 	browser = await launchChromium();
@@ -84,7 +90,10 @@ test("A campaign clicked while the list refreshes shows the campaign's page, not
 	await listRefreshOnItsWay();
 	await page.getByTestId('campaign-link').first().click();
 	// The page's first refresh (held too) names the campaign: then the list's late answer has arrived as well.
-	await page.getByTestId('campaign-title').filter({ hasText: `Routed (${campaignId})` }).waitFor({ timeout: 10_000 });
+	await page
+		.getByTestId('campaign-title')
+		.filter({ hasText: `Routed (${campaignId})` })
+		.waitFor({ timeout: 10_000 });
 	await answersSettled();
 
 	expect(new URL(page.url()).hash).toBe(`#/campaigns/${campaignId}`);

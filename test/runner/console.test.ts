@@ -53,7 +53,12 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	const created = await fetch(`${base}/api/campaigns`, {
 		method: 'POST',
 		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-		body: JSON.stringify({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], rate: 40, recipients: phones.map((phone, i) => ({ phone, 1: `Ana ${i}`, 2: `#${i}` })) }),
+		body: JSON.stringify({
+			template_id: positionalTemplate(runner.business).id,
+			from: runner.business.phoneNumbers[0],
+			rate: 40,
+			recipients: phones.map((phone, i) => ({ phone, 1: `Ana ${i}`, 2: `#${i}` })),
+		}),
 	});
 	const { id } = (await created.json()) as { id: string };
 
@@ -64,17 +69,30 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	await fetch(`${base}/api/reindex`, {
 		method: 'POST',
 		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-		body: JSON.stringify({ collection_id: collectionOf(runner), source: writeFeed(feedText(products(range(0, 50)), 'ndjson'), 'feed.ndjson'), id_field: 'sku' }),
+		body: JSON.stringify({
+			collection_id: collectionOf(runner),
+			source: writeFeed(feedText(products(range(0, 50)), 'ndjson'), 'feed.ndjson'),
+			id_field: 'sku',
+		}),
 	});
 	await page.getByTestId('campaign-row').first().waitFor();
 	// The runner processes alive on this Redis and prefix (their heartbeats): here the one `start`.
-	expect(await page.getByTestId('runners-alive').textContent()).toMatch(/^1 runner process alive: start on \S+ \(pid \d+\)$/);
-	await waitFor('the reindex run to show as completed', async () => (await page.getByTestId('reindex-row').first().textContent())?.includes('completed') || undefined, 30_000, 250);
+	expect(await page.getByTestId('runners-alive').textContent()).toMatch(
+		/^1 runner process alive: start on \S+ \(pid \d+\)$/,
+	);
+	await waitFor(
+		'the reindex run to show as completed',
+		async () => (await page.getByTestId('reindex-row').first().textContent())?.includes('completed') || undefined,
+		30_000,
+		250,
+	);
 	expect(await page.getByTestId('reindex-row').first().textContent()).toContain('50 read');
 	const session = (await context.cookies()).find((cookie) => cookie.name === 'convo_session');
 	expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
 	expect(page.url()).not.toContain(TOKEN);
-	expect(await page.evaluate(() => JSON.stringify((globalThis as unknown as { localStorage: unknown }).localStorage))).not.toContain('console-token');
+	expect(
+		await page.evaluate(() => JSON.stringify((globalThis as unknown as { localStorage: unknown }).localStorage)),
+	).not.toContain('console-token');
 	await page.screenshot({ path: join(SHOTS, 'console-list.png') });
 
 	await page.click(`a[href="#/campaigns/${id}"]`);
@@ -83,15 +101,29 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	await waitFor('the bar to move', async () => Number(await progress.getAttribute('aria-valuenow')) > 50, 30_000, 250);
 
 	await page.getByTestId('pause').click();
-	await waitFor('the page to show paused', async () => (await page.getByTestId('state').textContent()) === 'paused', 10_000, 200);
+	await waitFor(
+		'the page to show paused',
+		async () => (await page.getByTestId('state').textContent()) === 'paused',
+		10_000,
+		200,
+	);
 	const pausedAt = Date.now();
 	await page.waitForTimeout(2500);
-	const lateSends = (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to) && Date.parse(message.createdAt) > pausedAt + 1000);
+	const lateSends = (await templateSends(runner.sandbox)).filter(
+		(message) => phones.includes(message.to) && Date.parse(message.createdAt) > pausedAt + 1000,
+	);
 	expect(lateSends).toEqual([]);
 	await page.screenshot({ path: join(SHOTS, 'console-campaign-paused.png') });
 
 	await page.getByTestId('resume').click();
-	await waitFor('the bar to reach the end', async () => (await progress.getAttribute('aria-valuenow')) === '500' && (await page.getByTestId('state').textContent()) === 'completed', 60_000, 500);
+	await waitFor(
+		'the bar to reach the end',
+		async () =>
+			(await progress.getAttribute('aria-valuenow')) === '500' &&
+			(await page.getByTestId('state').textContent()) === 'completed',
+		60_000,
+		500,
+	);
 	expect(await page.getByTestId('count-sent').textContent()).toBe('500');
 	await page.screenshot({ path: join(SHOTS, 'console-campaign.png') });
 
@@ -99,7 +131,9 @@ test('signed in: watch a 500-recipient campaign to done, pause and resume it fro
 	const file = join(SHOTS, download.suggestedFilename());
 	await download.saveAs(file);
 	const lines = readFileSync(file, 'utf8').trim().split('\n');
-	expect(lines[0]).toBe('line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at,delivery,delivered_at,read_at,replied_at,delivery_error');
+	expect(lines[0]).toBe(
+		'line,phone,outcome,message_id,error,attempts,first_attempt_at,last_attempt_at,delivery,delivered_at,read_at,replied_at,delivery_error',
+	);
 	expect(lines).toHaveLength(501);
 	const sends = new Map((await templateSends(runner.sandbox)).map((message) => [message.to, message.uuid]));
 	for (const line of lines.slice(1)) {

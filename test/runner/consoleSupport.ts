@@ -13,11 +13,21 @@ export const SHOTS = join(__dirname, '..', '..', '.tmp');
 
 /** A headless Chromium; the screenshot folder made. */
 export async function launchChromium(): Promise<Browser> {
-	if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+	if (!existsSync(CHROMIUM))
+		throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
 	mkdirSync(SHOTS, { recursive: true });
 	return chromium.launch({
 		executablePath: CHROMIUM,
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+		args: [
+			'--headless',
+			'--no-sandbox',
+			'--disable-gpu',
+			'--disable-quic',
+			'--no-first-run',
+			'--disable-background-networking',
+			'--disable-component-update',
+			'--disable-sync',
+		],
 	});
 }
 
@@ -35,13 +45,22 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
 export function cspRefusals(page: Page): string[] {
 	const refusals: string[] = [];
 	page.on('console', (message) => {
-		if (/Content Security Policy|Refused to/i.test(message.text()) && !message.text().includes('https://fonts.googleapis.com/')) refusals.push(message.text());
+		if (
+			/Content Security Policy|Refused to/i.test(message.text()) &&
+			!message.text().includes('https://fonts.googleapis.com/')
+		)
+			refusals.push(message.text());
 	});
 	return refusals;
 }
 
 /** A new page of `browser` at `viewport`, signed in at `base` and showing the campaign list, with its CSP refusals. */
-export async function consolePage(browser: Browser, base: string, token: string, viewport: { width: number; height: number }): Promise<{ page: Page; violations: string[] }> {
+export async function consolePage(
+	browser: Browser,
+	base: string,
+	token: string,
+	viewport: { width: number; height: number },
+): Promise<{ page: Page; violations: string[] }> {
 	const page = await (await browser.newContext({ viewport, acceptDownloads: true })).newPage();
 	const violations = cspRefusals(page);
 	await signIn(page, base, token);

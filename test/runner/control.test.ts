@@ -7,9 +7,27 @@
  */
 import { writeFileSync } from 'node:fs';
 
-import { API_NAMES, campaignStatus, cancel, createCampaign, listCampaigns, pauseCampaign, resumeCampaign } from '../../runner/src/core/campaigns';
+import {
+	API_NAMES,
+	campaignStatus,
+	cancel,
+	createCampaign,
+	listCampaigns,
+	pauseCampaign,
+	resumeCampaign,
+} from '../../runner/src/core/campaigns';
 import { SEND_RUN } from '../../runner/src/jobs';
-import { positionalTemplate, report, sendsByPhone, setFault, clearFaults, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import {
+	positionalTemplate,
+	report,
+	sendsByPhone,
+	setFault,
+	clearFaults,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+} from './support';
 
 jest.setTimeout(180_000);
 
@@ -30,12 +48,19 @@ const sendsTo = async (phones: string[]) => {
 };
 
 async function create(source: string, extra: Record<string, unknown> = {}) {
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source, rate: 100, ...extra });
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source,
+		rate: 100,
+		...extra,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	return created;
 }
 
-const stateIs = (id: string, state: string) => async () => ((await campaignStatus(runner.context, id)).state === state ? true : undefined);
+const stateIs = (id: string, state: string) => async () =>
+	(await campaignStatus(runner.context, id)).state === state ? true : undefined;
 
 test('pause stops every send of the campaign within 1 s; resume completes it without a duplicate', async () => {
 	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 30 });
@@ -102,16 +127,37 @@ test('--at starts the campaign at its time, not before', async () => {
 });
 
 test('a cron pattern or time zone BullMQ refuses is named as the client names it, and takes no schedule place', async () => {
-	const settings = { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: writeRecipientsCsv(1, { seed: 16 }).path };
-	await expect(createCampaign(runner.context, { ...settings, cron: 'not a cron' })).rejects.toThrow('--cron "not a cron" with --tz "UTC" is not a valid schedule');
-	await expect(createCampaign(runner.context, { ...settings, cron: '0 * * * *', tz: 'Mars/Olympus' }, undefined, API_NAMES)).rejects.toThrow('cron "0 * * * *" with tz "Mars/Olympus" is not a valid schedule');
-	await expect(createCampaign(runner.context, { ...settings, tz: 'UTC' }, undefined, API_NAMES)).rejects.toMatchObject({ message: 'tz goes with cron', field: 'tz' });
+	const settings = {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source: writeRecipientsCsv(1, { seed: 16 }).path,
+	};
+	await expect(createCampaign(runner.context, { ...settings, cron: 'not a cron' })).rejects.toThrow(
+		'--cron "not a cron" with --tz "UTC" is not a valid schedule',
+	);
+	await expect(
+		createCampaign(runner.context, { ...settings, cron: '0 * * * *', tz: 'Mars/Olympus' }, undefined, API_NAMES),
+	).rejects.toThrow('cron "0 * * * *" with tz "Mars/Olympus" is not a valid schedule');
+	await expect(createCampaign(runner.context, { ...settings, tz: 'UTC' }, undefined, API_NAMES)).rejects.toMatchObject({
+		message: 'tz goes with cron',
+		field: 'tz',
+	});
 	expect(await runner.context.redis.zcard(runner.context.keys.schedules)).toBe(0);
 });
 
 /** Hour and minute now in `timeZone`. */
 function wallClock(timeZone: string, at: Date): { hour: number; minute: number; second: number } {
-	const parts = Object.fromEntries(new Intl.DateTimeFormat('en-GB', { timeZone, hour: 'numeric', minute: 'numeric', second: 'numeric', hourCycle: 'h23' }).formatToParts(at).map((p) => [p.type, Number(p.value)]));
+	const parts = Object.fromEntries(
+		new Intl.DateTimeFormat('en-GB', {
+			timeZone,
+			hour: 'numeric',
+			minute: 'numeric',
+			second: 'numeric',
+			hourCycle: 'h23',
+		})
+			.formatToParts(at)
+			.map((p) => [p.type, Number(p.value)]),
+	);
 	return { hour: parts.hour, minute: parts.minute, second: parts.second };
 }
 
@@ -135,7 +181,11 @@ test('a cron schedule fires at its time in its time zone and re-reads its source
 	});
 	if (created.kind !== 'schedule') throw new Error('expected a schedule');
 	const runs = async () => (await listCampaigns(runner.context)).filter((c) => c.id.startsWith(created.schedule.id));
-	const [run1] = await waitFor('the first cron run', async () => ((await runs()).length >= 1 ? runs() : undefined), 30_000);
+	const [run1] = await waitFor(
+		'the first cron run',
+		async () => ((await runs()).length >= 1 ? runs() : undefined),
+		30_000,
+	);
 	await waitFor('the first run to complete', stateIs(run1.id, 'completed'), 30_000);
 	// The source changes between runs: the next run sends to the new list.
 	const second = writeRecipientsCsv(4, { seed: 15 });
@@ -163,11 +213,25 @@ test('SIGTERM lets in-flight sends finish and leaves nothing claimed', async () 
 	const { openContext } = await import('../../runner/src/runtime');
 	const { loadConfig } = await import('../../runner/src/config');
 	const { createLogger } = await import('../../runner/src/log');
-	const context = await openContext(loadConfig({ ...runner.env, RUNNER_PREFIX: `${runner.env.RUNNER_PREFIX}s` }), createLogger('silent'), { withService: true });
+	const context = await openContext(
+		loadConfig({ ...runner.env, RUNNER_PREFIX: `${runner.env.RUNNER_PREFIX}s` }),
+		createLogger('silent'),
+		{ withService: true },
+	);
 	try {
-		const created = await createCampaign(context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: path, rate: 100 });
+		const created = await createCampaign(context, {
+			templateId: positionalTemplate(runner.business).id,
+			from: runner.business.phoneNumbers[0],
+			source: path,
+			rate: 100,
+		});
 		if (created.kind !== 'campaign') throw new Error('expected a campaign');
-		await waitFor('sends in flight', async () => ((await campaignStatus(context, created.id)).counts.claimed > 0 ? true : undefined), 30_000, 20);
+		await waitFor(
+			'sends in flight',
+			async () => ((await campaignStatus(context, created.id)).counts.claimed > 0 ? true : undefined),
+			30_000,
+			20,
+		);
 		const code = await lonely.kill('SIGTERM');
 		expect(code).toBe(0);
 		const status = await campaignStatus(context, created.id);
@@ -192,7 +256,10 @@ test('Redis holds a bounded window of send jobs however large the campaign', asy
 		await new Promise((resolve) => setTimeout(resolve, 500));
 		const jobs = await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized']);
 		mostJobs = Math.max(mostJobs, jobs.length);
-		most = Math.max(most, jobs.reduce((sum, job) => sum + (job.data.count ?? 1), 0));
+		most = Math.max(
+			most,
+			jobs.reduce((sum, job) => sum + (job.data.count ?? 1), 0),
+		);
 	}
 	const status = await campaignStatus(runner.context, campaign.id);
 	await cancel(runner.context, campaign.id);
@@ -209,12 +276,19 @@ test('a cancel cut short by a crash is finished by the next feeder tick: nothing
 	// What a process killed right after the state change leaves: cancelled, in `finishing`, recipients still pending.
 	const from = runner.business.phoneNumbers[0];
 	await runner.context.redis.sadd(runner.context.keys.finishing(from), campaign.id);
-	await runner.context.redis.hset(runner.context.keys.campaign(from, campaign.id), { state: 'cancelled', last_error: 'cancelled by the operator' });
+	await runner.context.redis.hset(runner.context.keys.campaign(from, campaign.id), {
+		state: 'cancelled',
+		last_error: 'cancelled by the operator',
+	});
 	expect((await campaignStatus(runner.context, campaign.id)).counts.pending).toBe(50);
-	const status = await waitFor('the pending recipients to be cancelled', async () => {
-		const current = await campaignStatus(runner.context, campaign.id);
-		return current.counts.pending === 0 ? current : undefined;
-	}, 20_000);
+	const status = await waitFor(
+		'the pending recipients to be cancelled',
+		async () => {
+			const current = await campaignStatus(runner.context, campaign.id);
+			return current.counts.pending === 0 ? current : undefined;
+		},
+		20_000,
+	);
 	expect(status.counts.cancelled).toBe(50);
 	expect(await runner.context.redis.sismember(runner.context.keys.finishing(from), campaign.id)).toBe(0);
 	expect(await sendsTo(phones)).toEqual([]);
@@ -229,7 +303,8 @@ test('a create cut short between its commit and its listing is listed by the nex
 	const createdAt = Number(await redis.zscore(keys.campaigns, campaign.id));
 	await redis.zrem(keys.campaigns, campaign.id);
 	await redis.zadd(keys.unlisted(from), createdAt, campaign.id);
-	const listed = async () => (await listCampaigns(runner.context)).some((listedCampaign) => listedCampaign.id === campaign.id);
+	const listed = async () =>
+		(await listCampaigns(runner.context)).some((listedCampaign) => listedCampaign.id === campaign.id);
 	expect(await listed()).toBe(false);
 	await waitFor('the campaign to be listed again', async () => (await listed()) || undefined, 20_000);
 	expect(Number(await redis.zscore(keys.campaigns, campaign.id))).toBe(createdAt);

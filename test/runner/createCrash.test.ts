@@ -12,7 +12,15 @@
  */
 import { request as httpRequest } from 'node:http';
 
-import { positionalTemplate, scanKeys, startApi, templateSends, useRunnerUnderTest, waitFor, type SpawnedRunner } from './support';
+import {
+	positionalTemplate,
+	scanKeys,
+	startApi,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	type SpawnedRunner,
+} from './support';
 
 jest.setTimeout(300_000);
 
@@ -23,12 +31,24 @@ const TOKEN = 'crash-token-0123456789abcdef';
  */
 const IDEMPOTENCY_LEASE_MS = 5000;
 // Uploads are held still on purpose here (past the lease), longer than the default idle-upload timeout.
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_CONCURRENCY: '20', RUNNER_UPLOAD_IDLE_TIMEOUT: '120s', RUNNER_IDEMPOTENCY_LEASE: `${IDEMPOTENCY_LEASE_MS}ms` }, { ownRedis: true });
+const runner = useRunnerUnderTest(
+	{
+		RUNNER_TOKEN: TOKEN,
+		RUNNER_CONCURRENCY: '20',
+		RUNNER_UPLOAD_IDLE_TIMEOUT: '120s',
+		RUNNER_IDEMPOTENCY_LEASE: `${IDEMPOTENCY_LEASE_MS}ms`,
+	},
+	{ ownRedis: true },
+);
 
 const phoneOf = (seed: number, i: number) => `4915${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;
 const phonesOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => phoneOf(seed, i));
 const csvLines = (phones: string[]) => phones.map((phone, i) => `+${phone},Customer ${i},order ${i}\n`).join('');
-const settings = () => ({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], rate: '500' });
+const settings = () => ({
+	template_id: positionalTemplate(runner.business).id,
+	from: runner.business.phoneNumbers[0],
+	rate: '500',
+});
 
 /** `convo-runner start` with its API; the process, to kill it. */
 async function startRunner(): Promise<{ base: string; process: SpawnedRunner }> {
@@ -45,7 +65,14 @@ interface Upload {
 /** A CSV upload to POST /api/campaigns streamed by the test: the create reads rows as they come. */
 function upload(base: string, key?: string): Upload {
 	const url = new URL(`/api/campaigns?${new URLSearchParams(settings())}`, base);
-	const outgoing = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv', ...(key ? { 'idempotency-key': key } : {}) } });
+	const outgoing = httpRequest(url, {
+		method: 'POST',
+		headers: {
+			authorization: `Bearer ${TOKEN}`,
+			'content-type': 'text/csv',
+			...(key ? { 'idempotency-key': key } : {}),
+		},
+	});
 	const answer = new Promise<Awaited<Upload['answer']>>((resolve) => {
 		outgoing.on('response', (response) => {
 			let text = '';
@@ -63,25 +90,33 @@ async function createJson(base: string, key: string, phones: string[]) {
 	const response = await fetch(`${base}/api/campaigns`, {
 		method: 'POST',
 		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': key },
-		body: JSON.stringify({ ...settings(), rate: 500, recipients: phones.map((phone, i) => ({ phone, 1: `Customer ${i}`, 2: `order ${i}` })) }),
+		body: JSON.stringify({
+			...settings(),
+			rate: 500,
+			recipients: phones.map((phone, i) => ({ phone, 1: `Customer ${i}`, 2: `order ${i}` })),
+		}),
 	});
 	return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
 const prefix = () => String(runner.env.RUNNER_PREFIX);
-const stagedKeys = async () => (await scanKeys(runner.context.redis, prefix())).filter((key) => key.includes(':staging:'));
-const ledgerKeys = async () => (await scanKeys(runner.context.redis, prefix())).filter((key) => key.endsWith(':ledger'));
+const stagedKeys = async () =>
+	(await scanKeys(runner.context.redis, prefix())).filter((key) => key.includes(':staging:'));
+const ledgerKeys = async () =>
+	(await scanKeys(runner.context.redis, prefix())).filter((key) => key.endsWith(':ledger'));
 /** Rows written so far to ledger hashes (staged or not) that were not there `before`. */
 async function rowsWrittenSince(before: string[]): Promise<number> {
 	let rows = 0;
-	for (const key of (await ledgerKeys()).filter((k) => !before.includes(k))) rows += await runner.context.redis.hlen(key);
+	for (const key of (await ledgerKeys()).filter((k) => !before.includes(k)))
+		rows += await runner.context.redis.hlen(key);
 	return rows;
 }
 
 async function sendsTo(phones: string[]): Promise<Map<string, number>> {
 	const wanted = new Set(phones);
 	const counts = new Map<string, number>();
-	for (const message of await templateSends(runner.sandbox)) if (wanted.has(message.to)) counts.set(message.to, (counts.get(message.to) ?? 0) + 1);
+	for (const message of await templateSends(runner.sandbox))
+		if (wanted.has(message.to)) counts.set(message.to, (counts.get(message.to) ?? 0) + 1);
 	return counts;
 }
 
@@ -127,9 +162,11 @@ test('SIGKILL at each point of a create: before any row, rows half written, at t
 	// Empty lines (skipped) push the last rows through the stream's buffers, so all 3,000 are written before the end.
 	pending.write(`${csvLines(points.atCommit)}${'\n'.repeat(256 * 1024)}`);
 	let written = 0;
-	await waitFor('3,000 rows written', async () => (written = await rowsWrittenSince(before)) >= 3000, 10_000, 50).catch((error) => {
-		throw new Error(`${(error as Error).message}: ${written}`);
-	});
+	await waitFor('3,000 rows written', async () => (written = await rowsWrittenSince(before)) >= 3000, 10_000, 50).catch(
+		(error) => {
+			throw new Error(`${(error as Error).message}: ${written}`);
+		},
+	);
 	await runner.context.redis.call('CLIENT', 'PAUSE', '20000', 'WRITE');
 	try {
 		pending.end();
@@ -150,12 +187,23 @@ test('SIGKILL at each point of a create: before any row, rows half written, at t
 
 	// A runner started after the kills sends whatever exists; every listed campaign settles.
 	api = await startRunner();
-	const listed = await waitFor('every listed campaign to settle', async () => {
-		const response = await fetch(`${api.base}/api/campaigns?limit=500`, { headers: { authorization: `Bearer ${TOKEN}` } });
-		const { items } = (await response.json()) as { items: Array<{ id: string; state: string; counts: Record<string, number> }> };
-		return items.every((item) => item.state === 'completed') ? items : undefined;
-	}, 120_000, 500);
-	const committedAt = listed.filter((item) => Object.values(item.counts).reduce((sum, n) => sum + n, 0) === 3000).length;
+	const listed = await waitFor(
+		'every listed campaign to settle',
+		async () => {
+			const response = await fetch(`${api.base}/api/campaigns?limit=500`, {
+				headers: { authorization: `Bearer ${TOKEN}` },
+			});
+			const { items } = (await response.json()) as {
+				items: Array<{ id: string; state: string; counts: Record<string, number> }>;
+			};
+			return items.every((item) => item.state === 'completed') ? items : undefined;
+		},
+		120_000,
+		500,
+	);
+	const committedAt = listed.filter(
+		(item) => Object.values(item.counts).reduce((sum, n) => sum + n, 0) === 3000,
+	).length;
 	// The campaign after the answer, and the one at the commit if its commit ran before the process died.
 	expect([1, 2]).toContain(committedAt);
 	expect(listed).toHaveLength(committedAt);
@@ -192,11 +240,16 @@ test('an Idempotency-Key of a create killed midway frees itself within the lease
 	await api.process.kill('SIGKILL');
 	const killedAt = Date.now();
 	api = next;
-	const retried = await waitFor('the retry with the same key to create', async () => {
-		const answer = await createJson(api.base, key, phones);
-		if (answer.status === 409) return undefined;
-		return answer;
-	}, IDEMPOTENCY_LEASE_MS + 15_000, 200);
+	const retried = await waitFor(
+		'the retry with the same key to create',
+		async () => {
+			const answer = await createJson(api.base, key, phones);
+			if (answer.status === 409) return undefined;
+			return answer;
+		},
+		IDEMPOTENCY_LEASE_MS + 15_000,
+		200,
+	);
 	const freedAfter = Date.now() - killedAt;
 	expect(retried).toMatchObject({ status: 201, json: { state: 'running', accepted: 1500 } });
 	// Kept until the lease last renewed (at most a third of it before the kill) ran out, then freed.
@@ -205,10 +258,17 @@ test('an Idempotency-Key of a create killed midway frees itself within the lease
 	const replay = await createJson(api.base, key, phones);
 	expect(replay).toMatchObject({ status: 200, json: { id: retried.json.id, replayed: true } });
 
-	await waitFor('the retried campaign to complete', async () => {
-		const response = await fetch(`${api.base}/api/campaigns/${String(retried.json.id)}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-		return ((await response.json()) as { state: string }).state === 'completed';
-	}, 60_000, 500);
+	await waitFor(
+		'the retried campaign to complete',
+		async () => {
+			const response = await fetch(`${api.base}/api/campaigns/${String(retried.json.id)}`, {
+				headers: { authorization: `Bearer ${TOKEN}` },
+			});
+			return ((await response.json()) as { state: string }).state === 'completed';
+		},
+		60_000,
+		500,
+	);
 	const counts = await sendsTo(phones);
 	expect(counts.size).toBe(1500);
 	expect(new Set(counts.values())).toEqual(new Set([1]));

@@ -16,7 +16,10 @@ jest.mock('node:crypto', () => {
 const compare = jest.mocked(timingSafeEqual);
 
 const connection = { defineCommand: () => undefined } as unknown as RunnerContext['redis'];
-const auth = new Auth('csrf-test-token-0123456789', connection, {} as RunnerContext['keys'], { max: 30, windowMs: 60_000 });
+const auth = new Auth('csrf-test-token-0123456789', connection, {} as RunnerContext['keys'], {
+	max: 30,
+	windowMs: 60_000,
+});
 const session = 'session-id.signature';
 
 beforeEach(() => compare.mockClear());
@@ -33,7 +36,7 @@ test('the right token passes; a wrong one, one of another length, an empty one a
 	expect(auth.csrfOk('another-session.sig', right)).toBe(false);
 });
 
-test('every comparison goes through timingSafeEqual with buffers of one length, whatever the guess\'s length', () => {
+test("every comparison goes through timingSafeEqual with buffers of one length, whatever the guess's length", () => {
 	const right = auth.csrfFor(session);
 	compare.mockClear();
 	for (const guess of [right, right.slice(0, 3), `${right}${right}`, 'x']) auth.csrfOk(session, guess);

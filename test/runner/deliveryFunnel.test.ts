@@ -15,7 +15,18 @@ import type { Browser } from 'playwright-core';
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
 import { convoNode, itemsThen, runWorkflow } from '../harness/workflow';
 import { consolePage, launchChromium, SHOTS } from './consoleSupport';
-import { apiCaller, deliveryOutcomes, positionalTemplate, runCli, setDelivery, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv, type DeliveryOutcome } from './support';
+import {
+	apiCaller,
+	deliveryOutcomes,
+	positionalTemplate,
+	runCli,
+	setDelivery,
+	startApi,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+	type DeliveryOutcome,
+} from './support';
 
 jest.setTimeout(300_000);
 
@@ -72,7 +83,10 @@ function expectedFunnel(outcomes: DeliveryOutcome[]): Funnel {
 	const read = outcomes.filter((o) => o.outcome === 'read').length;
 	const replied = outcomes.filter((o) => o.replied_at).length;
 	const failed = outcomes.filter((o) => o.outcome === 'failed');
-	const failedReasons = REASONS.map((reason) => ({ reason, count: failed.filter((o) => o.reason === reason).length })).sort((a, b) => b.count - a.count);
+	const failedReasons = REASONS.map((reason) => ({
+		reason,
+		count: failed.filter((o) => o.reason === reason).length,
+	})).sort((a, b) => b.count - a.count);
 	return {
 		audience: COUNT,
 		accepted: COUNT,
@@ -83,7 +97,12 @@ function expectedFunnel(outcomes: DeliveryOutcome[]): Funnel {
 		failed_delivery: failed.length,
 		in_flight: outcomes.filter((o) => o.outcome === 'sent').length,
 		failed_reasons: failedReasons,
-		rates: { delivered: round3(delivered / sent), read: round3(read / sent), replied: round3(replied / sent), failed_delivery: round3(failed.length / sent) },
+		rates: {
+			delivered: round3(delivered / sent),
+			read: round3(read / sent),
+			replied: round3(replied / sent),
+			failed_delivery: round3(failed.length / sent),
+		},
 		tracking: 'messaging_api',
 		settled: true,
 	};
@@ -103,34 +122,67 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 	const registered = await fetch(`${runner.sandbox.baseUrl}/__sandbox/webhooks`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ business: runner.business.id, url: `${base}${EVENTS_PATH}`, method: 'POST', headers: { [HEADER]: SECRET } }),
+		body: JSON.stringify({
+			business: runner.business.id,
+			url: `${base}${EVENTS_PATH}`,
+			method: 'POST',
+			headers: { [HEADER]: SECRET },
+		}),
 	});
 	expect(registered.status).toBeLessThan(300);
 	await setDelivery(runner.sandbox, {
 		seed: 'funnel-22',
 		delivered: 0.9,
 		read: 0.6,
-		failed: [{ share: 0.03, reason: REASONS[0] }, { share: 0.02, reason: REASONS[1] }],
+		failed: [
+			{ share: 0.03, reason: REASONS[0] },
+			{ share: 0.02, reason: REASONS[1] },
+		],
 		replied: 0.1,
 		reply_texts: ['Yes please', 'Stop'],
 		delays_ms: { sent: 200, delivered: 500, read: 1000, failed: 600, reply: 1500 },
 	});
 
 	const { path } = writeRecipientsCsv(COUNT, { seed: 22 });
-	const created = await runCli(['campaign', 'create', '--template', positionalTemplate(runner.business).id, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--rate', String(SEND_RATE), '--json'], env);
+	const created = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			positionalTemplate(runner.business).id,
+			'--from',
+			`+${runner.business.phoneNumbers[0]}`,
+			'--recipients',
+			path,
+			'--rate',
+			String(SEND_RATE),
+			'--json',
+		],
+		env,
+	);
 	expect(created.code).toBe(0);
 	const id = (JSON.parse(created.stdout) as { id: string }).id;
 
 	// Settled, and every reply the sandbox sent has been received (replies come as events, not checks).
-	const outcomes = await waitFor('the sandbox to accept every send', async () => {
-		const all = await deliveryOutcomes(runner.sandbox);
-		return all.length === COUNT ? all : undefined;
-	}, 120_000, 1000);
+	const outcomes = await waitFor(
+		'the sandbox to accept every send',
+		async () => {
+			const all = await deliveryOutcomes(runner.sandbox);
+			return all.length === COUNT ? all : undefined;
+		},
+		120_000,
+		1000,
+	);
 	const expected = expectedFunnel(outcomes);
-	const funnel = await waitFor('the funnel to settle with every reply', async () => {
-		const f = (await call('GET', `/api/campaigns/${id}`)).json.funnel as Funnel | undefined;
-		return f?.settled && f.replied === expected.replied ? f : undefined;
-	}, 150_000, 1000);
+	const funnel = await waitFor(
+		'the funnel to settle with every reply',
+		async () => {
+			const f = (await call('GET', `/api/campaigns/${id}`)).json.funnel as Funnel | undefined;
+			return f?.settled && f.replied === expected.replied ? f : undefined;
+		},
+		150_000,
+		1000,
+	);
 	const settledAfter = Date.now() - started;
 
 	// The draw is what was asked (each share within about a point over 5,000).
@@ -143,7 +195,9 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 
 	// The API (the campaign and its list item) and the CLI.
 	expect(funnel).toEqual(expected);
-	expect((await call('GET', '/api/campaigns')).json.items.find((item: { id: string }) => item.id === id).funnel).toEqual(expected);
+	expect(
+		(await call('GET', '/api/campaigns')).json.items.find((item: { id: string }) => item.id === id).funnel,
+	).toEqual(expected);
 	const status = await runCli(['campaign', 'status', id, '--json'], env);
 	expect(status.code).toBe(0);
 	expect(JSON.parse(status.stdout).funnel).toEqual(expected);
@@ -151,10 +205,24 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 	// /metrics: every stage and each failure reason.
 	const metrics = (await call('GET', '/metrics')).text;
 	const number = runner.business.phoneNumbers[0];
-	for (const stage of ['audience', 'accepted', 'sent', 'delivered', 'read', 'replied', 'failed_delivery', 'in_flight'] as const) {
-		expect(metrics).toContain(`convo_runner_campaign_funnel{campaign="${id}",number="${number}",stage="${stage}"} ${expected[stage]}\n`);
+	for (const stage of [
+		'audience',
+		'accepted',
+		'sent',
+		'delivered',
+		'read',
+		'replied',
+		'failed_delivery',
+		'in_flight',
+	] as const) {
+		expect(metrics).toContain(
+			`convo_runner_campaign_funnel{campaign="${id}",number="${number}",stage="${stage}"} ${expected[stage]}\n`,
+		);
 	}
-	for (const { reason, count } of expected.failed_reasons) expect(metrics).toContain(`convo_runner_campaign_failed_delivery{campaign="${id}",number="${number}",reason="${reason}"} ${count}\n`);
+	for (const { reason, count } of expected.failed_reasons)
+		expect(metrics).toContain(
+			`convo_runner_campaign_failed_delivery{campaign="${id}",number="${number}",reason="${reason}"} ${count}\n`,
+		);
 
 	// The report, message by message: each row as the sandbox drew its message.
 	const rows = (await call('GET', `/api/campaigns/${id}/report?format=json`)).json as Row[];
@@ -163,7 +231,14 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 	const mismatches: unknown[] = [];
 	for (const row of rows) {
 		const drawn = byId.get(row.message_id);
-		const seen = { phone: row.phone, delivery: row.delivery, delivered: row.delivered_at !== null, read: row.read_at !== null, replied_at: row.replied_at && Date.parse(row.replied_at), error: row.delivery_error };
+		const seen = {
+			phone: row.phone,
+			delivery: row.delivery,
+			delivered: row.delivered_at !== null,
+			read: row.read_at !== null,
+			replied_at: row.replied_at && Date.parse(row.replied_at),
+			error: row.delivery_error,
+		};
 		const want = {
 			phone: drawn?.to,
 			delivery: drawn?.outcome,
@@ -174,8 +249,10 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 		};
 		if (JSON.stringify(seen) !== JSON.stringify(want)) mismatches.push({ message_id: row.message_id, seen, want });
 		// A check sees a step after it happened, never before.
-		if (drawn?.delivered_at && row.delivered_at) expect(Date.parse(row.delivered_at)).toBeGreaterThanOrEqual(Date.parse(drawn.delivered_at));
-		if (drawn?.read_at && row.read_at) expect(Date.parse(row.read_at)).toBeGreaterThanOrEqual(Date.parse(drawn.read_at));
+		if (drawn?.delivered_at && row.delivered_at)
+			expect(Date.parse(row.delivered_at)).toBeGreaterThanOrEqual(Date.parse(drawn.delivered_at));
+		if (drawn?.read_at && row.read_at)
+			expect(Date.parse(row.read_at)).toBeGreaterThanOrEqual(Date.parse(drawn.read_at));
 	}
 	expect(mismatches.slice(0, 5)).toEqual([]);
 	// The CLI's report is the same rows.
@@ -183,7 +260,10 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 	expect(JSON.parse(cliReport.stdout)).toEqual(rows);
 
 	// The Convo node's Campaign → Get returns it.
-	const result = await runWorkflow(itemsThen([{}], convoNode({ resource: 'campaign', operation: 'get', campaignId: id })), { credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } } });
+	const result = await runWorkflow(
+		itemsThen([{}], convoNode({ resource: 'campaign', operation: 'get', campaignId: id })),
+		{ credentials: { convoRunnerApi: { runnerUrl: base, token: TOKEN } } },
+	);
 	expect(result.errorOf('Convo')).toBeUndefined();
 	expect(result.outputOf('Convo')[0].json.funnel).toEqual(expected);
 
@@ -192,24 +272,38 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 	const { page, violations } = await consolePage(browser, base, TOKEN, { width: 1300, height: 1100 });
 	const pct = (rate: number) => `${(100 * rate).toFixed(1)}%`;
 	const listRow = page.getByTestId('campaign-row').filter({ hasText: id });
-	expect(await listRow.getByTestId('list-delivered').textContent()).toBe(`${pct(expected.rates.delivered)} ${expected.delivered}`);
+	expect(await listRow.getByTestId('list-delivered').textContent()).toBe(
+		`${pct(expected.rates.delivered)} ${expected.delivered}`,
+	);
 	expect(await listRow.getByTestId('list-read').textContent()).toBe(`${pct(expected.rates.read)} ${expected.read}`);
 
 	await page.goto(`${base}/#/campaigns/${id}`);
 	await page.getByTestId('funnel').waitFor();
 	const text = async (testId: string) => (await page.getByTestId(testId).textContent())?.trim();
-	for (const stage of ['audience', 'accepted', 'sent', 'delivered', 'read', 'replied'] as const) expect({ stage, count: await text(`funnel-${stage}-count`) }).toEqual({ stage, count: String(expected[stage]) });
-	for (const stage of ['delivered', 'read', 'replied'] as const) expect(await text(`funnel-${stage}-rate`)).toBe(`${pct(expected.rates[stage])} of sent`);
+	for (const stage of ['audience', 'accepted', 'sent', 'delivered', 'read', 'replied'] as const)
+		expect({ stage, count: await text(`funnel-${stage}-count`) }).toEqual({ stage, count: String(expected[stage]) });
+	for (const stage of ['delivered', 'read', 'replied'] as const)
+		expect(await text(`funnel-${stage}-rate`)).toBe(`${pct(expected.rates[stage])} of sent`);
 	expect(await text('funnel-sent-rate')).toBe('100.0% of accepted');
 	expect(await text('funnel-failed-count')).toBe(String(expected.failed_delivery));
 	expect(await text('funnel-failed-rate')).toBe(`(${pct(expected.rates.failed_delivery)} of sent)`);
-	const reasons = await page.getByTestId('funnel-reason').evaluateAll((items) => items.map((item) => [item.querySelector('[data-testid="funnel-reason-text"]')?.textContent, Number(item.querySelector('[data-testid="funnel-reason-count"]')?.textContent)]));
+	const reasons = await page
+		.getByTestId('funnel-reason')
+		.evaluateAll((items) =>
+			items.map((item) => [
+				item.querySelector('[data-testid="funnel-reason-text"]')?.textContent,
+				Number(item.querySelector('[data-testid="funnel-reason-count"]')?.textContent),
+			]),
+		);
 	expect(reasons).toEqual(expected.failed_reasons.map((r) => [r.reason, r.count]));
 	expect(await text('funnel-in-flight')).toBe(String(expected.in_flight));
 	expect(await page.getByTestId('funnel-tracking').getAttribute('data-mode')).toBe('messaging_api');
 	expect(await text('funnel-settled')).toContain('Settled');
 	// The bars are drawn (widths set through the CSSOM, which the CSP allows): delivered is its share of the audience.
-	const deliveredWidth = await page.getByTestId('funnel-delivered').locator('.fill').evaluate((node) => (node as unknown as { style: { width: string } }).style.width);
+	const deliveredWidth = await page
+		.getByTestId('funnel-delivered')
+		.locator('.fill')
+		.evaluate((node) => (node as unknown as { style: { width: string } }).style.width);
 	expect(parseFloat(deliveredWidth)).toBeCloseTo((100 * expected.delivered) / COUNT, 5);
 	// A refresh (every 2 s) keeps it.
 	await page.waitForTimeout(2500);
@@ -218,6 +312,14 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 	expect(violations).toEqual([]);
 
 	// The figures of this run, for the record.
-	const drawn = { delivered_only: expected.delivered - expected.read, read: expected.read, failed: expected.failed_reasons, stays_sent: expected.in_flight, replied: expected.replied };
-	process.stdout.write(`deliveryFunnel: ${JSON.stringify(drawn)}; settled after ${settledAfter} ms, whole test ${Date.now() - started} ms\n`);
+	const drawn = {
+		delivered_only: expected.delivered - expected.read,
+		read: expected.read,
+		failed: expected.failed_reasons,
+		stays_sent: expected.in_flight,
+		replied: expected.replied,
+	};
+	process.stdout.write(
+		`deliveryFunnel: ${JSON.stringify(drawn)}; settled after ${settledAfter} ms, whole test ${Date.now() - started} ms\n`,
+	);
 });

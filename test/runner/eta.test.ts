@@ -17,7 +17,11 @@ test('after a resume the rate counts only the seconds since, not the paused ones
 	const business = runner.business;
 	const from = business.phoneNumbers[0];
 	const rows = Array.from({ length: 100 }, (_, i) => ({ phone: `4915170${String(i).padStart(5, '0')}`, 1: `R${i}` }));
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(business).id, from, source: 'request.json' }, inlineRecords(rows));
+	const created = await createCampaign(
+		runner.context,
+		{ templateId: positionalTemplate(business).id, from, source: 'request.json' },
+		inlineRecords(rows),
+	);
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	const { id } = created;
 	await pauseCampaign(runner.context, id);
@@ -28,7 +32,8 @@ test('after a resume the rate counts only the seconds since, not the paused ones
 	await sleep(2200);
 	// 5 sends in every second from the resume on, as settles count them.
 	const now = Math.floor(Date.now() / 1000);
-	for (let second = resumedSecond; second < now; second++) await runner.context.redis.hincrby(runner.context.keys.ticks(from, id), String(second), 5);
+	for (let second = resumedSecond; second < now; second++)
+		await runner.context.redis.hincrby(runner.context.keys.ticks(from, id), String(second), 5);
 	const status = await campaignStatus(runner.context, id);
 	expect(status.state).toBe('running');
 	expect(status.rate).toBe(5);

@@ -4,16 +4,32 @@
  * recipient, with the report's message id, and none for any other.
  */
 import { createCampaign, campaignStatus } from '../../runner/src/core/campaigns';
-import { dumpKeys, expectNoSecret, expectReportMatchesLog, positionalTemplate, report, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import {
+	dumpKeys,
+	expectNoSecret,
+	expectReportMatchesLog,
+	positionalTemplate,
+	report,
+	setFault,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+} from './support';
 
 jest.setTimeout(300_000);
 
 const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '20' });
 
-
 test('1,000 recipients through 500s, 429s and latency: one message per sent recipient, report equals the log', async () => {
 	const endpoint = 'POST /api/external/v2/send-template';
-	await setFault(runner.sandbox, { endpoint, latencyMs: 50, errorRate: 0.1, errorStatus: 500, rateLimit: { retryAfterSeconds: 1, rate: 0.05 } });
+	await setFault(runner.sandbox, {
+		endpoint,
+		latencyMs: 50,
+		errorRate: 0.1,
+		errorStatus: 500,
+		rateLimit: { retryAfterSeconds: 1, rate: 0.05 },
+	});
 	const { path, phones } = writeRecipientsCsv(1000, { seed: 1 });
 	const worker = runner.spawnWorker();
 	const created = await createCampaign(runner.context, {
@@ -25,10 +41,14 @@ test('1,000 recipients through 500s, 429s and latency: one message per sent reci
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	expect(created.accepted).toBe(1000);
 
-	const status = await waitFor('the campaign to complete', async () => {
-		const current = await campaignStatus(runner.context, created.id);
-		return current.state === 'completed' ? current : undefined;
-	}, 240_000);
+	const status = await waitFor(
+		'the campaign to complete',
+		async () => {
+			const current = await campaignStatus(runner.context, created.id);
+			return current.state === 'completed' ? current : undefined;
+		},
+		240_000,
+	);
 	expect(status.counts.pending + status.counts.claimed).toBe(0);
 
 	const sends = await templateSends(runner.sandbox);

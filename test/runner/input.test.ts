@@ -65,7 +65,13 @@ function writeSource(name: string, content: string | Buffer): string {
 const phoneOf = (seed: number, i: number) => `4917${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;
 
 function settings(source: string, overrides: Partial<CampaignSettings> = {}): CampaignSettings {
-	return { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source, rate: 100, ...overrides };
+	return {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source,
+		rate: 100,
+		...overrides,
+	};
 }
 
 async function created(answer: Promise<CreateAnswer>) {
@@ -82,11 +88,15 @@ async function campaignKeys(): Promise<string[]> {
 
 /** Until nothing of the campaign moves any more: not running, nothing claimed, nothing pending unless paused. */
 async function untilSettled(id: string, context = runner.context) {
-	return waitFor(`campaign ${id} to settle`, async () => {
-		const status = await campaignStatus(context, id);
-		const open = status.counts.claimed + (status.state === 'paused' ? 0 : status.counts.pending);
-		return status.state !== 'running' && open === 0 ? status : undefined;
-	}, 120_000);
+	return waitFor(
+		`campaign ${id} to settle`,
+		async () => {
+			const status = await campaignStatus(context, id);
+			const open = status.counts.claimed + (status.state === 'paused' ? 0 : status.counts.pending);
+			return status.state !== 'running' && open === 0 ? status : undefined;
+		},
+		120_000,
+	);
 }
 
 function sendsTo(sends: SandboxMessage[], phones: string[]): SandboxMessage[] {
@@ -104,7 +114,10 @@ async function expectRefused(name: string, source: string, message: RegExp): Pro
 			() => undefined,
 			(thrown: Error) => thrown,
 		),
-		new Promise<Error>((resolve) => (timer = setTimeout(() => resolve(new Error(`create did not answer within 30 s for ${name}`)), 30_000))),
+		new Promise<Error>(
+			(resolve) =>
+				(timer = setTimeout(() => resolve(new Error(`create did not answer within 30 s for ${name}`)), 30_000)),
+		),
 	]);
 	clearTimeout(timer);
 	expect(error).toBeInstanceOf(UserError);
@@ -113,7 +126,20 @@ async function expectRefused(name: string, source: string, message: RegExp): Pro
 	seen[`${name}: error`] = error?.message ?? '';
 
 	const business = runner.business;
-	const cli = await runCli(['campaign', 'create', '--template', positionalTemplate(business).id, '--from', business.phoneNumbers[0], '--recipients', source, '--json'], runner.env);
+	const cli = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			positionalTemplate(business).id,
+			'--from',
+			business.phoneNumbers[0],
+			'--recipients',
+			source,
+			'--json',
+		],
+		runner.env,
+	);
 	expect(cli.code).toBe(1);
 	const document = JSON.parse(cli.stdout) as Record<string, unknown>;
 	expect(Object.keys(document)).toEqual(['error']);
@@ -133,11 +159,18 @@ describe('a source that cannot be a campaign is refused and creates nothing', ()
 
 	test('wrong columns: no phone column, named in the error', async () => {
 		const rows = Array.from({ length: 5 }, (_, i) => `+${phoneOf(10, i)},Customer ${i},order ${i}`);
-		await expectRefused('no phone column', writeSource('numbers.csv', ['mobile,1,2', ...rows].join('\n')), /no "phone" column/);
+		await expectRefused(
+			'no phone column',
+			writeSource('numbers.csv', ['mobile,1,2', ...rows].join('\n')),
+			/no "phone" column/,
+		);
 	});
 
 	test('a binary file, whatever its name says', async () => {
-		const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]), Buffer.alloc(2048, 7)]);
+		const png = Buffer.concat([
+			Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]),
+			Buffer.alloc(2048, 7),
+		]);
 		await expectRefused('binary csv', writeSource('recipients.csv', png), /binary/);
 		await expectRefused('binary json', writeSource('recipients.json', png), /binary/);
 		await expectRefused('binary ndjson', writeSource('recipients.ndjson', png), /binary/);
@@ -148,7 +181,10 @@ describe('a source that cannot be a campaign is refused and creates nothing', ()
 	});
 
 	test('a template id that is not a UUID is refused naming --template, before anything is read', async () => {
-		const error = await createCampaign(runner.context, settings(writeSource('fine.csv', `phone\n+${phoneOf(11, 0)}\n`), { templateId: 'welcome' })).catch((thrown: Error) => thrown);
+		const error = await createCampaign(
+			runner.context,
+			settings(writeSource('fine.csv', `phone\n+${phoneOf(11, 0)}\n`), { templateId: 'welcome' }),
+		).catch((thrown: Error) => thrown);
 		expect(error).toBeInstanceOf(UserError);
 		expect((error as Error).message).toMatch(/--template/);
 	});
@@ -182,7 +218,9 @@ test('bad rows (10% invalid phones, duplicates, wrong cell counts, broken button
 	lines.push(`+${phoneOf(12, 502)},Customer,order,extra,cells`);
 	expected.set(lines.length, /has 5 cells; the header has 4/);
 
-	const campaign = await created(createCampaign(runner.context, settings(writeSource('mixed.csv', `${lines.join('\n')}\n`))));
+	const campaign = await created(
+		createCampaign(runner.context, settings(writeSource('mixed.csv', `${lines.join('\n')}\n`))),
+	);
 	expect(campaign.accepted).toBe(good.length);
 	expect(campaign.rejected).toBe(expected.size);
 	expect(campaign.rejections.length).toBeGreaterThan(0);
@@ -213,7 +251,8 @@ test('bad rows (10% invalid phones, duplicates, wrong cell counts, broken button
 	const cli = await runCli(['campaign', 'report', campaign.id, '--json'], runner.env);
 	expect(cli.code).toBe(0);
 	const TRACKED = ['delivery', 'delivered_at', 'read_at', 'replied_at', 'delivery_error'];
-	const untracked = (list: object[]) => list.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => !TRACKED.includes(column))));
+	const untracked = (list: object[]) =>
+		list.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => !TRACKED.includes(column))));
 	expect(untracked(JSON.parse(cli.stdout) as object[])).toEqual(untracked(rows));
 });
 
@@ -227,10 +266,18 @@ test('a phone repeated 50,000 rows after its first line is rejected with its lin
 	lines.push(`00${first},Customer again,order again`);
 	const repeatLine = lines.length;
 	const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
-	const campaign = await created(createCampaign(runner.context, settings(writeSource('gap.csv', `${lines.join('\n')}\n`), { at: tomorrow })));
+	const campaign = await created(
+		createCampaign(runner.context, settings(writeSource('gap.csv', `${lines.join('\n')}\n`), { at: tomorrow })),
+	);
 	try {
-		expect({ total: campaign.total, accepted: campaign.accepted, rejected: campaign.rejected }).toEqual({ total: gap + 1, accepted: gap, rejected: 1 });
-		expect(campaign.rejections).toEqual([{ line: repeatLine, phone: `00${first}`, reason: 'phone is already in this campaign (line 2)' }]);
+		expect({ total: campaign.total, accepted: campaign.accepted, rejected: campaign.rejected }).toEqual({
+			total: gap + 1,
+			accepted: gap,
+			rejected: 1,
+		});
+		expect(campaign.rejections).toEqual([
+			{ line: repeatLine, phone: `00${first}`, reason: 'phone is already in this campaign (line 2)' },
+		]);
 		const keys = await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string);
 		// The staged phone index found the repeat and became the campaign's (a reply finds its recipient there): nothing staged is left.
 		expect(keys.filter((key) => key.includes(':staging:'))).toEqual([]);
@@ -241,15 +288,34 @@ test('a phone repeated 50,000 rows after its first line is rejected with its lin
 		await cancel(runner.context, campaign.id);
 	}
 	const rows = await report(runner.context, campaign.id);
-	expect(rows.filter((row) => row.outcome === 'rejected')).toEqual([expect.objectContaining({ line: repeatLine, error: `line ${repeatLine}: phone is already in this campaign (line 2)` })]);
+	expect(rows.filter((row) => row.outcome === 'rejected')).toEqual([
+		expect.objectContaining({
+			line: repeatLine,
+			error: `line ${repeatLine}: phone is already in this campaign (line 2)`,
+		}),
+	]);
 });
 
 test('a JSON array and an NDJSON file with the same rows make the same campaign', async () => {
-	const objects: Array<Record<string, unknown>> = Array.from({ length: 20 }, (_, i) => ({ phone: `+49 17${String(i).padStart(2, '0')} 130000`, 1: `Customer ${i}`, 2: i }));
+	const objects: Array<Record<string, unknown>> = Array.from({ length: 20 }, (_, i) => ({
+		phone: `+49 17${String(i).padStart(2, '0')} 130000`,
+		1: `Customer ${i}`,
+		2: i,
+	}));
 	objects[5] = { ...objects[5], phone: '49-17' };
 	const [jsonFrom, ndjsonFrom] = runner.business.phoneNumbers;
-	const fromJson = await created(createCampaign(runner.context, settings(writeSource('rows.json', JSON.stringify(objects, null, 2)), { from: jsonFrom })));
-	const fromNdjson = await created(createCampaign(runner.context, settings(writeSource('rows.ndjson', objects.map((row) => JSON.stringify(row)).join('\n')), { from: ndjsonFrom })));
+	const fromJson = await created(
+		createCampaign(
+			runner.context,
+			settings(writeSource('rows.json', JSON.stringify(objects, null, 2)), { from: jsonFrom }),
+		),
+	);
+	const fromNdjson = await created(
+		createCampaign(
+			runner.context,
+			settings(writeSource('rows.ndjson', objects.map((row) => JSON.stringify(row)).join('\n')), { from: ndjsonFrom }),
+		),
+	);
 	for (const campaign of [fromJson, fromNdjson]) {
 		expect({ accepted: campaign.accepted, rejected: campaign.rejected }).toEqual({ accepted: 19, rejected: 1 });
 		expect(campaign.rejections).toEqual([{ line: 6, phone: '49-17', reason: expect.stringMatching(/phone/) }]);
@@ -263,19 +329,33 @@ test('a JSON array and an NDJSON file with the same rows make the same campaign'
 	const shape = (row: (typeof jsonRows)[number]) => ({ line: row.line, phone: row.phone, outcome: row.outcome });
 	expect(ndjsonRows.map(shape)).toEqual(jsonRows.map(shape));
 	expect(jsonRows.filter((row) => row.outcome === 'sent')).toHaveLength(19);
-	expectReportMatchesLog(jsonRows, sends.filter((message) => message.from === jsonFrom));
-	expectReportMatchesLog(ndjsonRows, sends.filter((message) => message.from === ndjsonFrom));
+	expectReportMatchesLog(
+		jsonRows,
+		sends.filter((message) => message.from === jsonFrom),
+	);
+	expectReportMatchesLog(
+		ndjsonRows,
+		sends.filter((message) => message.from === ndjsonFrom),
+	);
 	// Numbers and strings reach the template as its variables, from either format.
-	const first = sends.find((message) => message.from === ndjsonFrom && message.to === String(objects[0].phone).replace(/\D/g, ''));
+	const first = sends.find(
+		(message) => message.from === ndjsonFrom && message.to === String(objects[0].phone).replace(/\D/g, ''),
+	);
 	expect(first?.template?.variables).toEqual({ 1: 'Customer 0', 2: '0' });
 });
 
 describe('a refusal no recipient can get past stops the whole campaign after its first answer', () => {
-	const attemptsWith = (templateId: string) => proxy.requests.filter((url) => url.pathname.endsWith('/send-template') && url.searchParams.get('template_id') === templateId).length;
+	const attemptsWith = (templateId: string) =>
+		proxy.requests.filter(
+			(url) => url.pathname.endsWith('/send-template') && url.searchParams.get('template_id') === templateId,
+		).length;
 
 	async function expectStopped(templateId: string, seed: number, reason: RegExp) {
 		const phones = Array.from({ length: 300 }, (_, i) => phoneOf(seed, i));
-		const source = writeSource('many.csv', ['phone,1,2', ...phones.map((phone, i) => `${phone},Customer ${i},order ${i}`)].join('\n'));
+		const source = writeSource(
+			'many.csv',
+			['phone,1,2', ...phones.map((phone, i) => `${phone},Customer ${i},order ${i}`)].join('\n'),
+		);
 		const campaign = await created(createCampaign(runner.context, settings(source, { templateId })));
 		const status = await untilSettled(campaign.id);
 		expect(status.state).toBe('failed');
@@ -300,7 +380,11 @@ describe('a refusal no recipient can get past stops the whole campaign after its
 	});
 
 	test('a template that does not exist (the sandbox answers 404)', async () => {
-		await expectStopped('00000000-0000-4000-8000-00000000abcd', 21, /^404: .*template_id: no template with id 00000000-0000-4000-8000-00000000abcd/);
+		await expectStopped(
+			'00000000-0000-4000-8000-00000000abcd',
+			21,
+			/^404: .*template_id: no template with id 00000000-0000-4000-8000-00000000abcd/,
+		);
 	});
 
 	test('a wrong API key (401): the reason names CONVO_API_KEY and never shows the key', async () => {
@@ -310,8 +394,18 @@ describe('a refusal no recipient can get past stops the whole campaign after its
 		try {
 			const otherWorker = other.spawnWorker({ CONVO_EXTERNAL_URL: `${otherProxy.url}/api/external/v2` });
 			const phones = Array.from({ length: 300 }, (_, i) => phoneOf(22, i));
-			const source = writeSource('keyed.csv', ['phone,1,2', ...phones.map((phone, i) => `${phone},Customer ${i},order ${i}`)].join('\n'));
-			const campaign = await created(createCampaign(other.context, { templateId: positionalTemplate(other.business).id, from: other.business.phoneNumbers[0], source, rate: 100 }));
+			const source = writeSource(
+				'keyed.csv',
+				['phone,1,2', ...phones.map((phone, i) => `${phone},Customer ${i},order ${i}`)].join('\n'),
+			);
+			const campaign = await created(
+				createCampaign(other.context, {
+					templateId: positionalTemplate(other.business).id,
+					from: other.business.phoneNumbers[0],
+					source,
+					rate: 100,
+				}),
+			);
 			const status = await untilSettled(campaign.id, other.context);
 			expect(status.state).toBe('failed');
 			expect(status.last_error).toMatch(/^401: .*CONVO_API_KEY/);
@@ -328,7 +422,11 @@ describe('a refusal no recipient can get past stops the whole campaign after its
 				redis: await dumpKeys(other.context.redis, other.env.RUNNER_PREFIX as string),
 				worker: otherWorker.output(),
 			};
-			expect(Object.entries(places).filter(([, text]) => text.includes(wrongKey)).map(([where]) => where)).toEqual([]);
+			expect(
+				Object.entries(places)
+					.filter(([, text]) => text.includes(wrongKey))
+					.map(([where]) => where),
+			).toEqual([]);
 			expectNoSecret(other.business, places);
 		} finally {
 			await other.close();

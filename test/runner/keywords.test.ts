@@ -10,14 +10,40 @@ const config = (extra: NodeJS.ProcessEnv = {}) => loadConfig({ REDIS_URL: 'redis
 
 test('the default keywords match the whole message in any case, with accents, spaces and punctuation', () => {
 	const keywords = keywordsOf(config());
-	for (const text of ['STOP', 'stop', ' Stop! ', 'stop.', 'Unsubscribe', 'BAJA', 'Parar', 'ARRÊT', 'arret', 'Stopp', 'opt-out', 'Opt out', '¡Baja!']) {
+	for (const text of [
+		'STOP',
+		'stop',
+		' Stop! ',
+		'stop.',
+		'Unsubscribe',
+		'BAJA',
+		'Parar',
+		'ARRÊT',
+		'arret',
+		'Stopp',
+		'opt-out',
+		'Opt out',
+		'¡Baja!',
+	]) {
 		expect({ text, intent: keywordIntent(keywords, text) }).toEqual({ text, intent: 'opt_out' });
 	}
 	for (const text of ['START', 'start', 'Unstop', 'ALTA', ' alta. ']) {
 		expect({ text, intent: keywordIntent(keywords, text) }).toEqual({ text, intent: 'opt_in' });
 	}
 	// A keyword inside a sentence, a message of another kind, or no text at all is not one.
-	for (const text of ['please stop', "don't stop", 'stop it', 'STOPPED', 'yes', '', undefined, null, 42, { text: 'STOP' }, 'STOP'.repeat(20)]) {
+	for (const text of [
+		'please stop',
+		"don't stop",
+		'stop it',
+		'STOPPED',
+		'yes',
+		'',
+		undefined,
+		null,
+		42,
+		{ text: 'STOP' },
+		'STOP'.repeat(20),
+	]) {
 		expect({ text, intent: keywordIntent(keywords, text) }).toEqual({ text, intent: undefined });
 	}
 });

@@ -6,15 +6,27 @@
  * the log says; retry --not-sent completes the campaign, still without a duplicate.
  */
 import { createCampaign, campaignStatus, reconcileCampaign, retryNotSent } from '../../runner/src/core/campaigns';
-import { positionalTemplate, report, sendsByPhone, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import {
+	positionalTemplate,
+	report,
+	sendsByPhone,
+	setFault,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+} from './support';
 
 jest.setTimeout(360_000);
 
 const CONCURRENCY = 10;
 // The dead process's jobs come back once BullMQ sees them stalled (two job locks) and the feeder's
 // watch sees no progress: both shortened from their 15 s defaults, which the guarantees do not depend on.
-const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: String(CONCURRENCY), RUNNER_JOB_LOCK: '3s', RUNNER_FEEDER_STALL: '3s' });
-
+const runner = useRunnerUnderTest({
+	RUNNER_CONCURRENCY: String(CONCURRENCY),
+	RUNNER_JOB_LOCK: '3s',
+	RUNNER_FEEDER_STALL: '3s',
+});
 
 const completed = (id: string) => async () => {
 	const status = await campaignStatus(runner.context, id);
@@ -27,10 +39,20 @@ test('SIGKILL mid-campaign: no duplicate, nothing lost, unknowns reconciled from
 	const { path, phones } = writeRecipientsCsv(2000, { seed: 2 });
 	// The process killed is `start` (workers, feeder and schedules): whatever it was doing is taken up by the worker started after it.
 	const first = runner.spawnWorker({}, 'start');
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: path, rate: 150 });
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source: path,
+		rate: 150,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 
-	await waitFor('600 sends before the kill', async () => (await templateSends(runner.sandbox)).length >= 600, 60_000, 50);
+	await waitFor(
+		'600 sends before the kill',
+		async () => (await templateSends(runner.sandbox)).length >= 600,
+		60_000,
+		50,
+	);
 	await first.kill('SIGKILL');
 	const atKill = (await campaignStatus(runner.context, created.id)).counts;
 	expect(atKill.pending).toBeGreaterThan(0);
@@ -47,7 +69,9 @@ test('SIGKILL mid-campaign: no duplicate, nothing lost, unknowns reconciled from
 	expect(status.counts.unknown).toBeGreaterThan(0);
 	expect(status.counts.sent + status.counts.unknown).toBe(2000);
 
-	const unknownPhones = (await report(runner.context, created.id)).filter((row) => row.outcome === 'unknown').map((row) => row.phone);
+	const unknownPhones = (await report(runner.context, created.id))
+		.filter((row) => row.outcome === 'unknown')
+		.map((row) => row.phone);
 	const reconciled = await reconcileCampaign(runner.context, created.id);
 	expect(reconciled.checked).toBe(unknownPhones.length);
 	expect(reconciled.still_unknown).toBe(0);
@@ -56,8 +80,18 @@ test('SIGKILL mid-campaign: no duplicate, nothing lost, unknowns reconciled from
 	for (const phone of unknownPhones) {
 		const row = rows.find((r) => r.phone === phone);
 		const received = byPhone.get(phone) ?? [];
-		if (received.length === 1) expect({ phone, outcome: row?.outcome, id: row?.message_id }).toEqual({ phone, outcome: 'sent', id: received[0].uuid });
-		else expect({ phone, outcome: row?.outcome, received: received.length }).toEqual({ phone, outcome: 'not_sent', received: 0 });
+		if (received.length === 1)
+			expect({ phone, outcome: row?.outcome, id: row?.message_id }).toEqual({
+				phone,
+				outcome: 'sent',
+				id: received[0].uuid,
+			});
+		else
+			expect({ phone, outcome: row?.outcome, received: received.length }).toEqual({
+				phone,
+				outcome: 'not_sent',
+				received: 0,
+			});
 	}
 
 	const retried = await retryNotSent(runner.context, created.id);

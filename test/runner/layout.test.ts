@@ -11,9 +11,13 @@ jest.setTimeout(60_000);
 const runner = useRunnerUnderTest();
 
 test('RUNNER_PREFIX with a {hash tag} is refused, naming the reason; a plain name is taken', () => {
-	expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', RUNNER_PREFIX: '{convo}' })).toThrow(/RUNNER_PREFIX must be a plain name like convo .*without a \{hash tag\}/);
+	expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', RUNNER_PREFIX: '{convo}' })).toThrow(
+		/RUNNER_PREFIX must be a plain name like convo .*without a \{hash tag\}/,
+	);
 	expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).RUNNER_PREFIX).toBe('convo');
-	expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', RUNNER_PREFIX: 'acme-prod.1' }).RUNNER_PREFIX).toBe('acme-prod.1');
+	expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', RUNNER_PREFIX: 'acme-prod.1' }).RUNNER_PREFIX).toBe(
+		'acme-prod.1',
+	);
 });
 
 test('a worker warns at start when the Redis holds keys of a runner from before #20, and not otherwise', async () => {

@@ -23,27 +23,44 @@ let campaigns = 0;
 
 async function newCampaign(recipients: number): Promise<string> {
 	const seed = String(campaigns++).padStart(2, '0');
-	const rows = Array.from({ length: recipients }, (_, i) => ({ phone: `49152${seed}${String(i).padStart(5, '0')}`, 1: `R${i}`, 2: 'x' }));
+	const rows = Array.from({ length: recipients }, (_, i) => ({
+		phone: `49152${seed}${String(i).padStart(5, '0')}`,
+		1: `R${i}`,
+		2: 'x',
+	}));
 	const business = runner.business;
-	const answer = await createCampaign(runner.context, { templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' }, inlineRecords(rows));
+	const answer = await createCampaign(
+		runner.context,
+		{ templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' },
+		inlineRecords(rows),
+	);
 	if (answer.kind !== 'campaign') throw new Error('expected a campaign');
 	return answer.id;
 }
 
 async function events(campaign: string): Promise<string[]> {
 	const entries = await runner.context.redis.lrange(runner.context.keys.outbox(sender()), 0, -1);
-	return entries.map((text) => JSON.parse(text) as OutboxEntry).filter((entry) => entry.id.startsWith(`ev-${campaign}-`)).map((entry) => entry.type);
+	return entries
+		.map((text) => JSON.parse(text) as OutboxEntry)
+		.filter((entry) => entry.id.startsWith(`ev-${campaign}-`))
+		.map((entry) => entry.type);
 }
 
 /** The campaign's counters of these outcomes, as numbers (a counter never written is 0). */
 async function counts(id: string, ...outcomes: Outcome[]): Promise<Record<string, number>> {
-	const values = await runner.context.redis.hmget(runner.context.keys.campaign(sender(), id), ...outcomes.map(counterField));
+	const values = await runner.context.redis.hmget(
+		runner.context.keys.campaign(sender(), id),
+		...outcomes.map(counterField),
+	);
 	return Object.fromEntries(outcomes.map((outcome, i) => [outcome, Number(values[i] ?? 0)]));
 }
 
-const field = async (id: string, name: string) => runner.context.redis.hget(runner.context.keys.campaign(sender(), id), name);
-const isRunning = async (id: string) => (await runner.context.redis.sismember(runner.context.keys.running(sender()), id)) === 1;
-const outcomes = async (id: string, count: number) => (await runner.context.ledger.read(id, 0, count)).map((record) => record?.outcome);
+const field = async (id: string, name: string) =>
+	runner.context.redis.hget(runner.context.keys.campaign(sender(), id), name);
+const isRunning = async (id: string) =>
+	(await runner.context.redis.sismember(runner.context.keys.running(sender()), id)) === 1;
+const outcomes = async (id: string, count: number) =>
+	(await runner.context.ledger.read(id, 0, count)).map((record) => record?.outcome);
 
 test('a claim takes only a pending recipient of a running campaign, once per token; a second token finds it unknown; the first attempt time stays', async () => {
 	const { ledger } = runner.context;
@@ -59,14 +76,24 @@ test('a claim takes only a pending recipient of a running campaign, once per tok
 	expect(await ledger.claim(id, 0, 'attempt-a')).toEqual(first);
 	expect(await counts(id, 'pending', 'claimed')).toEqual({ pending: 3, claimed: 1 });
 	const [claimed] = await ledger.read(id, 0, 1);
-	expect(claimed).toMatchObject({ outcome: 'claimed', attempts: 1, ref: 'attempt-a', firstAttemptAt: expect.any(Number) });
+	expect(claimed).toMatchObject({
+		outcome: 'claimed',
+		attempts: 1,
+		ref: 'attempt-a',
+		firstAttemptAt: expect.any(Number),
+	});
 
 	// Provably not sent (a 429): pending again, and claimed again later by another attempt.
 	expect(await ledger.settle(id, 0, 'attempt-a', 'pending', '', '429', 10)).toBe('ok');
 	await new Promise((resolve) => setTimeout(resolve, 5));
 	expect(await ledger.claim(id, 0, 'attempt-b')).toMatchObject({ outcome: 'claimed' });
 	const [again] = await ledger.read(id, 0, 1);
-	expect(again).toMatchObject({ outcome: 'claimed', attempts: 2, ref: 'attempt-b', firstAttemptAt: claimed?.firstAttemptAt });
+	expect(again).toMatchObject({
+		outcome: 'claimed',
+		attempts: 2,
+		ref: 'attempt-b',
+		firstAttemptAt: claimed?.firstAttemptAt,
+	});
 	expect(again?.lastAttemptAt).toBeGreaterThan(claimed?.lastAttemptAt ?? Infinity);
 
 	// Another attempt finds the claim: it may have sent, so it becomes unknown, never claimed twice.
@@ -132,7 +159,11 @@ test('a settle writes the outcome with its reference, counts and the progress ti
 	await ledger.claim(id, 2, 'attempt-f');
 	expect(await ledger.settle(id, 2, 'attempt-f', 'pending', '', '503', 10)).toBe('ok');
 	const fields = await redis.hgetall(keys.campaign(sender(), id));
-	expect({ holds: fields.holds, retries: fields.retries, unnamed: fields[''] }).toEqual({ holds: '1', retries: '1', unnamed: undefined });
+	expect({ holds: fields.holds, retries: fields.retries, unnamed: fields[''] }).toEqual({
+		holds: '1',
+		retries: '1',
+		unnamed: undefined,
+	});
 });
 
 test('failures in a row pause the campaign once, with one campaign.paused; a send in between resets the streak', async () => {
@@ -150,7 +181,9 @@ test('failures in a row pause the campaign once, with one campaign.paused; a sen
 	expect(await fail(2)).toBe('ok');
 	expect(await fail(3)).toBe('paused');
 	expect(await field(id, 'state')).toBe('paused');
-	expect(await field(id, 'last_error')).toMatch(/^paused itself after 2 failed recipients in a row; last: HTTP 400 number 3/);
+	expect(await field(id, 'last_error')).toMatch(
+		/^paused itself after 2 failed recipients in a row; last: HTTP 400 number 3/,
+	);
 	expect(await isRunning(id)).toBe(false);
 	expect(await events(id)).toEqual(['campaign.paused']);
 	// A send that was in flight fails after the pause: it keeps the reason and pauses nothing again.
@@ -189,7 +222,12 @@ test('a settle while other claims stay open reads no counters to learn it; the l
 		monitor.disconnect();
 	}
 	expect(await field(id, 'state')).toBe('completed');
-	expect(await counts(id, 'pending', 'claimed', 'sent', 'failed')).toEqual({ pending: 0, claimed: 0, sent: 2, failed: 1 });
+	expect(await counts(id, 'pending', 'claimed', 'sent', 'failed')).toEqual({
+		pending: 0,
+		claimed: 0,
+		sent: 2,
+		failed: 1,
+	});
 	expect(await events(id)).toEqual(['campaign.finished']);
 });
 
@@ -246,7 +284,11 @@ test('a sweep turns only claims older than its time unknown, and can complete th
 	const staleBefore = Date.now() + 1;
 	expect(await ledger.expireClaims(id, staleBefore, [0, 1, 2])).toBe(2);
 	expect(await ledger.expireClaims(id, staleBefore, [0, 1, 2])).toBe(0);
-	expect((await ledger.read(id, 0, 1))[0]).toMatchObject({ outcome: 'unknown', ref: 'attempt-0', error: expect.stringMatching(/crash or stall/) });
+	expect((await ledger.read(id, 0, 1))[0]).toMatchObject({
+		outcome: 'unknown',
+		ref: 'attempt-0',
+		error: expect.stringMatching(/crash or stall/),
+	});
 	expect(await counts(id, 'claimed', 'unknown', 'sent')).toEqual({ claimed: 0, unknown: 2, sent: 1 });
 	// Nothing open any more: the sweep completed it.
 	expect(await field(id, 'state')).toBe('completed');

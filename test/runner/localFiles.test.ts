@@ -18,7 +18,9 @@ writeFileSync(join(real, 'feed.ndjson'), '{"sku":"a"}\n');
 const access: SourceAccess = { origin: 'api', sourceDir: join(root, 'configured'), label: 'source' };
 
 test('a directory configured through a link: its files are named by either path, and what is outside is still outside', async () => {
-	expect(await checkLocalSource(join(root, 'configured', 'feed.ndjson'), access)).toBe(join(root, 'configured', 'feed.ndjson'));
+	expect(await checkLocalSource(join(root, 'configured', 'feed.ndjson'), access)).toBe(
+		join(root, 'configured', 'feed.ndjson'),
+	);
 	expect(await checkLocalSource(join(real, 'feed.ndjson'), access)).toBe(join(real, 'feed.ndjson'));
 	expect(await checkLocalSource('feed.ndjson', access)).toBe(join(root, 'configured', 'feed.ndjson'));
 	await expect(checkLocalSource(join(root, 'other.ndjson'), access)).rejects.toThrow(outsideMessage(access));

@@ -51,14 +51,25 @@ async function scrape(): Promise<{ text: string; families: Family[] }> {
 
 /** The sum of a family's samples whose queue label starts with `queue`. */
 const total = (families: Family[], name: string, queue: string) =>
-	(families.find((family) => family.name === name)?.metrics ?? []).filter((m) => m.labels?.queue?.startsWith(queue)).reduce((sum, m) => sum + Number(m.value), 0);
+	(families.find((family) => family.name === name)?.metrics ?? [])
+		.filter((m) => m.labels?.queue?.startsWith(queue))
+		.reduce((sum, m) => sum + Number(m.value), 0);
 
 /** A campaign created through the API, completed; its phones. */
 async function sendCampaign(count: number, seed: number): Promise<string[]> {
 	const phones = Array.from({ length: count }, (_, i) => `4917${seed}${String(i).padStart(7, '0')}`);
-	const created = await call('POST', '/api/campaigns', { template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], rate: 100, recipients: phones.map((phone) => ({ phone, 1: 'Ana', 2: 'order' })) });
+	const created = await call('POST', '/api/campaigns', {
+		template_id: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		rate: 100,
+		recipients: phones.map((phone) => ({ phone, 1: 'Ana', 2: 'order' })),
+	});
 	expect(created.status).toBe(201);
-	await waitFor('the campaign to complete', async () => (await call('GET', `/api/campaigns/${created.json.id}`)).json.state === 'completed', 120_000);
+	await waitFor(
+		'the campaign to complete',
+		async () => (await call('GET', `/api/campaigns/${created.json.id}`)).json.state === 'completed',
+		120_000,
+	);
 	expect((await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to))).toHaveLength(count);
 	return phones;
 }
@@ -66,10 +77,14 @@ async function sendCampaign(count: number, seed: number): Promise<string[]> {
 test('after real sends the completed counter has moved, a delivery that failed for good moves the failed one, and promtool finds the exposition clean', async () => {
 	await sendCampaign(120, 1);
 	// Sends go in runs of recipients, each a job of the number's send queue.
-	const sent = await waitFor('completed send jobs counted', async () => {
-		const { families } = await scrape();
-		return total(families, 'bullmq_job_completed_total', 'send-') > 0 && families;
-	}, 30_000);
+	const sent = await waitFor(
+		'completed send jobs counted',
+		async () => {
+			const { families } = await scrape();
+			return total(families, 'bullmq_job_completed_total', 'send-') > 0 && families;
+		},
+		30_000,
+	);
 	expect(total(sent, 'bullmq_job_failed_total', '')).toBe(0);
 
 	// The next campaign's campaign.finished goes to a receiver that refuses it: its delivery job fails.
@@ -77,17 +92,27 @@ test('after real sends the completed counter has moved, a delivery that failed f
 	expect((await call('POST', '/api/webhooks', { url: receiver.url, events: ['campaign.finished'] })).status).toBe(201);
 	await sendCampaign(2, 2);
 	await waitFor('the delivery to reach the receiver', async () => receiver.received() > 0, 60_000);
-	const { text, families } = await waitFor('the failed delivery counted', async () => {
-		const scraped = await scrape();
-		return total(scraped.families, 'bullmq_job_failed_total', 'events-') >= receiver.received() && scraped;
-	}, 30_000);
+	const { text, families } = await waitFor(
+		'the failed delivery counted',
+		async () => {
+			const scraped = await scrape();
+			return total(scraped.families, 'bullmq_job_failed_total', 'events-') >= receiver.received() && scraped;
+		},
+		30_000,
+	);
 	// One attempt each: every delivery the receiver refused is one failed job (the first campaign's event may be one of them).
 	expect(total(families, 'bullmq_job_failed_total', 'events-')).toBe(receiver.received());
-	expect(total(families, 'bullmq_job_completed_total', 'send-')).toBeGreaterThan(total(sent, 'bullmq_job_completed_total', 'send-'));
+	expect(total(families, 'bullmq_job_completed_total', 'send-')).toBeGreaterThan(
+		total(sent, 'bullmq_job_completed_total', 'send-'),
+	);
 	// Jobs by state: a gauge per queue and state, under a name Prometheus takes as one.
 	expect(families.find((family) => family.name === 'bullmq_jobs')?.metrics.length).toBeGreaterThan(0);
 	expect(families.some((family) => family.name === 'bullmq_job_count')).toBe(false);
 
 	const checked = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
-	expect({ status: checked.status, stdout: checked.stdout, stderr: checked.stderr }).toEqual({ status: 0, stdout: '', stderr: '' });
+	expect({ status: checked.status, stdout: checked.stdout, stderr: checked.stderr }).toEqual({
+		status: 0,
+		stdout: '',
+		stderr: '',
+	});
 });

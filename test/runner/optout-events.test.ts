@@ -5,7 +5,15 @@
  * posts them, each with the message's own createdAt.
  */
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
-import { apiCaller, positionalTemplate, runCli, startApi, useRunnerUnderTest, waitFor, waitForFeederTick } from './support';
+import {
+	apiCaller,
+	positionalTemplate,
+	runCli,
+	startApi,
+	useRunnerUnderTest,
+	waitFor,
+	waitForFeederTick,
+} from './support';
 
 jest.setTimeout(240_000);
 
@@ -42,18 +50,30 @@ async function deliver(from: string, text: string, createdAt: string, to = runne
 	const response = await fetch(`${base}${EVENTS_PATH}`, {
 		method: 'POST',
 		headers: { [HEADER]: SECRET, 'content-type': 'application/json' },
-		body: JSON.stringify({ event: 'message_created', payload: { from, to, status: 'received', channel: 'whatsapp', text, createdAt } }),
+		body: JSON.stringify({
+			event: 'message_created',
+			payload: { from, to, status: 'received', channel: 'whatsapp', text, createdAt },
+		}),
 	});
 	return { status: response.status, text: await response.text() };
 }
 
 async function entryOf(digits: string) {
-	return (await call('GET', `/api/suppressions/${digits}`)).json.entry as null | { source: string; at: string; reason: string };
+	return (await call('GET', `/api/suppressions/${digits}`)).json.entry as null | {
+		source: string;
+		at: string;
+		reason: string;
+	};
 }
 
 /** A campaign from `from` (a business number unless told), scheduled tomorrow: it holds its number's copy until it ends. */
 async function scheduled(recipients: string[], from = runner.business.phoneNumbers[0]) {
-	return call('POST', '/api/campaigns', { template_id: positionalTemplate(runner.business).id, from, at: new Date(Date.now() + 86_400_000).toISOString(), recipients: recipients.map((digits) => ({ phone: digits, 1: 'a', 2: 'b' })) });
+	return call('POST', '/api/campaigns', {
+		template_id: positionalTemplate(runner.business).id,
+		from,
+		at: new Date(Date.now() + 86_400_000).toISOString(),
+		recipients: recipients.map((digits) => ({ phone: digits, 1: 'a', 2: 'b' })),
+	});
 }
 
 const copyOf = (from: string) => runner.context.redis.hgetall(runner.context.keys.suppression.copy(from));
@@ -98,19 +118,35 @@ test("a START lifts only a keyword's entry: an operator's, a workflow's or an im
 	const byOperator = phone(3, 0);
 	const byWorkflow = phone(3, 1);
 	const byImport = phone(3, 2);
-	expect((await call('POST', '/api/suppressions', { phone: byOperator, reason: 'legal request' })).json).toMatchObject({ source: 'operator', added: true });
-	expect((await call('POST', '/api/suppressions', { phone: byWorkflow, source: 'workflow' })).json).toMatchObject({ source: 'workflow', added: true });
-	expect((await call('POST', '/api/suppressions/import', `phone\n${byImport}\n`, { 'content-type': 'text/csv' })).json).toMatchObject({ added: 1 });
+	expect((await call('POST', '/api/suppressions', { phone: byOperator, reason: 'legal request' })).json).toMatchObject({
+		source: 'operator',
+		added: true,
+	});
+	expect((await call('POST', '/api/suppressions', { phone: byWorkflow, source: 'workflow' })).json).toMatchObject({
+		source: 'workflow',
+		added: true,
+	});
+	expect(
+		(await call('POST', '/api/suppressions/import', `phone\n${byImport}\n`, { 'content-type': 'text/csv' })).json,
+	).toMatchObject({ added: 1 });
 	for (const [i, digits] of [byOperator, byWorkflow, byImport].entries()) {
 		await deliver(digits, 'STOP', at(100 + i));
 		await deliver(digits, 'START', at(110 + i));
 	}
-	expect([(await entryOf(byOperator))?.source, (await entryOf(byWorkflow))?.source, (await entryOf(byImport))?.source]).toEqual(['operator', 'workflow', 'import']);
+	expect([
+		(await entryOf(byOperator))?.source,
+		(await entryOf(byWorkflow))?.source,
+		(await entryOf(byImport))?.source,
+	]).toEqual(['operator', 'workflow', 'import']);
 
 	// A keyword's entry that an operator then adds becomes the operator's: START leaves it too.
 	const both = phone(3, 3);
 	await deliver(both, 'STOP', at(120));
-	expect((await call('POST', '/api/suppressions', { phone: both, reason: 'asked by phone too' })).json).toMatchObject({ source: 'operator', reason: 'asked by phone too', added: true });
+	expect((await call('POST', '/api/suppressions', { phone: both, reason: 'asked by phone too' })).json).toMatchObject({
+		source: 'operator',
+		reason: 'asked by phone too',
+		added: true,
+	});
 	await deliver(both, 'START', at(130));
 	expect(await entryOf(both)).toMatchObject({ source: 'operator' });
 
@@ -121,15 +157,23 @@ test("a START lifts only a keyword's entry: an operator's, a workflow's or an im
 
 test('40 alternating STOP/START deliveries for one phone at once: every one answered 2xx, the newest decides, the copy agrees, no phone in the log', async () => {
 	const from = runner.business.phoneNumbers[0];
-	for (const [seed, newestStops] of [[4, true], [5, false]] as const) {
+	for (const [seed, newestStops] of [
+		[4, true],
+		[5, false],
+	] as const) {
 		const target = phone(seed);
 		// Message i was written at second i; the newest (39) is a STOP in the first round, a START in the second.
-		const messages = Array.from({ length: 40 }, (_, i) => ({ text: (i % 2 === 1) === newestStops ? 'STOP' : 'START', createdAt: at(200 + i) }));
+		const messages = Array.from({ length: 40 }, (_, i) => ({
+			text: (i % 2 === 1) === newestStops ? 'STOP' : 'START',
+			createdAt: at(200 + i),
+		}));
 		// Delivered in an order unlike the one they were written in, all at once.
 		const order = messages.map((_, i) => (i * 17) % 40);
 		const answers = await Promise.all(order.map((i) => deliver(target, messages[i].text, messages[i].createdAt)));
 		expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
-		expect(await entryOf(target)).toEqual(newestStops ? expect.objectContaining({ source: 'keyword', at: at(239) }) : null);
+		expect(await entryOf(target)).toEqual(
+			newestStops ? expect.objectContaining({ source: 'keyword', at: at(239) }) : null,
+		);
 		expect(Object.keys(await copyOf(from)).includes(target)).toBe(newestStops);
 	}
 	const logs = runner.processes.map((process) => process.output()).join('\n');
@@ -146,7 +190,10 @@ test("a delivery that finds the number's copy missing an earlier change brings t
 	// As a process killed between the list's write and the copy's leaves it: the copy one change behind.
 	await redis.multi().hdel(keys.suppression.copy(from), earlier).decr(keys.suppression.copyVersion(from)).exec();
 	expect((await deliver(later, 'STOP', at(500))).status).toBe(200);
-	expect(await redis.hmget(keys.suppression.copy(from), earlier, later)).toEqual([expect.stringMatching(/^on the suppression list/), expect.stringMatching(/^on the suppression list/)]);
+	expect(await redis.hmget(keys.suppression.copy(from), earlier, later)).toEqual([
+		expect.stringMatching(/^on the suppression list/),
+		expect.stringMatching(/^on the suppression list/),
+	]);
 	expect(await redis.get(keys.suppression.copyVersion(from))).toBe(await redis.get(keys.suppression.version));
 });
 
@@ -166,7 +213,20 @@ test("a keyword sent to another business's number changes nothing", async () => 
 
 	// With RUNNER_NUMBERS set, a campaign from any other number is refused naming the field.
 	const env = { ...runner.env, RUNNER_NUMBERS: runner.business.phoneNumbers.join(',') };
-	const refused = await runCli(['campaign', 'create', '--template', positionalTemplate(runner.business).id, '--from', foreign, '--recipients', '/nonexistent.csv', '--json'], env);
+	const refused = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			positionalTemplate(runner.business).id,
+			'--from',
+			foreign,
+			'--recipients',
+			'/nonexistent.csv',
+			'--json',
+		],
+		env,
+	);
 	expect(refused.code).toBe(1);
 	expect(JSON.parse(refused.stdout).error).toMatch(/^--from is not one of the business's numbers \(RUNNER_NUMBERS\)/);
 });
@@ -175,13 +235,22 @@ test("a campaign from another business's number is not sent and its copy goes; r
 	const { redis, keys } = runner.context;
 	const foreign = runner.sandbox.fixture.businesses[1].phoneNumbers[1];
 	const target = phone(10);
-	const created = await call('POST', '/api/campaigns', { template_id: positionalTemplate(runner.business).id, from: foreign, rate: 50, recipients: [{ phone: target, 1: 'a', 2: 'b' }] });
+	const created = await call('POST', '/api/campaigns', {
+		template_id: positionalTemplate(runner.business).id,
+		from: foreign,
+		rate: 50,
+		recipients: [{ phone: target, 1: 'a', 2: 'b' }],
+	});
 	expect(created.status).toBe(201);
 	// The service refuses the number (403): the recipient is not sent, and the campaign ends.
-	const ended = await waitFor('the campaign to end', async () => {
-		const got = (await call('GET', `/api/campaigns/${created.json.id}`)).json;
-		return ['failed', 'completed'].includes(got.state) ? got : undefined;
-	}, 60_000);
+	const ended = await waitFor(
+		'the campaign to end',
+		async () => {
+			const got = (await call('GET', `/api/campaigns/${created.json.id}`)).json;
+			return ['failed', 'completed'].includes(got.state) ? got : undefined;
+		},
+		60_000,
+	);
 	expect(ended.counts).toMatchObject({ not_sent: 1, sent: 0 });
 	await waitForFeederTick(runner.context);
 	await waitForFeederTick(runner.context);
@@ -191,22 +260,37 @@ test("a campaign from another business's number is not sent and its copy goes; r
 	// Put on the list while the number holds no copy; the retry's claim must still see it.
 	expect((await call('POST', '/api/suppressions', { phone: target })).json.added).toBe(true);
 	expect((await call('POST', `/api/campaigns/${created.json.id}/retry-not-sent`)).json).toMatchObject({ requeued: 1 });
-	const retried = await waitFor('the retry to settle', async () => {
-		const got = (await call('GET', `/api/campaigns/${created.json.id}`)).json;
-		return got.counts.pending + got.counts.claimed === 0 ? got : undefined;
-	}, 60_000);
+	const retried = await waitFor(
+		'the retry to settle',
+		async () => {
+			const got = (await call('GET', `/api/campaigns/${created.json.id}`)).json;
+			return got.counts.pending + got.counts.claimed === 0 ? got : undefined;
+		},
+		60_000,
+	);
 	expect(retried.counts).toMatchObject({ suppressed: 1, not_sent: 0 });
 });
 
 test("a number's copy goes when its last campaign ends or is cancelled; at most RUNNER_MAX_SENDING_NUMBERS numbers hold one", async () => {
 	const { redis, keys } = runner.context;
 	const [first, second, third, fourth] = runner.business.phoneNumbers.slice(1, 5);
-	const holds = async (from: string) => (await redis.exists(keys.suppression.copyVersion(from))) === 1 && (await redis.sismember(keys.suppression.copies, from)) === 1;
+	const holds = async (from: string) =>
+		(await redis.exists(keys.suppression.copyVersion(from))) === 1 &&
+		(await redis.sismember(keys.suppression.copies, from)) === 1;
 
 	// A campaign that completes: its number's copy goes at the next feeder ticks.
-	const sent = await call('POST', '/api/campaigns', { template_id: positionalTemplate(runner.business).id, from: first, rate: 50, recipients: [{ phone: phone(7, 0), 1: 'a', 2: 'b' }] });
+	const sent = await call('POST', '/api/campaigns', {
+		template_id: positionalTemplate(runner.business).id,
+		from: first,
+		rate: 50,
+		recipients: [{ phone: phone(7, 0), 1: 'a', 2: 'b' }],
+	});
 	expect(sent.status).toBe(201);
-	await waitFor('the campaign to complete', async () => (await call('GET', `/api/campaigns/${sent.json.id}`)).json.state === 'completed', 60_000);
+	await waitFor(
+		'the campaign to complete',
+		async () => (await call('GET', `/api/campaigns/${sent.json.id}`)).json.state === 'completed',
+		60_000,
+	);
 	await waitForFeederTick(runner.context);
 	await waitForFeederTick(runner.context);
 	expect(await holds(first)).toBe(false);
@@ -216,10 +300,15 @@ test("a number's copy goes when its last campaign ends or is cancelled; at most 
 	const a = await scheduled([phone(7, 1)], second);
 	const b = await scheduled([phone(7, 2)], third);
 	expect([a.status, b.status, await holds(second), await holds(third)]).toEqual([201, 201, true, true]);
-	expect(Object.keys(await copyOf(second)).sort()).toEqual(Object.keys(await copyOf(runner.business.phoneNumbers[0])).sort());
+	expect(Object.keys(await copyOf(second)).sort()).toEqual(
+		Object.keys(await copyOf(runner.business.phoneNumbers[0])).sort(),
+	);
 	const over = await scheduled([phone(7, 3)], fourth);
 	expect(over.status).toBe(409);
-	expect(over.json).toMatchObject({ field: 'from', message: expect.stringContaining('at most 3 may (RUNNER_MAX_SENDING_NUMBERS)') });
+	expect(over.json).toMatchObject({
+		field: 'from',
+		message: expect.stringContaining('at most 3 may (RUNNER_MAX_SENDING_NUMBERS)'),
+	});
 
 	// Cancelled before it started: the copy goes, and the fourth number may hold one.
 	expect((await call('POST', `/api/campaigns/${a.json.id}/cancel`)).status).toBe(200);
@@ -235,14 +324,26 @@ test('the list is capped (RUNNER_MAX_SUPPRESSIONS): an add, an import and an opt
 	const room = MAX_SUPPRESSIONS - total;
 	expect(room).toBeGreaterThan(2);
 	const fill = Array.from({ length: room }, (_, i) => phone(8, i));
-	const imported = await call('POST', '/api/suppressions/import', `phone\n${[...fill, phone(8, 900), phone(8, 901)].join('\n')}\n`, { 'content-type': 'text/csv' });
+	const imported = await call(
+		'POST',
+		'/api/suppressions/import',
+		`phone\n${[...fill, phone(8, 900), phone(8, 901)].join('\n')}\n`,
+		{ 'content-type': 'text/csv' },
+	);
 	expect(imported.status).toBe(409);
-	expect(imported.json.message).toMatch(new RegExp(`^the suppression list is full: it holds its limit of ${MAX_SUPPRESSIONS} entries \\(RUNNER_MAX_SUPPRESSIONS\\).*${room} phones were added, 2 `));
+	expect(imported.json.message).toMatch(
+		new RegExp(
+			`^the suppression list is full: it holds its limit of ${MAX_SUPPRESSIONS} entries \\(RUNNER_MAX_SUPPRESSIONS\\).*${room} phones were added, 2 `,
+		),
+	);
 	expect((await call('GET', '/api/suppressions?limit=1')).json.total).toBe(MAX_SUPPRESSIONS);
 
 	const added = await call('POST', '/api/suppressions', { phone: phone(8, 902) });
 	expect(added.status).toBe(409);
-	expect(added.json).toMatchObject({ field: 'phone', message: expect.stringContaining(`limit of ${MAX_SUPPRESSIONS} entries (RUNNER_MAX_SUPPRESSIONS)`) });
+	expect(added.json).toMatchObject({
+		field: 'phone',
+		message: expect.stringContaining(`limit of ${MAX_SUPPRESSIONS} entries (RUNNER_MAX_SUPPRESSIONS)`),
+	});
 	const cli = await runCli(['suppression', 'add', phone(8, 903)], runner.env);
 	expect(cli.code).toBe(1);
 	expect(cli.stderr + cli.stdout).toContain('RUNNER_MAX_SUPPRESSIONS');

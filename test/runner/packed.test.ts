@@ -13,7 +13,14 @@ import { join } from 'node:path';
 
 import type { RunningSandbox } from '../../sandbox/src';
 import { freePort } from '../../runner/src/devRedis';
-import { positionalTemplate, startSandboxProcess, templateSends, uniquePrefix, useRedisServer, waitFor } from './support';
+import {
+	positionalTemplate,
+	startSandboxProcess,
+	templateSends,
+	uniquePrefix,
+	useRedisServer,
+	waitFor,
+} from './support';
 
 jest.setTimeout(240_000);
 
@@ -33,8 +40,14 @@ const running: ReturnType<typeof spawn>[] = [];
  * (node_modules/.bin), so that a signal reaches the runner itself rather than npm.
  */
 function npx(args: string[], extraEnv: NodeJS.ProcessEnv = {}, direct = false) {
-	const [command, prefix] = direct ? [join(app, 'node_modules', '.bin', 'convo-runner'), []] : ['npx', ['--no', 'convo-runner']];
-	const child = spawn(command, [...prefix, ...args], { cwd: app, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+	const [command, prefix] = direct
+		? [join(app, 'node_modules', '.bin', 'convo-runner'), []]
+		: ['npx', ['--no', 'convo-runner']];
+	const child = spawn(command, [...prefix, ...args], {
+		cwd: app,
+		env: { ...env, ...extraEnv },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let stdout = '';
 	let stderr = '';
 	child.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -57,9 +70,22 @@ beforeAll(async () => {
 	// A bare environment: no NODE_PATH or npm workspace settings from the repository's test run;
 	// the machine's own npm and TLS settings stay (CI points npm at the machine's global config,
 	// with its CA file, when it runs a node of its own: .ci/run).
-	const machine = Object.fromEntries(['npm_config_globalconfig', 'NODE_EXTRA_CA_CERTS'].filter((name) => process.env[name]).map((name) => [name, process.env[name]]));
-	env = { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? work, '.npm'), ...machine };
-	execFileSync('npm', ['install', '--no-audit', '--no-fund', `../convo-runner-${version}.tgz`], { cwd: app, env, stdio: 'pipe' });
+	const machine = Object.fromEntries(
+		['npm_config_globalconfig', 'NODE_EXTRA_CA_CERTS']
+			.filter((name) => process.env[name])
+			.map((name) => [name, process.env[name]]),
+	);
+	env = {
+		PATH: process.env.PATH,
+		HOME: process.env.HOME,
+		npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? work, '.npm'),
+		...machine,
+	};
+	execFileSync('npm', ['install', '--no-audit', '--no-fund', `../convo-runner-${version}.tgz`], {
+		cwd: app,
+		env,
+		stdio: 'pipe',
+	});
 	redis = await useRedisServer();
 	sandbox = await startSandboxProcess();
 	const business = sandbox.fixture.businesses[0];
@@ -86,7 +112,16 @@ test('the package holds the built runner and runtime dependencies only', () => {
 	expect(manifest.private).toBeUndefined();
 	expect(Object.keys(manifest.dependencies)).not.toContain('tsx');
 	// What the repository's root brings for its tests and the node pack stays out.
-	for (const devOnly of ['tsx', 'jest', 'n8n-core', 'n8n-workflow', 'playwright-core', 'gulp', 'typescript', 'esbuild']) {
+	for (const devOnly of [
+		'tsx',
+		'jest',
+		'n8n-core',
+		'n8n-workflow',
+		'playwright-core',
+		'gulp',
+		'typescript',
+		'esbuild',
+	]) {
 		expect({ devOnly, present: existsSync(join(app, 'node_modules', devOnly)) }).toEqual({ devOnly, present: false });
 	}
 	// The bundle requires Node's own modules and the package's dependencies, nothing else: the
@@ -94,7 +129,12 @@ test('the package holds the built runner and runtime dependencies only', () => {
 	const bundle = readFileSync(join(installed, 'dist', 'main.js'), 'utf8');
 	const required = new Set([...bundle.matchAll(/require\("([^"]+)"\)/g)].map((match) => match[1]));
 	const allowed = new Set(Object.keys(manifest.dependencies));
-	const outside = [...required].filter((name) => !name.startsWith('node:') && !builtinModules.includes(name) && !allowed.has(name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0]));
+	const outside = [...required].filter(
+		(name) =>
+			!name.startsWith('node:') &&
+			!builtinModules.includes(name) &&
+			!allowed.has(name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0]),
+	);
 	expect(outside).toEqual([]);
 	expect(required.size).toBeGreaterThan(10);
 });
@@ -107,15 +147,35 @@ test('npx convo-runner start and worker send a campaign and a reindex run, each 
 	const worker = npx(['worker'], {}, true);
 	running.push(start.child, worker.child);
 	const base = `http://127.0.0.1:${port}`;
-	await waitFor(`the API to answer (${start.output().stderr})`, async () => {
-		if (start.child.exitCode !== null) throw new Error(`start exited: ${start.output().stderr}`);
-		return (await fetch(`${base}/readyz`).catch(() => undefined))?.ok;
-	}, 60_000);
+	await waitFor(
+		`the API to answer (${start.output().stderr})`,
+		async () => {
+			if (start.child.exitCode !== null) throw new Error(`start exited: ${start.output().stderr}`);
+			return (await fetch(`${base}/readyz`).catch(() => undefined))?.ok;
+		},
+		60_000,
+	);
 
 	const phones = Array.from({ length: 40 }, (_, i) => `4917099${String(i).padStart(5, '0')}`);
 	const csv = join(work, 'recipients.csv');
-	writeFileSync(csv, ['phone,1,2', ...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`)].join('\n') + '\n');
-	const created = await runToEnd(['campaign', 'create', '--template', positionalTemplate(business).id, '--from', `+${business.phoneNumbers[0]}`, '--recipients', csv, '--rate', '50', '--wait', '--json']);
+	writeFileSync(
+		csv,
+		['phone,1,2', ...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`)].join('\n') + '\n',
+	);
+	const created = await runToEnd([
+		'campaign',
+		'create',
+		'--template',
+		positionalTemplate(business).id,
+		'--from',
+		`+${business.phoneNumbers[0]}`,
+		'--recipients',
+		csv,
+		'--rate',
+		'50',
+		'--wait',
+		'--json',
+	]);
 	expect(created).toMatchObject({ code: 0 });
 	const answer = JSON.parse(created.stdout) as { id: string; accepted: number; status: { state: string } };
 	expect(answer).toMatchObject({ accepted: 40, status: { state: 'completed' } });
@@ -132,12 +192,30 @@ test('npx convo-runner start and worker send a campaign and a reindex run, each 
 
 	const collection = business.collections[0].id;
 	const feed = join(work, 'feed.ndjson');
-	writeFileSync(feed, ['packed-1', 'packed-2', 'packed-3'].map((sku) => JSON.stringify({ sku, title: `Item ${sku}` })).join('\n') + '\n');
-	const reindexed = await runToEnd(['reindex', 'run', '--collection', collection, '--source', feed, '--id-field', 'sku', '--wait', '--json']);
+	writeFileSync(
+		feed,
+		['packed-1', 'packed-2', 'packed-3'].map((sku) => JSON.stringify({ sku, title: `Item ${sku}` })).join('\n') + '\n',
+	);
+	const reindexed = await runToEnd([
+		'reindex',
+		'run',
+		'--collection',
+		collection,
+		'--source',
+		feed,
+		'--id-field',
+		'sku',
+		'--wait',
+		'--json',
+	]);
 	expect(reindexed).toMatchObject({ code: 0 });
 	expect(JSON.parse(reindexed.stdout)).toMatchObject({ state: 'completed' });
-	const listed = await fetch(`${sandbox.externalUrl}/search/items?collection_id=${collection}`, { headers: { 'x-api-key': business.apiKey } });
-	const ids = ((await listed.json()) as { items: Array<{ external_id: string }> }).items.map((item) => item.external_id);
+	const listed = await fetch(`${sandbox.externalUrl}/search/items?collection_id=${collection}`, {
+		headers: { 'x-api-key': business.apiKey },
+	});
+	const ids = ((await listed.json()) as { items: Array<{ external_id: string }> }).items.map(
+		(item) => item.external_id,
+	);
 	expect(ids).toEqual(expect.arrayContaining(['packed-1', 'packed-2', 'packed-3']));
 
 	// SIGTERM stops both cleanly.

@@ -6,12 +6,18 @@
  * second number runs alongside at its own limit.
  */
 import { createCampaign, campaignStatus, setCampaignRate } from '../../runner/src/core/campaigns';
-import { positionalTemplate, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv, type SandboxMessage } from './support';
+import {
+	positionalTemplate,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+	type SandboxMessage,
+} from './support';
 
 jest.setTimeout(180_000);
 
 const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '20' });
-
 
 /** The most sends in any window [t, t + 1000 ms) as the service recorded them. */
 function maxPerSecond(messages: SandboxMessage[]): number {
@@ -32,11 +38,25 @@ test('two processes share 50/s on one number; a second number keeps its own 30/s
 	runner.spawnWorker();
 	const template = positionalTemplate(runner.business).id;
 	const [numberA, numberB] = runner.business.phoneNumbers;
-	const a = await createCampaign(runner.context, { templateId: template, from: numberA, source: writeRecipientsCsv(500, { seed: 3 }).path, rate: 50 });
-	const b = await createCampaign(runner.context, { templateId: template, from: numberB, source: writeRecipientsCsv(300, { seed: 4 }).path, rate: 30 });
+	const a = await createCampaign(runner.context, {
+		templateId: template,
+		from: numberA,
+		source: writeRecipientsCsv(500, { seed: 3 }).path,
+		rate: 50,
+	});
+	const b = await createCampaign(runner.context, {
+		templateId: template,
+		from: numberB,
+		source: writeRecipientsCsv(300, { seed: 4 }).path,
+		rate: 30,
+	});
 	for (const created of [a, b]) {
 		if (created.kind !== 'campaign') throw new Error('expected a campaign');
-		await waitFor(`campaign ${created.id} to complete`, async () => (await campaignStatus(runner.context, created.id)).state === 'completed', 120_000);
+		await waitFor(
+			`campaign ${created.id} to complete`,
+			async () => (await campaignStatus(runner.context, created.id)).state === 'completed',
+			120_000,
+		);
 	}
 	const sends = await templateSends(runner.sandbox);
 	const fromA = sends.filter((message) => message.from === numberA);
@@ -51,20 +71,31 @@ test('two processes share 50/s on one number; a second number keeps its own 30/s
 	expect(maxPerSecond(fromB)).toBeGreaterThan(15);
 	// The two ran side by side: B's sends fall inside A's run, so B did not wait for A's limit.
 	const spanA = [Date.parse(fromA[0].createdAt), Date.parse(fromA[fromA.length - 1].createdAt)];
-	const inside = fromB.filter((message) => Date.parse(message.createdAt) >= spanA[0] && Date.parse(message.createdAt) <= spanA[1]);
+	const inside = fromB.filter(
+		(message) => Date.parse(message.createdAt) >= spanA[0] && Date.parse(message.createdAt) <= spanA[1],
+	);
 	expect(inside.length).toBeGreaterThan(200);
 });
 
 test('the rate can change while the campaign runs, and the new limit holds', async () => {
 	const template = positionalTemplate(runner.business).id;
 	const { path, phones } = writeRecipientsCsv(400, { seed: 5 });
-	const created = await createCampaign(runner.context, { templateId: template, from: runner.business.phoneNumbers[0], source: path, rate: 20 });
+	const created = await createCampaign(runner.context, {
+		templateId: template,
+		from: runner.business.phoneNumbers[0],
+		source: path,
+		rate: 20,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	const mine = async () => (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
 	await waitFor('60 sends at 20/s', async () => (await mine()).length >= 60, 30_000, 100);
 	await setCampaignRate(runner.context, created.id, 60);
 	const changedAt = Date.now();
-	await waitFor('the campaign to complete', async () => (await campaignStatus(runner.context, created.id)).state === 'completed', 60_000);
+	await waitFor(
+		'the campaign to complete',
+		async () => (await campaignStatus(runner.context, created.id)).state === 'completed',
+		60_000,
+	);
 	const sends = await mine();
 	const before = sends.filter((message) => Date.parse(message.createdAt) < changedAt);
 	const after = sends.filter((message) => Date.parse(message.createdAt) > changedAt + 1500);

@@ -21,21 +21,31 @@ const call = apiCaller(() => base, TOKEN);
 async function receiptsHeld(): Promise<number> {
 	const { redis } = runner.context;
 	let held = 0;
-	for (const key of (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((name) => name.includes('receipt'))) held += (await redis.type(key)) === 'zset' ? await redis.zcard(key) : 1;
+	for (const key of (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((name) =>
+		name.includes('receipt'),
+	))
+		held += (await redis.type(key)) === 'zset' ? await redis.zcard(key) : 1;
 	return held;
 }
 
 test(`past ${MAX} receipts the oldest are dropped: Redis holds at most ${MAX}, every new event is first, the newest repeats are told apart`, async () => {
 	const hooks: string[] = [];
-	for (const i of [1, 2]) hooks.push((await call('POST', '/api/webhooks', { url: `http://127.0.0.1:9/hook-${i}`, events: ['campaign.finished'] })).json.id as string);
+	for (const i of [1, 2])
+		hooks.push(
+			(await call('POST', '/api/webhooks', { url: `http://127.0.0.1:9/hook-${i}`, events: ['campaign.finished'] })).json
+				.id as string,
+		);
 	const events = Array.from({ length: 4 * MAX }, (_, i) => ({ hook: hooks[i % 2], event: `ev-cap-${i}` }));
 	for (const { hook, event } of events) {
 		const answer = await call('POST', `/api/webhooks/${hook}/receipts`, { event_id: event });
 		expect({ event, status: answer.status, first: answer.json.first }).toEqual({ event, status: 200, first: true });
 	}
 	expect(await receiptsHeld()).toBe(MAX);
-	for (const { hook, event } of events.slice(-MAX)) expect((await call('POST', `/api/webhooks/${hook}/receipts`, { event_id: event })).json.first).toBe(false);
+	for (const { hook, event } of events.slice(-MAX))
+		expect((await call('POST', `/api/webhooks/${hook}/receipts`, { event_id: event })).json.first).toBe(false);
 	expect(await receiptsHeld()).toBe(MAX);
 	const log = runner.processes.map((process) => process.output()).join('\n');
-	expect(log.split('\n').filter((line) => line.includes('webhook receipts at their cap (RUNNER_MAX_RECEIPTS)'))).toHaveLength(1);
+	expect(
+		log.split('\n').filter((line) => line.includes('webhook receipts at their cap (RUNNER_MAX_RECEIPTS)')),
+	).toHaveLength(1);
 });

@@ -10,7 +10,18 @@ import { join } from 'node:path';
 
 import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import { startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
-import { dumpKeys, expectNoSecret, expectReportMatchesLog, positionalTemplate, report, startRunnerUnderTest, templateSends, waitFor, writeRecipientsCsv, type RunnerUnderTest } from './support';
+import {
+	dumpKeys,
+	expectNoSecret,
+	expectReportMatchesLog,
+	positionalTemplate,
+	report,
+	startRunnerUnderTest,
+	templateSends,
+	waitFor,
+	writeRecipientsCsv,
+	type RunnerUnderTest,
+} from './support';
 
 jest.setTimeout(240_000);
 
@@ -37,14 +48,24 @@ test('Redis killed and restarted mid-campaign: the campaign completes, one messa
 	const { sandbox, business, context } = runner;
 	const { path, phones } = writeRecipientsCsv(1000, { seed: 2 });
 	const worker = runner.spawnWorker();
-	const created = await createCampaign(context, { templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: path, rate: 100 });
+	const created = await createCampaign(context, {
+		templateId: positionalTemplate(business).id,
+		from: business.phoneNumbers[0],
+		source: path,
+		rate: 100,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	expect(created.accepted).toBe(1000);
 
-	const sentBeforeKill = await waitFor('300 sends before the kill', async () => {
-		const count = (await templateSends(sandbox)).length;
-		return count >= 300 ? count : undefined;
-	}, 90_000, 50);
+	const sentBeforeKill = await waitFor(
+		'300 sends before the kill',
+		async () => {
+			const count = (await templateSends(sandbox)).length;
+			return count >= 300 ? count : undefined;
+		},
+		90_000,
+		50,
+	);
 	const port = Number(new URL(redis.url).port);
 	const killed = new Promise((resolve) => redis?.process.once('exit', resolve));
 	redis.process.kill('SIGKILL');
@@ -52,10 +73,14 @@ test('Redis killed and restarted mid-campaign: the campaign completes, one messa
 	await new Promise((resolve) => setTimeout(resolve, 1500));
 	redis = await startPrivateRedis(PERSISTENT, dir, port);
 
-	const status = await waitFor('the campaign to complete after Redis returned', async () => {
-		const current = await campaignStatus(context, created.id);
-		return current.state === 'completed' ? current : undefined;
-	}, 150_000);
+	const status = await waitFor(
+		'the campaign to complete after Redis returned',
+		async () => {
+			const current = await campaignStatus(context, created.id);
+			return current.state === 'completed' ? current : undefined;
+		},
+		150_000,
+	);
 
 	// Mid-campaign for real: the kill came before the end, and the worker outlived the outage.
 	expect(sentBeforeKill).toBeLessThan(1000);
@@ -69,5 +94,8 @@ test('Redis killed and restarted mid-campaign: the campaign completes, one messa
 	expectReportMatchesLog(rows, sends);
 	expect(rows.filter((row) => row.outcome === 'sent')).toHaveLength(sends.length);
 
-	expectNoSecret(business, { redis: await dumpKeys(context.redis, runner.env.RUNNER_PREFIX as string), worker: worker.output() });
+	expectNoSecret(business, {
+		redis: await dumpKeys(context.redis, runner.env.RUNNER_PREFIX as string),
+		worker: worker.output(),
+	});
 });

@@ -17,10 +17,17 @@ beforeAll(async () => {
 	base = await startApi(runner);
 });
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function call(
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
 	const response = await fetch(`${base}${path}`, {
 		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		headers: {
+			authorization: `Bearer ${TOKEN}`,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
 	return { status: response.status, json: (await response.json()) as Record<string, unknown> };
@@ -29,7 +36,13 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 test('POST /api/reindex runs it; GET status and report; a second run while it works is 409', async () => {
 	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 20 });
 	const items = products(range(0, 200));
-	const body = { collection_id: collectionOf(runner), source: writeFeed(feedText(items, 'ndjson'), 'feed.ndjson'), id_field: 'sku', rate: 100, embedding_json: { text: 'title' } };
+	const body = {
+		collection_id: collectionOf(runner),
+		source: writeFeed(feedText(items, 'ndjson'), 'feed.ndjson'),
+		id_field: 'sku',
+		rate: 100,
+		embedding_json: { text: 'title' },
+	};
 	const created = await call('POST', '/api/reindex', body);
 	expect(created.status).toBe(201);
 	expect(created.json).toMatchObject({ kind: 'run', state: 'queued' });
@@ -51,30 +64,70 @@ test('POST /api/reindex runs it; GET status and report; a second run while it wo
 	expect(done.json.counts).toMatchObject({ read: 200, created: 200, failed: 0 });
 	expect(await activeIds(runner)).toHaveLength(201);
 	const report = await call('GET', `/api/reindex/${id}/report`);
-	expect(report.json).toMatchObject({ id, collection: collectionOf(runner), id_field: 'sku', rejected_rows: [], failures: [], deactivation: 'not asked: deactivate_missing was not given' });
+	expect(report.json).toMatchObject({
+		id,
+		collection: collectionOf(runner),
+		id_field: 'sku',
+		rejected_rows: [],
+		failures: [],
+		deactivation: 'not asked: deactivate_missing was not given',
+	});
 	expect(((await call('GET', '/api/reindex')).json.runs as Array<{ id: string }>).map((run) => run.id)).toContain(id);
 
 	// /metrics: the run's items by outcome, as the sandbox's own request log counts the upserts.
-	const metrics = parsePrometheusTextFormat(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
-	const runItems = metrics.find((family) => family.name === 'convo_runner_reindex_items')?.metrics.filter((m) => m.labels?.run === id) ?? [];
+	const metrics = parsePrometheusTextFormat(
+		await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text(),
+	);
+	const runItems =
+		metrics
+			.find((family) => family.name === 'convo_runner_reindex_items')
+			?.metrics.filter((m) => m.labels?.run === id) ?? [];
 	const createdItems = Number(runItems.find((m) => m.labels?.outcome === 'created')?.value);
-	const requests = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> };
+	const requests = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as {
+		counts: Record<string, number>;
+	};
 	expect(createdItems).toBe(200);
 	expect(requests.counts[UPSERT]).toBe(createdItems);
-	expect(runItems.find((m) => m.labels?.outcome === 'read')).toMatchObject({ value: '200', labels: { collection: collectionOf(runner) } });
+	expect(runItems.find((m) => m.labels?.outcome === 'read')).toMatchObject({
+		value: '200',
+		labels: { collection: collectionOf(runner) },
+	});
 });
 
 test('unknown run 404, bad input 400 naming the field, no token 401', async () => {
-	expect(await call('GET', '/api/reindex/rnosuchrun')).toEqual({ status: 404, json: expect.objectContaining({ message: 'No reindex run with id rnosuchrun' }) });
-	const bad = await call('POST', '/api/reindex', { collection_id: 'nope', source: '/nonexistent.ndjson', id_field: 'sku' });
+	expect(await call('GET', '/api/reindex/rnosuchrun')).toEqual({
+		status: 404,
+		json: expect.objectContaining({ message: 'No reindex run with id rnosuchrun' }),
+	});
+	const bad = await call('POST', '/api/reindex', {
+		collection_id: 'nope',
+		source: '/nonexistent.ndjson',
+		id_field: 'sku',
+	});
 	expect(bad.status).toBe(400);
-	expect(bad.json).toMatchObject({ field: 'collection_id', message: 'collection_id must be the UUID of a search collection' });
+	expect(bad.json).toMatchObject({
+		field: 'collection_id',
+		message: 'collection_id must be the UUID of a search collection',
+	});
 	// The API's names, never the CLI's flags (--source, --id-field, --cron).
-	const outside = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: '/nonexistent.ndjson', id_field: 'sku' });
+	const outside = await call('POST', '/api/reindex', {
+		collection_id: collectionOf(runner),
+		source: '/nonexistent.ndjson',
+		id_field: 'sku',
+	});
 	expect(outside.json).toMatchObject({ status: 400, field: 'source', message: expect.stringMatching(/^source /) });
-	const noId = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: '/nonexistent.ndjson', id_field: '' });
+	const noId = await call('POST', '/api/reindex', {
+		collection_id: collectionOf(runner),
+		source: '/nonexistent.ndjson',
+		id_field: '',
+	});
 	expect(noId.json).toMatchObject({ status: 400, field: 'id_field', message: expect.stringMatching(/^id_field /) });
-	const lonelyTz = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: 'https://feeds.example/feed.ndjson', id_field: 'sku', tz: 'UTC' });
+	const lonelyTz = await call('POST', '/api/reindex', {
+		collection_id: collectionOf(runner),
+		source: 'https://feeds.example/feed.ndjson',
+		id_field: 'sku',
+		tz: 'UTC',
+	});
 	expect(lonelyTz.json).toMatchObject({ status: 400, field: 'tz', message: 'tz goes with cron' });
 	for (const answer of [bad, outside, noId, lonelyTz]) expect(answer.json.message).not.toMatch(/--/);
 	expect((await fetch(`${base}/api/reindex`)).status).toBe(401);

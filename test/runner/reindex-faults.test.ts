@@ -10,13 +10,31 @@ import type { Redis } from 'ioredis';
 
 import { createReindex } from '../../runner/src/core/reindex';
 import { clearFaults, runCli, setFault, useRunnerUnderTest, waitFor } from './support';
-import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, differing, feedText, freshCollection, products, range, serveFeed, settled, UPSERT, writeFeed } from './reindexSupport';
+import {
+	activeIds,
+	collectionOf,
+	clearSandboxCounts,
+	sandboxCounts,
+	differing,
+	feedText,
+	freshCollection,
+	products,
+	range,
+	serveFeed,
+	settled,
+	UPSERT,
+	writeFeed,
+} from './reindexSupport';
 
 jest.setTimeout(180_000);
 
 // The reindex jobs' lock shortened from its 10 s default through its setting: a killed runner's run
 // is seen stalled and resumed within seconds, by the same mechanism.
-const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10', RUNNER_HTTP_DEADLINE: '400ms', RUNNER_REINDEX_JOB_LOCK: '4s' });
+const runner = useRunnerUnderTest({
+	RUNNER_CONCURRENCY: '10',
+	RUNNER_HTTP_DEADLINE: '400ms',
+	RUNNER_REINDEX_JOB_LOCK: '4s',
+});
 const worker = () => runner.spawnWorker();
 
 beforeEach(async () => {
@@ -24,8 +42,17 @@ beforeEach(async () => {
 	await clearSandboxCounts(runner);
 });
 
-async function start(source: string, extra: { deactivateMissing?: boolean; rate?: number; format?: string } = {}): Promise<string> {
-	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source, idField: 'sku', rate: 1000, ...extra });
+async function start(
+	source: string,
+	extra: { deactivateMissing?: boolean; rate?: number; format?: string } = {},
+): Promise<string> {
+	const answer = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source,
+		idField: 'sku',
+		rate: 1000,
+		...extra,
+	});
 	if (answer.kind !== 'run') throw new Error('expected a run');
 	return answer.status.id;
 }
@@ -44,7 +71,11 @@ test('SIGKILL half-way: another runner resumes the run, the collection equals th
 
 	const resumed = await settled(runner.context, id, 120_000);
 	expect(resumed.state).toBe('completed');
-	expect(Number(await (runner.context.redis as Redis).hget(runner.context.keys.reindex.run(collectionOf(runner), id), 'attempt'))).toBe(2);
+	expect(
+		Number(
+			await (runner.context.redis as Redis).hget(runner.context.keys.reindex.run(collectionOf(runner), id), 'attempt'),
+		),
+	).toBe(2);
 	// The resumed pass read the whole source again; what the first had recorded was skipped.
 	expect(resumed.counts.read).toBe(3000);
 	expect(resumed.counts.unchanged).toBeGreaterThanOrEqual(900);
@@ -73,7 +104,9 @@ describe('a source not read to its end deactivates nothing and says why', () => 
 	test('a file cut short inside a record', async () => {
 		const run = await settled(runner.context, await start(writeFeed(cut, 'cut.ndjson'), { deactivateMissing: true }));
 		expect(run.state).toBe('failed');
-		expect(run.last_error).toMatch(/the source could not be read to its end: .*cut\.ndjson is cut short: it ends inside line 2\d\d/);
+		expect(run.last_error).toMatch(
+			/the source could not be read to its end: .*cut\.ndjson is cut short: it ends inside line 2\d\d/,
+		);
 		expect(run.deactivation).toMatch(/^skipped: the source was not read to its end/);
 		expect(run.counts.deactivated).toBe(0);
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
@@ -85,7 +118,9 @@ describe('a source not read to its end deactivates nothing and says why', () => 
 		try {
 			const run = await settled(runner.context, await start(served.url, { deactivateMissing: true }));
 			expect(run.state).toBe('failed');
-			expect(run.last_error).toMatch(/the source could not be read to its end: reading http:\/\/127\.0\.0\.1:\d+\/feed\.ndjson failed/);
+			expect(run.last_error).toMatch(
+				/the source could not be read to its end: reading http:\/\/127\.0\.0\.1:\d+\/feed\.ndjson failed/,
+			);
 			expect(run.deactivation).toMatch(/^skipped: the source was not read to its end/);
 			expect(run.counts.read).toBeGreaterThan(100);
 			expect(run.counts.read).toBeLessThan(400);
@@ -104,8 +139,13 @@ test('two runs of one collection never overlap: the second is refused with a cle
 	// 300 upserts at 15/s hold the collection for about 20 s: long enough for a CLI process to start
 	// and ask on a loaded machine (at 50/s the run was over before the CLI's try, now and then).
 	const id = await start(path, { rate: 15 });
-	await expect(start(path)).rejects.toThrow(`collection ${collectionOf(runner)} is being synced by run ${id}: two runs of one collection never overlap`);
-	const cli = await runCli(['reindex', 'run', '--collection', collectionOf(runner), '--source', path, '--id-field', 'sku', '--json'], runner.env);
+	await expect(start(path)).rejects.toThrow(
+		`collection ${collectionOf(runner)} is being synced by run ${id}: two runs of one collection never overlap`,
+	);
+	const cli = await runCli(
+		['reindex', 'run', '--collection', collectionOf(runner), '--source', path, '--id-field', 'sku', '--json'],
+		runner.env,
+	);
 	expect(cli.code).toBe(1);
 	expect(JSON.parse(cli.stdout).error).toContain(`is being synced by run ${id}`);
 	expect((await settled(runner.context, id)).state).toBe('completed');
@@ -117,7 +157,12 @@ test('two runs of one collection never overlap: the second is refused with a cle
 test('429, 5xx and timeouts are retried: every item lands, none fails, the answers after a timeout show as mismatches', async () => {
 	worker();
 	const items = products(range(0, 150));
-	await setFault(runner.sandbox, { endpoint: UPSERT, errorRate: 0.2, errorStatus: 503, rateLimit: { retryAfterSeconds: 1, rate: 0.05 } });
+	await setFault(runner.sandbox, {
+		endpoint: UPSERT,
+		errorRate: 0.2,
+		errorStatus: 503,
+		rateLimit: { retryAfterSeconds: 1, rate: 0.05 },
+	});
 	const run = await settled(runner.context, await start(writeFeed(feedText(items, 'ndjson'), 'feed.ndjson')));
 	expect(run.state).toBe('completed');
 	expect(run.counts).toMatchObject({ created: 150, failed: 0 });

@@ -7,7 +7,19 @@
 import { createReindex, listReindexRuns, listReindexSchedules, reindexReport } from '../../runner/src/core/reindex';
 import { contentHash } from '../../runner/src/reindex/hash';
 import { runCli, useRunnerUnderTest, waitFor } from './support';
-import { activeIds, collectionOf, clearSandboxCounts, sandboxCounts, feedText, freshCollection, products, range, settled, UPSERT, writeFeed } from './reindexSupport';
+import {
+	activeIds,
+	collectionOf,
+	clearSandboxCounts,
+	sandboxCounts,
+	feedText,
+	freshCollection,
+	products,
+	range,
+	settled,
+	UPSERT,
+	writeFeed,
+} from './reindexSupport';
 
 jest.setTimeout(120_000);
 
@@ -22,7 +34,14 @@ beforeEach(async () => {
 });
 
 async function run(source: string, extra: { format?: string; idField?: string } = {}) {
-	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source, idField: 'sku', deactivateMissing: true, rate: 1000, ...extra });
+	const answer = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source,
+		idField: 'sku',
+		deactivateMissing: true,
+		rate: 1000,
+		...extra,
+	});
 	if (answer.kind !== 'run') throw new Error('expected a run');
 	return settled(runner.context, answer.status.id);
 }
@@ -42,7 +61,15 @@ test('bad NDJSON rows are rejected with their line and reason; the good rows are
 	];
 	const status = await run(writeFeed(`${lines.join('\n')}\n`, 'bad.ndjson'));
 	expect(status.state).toBe('completed');
-	expect(status.counts).toEqual({ read: 9, unchanged: 0, created: 3, updated: 0, deactivated: 0, rejected: 6, failed: 0 });
+	expect(status.counts).toEqual({
+		read: 9,
+		unchanged: 0,
+		created: 3,
+		updated: 0,
+		deactivated: 0,
+		rejected: 6,
+		failed: 0,
+	});
 	expect((await sandboxCounts(runner))(UPSERT)).toBe(3);
 	const report = await reindexReport(runner.context, status.id);
 	expect(report.rejected_rows).toEqual([
@@ -59,9 +86,13 @@ test('bad NDJSON rows are rejected with their line and reason; the good rows are
 
 test('a 10 MB element of a JSON array and a CSV row with the wrong number of cells are rejected on their own', async () => {
 	const items = products(range(0, 3));
-	const json = await run(writeFeed(JSON.stringify([items[0], { sku: 'huge', text: 'y'.repeat(10 * 1024 * 1024) }, items[1]]), 'big.json'));
+	const json = await run(
+		writeFeed(JSON.stringify([items[0], { sku: 'huge', text: 'y'.repeat(10 * 1024 * 1024) }, items[1]]), 'big.json'),
+	);
 	expect(json.counts).toMatchObject({ read: 3, created: 2, rejected: 1 });
-	expect((await reindexReport(runner.context, json.id)).rejected_rows).toEqual([{ line: 2, reason: 'is 10.0 MB as JSON; an item may be at most 1 MB' }]);
+	expect((await reindexReport(runner.context, json.id)).rejected_rows).toEqual([
+		{ line: 2, reason: 'is 10.0 MB as JSON; an item may be at most 1 MB' },
+	]);
 
 	const csv = await run(writeFeed('sku,title\np10,Ten\np11,Eleven,extra\n,no id\np12,Twelve\n', 'rows.csv'));
 	expect(csv.counts).toMatchObject({ read: 4, created: 2, rejected: 2 });
@@ -74,7 +105,9 @@ test('a 10 MB element of a JSON array and a CSV row with the wrong number of cel
 test('a feed that is not JSON at all, or not an array, fails the whole run with the reason and sends nothing', async () => {
 	const notJson = await run(writeFeed('<html>this is not a feed</html>', 'page.json'));
 	expect(notJson.state).toBe('failed');
-	expect(notJson.last_error).toMatch(/^the source could not be read to its end: .*page\.json is not a JSON array of objects: /);
+	expect(notJson.last_error).toMatch(
+		/^the source could not be read to its end: .*page\.json is not a JSON array of objects: /,
+	);
 	const object = await run(writeFeed('{"items": []}', 'object.json'));
 	expect(object.state).toBe('failed');
 	expect(object.last_error).toMatch(/is not a JSON array of objects/);
@@ -82,7 +115,11 @@ test('a feed that is not JSON at all, or not an array, fails the whole run with 
 	expect(cut.state).toBe('failed');
 	expect(cut.last_error).toMatch(/cut\.json is not a JSON array of objects/);
 	expect(cut.deactivation).toMatch(/^skipped: the source was not read to its end/);
-	const missing = createReindex(runner.context, { collection: collectionOf(runner), source: '/nonexistent/feed.ndjson', idField: 'sku' });
+	const missing = createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source: '/nonexistent/feed.ndjson',
+		idField: 'sku',
+	});
 	await expect(missing).rejects.toThrow('--source /nonexistent/feed.ndjson: no such file');
 	// Only p1, read before the cut, was sent.
 	expect((await sandboxCounts(runner))(UPSERT)).toBe(1);
@@ -91,22 +128,51 @@ test('a feed that is not JSON at all, or not an array, fails the whole run with 
 test('CLI: run --wait --json, status, report and list print one JSON document each; bad flags name the flag', async () => {
 	const path = writeFeed(feedText(products(range(0, 20)), 'ndjson'), 'feed.ndjson');
 	const collection = collectionOf(runner);
-	const ran = await runCli(['reindex', 'run', '--collection', collection, '--source', path, '--id-field', 'sku', '--rate', '500', '--wait', '--json'], runner.env);
+	const ran = await runCli(
+		[
+			'reindex',
+			'run',
+			'--collection',
+			collection,
+			'--source',
+			path,
+			'--id-field',
+			'sku',
+			'--rate',
+			'500',
+			'--wait',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(ran.code).toBe(0);
 	const final = JSON.parse(ran.stdout);
 	expect(Object.keys(final).sort()).toEqual(['counts', 'eta_seconds', 'id', 'last_error', 'rate', 'state']);
-	expect(final).toMatchObject({ state: 'completed', counts: { read: 20, unchanged: 0, created: 20, updated: 0, deactivated: 0, rejected: 0, failed: 0 }, last_error: null });
+	expect(final).toMatchObject({
+		state: 'completed',
+		counts: { read: 20, unchanged: 0, created: 20, updated: 0, deactivated: 0, rejected: 0, failed: 0 },
+		last_error: null,
+	});
 
 	const status = await runCli(['reindex', 'status', final.id, '--json'], runner.env);
 	expect(status.code).toBe(0);
 	expect(JSON.parse(status.stdout)).toEqual({ ...final, eta_seconds: 0, rate: 0 });
 
 	const report = await runCli(['reindex', 'report', final.id, '--json'], runner.env);
-	expect(JSON.parse(report.stdout)).toMatchObject({ id: final.id, collection, id_field: 'sku', deactivation: 'not asked: --deactivate-missing was not given', rejected_rows: [] });
+	expect(JSON.parse(report.stdout)).toMatchObject({
+		id: final.id,
+		collection,
+		id_field: 'sku',
+		deactivation: 'not asked: --deactivate-missing was not given',
+		rejected_rows: [],
+	});
 	const list = await runCli(['reindex', 'list', '--json'], runner.env);
 	expect(JSON.parse(list.stdout).runs.map((r: { id: string }) => r.id)).toContain(final.id);
 
-	const bad = await runCli(['reindex', 'run', '--collection', 'not-a-uuid', '--source', path, '--id-field', 'sku', '--rate', '5000', '--json'], runner.env);
+	const bad = await runCli(
+		['reindex', 'run', '--collection', 'not-a-uuid', '--source', path, '--id-field', 'sku', '--rate', '5000', '--json'],
+		runner.env,
+	);
 	expect(bad.code).toBe(1);
 	const { error } = JSON.parse(bad.stdout);
 	expect(error).toContain('--collection must be the UUID of a search collection');
@@ -129,18 +195,41 @@ test('the content hash ignores key order and changes with the item, the embeddin
 test('--cron runs the reindex on its schedule, each run a run of its own; unschedule stops it', async () => {
 	const path = writeFeed(feedText(products(range(0, 10)), 'ndjson'), 'feed.ndjson');
 	const earlier = new Set((await listReindexRuns(runner.context)).map((run) => run.id));
-	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source: path, idField: 'sku', cron: '*/2 * * * * *', tz: 'Europe/Berlin' });
+	const answer = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source: path,
+		idField: 'sku',
+		cron: '*/2 * * * * *',
+		tz: 'Europe/Berlin',
+	});
 	if (answer.kind !== 'schedule') throw new Error('expected a schedule');
-	expect(answer.schedule).toMatchObject({ cron: '*/2 * * * * *', tz: 'Europe/Berlin', settings: { idField: 'sku', rate: 100 } });
-	const runs = await waitFor('two scheduled runs to complete', async () => {
-		const listed = (await listReindexRuns(runner.context)).filter((run) => !earlier.has(run.id) && run.state === 'completed');
-		return listed.length >= 2 ? listed : undefined;
-	}, 30_000);
+	expect(answer.schedule).toMatchObject({
+		cron: '*/2 * * * * *',
+		tz: 'Europe/Berlin',
+		settings: { idField: 'sku', rate: 100 },
+	});
+	const runs = await waitFor(
+		'two scheduled runs to complete',
+		async () => {
+			const listed = (await listReindexRuns(runner.context)).filter(
+				(run) => !earlier.has(run.id) && run.state === 'completed',
+			);
+			return listed.length >= 2 ? listed : undefined;
+		},
+		30_000,
+	);
 	// The first created the items; the later ones found them unchanged.
 	expect(runs.map((run) => run.counts.created).sort()).toEqual([...Array(runs.length - 1).fill(0), 10]);
 	expect((await listReindexSchedules(runner.context)).map((schedule) => schedule.id)).toEqual([answer.schedule.id]);
 	const cli = await runCli(['reindex', 'unschedule', answer.schedule.id, '--json'], runner.env);
 	expect(JSON.parse(cli.stdout)).toEqual({ id: answer.schedule.id, removed: true });
 	expect(await listReindexSchedules(runner.context)).toEqual([]);
-	await expect(createReindex(runner.context, { collection: collectionOf(runner), source: path, idField: 'sku', cron: 'not a cron' })).rejects.toThrow('--cron "not a cron" with --tz "UTC" is not a valid schedule');
+	await expect(
+		createReindex(runner.context, {
+			collection: collectionOf(runner),
+			source: path,
+			idField: 'sku',
+			cron: 'not a cron',
+		}),
+	).rejects.toThrow('--cron "not a cron" with --tz "UTC" is not a valid schedule');
 });

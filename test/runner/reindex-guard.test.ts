@@ -49,7 +49,10 @@ beforeAll(async () => {
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	closeReceiver = () => new Promise((resolve) => server.close(() => resolve()));
-	const hook = await call('POST', '/api/webhooks', { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, events: ['reindex.finished'] });
+	const hook = await call('POST', '/api/webhooks', {
+		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+		events: ['reindex.finished'],
+	});
 	expect(hook.status).toBe(201);
 });
 afterAll(async () => {
@@ -59,7 +62,10 @@ afterAll(async () => {
 async function call(method: string, path: string, body?: unknown) {
 	const response = await fetch(`${base}${path}`, {
 		method,
-		headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		headers: {
+			authorization: `Bearer ${TOKEN}`,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
 	const text = await response.text();
@@ -72,7 +78,12 @@ const feed = (items: Item[]) => writeFeed(feedText(items, 'ndjson'), 'feed.ndjso
 /** A fresh collection holding p0..p<count-1> as the runner sent them (plus the sandbox's own sku-1). */
 async function seed(count: number): Promise<void> {
 	await freshCollection(runner);
-	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source: feed(products(range(0, count))), idField: 'sku', rate: 1000 });
+	const answer = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source: feed(products(range(0, count))),
+		idField: 'sku',
+		rate: 1000,
+	});
 	if (answer.kind !== 'run') throw new Error('expected a run');
 	expect((await settled(runner.context, answer.status.id)).counts.created).toBe(count);
 	await clearSandboxCounts(runner);
@@ -80,11 +91,29 @@ async function seed(count: number): Promise<void> {
 
 /** `reindex run` in a process of its own, following the run to its end; its JSON answer. */
 async function cliRun(source: string, ...flags: string[]) {
-	const result = await runCli(['reindex', 'run', '--collection', collectionOf(runner), '--source', source, '--id-field', 'sku', '--rate', '1000', '--json', ...flags], runner.env, 120_000);
+	const result = await runCli(
+		[
+			'reindex',
+			'run',
+			'--collection',
+			collectionOf(runner),
+			'--source',
+			source,
+			'--id-field',
+			'sku',
+			'--rate',
+			'1000',
+			'--json',
+			...flags,
+		],
+		runner.env,
+		120_000,
+	);
 	return { ...result, json: result.stdout ? JSON.parse(result.stdout) : undefined };
 }
 
-const finishedEvent = (id: string) => waitFor(`reindex.finished of ${id}`, async () => events.find((event) => event.data.id === id), 60_000);
+const finishedEvent = (id: string) =>
+	waitFor(`reindex.finished of ${id}`, async () => events.find((event) => event.data.id === id), 60_000);
 
 /**
  * Every key of the runner with its value, sorted, leaving out what live processes rewrite on
@@ -95,7 +124,14 @@ const finishedEvent = (id: string) => waitFor(`reindex.finished of ${id}`, async
  */
 async function snapshot(redis: RedisConnection): Promise<string> {
 	const prefix = runner.env.RUNNER_PREFIX as string;
-	const keys = (await scanKeys(redis, prefix)).filter((key) => !/:(control|tracking)-\{g\}:|:stalled-check$|:runners?(:|$)|:lock:(feeder|outbox|tracking)$|:trk(seen|gate)$/.test(key)).sort();
+	const keys = (await scanKeys(redis, prefix))
+		.filter(
+			(key) =>
+				!/:(control|tracking)-\{g\}:|:stalled-check$|:runners?(:|$)|:lock:(feeder|outbox|tracking)$|:trk(seen|gate)$/.test(
+					key,
+				),
+		)
+		.sort();
 	const parts: string[] = [];
 	for (const key of keys) {
 		const type = await redis.type(key);
@@ -120,9 +156,14 @@ describe('the wipe guard of --deactivate-missing', () => {
 
 		const stopped = await cliRun(source, '--deactivate-missing', '--wait');
 		expect(stopped.code).toBe(1);
-		const message = 'would deactivate 600 of 1,001 active items (59.9%), more than the 10% allowed (--max-deactivate); nothing was deactivated; run again with --force-deactivate if the feed is right, or give a higher --max-deactivate';
+		const message =
+			'would deactivate 600 of 1,001 active items (59.9%), more than the 10% allowed (--max-deactivate); nothing was deactivated; run again with --force-deactivate if the feed is right, or give a higher --max-deactivate';
 		expect(stopped.stderr).toContain(message);
-		expect(stopped.json).toMatchObject({ state: 'failed', last_error: message, counts: { read: 400, updated: 10, unchanged: 390, created: 0, deactivated: 0, rejected: 0, failed: 0 } });
+		expect(stopped.json).toMatchObject({
+			state: 'failed',
+			last_error: message,
+			counts: { read: 400, updated: 10, unchanged: 390, created: 0, deactivated: 0, rejected: 0, failed: 0 },
+		});
 		const counted = await sandboxCounts(runner);
 		expect(counted(UPSERT)).toBe(10);
 		expect(counted(LIST)).toBe(1);
@@ -130,17 +171,32 @@ describe('the wipe guard of --deactivate-missing', () => {
 		const report = await runCli(['reindex', 'report', stopped.json.id, '--json'], runner.env);
 		expect(JSON.parse(report.stdout)).toMatchObject({ state: 'failed', deactivation: `withheld: ${message}` });
 		const event = await finishedEvent(stopped.json.id);
-		expect(event).toMatchObject({ type: 'reindex.finished', data: { id: stopped.json.id, state: 'failed', last_error: message, counts: expect.objectContaining({ deactivated: 0, updated: 10 }) } });
+		expect(event).toMatchObject({
+			type: 'reindex.finished',
+			data: {
+				id: stopped.json.id,
+				state: 'failed',
+				last_error: message,
+				counts: expect.objectContaining({ deactivated: 0, updated: 10 }),
+			},
+		});
 
 		await clearSandboxCounts(runner);
 		const forced = await cliRun(source, '--deactivate-missing', '--force-deactivate', '--wait');
 		expect(forced.code).toBe(0);
-		expect(forced.json).toMatchObject({ state: 'completed', counts: { read: 400, unchanged: 400, deactivated: 600, failed: 0 } });
+		expect(forced.json).toMatchObject({
+			state: 'completed',
+			counts: { read: 400, unchanged: 400, deactivated: 600, failed: 0 },
+		});
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(600);
 		expect(await activeIds(runner)).toEqual([...kept.map((item) => String(item.sku)), 'sku-1'].sort());
 		expect(await finishedEvent(forced.json.id)).toMatchObject({ data: { state: 'completed', last_error: null } });
 		// The ids kept between the count and the deactivation go with the attempt.
-		expect((await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string)).filter((key) => /:missing:\d+$/.test(key))).toEqual([]);
+		expect(
+			(await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string)).filter((key) =>
+				/:missing:\d+$/.test(key),
+			),
+		).toEqual([]);
 	});
 
 	test('a feed missing 5% passes under the default; the limit as a count (CLI) and as a percent (API): more stops, the limit itself passes', async () => {
@@ -154,74 +210,151 @@ describe('the wipe guard of --deactivate-missing', () => {
 		const source = feed(products(range(20, 200)));
 		const overCount = await cliRun(source, '--deactivate-missing', '--max-deactivate', '9', '--wait');
 		expect(overCount.code).toBe(1);
-		expect(overCount.json.last_error).toMatch(/^would deactivate 10 of 191 active items \(5\.2%\), more than the 9 allowed \(--max-deactivate\); nothing was deactivated/);
-		const overPercent = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source, id_field: 'sku', deactivate_missing: true, max_deactivate: '5%', rate: 1000 });
+		expect(overCount.json.last_error).toMatch(
+			/^would deactivate 10 of 191 active items \(5\.2%\), more than the 9 allowed \(--max-deactivate\); nothing was deactivated/,
+		);
+		const overPercent = await call('POST', '/api/reindex', {
+			collection_id: collectionOf(runner),
+			source,
+			id_field: 'sku',
+			deactivate_missing: true,
+			max_deactivate: '5%',
+			rate: 1000,
+		});
 		expect(overPercent.status).toBe(201);
 		const percentRun = await settled(runner.context, overPercent.json.id);
 		// Named as the API calls its fields.
-		expect(percentRun).toMatchObject({ state: 'failed', last_error: expect.stringMatching(/^would deactivate 10 of 191 active items \(5\.2%\), more than the 5% allowed \(max_deactivate\); .* run again with force_deactivate if the feed is right/) });
+		expect(percentRun).toMatchObject({
+			state: 'failed',
+			last_error: expect.stringMatching(
+				/^would deactivate 10 of 191 active items \(5\.2%\), more than the 5% allowed \(max_deactivate\); .* run again with force_deactivate if the feed is right/,
+			),
+		});
 		expect(await activeIds(runner)).toHaveLength(191);
 
 		const atCount = await cliRun(source, '--deactivate-missing', '--max-deactivate', '10', '--wait');
 		expect(atCount.json).toMatchObject({ state: 'completed', counts: { deactivated: 10 } });
 		expect(await activeIds(runner)).toHaveLength(181);
 		// 10 of 181 (5.5%) under 6%.
-		const atPercent = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source: feed(products(range(30, 200))), id_field: 'sku', deactivate_missing: true, max_deactivate: '6%', rate: 1000 });
-		expect(await settled(runner.context, atPercent.json.id)).toMatchObject({ state: 'completed', counts: { deactivated: 10 } });
+		const atPercent = await call('POST', '/api/reindex', {
+			collection_id: collectionOf(runner),
+			source: feed(products(range(30, 200))),
+			id_field: 'sku',
+			deactivate_missing: true,
+			max_deactivate: '6%',
+			rate: 1000,
+		});
+		expect(await settled(runner.context, atPercent.json.id)).toMatchObject({
+			state: 'completed',
+			counts: { deactivated: 10 },
+		});
 		expect(await activeIds(runner)).toHaveLength(171);
 	});
 
 	test('a scheduled (cron) run honours the same limit', async () => {
 		await seed(100);
-		const answer = await createReindex(runner.context, { collection: collectionOf(runner), source: feed(products(range(0, 50))), idField: 'sku', deactivateMissing: true, cron: '*/2 * * * * *', tz: 'UTC' });
+		const answer = await createReindex(runner.context, {
+			collection: collectionOf(runner),
+			source: feed(products(range(0, 50))),
+			idField: 'sku',
+			deactivateMissing: true,
+			cron: '*/2 * * * * *',
+			tz: 'UTC',
+		});
 		if (answer.kind !== 'schedule') throw new Error('expected a schedule');
 		try {
-			const run = await waitFor('a scheduled run to end', async () => (await listReindexRuns(runner.context)).find((listed) => listed.state === 'failed' && /would deactivate 50 of 101/.test(listed.last_error ?? '')), 60_000);
+			const run = await waitFor(
+				'a scheduled run to end',
+				async () =>
+					(await listReindexRuns(runner.context)).find(
+						(listed) => listed.state === 'failed' && /would deactivate 50 of 101/.test(listed.last_error ?? ''),
+					),
+				60_000,
+			);
 			expect(run.last_error).toMatch(/more than the 10% allowed \(--max-deactivate\); nothing was deactivated/);
 		} finally {
 			await removeReindexSchedule(runner.context, answer.schedule.id);
 		}
-		await waitFor('the scheduled runs to end', async () => (await listReindexRuns(runner.context)).every((run) => ['completed', 'failed', 'skipped'].includes(run.state)), 60_000);
+		await waitFor(
+			'the scheduled runs to end',
+			async () =>
+				(await listReindexRuns(runner.context)).every((run) => ['completed', 'failed', 'skipped'].includes(run.state)),
+			60_000,
+		);
 		expect(await activeIds(runner)).toHaveLength(101);
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
 	});
 
 	test('bad limits are refused naming the flag or the field and the rule', async () => {
 		const source = feed(products(range(0, 5)));
-		const rule = "must be a share of the collection's active items such as 10% (0% to 100%), or a number of items such as 50 (a whole number, 0 or more)";
+		const rule =
+			"must be a share of the collection's active items such as 10% (0% to 100%), or a number of items such as 50 (a whole number, 0 or more)";
 		for (const bad of ['110%', 'ten', '-5', '2.5', '']) {
 			const cli = await cliRun(source, '--deactivate-missing', '--max-deactivate', bad);
 			expect(cli.code).not.toBe(0);
 			expect(cli.stdout + cli.stderr).toContain(`--max-deactivate ${rule}`);
 		}
 		for (const bad of ['110%', 'ten', -5, 2.5, true]) {
-			const api = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source, id_field: 'sku', deactivate_missing: true, max_deactivate: bad });
+			const api = await call('POST', '/api/reindex', {
+				collection_id: collectionOf(runner),
+				source,
+				id_field: 'sku',
+				deactivate_missing: true,
+				max_deactivate: bad,
+			});
 			expect(api.status).toBe(400);
 			expect(api.json).toMatchObject({ field: 'max_deactivate', message: expect.stringMatching(/^max_deactivate /) });
 		}
 		const cron = await cliRun(source, '--dry-run', '--cron', '0 3 * * *');
 		expect(cron.code).not.toBe(0);
-		expect(cron.stdout + cron.stderr).toContain('--dry-run cannot be combined with --cron: a dry run answers now and stores nothing');
-		const apiCron = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source, id_field: 'sku', dry_run: true, cron: '0 3 * * *' });
-		expect(apiCron.json).toMatchObject({ status: 400, field: 'dry_run', message: 'dry_run cannot be combined with cron: a dry run answers now and stores nothing' });
+		expect(cron.stdout + cron.stderr).toContain(
+			'--dry-run cannot be combined with --cron: a dry run answers now and stores nothing',
+		);
+		const apiCron = await call('POST', '/api/reindex', {
+			collection_id: collectionOf(runner),
+			source,
+			id_field: 'sku',
+			dry_run: true,
+			cron: '0 3 * * *',
+		});
+		expect(apiCron.json).toMatchObject({
+			status: 400,
+			field: 'dry_run',
+			message: 'dry_run cannot be combined with cron: a dry run answers now and stores nothing',
+		});
 	});
 });
 
 describe('dry runs write nothing and count what a run then does', () => {
 	/** A dry run (CLI or API) and the proof it wrote nothing: the Redis dump, the sandbox's upserts, the events. */
-	async function dryRun(via: 'cli' | 'api', source: string, extra: { deactivateMissing?: boolean; maxDeactivate?: string } = {}) {
+	async function dryRun(
+		via: 'cli' | 'api',
+		source: string,
+		extra: { deactivateMissing?: boolean; maxDeactivate?: string } = {},
+	) {
 		await waitForEventsDelivered(runner.context);
 		const eventsBefore = events.length;
 		const before = await snapshot(runner.context.redis);
 		await clearSandboxCounts(runner);
 		let answer;
 		if (via === 'cli') {
-			const flags = [...(extra.deactivateMissing ? ['--deactivate-missing'] : []), ...(extra.maxDeactivate ? ['--max-deactivate', extra.maxDeactivate] : [])];
+			const flags = [
+				...(extra.deactivateMissing ? ['--deactivate-missing'] : []),
+				...(extra.maxDeactivate ? ['--max-deactivate', extra.maxDeactivate] : []),
+			];
 			const cli = await cliRun(source, '--dry-run', ...flags);
 			expect(cli.code).toBe(0);
 			answer = cli.json;
 		} else {
-			const api = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source, id_field: 'sku', dry_run: true, deactivate_missing: extra.deactivateMissing, max_deactivate: extra.maxDeactivate, rate: 1000 });
+			const api = await call('POST', '/api/reindex', {
+				collection_id: collectionOf(runner),
+				source,
+				id_field: 'sku',
+				dry_run: true,
+				deactivate_missing: extra.deactivateMissing,
+				max_deactivate: extra.maxDeactivate,
+				rate: 1000,
+			});
 			expect(api.status).toBe(201);
 			answer = api.json;
 		}
@@ -235,12 +368,25 @@ describe('dry runs write nothing and count what a run then does', () => {
 	}
 
 	async function realRun(source: string, extra: { deactivateMissing?: boolean; maxDeactivate?: string } = {}) {
-		const answer = await createReindex(runner.context, { collection: collectionOf(runner), source, idField: 'sku', rate: 1000, ...extra });
+		const answer = await createReindex(runner.context, {
+			collection: collectionOf(runner),
+			source,
+			idField: 'sku',
+			rate: 1000,
+			...extra,
+		});
 		if (answer.kind !== 'run') throw new Error('expected a run');
 		return settled(runner.context, answer.status.id);
 	}
 
-	const countsOf = (counts: Record<string, number>) => ({ read: counts.read, created: counts.created, updated: counts.updated, unchanged: counts.unchanged, deactivated: counts.deactivated, rejected: counts.rejected });
+	const countsOf = (counts: Record<string, number>) => ({
+		read: counts.read,
+		created: counts.created,
+		updated: counts.updated,
+		unchanged: counts.unchanged,
+		deactivated: counts.deactivated,
+		rejected: counts.rejected,
+	});
 
 	test('CLI: 20 gone, 30 changed, 15 new: the dry run counts what the run then does, and says the guard would pass', async () => {
 		await seed(300);
@@ -261,7 +407,13 @@ describe('dry runs write nothing and count what a run then does', () => {
 	test('API: rejected rows are counted and listed with their lines, and deactivation is skipped, as the run then does', async () => {
 		await seed(50);
 		const good = products(range(0, 45), (i) => (i < 5 ? 3 : 1));
-		const lines = [...good.slice(0, 10).map((item) => JSON.stringify(item)), '{"sku": broken', JSON.stringify({ title: 'no id' }), ...good.slice(10).map((item) => JSON.stringify(item)), JSON.stringify(good[3])];
+		const lines = [
+			...good.slice(0, 10).map((item) => JSON.stringify(item)),
+			'{"sku": broken',
+			JSON.stringify({ title: 'no id' }),
+			...good.slice(10).map((item) => JSON.stringify(item)),
+			JSON.stringify(good[3]),
+		];
 		const source = writeFeed(`${lines.join('\n')}\n`, 'bad.ndjson');
 		const dry = await dryRun('api', source, { deactivateMissing: true });
 		// The dry run lists the collection only when it reads it all without a rejected row: here it does not.
@@ -286,7 +438,14 @@ describe('dry runs write nothing and count what a run then does', () => {
 		const dry = await dryRun('api', source, { deactivateMissing: true });
 		expect(dry).toMatchObject({
 			counts: { read: 40, created: 0, updated: 4, unchanged: 36, deactivated: 0, rejected: 0 },
-			wipe_protection: { active_items: 101, would_deactivate: 60, verdict: 'would stop', reason: expect.stringMatching(/^would deactivate 60 of 101 active items \(59\.4%\), more than the 10% allowed \(max_deactivate\)/) },
+			wipe_protection: {
+				active_items: 101,
+				would_deactivate: 60,
+				verdict: 'would stop',
+				reason: expect.stringMatching(
+					/^would deactivate 60 of 101 active items \(59\.4%\), more than the 10% allowed \(max_deactivate\)/,
+				),
+			},
 			deactivation: expect.stringMatching(/^would be withheld/),
 		});
 		const passing = await dryRun('cli', source, { deactivateMissing: true, maxDeactivate: '60' });

@@ -51,7 +51,14 @@ async function sourceFor(items: Item[], format: FeedFormat, over: 'file' | 'url'
 }
 
 async function run(source: string, format: FeedFormat) {
-	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source, format, idField: 'sku', deactivateMissing: true, rate: 1000 });
+	const answer = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source,
+		format,
+		idField: 'sku',
+		deactivateMissing: true,
+		rate: 1000,
+	});
 	if (answer.kind !== 'run') throw new Error('expected a run');
 	return settled(runner.context, answer.status.id);
 }
@@ -69,7 +76,15 @@ describe.each([
 		const first = shape(products(range(0, size)));
 		const one = await run(await sourceFor(first, format, over), format);
 		expect(one.state).toBe('completed');
-		expect(one.counts).toEqual({ read: size, unchanged: 0, created: size, updated: 0, deactivated: 0, rejected: 0, failed: 0 });
+		expect(one.counts).toEqual({
+			read: size,
+			unchanged: 0,
+			created: size,
+			updated: 0,
+			deactivated: 0,
+			rejected: 0,
+			failed: 0,
+		});
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(size);
 		// The fixture's own item sku-1 was never sent by the runner: reported, left alone.
 		expect(one.foreign).toBe(1);
@@ -79,7 +94,15 @@ describe.each([
 		await clearSandboxCounts(runner);
 		const two = await run(await sourceFor(second, format, over), format);
 		expect(two.state).toBe('completed');
-		expect(two.counts).toEqual({ read: size - 10, unchanged: size - 70, created: 10, updated: 50, deactivated: 20, rejected: 0, failed: 0 });
+		expect(two.counts).toEqual({
+			read: size - 10,
+			unchanged: size - 70,
+			created: 10,
+			updated: 50,
+			deactivated: 20,
+			rejected: 0,
+			failed: 0,
+		});
 		expect(two.mismatched).toBe(0);
 		expect((await sandboxCounts(runner))(UPSERT)).toBe(60 + 20);
 		expect((await sandboxCounts(runner))(LIST)).toBe(1);
@@ -104,7 +127,13 @@ test('an unchanged feed makes no upsert at all; --force sends every item and the
 	expect(again.counts).toMatchObject({ read: 300, unchanged: 300, created: 0, updated: 0 });
 	expect((await sandboxCounts(runner))(UPSERT)).toBe(0);
 
-	const answer = await createReindex(runner.context, { collection: collectionOf(runner), source: path, idField: 'sku', force: true, rate: 1000 });
+	const answer = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source: path,
+		idField: 'sku',
+		force: true,
+		rate: 1000,
+	});
 	if (answer.kind !== 'run') throw new Error('expected a run');
 	const forced = await settled(runner.context, answer.status.id);
 	expect(forced.counts).toMatchObject({ read: 300, unchanged: 300, created: 0, updated: 0 });
@@ -117,7 +146,13 @@ test('--embedding-json is sent with every item and kept for a later deactivation
 	const embedding = { text: 'title only', model: 'small' };
 	const embeddingFile = writeFeed(JSON.stringify(embedding), 'embedding.json');
 	const items = products(range(0, 30));
-	const first = await createReindex(runner.context, { collection: collectionOf(runner), source: writeFeed(feedText(items, 'ndjson'), 'a.ndjson'), idField: 'sku', embeddingJson: embeddingFile, rate: 1000 });
+	const first = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source: writeFeed(feedText(items, 'ndjson'), 'a.ndjson'),
+		idField: 'sku',
+		embeddingJson: embeddingFile,
+		rate: 1000,
+	});
 	if (first.kind !== 'run') throw new Error('expected a run');
 	expect((await settled(runner.context, first.status.id)).counts.created).toBe(30);
 	const second = await createReindex(runner.context, {
@@ -134,9 +169,19 @@ test('--embedding-json is sent with every item and kept for a later deactivation
 	const response = await fetch(`${runner.sandbox.externalUrl}/search/item`, {
 		method: 'POST',
 		headers: { 'x-api-key': runner.business.apiKey, 'content-type': 'application/json' },
-		body: JSON.stringify({ collection_id: collectionOf(runner), external_id: 'p0', item: items[0], embedding_json: embedding, active: false }),
+		body: JSON.stringify({
+			collection_id: collectionOf(runner),
+			external_id: 'p0',
+			item: items[0],
+			embedding_json: embedding,
+			active: false,
+		}),
 	});
-	expect(await response.json()).toMatchObject({ operation: 'unchanged', is_active: false, embedding_regenerated: false });
+	expect(await response.json()).toMatchObject({
+		operation: 'unchanged',
+		is_active: false,
+		embedding_regenerated: false,
+	});
 });
 
 test('a run lets go of its collection before it writes its final state: whoever sees it ended may start the next run at once', async () => {
@@ -155,8 +200,12 @@ test('a run lets go of its collection before it writes its final state: whoever 
 		const runKey = runner.context.keys.reindex.run(collection, id);
 		// The release: the last script call naming the lease and the run (take and renew come before
 		// it); the final state: the one naming the run's record and 'completed'.
-		const released = seen.map((args) => /^eval/i.test(args[0]) && args.includes(lease) && args.includes(id)).lastIndexOf(true);
-		const finished = seen.findIndex((args) => /^eval/i.test(args[0]) && args.includes(runKey) && args.includes('completed'));
+		const released = seen
+			.map((args) => /^eval/i.test(args[0]) && args.includes(lease) && args.includes(id))
+			.lastIndexOf(true);
+		const finished = seen.findIndex(
+			(args) => /^eval/i.test(args[0]) && args.includes(runKey) && args.includes('completed'),
+		);
 		expect(released).toBeGreaterThanOrEqual(0);
 		expect(finished).toBeGreaterThanOrEqual(0);
 		expect(released).toBeLessThan(finished);

@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-
 import { reindexOverview, type ReindexOverview } from '../../runner/src/core/reindex';
 import type { RunnerContext } from '../../runner/src/context';
 import { scanKeys, waitFor, type RunnerUnderTest } from './support';
@@ -32,7 +31,12 @@ export function products(indexes: number[], version: (i: number) => number = () 
 
 /** CSV cells are text: the CSV flavour of a product (the runner sends what it read). */
 export function csvProduct(item: Item): Item {
-	return { sku: String(item.sku), title: String(item.title), description: String(item.description), price: String(item.price) };
+	return {
+		sku: String(item.sku),
+		title: String(item.title),
+		description: String(item.description),
+		price: String(item.price),
+	};
 }
 
 export const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
@@ -43,8 +47,11 @@ export function feedText(items: Item[], format: FeedFormat): string {
 	if (format === 'ndjson') return items.map((item) => JSON.stringify(item)).join('\n') + '\n';
 	if (format === 'json') return `[\n${items.map((item) => JSON.stringify(item)).join(',\n')}\n]\n`;
 	const columns = ['sku', 'title', 'description', 'price'];
-	const cell = (value: unknown) => (/[",\n]/.test(String(value)) ? `"${String(value).replace(/"/g, '""')}"` : String(value));
-	return [columns.join(','), ...items.map((item) => columns.map((column) => cell(item[column])).join(','))].join('\n') + '\n';
+	const cell = (value: unknown) =>
+		/[",\n]/.test(String(value)) ? `"${String(value).replace(/"/g, '""')}"` : String(value);
+	return (
+		[columns.join(','), ...items.map((item) => columns.map((column) => cell(item[column])).join(','))].join('\n') + '\n'
+	);
 }
 
 /**
@@ -90,7 +97,9 @@ async function listen(server: Server, path = ''): Promise<Served> {
 
 /** The calls the sandbox received per `METHOD path pattern` since its last reset (its own count, GET /__sandbox/requests). */
 export async function sandboxCounts(runner: RunnerUnderTest): Promise<(key: string) => number> {
-	const { counts } = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> };
+	const { counts } = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as {
+		counts: Record<string, number>;
+	};
 	return (key) => counts[key] ?? 0;
 }
 
@@ -102,10 +111,18 @@ export function collectionOf(runner: RunnerUnderTest): string {
 	return runner.sandbox.fixture.businesses[0].collections[0].id;
 }
 
-async function external(runner: RunnerUnderTest, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+async function external(
+	runner: RunnerUnderTest,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
 	const response = await fetch(`${runner.sandbox.externalUrl}${path}`, {
 		method,
-		headers: { 'x-api-key': runner.business.apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		headers: {
+			'x-api-key': runner.business.apiKey,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
 	return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -114,10 +131,19 @@ async function external(runner: RunnerUnderTest, method: string, path: string, b
 /** B2 at the sandbox: external_id -> is_active. */
 export async function listed(runner: RunnerUnderTest): Promise<Map<string, boolean>> {
 	const { body } = await external(runner, 'GET', `/search/items?collection_id=${collectionOf(runner)}`);
-	return new Map((body.items as Array<{ external_id: string; is_active: boolean }>).map((item) => [item.external_id, item.is_active]));
+	return new Map(
+		(body.items as Array<{ external_id: string; is_active: boolean }>).map((item) => [
+			item.external_id,
+			item.is_active,
+		]),
+	);
 }
 
-export const activeIds = async (runner: RunnerUnderTest) => [...(await listed(runner))].filter(([, active]) => active).map(([id]) => id).sort();
+export const activeIds = async (runner: RunnerUnderTest) =>
+	[...(await listed(runner))]
+		.filter(([, active]) => active)
+		.map(([id]) => id)
+		.sort();
 
 /**
  * Proves the sandbox stores exactly these payloads with this `active`: an upsert of the same
@@ -128,7 +154,14 @@ export async function differing(runner: RunnerUnderTest, items: Item[], active =
 	const out: string[] = [];
 	for (let i = 0; i < items.length; i += 50) {
 		const answers = await Promise.all(
-			items.slice(i, i + 50).map((item) => external(runner, 'POST', '/search/item', { collection_id: collectionOf(runner), external_id: String(item.sku), item, active })),
+			items.slice(i, i + 50).map((item) =>
+				external(runner, 'POST', '/search/item', {
+					collection_id: collectionOf(runner),
+					external_id: String(item.sku),
+					item,
+					active,
+				}),
+			),
 		);
 		answers.forEach((answer, j) => {
 			if (answer.body.operation !== 'unchanged') out.push(String(items[i + j].sku));
@@ -142,7 +175,9 @@ export async function freshCollection(runner: RunnerUnderTest): Promise<void> {
 	await fetch(`${runner.sandbox.baseUrl}/__sandbox/reset`, { method: 'POST' });
 	const { redis } = runner.context;
 	// Each collection's group (runner/src/keys.ts): its items, embeddings and lease go.
-	const keys = (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((key) => /:\{c[^}]+\}:(items|emb|lock)$/.test(key));
+	const keys = (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((key) =>
+		/:\{c[^}]+\}:(items|emb|lock)$/.test(key),
+	);
 	for (const key of keys) await redis.del(key);
 }
 
@@ -157,7 +192,8 @@ export async function settled(context: RunnerContext, id: string, timeoutMs = 90
 			const overview = await reindexOverview(context, id);
 			if (!['completed', 'failed', 'skipped'].includes(overview.state)) return undefined;
 			const holder = await context.redis.get(context.keys.reindex.lock(overview.collection));
-			if (holder === id) throw new Error(`reindex run ${id} is ${overview.state} but still holds its collection's lease`);
+			if (holder === id)
+				throw new Error(`reindex run ${id} is ${overview.state} but still holds its collection's lease`);
 			return overview;
 		},
 		timeoutMs,

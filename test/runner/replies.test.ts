@@ -6,27 +6,53 @@
  */
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
 import { repliedAt, repliedCount } from '../../runner/src/campaigns/replies';
-import { dumpKeys, expectNoSecret, positionalTemplate, scanKeys, startApi, useRunnerUnderTest, waitFor } from './support';
+import {
+	dumpKeys,
+	expectNoSecret,
+	positionalTemplate,
+	scanKeys,
+	startApi,
+	useRunnerUnderTest,
+	waitFor,
+} from './support';
 
 jest.setTimeout(240_000);
 
 const TOKEN = 'test-token-0123456789abcdef';
 const HEADER = 'X-Convo-Events';
 const SECRET = 'events-secret-5f1c0e9a7d3b2468';
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_EVENTS_HEADER_NAME: HEADER, RUNNER_EVENTS_HEADER_VALUE: SECRET, LOG_LEVEL: 'debug' });
+const runner = useRunnerUnderTest({
+	RUNNER_TOKEN: TOKEN,
+	RUNNER_EVENTS_HEADER_NAME: HEADER,
+	RUNNER_EVENTS_HEADER_VALUE: SECRET,
+	LOG_LEVEL: 'debug',
+});
 let base = '';
 
 const phoneOf = (seed: number, i: number) => `4917${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) {
-	const response = await fetch(`${base}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function call(
+	method: string,
+	path: string,
+	body?: unknown,
+	headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` },
+) {
+	const response = await fetch(`${base}${path}`, {
+		method,
+		headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
 	const text = await response.text();
 	// eslint-disable-next-line @typescript-eslint/no-explicit-any
 	return { status: response.status, json: (text ? JSON.parse(text) : undefined) as any };
 }
 
 async function sandbox(method: string, path: string, body?: unknown) {
-	const response = await fetch(`${runner.sandbox.baseUrl}/__sandbox${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+	const response = await fetch(`${runner.sandbox.baseUrl}/__sandbox${path}`, {
+		method,
+		headers: body === undefined ? {} : { 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
 	expect(response.status).toBeLessThan(300);
 	// eslint-disable-next-line @typescript-eslint/no-explicit-any
 	return (await response.json()) as any;
@@ -37,20 +63,36 @@ interface Delivery {
 	statusCode?: number;
 	error?: string;
 }
-const deliveries = async (): Promise<Delivery[]> => sandbox('GET', `/webhooks/deliveries?business=${runner.business.id}`);
+const deliveries = async (): Promise<Delivery[]> =>
+	sandbox('GET', `/webhooks/deliveries?business=${runner.business.id}`);
 
 /**
  * A campaign of `phones` (inline rows, index i = phones[i]); `at`: scheduled, else waited for until
  * every recipient is settled. `template`: another template id (one the service refuses: every send fails).
  */
-async function campaign(phones: string[], at?: string, template = positionalTemplate(runner.business).id): Promise<{ id: string; from: string }> {
-	const created = await call('POST', '/api/campaigns', { template_id: template, from: runner.business.phoneNumbers[0], rate: 50, ...(at ? { at } : {}), recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })) });
+async function campaign(
+	phones: string[],
+	at?: string,
+	template = positionalTemplate(runner.business).id,
+): Promise<{ id: string; from: string }> {
+	const created = await call('POST', '/api/campaigns', {
+		template_id: template,
+		from: runner.business.phoneNumbers[0],
+		rate: 50,
+		...(at ? { at } : {}),
+		recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })),
+	});
 	expect(created.status).toBe(201);
 	const id = created.json.id as string;
-	if (!at) await waitFor(`campaign ${id} to settle`, async () => {
-		const { counts } = (await call('GET', `/api/campaigns/${id}`)).json;
-		return counts.pending + counts.claimed === 0;
-	}, 60_000);
+	if (!at)
+		await waitFor(
+			`campaign ${id} to settle`,
+			async () => {
+				const { counts } = (await call('GET', `/api/campaigns/${id}`)).json;
+				return counts.pending + counts.claimed === 0;
+			},
+			60_000,
+		);
 	return { id, from: runner.business.phoneNumbers[0] };
 }
 
@@ -59,23 +101,47 @@ async function reply(phone: string, text = 'yes please'): Promise<number> {
 	const before = (await deliveries()).length;
 	const registrations = ((await sandbox('GET', '/webhooks')) as unknown[]).length;
 	const { message } = await sandbox('POST', '/inbound', { business: runner.business.id, from: phone, text });
-	await waitFor('the delivery to be answered', async () => (await deliveries()).length >= before + registrations, 20_000, 50);
+	await waitFor(
+		'the delivery to be answered',
+		async () => (await deliveries()).length >= before + registrations,
+		20_000,
+		50,
+	);
 	return Date.parse(message.createdAt);
 }
 
 /** Every reply hash of every campaign: key -> its fields. */
 async function allReplies(): Promise<Record<string, Record<string, string>>> {
-	const keys = (await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string)).filter((key) => key.endsWith(':replies')).sort();
+	const keys = (await scanKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string))
+		.filter((key) => key.endsWith(':replies'))
+		.sort();
 	return Object.fromEntries(await Promise.all(keys.map(async (key) => [key, await runner.context.redis.hgetall(key)])));
 }
 
-const body = (payload: Record<string, unknown>) => ({ event: 'message_created', payload: { to: runner.business.phoneNumbers[0], status: 'received', text: 'hi', channel: 'whatsapp', createdAt: new Date().toISOString(), ...payload } });
+const body = (payload: Record<string, unknown>) => ({
+	event: 'message_created',
+	payload: {
+		to: runner.business.phoneNumbers[0],
+		status: 'received',
+		text: 'hi',
+		channel: 'whatsapp',
+		createdAt: new Date().toISOString(),
+		...payload,
+	},
+});
 const withHeader = { [HEADER]: SECRET };
 
 let registration = '';
 beforeAll(async () => {
 	base = await startApi(runner);
-	registration = (await sandbox('POST', '/webhooks', { business: runner.business.id, url: `${base}${EVENTS_PATH}`, method: 'POST', headers: withHeader })).id;
+	registration = (
+		await sandbox('POST', '/webhooks', {
+			business: runner.business.id,
+			url: `${base}${EVENTS_PATH}`,
+			method: 'POST',
+			headers: withHeader,
+		})
+	).id;
 });
 
 test('a reply from a recipient of a sent campaign is attributed to it, once, at the time of its first reply', async () => {
@@ -109,13 +175,20 @@ test('a recipient whose message is not sent yet does not count; a phone never me
 	// A later campaign whose send to the phone failed (the service refused its template): tried, not sent.
 	const failed = await campaign([phone], undefined, '00000000-0000-4000-8000-000000000000');
 	const [record] = await runner.context.ledger.read(failed.id, 0, 1);
-	expect({ outcome: record?.outcome, tried: (record?.lastAttemptAt ?? 0) > 0 }).toEqual({ outcome: expect.not.stringMatching(/^sent$/), tried: true });
+	expect({ outcome: record?.outcome, tried: (record?.lastAttemptAt ?? 0) > 0 }).toEqual({
+		outcome: expect.not.stringMatching(/^sent$/),
+		tried: true,
+	});
 	const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
 	const waiting = await campaign([phone, phoneOf(3, 1)], tomorrow);
 	expect((await call('GET', `/api/campaigns/${waiting.id}`)).json.state).toBe('scheduled');
 	await reply(phone);
 	await reply(phoneOf(3, 1));
-	expect([await repliedCount(runner.context, sent), await repliedCount(runner.context, failed), await repliedCount(runner.context, waiting)]).toEqual([1, 0, 0]);
+	expect([
+		await repliedCount(runner.context, sent),
+		await repliedCount(runner.context, failed),
+		await repliedCount(runner.context, waiting),
+	]).toEqual([1, 0, 0]);
 
 	const stranger = phoneOf(3, 99);
 	const before = await allReplies();
@@ -130,45 +203,91 @@ test('a missing or wrong header gets 401 and records nothing; a sent echo is ack
 	const phone = phoneOf(4, 0);
 	const sent = await campaign([phone]);
 	// A registration with the wrong value: the sandbox logs the runner's 401.
-	const wrong = (await sandbox('POST', '/webhooks', { business: runner.business.id, url: `${base}${EVENTS_PATH}`, method: 'PUT', headers: { [HEADER]: `${SECRET}x` } })).id;
+	const wrong = (
+		await sandbox('POST', '/webhooks', {
+			business: runner.business.id,
+			url: `${base}${EVENTS_PATH}`,
+			method: 'PUT',
+			headers: { [HEADER]: `${SECRET}x` },
+		})
+	).id;
 	await reply(phone);
 	const latest = await deliveries();
-	expect(latest.filter((delivery) => delivery.webhookId === wrong).map((delivery) => delivery.statusCode)).toEqual([401]);
+	expect(latest.filter((delivery) => delivery.webhookId === wrong).map((delivery) => delivery.statusCode)).toEqual([
+		401,
+	]);
 	await sandbox('DELETE', `/webhooks/${wrong}`);
 	expect(await repliedCount(runner.context, sent)).toBe(1);
 
 	const other = phoneOf(4, 1);
 	const target = await campaign([other]);
-	for (const headers of [{}, { [HEADER]: 'nope' }, { authorization: `Bearer ${TOKEN}` }, { [HEADER.toLowerCase()]: SECRET.slice(0, -1) }] as Array<Record<string, string>>) {
+	for (const headers of [
+		{},
+		{ [HEADER]: 'nope' },
+		{ authorization: `Bearer ${TOKEN}` },
+		{ [HEADER.toLowerCase()]: SECRET.slice(0, -1) },
+	] as Array<Record<string, string>>) {
 		for (const method of ['POST', 'PUT']) {
 			const answer = await call(method, EVENTS_PATH, body({ from: other }), headers);
-			expect({ method, headers: Object.keys(headers), status: answer.status, json: answer.json }).toEqual({ method, headers: Object.keys(headers), status: 401, json: { status: 401, code: 'unauthorized', message: 'missing or wrong events header' } });
+			expect({ method, headers: Object.keys(headers), status: answer.status, json: answer.json }).toEqual({
+				method,
+				headers: Object.keys(headers),
+				status: 401,
+				json: { status: 401, code: 'unauthorized', message: 'missing or wrong events header' },
+			});
 		}
 	}
 	expect(await repliedCount(runner.context, target)).toBe(0);
 
 	// The runner's own sends come back as status sent: acknowledged, nothing recorded.
-	for (const method of ['POST', 'PUT']) expect(await call(method, EVENTS_PATH, body({ from: runner.business.phoneNumbers[0], to: other, status: 'sent' }), withHeader)).toEqual({ status: 200, json: { received: true } });
-	expect(await call('PUT', EVENTS_PATH, body({ from: other, status: 'sent' }), withHeader)).toEqual({ status: 200, json: { received: true } });
+	for (const method of ['POST', 'PUT'])
+		expect(
+			await call(
+				method,
+				EVENTS_PATH,
+				body({ from: runner.business.phoneNumbers[0], to: other, status: 'sent' }),
+				withHeader,
+			),
+		).toEqual({ status: 200, json: { received: true } });
+	expect(await call('PUT', EVENTS_PATH, body({ from: other, status: 'sent' }), withHeader)).toEqual({
+		status: 200,
+		json: { received: true },
+	});
 	expect(await repliedCount(runner.context, target)).toBe(0);
 	// PUT as well as POST (SPEC 6): a received one is a reply.
-	expect(await call('PUT', EVENTS_PATH, body({ from: `+${other}` }), withHeader)).toEqual({ status: 200, json: { received: true } });
+	expect(await call('PUT', EVENTS_PATH, body({ from: `+${other}` }), withHeader)).toEqual({
+		status: 200,
+		json: { received: true },
+	});
 	expect(await repliedCount(runner.context, target)).toBe(1);
 
 	const bad = await call('POST', EVENTS_PATH, body({ from: other, status: 'delivered' }), withHeader);
 	expect(bad.status).toBe(400);
 	expect(bad.json).toMatchObject({ field: 'payload.status' });
-	expect((await call('POST', EVENTS_PATH, body({ from: other, createdAt: 'yesterday' }), withHeader)).json).toMatchObject({ status: 400, field: 'payload.createdAt' });
-	expect((await call('POST', EVENTS_PATH, { event: 'message_updated', payload: {} }, withHeader)).json).toMatchObject({ status: 400, field: 'event' });
+	expect(
+		(await call('POST', EVENTS_PATH, body({ from: other, createdAt: 'yesterday' }), withHeader)).json,
+	).toMatchObject({ status: 400, field: 'payload.createdAt' });
+	expect((await call('POST', EVENTS_PATH, { event: 'message_updated', payload: {} }, withHeader)).json).toMatchObject({
+		status: 400,
+		field: 'event',
+	});
 	// Size-limited: a body far past any message is refused unread.
-	expect((await call('POST', EVENTS_PATH, body({ from: other, text: 'x'.repeat(100_000) }), withHeader)).status).toBe(413);
+	expect((await call('POST', EVENTS_PATH, body({ from: other, text: 'x'.repeat(100_000) }), withHeader)).status).toBe(
+		413,
+	);
 });
 
 test('a runner without the header settings answers 404 on the endpoint', async () => {
 	const off = await startApi(runner, { RUNNER_EVENTS_HEADER_NAME: undefined, RUNNER_EVENTS_HEADER_VALUE: undefined });
-	const response = await fetch(`${off}${EVENTS_PATH}`, { method: 'POST', headers: { ...withHeader, 'content-type': 'application/json' }, body: JSON.stringify(body({ from: phoneOf(5, 0) })) });
+	const response = await fetch(`${off}${EVENTS_PATH}`, {
+		method: 'POST',
+		headers: { ...withHeader, 'content-type': 'application/json' },
+		body: JSON.stringify(body({ from: phoneOf(5, 0) })),
+	});
 	expect(response.status).toBe(404);
-	expect(((await response.json()) as { message: string }).message).toBe('the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE');
+	expect(((await response.json()) as { message: string }).message).toBe(
+		'the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE',
+	);
 });
 
 test('a reply after the window is attributed to none; the secret is never in the logs or Redis', async () => {
@@ -185,6 +304,7 @@ test('a reply after the window is attributed to none; the secret is never in the
 	expect(logs).toContain(`missing or wrong ${HEADER} header on the events endpoint`);
 	expect(logs).toContain('reply attributed');
 	const redis = await dumpKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string);
-	for (const [where, text] of Object.entries({ logs, redis })) expect({ where, leaks: text.includes(SECRET) }).toEqual({ where, leaks: false });
+	for (const [where, text] of Object.entries({ logs, redis }))
+		expect({ where, leaks: text.includes(SECRET) }).toEqual({ where, leaks: false });
 	expectNoSecret(runner.business, { logs, redis });
 });

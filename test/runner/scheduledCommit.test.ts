@@ -41,7 +41,12 @@ test('a commit that comes 6 s after its start job was queued is still started, e
 	});
 	expect(snapshot).toMatchObject({ accepted: 40, rejected: 0 });
 
-	await waitFor('the late-committed campaign to complete', async () => ((await campaignStatus(runner.context, id)).state === 'completed' ? true : undefined), 60_000, 250);
+	await waitFor(
+		'the late-committed campaign to complete',
+		async () => ((await campaignStatus(runner.context, id)).state === 'completed' ? true : undefined),
+		60_000,
+		250,
+	);
 	const wanted = new Set(phones);
 	const sends = (await templateSends(runner.sandbox)).filter((message) => wanted.has(message.to));
 	expect(sends).toHaveLength(40);

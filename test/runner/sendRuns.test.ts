@@ -7,7 +7,16 @@
  */
 import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import { SEND_RUN } from '../../runner/src/jobs';
-import { positionalTemplate, report, sendsByPhone, setFault, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import {
+	positionalTemplate,
+	report,
+	sendsByPhone,
+	setFault,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+} from './support';
 
 jest.setTimeout(180_000);
 
@@ -22,17 +31,34 @@ test('a run killed mid-way: sent recipients once, the claimed one unknown, the r
 	const { path, phones } = writeRecipientsCsv(SEND_RUN, { seed: 61 });
 	const from = runner.business.phoneNumbers[0];
 	const first = runner.spawnWorker({}, 'start');
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from, source: path, rate: 20 });
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from,
+		source: path,
+		rate: 20,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 
-	await waitFor('4 sends of the run before the kill', async () => (await templateSends(runner.sandbox)).length >= 4, 60_000, 20);
+	await waitFor(
+		'4 sends of the run before the kill',
+		async () => (await templateSends(runner.sandbox)).length >= 4,
+		60_000,
+		20,
+	);
 	// The whole campaign is one job, the run, and it is the one being worked.
 	const queue = runner.context.queues.send(from);
 	const jobs = await queue.getJobs(['active', 'wait', 'delayed', 'prioritized']);
-	expect(jobs.map((job) => ({ id: job.id, data: job.data }))).toEqual([{ id: `${created.id}-0`, data: { campaign: created.id, index: 0, count: SEND_RUN } }]);
+	expect(jobs.map((job) => ({ id: job.id, data: job.data }))).toEqual([
+		{ id: `${created.id}-0`, data: { campaign: created.id, index: 0, count: SEND_RUN } },
+	]);
 	expect(await queue.getJobCounts('active')).toEqual({ active: 1 });
 	// Wait until a recipient is claimed (in flight) and kill then.
-	await waitFor('a claim in flight', async () => (await campaignStatus(runner.context, created.id)).counts.claimed === 1, 10_000, 5);
+	await waitFor(
+		'a claim in flight',
+		async () => (await campaignStatus(runner.context, created.id)).counts.claimed === 1,
+		10_000,
+		5,
+	);
 	await first.kill('SIGKILL');
 	const sentBeforeKill = new Set((await templateSends(runner.sandbox)).map((message) => message.to));
 	const atKill = (await campaignStatus(runner.context, created.id)).counts;
@@ -55,7 +81,8 @@ test('a run killed mid-way: sent recipients once, the claimed one unknown, the r
 	expect([...byPhone.values()].filter((list) => list.length > 1)).toEqual([]);
 	const rows = await report(runner.context, created.id);
 	const unknown = rows.filter((row) => row.outcome === 'unknown').map((row) => row.phone);
-	for (const row of rows.filter((each) => each.outcome === 'sent')) expect(byPhone.get(row.phone)?.map((message) => message.uuid)).toEqual([row.message_id]);
+	for (const row of rows.filter((each) => each.outcome === 'sent'))
+		expect(byPhone.get(row.phone)?.map((message) => message.uuid)).toEqual([row.message_id]);
 	// Those sent before the kill were not sent again; those after it were sent by the restarted process.
 	expect(sentBeforeKill.size).toBeGreaterThanOrEqual(4);
 	for (const phone of phones) if (sentBeforeKill.has(phone)) expect(byPhone.get(phone)).toHaveLength(1);

@@ -19,7 +19,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { API_NAMES, createCampaign, campaignStatus } from '../../runner/src/core/campaigns';
-import { positionalTemplate, report, startRunnerUnderTest, templateSends, useRedisServer, waitFor, type RunnerUnderTest, type SandboxMessage } from './support';
+import {
+	positionalTemplate,
+	report,
+	startRunnerUnderTest,
+	templateSends,
+	useRedisServer,
+	waitFor,
+	type RunnerUnderTest,
+	type SandboxMessage,
+} from './support';
 
 jest.setTimeout(240_000);
 
@@ -43,7 +52,8 @@ afterAll(async () => {
 	await redis?.stop();
 });
 
-const phones = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
+const phones = (prefix: string, count: number) =>
+	Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
 const ZONES = {
 	lagos: phones('234803123', 30),
 	kathmandu: phones('977981234', 30),
@@ -54,7 +64,17 @@ const ZONES = {
 
 /** Hour, minute and second of `ms` in `zone`, as seconds of the day: Intl, independently of the runner's code. */
 function secondOfDay(zone: string, ms: number): number {
-	const parts = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(ms)).map((part) => [part.type, part.value]));
+	const parts = Object.fromEntries(
+		new Intl.DateTimeFormat('en-US', {
+			timeZone: zone,
+			hourCycle: 'h23',
+			hour: '2-digit',
+			minute: '2-digit',
+			second: '2-digit',
+		})
+			.formatToParts(new Date(ms))
+			.map((part) => [part.type, part.value]),
+	);
 	return Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second);
 }
 
@@ -73,19 +93,40 @@ function maxPerSecond(messages: SandboxMessage[]): number {
 
 test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives outside its window, the rate holds, the unsent expire at the end', async () => {
 	// Dhaka's rows first: the queue has far more of them fed than 5/s can send before 20:00 there.
-	const lines = ['phone,tz,1,2', ...ZONES.dhaka.map((phone) => `+${phone},Asia/Dhaka,a,b`), ...[...ZONES.lagos, ...ZONES.kathmandu, ...ZONES.tokyo, ...ZONES.brazil].map((phone) => `+${phone},,a,b`), '+4917099999999,Mars/Olympus,a,b'];
+	const lines = [
+		'phone,tz,1,2',
+		...ZONES.dhaka.map((phone) => `+${phone},Asia/Dhaka,a,b`),
+		...[...ZONES.lagos, ...ZONES.kathmandu, ...ZONES.tokyo, ...ZONES.brazil].map((phone) => `+${phone},,a,b`),
+		'+4917099999999,Mars/Olympus,a,b',
+	];
 	const dir = mkdtempSync(join(tmpdir(), 'convo-windows-'));
 	writeFileSync(join(dir, 'audience.csv'), `${lines.join('\n')}\n`);
 	const endAt = new Date(CLOSE_AND_OPEN + 40_000).toISOString();
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], source: join(dir, 'audience.csv'), rate: RATE, window: '09:00-20:00', endAt });
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source: join(dir, 'audience.csv'),
+		rate: RATE,
+		window: '09:00-20:00',
+		endAt,
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	// The premise: the campaign starts before Dhaka's close, with time left to send there.
 	expect(Date.now() + offset).toBeLessThan(CLOSE_AND_OPEN - 15_000);
-	expect(created.rejections).toEqual([{ line: lines.length, phone: '+4917099999999', reason: expect.stringContaining('tz is not a time zone') }]);
+	expect(created.rejections).toEqual([
+		{ line: lines.length, phone: '+4917099999999', reason: expect.stringContaining('tz is not a time zone') },
+	]);
 
-	await waitFor('the campaign to complete', async () => (await campaignStatus(runner.context, created.id)).state === 'completed', 180_000, 500);
+	await waitFor(
+		'the campaign to complete',
+		async () => (await campaignStatus(runner.context, created.id)).state === 'completed',
+		180_000,
+		500,
+	);
 
-	const sends = (await templateSends(runner.sandbox)).filter((message) => message.from === runner.business.phoneNumbers[0]);
+	const sends = (await templateSends(runner.sandbox)).filter(
+		(message) => message.from === runner.business.phoneNumbers[0],
+	);
 	const zoneOf = new Map<string, string[]>();
 	for (const phone of ZONES.lagos) zoneOf.set(phone, ['Africa/Lagos']);
 	for (const phone of ZONES.kathmandu) zoneOf.set(phone, ['Asia/Kathmandu']);
@@ -93,15 +134,21 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 	for (const phone of ZONES.dhaka) zoneOf.set(phone, ['Asia/Dhaka']);
 	for (const phone of ZONES.brazil) zoneOf.set(phone, BRAZIL_ZONES);
 	// Every message, at the sandbox's recorded time on the moved clock, inside its recipient's window in each of its zones.
-	const outside = sends.filter((message) => (zoneOf.get(message.to) ?? []).some((zone) => {
-		const second = secondOfDay(zone, Date.parse(message.createdAt) + offset);
-		return second < OPEN[0] || second >= OPEN[1];
-	}));
-	expect(outside.map((message) => `${message.to} at ${new Date(Date.parse(message.createdAt) + offset).toISOString()}`)).toEqual([]);
+	const outside = sends.filter((message) =>
+		(zoneOf.get(message.to) ?? []).some((zone) => {
+			const second = secondOfDay(zone, Date.parse(message.createdAt) + offset);
+			return second < OPEN[0] || second >= OPEN[1];
+		}),
+	);
+	expect(
+		outside.map((message) => `${message.to} at ${new Date(Date.parse(message.createdAt) + offset).toISOString()}`),
+	).toEqual([]);
 
 	const sentTo = (zone: string[]) => sends.filter((message) => zone.includes(message.to)).length;
 	// Open throughout: all sent. Tokyo never opened: none. Brazil opened at 14:00 UTC: all sent, after it.
-	expect([sentTo(ZONES.lagos), sentTo(ZONES.kathmandu), sentTo(ZONES.tokyo), sentTo(ZONES.brazil)]).toEqual([30, 30, 0, 40]);
+	expect([sentTo(ZONES.lagos), sentTo(ZONES.kathmandu), sentTo(ZONES.tokyo), sentTo(ZONES.brazil)]).toEqual([
+		30, 30, 0, 40,
+	]);
 	// Dhaka's window closed with recipients left: some were sent, the rest waited and expired.
 	const dhakaSent = sentTo(ZONES.dhaka);
 	expect(dhakaSent).toBeGreaterThan(20);
@@ -112,27 +159,55 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 	expect(expired.length).toBe(20 + 200 - dhakaSent);
 	expect(expired.every((row) => row.error === 'the campaign ended before it was sent')).toBe(true);
 	const status = await campaignStatus(runner.context, created.id);
-	expect(status.counts).toMatchObject({ sent: sends.length, expired: expired.length, rejected: 1, pending: 0, claimed: 0 });
+	expect(status.counts).toMatchObject({
+		sent: sends.length,
+		expired: expired.length,
+		rejected: 1,
+		pending: 0,
+		claimed: 0,
+	});
 
 	// The rate: the number's 5/s in every sliding second of the sandbox's log (tolerance as rate.test.ts: 10% + 2).
 	expect(maxPerSecond(sends)).toBeLessThanOrEqual(Math.floor(RATE * 1.1) + 2);
 });
 
 test('a dry run counts who the end would leave unsent in their windows, asks for a tz column where a country never opens whole, and stores nothing', async () => {
-	const lines = ['phone,tz,1,2', ...phones('234803124', 10).map((phone) => `+${phone},,a,b`), ...phones('8190124', 5).map((phone) => `+${phone},,a,b`), '+79161234567,,a,b', '+4917099999998,Nowhere/Town,a,b'];
+	const lines = [
+		'phone,tz,1,2',
+		...phones('234803124', 10).map((phone) => `+${phone},,a,b`),
+		...phones('8190124', 5).map((phone) => `+${phone},,a,b`),
+		'+79161234567,,a,b',
+		'+4917099999998,Nowhere/Town,a,b',
+	];
 	const dir = mkdtempSync(join(tmpdir(), 'convo-windows-'));
 	writeFileSync(join(dir, 'dry.csv'), `${lines.join('\n')}\n`);
 	const before = (await runner.context.redis.keys(`${runner.env.RUNNER_PREFIX}:*campaign*`)).length;
 	// 09:00-10:00: Tokyo opens at 00:00 UTC, Lagos at 08:00 UTC the next day; the end leaves Tokyo one second at 2/s.
-	const dry = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[1], source: join(dir, 'dry.csv'), rate: 2, window: '09:00-10:00', endAt: '2030-01-16T00:00:01Z', dryRun: true });
+	const dry = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[1],
+		source: join(dir, 'dry.csv'),
+		rate: 2,
+		window: '09:00-10:00',
+		endAt: '2030-01-16T00:00:01Z',
+		dryRun: true,
+	});
 	if (dry.kind !== 'dry_run') throw new Error('expected a dry run');
 	expect(dry.counts).toEqual({ accepted: 15, rejected: 2, suppressed: 0, capped: 0, expired: 13 });
-	expect(dry.zones).toEqual([{ zone: 'Africa/Lagos', recipients: 10 }, { zone: 'Asia/Tokyo', recipients: 5 }]);
+	expect(dry.zones).toEqual([
+		{ zone: 'Africa/Lagos', recipients: 10 },
+		{ zone: 'Asia/Tokyo', recipients: 5 },
+	]);
 	expect(dry.rejections.map((rejection) => [rejection.line, rejection.reason])).toEqual([
 		[17, expect.stringMatching(/country \(RU\) spans \d+ time zones .* add a tz column/)],
 		[18, expect.stringContaining('tz is not a time zone')],
 	]);
-	expect(dry.reasons).toContainEqual({ outcome: 'expired', reason: expect.stringContaining('end'), count: 13, varies: false });
+	expect(dry.reasons).toContainEqual({
+		outcome: 'expired',
+		reason: expect.stringContaining('end'),
+		count: 13,
+		varies: false,
+	});
 	// Its duration waits for Tokyo's window, ten hours off: the end, not the rate, bounds it.
 	// (whole seconds from its start, rounded up).
 	const endsAt = Date.parse(dry.estimate.ends_at) + offset;
@@ -142,11 +217,23 @@ test('a dry run counts who the end would leave unsent in their windows, asks for
 });
 
 test('a bad window or end is refused naming the setting as the client calls it', async () => {
-	const settings = { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[1], source: '/nonexistent.csv' };
-	await expect(createCampaign(runner.context, { ...settings, window: '20:00-09:00' })).rejects.toThrow('--window 20:00-09:00 ends before it starts');
-	await expect(createCampaign(runner.context, { ...settings, window: 'mon-fri 9-5' }, undefined, API_NAMES)).rejects.toThrow(/^window "9-5" is not a time range/);
-	await expect(createCampaign(runner.context, { ...settings, endAt: 'tomorrow' }, undefined, API_NAMES)).rejects.toThrow(/^end_at /);
-	await expect(createCampaign(runner.context, { ...settings, endAt: '2020-01-01T00:00:00Z' })).rejects.toThrow('--end must be after the campaign starts (now)');
+	const settings = {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[1],
+		source: '/nonexistent.csv',
+	};
+	await expect(createCampaign(runner.context, { ...settings, window: '20:00-09:00' })).rejects.toThrow(
+		'--window 20:00-09:00 ends before it starts',
+	);
+	await expect(
+		createCampaign(runner.context, { ...settings, window: 'mon-fri 9-5' }, undefined, API_NAMES),
+	).rejects.toThrow(/^window "9-5" is not a time range/);
+	await expect(
+		createCampaign(runner.context, { ...settings, endAt: 'tomorrow' }, undefined, API_NAMES),
+	).rejects.toThrow(/^end_at /);
+	await expect(createCampaign(runner.context, { ...settings, endAt: '2020-01-01T00:00:00Z' })).rejects.toThrow(
+		'--end must be after the campaign starts (now)',
+	);
 });
 
 test('without a window, an end stops the sends already queued: nothing arrives after it, the rest expire', async () => {
@@ -155,9 +242,20 @@ test('without a window, an end stops the sends already queued: nothing arrives a
 	writeFileSync(join(dir, 'end.csv'), `${['phone,1,2', ...audience.map((phone) => `+${phone},a,b`)].join('\n')}\n`);
 	// 400 at 20/s is 20 s of sends, all queued at once (the feeder's window is 20 s of work); the end comes after 6.
 	const endAt = Date.now() + offset + 6000;
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[2], source: join(dir, 'end.csv'), rate: 20, endAt: new Date(endAt).toISOString() });
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[2],
+		source: join(dir, 'end.csv'),
+		rate: 20,
+		endAt: new Date(endAt).toISOString(),
+	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
-	await waitFor('the campaign to complete at its end', async () => (await campaignStatus(runner.context, created.id)).state === 'completed', 60_000, 500);
+	await waitFor(
+		'the campaign to complete at its end',
+		async () => (await campaignStatus(runner.context, created.id)).state === 'completed',
+		60_000,
+		500,
+	);
 	const sends = (await templateSends(runner.sandbox)).filter((message) => audience.includes(message.to));
 	const status = await campaignStatus(runner.context, created.id);
 	expect(status.counts).toMatchObject({ sent: sends.length, expired: 400 - sends.length, pending: 0, claimed: 0 });

@@ -36,23 +36,38 @@ test('a 429 holds for Retry-After (seconds or a date), 1 s when absent, at most 
 });
 
 test("a refusal carries the service's message; a stop names what to fix", () => {
-	expect(classify(400, body('2 is required'), {}, stopOn)).toMatchObject({ kind: 'refused', reason: '400: 2 is required' });
+	expect(classify(400, body('2 is required'), {}, stopOn)).toMatchObject({
+		kind: 'refused',
+		reason: '400: 2 is required',
+	});
 	// Every call stops on a refused key, whatever else its caller stops on.
-	expect(classify(401, body('bad key'), {}, {})).toMatchObject({ kind: 'stop', reason: expect.stringContaining('check CONVO_API_KEY') });
+	expect(classify(401, body('bad key'), {}, {})).toMatchObject({
+		kind: 'stop',
+		reason: expect.stringContaining('check CONVO_API_KEY'),
+	});
 });
 
 test('only connection errors that prove nothing was written are retried; the rest are unknown', () => {
-	for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']) expect(classifyNetworkError(Object.assign(new Error(code), { code })).kind).toBe('retry');
-	for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']) expect(classifyNetworkError(Object.assign(new Error(code), { code })).kind).toBe('unknown');
+	for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'])
+		expect(classifyNetworkError(Object.assign(new Error(code), { code })).kind).toBe('retry');
+	for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE'])
+		expect(classifyNetworkError(Object.assign(new Error(code), { code })).kind).toBe('unknown');
 	expect(classifyNetworkError(Object.assign(new Error('timed out'), { name: 'TimeoutError' })).kind).toBe('unknown');
 });
 
 describe('ConvoService against real sockets', () => {
-	const input = { query: { template_id: '3f4bc6d6-5048-4a60-85ba-1afccb00f004', from_phone_number: '493010020000' }, body: { phone: '4917012345678' } };
+	const input = {
+		query: { template_id: '3f4bc6d6-5048-4a60-85ba-1afccb00f004', from_phone_number: '493010020000' },
+		body: { phone: '4917012345678' },
+	};
 
 	test('nothing listening: retry (the request never left)', async () => {
 		const port = await freePort();
-		const service = new ConvoService({ externalUrl: `http://127.0.0.1:${port}/api/external/v2`, apiKey: 'live_secret', deadlineMs: 2000 });
+		const service = new ConvoService({
+			externalUrl: `http://127.0.0.1:${port}/api/external/v2`,
+			apiKey: 'live_secret',
+			deadlineMs: 2000,
+		});
 		expect((await service.sendTemplate(input)).kind).toBe('retry');
 		await service.close();
 	});
@@ -60,7 +75,11 @@ describe('ConvoService against real sockets', () => {
 	test('a server that reads the request and never answers: unknown at the deadline, the key in no reason', async () => {
 		const server = createServer(() => undefined);
 		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-		const service = new ConvoService({ externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`, apiKey: 'live_secret', deadlineMs: 300 });
+		const service = new ConvoService({
+			externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`,
+			apiKey: 'live_secret',
+			deadlineMs: 300,
+		});
 		const outcome = await service.sendTemplate(input);
 		expect(outcome.kind).toBe('unknown');
 		expect(JSON.stringify(outcome)).not.toContain('live_secret');
@@ -72,7 +91,11 @@ describe('ConvoService against real sockets', () => {
 	test('a server that drops the connection after reading the request: unknown', async () => {
 		const server = createServer((request) => request.socket.destroy());
 		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-		const service = new ConvoService({ externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`, apiKey: 'live_secret', deadlineMs: 2000 });
+		const service = new ConvoService({
+			externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`,
+			apiKey: 'live_secret',
+			deadlineMs: 2000,
+		});
 		expect((await service.sendTemplate(input)).kind).toBe('unknown');
 		await service.close();
 		await new Promise((resolve) => server.close(resolve));
@@ -84,11 +107,20 @@ describe('ConvoService against real sockets', () => {
 			response.end('{}');
 		});
 		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-		const service = new ConvoService({ externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`, apiKey: 'live_secret', deadlineMs: 2000 });
+		const service = new ConvoService({
+			externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`,
+			apiKey: 'live_secret',
+			deadlineMs: 2000,
+		});
 		try {
 			const item = { collection_id: 'not-a-uuid', external_id: 'sku-1', item: { name: 'a' } };
-			await expect(service.call('upsertSearchItem', { body: item })).rejects.toMatchObject({ name: 'ContractError', message: expect.stringContaining('collection_id') });
-			await expect(service.open('listSearchItems', { query: { collection_id: 'not-a-uuid' } })).rejects.toMatchObject({ name: 'ContractError' });
+			await expect(service.call('upsertSearchItem', { body: item })).rejects.toMatchObject({
+				name: 'ContractError',
+				message: expect.stringContaining('collection_id'),
+			});
+			await expect(service.open('listSearchItems', { query: { collection_id: 'not-a-uuid' } })).rejects.toMatchObject({
+				name: 'ContractError',
+			});
 			expect(requests).toBe(0);
 		} finally {
 			await service.close();

@@ -11,7 +11,17 @@
  */
 import type { Redis } from 'ioredis';
 
-import { FRESH_START_MS, holdStarts, restartSpacing, secondCap, setSpacingRate, startNextInRun, waitForStart, WINDOW_MS, windowRate } from '../../runner/src/campaigns/spacing';
+import {
+	FRESH_START_MS,
+	holdStarts,
+	restartSpacing,
+	secondCap,
+	setSpacingRate,
+	startNextInRun,
+	waitForStart,
+	WINDOW_MS,
+	windowRate,
+} from '../../runner/src/campaigns/spacing';
 import { createCampaign } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import { positionalTemplate, useRunnerUnderTest } from './support';
@@ -67,7 +77,9 @@ test('60 callers at once at 40/s take places 1.04 s / 40 apart and start no earl
 	let times: number[];
 	try {
 		// Start times as the gate took them, on Redis's clock (what the window counts).
-		times = (await Promise.all(Array.from({ length: 60 }, (_, i) => waitForStart(runner.context, sender, `job-${i}`, never)))) as number[];
+		times = (await Promise.all(
+			Array.from({ length: 60 }, (_, i) => waitForStart(runner.context, sender, `job-${i}`, never)),
+		)) as number[];
 		// MONITOR's feed lags the replies: a marker command seen there means the starts' commands were too.
 		await new Promise<void>((resolve) => {
 			seen = resolve;
@@ -131,7 +143,10 @@ test('the window counts the starts inside it whatever older ones the log still h
 	const [seconds, micros] = await redis.time();
 	const nowUs = Number(seconds) * 1_000_000 + Number(micros);
 	// 100 starts from 1.1 to 1.5 s ago: out of the window, but more than the rate.
-	await redis.zadd(keys.startLog(from), ...Array.from({ length: 100 }, (_, i) => [String(nowUs - 1_100_000 - i * 4_000), `old-${i}`]).flat());
+	await redis.zadd(
+		keys.startLog(from),
+		...Array.from({ length: 100 }, (_, i) => [String(nowUs - 1_100_000 - i * 4_000), `old-${i}`]).flat(),
+	);
 	const monitor = await (redis as Redis).monitor();
 	const onLog: string[] = [];
 	let seen = () => {};
@@ -200,11 +215,19 @@ test('a start whose answer a stalled process reads late is given back and taken 
 	expect(await redis.zcard(keys.startLog(from))).toBe(1);
 });
 
-test("a send a little late to its place counts at its place (a window later nothing is turned away for it); much later, when it goes", async () => {
+test('a send a little late to its place counts at its place (a window later nothing is turned away for it); much later, when it goes', async () => {
 	const { redis, keys } = runner.context;
 	const from = runner.business.phoneNumbers[0];
-	const rows = Array.from({ length: 3 }, (_, i) => ({ phone: `4915277${String(i).padStart(5, '0')}`, 1: `R${i}`, 2: 'x' }));
-	const created = await createCampaign(runner.context, { templateId: positionalTemplate(runner.business).id, from, source: 'request.json' }, inlineRecords(rows));
+	const rows = Array.from({ length: 3 }, (_, i) => ({
+		phone: `4915277${String(i).padStart(5, '0')}`,
+		1: `R${i}`,
+		2: 'x',
+	}));
+	const created = await createCampaign(
+		runner.context,
+		{ templateId: positionalTemplate(runner.business).id, from, source: 'request.json' },
+		inlineRecords(rows),
+	);
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	await setSpacingRate(runner.context, from, 10);
 	const send = { from, campaign: created.id };
@@ -212,11 +235,23 @@ test("a send a little late to its place counts at its place (a window later noth
 	const nowUs = Number(seconds) * 1_000_000 + Number(micros);
 	// Its place came 5 ms ago: a timer's lateness. It is recorded at the place, not at the call.
 	const place = String(nowUs - 5_000);
-	const onTime = await startNextInRun(runner.context, send, { first: 0, end: 3 }, { token: 'place-t1', id: 'on-time', place: { localMs: Date.now(), redisUs: place } }, never);
+	const onTime = await startNextInRun(
+		runner.context,
+		send,
+		{ first: 0, end: 3 },
+		{ token: 'place-t1', id: 'on-time', place: { localMs: Date.now(), redisUs: place } },
+		never,
+	);
 	expect(onTime).toMatchObject({ index: 0 });
 	expect(await redis.zscore(keys.startLog(from), 'on-time')).toBe(place);
 	// Its place came 200 ms ago: it counts when it goes.
-	const late = await startNextInRun(runner.context, send, { first: 1, end: 3 }, { token: 'place-t2', id: 'late', place: { localMs: Date.now(), redisUs: String(nowUs - 200_000) } }, never);
+	const late = await startNextInRun(
+		runner.context,
+		send,
+		{ first: 1, end: 3 },
+		{ token: 'place-t2', id: 'late', place: { localMs: Date.now(), redisUs: String(nowUs - 200_000) } },
+		never,
+	);
 	expect(late).toMatchObject({ index: 1 });
 	expect(Number(await redis.zscore(keys.startLog(from), 'late'))).toBeGreaterThanOrEqual(nowUs);
 });
@@ -228,9 +263,15 @@ test('at low rates too the gate lets 0.95 of the rate through, and never more th
 			const sender = await newSender();
 			await setSpacingRate(runner.context, sender.from, rate);
 			// Five windows' worth: a timer that wakes the last start late weighs less over 5 s than over 1.
-			const times = (await Promise.all(Array.from({ length: 5 * rate + 1 }, (_, i) => waitForStart(runner.context, sender, `low-${i}`, never)))) as number[];
+			const times = (await Promise.all(
+				Array.from({ length: 5 * rate + 1 }, (_, i) => waitForStart(runner.context, sender, `low-${i}`, never)),
+			)) as number[];
 			const sorted = [...times].sort((a, b) => a - b);
-			return { rate, sustained: (sorted.length - 1) / ((sorted[sorted.length - 1] - sorted[0]) / 1000), most: mostIn(times, WINDOW_MS) };
+			return {
+				rate,
+				sustained: (sorted.length - 1) / ((sorted[sorted.length - 1] - sorted[0]) / 1000),
+				most: mostIn(times, WINDOW_MS),
+			};
 		}),
 	);
 	for (const run of runs) {

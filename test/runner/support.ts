@@ -28,7 +28,10 @@ import { TEST_RUNNER_BUNDLE, TEST_SANDBOX_BUNDLE, workerRedisUrl } from '../supp
 /** The repository's bin: it runs the runner's sources through tsx. */
 export const RUNNER_BIN = join(__dirname, '..', '..', 'runner', 'bin', 'convo-runner.mjs');
 /** The node flags the bin's shebang gives the runner (`#!/usr/bin/env -S node --flag ...`). */
-const RUNNER_NODE_FLAGS = readFileSync(RUNNER_BIN, 'utf8').split('\n')[0].split(/\s+/).filter((word) => word.startsWith('--'));
+const RUNNER_NODE_FLAGS = readFileSync(RUNNER_BIN, 'utf8')
+	.split('\n')[0]
+	.split(/\s+/)
+	.filter((word) => word.startsWith('--'));
 /** node's arguments before the CLI's own to run the repository's bin as its shebang would. */
 export const SOURCE_RUNNER_ARGS = [...RUNNER_NODE_FLAGS, RUNNER_BIN];
 /**
@@ -53,7 +56,10 @@ export function positionalTemplate(business: Business) {
  * never flush. `own`, or redis-server arguments, start one of the file's own instead: for a test
  * that does what reaches every client of a server (CLIENT PAUSE, a restart, its settings).
  */
-export async function useRedisServer(extraArgs: string[] = [], own = false): Promise<{ url: string; stop(): Promise<void>; server?: PrivateRedis }> {
+export async function useRedisServer(
+	extraArgs: string[] = [],
+	own = false,
+): Promise<{ url: string; stop(): Promise<void>; server?: PrivateRedis }> {
 	const shared = own || extraArgs.length > 0 ? undefined : (process.env.REDIS_URL ?? workerRedisUrl());
 	if (shared) return { url: shared, stop: async () => undefined };
 	const server = await startPrivateRedis(extraArgs);
@@ -77,7 +83,9 @@ export function useRedisConnection(): { redis: Redis } {
 
 function redisCli(args: string[]): Promise<string> {
 	return new Promise((resolve, reject) =>
-		execFile('redis-cli', args, { timeout: 30_000 }, (error, stdout, stderr) => (error ? reject(new Error(`redis-cli ${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout))),
+		execFile('redis-cli', args, { timeout: 30_000 }, (error, stdout, stderr) =>
+			error ? reject(new Error(`redis-cli ${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout),
+		),
 	);
 }
 
@@ -96,13 +104,23 @@ export async function startRedisCluster(size = 3): Promise<{ nodes: string; stop
 	try {
 		for (let i = 0; i < size; i++) {
 			const port = await freePort();
-			servers.push(await startPrivateRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--appendonly', 'no'], dir, port));
+			servers.push(
+				await startPrivateRedis(
+					['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--appendonly', 'no'],
+					dir,
+					port,
+				),
+			);
 		}
 		const addresses = servers.map((server) => new URL(server.url).host);
 		await redisCli(['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
 		for (const address of addresses) {
 			const [host, port] = address.split(':');
-			await waitFor(`cluster_state:ok on ${address}`, async () => /cluster_state:ok/.test(await redisCli(['-h', host, '-p', port, 'cluster', 'info'])), 30_000);
+			await waitFor(
+				`cluster_state:ok on ${address}`,
+				async () => /cluster_state:ok/.test(await redisCli(['-h', host, '-p', port, 'cluster', 'info'])),
+				30_000,
+			);
 		}
 		return { nodes: addresses.join(','), stop };
 	} catch (error) {
@@ -135,7 +153,11 @@ export interface SpawnedRunner {
 }
 
 /** `command`: how the runner is run; node on the test run's bundle (RUNNER_ARGS) unless told. */
-export function spawnRunner(args: string[], env: NodeJS.ProcessEnv, command: string[] = [process.execPath, ...RUNNER_ARGS]): SpawnedRunner {
+export function spawnRunner(
+	args: string[],
+	env: NodeJS.ProcessEnv,
+	command: string[] = [process.execPath, ...RUNNER_ARGS],
+): SpawnedRunner {
 	const child = spawn(command[0], [...command.slice(1), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let output = '';
 	child.stdout?.on('data', (chunk) => (output += String(chunk)));
@@ -153,7 +175,12 @@ export function spawnRunner(args: string[], env: NodeJS.ProcessEnv, command: str
 }
 
 /** Runs the CLI to its end: exit code, stdout and stderr apart. `runnerArgs`: RUNNER_ARGS or SOURCE_RUNNER_ARGS. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000, runnerArgs = RUNNER_ARGS): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+	args: string[],
+	env: NodeJS.ProcessEnv,
+	timeoutMs = 60_000,
+	runnerArgs = RUNNER_ARGS,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
 	const child = spawn(process.execPath, [...runnerArgs, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let stdout = '';
 	let stderr = '';
@@ -168,7 +195,10 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs =
 /** Where the runner's Redis is: a URL, or the seed nodes of a Redis Cluster. */
 export type RedisUnderTest = string | { clusterNodes: string };
 
-export async function startRunnerUnderTest(redis: RedisUnderTest, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunnerUnderTest> {
+export async function startRunnerUnderTest(
+	redis: RedisUnderTest,
+	extraEnv: NodeJS.ProcessEnv = {},
+): Promise<RunnerUnderTest> {
 	const sandbox = await startSandboxProcess();
 	const business = sandbox.fixture.businesses[0];
 	const env: NodeJS.ProcessEnv = {
@@ -211,7 +241,10 @@ export async function startRunnerUnderTest(redis: RedisUnderTest, extraEnv: Node
  * One Redis and one runner context for a test file: started before its tests, stopped (processes
  * killed, keys of its prefix deleted, a Redis of its own stopped) after them. `ownRedis`: see useRedisServer.
  */
-export function useRunnerUnderTest(extraEnv: NodeJS.ProcessEnv = {}, options: { ownRedis?: boolean } = {}): RunnerUnderTest {
+export function useRunnerUnderTest(
+	extraEnv: NodeJS.ProcessEnv = {},
+	options: { ownRedis?: boolean } = {},
+): RunnerUnderTest {
 	const runner = {} as RunnerUnderTest;
 	let redis: Awaited<ReturnType<typeof useRedisServer>> | undefined;
 	beforeAll(async () => {
@@ -226,7 +259,8 @@ export function useRunnerUnderTest(extraEnv: NodeJS.ProcessEnv = {}, options: { 
 }
 
 /** The sandbox's bundle of this jest run (globalSetup.ts), or its bin (the sources through tsx) without one. */
-const SANDBOX_ENTRY = process.env[TEST_SANDBOX_BUNDLE] ?? join(__dirname, '..', '..', 'sandbox', 'bin', 'convo-sandbox.mjs');
+const SANDBOX_ENTRY =
+	process.env[TEST_SANDBOX_BUNDLE] ?? join(__dirname, '..', '..', 'sandbox', 'bin', 'convo-sandbox.mjs');
 
 /**
  * The sandbox in a process of its own, as the real service is: its clock (the createdAt it records)
@@ -240,11 +274,16 @@ export async function startSandboxProcess(): Promise<RunningSandbox> {
 	child.stdout?.on('data', (chunk) => (output += String(chunk)));
 	child.stderr?.on('data', (chunk) => (output += String(chunk)));
 	const baseUrl = `http://127.0.0.1:${port}`;
-	const fixture = await waitFor(`the sandbox to start (${output})`, async () => {
-		if (child.exitCode !== null) throw new Error(`the sandbox exited: ${output}`);
-		const response = await fetch(`${baseUrl}/__sandbox/fixture`).catch(() => undefined);
-		return response?.ok ? ((await response.json()) as RunningSandbox['fixture']) : undefined;
-	}, 30_000, 100);
+	const fixture = await waitFor(
+		`the sandbox to start (${output})`,
+		async () => {
+			if (child.exitCode !== null) throw new Error(`the sandbox exited: ${output}`);
+			const response = await fetch(`${baseUrl}/__sandbox/fixture`).catch(() => undefined);
+			return response?.ok ? ((await response.json()) as RunningSandbox['fixture']) : undefined;
+		},
+		30_000,
+		100,
+	);
 	return {
 		baseUrl,
 		externalUrl: fixture.externalUrl,
@@ -281,7 +320,14 @@ export interface RawUploadRequest {
  * every `everyMs`; the answer (status, body, when it came) and whether the server closed the socket
  * within 3 s after it. Rejects when the connection ends without an answer (given up after `giveUpMs`).
  */
-export function rawUpload(port: number, request: RawUploadRequest, first: string, rest: string[], everyMs: number, giveUpMs = 20_000): Promise<{ status: number; afterMs: number; text: string; closed: Promise<boolean> }> {
+export function rawUpload(
+	port: number,
+	request: RawUploadRequest,
+	first: string,
+	rest: string[],
+	everyMs: number,
+	giveUpMs = 20_000,
+): Promise<{ status: number; afterMs: number; text: string; closed: Promise<boolean> }> {
 	return new Promise((resolve, reject) => {
 		const socket = connect(port, '127.0.0.1');
 		const started = Date.now();
@@ -296,8 +342,12 @@ export function rawUpload(port: number, request: RawUploadRequest, first: string
 		const giveUp = setTimeout(() => socket.destroy(), giveUpMs);
 		const pieces: NodeJS.Timeout[] = [];
 		socket.on('connect', () => {
-			socket.write(`POST ${request.path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${request.token}\r\ncontent-type: ${request.type ?? 'text/csv'}\r\ncontent-length: ${request.total}\r\n\r\n${first}`);
-			rest.forEach((piece, i) => pieces.push(setTimeout(() => !socket.destroyed && socket.write(piece), everyMs * (i + 1))));
+			socket.write(
+				`POST ${request.path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${request.token}\r\ncontent-type: ${request.type ?? 'text/csv'}\r\ncontent-length: ${request.total}\r\n\r\n${first}`,
+			);
+			rest.forEach((piece, i) =>
+				pieces.push(setTimeout(() => !socket.destroyed && socket.write(piece), everyMs * (i + 1))),
+			);
 		});
 		socket.on('data', (chunk) => {
 			text += String(chunk);
@@ -305,14 +355,22 @@ export function rawUpload(port: number, request: RawUploadRequest, first: string
 			const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? -1);
 			if (!answered && length >= 0 && Buffer.byteLength(body) >= length) {
 				answered = true;
-				resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0), afterMs: Date.now() - started, text, closed: (async () => {
+				resolve({
+					status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0),
+					afterMs: Date.now() - started,
+					text,
+					closed: (async () => {
 						clearTimeout(closedBy);
-						const value = await Promise.race([closed, new Promise<boolean>((done) => (closedBy = setTimeout(() => done(false), 3000)))]);
+						const value = await Promise.race([
+							closed,
+							new Promise<boolean>((done) => (closedBy = setTimeout(() => done(false), 3000))),
+						]);
 						clearTimeout(closedBy);
 						clearTimeout(giveUp);
 						socket.destroy();
 						return value;
-					})() });
+					})(),
+				});
 			}
 		});
 		socket.on('error', reject);
@@ -337,7 +395,12 @@ export interface ApiAnswer {
  * text, for tests that check no secret was ever answered.
  */
 export function apiCaller(base: () => string, token: string, seen?: (text: string) => void) {
-	return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> => {
+	return async (
+		method: string,
+		path: string,
+		body?: unknown,
+		headers: Record<string, string> = {},
+	): Promise<ApiAnswer> => {
 		const type: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
 		const response = await fetch(`${base()}${path}`, {
 			method,
@@ -357,7 +420,12 @@ export function apiCaller(base: () => string, token: string, seen?: (text: strin
 }
 
 /** Polls until `check` returns a value; fails with `what` after `timeoutMs`. Every wait is bounded. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+	what: string,
+	check: () => Promise<T | undefined | false>,
+	timeoutMs = 60_000,
+	everyMs = 200,
+): Promise<T> {
 	const started = Date.now();
 	for (;;) {
 		const value = await check();
@@ -381,7 +449,13 @@ export async function waitForEventsDelivered(context: RunnerContext, timeoutMs =
 		'every webhook event emitted so far to be delivered',
 		async () => {
 			for (const outbox of await outboxes(context)) if ((await redis.llen(outbox)) > 0) return false;
-			const counts = await queues.events.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
+			const counts = await queues.events.getJobCounts(
+				'waiting',
+				'prioritized',
+				'delayed',
+				'active',
+				'waiting-children',
+			);
 			return Object.values(counts).every((count) => count === 0);
 		},
 		timeoutMs,
@@ -420,7 +494,12 @@ export async function waitForFeederTick(context: RunnerContext, timeoutMs = 30_0
  * closed, and lists it until then). `count`: the clients before that process started.
  */
 export async function waitForClientsAtMost(redis: RedisConnection, count: number, timeoutMs = 30_000): Promise<void> {
-	await waitFor(`Redis to have at most ${count} clients`, async () => (await clientCount(redis)) <= count, timeoutMs, 50);
+	await waitFor(
+		`Redis to have at most ${count} clients`,
+		async () => (await clientCount(redis)) <= count,
+		timeoutMs,
+		50,
+	);
 }
 
 /** Clients connected to this Redis now (ours included). */
@@ -451,7 +530,9 @@ export async function templateSends(sandbox: RunningSandbox): Promise<SandboxMes
  * A plain forwarding proxy in front of the sandbox that remembers every request's URL (never its
  * headers): the sandbox's log holds only accepted sends, this counts attempts, refused ones too.
  */
-export async function startCountingProxy(target: string): Promise<{ url: string; requests: URL[]; arrivals: number[]; close(): Promise<void> }> {
+export async function startCountingProxy(
+	target: string,
+): Promise<{ url: string; requests: URL[]; arrivals: number[]; close(): Promise<void> }> {
 	const requests: URL[] = [];
 	/** When each request arrived (epoch ms), in the order of `requests`. */
 	const arrivals: number[] = [];
@@ -480,7 +561,11 @@ export async function startCountingProxy(target: string): Promise<{ url: string;
 }
 
 export async function setFault(sandbox: RunningSandbox, fault: Record<string, unknown>): Promise<void> {
-	const response = await fetch(`${sandbox.baseUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fault) });
+	const response = await fetch(`${sandbox.baseUrl}/__sandbox/faults`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(fault),
+	});
 	if (!response.ok) throw new Error(`fault refused: ${await response.text()}`);
 }
 
@@ -523,7 +608,9 @@ export interface DeliveryChecks {
 export async function setDelivery(sandbox: RunningSandbox, settings: DeliverySettings | null): Promise<void> {
 	const response = await fetch(
 		`${sandbox.baseUrl}/__sandbox/delivery`,
-		settings === null ? { method: 'DELETE' } : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(settings) },
+		settings === null
+			? { method: 'DELETE' }
+			: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(settings) },
 	);
 	if (!response.ok) throw new Error(`delivery settings refused: ${await response.text()}`);
 }
@@ -539,10 +626,20 @@ export async function deliveryChecks(sandbox: RunningSandbox): Promise<DeliveryC
 }
 
 /** A CSV of `count` distinct recipients (+ `extraLines`), phone numbers derived from `seed`. */
-export function writeRecipientsCsv(count: number, options: { seed?: number; extraLines?: string[] } = {}): { path: string; phones: string[] } {
+export function writeRecipientsCsv(
+	count: number,
+	options: { seed?: number; extraLines?: string[] } = {},
+): { path: string; phones: string[] } {
 	const seed = options.seed ?? 0;
-	const phones = Array.from({ length: count }, (_, i) => `49170${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`);
-	const lines = ['phone,1,2', ...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`), ...(options.extraLines ?? [])];
+	const phones = Array.from(
+		{ length: count },
+		(_, i) => `49170${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`,
+	);
+	const lines = [
+		'phone,1,2',
+		...phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`),
+		...(options.extraLines ?? []),
+	];
 	const dir = mkdtempSync(join(tmpdir(), 'convo-recipients-'));
 	const path = join(dir, 'recipients.csv');
 	writeFileSync(path, `${lines.join('\n')}\n`);
@@ -576,7 +673,11 @@ export function expectReportMatchesLog(rows: ReportRow[], sends: SandboxMessage[
 		const sentIds = phoneRows.filter((row) => row.outcome === 'sent').map((row) => row.message_id);
 		const received = (byPhone.get(phone) ?? []).map((message) => message.uuid);
 		if (sentIds.length > 1 || received.length !== sentIds.length || received.some((id) => !sentIds.includes(id))) {
-			mismatches.push({ phone, report: phoneRows.map((row) => `${row.line}:${row.outcome}:${row.message_id}`), sandbox: received });
+			mismatches.push({
+				phone,
+				report: phoneRows.map((row) => `${row.line}:${row.outcome}:${row.message_id}`),
+				sandbox: received,
+			});
 		}
 	}
 	expect(mismatches).toEqual([]);

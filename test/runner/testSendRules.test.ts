@@ -21,21 +21,31 @@ const call = apiCaller(() => base, TOKEN);
 
 // German mobile numbers: Germany's time zones (Berlin, Büsingen) keep one time, as the window test needs.
 const phoneOf = (seed: number, i: number) => `4916${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`;
-const rowsOf = (seed: number, count: number) => Array.from({ length: count }, (_, i) => ({ phone: `+${phoneOf(seed, i)}`, 1: `Customer ${i}`, 2: `order ${i}` }));
-const settings = (number = 0) => ({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[number], rate: 50 });
-const sendsTo = async (phone: string) => (await templateSends(runner.sandbox)).filter((message) => message.to === phone);
+const rowsOf = (seed: number, count: number) =>
+	Array.from({ length: count }, (_, i) => ({ phone: `+${phoneOf(seed, i)}`, 1: `Customer ${i}`, 2: `order ${i}` }));
+const settings = (number = 0) => ({
+	template_id: positionalTemplate(runner.business).id,
+	from: runner.business.phoneNumbers[number],
+	rate: 50,
+});
+const sendsTo = async (phone: string) =>
+	(await templateSends(runner.sandbox)).filter((message) => message.to === phone);
 const campaignsListed = async () => (await call('GET', '/api/campaigns?limit=500')).json.total as number;
 const testPhones: string[] = [];
 
 test('a suppressed test phone: a marketing create is refused naming test_to and the list, nothing is created or sent; a transactional campaign may test it', async () => {
 	const test = phoneOf(1, 99);
 	testPhones.push(test);
-	expect((await call('POST', '/api/suppressions', { phone: `+${test}`, reason: 'asked not to be contacted' })).status).toBe(200);
+	expect(
+		(await call('POST', '/api/suppressions', { phone: `+${test}`, reason: 'asked not to be contacted' })).status,
+	).toBe(200);
 	const listed = await campaignsListed();
 	const refused = await call('POST', '/api/campaigns', { ...settings(), recipients: rowsOf(1, 3), test_to: test });
 	expect(refused.status).toBe(400);
 	expect(refused.json.field).toBe('test_to');
-	expect(refused.json.message).toMatch(/^test_to \d+: the phone is on the suppression list \(operator, .*\), and a campaign that is not transactional sends it nothing, a test neither; nothing was started/);
+	expect(refused.json.message).toMatch(
+		/^test_to \d+: the phone is on the suppression list \(operator, .*\), and a campaign that is not transactional sends it nothing, a test neither; nothing was started/,
+	);
 	expect(await campaignsListed()).toBe(listed);
 
 	// A draft tests at its start: refused the same way, it stays a draft.
@@ -51,7 +61,12 @@ test('a suppressed test phone: a marketing create is refused naming test_to and 
 	for (const [i] of rowsOf(1, 3).entries()) expect(await sendsTo(phoneOf(1, i))).toEqual([]);
 
 	// A transactional campaign is exempt from the list, its test too.
-	const transactional = await call('POST', '/api/campaigns', { ...settings(), recipients: rowsOf(3, 1), test_to: test, transactional: true });
+	const transactional = await call('POST', '/api/campaigns', {
+		...settings(),
+		recipients: rowsOf(3, 1),
+		test_to: test,
+		transactional: true,
+	});
 	expect(transactional.status).toBe(201);
 	expect(transactional.json.test_send).toMatchObject({ to: test, accepted: true });
 	await waitFor('the transactional test send', async () => (await sendsTo(test)).length === 1);
@@ -65,12 +80,15 @@ test('under a 1/24h cap, three creates testing one phone that is also a recipien
 	testPhones.push(test);
 	const rows = rowsOf(4, 3);
 	const answers = [];
-	for (let i = 0; i < 3; i++) answers.push(await call('POST', '/api/campaigns', { ...settings(number), recipients: rows, test_to: test }));
+	for (let i = 0; i < 3; i++)
+		answers.push(await call('POST', '/api/campaigns', { ...settings(number), recipients: rows, test_to: test }));
 	expect(answers.map((answer) => answer.status)).toEqual([201, 400, 400]);
 	expect(answers[0].json.test_send).toMatchObject({ to: test, accepted: true });
 	for (const refused of answers.slice(1)) {
 		expect(refused.json.field).toBe('test_to');
-		expect(refused.json.message).toMatch(/^test_to \d+: frequency cap 1\/24h: next allowed \d{4}-\d\d-\d\dT[\d:]+Z; a test send counts toward the cap/);
+		expect(refused.json.message).toMatch(
+			/^test_to \d+: frequency cap 1\/24h: next allowed \d{4}-\d\d-\d\dT[\d:]+Z; a test send counts toward the cap/,
+		);
 	}
 	const id = answers[0].json.id as string;
 	const done = await waitFor('the campaign to complete', async () => {
@@ -90,31 +108,56 @@ test('a refused test send gives its count back: the next test of the phone goes'
 	expect((await call('PUT', `/api/numbers/${from}/cap`, { policy: '1/24h' })).status).toBe(200);
 	const test = phoneOf(5, 99);
 	testPhones.push(test);
-	const unknownTemplate = await call('POST', '/api/campaigns', { ...settings(number), template_id: '00000000-0000-4000-8000-000000000000', recipients: rowsOf(5, 1), test_to: test });
+	const unknownTemplate = await call('POST', '/api/campaigns', {
+		...settings(number),
+		template_id: '00000000-0000-4000-8000-000000000000',
+		recipients: rowsOf(5, 1),
+		test_to: test,
+	});
 	expect(unknownTemplate.status).toBe(400);
 	expect(unknownTemplate.json.message).toMatch(/the service refused the test send/);
-	const accepted = await call('POST', '/api/campaigns', { ...settings(number), recipients: rowsOf(5, 1), test_to: test });
+	const accepted = await call('POST', '/api/campaigns', {
+		...settings(number),
+		recipients: rowsOf(5, 1),
+		test_to: test,
+	});
 	expect(accepted.status).toBe(201);
 	await waitFor('the test send', async () => (await sendsTo(test)).length === 1);
 });
 
-test('a test outside the campaign\'s send window in the test phone\'s time zone is refused naming test_to and the window; inside it, it goes', async () => {
+test("a test outside the campaign's send window in the test phone's time zone is refused naming test_to and the window; inside it, it goes", async () => {
 	const test = phoneOf(6, 99);
 	testPhones.push(test);
 	// An hour of the day twelve hours from now in Berlin: closed now whatever the date.
-	const berlinHour = Number(new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', hour: '2-digit', hourCycle: 'h23' }).format(new Date()));
+	const berlinHour = Number(
+		new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', hour: '2-digit', hourCycle: 'h23' }).format(
+			new Date(),
+		),
+	);
 	const opens = (berlinHour + 12) % 24;
 	const closed = `${String(opens).padStart(2, '0')}:00-${String(opens + 1).padStart(2, '0')}:00`;
 	const listed = await campaignsListed();
-	const refused = await call('POST', '/api/campaigns', { ...settings(), recipients: rowsOf(6, 2), test_to: test, window: closed });
+	const refused = await call('POST', '/api/campaigns', {
+		...settings(),
+		recipients: rowsOf(6, 2),
+		test_to: test,
+		window: closed,
+	});
 	expect(refused.status).toBe(400);
 	expect(refused.json.field).toBe('test_to');
-	expect(refused.json.message).toMatch(/^test_to \d+: outside the campaign's send window \(\d\d:00-\d\d:00\) in the test phone's time zone \(the time zones of DE\); it next opens \d{4}-.*Z, and a test goes at once/);
+	expect(refused.json.message).toMatch(
+		/^test_to \d+: outside the campaign's send window \(\d\d:00-\d\d:00\) in the test phone's time zone \(the time zones of DE\); it next opens \d{4}-.*Z, and a test goes at once/,
+	);
 	expect(await campaignsListed()).toBe(listed);
 	await new Promise((resolve) => setTimeout(resolve, 2000));
 	expect(await sendsTo(test)).toEqual([]);
 
-	const open = await call('POST', '/api/campaigns', { ...settings(), recipients: rowsOf(7, 1), test_to: test, window: '00:00-24:00' });
+	const open = await call('POST', '/api/campaigns', {
+		...settings(),
+		recipients: rowsOf(7, 1),
+		test_to: test,
+		window: '00:00-24:00',
+	});
 	expect(open.status).toBe(201);
 	await waitFor('the test send inside the window', async () => (await sendsTo(test)).length === 1);
 });

@@ -21,18 +21,30 @@ test('unset, each timing is the duration the runner always used', () => {
 });
 
 test('a timing takes a duration with its unit, in milliseconds once read', () => {
-	expect(loadConfig({ RUNNER_IDEMPOTENCY_LEASE: '5s', RUNNER_HEARTBEAT: '500ms', RUNNER_FEEDER_STALL: '2m' })).toMatchObject({ RUNNER_IDEMPOTENCY_LEASE: 5000, RUNNER_HEARTBEAT: 500, RUNNER_FEEDER_STALL: 120_000 });
+	expect(
+		loadConfig({ RUNNER_IDEMPOTENCY_LEASE: '5s', RUNNER_HEARTBEAT: '500ms', RUNNER_FEEDER_STALL: '2m' }),
+	).toMatchObject({ RUNNER_IDEMPOTENCY_LEASE: 5000, RUNNER_HEARTBEAT: 500, RUNNER_FEEDER_STALL: 120_000 });
 });
 
 test('a timing outside its bounds, or not a duration, is refused naming the variable and the rule', () => {
-	expect(() => loadConfig({ RUNNER_IDEMPOTENCY_LEASE: '500ms' })).toThrow(new ConfigError("The runner's environment is not valid:\n  RUNNER_IDEMPOTENCY_LEASE must be between 1s and 60m"));
+	expect(() => loadConfig({ RUNNER_IDEMPOTENCY_LEASE: '500ms' })).toThrow(
+		new ConfigError("The runner's environment is not valid:\n  RUNNER_IDEMPOTENCY_LEASE must be between 1s and 60m"),
+	);
 	expect(() => loadConfig({ RUNNER_HEARTBEAT: '2m' })).toThrow('RUNNER_HEARTBEAT must be between 200ms and 1m');
 	expect(() => loadConfig({ RUNNER_JOB_LOCK: '0' })).toThrow('RUNNER_JOB_LOCK must be between 2s and 10m');
-	expect(() => loadConfig({ RUNNER_REINDEX_LEASE: 'soon' })).toThrow('RUNNER_REINDEX_LEASE must be a duration like 3600s, 60m, 1h or 500ms');
+	expect(() => loadConfig({ RUNNER_REINDEX_LEASE: 'soon' })).toThrow(
+		'RUNNER_REINDEX_LEASE must be a duration like 3600s, 60m, 1h or 500ms',
+	);
 });
 
-test('the tracking claim lease must outlast a check\'s two calls, or a check still waiting would be claimed again', () => {
-	expect(() => loadConfig({ RUNNER_TRACKING_CLAIM_LEASE: '20s' })).toThrow('RUNNER_TRACKING_CLAIM_LEASE must be more than twice RUNNER_HTTP_DEADLINE plus 1s');
-	expect(() => loadConfig({ RUNNER_TRACKING_CLAIM_LEASE: '30s', RUNNER_HTTP_DEADLINE: '20s' })).toThrow('RUNNER_TRACKING_CLAIM_LEASE must be more than twice RUNNER_HTTP_DEADLINE plus 1s');
-	expect(loadConfig({ RUNNER_TRACKING_CLAIM_LEASE: '8s', RUNNER_HTTP_DEADLINE: '3s' }).RUNNER_TRACKING_CLAIM_LEASE).toBe(8000);
+test("the tracking claim lease must outlast a check's two calls, or a check still waiting would be claimed again", () => {
+	expect(() => loadConfig({ RUNNER_TRACKING_CLAIM_LEASE: '20s' })).toThrow(
+		'RUNNER_TRACKING_CLAIM_LEASE must be more than twice RUNNER_HTTP_DEADLINE plus 1s',
+	);
+	expect(() => loadConfig({ RUNNER_TRACKING_CLAIM_LEASE: '30s', RUNNER_HTTP_DEADLINE: '20s' })).toThrow(
+		'RUNNER_TRACKING_CLAIM_LEASE must be more than twice RUNNER_HTTP_DEADLINE plus 1s',
+	);
+	expect(
+		loadConfig({ RUNNER_TRACKING_CLAIM_LEASE: '8s', RUNNER_HTTP_DEADLINE: '3s' }).RUNNER_TRACKING_CLAIM_LEASE,
+	).toBe(8000);
 });

@@ -12,14 +12,29 @@ import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
 import { campaignView, getCampaign } from '../../runner/src/core/campaigns';
-import { clearFaults, deliveryChecks, positionalTemplate, runCli, setFault, startApi, startCountingProxy, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import {
+	clearFaults,
+	deliveryChecks,
+	positionalTemplate,
+	runCli,
+	setFault,
+	startApi,
+	startCountingProxy,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+} from './support';
 
 jest.setTimeout(300_000);
 
 const TOKEN = 'test-token-0123456789abcdef';
 const SCHEDULE_STEPS = 4;
 const RATE = 5;
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_TRACKING_SCHEDULE: '3s,6s,12s,20s', RUNNER_TRACKING_RATE: String(RATE) });
+const runner = useRunnerUnderTest({
+	RUNNER_TOKEN: TOKEN,
+	RUNNER_TRACKING_SCHEDULE: '3s,6s,12s,20s',
+	RUNNER_TRACKING_RATE: String(RATE),
+});
 /** The fixture's contact the sandbox cannot deliver to (business 0). */
 const UNDELIVERABLE = '4915112340003';
 const REASON = 'The recipient cannot receive messages on this channel';
@@ -50,17 +65,32 @@ afterAll(async () => {
 });
 
 /** The runner's env with both APIs reached through the counting proxy. */
-const throughProxy = () => ({ CONVO_BASE_URL: proxy.url, CONVO_ACCESS_TOKEN: runner.business.accessToken, CONVO_EXTERNAL_URL: `${proxy.url}/api/external/v2` });
+const throughProxy = () => ({
+	CONVO_BASE_URL: proxy.url,
+	CONVO_ACCESS_TOKEN: runner.business.accessToken,
+	CONVO_EXTERNAL_URL: `${proxy.url}/api/external/v2`,
+});
 /**
  * The runner's env with both APIs reached directly: where a rate is measured. The proxy lives in
  * this test process, which a loaded machine stalls, and then stamps and forwards the requests that
  * came meanwhile together, a bunch the runner never sent; the sandbox is a process of its own and
  * stamps each request as it arrives.
  */
-const direct = () => ({ CONVO_BASE_URL: runner.sandbox.baseUrl, CONVO_ACCESS_TOKEN: runner.business.accessToken, CONVO_EXTERNAL_URL: runner.sandbox.externalUrl });
+const direct = () => ({
+	CONVO_BASE_URL: runner.sandbox.baseUrl,
+	CONVO_ACCESS_TOKEN: runner.business.accessToken,
+	CONVO_EXTERNAL_URL: runner.sandbox.externalUrl,
+});
 
 async function call(method: string, path: string, body?: unknown) {
-	const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+	const response = await fetch(`${base}${path}`, {
+		method,
+		headers: {
+			authorization: `Bearer ${TOKEN}`,
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+		},
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
 	const text = await response.text();
 	// eslint-disable-next-line @typescript-eslint/no-explicit-any
 	return { status: response.status, text, json: (text && /^[[{]/.test(text) ? JSON.parse(text) : undefined) as any };
@@ -73,7 +103,9 @@ interface SandboxOutbound {
 	source: string;
 }
 async function sandboxMessages(): Promise<SandboxOutbound[]> {
-	return ((await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/messages`)).json()) as SandboxOutbound[]).filter((message) => message.source === 'template');
+	return ((await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/messages`)).json()) as SandboxOutbound[]).filter(
+		(message) => message.source === 'template',
+	);
 }
 
 /** A1 status requests per message id, and their arrival times. */
@@ -90,16 +122,31 @@ function statusChecks(): { perMessage: Map<string, number>; times: number[] } {
 }
 
 /** A1 and B7 requests as the sandbox received them: A1 per message id, B7 lookups by phone, and their arrival times on its clock. */
-async function sandboxChecks(): Promise<{ perMessage: Map<string, number>; lookups: Map<string, number>; times: number[] }> {
+async function sandboxChecks(): Promise<{
+	perMessage: Map<string, number>;
+	lookups: Map<string, number>;
+	times: number[];
+}> {
 	const { status, conversations } = await deliveryChecks(runner.sandbox);
-	const count = (log: Record<string, string[]>) => new Map(Object.entries(log).map(([key, times]) => [key, times.length]));
-	return { perMessage: count(status), lookups: count(conversations), times: [...Object.values(status), ...Object.values(conversations)].flat().map((time) => Date.parse(time)) };
+	const count = (log: Record<string, string[]>) =>
+		new Map(Object.entries(log).map(([key, times]) => [key, times.length]));
+	return {
+		perMessage: count(status),
+		lookups: count(conversations),
+		times: [...Object.values(status), ...Object.values(conversations)].flat().map((time) => Date.parse(time)),
+	};
 }
 
 /** How many B7 lookups the sandbox received in all, by phone or not. */
 async function conversationRequests(): Promise<number> {
-	const { counts } = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> };
-	return Object.entries(counts).find(([endpoint]) => endpoint.startsWith('GET ') && endpoint.endsWith('/conversations'))?.[1] ?? NaN;
+	const { counts } = (await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as {
+		counts: Record<string, number>;
+	};
+	return (
+		Object.entries(counts).find(
+			([endpoint]) => endpoint.startsWith('GET ') && endpoint.endsWith('/conversations'),
+		)?.[1] ?? NaN
+	);
 }
 
 /** The most requests in any sliding second. */
@@ -115,7 +162,22 @@ function busiestSecond(times: number[]): number {
 
 async function createCampaignOver(count: number, seed: number, extraLines: string[] = []): Promise<string> {
 	const { path } = writeRecipientsCsv(count, { seed, extraLines });
-	const created = await runCli(['campaign', 'create', '--template', positionalTemplate(runner.business).id, '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--rate', '50', '--json'], runner.env);
+	const created = await runCli(
+		[
+			'campaign',
+			'create',
+			'--template',
+			positionalTemplate(runner.business).id,
+			'--from',
+			`+${runner.business.phoneNumbers[0]}`,
+			'--recipients',
+			path,
+			'--rate',
+			'50',
+			'--json',
+		],
+		runner.env,
+	);
 	expect(created.code).toBe(0);
 	return (JSON.parse(created.stdout) as { id: string }).id;
 }
@@ -128,7 +190,10 @@ const settled = (id: string) => async () => {
 test('every sent message is tracked to read or failed (with B7 reason), the funnel equals the sandbox everywhere, the rate holds, settled is told once, retry --undelivered sends once', async () => {
 	await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`, { method: 'DELETE' });
 	base = await startApi(runner, direct());
-	const hook = await call('POST', '/api/webhooks', { url: receiverUrl, events: ['campaign.finished', 'campaign.delivery_settled'] });
+	const hook = await call('POST', '/api/webhooks', {
+		url: receiverUrl,
+		events: ['campaign.finished', 'campaign.delivery_settled'],
+	});
 	expect(hook.status).toBe(201);
 
 	const id = await createCampaignOver(20, 41, [`+${UNDELIVERABLE},Alan,order x`]);
@@ -137,7 +202,10 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	// What the sandbox shows per message now is what the runner recorded.
 	const messages = await sandboxMessages();
 	expect(messages).toHaveLength(21);
-	const expected = { read: messages.filter((m) => m.status === 'read').length, failed: messages.filter((m) => m.status === 'failed').length };
+	const expected = {
+		read: messages.filter((m) => m.status === 'read').length,
+		failed: messages.filter((m) => m.status === 'failed').length,
+	};
 	expect(expected).toEqual({ read: 20, failed: 1 });
 	const funnel = view.funnel;
 	expect(funnel).toEqual({
@@ -157,18 +225,33 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 
 	// The API's view, its list item and the CLI's status (JSON and human) say the same.
 	expect((await call('GET', `/api/campaigns/${id}`)).json.funnel).toEqual(funnel);
-	expect((await call('GET', '/api/campaigns')).json.items.find((item: { id: string }) => item.id === id).funnel).toEqual(funnel);
+	expect(
+		(await call('GET', '/api/campaigns')).json.items.find((item: { id: string }) => item.id === id).funnel,
+	).toEqual(funnel);
 	const statusJson = await runCli(['campaign', 'status', id, '--json'], runner.env);
 	expect(JSON.parse(statusJson.stdout).funnel).toEqual(funnel);
 	const statusText = await runCli(['campaign', 'status', id], runner.env);
-	expect(statusText.stdout).toContain('delivered 20 (95.2%), read 20 (95.2%), replied 0 (0.0%), failed delivery 1 (4.8%), in flight 0; settled');
+	expect(statusText.stdout).toContain(
+		'delivered 20 (95.2%), read 20 (95.2%), replied 0 (0.0%), failed delivery 1 (4.8%), in flight 0; settled',
+	);
 	expect(statusText.stdout).toContain(`failed 1: ${REASON}`);
 
 	// The report, message by message, as the sandbox shows it.
-	const rows = (await call('GET', `/api/campaigns/${id}/report?format=json`)).json as Array<{ phone: string; message_id: string; delivery: string; delivered_at: string | null; read_at: string | null; delivery_error: string | null; replied_at: string | null }>;
+	const rows = (await call('GET', `/api/campaigns/${id}/report?format=json`)).json as Array<{
+		phone: string;
+		message_id: string;
+		delivery: string;
+		delivered_at: string | null;
+		read_at: string | null;
+		delivery_error: string | null;
+		replied_at: string | null;
+	}>;
 	const byId = new Map(messages.map((m) => [m.uuid, m]));
 	for (const row of rows) {
-		expect({ phone: row.phone, delivery: row.delivery }).toEqual({ phone: row.phone, delivery: byId.get(row.message_id)?.status });
+		expect({ phone: row.phone, delivery: row.delivery }).toEqual({
+			phone: row.phone,
+			delivery: byId.get(row.message_id)?.status,
+		});
 		if (row.delivery === 'read') expect(row.read_at && row.delivered_at).toBeTruthy();
 		expect(row.replied_at).toBeNull();
 	}
@@ -176,9 +259,13 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	expect(failedRow).toMatchObject({ delivery: 'failed', delivery_error: REASON, delivered_at: null });
 
 	// failed-delivery pages through the failed ones only, in the API and the CLI.
-	const apiFailed = (await call('GET', `/api/campaigns/${id}/report?format=json&outcome=failed-delivery`)).json as Array<{ phone: string }>;
+	const apiFailed = (await call('GET', `/api/campaigns/${id}/report?format=json&outcome=failed-delivery`))
+		.json as Array<{ phone: string }>;
 	expect(apiFailed.map((row) => row.phone)).toEqual([UNDELIVERABLE]);
-	const cliFailed = await runCli(['campaign', 'report', id, '--outcome', 'failed-delivery', '--format', 'csv'], runner.env);
+	const cliFailed = await runCli(
+		['campaign', 'report', id, '--outcome', 'failed-delivery', '--format', 'csv'],
+		runner.env,
+	);
 	expect(cliFailed.stdout.trim().split('\n')).toHaveLength(2);
 	expect(cliFailed.stdout).toContain(`${UNDELIVERABLE},sent,`);
 	expect(cliFailed.stdout.split('\n')[0]).toContain('delivery,delivered_at,read_at,replied_at,delivery_error');
@@ -186,7 +273,8 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	// No message checked more often than the schedule allows; the failed one asked B7 once for its reason.
 	const { perMessage, lookups, times } = await sandboxChecks();
 	expect(perMessage.size).toBe(21);
-	for (const [message, checks] of perMessage) expect({ message, checks: Math.min(checks, SCHEDULE_STEPS) }).toEqual({ message, checks });
+	for (const [message, checks] of perMessage)
+		expect({ message, checks: Math.min(checks, SCHEDULE_STEPS) }).toEqual({ message, checks });
 	expect(perMessage.get(failedRow?.message_id as string)).toBe(1);
 	expect(Object.fromEntries(lookups)).toEqual({ [UNDELIVERABLE]: 1 });
 	expect(await conversationRequests()).toBe(1);
@@ -195,11 +283,19 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 
 	// /metrics has the funnel.
 	const metrics = (await call('GET', '/metrics')).text;
-	expect(metrics).toContain(`convo_runner_campaign_funnel{campaign="${id}",number="${runner.business.phoneNumbers[0]}",stage="read"} 20`);
-	expect(metrics).toMatch(new RegExp(`convo_runner_campaign_failed_delivery\\{campaign="${id}",[^}]*reason="${REASON}"\\} 1`));
+	expect(metrics).toContain(
+		`convo_runner_campaign_funnel{campaign="${id}",number="${runner.business.phoneNumbers[0]}",stage="read"} 20`,
+	);
+	expect(metrics).toMatch(
+		new RegExp(`convo_runner_campaign_failed_delivery\\{campaign="${id}",[^}]*reason="${REASON}"\\} 1`),
+	);
 
 	// campaign.delivery_settled reaches the webhook once, with the funnel; campaign.finished carries a funnel too.
-	await waitFor('the settled event', async () => events.some((event) => event.type === 'campaign.delivery_settled' && event.data.id === id), 30_000);
+	await waitFor(
+		'the settled event',
+		async () => events.some((event) => event.type === 'campaign.delivery_settled' && event.data.id === id),
+		30_000,
+	);
 	await new Promise((resolve) => setTimeout(resolve, 2500));
 	const settledEvents = events.filter((event) => event.type === 'campaign.delivery_settled' && event.data.id === id);
 	expect(settledEvents).toHaveLength(1);
@@ -208,7 +304,10 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	expect(finished?.data.funnel).toMatchObject({ audience: 21, sent: 21, tracking: 'messaging_api' });
 
 	// retry --undelivered: filters that match nothing send nothing; then only the failed one, once.
-	for (const filter of [['--reason', 'no such reason'], ['--after', '1h']]) {
+	for (const filter of [
+		['--reason', 'no such reason'],
+		['--after', '1h'],
+	]) {
 		const none = await runCli(['campaign', 'retry', id, '--undelivered', ...filter, '--json'], runner.env);
 		expect(JSON.parse(none.stdout)).toMatchObject({ requeued: 0 });
 	}
@@ -218,11 +317,18 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	// The resend answered slowly, so the campaign is surely still running when the retry below is asked
 	// (a loaded machine's CLI and API calls could otherwise come after a quick resend completed it).
 	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 5000 });
-	const retried = await runCli(['campaign', 'retry', id, '--undelivered', '--reason', 'CANNOT RECEIVE', '--json'], runner.env);
+	const retried = await runCli(
+		['campaign', 'retry', id, '--undelivered', '--reason', 'CANNOT RECEIVE', '--json'],
+		runner.env,
+	);
 	expect(JSON.parse(retried.stdout)).toMatchObject({ requeued: 1, state: 'running' });
 	// While it runs again a retry is refused, as retry-not-sent's is.
 	expect((await call('POST', `/api/campaigns/${id}/retry-undelivered`, {})).status).toBe(400);
-	await waitFor('the retried campaign to complete', async () => (await getCampaign(runner.context, id)).state === 'completed', 60_000);
+	await waitFor(
+		'the retried campaign to complete',
+		async () => (await getCampaign(runner.context, id)).state === 'completed',
+		60_000,
+	);
 	await clearFaults(runner.sandbox);
 	const again = await call('POST', `/api/campaigns/${id}/retry-undelivered`, {});
 	expect(again.json).toMatchObject({ requeued: 0 });
@@ -230,10 +336,18 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	expect(afterRetry.filter((m) => m.to === UNDELIVERABLE)).toHaveLength(2);
 	expect(afterRetry).toHaveLength(22);
 	// The resend is tracked (failed again), and is never sent a third time.
-	await waitFor('the resend to be tracked', async () => ((await campaignView(runner.context, id)).funnel?.failed_delivery === 1 ? true : undefined), 60_000, 500);
+	await waitFor(
+		'the resend to be tracked',
+		async () => ((await campaignView(runner.context, id)).funnel?.failed_delivery === 1 ? true : undefined),
+		60_000,
+		500,
+	);
 	const third = await call('POST', `/api/campaigns/${id}/retry-undelivered`, {});
 	expect(third.json).toMatchObject({ requeued: 0 });
-	const resent = (await call('GET', `/api/campaigns/${id}/report?format=json&outcome=failed-delivery`)).json as Array<{ phone: string; message_id: string }>;
+	const resent = (await call('GET', `/api/campaigns/${id}/report?format=json&outcome=failed-delivery`)).json as Array<{
+		phone: string;
+		message_id: string;
+	}>;
 	expect(resent).toHaveLength(1);
 	expect(resent[0].message_id).not.toBe(failedRow?.message_id);
 	await new Promise((resolve) => setTimeout(resolve, 2500));
@@ -251,7 +365,14 @@ test('SIGKILL during tracking: after a restart every sent message still reaches 
 	const atKill = statusChecks().times.length;
 	runner.spawnWorker(throughProxy());
 	const view = await waitFor('delivery tracking to settle after the restart', settled(id), 180_000, 500);
-	expect(view.funnel).toMatchObject({ sent: 60, delivered: 60, read: 60, failed_delivery: 0, in_flight: 0, settled: true });
+	expect(view.funnel).toMatchObject({
+		sent: 60,
+		delivered: 60,
+		read: 60,
+		failed_delivery: 0,
+		in_flight: 0,
+		settled: true,
+	});
 	const messages = (await sandboxMessages()).filter((m) => !m.to.startsWith('4915112340003'));
 	const { perMessage } = statusChecks();
 	expect(statusChecks().times.length).toBeGreaterThan(atKill);
@@ -261,7 +382,10 @@ test('SIGKILL during tracking: after a restart every sent message still reaches 
 	expect(repeated.length).toBeLessThanOrEqual(RATE);
 	const rows = (await runCli(['campaign', 'report', id, '--json'], runner.env)).stdout;
 	for (const row of JSON.parse(rows) as Array<{ message_id: string; delivery: string }>) {
-		expect({ id: row.message_id, delivery: row.delivery }).toEqual({ id: row.message_id, delivery: messages.find((m) => m.uuid === row.message_id)?.status });
+		expect({ id: row.message_id, delivery: row.delivery }).toEqual({
+			id: row.message_id,
+			delivery: messages.find((m) => m.uuid === row.message_id)?.status,
+		});
 	}
 });
 
@@ -275,7 +399,15 @@ test('without the messaging API credential tracking uses B7 only and says conver
 	runner.spawnWorker(env as NodeJS.ProcessEnv);
 	const id = await createCampaignOver(5, 43, [`+${UNDELIVERABLE},Alan,order y`]);
 	const view = await waitFor('B7 tracking to settle', settled(id), 120_000, 500);
-	expect(view.funnel).toMatchObject({ sent: 6, delivered: 5, read: 5, failed_delivery: 1, failed_reasons: [{ reason: REASON, count: 1 }], tracking: 'conversations_only', settled: true });
+	expect(view.funnel).toMatchObject({
+		sent: 6,
+		delivered: 5,
+		read: 5,
+		failed_delivery: 1,
+		failed_reasons: [{ reason: REASON, count: 1 }],
+		tracking: 'conversations_only',
+		settled: true,
+	});
 	expect(statusChecks().perMessage.size).toBe(0);
 });
 
@@ -285,7 +417,12 @@ test('RUNNER_TRACKING=off makes a send-only process: it sends and checks nothing
 	proxy.arrivals.length = 0;
 	runner.spawnWorker({ ...throughProxy(), RUNNER_TRACKING: 'off' });
 	const id = await createCampaignOver(8, 44);
-	await waitFor('the campaign to complete', async () => (await getCampaign(runner.context, id))?.state === 'completed' || undefined, 60_000, 200);
+	await waitFor(
+		'the campaign to complete',
+		async () => (await getCampaign(runner.context, id))?.state === 'completed' || undefined,
+		60_000,
+		200,
+	);
 	// Two schedule steps (3 s, 6 s) fall due meanwhile: a tracking process would have asked A1 twice per message.
 	await new Promise((resolve) => setTimeout(resolve, 8000));
 	expect(statusChecks().times).toHaveLength(0);

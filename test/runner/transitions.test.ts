@@ -20,28 +20,55 @@ const RACERS = 25;
 
 async function newCampaign(recipients = 30): Promise<string> {
 	const business = runner.business;
-	const rows = Array.from({ length: recipients }, (_, i) => ({ phone: `4915190${String(i).padStart(5, '0')}`, 1: `R${i}` }));
-	const answer = await createCampaign(runner.context, { templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' }, inlineRecords(rows));
+	const rows = Array.from({ length: recipients }, (_, i) => ({
+		phone: `4915190${String(i).padStart(5, '0')}`,
+		1: `R${i}`,
+	}));
+	const answer = await createCampaign(
+		runner.context,
+		{ templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' },
+		inlineRecords(rows),
+	);
 	if (answer.kind !== 'campaign') throw new Error('expected a campaign');
 	return answer.id;
 }
 
 async function outbox(campaign: string): Promise<OutboxEntry[]> {
 	const entries = await runner.context.redis.lrange(runner.context.keys.outbox(runner.business.phoneNumbers[0]), 0, -1);
-	return entries.map((text) => JSON.parse(text) as OutboxEntry).filter((entry) => entry.id.startsWith(`ev-${campaign}-`));
+	return entries
+		.map((text) => JSON.parse(text) as OutboxEntry)
+		.filter((entry) => entry.id.startsWith(`ev-${campaign}-`));
 }
 
 test(`${RACERS} simultaneous pauses: one changes the state, one campaign.paused; a pause of a paused campaign emits nothing`, async () => {
 	const id = await newCampaign();
 	const results = await Promise.all(
-		Array.from({ length: RACERS }, () => transition(runner.context, id, ['running', 'scheduled'], 'paused', { last_error: 'paused' }, { event: 'campaign.paused' })),
+		Array.from({ length: RACERS }, () =>
+			transition(
+				runner.context,
+				id,
+				['running', 'scheduled'],
+				'paused',
+				{ last_error: 'paused' },
+				{ event: 'campaign.paused' },
+			),
+		),
 	);
 	expect(results.filter((result) => result.changed)).toHaveLength(1);
-	expect(results.filter((result) => !result.changed).every((result) => !result.changed && result.state === 'paused')).toBe(true);
+	expect(
+		results.filter((result) => !result.changed).every((result) => !result.changed && result.state === 'paused'),
+	).toBe(true);
 	const events = await outbox(id);
 	expect(events.map((event) => event.type)).toEqual(['campaign.paused']);
 
-	const again = await transition(runner.context, id, ['running', 'scheduled'], 'paused', {}, { event: 'campaign.paused' });
+	const again = await transition(
+		runner.context,
+		id,
+		['running', 'scheduled'],
+		'paused',
+		{},
+		{ event: 'campaign.paused' },
+	);
 	expect(again).toEqual({ changed: false, state: 'paused' });
 	expect(await outbox(id)).toHaveLength(1);
 });
@@ -55,10 +82,15 @@ test(`${RACERS} simultaneous cancels and fails: one end, one campaign.finished w
 	expect(settled.some((result) => result.status === 'fulfilled')).toBe(true);
 	const events = await outbox(id);
 	expect(events.map((event) => event.type)).toEqual(['campaign.finished']);
-	const data = Object.fromEntries(events[0].hash.flatMap((value, i, all) => (i % 2 === 0 ? [[value, all[i + 1]]] : [])));
+	const data = Object.fromEntries(
+		events[0].hash.flatMap((value, i, all) => (i % 2 === 0 ? [[value, all[i + 1]]] : [])),
+	);
 	expect(['cancelled', 'failed']).toContain(data.state);
 	const count = (outcome: Outcome) => Number(data[counterField(outcome)] ?? 0);
-	expect({ moved: count('cancelled') + count('not_sent'), pending: count('pending') }).toEqual({ moved: 40, pending: 0 });
+	expect({ moved: count('cancelled') + count('not_sent'), pending: count('pending') }).toEqual({
+		moved: 40,
+		pending: 0,
+	});
 });
 
 test("a claim brings the recipient's snapshot row; a settle counts a 429's hold in the same step, a lost settle counts nothing", async () => {
@@ -66,11 +98,16 @@ test("a claim brings the recipient's snapshot row; a settle counts a 429's hold 
 	const id = await newCampaign(3);
 	const claim = await ledger.claim(id, 1, 'attempt-1');
 	expect(claim.outcome).toBe('claimed');
-	expect(claim.outcome === 'claimed' && decodeRecipient(claim.row ?? '')).toMatchObject({ phone: '491519000001', variables: { 1: 'R1' } });
+	expect(claim.outcome === 'claimed' && decodeRecipient(claim.row ?? '')).toMatchObject({
+		phone: '491519000001',
+		variables: { 1: 'R1' },
+	});
 	expect(await ledger.claim(id, 1, 'attempt-2')).toEqual({ outcome: 'unknown' });
 
 	expect(await ledger.claim(id, 2, 'attempt-1')).toMatchObject({ outcome: 'claimed' });
 	expect(await ledger.settle(id, 2, 'attempt-1', 'pending', '', '429 rate limited', 10, 'holds')).toBe('ok');
 	expect(await ledger.settle(id, 2, 'attempt-1', 'pending', '', '429 rate limited', 10, 'holds')).toBe('lost');
-	expect(await redis.hmget(keys.campaign(runner.business.phoneNumbers[0], id), 'holds', 'retries', counterField('pending'))).toEqual(['1', null, '2']);
+	expect(
+		await redis.hmget(keys.campaign(runner.business.phoneNumbers[0], id), 'holds', 'retries', counterField('pending')),
+	).toEqual(['1', null, '2']);
 });

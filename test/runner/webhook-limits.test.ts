@@ -10,12 +10,25 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
-import { positionalTemplate, scanKeys, startApi, useRunnerUnderTest, waitFor, waitForEventsDelivered, apiCaller } from './support';
+import {
+	positionalTemplate,
+	scanKeys,
+	startApi,
+	useRunnerUnderTest,
+	waitFor,
+	waitForEventsDelivered,
+	apiCaller,
+} from './support';
 
 jest.setTimeout(240_000);
 
 const TOKEN = 'test-token-0123456789abcdef';
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_MAX_WEBHOOKS: '40', RUNNER_WEBHOOK_DISABLE_AFTER: '3', RUNNER_WEBHOOK_ATTEMPTS: '8' });
+const runner = useRunnerUnderTest({
+	RUNNER_TOKEN: TOKEN,
+	RUNNER_MAX_WEBHOOKS: '40',
+	RUNNER_WEBHOOK_DISABLE_AFTER: '3',
+	RUNNER_WEBHOOK_ATTEMPTS: '8',
+});
 let base = '';
 
 interface Arrival {
@@ -56,7 +69,6 @@ async function startReceiver(status: () => number = () => 200): Promise<Receiver
 
 const call = apiCaller(() => base, TOKEN);
 
-
 const receivers: Receiver[] = [];
 async function registered(status?: () => number): Promise<Receiver> {
 	const receiver = await startReceiver(status);
@@ -71,12 +83,17 @@ let seed = 0;
 /** A campaign of one recipient: it completes within a second or two, which is a campaign.finished. */
 async function finishedCampaign(): Promise<string> {
 	const phone = `4918${String(++seed).padStart(9, '0')}`;
-	const created = await call('POST', '/api/campaigns', { template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0], recipients: [{ phone, 1: 'Ana', 2: 'x' }] });
+	const created = await call('POST', '/api/campaigns', {
+		template_id: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		recipients: [{ phone, 1: 'Ana', 2: 'x' }],
+	});
 	expect(created.status).toBe(201);
 	return created.json.id;
 }
 
-const arrivalOf = (receiver: Receiver, campaign: string) => receiver.arrivals.find((arrival) => arrival.event.data.id === campaign);
+const arrivalOf = (receiver: Receiver, campaign: string) =>
+	receiver.arrivals.find((arrival) => arrival.event.data.id === campaign);
 function logLines(): Array<Record<string, unknown>> {
 	return runner.processes.flatMap((process) =>
 		process
@@ -100,15 +117,26 @@ test('25 receivers that never answer do not hold up a healthy one: each of 3 eve
 	// Registered last: its deliveries are queued behind the hanging ones'.
 	const healthy = await registered();
 	const campaigns = await Promise.all([finishedCampaign(), finishedCampaign(), finishedCampaign()]);
-	const arrivals = await waitFor('the healthy receiver to get all 3 events', async () => {
-		const found = campaigns.map((campaign) => arrivalOf(healthy, campaign));
-		return found.every(Boolean) ? (found as Arrival[]) : undefined;
-	}, 120_000, 100);
+	const arrivals = await waitFor(
+		'the healthy receiver to get all 3 events',
+		async () => {
+			const found = campaigns.map((campaign) => arrivalOf(healthy, campaign));
+			return found.every(Boolean) ? (found as Arrival[]) : undefined;
+		},
+		120_000,
+		100,
+	);
 	const delays = arrivals.map((arrival) => arrival.at - Date.parse(arrival.event.created_at));
-	console.log(`healthy receiver: events arrived ${delays.join(', ')} ms after they happened; hanging receivers were tried ${hanging.reduce((sum, receiver) => sum + receiver.arrivals.length, 0)} times meanwhile`);
+	console.log(
+		`healthy receiver: events arrived ${delays.join(', ')} ms after they happened; hanging receivers were tried ${hanging.reduce((sum, receiver) => sum + receiver.arrivals.length, 0)} times meanwhile`,
+	);
 	for (const delay of delays) expect(delay).toBeLessThan(5000);
 	// The hanging receivers were tried too (their first event at least), not skipped.
-	await waitFor('every hanging receiver to be tried', async () => hanging.every((receiver) => receiver.arrivals.length > 0), 30_000);
+	await waitFor(
+		'every hanging receiver to be tried',
+		async () => hanging.every((receiver) => receiver.arrivals.length > 0),
+		30_000,
+	);
 	// They leave: removing them frees their places for the next tests.
 	for (const receiver of hanging) expect((await call('DELETE', `/api/webhooks/${receiver.id}`)).status).toBe(204);
 });
@@ -117,13 +145,27 @@ test('a receiver that fails 3 attempts in a row (RUNNER_WEBHOOK_DISABLE_AFTER=3)
 	let answer = 500;
 	const failing = await registered(() => answer);
 	const first = await finishedCampaign();
-	await waitFor('3 failed attempts', async () => failing.arrivals.filter((arrival) => arrival.event.data.id === first).length >= 3, 60_000);
-	const shown = await waitFor('GET to show it disabled', async () => {
-		const got = await call('GET', `/api/webhooks/${failing.id}`);
-		return got.json.disabled_at ? got.json : undefined;
-	}, 10_000);
-	expect(shown).toMatchObject({ id: failing.id, disabled_at: expect.any(String), disabled_reason: expect.stringContaining('3 delivery attempts in a row failed') });
-	expect(logLines().filter((line) => line.webhook === failing.id && String(line.msg).startsWith('webhook disabled'))).toHaveLength(1);
+	await waitFor(
+		'3 failed attempts',
+		async () => failing.arrivals.filter((arrival) => arrival.event.data.id === first).length >= 3,
+		60_000,
+	);
+	const shown = await waitFor(
+		'GET to show it disabled',
+		async () => {
+			const got = await call('GET', `/api/webhooks/${failing.id}`);
+			return got.json.disabled_at ? got.json : undefined;
+		},
+		10_000,
+	);
+	expect(shown).toMatchObject({
+		id: failing.id,
+		disabled_at: expect.any(String),
+		disabled_reason: expect.stringContaining('3 delivery attempts in a row failed'),
+	});
+	expect(
+		logLines().filter((line) => line.webhook === failing.id && String(line.msg).startsWith('webhook disabled')),
+	).toHaveLength(1);
 
 	// Disabled: the retries of the first event stop, and a new event is not sent to it.
 	const before = failing.arrivals.length;
@@ -134,7 +176,11 @@ test('a receiver that fails 3 attempts in a row (RUNNER_WEBHOOK_DISABLE_AFTER=3)
 	// Instead of a fixed wait: once the second campaign has completed (its event is emitted with the
 	// state change) and every event is delivered, a retry of the first event (the 4th attempt would
 	// come 4 s after the 3rd) or a delivery of the second would have reached the receiver.
-	await waitFor('the second campaign to complete', async () => (await call('GET', `/api/campaigns/${second}`)).json.state === 'completed', 30_000);
+	await waitFor(
+		'the second campaign to complete',
+		async () => (await call('GET', `/api/campaigns/${second}`)).json.state === 'completed',
+		30_000,
+	);
 	await waitForEventsDelivered(runner.context);
 	expect(failing.arrivals.length).toBe(before);
 	expect(arrivalOf(failing, second)).toBeUndefined();
@@ -153,17 +199,38 @@ test('registrations are capped (RUNNER_MAX_WEBHOOKS=40) even when made at once, 
 	const { redis, keys } = runner.context;
 	const existing = (await call('GET', '/api/webhooks')).json.total as number;
 	expect(existing).toBe(await redis.zcard(keys.webhooks.all));
-	const answers = await Promise.all(Array.from({ length: 50 - existing }, (_, i) => call('POST', '/api/webhooks', { url: `https://hooks.example.com/${i}`, events: ['campaign.finished'] })));
+	const answers = await Promise.all(
+		Array.from({ length: 50 - existing }, (_, i) =>
+			call('POST', '/api/webhooks', { url: `https://hooks.example.com/${i}`, events: ['campaign.finished'] }),
+		),
+	);
 	expect(answers.filter((answer) => answer.status === 201)).toHaveLength(40 - existing);
-	for (const refused of answers.filter((answer) => answer.status !== 201)) expect(refused.json).toMatchObject({ status: 409, message: expect.stringContaining('RUNNER_MAX_WEBHOOKS') });
+	for (const refused of answers.filter((answer) => answer.status !== 201))
+		expect(refused.json).toMatchObject({ status: 409, message: expect.stringContaining('RUNNER_MAX_WEBHOOKS') });
 	expect(await redis.zcard(keys.webhooks.all)).toBe(40);
-	const hashes = (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((key) => /:webhook:[^:]+$/.test(key));
+	const hashes = (await scanKeys(redis, runner.env.RUNNER_PREFIX as string)).filter((key) =>
+		/:webhook:[^:]+$/.test(key),
+	);
 	expect(hashes).toHaveLength(40);
 
 	await call('DELETE', `/api/webhooks/${answers.find((answer) => answer.status === 201)?.json.id}`);
-	const long = await call('POST', '/api/webhooks', { url: `https://hooks.example.com/${'a'.repeat(2049 - 'https://hooks.example.com/'.length)}`, events: ['campaign.finished'] });
-	expect(long.json).toMatchObject({ status: 400, field: 'url', message: expect.stringContaining('RUNNER_MAX_URL_LENGTH') });
-	expect((await call('POST', '/api/webhooks', { url: `https://hooks.example.com/${'a'.repeat(2048 - 'https://hooks.example.com/'.length)}`, events: ['campaign.finished'] })).status).toBe(201);
+	const long = await call('POST', '/api/webhooks', {
+		url: `https://hooks.example.com/${'a'.repeat(2049 - 'https://hooks.example.com/'.length)}`,
+		events: ['campaign.finished'],
+	});
+	expect(long.json).toMatchObject({
+		status: 400,
+		field: 'url',
+		message: expect.stringContaining('RUNNER_MAX_URL_LENGTH'),
+	});
+	expect(
+		(
+			await call('POST', '/api/webhooks', {
+				url: `https://hooks.example.com/${'a'.repeat(2048 - 'https://hooks.example.com/'.length)}`,
+				events: ['campaign.finished'],
+			})
+		).status,
+	).toBe(201);
 
 	const all = await redis.zrange(keys.webhooks.all, 0, -1);
 	const pages = [];

@@ -12,14 +12,31 @@ import type { AddressInfo } from 'node:net';
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from 'convo-contract';
 import { cancel, pauseCampaign } from '../../runner/src/core/campaigns';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
-import { clearFaults, dumpKeys, expectNoSecret, positionalTemplate, setFault, startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered, waitForFeederTick, apiCaller } from './support';
+import {
+	clearFaults,
+	dumpKeys,
+	expectNoSecret,
+	positionalTemplate,
+	setFault,
+	startApi,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	waitForEventsDelivered,
+	waitForFeederTick,
+	apiCaller,
+} from './support';
 
 const SEND_TEMPLATE = 'POST /api/external/v2/send-template';
 
 jest.setTimeout(240_000);
 
 const TOKEN = 'test-token-0123456789abcdef';
-const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN, RUNNER_PAUSE_AFTER_FAILURES: '5', RUNNER_SOURCE_DIR: FEED_DIR });
+const runner = useRunnerUnderTest({
+	RUNNER_TOKEN: TOKEN,
+	RUNNER_PAUSE_AFTER_FAILURES: '5',
+	RUNNER_SOURCE_DIR: FEED_DIR,
+});
 let base = '';
 
 interface Attempt {
@@ -40,7 +57,9 @@ interface Receiver {
 }
 
 /** An HTTP receiver; `answer` decides each attempt's status (default 200). */
-async function startReceiver(answer: (event: RunnerEvent, earlier: Attempt[]) => Promise<number> | number = () => 200): Promise<Receiver> {
+async function startReceiver(
+	answer: (event: RunnerEvent, earlier: Attempt[]) => Promise<number> | number = () => 200,
+): Promise<Receiver> {
 	const receiver = { attempts: [] as Attempt[], secret: '', webhookId: '' } as Receiver;
 	const server = createServer((request, response) => {
 		let body = '';
@@ -49,7 +68,12 @@ async function startReceiver(answer: (event: RunnerEvent, earlier: Attempt[]) =>
 			const event = JSON.parse(body) as RunnerEvent;
 			const earlier = receiver.attempts.filter((attempt) => attempt.event.id === event.id);
 			const status = await answer(event, earlier);
-			receiver.attempts.push({ status, event, headers: request.headers, verified: verifyDelivery(request.headers[SIGNATURE_HEADER], body, receiver.secret).ok });
+			receiver.attempts.push({
+				status,
+				event,
+				headers: request.headers,
+				verified: verifyDelivery(request.headers[SIGNATURE_HEADER], body, receiver.secret).ok,
+			});
 			response.writeHead(status).end();
 		});
 	});
@@ -60,7 +84,6 @@ async function startReceiver(answer: (event: RunnerEvent, earlier: Attempt[]) =>
 }
 
 const call = apiCaller(() => base, TOKEN);
-
 
 async function register(receiver: Receiver, events: string[], description?: string) {
 	const created = await call('POST', '/api/webhooks', { url: receiver.url, events, description });
@@ -89,9 +112,11 @@ afterAll(async () => {
 });
 
 const settings = () => ({ template_id: positionalTemplate(runner.business).id, from: runner.business.phoneNumbers[0] });
-const phonesOf = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `4915${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`);
+const phonesOf = (n: number, seed: number) =>
+	Array.from({ length: n }, (_, i) => `4915${String(seed).padStart(3, '0')}${String(i).padStart(6, '0')}`);
 const rowsOf = (phones: string[]) => phones.map((phone) => ({ phone, 1: 'Ana', 2: 'order' }));
-const about = (receiver: Receiver, type: string, subject: string) => receiver.attempts.filter((attempt) => attempt.event.type === type && attempt.event.data.id === subject);
+const about = (receiver: Receiver, type: string, subject: string) =>
+	receiver.attempts.filter((attempt) => attempt.event.type === type && attempt.event.data.id === subject);
 /**
  * Waits until nothing more can arrive, so "exactly one" is proven rather than hoped: every event
  * emitted so far delivered, retries included (waitForEventsDelivered). Before that, one whole feeder
@@ -107,7 +132,12 @@ async function settle(): Promise<void> {
 }
 
 async function campaign(phones: string[], extra: Record<string, unknown> = {}): Promise<string> {
-	const created = await call('POST', '/api/campaigns', { ...settings(), rate: 100, recipients: rowsOf(phones), ...extra });
+	const created = await call('POST', '/api/campaigns', {
+		...settings(),
+		rate: 100,
+		recipients: rowsOf(phones),
+		...extra,
+	});
 	expect(created.status).toBe(201);
 	return created.json.id;
 }
@@ -125,21 +155,40 @@ function logLines(): Array<Record<string, unknown>> {
 
 test('registration: the secret is in the create answer only; list and get never show it; bad input names the field; unknown ids are 404', async () => {
 	const listed = await call('GET', '/api/webhooks');
-	expect(listed.json.webhooks).toEqual([{ id: main.webhookId, url: main.url, events: ALL, description: 'everything', created_at: expect.any(String) }]);
+	expect(listed.json.webhooks).toEqual([
+		{ id: main.webhookId, url: main.url, events: ALL, description: 'everything', created_at: expect.any(String) },
+	]);
 	const got = await call('GET', `/api/webhooks/${main.webhookId}`);
 	expect({ status: got.status, json: got.json }).toEqual({ status: 200, json: listed.json.webhooks[0] });
 	expect(main.secret).toMatch(/^[0-9a-f]{64}$/);
-	expect((await call('POST', '/api/webhooks', { url: 'ftp://example.com/x', events: ['campaign.finished'] })).json).toMatchObject({ status: 400, field: 'url' });
-	expect((await call('POST', '/api/webhooks', { url: main.url, events: [] })).json).toMatchObject({ status: 400, field: 'events' });
-	expect((await call('POST', '/api/webhooks', { url: main.url, events: ['campaign.started'] })).json).toMatchObject({ status: 400, field: 'events.0' });
+	expect(
+		(await call('POST', '/api/webhooks', { url: 'ftp://example.com/x', events: ['campaign.finished'] })).json,
+	).toMatchObject({ status: 400, field: 'url' });
+	expect((await call('POST', '/api/webhooks', { url: main.url, events: [] })).json).toMatchObject({
+		status: 400,
+		field: 'events',
+	});
+	expect((await call('POST', '/api/webhooks', { url: main.url, events: ['campaign.started'] })).json).toMatchObject({
+		status: 400,
+		field: 'events.0',
+	});
 	expect((await call('GET', '/api/webhooks/wnosuch')).status).toBe(404);
-	expect((await call('DELETE', '/api/webhooks/wnosuch')).json).toEqual({ status: 404, code: 'not_found', message: 'No webhook with id wnosuch' });
+	expect((await call('DELETE', '/api/webhooks/wnosuch')).json).toEqual({
+		status: 404,
+		code: 'not_found',
+		message: 'No webhook with id wnosuch',
+	});
 });
 
 test('a campaign that completes gives exactly one campaign.finished, signed, with its final counts; two processes sent it', async () => {
 	const phones = phonesOf(300, 1);
 	const id = await campaign(phones);
-	const delivered = await waitFor('campaign.finished to arrive', async () => about(main, 'campaign.finished', id)[0], 120_000, 200);
+	const delivered = await waitFor(
+		'campaign.finished to arrive',
+		async () => about(main, 'campaign.finished', id)[0],
+		120_000,
+		200,
+	);
 	await settle();
 	expect(about(main, 'campaign.finished', id)).toHaveLength(1);
 	expect(delivered.verified).toBe(true);
@@ -148,17 +197,28 @@ test('a campaign that completes gives exactly one campaign.finished, signed, wit
 	expect(delivered.headers[DELIVERY_HEADER]).toBe(`${delivered.event.id}-${main.webhookId}`);
 	const sends = (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
 	expect(sends).toHaveLength(300);
-	expect(delivered.event).toMatchObject({ type: 'campaign.finished', data: { id, state: 'completed', counts: { sent: 300, pending: 0, claimed: 0 }, total: 300 } });
+	expect(delivered.event).toMatchObject({
+		type: 'campaign.finished',
+		data: { id, state: 'completed', counts: { sent: 300, pending: 0, claimed: 0 }, total: 300 },
+	});
 	expect(Date.parse(delivered.event.created_at)).toBeGreaterThan(0);
 	// Two runner processes were sending: whichever settled the last recipient completed it, once.
-	const senders = new Set(logLines().filter((line) => line.msg === 'runner started').map((line) => line.pid));
+	const senders = new Set(
+		logLines()
+			.filter((line) => line.msg === 'runner started')
+			.map((line) => line.pid),
+	);
 	expect(senders.size).toBe(2);
 });
 
 test('a cancel made twice at once, by the API and the core library, gives one campaign.finished with the final counts', async () => {
 	const phones = phonesOf(400, 2);
 	const id = await campaign(phones, { rate: 20 });
-	await waitFor('some sends', async () => (await templateSends(runner.sandbox)).some((message) => phones.includes(message.to)), 60_000);
+	await waitFor(
+		'some sends',
+		async () => (await templateSends(runner.sandbox)).some((message) => phones.includes(message.to)),
+		60_000,
+	);
 	const answers = await Promise.allSettled([call('POST', `/api/campaigns/${id}/cancel`), cancel(runner.context, id)]);
 	expect(answers.map((answer) => answer.status)).toContain('fulfilled');
 	await waitFor('campaign.finished to arrive', async () => about(main, 'campaign.finished', id)[0], 60_000);
@@ -175,8 +235,13 @@ test('a cancel made twice at once, by the API and the core library, gives one ca
 test('each pause gives one campaign.paused: an operator pause sent 20 times at once, a second pause after a resume, and a campaign that pauses itself', async () => {
 	const id = await campaign(phonesOf(600, 3), { rate: 10 });
 	// Ten pauses at once through the API and ten through the core library: the state changes once.
-	const pauses = await Promise.all([...Array.from({ length: 10 }, () => call('POST', `/api/campaigns/${id}/pause`)), ...Array.from({ length: 10 }, () => pauseCampaign(runner.context, id))]);
-	expect(pauses.map((answer) => (typeof answer === 'string' ? answer : answer.json.state))).toEqual(Array(20).fill('paused'));
+	const pauses = await Promise.all([
+		...Array.from({ length: 10 }, () => call('POST', `/api/campaigns/${id}/pause`)),
+		...Array.from({ length: 10 }, () => pauseCampaign(runner.context, id)),
+	]);
+	expect(pauses.map((answer) => (typeof answer === 'string' ? answer : answer.json.state))).toEqual(
+		Array(20).fill('paused'),
+	);
 	await waitFor('campaign.paused', async () => about(main, 'campaign.paused', id)[0], 60_000);
 	expect((await call('POST', `/api/campaigns/${id}/resume`)).json.state).toBe('running');
 	await call('POST', `/api/campaigns/${id}/pause`);
@@ -187,25 +252,47 @@ test('each pause gives one campaign.paused: an operator pause sent 20 times at o
 	const paused = about(main, 'campaign.paused', id);
 	expect(paused).toHaveLength(2);
 	expect(new Set(paused.map((attempt) => attempt.event.id)).size).toBe(2);
-	expect(paused.every((attempt) => attempt.verified && (attempt.event.data as { state: string; last_error: string }).last_error === 'paused by the operator')).toBe(true);
+	expect(
+		paused.every(
+			(attempt) =>
+				attempt.verified &&
+				(attempt.event.data as { state: string; last_error: string }).last_error === 'paused by the operator',
+		),
+	).toBe(true);
 	expect(about(main, 'campaign.finished', id)).toHaveLength(1);
 
 	// No value for variable "2": every send is refused, and after 5 in a row the campaign pauses itself.
-	const failing = await call('POST', '/api/campaigns', { ...settings(), rate: 50, recipients: phonesOf(40, 4).map((phone) => ({ phone, 1: 'Ana' })) });
-	const selfPaused = await waitFor('campaign.paused', async () => about(main, 'campaign.paused', failing.json.id)[0], 60_000);
+	const failing = await call('POST', '/api/campaigns', {
+		...settings(),
+		rate: 50,
+		recipients: phonesOf(40, 4).map((phone) => ({ phone, 1: 'Ana' })),
+	});
+	const selfPaused = await waitFor(
+		'campaign.paused',
+		async () => about(main, 'campaign.paused', failing.json.id)[0],
+		60_000,
+	);
 	await settle();
 	expect(about(main, 'campaign.paused', failing.json.id)).toHaveLength(1);
-	expect(selfPaused.event.data).toMatchObject({ state: 'paused', last_error: expect.stringMatching(/^paused itself after 5 failed recipients in a row/) });
+	expect(selfPaused.event.data).toMatchObject({
+		state: 'paused',
+		last_error: expect.stringMatching(/^paused itself after 5 failed recipients in a row/),
+	});
 	await call('POST', `/api/campaigns/${failing.json.id}/cancel`);
 });
 
-test('a cancel while sends are in flight: campaign.finished comes once they settled, its counts the campaign\'s final ones (nothing claimed or pending)', async () => {
+test("a cancel while sends are in flight: campaign.finished comes once they settled, its counts the campaign's final ones (nothing claimed or pending)", async () => {
 	const phones = phonesOf(60, 50);
 	// Each send is answered 1.5 s after it arrives: at the cancel several are on their way.
 	await setFault(runner.sandbox, { endpoint: SEND_TEMPLATE, latencyMs: 1500 });
 	try {
 		const id = await campaign(phones, { rate: 20 });
-		await waitFor('sends in flight', async () => ((await call('GET', `/api/campaigns/${id}`)).json.counts.claimed as number) > 0, 60_000, 50);
+		await waitFor(
+			'sends in flight',
+			async () => ((await call('GET', `/api/campaigns/${id}`)).json.counts.claimed as number) > 0,
+			60_000,
+			50,
+		);
 		expect((await call('POST', `/api/campaigns/${id}/cancel`)).status).toBe(200);
 		await waitFor('campaign.finished to arrive', async () => about(main, 'campaign.finished', id)[0], 60_000);
 		await settle();
@@ -228,14 +315,26 @@ test('a cancel while sends are in flight: campaign.finished comes once they sett
 
 test('a reindex run that ends gives one reindex.finished with the run status', async () => {
 	const source = writeFeed(feedText(products(range(0, 50)), 'ndjson'), 'feed.ndjson');
-	const created = await call('POST', '/api/reindex', { collection_id: collectionOf(runner), source, id_field: 'sku', rate: 200 });
+	const created = await call('POST', '/api/reindex', {
+		collection_id: collectionOf(runner),
+		source,
+		id_field: 'sku',
+		rate: 200,
+	});
 	expect(created.status).toBe(201);
 	const id = created.json.id as string;
 	const delivered = await waitFor('reindex.finished', async () => about(main, 'reindex.finished', id)[0], 60_000);
 	await settle();
 	expect(about(main, 'reindex.finished', id)).toHaveLength(1);
 	expect(delivered.verified).toBe(true);
-	expect(delivered.event.data).toEqual({ id, state: 'completed', counts: expect.objectContaining({ read: 50, created: 50, failed: 0 }), rate: 0, eta_seconds: 0, last_error: null });
+	expect(delivered.event.data).toEqual({
+		id,
+		state: 'completed',
+		counts: expect.objectContaining({ read: 50, created: 50, failed: 0 }),
+		rate: 0,
+		eta_seconds: 0,
+		last_error: null,
+	});
 });
 
 test('a receiver that fails the first 2 attempts gets the event on the 3rd, after backoff; every attempt is logged', async () => {
@@ -291,8 +390,14 @@ test('DELETE stops deliveries, retries already queued included', async () => {
 	await settle();
 	expect(flaky.attempts.length).toBe(before);
 	expect(about(leaving, 'campaign.finished', id)).toHaveLength(1);
-	expect(logLines().some((line) => line.webhook === leaving.webhookId && line.msg === 'webhook delivery dropped: the webhook was removed')).toBe(true);
-	expect((await call('GET', '/api/webhooks')).json.webhooks.map((webhook: { id: string }) => webhook.id)).toEqual([main.webhookId]);
+	expect(
+		logLines().some(
+			(line) => line.webhook === leaving.webhookId && line.msg === 'webhook delivery dropped: the webhook was removed',
+		),
+	).toBe(true);
+	expect((await call('GET', '/api/webhooks')).json.webhooks.map((webhook: { id: string }) => webhook.id)).toEqual([
+		main.webhookId,
+	]);
 });
 
 test('an event handed to the delivery queue twice (a dispatcher that died before trimming the outbox) is delivered once per webhook', async () => {
@@ -301,9 +406,18 @@ test('an event handed to the delivery queue twice (a dispatcher that died before
 	await waitFor('the campaign to complete', async () => about(main, 'campaign.finished', id)[0], 60_000);
 	const { from } = settings();
 	const flat = Object.entries(await redis.hgetall(keys.campaign(from, id))).flat();
-	const entry = JSON.stringify({ id: `ev-${id}-replayed`, type: 'campaign.finished', at: String(Date.now()), hash: flat });
+	const entry = JSON.stringify({
+		id: `ev-${id}-replayed`,
+		type: 'campaign.finished',
+		at: String(Date.now()),
+		hash: flat,
+	});
 	await redis.rpush(keys.outbox(from), entry, entry);
-	await waitFor('the copy to be delivered', async () => main.attempts.find((attempt) => attempt.event.id === `ev-${id}-replayed`), 30_000);
+	await waitFor(
+		'the copy to be delivered',
+		async () => main.attempts.find((attempt) => attempt.event.id === `ev-${id}-replayed`),
+		30_000,
+	);
 	await settle();
 	expect(main.attempts.filter((attempt) => attempt.event.id === `ev-${id}-replayed`)).toHaveLength(1);
 	expect(await redis.llen(keys.outbox(from))).toBe(0);
@@ -317,7 +431,11 @@ test('no webhook secret (nor the token) is in any Redis key or value, or in any 
 	const logs = runner.processes.map((process) => process.output()).join('\n');
 	expect(logs).toContain('webhook delivered');
 	for (const [where, text] of Object.entries({ redis, logs })) {
-		expect({ where, secrets: secrets.filter((secret) => text.includes(secret)), token: text.includes(TOKEN) }).toEqual({ where, secrets: [], token: false });
+		expect({ where, secrets: secrets.filter((secret) => text.includes(secret)), token: text.includes(TOKEN) }).toEqual({
+			where,
+			secrets: [],
+			token: false,
+		});
 	}
 	expectNoSecret(runner.business, { redis, logs });
 });

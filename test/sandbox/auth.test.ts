@@ -74,7 +74,10 @@ describe('sandbox: authentication (SPEC 5) on every endpoint', () => {
 			call(context, 'getConversation', { ...lookup, auth: { bearer: business.apiKey } }),
 			'Missing API key: the external API takes the API key in the X-API-Key header, not as a bearer token',
 		);
-		await expectRefusal(call(context, 'sendMessage', { ...send, auth: { bearer: 'sbx_at_wrong' } }), 'Invalid access token: send Authorization: Bearer <access token>');
+		await expectRefusal(
+			call(context, 'sendMessage', { ...send, auth: { bearer: 'sbx_at_wrong' } }),
+			'Invalid access token: send Authorization: Bearer <access token>',
+		);
 		await expectRefusal(call(context, 'getConversation', { ...lookup, auth: { apiKey: 'nope' } }), 'Invalid API key');
 	});
 });

@@ -14,8 +14,14 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts the CLI, waits for its banner, reads the fixture over HTTP, stops it. */
-async function runCli(args: string[], env: Record<string, string>): Promise<{ banner: string; fixture: { baseUrl: string } }> {
-	const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function runCli(
+	args: string[],
+	env: Record<string, string>,
+): Promise<{ banner: string; fixture: { baseUrl: string } }> {
+	const child = spawn(process.execPath, [BIN, ...args], {
+		env: { ...process.env, ...env },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	try {
 		const banner = await new Promise<string>((done, fail) => {
 			let output = '';
@@ -55,7 +61,10 @@ describe('sandbox: the convo-sandbox command', () => {
 		await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
 		const { port } = taken.address() as { port: number };
 		try {
-			const child = spawn(process.execPath, [BIN], { env: { ...process.env, SANDBOX_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+			const child = spawn(process.execPath, [BIN], {
+				env: { ...process.env, SANDBOX_PORT: String(port) },
+				stdio: ['ignore', 'pipe', 'pipe'],
+			});
 			let stderr = '';
 			child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
 			expect(await new Promise((done) => child.once('exit', done))).toBe(1);

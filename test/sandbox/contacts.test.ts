@@ -4,15 +4,25 @@ import { admin, call, contactOf, digits, expectErrorBody, textMessage, UNKNOWN_U
 describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () => {
 	const context = useSandbox();
 	const first = () => context.business.contacts[0];
-	const patch = (uuid: string, body: unknown, as = context.business) => call(context, 'updateContact', { params: { uuid }, body, as });
+	const patch = (uuid: string, body: unknown, as = context.business) =>
+		call(context, 'updateContact', { params: { uuid }, body, as });
 
 	describe('B3 PATCH /contacts/:uuid', () => {
 		it('splits the name into first and last, replaces tags and syncs them, merges custom fields', async () => {
 			const contact = first();
-			const answer = await patch(contact.uuid, { name: '  Ada   King Lovelace ', tags: ['new', 'new', 'paid'], custom_fields: { city: 'Paris', shoe: 42 } });
+			const answer = await patch(contact.uuid, {
+				name: '  Ada   King Lovelace ',
+				tags: ['new', 'new', 'paid'],
+				custom_fields: { city: 'Paris', shoe: 42 },
+			});
 			expect(answer.status).toBe(200);
 			const [updated] = answer.body.contact;
-			expect(updated).toMatchObject({ uuid: contact.uuid, name: 'Ada King Lovelace', tags: ['new', 'paid'], phoneNumber: contact.phoneNumber });
+			expect(updated).toMatchObject({
+				uuid: contact.uuid,
+				name: 'Ada King Lovelace',
+				tags: ['new', 'paid'],
+				phoneNumber: contact.phoneNumber,
+			});
 			expect(updated.customFields).toEqual({ ...contact.customFields, city: 'Paris', shoe: 42 });
 			const lookup = await call(context, 'getConversation', { query: { phone: digits(contact.phoneNumber) } });
 			expect(lookup.body.contact).toMatchObject({ first_name: 'Ada', last_name: 'King Lovelace' });
@@ -20,7 +30,10 @@ describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () =>
 			expect(lookup.body.conversation.tags).toEqual(['new', 'paid']);
 			const again = await patch(contact.uuid, { tags: [] });
 			expect(again.body.contact[0].tags).toEqual([]);
-			expect((await call(context, 'getConversation', { query: { phone: digits(contact.phoneNumber) } })).body.conversation.tags).toEqual([]);
+			expect(
+				(await call(context, 'getConversation', { query: { phone: digits(contact.phoneNumber) } })).body.conversation
+					.tags,
+			).toEqual([]);
 			expect(again.body.contact[0].customFields.city).toBe('Paris');
 		});
 
@@ -61,20 +74,38 @@ describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () =>
 	describe('B4 GET /contacts/:uuid/messages', () => {
 		it('lists newest first with sent/received, default 100, max 200', async () => {
 			const contact = contactOf(context.business, { inWindow: true });
-			await admin(context, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text: 'latest question' });
+			await admin(context, 'POST', 'inbound', {
+				business: context.business.id,
+				from: contact.phoneNumber,
+				text: 'latest question',
+			});
 			const answer = await call(context, 'getContactMessages', { params: { uuid: contact.uuid } });
 			expect(answer.status).toBe(200);
 			const messages = answer.body.messages;
-			expect(messages[0]).toMatchObject({ text: 'latest question', status: 'received', channel: 'whatsapp', from: digits(contact.phoneNumber) });
+			expect(messages[0]).toMatchObject({
+				text: 'latest question',
+				status: 'received',
+				channel: 'whatsapp',
+				from: digits(contact.phoneNumber),
+			});
 			const times = messages.map((m: { createdAt: string }) => m.createdAt);
 			expect([...times].sort().reverse()).toEqual(times);
 			expect(new Set(messages.map((m: { status: string }) => m.status))).toEqual(new Set(['sent', 'received']));
 
-			for (let i = 0; i < 105; i++) await admin(context, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text: `m${i}` });
-			expect((await call(context, 'getContactMessages', { params: { uuid: contact.uuid } })).body.messages).toHaveLength(LIMITS.contactMessagesLimit.default);
+			for (let i = 0; i < 105; i++)
+				await admin(context, 'POST', 'inbound', {
+					business: context.business.id,
+					from: contact.phoneNumber,
+					text: `m${i}`,
+				});
+			expect(
+				(await call(context, 'getContactMessages', { params: { uuid: contact.uuid } })).body.messages,
+			).toHaveLength(LIMITS.contactMessagesLimit.default);
 			const two = await call(context, 'getContactMessages', { params: { uuid: contact.uuid }, query: { limit: 2 } });
 			expect(two.body.messages.map((m: { text: string }) => m.text)).toEqual(['m104', 'm103']);
-			expect((await call(context, 'getContactMessages', { params: { uuid: contact.uuid }, query: { limit: 200 } })).status).toBe(200);
+			expect(
+				(await call(context, 'getContactMessages', { params: { uuid: contact.uuid }, query: { limit: 200 } })).status,
+			).toBe(200);
 			for (const limit of [201, 0, 'ten']) {
 				const refused = await call(context, 'getContactMessages', { params: { uuid: contact.uuid }, query: { limit } });
 				expect(refused.status).toBe(400);
@@ -84,7 +115,10 @@ describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () =>
 
 		it('answers 404 for an unknown contact and another business contact', async () => {
 			expectErrorBody(await call(context, 'getContactMessages', { params: { uuid: UNKNOWN_UUID } }), 404);
-			expectErrorBody(await call(context, 'getContactMessages', { params: { uuid: context.other.contacts[0].uuid } }), 404);
+			expectErrorBody(
+				await call(context, 'getContactMessages', { params: { uuid: context.other.contacts[0].uuid } }),
+				404,
+			);
 		});
 	});
 
@@ -101,13 +135,22 @@ describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () =>
 			expect((await patch(contact.uuid, {})).body.contact[0].closedAt).toBe(closedAt);
 			const opened = await call(context, 'openContactConversations', { params: { uuid: contact.uuid } });
 			expect(opened.body.contact[0].closedAt).toBeNull();
-			expect((await call(context, 'openContactConversations', { params: { uuid: contact.uuid } })).body.contact[0].closedAt).toBeNull();
+			expect(
+				(await call(context, 'openContactConversations', { params: { uuid: contact.uuid } })).body.contact[0].closedAt,
+			).toBeNull();
 		});
 
 		it('accepts an empty JSON body, refuses a body with fields (400), and 404s unknown or foreign contacts', async () => {
-			expect((await call(context, 'closeContactConversations', { params: { uuid: first().uuid }, body: {} })).status).toBe(200);
-			expect((await call(context, 'closeContactConversations', { params: { uuid: first().uuid }, raw: '' })).status).toBe(200);
-			expect((await call(context, 'openContactConversations', { params: { uuid: first().uuid }, body: { open: true } })).status).toBe(400);
+			expect(
+				(await call(context, 'closeContactConversations', { params: { uuid: first().uuid }, body: {} })).status,
+			).toBe(200);
+			expect(
+				(await call(context, 'closeContactConversations', { params: { uuid: first().uuid }, raw: '' })).status,
+			).toBe(200);
+			expect(
+				(await call(context, 'openContactConversations', { params: { uuid: first().uuid }, body: { open: true } }))
+					.status,
+			).toBe(400);
 			for (const key of ['closeContactConversations', 'openContactConversations'] as const) {
 				expectErrorBody(await call(context, key, { params: { uuid: UNKNOWN_UUID } }), 404);
 				expectErrorBody(await call(context, key, { params: { uuid: context.other.contacts[0].uuid } }), 404);
@@ -118,24 +161,48 @@ describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () =>
 	describe('B7 GET /conversations', () => {
 		const shared = () => {
 			const [a, b] = context.business.contacts;
-			const key = context.business.fieldKeys.find((k) => a.customFields[k] !== undefined && a.customFields[k] === b.customFields[k])!;
+			const key = context.business.fieldKeys.find(
+				(k) => a.customFields[k] !== undefined && a.customFields[k] === b.customFields[k],
+			)!;
 			return { key, value: String(a.customFields[key]), a, b };
 		};
-		const lookup = (query: Record<string, string | number>, as = context.business) => call(context, 'getConversation', { query, as });
+		const lookup = (query: Record<string, string | number>, as = context.business) =>
+			call(context, 'getConversation', { query, as });
 
 		it('finds by phone: contact and conversation, the most recent messages oldest first, default 50', async () => {
 			const contact = first();
-			for (let i = 0; i < 55; i++) await admin(context, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text: `q${i}` });
+			for (let i = 0; i < 55; i++)
+				await admin(context, 'POST', 'inbound', {
+					business: context.business.id,
+					from: contact.phoneNumber,
+					text: `q${i}`,
+				});
 			const answer = await lookup({ phone: digits(contact.phoneNumber) });
 			expect(answer.status).toBe(200);
-			expect(answer.body.contact).toMatchObject({ id: contact.uuid, first_name: 'Ada', last_name: 'Lovelace', phone_number: digits(contact.phoneNumber) });
+			expect(answer.body.contact).toMatchObject({
+				id: contact.uuid,
+				first_name: 'Ada',
+				last_name: 'Lovelace',
+				phone_number: digits(contact.phoneNumber),
+			});
 			const conversation = answer.body.conversation;
 			expect(conversation).toMatchObject({ platform: 'whatsapp', message_count: 58 });
 			expect(conversation.messages).toHaveLength(LIMITS.conversationMessageLimit.default);
-			expect(conversation.messages.at(-1)).toMatchObject({ text: 'q54', direction: 'inbound', status: 'RECEIVED', error: null });
+			expect(conversation.messages.at(-1)).toMatchObject({
+				text: 'q54',
+				direction: 'inbound',
+				status: 'RECEIVED',
+				error: null,
+			});
 			expect(conversation.last_message_at).toBe(conversation.messages.at(-1).created_at);
 			const five = await lookup({ phone: digits(contact.phoneNumber), message_limit: 5 });
-			expect(five.body.conversation.messages.map((m: { text: string }) => m.text)).toEqual(['q50', 'q51', 'q52', 'q53', 'q54']);
+			expect(five.body.conversation.messages.map((m: { text: string }) => m.text)).toEqual([
+				'q50',
+				'q51',
+				'q52',
+				'q53',
+				'q54',
+			]);
 			expect((await lookup({ phone: digits(contact.phoneNumber), message_limit: 200 })).status).toBe(200);
 			expect((await lookup({ phone: digits(contact.phoneNumber), message_limit: 201 })).status).toBe(400);
 		});
@@ -143,7 +210,9 @@ describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () =>
 		it('with several filters all must match; one field value shared by two contacts is 409', async () => {
 			const { key, value, a, b } = shared();
 			expectErrorBody(await lookup({ field_key: key, field_value: value }), 409);
-			expect((await lookup({ field_key: key, field_value: value, phone: digits(b.phoneNumber) })).body.contact.id).toBe(b.uuid);
+			expect((await lookup({ field_key: key, field_value: value, phone: digits(b.phoneNumber) })).body.contact.id).toBe(
+				b.uuid,
+			);
 			const other = context.business.contacts.find((c) => c.customFields[key] !== a.customFields[key])!;
 			expectErrorBody(await lookup({ field_key: key, field_value: value, phone: digits(other.phoneNumber) }), 404);
 			const unique = String(a.customFields.city);
@@ -163,11 +232,19 @@ describe('sandbox: contacts and conversations (SPEC B3 to B7, section 3)', () =>
 		it('sees messages sent through the API and from the dashboard', async () => {
 			const contact = contactOf(context.business, { inWindow: true });
 			await call(context, 'sendMessage', { body: textMessage(context.business, contact.phoneNumber, 'via api') });
-			await admin(context, 'POST', 'dashboard-send', { business: context.business.id, to: contact.phoneNumber, text: 'by hand' });
-			const texts = (await lookup({ phone: digits(contact.phoneNumber) })).body.conversation.messages.map((m: { text: string }) => m.text);
+			await admin(context, 'POST', 'dashboard-send', {
+				business: context.business.id,
+				to: contact.phoneNumber,
+				text: 'by hand',
+			});
+			const texts = (await lookup({ phone: digits(contact.phoneNumber) })).body.conversation.messages.map(
+				(m: { text: string }) => m.text,
+			);
 			expect(texts.slice(-2)).toEqual(['via api', 'by hand']);
 			// The dashboard message is not one the API accepted.
-			expect((await admin(context, 'GET', `messages?business=${context.business.id}`)).map((m: { text: string }) => m.text)).toEqual(['via api']);
+			expect(
+				(await admin(context, 'GET', `messages?business=${context.business.id}`)).map((m: { text: string }) => m.text),
+			).toEqual(['via api']);
 		});
 	});
 });

@@ -1,8 +1,24 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 
-import { deliveryChecks, deliveryOutcomes, setDelivery, type DeliveryOutcome, type DeliverySettings } from '../runner/support';
-import { admin, call, eventually, expectErrorBody, sleep, startReceiver, useSandbox, type Json, type Receiver } from './support';
+import {
+	deliveryChecks,
+	deliveryOutcomes,
+	setDelivery,
+	type DeliveryOutcome,
+	type DeliverySettings,
+} from '../runner/support';
+import {
+	admin,
+	call,
+	eventually,
+	expectErrorBody,
+	sleep,
+	startReceiver,
+	useSandbox,
+	type Json,
+	type Receiver,
+} from './support';
 
 /** The issue's campaign: 90% delivered, 60% read, 5% failed with two reasons, 10% replies. */
 const ISSUE_SHARES: DeliverySettings = {
@@ -34,7 +50,8 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 					query: { template_id: template.id, from_phone_number: context.business.phoneNumbers[1] },
 					body: { phone: phones[index], 1: 'Ada', 2: `A-${index}` },
 				});
-				if (answer.status !== 200) throw new Error(`send to ${phones[index]} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+				if (answer.status !== 200)
+					throw new Error(`send to ${phones[index]} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
 				ids[index] = answer.body.message_id;
 			}
 		};
@@ -45,14 +62,25 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 	const sendA2 = async (phone: string): Promise<string> => {
 		const template = context.business.templates.find((candidate) => candidate.kind === 'positional')!;
 		const answer = await call(context, 'sendMessage', {
-			body: { to: `+${phone}`, from: 'whatsapp', type: 'text', content: { text: 'x' }, channel_uuid: context.business.channelUuid, template_uuid: template.id, template_values: ['Ada', 'A-1'] },
+			body: {
+				to: `+${phone}`,
+				from: 'whatsapp',
+				type: 'text',
+				content: { text: 'x' },
+				channel_uuid: context.business.channelUuid,
+				template_uuid: template.id,
+				template_values: ['Ada', 'A-1'],
+			},
 		});
 		expect(answer.status).toBe(200);
 		return answer.body.message.uuid;
 	};
-	const a1 = async (uuid: string) => (await call(context, 'getMessageStatus', { params: { uuid } })).body.message.status;
+	const a1 = async (uuid: string) =>
+		(await call(context, 'getMessageStatus', { params: { uuid } })).body.message.status;
 	const b7 = async (phone: string, uuid: string) =>
-		(await call(context, 'getConversation', { query: { phone } })).body.conversation.messages.find((message: Json) => message.id === uuid);
+		(await call(context, 'getConversation', { query: { phone } })).body.conversation.messages.find(
+			(message: Json) => message.id === uuid,
+		);
 	const b4 = async (phone: string, uuid: string) => {
 		const logged = (await admin(context, 'GET', 'messages')).find((message: Json) => message.uuid === uuid);
 		const answer = await call(context, 'getContactMessages', { params: { uuid: logged.contactUuid } });
@@ -61,7 +89,9 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 	};
 	const advance = (advanceMs: number) => admin(context, 'POST', 'clock', { advanceMs });
 	const byPhone = (outcomes: DeliveryOutcome[]) =>
-		new Map(outcomes.map(({ to, outcome, reason, reply_text }) => [to, JSON.stringify({ outcome, reason, reply_text })]));
+		new Map(
+			outcomes.map(({ to, outcome, reason, reply_text }) => [to, JSON.stringify({ outcome, reason, reply_text })]),
+		);
 
 	it('draws the shares on 5,000 recipients within 2 points of each, replies among the read first', async () => {
 		await setDelivery(context.sandbox, ISSUE_SHARES);
@@ -85,7 +115,9 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 		// Every failure has one of the reasons and a failure time, nothing else fails.
 		expect(outcomes.filter((o) => o.outcome === 'failed').every((o) => o.failed_at && !o.delivered_at)).toBe(true);
 		// Replies go to read messages first: with 10% replies and 60% read, every replier read.
-		expect(outcomes.filter((o) => o.replied_at).every((o) => o.outcome === 'read' && o.reply_text === 'Thanks!')).toBe(true);
+		expect(outcomes.filter((o) => o.replied_at).every((o) => o.outcome === 'read' && o.reply_text === 'Thanks!')).toBe(
+			true,
+		);
 	});
 
 	it('is deterministic: the same seed and phones give the same outcomes in any send order, another seed others', async () => {
@@ -107,7 +139,13 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 	});
 
 	it('shows each step in A1, B7 and B4 at its service time; a failure reason is B7 error', async () => {
-		const delays_ms = { sent: 1 * MINUTE, delivered: 2 * MINUTE, failed: 3 * MINUTE, read: 5 * MINUTE, reply: 30 * MINUTE };
+		const delays_ms = {
+			sent: 1 * MINUTE,
+			delivered: 2 * MINUTE,
+			failed: 3 * MINUTE,
+			read: 5 * MINUTE,
+			reply: 30 * MINUTE,
+		};
 		// One settings per send, so each phone gets the outcome the step needs; plans keep what they drew.
 		const plans: Array<[string, Omit<DeliverySettings, 'seed' | 'delays_ms'>]> = [
 			['read', { delivered: 1, read: 1 }],
@@ -129,9 +167,14 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 			const createdAt = Date.parse(logged.find((message: Json) => message.uuid === uuid).createdAt);
 			expect(outcome.outcome).toBe(name);
 			expect(Date.parse(outcome.sent_at) - createdAt).toBe(delays_ms.sent);
-			if (name === 'read' || name === 'delivered') expect(Date.parse(outcome.delivered_at!) - createdAt).toBe(delays_ms.delivered);
+			if (name === 'read' || name === 'delivered')
+				expect(Date.parse(outcome.delivered_at!) - createdAt).toBe(delays_ms.delivered);
 			if (name === 'read') expect(Date.parse(outcome.read_at!) - createdAt).toBe(delays_ms.read);
-			if (name === 'failed') expect([Date.parse(outcome.failed_at!) - createdAt, outcome.reason]).toEqual([delays_ms.failed, 'Number is not on WhatsApp']);
+			if (name === 'failed')
+				expect([Date.parse(outcome.failed_at!) - createdAt, outcome.reason]).toEqual([
+					delays_ms.failed,
+					'Number is not on WhatsApp',
+				]);
 		}
 		// [service minute, A1 status per plan]; midway between steps, so test time does not matter.
 		const steps: Array<[number, Record<string, string>]> = [
@@ -141,7 +184,13 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 			[4, { read: 'delivered', delivered: 'delivered', sent: 'sent', failed: 'failed' }],
 			[10, { read: 'read', delivered: 'delivered', sent: 'sent', failed: 'failed' }],
 		];
-		const b7Of: Record<string, string> = { enqueued: 'DELIVERED', sent: 'DELIVERED', delivered: 'DELIVERED', read: 'READ', failed: 'ERROR' };
+		const b7Of: Record<string, string> = {
+			enqueued: 'DELIVERED',
+			sent: 'DELIVERED',
+			delivered: 'DELIVERED',
+			read: 'READ',
+			failed: 'ERROR',
+		};
 		let at = 0;
 		for (const [minute, expected] of steps) {
 			await advance(minute * MINUTE - at);
@@ -150,7 +199,12 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 				const status = expected[name];
 				expect([minute, name, await a1(uuid)]).toEqual([minute, name, status]);
 				const shown = await b7(phone, uuid);
-				expect([minute, name, shown.status, shown.error]).toEqual([minute, name, b7Of[status], status === 'failed' ? 'Number is not on WhatsApp' : null]);
+				expect([minute, name, shown.status, shown.error]).toEqual([
+					minute,
+					name,
+					b7Of[status],
+					status === 'failed' ? 'Number is not on WhatsApp' : null,
+				]);
 				expect([minute, name, await b4(phone, uuid)]).toEqual([minute, name, status === 'failed' ? 'failed' : 'sent']);
 			}
 		}
@@ -160,7 +214,14 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 		const receiver = await startReceiver();
 		try {
 			await admin(context, 'POST', 'webhooks', { business: context.business.id, url: receiver.url });
-			await setDelivery(context.sandbox, { seed: 'r', delivered: 1, read: 1, replied: 1, reply_texts: ['Yes please, book me in'], delays_ms: { reply: 10 * MINUTE } });
+			await setDelivery(context.sandbox, {
+				seed: 'r',
+				delivered: 1,
+				read: 1,
+				replied: 1,
+				reply_texts: ['Yes please, book me in'],
+				delays_ms: { reply: 10 * MINUTE },
+			});
 			const phone = phoneOf(1, 4);
 			const [uuid] = await sendTemplates([phone]);
 			await sleep(200);
@@ -172,7 +233,11 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 			await advance(2 * MINUTE);
 			const [delivery] = await eventually(() => receiver.received.length > 0 && receiver.received);
 			const [outcome] = await deliveryOutcomes(context.sandbox);
-			expect(outcome).toMatchObject({ message_id: uuid, replied_at: expect.any(String), reply_text: 'Yes please, book me in' });
+			expect(outcome).toMatchObject({
+				message_id: uuid,
+				replied_at: expect.any(String),
+				reply_text: 'Yes please, book me in',
+			});
 			expect(delivery.body).toMatchObject({
 				event: 'message_created',
 				payload: {
@@ -202,7 +267,14 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 		try {
 			const register = () => admin(context, 'POST', 'webhooks', { business: context.business.id, url: receiver.url });
 			await register();
-			const settings = { seed: 't', delivered: 1, read: 1, replied: 1, reply_texts: ['ok'], delays_ms: { sent: 0, delivered: 0, read: 0, reply: 400 } };
+			const settings = {
+				seed: 't',
+				delivered: 1,
+				read: 1,
+				replied: 1,
+				reply_texts: ['ok'],
+				delays_ms: { sent: 0, delivered: 0, read: 0, reply: 400 },
+			};
 			await setDelivery(context.sandbox, settings);
 			const phones = [phoneOf(1, 5), phoneOf(2, 5)];
 			await sendTemplates(phones, 1);
@@ -253,8 +325,11 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 			})();`;
 		const started = Date.now();
 		const output = await new Promise<string>((resolve, reject) => {
-			execFile(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: join(__dirname, '..', '..'), timeout: 20_000 }, (error, stdout, stderr) =>
-				error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout),
+			execFile(
+				process.execPath,
+				['--require', 'tsx/cjs', '-e', script],
+				{ cwd: join(__dirname, '..', '..'), timeout: 20_000 },
+				(error, stdout, stderr) => (error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout)),
 			);
 		});
 		expect(output.trim()).toBe('200 true');
@@ -274,7 +349,9 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 		await advance(MINUTE);
 		await b7(first, one);
 		// A field lookup names no phone: not in the log.
-		await call(context, 'getConversation', { query: { field_key: context.business.fieldKeys[0], field_value: 'nobody' } });
+		await call(context, 'getConversation', {
+			query: { field_key: context.business.fieldKeys[0], field_value: 'nobody' },
+		});
 		const checks = await deliveryChecks(context.sandbox);
 		expect(Object.keys(checks.status).sort()).toEqual([one, two].sort());
 		expect(checks.status[one]).toHaveLength(2);
@@ -293,8 +370,16 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 	});
 
 	it('DELETE returns later sends to the default timeline; messages sent before keep what they drew', async () => {
-		await setDelivery(context.sandbox, { seed: 'd', delivered: 0, read: 0, failed: [{ share: 1, reason: 'Blocked by the recipient' }] });
-		expect((await admin(context, 'GET', 'delivery')).settings).toMatchObject({ seed: 'd', delays_ms: { sent: 2000, delivered: 4000, read: 10000, failed: 2000, reply: 15000 } });
+		await setDelivery(context.sandbox, {
+			seed: 'd',
+			delivered: 0,
+			read: 0,
+			failed: [{ share: 1, reason: 'Blocked by the recipient' }],
+		});
+		expect((await admin(context, 'GET', 'delivery')).settings).toMatchObject({
+			seed: 'd',
+			delays_ms: { sent: 2000, delivered: 4000, read: 10000, failed: 2000, reply: 15000 },
+		});
 		const [before] = await sendTemplates([phoneOf(1, 8)]);
 		await setDelivery(context.sandbox, null);
 		expect(await admin(context, 'GET', 'delivery')).toEqual({ settings: null });
@@ -302,17 +387,26 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 		const outcomes = await deliveryOutcomes(context.sandbox);
 		const logged = await admin(context, 'GET', 'messages');
 		const createdAt = Date.parse(logged.find((message: Json) => message.uuid === after).createdAt);
-		expect(outcomes.find((o) => o.message_id === before)).toMatchObject({ outcome: 'failed', reason: 'Blocked by the recipient' });
+		expect(outcomes.find((o) => o.message_id === before)).toMatchObject({
+			outcome: 'failed',
+			reason: 'Blocked by the recipient',
+		});
 		const defaults = outcomes.find((o) => o.message_id === after)!;
 		expect(defaults.outcome).toBe('read');
-		expect([defaults.sent_at, defaults.delivered_at, defaults.read_at].map((time) => Date.parse(time!) - createdAt)).toEqual([2000, 4000, 10000]);
+		expect(
+			[defaults.sent_at, defaults.delivered_at, defaults.read_at].map((time) => Date.parse(time!) - createdAt),
+		).toEqual([2000, 4000, 10000]);
 		await advance(60_000);
 		expect([await a1(before), await a1(after)]).toEqual(['failed', 'read']);
 	});
 
 	it('refuses settings that break a rule, naming the field', async () => {
 		const refused = async (body: unknown, field: string | undefined, words: RegExp) => {
-			const response = await fetch(`${context.sandbox.baseUrl}/__sandbox/delivery`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+			const response = await fetch(`${context.sandbox.baseUrl}/__sandbox/delivery`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify(body),
+			});
 			const answer = { status: response.status, body: (await response.json()) as Json, headers: response.headers };
 			expectErrorBody(answer, 400);
 			expect([answer.body.field, answer.body.message]).toEqual([field, expect.stringMatching(words)]);
@@ -320,12 +414,24 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 		await refused({ ...ISSUE_SHARES, delivered: 1.5 }, 'delivered', /delivered is 1.5; at most 1/);
 		await refused({ ...ISSUE_SHARES, read: 0.95 }, 'read', /read \(0.95\) must be at most delivered \(0.9\)/);
 		await refused({ ...ISSUE_SHARES, replied: 0.95 }, 'replied', /replied \(0.95\) must be at most delivered/);
-		await refused({ ...ISSUE_SHARES, failed: [{ share: 0.2, reason: 'x' }] }, 'failed', /plus the failed shares \(0.2\) is 1.1; at most 1/);
-		await refused({ ...ISSUE_SHARES, delays_ms: { read: 1000 } }, 'delays_ms.read', /delays_ms.read \(1000\) must be at least delays_ms.delivered \(4000, the default\)/);
+		await refused(
+			{ ...ISSUE_SHARES, failed: [{ share: 0.2, reason: 'x' }] },
+			'failed',
+			/plus the failed shares \(0.2\) is 1.1; at most 1/,
+		);
+		await refused(
+			{ ...ISSUE_SHARES, delays_ms: { read: 1000 } },
+			'delays_ms.read',
+			/delays_ms.read \(1000\) must be at least delays_ms.delivered \(4000, the default\)/,
+		);
 		await refused({ ...ISSUE_SHARES, failed: [{ share: 0.01, reason: '' }] }, 'failed[0].reason', /must not be empty/);
 		await refused({ ...ISSUE_SHARES, colour: 'red' }, undefined, /unknown field: colour/);
 		await refused({ delivered: 0.5, read: 0.1 }, 'seed', /^seed is required$/);
-		await refused({ ...ISSUE_SHARES, seed: true }, 'seed', /^seed must be a string \(1 to 200 characters\) or a number$/);
+		await refused(
+			{ ...ISSUE_SHARES, seed: true },
+			'seed',
+			/^seed must be a string \(1 to 200 characters\) or a number$/,
+		);
 		// Nothing was set by the refused calls.
 		expect(await admin(context, 'GET', 'delivery')).toEqual({ settings: null });
 	});

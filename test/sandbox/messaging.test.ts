@@ -13,7 +13,13 @@ describe('sandbox: messaging API (SPEC A1, A2)', () => {
 			expect(answer.body).toEqual({ message: { uuid: expect.any(String), status: 'enqueued' } });
 			const log = await admin(context, 'GET', `messages?business=${context.business.id}`);
 			expect(log).toEqual([
-				expect.objectContaining({ uuid: answer.body.message.uuid, to: digits(contact.phoneNumber), type: 'text', text: 'Your table is ready', status: 'enqueued' }),
+				expect.objectContaining({
+					uuid: answer.body.message.uuid,
+					to: digits(contact.phoneNumber),
+					type: 'text',
+					text: 'Your table is ready',
+					status: 'enqueued',
+				}),
 			]);
 			// The other business sees none of it.
 			expect(await admin(context, 'GET', `messages?business=${context.other.id}`)).toEqual([]);
@@ -33,13 +39,21 @@ describe('sandbox: messaging API (SPEC A1, A2)', () => {
 			const contact = contactOf(context.business, { inWindow: false });
 			const template = context.business.templates.find((t) => t.kind === 'positional')!;
 			const answer = await send(
-				textMessage(context.business, contact.phoneNumber, '', { template_uuid: template.id, template_values: ['Grace', 'A-7'] }),
+				textMessage(context.business, contact.phoneNumber, '', {
+					template_uuid: template.id,
+					template_values: ['Grace', 'A-7'],
+				}),
 			);
 			expect(answer.status).toBe(200);
 			const [logged] = await admin(context, 'GET', `messages?business=${context.business.id}`);
 			expect(logged.text).toBe('Hello Grace, your order A-7 has shipped.');
 			expect(logged.template).toMatchObject({ id: template.id, name: template.name });
-			const missing = await send(textMessage(context.business, contact.phoneNumber, '', { template_uuid: template.id, template_values: ['Grace'] }));
+			const missing = await send(
+				textMessage(context.business, contact.phoneNumber, '', {
+					template_uuid: template.id,
+					template_values: ['Grace'],
+				}),
+			);
 			expect(missing.status).toBe(400);
 			expect(missing.body.field).toBe('template_values[1]');
 		});
@@ -55,13 +69,18 @@ describe('sandbox: messaging API (SPEC A1, A2)', () => {
 		it('sends media with a url in content (rule 2) and refuses media without one', async () => {
 			const contact = contactOf(context.business, { inWindow: true });
 			const image = await send(
-				textMessage(context.business, contact.phoneNumber, '', { type: 'image', content: { url: 'https://cdn.example.com/a.png', caption: 'Menu' } }),
+				textMessage(context.business, contact.phoneNumber, '', {
+					type: 'image',
+					content: { url: 'https://cdn.example.com/a.png', caption: 'Menu' },
+				}),
 			);
 			expect(image.status).toBe(200);
 			const [logged] = await admin(context, 'GET', `messages?business=${context.business.id}`);
 			expect(logged).toMatchObject({ type: 'image', content: { url: 'https://cdn.example.com/a.png' } });
 			for (const type of ['image', 'document', 'audio', 'video']) {
-				const refused = await send(textMessage(context.business, contact.phoneNumber, '', { type, content: { text: 'no url' } }));
+				const refused = await send(
+					textMessage(context.business, contact.phoneNumber, '', { type, content: { text: 'no url' } }),
+				);
 				expect(refused.status).toBe(400);
 				expect(refused.body.field).toMatch(/^content/);
 			}
@@ -78,7 +97,10 @@ describe('sandbox: messaging API (SPEC A1, A2)', () => {
 			['content', 'text'],
 			['to', 42],
 		])('refuses %s = %p with 400 naming the field', async (field, value) => {
-			const body: Record<string, unknown> = textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber);
+			const body: Record<string, unknown> = textMessage(
+				context.business,
+				contactOf(context.business, { inWindow: true }).phoneNumber,
+			);
 			if (value === undefined) delete body[field];
 			else body[field] = value;
 			const answer = await send(body);
@@ -89,12 +111,17 @@ describe('sandbox: messaging API (SPEC A1, A2)', () => {
 
 		describe('metadata limits (SPEC 8)', () => {
 			const withMetadata = (metadata: Record<string, string>) =>
-				send(textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber, 'x', { metadata }));
+				send(
+					textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber, 'x', { metadata }),
+				);
 			const pairs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v']));
 
 			it('accepts 10 pairs, 50-character keys and 500-character values', async () => {
 				expect((await withMetadata(pairs(LIMITS.metadataPairs))).status).toBe(200);
-				expect((await withMetadata({ ['k'.repeat(LIMITS.metadataKeyLength)]: 'v'.repeat(LIMITS.metadataValueLength) })).status).toBe(200);
+				expect(
+					(await withMetadata({ ['k'.repeat(LIMITS.metadataKeyLength)]: 'v'.repeat(LIMITS.metadataValueLength) }))
+						.status,
+				).toBe(200);
 			});
 
 			it('refuses 11 pairs, a 51-character key and a 501-character value', async () => {
@@ -112,20 +139,35 @@ describe('sandbox: messaging API (SPEC A1, A2)', () => {
 
 		it('refuses another business channel (403), an unknown channel (404) and a user who is not of the business (400)', async () => {
 			const to = contactOf(context.business, { inWindow: true }).phoneNumber;
-			expect((await send(textMessage(context.business, to, 'x', { channel_uuid: context.other.channelUuid }))).status).toBe(403);
+			expect(
+				(await send(textMessage(context.business, to, 'x', { channel_uuid: context.other.channelUuid }))).status,
+			).toBe(403);
 			expect((await send(textMessage(context.business, to, 'x', { channel_uuid: UNKNOWN_UUID }))).status).toBe(404);
 			const stranger = await send(textMessage(context.business, to, 'x', { assigned_user: 'nobody@example.com' }));
 			expect(stranger.status).toBe(400);
 			expect(stranger.body.field).toBe('assigned_user');
-			const ok = await send(textMessage(context.business, to, 'x', { assigned_user: context.business.users[0], team_uuid: context.business.teams[0], bot_status: 'bot_start', optin_contact: true, fields: 'contact,conversation' }));
+			const ok = await send(
+				textMessage(context.business, to, 'x', {
+					assigned_user: context.business.users[0],
+					team_uuid: context.business.teams[0],
+					bot_status: 'bot_start',
+					optin_contact: true,
+					fields: 'contact,conversation',
+				}),
+			);
 			expect(ok.status).toBe(200);
-			expect((await send(textMessage(context.business, to, 'x', { team_uuid: context.other.teams[0] }))).status).toBe(403);
-			expect((await send(textMessage(context.business, to, 'x', { template_uuid: context.other.templates[0].id }))).status).toBe(403);
+			expect((await send(textMessage(context.business, to, 'x', { team_uuid: context.other.teams[0] }))).status).toBe(
+				403,
+			);
+			expect(
+				(await send(textMessage(context.business, to, 'x', { template_uuid: context.other.templates[0].id }))).status,
+			).toBe(403);
 		});
 	});
 
 	describe('A1 GET /messages/status/:uuid and the status progression', () => {
-		const status = async (uuid: string, as = context.business) => call(context, 'getMessageStatus', { params: { uuid }, as });
+		const status = async (uuid: string, as = context.business) =>
+			call(context, 'getMessageStatus', { params: { uuid }, as });
 
 		it('moves enqueued -> sent -> delivered -> read over service time, with a messageStatusPayload', async () => {
 			const contact = contactOf(context.business, { inWindow: true });
@@ -158,7 +200,11 @@ describe('sandbox: messaging API (SPEC A1, A2)', () => {
 			const messages = await call(context, 'getContactMessages', { params: { uuid: contact.uuid } });
 			expect(messages.body.messages[0]).toMatchObject({ uuid: body.message.uuid, status: 'failed' });
 			const lookup = await call(context, 'getConversation', { query: { phone: digits(contact.phoneNumber) } });
-			expect(lookup.body.conversation.messages.at(-1)).toMatchObject({ id: body.message.uuid, status: 'ERROR', error: expect.any(String) });
+			expect(lookup.body.conversation.messages.at(-1)).toMatchObject({
+				id: body.message.uuid,
+				status: 'ERROR',
+				error: expect.any(String),
+			});
 		});
 
 		it('answers 404 for an unknown message and for another business message', async () => {

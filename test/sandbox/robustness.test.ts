@@ -1,7 +1,17 @@
 import { OPERATION_KEYS, OPERATIONS } from 'convo-contract';
 import { startSandbox } from '../../sandbox/src';
 import { validInputs } from './inputs';
-import { admin, authHeaders, call, contactOf, expectErrorBody, operationUrl, read, textMessage, useSandbox } from './support';
+import {
+	admin,
+	authHeaders,
+	call,
+	contactOf,
+	expectErrorBody,
+	operationUrl,
+	read,
+	textMessage,
+	useSandbox,
+} from './support';
 
 describe('sandbox: bad input, unknown paths, size limits (never a 500, never a crash)', () => {
 	const context = useSandbox();
@@ -17,23 +27,50 @@ describe('sandbox: bad input, unknown paths, size limits (never a 500, never a c
 	});
 
 	it('bodies over 1 MB are 413, on the API and the admin API', async () => {
-		const huge = JSON.stringify({ ...textMessage(context.business, '+4915112340001'), content: { text: 'x'.repeat(1024 * 1024 + 10) } });
+		const huge = JSON.stringify({
+			...textMessage(context.business, '+4915112340001'),
+			content: { text: 'x'.repeat(1024 * 1024 + 10) },
+		});
 		expectErrorBody(await call(context, 'sendMessage', { raw: huge }), 413);
 		expectErrorBody(await call(context, 'upsertSearchItem', { raw: huge }), 413);
-		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/inbound`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: huge })), 413);
+		expectErrorBody(
+			await read(
+				await fetch(`${context.sandbox.baseUrl}/__sandbox/inbound`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: huge,
+				}),
+			),
+			413,
+		);
 		// Just under the limit is read (and then judged by the contract).
-		const near = JSON.stringify({ ...textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber), content: { text: 'x'.repeat(1000 * 1000) } });
+		const near = JSON.stringify({
+			...textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber),
+			content: { text: 'x'.repeat(1000 * 1000) },
+		});
 		expect((await call(context, 'sendMessage', { raw: near })).status).toBe(200);
 	});
 
 	it('a body of another content type, text/plain included, is 415 naming application/json', async () => {
-		const xml = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'application/xml' }, body: '<a/>' }));
+		const xml = await read(
+			await fetch(sendUrl(), {
+				method: 'POST',
+				headers: { ...bearer(), 'content-type': 'application/xml' },
+				body: '<a/>',
+			}),
+		);
 		expectErrorBody(xml, 415);
 		expect(xml.body.message).toContain('Content-Type application/xml is not supported');
-		const json = JSON.stringify(textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber));
-		const text = await read(await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'text/plain' }, body: json }));
+		const json = JSON.stringify(
+			textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber),
+		);
+		const text = await read(
+			await fetch(sendUrl(), { method: 'POST', headers: { ...bearer(), 'content-type': 'text/plain' }, body: json }),
+		);
 		expectErrorBody(text, 415);
-		expect(text.body.message).toBe('Content-Type text/plain is not supported: send the body as JSON with Content-Type: application/json');
+		expect(text.body.message).toBe(
+			'Content-Type text/plain is not supported: send the body as JSON with Content-Type: application/json',
+		);
 		// Nothing was sent.
 		expect(await admin(context, 'GET', `messages?business=${context.business.id}`)).toEqual([]);
 	});
@@ -43,7 +80,9 @@ describe('sandbox: bad input, unknown paths, size limits (never a 500, never a c
 		for (const key of ['closeContactConversations', 'openContactConversations'] as const) {
 			const answer = await call(context, key, { params: { uuid: contact.uuid }, body: { reason: 'spam' } });
 			expectErrorBody(answer, 400);
-			expect(answer.body.message).toBe(`POST /api/external/v2/contacts/:uuid/conversation/${key === 'closeContactConversations' ? 'close' : 'open'} takes no body: send the request without one (an empty body or {} is fine)`);
+			expect(answer.body.message).toBe(
+				`POST /api/external/v2/contacts/:uuid/conversation/${key === 'closeContactConversations' ? 'close' : 'open'} takes no body: send the request without one (an empty body or {} is fine)`,
+			);
 			expect(answer.body.field).toBe('body');
 			expect((await call(context, key, { params: { uuid: contact.uuid }, body: {} })).status).toBe(200);
 			expect((await call(context, key, { params: { uuid: contact.uuid }, raw: '' })).status).toBe(200);
@@ -60,7 +99,9 @@ describe('sandbox: bad input, unknown paths, size limits (never a 500, never a c
 		);
 		const encoded = await read(await fetch(url('%2B4915112340001'), { headers }));
 		expectErrorBody(encoded, 400);
-		expect(encoded.body.message).toBe('phone must not start with "+": send 7 to 15 digits with country code and no "+" (e.g. 4915112345678)');
+		expect(encoded.body.message).toBe(
+			'phone must not start with "+": send 7 to 15 digits with country code and no "+" (e.g. 4915112345678)',
+		);
 		expect(encoded.body.field).toBe('phone');
 		// A bad field_value with its field_key given is not "field_value is required" either.
 		const badValue = await call(context, 'getConversation', { query: { field_key: 'city', field_value: '' } });
@@ -89,9 +130,22 @@ describe('sandbox: bad input, unknown paths, size limits (never a 500, never a c
 	it.each(OPERATION_KEYS)('%s answers odd bodies, queries and parameters with a 4xx error body', async (key) => {
 		const operation = OPERATIONS[key];
 		const valid = validInputs(context)[key];
-		const bodies = operation.method === 'GET' ? [undefined] : ['null', '[]', '"text"', '42', 'true', JSON.stringify({ a: { b: { c: [1, { d: null }] } } }), '{"__proto__": {"x": 1}}'];
+		const bodies =
+			operation.method === 'GET'
+				? [undefined]
+				: [
+						'null',
+						'[]',
+						'"text"',
+						'42',
+						'true',
+						JSON.stringify({ a: { b: { c: [1, { d: null }] } } }),
+						'{"__proto__": {"x": 1}}',
+					];
 		for (const raw of bodies) {
-			const url = new URL(operationUrl(context, key, { ...valid, params: { uuid: 'é%20x', agent_id: 'x'.repeat(400) } }));
+			const url = new URL(
+				operationUrl(context, key, { ...valid, params: { uuid: 'é%20x', agent_id: 'x'.repeat(400) } }),
+			);
 			url.searchParams.append('limit', '1');
 			url.searchParams.append('limit', '2');
 			url.searchParams.append('message_limit', '1');
@@ -113,8 +167,18 @@ describe('sandbox: bad input, unknown paths, size limits (never a 500, never a c
 
 	it('a wrong credential is 401 even with a huge body, a wrong content type or invalid JSON', async () => {
 		const huge = 'x'.repeat(2 * 1024 * 1024);
-		for (const [contentType, body] of [['application/json', huge], ['application/xml', '<a/>'], ['application/json', '{bad']]) {
-			const answer = await read(await fetch(sendUrl(), { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': contentType }, body }));
+		for (const [contentType, body] of [
+			['application/json', huge],
+			['application/xml', '<a/>'],
+			['application/json', '{bad'],
+		]) {
+			const answer = await read(
+				await fetch(sendUrl(), {
+					method: 'POST',
+					headers: { authorization: 'Bearer nope', 'content-type': contentType },
+					body,
+				}),
+			);
 			expectErrorBody(answer, 401);
 		}
 	});
@@ -122,7 +186,10 @@ describe('sandbox: bad input, unknown paths, size limits (never a 500, never a c
 
 describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 	const context = useSandbox();
-	const send = () => call(context, 'sendMessage', { body: textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber) });
+	const send = () =>
+		call(context, 'sendMessage', {
+			body: textMessage(context.business, contactOf(context.business, { inWindow: true }).phoneNumber),
+		});
 	const status = () => call(context, 'getMessageStatus', { params: { uuid: 'x' } });
 
 	it('the fixture is deterministic: same ids and secrets on every start, and GET fixture equals it', async () => {
@@ -130,7 +197,11 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 		expect(served).toEqual(context.sandbox.fixture);
 		const second = await startSandbox({ port: 0 });
 		try {
-			expect({ ...second.fixture, baseUrl: '', externalUrl: '' }).toEqual({ ...context.sandbox.fixture, baseUrl: '', externalUrl: '' });
+			expect({ ...second.fixture, baseUrl: '', externalUrl: '' }).toEqual({
+				...context.sandbox.fixture,
+				baseUrl: '',
+				externalUrl: '',
+			});
 		} finally {
 			await second.close();
 		}
@@ -138,8 +209,14 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 		expect(served.businesses).toHaveLength(2);
 		for (const business of served.businesses) {
 			expect(business.apiKey).toMatch(/^live_sbx_/);
-			expect(business.templates.map((t: { kind: string }) => t.kind).sort()).toEqual(['named', 'positional', 'urlButton']);
-			expect(business.templates.find((t: { kind: string }) => t.kind === 'urlButton').buttons[0].url).toContain('{{1}}');
+			expect(business.templates.map((t: { kind: string }) => t.kind).sort()).toEqual([
+				'named',
+				'positional',
+				'urlButton',
+			]);
+			expect(business.templates.find((t: { kind: string }) => t.kind === 'urlButton').buttons[0].url).toContain(
+				'{{1}}',
+			);
 			expect(business.contacts.some((c: { inWindow: boolean }) => c.inWindow)).toBe(true);
 			expect(business.contacts.some((c: { inWindow: boolean }) => !c.inWindow)).toBe(true);
 			expect(business.contacts.some((c: { undeliverable: boolean }) => c.undeliverable)).toBe(true);
@@ -266,14 +343,31 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 		await send();
 		await admin(context, 'POST', 'clock', { advanceMs: 60_000 });
 		const { now } = await admin(context, 'GET', 'clock');
-		await call(context, 'sendTemplate', { ...template, query: { ...template.query, from_phone_number: business.phoneNumbers[1] } });
-		await call(context, 'sendMessage', { body: textMessage(context.other, contactOf(context.other, { inWindow: true }).phoneNumber), as: context.other });
+		await call(context, 'sendTemplate', {
+			...template,
+			query: { ...template.query, from_phone_number: business.phoneNumbers[1] },
+		});
+		await call(context, 'sendMessage', {
+			body: textMessage(context.other, contactOf(context.other, { inWindow: true }).phoneNumber),
+			as: context.other,
+		});
 		const list = (query: string) => admin(context, 'GET', `messages?${query}`);
-		expect((await list('')).map((m: { business: string }) => m.business)).toEqual([business.id, business.id, context.other.id]);
-		expect((await list(`business=${business.id}`)).map((m: { source: string }) => m.source)).toEqual(['api', 'template']);
+		expect((await list('')).map((m: { business: string }) => m.business)).toEqual([
+			business.id,
+			business.id,
+			context.other.id,
+		]);
+		expect((await list(`business=${business.id}`)).map((m: { source: string }) => m.source)).toEqual([
+			'api',
+			'template',
+		]);
 		const recent = await list(`business=${business.id}&since=${encodeURIComponent(now)}`);
-		expect(recent.map((m: { source: string; from: string }) => [m.source, m.from])).toEqual([['template', business.phoneNumbers[1]]]);
-		expect((await list(`from=%2B${business.phoneNumbers[0]}`)).map((m: { source: string }) => m.source)).toEqual(['api']);
+		expect(recent.map((m: { source: string; from: string }) => [m.source, m.from])).toEqual([
+			['template', business.phoneNumbers[1]],
+		]);
+		expect((await list(`from=%2B${business.phoneNumbers[0]}`)).map((m: { source: string }) => m.source)).toEqual([
+			'api',
+		]);
 		expect(await list(`business=${business.id}&since=2999-01-01T00:00:00Z`)).toEqual([]);
 		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/messages?since=yesterday`)), 400);
 		expectErrorBody(await read(await fetch(`${context.sandbox.baseUrl}/__sandbox/messages?from=abc`)), 400);
@@ -281,7 +375,13 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 
 	it('refuses bad admin input with 400 (faults, clock, inbound) and unknown businesses with 404', async () => {
 		const post = async (path: string, body: unknown) =>
-			read(await fetch(`${context.sandbox.baseUrl}/__sandbox/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+			read(
+				await fetch(`${context.sandbox.baseUrl}/__sandbox/${path}`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify(body),
+				}),
+			);
 		expectErrorBody(await post('faults', { errorStatus: 418 }), 400);
 		expectErrorBody(await post('faults', { endpoint: 'send' }), 400);
 		expectErrorBody(await post('clock', { advanceMs: -5 }), 400);
@@ -291,10 +391,16 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 	});
 
 	it('an inbound message from an unknown number creates the contact and opens its window', async () => {
-		await admin(context, 'POST', 'inbound', { business: context.business.id, from: '+49 170 0000 777', text: 'new here' });
+		await admin(context, 'POST', 'inbound', {
+			business: context.business.id,
+			from: '+49 170 0000 777',
+			text: 'new here',
+		});
 		const lookup = await call(context, 'getConversation', { query: { phone: '491700000777' } });
 		expect(lookup.status).toBe(200);
-		expect((await call(context, 'sendMessage', { body: textMessage(context.business, '+491700000777') })).status).toBe(200);
+		expect((await call(context, 'sendMessage', { body: textMessage(context.business, '+491700000777') })).status).toBe(
+			200,
+		);
 	});
 
 	it('serves an OpenAPI 3.1 document generated from the contract, one operation per SPEC endpoint', async () => {
@@ -306,14 +412,19 @@ describe('sandbox: admin API, faults, clock, reset, fixture, OpenAPI', () => {
 			const prefix = operation.api === 'messaging' ? '/v1' : '/api/external/v2';
 			const path = `${prefix}${operation.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`;
 			const entry = document.body.paths[path]?.[operation.method.toLowerCase()];
-			expect(entry).toMatchObject({ operationId: key, responses: { 200: expect.any(Object), 401: expect.any(Object) } });
+			expect(entry).toMatchObject({
+				operationId: key,
+				responses: { 200: expect.any(Object), 401: expect.any(Object) },
+			});
 			if (operation.method !== 'GET' && key !== 'closeContactConversations' && key !== 'openContactConversations') {
-				expect(entry.requestBody.content['application/json'].schema).toEqual(expect.objectContaining({ type: 'object' }));
+				expect(entry.requestBody.content['application/json'].schema).toEqual(
+					expect.objectContaining({ type: 'object' }),
+				);
 			}
 		}
-		expect(document.body.paths['/v1/messages/send'].post.requestBody.content['application/json'].schema.required).toEqual(
-			expect.arrayContaining(['to', 'from', 'type', 'content', 'channel_uuid']),
-		);
+		expect(
+			document.body.paths['/v1/messages/send'].post.requestBody.content['application/json'].schema.required,
+		).toEqual(expect.arrayContaining(['to', 'from', 'type', 'content', 'channel_uuid']));
 		expect(Object.keys(document.body.components.securitySchemes).sort()).toEqual(['apiKeyAuth', 'bearerAuth']);
 	});
 });

@@ -68,16 +68,28 @@ export interface CallInput {
 
 export function operationUrl(context: SandboxTestContext, key: OperationKey, input: CallInput = {}): string {
 	const operation = OPERATIONS[key];
-	const path = operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(input.params?.[name] ?? 'missing'));
+	const path = operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
+		encodeURIComponent(input.params?.[name] ?? 'missing'),
+	);
 	const url = new URL(`${context.sandbox.baseUrl}${APIS[operation.api].prefix}${path}`);
 	for (const [name, value] of Object.entries(input.query ?? {})) url.searchParams.set(name, String(value));
 	return url.toString();
 }
 
-export function authHeaders(context: SandboxTestContext, key: OperationKey, auth: Auth = 'business', as?: Business): Record<string, string> {
+export function authHeaders(
+	context: SandboxTestContext,
+	key: OperationKey,
+	auth: Auth = 'business',
+	as?: Business,
+): Record<string, string> {
 	if (auth === 'none') return {};
 	const business = as ?? context.business;
-	const chosen = auth === 'business' ? (OPERATIONS[key].api === 'messaging' ? { bearer: business.accessToken } : { apiKey: business.apiKey }) : auth;
+	const chosen =
+		auth === 'business'
+			? OPERATIONS[key].api === 'messaging'
+				? { bearer: business.accessToken }
+				: { apiKey: business.apiKey }
+			: auth;
 	const headers: Record<string, string> = {};
 	if (chosen.bearer !== undefined) headers.authorization = `Bearer ${chosen.bearer}`;
 	if (chosen.apiKey !== undefined) headers['x-api-key'] = chosen.apiKey;
@@ -85,12 +97,20 @@ export function authHeaders(context: SandboxTestContext, key: OperationKey, auth
 }
 
 /** Calls one operation; a 2xx body must pass the contract's response schema, an error the error shape. */
-export async function call<T = Json>(context: SandboxTestContext, key: OperationKey, input: CallInput = {}): Promise<Answer<T>> {
+export async function call<T = Json>(
+	context: SandboxTestContext,
+	key: OperationKey,
+	input: CallInput = {},
+): Promise<Answer<T>> {
 	const operation = OPERATIONS[key];
-	const headers: Record<string, string> = { ...authHeaders(context, key, input.auth, input.as), ...(input.headers ?? {}) };
+	const headers: Record<string, string> = {
+		...authHeaders(context, key, input.auth, input.as),
+		...(input.headers ?? {}),
+	};
 	let body: string | undefined = input.raw;
 	if (body === undefined && input.body !== undefined) body = JSON.stringify(input.body);
-	if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+	if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type'))
+		headers['content-type'] = 'application/json';
 	const response = await fetch(operationUrl(context, key, input), { method: operation.method, headers, body });
 	const answer = await read<T>(response);
 	if (answer.status >= 200 && answer.status < 300) operation.response.parse(answer.body);
@@ -117,19 +137,27 @@ export function expectErrorBody(answer: Answer, status?: number): void {
 	if (status !== undefined) expect(answer.status).toBe(status);
 }
 
-export async function admin<T = Json>(context: SandboxTestContext, method: string, path: string, body?: unknown): Promise<T> {
+export async function admin<T = Json>(
+	context: SandboxTestContext,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<T> {
 	const response = await fetch(`${context.sandbox.baseUrl}/__sandbox/${path}`, {
 		method,
 		headers: body === undefined ? {} : { 'content-type': 'application/json' },
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
 	const answer = await read<T>(response);
-	if (answer.status >= 300) throw new Error(`admin ${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+	if (answer.status >= 300)
+		throw new Error(`admin ${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
 	return answer.body;
 }
 
 export const contactOf = (business: Business, wanted: { inWindow: boolean; undeliverable?: boolean }) => {
-	const found = business.contacts.find((contact) => contact.inWindow === wanted.inWindow && contact.undeliverable === (wanted.undeliverable ?? false));
+	const found = business.contacts.find(
+		(contact) => contact.inWindow === wanted.inWindow && contact.undeliverable === (wanted.undeliverable ?? false),
+	);
 	if (!found) throw new Error('fixture lacks such a contact');
 	return found;
 };
@@ -156,7 +184,11 @@ export async function startReceiver(): Promise<Receiver> {
 		const chunks: Buffer[] = [];
 		request.on('data', (chunk: Buffer) => chunks.push(chunk));
 		request.on('end', () => {
-			receiver.received.push({ method: request.method ?? '', headers: request.headers, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') });
+			receiver.received.push({
+				method: request.method ?? '',
+				headers: request.headers,
+				body: JSON.parse(Buffer.concat(chunks).toString() || 'null'),
+			});
 			response.statusCode = receiver.status;
 			response.end('ok');
 		});
@@ -168,7 +200,10 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 /** Polls until `check` returns something truthy or `ms` passed. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, ms = 3000): Promise<T> {
+export async function eventually<T>(
+	check: () => Promise<T | undefined | false> | T | undefined | false,
+	ms = 3000,
+): Promise<T> {
 	const until = Date.now() + ms;
 	for (;;) {
 		const value = await check();

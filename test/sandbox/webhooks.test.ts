@@ -27,7 +27,11 @@ describe('sandbox: message_created webhooks (SPEC 6)', () => {
 	it('trigger 1: an inbound customer message is delivered with every payload field, status received, custom headers', async () => {
 		const { id } = await register({ headers: { authorization: 'Bearer receiver-secret' } });
 		const contact = context.business.contacts[0];
-		await admin(context, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text: 'Is it open today?' });
+		await admin(context, 'POST', 'inbound', {
+			business: context.business.id,
+			from: contact.phoneNumber,
+			text: 'Is it open today?',
+		});
 		const [delivery] = await eventually(() => receiver.received.length === 1 && receiver.received);
 		expect(delivery.method).toBe('POST');
 		expect(delivery.headers.authorization).toBe('Bearer receiver-secret');
@@ -57,7 +61,14 @@ describe('sandbox: message_created webhooks (SPEC 6)', () => {
 			const log = await admin(context, 'GET', 'webhooks/deliveries');
 			return log.length === 1 && log;
 		});
-		expect(deliveries[0]).toMatchObject({ webhookId: id, url: receiver.url, method: 'POST', statusCode: 200, body: delivery.body, at: expect.any(String) });
+		expect(deliveries[0]).toMatchObject({
+			webhookId: id,
+			url: receiver.url,
+			method: 'POST',
+			statusCode: 200,
+			body: delivery.body,
+			at: expect.any(String),
+		});
 		// The receiver's secret is not in the log.
 		expect(JSON.stringify(await admin(context, 'GET', 'webhooks/deliveries'))).not.toContain('receiver-secret');
 		expect(JSON.stringify(await admin(context, 'GET', 'webhooks'))).not.toContain('receiver-secret');
@@ -67,31 +78,52 @@ describe('sandbox: message_created webhooks (SPEC 6)', () => {
 		await register({ method: 'PUT' });
 		const contact = contactOf(context.business, { inWindow: true });
 		for (const text of ['one', 'two']) {
-			const sent = await call(context, 'sendMessage', { body: textMessage(context.business, contact.phoneNumber, text, { metadata: { order: text } }) });
+			const sent = await call(context, 'sendMessage', {
+				body: textMessage(context.business, contact.phoneNumber, text, { metadata: { order: text } }),
+			});
 			expect(sent.status).toBe(200);
 		}
 		// A refused send (outside the window) is not a message, so no event.
-		expect((await call(context, 'sendMessage', { body: textMessage(context.business, contactOf(context.business, { inWindow: false }).phoneNumber) })).status).toBe(400);
+		expect(
+			(
+				await call(context, 'sendMessage', {
+					body: textMessage(context.business, contactOf(context.business, { inWindow: false }).phoneNumber),
+				})
+			).status,
+		).toBe(400);
 		await eventually(() => receiver.received.length >= 2);
 		await sleep(150);
-		expect(receiver.received.map((r) => [r.method, r.body.payload.status, r.body.payload.text, r.body.payload.metadata])).toEqual([
+		expect(
+			receiver.received.map((r) => [r.method, r.body.payload.status, r.body.payload.text, r.body.payload.metadata]),
+		).toEqual([
 			['PUT', 'sent', 'one', { order: 'one' }],
 			['PUT', 'sent', 'two', { order: 'two' }],
 		]);
-		expect(receiver.received[0].body.payload).toMatchObject({ from: context.business.phoneNumbers[0], to: digits(contact.phoneNumber) });
+		expect(receiver.received[0].body.payload).toMatchObject({
+			from: context.business.phoneNumbers[0],
+			to: digits(contact.phoneNumber),
+		});
 	});
 
 	it('trigger 3: a message sent from the dashboard is never delivered; template sends (B8) are not either', async () => {
 		await register();
 		const contact = contactOf(context.business, { inWindow: true });
-		await admin(context, 'POST', 'dashboard-send', { business: context.business.id, to: contact.phoneNumber, text: 'by hand' });
+		await admin(context, 'POST', 'dashboard-send', {
+			business: context.business.id,
+			to: contact.phoneNumber,
+			text: 'by hand',
+		});
 		const template = context.business.templates.find((t) => t.kind === 'positional')!;
 		const sent = await call(context, 'sendTemplate', {
 			query: { template_id: template.id, from_phone_number: context.business.phoneNumbers[0] },
 			body: { phone: digits(contact.phoneNumber), 1: 'a', 2: 'b' },
 		});
 		expect(sent.status).toBe(200);
-		await admin(context, 'POST', 'inbound', { business: context.business.id, from: contact.phoneNumber, text: 'marker' });
+		await admin(context, 'POST', 'inbound', {
+			business: context.business.id,
+			from: contact.phoneNumber,
+			text: 'marker',
+		});
 		await eventually(() => receiver.received.length >= 1);
 		await sleep(150);
 		expect(receiver.received.map((r) => r.body.payload.text)).toEqual(['marker']);
@@ -99,8 +131,16 @@ describe('sandbox: message_created webhooks (SPEC 6)', () => {
 
 	it('delivers only to the registrations of the message business', async () => {
 		await register({}, context.other);
-		await admin(context, 'POST', 'inbound', { business: context.business.id, from: context.business.contacts[0].phoneNumber, text: 'mine' });
-		await admin(context, 'POST', 'inbound', { business: context.other.id, from: context.other.contacts[0].phoneNumber, text: 'theirs' });
+		await admin(context, 'POST', 'inbound', {
+			business: context.business.id,
+			from: context.business.contacts[0].phoneNumber,
+			text: 'mine',
+		});
+		await admin(context, 'POST', 'inbound', {
+			business: context.other.id,
+			from: context.other.contacts[0].phoneNumber,
+			text: 'theirs',
+		});
 		await eventually(() => receiver.received.length >= 1);
 		await sleep(150);
 		expect(receiver.received.map((r) => r.body.payload.text)).toEqual(['theirs']);
@@ -109,8 +149,16 @@ describe('sandbox: message_created webhooks (SPEC 6)', () => {
 	it('logs every attempt with its status code, failures and unreachable receivers included', async () => {
 		receiver.status = 500;
 		await register();
-		await admin(context, 'POST', 'webhooks', { business: context.business.id, url: 'http://127.0.0.1:9/unreachable', method: 'POST' });
-		await admin(context, 'POST', 'inbound', { business: context.business.id, from: context.business.contacts[0].phoneNumber, text: 'x' });
+		await admin(context, 'POST', 'webhooks', {
+			business: context.business.id,
+			url: 'http://127.0.0.1:9/unreachable',
+			method: 'POST',
+		});
+		await admin(context, 'POST', 'inbound', {
+			business: context.business.id,
+			from: context.business.contacts[0].phoneNumber,
+			text: 'x',
+		});
 		const log = await eventually(async () => {
 			const attempts = await admin(context, 'GET', 'webhooks/deliveries');
 			return attempts.length === 2 && attempts;
@@ -120,7 +168,10 @@ describe('sandbox: message_created webhooks (SPEC 6)', () => {
 	});
 
 	it('refuses a bad registration with 400 and an unknown business with 404', async () => {
-		for (const body of [{ business: context.business.id, url: 'not a url' }, { business: context.business.id, url: receiver.url, method: 'GET' }]) {
+		for (const body of [
+			{ business: context.business.id, url: 'not a url' },
+			{ business: context.business.id, url: receiver.url, method: 'GET' },
+		]) {
 			const response = await fetch(`${context.sandbox.baseUrl}/__sandbox/webhooks`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },

@@ -16,7 +16,9 @@ import { startPrivateRedis } from '../../runner/src/devRedis';
 import { TEST_REDIS_URLS, TEST_RUNNER_BUNDLE, TEST_SANDBOX_BUNDLE, type TestRunResources } from './testRun';
 
 const ROOT = join(__dirname, '..', '..');
-const sandboxManifest = JSON.parse(readFileSync(join(ROOT, 'sandbox', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+const sandboxManifest = JSON.parse(readFileSync(join(ROOT, 'sandbox', 'package.json'), 'utf8')) as {
+	dependencies: Record<string, string>;
+};
 const SANDBOX_EXTERNALS = new Set([...Object.keys(sandboxManifest.dependencies), 'zod']);
 SANDBOX_EXTERNALS.delete('convo-contract');
 
@@ -47,7 +49,9 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
 	const [, , servers] = await Promise.all([
 		promisify(execFile)(process.execPath, [join(ROOT, 'runner', 'scripts', 'build.mjs'), runnerDir]),
 		buildSandbox(join(sandboxDir, 'cli.js')),
-		Promise.all(Array.from({ length: redisWanted ? Math.max(1, globalConfig.maxWorkers) : 0 }, () => startPrivateRedis())),
+		Promise.all(
+			Array.from({ length: redisWanted ? Math.max(1, globalConfig.maxWorkers) : 0 }, () => startPrivateRedis()),
+		),
 	]);
 	const resources: TestRunResources = { folders: [runnerDir, sandboxDir], servers };
 	(globalThis as { convoTestRun?: TestRunResources }).convoTestRun = resources;

@@ -4,8 +4,13 @@
 class SummaryReporter {
 	onRunComplete(_contexts, results) {
 		const { numPassedTests, numFailedTests, numPendingTests, numTodoTests, numRuntimeErrorTestSuites } = results;
-		const unrun = numRuntimeErrorTestSuites > 0 ? `, ${numRuntimeErrorTestSuites} test file${numRuntimeErrorTestSuites === 1 ? '' : 's'} failed to run` : '';
-		process.stdout.write(`jest: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped${unrun}\n`);
+		const unrun =
+			numRuntimeErrorTestSuites > 0
+				? `, ${numRuntimeErrorTestSuites} test file${numRuntimeErrorTestSuites === 1 ? '' : 's'} failed to run`
+				: '';
+		process.stdout.write(
+			`jest: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped${unrun}\n`,
+		);
 	}
 }
 module.exports = SummaryReporter;

@@ -51,7 +51,9 @@ describe('Convo Trigger with an incomplete credential', () => {
 			body: JSON.stringify(delivery()),
 		});
 		expect(response.status).toBe(500);
-		expect(((await response.json()) as { message: string }).message).toMatch(/credential is incomplete: Secret is empty/);
+		expect(((await response.json()) as { message: string }).message).toMatch(
+			/credential is incomplete: Secret is empty/,
+		);
 		expect(served.started()).toBe(0);
 	});
 });

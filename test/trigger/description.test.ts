@@ -7,7 +7,9 @@ const { description } = new ConvoTrigger();
 describe('Convo Trigger description', () => {
 	it('offers "Trigger On" with an action per event, so the node creator lists real trigger events', () => {
 		// n8n's node creator reads trigger events from the property labelled Event, Events or Trigger On.
-		const triggerOn = description.properties.filter((property) => ['event', 'events', 'trigger on'].includes(property.displayName.toLowerCase()));
+		const triggerOn = description.properties.filter((property) =>
+			['event', 'events', 'trigger on'].includes(property.displayName.toLowerCase()),
+		);
 		expect(triggerOn).toHaveLength(1);
 		expect(triggerOn[0].type).toBe('options');
 		expect(triggerOn[0].default).toBe('received');

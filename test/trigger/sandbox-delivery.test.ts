@@ -54,7 +54,12 @@ function business() {
 
 async function register(trigger: ServedTrigger, headers: Record<string, string> = { [AUTH.headerName]: AUTH.secret }) {
 	const { biz } = business();
-	return (await admin('POST', '/__sandbox/webhooks', { business: biz.id, url: trigger.url, method: trigger.method, headers })) as { id: string };
+	return (await admin('POST', '/__sandbox/webhooks', {
+		business: biz.id,
+		url: trigger.url,
+		method: trigger.method,
+		headers,
+	})) as { id: string };
 }
 
 async function apiSend(text: string): Promise<void> {
@@ -62,7 +67,13 @@ async function apiSend(text: string): Promise<void> {
 	const response = await fetch(`${sandbox.baseUrl}/v1/messages/send`, {
 		method: 'POST',
 		headers: { authorization: `Bearer ${biz.accessToken}`, 'content-type': 'application/json' },
-		body: JSON.stringify({ to: contact.phoneNumber, from: 'whatsapp', type: 'text', content: { text }, channel_uuid: biz.channelUuid }),
+		body: JSON.stringify({
+			to: contact.phoneNumber,
+			from: 'whatsapp',
+			type: 'text',
+			content: { text },
+			channel_uuid: biz.channelUuid,
+		}),
 	});
 	expect(response.status).toBeLessThan(300);
 }
@@ -97,7 +108,11 @@ describe('Convo Trigger receiving deliveries from the sandbox', () => {
 
 		await admin('POST', '/__sandbox/inbound', { business: biz.id, from: contact.phoneNumber, text: 'inbound e2e' });
 		await apiSend('api send e2e');
-		const dashboard = (await admin('POST', '/__sandbox/dashboard-send', { business: biz.id, to: contact.phoneNumber, text: 'dashboard e2e' })) as {
+		const dashboard = (await admin('POST', '/__sandbox/dashboard-send', {
+			business: biz.id,
+			to: contact.phoneNumber,
+			text: 'dashboard e2e',
+		})) as {
 			message: { text: string };
 		};
 		expect(dashboard.message.text).toBe('dashboard e2e');
@@ -135,7 +150,10 @@ describe('Convo Trigger receiving deliveries from the sandbox', () => {
 
 	it('ignores API sends from the business number this workflow replies from', async () => {
 		const { biz, contact } = business();
-		const trigger = await serve({ auth: AUTH, parameters: { triggerOn: 'any', ignoreSendsFrom: biz.phoneNumbers.join(', ') } });
+		const trigger = await serve({
+			auth: AUTH,
+			parameters: { triggerOn: 'any', ignoreSendsFrom: biz.phoneNumbers.join(', ') },
+		});
 		const { id } = await register(trigger);
 		await apiSend('own send');
 		await admin('POST', '/__sandbox/inbound', { business: biz.id, from: contact.phoneNumber, text: 'customer' });

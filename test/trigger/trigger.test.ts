@@ -148,7 +148,10 @@ describe('Convo Trigger through n8n-core webhook execution', () => {
 
 		it('refuses a body that is not JSON with 400 (sent as text/plain, which n8n hands to the node)', async () => {
 			const trigger = await serve();
-			const answer = await send(trigger, '{"event": "message_created", payl', { raw: true, headers: { 'content-type': 'text/plain' } });
+			const answer = await send(trigger, '{"event": "message_created", payl', {
+				raw: true,
+				headers: { 'content-type': 'text/plain' },
+			});
 			expect(answer.status).toBe(400);
 			expect(String(answer.body.message)).toMatch(/not valid JSON/);
 			expectNoExecution(trigger);
@@ -175,7 +178,10 @@ describe('Convo Trigger through n8n-core webhook execution', () => {
 		it('reads a JSON body sent as text/plain', async () => {
 			const trigger = await serve();
 			const body = delivery();
-			const answer = await send(trigger, JSON.stringify(body), { raw: true, headers: { 'content-type': 'text/plain' } });
+			const answer = await send(trigger, JSON.stringify(body), {
+				raw: true,
+				headers: { 'content-type': 'text/plain' },
+			});
 			expect(answer.status).toBe(200);
 			const [execution] = await trigger.waitForExecutions(1);
 			expect(execution.items[0].json).toEqual(body.payload);
@@ -214,15 +220,22 @@ describe('Convo Trigger through n8n-core webhook execution', () => {
 
 		it('filters by channel, case-insensitively', async () => {
 			const trigger = await serve({ parameters: { channels: ' WhatsApp , telegram' } });
-			expect((await send(trigger, delivery({ payload: { channel: 'sms' } }))).body.ignored).toBe('channel "sms" is not selected');
+			expect((await send(trigger, delivery({ payload: { channel: 'sms' } }))).body.ignored).toBe(
+				'channel "sms" is not selected',
+			);
 			expect(trigger.started()).toBe(0);
 			await send(trigger, delivery({ payload: { channel: 'whatsapp' } }));
 			await trigger.waitForExecutions(1);
 		});
 
 		it('ignores API sends from the given business numbers, whatever their formatting, and nothing else', async () => {
-			const trigger = await serve({ parameters: { triggerOn: 'any', ignoreSendsFrom: '+49 30 123456, 0044 20 7946 0000' } });
-			const own = await send(trigger, delivery({ payload: { status: 'sent', from: '4930123456', to: '4915112345678' } }));
+			const trigger = await serve({
+				parameters: { triggerOn: 'any', ignoreSendsFrom: '+49 30 123456, 0044 20 7946 0000' },
+			});
+			const own = await send(
+				trigger,
+				delivery({ payload: { status: 'sent', from: '4930123456', to: '4915112345678' } }),
+			);
 			expect(own.body.ignored).toBe('sent through the API from an ignored business number');
 			expect(trigger.started()).toBe(0);
 			// Another business number of the same account still triggers.

@@ -12,7 +12,10 @@ import type {
 // (a body rule fails the test when the value at `key` equals `value`; undefined means "absent").
 const NOT_THE_SERVICE = 'The Base URL answered, but not as the Convo messaging API does: check the Base URL';
 const rules: Array<IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody> = [
-	{ type: 'responseCode', properties: { value: 401, message: 'The access token was refused: check it in the dashboard' } },
+	{
+		type: 'responseCode',
+		properties: { value: 401, message: 'The access token was refused: check it in the dashboard' },
+	},
 	{ type: 'responseCode', properties: { value: 403, message: 'The access token may not use the messaging API' } },
 	{ type: 'responseCode', properties: { value: 200, message: NOT_THE_SERVICE } },
 	{ type: 'responseSuccessBody', properties: { key: 'status', value: undefined, message: NOT_THE_SERVICE } },

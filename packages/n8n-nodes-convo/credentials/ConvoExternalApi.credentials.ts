@@ -10,9 +10,13 @@ import type {
 
 // n8n checks status rules on answers listed in `except` and body rules on every other answer
 // (a body rule fails the test when the value at `key` equals `value`; undefined means "absent").
-const NOT_THE_SERVICE = 'The External API URL answered, but not as the Convo external API does: check the External API URL';
+const NOT_THE_SERVICE =
+	'The External API URL answered, but not as the Convo external API does: check the External API URL';
 const rules: Array<IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody> = [
-	{ type: 'responseCode', properties: { value: 401, message: 'The API key was refused: check it in the dashboard (developer tools)' } },
+	{
+		type: 'responseCode',
+		properties: { value: 401, message: 'The API key was refused: check it in the dashboard (developer tools)' },
+	},
 	{ type: 'responseCode', properties: { value: 403, message: 'The API key may not use the external API' } },
 	{ type: 'responseCode', properties: { value: 200, message: NOT_THE_SERVICE } },
 	{ type: 'responseCode', properties: { value: 404, message: NOT_THE_SERVICE } },

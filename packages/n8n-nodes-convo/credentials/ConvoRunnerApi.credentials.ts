@@ -14,8 +14,14 @@ import { RUNNER_ROUTES } from '../nodes/shared/runnerRoutes';
 // (a body rule fails the test when the value at `key` equals `value`; undefined means "absent").
 const NOT_THE_RUNNER = 'The Runner URL answered, but not as the convo-runner control API does: check the Runner URL';
 const rules: Array<IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody> = [
-	{ type: 'responseCode', properties: { value: 401, message: 'The token was refused: use the RUNNER_TOKEN the runner was started with' } },
-	{ type: 'responseCode', properties: { value: 403, message: 'The token was refused: use the RUNNER_TOKEN the runner was started with' } },
+	{
+		type: 'responseCode',
+		properties: { value: 401, message: 'The token was refused: use the RUNNER_TOKEN the runner was started with' },
+	},
+	{
+		type: 'responseCode',
+		properties: { value: 403, message: 'The token was refused: use the RUNNER_TOKEN the runner was started with' },
+	},
 	{ type: 'responseCode', properties: { value: 404, message: NOT_THE_RUNNER } },
 	{ type: 'responseSuccessBody', properties: { key: 'items', value: undefined, message: NOT_THE_RUNNER } },
 	{ type: 'responseSuccessBody', properties: { key: 'total', value: undefined, message: NOT_THE_RUNNER } },
@@ -40,7 +46,7 @@ export class ConvoRunnerApi implements ICredentialType {
 			required: true,
 			placeholder: 'http://127.0.0.1:8080',
 			description:
-				'Address of the runner\'s control API (convo-runner start: RUNNER_HTTP_HOST and RUNNER_HTTP_PORT), without /api; a trailing slash or a typed /api is removed',
+				"Address of the runner's control API (convo-runner start: RUNNER_HTTP_HOST and RUNNER_HTTP_PORT), without /api; a trailing slash or a typed /api is removed",
 		},
 		{
 			displayName: 'Token',

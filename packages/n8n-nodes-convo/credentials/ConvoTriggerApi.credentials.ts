@@ -31,8 +31,7 @@ export class ConvoTriggerApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: '',
 			required: true,
-			description:
-				'Secret value of that header, exactly as entered in the dashboard. Use a long random string.',
+			description: 'Secret value of that header, exactly as entered in the dashboard. Use a long random string.',
 		},
 	];
 }

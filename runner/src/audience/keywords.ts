@@ -7,8 +7,41 @@
 import type { RunnerConfig } from '../config';
 
 /** English, Spanish, Portuguese, French, German, Italian, Dutch: what carriers and the big senders honour. */
-const DEFAULT_OPTOUT = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'OPT OUT', 'REVOKE', 'BAJA', 'PARAR', 'ALTO', 'CANCELAR', 'SAIR', 'ARRET', 'DESABONNER', 'STOPP', 'ABMELDEN', 'BASTA', 'DISISCRIVIMI', 'AFMELDEN'];
-const DEFAULT_OPTIN = ['START', 'UNSTOP', 'SUBSCRIBE', 'OPTIN', 'OPT IN', 'ALTA', 'INICIAR', 'VOLTAR', 'ARRIVEE', 'ANMELDEN'];
+const DEFAULT_OPTOUT = [
+	'STOP',
+	'STOPALL',
+	'UNSUBSCRIBE',
+	'CANCEL',
+	'END',
+	'QUIT',
+	'OPTOUT',
+	'OPT OUT',
+	'REVOKE',
+	'BAJA',
+	'PARAR',
+	'ALTO',
+	'CANCELAR',
+	'SAIR',
+	'ARRET',
+	'DESABONNER',
+	'STOPP',
+	'ABMELDEN',
+	'BASTA',
+	'DISISCRIVIMI',
+	'AFMELDEN',
+];
+const DEFAULT_OPTIN = [
+	'START',
+	'UNSTOP',
+	'SUBSCRIBE',
+	'OPTIN',
+	'OPT IN',
+	'ALTA',
+	'INICIAR',
+	'VOLTAR',
+	'ARRIVEE',
+	'ANMELDEN',
+];
 
 /**
  * The form a message and a keyword are compared in: accents dropped (ARRÊT is ARRET), case folded,
@@ -29,7 +62,8 @@ export interface Keywords {
 	optIn: ReadonlySet<string>;
 }
 
-const listed = (setting: string | undefined, defaults: string[]) => new Set((setting === undefined ? defaults : setting.split(',')).map(keywordForm).filter(Boolean));
+const listed = (setting: string | undefined, defaults: string[]) =>
+	new Set((setting === undefined ? defaults : setting.split(',')).map(keywordForm).filter(Boolean));
 
 const cache = new WeakMap<RunnerConfig, Keywords>();
 
@@ -37,7 +71,10 @@ const cache = new WeakMap<RunnerConfig, Keywords>();
 export function keywordsOf(config: RunnerConfig): Keywords {
 	let keywords = cache.get(config);
 	if (!keywords) {
-		keywords = { optOut: listed(config.RUNNER_OPTOUT_KEYWORDS, DEFAULT_OPTOUT), optIn: listed(config.RUNNER_OPTIN_KEYWORDS, DEFAULT_OPTIN) };
+		keywords = {
+			optOut: listed(config.RUNNER_OPTOUT_KEYWORDS, DEFAULT_OPTOUT),
+			optIn: listed(config.RUNNER_OPTIN_KEYWORDS, DEFAULT_OPTIN),
+		};
 		cache.set(config, keywords);
 	}
 	return keywords;

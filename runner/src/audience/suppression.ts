@@ -63,7 +63,10 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** A reason as given, made one line and cut to REASON_MAX; the source's default when empty. */
 function reasonOf(given: unknown, source: SuppressionSource): string {
-	const text = typeof given === 'string' || typeof given === 'number' ? String(given).replace(CONTROL, ' ').replace(/\s+/g, ' ').trim() : '';
+	const text =
+		typeof given === 'string' || typeof given === 'number'
+			? String(given).replace(CONTROL, ' ').replace(/\s+/g, ' ').trim()
+			: '';
 	return text === '' ? DEFAULT_REASON[source] : text.slice(0, REASON_MAX);
 }
 
@@ -80,7 +83,12 @@ const storedForm = (source: SuppressionSource, ms: number, reason: string) => `$
 
 function entryOf(phone: string, stored: string): SuppressionEntry {
 	const [source, ms] = stored.split('|', 2);
-	return { phone, source: source as SuppressionSource, at: new Date(Number(ms)).toISOString(), reason: stored.slice(source.length + ms.length + 2) };
+	return {
+		phone,
+		source: source as SuppressionSource,
+		at: new Date(Number(ms)).toISOString(),
+		reason: stored.slice(source.length + ms.length + 2),
+	};
 }
 
 const noteOf = (stored: string) => (stored === '' ? '' : suppressionNote(entryOf('', stored)));
@@ -93,10 +101,17 @@ function listFullMessage(max: number): string {
 type ChangeReply = [number | string, number | string, number | string, ...string[]];
 
 /** The list's change (CHANGE) in the global group, then in every copy. Returns the phones that changed and how many adds the cap refused. */
-async function change(context: RunnerContext, op: 'add' | 'remove', args: string[]): Promise<{ changed: string[]; full: number }> {
+async function change(
+	context: RunnerContext,
+	op: 'add' | 'remove',
+	args: string[],
+): Promise<{ changed: string[]; full: number }> {
 	const { redis, keys } = context;
 	const run = redisScript(redis, 'changeSuppression');
-	const reply = (await run([keys.suppression.entries, keys.suppression.listed, keys.suppression.changed, keys.suppression.version], [op, context.config.RUNNER_MAX_SUPPRESSIONS, ...args])) as ChangeReply;
+	const reply = (await run(
+		[keys.suppression.entries, keys.suppression.listed, keys.suppression.changed, keys.suppression.version],
+		[op, context.config.RUNNER_MAX_SUPPRESSIONS, ...args],
+	)) as ChangeReply;
 	const [first, last, full, ...changes] = reply;
 	await toCopies(context, Number(first), Number(last), changes);
 	return { changed: changes.filter((_, i) => i % 2 === 0), full: Number(full) };
@@ -113,7 +128,8 @@ async function toCopies(context: RunnerContext, first: number, last: number, cha
 	const numbers = await context.redis.smembers(context.keys.suppression.copies);
 	await Promise.all(
 		numbers.map(async (from) => {
-			if ((await applyToCopy(context, from, ['change', String(first - 1), String(last), ...pairs])) === 'gap') await repairCopy(context, from, last);
+			if ((await applyToCopy(context, from, ['change', String(first - 1), String(last), ...pairs])) === 'gap')
+				await repairCopy(context, from, last);
 		}),
 	);
 }
@@ -140,11 +156,25 @@ export async function repairCopy(context: RunnerContext, from: string, listVersi
 		let after = base;
 		let ahead = false;
 		for (;;) {
-			const page = await redis.zrangebyscore(keys.suppression.changed, `(${after}`, target, 'WITHSCORES', 'LIMIT', 0, BATCH);
+			const page = await redis.zrangebyscore(
+				keys.suppression.changed,
+				`(${after}`,
+				target,
+				'WITHSCORES',
+				'LIMIT',
+				0,
+				BATCH,
+			);
 			if (page.length === 0) break;
 			const phones = page.filter((_, i) => i % 2 === 0);
 			const entries = await redis.hmget(keys.suppression.entries, ...phones);
-			if ((await applyToCopy(context, from, ['replay', String(target), ...phones.flatMap((phone, i) => [phone, noteOf(entries[i] ?? '')])])) === 'ahead') {
+			if (
+				(await applyToCopy(context, from, [
+					'replay',
+					String(target),
+					...phones.flatMap((phone, i) => [phone, noteOf(entries[i] ?? '')]),
+				])) === 'ahead'
+			) {
 				ahead = true;
 				break;
 			}
@@ -154,7 +184,11 @@ export async function repairCopy(context: RunnerContext, from: string, listVersi
 		}
 		if (ahead || (await applyToCopy(context, from, ['finish', String(base), String(target)])) === 'ok') break;
 	}
-	if (replayed > 0) context.log.info({ number: from, replayed, version: target }, 'suppression list: a number\'s copy brought up to date');
+	if (replayed > 0)
+		context.log.info(
+			{ number: from, replayed, version: target },
+			"suppression list: a number's copy brought up to date",
+		);
 	return replayed;
 }
 
@@ -169,7 +203,14 @@ export async function repairCopies(context: RunnerContext): Promise<void> {
 	const kept: string[] = [];
 	for (const from of numbers) {
 		const s = keys.suppression;
-		if (Number(await free([s.copy(from), s.copyVersion(from), s.copyUsers(from)], [keys.campaign(from, ''), Date.now() - COMMIT_GRACE_MS])) === 1) {
+		if (
+			Number(
+				await free(
+					[s.copy(from), s.copyVersion(from), s.copyUsers(from)],
+					[keys.campaign(from, ''), Date.now() - COMMIT_GRACE_MS],
+				),
+			) === 1
+		) {
 			await redis.srem(s.copies, from);
 			// A create that opened the copy again between the two steps keeps it where changes reach it.
 			if ((await redis.exists(s.copyVersion(from))) === 1) await redis.sadd(s.copies, from);
@@ -180,7 +221,8 @@ export async function repairCopies(context: RunnerContext): Promise<void> {
 	const version = Number((await redis.get(keys.suppression.version)) ?? 0);
 	if (version === 0) return;
 	const versions = await Promise.all(kept.map((from) => redis.get(keys.suppression.copyVersion(from))));
-	for (const [i, from] of kept.entries()) if (versions[i] !== null && Number(versions[i]) < version) await repairCopy(context, from, version);
+	for (const [i, from] of kept.entries())
+		if (versions[i] !== null && Number(versions[i]) < version) await repairCopy(context, from, version);
 }
 
 /**
@@ -191,7 +233,11 @@ export async function reserveCopy(context: RunnerContext, from: string): Promise
 	const max = context.config.RUNNER_MAX_SENDING_NUMBERS;
 	const reserve = redisScript(context.redis, 'reserveSuppressionCopy');
 	if (Number(await reserve([context.keys.suppression.copies], [from, max])) !== 1) {
-		throw new LimitError(409, `${max} sending numbers have campaigns that are not finished; at most ${max} may (RUNNER_MAX_SENDING_NUMBERS): let one number's campaigns finish or cancel them, or ask the operator to raise RUNNER_MAX_SENDING_NUMBERS`, 'from');
+		throw new LimitError(
+			409,
+			`${max} sending numbers have campaigns that are not finished; at most ${max} may (RUNNER_MAX_SENDING_NUMBERS): let one number's campaigns finish or cancel them, or ask the operator to raise RUNNER_MAX_SENDING_NUMBERS`,
+			'from',
+		);
 	}
 }
 
@@ -204,7 +250,10 @@ export async function openCopy(context: RunnerContext, from: string, campaignId:
 	const { redis, keys } = context;
 	await reserveCopy(context, from);
 	const open = redisScript(redis, 'openSuppressionCopy');
-	await open([keys.suppression.copy(from), keys.suppression.copyVersion(from), keys.suppression.copyUsers(from)], [campaignId, Date.now()]);
+	await open(
+		[keys.suppression.copy(from), keys.suppression.copyVersion(from), keys.suppression.copyUsers(from)],
+		[campaignId, Date.now()],
+	);
 	await redis.sadd(keys.suppression.copies, from);
 	await repairCopy(context, from);
 }
@@ -228,7 +277,8 @@ export function phoneOf(input: string, field: string): string {
 
 /** CHANGE's arguments for adding `phone`: the phone, its time, its stored entry. */
 function addition(phone: string, source: SuppressionSource, reason: unknown, now = Date.now()): string[] {
-	if (!SUPPRESSION_SOURCES.includes(source)) throw new UserError(`source must be one of ${SUPPRESSION_SOURCES.join(', ')}`);
+	if (!SUPPRESSION_SOURCES.includes(source))
+		throw new UserError(`source must be one of ${SUPPRESSION_SOURCES.join(', ')}`);
 	return [phone, String(now), storedForm(source, now, reasonOf(reason, source))];
 }
 
@@ -237,7 +287,11 @@ function addition(phone: string, source: SuppressionSource, reason: unknown, now
  * keeps its entry, unless a keyword put it there (this entry then replaces it, so a START no longer
  * lifts it). Answers the entry and whether this call wrote it; past the cap, a LimitError.
  */
-export async function suppress(context: RunnerContext, phone: string, how: { source: Exclude<SuppressionSource, 'keyword'>; reason?: string }): Promise<SuppressionEntry & { added: boolean }> {
+export async function suppress(
+	context: RunnerContext,
+	phone: string,
+	how: { source: Exclude<SuppressionSource, 'keyword'>; reason?: string },
+): Promise<SuppressionEntry & { added: boolean }> {
 	const args = addition(phone, how.source, how.reason);
 	const { changed, full } = await change(context, 'add', args);
 	if (full > 0) throw new LimitError(409, listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS), 'phone');
@@ -259,12 +313,20 @@ export type KeywordOutcome = 'stale' | 'kept' | 'changed';
  * A customer's opt-out or opt-in keyword, sent at `sentAtMs` (the message's own time): applied only
  * when it is the phone's newest keyword message (KEYWORD). An opt-out past the cap is a LimitError.
  */
-export async function applyKeyword(context: RunnerContext, phone: string, intent: 'opt_out' | 'opt_in', sentAtMs: number): Promise<KeywordOutcome> {
+export async function applyKeyword(
+	context: RunnerContext,
+	phone: string,
+	intent: 'opt_out' | 'opt_in',
+	sentAtMs: number,
+): Promise<KeywordOutcome> {
 	const { redis, keys, config } = context;
 	const s = keys.suppression;
 	const run = redisScript(redis, 'suppressionKeyword');
 	const stored = storedForm('keyword', sentAtMs, DEFAULT_REASON.keyword);
-	const [first, last, , outcome, ...changes] = (await run([s.entries, s.listed, s.changed, s.version, s.keywords, s.keywordsAt], [phone, intent === 'opt_out' ? 'o' : 'i', sentAtMs, stored, config.RUNNER_MAX_SUPPRESSIONS])) as [number, number, number, string, ...string[]];
+	const [first, last, , outcome, ...changes] = (await run(
+		[s.entries, s.listed, s.changed, s.version, s.keywords, s.keywordsAt],
+		[phone, intent === 'opt_out' ? 'o' : 'i', sentAtMs, stored, config.RUNNER_MAX_SUPPRESSIONS],
+	)) as [number, number, number, string, ...string[]];
 	if (outcome === 'full') throw new LimitError(409, listFullMessage(config.RUNNER_MAX_SUPPRESSIONS));
 	await toCopies(context, Number(first), Number(last), changes);
 	return outcome as KeywordOutcome;
@@ -295,7 +357,10 @@ export interface SuppressionPage {
 }
 
 /** A page of the list, newest first. */
-export async function pageSuppressions(context: RunnerContext, page: { offset: number; limit: number }): Promise<SuppressionPage> {
+export async function pageSuppressions(
+	context: RunnerContext,
+	page: { offset: number; limit: number },
+): Promise<SuppressionPage> {
 	const { redis, keys } = context;
 	const phones = await redis.zrevrange(keys.suppression.listed, page.offset, page.offset + page.limit - 1);
 	const entries = phones.length > 0 ? await redis.hmget(keys.suppression.entries, ...phones) : [];
@@ -328,7 +393,10 @@ export interface ImportAnswer {
 }
 
 /** Rows with a `phone` column (and optionally `reason`) put on the list as `import`; a bad row is reported with its line, the good ones kept. */
-export async function importSuppressions(context: RunnerContext, records: AsyncIterable<SourceRecord>): Promise<ImportAnswer> {
+export async function importSuppressions(
+	context: RunnerContext,
+	records: AsyncIterable<SourceRecord>,
+): Promise<ImportAnswer> {
 	const answer: ImportAnswer = { rows: 0, added: 0, already: 0, rejected: 0, rejections: [] };
 	const reject = (line: number, reason: string) => {
 		answer.rejected++;
@@ -341,7 +409,11 @@ export async function importSuppressions(context: RunnerContext, records: AsyncI
 		answer.added += changed.length;
 		answer.already += batch.length / 3 - changed.length - full;
 		batch = [];
-		if (full > 0) throw new LimitError(409, `${listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS)}. The import stopped: ${answer.added} phones were added, ${full} of the last rows read and every later row were not`);
+		if (full > 0)
+			throw new LimitError(
+				409,
+				`${listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS)}. The import stopped: ${answer.added} phones were added, ${full} of the last rows read and every later row were not`,
+			);
 	};
 	const now = Date.now();
 	for await (const record of cappedRows(records, context.config.RUNNER_MAX_RECIPIENTS)) {
@@ -364,6 +436,7 @@ export async function importSuppressions(context: RunnerContext, records: AsyncI
 		if (batch.length >= BATCH * 3) await flush();
 	}
 	await flush();
-	if (answer.rows === 0) throw new UserError('the file holds no row: give a CSV with a phone column (and optionally reason)');
+	if (answer.rows === 0)
+		throw new UserError('the file holds no row: give a CSV with a phone column (and optionally reason)');
 	return answer;
 }

@@ -36,10 +36,22 @@ interface Attribution {
 }
 
 /** The campaign (and its recipient) that last messaged `phone` from `number` within the window before `atMs`, if any. */
-async function attributeReply(context: RunnerContext, phone: string, number: string, atMs: number): Promise<Attribution | undefined> {
+async function attributeReply(
+	context: RunnerContext,
+	phone: string,
+	number: string,
+	atMs: number,
+): Promise<Attribution | undefined> {
 	const { redis, keys, config } = context;
 	const window = config.RUNNER_REPLY_WINDOW;
-	const recent = await redis.zrevrangebyscore(keys.campaigns, atMs + CLOCK_SKEW_MS, atMs - window - CAMPAIGN_SPAN_MS, 'LIMIT', 0, MAX_CANDIDATES);
+	const recent = await redis.zrevrangebyscore(
+		keys.campaigns,
+		atMs + CLOCK_SKEW_MS,
+		atMs - window - CAMPAIGN_SPAN_MS,
+		'LIMIT',
+		0,
+		MAX_CANDIDATES,
+	);
 	const ids = [...new Set([...recent, ...(await redis.smembers(keys.running(number)))])];
 	if (ids.length === 0) return undefined;
 	const homes = await redis.hmget(keys.homes, ...ids);
@@ -48,13 +60,16 @@ async function attributeReply(context: RunnerContext, phone: string, number: str
 	let best: Attribution | undefined;
 	for (let start = 0; start < candidates.length; start += PARALLEL) {
 		const batch = candidates.slice(start, start + PARALLEL);
-		const answers = (await Promise.all(batch.map((id) => sentTo([keys.phones(number, id), keys.ledger(number, id)], [phone])))) as Array<[string, string] | null>;
+		const answers = (await Promise.all(
+			batch.map((id) => sentTo([keys.phones(number, id), keys.ledger(number, id)], [phone])),
+		)) as Array<[string, string] | null>;
 		answers.forEach((answer, i) => {
 			if (!answer) return;
 			const sentAt = Number(answer[1]);
 			if (sentAt > atMs + CLOCK_SKEW_MS || sentAt < atMs - window) return;
 			// The latest send wins; of two in the same millisecond, the newer campaign (ids are time-ordered).
-			if (!best || sentAt > best.sentAt || (sentAt === best.sentAt && batch[i] > best.campaign.id)) best = { campaign: { id: batch[i], from: number }, index: Number(answer[0]), sentAt };
+			if (!best || sentAt > best.sentAt || (sentAt === best.sentAt && batch[i] > best.campaign.id))
+				best = { campaign: { id: batch[i], from: number }, index: Number(answer[0]), sentAt };
 		});
 	}
 	return best;
@@ -92,10 +107,16 @@ export async function receiveMessageCreated(context: RunnerContext, payload: Mes
 	const intent = keywordIntent(keywordsOf(context.config), payload.text);
 	if (intent && !(await businessNumber(context, number.digits))) {
 		// Neither number is logged: the event's `to` may be anyone's.
-		context.log.warn({ intent }, 'a keyword came in to a number that is not one of the business\'s (RUNNER_NUMBERS, or a number with a campaign): the suppression list is unchanged');
+		context.log.warn(
+			{ intent },
+			"a keyword came in to a number that is not one of the business's (RUNNER_NUMBERS, or a number with a campaign): the suppression list is unchanged",
+		);
 	} else if (intent) {
 		const outcome = await applyKeyword(context, phone.digits, intent, atMs);
-		context.log.info({ intent, outcome }, intent === 'opt_out' ? 'an opt-out keyword came in' : 'an opt-in keyword came in');
+		context.log.info(
+			{ intent, outcome },
+			intent === 'opt_out' ? 'an opt-out keyword came in' : 'an opt-in keyword came in',
+		);
 	}
 	const found = await attributeReply(context, phone.digits, number.digits, atMs);
 	if (!found) return 'unattributed';

@@ -42,7 +42,11 @@ export function defaultCapPolicy(config: RunnerConfig): string {
 }
 
 /** The cap's keys for a campaign's scripts, in the order they take them: policy, per-phone prefix, waiting set. */
-export const capKeys = (keys: Keys, from: string, campaign: string) => [keys.capPolicy(from), keys.capSends(from), keys.capWaiting(from, campaign)];
+export const capKeys = (keys: Keys, from: string, campaign: string) => [
+	keys.capPolicy(from),
+	keys.capSends(from),
+	keys.capWaiting(from, campaign),
+];
 
 export interface CapView {
 	from: string;
@@ -79,7 +83,10 @@ export async function clearCap(context: CapContext, from: string): Promise<CapVi
 export async function wouldCap(context: CapContext, from: string, phones: string[]): Promise<string[]> {
 	if (phones.length === 0) return [];
 	const check = redisScript(context.redis, 'wouldCap');
-	return (await check([context.keys.capPolicy(from), context.keys.capSends(from)], [defaultCapPolicy(context.config), ...phones])) as string[];
+	return (await check(
+		[context.keys.capPolicy(from), context.keys.capSends(from)],
+		[defaultCapPolicy(context.config), ...phones],
+	)) as string[];
 }
 
 /**
@@ -88,14 +95,26 @@ export async function wouldCap(context: CapContext, from: string, phones: string
  * `countedAt` is the claim's time (to give back when the send provably did not go), or undefined
  * when no cap applies.
  */
-export async function claimTestSend(context: CapContext, from: string, phone: string): Promise<{ held: { rule: string; nextAllowed: string } } | { countedAt?: number }> {
+export async function claimTestSend(
+	context: CapContext,
+	from: string,
+	phone: string,
+): Promise<{ held: { rule: string; nextAllowed: string } } | { countedAt?: number }> {
 	const claim = redisScript(context.redis, 'capTestClaim');
-	const [at, rule, nextAllowed] = (await claim([context.keys.capPolicy(from), context.keys.capSends(from)], [defaultCapPolicy(context.config), phone])) as [number, string?, string?];
+	const [at, rule, nextAllowed] = (await claim(
+		[context.keys.capPolicy(from), context.keys.capSends(from)],
+		[defaultCapPolicy(context.config), phone],
+	)) as [number, string?, string?];
 	if (Number(at) < 0) return { held: { rule: rule as string, nextAllowed: nextAllowed as string } };
 	return Number(at) > 0 ? { countedAt: Number(at) } : {};
 }
 
-export async function giveBackTestSend(context: CapContext, from: string, phone: string, countedAt: number): Promise<void> {
+export async function giveBackTestSend(
+	context: CapContext,
+	from: string,
+	phone: string,
+	countedAt: number,
+): Promise<void> {
 	const giveBack = redisScript(context.redis, 'capTestGiveBack');
 	await giveBack([context.keys.capSends(from)], [phone, countedAt]);
 }

@@ -11,6 +11,10 @@ export function encodeCapPolicy(rules: CapRule[]): string {
 
 /** The policy as a user writes it (what `cap show` answers). */
 export function shownPolicy(encoded: string): string {
-	return encoded === NO_CAP ? NO_CAP : encoded.split(',').map((rule) => rule.split(':')[0]).join(',');
+	return encoded === NO_CAP
+		? NO_CAP
+		: encoded
+				.split(',')
+				.map((rule) => rule.split(':')[0])
+				.join(',');
 }
-

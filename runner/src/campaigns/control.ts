@@ -17,7 +17,13 @@ import { requeueUndelivered, trackAgain } from './tracking';
 import { openCopy } from '../audience/suppression';
 
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */
-async function moveAll(context: RunnerContext, campaign: CampaignRecord, from: Outcome, to: Outcome, reason = ''): Promise<number> {
+async function moveAll(
+	context: RunnerContext,
+	campaign: CampaignRecord,
+	from: Outcome,
+	to: Outcome,
+	reason = '',
+): Promise<number> {
 	let moved = 0;
 	for await (const chunk of context.ledger.walk(campaign.id, campaign.total)) {
 		const indexes = chunk.records.flatMap((record, i) => (record?.outcome === from ? [chunk.from + i] : []));
@@ -51,8 +57,21 @@ const ENDABLE: CampaignState[] = ['draft', 'scheduled', 'running', 'paused'];
  * reported then, with the counts as they stay. Undefined when the campaign was no longer in one
  * of `from` (another process ended it first).
  */
-async function endWithPending(context: RunnerContext, id: string, state: 'cancelled' | 'failed', reason: string, from: CampaignState[] = ENDABLE): Promise<number | undefined> {
-	const result = await transition(context, id, from, state, { finished_at: Date.now(), last_error: reason }, { ending: true });
+async function endWithPending(
+	context: RunnerContext,
+	id: string,
+	state: 'cancelled' | 'failed',
+	reason: string,
+	from: CampaignState[] = ENDABLE,
+): Promise<number | undefined> {
+	const result = await transition(
+		context,
+		id,
+		from,
+		state,
+		{ finished_at: Date.now(), last_error: reason },
+		{ ending: true },
+	);
 	if (!result.changed) return undefined;
 	return finishPending(context, id);
 }
@@ -67,8 +86,12 @@ async function endWithPending(context: RunnerContext, id: string, state: 'cancel
 export async function finishPending(context: RunnerContext, id: string): Promise<number> {
 	const campaign = await findCampaign(context, id);
 	const to = campaign && PENDING_BECOMES[campaign.state];
-	const moved = campaign && to && campaign.counts.pending > 0 ? await moveAll(context, campaign, 'pending', to, campaign.lastError ?? '') : 0;
-	if (campaign && campaign.counts.claimed > 0 && Date.now() - (campaign.finishedAt ?? 0) > claimLifetime(context)) await expireDeadClaims(context, campaign);
+	const moved =
+		campaign && to && campaign.counts.pending > 0
+			? await moveAll(context, campaign, 'pending', to, campaign.lastError ?? '')
+			: 0;
+	if (campaign && campaign.counts.claimed > 0 && Date.now() - (campaign.finishedAt ?? 0) > claimLifetime(context))
+		await expireDeadClaims(context, campaign);
 	await reportFinished(context, id);
 	return moved;
 }
@@ -81,14 +104,18 @@ export async function expireDeadClaims(context: RunnerContext, campaign: Campaig
 	const staleBefore = Date.now() - claimLifetime(context);
 	let expired = 0;
 	for await (const { from, records } of context.ledger.walk(campaign.id, campaign.total)) {
-		const stale = records.flatMap((record, i) => (record?.outcome === 'claimed' && (record.lastAttemptAt ?? 0) < staleBefore ? [from + i] : []));
+		const stale = records.flatMap((record, i) =>
+			record?.outcome === 'claimed' && (record.lastAttemptAt ?? 0) < staleBefore ? [from + i] : [],
+		);
 		expired += await context.ledger.expireClaims(campaign.id, staleBefore, stale);
 	}
 	return expired;
 }
 
 function refuse(campaign: CampaignRecord, act: string, allowed: CampaignState[]): never {
-	throw new UserError(`Campaign ${campaign.id} is ${campaign.state}; it can be ${act} only when ${allowed.join(' or ')}`);
+	throw new UserError(
+		`Campaign ${campaign.id} is ${campaign.state}; it can be ${act} only when ${allowed.join(' or ')}`,
+	);
 }
 
 const PAUSABLE: CampaignState[] = ['running', 'scheduled'];
@@ -97,7 +124,14 @@ export async function pauseCampaign(context: RunnerContext, id: string): Promise
 	const campaign = await getCampaign(context, id);
 	if (campaign.state === 'paused') return 'paused';
 	if (!PAUSABLE.includes(campaign.state)) refuse(campaign, 'paused', PAUSABLE);
-	const result = await transition(context, id, PAUSABLE, 'paused', { last_error: 'paused by the operator' }, { event: 'campaign.paused' });
+	const result = await transition(
+		context,
+		id,
+		PAUSABLE,
+		'paused',
+		{ last_error: 'paused by the operator' },
+		{ event: 'campaign.paused' },
+	);
 	// Changed meanwhile by another process: paused already is what was asked; anything else is refused as it is now.
 	if (!result.changed && result.state !== 'paused') refuse(await getCampaign(context, id), 'paused', PAUSABLE);
 	if (result.changed) context.log.info({ campaign: id }, 'campaign paused');
@@ -110,14 +144,23 @@ export async function resumeCampaign(context: RunnerContext, id: string): Promis
 	if (campaign.state === 'running') return 'running';
 	if (campaign.state !== 'paused') refuse(campaign, 'resumed', ['paused']);
 	await feedAgain(context, campaign);
-	const result = await transition(context, id, ['paused'], 'running', { cursor: 0, failure_streak: 0, last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
+	const result = await transition(context, id, ['paused'], 'running', {
+		cursor: 0,
+		failure_streak: 0,
+		last_error: '',
+		last_progress_at: Date.now(),
+		running_since: Date.now(),
+	});
 	if (!result.changed) return (await getCampaign(context, id)).state;
 	await context.ledger.finishIfDone(id);
 	context.log.info({ campaign: id }, 'campaign resumed');
 	return (await getCampaign(context, id)).state;
 }
 
-export async function cancelCampaign(context: RunnerContext, id: string): Promise<{ state: CampaignState; cancelled: number }> {
+export async function cancelCampaign(
+	context: RunnerContext,
+	id: string,
+): Promise<{ state: CampaignState; cancelled: number }> {
 	const campaign = await getCampaign(context, id);
 	if (!ENDABLE.includes(campaign.state)) refuse(campaign, 'cancelled', ENDABLE);
 	const cancelled = await endWithPending(context, id, 'cancelled', 'cancelled by the operator');
@@ -141,7 +184,10 @@ async function feedAgain(context: RunnerContext, campaign: CampaignRecord): Prom
 const RETRYABLE: CampaignState[] = ['paused', 'completed', 'cancelled', 'failed'];
 
 /** Sends again the recipients proven not sent (an explicit operator act; never automatic). */
-export async function retryNotSent(context: RunnerContext, id: string): Promise<{ state: CampaignState; requeued: number }> {
+export async function retryNotSent(
+	context: RunnerContext,
+	id: string,
+): Promise<{ state: CampaignState; requeued: number }> {
 	const campaign = await getCampaign(context, id);
 	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
 	// A finished campaign's number may have let its copy of the suppression list go: it sends again only with one.
@@ -151,7 +197,14 @@ export async function retryNotSent(context: RunnerContext, id: string): Promise<
 	// The tracking cursor passed them: it walks again from the start and finds their messages once sent.
 	await trackAgain(context, campaign);
 	await feedAgain(context, campaign);
-	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
+	await transition(context, id, RETRYABLE, 'running', {
+		cursor: 0,
+		failure_streak: 0,
+		finished_at: '',
+		last_error: '',
+		last_progress_at: Date.now(),
+		running_since: Date.now(),
+	});
 	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients proven not sent');
 	return { state: 'running', requeued };
 }
@@ -162,17 +215,32 @@ export async function retryNotSent(context: RunnerContext, id: string): Promise<
  * marked in the same step that puts them back to pending, so a second call finds none).
  * `names`: the options as the client calls them.
  */
-export async function retryUndelivered(context: RunnerContext, id: string, input: RetryUndeliveredBody, names: Record<string, string> = {}): Promise<{ state: CampaignState; requeued: number }> {
+export async function retryUndelivered(
+	context: RunnerContext,
+	id: string,
+	input: RetryUndeliveredBody,
+	names: Record<string, string> = {},
+): Promise<{ state: CampaignState; requeued: number }> {
 	const parsed = retryUndeliveredBody.safeParse(input);
 	if (!parsed.success) throw settingsError(parsed.error, names);
 	const campaign = await getCampaign(context, id);
 	if (!RETRYABLE.includes(campaign.state)) refuse(campaign, 'retried', RETRYABLE);
 	// A finished campaign's number may have let its copy of the suppression list go: it sends again only with one.
 	await openCopy(context, campaign.from, id);
-	const requeued = await requeueUndelivered(context, campaign, { reason: parsed.data.reason, afterMs: parsed.data.after });
+	const requeued = await requeueUndelivered(context, campaign, {
+		reason: parsed.data.reason,
+		afterMs: parsed.data.after,
+	});
 	if (requeued === 0) return { state: campaign.state, requeued };
 	await feedAgain(context, campaign);
-	await transition(context, id, RETRYABLE, 'running', { cursor: 0, failure_streak: 0, finished_at: '', last_error: '', last_progress_at: Date.now(), running_since: Date.now() });
+	await transition(context, id, RETRYABLE, 'running', {
+		cursor: 0,
+		failure_streak: 0,
+		finished_at: '',
+		last_error: '',
+		last_progress_at: Date.now(),
+		running_since: Date.now(),
+	});
 	context.log.info({ campaign: id, requeued }, 'campaign retrying recipients whose delivery failed');
 	return { state: 'running', requeued };
 }
@@ -193,9 +261,15 @@ class CampaignNotCommitted extends Error {}
  * Starts a scheduled campaign (the start job's processor, jobs.ts). One not committed yet is looked for again while `mayWait`; after
  * that its create died before its commit and the job does nothing.
  */
-export async function startScheduledCampaign(context: RunnerContext, id: string, dueAt: number, mayWait = false): Promise<CampaignState | undefined> {
+export async function startScheduledCampaign(
+	context: RunnerContext,
+	id: string,
+	dueAt: number,
+	mayWait = false,
+): Promise<CampaignState | undefined> {
 	const campaign = await findCampaign(context, id);
-	if (!campaign && mayWait) throw new CampaignNotCommitted(`campaign ${id} is not committed yet; its start looks again`);
+	if (!campaign && mayWait)
+		throw new CampaignNotCommitted(`campaign ${id} is not committed yet; its start looks again`);
 	if (!campaign) return undefined;
 	if (campaign.state !== 'scheduled') return campaign.state;
 	const late = Date.now() - dueAt;
@@ -205,7 +279,10 @@ export async function startScheduledCampaign(context: RunnerContext, id: string,
 		context.log.warn({ campaign: id }, reason);
 		return 'cancelled';
 	}
-	const result = await transition(context, id, ['scheduled'], 'running', { last_progress_at: Date.now(), running_since: Date.now() });
+	const result = await transition(context, id, ['scheduled'], 'running', {
+		last_progress_at: Date.now(),
+		running_since: Date.now(),
+	});
 	if (!result.changed) return result.state ?? 'cancelled';
 	context.log.info({ campaign: id }, 'scheduled campaign started');
 	return 'running';

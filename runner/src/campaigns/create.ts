@@ -49,7 +49,10 @@ function columnsRead(columns: readonly string[] | undefined, given: string | und
 	if (!columns) return '';
 	const shown = columns.slice(0, 10).map((name) => JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name));
 	const more = columns.length > shown.length ? ` and ${columns.length - shown.length} more` : '';
-	const how = given === undefined ? `the delimiter told from its header line (comma, semicolon or tab; --delimiter, or the API's delimiter, sets it)` : `the ${delimiterName(given)} delimiter given`;
+	const how =
+		given === undefined
+			? `the delimiter told from its header line (comma, semicolon or tab; --delimiter, or the API's delimiter, sets it)`
+			: `the ${delimiterName(given)} delimiter given`;
 	return `. The header was read as ${columns.length} column${columns.length === 1 ? '' : 's'}, with ${how}: ${shown.join(', ')}${more}`;
 }
 
@@ -197,7 +200,10 @@ export class RowChecker {
 				const phone = rowPhone(fields);
 				if (phone !== undefined) zone = this.zones.finder.zoneOf(phone, tz);
 			}
-			verdict = zone && !zone.ok ? { ok: false as const, line: record.line, phone: String(fields.phone), reason: zone.reason } : checkRow(record.line, fields, seen, record.columns);
+			verdict =
+				zone && !zone.ok
+					? { ok: false as const, line: record.line, phone: String(fields.phone), reason: zone.reason }
+					: checkRow(record.line, fields, seen, record.columns);
 		} else {
 			verdict = { ok: false as const, line: record.line, phone: record.phone ?? '', reason: record.reason };
 		}
@@ -220,9 +226,13 @@ export class RowChecker {
 		} else {
 			this.rejected++;
 			this.reasons.add('rejected', verdict.reason);
-			if (this.rejections.length < this.rejectionsShown) this.rejections.push({ line: verdict.line, phone: verdict.phone, reason: verdict.reason });
+			if (this.rejections.length < this.rejectionsShown)
+				this.rejections.push({ line: verdict.line, phone: verdict.phone, reason: verdict.reason });
 			this.staged.recipients.push(index, encodeRecipient({ line: verdict.line, phone: verdict.phone }));
-			this.staged.ledger.push(index, encodeRecord({ outcome: 'rejected', attempts: 0, ref: '', error: `line ${verdict.line}: ${verdict.reason}` }));
+			this.staged.ledger.push(
+				index,
+				encodeRecord({ outcome: 'rejected', attempts: 0, ref: '', error: `line ${verdict.line}: ${verdict.reason}` }),
+			);
 		}
 	}
 
@@ -263,7 +273,11 @@ const REASONS_SHOWN = 20;
  * What a dry run found: the snapshot's counts and first rejections, and every rejection's reason
  * grouped; `capped`: accepted rows whose phone the frequency cap would hold back now (cap.ts).
  */
-export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & { reasons: ErrorGroup[]; zones?: ZoneTable; capped: number };
+export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & {
+	reasons: ErrorGroup[];
+	zones?: ZoneTable;
+	capped: number;
+};
 
 /** Staged rows live this long past their last write: a create that died midway leaves them to expire. */
 const STAGING_TTL_MS = 15 * 60_000;
@@ -282,14 +296,24 @@ function failedStep(results: Array<[Error | null, unknown]> | null): void {
  * A process that dies before the commit leaves no campaign and staged keys that expire; one that
  * dies after it leaves a whole campaign that the feeder sends (and lists).
  */
-export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput & { dryRun: true }): Promise<DryRunSnapshot>;
+export async function snapshotCampaign(
+	context: RunnerContext,
+	input: SnapshotInput & { dryRun: true },
+): Promise<DryRunSnapshot>;
 export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput): Promise<Snapshot>;
-export async function snapshotCampaign(context: RunnerContext, input: SnapshotInput): Promise<Snapshot | DryRunSnapshot> {
+export async function snapshotCampaign(
+	context: RunnerContext,
+	input: SnapshotInput,
+): Promise<Snapshot | DryRunSnapshot> {
 	const { redis, keys } = context;
 	const { id, draft, dryRun } = input;
 	const staging = keys.staging(input.from, id, randomBytes(6).toString('hex'));
 	const clockOffset = context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
-	const rows = new RowChecker(0, REJECTIONS_SHOWN, input.window && new ZoneFinder(input.window, Date.now() + clockOffset));
+	const rows = new RowChecker(
+		0,
+		REJECTIONS_SHOWN,
+		input.window && new ZoneFinder(input.window, Date.now() + clockOffset),
+	);
 	let capped = 0;
 	/**
 	 * Each batch of rows: its phones are looked up in the staged phone index (one HMGET: phone -> first line),
@@ -310,8 +334,11 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 			// transactional campaign's (it is not capped), nor a suppressed row's (it is never sent).
 			const waits = input.whenCapped === 'wait' ? ' (the campaign would wait until allowed)' : '';
 			const suppressedIndexes = new Set<string>();
-			for (let i = 0; i < staged.ledger.length; i += 2) if (staged.ledger[i + 1].startsWith('z|')) suppressedIndexes.add(staged.ledger[i]);
-			const sendable = input.transactional ? [] : staged.phones.filter((_, i) => i % 2 === 0 && !suppressedIndexes.has(staged.phones[i + 1].split(':')[1]));
+			for (let i = 0; i < staged.ledger.length; i += 2)
+				if (staged.ledger[i + 1].startsWith('z|')) suppressedIndexes.add(staged.ledger[i]);
+			const sendable = input.transactional
+				? []
+				: staged.phones.filter((_, i) => i % 2 === 0 && !suppressedIndexes.has(staged.phones[i + 1].split(':')[1]));
 			for (const rule of await wouldCap(context, input.from, sendable)) {
 				if (rule === '') continue;
 				capped++;
@@ -320,10 +347,17 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 			return;
 		}
 		const batch = redis.pipeline();
-		if (staged.ledger.length > 0) batch.hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
+		if (staged.ledger.length > 0)
+			batch.hset(staging.recipients, ...staged.recipients).hset(staging.ledger, ...staged.ledger);
 		if (staged.phones.length > 0) batch.hset(staging.phones, ...staged.phones);
 		if (staged.zones.length > 0) batch.hset(staging.zones, ...staged.zones).pexpire(staging.zones, STAGING_TTL_MS);
-		failedStep(await batch.pexpire(staging.recipients, STAGING_TTL_MS).pexpire(staging.ledger, STAGING_TTL_MS).pexpire(staging.phones, STAGING_TTL_MS).exec());
+		failedStep(
+			await batch
+				.pexpire(staging.recipients, STAGING_TTL_MS)
+				.pexpire(staging.ledger, STAGING_TTL_MS)
+				.pexpire(staging.phones, STAGING_TTL_MS)
+				.exec(),
+		);
 	};
 	let pending: SourceRecord[] = [];
 	const checkPending = async (last = false) => {
@@ -339,7 +373,18 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	if (!dryRun) await reserveCopy(context, input.from);
 
 	try {
-		const records = cappedRows(input.records ?? readRecords(input.source, formatOf(input.source, input.format, FORMAT_TOLD), undefined, undefined, context.config, { delimiter: input.delimiter }), context.config.RUNNER_MAX_RECIPIENTS);
+		const records = cappedRows(
+			input.records ??
+				readRecords(
+					input.source,
+					formatOf(input.source, input.format, FORMAT_TOLD),
+					undefined,
+					undefined,
+					context.config,
+					{ delimiter: input.delimiter },
+				),
+			context.config.RUNNER_MAX_RECIPIENTS,
+		);
 		let batches = 0;
 		for await (const record of records) {
 			pending.push(record);
@@ -350,7 +395,10 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		await checkPending(true);
 		// A draft may start empty: its rows come in chunks.
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
-		if (rows.total > 0 && !rows.anyPhoneField) throw new SourceError(`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`);
+		if (rows.total > 0 && !rows.anyPhoneField)
+			throw new SourceError(
+				`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`,
+			);
 		if (!dryRun) await input.beforeCommit?.(rows.firstAccepted);
 	} catch (error) {
 		await dropStaged().catch(() => undefined);
@@ -359,7 +407,17 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	}
 	if (dryRun) {
 		await dropStaged();
-		return { name: input.name, total: rows.total, accepted: rows.accepted, rejected: rows.rejected, suppressed: rows.suppressed, capped, rejections: rows.rejections, reasons: rows.reasons.top(REASONS_SHOWN), zones: rows.zones?.table };
+		return {
+			name: input.name,
+			total: rows.total,
+			accepted: rows.accepted,
+			rejected: rows.rejected,
+			suppressed: rows.suppressed,
+			capped,
+			rejections: rows.rejections,
+			reasons: rows.reasons.top(REASONS_SHOWN),
+			zones: rows.zones?.table,
+		};
 	}
 
 	const { total, accepted, rejected, suppressed, rejections } = rows;
@@ -396,7 +454,14 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 		...(input.transactional ? { transactional: 1 } : {}),
 		// Only a campaign that waits out the frequency cap says so (cap.ts reads it at each claim).
 		...(input.whenCapped === 'wait' ? { when_capped: 'wait' } : {}),
-		...(draft ? { start_state: draft.startsAs, expires_at: draft.expiresAt, last_line: rows.lastLine, test_to: draft.testTo ?? '' } : {}),
+		...(draft
+			? {
+					start_state: draft.startsAs,
+					expires_at: draft.expiresAt,
+					last_line: rows.lastLine,
+					test_to: draft.testTo ?? '',
+				}
+			: {}),
 	};
 	const snapshot: Snapshot = { id, name: input.name, state, total, accepted, rejected, suppressed, rejections };
 	const { claim } = input;
@@ -406,21 +471,53 @@ export async function snapshotCampaign(context: RunnerContext, input: SnapshotIn
 	await openCopy(context, from, id);
 	const commit = redisScript(redis, 'commitCampaign');
 	const outcome = await commit(
-		[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), staging.recipients, staging.ledger, staging.phones, keys.running(from), keys.unlisted(from), keys.outbox(from), claim?.slot ?? keys.campaign(from, id), staging.zones, keys.zoneIndexes(from, id)],
-		[id, now, state, total, draft ? draft.expiresAt : '', claim ? JSON.stringify({ ...claim.answer, ...snapshot }) : '', claim?.token ?? '', IDEMPOTENCY_SECONDS, ...Object.entries(fields).flat()],
+		[
+			keys.campaign(from, id),
+			keys.recipients(from, id),
+			keys.ledger(from, id),
+			keys.phones(from, id),
+			staging.recipients,
+			staging.ledger,
+			staging.phones,
+			keys.running(from),
+			keys.unlisted(from),
+			keys.outbox(from),
+			claim?.slot ?? keys.campaign(from, id),
+			staging.zones,
+			keys.zoneIndexes(from, id),
+		],
+		[
+			id,
+			now,
+			state,
+			total,
+			draft ? draft.expiresAt : '',
+			claim ? JSON.stringify({ ...claim.answer, ...snapshot }) : '',
+			claim?.token ?? '',
+			IDEMPOTENCY_SECONDS,
+			...Object.entries(fields).flat(),
+		],
 	);
 	if (outcome === 'exists') throw new ConflictError(`Campaign ${id} exists already; nothing was created again`);
 	// Nothing was committed under this id: its home goes too (a process that dies here leaves it, which names nothing).
 	if (outcome !== 'ok') await forgetCampaign(context, id).catch(() => undefined);
-	if (outcome === 'lease_lost') throw new ConflictError('this request took longer than its Idempotency-Key lease and another request with the key runs now; nothing was created by this one');
-	if (outcome === 'expired') throw new UserError(`Nothing was created: the rows read were kept ${STAGING_TTL_MS / 60_000} minutes and expired before the source ended`);
+	if (outcome === 'lease_lost')
+		throw new ConflictError(
+			'this request took longer than its Idempotency-Key lease and another request with the key runs now; nothing was created by this one',
+		);
+	if (outcome === 'expired')
+		throw new UserError(
+			`Nothing was created: the rows read were kept ${STAGING_TTL_MS / 60_000} minutes and expired before the source ended`,
+		);
 	await listOrLeave(context, from, id, now);
 	return snapshot;
 }
 
 /** Lists a committed campaign; when Redis fails here the campaign exists all the same, and the feeder lists it (homes.ts). */
 export async function listOrLeave(context: RunnerContext, from: string, id: string, createdAt: number): Promise<void> {
-	await listCampaign(context, from, id, createdAt).catch((error: Error) => context.log.warn({ campaign: id, err: error.message }, 'campaign created; it is listed on the next feeder tick'));
+	await listCampaign(context, from, id, createdAt).catch((error: Error) =>
+		context.log.warn({ campaign: id, err: error.message }, 'campaign created; it is listed on the next feeder tick'),
+	);
 }
 
 /** campaign.finished for a campaign of `from` that ended as it was created (a skipped run). */

@@ -51,10 +51,18 @@ function notADraft(id: string, state: string): ConflictError {
 
 /** Row i of the chunk gets line `firstLine + i`; by default the line after the last one added. */
 /** `claim`: the Idempotency-Key the chunk is added under (core/campaigns.ts once); its answer is kept with the rows. */
-export async function addRecipients(context: RunnerContext, id: string, rows: unknown[], firstLine?: number, claim?: { slot: string; token: string }): Promise<ChunkAnswer> {
+export async function addRecipients(
+	context: RunnerContext,
+	id: string,
+	rows: unknown[],
+	firstLine?: number,
+	claim?: { slot: string; token: string },
+): Promise<ChunkAnswer> {
 	const { redis, keys } = context;
-	if (rows.length > RECIPIENTS_PER_CHUNK) throw new UserError(`recipients has ${rows.length} rows; at most ${RECIPIENTS_PER_CHUNK} per chunk`);
-	if (firstLine !== undefined && (!Number.isInteger(firstLine) || firstLine < 1)) throw new UserError('first_line must be a whole number from 1');
+	if (rows.length > RECIPIENTS_PER_CHUNK)
+		throw new UserError(`recipients has ${rows.length} rows; at most ${RECIPIENTS_PER_CHUNK} per chunk`);
+	if (firstLine !== undefined && (!Number.isInteger(firstLine) || firstLine < 1))
+		throw new UserError('first_line must be a whole number from 1');
 	const apply = redisScript(redis, 'applyChunk');
 	const records: SourceRecord[] = [];
 	for await (const record of inlineRecords(rows)) records.push(record);
@@ -66,7 +74,12 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 		if (campaign.state !== 'draft') throw notADraft(id, campaign.state);
 		// The script applies the chunk only to the total checked here, so the cap holds with chunks at once.
 		const max = context.config.RUNNER_MAX_RECIPIENTS;
-		if (campaign.total + rows.length > max) throw new LimitError(413, `${tooManyRows(max)}: the draft has ${campaign.total} and this chunk ${rows.length}`, 'recipients');
+		if (campaign.total + rows.length > max)
+			throw new LimitError(
+				413,
+				`${tooManyRows(max)}: the draft has ${campaign.total} and this chunk ${rows.length}`,
+				'recipients',
+			);
 		const { from } = campaign;
 		const lastLine = Number(await redis.hget(keys.campaign(from, id), 'last_line'));
 		const base = firstLine ?? lastLine + 1;
@@ -86,25 +99,61 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 			id,
 			name: campaign.name,
 			state: 'draft',
-			added: { total: checker.total, accepted: checker.accepted, rejected: checker.rejected, suppressed: checker.suppressed, rejections: checker.rejections },
+			added: {
+				total: checker.total,
+				accepted: checker.accepted,
+				rejected: checker.rejected,
+				suppressed: checker.suppressed,
+				rejections: checker.rejections,
+			},
 			total,
 			accepted: total - rejected - suppressedRows,
 			rejected,
 			suppressed: suppressedRows,
 		};
 		const answer = await apply(
-			[keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), claim?.slot ?? keys.campaign(from, id), keys.zoneIndexes(from, id)],
-			[campaign.total, checker.total, checker.accepted, checker.rejected, checker.lastLine, JSON.stringify(staged.recipients), JSON.stringify(staged.ledger), JSON.stringify(staged.phones), claim?.token ?? '', JSON.stringify(result), IDEMPOTENCY_SECONDS, JSON.stringify(staged.zones), checker.zones ? JSON.stringify(checker.zones.table) : '', checker.suppressed],
+			[
+				keys.campaign(from, id),
+				keys.recipients(from, id),
+				keys.ledger(from, id),
+				keys.phones(from, id),
+				claim?.slot ?? keys.campaign(from, id),
+				keys.zoneIndexes(from, id),
+			],
+			[
+				campaign.total,
+				checker.total,
+				checker.accepted,
+				checker.rejected,
+				checker.lastLine,
+				JSON.stringify(staged.recipients),
+				JSON.stringify(staged.ledger),
+				JSON.stringify(staged.phones),
+				claim?.token ?? '',
+				JSON.stringify(result),
+				IDEMPOTENCY_SECONDS,
+				JSON.stringify(staged.zones),
+				checker.zones ? JSON.stringify(checker.zones.table) : '',
+				checker.suppressed,
+			],
 		);
 		if (answer === 'missing') throw new NotFoundError(`No campaign with id ${id}`);
 		if (answer === 'not_draft') throw notADraft(id, (await getCampaign(context, id)).state);
-		if (answer === 'lease_lost') throw new ConflictError('this request took longer than its Idempotency-Key lease and another request with the key runs now; this chunk was not added');
+		if (answer === 'lease_lost')
+			throw new ConflictError(
+				'this request took longer than its Idempotency-Key lease and another request with the key runs now; this chunk was not added',
+			);
 		if (answer !== 'ok') continue;
 
-		context.log.info({ campaign: id, rows: checker.total, accepted: checker.accepted, rejected: checker.rejected }, 'draft campaign: recipients added');
+		context.log.info(
+			{ campaign: id, rows: checker.total, accepted: checker.accepted, rejected: checker.rejected },
+			'draft campaign: recipients added',
+		);
 		return result;
 	}
-	throw new ConflictError(`other chunks were being added to campaign ${id} at the same time; send a draft's chunks one after the other`);
+	throw new ConflictError(
+		`other chunks were being added to campaign ${id} at the same time; send a draft's chunks one after the other`,
+	);
 }
 
 /**
@@ -115,15 +164,33 @@ export async function addRecipients(context: RunnerContext, id: string, rows: un
 export async function startDraft(context: RunnerContext, id: string): Promise<CampaignState> {
 	const campaign = await getCampaign(context, id);
 	if (campaign.state !== 'draft') return campaign.state;
-	const startsAs = (await context.redis.hget(context.keys.campaign(campaign.from, id), 'start_state')) === 'scheduled' ? 'scheduled' : 'running';
+	const startsAs =
+		(await context.redis.hget(context.keys.campaign(campaign.from, id), 'start_state')) === 'scheduled'
+			? 'scheduled'
+			: 'running';
 	const now = Date.now();
 	if (campaign.counts.pending === 0) {
-		await transition(context, id, ['draft'], 'completed', { finished_at: now, last_progress_at: now }, { event: 'campaign.finished' });
+		await transition(
+			context,
+			id,
+			['draft'],
+			'completed',
+			{ finished_at: now, last_progress_at: now },
+			{ event: 'campaign.finished' },
+		);
 	} else {
 		// The start job first: if this process dies before the state changes, the job finds a draft and does nothing.
 		if (startsAs === 'scheduled') await addStartJob(context, { campaign: id, dueAt: campaign.startAt ?? now });
-		const result = await transition(context, id, ['draft'], startsAs, { cursor: 0, last_progress_at: now, running_since: now });
-		if (result.changed) context.log.info({ campaign: id, state: startsAs, recipients: campaign.counts.pending }, 'draft campaign started');
+		const result = await transition(context, id, ['draft'], startsAs, {
+			cursor: 0,
+			last_progress_at: now,
+			running_since: now,
+		});
+		if (result.changed)
+			context.log.info(
+				{ campaign: id, state: startsAs, recipients: campaign.counts.pending },
+				'draft campaign started',
+			);
 	}
 	return (await getCampaign(context, id)).state;
 }
@@ -142,7 +209,8 @@ export async function takeDraftPlace(context: RunnerContext, id: string, expires
 	const gone = members.filter((_, i) => states[i] !== null && states[i] !== 'draft');
 	if (gone.length > 0) await redis.zrem(keys.drafts, ...gone);
 	const full = await reserve(context, keys.drafts, max, id, expiresAt);
-	if (full !== undefined) throw new LimitError(409, fullMessage('drafts not yet started', full, max, 'RUNNER_MAX_DRAFTS'));
+	if (full !== undefined)
+		throw new LimitError(409, fullMessage('drafts not yet started', full, max, 'RUNNER_MAX_DRAFTS'));
 }
 
 export async function giveBackDraftPlace(context: RunnerContext, id: string): Promise<void> {
@@ -160,7 +228,20 @@ export async function dropExpiredDrafts(context: RunnerContext): Promise<number>
 	let dropped = 0;
 	for (const id of await redis.zrangebyscore(keys.drafts, '-inf', Date.now(), 'LIMIT', 0, 100)) {
 		const from = await campaignNumber(context, id);
-		const gone = from === undefined || Number(await drop([keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.phones(from, id), keys.unlisted(from)], [id])) === 1;
+		const gone =
+			from === undefined ||
+			Number(
+				await drop(
+					[
+						keys.campaign(from, id),
+						keys.recipients(from, id),
+						keys.ledger(from, id),
+						keys.phones(from, id),
+						keys.unlisted(from),
+					],
+					[id],
+				),
+			) === 1;
 		if (gone) {
 			await forgetCampaign(context, id);
 			dropped++;

@@ -44,7 +44,10 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 		await repairCopies(context);
 		// Each number keeps its own sets (keys.ts): one call per number.
 		for (const from of numbers) {
-			const [finishing, running, unlisted] = (await numberState([keys.finishing(from), keys.running(from), keys.unlisted(from)], [])) as [string[], string[], number];
+			const [finishing, running, unlisted] = (await numberState(
+				[keys.finishing(from), keys.running(from), keys.unlisted(from)],
+				[],
+			)) as [string[], string[], number];
 			// Creates whose process died between the commit and the listing (homes.ts).
 			if (unlisted > 0) await listUnlisted(context, from);
 			// Ends a process did not finish (killed between the state change and the last pending recipient).
@@ -59,7 +62,8 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 
 		// Campaigns on one number share its limit: the strictest rate among them holds.
 		const rates = new Map<string, number>();
-		for (const campaign of campaigns) rates.set(campaign.from, Math.min(rates.get(campaign.from) ?? Infinity, campaign.rate));
+		for (const campaign of campaigns)
+			rates.set(campaign.from, Math.min(rates.get(campaign.from) ?? Infinity, campaign.rate));
 		const room = new Map<string, number>();
 		for (const [from, rate] of rates) {
 			await context.queues.applyRate(from, rate);
@@ -69,8 +73,12 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			// Runs being worked count only if their campaign still runs: a stopped campaign's runs stay
 			// active at the start gate until their place comes (up to a couple of seconds at low rates),
 			// and counted they would keep a hand-over (handOverNumber) from queueing the others' runs.
-			const running = campaigns.filter((campaign) => campaign.from === from).map((campaign) => sendJobIdPrefix(campaign.id));
-			const active = (await queue.getRanges(['active'], 0, -1)).filter((id) => running.some((prefix) => id.startsWith(prefix))).length;
+			const running = campaigns
+				.filter((campaign) => campaign.from === from)
+				.map((campaign) => sendJobIdPrefix(campaign.id));
+			const active = (await queue.getRanges(['active'], 0, -1)).filter((id) =>
+				running.some((prefix) => id.startsWith(prefix)),
+			).length;
 			const queued = Object.values(counts).reduce((sum, n) => sum + n, 0) + active;
 			room.set(from, windowFor(rate) - queued);
 		}
@@ -81,15 +89,25 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				continue;
 			}
 			if (campaign.endAt !== undefined && Date.now() + campaign.clockOffset >= campaign.endAt) {
-				if (campaign.counts.pending > 0) context.log.info({ campaign: campaign.id, expired: await expireAtEnd(context, campaign) }, 'campaign end passed: its unsent recipients expired');
+				if (campaign.counts.pending > 0)
+					context.log.info(
+						{ campaign: campaign.id, expired: await expireAtEnd(context, campaign) },
+						'campaign end passed: its unsent recipients expired',
+					);
 				continue;
 			}
 			let available = room.get(campaign.from) ?? 0;
 			if (campaign.window) {
 				// Its recipients waiting out the frequency cap stay pending: their zone's next opening feeds them again, inside their window.
-				const fed = await feedZones(context, campaign, campaign.window, Math.max(0, Math.min(available, FEED_CHUNK / SEND_RUN)));
+				const fed = await feedZones(
+					context,
+					campaign,
+					campaign.window,
+					Math.max(0, Math.min(available, FEED_CHUNK / SEND_RUN)),
+				);
 				room.set(campaign.from, available - fed.runs);
-				if (fed.open && Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL) await sweep(context, campaign);
+				if (fed.open && Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL)
+					await sweep(context, campaign);
 				continue;
 			}
 			// Recipients waiting out the frequency cap (cap.ts) go first once due: they were fed before.
@@ -98,8 +116,15 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			room.set(campaign.from, available);
 			if (campaign.cursor < campaign.total) {
 				if (available <= 0) continue;
-				room.set(campaign.from, available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))));
-			} else if (queued === 0 && Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL && campaign.counts.pending + campaign.counts.claimed > waiting) {
+				room.set(
+					campaign.from,
+					available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))),
+				);
+			} else if (
+				queued === 0 &&
+				Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL &&
+				campaign.counts.pending + campaign.counts.claimed > waiting
+			) {
 				// A campaign whose only open recipients wait out the cap is not stalled: the waiting set feeds them.
 				await sweep(context, campaign);
 			}
@@ -117,16 +142,31 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
  * whose process dies in between is still pending, and the feeder's watchdog feeds it again (it no
  * longer counts among those that wait).
  */
-async function feedWaiting(context: RunnerContext, campaign: { id: string; from: string; total: number }, runs: number): Promise<{ queued: number; waiting: number }> {
+async function feedWaiting(
+	context: RunnerContext,
+	campaign: { id: string; from: string; total: number },
+	runs: number,
+): Promise<{ queued: number; waiting: number }> {
 	const take = redisScript(context.redis, 'takeDue');
-	const [due, waiting] = (await take([context.keys.capWaiting(campaign.from, campaign.id), context.keys.campaign(campaign.from, campaign.id)], [Math.max(0, runs) * SEND_RUN])) as [string[], number];
+	const [due, waiting] = (await take(
+		[context.keys.capWaiting(campaign.from, campaign.id), context.keys.campaign(campaign.from, campaign.id)],
+		[Math.max(0, runs) * SEND_RUN],
+	)) as [string[], number];
 	const runOf = (index: string) => Number(index) - (Number(index) % SEND_RUN);
 	// Their runs, at most `runs` of them (the number's window); those of further runs stay due, first in line.
 	const starts = [...new Set(due.map(runOf))].slice(0, runs);
 	const later = due.filter((index) => !starts.includes(runOf(index)));
-	const sends: SendJobData[] = starts.map((index) => ({ campaign: campaign.id, index, count: Math.min(SEND_RUN, campaign.total - index) }));
+	const sends: SendJobData[] = starts.map((index) => ({
+		campaign: campaign.id,
+		index,
+		count: Math.min(SEND_RUN, campaign.total - index),
+	}));
 	if (sends.length > 0) await addSendJobs(context, campaign.from, sends);
-	if (later.length > 0) await context.redis.zadd(context.keys.capWaiting(campaign.from, campaign.id), ...later.flatMap((index) => [0, index]));
+	if (later.length > 0)
+		await context.redis.zadd(
+			context.keys.capWaiting(campaign.from, campaign.id),
+			...later.flatMap((index) => [0, index]),
+		);
 	return { queued: sends.length, waiting: waiting + later.length };
 }
 
@@ -141,9 +181,11 @@ async function feedChunk(context: RunnerContext, campaign: CampaignRecord, runs:
 	const sends: SendJobData[] = [];
 	for (let at = 0; at < records.length; at += SEND_RUN) {
 		const block = records.slice(at, at + SEND_RUN);
-		if (block.some((record) => record?.outcome === 'pending')) sends.push({ campaign: campaign.id, index: first + at, count: block.length });
+		if (block.some((record) => record?.outcome === 'pending'))
+			sends.push({ campaign: campaign.id, index: first + at, count: block.length });
 	}
-	for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_RUN) await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_RUN));
+	for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_RUN)
+		await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_RUN));
 	await context.redis.hset(context.keys.campaign(campaign.from, campaign.id), 'cursor', first + records.length);
 	return sends.length;
 }
@@ -156,7 +198,12 @@ async function feedChunk(context: RunnerContext, campaign: CampaignRecord, runs:
  * opening starts its zone's list over: those sent are skipped, those a close left pending are fed
  * again. Returns the runs added and whether any zone with recipients is open.
  */
-async function feedZones(context: RunnerContext, campaign: CampaignRecord, week: WeekWindow, runs: number): Promise<{ runs: number; open: boolean }> {
+async function feedZones(
+	context: RunnerContext,
+	campaign: CampaignRecord,
+	week: WeekWindow,
+	runs: number,
+): Promise<{ runs: number; open: boolean }> {
 	const { redis, keys } = context;
 	const zones = campaign.zones ?? [];
 	const now = Date.now() + campaign.clockOffset;
@@ -172,18 +219,25 @@ async function feedZones(context: RunnerContext, campaign: CampaignRecord, week:
 		let [chunk, offset] = openedAt === opening[0] ? [chunkAt, offsetAt] : [0, 0];
 		const sends: SendJobData[] = [];
 		while (added + sends.length < runs && chunk < chunks) {
-			const list = (await redis.hget(keys.zoneIndexes(campaign.from, campaign.id), `${zone}.${chunk}`))?.split(',').map(Number) ?? [];
+			const list =
+				(await redis.hget(keys.zoneIndexes(campaign.from, campaign.id), `${zone}.${chunk}`))?.split(',').map(Number) ??
+				[];
 			const slice = list.slice(offset, offset + (runs - added - sends.length) * SEND_RUN);
 			const records = await context.ledger.readAt(campaign.id, slice);
 			const pending = slice.filter((_, i) => records[i]?.outcome === 'pending');
 			for (let at = 0; at < pending.length; at += SEND_RUN) {
 				const indexes = pending.slice(at, at + SEND_RUN);
-				sends.push({ campaign: campaign.id, index: indexes[0], window: { indexes, opening, feed: `z${zone}-${opening[0]}-${chunk}-${offset}-${at}` } });
+				sends.push({
+					campaign: campaign.id,
+					index: indexes[0],
+					window: { indexes, opening, feed: `z${zone}-${opening[0]}-${chunk}-${offset}-${at}` },
+				});
 			}
 			offset += slice.length;
 			if (offset >= list.length) [chunk, offset] = [chunk + 1, 0];
 		}
-		for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_RUN) await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_RUN));
+		for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_RUN)
+			await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_RUN));
 		await redis.hset(feedKey, String(zone), `${opening[0]}:${chunk}:${offset}`);
 		added += sends.length;
 	}
@@ -193,10 +247,16 @@ async function feedZones(context: RunnerContext, campaign: CampaignRecord, week:
 /** The watchdog: claims older than any live attempt can be become unknown; the ledger is walked again. */
 async function sweep(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
 	const expired = await expireDeadClaims(context, campaign);
-	await context.redis.hset(context.keys.campaign(campaign.from, campaign.id), { cursor: 0, last_progress_at: Date.now() });
+	await context.redis.hset(context.keys.campaign(campaign.from, campaign.id), {
+		cursor: 0,
+		last_progress_at: Date.now(),
+	});
 	// A windowed campaign's zones start their lists over too.
 	if (campaign.window) await context.redis.del(context.keys.zoneFeed(campaign.from, campaign.id));
-	context.log.warn({ campaign: campaign.id, expiredClaims: expired }, 'campaign made no progress: dead claims marked unknown, pending recipients fed again');
+	context.log.warn(
+		{ campaign: campaign.id, expiredClaims: expired },
+		'campaign made no progress: dead claims marked unknown, pending recipients fed again',
+	);
 }
 
 /**
@@ -239,5 +299,6 @@ export async function handOverNumber(context: RunnerContext, campaign: string): 
 	if (!from) return;
 	await dropQueuedSends(context, from, campaign);
 	await restartSpacing(context, from);
-	for (let tries = 1; !(await feedOnce(context)) && tries < HAND_OVER_WAIT.tries; tries++) await sleep(HAND_OVER_WAIT.everyMs);
+	for (let tries = 1; !(await feedOnce(context)) && tries < HAND_OVER_WAIT.tries; tries++)
+		await sleep(HAND_OVER_WAIT.everyMs);
 }

@@ -40,16 +40,36 @@ export async function reconcileCampaign(context: RunnerContext, id: string): Pro
 			const since = (record.firstAttemptAt ?? 0) - CLOCK_SKEW_MS;
 			const answer = await service.conversationByPhone(recipient.phone);
 			if (answer.kind === 'ok' && answer.conversation) {
-				const proof = answer.conversation.conversation.messages.find((message) => message.direction === 'outbound' && Date.parse(message.created_at) >= since);
+				const proof = answer.conversation.conversation.messages.find(
+					(message) => message.direction === 'outbound' && Date.parse(message.created_at) >= since,
+				);
 				if (proof) {
-					await context.ledger.resolveUnknown(id, index, 'sent', proof.id, 'reconciled: the service lists this message in the conversation');
+					await context.ledger.resolveUnknown(
+						id,
+						index,
+						'sent',
+						proof.id,
+						'reconciled: the service lists this message in the conversation',
+					);
 					result.sent++;
 				} else {
-					await context.ledger.resolveUnknown(id, index, 'not_sent', '', 'reconciled: the conversation has no outbound message since the attempt');
+					await context.ledger.resolveUnknown(
+						id,
+						index,
+						'not_sent',
+						'',
+						'reconciled: the conversation has no outbound message since the attempt',
+					);
 					result.not_sent++;
 				}
 			} else if (answer.kind === 'refused' && answer.status === 404) {
-				await context.ledger.resolveUnknown(id, index, 'not_sent', '', 'reconciled: the service has no conversation with this phone');
+				await context.ledger.resolveUnknown(
+					id,
+					index,
+					'not_sent',
+					'',
+					'reconciled: the service has no conversation with this phone',
+				);
 				result.not_sent++;
 			} else if (answer.kind === 'stop') {
 				throw new UserError(`reconcile stopped: ${answer.reason}`);

@@ -11,10 +11,22 @@ import { redisScript } from '../redisScripts';
 const COUNT = 'count';
 
 /** Records that recipient `index` of the campaign replied at `atMs` (first reply kept); true if new. */
-export async function recordReply(context: RunnerContext, campaign: { id: string; from: string }, index: number, atMs: number): Promise<boolean> {
+export async function recordReply(
+	context: RunnerContext,
+	campaign: { id: string; from: string },
+	index: number,
+	atMs: number,
+): Promise<boolean> {
 	const { redis, keys } = context;
 	const run = redisScript(redis, 'recordReply');
-	return Number(await run([keys.campaign(campaign.from, campaign.id), keys.replies(campaign.from, campaign.id)], [index, Math.round(atMs)])) === 1;
+	return (
+		Number(
+			await run(
+				[keys.campaign(campaign.from, campaign.id), keys.replies(campaign.from, campaign.id)],
+				[index, Math.round(atMs)],
+			),
+		) === 1
+	);
 }
 
 /** How many recipients of the campaign replied. */
@@ -23,7 +35,11 @@ export async function repliedCount(context: RunnerContext, campaign: { id: strin
 }
 
 /** When each recipient (by index) first replied, epoch ms, or undefined. */
-export async function repliedAt(context: RunnerContext, campaign: { id: string; from: string }, indexes: number[]): Promise<(number | undefined)[]> {
+export async function repliedAt(
+	context: RunnerContext,
+	campaign: { id: string; from: string },
+	indexes: number[],
+): Promise<(number | undefined)[]> {
 	if (indexes.length === 0) return [];
 	const values = await context.redis.hmget(context.keys.replies(campaign.from, campaign.id), ...indexes.map(String));
 	return values.map((value) => (value === null ? undefined : Number(value)));

@@ -29,7 +29,21 @@ export interface ReportRow {
 }
 
 /** The report's columns, in order (the CSV's header; `campaign report --help` lists them). */
-export const REPORT_COLUMNS: Array<keyof ReportRow> = ['line', 'phone', 'outcome', 'message_id', 'error', 'attempts', 'first_attempt_at', 'last_attempt_at', 'delivery', 'delivered_at', 'read_at', 'replied_at', 'delivery_error'];
+export const REPORT_COLUMNS: Array<keyof ReportRow> = [
+	'line',
+	'phone',
+	'outcome',
+	'message_id',
+	'error',
+	'attempts',
+	'first_attempt_at',
+	'last_attempt_at',
+	'delivery',
+	'delivered_at',
+	'read_at',
+	'replied_at',
+	'delivery_error',
+];
 
 const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 
@@ -44,7 +58,11 @@ export interface ReportPage {
 	phone?: string;
 }
 
-export async function* reportRows(context: RunnerContext, id: string, page: ReportPage = {}): AsyncGenerator<ReportRow> {
+export async function* reportRows(
+	context: RunnerContext,
+	id: string,
+	page: ReportPage = {},
+): AsyncGenerator<ReportRow> {
 	const campaign = await getCampaign(context, id);
 	// failed-delivery alone: sent rows whose tracking says failed; with outcomes beside it, either.
 	const outcomes = page.outcomes && page.outcomes.length > 0 ? new Set(page.outcomes) : undefined;
@@ -59,7 +77,10 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
 		const fields = records.map((_, i) => String(from + i));
 		const recipients = await context.redis.hmget(context.keys.recipients(campaign.from, id), ...fields);
 		const indexes = records.map((_, i) => from + i);
-		const [tracked, replied] = await Promise.all([trackedRecords(context, campaign, indexes), repliedAt(context, campaign, indexes)]);
+		const [tracked, replied] = await Promise.all([
+			trackedRecords(context, campaign, indexes),
+			repliedAt(context, campaign, indexes),
+		]);
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
 			const recipient = recipients[i] ? decodeRecipient(recipients[i] as string) : undefined;
@@ -94,7 +115,12 @@ export async function* reportRows(context: RunnerContext, id: string, page: Repo
  * One recipient's row, found by phone as the operator types it (normalised as the create does);
  * `field` names the phone as the client calls it. Not a recipient of the campaign: NotFoundError.
  */
-export async function findRecipient(context: RunnerContext, id: string, phone: string, field = 'phone'): Promise<ReportRow> {
+export async function findRecipient(
+	context: RunnerContext,
+	id: string,
+	phone: string,
+	field = 'phone',
+): Promise<ReportRow> {
 	const parsed = parsePhoneNumber(phone);
 	if (!parsed.ok) throw new FieldError(`${field} ${parsed.reason}`, field);
 	await getCampaign(context, id);
@@ -103,7 +129,13 @@ export async function findRecipient(context: RunnerContext, id: string, phone: s
 }
 
 /** The report as text chunks: a JSON array, or CSV with a header; `rows` when they are at hand already (one found by phone). */
-export async function* reportText(context: RunnerContext, id: string, format: 'json' | 'csv', page: ReportPage = {}, rows: AsyncIterable<ReportRow> | Iterable<ReportRow> = reportRows(context, id, page)): AsyncGenerator<string> {
+export async function* reportText(
+	context: RunnerContext,
+	id: string,
+	format: 'json' | 'csv',
+	page: ReportPage = {},
+	rows: AsyncIterable<ReportRow> | Iterable<ReportRow> = reportRows(context, id, page),
+): AsyncGenerator<string> {
 	let first = true;
 	if (format === 'csv') yield csvRows([REPORT_COLUMNS]);
 	else yield '[';

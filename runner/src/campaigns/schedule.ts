@@ -6,7 +6,15 @@
  */
 import type { RunnerContext } from '../context';
 import { ConflictError, UserError } from '../errors';
-import { findCronSchedule, listCronSchedules, startCronSchedule, stopCronSchedule, type CronNames, type CronSchedule, type ScheduleKind } from '../cronSchedules';
+import {
+	findCronSchedule,
+	listCronSchedules,
+	startCronSchedule,
+	stopCronSchedule,
+	type CronNames,
+	type CronSchedule,
+	type ScheduleKind,
+} from '../cronSchedules';
 import { CAMPAIGN_CRON } from '../jobs';
 import { newId } from '../keys';
 import { SealError, sourceToRead } from '../net/urls';
@@ -22,7 +30,10 @@ export interface ScheduleRecord extends CampaignBasics, CronSchedule {
 }
 
 /** A schedule as answers and lists show it: without the sealed URL. */
-export function scheduleView({ sealedSource: _sealed, ...shown }: ScheduleRecord): Omit<ScheduleRecord, 'sealedSource'> {
+export function scheduleView({
+	sealedSource: _sealed,
+	...shown
+}: ScheduleRecord): Omit<ScheduleRecord, 'sealedSource'> {
 	return shown;
 }
 
@@ -37,7 +48,11 @@ function campaignSchedules(context: RunnerContext): ScheduleKind {
 	};
 }
 
-export async function createSchedule(context: RunnerContext, record: Omit<ScheduleRecord, 'id' | 'createdAt'>, names: CronNames): Promise<ScheduleRecord> {
+export async function createSchedule(
+	context: RunnerContext,
+	record: Omit<ScheduleRecord, 'id' | 'createdAt'>,
+	names: CronNames,
+): Promise<ScheduleRecord> {
 	const schedule: ScheduleRecord = { ...record, id: newId('s'), createdAt: Date.now() };
 	await startCronSchedule(context, campaignSchedules(context), schedule, names);
 	return schedule;
@@ -56,7 +71,11 @@ export async function removeSchedule(context: RunnerContext, id: string): Promis
 }
 
 /** One cron run, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its own, or a skipped run recorded with its reason. */
-export async function runSchedule(context: RunnerContext, scheduleId: string, dueAt: number): Promise<string | undefined> {
+export async function runSchedule(
+	context: RunnerContext,
+	scheduleId: string,
+	dueAt: number,
+): Promise<string | undefined> {
 	const schedule = await findSchedule(context, scheduleId);
 	if (!schedule) return undefined;
 	const id = `${scheduleId}r${dueAt.toString(36)}`;
@@ -66,25 +85,57 @@ export async function runSchedule(context: RunnerContext, scheduleId: string, du
 	// Each run carries its schedule's name (a schedule stored before names: its source's).
 	const name = schedule.name || defaultCampaignName(schedule.source, schedule.createdAt);
 	if (late > context.config.RUNNER_MAX_LATENESS) {
-		await recordRun(context, id, { ...schedule, name }, 'cancelled', `skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`);
+		await recordRun(
+			context,
+			id,
+			{ ...schedule, name },
+			'cancelled',
+			`skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`,
+		);
 		return id;
 	}
 	try {
 		const source = sourceToRead(context.config, { source: schedule.source, sealed: schedule.sealedSource });
-		const snapshot = await snapshotCampaign(context, { id, name, templateId, from, agentId, rate, source, format, delimiter, transactional, whenCapped, scheduleId, state: 'running' });
-		context.log.info({ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'scheduled run started');
+		const snapshot = await snapshotCampaign(context, {
+			id,
+			name,
+			templateId,
+			from,
+			agentId,
+			rate,
+			source,
+			format,
+			delimiter,
+			transactional,
+			whenCapped,
+			scheduleId,
+			state: 'running',
+		});
+		context.log.info(
+			{ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected },
+			'scheduled run started',
+		);
 	} catch (error) {
 		// The same run delivered twice at once: the other one made the campaign.
 		if (error instanceof ConflictError) return id;
 		if (!(error instanceof UserError || error instanceof SealError)) throw error;
 		await recordRun(context, id, { ...schedule, name }, 'failed', error.message);
-		context.log.error({ schedule: scheduleId, campaign: id, reason: error.message }, 'scheduled run could not read its recipients');
+		context.log.error(
+			{ schedule: scheduleId, campaign: id, reason: error.message },
+			'scheduled run could not read its recipients',
+		);
 	}
 	return id;
 }
 
 /** A run that sent nothing (skipped, or its source unreadable) is still listed, with its reason. */
-async function recordRun(context: RunnerContext, id: string, schedule: ScheduleRecord, state: 'cancelled' | 'failed', reason: string): Promise<void> {
+async function recordRun(
+	context: RunnerContext,
+	id: string,
+	schedule: ScheduleRecord,
+	state: 'cancelled' | 'failed',
+	reason: string,
+): Promise<void> {
 	const { redis, keys } = context;
 	const { from } = schedule;
 	const now = Date.now();

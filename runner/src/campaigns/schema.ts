@@ -37,7 +37,11 @@ export const campaignSettings = z.object({
 		.transform((value, ctx) => {
 			const delimiter = csvDelimiterNamed(value);
 			if (delimiter === undefined) {
-				ctx.issues.push({ code: 'custom', input: value, message: 'must be comma, semicolon or tab (or , ; and a tab character)' });
+				ctx.issues.push({
+					code: 'custom',
+					input: value,
+					message: 'must be comma, semicolon or tab (or , ; and a tab character)',
+				});
 				return z.NEVER;
 			}
 			return delimiter;
@@ -75,10 +79,56 @@ export const campaignSettings = z.object({
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
 /** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
-export type SettingNames = Record<'name' | 'templateId' | 'from' | 'agentId' | 'rate' | 'source' | 'at' | 'cron' | 'tz' | 'testTo' | 'window' | 'endAt' | 'whenCapped', string> & { format?: string; delimiter?: string };
+export type SettingNames = Record<
+	| 'name'
+	| 'templateId'
+	| 'from'
+	| 'agentId'
+	| 'rate'
+	| 'source'
+	| 'at'
+	| 'cron'
+	| 'tz'
+	| 'testTo'
+	| 'window'
+	| 'endAt'
+	| 'whenCapped',
+	string
+> & { format?: string; delimiter?: string };
 
-export const CLI_NAMES: SettingNames = { name: '--name', templateId: '--template', from: '--from', agentId: '--agent', rate: '--rate', source: '--recipients', format: '--format', delimiter: '--delimiter', at: '--at', cron: '--cron', tz: '--tz', testTo: '--test-to', window: '--window', endAt: '--end', whenCapped: '--when-capped' };
-export const API_NAMES: SettingNames = { name: 'name', templateId: 'template_id', from: 'from', agentId: 'agent_id', rate: 'rate', source: 'source_url', delimiter: 'delimiter', at: 'at', cron: 'cron', tz: 'tz', testTo: 'test_to', window: 'window', endAt: 'end_at', whenCapped: 'when_capped' };
+export const CLI_NAMES: SettingNames = {
+	name: '--name',
+	templateId: '--template',
+	from: '--from',
+	agentId: '--agent',
+	rate: '--rate',
+	source: '--recipients',
+	format: '--format',
+	delimiter: '--delimiter',
+	at: '--at',
+	cron: '--cron',
+	tz: '--tz',
+	testTo: '--test-to',
+	window: '--window',
+	endAt: '--end',
+	whenCapped: '--when-capped',
+};
+export const API_NAMES: SettingNames = {
+	name: 'name',
+	templateId: 'template_id',
+	from: 'from',
+	agentId: 'agent_id',
+	rate: 'rate',
+	source: 'source_url',
+	delimiter: 'delimiter',
+	at: 'at',
+	cron: 'cron',
+	tz: 'tz',
+	testTo: 'test_to',
+	window: 'window',
+	endAt: 'end_at',
+	whenCapped: 'when_capped',
+};
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
@@ -112,10 +162,16 @@ export interface Recipient {
 
 /** A recipient's B8 body: its variables, its phone, its buttons (the campaign's sends and its test send alike). */
 export function templateBody(recipient: Recipient): Record<string, unknown> {
-	return { ...recipient.variables, phone: recipient.phone, ...(recipient.buttons ? { buttons: recipient.buttons } : {}) };
+	return {
+		...recipient.variables,
+		phone: recipient.phone,
+		...(recipient.buttons ? { buttons: recipient.buttons } : {}),
+	};
 }
 
-export type RowVerdict = { ok: true; recipient: Recipient } | { ok: false; line: number; phone: string; reason: string };
+export type RowVerdict =
+	| { ok: true; recipient: Recipient }
+	| { ok: false; line: number; phone: string; reason: string };
 
 /**
  * A broken rule of a row, said without quoting the row: a reason names the rule and where it
@@ -126,12 +182,16 @@ function rowIssue(issue: z.core.$ZodIssue, fields: Record<string, unknown>, colu
 	const [key, ...rest] = issue.path;
 	let where: string;
 	if (key === 'phone' || key === undefined) where = 'phone';
-	else if (key === 'buttons') where = `buttons${rest.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')}`;
+	else if (key === 'buttons')
+		where = `buttons${rest.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')}`;
 	else {
 		const name = String(key);
-		where = columns ? `the variable in column ${columns.indexOf(name) + 1}` : `the variable in field ${Object.keys(fields).indexOf(name) + 1}`;
+		where = columns
+			? `the variable in column ${columns.indexOf(name) + 1}`
+			: `the variable in field ${Object.keys(fields).indexOf(name) + 1}`;
 	}
-	if (issue.code === 'unrecognized_keys') return `${where} has ${issue.keys.length} unknown field${issue.keys.length > 1 ? 's' : ''}`;
+	if (issue.code === 'unrecognized_keys')
+		return `${where} has ${issue.keys.length} unknown field${issue.keys.length > 1 ? 's' : ''}`;
 	// Messages written in the schemas are fixed sentences; zod's own may quote the input.
 	if (issue.message && !/^(Invalid|Too |Unrecognized)/.test(issue.message)) return `${where} ${issue.message}`;
 	switch (issue.code) {
@@ -165,7 +225,12 @@ export function rowPhone(fields: Record<string, unknown>): string | undefined {
  * needs and the row lacks is the service's to refuse). `seen` maps phone -> first line. `columns`:
  * a CSV's header, so a reason names a cell by its column. A reason never quotes a cell.
  */
-export function checkRow(line: number, fields: Record<string, unknown>, seen: Map<string, number>, columns?: readonly string[]): RowVerdict {
+export function checkRow(
+	line: number,
+	fields: Record<string, unknown>,
+	seen: Map<string, number>,
+	columns?: readonly string[],
+): RowVerdict {
 	const rawPhone = fields.phone;
 	const shownPhone = typeof rawPhone === 'string' || typeof rawPhone === 'number' ? String(rawPhone) : '';
 	const reject = (reason: string): RowVerdict => ({ ok: false, line, phone: shownPhone, reason });
@@ -217,6 +282,11 @@ export function encodeRecipient(recipient: Recipient): string {
 }
 
 export function decodeRecipient(text: string): Recipient {
-	const [line, phone, variables, buttons] = JSON.parse(text) as [number, string, Recipient['variables'] | 0 | undefined, Recipient['buttons']];
+	const [line, phone, variables, buttons] = JSON.parse(text) as [
+		number,
+		string,
+		Recipient['variables'] | 0 | undefined,
+		Recipient['buttons'],
+	];
 	return { line, phone, ...(variables ? { variables } : {}), ...(buttons ? { buttons } : {}) };
 }

@@ -40,7 +40,12 @@ export interface InFlight {
 	token: string;
 }
 
-export function createSendProcessor(context: RunnerContext, inFlight: Map<string, InFlight>, shutdown: AbortSignal, draining: AbortSignal) {
+export function createSendProcessor(
+	context: RunnerContext,
+	inFlight: Map<string, InFlight>,
+	shutdown: AbortSignal,
+	draining: AbortSignal,
+) {
 	const { redis, keys, ledger, queues, config, log } = context;
 	const service = context.service;
 	if (!service) throw new Error('the send processor needs the service client');
@@ -54,7 +59,14 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		if (from === undefined) return undefined;
 		const [templateId, agentId] = await redis.hmget(keys.campaign(from, id), 'template_id', 'agent_id');
 		if (!templateId) return undefined;
-		const settings = { from, send: service.templateSender({ template_id: templateId, from_phone_number: from, agent_id: agentId || undefined }) };
+		const settings = {
+			from,
+			send: service.templateSender({
+				template_id: templateId,
+				from_phone_number: from,
+				agent_id: agentId || undefined,
+			}),
+		};
 		settingsCache.set(id, settings);
 		return settings;
 	};
@@ -67,7 +79,8 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		for (const [id, at] of droppedAt) if (now - at >= DROP_AGAIN_AFTER_MS) droppedAt.delete(id);
 		droppedAt.set(campaign, now);
 		const dropped = await dropQueuedSends(context, from, campaign);
-		if (dropped > 0) log.info({ campaign, dropped }, 'campaign not running: its queued sends were taken out of the queue');
+		if (dropped > 0)
+			log.info({ campaign, dropped }, 'campaign not running: its queued sends were taken out of the queue');
 	};
 
 	/**
@@ -75,26 +88,62 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 	 * 'next' with the place on the clock its settle took for the run's next recipient (Date.now() ms),
 	 * and whether that settle was of the run's last index (`over`: the run ends without another gate call).
 	 */
-	const sendOne = async (job: Job<SendJobData>, settings: SendSettings, campaign: string, claim: ClaimedStart, token: string, end: number): Promise<{ next: Place | undefined; over: boolean } | 'stopped' | { hold: number } | { retry: string }> => {
+	const sendOne = async (
+		job: Job<SendJobData>,
+		settings: SendSettings,
+		campaign: string,
+		claim: ClaimedStart,
+		token: string,
+		end: number,
+	): Promise<{ next: Place | undefined; over: boolean } | 'stopped' | { hold: number } | { retry: string }> => {
 		const { index } = claim;
 		const key = `${campaign}/${index}`;
 		inFlight.set(key, { campaign, index, token });
 		const logChange = (result: string, error: string) => {
 			if (result === 'completed') log.info({ campaign }, 'campaign completed');
-			if (result === 'paused') log.warn({ campaign, reason: error }, `campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`);
+			if (result === 'paused')
+				log.warn(
+					{ campaign, reason: error },
+					`campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`,
+				);
 		};
 		/** Settles this claim; logs the campaign's state change when this settle made it. */
-		const settle = async (to: Parameters<typeof ledger.settle>[3], ref: string, error: string, counter: Parameters<typeof ledger.settle>[7] = '') => {
-			const result = await ledger.settle(campaign, index, token, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, counter);
+		const settle = async (
+			to: Parameters<typeof ledger.settle>[3],
+			ref: string,
+			error: string,
+			counter: Parameters<typeof ledger.settle>[7] = '',
+		) => {
+			const result = await ledger.settle(
+				campaign,
+				index,
+				token,
+				to,
+				ref,
+				error,
+				config.RUNNER_PAUSE_AFTER_FAILURES,
+				counter,
+			);
 			logChange(result, error);
 			return result;
 		};
 		/** A final settle, the run going on: it also takes the run's next recipient's place on the clock. */
 		const settleAndGoOn = async (to: 'sent' | 'failed' | 'unknown', ref: string, error: string) => {
-			const { result, place, runOver } = await ledger.settleAndPlace(campaign, { index, token }, to, ref, error, config.RUNNER_PAUSE_AFTER_FAILURES, { end, room: WINDOW_ROOM });
+			const { result, place, runOver } = await ledger.settleAndPlace(
+				campaign,
+				{ index, token },
+				to,
+				ref,
+				error,
+				config.RUNNER_PAUSE_AFTER_FAILURES,
+				{ end, room: WINDOW_ROOM },
+			);
 			logChange(result, error);
 			// Measured after the reply, a little later than Redis's own now: never early.
-			return { next: place === undefined ? undefined : { localMs: Date.now() + place.inUs / 1000, redisUs: place.atUs }, over: runOver };
+			return {
+				next: place === undefined ? undefined : { localMs: Date.now() + place.inUs / 1000, redisUs: place.atUs },
+				over: runOver,
+			};
 		};
 		try {
 			if (!claim.row) return await settleAndGoOn('failed', '', 'the recipient is missing from the snapshot');
@@ -120,7 +169,8 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 				case 'retry': {
 					// A recipient has as many tries as a one-recipient job had attempts (RUNNER_SEND_ATTEMPTS).
 					const tries = (job.data.tries?.[index] ?? 0) + 1;
-					if (tries >= config.RUNNER_SEND_ATTEMPTS) return await settleAndGoOn('failed', '', `${outcome.reason} (after ${tries} attempts)`);
+					if (tries >= config.RUNNER_SEND_ATTEMPTS)
+						return await settleAndGoOn('failed', '', `${outcome.reason} (after ${tries} attempts)`);
 					await settle('pending', '', outcome.reason, 'retries');
 					await job.updateData({ ...job.data, tries: { ...job.data.tries, [index]: tries } });
 					return { retry: outcome.reason };
@@ -150,7 +200,17 @@ export function createSendProcessor(context: RunnerContext, inFlight: Map<string
 		for (let started = 0; ; started++) {
 			if (draining.aborted) throw new RateLimitError();
 			// Each start has its own name in the window; the claim is the attempt's.
-			const claim = listed?.length === 0 || over ? 'done' : await startNextInRun(context, { from: settings.from, campaign }, run, { token, id: `${token}.${started}`, place }, shutdown, window?.opening);
+			const claim =
+				listed?.length === 0 || over
+					? 'done'
+					: await startNextInRun(
+							context,
+							{ from: settings.from, campaign },
+							run,
+							{ token, id: `${token}.${started}`, place },
+							shutdown,
+							window?.opening,
+						);
 			if (claim === 'stopped') throw new RateLimitError();
 			// Its zone's window closed: the rest stay pending, and the feeder feeds them at its next opening.
 			if (claim === 'closed') return 'window closed';

@@ -114,17 +114,31 @@ export interface Place {
  * Calls lua/start-11.lua until it answers a start or why none; `id` names the start in the window. `place`:
  * the place on the clock this send took ahead: it waits for it, then needs the window step only.
  */
-async function takeStart(context: RunnerContext, send: Send, id: string, run: string[], stop: AbortSignal, place?: Place, opening: string[] = ['', '']): Promise<StartReply | NoStart | 'done' | 'closed'> {
+async function takeStart(
+	context: RunnerContext,
+	send: Send,
+	id: string,
+	run: string[],
+	stop: AbortSignal,
+	place?: Place,
+	opening: string[] = ['', ''],
+): Promise<StartReply | NoStart | 'done' | 'closed'> {
 	const start = redisScript(context.redis, 'start');
 	const defaultCap = defaultCapPolicy(context.config);
 	// After the window's two, always given: the default cap policy (ARGV[12]), then the margins.
-	const call = (keys: string[], args: Array<string | number>) => start(keys, [...args, defaultCap, CLOSE_MARGIN_MS, PLACE_LATE_MS]);
+	const call = (keys: string[], args: Array<string | number>) =>
+		start(keys, [...args, defaultCap, CLOSE_MARGIN_MS, PLACE_LATE_MS]);
 	const scriptKeys = startKeys(context, send);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.
 	if (stop.aborted) return 'stopped';
 	let asked = performance.now();
-	let reply = (await call(scriptKeys, place === undefined ? [WINDOW_ROOM, id, '1', ...run, '', '', ...opening] : [WINDOW_ROOM, id, '0', ...run, '', place.redisUs, ...opening])) as StartReply;
+	let reply = (await call(
+		scriptKeys,
+		place === undefined
+			? [WINDOW_ROOM, id, '1', ...run, '', '', ...opening]
+			: [WINDOW_ROOM, id, '0', ...run, '', place.redisUs, ...opening],
+	)) as StartReply;
 	/** The claim of a start given back for being stale: the recipient stays claimed while its start is taken again. */
 	let keptClaim: StartReply | undefined;
 	let retakesLeft = STALE_RETAKES;
@@ -146,7 +160,9 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
 			if (stop.aborted && !keptClaim) return 'stopped';
 		}
 		asked = performance.now();
-		const args = keptClaim ? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', ''] : [WINDOW_ROOM, id, '0', ...run, '', placeUs, ...opening];
+		const args = keptClaim
+			? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', '']
+			: [WINDOW_ROOM, id, '0', ...run, '', placeUs, ...opening];
 		reply = (await call(scriptKeys, args)) as StartReply;
 	}
 }
@@ -155,7 +171,12 @@ async function takeStart(context: RunnerContext, send: Send, id: string, run: st
  * Waits until this send of `campaign` from `from` may start (`id`: unique per attempt) and returns
  * the start's time on Redis's clock (ms), or why it took none.
  */
-export async function waitForStart(context: RunnerContext, send: Send, id: string, stop: AbortSignal): Promise<number | NoStart> {
+export async function waitForStart(
+	context: RunnerContext,
+	send: Send,
+	id: string,
+	stop: AbortSignal,
+): Promise<number | NoStart> {
 	const reply = await takeStart(context, send, id, ['', '', send.campaign, ''], stop);
 	if (typeof reply === 'string') return reply === 'done' || reply === 'closed' ? 'not running' : reply;
 	return Number(reply[1]) / 1000;
@@ -177,7 +198,15 @@ export async function startNextInRun(
 	opening?: [number, number],
 ): Promise<ClaimedStart | NoStart | 'done' | 'closed'> {
 	const bound = opening ? [String(opening[0]), String(opening[1])] : ['', ''];
-	const reply = await takeStart(context, send, claim.id, [String(run.first), String(run.end), send.campaign, claim.token], stop, claim.place, bound);
+	const reply = await takeStart(
+		context,
+		send,
+		claim.id,
+		[String(run.first), String(run.end), send.campaign, claim.token],
+		stop,
+		claim.place,
+		bound,
+	);
 	if (typeof reply === 'string') return reply;
 	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[4] ?? undefined };
 }

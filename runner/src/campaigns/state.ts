@@ -18,22 +18,47 @@ export interface TransitionOptions {
 	ending?: boolean;
 }
 
-export type TransitionResult = { changed: true; previous: CampaignState } | { changed: false; state: CampaignState | undefined };
+export type TransitionResult =
+	| { changed: true; previous: CampaignState }
+	| { changed: false; state: CampaignState | undefined };
 
 /**
  * Sets the state to `to` if it is one of `from`, with `fields`, atomically. A draft that stops
  * being one leaves the drafts list after the step (a process that dies between leaves it there
  * until takeDraftPlace finds it no draft, or its 24 h are up: draft.ts).
  */
-export async function transition(context: RunnerContext, id: string, from: readonly CampaignState[], to: CampaignState, fields: Record<string, string | number> = {}, options: TransitionOptions = {}): Promise<TransitionResult> {
+export async function transition(
+	context: RunnerContext,
+	id: string,
+	from: readonly CampaignState[],
+	to: CampaignState,
+	fields: Record<string, string | number> = {},
+	options: TransitionOptions = {},
+): Promise<TransitionResult> {
 	const { redis, keys } = context;
 	const number = await campaignNumber(context, id);
 	if (number === undefined) return { changed: false, state: undefined };
 	const run = redisScript(redis, 'transition');
 	const answer = String(
 		await run(
-			[keys.campaign(number, id), keys.running(number), keys.finishing(number), keys.outbox(number), keys.recipients(number, id), keys.ledger(number, id), keys.phones(number, id)],
-			[id, Date.now(), to, `,${from.join(',')},`, options.event ?? '', options.ending ? '1' : '0', ...Object.entries(fields).flat()],
+			[
+				keys.campaign(number, id),
+				keys.running(number),
+				keys.finishing(number),
+				keys.outbox(number),
+				keys.recipients(number, id),
+				keys.ledger(number, id),
+				keys.phones(number, id),
+			],
+			[
+				id,
+				Date.now(),
+				to,
+				`,${from.join(',')},`,
+				options.event ?? '',
+				options.ending ? '1' : '0',
+				...Object.entries(fields).flat(),
+			],
 		),
 	);
 	if (answer.startsWith('ok:')) {
@@ -50,5 +75,7 @@ export async function reportFinished(context: RunnerContext, id: string): Promis
 	const number = await campaignNumber(context, id);
 	if (number === undefined) return false;
 	const run = redisScript(redis, 'finished');
-	return Number(await run([keys.finishing(number), keys.campaign(number, id), keys.outbox(number)], [id, Date.now()])) === 1;
+	return (
+		Number(await run([keys.finishing(number), keys.campaign(number, id), keys.outbox(number)], [id, Date.now()])) === 1
+	);
 }

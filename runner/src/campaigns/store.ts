@@ -52,7 +52,14 @@ export interface CampaignRecord {
 	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock windows and the end are read on. */
 	clockOffset: number;
 	/** Delivery tracking's counters (campaigns/tracking.ts), kept on the hash with each change. */
-	delivery: { delivered: number; read: number; failed: number; reasons: Array<{ reason: string; count: number }>; settled: boolean; mode?: TrackingMode };
+	delivery: {
+		delivered: number;
+		read: number;
+		failed: number;
+		reasons: Array<{ reason: string; count: number }>;
+		settled: boolean;
+		mode?: TrackingMode;
+	};
 }
 
 export interface CampaignStatus {
@@ -98,7 +105,10 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		lastError: hash.last_error || undefined,
 		transactional: hash.transactional === '1',
 		whenCapped: hash.when_capped === 'wait' ? 'wait' : 'skip',
-		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<Outcome, number>,
+		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<
+			Outcome,
+			number
+		>,
 		holds: number('holds'),
 		retries: number('retries'),
 		window: hash.window ? decodeWindow(hash.window) : undefined,
@@ -138,7 +148,12 @@ function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode)
 		failed_delivery: failed,
 		in_flight: Math.max(0, sent - delivered - failed),
 		failed_reasons: reasons,
-		rates: { delivered: share(delivered, sent), read: share(read, sent), replied: share(replied, sent), failed_delivery: share(failed, sent) },
+		rates: {
+			delivered: share(delivered, sent),
+			read: share(read, sent),
+			replied: share(replied, sent),
+			failed_delivery: share(failed, sent),
+		},
 		tracking: campaign.delivery.mode ?? mode,
 		settled,
 	};
@@ -146,14 +161,31 @@ function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode)
 
 /** Funnels added together (a cron schedule's runs): counts summed, rates of the sums, settled when every one is. */
 function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunnel {
-	const stages = ['audience', 'accepted', 'sent', 'delivered', 'read', 'replied', 'failed_delivery', 'in_flight'] as const;
-	const sum = Object.fromEntries(stages.map((stage) => [stage, funnels.reduce((total, funnel) => total + funnel[stage], 0)])) as Record<(typeof stages)[number], number>;
+	const stages = [
+		'audience',
+		'accepted',
+		'sent',
+		'delivered',
+		'read',
+		'replied',
+		'failed_delivery',
+		'in_flight',
+	] as const;
+	const sum = Object.fromEntries(
+		stages.map((stage) => [stage, funnels.reduce((total, funnel) => total + funnel[stage], 0)]),
+	) as Record<(typeof stages)[number], number>;
 	const reasons = new Map<string, number>();
-	for (const funnel of funnels) for (const { reason, count } of funnel.failed_reasons) reasons.set(reason, (reasons.get(reason) ?? 0) + count);
+	for (const funnel of funnels)
+		for (const { reason, count } of funnel.failed_reasons) reasons.set(reason, (reasons.get(reason) ?? 0) + count);
 	return {
 		...sum,
 		failed_reasons: [...reasons].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count),
-		rates: { delivered: share(sum.delivered, sum.sent), read: share(sum.read, sum.sent), replied: share(sum.replied, sum.sent), failed_delivery: share(sum.failed_delivery, sum.sent) },
+		rates: {
+			delivered: share(sum.delivered, sum.sent),
+			read: share(sum.read, sum.sent),
+			replied: share(sum.replied, sum.sent),
+			failed_delivery: share(sum.failed_delivery, sum.sent),
+		},
 		tracking: funnels[0]?.tracking ?? mode,
 		settled: funnels.every((funnel) => funnel.settled),
 	};
@@ -161,7 +193,9 @@ function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunn
 
 /** The funnel across every run of a cron schedule (each run is a campaign whose id starts with the schedule's). */
 export async function scheduleFunnel(context: RunnerContext, scheduleId: string): Promise<CampaignFunnel> {
-	const ids = (await context.redis.zrange(context.keys.campaigns, 0, -1)).filter((id) => id.startsWith(`${scheduleId}r`));
+	const ids = (await context.redis.zrange(context.keys.campaigns, 0, -1)).filter((id) =>
+		id.startsWith(`${scheduleId}r`),
+	);
 	const funnels: CampaignFunnel[] = [];
 	for (const id of ids) {
 		const campaign = await findCampaign(context, id);
@@ -207,7 +241,10 @@ export async function campaignStatus(context: RunnerContext, id: string): Promis
 
 /** The status of a campaign record already read (only the rate needs another look at Redis). */
 export async function statusOf(context: RunnerContext, campaign: CampaignRecord): Promise<CampaignStatus> {
-	return { ...statusWithRate(campaign, campaign.state === 'running' ? await currentRate(context, campaign) : 0), funnel: await campaignFunnel(context, campaign) };
+	return {
+		...statusWithRate(campaign, campaign.state === 'running' ? await currentRate(context, campaign) : 0),
+		funnel: await campaignFunnel(context, campaign),
+	};
 }
 
 export function statusWithRate(campaign: CampaignRecord, rate: number): CampaignStatus {
@@ -241,7 +278,12 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		created_at: new Date(campaign.createdAt).toISOString(),
 		finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
 		// A send window and an end (campaigns/windows.ts), when it has them.
-		...(campaign.window ? { window: describeWindow(campaign.window), zones: (campaign.zones ?? []).map(([zone, recipients]) => ({ zone, recipients })) } : {}),
+		...(campaign.window
+			? {
+					window: describeWindow(campaign.window),
+					zones: (campaign.zones ?? []).map(([zone, recipients]) => ({ zone, recipients })),
+				}
+			: {}),
 		...(campaign.endAt !== undefined ? { end_at: new Date(campaign.endAt).toISOString() } : {}),
 	};
 }
@@ -252,7 +294,11 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
  */
 async function detailsOf(context: RunnerContext, ids: string[]): Promise<CampaignDetail[]> {
 	const found = await Promise.all(ids.map((id) => findCampaign(context, id)));
-	return Promise.all(found.filter((campaign): campaign is CampaignRecord => campaign !== undefined).map(async (campaign) => campaignDetail(campaign, await statusOf(context, campaign))));
+	return Promise.all(
+		found
+			.filter((campaign): campaign is CampaignRecord => campaign !== undefined)
+			.map(async (campaign) => campaignDetail(campaign, await statusOf(context, campaign))),
+	);
 }
 
 /** A page of campaigns, newest first, and how many there are in all. */
@@ -263,7 +309,10 @@ export interface CampaignPage {
 	offset: number;
 }
 
-export async function pageCampaigns(context: RunnerContext, page: { offset: number; limit: number }): Promise<CampaignPage> {
+export async function pageCampaigns(
+	context: RunnerContext,
+	page: { offset: number; limit: number },
+): Promise<CampaignPage> {
 	const ids = await context.redis.zrevrange(context.keys.campaigns, page.offset, page.offset + page.limit - 1);
 	const total = await context.redis.zcard(context.keys.campaigns);
 	return { items: await detailsOf(context, ids), total, limit: page.limit, offset: page.offset };
@@ -279,7 +328,8 @@ const LIST_PAGE = 500;
 export async function listCampaigns(context: RunnerContext): Promise<CampaignDetail[]> {
 	const ids = await context.redis.zrevrange(context.keys.campaigns, 0, -1);
 	const details: CampaignDetail[] = [];
-	for (let start = 0; start < ids.length; start += LIST_PAGE) details.push(...(await detailsOf(context, ids.slice(start, start + LIST_PAGE))));
+	for (let start = 0; start < ids.length; start += LIST_PAGE)
+		details.push(...(await detailsOf(context, ids.slice(start, start + LIST_PAGE))));
 	return details;
 }
 
@@ -300,7 +350,10 @@ async function runningCampaigns(context: RunnerContext): Promise<string[]> {
 }
 
 /** What a metrics scrape reports: how many campaigns run, and the figures of every running one and the `recent` newest others. */
-export async function campaignFigures(context: RunnerContext, recent: number): Promise<{ running: number; campaigns: CampaignFigures[] }> {
+export async function campaignFigures(
+	context: RunnerContext,
+	recent: number,
+): Promise<{ running: number; campaigns: CampaignFigures[] }> {
 	const { redis, keys } = context;
 	const runningIds = await runningCampaigns(context);
 	const ids = new Set([...runningIds, ...(await redis.zrevrange(keys.campaigns, 0, recent - 1))]);
@@ -309,7 +362,12 @@ export async function campaignFigures(context: RunnerContext, recent: number): P
 	for (const id of ids) {
 		const campaign = await findCampaign(context, id);
 		if (!campaign) continue;
-		campaigns.push({ status: await statusOf(context, campaign), from: campaign.from, holds: campaign.holds, retries: campaign.retries });
+		campaigns.push({
+			status: await statusOf(context, campaign),
+			from: campaign.from,
+			holds: campaign.holds,
+			retries: campaign.retries,
+		});
 	}
 	return { running, campaigns };
 }
@@ -320,6 +378,9 @@ export async function rateHistory(context: RunnerContext, id: string, seconds = 
 	const span = Math.min(600, seconds);
 	const fields = Array.from({ length: span }, (_, i) => String(now - span + i));
 	const number = await campaignNumber(context, id);
-	const values = number === undefined ? fields.map(() => null) : await context.redis.hmget(context.keys.ticks(number, id), ...fields);
+	const values =
+		number === undefined
+			? fields.map(() => null)
+			: await context.redis.hmget(context.keys.ticks(number, id), ...fields);
 	return fields.map((second, i) => [Number(second), Number(values[i] ?? 0)]);
 }

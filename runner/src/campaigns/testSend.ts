@@ -38,14 +38,29 @@ const NOT_SENT = new Set(['refused', 'stop', 'hold', 'retry']);
  * Anything but the service's acceptance, or a rule that holds the test back, is a FieldError that
  * starts with `name` (the client's name of the setting) and says why; the API key is never in it.
  */
-export async function sendTest(context: RunnerContext, campaign: TestCampaign, row: string, to: string, name: string): Promise<TestSend> {
+export async function sendTest(
+	context: RunnerContext,
+	campaign: TestCampaign,
+	row: string,
+	to: string,
+	name: string,
+): Promise<TestSend> {
 	const service = context.service;
-	if (!service) throw new UserError(`${name} needs the service: set CONVO_EXTERNAL_URL and CONVO_API_KEY where the campaign is created`);
-	const refused = (what: string) => new FieldError(`${name} ${to}: ${what}; nothing was started, no recipient was sent`, name);
+	if (!service)
+		throw new UserError(
+			`${name} needs the service: set CONVO_EXTERNAL_URL and CONVO_API_KEY where the campaign is created`,
+		);
+	const refused = (what: string) =>
+		new FieldError(`${name} ${to}: ${what}; nothing was started, no recipient was sent`, name);
 	const countedAt = await admitTest(context, campaign, to, refused);
-	const send = service.templateSender({ template_id: campaign.templateId, from_phone_number: campaign.from, agent_id: campaign.agentId || undefined });
+	const send = service.templateSender({
+		template_id: campaign.templateId,
+		from_phone_number: campaign.from,
+		agent_id: campaign.agentId || undefined,
+	});
 	const outcome = await send(templateBody({ ...decodeRecipient(row), phone: to }));
-	if (countedAt !== undefined && NOT_SENT.has(outcome.kind)) await giveBackTestSend(context, campaign.from, to, countedAt);
+	if (countedAt !== undefined && NOT_SENT.has(outcome.kind))
+		await giveBackTestSend(context, campaign.from, to, countedAt);
 	switch (outcome.kind) {
 		case 'ok':
 			context.log.info({ messageId: outcome.messageId }, 'test send accepted');
@@ -67,32 +82,61 @@ export async function sendTest(context: RunnerContext, campaign: TestCampaign, r
  * country's, as for a row without `tz`), and room under the frequency cap, taken last so a test
  * refused by an earlier rule counts nothing. Returns the cap's claim time when the test counts.
  */
-async function admitTest(context: RunnerContext, campaign: TestCampaign, to: string, refused: (what: string) => FieldError): Promise<number | undefined> {
+async function admitTest(
+	context: RunnerContext,
+	campaign: TestCampaign,
+	to: string,
+	refused: (what: string) => FieldError,
+): Promise<number | undefined> {
 	if (!campaign.transactional) {
 		const entry = await findSuppression(context, to);
-		if (entry) throw refused(`the phone is on the suppression list (${entry.source}, ${entry.at}), and a campaign that is not transactional sends it nothing, a test neither`);
+		if (entry)
+			throw refused(
+				`the phone is on the suppression list (${entry.source}, ${entry.at}), and a campaign that is not transactional sends it nothing, a test neither`,
+			);
 	}
 	if (campaign.window) {
 		const offset = campaign.clockOffset ?? context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
 		const now = Date.now() + offset;
 		const zone = new ZoneFinder(campaign.window, now).zoneOf(to, undefined);
-		if (!zone.ok) throw refused(`the campaign has a send window and ${zone.reason.split(':')[0].replace(/^phone/, 'the test phone')}`);
+		if (!zone.ok)
+			throw refused(
+				`the campaign has a send window and ${zone.reason.split(':')[0].replace(/^phone/, 'the test phone')}`,
+			);
 		if (!openingAt(campaign.window, zone.key, now)) {
 			const next = nextOpening(campaign.window, zone.key, now);
 			const when = next ? `; it next opens ${new Date(next[0] - offset).toISOString()}` : '';
-			const where = zone.key.startsWith('country:') ? `the time zones of ${zone.key.slice('country:'.length)}` : zone.key;
-			throw refused(`outside the campaign's send window (${describeWindow(campaign.window)}) in the test phone's time zone (${where})${when}, and a test goes at once, held to the window as every send`);
+			const where = zone.key.startsWith('country:')
+				? `the time zones of ${zone.key.slice('country:'.length)}`
+				: zone.key;
+			throw refused(
+				`outside the campaign's send window (${describeWindow(campaign.window)}) in the test phone's time zone (${where})${when}, and a test goes at once, held to the window as every send`,
+			);
 		}
 	}
 	if (campaign.transactional) return undefined;
 	const claim = await claimTestSend(context, campaign.from, to);
-	if ('held' in claim) throw refused(`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; a test send counts toward the cap as every campaign message does`);
+	if ('held' in claim)
+		throw refused(
+			`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; a test send counts toward the cap as every campaign message does`,
+		);
 	return claim.countedAt;
 }
 
 /** The first row of `source` a campaign would accept (encoded), read only that far: what a cron schedule tests with. */
-export async function firstAcceptedRow(context: RunnerContext, basics: CampaignBasics, names: { source: string; format?: string }): Promise<string | undefined> {
-	const records = readRecords(basics.source, formatOf(basics.source, basics.format, names), undefined, undefined, context.config, { delimiter: basics.delimiter });
+export async function firstAcceptedRow(
+	context: RunnerContext,
+	basics: CampaignBasics,
+	names: { source: string; format?: string },
+): Promise<string | undefined> {
+	const records = readRecords(
+		basics.source,
+		formatOf(basics.source, basics.format, names),
+		undefined,
+		undefined,
+		context.config,
+		{ delimiter: basics.delimiter },
+	);
 	try {
 		for await (const record of records) {
 			if (!record.ok) continue;
@@ -107,7 +151,10 @@ export async function firstAcceptedRow(context: RunnerContext, basics: CampaignB
 }
 
 /** A draft's test send, when it was created with one and holds an accepted row: what its start sends first. */
-export async function draftTest(context: RunnerContext, campaign: CampaignRecord): Promise<{ to: string; row: string } | undefined> {
+export async function draftTest(
+	context: RunnerContext,
+	campaign: CampaignRecord,
+): Promise<{ to: string; row: string } | undefined> {
 	const { redis, keys, ledger } = context;
 	if (campaign.state !== 'draft') return undefined;
 	const to = await redis.hget(keys.campaign(campaign.from, campaign.id), 'test_to');

@@ -74,11 +74,20 @@ const iso = (ms?: string) => (ms ? new Date(Number(ms)).toISOString() : null);
 export function deliveryInfo(text: string | null | undefined): DeliveryInfo {
 	if (!text) return { delivery: '', delivered_at: null, read_at: null, delivery_error: null };
 	const r = JSON.parse(text) as Tracked;
-	return { delivery: DELIVERY_OF[r.s], delivered_at: iso(r.d), read_at: iso(r.r), delivery_error: r.s === 'f' ? (r.e ?? null) : null };
+	return {
+		delivery: DELIVERY_OF[r.s],
+		delivered_at: iso(r.d),
+		read_at: iso(r.r),
+		delivery_error: r.s === 'f' ? (r.e ?? null) : null,
+	};
 }
 
 /** The tracking records of these indexes (null where there is none). */
-export async function trackedRecords(context: RunnerContext, campaign: { id: string; from: string }, indexes: number[]): Promise<Array<string | null>> {
+export async function trackedRecords(
+	context: RunnerContext,
+	campaign: { id: string; from: string },
+	indexes: number[],
+): Promise<Array<string | null>> {
 	if (indexes.length === 0) return [];
 	return context.redis.hmget(context.keys.tracked(campaign.from, campaign.id), ...indexes.map(String));
 }
@@ -103,7 +112,11 @@ const scripts = (context: RunnerContext) => ({
 
 /** Makes sure a campaign's tracking is walked again from its first recipient (a retry made some pending again, a reconcile proved some sent). */
 export async function trackAgain(context: RunnerContext, campaign: { id: string; from: string }): Promise<void> {
-	await context.redis.multi().hset(context.keys.campaign(campaign.from, campaign.id), 't_cursor', 0).sadd(context.keys.tracking(campaign.from), campaign.id).exec();
+	await context.redis
+		.multi()
+		.hset(context.keys.campaign(campaign.from, campaign.id), 't_cursor', 0)
+		.sadd(context.keys.tracking(campaign.from), campaign.id)
+		.exec();
 }
 
 /** Puts campaigns created since the last look into their number's tracking set (each settles and leaves it). */
@@ -147,7 +160,15 @@ async function walkCampaign(context: RunnerContext, from: string, id: string, mo
 		}
 	}
 	const keysOf = [meta, keys.tracked(from, id), keys.trackDue(from), keys.tracking(from), keys.outbox(from)];
-	await scripts(context).enroll(keysOf, [id, cursor, at, config.RUNNER_TRACKING_SCHEDULE[0], mode, Date.now(), ...triples]);
+	await scripts(context).enroll(keysOf, [
+		id,
+		cursor,
+		at,
+		config.RUNNER_TRACKING_SCHEDULE[0],
+		mode,
+		Date.now(),
+		...triples,
+	]);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
@@ -169,7 +190,11 @@ const A1_STATES: Record<string, Learnt['to']> = { enqueued: 's', sent: 's', deli
 const requestWindows = new WeakMap<RunnerContext, RequestWindow>();
 function requestWindow(context: RunnerContext): RequestWindow {
 	let window = requestWindows.get(context);
-	if (!window) requestWindows.set(context, (window = new RequestWindow(context.config.RUNNER_TRACKING_RATE, 1000 + GATE_GUARD_MS)));
+	if (!window)
+		requestWindows.set(
+			context,
+			(window = new RequestWindow(context.config.RUNNER_TRACKING_RATE, 1000 + GATE_GUARD_MS)),
+		);
 	return window;
 }
 
@@ -180,8 +205,14 @@ async function conversationView(context: RunnerContext, phone: string, messageId
 	const message = messages.find((each) => each.id === messageId);
 	if (!message) return undefined;
 	const sentAt = Date.parse(message.created_at);
-	const replies = messages.filter((each) => each.direction === 'inbound' && Date.parse(each.created_at) > sentAt).map((each) => Date.parse(each.created_at));
-	return { status: message.status, error: message.error ?? '', firstReplyAt: replies.length > 0 ? Math.min(...replies) : undefined };
+	const replies = messages
+		.filter((each) => each.direction === 'inbound' && Date.parse(each.created_at) > sentAt)
+		.map((each) => Date.parse(each.created_at));
+	return {
+		status: message.status,
+		error: message.error ?? '',
+		firstReplyAt: replies.length > 0 ? Math.min(...replies) : undefined,
+	};
 }
 
 /**
@@ -189,12 +220,21 @@ async function conversationView(context: RunnerContext, phone: string, messageId
  * epoch ms: its place on the tracking clock, so nothing between the wait and the request can bunch
  * requests), then what it said is written (RESULT).
  */
-async function checkOne(context: RunnerContext, from: string, member: string, mode: TrackingMode, at: number): Promise<void> {
+async function checkOne(
+	context: RunnerContext,
+	from: string,
+	member: string,
+	mode: TrackingMode,
+	at: number,
+): Promise<void> {
 	const { redis, keys, config } = context;
 	const split = member.lastIndexOf(':');
 	const id = member.slice(0, split);
 	const index = Number(member.slice(split + 1));
-	const [text, row] = await Promise.all([redis.hget(keys.tracked(from, id), String(index)), redis.hget(keys.recipients(from, id), String(index))]);
+	const [text, row] = await Promise.all([
+		redis.hget(keys.tracked(from, id), String(index)),
+		redis.hget(keys.recipients(from, id), String(index)),
+	]);
 	if (!text) {
 		await redis.zrem(keys.trackDue(from), member);
 		return;
@@ -207,7 +247,11 @@ async function checkOne(context: RunnerContext, from: string, member: string, mo
 	if (mode === 'messaging_api') {
 		const status = await requestWindow(context).through(async () => context.service?.messageStatus(record.m));
 		if (status?.kind === 'ok' && status.state) learnt.to = A1_STATES[status.state] ?? '';
-		else if (status && status.kind !== 'ok') context.log.debug({ campaign: id, index, reason: status.reason }, 'delivery check not answered; the next one asks again');
+		else if (status && status.kind !== 'ok')
+			context.log.debug(
+				{ campaign: id, index, reason: status.reason },
+				'delivery check not answered; the next one asks again',
+			);
 		if (learnt.to === 'f') {
 			// A1 says failed without a reason: B7's error of that message, asked once.
 			const digits = await phone();
@@ -228,10 +272,24 @@ async function checkOne(context: RunnerContext, from: string, member: string, mo
 	const schedule = config.RUNNER_TRACKING_SCHEDULE;
 	const nextStep = record.k + 1;
 	const nextDue = nextStep < schedule.length ? Number(record.t) + schedule[nextStep] : '';
-	const keysOf = [keys.campaign(from, id), keys.tracked(from, id), keys.trackDue(from), keys.tracking(from), keys.outbox(from)];
-	await scripts(context).result(keysOf, [id, index, record.m, record.k, learnt.to, Date.now(), learnt.error.replace(/\s+/g, ' '), nextDue]);
+	const keysOf = [
+		keys.campaign(from, id),
+		keys.tracked(from, id),
+		keys.trackDue(from),
+		keys.tracking(from),
+		keys.outbox(from),
+	];
+	await scripts(context).result(keysOf, [
+		id,
+		index,
+		record.m,
+		record.k,
+		learnt.to,
+		Date.now(),
+		learnt.error.replace(/\s+/g, ' '),
+		nextDue,
+	]);
 }
-
 
 /** How long one tick goes on making rounds of checks while some are due (then the next tick takes over). */
 const TICK_BUDGET_MS = 8_000;
@@ -292,10 +350,20 @@ async function trackRound(context: RunnerContext, mode: TrackingMode): Promise<n
 		const take = Math.min(count, places.length);
 		if (take <= 0) break;
 		// A process killed before it writes a claimed check gives it back after RUNNER_TRACKING_CLAIM_LEASE.
-		const members = (await scripts(context).claim([keys.trackDue(from)], [Date.now(), take, config.RUNNER_TRACKING_CLAIM_LEASE])) as string[];
+		const members = (await scripts(context).claim(
+			[keys.trackDue(from)],
+			[Date.now(), take, config.RUNNER_TRACKING_CLAIM_LEASE],
+		)) as string[];
 		for (const member of members) {
 			const at = (places.shift() as number) + skew;
-			checks.push(checkOne(context, from, member, mode, at).catch((error: Error) => context.log.warn({ err: error.message, check: member }, 'delivery check failed; it comes back after its lease')));
+			checks.push(
+				checkOne(context, from, member, mode, at).catch((error: Error) =>
+					context.log.warn(
+						{ err: error.message, check: member },
+						'delivery check failed; it comes back after its lease',
+					),
+				),
+			);
 		}
 	}
 	await Promise.all(checks);
@@ -312,7 +380,11 @@ export interface UndeliveredFilter {
  * Requeues (ledger back to pending) the recipients whose message the service's own record proves
  * failed, matching the filter, each once ever; returns how many.
  */
-export async function requeueUndelivered(context: RunnerContext, campaign: { id: string; from: string; total: number }, filter: UndeliveredFilter): Promise<number> {
+export async function requeueUndelivered(
+	context: RunnerContext,
+	campaign: { id: string; from: string; total: number },
+	filter: UndeliveredFilter,
+): Promise<number> {
 	const { keys } = context;
 	const now = Date.now();
 	const reason = filter.reason?.toLowerCase();
@@ -330,7 +402,17 @@ export async function requeueUndelivered(context: RunnerContext, campaign: { id:
 			pairs.push(indexes[i], r.m);
 		});
 		if (pairs.length === 0) continue;
-		moved += Number(await scripts(context).requeue([keys.campaign(campaign.from, campaign.id), keys.tracked(campaign.from, campaign.id), keys.ledger(campaign.from, campaign.id), keys.tracking(campaign.from)], [now, ...pairs]));
+		moved += Number(
+			await scripts(context).requeue(
+				[
+					keys.campaign(campaign.from, campaign.id),
+					keys.tracked(campaign.from, campaign.id),
+					keys.ledger(campaign.from, campaign.id),
+					keys.tracking(campaign.from),
+				],
+				[now, ...pairs],
+			),
+		);
 	}
 	return moved;
 }

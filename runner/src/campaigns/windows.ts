@@ -35,8 +35,12 @@ function span(text: string): [number, number] {
 	const [from, to, extra] = text.split('-');
 	const start = from === undefined ? undefined : timeOfDay(from);
 	const end = to === undefined ? undefined : timeOfDay(to);
-	if (extra !== undefined || start === undefined || end === undefined) throw new WindowSyntaxError(`"${text}" is not a time range: ${SYNTAX}`);
-	if (end <= start) throw new WindowSyntaxError(`${text} ends before it starts: a window lies within one day (split a night window into two day groups)`);
+	if (extra !== undefined || start === undefined || end === undefined)
+		throw new WindowSyntaxError(`"${text}" is not a time range: ${SYNTAX}`);
+	if (end <= start)
+		throw new WindowSyntaxError(
+			`${text} ends before it starts: a window lies within one day (split a night window into two day groups)`,
+		);
 	return [start, end];
 }
 
@@ -44,7 +48,8 @@ function days(text: string): number[] {
 	const [first, last, extra] = text.split('-');
 	const from = DAYS.indexOf(first as (typeof DAYS)[number]);
 	const to = last === undefined ? from : DAYS.indexOf(last as (typeof DAYS)[number]);
-	if (extra !== undefined || from < 0 || to < 0) throw new WindowSyntaxError(`"${text}" is not a day or a range of days: use ${DAYS.join(' ')} (mon-fri, sat)`);
+	if (extra !== undefined || from < 0 || to < 0)
+		throw new WindowSyntaxError(`"${text}" is not a day or a range of days: use ${DAYS.join(' ')} (mon-fri, sat)`);
 	if (to < from) throw new WindowSyntaxError(`${text} runs backwards: a range goes from mon towards sun`);
 	return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
@@ -61,7 +66,8 @@ export function parseWindow(text: string): WeekWindow {
 	}
 	for (const group of groups) {
 		const [dayText, spanText, ...rest] = group.split(/\s+/);
-		if (spanText === undefined || rest.length > 0) throw new WindowSyntaxError(`"${group}" is not a day group: ${SYNTAX}`);
+		if (spanText === undefined || rest.length > 0)
+			throw new WindowSyntaxError(`"${group}" is not a day group: ${SYNTAX}`);
 		const open = span(spanText);
 		for (const day of days(dayText)) {
 			if (week[day]) throw new WindowSyntaxError(`${DAYS[day]} is named twice`);
@@ -72,7 +78,9 @@ export function parseWindow(text: string): WeekWindow {
 }
 
 const clock = (second: number) => {
-	const text = [Math.floor(second / 3600), Math.floor(second / 60) % 60].map((part) => String(part).padStart(2, '0')).join(':');
+	const text = [Math.floor(second / 3600), Math.floor(second / 60) % 60]
+		.map((part) => String(part).padStart(2, '0'))
+		.join(':');
 	return second % 60 ? `${text}:${String(second % 60).padStart(2, '0')}` : text;
 };
 
@@ -100,7 +108,14 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(zone: string): Intl.DateTimeFormat {
 	let found = formatters.get(zone);
 	if (!found) {
-		found = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', weekday: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+		found = new Intl.DateTimeFormat('en-US', {
+			timeZone: zone,
+			hourCycle: 'h23',
+			weekday: 'short',
+			hour: '2-digit',
+			minute: '2-digit',
+			second: '2-digit',
+		});
 		formatters.set(zone, found);
 	}
 	return found;
@@ -120,8 +135,15 @@ const WEEKDAY: Record<string, number> = { Mon: 0, Tue: 1, Wed: 2, Thu: 3, Fri: 4
 
 /** The weekday (0 Monday) and the second of the day at `ms` in `zone`. */
 function localTime(zone: string, ms: number): { day: number; second: number } {
-	const parts = Object.fromEntries(formatter(zone).formatToParts(new Date(ms)).map((part) => [part.type, part.value]));
-	return { day: WEEKDAY[parts.weekday], second: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second) };
+	const parts = Object.fromEntries(
+		formatter(zone)
+			.formatToParts(new Date(ms))
+			.map((part) => [part.type, part.value]),
+	);
+	return {
+		day: WEEKDAY[parts.weekday],
+		second: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second),
+	};
 }
 
 /** The opening of one zone that holds `ms`: [opened, closes) in epoch ms, or undefined while closed. */
@@ -186,23 +208,40 @@ export class ZoneFinder {
 			const name = String(tz).trim();
 			let verdict = this.named.get(name);
 			if (!verdict) {
-				verdict = isTimeZone(name) ? { ok: true, key: name } : { ok: false, reason: 'tz is not a time zone: write an IANA name such as Europe/Berlin or America/New_York' };
+				verdict = isTimeZone(name)
+					? { ok: true, key: name }
+					: {
+							ok: false,
+							reason: 'tz is not a time zone: write an IANA name such as Europe/Berlin or America/New_York',
+						};
 				if (this.named.size < 1000) this.named.set(name, verdict);
 			}
 			return verdict;
 		}
 		const country = parsePhoneNumberFromString(`+${phoneDigits}`)?.country;
-		if (!country) return { ok: false, reason: 'phone has no country the send window can tell its time zone from: add a tz column (an IANA name such as Europe/Berlin)' };
+		if (!country)
+			return {
+				ok: false,
+				reason:
+					'phone has no country the send window can tell its time zone from: add a tz column (an IANA name such as Europe/Berlin)',
+			};
 		let verdict = this.countries.get(country);
 		if (!verdict) {
 			const zones = getCountry(country)?.timezones ?? [];
-			if (zones.length === 0) verdict = { ok: false, reason: `phone's country (${country}) has no known time zone: add a tz column (an IANA name such as Europe/Berlin)` };
+			if (zones.length === 0)
+				verdict = {
+					ok: false,
+					reason: `phone's country (${country}) has no known time zone: add a tz column (an IANA name such as Europe/Berlin)`,
+				};
 			else if (zones.length === 1) verdict = { ok: true, key: zones[0] };
 			else {
 				const key = `country:${country}`;
 				verdict = everOpen(this.week, key, this.now)
 					? { ok: true, key }
-					: { ok: false, reason: `phone's country (${country}) spans ${zones.length} time zones and the send window is never open in all of them at once: add a tz column (an IANA name such as America/New_York)` };
+					: {
+							ok: false,
+							reason: `phone's country (${country}) spans ${zones.length} time zones and the send window is never open in all of them at once: add a tz column (an IANA name such as America/New_York)`,
+						};
 			}
 			this.countries.set(country, verdict);
 		}
@@ -234,19 +273,29 @@ const ESTIMATE_HORIZON_MS = 31 * DAY_SECONDS * 1000;
  * the number's rate shared; without a window every recipient is open at once. Answers when the
  * last send would be, and how many the end (`endAt`) would leave unsent (they would expire).
  */
-export function estimateSends(input: { rate: number; startsAt: number; accepted: number; week?: WeekWindow; zones?: Array<[ZoneKey, number]>; endAt?: number }): { endsAt: number; expired: number } {
+export function estimateSends(input: {
+	rate: number;
+	startsAt: number;
+	accepted: number;
+	week?: WeekWindow;
+	zones?: Array<[ZoneKey, number]>;
+	endAt?: number;
+}): { endsAt: number; expired: number } {
 	const { rate, startsAt, endAt } = input;
 	const stop = Math.min(endAt ?? Infinity, startsAt + ESTIMATE_HORIZON_MS);
 	const { week } = input;
 	if (!week) {
-		const sendable = endAt === undefined ? input.accepted : Math.min(input.accepted, Math.floor(((endAt - startsAt) / 1000) * rate));
+		const sendable =
+			endAt === undefined ? input.accepted : Math.min(input.accepted, Math.floor(((endAt - startsAt) / 1000) * rate));
 		return { endsAt: startsAt + Math.ceil(sendable / rate) * 1000, expired: input.accepted - sendable };
 	}
 	const left = (input.zones ?? []).map(([key, count]) => ({ key, count }));
 	let at = startsAt;
 	let endsAt = startsAt;
 	while (at < stop) {
-		const open = left.filter((zone) => zone.count > 0).map((zone) => ({ zone, opening: nextOpening(week, zone.key, at) }));
+		const open = left
+			.filter((zone) => zone.count > 0)
+			.map((zone) => ({ zone, opening: nextOpening(week, zone.key, at) }));
 		if (open.length === 0) break;
 		// The next moment something changes: the earliest close of a zone open now, or the earliest opening.
 		const now = open.filter((each) => each.opening && each.opening[0] <= at);

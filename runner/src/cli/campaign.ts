@@ -25,7 +25,12 @@ function describeFunnel(status: core.CampaignStatus): string[] {
 	const f = status.funnel;
 	if (!f) return [];
 	const pct = (rate: number) => `${(rate * 100).toFixed(1)}%`;
-	const tracking = f.tracking === 'conversations_only' ? ' (conversations only: delivered is not told from sent)' : f.tracking === 'off' ? ' (tracking off)' : '';
+	const tracking =
+		f.tracking === 'conversations_only'
+			? ' (conversations only: delivered is not told from sent)'
+			: f.tracking === 'off'
+				? ' (tracking off)'
+				: '';
 	return [
 		`funnel: audience ${f.audience}, accepted ${f.accepted}, sent ${f.sent}, delivered ${f.delivered} (${pct(f.rates.delivered)}), read ${f.read} (${pct(f.rates.read)}), replied ${f.replied} (${pct(f.rates.replied)}), failed delivery ${f.failed_delivery} (${pct(f.rates.failed_delivery)}), in flight ${f.in_flight}; ${f.settled ? 'settled' : 'tracking'}${tracking}`,
 		...f.failed_reasons.map((r) => `  failed ${r.count}: ${r.reason}`),
@@ -38,7 +43,19 @@ const shortened = (text: string, max: number) => (text.length > max ? `${text.sl
 
 /** `campaign list` as a table: a column per field an operator picks a campaign by, the counts last. */
 function campaignTable(campaigns: core.CampaignDetail[]): string[] {
-	const header = ['ID', 'NAME', 'STATE', 'CREATED (UTC)', 'START (UTC)', 'TEMPLATE', 'FROM', 'TOTAL', 'SENT', 'FAILED', 'PENDING'];
+	const header = [
+		'ID',
+		'NAME',
+		'STATE',
+		'CREATED (UTC)',
+		'START (UTC)',
+		'TEMPLATE',
+		'FROM',
+		'TOTAL',
+		'SENT',
+		'FAILED',
+		'PENDING',
+	];
 	const rows = campaigns.map((c) => [
 		c.id,
 		shortened(c.name, NAME_SHOWN),
@@ -54,7 +71,12 @@ function campaignTable(campaigns: core.CampaignDetail[]): string[] {
 		String(c.counts.pending + c.counts.claimed),
 	]);
 	const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-	return [header, ...rows].map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+	return [header, ...rows].map((row) =>
+		row
+			.map((cell, column) => cell.padEnd(widths[column]))
+			.join('  ')
+			.trimEnd(),
+	);
 }
 
 const CAMPAIGN_FORMATS = ['csv', 'json', 'ndjson'] as const;
@@ -81,9 +103,15 @@ const NOT_COMPLETED_EXIT: Readonly<Record<string, number>> = { failed: 2, cancel
 function exitForEnd(status: core.CampaignStatus): void {
 	const code = NOT_COMPLETED_EXIT[status.state];
 	if (code === undefined) return;
-	const why = status.last_error ? `: ${status.last_error}` : status.state === 'cancelled' ? ' (campaign cancel or the console)' : '';
+	const why = status.last_error
+		? `: ${status.last_error}`
+		: status.state === 'cancelled'
+			? ' (campaign cancel or the console)'
+			: '';
 	const sent = `${status.counts.sent} sent`;
-	process.stderr.write(`convo-runner: campaign ${status.id} ended ${status.state}${why}; ${sent}${status.state === 'paused' ? `; resume it with: convo-runner campaign resume ${status.id}` : ''}\n`);
+	process.stderr.write(
+		`convo-runner: campaign ${status.id} ended ${status.state}${why}; ${sent}${status.state === 'paused' ? `; resume it with: convo-runner campaign resume ${status.id}` : ''}\n`,
+	);
 	process.exitCode = code;
 }
 
@@ -91,24 +119,36 @@ const FAILED_DELIVERY = 'failed-delivery';
 
 /** `--outcome a,b` as outcomes (and failed-delivery); an unknown one is refused, naming those there are. */
 function outcomesOf(text: string): { outcomes: core.Outcome[]; failedDelivery: boolean } {
-	const outcomes = text.split(',').map((part) => part.trim()).filter(Boolean);
+	const outcomes = text
+		.split(',')
+		.map((part) => part.trim())
+		.filter(Boolean);
 	const known = [...core.OUTCOMES, FAILED_DELIVERY] as readonly string[];
 	const unknown = outcomes.filter((outcome) => !known.includes(outcome));
-	if (unknown.length > 0 || outcomes.length === 0) throw new UserError(`--outcome takes outcomes among ${known.join(', ')}, comma-separated; got "${text}"`);
-	return { outcomes: outcomes.filter((outcome) => outcome !== FAILED_DELIVERY) as core.Outcome[], failedDelivery: outcomes.includes(FAILED_DELIVERY) };
+	if (unknown.length > 0 || outcomes.length === 0)
+		throw new UserError(`--outcome takes outcomes among ${known.join(', ')}, comma-separated; got "${text}"`);
+	return {
+		outcomes: outcomes.filter((outcome) => outcome !== FAILED_DELIVERY) as core.Outcome[],
+		failedDelivery: outcomes.includes(FAILED_DELIVERY),
+	};
 }
 
 /** The create's count of suppressed rows, said only when there are some (most campaigns have none). */
-const suppressedPart = (suppressed: number) => (suppressed > 0 ? `, ${suppressed} suppressed (on the suppression list)` : '');
+const suppressedPart = (suppressed: number) =>
+	suppressed > 0 ? `, ${suppressed} suppressed (on the suppression list)` : '';
 
 /** How many rejected rows create prints; the report has them all. */
 const REJECTIONS_PRINTED = 10;
 
 /** The rejected rows create prints (line, phone, reason), and how to see the rest. */
 function describeRejections(created: core.CreateAnswer & { kind: 'campaign' }): string[] {
-	const shown = created.rejections.slice(0, REJECTIONS_PRINTED).map((r) => `  line ${r.line}${r.phone ? ` (${r.phone})` : ''}: ${r.reason}`);
+	const shown = created.rejections
+		.slice(0, REJECTIONS_PRINTED)
+		.map((r) => `  line ${r.line}${r.phone ? ` (${r.phone})` : ''}: ${r.reason}`);
 	const more = created.rejected - shown.length;
-	return more > 0 ? [...shown, `  and ${more} more; see: convo-runner campaign report ${created.id} --outcome rejected`] : shown;
+	return more > 0
+		? [...shown, `  and ${more} more; see: convo-runner campaign report ${created.id} --outcome rejected`]
+		: shown;
 }
 
 /** A duration an operator reads at a glance: "45 s", "12 min 5 s", "3 h 20 min". */
@@ -122,16 +162,29 @@ function spoken(seconds: number): string {
 /** A dry run's answer as text: counts, reasons, the first rejected rows and the estimate. */
 function describeDryRun(dry: core.DryRunAnswer): string {
 	const { estimate } = dry;
-	const reasons = dry.reasons.map((group) => `  ${group.count} ${group.outcome}: ${group.reason}${group.varies ? ' (and others that differ only in a number)' : ''}`);
-	const shown = dry.rejections.slice(0, REJECTIONS_PRINTED).map((r) => `  line ${r.line}${r.phone ? ` (${r.phone})` : ''}: ${r.reason}`);
+	const reasons = dry.reasons.map(
+		(group) =>
+			`  ${group.count} ${group.outcome}: ${group.reason}${group.varies ? ' (and others that differ only in a number)' : ''}`,
+	);
+	const shown = dry.rejections
+		.slice(0, REJECTIONS_PRINTED)
+		.map((r) => `  line ${r.line}${r.phone ? ` (${r.phone})` : ''}: ${r.reason}`);
 	const more = dry.rejected - shown.length;
-	const when = estimate.cron ? `from the next run at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})` : `from ${estimate.starts_at}, until about ${estimate.ends_at}`;
+	const when = estimate.cron
+		? `from the next run at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})`
+		: `from ${estimate.starts_at}, until about ${estimate.ends_at}`;
 	return [
 		`dry run: nothing was stored or sent`,
 		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected${suppressedPart(dry.counts.suppressed)}${dry.counts.capped > 0 ? `; ${dry.counts.capped} of the accepted over the frequency cap now` : ''}${dry.counts.expired ? ` (of the accepted, ${dry.counts.expired} would expire unsent at the end)` : ''}`,
 		...(dry.zones ? [`time zones: ${dry.zones.map((zone) => `${zone.zone} ${zone.recipients}`).join(', ')}`] : []),
 		...(reasons.length > 0 ? ['reasons:', ...reasons] : []),
-		...(shown.length > 0 ? ['first rejected rows:', ...shown, ...(more > 0 ? [`  and ${more} more (the reasons above count them all)`] : [])] : []),
+		...(shown.length > 0
+			? [
+					'first rejected rows:',
+					...shown,
+					...(more > 0 ? [`  and ${more} more (the reasons above count them all)`] : []),
+				]
+			: []),
 		`estimated duration: ${spoken(estimate.seconds)} at ${estimate.rate} sends/s, ${when}`,
 		...(dry.test_send ? [`test send to ${dry.test_send.to}: not sent (a dry run sends no test)`] : []),
 	].join('\n');
@@ -160,56 +213,153 @@ export function addCampaignCommands(program: Command): void {
 	const create = campaign
 		.command('create')
 		.description('store a campaign and print its id; the runner processes send it')
-		.option('--name <name>', 'shown beside the id in lists, 1 to 120 characters (default: the recipients file name without extension)')
+		.option(
+			'--name <name>',
+			'shown beside the id in lists, 1 to 120 characters (default: the recipients file name without extension)',
+		)
 		.requiredOption('--template <id>', 'template id (UUID)')
 		.requiredOption('--from <number>', 'sending business number, with country code')
 		.option('--agent <id>', 'agent to assign to each conversation (UUID)')
-		.requiredOption('--recipients <file-or-url>', 'CSV, JSON array or NDJSON with a phone column; other columns are template variables')
+		.requiredOption(
+			'--recipients <file-or-url>',
+			'CSV, JSON array or NDJSON with a phone column; other columns are template variables',
+		)
 		.addOption(formatOption('recipients', CAMPAIGN_FORMATS))
-		.option('--delimiter <delimiter>', "a CSV's delimiter: comma, semicolon or tab (default: told from the header line)")
+		.option(
+			'--delimiter <delimiter>',
+			"a CSV's delimiter: comma, semicolon or tab (default: told from the header line)",
+		)
 		.addOption(rateOption('sends per second for this number'))
 		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
-		.option('--window <hours>', 'send only within these hours in each recipient\'s local time: 09:00-20:00, or "mon-fri 09:00-20:00, sat 10:00-14:00"; a tz column (IANA name) sets a row\'s zone, else its phone\'s country')
-		.option('--end <iso>', 'recipients still unsent at this time (ISO 8601 with offset) are expired, and the campaign finishes')
-		.option('--test-to <phone>', "first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)")
-		.option('--when-capped <skip|wait>', 'a recipient over the frequency cap (convo-runner cap): skip marks it capped (default), wait sends it once the cap allows')
-		.option('--dry-run', 'check every row as the create would and print the counts, reasons, first rejected rows and estimated duration; stores and sends nothing (no test send)')
-		.option('--transactional', 'not marketing (order updates, one-time codes): sends to phones on the suppression list too');
-	runs<CreateOptions>(addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }), async ({ context, io, options }) => {
-		const { name, template, from, agent, recipients, format, delimiter, rate, at, cron, tz, testTo, window, end, whenCapped, dryRun, transactional } = options;
-		const created = await core.createCampaign(context, { name, templateId: template, from, agentId: agent, source: recipients, format, delimiter, rate, at, cron, tz, testTo, window, endAt: end, whenCapped: whenCapped as 'skip' | 'wait' | undefined, dryRun, transactional });
-		// A dry run has nothing to follow: --wait is left alone.
-		if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
-		const tested = created.test_send ? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n` : '';
-		if (created.kind === 'schedule') {
-			await warnIfNoRunner(context, `no runner will start schedule ${created.schedule.id}'s runs yet`);
-			return answer(created, () => `${tested}schedule ${created.schedule.id} ${JSON.stringify(created.schedule.name)}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`);
-		}
-		const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
-		if (!shouldFollow) {
-			// A followed create says it while it follows (follow.ts).
-			await warnIfNoRunner(context, `no runner is taking campaign ${created.id} yet`);
-			return answer(created, () => tested + [`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`, ...describeRejections(created)].join('\n'));
-		}
-		process.stderr.write(tested + [`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`, ...describeRejections(created)].join('\n') + '\n');
-		const final = await follow(context, created.id);
-		exitForEnd(final);
-		// The create's own state was the campaign's at its start: the document says how it ended.
-		return answer({ ...created, state: final.state, status: final }, () => describeCounts(final));
-	}, { withService: (options) => options.testTo !== undefined && !options.dryRun });
+		.option(
+			'--window <hours>',
+			"send only within these hours in each recipient's local time: 09:00-20:00, or \"mon-fri 09:00-20:00, sat 10:00-14:00\"; a tz column (IANA name) sets a row's zone, else its phone's country",
+		)
+		.option(
+			'--end <iso>',
+			'recipients still unsent at this time (ISO 8601 with offset) are expired, and the campaign finishes',
+		)
+		.option(
+			'--test-to <phone>',
+			"first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)",
+		)
+		.option(
+			'--when-capped <skip|wait>',
+			'a recipient over the frequency cap (convo-runner cap): skip marks it capped (default), wait sends it once the cap allows',
+		)
+		.option(
+			'--dry-run',
+			'check every row as the create would and print the counts, reasons, first rejected rows and estimated duration; stores and sends nothing (no test send)',
+		)
+		.option(
+			'--transactional',
+			'not marketing (order updates, one-time codes): sends to phones on the suppression list too',
+		);
+	runs<CreateOptions>(
+		addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }),
+		async ({ context, io, options }) => {
+			const {
+				name,
+				template,
+				from,
+				agent,
+				recipients,
+				format,
+				delimiter,
+				rate,
+				at,
+				cron,
+				tz,
+				testTo,
+				window,
+				end,
+				whenCapped,
+				dryRun,
+				transactional,
+			} = options;
+			const created = await core.createCampaign(context, {
+				name,
+				templateId: template,
+				from,
+				agentId: agent,
+				source: recipients,
+				format,
+				delimiter,
+				rate,
+				at,
+				cron,
+				tz,
+				testTo,
+				window,
+				endAt: end,
+				whenCapped: whenCapped as 'skip' | 'wait' | undefined,
+				dryRun,
+				transactional,
+			});
+			// A dry run has nothing to follow: --wait is left alone.
+			if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
+			const tested = created.test_send
+				? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n`
+				: '';
+			if (created.kind === 'schedule') {
+				await warnIfNoRunner(context, `no runner will start schedule ${created.schedule.id}'s runs yet`);
+				return answer(
+					created,
+					() =>
+						`${tested}schedule ${created.schedule.id} ${JSON.stringify(created.schedule.name)}: ${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`,
+				);
+			}
+			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
+			if (!shouldFollow) {
+				// A followed create says it while it follows (follow.ts).
+				await warnIfNoRunner(context, `no runner is taking campaign ${created.id} yet`);
+				return answer(
+					created,
+					() =>
+						tested +
+						[
+							`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`,
+							...describeRejections(created),
+						].join('\n'),
+				);
+			}
+			process.stderr.write(
+				tested +
+					[
+						`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`,
+						...describeRejections(created),
+					].join('\n') +
+					'\n',
+			);
+			const final = await follow(context, created.id);
+			exitForEnd(final);
+			// The create's own state was the campaign's at its start: the document says how it ended.
+			return answer({ ...created, state: final.state, status: final }, () => describeCounts(final));
+		},
+		{ withService: (options) => options.testTo !== undefined && !options.dryRun },
+	);
 
-	runs(campaign.command('status <id>').description(STATUS_HELP).option('--wait', 'follow until it settles'), async ({ context, args: [id], options }) => {
-		const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);
-		if (options.wait) exitForEnd(status);
-		return answer(status, () => [describeCounts(status), ...describeFunnel(status)].join('\n'));
-	});
+	runs(
+		campaign.command('status <id>').description(STATUS_HELP).option('--wait', 'follow until it settles'),
+		async ({ context, args: [id], options }) => {
+			const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);
+			if (options.wait) exitForEnd(status);
+			return answer(status, () => [describeCounts(status), ...describeFunnel(status)].join('\n'));
+		},
+	);
 
 	runs(campaign.command('list').description('campaigns, newest first, and cron schedules'), async ({ context }) => {
 		const campaigns = await core.listCampaigns(context);
 		const schedules = await core.listSchedules(context);
 		await warnIfNoRunner(context, 'nothing listed here is being sent');
 		return answer({ campaigns, schedules }, () =>
-			[...schedules.map((s) => `schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; across runs: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`), ...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns'])].join('\n'),
+			[
+				...schedules.map(
+					(s) =>
+						`schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; across runs: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
+				),
+				...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns']),
+			].join('\n'),
 		);
 	});
 
@@ -223,21 +373,35 @@ export function addCampaignCommands(program: Command): void {
 		});
 	}
 
-	runs(campaign.command('cancel <id>').description('cancel a campaign (pending recipients become cancelled), or stop a cron schedule'), async ({ context, args: [id] }) => {
-		const result = await core.cancel(context, id);
-		return answer(result, () => `${id}: cancelled`);
-	});
-
-	runs(campaign.command('rate <id> <per-second>').description("change the campaign's sends per second while it runs"), async ({ context, args: [id, perSecond] }) => {
-		const rate = await core.setCampaignRate(context, id, Number(perSecond));
-		return answer({ id, rate }, () => `${id}: ${rate} sends/s`);
-	});
+	runs(
+		campaign
+			.command('cancel <id>')
+			.description('cancel a campaign (pending recipients become cancelled), or stop a cron schedule'),
+		async ({ context, args: [id] }) => {
+			const result = await core.cancel(context, id);
+			return answer(result, () => `${id}: cancelled`);
+		},
+	);
 
 	runs(
-		campaign.command('reconcile <id>').description("resolve unknown recipients from the service's own records (sent or not_sent)"),
+		campaign.command('rate <id> <per-second>').description("change the campaign's sends per second while it runs"),
+		async ({ context, args: [id, perSecond] }) => {
+			const rate = await core.setCampaignRate(context, id, Number(perSecond));
+			return answer({ id, rate }, () => `${id}: ${rate} sends/s`);
+		},
+	);
+
+	runs(
+		campaign
+			.command('reconcile <id>')
+			.description("resolve unknown recipients from the service's own records (sent or not_sent)"),
 		async ({ context, args: [id] }) => {
 			const result = await core.reconcileCampaign(context, id);
-			return answer({ id, ...result }, () => `${id}: checked ${result.checked}; sent ${result.sent}, not sent ${result.not_sent}, still unknown ${result.still_unknown}`);
+			return answer(
+				{ id, ...result },
+				() =>
+					`${id}: checked ${result.checked}; sent ${result.sent}, not sent ${result.not_sent}, still unknown ${result.still_unknown}`,
+			);
 		},
 		{ withService: true },
 	);
@@ -245,16 +409,30 @@ export function addCampaignCommands(program: Command): void {
 	runs(
 		campaign
 			.command('retry <id>')
-			.description('send again the recipients proven not sent (--not-sent), or those whose delivery the service proved failed (--undelivered, once each)')
+			.description(
+				'send again the recipients proven not sent (--not-sent), or those whose delivery the service proved failed (--undelivered, once each)',
+			)
 			.option('--not-sent', 'retry the not_sent recipients')
-			.option('--undelivered', "retry the recipients whose message the service's record shows failed (never delivered, read or still moving); each once")
+			.option(
+				'--undelivered',
+				"retry the recipients whose message the service's record shows failed (never delivered, read or still moving); each once",
+			)
 			.option('--reason <text>', 'with --undelivered: only failures whose reason holds this text (any case)')
 			.option('--after <duration>', 'with --undelivered: only failures at least this old (30s, 15m, 2h, 1d)'),
 		async ({ context, args: [id], options }) => {
-			const { notSent, undelivered, reason, after } = options as { notSent?: boolean; undelivered?: boolean; reason?: string; after?: string };
-			if (Boolean(notSent) === Boolean(undelivered)) throw new UserError('campaign retry needs one of --not-sent or --undelivered');
-			if (!undelivered && (reason !== undefined || after !== undefined)) throw new UserError('--reason and --after go with --undelivered');
-			const result = undelivered ? await core.retryUndelivered(context, id, { reason, after }, { reason: '--reason', after: '--after' }) : await core.retryNotSent(context, id);
+			const { notSent, undelivered, reason, after } = options as {
+				notSent?: boolean;
+				undelivered?: boolean;
+				reason?: string;
+				after?: string;
+			};
+			if (Boolean(notSent) === Boolean(undelivered))
+				throw new UserError('campaign retry needs one of --not-sent or --undelivered');
+			if (!undelivered && (reason !== undefined || after !== undefined))
+				throw new UserError('--reason and --after go with --undelivered');
+			const result = undelivered
+				? await core.retryUndelivered(context, id, { reason, after }, { reason: '--reason', after: '--after' })
+				: await core.retryNotSent(context, id);
 			return answer({ id, ...result }, () => `${id}: ${result.requeued} recipients sent again; ${result.state}`);
 		},
 	);
@@ -264,16 +442,31 @@ export function addCampaignCommands(program: Command): void {
 			.command('report <id>')
 			.description(REPORT_HELP)
 			.addOption(new Option('--format <format>', 'json (default with --json) or csv').choices(['json', 'csv']))
-			.option('--outcome <outcomes>', `only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')}, or failed-delivery: sent and its delivery failed)`)
-			.option('--phone <phone>', "only this recipient's row, the phone written as in the recipients file (exit 1 when it is not one)")
+			.option(
+				'--outcome <outcomes>',
+				`only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')}, or failed-delivery: sent and its delivery failed)`,
+			)
+			.option(
+				'--phone <phone>',
+				"only this recipient's row, the phone written as in the recipients file (exit 1 when it is not one)",
+			)
 			.option('--output <file>', 'write the report to a file instead of stdout'),
 		async ({ context, io, args: [id], options }) => {
 			const format: 'json' | 'csv' = options.format ?? (io.json ? 'json' : 'csv');
 			const filter = options.outcome === undefined ? undefined : outcomesOf(String(options.outcome));
 			// Looked up before the output opens, so a phone that is no recipient leaves no empty file behind.
-			const found = options.phone === undefined ? undefined : [await core.findRecipient(context, id, String(options.phone), '--phone')];
+			const found =
+				options.phone === undefined
+					? undefined
+					: [await core.findRecipient(context, id, String(options.phone), '--phone')];
 			const out = options.output ? createWriteStream(options.output) : process.stdout;
-			for await (const chunk of core.reportText(context, id, format, { outcomes: filter?.outcomes, failedDelivery: filter?.failedDelivery }, found)) {
+			for await (const chunk of core.reportText(
+				context,
+				id,
+				format,
+				{ outcomes: filter?.outcomes, failedDelivery: filter?.failedDelivery },
+				found,
+			)) {
 				if (!out.write(chunk)) await once(out, 'drain');
 			}
 			if (options.output) {

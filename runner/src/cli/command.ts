@@ -9,7 +9,14 @@ import { ConfigError, loadConfig } from '../config';
 import type { RunnerContext } from '../context';
 import { UserError } from '../errors';
 import { loggerFor } from '../log';
-import { CLIENT_READY_MS, closeContext, isRedisUnavailable, openContext, RedisSettingsError, RedisUnavailable } from '../runtime';
+import {
+	CLIENT_READY_MS,
+	closeContext,
+	isRedisUnavailable,
+	openContext,
+	RedisSettingsError,
+	RedisUnavailable,
+} from '../runtime';
 
 export interface Io {
 	json: boolean;
@@ -30,7 +37,11 @@ function print(io: Io, value: unknown, human: () => string): void {
 export function fail(io: Io, error: unknown): void {
 	const unavailable = isRedisUnavailable(error) && !(error instanceof RedisUnavailable);
 	const text = unavailable ? `Redis does not answer (${(error as Error).message})` : (error as Error).message;
-	const known = error instanceof UserError || error instanceof ConfigError || error instanceof RedisSettingsError || isRedisUnavailable(error);
+	const known =
+		error instanceof UserError ||
+		error instanceof ConfigError ||
+		error instanceof RedisSettingsError ||
+		isRedisUnavailable(error);
 	const message = known ? text : `unexpected error: ${(error as Error).stack ?? String(error)}`;
 	if (io.json) process.stdout.write(`${JSON.stringify({ error: text })}\n`);
 	process.stderr.write(`convo-runner: ${message}\n`);
@@ -51,27 +62,38 @@ export interface Run<O> {
  * printed, the context closed, and any error reported the one way.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- commander's parsed options are untyped; each command reads its own
-export function runs<O extends { json?: boolean; verbose?: boolean } = Record<string, any>>(command: Command, work: (run: Run<O>) => Promise<Answer | void>, settings: { withService?: boolean | ((options: O) => boolean) } = {}): Command {
+export function runs<O extends { json?: boolean; verbose?: boolean } = Record<string, any>>(
+	command: Command,
+	work: (run: Run<O>) => Promise<Answer | void>,
+	settings: { withService?: boolean | ((options: O) => boolean) } = {},
+): Command {
 	return command
 		.addOption(new Option('--json', 'print one JSON document on stdout'))
 		.addOption(new Option('--verbose', 'on a terminal, show the log lines (info and up) too; without it only warnings'))
 		.action(async (...params: unknown[]) => {
-		// commander calls an action with the positional arguments, then the options, then the command.
-		const options = params.at(-2) as O;
-		const args = params.slice(0, -2) as string[];
-		const io = { json: Boolean(options.json) };
-		let context: RunnerContext | undefined;
-		try {
-			const config = loadConfig();
-			const log = loggerFor({ level: config.LOG_LEVEL, levelAsked: process.env.LOG_LEVEL !== undefined, json: io.json, verbose: Boolean(options.verbose), command: true });
-			const withService = typeof settings.withService === 'function' ? settings.withService(options) : (settings.withService ?? false);
-			context = await openContext(config, log, { withService, client: { waitMs: CLIENT_READY_MS } });
-			const result = await work({ context, io, args, options });
-			if (result) print(io, result.value, result.text);
-		} catch (error) {
-			fail(io, error);
-		} finally {
-			if (context) await closeContext(context);
-		}
-	});
+			// commander calls an action with the positional arguments, then the options, then the command.
+			const options = params.at(-2) as O;
+			const args = params.slice(0, -2) as string[];
+			const io = { json: Boolean(options.json) };
+			let context: RunnerContext | undefined;
+			try {
+				const config = loadConfig();
+				const log = loggerFor({
+					level: config.LOG_LEVEL,
+					levelAsked: process.env.LOG_LEVEL !== undefined,
+					json: io.json,
+					verbose: Boolean(options.verbose),
+					command: true,
+				});
+				const withService =
+					typeof settings.withService === 'function' ? settings.withService(options) : (settings.withService ?? false);
+				context = await openContext(config, log, { withService, client: { waitMs: CLIENT_READY_MS } });
+				const result = await work({ context, io, args, options });
+				if (result) print(io, result.value, result.text);
+			} catch (error) {
+				fail(io, error);
+			} finally {
+				if (context) await closeContext(context);
+			}
+		});
 }

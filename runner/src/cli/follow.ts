@@ -10,7 +10,8 @@ import { campaignStatus, type CampaignStatus } from '../core/campaigns';
 import { liveRunners, runnerWhereabouts } from '../core/runners';
 import { reindexOverview, SETTLED_REINDEX_STATES, type ReindexOverview } from '../core/reindex';
 
-const eta = (seconds: number | null) => (seconds === null ? '?' : seconds < 90 ? `${seconds}s` : `${Math.round(seconds / 60)}m`);
+const eta = (seconds: number | null) =>
+	seconds === null ? '?' : seconds < 90 ? `${seconds}s` : `${Math.round(seconds / 60)}m`;
 
 /** Exit code of a follow stopped by Ctrl-C: 128 + SIGINT, as shells report it. */
 const INTERRUPTED_EXIT = 130;
@@ -77,15 +78,30 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 ): Promise<S> {
 	const tty = Boolean(process.stderr.isTTY);
 	let status = await fetch();
-	const payload = () => ({ counts: view.counts(status), rate: status.rate.toFixed(1), etaText: eta(status.eta_seconds), state: status.state });
-	const bar = tty ? new SingleBar({ stream: process.stderr, format: ' {bar} {percentage}% | {counts} | {rate}/s | ETA {etaText} | {state}', hideCursor: true }) : undefined;
+	const payload = () => ({
+		counts: view.counts(status),
+		rate: status.rate.toFixed(1),
+		etaText: eta(status.eta_seconds),
+		state: status.state,
+	});
+	const bar = tty
+		? new SingleBar({
+				stream: process.stderr,
+				format: ' {bar} {percentage}% | {counts} | {rate}/s | ETA {etaText} | {state}',
+				hideCursor: true,
+			})
+		: undefined;
 	bar?.start(view.total(status), view.done(status), payload());
 	// On a terminal the line goes above the bar, which is drawn again on its next update.
-	const checkPresence = presenceWatch(context, view.kind, (line) => process.stderr.write(bar ? `\r\x1b[2K${line}\n` : `${line}\n`));
+	const checkPresence = presenceWatch(context, view.kind, (line) =>
+		process.stderr.write(bar ? `\r\x1b[2K${line}\n` : `${line}\n`),
+	);
 	// The runner processes do the work; this command only watches, so an operator who stops watching is told the job goes on.
 	const interrupted = () => {
 		bar?.stop();
-		process.stderr.write(`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again with: ${view.followAgain}\n`);
+		process.stderr.write(
+			`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again with: ${view.followAgain}\n`,
+		);
 		process.exit(INTERRUPTED_EXIT);
 	};
 	process.once('SIGINT', interrupted);
@@ -100,7 +116,9 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 				bar.update(view.done(status), payload());
 			} else if (Date.now() - lastLine > 2000) {
 				const p = payload();
-				process.stderr.write(`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ETA ${p.etaText} | ${p.state}\n`);
+				process.stderr.write(
+					`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ETA ${p.etaText} | ${p.state}\n`,
+				);
 				lastLine = Date.now();
 			}
 		}
@@ -115,27 +133,51 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 const CAMPAIGN_SETTLED = new Set(['completed', 'cancelled', 'failed', 'paused']);
 const recipients = (status: CampaignStatus) => Object.values(status.counts).reduce((sum, n) => sum + n, 0);
 
-export function follow(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<CampaignStatus> {
-	return followUntilSettled(context, id, () => campaignStatus(context, id), {
-		kind: 'campaign',
-		settled: (status) => CAMPAIGN_SETTLED.has(status.state),
-		// Sent of what may be sent (rejected rows never are): a campaign that ends failed or cancelled shows its real share, not a full bar.
-		total: (status) => Math.max(1, recipients(status) - status.counts.rejected),
-		done: (status) => status.counts.sent,
-		counts: ({ counts: c }) => `sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} capped ${c.capped} suppressed ${c.suppressed} cancelled ${c.cancelled} expired ${c.expired} pending ${c.pending + c.claimed}`,
-		followAgain: `convo-runner campaign status ${id} --wait`,
-	}, options.intervalMs ?? 500);
+export function follow(
+	context: RunnerContext,
+	id: string,
+	options: { intervalMs?: number } = {},
+): Promise<CampaignStatus> {
+	return followUntilSettled(
+		context,
+		id,
+		() => campaignStatus(context, id),
+		{
+			kind: 'campaign',
+			settled: (status) => CAMPAIGN_SETTLED.has(status.state),
+			// Sent of what may be sent (rejected rows never are): a campaign that ends failed or cancelled shows its real share, not a full bar.
+			total: (status) => Math.max(1, recipients(status) - status.counts.rejected),
+			done: (status) => status.counts.sent,
+			counts: ({ counts: c }) =>
+				`sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} capped ${c.capped} suppressed ${c.suppressed} cancelled ${c.cancelled} expired ${c.expired} pending ${c.pending + c.claimed}`,
+			followAgain: `convo-runner campaign status ${id} --wait`,
+		},
+		options.intervalMs ?? 500,
+	);
 }
 
 /** A reindex run's progress is the share of its source read (in bytes; rows are not known ahead). */
-export function followReindex(context: RunnerContext, id: string, options: { intervalMs?: number } = {}): Promise<ReindexOverview> {
-	return followUntilSettled(context, id, () => reindexOverview(context, id), {
-		kind: 'reindex run',
-		settled: (status) => SETTLED_REINDEX_STATES.includes(status.state),
-		total: (status) => status.source_bytes.total ?? Math.max(1, status.source_bytes.read),
-		done: (status) => (SETTLED_REINDEX_STATES.includes(status.state) ? (status.source_bytes.total ?? status.source_bytes.read) : status.source_bytes.read),
-		counts: ({ counts: c }) =>
-			`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
-		followAgain: `convo-runner reindex status ${id} --wait`,
-	}, options.intervalMs ?? 500);
+export function followReindex(
+	context: RunnerContext,
+	id: string,
+	options: { intervalMs?: number } = {},
+): Promise<ReindexOverview> {
+	return followUntilSettled(
+		context,
+		id,
+		() => reindexOverview(context, id),
+		{
+			kind: 'reindex run',
+			settled: (status) => SETTLED_REINDEX_STATES.includes(status.state),
+			total: (status) => status.source_bytes.total ?? Math.max(1, status.source_bytes.read),
+			done: (status) =>
+				SETTLED_REINDEX_STATES.includes(status.state)
+					? (status.source_bytes.total ?? status.source_bytes.read)
+					: status.source_bytes.read,
+			counts: ({ counts: c }) =>
+				`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
+			followAgain: `convo-runner reindex status ${id} --wait`,
+		},
+		options.intervalMs ?? 500,
+	);
 }

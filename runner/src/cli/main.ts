@@ -16,7 +16,11 @@ import { addSuppressionCommands } from './suppression';
 import { addWebhookCommands } from './webhook';
 
 export function buildProgram(): Command {
-	const program = new Command('convo-runner').description('Template campaigns (never twice, never lost, one rate per number) and search reindexing for Convo on BullMQ').showHelpAfterError();
+	const program = new Command('convo-runner')
+		.description(
+			'Template campaigns (never twice, never lost, one rate per number) and search reindexing for Convo on BullMQ',
+		)
+		.showHelpAfterError();
 	program.version(RUNNER_VERSION, '-V, --version', 'print the version of convo-runner');
 	addServeCommands(program);
 	addCampaignCommands(program);

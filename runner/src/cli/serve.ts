@@ -4,7 +4,16 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig, type RunnerConfig } from '../config';
 import type { RunnerContext } from '../context';
 import { loggerFor } from '../log';
-import { checkRedis, closeContext, openContext, requireService, runProcess, startPrivateRedis, warnOfOldLayout, type RunningRunner } from '../runtime';
+import {
+	checkRedis,
+	closeContext,
+	openContext,
+	requireService,
+	runProcess,
+	startPrivateRedis,
+	warnOfOldLayout,
+	type RunningRunner,
+} from '../runtime';
 import { startServer, type RunningHttp } from '../http/server';
 import { fail } from './command';
 
@@ -13,7 +22,10 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 /** Whether `start` serves the control API and console: only with a token, which is required off loopback. */
 function wantsHttp(config: RunnerConfig): boolean {
 	if (config.RUNNER_TOKEN) return true;
-	if (!LOOPBACK.test(config.RUNNER_HTTP_HOST)) throw new ConfigError(`RUNNER_TOKEN must be set: the control API would listen on ${config.RUNNER_HTTP_HOST}, not only on loopback`);
+	if (!LOOPBACK.test(config.RUNNER_HTTP_HOST))
+		throw new ConfigError(
+			`RUNNER_TOKEN must be set: the control API would listen on ${config.RUNNER_HTTP_HOST}, not only on loopback`,
+		);
 	return false;
 }
 
@@ -26,7 +38,10 @@ const NO_REDIS =
 /** Every setting a process needs, checked before it starts a redis-server, connects or takes a job. */
 function checkSettings(config: RunnerConfig, role: 'start' | 'worker', devRedis: boolean): void {
 	const hasRedis = Boolean(config.REDIS_URL || config.REDIS_CLUSTER_NODES);
-	if (devRedis && hasRedis) throw new ConfigError(`--dev-redis starts a throwaway Redis, but ${config.REDIS_URL ? 'REDIS_URL' : 'REDIS_CLUSTER_NODES'} is set too: use one or the other`);
+	if (devRedis && hasRedis)
+		throw new ConfigError(
+			`--dev-redis starts a throwaway Redis, but ${config.REDIS_URL ? 'REDIS_URL' : 'REDIS_CLUSTER_NODES'} is set too: use one or the other`,
+		);
 	if (!devRedis && !hasRedis) throw new ConfigError(NO_REDIS);
 	requireService(config);
 	if (role === 'start') wantsHttp(config);
@@ -98,7 +113,10 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 			// would wait for it forever. Sends left claimed are found stalled by another process and
 			// marked unknown there (the send locks, jobs.ts), never sent again.
 			setTimeout(() => {
-				log.error({ deadlineMs: config.RUNNER_SHUTDOWN_DEADLINE }, 'could not stop cleanly within RUNNER_SHUTDOWN_DEADLINE (is Redis reachable?); exiting now');
+				log.error(
+					{ deadlineMs: config.RUNNER_SHUTDOWN_DEADLINE },
+					'could not stop cleanly within RUNNER_SHUTDOWN_DEADLINE (is Redis reachable?); exiting now',
+				);
 				void stopRedis?.();
 				process.exit(1);
 			}, config.RUNNER_SHUTDOWN_DEADLINE).unref();
@@ -124,8 +142,16 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 export function addServeCommands(program: Command): void {
 	program
 		.command('start')
-		.description('process jobs (sends, feeder, schedules) against REDIS_URL and serve the control API and console (RUNNER_TOKEN)')
-		.option('--dev-redis', 'start a throwaway redis-server with no persistence instead of REDIS_URL (trying it out; never in production)')
+		.description(
+			'process jobs (sends, feeder, schedules) against REDIS_URL and serve the control API and console (RUNNER_TOKEN)',
+		)
+		.option(
+			'--dev-redis',
+			'start a throwaway redis-server with no persistence instead of REDIS_URL (trying it out; never in production)',
+		)
 		.action((options: { devRedis?: boolean }) => serve('start', { devRedis: Boolean(options.devRedis) }));
-	program.command('worker').description('process jobs against REDIS_URL; run more of these on more machines to scale out').action(() => serve('worker'));
+	program
+		.command('worker')
+		.description('process jobs against REDIS_URL; run more of these on more machines to scale out')
+		.action(() => serve('worker'));
 }

@@ -6,33 +6,67 @@ import * as core from '../core/webhooks';
 import { answer, runs } from './command';
 
 export function addWebhookCommands(program: Command): void {
-	const webhook = program.command('webhook').description(`URLs that receive signed events: ${RUNNER_EVENTS.join(', ')}`);
+	const webhook = program
+		.command('webhook')
+		.description(`URLs that receive signed events: ${RUNNER_EVENTS.join(', ')}`);
 
 	runs<{ events: string; description?: string; json?: boolean }>(
 		webhook
 			.command('add <url>')
-			.description('register a URL; prints its signing secret, this once (it is derived from RUNNER_WEBHOOK_KEY or RUNNER_TOKEN, never stored)')
+			.description(
+				'register a URL; prints its signing secret, this once (it is derived from RUNNER_WEBHOOK_KEY or RUNNER_TOKEN, never stored)',
+			)
 			.requiredOption('--events <list>', `comma-separated, any of: ${RUNNER_EVENTS.join(', ')}`)
 			.option('--description <text>', 'a note for whoever reads the list'),
 		async ({ context, args: [url], options }) => {
-			const events = options.events.split(',').map((event) => event.trim()).filter(Boolean);
-			const created = await core.createWebhook(context, { url, events: events as never, description: options.description });
-			return answer(created, () => `${created.id}: ${created.url} (${created.events.join(', ')})\nsecret (shown this once): ${created.secret}`);
+			const events = options.events
+				.split(',')
+				.map((event) => event.trim())
+				.filter(Boolean);
+			const created = await core.createWebhook(context, {
+				url,
+				events: events as never,
+				description: options.description,
+			});
+			return answer(
+				created,
+				() =>
+					`${created.id}: ${created.url} (${created.events.join(', ')})\nsecret (shown this once): ${created.secret}`,
+			);
 		},
 	);
 
 	runs(webhook.command('list').description('registered webhooks, oldest first (no secrets)'), async ({ context }) => {
 		const webhooks = await core.listWebhooks(context);
-		return answer({ webhooks }, () => webhooks.map((w) => `${w.id}: ${w.url} (${w.events.join(', ')})${w.description ? ` ${w.description}` : ''}${w.disabled_at ? ` DISABLED since ${w.disabled_at}: ${w.disabled_reason}` : ''}`).join('\n') || 'no webhooks');
+		return answer(
+			{ webhooks },
+			() =>
+				webhooks
+					.map(
+						(w) =>
+							`${w.id}: ${w.url} (${w.events.join(', ')})${w.description ? ` ${w.description}` : ''}${w.disabled_at ? ` DISABLED since ${w.disabled_at}: ${w.disabled_reason}` : ''}`,
+					)
+					.join('\n') || 'no webhooks',
+		);
 	});
 
-	runs(webhook.command('enable <id>').description('enable a webhook that was disabled after failed deliveries: later events are delivered to it again'), async ({ context, args: [id] }) => {
-		const enabled = await core.enableWebhook(context, id);
-		return answer(enabled, () => `${id}: enabled`);
-	});
+	runs(
+		webhook
+			.command('enable <id>')
+			.description(
+				'enable a webhook that was disabled after failed deliveries: later events are delivered to it again',
+			),
+		async ({ context, args: [id] }) => {
+			const enabled = await core.enableWebhook(context, id);
+			return answer(enabled, () => `${id}: enabled`);
+		},
+	);
 
-	runs(webhook.command('remove <id>').description('remove a webhook: no more deliveries to it, queued retries included'), async ({ context, args: [id] }) => {
-		await core.removeWebhook(context, id);
-		return answer({ id, removed: true }, () => `${id}: removed`);
-	});
+	runs(
+		webhook.command('remove <id>').description('remove a webhook: no more deliveries to it, queued retries included'),
+		async ({ context, args: [id] }) => {
+			await core.removeWebhook(context, id);
+			return answer({ id, removed: true }, () => `${id}: removed`);
+		},
+	);
 }

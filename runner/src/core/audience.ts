@@ -9,19 +9,35 @@ import { readRecords, SourceError, type SourceRecord } from '../source';
 import { csvRows } from '../csv';
 import { campaignSettings } from '../campaigns/schema';
 import { clearCap as clearCapOf, setCap as setCapOf, showCap as showCapOf, type CapView } from '../campaigns/cap';
-import { allSuppressions, findSuppression, importSuppressions, phoneOf, suppress, unsuppress, type SuppressionEntry } from '../audience/suppression';
+import {
+	allSuppressions,
+	findSuppression,
+	importSuppressions,
+	phoneOf,
+	suppress,
+	unsuppress,
+	type SuppressionEntry,
+} from '../audience/suppression';
 
 export { pageSuppressions, type SuppressionEntry } from '../audience/suppression';
 
 /** Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as the client does (`<phone>`, `phone`). */
-export async function addSuppression(context: RunnerContext, input: { phone: string; reason?: string; source: 'operator' | 'workflow' }, field: string) {
+export async function addSuppression(
+	context: RunnerContext,
+	input: { phone: string; reason?: string; source: 'operator' | 'workflow' },
+	field: string,
+) {
 	const entry = await suppress(context, phoneOf(input.phone, field), { source: input.source, reason: input.reason });
 	context.log.info({ source: entry.source, added: entry.added }, 'suppression list: a phone added');
 	return entry;
 }
 
 /** Takes a phone off the suppression list: `removed` false when it was not on it. */
-export async function removeSuppression(context: RunnerContext, phone: string, field: string): Promise<{ phone: string; removed: boolean }> {
+export async function removeSuppression(
+	context: RunnerContext,
+	phone: string,
+	field: string,
+): Promise<{ phone: string; removed: boolean }> {
 	const digits = phoneOf(phone, field);
 	const removed = await unsuppress(context, digits);
 	context.log.info({ removed }, 'suppression list: a phone removed');
@@ -29,7 +45,11 @@ export async function removeSuppression(context: RunnerContext, phone: string, f
 }
 
 /** Whether a phone is on the suppression list, with its entry. */
-export async function checkSuppression(context: RunnerContext, phone: string, field: string): Promise<{ phone: string; suppressed: boolean; entry: SuppressionEntry | null }> {
+export async function checkSuppression(
+	context: RunnerContext,
+	phone: string,
+	field: string,
+): Promise<{ phone: string; suppressed: boolean; entry: SuppressionEntry | null }> {
 	const digits = phoneOf(phone, field);
 	const entry = await findSuppression(context, digits);
 	return { phone: digits, suppressed: entry !== undefined, entry: entry ?? null };
@@ -54,7 +74,8 @@ export async function importSuppressionRecords(context: RunnerContext, records: 
 	try {
 		return await importSuppressions(context, noted());
 	} catch (error) {
-		if (error instanceof SourceError) throw new UserError(`${error.message}; ${anyRead ? IMPORT_STOPPED : 'nothing was imported'}`);
+		if (error instanceof SourceError)
+			throw new UserError(`${error.message}; ${anyRead ? IMPORT_STOPPED : 'nothing was imported'}`);
 		throw error;
 	}
 }
@@ -70,7 +91,8 @@ const SUPPRESSION_COLUMNS = ['phone', 'reason', 'source', 'at'] as const;
 /** The whole list as CSV text chunks (phone,reason,source,at), oldest first, a page at a time. */
 export async function* suppressionCsv(context: RunnerContext): AsyncGenerator<string> {
 	yield csvRows([[...SUPPRESSION_COLUMNS]]);
-	for await (const entry of allSuppressions(context)) yield csvRows([SUPPRESSION_COLUMNS.map((column) => entry[column])]);
+	for await (const entry of allSuppressions(context))
+		yield csvRows([SUPPRESSION_COLUMNS.map((column) => entry[column])]);
 }
 
 /**
@@ -81,12 +103,21 @@ export async function* suppressionCsv(context: RunnerContext): AsyncGenerator<st
 export async function showCap(context: RunnerContext, from: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
 	return showCapOf(context, checkedNumber(from, names.from));
 }
-export async function setCap(context: RunnerContext, from: string, policy: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
+export async function setCap(
+	context: RunnerContext,
+	from: string,
+	policy: string,
+	names: CapNames = CAP_CLI_NAMES,
+): Promise<CapView> {
 	const view = await setCapOf(context, checkedNumber(from, names.from), policy, names.policy);
 	context.log.info({ from: view.from, policy: view.policy }, 'frequency cap set');
 	return view;
 }
-export async function clearCap(context: RunnerContext, from: string, names: CapNames = CAP_CLI_NAMES): Promise<CapView> {
+export async function clearCap(
+	context: RunnerContext,
+	from: string,
+	names: CapNames = CAP_CLI_NAMES,
+): Promise<CapView> {
 	return clearCapOf(context, checkedNumber(from, names.from));
 }
 export interface CapNames {

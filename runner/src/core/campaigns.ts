@@ -21,13 +21,42 @@ import { isHttpUrl, storedSource } from '../net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from '../campaigns/create';
 import { estimateSends } from '../campaigns/windows';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from '../campaigns/schema';
-import { createSchedule, findSchedule, listSchedules as schedulesStored, removeSchedule, scheduleView, type ScheduleRecord } from '../campaigns/schedule';
-import { campaignDetail, campaignStatus, getCampaign, listCampaigns, newCampaignId, scheduleFunnel, statusOf } from '../campaigns/store';
-import { cancelCampaign, pauseCampaign as pauseNow, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate } from '../campaigns/control';
+import {
+	createSchedule,
+	findSchedule,
+	listSchedules as schedulesStored,
+	removeSchedule,
+	scheduleView,
+	type ScheduleRecord,
+} from '../campaigns/schedule';
+import {
+	campaignDetail,
+	campaignStatus,
+	getCampaign,
+	listCampaigns,
+	newCampaignId,
+	scheduleFunnel,
+	statusOf,
+} from '../campaigns/store';
+import {
+	cancelCampaign,
+	pauseCampaign as pauseNow,
+	resumeCampaign,
+	retryNotSent,
+	retryUndelivered,
+	setCampaignRate,
+} from '../campaigns/control';
 import { handOverNumber } from '../campaigns/feeder';
 import { defaultCampaignName } from '../campaigns/names';
 import { addStartJob } from '../jobs';
-import { addRecipients, DRAFT_LIFETIME_MS, giveBackDraftPlace, startDraft, takeDraftPlace, type ChunkAnswer } from '../campaigns/draft';
+import {
+	addRecipients,
+	DRAFT_LIFETIME_MS,
+	giveBackDraftPlace,
+	startDraft,
+	takeDraftPlace,
+	type ChunkAnswer,
+} from '../campaigns/draft';
 import { draftTest, firstAcceptedRow, sendTest, type TestSend } from '../campaigns/testSend';
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
@@ -46,11 +75,20 @@ export { receiveMessageCreated } from '../campaigns/attribution';
 
 /** The campaign cron schedules, each with its funnel across its runs (each run's own is on the run: a campaign). */
 export async function listSchedules(context: RunnerContext) {
-	return Promise.all((await schedulesStored(context)).map(async (schedule) => ({ ...schedule, funnel: await scheduleFunnel(context, schedule.id) })));
+	return Promise.all(
+		(await schedulesStored(context)).map(async (schedule) => ({
+			...schedule,
+			funnel: await scheduleFunnel(context, schedule.id),
+		})),
+	);
 }
 
 /** `test_send`: the test send's answer, when the create asked for one (testSend.ts). */
-export type CreateAnswer = (((Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> }) & { test_send?: TestSend }) | DryRunAnswer;
+export type CreateAnswer =
+	| (((Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> }) & {
+			test_send?: TestSend;
+	  })
+	| DryRunAnswer;
 
 /**
  * What a dry run answers: the rows' counts by outcome and by reason (grouped as /errors groups
@@ -91,19 +129,46 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	if (!parsed.success) throw settingsError(parsed.error, names);
 	const settings = parsed.data;
 	const numbers = context.config.RUNNER_NUMBERS;
-	if (numbers && !numbers.includes(settings.from)) throw new FieldError(`${names.from} is not one of the business's numbers (RUNNER_NUMBERS): a campaign sends only from those`, names.from);
-	if (settings.cron && settings.at) throw new UserError(`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`);
+	if (numbers && !numbers.includes(settings.from))
+		throw new FieldError(
+			`${names.from} is not one of the business's numbers (RUNNER_NUMBERS): a campaign sends only from those`,
+			names.from,
+		);
+	if (settings.cron && settings.at)
+		throw new UserError(
+			`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`,
+		);
 	const schedule = cronSettings(settings, names);
 	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
 	const name = settings.name ?? defaultCampaignName(rowsAtHand ? undefined : settings.source, Date.now());
 	const endAt = settings.endAt === undefined ? undefined : Date.parse(settings.endAt);
 	if (endAt !== undefined) {
-		if (schedule) throw new UserError(`${names.endAt} does not go with ${names.cron}: an end is one time, a schedule repeats (its runs are campaigns of their own)`);
+		if (schedule)
+			throw new UserError(
+				`${names.endAt} does not go with ${names.cron}: an end is one time, a schedule repeats (its runs are campaigns of their own)`,
+			);
 		const startsAt = settings.at ? Date.parse(settings.at) : Date.now() + context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
-		if (endAt <= startsAt) throw new UserError(`${names.endAt} must be after the campaign starts (${settings.at ? names.at : 'now'})`);
+		if (endAt <= startsAt)
+			throw new UserError(`${names.endAt} must be after the campaign starts (${settings.at ? names.at : 'now'})`);
 	}
-	if (settings.window && schedule) throw new UserError(`${names.window} does not go with ${names.cron} yet: give the schedule's runs their hours with the cron pattern`);
-	const common = { name, templateId: settings.templateId, from: settings.from, agentId: settings.agentId, rate, source: settings.source, format: settings.format, delimiter: settings.delimiter, window: settings.window, endAt, whenCapped: settings.whenCapped, ...(settings.transactional ? { transactional: true } : {}) };
+	if (settings.window && schedule)
+		throw new UserError(
+			`${names.window} does not go with ${names.cron} yet: give the schedule's runs their hours with the cron pattern`,
+		);
+	const common = {
+		name,
+		templateId: settings.templateId,
+		from: settings.from,
+		agentId: settings.agentId,
+		rate,
+		source: settings.source,
+		format: settings.format,
+		delimiter: settings.delimiter,
+		window: settings.window,
+		endAt,
+		whenCapped: settings.whenCapped,
+		...(settings.transactional ? { transactional: true } : {}),
+	};
 	return { settings, common, schedule };
 }
 
@@ -112,27 +177,48 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
  * `claim`: the Idempotency-Key this create runs under (see once); its answer is kept in the same
  * step that makes the campaign visible.
  */
-export async function createCampaign(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<CreateAnswer> {
+export async function createCampaign(
+	context: RunnerContext,
+	input: CampaignSettings,
+	records?: AsyncIterable<SourceRecord>,
+	names: SettingNames = CLI_NAMES,
+	claim?: OnceClaim,
+): Promise<CreateAnswer> {
 	const { settings, common, schedule: repeat } = checkedSettings(context, input, names, records !== undefined);
 
-	if (repeat && records) throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
+	if (repeat && records)
+		throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
 	if (!records) {
 		// Told now, where the client's names are known (the snapshot and a schedule's runs read a source of the same name).
 		formatOf(common.source, common.format, names);
 		await checkUrlAllowed(context.config, common.source, names.source);
 	}
 	const testTo = settings.testTo;
-	if (settings.dryRun) return dryRun(context, common, { startAt: settings.at ? Date.parse(settings.at) : undefined, repeat, testTo, records, names });
+	if (settings.dryRun)
+		return dryRun(context, common, {
+			startAt: settings.at ? Date.parse(settings.at) : undefined,
+			repeat,
+			testTo,
+			records,
+			names,
+		});
 	if (repeat) {
 		// A schedule is tested once, at its creation, with the first row its source would give now.
 		let test_send: TestSend | undefined;
 		if (testTo) {
 			const row = await firstAcceptedRow(context, common, names);
-			if (!row) throw new UserError(`${names.testTo}: ${names.source} has no row a campaign would accept now, so there is nothing to test with; nothing was created`);
+			if (!row)
+				throw new UserError(
+					`${names.testTo}: ${names.source} has no row a campaign would accept now, so there is nothing to test with; nothing was created`,
+				);
 			test_send = await sendTest(context, common, row, testTo, names.testTo);
 		}
 		const stored = storedSource(context.config, common.source, names.source);
-		const schedule = await createSchedule(context, { ...common, source: stored.source, sealedSource: stored.sealed, ...repeat }, names);
+		const schedule = await createSchedule(
+			context,
+			{ ...common, source: stored.source, sealedSource: stored.sealed, ...repeat },
+			names,
+		);
 		context.log.info({ schedule: schedule.id, cron: schedule.cron, tz: schedule.tz }, 'campaign schedule created');
 		return { kind: 'schedule', schedule: scheduleView(schedule), ...(test_send ? { test_send } : {}) };
 	}
@@ -148,8 +234,25 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 		if (testTo && first) answer.test_send = await sendTest(context, common, first, testTo, names.testTo);
 		if (startAt) await addStartJob(context, { campaign: id, dueAt: startAt }, { afterCommit: true });
 	};
-	const snapshot = await snapshotCampaign(context, { ...common, id, state: startAt ? 'scheduled' : 'running', startAt, records, beforeCommit, claim: claim && { ...claim, answer } });
-	context.log.info({ campaign: id, state: snapshot.state, recipients: snapshot.accepted, rejected: snapshot.rejected, ...(snapshot.suppressed > 0 ? { suppressed: snapshot.suppressed } : {}) }, 'campaign created');
+	const snapshot = await snapshotCampaign(context, {
+		...common,
+		id,
+		state: startAt ? 'scheduled' : 'running',
+		startAt,
+		records,
+		beforeCommit,
+		claim: claim && { ...claim, answer },
+	});
+	context.log.info(
+		{
+			campaign: id,
+			state: snapshot.state,
+			recipients: snapshot.accepted,
+			rejected: snapshot.rejected,
+			...(snapshot.suppressed > 0 ? { suppressed: snapshot.suppressed } : {}),
+		},
+		'campaign created',
+	);
 	return { ...answer, ...snapshot };
 }
 
@@ -161,28 +264,86 @@ export async function createCampaign(context: RunnerContext, input: CampaignSett
 async function dryRun(
 	context: RunnerContext,
 	common: ReturnType<typeof checkedSettings>['common'],
-	options: { startAt?: number; repeat?: { cron: string; tz: string }; testTo?: string; records?: AsyncIterable<SourceRecord>; names: SettingNames },
+	options: {
+		startAt?: number;
+		repeat?: { cron: string; tz: string };
+		testTo?: string;
+		records?: AsyncIterable<SourceRecord>;
+		names: SettingNames;
+	},
 ): Promise<DryRunAnswer> {
 	const { repeat, testTo, names } = options;
 	// Refused as a real create refuses them: a pattern BullMQ would not take, a source URL it could not keep.
 	const startsAt = repeat ? nextCronRun(repeat, names) : (options.startAt ?? Date.now());
 	if (repeat) storedSource(context.config, common.source, names.source);
-	const { zones, ...found } = await snapshotCampaign(context, { ...common, id: newCampaignId(), state: 'running', records: options.records, dryRun: true });
+	const { zones, ...found } = await snapshotCampaign(context, {
+		...common,
+		id: newCampaignId(),
+		state: 'running',
+		records: options.records,
+		dryRun: true,
+	});
 	// Windows and the end are read on the campaign's clock (a test's offset: RUNNER_TEST_CLOCK_OFFSET_MS).
 	const clockOffset = repeat || options.startAt ? 0 : context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
-	const sends = estimateSends({ rate: common.rate, startsAt: startsAt + clockOffset, accepted: found.accepted, week: common.window, zones: zones?.map(([zone, count]) => [zone, count]), endAt: common.endAt });
+	const sends = estimateSends({
+		rate: common.rate,
+		startsAt: startsAt + clockOffset,
+		accepted: found.accepted,
+		week: common.window,
+		zones: zones?.map(([zone, count]) => [zone, count]),
+		endAt: common.endAt,
+	});
 	const seconds = Math.ceil((sends.endsAt - startsAt - clockOffset) / 1000);
-	const reasons = sends.expired > 0 ? [...found.reasons, { outcome: 'expired' as const, reason: `the campaign would end (${names.endAt}) before its turn${common.window ? ' in its window' : ''}`, count: sends.expired, varies: false }] : found.reasons;
-	context.log.info({ accepted: found.accepted, rejected: found.rejected, expired: sends.expired, ...(found.suppressed > 0 ? { suppressed: found.suppressed } : {}) }, 'campaign dry run');
+	const reasons =
+		sends.expired > 0
+			? [
+					...found.reasons,
+					{
+						outcome: 'expired' as const,
+						reason: `the campaign would end (${names.endAt}) before its turn${common.window ? ' in its window' : ''}`,
+						count: sends.expired,
+						varies: false,
+					},
+				]
+			: found.reasons;
+	context.log.info(
+		{
+			accepted: found.accepted,
+			rejected: found.rejected,
+			expired: sends.expired,
+			...(found.suppressed > 0 ? { suppressed: found.suppressed } : {}),
+		},
+		'campaign dry run',
+	);
 	return {
 		kind: 'dry_run',
 		dry_run: true,
 		...found,
 		reasons,
-		counts: { accepted: found.accepted, rejected: found.rejected, suppressed: found.suppressed, capped: found.capped, ...(common.endAt !== undefined ? { expired: sends.expired } : {}) },
+		counts: {
+			accepted: found.accepted,
+			rejected: found.rejected,
+			suppressed: found.suppressed,
+			capped: found.capped,
+			...(common.endAt !== undefined ? { expired: sends.expired } : {}),
+		},
 		...(zones ? { zones: zones.map(([zone, recipients]) => ({ zone, recipients })) } : {}),
-		estimate: { rate: common.rate, seconds, starts_at: new Date(startsAt).toISOString(), ends_at: new Date(startsAt + seconds * 1000).toISOString(), ...(repeat ?? {}) },
-		...(testTo ? { test_send: { to: testTo, sent: false as const, note: 'a dry run sends no test; the create without dry run sends it first' } } : {}),
+		estimate: {
+			rate: common.rate,
+			seconds,
+			starts_at: new Date(startsAt).toISOString(),
+			ends_at: new Date(startsAt + seconds * 1000).toISOString(),
+			...(repeat ?? {}),
+		},
+		...(testTo
+			? {
+					test_send: {
+						to: testTo,
+						sent: false as const,
+						note: 'a dry run sends no test; the create without dry run sends it first',
+					},
+				}
+			: {}),
 	};
 }
 
@@ -191,23 +352,50 @@ async function dryRun(
  * by addRecipients a chunk at a time and sent only once startCampaign is called. Never started,
  * it is removed after 24 h.
  */
-async function createDraft(context: RunnerContext, input: CampaignSettings, records?: AsyncIterable<SourceRecord>, names: SettingNames = CLI_NAMES, claim?: OnceClaim): Promise<Snapshot & { kind: 'campaign' }> {
+async function createDraft(
+	context: RunnerContext,
+	input: CampaignSettings,
+	records?: AsyncIterable<SourceRecord>,
+	names: SettingNames = CLI_NAMES,
+	claim?: OnceClaim,
+): Promise<Snapshot & { kind: 'campaign' }> {
 	// A draft is made over the API only: its source is a URL, or a label of rows it gets in the request.
-	const { settings, common } = checkedSettings(context, input, names, records !== undefined || !isHttpUrl(input.source));
-	if (settings.cron) throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
+	const { settings, common } = checkedSettings(
+		context,
+		input,
+		names,
+		records !== undefined || !isHttpUrl(input.source),
+	);
+	if (settings.cron)
+		throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;
-	const draft = { startsAs: startAt ? ('scheduled' as const) : ('running' as const), expiresAt: Date.now() + DRAFT_LIFETIME_MS, testTo: settings.testTo };
+	const draft = {
+		startsAs: startAt ? ('scheduled' as const) : ('running' as const),
+		expiresAt: Date.now() + DRAFT_LIFETIME_MS,
+		testTo: settings.testTo,
+	};
 	await takeDraftPlace(context, id, draft.expiresAt);
 	let snapshot: Snapshot;
 	try {
-		snapshot = await snapshotCampaign(context, { ...common, id, state: 'draft', startAt, records: records ?? (async function* () {})(), draft, claim: claim && { ...claim, answer: { kind: 'campaign' } } });
+		snapshot = await snapshotCampaign(context, {
+			...common,
+			id,
+			state: 'draft',
+			startAt,
+			records: records ?? (async function* () {})(),
+			draft,
+			claim: claim && { ...claim, answer: { kind: 'campaign' } },
+		});
 	} catch (error) {
 		await giveBackDraftPlace(context, id).catch(() => undefined);
 		throw error;
 	}
-	context.log.info({ campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected }, 'draft campaign created');
+	context.log.info(
+		{ campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected },
+		'draft campaign created',
+	);
 	return { kind: 'campaign', ...snapshot };
 }
 
@@ -220,10 +408,23 @@ export async function startCampaign(context: RunnerContext, id: string) {
 	// Idempotency-Key's: a start retried after an accepted test does not test again).
 	const campaign = await getCampaign(context, id);
 	const test = await draftTest(context, campaign);
-	const tested = test && (await once(context, campaign.from, `test:${id}`, 'start', () => sendTest(context, campaign, test.row, test.to, API_NAMES.testTo)));
+	const tested =
+		test &&
+		(await once(context, campaign.from, `test:${id}`, 'start', () =>
+			sendTest(context, campaign, test.row, test.to, API_NAMES.testTo),
+		));
 	await startDraft(context, id);
 	const view = await campaignView(context, id);
-	return tested ? { ...view, test_send: { to: tested.to, accepted: tested.accepted, ...(tested.message_id ? { message_id: tested.message_id } : {}) } } : view;
+	return tested
+		? {
+				...view,
+				test_send: {
+					to: tested.to,
+					accepted: tested.accepted,
+					...(tested.message_id ? { message_id: tested.message_id } : {}),
+				},
+			}
+		: view;
 }
 
 /** A campaign's status and settings: GET /api/campaigns/:id. */
@@ -276,20 +477,36 @@ interface OnceClaim {
  * runs out), so the retry runs. The key lives in the group of `from`, the number the work's
  * campaign sends from (keys.ts), where the work's one script keeps the answer with its result.
  */
-async function once<T extends object>(context: RunnerContext, from: string, scope: string, key: string, work: (claim: OnceClaim) => Promise<T>): Promise<T & { replayed: boolean }> {
+async function once<T extends object>(
+	context: RunnerContext,
+	from: string,
+	scope: string,
+	key: string,
+	work: (claim: OnceClaim) => Promise<T>,
+): Promise<T & { replayed: boolean }> {
 	const { redis } = context;
-	const slot = context.keys.idempotency(from, createHash('sha256').update(scope === '' ? key : `${scope}\n${key}`).digest('hex'));
+	const slot = context.keys.idempotency(
+		from,
+		createHash('sha256')
+			.update(scope === '' ? key : `${scope}\n${key}`)
+			.digest('hex'),
+	);
 	const token = `${LEASE_PREFIX}${randomBytes(12).toString('hex')}`;
 	// How long a key stays `creating` unless its work renews it: a create killed midway frees its
 	// key within this time, so the client's retry runs instead of answering 409 for a day.
 	const leaseMs = context.config.RUNNER_IDEMPOTENCY_LEASE;
 	if ((await redis.set(slot, token, 'PX', leaseMs, 'NX')) !== 'OK') {
 		const existing = await redis.get(slot);
-		if (existing === null || existing.startsWith(LEASE_PREFIX)) throw new ConflictError(`a request with this Idempotency-Key is still in progress; ask again in a moment (a request that died frees its key within ${leaseMs / 1000} s)`);
+		if (existing === null || existing.startsWith(LEASE_PREFIX))
+			throw new ConflictError(
+				`a request with this Idempotency-Key is still in progress; ask again in a moment (a request that died frees its key within ${leaseMs / 1000} s)`,
+			);
 		return { ...(JSON.parse(existing) as T), replayed: true };
 	}
 	const renew = setInterval(() => {
-		renewLock(redis, slot, token, leaseMs).catch((error: Error) => context.log.warn({ err: error.message }, 'idempotency lease not renewed'));
+		renewLock(redis, slot, token, leaseMs).catch((error: Error) =>
+			context.log.warn({ err: error.message }, 'idempotency lease not renewed'),
+		);
 	}, leaseMs / 3);
 	renew.unref();
 	try {
@@ -313,13 +530,25 @@ const usable = (key: string | undefined): key is string => typeof key === 'strin
  */
 export function createCampaignOnce(
 	context: RunnerContext,
-	request: { input: CampaignSettings; records?: AsyncIterable<SourceRecord>; names?: SettingNames; draft?: boolean; key?: string },
+	request: {
+		input: CampaignSettings;
+		records?: AsyncIterable<SourceRecord>;
+		names?: SettingNames;
+		draft?: boolean;
+		key?: string;
+	},
 ): Promise<CreateAnswer & { replayed?: boolean }> {
 	const { input, records, names = CLI_NAMES } = request;
-	if (input.dryRun && request.draft) throw new UserError(`${names === API_NAMES ? 'dry_run' : '--dry-run'} does not go with a draft: a dry run stores nothing, so it has no draft to fill; check all the rows in one dry run`);
+	if (input.dryRun && request.draft)
+		throw new UserError(
+			`${names === API_NAMES ? 'dry_run' : '--dry-run'} does not go with a draft: a dry run stores nothing, so it has no draft to fill; check all the rows in one dry run`,
+		);
 	// A dry run stores nothing, an Idempotency-Key's answer included: a retry runs it again.
 	if (input.dryRun) return createCampaign(context, input, records, names);
-	const work = (claim?: OnceClaim) => (request.draft ? createDraft(context, input, records, names, claim) : createCampaign(context, input, records, names, claim));
+	const work = (claim?: OnceClaim) =>
+		request.draft
+			? createDraft(context, input, records, names, claim)
+			: createCampaign(context, input, records, names, claim);
 	// The key is kept with the number the campaign sends from (its commit writes the answer); a
 	// number that is not one is refused by the work itself, which keeps no answer.
 	const from = campaignSettings.shape.from.safeParse(input.from);
@@ -327,7 +556,13 @@ export function createCampaignOnce(
 }
 
 /** Add a chunk of rows to a draft; with an Idempotency-Key (scoped to the campaign), once per key (see once). */
-export async function addRecipientsOnce(context: RunnerContext, id: string, rows: unknown[], firstLine: number | undefined, key?: string): Promise<ChunkAnswer & { replayed?: boolean }> {
+export async function addRecipientsOnce(
+	context: RunnerContext,
+	id: string,
+	rows: unknown[],
+	firstLine: number | undefined,
+	key?: string,
+): Promise<ChunkAnswer & { replayed?: boolean }> {
 	const work = (claim?: OnceClaim) => addRecipients(context, id, rows, firstLine, claim);
 	if (!usable(key)) return work();
 	// The key is kept with the campaign's number (its chunk's script writes the answer); no such campaign: the work says so.

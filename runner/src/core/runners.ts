@@ -15,7 +15,10 @@ export { version as RUNNER_VERSION } from '../../package.json';
 
 /** Where a runner process must run to take this context's work: its Redis (host and port, never a password) and prefix. */
 export function runnerWhereabouts(context: RunnerContext): { redis: string; prefix: string } {
-	return { redis: describeTarget({ url: context.config.REDIS_URL, clusterNodes: context.config.REDIS_CLUSTER_NODES }), prefix: context.keys.prefix };
+	return {
+		redis: describeTarget({ url: context.config.REDIS_URL, clusterNodes: context.config.REDIS_CLUSTER_NODES }),
+		prefix: context.keys.prefix,
+	};
 }
 
 /** Every queue of the runner as the job registry lists them (what bull-board and /metrics show). */

@@ -7,11 +7,29 @@ import { Readable } from 'node:stream';
 
 import { z } from 'zod/v4';
 
-import { addRecipientsBody, campaignReportQuery, campaignUploadQuery, createCampaignBody, FAILED_DELIVERY, RECIPIENTS_PER_CHUNK, RUNNER_ROUTES, runnerIdParams, setCampaignRateBody } from 'convo-contract';
+import {
+	addRecipientsBody,
+	campaignReportQuery,
+	campaignUploadQuery,
+	createCampaignBody,
+	FAILED_DELIVERY,
+	RECIPIENTS_PER_CHUNK,
+	RUNNER_ROUTES,
+	runnerIdParams,
+	setCampaignRateBody,
+} from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as audience from '../core/audience';
 import * as campaigns from '../core/campaigns';
-import { API_NAMES, getCampaign, inlineRecords, parseRecords, type Outcome, type SourceFormat, type SourceRecord } from '../core/campaigns';
+import {
+	API_NAMES,
+	getCampaign,
+	inlineRecords,
+	parseRecords,
+	type Outcome,
+	type SourceFormat,
+	type SourceRecord,
+} from '../core/campaigns';
 import { at, InputError, type RouteTable } from './routes';
 import { receiveUpload } from './uploads';
 
@@ -21,7 +39,11 @@ const createBody = createCampaignBody;
 
 const reportQuery = campaignReportQuery;
 
-const UPLOAD_TYPES: Record<string, SourceFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
+const UPLOAD_TYPES: Record<string, SourceFormat> = {
+	'text/csv': 'csv',
+	'application/x-ndjson': 'ndjson',
+	'application/ndjson': 'ndjson',
+};
 
 /** The Idempotency-Key header; repeated, it is not one key, so it is ignored as before. */
 const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' ? header : undefined);
@@ -31,14 +53,18 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			...at(RUNNER_ROUTES.createCampaign),
 			tag: 'campaigns',
-			summary: 'Create a campaign: JSON with recipients or source_url, or a CSV/NDJSON body with the settings in the query; Idempotency-Key makes a retry return the first campaign. dry_run: true (dry_run=true in the query of an upload) checks every row and answers counts, reasons, first rejections and an estimate, storing and sending nothing (200)',
+			summary:
+				'Create a campaign: JSON with recipients or source_url, or a CSV/NDJSON body with the settings in the query; Idempotency-Key makes a retry return the first campaign. dry_run: true (dry_run=true in the query of an upload) checks every row and answers counts, reasons, first rejections and an estimate, storing and sending nothing (200)',
 			body: createBody,
 			query: settings.partial(),
 			consumes: ['application/json', ...Object.keys(UPLOAD_TYPES)],
 			success: [201, 'the campaign (or, with cron, the schedule); rows rejected with their line and reason'],
 		},
 		async ({ request, reply }) => {
-			const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+			const type = String(request.headers['content-type'] ?? '')
+				.split(';')[0]
+				.trim()
+				.toLowerCase();
 			const upload = UPLOAD_TYPES[type];
 			let fields: Omit<z.output<typeof settings>, 'dry_run' | 'transactional'>;
 			let dryRun: boolean;
@@ -48,7 +74,11 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			let draft = false;
 			if (upload) {
 				const parsed = settings.safeParse(request.query);
-				if (!parsed.success) throw new InputError(`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`, String(parsed.error.issues[0].path[0]));
+				if (!parsed.success)
+					throw new InputError(
+						`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`,
+						String(parsed.error.issues[0].path[0]),
+					);
 				fields = parsed.data;
 				dryRun = parsed.data.dry_run === 'true';
 				transactional = parsed.data.transactional === 'true';
@@ -61,9 +91,15 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				}
 				if (parsed.data.draft) {
 					// A draft's rows come here or in chunks; a source URL is read once, as the create's rows.
-					if (parsed.data.recipients && parsed.data.source_url) throw new InputError('give either recipients (rows) or source_url, not both', 'recipients');
-				} else if ((parsed.data.recipients === undefined) === (parsed.data.source_url === undefined)) throw new InputError('give either recipients (rows) or source_url', 'recipients');
-				else if (parsed.data.recipients?.length === 0) throw new InputError('recipients must hold at least one row (or create a draft with draft: true and add rows in chunks)', 'recipients');
+					if (parsed.data.recipients && parsed.data.source_url)
+						throw new InputError('give either recipients (rows) or source_url, not both', 'recipients');
+				} else if ((parsed.data.recipients === undefined) === (parsed.data.source_url === undefined))
+					throw new InputError('give either recipients (rows) or source_url', 'recipients');
+				else if (parsed.data.recipients?.length === 0)
+					throw new InputError(
+						'recipients must hold at least one row (or create a draft with draft: true and add rows in chunks)',
+						'recipients',
+					);
 				fields = parsed.data;
 				dryRun = parsed.data.dry_run === true;
 				transactional = parsed.data.transactional === true;
@@ -71,15 +107,40 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				source = parsed.data.source_url ?? 'request.json';
 				if (parsed.data.recipients) records = inlineRecords(parsed.data.recipients);
 			}
-			const input = { name: fields.name, templateId: fields.template_id, from: fields.from, agentId: fields.agent_id, rate: fields.rate, at: fields.at, cron: fields.cron, tz: fields.tz, delimiter: fields.delimiter, testTo: fields.test_to, window: fields.window, endAt: fields.end_at, whenCapped: fields.when_capped, dryRun, transactional, source };
+			const input = {
+				name: fields.name,
+				templateId: fields.template_id,
+				from: fields.from,
+				agentId: fields.agent_id,
+				rate: fields.rate,
+				at: fields.at,
+				cron: fields.cron,
+				tz: fields.tz,
+				delimiter: fields.delimiter,
+				testTo: fields.test_to,
+				window: fields.window,
+				endAt: fields.end_at,
+				whenCapped: fields.when_capped,
+				dryRun,
+				transactional,
+				source,
+			};
 			const create = async (rows: AsyncIterable<SourceRecord> | undefined) => {
-				const answer = await campaigns.createCampaignOnce(context, { input, records: rows, names: API_NAMES, draft, key: idempotencyKey(request.headers['idempotency-key']) });
+				const answer = await campaigns.createCampaignOnce(context, {
+					input,
+					records: rows,
+					names: API_NAMES,
+					draft,
+					key: idempotencyKey(request.headers['idempotency-key']),
+				});
 				// A dry run created nothing: 200, as does a replay.
 				if (answer.replayed || answer.kind === 'dry_run') reply.code(200);
 				return answer;
 			};
 			if (!upload) return create(records);
-			return receiveUpload(request, reply, context.config, 'nothing was created', (body) => create(parseRecords(body, upload, 'the upload', { delimiter: fields.delimiter })));
+			return receiveUpload(request, reply, context.config, 'nothing was created', (body) =>
+				create(parseRecords(body, upload, 'the upload', { delimiter: fields.delimiter })),
+			);
 		},
 	);
 
@@ -92,65 +153,234 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			body: addRecipientsBody,
 			success: [200, '{ id, state, added: { total, accepted, rejected, rejections }, total, accepted, rejected }'],
 		},
-		async ({ params, body, request }) => campaigns.addRecipientsOnce(context, params.id, body.recipients, body.first_line, idempotencyKey(request.headers['idempotency-key'])),
+		async ({ params, body, request }) =>
+			campaigns.addRecipientsOnce(
+				context,
+				params.id,
+				body.recipients,
+				body.first_line,
+				idempotencyKey(request.headers['idempotency-key']),
+			),
 	);
 	routes.add(
-		{ ...at(RUNNER_ROUTES.startCampaign), tag: 'campaigns', summary: 'Start a draft (running, or scheduled with its start time); a campaign no longer a draft answers its status as it is', params: id, success: [200, 'the campaign, as GET shows it'] },
+		{
+			...at(RUNNER_ROUTES.startCampaign),
+			tag: 'campaigns',
+			summary:
+				'Start a draft (running, or scheduled with its start time); a campaign no longer a draft answers its status as it is',
+			params: id,
+			success: [200, 'the campaign, as GET shows it'],
+		},
 		async ({ params }) => campaigns.startCampaign(context, params.id),
 	);
 
 	routes.add(
-		{ ...at(RUNNER_ROUTES.listCampaigns), tag: 'campaigns', summary: 'Campaigns, newest first, a page at a time', query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), offset: z.coerce.number().int().min(0).default(0) }), success: [200, '{ items: [{ id, name, state, created_at, template_id, from, total, counts, … as GET /api/campaigns/:id }], total, limit, offset }'] },
+		{
+			...at(RUNNER_ROUTES.listCampaigns),
+			tag: 'campaigns',
+			summary: 'Campaigns, newest first, a page at a time',
+			query: z.object({
+				limit: z.coerce.number().int().min(1).max(500).default(50),
+				offset: z.coerce.number().int().min(0).default(0),
+			}),
+			success: [
+				200,
+				'{ items: [{ id, name, state, created_at, template_id, from, total, counts, … as GET /api/campaigns/:id }], total, limit, offset }',
+			],
+		},
 		async ({ query }) => campaigns.pageCampaigns(context, query),
 	);
 
-	routes.add({ ...at(RUNNER_ROUTES.getCampaign), tag: 'campaigns', summary: 'State, counts per outcome, current rate, ETA, last error, settings', params: id, success: [200, 'the campaign'] }, async ({ params }) => campaigns.campaignView(context, params.id));
+	routes.add(
+		{
+			...at(RUNNER_ROUTES.getCampaign),
+			tag: 'campaigns',
+			summary: 'State, counts per outcome, current rate, ETA, last error, settings',
+			params: id,
+			success: [200, 'the campaign'],
+		},
+		async ({ params }) => campaigns.campaignView(context, params.id),
+	);
 
 	for (const [route, run, summary] of [
-		[RUNNER_ROUTES.pauseCampaign, campaigns.pauseCampaign, 'Stop new sends of the campaign on every process within a second'],
+		[
+			RUNNER_ROUTES.pauseCampaign,
+			campaigns.pauseCampaign,
+			'Stop new sends of the campaign on every process within a second',
+		],
 		[RUNNER_ROUTES.resumeCampaign, campaigns.resumeCampaign, 'Continue a paused campaign'],
 	] as const) {
-		routes.add({ ...at(route), tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] }, async ({ params }) => ({ id: params.id, state: await run(context, params.id) }));
+		routes.add(
+			{ ...at(route), tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] },
+			async ({ params }) => ({ id: params.id, state: await run(context, params.id) }),
+		);
 	}
-	routes.add({ ...at(RUNNER_ROUTES.cancelCampaign), tag: 'campaigns', summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)', params: id, success: [200, '{ id, state, cancelled }'] }, async ({ params }) => campaigns.cancel(context, params.id));
-	routes.add({ method: 'POST', url: '/api/campaigns/:id/reconcile', tag: 'campaigns', summary: "Resolve unknown recipients from the service's own records", params: id, success: [200, '{ checked, sent, not_sent, still_unknown }'] }, async ({ params }) => ({ id: params.id, ...(await campaigns.reconcileCampaign(context, params.id)) }));
-	routes.add({ method: 'POST', url: '/api/campaigns/:id/retry-not-sent', tag: 'campaigns', summary: 'Send again the recipients proven not sent', params: id, success: [200, '{ id, state, requeued }'] }, async ({ params }) => ({ id: params.id, ...(await campaigns.retryNotSent(context, params.id)) }));
 	routes.add(
-		{ method: 'POST', url: '/api/campaigns/:id/retry-undelivered', tag: 'campaigns', summary: 'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }', params: id, success: [200, '{ id, state, requeued }'] },
-		async ({ params, body }) => ({ id: params.id, ...(await campaigns.retryUndelivered(context, params.id, (body ?? {}) as Parameters<typeof campaigns.retryUndelivered>[2], { reason: 'reason', after: 'after' })) }),
+		{
+			...at(RUNNER_ROUTES.cancelCampaign),
+			tag: 'campaigns',
+			summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)',
+			params: id,
+			success: [200, '{ id, state, cancelled }'],
+		},
+		async ({ params }) => campaigns.cancel(context, params.id),
+	);
+	routes.add(
+		{
+			method: 'POST',
+			url: '/api/campaigns/:id/reconcile',
+			tag: 'campaigns',
+			summary: "Resolve unknown recipients from the service's own records",
+			params: id,
+			success: [200, '{ checked, sent, not_sent, still_unknown }'],
+		},
+		async ({ params }) => ({ id: params.id, ...(await campaigns.reconcileCampaign(context, params.id)) }),
+	);
+	routes.add(
+		{
+			method: 'POST',
+			url: '/api/campaigns/:id/retry-not-sent',
+			tag: 'campaigns',
+			summary: 'Send again the recipients proven not sent',
+			params: id,
+			success: [200, '{ id, state, requeued }'],
+		},
+		async ({ params }) => ({ id: params.id, ...(await campaigns.retryNotSent(context, params.id)) }),
+	);
+	routes.add(
+		{
+			method: 'POST',
+			url: '/api/campaigns/:id/retry-undelivered',
+			tag: 'campaigns',
+			summary:
+				'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }',
+			params: id,
+			success: [200, '{ id, state, requeued }'],
+		},
+		async ({ params, body }) => ({
+			id: params.id,
+			...(await campaigns.retryUndelivered(
+				context,
+				params.id,
+				(body ?? {}) as Parameters<typeof campaigns.retryUndelivered>[2],
+				{ reason: 'reason', after: 'after' },
+			)),
+		}),
 	);
 	// A sending number's frequency cap across its campaigns (campaigns/cap.ts).
 	const number = z.object({ from: z.string() });
 	const capAnswer = '{ from, policy, source: number|default|none, number_policy, default_policy }';
-	routes.add({ method: 'GET', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "The number's frequency cap: its own, else the default RUNNER_FREQUENCY_CAP, else none", params: number, success: [200, capAnswer] }, async ({ params }) =>
-		audience.showCap(context, params.from, audience.CAP_API_NAMES),
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/numbers/:from/cap',
+			tag: 'campaigns',
+			summary: "The number's frequency cap: its own, else the default RUNNER_FREQUENCY_CAP, else none",
+			params: number,
+			success: [200, capAnswer],
+		},
+		async ({ params }) => audience.showCap(context, params.from, audience.CAP_API_NAMES),
 	);
 	routes.add(
-		{ method: 'PUT', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "Set the number's own frequency cap: { policy: \"1/24h,3/7d\" } (units s, m, h, d), or \"none\" for no cap whatever the default", params: number, body: z.object({ policy: z.string() }), success: [200, capAnswer] },
+		{
+			method: 'PUT',
+			url: '/api/numbers/:from/cap',
+			tag: 'campaigns',
+			summary:
+				'Set the number\'s own frequency cap: { policy: "1/24h,3/7d" } (units s, m, h, d), or "none" for no cap whatever the default',
+			params: number,
+			body: z.object({ policy: z.string() }),
+			success: [200, capAnswer],
+		},
 		async ({ params, body }) => audience.setCap(context, params.from, body.policy, audience.CAP_API_NAMES),
 	);
-	routes.add({ method: 'DELETE', url: '/api/numbers/:from/cap', tag: 'campaigns', summary: "Remove the number's own frequency cap: the default holds again", params: number, success: [200, capAnswer] }, async ({ params }) =>
-		audience.clearCap(context, params.from, audience.CAP_API_NAMES),
+	routes.add(
+		{
+			method: 'DELETE',
+			url: '/api/numbers/:from/cap',
+			tag: 'campaigns',
+			summary: "Remove the number's own frequency cap: the default holds again",
+			params: number,
+			success: [200, capAnswer],
+		},
+		async ({ params }) => audience.clearCap(context, params.from, audience.CAP_API_NAMES),
 	);
-	routes.add({ ...at(RUNNER_ROUTES.setCampaignRate), tag: 'campaigns', summary: "Change the campaign's sends per second", params: id, body: setCampaignRateBody, success: [200, '{ id, rate }'] }, async ({ params, body }) => ({ id: params.id, rate: await campaigns.setCampaignRate(context, params.id, body.rate) }));
+	routes.add(
+		{
+			...at(RUNNER_ROUTES.setCampaignRate),
+			tag: 'campaigns',
+			summary: "Change the campaign's sends per second",
+			params: id,
+			body: setCampaignRateBody,
+			success: [200, '{ id, rate }'],
+		},
+		async ({ params, body }) => ({
+			id: params.id,
+			rate: await campaigns.setCampaignRate(context, params.id, body.rate),
+		}),
+	);
 
 	routes.add(
-		{ ...at(RUNNER_ROUTES.campaignReport), tag: 'campaigns', summary: 'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b (failed-delivery: sent and not delivered), one recipient with phone=… (404 when not in the campaign)', params: id, query: reportQuery, produces: ['application/json', 'text/csv'], success: [200, 'the report (a page of it, or the one row of phone): a JSON array or CSV'] },
+		{
+			...at(RUNNER_ROUTES.campaignReport),
+			tag: 'campaigns',
+			summary:
+				'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b (failed-delivery: sent and not delivered), one recipient with phone=… (404 when not in the campaign)',
+			params: id,
+			query: reportQuery,
+			produces: ['application/json', 'text/csv'],
+			success: [200, 'the report (a page of it, or the one row of phone): a JSON array or CSV'],
+		},
 		async ({ params, query, reply }) => {
 			await getCampaign(context, params.id);
 			// One recipient: found before the answer starts, so a phone not in the campaign is a 404, not an empty report.
-			const found = query.phone === undefined ? undefined : [await campaigns.findRecipient(context, params.id, query.phone)];
+			const found =
+				query.phone === undefined ? undefined : [await campaigns.findRecipient(context, params.id, query.phone)];
 			reply.type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8');
 			reply.header('content-disposition', `attachment; filename="campaign-${params.id}-report.${query.format}"`);
-			return Readable.from(campaigns.reportText(context, params.id, query.format, { offset: query.offset, limit: query.limit, outcomes: query.outcome?.filter((each) => each !== FAILED_DELIVERY) as Outcome[] | undefined, failedDelivery: query.outcome?.includes(FAILED_DELIVERY) }, found));
+			return Readable.from(
+				campaigns.reportText(
+					context,
+					params.id,
+					query.format,
+					{
+						offset: query.offset,
+						limit: query.limit,
+						outcomes: query.outcome?.filter((each) => each !== FAILED_DELIVERY) as Outcome[] | undefined,
+						failedDelivery: query.outcome?.includes(FAILED_DELIVERY),
+					},
+					found,
+				),
+			);
 		},
 	);
-	routes.add({ method: 'GET', url: '/api/campaigns/:id/errors', tag: 'campaigns', summary: 'Recipients not sent, grouped by reason (reasons differing only in a number are one group; reason is its first, varies says the others differ)', params: id, success: [200, '[{ outcome, reason, count, varies }]'] }, async ({ params }) => {
-		await getCampaign(context, params.id);
-		return campaigns.errorBreakdown(context, params.id);
-	});
-	routes.add({ method: 'GET', url: '/api/campaigns/:id/rate-history', tag: 'campaigns', summary: 'Sends per second over the last 10 minutes', params: id, success: [200, '[[epoch second, sends]]'] }, async ({ params }) => {
-		await getCampaign(context, params.id);
-		return campaigns.rateHistory(context, params.id);
-	});
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/campaigns/:id/errors',
+			tag: 'campaigns',
+			summary:
+				'Recipients not sent, grouped by reason (reasons differing only in a number are one group; reason is its first, varies says the others differ)',
+			params: id,
+			success: [200, '[{ outcome, reason, count, varies }]'],
+		},
+		async ({ params }) => {
+			await getCampaign(context, params.id);
+			return campaigns.errorBreakdown(context, params.id);
+		},
+	);
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/campaigns/:id/rate-history',
+			tag: 'campaigns',
+			summary: 'Sends per second over the last 10 minutes',
+			params: id,
+			success: [200, '[[epoch second, sends]]'],
+		},
+		async ({ params }) => {
+			await getCampaign(context, params.id);
+			return campaigns.rateHistory(context, params.id);
+		},
+	);
 }

@@ -14,7 +14,13 @@ import { type Auth, SESSION_COOKIE, type SecretKind } from './auth';
 export interface SignIn {
 	/** RUNNER_PUBLIC_URL is https: the cookie is Secure whatever the request came over. */
 	publicHttps: boolean;
-	wrongSecret(request: FastifyRequest, reply: FastifyReply, kind: SecretKind, reason: string, answer: () => FastifyReply): Promise<FastifyReply>;
+	wrongSecret(
+		request: FastifyRequest,
+		reply: FastifyReply,
+		kind: SecretKind,
+		reason: string,
+		answer: () => FastifyReply,
+	): Promise<FastifyReply>;
 }
 
 const here = join(__dirname, 'console');
@@ -31,22 +37,42 @@ export function consoleRoutes(app: FastifyInstance, auth: Auth, signIn: SignIn):
 		uplotJs: read(require.resolve('uplot/dist/uPlot.iife.min.js')),
 		uplotCss: read(require.resolve('uplot/dist/uPlot.min.css')),
 	};
-	const loginPage = (message: string) => files.login.replace('<!--message-->', message ? `<p class="error" data-testid="sign-in-error">${escapeHtml(message)}</p>` : '');
+	const loginPage = (message: string) =>
+		files.login.replace(
+			'<!--message-->',
+			message ? `<p class="error" data-testid="sign-in-error">${escapeHtml(message)}</p>` : '',
+		);
 
 	app.get('/login', async (_request, reply) => reply.type('text/html; charset=utf-8').send(loginPage('')));
 	app.post('/session', async (request, reply) => {
 		const token = String((request.body as Record<string, unknown> | undefined)?.token ?? '');
 		if (!auth.tokenOk(token)) {
-			return signIn.wrongSecret(request, reply, 'token', 'wrong token at sign-in', () => reply.code(401).type('text/html; charset=utf-8').send(loginPage('That token is not the runner token (RUNNER_TOKEN).')));
+			return signIn.wrongSecret(request, reply, 'token', 'wrong token at sign-in', () =>
+				reply
+					.code(401)
+					.type('text/html; charset=utf-8')
+					.send(loginPage('That token is not the runner token (RUNNER_TOKEN).')),
+			);
 		}
 		const session = await auth.newSession();
 		// Secure when the browser reached us over https: directly, through the proxy RUNNER_TRUST_PROXY names, or as RUNNER_PUBLIC_URL says.
-		reply.setCookie(SESSION_COOKIE, session.value, { httpOnly: true, sameSite: 'strict', path: '/', maxAge: session.maxAgeSeconds, secure: signIn.publicHttps || request.protocol === 'https' });
+		reply.setCookie(SESSION_COOKIE, session.value, {
+			httpOnly: true,
+			sameSite: 'strict',
+			path: '/',
+			maxAge: session.maxAgeSeconds,
+			secure: signIn.publicHttps || request.protocol === 'https',
+		});
 		return reply.redirect('/', 303);
 	});
 	app.post('/session/logout', async (request, reply) => {
 		await auth.revoke(request.cookies[SESSION_COOKIE]);
-		reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'strict', secure: signIn.publicHttps || request.protocol === 'https' });
+		reply.clearCookie(SESSION_COOKIE, {
+			path: '/',
+			httpOnly: true,
+			sameSite: 'strict',
+			secure: signIn.publicHttps || request.protocol === 'https',
+		});
 		return reply.redirect('/login', 303);
 	});
 	app.get('/', async (request, reply) => {
@@ -59,6 +85,8 @@ export function consoleRoutes(app: FastifyInstance, auth: Auth, signIn: SignIn):
 		app.get(`/console/${name}`, async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(text));
 	}
 	app.get('/console/app.css', async (_request, reply) => reply.type('text/css; charset=utf-8').send(files.css));
-	app.get('/assets/uplot.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(files.uplotJs));
+	app.get('/assets/uplot.js', async (_request, reply) =>
+		reply.type('text/javascript; charset=utf-8').send(files.uplotJs),
+	);
 	app.get('/assets/uplot.css', async (_request, reply) => reply.type('text/css; charset=utf-8').send(files.uplotCss));
 }

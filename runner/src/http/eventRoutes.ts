@@ -26,7 +26,10 @@ const digest = (value: string) => createHash('sha256').update(value, 'utf8').dig
  * exactly the value. Both sides are hashed first, so the comparison takes the same time whatever the
  * lengths; a header sent twice is refused (which copy is meant is ambiguous).
  */
-export function eventsHeader(config: RunnerConfig, headers: Record<string, string | string[] | undefined>): 'unset' | 'ok' | 'wrong' {
+export function eventsHeader(
+	config: RunnerConfig,
+	headers: Record<string, string | string[] | undefined>,
+): 'unset' | 'ok' | 'wrong' {
 	const name = config.RUNNER_EVENTS_HEADER_NAME;
 	const value = config.RUNNER_EVENTS_HEADER_VALUE;
 	if (name === undefined || value === undefined) return 'unset';
@@ -45,7 +48,10 @@ const messageCreatedBody = z.object({
 		from: z.string().min(1).max(128),
 		to: z.string().min(1).max(128),
 		status: z.enum(['received', 'sent']),
-		createdAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time with its offset, e.g. 2026-01-31T12:00:00+00:00' }),
+		createdAt: z.iso.datetime({
+			offset: true,
+			error: 'must be an ISO 8601 time with its offset, e.g. 2026-01-31T12:00:00+00:00',
+		}),
 		text: z.unknown().optional(),
 	}),
 });

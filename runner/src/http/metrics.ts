@@ -18,18 +18,67 @@ const RECENT = 100;
 export class RunnerMetrics {
 	private readonly registry = new Registry();
 
-	private readonly running = new Gauge({ name: 'convo_runner_campaigns_running', help: 'Campaigns running now', registers: [this.registry] });
-	private readonly recipients = new Gauge({ name: 'convo_runner_campaign_recipients', help: 'Recipients of a campaign by outcome', labelNames: ['campaign', 'number', 'outcome'], registers: [this.registry] });
-	private readonly holds = new Counter({ name: 'convo_runner_campaign_rate_limit_holds_total', help: '429 answers that held the sending number', labelNames: ['campaign', 'number'], registers: [this.registry] });
-	private readonly retries = new Counter({ name: 'convo_runner_campaign_retries_total', help: 'Sends retried after a 5xx or a refused connection', labelNames: ['campaign', 'number'], registers: [this.registry] });
-	private readonly rate = new Gauge({ name: 'convo_runner_campaign_rate', help: 'Sends per second over the last 10 seconds', labelNames: ['campaign', 'number'], registers: [this.registry] });
-	private readonly eta = new Gauge({ name: 'convo_runner_campaign_eta_seconds', help: 'Seconds until every recipient is final at the current rate', labelNames: ['campaign', 'number'], registers: [this.registry] });
+	private readonly running = new Gauge({
+		name: 'convo_runner_campaigns_running',
+		help: 'Campaigns running now',
+		registers: [this.registry],
+	});
+	private readonly recipients = new Gauge({
+		name: 'convo_runner_campaign_recipients',
+		help: 'Recipients of a campaign by outcome',
+		labelNames: ['campaign', 'number', 'outcome'],
+		registers: [this.registry],
+	});
+	private readonly holds = new Counter({
+		name: 'convo_runner_campaign_rate_limit_holds_total',
+		help: '429 answers that held the sending number',
+		labelNames: ['campaign', 'number'],
+		registers: [this.registry],
+	});
+	private readonly retries = new Counter({
+		name: 'convo_runner_campaign_retries_total',
+		help: 'Sends retried after a 5xx or a refused connection',
+		labelNames: ['campaign', 'number'],
+		registers: [this.registry],
+	});
+	private readonly rate = new Gauge({
+		name: 'convo_runner_campaign_rate',
+		help: 'Sends per second over the last 10 seconds',
+		labelNames: ['campaign', 'number'],
+		registers: [this.registry],
+	});
+	private readonly eta = new Gauge({
+		name: 'convo_runner_campaign_eta_seconds',
+		help: 'Seconds until every recipient is final at the current rate',
+		labelNames: ['campaign', 'number'],
+		registers: [this.registry],
+	});
 
-	private readonly funnel = new Gauge({ name: 'convo_runner_campaign_funnel', help: 'Recipients of a campaign at each funnel stage: audience, accepted, sent, delivered, read, replied, failed_delivery, in_flight', labelNames: ['campaign', 'number', 'stage'], registers: [this.registry] });
-	private readonly failedDelivery = new Gauge({ name: 'convo_runner_campaign_failed_delivery', help: 'Sent messages of a campaign whose delivery failed, by reason (the 10 most frequent)', labelNames: ['campaign', 'number', 'reason'], registers: [this.registry] });
+	private readonly funnel = new Gauge({
+		name: 'convo_runner_campaign_funnel',
+		help: 'Recipients of a campaign at each funnel stage: audience, accepted, sent, delivered, read, replied, failed_delivery, in_flight',
+		labelNames: ['campaign', 'number', 'stage'],
+		registers: [this.registry],
+	});
+	private readonly failedDelivery = new Gauge({
+		name: 'convo_runner_campaign_failed_delivery',
+		help: 'Sent messages of a campaign whose delivery failed, by reason (the 10 most frequent)',
+		labelNames: ['campaign', 'number', 'reason'],
+		registers: [this.registry],
+	});
 
-	private readonly reindexItems = new Gauge({ name: 'convo_runner_reindex_items', help: 'Items of a reindex run by outcome', labelNames: ['run', 'collection', 'outcome'], registers: [this.registry] });
-	private readonly reindexRate = new Gauge({ name: 'convo_runner_reindex_rate', help: 'Source rows read per second over the last 10 seconds', labelNames: ['run', 'collection'], registers: [this.registry] });
+	private readonly reindexItems = new Gauge({
+		name: 'convo_runner_reindex_items',
+		help: 'Items of a reindex run by outcome',
+		labelNames: ['run', 'collection', 'outcome'],
+		registers: [this.registry],
+	});
+	private readonly reindexRate = new Gauge({
+		name: 'convo_runner_reindex_rate',
+		help: 'Source rows read per second over the last 10 seconds',
+		labelNames: ['run', 'collection'],
+		registers: [this.registry],
+	});
 
 	constructor(private readonly context: RunnerContext) {}
 
@@ -47,8 +96,19 @@ export class RunnerMetrics {
 			if (status.eta_seconds !== null) this.eta.set(base, status.eta_seconds);
 			const funnel = status.funnel;
 			if (funnel) {
-				for (const stage of ['audience', 'accepted', 'sent', 'delivered', 'read', 'replied', 'failed_delivery', 'in_flight'] as const) this.funnel.set({ ...base, stage }, funnel[stage]);
-				for (const { reason, count } of funnel.failed_reasons.slice(0, 10)) this.failedDelivery.set({ ...base, reason }, count);
+				for (const stage of [
+					'audience',
+					'accepted',
+					'sent',
+					'delivered',
+					'read',
+					'replied',
+					'failed_delivery',
+					'in_flight',
+				] as const)
+					this.funnel.set({ ...base, stage }, funnel[stage]);
+				for (const { reason, count } of funnel.failed_reasons.slice(0, 10))
+					this.failedDelivery.set({ ...base, reason }, count);
 			}
 		}
 		for (const run of await listReindexRuns(this.context, RECENT)) {

@@ -20,7 +20,14 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 	}
 
 	routes.add(
-		{ ...at(RUNNER_ROUTES.startReindex), tag: 'reindex', summary: 'Start a reindex run of a search collection from a feed (with cron: a schedule; with dry_run: what a run would do, nothing written)', body: startReindexBody, success: [201, 'the run status, the schedule, or the dry run\'s counts; 409 while the collection is being synced'] },
+		{
+			...at(RUNNER_ROUTES.startReindex),
+			tag: 'reindex',
+			summary:
+				'Start a reindex run of a search collection from a feed (with cron: a schedule; with dry_run: what a run would do, nothing written)',
+			body: startReindexBody,
+			success: [201, "the run status, the schedule, or the dry run's counts; 409 while the collection is being synced"],
+		},
 		async ({ body }) => {
 			const answer = await createReindex({
 				collection: body.collection_id,
@@ -40,18 +47,53 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 			return answer.kind === 'run' ? { kind: 'run', ...core.reindexStatusOf(answer.status) } : answer;
 		},
 	);
-	routes.add({ method: 'GET', url: '/api/reindex', tag: 'reindex', summary: 'Reindex runs, newest first, and cron schedules', success: [200, '{ runs, schedules }'] }, async () => ({
-		runs: await core.listReindexRuns(context),
-		schedules: await core.listReindexSchedules(context),
-	}));
-	routes.add({ ...at(RUNNER_ROUTES.getReindexRun), tag: 'reindex', summary: 'State, counts, rate, ETA and last error of a run', params: id, success: [200, '{ id, state, counts, rate, eta_seconds, last_error }'] }, async ({ params }) =>
-		core.reindexStatus(context, params.id),
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/reindex',
+			tag: 'reindex',
+			summary: 'Reindex runs, newest first, and cron schedules',
+			success: [200, '{ runs, schedules }'],
+		},
+		async () => ({
+			runs: await core.listReindexRuns(context),
+			schedules: await core.listReindexSchedules(context),
+		}),
 	);
-	routes.add({ method: 'GET', url: '/api/reindex/:id/report', tag: 'reindex', summary: 'The run with its deactivation note, rejected rows, failures, mismatches and foreign items', params: id, success: [200, 'the report'] }, async ({ params }) =>
-		core.reindexReport(context, params.id),
+	routes.add(
+		{
+			...at(RUNNER_ROUTES.getReindexRun),
+			tag: 'reindex',
+			summary: 'State, counts, rate, ETA and last error of a run',
+			params: id,
+			success: [200, '{ id, state, counts, rate, eta_seconds, last_error }'],
+		},
+		async ({ params }) => core.reindexStatus(context, params.id),
 	);
-	routes.add({ method: 'DELETE', url: '/api/reindex/schedules/:id', tag: 'reindex', summary: 'Stop a reindex cron schedule (its past runs stay)', params: id, success: [200, '{ id, removed }'] }, async ({ params }) => {
-		if (!(await core.removeReindexSchedule(context, params.id))) throw new NotFoundError(`No reindex schedule with id ${params.id}`);
-		return { id: params.id, removed: true };
-	});
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/reindex/:id/report',
+			tag: 'reindex',
+			summary: 'The run with its deactivation note, rejected rows, failures, mismatches and foreign items',
+			params: id,
+			success: [200, 'the report'],
+		},
+		async ({ params }) => core.reindexReport(context, params.id),
+	);
+	routes.add(
+		{
+			method: 'DELETE',
+			url: '/api/reindex/schedules/:id',
+			tag: 'reindex',
+			summary: 'Stop a reindex cron schedule (its past runs stay)',
+			params: id,
+			success: [200, '{ id, removed }'],
+		},
+		async ({ params }) => {
+			if (!(await core.removeReindexSchedule(context, params.id)))
+				throw new NotFoundError(`No reindex schedule with id ${params.id}`);
+			return { id: params.id, removed: true };
+		},
+	);
 }

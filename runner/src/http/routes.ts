@@ -9,7 +9,11 @@ import { z } from 'zod/v4';
 
 import { UserError } from '../errors';
 
-export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+export interface RouteSpec<
+	P extends z.ZodType = z.ZodType,
+	Q extends z.ZodType = z.ZodType,
+	B extends z.ZodType = z.ZodType,
+> {
 	method: 'GET' | 'POST' | 'PUT' | 'DELETE';
 	url: string;
 	summary: string;
@@ -74,7 +78,8 @@ export class RouteTable {
 			handler: async (request, reply) => {
 				const params = check(spec.params, request.params, 'path');
 				const query = check(spec.query, request.query, 'query');
-				const body = spec.body && !spec.consumes ? check(spec.body, request.body, 'body') : (request.body as z.output<B>);
+				const body =
+					spec.body && !spec.consumes ? check(spec.body, request.body, 'body') : (request.body as z.output<B>);
 				reply.code(spec.success[0]);
 				return handler({ params, query, body, request, reply });
 			},
@@ -88,15 +93,26 @@ export class RouteTable {
 		for (const spec of this.specs) {
 			const path = spec.url.replace(/:([A-Za-z_]+)/g, '{$1}');
 			const parameters: unknown[] = [];
-			for (const [location, source] of [['path', spec.params], ['query', spec.query]] as const) {
-				const json = source ? (schema(source) as { properties?: Record<string, unknown>; required?: string[] }) : undefined;
+			for (const [location, source] of [
+				['path', spec.params],
+				['query', spec.query],
+			] as const) {
+				const json = source
+					? (schema(source) as { properties?: Record<string, unknown>; required?: string[] })
+					: undefined;
 				for (const [name, property] of Object.entries(json?.properties ?? {})) {
-					parameters.push({ name, in: location, required: location === 'path' || (json?.required ?? []).includes(name), schema: property });
+					parameters.push({
+						name,
+						in: location,
+						required: location === 'path' || (json?.required ?? []).includes(name),
+						schema: property,
+					});
 				}
 			}
 			const content: Record<string, unknown> = {};
 			if (spec.body) content['application/json'] = { schema: schema(spec.body) };
-			for (const type of spec.consumes ?? []) if (type !== 'application/json') content[type] = { schema: { type: 'string' } };
+			for (const type of spec.consumes ?? [])
+				if (type !== 'application/json') content[type] = { schema: { type: 'string' } };
 			paths[path] = {
 				...paths[path],
 				[spec.method.toLowerCase()]: {
@@ -106,7 +122,10 @@ export class RouteTable {
 					...(Object.keys(content).length > 0 ? { requestBody: { required: true, content } } : {}),
 					security: spec.public ? [] : [{ bearer: [] }],
 					responses: {
-						[spec.success[0]]: { description: spec.success[1], content: Object.fromEntries((spec.produces ?? ['application/json']).map((type) => [type, {}])) },
+						[spec.success[0]]: {
+							description: spec.success[1],
+							content: Object.fromEntries((spec.produces ?? ['application/json']).map((type) => [type, {}])),
+						},
 						400: { description: 'invalid input: { status, code, message, field? }' },
 						...(spec.public ? {} : { 401: { description: 'missing or wrong token' } }),
 						404: { description: 'no such campaign, run or webhook' },
@@ -114,6 +133,11 @@ export class RouteTable {
 				},
 			};
 		}
-		return { openapi: '3.1.0', info: { title, version }, components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, paths };
+		return {
+			openapi: '3.1.0',
+			info: { title, version },
+			components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+			paths,
+		};
 	}
 }

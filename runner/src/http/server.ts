@@ -58,8 +58,12 @@ const FORM_LIMIT = 16 * 1024;
 const LARGE_BODIES = new Set(['POST /api/campaigns', 'POST /api/campaigns/:id/recipients']);
 
 /** The console's pages load only this process's own scripts and styles; bull-board's UI styles elements inline and sets a <base>. */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-const BOARD_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'").replace("base-uri 'none'", "base-uri 'self'");
+const CSP =
+	"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const BOARD_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'").replace(
+	"base-uri 'none'",
+	"base-uri 'self'",
+);
 /** Static files that hold nothing of a user's: the only answers a browser or proxy may keep. */
 const STATIC = /^\/(console|assets)\//;
 
@@ -94,43 +98,68 @@ function loggedPath(request: FastifyRequest): string {
 function buildServer(context: RunnerContext, options: HttpOptions): FastifyInstance {
 	const { config, log } = context;
 	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
-	const auth = new Auth(options.token, context.redis, context.keys, { max: config.RUNNER_AUTH_FAILURE_LIMIT, windowMs: config.RUNNER_AUTH_FAILURE_WINDOW });
+	const auth = new Auth(options.token, context.redis, context.keys, {
+		max: config.RUNNER_AUTH_FAILURE_LIMIT,
+		windowMs: config.RUNNER_AUTH_FAILURE_WINDOW,
+	});
 	const publicHttps = config.RUNNER_PUBLIC_URL?.startsWith('https:') ?? false;
 	capConnections(app, config.RUNNER_MAX_CONNECTIONS, log);
 	void app.register(cookie);
 
 	app.addHook('onRoute', (route) => {
 		const methods = Array.isArray(route.method) ? route.method : [route.method];
-		if (methods.some((method) => LARGE_BODIES.has(`${method} ${route.url}`))) route.bodyLimit = config.RUNNER_UPLOAD_LIMIT_BYTES;
+		if (methods.some((method) => LARGE_BODIES.has(`${method} ${route.url}`)))
+			route.bodyLimit = config.RUNNER_UPLOAD_LIMIT_BYTES;
 		if (route.url === EVENTS_PATH) route.bodyLimit = EVENTS_BODY_LIMIT;
 	});
 
 	// Uploads reach the handler as the raw stream: the CSV/NDJSON parser reads them as they arrive.
 	// Their size is counted by the route (413 once the client has sent everything), not by Fastify's
 	// bodyLimit, which would answer mid-upload and leave the client writing into a closed request.
-	app.addContentTypeParser(['text/csv', 'application/x-ndjson', 'application/ndjson'], { bodyLimit: Number.MAX_SAFE_INTEGER }, (_request, payload, done) => done(null, payload));
-	app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
+	app.addContentTypeParser(
+		['text/csv', 'application/x-ndjson', 'application/ndjson'],
+		{ bodyLimit: Number.MAX_SAFE_INTEGER },
+		(_request, payload, done) => done(null, payload),
+	);
+	app.addContentTypeParser(
+		'application/x-www-form-urlencoded',
+		{ parseAs: 'string', bodyLimit: FORM_LIMIT },
+		(_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+	);
 
 	/**
 	 * A wrong secret of `kind`: 429 while the address has sent too many wrong ones of that kind
 	 * (not counted further), else logged (address, route, reason; never the secret), counted, and
 	 * answered by `answer`. The right secret never comes here, so it is never throttled.
 	 */
-	const wrongSecret = async (request: FastifyRequest, reply: FastifyReply, kind: SecretKind, reason: string, answer: () => FastifyReply): Promise<FastifyReply> => {
+	const wrongSecret = async (
+		request: FastifyRequest,
+		reply: FastifyReply,
+		kind: SecretKind,
+		reason: string,
+		answer: () => FastifyReply,
+	): Promise<FastifyReply> => {
 		const waitMs = await auth.throttled(kind, request.ip);
 		const path = loggedPath(request);
 		const what = kind === 'events' ? 'wrong events headers' : 'failed tokens';
 		if (waitMs > 0) {
 			const seconds = Math.ceil(waitMs / 1000);
-			log.warn({ ip: request.ip, method: request.method, path, retryAfterSeconds: seconds }, `authentication throttled: too many ${what} from this address`);
-			return reply.code(429).header('retry-after', String(seconds)).send(errorBody(429, `too many ${what} from this address: try again in ${seconds} s`));
+			log.warn(
+				{ ip: request.ip, method: request.method, path, retryAfterSeconds: seconds },
+				`authentication throttled: too many ${what} from this address`,
+			);
+			return reply
+				.code(429)
+				.header('retry-after', String(seconds))
+				.send(errorBody(429, `too many ${what} from this address: try again in ${seconds} s`));
 		}
 		const failures = await auth.failed(kind, request.ip);
 		log.warn({ ip: request.ip, method: request.method, path, reason, failures }, 'authentication failed');
 		return answer();
 	};
 	/** Logs a refusal that is no guess and is not counted (a stale cookie, another scheme). */
-	const refuse = (request: FastifyRequest, reason: string) => log.warn({ ip: request.ip, method: request.method, path: loggedPath(request), reason }, 'authentication failed');
+	const refuse = (request: FastifyRequest, reason: string) =>
+		log.warn({ ip: request.ip, method: request.method, path: loggedPath(request), reason }, 'authentication failed');
 
 	app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
 		const path = request.url.split('?')[0];
@@ -138,9 +167,23 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		if (path === EVENTS_PATH && (request.method === 'POST' || request.method === 'PUT')) {
 			authKinds.set(request, 'header');
 			const verdict = eventsHeader(config, request.headers);
-			if (verdict === 'unset') return reply.code(404).send(errorBody(404, 'the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE'));
+			if (verdict === 'unset')
+				return reply
+					.code(404)
+					.send(
+						errorBody(
+							404,
+							'the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE',
+						),
+					);
 			if (verdict === 'ok') return;
-			return wrongSecret(request, reply, 'events', `missing or wrong ${config.RUNNER_EVENTS_HEADER_NAME} header on the events endpoint`, () => reply.code(401).send(errorBody(401, 'missing or wrong events header')));
+			return wrongSecret(
+				request,
+				reply,
+				'events',
+				`missing or wrong ${config.RUNNER_EVENTS_HEADER_NAME} header on the events endpoint`,
+				() => reply.code(401).send(errorBody(401, 'missing or wrong events header')),
+			);
 		}
 		if (PUBLIC.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${path}`)) {
 			authKinds.set(request, 'public');
@@ -153,7 +196,9 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 				authKinds.set(request, 'bearer');
 				return;
 			}
-			return wrongSecret(request, reply, 'token', 'wrong bearer token', () => reply.code(401).send(errorBody(401, 'missing or wrong token')));
+			return wrongSecret(request, reply, 'token', 'wrong bearer token', () =>
+				reply.code(401).send(errorBody(401, 'missing or wrong token')),
+			);
 		}
 		const session = request.cookies?.[SESSION_COOKIE];
 		if (await auth.sessionOk(session)) {
@@ -161,13 +206,19 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 			if (request.method === 'GET' || request.method === 'HEAD') return;
 			// Cookie-borne writes must come from the console itself: its CSRF token, or our own origin.
 			const origin = request.headers.origin;
-			if (auth.csrfOk(session as string, request.headers[CSRF_HEADER]) || (origin !== undefined && ownOrigins(request, config.RUNNER_PUBLIC_URL).includes(origin))) return;
+			if (
+				auth.csrfOk(session as string, request.headers[CSRF_HEADER]) ||
+				(origin !== undefined && ownOrigins(request, config.RUNNER_PUBLIC_URL).includes(origin))
+			)
+				return;
 			return reply.code(403).send(errorBody(403, 'this request needs the console CSRF token'));
 		}
 		// A stale cookie is an operator whose session ended, not a guess; another scheme can never pass: logged, not counted.
 		if (session) refuse(request, 'session cookie expired, revoked or not ours');
-		else if (request.headers.authorization !== undefined) refuse(request, 'the Authorization header is not "Bearer <token>"');
-		if (request.method === 'GET' && !path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html')) return reply.redirect('/login');
+		else if (request.headers.authorization !== undefined)
+			refuse(request, 'the Authorization header is not "Bearer <token>"');
+		if (request.method === 'GET' && !path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html'))
+			return reply.redirect('/login');
 		return reply.code(401).send(errorBody(401, 'missing or wrong token'));
 	});
 
@@ -193,40 +244,96 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		const route = loggedPath(request);
 		// An orchestrator probes every few seconds: a probe that succeeds is logged at debug only.
 		const level = PROBES.has(route) && reply.statusCode < 400 ? 'debug' : 'info';
-		log[level]({ ip: request.ip, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), auth: authKinds.get(request) ?? 'none' }, 'http');
+		log[level](
+			{
+				ip: request.ip,
+				method: request.method,
+				route,
+				status: reply.statusCode,
+				ms: Math.round(reply.elapsedTime),
+				auth: authKinds.get(request) ?? 'none',
+			},
+			'http',
+		);
 	});
 
 	app.setErrorHandler((error, request, reply) => {
 		const status = statusOf(error);
-		if (status === 500) context.log.error({ err: (error as Error).message, url: loggedPath(request) }, 'control API error');
+		if (status === 500)
+			context.log.error({ err: (error as Error).message, url: loggedPath(request) }, 'control API error');
 		if (status === 503) reply.header('retry-after', '5');
-		const message = status === 500 ? 'internal error in the runner' : status === 503 ? 'Redis does not answer: try again in a few seconds' : (error as Error).message;
+		const message =
+			status === 500
+				? 'internal error in the runner'
+				: status === 503
+					? 'Redis does not answer: try again in a few seconds'
+					: (error as Error).message;
 		// Every input error (a route's schema, a setting, a limit) names the field as the API calls it.
-		const field = error instanceof UserError && 'field' in error && typeof error.field === 'string' ? error.field : undefined;
+		const field =
+			error instanceof UserError && 'field' in error && typeof error.field === 'string' ? error.field : undefined;
 		return reply.code(status).send(errorBody(status, message, field));
 	});
-	app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(404, `No route ${request.method} ${request.url.split('?')[0]}`)));
+	app.setNotFoundHandler((request, reply) =>
+		reply.code(404).send(errorBody(404, `No route ${request.method} ${request.url.split('?')[0]}`)),
+	);
 
 	const routes = new RouteTable(app);
 	const stopping = options.stopping ?? (() => false);
 	// Liveness: answered by the event loop alone, never Redis, so an orchestrator does not restart a
 	// process that is only waiting out a Redis outage.
-	routes.add({ method: 'GET', url: '/healthz', tag: 'runner', public: true, summary: 'liveness: 200 while the process answers and is not stopping, else 503; never asks Redis', success: [200, '{ status }'] }, async ({ reply }) => {
-		if (stopping()) reply.code(503);
-		return stopping() ? { status: 'stopping' } : { status: 'ok' };
-	});
+	routes.add(
+		{
+			method: 'GET',
+			url: '/healthz',
+			tag: 'runner',
+			public: true,
+			summary: 'liveness: 200 while the process answers and is not stopping, else 503; never asks Redis',
+			success: [200, '{ status }'],
+		},
+		async ({ reply }) => {
+			if (stopping()) reply.code(503);
+			return stopping() ? { status: 'stopping' } : { status: 'ok' };
+		},
+	);
 	// Readiness: whether this process can do its work now.
-	routes.add({ method: 'GET', url: '/readyz', tag: 'runner', public: true, summary: 'readiness: 200 when Redis answers and the workers run, else 503 with the reason; runners: how many runner processes are alive on this Redis and prefix', success: [200, '{ status, runners }'] }, async ({ reply }) => {
-		const redisOk = await redisAnswers(context, 1000);
-		const reason = stopping() ? 'the runner is stopping' : !redisOk ? 'Redis does not answer' : !options.workersRunning() ? 'the workers are not running' : undefined;
-		// Counted only when Redis answers (a count is a number, never a guess); a count only, no host or pid, as the probe is public.
-		const runners = redisOk ? (await liveRunners(context).catch(() => undefined))?.length : undefined;
-		if (reason) reply.code(503);
-		return reason ? { status: 'unavailable', reason, runners } : { status: 'ok', runners };
-	});
-	routes.add({ method: 'GET', url: '/api/runners', tag: 'runner', summary: 'The runner processes alive on this Redis and prefix (their heartbeats): role, pid, host, version, queues, started_at', success: [200, '{ runners }'] }, async () => ({
-		runners: await liveRunners(context),
-	}));
+	routes.add(
+		{
+			method: 'GET',
+			url: '/readyz',
+			tag: 'runner',
+			public: true,
+			summary:
+				'readiness: 200 when Redis answers and the workers run, else 503 with the reason; runners: how many runner processes are alive on this Redis and prefix',
+			success: [200, '{ status, runners }'],
+		},
+		async ({ reply }) => {
+			const redisOk = await redisAnswers(context, 1000);
+			const reason = stopping()
+				? 'the runner is stopping'
+				: !redisOk
+					? 'Redis does not answer'
+					: !options.workersRunning()
+						? 'the workers are not running'
+						: undefined;
+			// Counted only when Redis answers (a count is a number, never a guess); a count only, no host or pid, as the probe is public.
+			const runners = redisOk ? (await liveRunners(context).catch(() => undefined))?.length : undefined;
+			if (reason) reply.code(503);
+			return reason ? { status: 'unavailable', reason, runners } : { status: 'ok', runners };
+		},
+	);
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/runners',
+			tag: 'runner',
+			summary:
+				'The runner processes alive on this Redis and prefix (their heartbeats): role, pid, host, version, queues, started_at',
+			success: [200, '{ runners }'],
+		},
+		async () => ({
+			runners: await liveRunners(context),
+		}),
+	);
 	campaignRoutes(routes, context);
 	reindexRoutes(routes, context);
 	suppressionRoutes(routes, context);
@@ -234,11 +341,30 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	receiptRoutes(routes, context);
 	eventRoutes(routes, context);
 	const metrics = new RunnerMetrics(context);
-	routes.add({ method: 'GET', url: '/metrics', tag: 'runner', summary: 'Prometheus text: BullMQ queues and the runner', produces: ['text/plain'], success: [200, 'metrics'] }, async ({ reply }) => {
-		reply.type(metrics.contentType);
-		return metrics.text();
-	});
-	routes.add({ method: 'GET', url: '/openapi.json', tag: 'runner', summary: 'This API, generated from the route schemas', success: [200, 'OpenAPI 3.1'] }, async () => routes.openApi('convo-runner control API', '1.0.0'));
+	routes.add(
+		{
+			method: 'GET',
+			url: '/metrics',
+			tag: 'runner',
+			summary: 'Prometheus text: BullMQ queues and the runner',
+			produces: ['text/plain'],
+			success: [200, 'metrics'],
+		},
+		async ({ reply }) => {
+			reply.type(metrics.contentType);
+			return metrics.text();
+		},
+	);
+	routes.add(
+		{
+			method: 'GET',
+			url: '/openapi.json',
+			tag: 'runner',
+			summary: 'This API, generated from the route schemas',
+			success: [200, 'OpenAPI 3.1'],
+		},
+		async () => routes.openApi('convo-runner control API', '1.0.0'),
+	);
 	consoleRoutes(app, auth, { publicHttps, wrongSecret });
 	mountBoard(app, context);
 	return app;
@@ -284,9 +410,17 @@ function lingerAfterRefusal(request: FastifyRequest): void {
 function mountBoard(app: FastifyInstance, context: RunnerContext): void {
 	const serverAdapter = new FastifyAdapter();
 	serverAdapter.setBasePath('/admin/queues');
-	const adapters = async () => (await runnerQueues(context)).map((queue) => new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false, displayName: shownQueueName(queue.name) }));
+	const adapters = async () =>
+		(await runnerQueues(context)).map(
+			(queue) =>
+				new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false, displayName: shownQueueName(queue.name) }),
+		);
 	// A link back to the console in the board's header (it has no other way back).
-	const board = createBullBoard({ queues: [], serverAdapter, options: { uiConfig: { boardTitle: 'Convo runner queues', miscLinks: [{ text: '← Console', url: '/' }] } } });
+	const board = createBullBoard({
+		queues: [],
+		serverAdapter,
+		options: { uiConfig: { boardTitle: 'Convo runner queues', miscLinks: [{ text: '← Console', url: '/' }] } },
+	});
 	app.addHook('onRequest', async (request) => {
 		if (request.url.startsWith('/admin/queues')) board.replaceQueues(await adapters());
 	});

@@ -29,7 +29,10 @@ type UploadWatch = TransformType & { exceeded: boolean; stalled?: LimitError };
 async function drain(body: Readable | undefined, watch?: UploadWatch): Promise<void> {
 	if (!body || typeof body.resume !== 'function' || body.readableEnded || body.destroyed || watch?.stalled) return;
 	await new Promise<void>((resolve) => {
-		body.on('end', resolve).on('close', resolve).on('error', () => resolve());
+		body
+			.on('end', resolve)
+			.on('close', resolve)
+			.on('error', () => resolve());
 		watch?.once('stalled', resolve);
 		// A pipe into a parser that stopped reading would pause it again.
 		body.unpipe();
@@ -76,17 +79,27 @@ function watchUpload(source: Readable, config: RunnerConfig, stopped: string): U
 		clearTimeout(idleTimer);
 		idleTimer = setTimeout(() => {
 			if (source.isPaused()) return watchIdle();
-			stop(new LimitError(408, `the upload sent nothing for ${idleMs / 1000} s (RUNNER_UPLOAD_IDLE_TIMEOUT); ${stopped}`));
+			stop(
+				new LimitError(408, `the upload sent nothing for ${idleMs / 1000} s (RUNNER_UPLOAD_IDLE_TIMEOUT); ${stopped}`),
+			);
 		}, idleMs);
 	};
 	const watchDeadline = () => {
 		const left = allowedMs() - clientMs();
 		// While paused the client's time stands still: looked at again a second later, not in a busy loop.
 		if (left > 0 || pausedAt !== undefined) {
-			deadlineTimer = setTimeout(watchDeadline, Math.min(Math.max(Math.ceil(left), pausedAt === undefined ? 1 : PAUSED_RECHECK_MS), LONGEST_TIMER_MS));
+			deadlineTimer = setTimeout(
+				watchDeadline,
+				Math.min(Math.max(Math.ceil(left), pausedAt === undefined ? 1 : PAUSED_RECHECK_MS), LONGEST_TIMER_MS),
+			);
 			return;
 		}
-		stop(new LimitError(408, `the upload was too slow: it may take ${deadlineMs / 1000} s (RUNNER_UPLOAD_DEADLINE) plus 1 s for every ${minRate} bytes it sends (RUNNER_UPLOAD_MIN_BYTES_PER_SECOND), and sent ${received} bytes in ${Math.round(clientMs() / 1000)} s; ${stopped}`));
+		stop(
+			new LimitError(
+				408,
+				`the upload was too slow: it may take ${deadlineMs / 1000} s (RUNNER_UPLOAD_DEADLINE) plus 1 s for every ${minRate} bytes it sends (RUNNER_UPLOAD_MIN_BYTES_PER_SECOND), and sent ${received} bytes in ${Math.round(clientMs() / 1000)} s; ${stopped}`,
+			),
+		);
 	};
 	const watch = new Transform({
 		transform(chunk: Buffer, _encoding, done) {
@@ -120,13 +133,22 @@ function watchUpload(source: Readable, config: RunnerConfig, stopped: string): U
  * reply mid-upload resets its connection), unless the client was too slow: then 408 now and the
  * connection closed, nothing more is read. `stopped`: what a 408 says happened to the work.
  */
-export async function receiveUpload<T>(request: FastifyRequest, reply: FastifyReply, config: RunnerConfig, stopped: string, work: (body: Readable) => Promise<T>): Promise<T> {
+export async function receiveUpload<T>(
+	request: FastifyRequest,
+	reply: FastifyReply,
+	config: RunnerConfig,
+	stopped: string,
+	work: (body: Readable) => Promise<T>,
+): Promise<T> {
 	const limit = config.RUNNER_UPLOAD_LIMIT_BYTES;
 	const source = request.body as Readable;
 	const watch = watchUpload(source, config, stopped);
 	try {
 		const declared = Number(request.headers['content-length'] ?? 0);
-		if (declared > limit) throw new PayloadTooLarge(`the upload is ${declared} bytes; at most ${limit} are accepted (RUNNER_UPLOAD_LIMIT_BYTES)`);
+		if (declared > limit)
+			throw new PayloadTooLarge(
+				`the upload is ${declared} bytes; at most ${limit} are accepted (RUNNER_UPLOAD_LIMIT_BYTES)`,
+			);
 		return await work(refuseBinary(source.pipe(watch), 'the upload'));
 	} catch (error) {
 		await drain(source, watch);
@@ -134,7 +156,8 @@ export async function receiveUpload<T>(request: FastifyRequest, reply: FastifyRe
 			reply.header('connection', 'close');
 			throw watch.stalled;
 		}
-		if (watch.exceeded) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes (RUNNER_UPLOAD_LIMIT_BYTES)`);
+		if (watch.exceeded)
+			throw new PayloadTooLarge(`the upload is larger than ${limit} bytes (RUNNER_UPLOAD_LIMIT_BYTES)`);
 		throw error;
 	}
 }

@@ -8,14 +8,18 @@ import { at, type RouteTable } from './routes';
 
 const id = runnerIdParams('webhook');
 /** Pages as GET /api/campaigns has them; the default page holds every webhook the default cap allows. */
-const page = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
+const page = z.object({
+	limit: z.coerce.number().int().min(1).max(500).default(100),
+	offset: z.coerce.number().int().min(0).default(0),
+});
 
 export function webhookRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
 		{
 			...at(RUNNER_ROUTES.createWebhook),
 			tag: 'webhooks',
-			summary: 'Register a URL for events (campaign.finished, campaign.paused, campaign.delivery_settled, reindex.finished); the answer holds the signing secret, shown this once',
+			summary:
+				'Register a URL for events (campaign.finished, campaign.paused, campaign.delivery_settled, reindex.finished); the answer holds the signing secret, shown this once',
 			body: createWebhookBody,
 			success: [201, '{ id, url, events, description, created_at, secret }'],
 		},
@@ -26,21 +30,52 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 			method: 'GET',
 			url: '/api/webhooks',
 			tag: 'webhooks',
-			summary: 'Registered webhooks, oldest first (no secrets), a page at a time; a disabled one shows disabled_at and disabled_reason',
+			summary:
+				'Registered webhooks, oldest first (no secrets), a page at a time; a disabled one shows disabled_at and disabled_reason',
 			query: page,
-			success: [200, '{ webhooks: [{ id, url, events, description, created_at, disabled_at?, disabled_reason? }], total, limit, offset }'],
+			success: [
+				200,
+				'{ webhooks: [{ id, url, events, description, created_at, disabled_at?, disabled_reason? }], total, limit, offset }',
+			],
 		},
-		async ({ query }) => ({ ...(await core.pageWebhooks(context, query.offset, query.limit)), limit: query.limit, offset: query.offset }),
+		async ({ query }) => ({
+			...(await core.pageWebhooks(context, query.offset, query.limit)),
+			limit: query.limit,
+			offset: query.offset,
+		}),
 	);
 	routes.add(
-		{ method: 'POST', url: '/api/webhooks/:id/enable', tag: 'webhooks', summary: 'Enable a webhook disabled after failed deliveries: later events are delivered again; 404 when unknown', params: id, success: [200, '{ id, url, events, description, created_at }'] },
+		{
+			method: 'POST',
+			url: '/api/webhooks/:id/enable',
+			tag: 'webhooks',
+			summary: 'Enable a webhook disabled after failed deliveries: later events are delivered again; 404 when unknown',
+			params: id,
+			success: [200, '{ id, url, events, description, created_at }'],
+		},
 		async ({ params }) => core.enableWebhook(context, params.id),
 	);
-	routes.add({ ...at(RUNNER_ROUTES.getWebhook), tag: 'webhooks', summary: 'One webhook (no secret); 404 when unknown', params: id, success: [200, '{ id, url, events, description, created_at }'] }, async ({ params }) =>
-		core.getWebhook(context, params.id),
+	routes.add(
+		{
+			...at(RUNNER_ROUTES.getWebhook),
+			tag: 'webhooks',
+			summary: 'One webhook (no secret); 404 when unknown',
+			params: id,
+			success: [200, '{ id, url, events, description, created_at }'],
+		},
+		async ({ params }) => core.getWebhook(context, params.id),
 	);
-	routes.add({ ...at(RUNNER_ROUTES.removeWebhook), tag: 'webhooks', summary: 'Remove a webhook: no more deliveries, queued retries included; 404 when unknown', params: id, success: [204, 'removed'] }, async ({ params, reply }) => {
-		await core.removeWebhook(context, params.id);
-		return reply.code(204).send();
-	});
+	routes.add(
+		{
+			...at(RUNNER_ROUTES.removeWebhook),
+			tag: 'webhooks',
+			summary: 'Remove a webhook: no more deliveries, queued retries included; 404 when unknown',
+			params: id,
+			success: [204, 'removed'],
+		},
+		async ({ params, reply }) => {
+			await core.removeWebhook(context, params.id);
+			return reply.code(204).send();
+		},
+	);
 }

@@ -22,7 +22,8 @@ import { isHttpUrl } from './urls';
 import { addressAllowed, type UrlPolicy } from './policy';
 
 /** What a refused URL is told, whatever the reason (private address, unknown host). */
-const NOT_ALLOWED = 'the address is not allowed: only public addresses are reached (loopback, private, link-local and special ones are refused unless the operator allows them in RUNNER_ALLOW_PRIVATE_URLS)';
+const NOT_ALLOWED =
+	'the address is not allowed: only public addresses are reached (loopback, private, link-local and special ones are refused unless the operator allows them in RUNNER_ALLOW_PRIVATE_URLS)';
 /** What a URL at an allowed address that gave no HTTP answer is told (refused, reset, timed out, not HTTP). */
 const NO_ANSWER = 'it could not be read: no HTTP answer';
 
@@ -52,9 +53,13 @@ function endpoint(url: URL): { hostname: string; port: number } {
 async function addressesOf(hostname: string): Promise<string[]> {
 	if (isIP(hostname)) return [hostname];
 	let timer: NodeJS.Timeout | undefined;
-	const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('lookup timed out')), LOOKUP_TIMEOUT_MS)));
+	const timeout = new Promise<never>(
+		(_, reject) => (timer = setTimeout(() => reject(new Error('lookup timed out')), LOOKUP_TIMEOUT_MS)),
+	);
 	try {
-		return (await Promise.race([lookup(hostname, { all: true, verbatim: true }), timeout])).map((found) => found.address);
+		return (await Promise.race([lookup(hostname, { all: true, verbatim: true }), timeout])).map(
+			(found) => found.address,
+		);
 	} catch {
 		return [];
 	} finally {
@@ -102,7 +107,8 @@ export class Outbound {
 	async check(url: string): Promise<void> {
 		const { hostname, port } = endpoint(new URL(url));
 		const addresses = await addressesOf(hostname);
-		if (addresses.length > 0 && !addresses.some((address) => addressAllowed(this.policy, hostname, port, address))) throw new UrlNotAllowed();
+		if (addresses.length > 0 && !addresses.some((address) => addressAllowed(this.policy, hostname, port, address)))
+			throw new UrlNotAllowed();
 	}
 
 	/**
@@ -121,7 +127,13 @@ export class Outbound {
 		}
 		let response;
 		try {
-			response = await request(target, { method: 'GET', headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, dispatcher: this.feeds });
+			response = await request(target, {
+				method: 'GET',
+				headers,
+				headersTimeout: timeoutMs,
+				bodyTimeout: timeoutMs,
+				dispatcher: this.feeds,
+			});
 		} catch (error) {
 			throw isNotAllowed(error) ? new UrlNotAllowed() : new Error(NO_ANSWER);
 		}

@@ -25,7 +25,9 @@ const DEFAULT_POLICY: UrlPolicy = { anyPrivate: false, entries: [] };
 
 /** An IPv4-mapped IPv6 address (::ffff:127.0.0.1) is judged as the IPv4 address it is. */
 function unmapped(address: Address): Address {
-	return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
+	return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()
+		? (address as ipaddr.IPv6).toIPv4Address()
+		: address;
 }
 
 function parseEntry(text: string): Entry {
@@ -53,7 +55,8 @@ function parseEntry(text: string): Entry {
 		const address = unmapped(ipaddr.parse(host));
 		return { kind: 'range', range: [address, address.kind() === 'ipv4' ? 32 : 128], port };
 	}
-	if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(host)) throw new Error(`"${text}" is not a host name, host:port, IP address or CIDR range`);
+	if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(host))
+		throw new Error(`"${text}" is not a host name, host:port, IP address or CIDR range`);
 	return { kind: 'host', host: host.toLowerCase(), port };
 }
 

@@ -36,10 +36,13 @@ function hasSecrets(text: string): boolean {
 /** The sealing key, or undefined when the process has neither RUNNER_WEBHOOK_KEY nor RUNNER_TOKEN. */
 function sealingKey(config: RunnerConfig): Buffer | undefined {
 	const base = webhookKey(config);
-	return base === undefined ? undefined : Buffer.from(hkdfSync('sha256', base, Buffer.alloc(0), 'convo-runner url seal v1', 32));
+	return base === undefined
+		? undefined
+		: Buffer.from(hkdfSync('sha256', base, Buffer.alloc(0), 'convo-runner url seal v1', 32));
 }
 
-const NO_SEALING_KEY = 'RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set to keep a URL with credentials or a query string: the runner stores it sealed under a key derived from it';
+const NO_SEALING_KEY =
+	'RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set to keep a URL with credentials or a query string: the runner stores it sealed under a key derived from it';
 
 export class SealError extends Error {}
 
@@ -63,7 +66,9 @@ function unsealUrl(config: RunnerConfig, sealed: string): string {
 		decipher.setAuthTag(Buffer.from(parts[2], 'base64url'));
 		return Buffer.concat([decipher.update(Buffer.from(parts[3], 'base64url')), decipher.final()]).toString('utf8');
 	} catch {
-		throw new SealError('the source URL was sealed under another key: every runner process needs the same RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN)');
+		throw new SealError(
+			'the source URL was sealed under another key: every runner process needs the same RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN)',
+		);
 	}
 }
 

@@ -18,12 +18,19 @@ export const CHUNK = 500;
 const SEEN_TTL_SECONDS = 7 * 24 * 3600;
 
 /** The rows of a run's source, CHUNK at a time, until its end or a stop. */
-export async function forEachChunk(scan: { context: RunWork['context']; run: RunRecord; readonly stopped?: string }, progress: SourceProgress, handle: (chunk: SourceRecord[]) => Promise<void>): Promise<void> {
+export async function forEachChunk(
+	scan: { context: RunWork['context']; run: RunRecord; readonly stopped?: string },
+	progress: SourceProgress,
+	handle: (chunk: SourceRecord[]) => Promise<void>,
+): Promise<void> {
 	const { context, run } = scan;
 	let chunk: SourceRecord[] = [];
 	try {
 		// The source is checked again here, where it is opened: a link may have changed since the run was created.
-		const access = run.origin === 'cli' ? CLI_ACCESS : { origin: 'api' as const, sourceDir: context.config.RUNNER_SOURCE_DIR, label: REINDEX_NAMES.api.source };
+		const access =
+			run.origin === 'cli'
+				? CLI_ACCESS
+				: { origin: 'api' as const, sourceDir: context.config.RUNNER_SOURCE_DIR, label: REINDEX_NAMES.api.source };
 		const source = sourceToRead(context.config, { source: run.source, sealed: run.sealedSource });
 		for await (const record of readRecords(source, run.format, progress, access, context.config)) {
 			if (scan.stopped) throw new RunStopped(scan.stopped);
@@ -57,13 +64,18 @@ interface Row {
 function idOf(fields: Record<string, unknown>, run: RunRecord): string | { reason: string } {
 	const { idField } = run;
 	const value = fields[idField];
-	if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return { reason: `has no "${idField}" (the ${REINDEX_NAMES[run.origin].idField})` };
-	if (typeof value !== 'string' && typeof value !== 'number') return { reason: `has a "${idField}" that is not a string or a number` };
+	if (value === undefined || value === null || (typeof value === 'string' && value.trim() === ''))
+		return { reason: `has no "${idField}" (the ${REINDEX_NAMES[run.origin].idField})` };
+	if (typeof value !== 'string' && typeof value !== 'number')
+		return { reason: `has a "${idField}" that is not a string or a number` };
 	return String(value);
 }
 
 /** Per row with an id: the line of an earlier row with the same id in this read (null when it is the first), and the item's stored state. */
-type RowLookup = (externalIds: string[], lines: number[]) => Promise<Array<{ firstLine: string | null; stored: string | null }>>;
+type RowLookup = (
+	externalIds: string[],
+	lines: number[],
+) => Promise<Array<{ firstLine: string | null; stored: string | null }>>;
 
 interface SortedChunk {
 	rejections: Array<{ line: number; reason: string }>;
@@ -92,12 +104,21 @@ export async function sortChunk(run: RunRecord, chunk: SourceRecord[], lookup: R
 		const itemJson = JSON.stringify(record.fields);
 		const bytes = Buffer.byteLength(itemJson);
 		if (bytes > MAX_RECORD_BYTES) {
-			rejections.push({ line: record.line, reason: `is ${(bytes / 1048576).toFixed(1)} MB as JSON; an item may be at most ${MAX_RECORD_BYTES / 1048576} MB` });
+			rejections.push({
+				line: record.line,
+				reason: `is ${(bytes / 1048576).toFixed(1)} MB as JSON; an item may be at most ${MAX_RECORD_BYTES / 1048576} MB`,
+			});
 			continue;
 		}
 		rows.push({ line: record.line, externalId: id, item: record.fields, itemJson });
 	}
-	const found = rows.length > 0 ? await lookup(rows.map((row) => row.externalId), rows.map((row) => row.line)) : [];
+	const found =
+		rows.length > 0
+			? await lookup(
+					rows.map((row) => row.externalId),
+					rows.map((row) => row.line),
+				)
+			: [];
 
 	const toSend: Upsert[] = [];
 	let unchanged = 0;
@@ -151,7 +172,9 @@ async function handleChunk(work: RunWork, chunk: SourceRecord[], progress: Sourc
 		.expire(keys.reindex.ticks(run.collection, run.id), 3600);
 	if (rejections.length > 0) {
 		const rejectedKey = keys.reindex.rejected(run.collection, run.id);
-		counters.rpush(rejectedKey, ...rejections.map((note) => JSON.stringify(note))).ltrim(rejectedKey, 0, KEEP_NOTES - 1);
+		counters
+			.rpush(rejectedKey, ...rejections.map((note) => JSON.stringify(note)))
+			.ltrim(rejectedKey, 0, KEEP_NOTES - 1);
 	}
 	await counters.exec();
 	for (const upsert of toSend) {

@@ -13,7 +13,15 @@ import { z } from 'zod/v4';
 
 import type { RunnerContext } from '../context';
 import { ConflictError, FieldError } from '../errors';
-import { cronSettings, findCronSchedule, listCronSchedules, startCronSchedule, stopCronSchedule, type CronSchedule, type ScheduleKind } from '../cronSchedules';
+import {
+	cronSettings,
+	findCronSchedule,
+	listCronSchedules,
+	startCronSchedule,
+	stopCronSchedule,
+	type CronSchedule,
+	type ScheduleKind,
+} from '../cronSchedules';
 import { addReindexRunJob, REINDEX_CRON } from '../jobs';
 import { checkQueuedRuns } from '../limits';
 import { registerRun } from '../homes';
@@ -68,7 +76,7 @@ const input = z.object({
 	collection: z.uuid({ error: 'must be the UUID of a search collection' }),
 	source: z.string({ error: 'is required' }).min(1, { error: 'must be a file path or an http(s) URL' }),
 	format: z.string().optional(),
-	idField: z.string({ error: 'is required' }).min(1, { error: 'must name the field that holds each item\'s id' }),
+	idField: z.string({ error: 'is required' }).min(1, { error: "must name the field that holds each item's id" }),
 	embeddingJson: z.string().optional(),
 	embedding: z.record(z.string(), z.unknown()).optional(),
 	deactivateMissing: z.boolean().optional(),
@@ -95,7 +103,8 @@ function readEmbedding(path: string, name: string): Record<string, unknown> {
 	} catch (error) {
 		throw new FieldError(`${name} ${path} ${jsonSyntaxReason(error)}`, name);
 	}
-	if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new FieldError(`${name} ${path} must hold one JSON object`, name);
+	if (value === null || typeof value !== 'object' || Array.isArray(value))
+		throw new FieldError(`${name} ${path} must hold one JSON object`, name);
 	return value as Record<string, unknown>;
 }
 
@@ -105,7 +114,11 @@ function readEmbedding(path: string, name: string): Record<string, unknown> {
  * anything else about it, so the answer for a path outside never depends on the path); it is kept
  * absolute so any runner process finds it, and it is checked again where a worker opens it.
  */
-async function reindexSettings(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<RunSettings & { schedule?: { cron: string; tz: string }; dryRun: boolean }> {
+async function reindexSettings(
+	context: RunnerContext,
+	raw: ReindexInput,
+	client: ReindexClient = CLI_REINDEX,
+): Promise<RunSettings & { schedule?: { cron: string; tz: string }; dryRun: boolean }> {
 	const { names } = client;
 	const parsed = input.safeParse(raw);
 	if (!parsed.success) throw settingsError(parsed.error, { ...names, embeddingJson: names.embedding });
@@ -113,19 +126,31 @@ async function reindexSettings(context: RunnerContext, raw: ReindexInput, client
 	let source = given.source;
 	if (!isUrl(source)) {
 		try {
-			source = await checkLocalSource(source, { origin: client.origin, sourceDir: context.config.RUNNER_SOURCE_DIR, label: names.source });
+			source = await checkLocalSource(source, {
+				origin: client.origin,
+				sourceDir: context.config.RUNNER_SOURCE_DIR,
+				label: names.source,
+			});
 		} catch (error) {
 			if (error instanceof LocalSourceError) throw new FieldError(error.message, names.source);
 			throw error;
 		}
 	}
 	const schedule = cronSettings(given, names);
-	if (given.dryRun && schedule) throw new FieldError(`${names.dryRun} cannot be combined with ${names.cron}: a dry run answers now and stores nothing`, names.dryRun);
+	if (given.dryRun && schedule)
+		throw new FieldError(
+			`${names.dryRun} cannot be combined with ${names.cron}: a dry run answers now and stores nothing`,
+			names.dryRun,
+		);
 	const maxDeactivate = given.maxDeactivate === undefined ? DEFAULT_MAX_DEACTIVATE : parseLimit(given.maxDeactivate);
 	if (!maxDeactivate) throw new FieldError(`${names.maxDeactivate} ${LIMIT_RULE}`, names.maxDeactivate);
 	const format = formatOf(given.source, given.format, names);
 	const embedding = given.embeddingJson ? readEmbedding(given.embeddingJson, names.embedding) : given.embedding;
-	if (embedding && nestsTooDeep(embedding)) throw new FieldError(`${names.embedding} nests objects or arrays deeper than ${MAX_NESTING} levels`, names.embedding);
+	if (embedding && nestsTooDeep(embedding))
+		throw new FieldError(
+			`${names.embedding} nests objects or arrays deeper than ${MAX_NESTING} levels`,
+			names.embedding,
+		);
 	return {
 		collection: given.collection.toLowerCase(),
 		source,
@@ -147,7 +172,10 @@ export interface ReindexSchedule extends CronSchedule {
 	settings: RunSettings;
 }
 
-export type ReindexAnswer = { kind: 'run'; status: RunOverview } | { kind: 'schedule'; schedule: ReindexSchedule } | DryRunAnswer;
+export type ReindexAnswer =
+	| { kind: 'run'; status: RunOverview }
+	| { kind: 'schedule'; schedule: ReindexSchedule }
+	| DryRunAnswer;
 
 function reindexSchedules(context: RunnerContext): ScheduleKind {
 	return {
@@ -160,7 +188,11 @@ function reindexSchedules(context: RunnerContext): ScheduleKind {
 	};
 }
 
-export async function createReindex(context: RunnerContext, raw: ReindexInput, client: ReindexClient = CLI_REINDEX): Promise<ReindexAnswer> {
+export async function createReindex(
+	context: RunnerContext,
+	raw: ReindexInput,
+	client: ReindexClient = CLI_REINDEX,
+): Promise<ReindexAnswer> {
 	const { schedule: repeat, dryRun, ...given } = await reindexSettings(context, raw, client);
 	const { names } = client;
 	// The runs read their source later, in any runner process: a URL is checked now, and one with
@@ -186,9 +218,15 @@ export async function createReindex(context: RunnerContext, raw: ReindexInput, c
 		// The caller is told the run was not created: neither its record nor the lease naming it may stay.
 		await forgetRun(context, id, settings.collection).catch(() => undefined);
 		await releaseCollection(context, settings.collection, id).catch((failure: Error) =>
-			context.log.error({ run: id, collection: settings.collection, err: failure.message }, 'could not release the collection lease; it ends by itself within its lease time'),
+			context.log.error(
+				{ run: id, collection: settings.collection, err: failure.message },
+				'could not release the collection lease; it ends by itself within its lease time',
+			),
 		);
-		context.log.error({ run: id, collection: settings.collection, err: (error as Error).message }, 'reindex run could not be created');
+		context.log.error(
+			{ run: id, collection: settings.collection, err: (error as Error).message },
+			'reindex run could not be created',
+		);
 		throw error;
 	}
 	context.log.info({ run: id, collection: settings.collection }, 'reindex run queued');
@@ -234,12 +272,21 @@ export async function removeReindexSchedule(context: RunnerContext, id: string):
  * A reindex schedule's due run (the scheduled job's processor, jobs.ts): a run of its own, its id
  * derived from the job's, so a job delivered twice finds the run it made.
  */
-export async function runScheduledReindex(context: RunnerContext, scheduleId: string, jobId: string): Promise<RunState | undefined> {
+export async function runScheduledReindex(
+	context: RunnerContext,
+	scheduleId: string,
+	jobId: string,
+): Promise<RunState | undefined> {
 	const schedule = await findCronSchedule<ReindexSchedule>(context, reindexSchedules(context), scheduleId);
 	if (!schedule) return undefined;
 	const id = `r${createHash('sha256').update(jobId).digest('hex').slice(0, 14)}`;
 	// A schedule stored before the wipe guard existed runs with its default: protected too.
 	const kept: Partial<RunSettings> = schedule.settings;
-	await storeRun(context, id, { ...schedule.settings, maxDeactivate: kept.maxDeactivate ?? DEFAULT_MAX_DEACTIVATE, forceDeactivate: kept.forceDeactivate ?? false, scheduleId: schedule.id });
+	await storeRun(context, id, {
+		...schedule.settings,
+		maxDeactivate: kept.maxDeactivate ?? DEFAULT_MAX_DEACTIVATE,
+		forceDeactivate: kept.forceDeactivate ?? false,
+		scheduleId: schedule.id,
+	});
 	return processRun(context, id);
 }

@@ -40,7 +40,11 @@ export async function deactivateMissing(work: RunWork): Promise<string> {
 	if (rejected > 0) return rejectedRowsNote(rejected);
 	await work.pool.drain();
 	const verdict = await guardDeactivation(work, async (ids) => {
-		await context.redis.pipeline().rpush(work.missingKey, ...ids).expire(work.missingKey, MISSING_TTL_SECONDS).exec();
+		await context.redis
+			.pipeline()
+			.rpush(work.missingKey, ...ids)
+			.expire(work.missingKey, MISSING_TTL_SECONDS)
+			.exec();
 	});
 	if (!verdict.passes) {
 		// Kept as the run's deactivation note; the run fails with the same sentence (run.ts).
@@ -69,7 +73,10 @@ interface MissingCount {
  * Lists the collection (B2, once) and judges what deactivation would do, changing nothing at the
  * service; `keep` is handed the active ids the read did not hold (the runner's and foreign ones).
  */
-export async function guardDeactivation(scan: CollectionScan, keep?: (ids: string[]) => Promise<void>): Promise<GuardVerdict & MissingCount> {
+export async function guardDeactivation(
+	scan: CollectionScan,
+	keep?: (ids: string[]) => Promise<void>,
+): Promise<GuardVerdict & MissingCount> {
 	const count: MissingCount = { active: 0, missing: 0 };
 	await forEachActiveBatch(scan, async (ids) => {
 		count.active += ids.length;
@@ -109,24 +116,40 @@ async function listCollection(scan: CollectionScan): Promise<Readable> {
 	for (let attempt = 1; ; attempt++) {
 		const opened = await service.open('listSearchItems', { query: { collection_id: scan.run.collection } }, STOP_ON);
 		// pipeline(): a body cut off or malformed fails this step instead of crashing the process.
-		if (opened.kind === 'stream') return pipeline(opened.body, StreamJson.parser(), Pick.pick({ filter: 'items' }), StreamArray.streamArray(), () => undefined);
+		if (opened.kind === 'stream')
+			return pipeline(
+				opened.body,
+				StreamJson.parser(),
+				Pick.pick({ filter: 'items' }),
+				StreamArray.streamArray(),
+				() => undefined,
+			);
 		if (opened.kind === 'ok') throw new Error('listing the collection (B2) answered without a body');
 		const retryable = opened.kind === 'hold' || opened.kind === 'retry' || opened.kind === 'unknown';
-		if (!retryable || attempt >= scan.context.config.RUNNER_SEND_ATTEMPTS) throw new RunStopped(`listing the collection (B2) failed: ${opened.reason}`);
+		if (!retryable || attempt >= scan.context.config.RUNNER_SEND_ATTEMPTS)
+			throw new RunStopped(`listing the collection (B2) failed: ${opened.reason}`);
 		await sleep(opened.kind === 'hold' ? opened.waitMs : backoffMs(CALL_BACKOFF, attempt));
 	}
 }
 
 async function deactivateBatch(work: RunWork, externalIds: string[]): Promise<void> {
 	const { context, run } = work;
-	const [seen, stored] = await Promise.all([work.seenOf(externalIds), context.redis.hmget(work.itemsKey, ...externalIds)]);
+	const [seen, stored] = await Promise.all([
+		work.seenOf(externalIds),
+		context.redis.hmget(work.itemsKey, ...externalIds),
+	]);
 	const embeddings = new Map<string, Record<string, unknown> | undefined>();
 	for (let i = 0; i < externalIds.length; i++) {
 		if (seen[i]) continue;
 		const state = decodeItemState(stored[i]);
 		if (!state) {
 			await context.redis.hincrby(work.runKey, 'foreign', 1);
-			await work.note('problems', { kind: 'foreign', external_id: externalIds[i], line: null, error: 'active at the service, absent from the source, never sent by the runner: left alone' });
+			await work.note('problems', {
+				kind: 'foreign',
+				external_id: externalIds[i],
+				line: null,
+				error: 'active at the service, absent from the source, never sent by the runner: left alone',
+			});
 			continue;
 		}
 		if (state.embeddingKey && !embeddings.has(state.embeddingKey)) {

@@ -27,10 +27,19 @@ export interface DryRunAnswer {
 	/** What would become of --deactivate-missing, as a run's report says it. */
 	deactivation: string;
 	/** The wipe guard: null when nothing would be deactivated at all (no --deactivate-missing, or rejected rows). */
-	wipe_protection: { active_items: number; would_deactivate: number; verdict: 'would pass' | 'would stop'; reason: string } | null;
+	wipe_protection: {
+		active_items: number;
+		would_deactivate: number;
+		verdict: 'would pass' | 'would stop';
+		reason: string;
+	} | null;
 }
 
-export async function dryRunReindex(context: RunnerContext, settings: RunSettings, names: ReindexNames): Promise<DryRunAnswer> {
+export async function dryRunReindex(
+	context: RunnerContext,
+	settings: RunSettings,
+	names: ReindexNames,
+): Promise<DryRunAnswer> {
 	const service = context.service;
 	if (!service) throw new Error('a dry run needs the Convo service (this process has no service client)');
 	const run: RunRecord = {
@@ -74,7 +83,8 @@ export async function dryRunReindex(context: RunnerContext, settings: RunSetting
 		});
 	} catch (error) {
 		// A real run with this source would fail the same way: the dry run says so instead of guessing counts.
-		if (error instanceof SourceError) throw new FieldError(`${names.source} could not be read to its end: ${error.message}`, names.source);
+		if (error instanceof SourceError)
+			throw new FieldError(`${names.source} could not be read to its end: ${error.message}`, names.source);
 		if (error instanceof RunStopped) throw new UserError(`the dry run stopped: ${error.message}`);
 		throw error;
 	}
@@ -84,10 +94,24 @@ export async function dryRunReindex(context: RunnerContext, settings: RunSetting
 	if (run.deactivateMissing && counts.rejected > 0) deactivation = rejectedRowsNote(counts.rejected);
 	else if (run.deactivateMissing) {
 		const verdict = await guardDeactivation(scan);
-		guard = { active_items: verdict.active, would_deactivate: verdict.missing, verdict: verdict.passes ? 'would pass' : 'would stop', reason: verdict.text };
+		guard = {
+			active_items: verdict.active,
+			would_deactivate: verdict.missing,
+			verdict: verdict.passes ? 'would pass' : 'would stop',
+			reason: verdict.text,
+		};
 		// A run that the guard stops deactivates nothing.
 		counts.deactivated = verdict.passes ? verdict.missing : 0;
-		deactivation = verdict.passes ? `would be done: ${verdict.text}` : `would be withheld (the run would fail): ${verdict.text}`;
+		deactivation = verdict.passes
+			? `would be done: ${verdict.text}`
+			: `would be withheld (the run would fail): ${verdict.text}`;
 	} else deactivation = `not asked: ${names.deactivateMissing} was not given`;
-	return { kind: 'dry_run', collection: run.collection, counts, rejected_rows: rejections, deactivation, wipe_protection: guard };
+	return {
+		kind: 'dry_run',
+		collection: run.collection,
+		counts,
+		rejected_rows: rejections,
+		deactivation,
+		wipe_protection: guard,
+	};
 }

@@ -12,7 +12,8 @@ export type DeactivateLimit = { percent: number } | { count: number };
 export const DEFAULT_MAX_DEACTIVATE: DeactivateLimit = { percent: 10 };
 
 /** The rule, as every client's error states it after the setting's name. */
-export const LIMIT_RULE = 'must be a share of the collection\'s active items such as 10% (0% to 100%), or a number of items such as 50 (a whole number, 0 or more)';
+export const LIMIT_RULE =
+	"must be a share of the collection's active items such as 10% (0% to 100%), or a number of items such as 50 (a whole number, 0 or more)";
 
 /** `10%`, `2.5%` or `50`; undefined when the text is neither. */
 export function parseLimit(text: string | number): DeactivateLimit | undefined {
@@ -46,13 +47,19 @@ const share = (part: number, whole: number) => `${whole === 0 ? 0 : Math.round((
  * Whether deactivating `missing` of the collection's `active` items is within the run's limit
  * ("more than" the limit stops, the limit itself passes); named as the run's client calls things.
  */
-export function judgeDeactivation(missing: number, active: number, run: { maxDeactivate: DeactivateLimit; forceDeactivate: boolean }, names: ReindexNames): GuardVerdict {
+export function judgeDeactivation(
+	missing: number,
+	active: number,
+	run: { maxDeactivate: DeactivateLimit; forceDeactivate: boolean },
+	names: ReindexNames,
+): GuardVerdict {
 	const what = `${number(missing)} of ${number(active)} active items (${share(missing, active)})`;
 	if (run.forceDeactivate) return { passes: true, text: `deactivates ${what}: ${names.forceDeactivate} was given` };
 	const limit = run.maxDeactivate;
 	const over = 'percent' in limit ? missing * 100 > limit.percent * active : missing > limit.count;
 	const allowed = 'percent' in limit ? `${limit.percent}%` : number(limit.count);
-	if (!over) return { passes: true, text: `deactivates ${what}, within the ${allowed} allowed (${names.maxDeactivate})` };
+	if (!over)
+		return { passes: true, text: `deactivates ${what}, within the ${allowed} allowed (${names.maxDeactivate})` };
 	return {
 		passes: false,
 		text:

@@ -22,7 +22,11 @@ function shortHash(text: string, length = HASH_LENGTH): string {
 	return createHash('sha256').update(text).digest('base64url').slice(0, length);
 }
 
-export function contentHash(item: Record<string, unknown>, embedding: Record<string, unknown> | undefined, active: boolean): string {
+export function contentHash(
+	item: Record<string, unknown>,
+	embedding: Record<string, unknown> | undefined,
+	active: boolean,
+): string {
 	return shortHash(canonicalJson({ item, embedding_json: embedding, active }));
 }
 

@@ -11,7 +11,11 @@ import type { SourceOrigin } from '../localFiles';
 import { releaseLock, renewLock, takeLock } from '../lock';
 
 /** Takes the collection for `runId`; answers the run that holds it instead, if another does. */
-export async function takeCollection(context: RunnerContext, collection: string, runId: string): Promise<string | undefined> {
+export async function takeCollection(
+	context: RunnerContext,
+	collection: string,
+	runId: string,
+): Promise<string | undefined> {
 	return takeLock(context.redis, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE);
 }
 
@@ -20,13 +24,20 @@ export async function releaseCollection(context: RunnerContext, collection: stri
 }
 
 /** Renews the lease until stopped; `onLost` is called if another run took the collection meanwhile. */
-export function keepCollection(context: RunnerContext, collection: string, runId: string, onLost: () => void): () => void {
+export function keepCollection(
+	context: RunnerContext,
+	collection: string,
+	runId: string,
+	onLost: () => void,
+): () => void {
 	const timer = setInterval(() => {
 		renewLock(context.redis, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE)
 			.then((renewed) => {
 				if (!renewed) onLost();
 			})
-			.catch((error: Error) => context.log.warn({ run: runId, err: error.message }, 'could not renew the collection lease'));
+			.catch((error: Error) =>
+				context.log.warn({ run: runId, err: error.message }, 'could not renew the collection lease'),
+			);
 	}, context.config.RUNNER_REINDEX_LEASE / 3);
 	return () => clearInterval(timer);
 }

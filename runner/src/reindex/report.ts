@@ -42,7 +42,9 @@ export async function reindexReport(context: RunnerContext, id: string): Promise
 	const ofKind = (...kinds: string[]) => notes.filter((note) => kinds.includes(String(note.kind)));
 	return {
 		...status,
-		deactivation: status.deactivation ?? (run.deactivateMissing ? null : `not asked: ${REINDEX_NAMES[run.origin].deactivateMissing} was not given`),
+		deactivation:
+			status.deactivation ??
+			(run.deactivateMissing ? null : `not asked: ${REINDEX_NAMES[run.origin].deactivateMissing} was not given`),
 		source: run.source,
 		origin: run.origin,
 		format: run.format,
@@ -54,8 +56,17 @@ export async function reindexReport(context: RunnerContext, id: string): Promise
 		started_at: iso(run.startedAt),
 		finished_at: iso(run.finishedAt),
 		rejected_rows: rejected.map((text) => JSON.parse(text) as { line: number; reason: string }),
-		failures: ofKind('failed', 'deactivation failed').map((note) => ({ external_id: String(note.external_id), line: (note.line as number | null) ?? null, error: String(note.error) })),
-		mismatches: ofKind('mismatch').map((note) => ({ external_id: String(note.external_id), line: (note.line as number | null) ?? null, expected: String(note.expected), got: String(note.got) })),
+		failures: ofKind('failed', 'deactivation failed').map((note) => ({
+			external_id: String(note.external_id),
+			line: (note.line as number | null) ?? null,
+			error: String(note.error),
+		})),
+		mismatches: ofKind('mismatch').map((note) => ({
+			external_id: String(note.external_id),
+			line: (note.line as number | null) ?? null,
+			expected: String(note.expected),
+			got: String(note.got),
+		})),
 		foreign_items: ofKind('foreign').map((note) => String(note.external_id)),
 		notes_truncated: rejected.length >= KEEP_NOTES || problems.length >= KEEP_NOTES,
 	};

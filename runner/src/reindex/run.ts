@@ -25,7 +25,9 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 	const runKey = context.keys.reindex.run(run.collection, runId);
 	const holder = await takeCollection(context, run.collection, runId);
 	if (holder) {
-		await finishRun(context, runId, 'skipped', { last_error: overlapMessage(context, run.collection, holder, run.origin) });
+		await finishRun(context, runId, 'skipped', {
+			last_error: overlapMessage(context, run.collection, holder, run.origin),
+		});
 		context.log.warn({ run: runId, holder }, 'reindex run skipped: its collection is being synced by another run');
 		return 'skipped';
 	}
@@ -45,18 +47,29 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 		attempt = await context.redis.hincrby(runKey, 'attempt', 1);
 		work = new RunWork(context, run, attempt);
 		const running = work;
-		stopKeeping = keepCollection(context, run.collection, runId, () => running.stop('another run took the collection: this run stopped'));
+		stopKeeping = keepCollection(context, run.collection, runId, () =>
+			running.stop('another run took the collection: this run stopped'),
+		);
 		if (attempt > 1) {
 			// A resumed run reads its source again from the start: its reading counts start again too.
 			await context.redis
 				.multi()
 				.hset(runKey, Object.fromEntries(READING_COUNTS.map((name) => [name, 0])))
-				.del(context.keys.reindex.rejected(run.collection, runId), context.keys.reindex.seen(run.collection, runId, attempt - 1), context.keys.reindex.missing(run.collection, runId, attempt - 1))
+				.del(
+					context.keys.reindex.rejected(run.collection, runId),
+					context.keys.reindex.seen(run.collection, runId, attempt - 1),
+					context.keys.reindex.missing(run.collection, runId, attempt - 1),
+				)
 				.exec();
 			context.log.info({ run: runId, attempt }, 'reindex run resumed: reading its source again from the start');
 		}
 		await context.redis.hset(runKey, { state: 'running', started_at: run.startedAt ?? Date.now(), deactivation: '' });
-		if (run.embedding) await context.redis.hset(context.keys.reindex.embeddings(run.collection), embeddingKey(run.embedding), JSON.stringify(run.embedding));
+		if (run.embedding)
+			await context.redis.hset(
+				context.keys.reindex.embeddings(run.collection),
+				embeddingKey(run.embedding),
+				JSON.stringify(run.embedding),
+			);
 		context.log.info({ run: runId, collection: run.collection, source: run.source }, 'reindex run started');
 
 		await readSource(work);
@@ -89,6 +102,10 @@ export async function processRun(context: RunnerContext, runId: string): Promise
 		return 'failed';
 	} finally {
 		await letGo();
-		if (attempt !== undefined) await context.redis.del(context.keys.reindex.seen(run.collection, runId, attempt), context.keys.reindex.missing(run.collection, runId, attempt));
+		if (attempt !== undefined)
+			await context.redis.del(
+				context.keys.reindex.seen(run.collection, runId, attempt),
+				context.keys.reindex.missing(run.collection, runId, attempt),
+			);
 	}
 }

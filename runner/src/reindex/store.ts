@@ -150,12 +150,24 @@ export async function getRun(context: RunnerContext, id: string): Promise<RunRec
 }
 
 /** Ends a run in a final state with `fields`; false when it had ended already. */
-export async function finishRun(context: RunnerContext, id: string, state: Exclude<RunState, 'queued' | 'running'>, fields: Record<string, string | number>): Promise<boolean> {
+export async function finishRun(
+	context: RunnerContext,
+	id: string,
+	state: Exclude<RunState, 'queued' | 'running'>,
+	fields: Record<string, string | number>,
+): Promise<boolean> {
 	const collection = await runCollection(context, id);
 	if (collection === undefined) return false;
 	const finish = redisScript(context.redis, 'finishRun');
 	const now = Date.now();
-	return Number(await finish([context.keys.reindex.run(collection, id), context.keys.reindex.outbox(collection)], [id, now, ...Object.entries({ ...fields, state, finished_at: now }).flat()])) === 1;
+	return (
+		Number(
+			await finish(
+				[context.keys.reindex.run(collection, id), context.keys.reindex.outbox(collection)],
+				[id, now, ...Object.entries({ ...fields, state, finished_at: now }).flat()],
+			),
+		) === 1
+	);
 }
 
 /** Rows read per second over the full seconds before now: the last 10, or fewer while the run is younger. */

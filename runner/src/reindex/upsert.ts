@@ -58,7 +58,8 @@ export async function upsertOne(work: RunWork, upsert: Upsert): Promise<void> {
 		}
 		if (outcome.kind === 'stop') return work.stop(`stopped: ${outcome.reason}`);
 		if (outcome.kind === 'refused') return settleFailed(work, upsert, outcome.reason);
-		if (attempt >= context.config.RUNNER_SEND_ATTEMPTS) return settleFailed(work, upsert, `${outcome.reason} (after ${attempt} attempts)`);
+		if (attempt >= context.config.RUNNER_SEND_ATTEMPTS)
+			return settleFailed(work, upsert, `${outcome.reason} (after ${attempt} attempts)`);
 		await sleep(backoffMs(UPSERT_BACKOFF, attempt));
 		attempt++;
 	}
@@ -66,7 +67,12 @@ export async function upsertOne(work: RunWork, upsert: Upsert): Promise<void> {
 
 async function settleOk(work: RunWork, upsert: Upsert, operation: Operation): Promise<void> {
 	const deactivation = !upsert.active;
-	const value = encodeItemState({ hash: upsert.hash, active: upsert.active, embeddingKey: upsert.embeddingKey, itemJson: upsert.itemJson });
+	const value = encodeItemState({
+		hash: upsert.hash,
+		active: upsert.active,
+		embeddingKey: upsert.embeddingKey,
+		itemJson: upsert.itemJson,
+	});
 	await work.context.redis
 		.pipeline()
 		.hset(work.itemsKey, upsert.externalId, value)
@@ -74,11 +80,22 @@ async function settleOk(work: RunWork, upsert: Upsert, operation: Operation): Pr
 		.exec();
 	if (operation !== upsert.expected) {
 		await work.context.redis.hincrby(work.runKey, 'mismatched', 1);
-		await work.note('problems', { kind: 'mismatch', external_id: upsert.externalId, line: upsert.line ?? null, expected: upsert.expected, got: operation });
+		await work.note('problems', {
+			kind: 'mismatch',
+			external_id: upsert.externalId,
+			line: upsert.line ?? null,
+			expected: upsert.expected,
+			got: operation,
+		});
 	}
 }
 
 async function settleFailed(work: RunWork, upsert: Upsert, error: string): Promise<void> {
 	await work.context.redis.hincrby(work.runKey, 'failed', 1);
-	await work.note('problems', { kind: upsert.active ? 'failed' : 'deactivation failed', external_id: upsert.externalId, line: upsert.line ?? null, error });
+	await work.note('problems', {
+		kind: upsert.active ? 'failed' : 'deactivation failed',
+		external_id: upsert.externalId,
+		line: upsert.line ?? null,
+		error,
+	});
 }

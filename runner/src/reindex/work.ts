@@ -76,6 +76,10 @@ export class RunWork implements CollectionScan {
 
 	async note(list: 'rejected' | 'problems', note: Record<string, unknown>): Promise<void> {
 		const key = this.context.keys.reindex[list](this.run.collection, this.run.id);
-		await this.context.redis.pipeline().rpush(key, JSON.stringify(note)).ltrim(key, 0, KEEP_NOTES - 1).exec();
+		await this.context.redis
+			.pipeline()
+			.rpush(key, JSON.stringify(note))
+			.ltrim(key, 0, KEEP_NOTES - 1)
+			.exec();
 	}
 }

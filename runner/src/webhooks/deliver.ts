@@ -39,7 +39,9 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 		const attempt = job.attemptsMade + 1;
 		const fields = { webhook: webhookId, event: event.id, type: event.type, attempt };
 		const last = attempt >= (job.opts.attempts ?? 1);
-		const failed = last ? `webhook delivery failed for good after ${attempt} attempts` : 'webhook delivery failed; it will be tried again';
+		const failed = last
+			? `webhook delivery failed for good after ${attempt} attempts`
+			: 'webhook delivery failed; it will be tried again';
 		const webhook = await findWebhook(context, webhookId);
 		if (!webhook) {
 			log.info(fields, 'webhook delivery dropped: the webhook was removed');
@@ -51,7 +53,11 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 		}
 		const slots = context.keys.webhooks.inflight(webhookId);
 		const now = Date.now();
-		if (Number(await takeSlot([slots], [String(job.id), now, now + DELIVERY_TIMEOUT_MS + 5000, IN_FLIGHT_PER_WEBHOOK])) === 0) {
+		if (
+			Number(
+				await takeSlot([slots], [String(job.id), now, now + DELIVERY_TIMEOUT_MS + 5000, IN_FLIGHT_PER_WEBHOOK]),
+			) === 0
+		) {
 			// Busy with other deliveries: back to the queue, no attempt spent, the worker's slot freed.
 			await job.moveToDelayed(now + BUSY_RETRY_MS, token);
 			throw new DelayedError();
@@ -61,7 +67,10 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 			await context.redis.zrem(slots, String(job.id));
 			if (ok) await countSuccess(context, webhookId);
 			else if (await countFailure(context, webhookId)) {
-				log.warn({ webhook: webhookId, failures: context.config.RUNNER_WEBHOOK_DISABLE_AFTER }, `webhook disabled: ${context.config.RUNNER_WEBHOOK_DISABLE_AFTER} delivery attempts in a row failed; nothing more is delivered to it until it is enabled again`);
+				log.warn(
+					{ webhook: webhookId, failures: context.config.RUNNER_WEBHOOK_DISABLE_AFTER },
+					`webhook disabled: ${context.config.RUNNER_WEBHOOK_DISABLE_AFTER} delivery attempts in a row failed; nothing more is delivered to it until it is enabled again`,
+				);
 			}
 		};
 		const body = JSON.stringify(event);
@@ -86,7 +95,10 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 			status = response.statusCode;
 			await response.body.dump();
 		} catch (error) {
-			const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : (error as Error).message;
+			const reason =
+				(error as Error).name === 'TimeoutError'
+					? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
+					: (error as Error).message;
 			log.warn({ ...fields, err: reason }, failed);
 			await settle(false);
 			throw new Error(`delivery failed: ${reason}`);

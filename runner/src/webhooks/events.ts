@@ -20,4 +20,3 @@ export function hashOf(flat: string[]): Record<string, string> {
 	for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
 	return hash;
 }
-

@@ -32,7 +32,10 @@ async function eventOf(context: RunnerContext, entry: OutboxEntry): Promise<Runn
 		data = { ...runStatusOf(overviewOf(runFromHash(hash), 0)) };
 	} else {
 		const campaign = recordFromHash(hash);
-		data = campaignDetail(campaign, { ...statusWithRate(campaign, 0), funnel: await campaignFunnel(context, campaign) });
+		data = campaignDetail(campaign, {
+			...statusWithRate(campaign, 0),
+			funnel: await campaignFunnel(context, campaign),
+		});
 	}
 	return { id: entry.id, type, created_at: new Date(Number(entry.at)).toISOString(), data };
 }
@@ -40,8 +43,14 @@ async function eventOf(context: RunnerContext, entry: OutboxEntry): Promise<Runn
 /** Every outbox: one per sending number, one per collection. */
 export async function outboxes(context: RunnerContext): Promise<string[]> {
 	const { redis, keys } = context;
-	const [numbers, collections] = await Promise.all([redis.smembers(keys.numbers), redis.smembers(keys.reindex.collections)]);
-	return [...numbers.map((from) => keys.outbox(from)), ...collections.map((collection) => keys.reindex.outbox(collection))];
+	const [numbers, collections] = await Promise.all([
+		redis.smembers(keys.numbers),
+		redis.smembers(keys.reindex.collections),
+	]);
+	return [
+		...numbers.map((from) => keys.outbox(from)),
+		...collections.map((collection) => keys.reindex.outbox(collection)),
+	];
 }
 
 /** Hands every event in the outboxes to the delivery queue; returns how many events it moved. */
@@ -67,13 +76,16 @@ async function dispatchOutbox(context: RunnerContext, outbox: string): Promise<n
 		const webhooks = await listWebhooks(context);
 		const events = await Promise.all(entries.map((text) => eventOf(context, JSON.parse(text) as OutboxEntry)));
 		const deliveries = events.flatMap((event) => {
-			return webhooks.filter((webhook) => webhook.events.includes(event.type) && !webhook.disabled_at).map((webhook): DeliveryJobData => ({ event, webhook: webhook.id }));
+			return webhooks
+				.filter((webhook) => webhook.events.includes(event.type) && !webhook.disabled_at)
+				.map((webhook): DeliveryJobData => ({ event, webhook: webhook.id }));
 		});
 		await addDeliveryJobs(context, deliveries);
 		// Events listed while these were handled were appended after them: only the handled ones go.
 		await redis.ltrim(outbox, entries.length, -1);
 		moved += entries.length;
-		if (deliveries.length > 0) context.log.debug({ events: entries.length, deliveries: deliveries.length }, 'events queued for delivery');
+		if (deliveries.length > 0)
+			context.log.debug({ events: entries.length, deliveries: deliveries.length }, 'events queued for delivery');
 	}
 	return moved;
 }

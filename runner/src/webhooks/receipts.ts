@@ -24,7 +24,11 @@ const RECEIPT_MS = 24 * 3_600_000;
 const capWarnings = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
 
 /** Records that webhook `id` received `eventId`; `first` is true for the one call that recorded it. */
-export async function recordReceipt(context: RunnerContext, id: string, eventId: string): Promise<{ event_id: string; first: boolean }> {
+export async function recordReceipt(
+	context: RunnerContext,
+	id: string,
+	eventId: string,
+): Promise<{ event_id: string; first: boolean }> {
 	await getWebhook(context, id);
 	const record = redisScript(context.redis, 'recordReceipt');
 	const max = context.config.RUNNER_MAX_RECEIPTS;
@@ -32,7 +36,11 @@ export async function recordReceipt(context: RunnerContext, id: string, eventId:
 	if (dropped > 0) {
 		let warn = capWarnings.get(context.log);
 		if (!warn) capWarnings.set(context.log, (warn = throttledWarn(context.log)));
-		warn('receipts', { max }, 'webhook receipts at their cap (RUNNER_MAX_RECEIPTS): the oldest are dropped for new ones');
+		warn(
+			'receipts',
+			{ max },
+			'webhook receipts at their cap (RUNNER_MAX_RECEIPTS): the oldest are dropped for new ones',
+		);
 	}
 	return { event_id: eventId, first: dropped >= 0 };
 }

@@ -10,7 +10,8 @@ import type { RunnerConfig } from '../config';
 /** The key webhook secrets derive from, or undefined when this process has neither variable. */
 export function webhookKey(config: RunnerConfig): string | undefined {
 	if (config.RUNNER_WEBHOOK_KEY) return config.RUNNER_WEBHOOK_KEY;
-	if (config.RUNNER_TOKEN) return createHmac('sha256', config.RUNNER_TOKEN).update('convo-runner webhook key').digest('hex');
+	if (config.RUNNER_TOKEN)
+		return createHmac('sha256', config.RUNNER_TOKEN).update('convo-runner webhook key').digest('hex');
 	return undefined;
 }
 

@@ -36,20 +36,38 @@ export interface WebhookView {
 }
 
 function viewOf(hash: Record<string, string>): WebhookView {
-	const view: WebhookView = { id: hash.id, url: hash.url, events: hash.events.split(',') as RunnerEventType[], description: hash.description || null, created_at: new Date(Number(hash.created_at)).toISOString() };
-	if (hash.disabled_at) Object.assign(view, { disabled_at: new Date(Number(hash.disabled_at)).toISOString(), disabled_reason: hash.disabled_reason });
+	const view: WebhookView = {
+		id: hash.id,
+		url: hash.url,
+		events: hash.events.split(',') as RunnerEventType[],
+		description: hash.description || null,
+		created_at: new Date(Number(hash.created_at)).toISOString(),
+	};
+	if (hash.disabled_at)
+		Object.assign(view, {
+			disabled_at: new Date(Number(hash.disabled_at)).toISOString(),
+			disabled_reason: hash.disabled_reason,
+		});
 	return view;
 }
 
 /** Registers a webhook; the answer is the only place its secret ever appears. */
-export async function createWebhook(context: RunnerContext, input: WebhookInput): Promise<WebhookView & { secret: string }> {
+export async function createWebhook(
+	context: RunnerContext,
+	input: WebhookInput,
+): Promise<WebhookView & { secret: string }> {
 	const parsed = webhookInput.safeParse(input);
 	if (!parsed.success) {
 		const issue = parsed.error.issues[0];
 		throw new UserError(`${String(issue.path[0] ?? 'body')} ${issue.message}`);
 	}
 	const { RUNNER_MAX_URL_LENGTH: maxUrl, RUNNER_MAX_WEBHOOKS: max } = context.config;
-	if (parsed.data.url.length > maxUrl) throw new LimitError(400, `url is ${parsed.data.url.length} characters; at most ${maxUrl} are accepted (RUNNER_MAX_URL_LENGTH)`, 'url');
+	if (parsed.data.url.length > maxUrl)
+		throw new LimitError(
+			400,
+			`url is ${parsed.data.url.length} characters; at most ${maxUrl} are accepted (RUNNER_MAX_URL_LENGTH)`,
+			'url',
+		);
 	const key = webhookKey(context.config);
 	if (!key) throw new ConfigError(NO_WEBHOOK_KEY);
 	// Deliveries connect only where the network policy allows (net/outbound.ts): refused here first.
@@ -61,13 +79,28 @@ export async function createWebhook(context: RunnerContext, input: WebhookInput)
 	const full = await reserve(context, context.keys.webhooks.all, max, id, now);
 	if (full !== undefined) throw new LimitError(409, fullMessage('webhooks', full, max, 'RUNNER_MAX_WEBHOOKS'));
 	try {
-		await context.redis.hset(context.keys.webhooks.webhook(id), { id, url: parsed.data.url, events: events.join(','), description: parsed.data.description ?? '', created_at: now });
+		await context.redis.hset(context.keys.webhooks.webhook(id), {
+			id,
+			url: parsed.data.url,
+			events: events.join(','),
+			description: parsed.data.description ?? '',
+			created_at: now,
+		});
 	} catch (error) {
 		await release(context, context.keys.webhooks.all, id).catch(() => undefined);
 		throw error;
 	}
 	context.log.info({ webhook: id, events }, 'webhook registered');
-	return { ...viewOf({ id, url: parsed.data.url, events: events.join(','), description: parsed.data.description ?? '', created_at: String(now) }), secret: webhookSecret(key, id) };
+	return {
+		...viewOf({
+			id,
+			url: parsed.data.url,
+			events: events.join(','),
+			description: parsed.data.description ?? '',
+			created_at: String(now),
+		}),
+		secret: webhookSecret(key, id),
+	};
 }
 
 export async function findWebhook(context: RunnerContext, id: string): Promise<WebhookView | undefined> {
@@ -87,9 +120,16 @@ export async function listWebhooks(context: RunnerContext): Promise<WebhookView[
 }
 
 /** A page of the registrations, oldest first, and how many there are: GET /api/webhooks. */
-export async function pageWebhooks(context: RunnerContext, offset: number, limit: number): Promise<{ webhooks: WebhookView[]; total: number }> {
+export async function pageWebhooks(
+	context: RunnerContext,
+	offset: number,
+	limit: number,
+): Promise<{ webhooks: WebhookView[]; total: number }> {
 	const stop = limit < 0 ? -1 : offset + limit - 1;
-	const [ids, total] = await Promise.all([context.redis.zrange(context.keys.webhooks.all, offset, stop), context.redis.zcard(context.keys.webhooks.all)]);
+	const [ids, total] = await Promise.all([
+		context.redis.zrange(context.keys.webhooks.all, offset, stop),
+		context.redis.zcard(context.keys.webhooks.all),
+	]);
 	const found = await Promise.all(ids.map((id) => findWebhook(context, id)));
 	return { webhooks: found.filter((webhook): webhook is WebhookView => webhook !== undefined), total };
 }
@@ -119,7 +159,11 @@ export async function enableWebhook(context: RunnerContext, id: string): Promise
 
 /** Removes a registration: its deliveries still queued find it gone and are dropped. */
 export async function removeWebhook(context: RunnerContext, id: string): Promise<void> {
-	const [[, deleted]] = (await context.redis.multi().del(context.keys.webhooks.webhook(id)).zrem(context.keys.webhooks.all, id).exec()) as Array<[Error | null, number]>;
+	const [[, deleted]] = (await context.redis
+		.multi()
+		.del(context.keys.webhooks.webhook(id))
+		.zrem(context.keys.webhooks.all, id)
+		.exec()) as Array<[Error | null, number]>;
 	if (deleted === 0) throw new NotFoundError(`No webhook with id ${id}`);
 	context.log.info({ webhook: id }, 'webhook removed');
 }

@@ -100,7 +100,8 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		let messages = store.acceptedMessages(only);
 		if (sinceMs !== undefined || from !== undefined) {
 			messages = messages.filter(
-				(message) => (sinceMs === undefined || message.createdAtMs >= sinceMs) && (from === undefined || message.from === from),
+				(message) =>
+					(sinceMs === undefined || message.createdAtMs >= sinceMs) && (from === undefined || message.from === from),
 			);
 		}
 		return messages.map(messageRecord);
@@ -109,7 +110,10 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 	/** A message outside the API: a customer writing in, or an agent typing in the dashboard. */
 	const storeConversationMessage = (body: unknown, direction: 'inbound' | 'outbound') => {
 		const party = direction === 'inbound' ? 'from' : 'to';
-		const input = parseOrThrow(messageInput(party), body, 'body') as { business: string; text: string } & Record<string, string>;
+		const input = parseOrThrow(messageInput(party), body, 'body') as { business: string; text: string } & Record<
+			string,
+			string
+		>;
 		const owner = knownBusiness(input.business);
 		const digits = phoneDigitsOf(input[party], party);
 		const contact = store.contactByDigits(owner, digits) ?? store.createContact(owner, digits);
@@ -152,7 +156,9 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 	});
 	app.get(`${prefix}/webhooks/deliveries`, async (request) => {
 		const query = request.query as Record<string, unknown>;
-		return webhooks.deliveries().filter((attempt) => query.business === undefined || attempt.business === query.business);
+		return webhooks
+			.deliveries()
+			.filter((attempt) => query.business === undefined || attempt.business === query.business);
 	});
 
 	app.get(`${prefix}/faults`, async () => faults.list());

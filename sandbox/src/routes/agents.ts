@@ -39,7 +39,8 @@ export function agentRoutes(app: FastifyInstance, context: SandboxContext): void
 		return createdAgentView(agent);
 	});
 
-	const findAgent = (business: Business, id: string) => ownedByBusiness(business, store.agents.get(id), 'agent', 'agent_id', id);
+	const findAgent = (business: Business, id: string) =>
+		ownedByBusiness(business, store.agents.get(id), 'agent', 'agent_id', id);
 
 	defineOperation(app, context, 'getAgent', (business, { params }) => agentView(findAgent(business, params.agent_id)));
 
@@ -58,6 +59,10 @@ export function agentRoutes(app: FastifyInstance, context: SandboxContext): void
 		return agentView(agent);
 	};
 
-	defineOperation(app, context, 'updateAgent', (business, { params, body }) => mergeIntoAgent(business, params.agent_id, body.agent as JsonObject));
-	defineOperation(app, context, 'updateAgentPut', (business, { params, body }) => mergeIntoAgent(business, params.agent_id, body.agent as JsonObject));
+	defineOperation(app, context, 'updateAgent', (business, { params, body }) =>
+		mergeIntoAgent(business, params.agent_id, body.agent as JsonObject),
+	);
+	defineOperation(app, context, 'updateAgentPut', (business, { params, body }) =>
+		mergeIntoAgent(business, params.agent_id, body.agent as JsonObject),
+	);
 }

@@ -32,7 +32,8 @@ export function contactRoutes(app: FastifyInstance, context: SandboxContext): vo
 			contact.tags = [...new Set(body.tags)];
 			for (const conversation of store.conversationsOf(contact)) conversation.tags = [...contact.tags];
 		}
-		if (body.custom_fields !== undefined) contact.customFields = { ...contact.customFields, ...structuredClone(body.custom_fields) };
+		if (body.custom_fields !== undefined)
+			contact.customFields = { ...contact.customFields, ...structuredClone(body.custom_fields) };
 		if (body.assigned_user !== undefined) contact.assignedUser = body.assigned_user;
 		if (body.unassign_user === true) contact.assignedUser = null;
 		return contactEnvelopeView(store, contact, links);
@@ -63,8 +64,12 @@ export function contactRoutes(app: FastifyInstance, context: SandboxContext): vo
 		return contactEnvelopeView(store, contact, links);
 	};
 
-	defineOperation(app, context, 'closeContactConversations', (business, { params }) => setConversationsClosed(business, params.uuid, true));
-	defineOperation(app, context, 'openContactConversations', (business, { params }) => setConversationsClosed(business, params.uuid, false));
+	defineOperation(app, context, 'closeContactConversations', (business, { params }) =>
+		setConversationsClosed(business, params.uuid, true),
+	);
+	defineOperation(app, context, 'openContactConversations', (business, { params }) =>
+		setConversationsClosed(business, params.uuid, false),
+	);
 }
 
 /** First and last name from a full name: the first word, then the rest (SPEC B3). */

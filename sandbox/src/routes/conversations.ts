@@ -13,7 +13,10 @@ export function conversationRoutes(app: FastifyInstance, context: SandboxContext
 
 	defineOperation(app, context, 'getConversation', (business, { query }) => {
 		if (query.field_key !== undefined && !business.fieldKeys.includes(query.field_key)) {
-			throw badRequest(`field_key "${query.field_key}" is not a contact field of this business (known: ${business.fieldKeys.join(', ')})`, 'field_key');
+			throw badRequest(
+				`field_key "${query.field_key}" is not a contact field of this business (known: ${business.fieldKeys.join(', ')})`,
+				'field_key',
+			);
 		}
 		// By phone the index gives the one candidate; a field lookup alone reads the business's contacts.
 		const byPhone = query.phone === undefined ? undefined : store.contactByDigits(business, query.phone);
@@ -26,7 +29,8 @@ export function conversationRoutes(app: FastifyInstance, context: SandboxContext
 			return true;
 		});
 		if (matches.length === 0) throw notFound('No contact matches the lookup');
-		if (matches.length > 1) throw new HttpError(409, `${matches.length} contacts match the lookup; add another filter so that one matches`);
+		if (matches.length > 1)
+			throw new HttpError(409, `${matches.length} contacts match the lookup; add another filter so that one matches`);
 		const contact = matches[0];
 		const conversations = store.conversationsOf(contact);
 		if (conversations.length === 0) throw notFound('The contact has no conversation');

@@ -26,14 +26,21 @@ export function messagingRoutes(app: FastifyInstance, context: SandboxContext): 
 	defineOperation(app, context, 'sendMessage', (business, { body }) => {
 		if (body.channel_uuid !== business.channelUuid) {
 			const other = store.businesses.some((candidate) => candidate.channelUuid === body.channel_uuid);
-			if (other) throw forbidden(`channel_uuid: the channel ${body.channel_uuid} belongs to another business`, 'channel_uuid');
+			if (other)
+				throw forbidden(`channel_uuid: the channel ${body.channel_uuid} belongs to another business`, 'channel_uuid');
 			throw notFound(`channel_uuid: no channel with uuid ${body.channel_uuid}`, 'channel_uuid');
 		}
 		const digits = toApiDigits(body.to);
 		if (!digits) throw badRequest(`to "${body.to}" is not a phone number with country code`, 'to');
 		let template: Template | undefined;
 		if (body.template_uuid !== undefined) {
-			template = ownedByBusiness(business, store.templates.get(body.template_uuid), 'template', 'template_uuid', body.template_uuid);
+			template = ownedByBusiness(
+				business,
+				store.templates.get(body.template_uuid),
+				'template',
+				'template_uuid',
+				body.template_uuid,
+			);
 		}
 		if (body.assigned_user !== undefined && !business.users.includes(body.assigned_user)) {
 			throw badRequest(`assigned_user ${body.assigned_user} is not a user of this business`, 'assigned_user');
@@ -60,7 +67,11 @@ export function messagingRoutes(app: FastifyInstance, context: SandboxContext): 
 			const declared = template;
 			// template_values fill the declared variables in order (their element shape is not shown).
 			const source = Object.fromEntries(declared.variables.map((name, index) => [name, body.template_values?.[index]]));
-			const values = declaredVariableValues(template, source, (name) => `template_values[${declared.variables.indexOf(name)}]`);
+			const values = declaredVariableValues(
+				template,
+				source,
+				(name) => `template_values[${declared.variables.indexOf(name)}]`,
+			);
 			text = renderTemplate(template, values);
 			templateRecord = { id: template.id, name: template.name, variables: values, buttons: [] };
 		} else {

@@ -60,7 +60,11 @@ export function defineOperation<K extends OperationKey>(
 			// Clients often send `{}` or an empty JSON body on POSTs without a body; that is no body.
 			if (bodyless && body !== undefined) {
 				if (!isEmptyObject(body)) {
-					throw new HttpError(400, `${config.endpoint} takes no body: send the request without one (an empty body or {} is fine)`, 'body');
+					throw new HttpError(
+						400,
+						`${config.endpoint} takes no body: send the request without one (an empty body or {} is fine)`,
+						'body',
+					);
 				}
 				body = undefined;
 			}

@@ -13,6 +13,7 @@ export function ownedByBusiness<T extends { businessId: string }>(
 	id: string,
 ): T {
 	if (!record) throw notFound(`${field}: no ${what} with id ${id}`, field);
-	if (record.businessId !== business.id) throw forbidden(`${field}: the ${what} ${id} belongs to another business`, field);
+	if (record.businessId !== business.id)
+		throw forbidden(`${field}: the ${what} ${id} belongs to another business`, field);
 	return record;
 }

@@ -19,7 +19,13 @@ export function searchRoutes(app: FastifyInstance, context: SandboxContext): voi
 	const { store, clock } = context;
 
 	defineOperation(app, context, 'upsertSearchItem', (business, { body }) => {
-		const collection = ownedByBusiness(business, store.collections.get(body.collection_id), 'collection', 'collection_id', body.collection_id);
+		const collection = ownedByBusiness(
+			business,
+			store.collections.get(body.collection_id),
+			'collection',
+			'collection_id',
+			body.collection_id,
+		);
 		const items = store.items.get(collection.id) ?? new Map<string, SearchItem>();
 		store.items.set(collection.id, items);
 		const embedding = body.embedding_json ?? deriveEmbedding(collection, body.item);
@@ -57,7 +63,13 @@ export function searchRoutes(app: FastifyInstance, context: SandboxContext): voi
 	});
 
 	defineOperation(app, context, 'listSearchItems', (business, { query }) => {
-		const collection = ownedByBusiness(business, store.collections.get(query.collection_id), 'collection', 'collection_id', query.collection_id);
+		const collection = ownedByBusiness(
+			business,
+			store.collections.get(query.collection_id),
+			'collection',
+			'collection_id',
+			query.collection_id,
+		);
 		const items = Array.from(store.items.get(collection.id)?.values() ?? [], (item) => ({
 			id: item.id,
 			external_id: item.external_id,

@@ -15,22 +15,40 @@ export function templateRoutes(app: FastifyInstance, context: SandboxContext): v
 	const { store } = context;
 
 	defineOperation(app, context, 'sendTemplate', (business, { query, body }, request) => {
-		const template = ownedByBusiness(business, store.templates.get(query.template_id), 'template', 'template_id', query.template_id);
+		const template = ownedByBusiness(
+			business,
+			store.templates.get(query.template_id),
+			'template',
+			'template_id',
+			query.template_id,
+		);
 		if (!business.phoneNumbers.includes(query.from_phone_number)) {
-			throw forbidden(`from_phone_number ${query.from_phone_number} is not a phone number of this business`, 'from_phone_number');
+			throw forbidden(
+				`from_phone_number ${query.from_phone_number} is not a phone number of this business`,
+				'from_phone_number',
+			);
 		}
-		const agent = query.agent_id === undefined ? undefined : ownedByBusiness(business, store.agents.get(query.agent_id), 'agent', 'agent_id', query.agent_id);
+		const agent =
+			query.agent_id === undefined
+				? undefined
+				: ownedByBusiness(business, store.agents.get(query.agent_id), 'agent', 'agent_id', query.agent_id);
 		const values = declaredVariableValues(template, body as Record<string, unknown>, (name) => name);
 		const sent = body.buttons ?? [];
 		sent.forEach((button, position) => {
 			if (!template.buttons.some((declared) => declared.index === button.index)) {
-				throw badRequest(`buttons[${position}].index ${button.index} is not a URL button of template ${template.name}`, `buttons[${position}].index`);
+				throw badRequest(
+					`buttons[${position}].index ${button.index} is not a URL button of template ${template.name}`,
+					`buttons[${position}].index`,
+				);
 			}
 		});
 		const buttons = template.buttons.map((declared) => {
 			const given = sent.find((button) => button.index === declared.index);
 			if (!given && declared.url.includes('{{1}}')) {
-				throw badRequest(`buttons needs an entry with index ${declared.index}: template ${template.name} has a dynamic URL button`, 'buttons');
+				throw badRequest(
+					`buttons needs an entry with index ${declared.index}: template ${template.name} has a dynamic URL button`,
+					'buttons',
+				);
 			}
 			return { index: declared.index, url: given ? declared.url.replace('{{1}}', given.text) : declared.url };
 		});

@@ -16,7 +16,8 @@ export class Convo extends VersionedNodeType {
 			icon: { light: 'file:convo.svg', dark: 'file:convo.dark.svg' },
 			group: ['output'],
 			subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
-			description: 'Send WhatsApp messages and templates, manage contacts, conversations, search items and AI agents with Convo; run campaigns and reindexes through convo-runner',
+			description:
+				'Send WhatsApp messages and templates, manage contacts, conversations, search items and AI agents with Convo; run campaigns and reindexes through convo-runner',
 			usableAsTool: true,
 			defaultVersion: 1.1,
 		};

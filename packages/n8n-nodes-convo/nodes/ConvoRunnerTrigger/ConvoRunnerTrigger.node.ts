@@ -8,7 +8,15 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
-import { RUNNER_EVENTS, RUNNER_ROUTES, runnerPath, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent, type RunnerEventType } from '../shared';
+import {
+	RUNNER_EVENTS,
+	RUNNER_ROUTES,
+	runnerPath,
+	SIGNATURE_HEADER,
+	verifyDelivery,
+	type RunnerEvent,
+	type RunnerEventType,
+} from '../shared';
 import { runnerAnswer, runnerRequest } from '../Convo/transport/runner';
 
 /** The parts of n8n's request and response objects this node uses. */
@@ -29,10 +37,27 @@ interface Registration {
 }
 
 const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: string }> = [
-	{ name: 'Campaign Finished', value: 'campaign.finished', description: 'A campaign completed, was cancelled or failed (its status, with state and counts)' },
-	{ name: 'Campaign Delivery Settled', value: 'campaign.delivery_settled', description: 'Every sent message of a campaign reached a final delivery state or its checks ran out (its status with the funnel: delivered, read, replied, failed by reason)' },
-	{ name: 'Campaign Paused', value: 'campaign.paused', description: 'A campaign was paused by an operator or by the runner itself (the reason is in last_error)' },
-	{ name: 'Reindex Run Finished', value: 'reindex.finished', description: 'A reindex run ended, in any final state (the run\'s status)' },
+	{
+		name: 'Campaign Finished',
+		value: 'campaign.finished',
+		description: 'A campaign completed, was cancelled or failed (its status, with state and counts)',
+	},
+	{
+		name: 'Campaign Delivery Settled',
+		value: 'campaign.delivery_settled',
+		description:
+			'Every sent message of a campaign reached a final delivery state or its checks ran out (its status with the funnel: delivered, read, replied, failed by reason)',
+	},
+	{
+		name: 'Campaign Paused',
+		value: 'campaign.paused',
+		description: 'A campaign was paused by an operator or by the runner itself (the reason is in last_error)',
+	},
+	{
+		name: 'Reindex Run Finished',
+		value: 'reindex.finished',
+		description: "A reindex run ended, in any final state (the run's status)",
+	},
 ];
 
 /**
@@ -135,18 +160,29 @@ export class ConvoRunnerTrigger implements INodeType {
 					return false;
 				}
 				const hook = (body ?? {}) as IDataObject;
-				if (hook.url === this.getNodeWebhookUrl('default') && sameEvents(hook.events, selectedEvents(this)) && registration.webhookSecret && !hook.disabled_at) {
+				if (
+					hook.url === this.getNodeWebhookUrl('default') &&
+					sameEvents(hook.events, selectedEvents(this)) &&
+					registration.webhookSecret &&
+					!hook.disabled_at
+				) {
 					return true;
 				}
 				// Registered for another URL or other events, or disabled by the runner after failed deliveries: replace it.
-				await runnerRequest.call(this, { method: RUNNER_ROUTES.removeWebhook.method, path: runnerPath(RUNNER_ROUTES.removeWebhook, registration.webhookId), allowStatuses: [404] });
+				await runnerRequest.call(this, {
+					method: RUNNER_ROUTES.removeWebhook.method,
+					path: runnerPath(RUNNER_ROUTES.removeWebhook, registration.webhookId),
+					allowStatuses: [404],
+				});
 				forget(registration);
 				return false;
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
 				const events = selectedEvents(this);
 				if (events.length === 0) {
-					throw new NodeOperationError(this.getNode(), 'Events is empty', { description: 'Choose at least one event that starts the workflow.' });
+					throw new NodeOperationError(this.getNode(), 'Events is empty', {
+						description: 'Choose at least one event that starts the workflow.',
+					});
 				}
 				const answer = await runnerAnswer(this, 'createWebhook', {
 					body: {
@@ -156,9 +192,14 @@ export class ConvoRunnerTrigger implements INodeType {
 					},
 				});
 				if (typeof answer.id !== 'string' || typeof answer.secret !== 'string' || answer.secret === '') {
-					throw new NodeOperationError(this.getNode(), 'The runner answered the registration without an id and a secret', {
-						description: 'Check that the Runner URL of the Convo Runner API credential points at convo-runner (a version with webhooks).',
-					});
+					throw new NodeOperationError(
+						this.getNode(),
+						'The runner answered the registration without an id and a secret',
+						{
+							description:
+								'Check that the Runner URL of the Convo Runner API credential points at convo-runner (a version with webhooks).',
+						},
+					);
 				}
 				const registration = this.getWorkflowStaticData('node') as Registration;
 				registration.webhookId = answer.id;
@@ -170,10 +211,16 @@ export class ConvoRunnerTrigger implements INodeType {
 				if (typeof registration.webhookId === 'string') {
 					try {
 						// 404: already gone, which is what was wanted.
-						await runnerRequest.call(this, { method: RUNNER_ROUTES.removeWebhook.method, path: runnerPath(RUNNER_ROUTES.removeWebhook, registration.webhookId), allowStatuses: [404] });
+						await runnerRequest.call(this, {
+							method: RUNNER_ROUTES.removeWebhook.method,
+							path: runnerPath(RUNNER_ROUTES.removeWebhook, registration.webhookId),
+							allowStatuses: [404],
+						});
 					} catch (error) {
 						// The runner could not be reached: keep the id so the next activation checks it.
-						this.logger.warn(`Convo Runner Trigger: could not remove webhook ${registration.webhookId} at the runner: ${(error as Error).message}`);
+						this.logger.warn(
+							`Convo Runner Trigger: could not remove webhook ${registration.webhookId} at the runner: ${(error as Error).message}`,
+						);
 						return false;
 					}
 				}
@@ -190,7 +237,11 @@ export class ConvoRunnerTrigger implements INodeType {
 			return refuse(this, 401, 'This trigger is not registered with the runner: publish the workflow again');
 		}
 		// The signature covers the bytes as sent: n8n keeps them in rawBody beside the parsed body.
-		const raw = Buffer.isBuffer(req.rawBody) ? req.rawBody.toString('utf8') : typeof req.body === 'string' ? req.body : undefined;
+		const raw = Buffer.isBuffer(req.rawBody)
+			? req.rawBody.toString('utf8')
+			: typeof req.body === 'string'
+				? req.body
+				: undefined;
 		if (raw === undefined) return refuse(this, 401, 'The delivery has no body to check the signature against');
 		const check = verifyDelivery(req.headers[SIGNATURE_HEADER], raw, registration.webhookSecret);
 		if (!check.ok) return refuse(this, 401, `Signature check failed: ${check.reason}`);
@@ -201,18 +252,29 @@ export class ConvoRunnerTrigger implements INodeType {
 		} catch {
 			return refuse(this, 400, 'The delivery is not JSON');
 		}
-		if (event === null || typeof event !== 'object' || typeof event.id !== 'string' || !RUNNER_EVENTS.includes(event.type)) {
+		if (
+			event === null ||
+			typeof event !== 'object' ||
+			typeof event.id !== 'string' ||
+			!RUNNER_EVENTS.includes(event.type)
+		) {
 			return refuse(this, 400, 'The delivery is not a runner event: { id, type, created_at, data }');
 		}
-		if (!selectedEvents(this).includes(event.type)) return { webhookResponse: { received: true, ignored: `event ${event.type} not selected` } };
+		if (!selectedEvents(this).includes(event.type))
+			return { webhookResponse: { received: true, ignored: `event ${event.type} not selected` } };
 		let first: boolean | 'gone';
 		try {
 			first = await firstReceipt(this, String(registration.webhookId), event.id);
 		} catch (error) {
 			// Not recorded, so not started: the runner delivers the event again later.
-			return refuse(this, 503, `Could not record the event at the runner, so the workflow did not start; the runner delivers it again: ${(error as Error).message}`);
+			return refuse(
+				this,
+				503,
+				`Could not record the event at the runner, so the workflow did not start; the runner delivers it again: ${(error as Error).message}`,
+			);
 		}
-		if (first === 'gone') return refuse(this, 410, 'This trigger\'s registration is gone at the runner: publish the workflow again');
+		if (first === 'gone')
+			return refuse(this, 410, "This trigger's registration is gone at the runner: publish the workflow again");
 		if (!first) return { webhookResponse: { received: true, ignored: 'event already received' } };
 		return { workflowData: [[{ json: event as unknown as IDataObject }]] };
 	}

@@ -2,9 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { messageCreatedEventSchema, toContractIssues } from '../shared';
 
-export type DeliveryResult =
-	| { ok: true; payload: IDataObject; rawBody: string }
-	| { ok: false; reason: string };
+export type DeliveryResult = { ok: true; payload: IDataObject; rawBody: string } | { ok: false; reason: string };
 
 const EXPECTED = 'expected a JSON object {"event": "message_created", "payload": {...}}';
 

@@ -29,7 +29,8 @@ export const description: INodeProperties[] = [
 			{ name: 'PUT', value: 'PUT' },
 		],
 		default: 'POST',
-		description: 'Method chosen for the event trigger in the dashboard. Deliveries with another method are not answered by this trigger.',
+		description:
+			'Method chosen for the event trigger in the dashboard. Deliveries with another method are not answered by this trigger.',
 	},
 	{
 		displayName: 'Authentication',

@@ -26,8 +26,13 @@ function fieldReference(apiField: string, labelOf?: (apiField: string) => string
 	return labelOf?.(apiField) ?? apiField;
 }
 
-function notFound(operation: Operation, params: Record<string, unknown>, labelOf?: (apiField: string) => string): string {
-	const missing = (what: string, field: string) => `No ${what} with ${fieldReference(field, labelOf)} ${String(params[field])}`;
+function notFound(
+	operation: Operation,
+	params: Record<string, unknown>,
+	labelOf?: (apiField: string) => string,
+): string {
+	const missing = (what: string, field: string) =>
+		`No ${what} with ${fieldReference(field, labelOf)} ${String(params[field])}`;
 	if (operation.path.startsWith('/contacts/')) return missing('contact', 'uuid');
 	if (operation.path.startsWith('/agents/')) return missing('agent', 'agent_id');
 	if (operation.path.startsWith('/messages/status/')) return missing('message', 'uuid');

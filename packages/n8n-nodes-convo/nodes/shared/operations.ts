@@ -10,12 +10,7 @@ import {
 	updateContactBody,
 } from './schemas/contact';
 import { getConversationQuery, getConversationResponse } from './schemas/conversation';
-import {
-	messageStatusParams,
-	messageStatusResponse,
-	sendMessageBody,
-	sendMessageResponse,
-} from './schemas/message';
+import { messageStatusParams, messageStatusResponse, sendMessageBody, sendMessageResponse } from './schemas/message';
 import {
 	listSearchItemsQuery,
 	listSearchItemsResponse,
@@ -149,7 +144,7 @@ export const OPERATIONS = {
 	}),
 	getContactMessages: op({
 		spec: 'B4',
-		summary: "Most recent messages with a contact across all its conversations, newest first",
+		summary: 'Most recent messages with a contact across all its conversations, newest first',
 		method: 'GET',
 		api: 'external',
 		path: '/contacts/:uuid/messages',

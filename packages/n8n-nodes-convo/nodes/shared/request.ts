@@ -68,7 +68,8 @@ function coerceQuery(schema: z.ZodType, query: Record<string, unknown>): Record<
 	for (const [key, value] of Object.entries(query)) {
 		const wanted = baseType(shape[key]);
 		if (typeof value === 'string' && wanted === 'number' && /^-?\d+$/.test(value.trim())) out[key] = Number(value);
-		else if (typeof value === 'string' && wanted === 'boolean' && /^(true|false)$/.test(value)) out[key] = value === 'true';
+		else if (typeof value === 'string' && wanted === 'boolean' && /^(true|false)$/.test(value))
+			out[key] = value === 'true';
 		else out[key] = value;
 	}
 	return out;
@@ -78,9 +79,7 @@ function coerceQuery(schema: z.ZodType, query: Record<string, unknown>): Record<
 export function buildRequest(operation: Operation, input: OperationInput): WireRequest {
 	const parsed = parseRequest(operation, input);
 	const params = parsed.params as Record<string, unknown>;
-	const path = operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
-		encodeURIComponent(String(params[name])),
-	);
+	const path = operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(String(params[name])));
 	const request: WireRequest = {
 		method: operation.method,
 		path,
@@ -109,4 +108,3 @@ export function requestUrl(api: ApiKind, baseUrl: string, request: WireRequest):
 	for (const [key, value] of Object.entries(request.query)) url.searchParams.set(key, String(value));
 	return url.toString();
 }
-

@@ -91,14 +91,16 @@ export type RequestFailure =
 
 /** How long to wait before trying again, or undefined to give up and report the failure. */
 export function retryDelay(failure: RequestFailure, state: RetryState): number | undefined {
-	const disposition = failure.kind === 'status' ? errorDisposition(failure.status) : connectionErrorDisposition(failure.code);
+	const disposition =
+		failure.kind === 'status' ? errorDisposition(failure.status) : connectionErrorDisposition(failure.code);
 	if (disposition === 'rate_limited' && failure.kind === 'status') {
 		const asked = retryAfterMs(failure.retryAfter);
 		if (asked !== undefined && asked > RETRY_POLICY.maxRetryAfterMs) return undefined;
 		const wait = asked ?? RETRY_POLICY.rateLimitBackoffMs(state.rateLimited - 1);
 		return state.rateLimitWaitedMs + wait <= RETRY_POLICY.maxRateLimitWaitMs ? wait : undefined;
 	}
-	if (disposition === 'retry' && state.attempts < RETRY_POLICY.maxAttempts) return RETRY_POLICY.retryDelayMs(state.attempts);
+	if (disposition === 'retry' && state.attempts < RETRY_POLICY.maxAttempts)
+		return RETRY_POLICY.retryDelayMs(state.attempts);
 	return undefined;
 }
 

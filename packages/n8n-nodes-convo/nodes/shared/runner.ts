@@ -7,7 +7,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Events the runner delivers to registered webhooks. */
-export const RUNNER_EVENTS = ['campaign.finished', 'campaign.paused', 'campaign.delivery_settled', 'reindex.finished'] as const;
+export const RUNNER_EVENTS = [
+	'campaign.finished',
+	'campaign.paused',
+	'campaign.delivery_settled',
+	'reindex.finished',
+] as const;
 export type RunnerEventType = (typeof RUNNER_EVENTS)[number];
 
 /** The body of every delivery: `data` is the campaign's status, or the reindex run's status. */
@@ -50,7 +55,8 @@ export function verifyDelivery(
 	now = Math.floor(Date.now() / 1000),
 	toleranceSeconds = SIGNATURE_TOLERANCE_SECONDS,
 ): SignatureCheck {
-	if (typeof header !== 'string' || header === '') return { ok: false, reason: `the ${SIGNATURE_HEADER} header is missing` };
+	if (typeof header !== 'string' || header === '')
+		return { ok: false, reason: `the ${SIGNATURE_HEADER} header is missing` };
 	const parts = new Map<string, string[]>();
 	for (const part of header.split(',')) {
 		const at = part.indexOf('=');

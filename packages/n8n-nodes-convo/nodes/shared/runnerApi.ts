@@ -10,7 +10,8 @@ import { RUNNER_EVENTS } from './runner';
 import { RATE_BOUNDS, RECIPIENTS_PER_CHUNK, RUNNER_ID_PATTERN, type RunnerRouteName } from './runnerRoutes';
 
 /** The `:id` of a route; `what` names the thing in the error ("must be a campaign id"). */
-export const runnerIdParams = (what: string) => z.object({ id: z.string().regex(RUNNER_ID_PATTERN, { error: `must be a ${what} id` }) });
+export const runnerIdParams = (what: string) =>
+	z.object({ id: z.string().regex(RUNNER_ID_PATTERN, { error: `must be a ${what} id` }) });
 
 /**
  * Sends or upserts per second: a whole number within RATE_BOUNDS, the one rule of every rate a
@@ -29,7 +30,19 @@ export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'comp
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
 
 /** What became of a recipient, as reports and counts show it; `suppressed`: its phone is on the business's suppression list (never sent); `expired`: unsent when its campaign ended; `capped`: over the frequency cap at its claim. */
-export const RECIPIENT_OUTCOMES = ['pending', 'claimed', 'sent', 'failed', 'rejected', 'cancelled', 'unknown', 'not_sent', 'expired', 'suppressed', 'capped'] as const;
+export const RECIPIENT_OUTCOMES = [
+	'pending',
+	'claimed',
+	'sent',
+	'failed',
+	'rejected',
+	'cancelled',
+	'unknown',
+	'not_sent',
+	'expired',
+	'suppressed',
+	'capped',
+] as const;
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** GET /api/campaigns/:id/report: a page of rows, as JSON or CSV, only some outcomes if asked. */
@@ -39,11 +52,17 @@ export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
  * reason (any case), `after` how long ago it failed at least (30s, 15m, 2h, 1d).
  */
 export const retryUndeliveredBody = z.object({
-	reason: z.string({ error: 'must be text' }).trim().min(1, { error: 'must not be empty: a part of the failure reason to match' }).optional(),
+	reason: z
+		.string({ error: 'must be text' })
+		.trim()
+		.min(1, { error: 'must not be empty: a part of the failure reason to match' })
+		.optional(),
 	after: z
 		.string({ error: 'must be a duration' })
 		.regex(/^\d+(s|m|h|d)$/, { error: 'must be a duration like 30s, 15m, 2h or 1d' })
-		.transform((text) => Number(text.slice(0, -1)) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[text.slice(-1) as 's'])
+		.transform(
+			(text) => Number(text.slice(0, -1)) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[text.slice(-1) as 's'],
+		)
 		.optional(),
 });
 export type RetryUndeliveredBody = z.input<typeof retryUndeliveredBody>;
@@ -59,8 +78,19 @@ export const campaignReportQuery = z.object({
 	/** Only rows with this outcome (several separated by commas); `failed-delivery`: sent, and its delivery failed. */
 	outcome: z
 		.string()
-		.transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
-		.pipe(z.array(z.enum([...RECIPIENT_OUTCOMES, FAILED_DELIVERY], { error: `must be one of ${[...RECIPIENT_OUTCOMES, FAILED_DELIVERY].join(', ')}` })))
+		.transform((text) =>
+			text
+				.split(',')
+				.map((part) => part.trim())
+				.filter(Boolean),
+		)
+		.pipe(
+			z.array(
+				z.enum([...RECIPIENT_OUTCOMES, FAILED_DELIVERY], {
+					error: `must be one of ${[...RECIPIENT_OUTCOMES, FAILED_DELIVERY].join(', ')}`,
+				}),
+			),
+		)
 		.optional(),
 	/** Only this recipient's row, by phone as typed (normalised as the create does); 404 when not in the campaign. */
 	phone: z.string().optional(),
@@ -86,7 +116,9 @@ export const campaignName = z
 	.trim()
 	.min(1, { error: `must be 1 to ${CAMPAIGN_NAME_MAX} characters (it is empty)` })
 	.max(CAMPAIGN_NAME_MAX, { error: `must be 1 to ${CAMPAIGN_NAME_MAX} characters` })
-	.refine((name) => !CONTROL_CHARACTERS.test(name), { error: 'must be one line of text, without control characters (tabs, line breaks)' });
+	.refine((name) => !CONTROL_CHARACTERS.test(name), {
+		error: 'must be one line of text, without control characters (tabs, line breaks)',
+	});
 
 /**
  * Text made to fit as a campaign name when no person gave one (a file's or a workflow's name):
@@ -151,7 +183,9 @@ export type CreateCampaignBody = z.input<typeof createCampaignBody>;
 
 /** POST /api/campaigns/:id/recipients: one chunk of a draft's rows. */
 export const addRecipientsBody = z.object({
-	recipients: recipientRows.max(RECIPIENTS_PER_CHUNK, { error: `may hold at most ${RECIPIENTS_PER_CHUNK} rows per chunk` }),
+	recipients: recipientRows.max(RECIPIENTS_PER_CHUNK, {
+		error: `may hold at most ${RECIPIENTS_PER_CHUNK} rows per chunk`,
+	}),
 	/** The line of the chunk's first row (later rows follow); by default the next after the rows already added. */
 	first_line: z.int().min(1).optional(),
 });
@@ -207,7 +241,12 @@ export type CampaignAnswer = z.infer<typeof campaignAnswer>;
 const testSendAnswer = z.looseObject({ to: z.string(), accepted: z.literal(true), message_id: z.string().optional() });
 
 /** POST /api/campaigns with draft: true (the node's create; other creates answer more). */
-export const createCampaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, test_send: testSendAnswer.optional() });
+export const createCampaignAnswer = z.looseObject({
+	id: z.string(),
+	name: z.string(),
+	state: campaignState,
+	test_send: testSendAnswer.optional(),
+});
 
 /** How a campaign's delivery is known: A1 (messaging API), B7 only (cannot tell delivered from sent), or not at all. */
 export const TRACKING_MODES = ['messaging_api', 'conversations_only', 'off'] as const;
@@ -234,7 +273,14 @@ export const campaignFunnel = z.looseObject({
 export type CampaignFunnel = z.infer<typeof campaignFunnel>;
 
 /** GET /api/campaigns/:id (what the node's Campaign -> Get returns): the status, settings and funnel. */
-export const campaignAnswer = z.looseObject({ id: z.string(), name: z.string(), state: campaignState, total: count, created_at: z.iso.datetime(), funnel: campaignFunnel.optional() });
+export const campaignAnswer = z.looseObject({
+	id: z.string(),
+	name: z.string(),
+	state: campaignState,
+	total: count,
+	created_at: z.iso.datetime(),
+	funnel: campaignFunnel.optional(),
+});
 
 /** One campaign of GET /api/campaigns: what a list shows of it (the console's table, the node's From List). */
 export const campaignListItem = z.looseObject({
@@ -250,7 +296,12 @@ export const campaignListItem = z.looseObject({
 export type CampaignListItem = z.infer<typeof campaignListItem>;
 
 /** GET /api/campaigns: a page of campaigns, newest first. */
-export const campaignListAnswer = z.looseObject({ items: z.array(campaignListItem), total: count, limit: count, offset: count });
+export const campaignListAnswer = z.looseObject({
+	items: z.array(campaignListItem),
+	total: count,
+	limit: count,
+	offset: count,
+});
 export type CreateCampaignAnswer = z.infer<typeof createCampaignAnswer>;
 
 const rejection = z.looseObject({ line: z.int().min(1), phone: z.string(), reason: z.string() });
@@ -271,12 +322,20 @@ export const campaignControlAnswer = z.looseObject({ id: z.string(), state: camp
 export type CampaignControlAnswer = z.infer<typeof campaignControlAnswer>;
 
 /** One row of GET /api/campaigns/:id/report?format=json, in source order. */
-export const reportRow = z.looseObject({ line: z.int().min(1), phone: z.string(), outcome: z.enum(RECIPIENT_OUTCOMES) });
+export const reportRow = z.looseObject({
+	line: z.int().min(1),
+	phone: z.string(),
+	outcome: z.enum(RECIPIENT_OUTCOMES),
+});
 export const campaignReportAnswer = z.array(reportRow);
 export type ReportRow = z.infer<typeof reportRow>;
 
 /** A reindex run's status (GET /api/reindex/:id, and POST /api/reindex with kind "run"). */
-export const reindexRunAnswer = z.looseObject({ id: z.string(), state: z.string(), counts: z.record(z.string(), z.number()) });
+export const reindexRunAnswer = z.looseObject({
+	id: z.string(),
+	state: z.string(),
+	counts: z.record(z.string(), z.number()),
+});
 export type ReindexRunAnswer = z.infer<typeof reindexRunAnswer>;
 
 /** POST /api/reindex: a run, with cron a schedule, or with dry_run what a run would do. */
@@ -305,17 +364,31 @@ export const listSuppressionsQuery = z.object({
 });
 
 /** An entry of the suppression list. */
-export const suppressionEntry = z.looseObject({ phone: z.string(), reason: z.string(), source: z.enum(SUPPRESSION_SOURCES), at: z.iso.datetime() });
+export const suppressionEntry = z.looseObject({
+	phone: z.string(),
+	reason: z.string(),
+	source: z.enum(SUPPRESSION_SOURCES),
+	at: z.iso.datetime(),
+});
 export type SuppressionEntry = z.infer<typeof suppressionEntry>;
 /** GET /api/suppressions/:id (the id is the phone): whether it is on the list, and its entry when it is. */
-export const suppressionCheckAnswer = z.looseObject({ phone: z.string(), suppressed: z.boolean(), entry: suppressionEntry.nullable() });
+export const suppressionCheckAnswer = z.looseObject({
+	phone: z.string(),
+	suppressed: z.boolean(),
+	entry: suppressionEntry.nullable(),
+});
 export type SuppressionCheckAnswer = z.infer<typeof suppressionCheckAnswer>;
 /** POST /api/suppressions: the entry, and whether this call added it (false: the phone was there, its first entry kept). */
 export const addSuppressionAnswer = suppressionEntry.extend({ added: z.boolean() });
 export type AddSuppressionAnswer = z.infer<typeof addSuppressionAnswer>;
 export const removeSuppressionAnswer = z.looseObject({ phone: z.string(), removed: z.boolean() });
 export type RemoveSuppressionAnswer = z.infer<typeof removeSuppressionAnswer>;
-export const suppressionListAnswer = z.looseObject({ items: z.array(suppressionEntry), total: count, limit: count, offset: count });
+export const suppressionListAnswer = z.looseObject({
+	items: z.array(suppressionEntry),
+	total: count,
+	limit: count,
+	offset: count,
+});
 export type SuppressionListAnswer = z.infer<typeof suppressionListAnswer>;
 
 /** A webhook registration; the create's answer alone holds the signing secret. */

@@ -32,9 +32,15 @@
 			view = C.views.campaign.open(page, match[1]);
 			refresh = view.refresh;
 		} else {
-			refresh = function () { return C.views.list.show(page); };
+			refresh = function () {
+				return C.views.list.show(page);
+			};
 		}
-		var tick = function () { refresh().catch(function (error) { showError(page, error); }); };
+		var tick = function () {
+			refresh().catch(function (error) {
+				showError(page, error);
+			});
+		};
 		tick();
 		timer = setInterval(tick, 2000);
 	}

@@ -38,90 +38,250 @@
 			note.textContent = text;
 		}
 		function post(action, body, done) {
-			return C.api(action === 'rate' ? 'PUT' : 'POST', path + '/' + action, body).then(function (answer) {
-				if (done) say(done(answer));
-				refresh().catch(failed);
-			}).catch(function (error) { say(C.errorText(error), true); });
+			return C.api(action === 'rate' ? 'PUT' : 'POST', path + '/' + action, body)
+				.then(function (answer) {
+					if (done) say(done(answer));
+					refresh().catch(failed);
+				})
+				.catch(function (error) {
+					say(C.errorText(error), true);
+				});
 		}
 
-		buttons.pause.addEventListener('click', function () { post('pause'); });
-		buttons.resume.addEventListener('click', function () { post('resume'); });
-		buttons.reconcile.addEventListener('click', function () { post('reconcile', undefined, function (a) { return 'Reconciled: ' + a.sent + ' sent, ' + a.not_sent + ' not sent, ' + a.still_unknown + ' still unknown.'; }); });
+		buttons.pause.addEventListener('click', function () {
+			post('pause');
+		});
+		buttons.resume.addEventListener('click', function () {
+			post('resume');
+		});
+		buttons.reconcile.addEventListener('click', function () {
+			post('reconcile', undefined, function (a) {
+				return 'Reconciled: ' + a.sent + ' sent, ' + a.not_sent + ' not sent, ' + a.still_unknown + ' still unknown.';
+			});
+		});
 		buttons.cancel.addEventListener('click', function () {
 			var pending = latest.counts.pending + latest.counts.claimed;
-			C.confirm('Cancel this campaign?', pending + ' pending recipient' + (pending === 1 ? '' : 's') + ' will not be sent (messages already on their way finish). This cannot be undone.', 'Cancel ' + pending + ' recipient' + (pending === 1 ? '' : 's')).then(function (ok) {
-				if (ok) post('cancel', undefined, function (a) { return 'Cancelled: ' + a.cancelled + ' recipients will not be sent.'; });
+			C.confirm(
+				'Cancel this campaign?',
+				pending +
+					' pending recipient' +
+					(pending === 1 ? '' : 's') +
+					' will not be sent (messages already on their way finish). This cannot be undone.',
+				'Cancel ' + pending + ' recipient' + (pending === 1 ? '' : 's'),
+			).then(function (ok) {
+				if (ok)
+					post('cancel', undefined, function (a) {
+						return 'Cancelled: ' + a.cancelled + ' recipients will not be sent.';
+					});
 			});
 		});
 		buttons.retry.addEventListener('click', function () {
 			var n = latest.counts.not_sent;
-			C.confirm('Send again the recipients not sent?', n + ' recipient' + (n === 1 ? ' was' : 's were') + ' proven not sent; they are sent again, the others are left as they are.', 'Retry ' + n).then(function (ok) {
-				if (ok) post('retry-not-sent', undefined, function (a) { return a.requeued + ' recipients queued again.'; });
+			C.confirm(
+				'Send again the recipients not sent?',
+				n +
+					' recipient' +
+					(n === 1 ? ' was' : 's were') +
+					' proven not sent; they are sent again, the others are left as they are.',
+				'Retry ' + n,
+			).then(function (ok) {
+				if (ok)
+					post('retry-not-sent', undefined, function (a) {
+						return a.requeued + ' recipients queued again.';
+					});
 			});
 		});
 
-		var rateInput = el('input', { type: 'number', min: '1', step: '1', required: true, 'data-testid': 'rate-input', 'aria-label': 'sends per second' });
-		var rateForm = el('form', { class: 'inline', 'data-testid': 'rate-form' }, [el('label', {}, ['Rate ', rateInput, ' sends/s']), el('button', { type: 'submit', 'data-testid': 'rate-set' }, ['Set rate'])]);
+		var rateInput = el('input', {
+			type: 'number',
+			min: '1',
+			step: '1',
+			required: true,
+			'data-testid': 'rate-input',
+			'aria-label': 'sends per second',
+		});
+		var rateForm = el('form', { class: 'inline', 'data-testid': 'rate-form' }, [
+			el('label', {}, ['Rate ', rateInput, ' sends/s']),
+			el('button', { type: 'submit', 'data-testid': 'rate-set' }, ['Set rate']),
+		]);
 		rateForm.addEventListener('submit', function (event) {
 			event.preventDefault();
-			post('rate', { rate: Number(rateInput.value) }, function (a) { return 'Rate set to ' + a.rate + '/s.'; });
+			post('rate', { rate: Number(rateInput.value) }, function (a) {
+				return 'Rate set to ' + a.rate + '/s.';
+			});
 		});
 
-		var phoneInput = el('input', { type: 'search', required: true, 'data-testid': 'find-phone', placeholder: '+49 151 1234567', 'aria-label': 'phone' });
+		var phoneInput = el('input', {
+			type: 'search',
+			required: true,
+			'data-testid': 'find-phone',
+			placeholder: '+49 151 1234567',
+			'aria-label': 'phone',
+		});
 		var found = el('div', { 'data-testid': 'recipient-result', 'aria-live': 'polite' });
-		var findForm = el('form', { class: 'inline', 'data-testid': 'find-form' }, [el('label', {}, ['Recipient ', phoneInput]), el('button', { type: 'submit', 'data-testid': 'find-submit' }, ['Find'])]);
+		var findForm = el('form', { class: 'inline', 'data-testid': 'find-form' }, [
+			el('label', {}, ['Recipient ', phoneInput]),
+			el('button', { type: 'submit', 'data-testid': 'find-submit' }, ['Find']),
+		]);
 		findForm.addEventListener('submit', function (event) {
 			event.preventDefault();
 			found.replaceChildren();
-			C.api('GET', path + '/report?phone=' + encodeURIComponent(phoneInput.value)).then(function (rows) {
-				var r = rows[0];
-				var fields = [['line', r.line], ['phone', r.phone], ['outcome', r.outcome], ['message id', r.message_id], ['error', r.error], ['attempts', r.attempts], ['first attempt', r.first_attempt_at], ['last attempt', r.last_attempt_at]];
-				found.replaceChildren(el('dl', { class: 'recipient' }, fields.reduce(function (list, f) {
-					return list.concat([el('dt', { text: f[0] }), el('dd', { 'data-testid': 'recipient-' + f[0].replace(' ', '-'), text: f[1] === null ? '—' : String(f[1]) })]);
-				}, [])));
-			}).catch(function (error) { found.replaceChildren(el('p', { class: 'error', 'data-testid': 'find-error', text: C.errorText(error) })); });
+			C.api('GET', path + '/report?phone=' + encodeURIComponent(phoneInput.value))
+				.then(function (rows) {
+					var r = rows[0];
+					var fields = [
+						['line', r.line],
+						['phone', r.phone],
+						['outcome', r.outcome],
+						['message id', r.message_id],
+						['error', r.error],
+						['attempts', r.attempts],
+						['first attempt', r.first_attempt_at],
+						['last attempt', r.last_attempt_at],
+					];
+					found.replaceChildren(
+						el(
+							'dl',
+							{ class: 'recipient' },
+							fields.reduce(function (list, f) {
+								return list.concat([
+									el('dt', { text: f[0] }),
+									el('dd', {
+										'data-testid': 'recipient-' + f[0].replace(' ', '-'),
+										text: f[1] === null ? '—' : String(f[1]),
+									}),
+								]);
+							}, []),
+						),
+					);
+				})
+				.catch(function (error) {
+					found.replaceChildren(el('p', { class: 'error', 'data-testid': 'find-error', text: C.errorText(error) }));
+				});
 		});
 
 		app.replaceChildren(
 			el('p', {}, [el('a', { href: '#/', text: '← Campaigns' })]),
 			el('h1', {}, [title, badgeBox]),
 			C.created[id] ? C.views.create.summary(C.created[id]) : el('span'),
-			meta, lastError, barBox, counts,
-			el('h2', { text: 'Delivery funnel' }), funnelBox,
-			el('div', { class: 'actions' }, [buttons.pause, buttons.resume, buttons.cancel, buttons.retry, buttons.reconcile, el('a', { class: 'button', 'data-testid': 'download', href: path + '/report?format=csv', download: 'campaign-' + id + '-report.csv' }, ['Download report'])]),
+			meta,
+			lastError,
+			barBox,
+			counts,
+			el('h2', { text: 'Delivery funnel' }),
+			funnelBox,
+			el('div', { class: 'actions' }, [
+				buttons.pause,
+				buttons.resume,
+				buttons.cancel,
+				buttons.retry,
+				buttons.reconcile,
+				el(
+					'a',
+					{
+						class: 'button',
+						'data-testid': 'download',
+						href: path + '/report?format=csv',
+						download: 'campaign-' + id + '-report.csv',
+					},
+					['Download report'],
+				),
+			]),
 			note,
 			el('div', { class: 'tools' }, [rateForm, findForm]),
 			found,
-			el('h2', { text: 'Sends per second, last 10 minutes' }), chartBox,
-			el('h2', { text: 'Not sent, by reason' }), errorsBox
+			el('h2', { text: 'Sends per second, last 10 minutes' }),
+			chartBox,
+			el('h2', { text: 'Not sent, by reason' }),
+			errorsBox,
 		);
 
 		function drawChart(history, running) {
-			var any = history.some(function (p) { return p[1] > 0; });
+			var any = history.some(function (p) {
+				return p[1] > 0;
+			});
 			// uPlot draws an empty frame until sends settle: say what the blank means instead.
 			waiting.textContent = running ? 'Waiting for data…' : 'No sends in the last 10 minutes.';
 			waiting.hidden = any;
-			var data = [history.map(function (p) { return p[0]; }), history.map(function (p) { return p[1]; })];
+			var data = [
+				history.map(function (p) {
+					return p[0];
+				}),
+				history.map(function (p) {
+					return p[1];
+				}),
+			];
 			if (!any || !window.uPlot) return;
 			if (chart) chart.setData(data);
-			else chart = new window.uPlot({ width: Math.min(900, app.clientWidth || 900), height: 180, series: [{}, { label: 'sends/s', stroke: '#2b7a4b', fill: 'rgba(43,122,75,0.15)' }], axes: [{}, { label: 'sends/s' }], legend: { show: false } }, data, chartBox);
+			else
+				chart = new window.uPlot(
+					{
+						width: Math.min(900, app.clientWidth || 900),
+						height: 180,
+						series: [{}, { label: 'sends/s', stroke: '#2b7a4b', fill: 'rgba(43,122,75,0.15)' }],
+						axes: [{}, { label: 'sends/s' }],
+						legend: { show: false },
+					},
+					data,
+					chartBox,
+				);
 		}
 
 		function refresh() {
-			return Promise.all([C.api('GET', path), C.api('GET', path + '/rate-history'), C.api('GET', path + '/errors')]).then(function (all) {
-				var c = all[0], history = all[1], errors = all[2];
+			return Promise.all([
+				C.api('GET', path),
+				C.api('GET', path + '/rate-history'),
+				C.api('GET', path + '/errors'),
+			]).then(function (all) {
+				var c = all[0],
+					history = all[1],
+					errors = all[2];
 				var first = latest === null;
 				latest = c;
 				title.textContent = c.name ? c.name + ' (' + id + ')' : 'Campaign ' + id;
 				badgeBox.replaceChildren(C.badge(c.state));
 				// A campaign created with a start time shows it: when a scheduled one starts, or when it was due.
-				var start = c.start_at ? [c.state === 'scheduled' ? ' · starts ' : ' · start ', el('time', { datetime: c.start_at, 'data-testid': 'start-at', text: new Date(c.start_at).toLocaleString() })] : [];
-				meta.replaceChildren.apply(meta, ['template ' + c.template_id + ' · from ' + c.from + ' · limit ' + c.rate_limit + '/s · now ' + c.rate.toFixed(1) + '/s · ETA ' + C.eta(c.eta_seconds)].concat(start));
-				lastError.replaceChildren(c.last_error ? el('p', { class: 'error', 'data-testid': 'last-error', text: c.last_error }) : el('span'));
+				var start = c.start_at
+					? [
+							c.state === 'scheduled' ? ' · starts ' : ' · start ',
+							el('time', {
+								datetime: c.start_at,
+								'data-testid': 'start-at',
+								text: new Date(c.start_at).toLocaleString(),
+							}),
+						]
+					: [];
+				meta.replaceChildren.apply(
+					meta,
+					[
+						'template ' +
+							c.template_id +
+							' · from ' +
+							c.from +
+							' · limit ' +
+							c.rate_limit +
+							'/s · now ' +
+							c.rate.toFixed(1) +
+							'/s · ETA ' +
+							C.eta(c.eta_seconds),
+					].concat(start),
+				);
+				lastError.replaceChildren(
+					c.last_error ? el('p', { class: 'error', 'data-testid': 'last-error', text: c.last_error }) : el('span'),
+				);
 				barBox.replaceChildren(C.bar(c.counts, id), C.legend(c.counts));
-				counts.replaceChildren(el('dl', { class: 'counts' }, C.OUTCOMES.reduce(function (list, key) {
-					return list.concat([el('dt', { text: key.replace('_', ' ') }), el('dd', { 'data-testid': 'count-' + key, text: String(c.counts[key]) })]);
-				}, [])));
+				counts.replaceChildren(
+					el(
+						'dl',
+						{ class: 'counts' },
+						C.OUTCOMES.reduce(function (list, key) {
+							return list.concat([
+								el('dt', { text: key.replace('_', ' ') }),
+								el('dd', { 'data-testid': 'count-' + key, text: String(c.counts[key]) }),
+							]);
+						}, []),
+					),
+				);
 				funnelBox.replaceChildren(C.funnel(c.funnel));
 				buttons.pause.disabled = !(c.state === 'running' || c.state === 'scheduled');
 				buttons.resume.disabled = c.state !== 'paused';
@@ -132,9 +292,15 @@
 				if (first) rateInput.value = String(c.rate_limit);
 				drawChart(history, c.state === 'running' || c.state === 'scheduled');
 				var rows = errors.map(function (e) {
-					return el('tr', { 'data-testid': 'reason-row' }, [el('td', { text: e.outcome }), el('td', { text: (e.varies ? 'e.g. ' : '') + e.reason }), el('td', { text: String(e.count) })]);
+					return el('tr', { 'data-testid': 'reason-row' }, [
+						el('td', { text: e.outcome }),
+						el('td', { text: (e.varies ? 'e.g. ' : '') + e.reason }),
+						el('td', { text: String(e.count) }),
+					]);
 				});
-				errorsBox.replaceChildren(rows.length ? C.table(['Outcome', 'Reason', 'Recipients'], rows) : el('p', { text: 'None.' }));
+				errorsBox.replaceChildren(
+					rows.length ? C.table(['Outcome', 'Reason', 'Recipients'], rows) : el('p', { text: 'None.' }),
+				);
 			});
 		}
 
@@ -144,7 +310,14 @@
 			say('Not refreshed: ' + C.errorText(error), true);
 		}
 
-		return { refresh: function () { return refresh().catch(failed); }, destroy: function () { if (chart) chart.destroy(); } };
+		return {
+			refresh: function () {
+				return refresh().catch(failed);
+			},
+			destroy: function () {
+				if (chart) chart.destroy();
+			},
+		};
 	}
 
 	C.views.campaign = { open: open };

@@ -16,10 +16,22 @@
 		var inputs = {
 			name: el('input', { name: 'name', 'data-testid': 'create-name', placeholder: 'e.g. November newsletter' }),
 			file: el('input', { name: 'file', type: 'file', accept: '.csv,text/csv', 'data-testid': 'create-file' }),
-			source_url: el('input', { name: 'source_url', type: 'url', 'data-testid': 'create-source-url', placeholder: 'https://example.com/recipients.csv' }),
+			source_url: el('input', {
+				name: 'source_url',
+				type: 'url',
+				'data-testid': 'create-source-url',
+				placeholder: 'https://example.com/recipients.csv',
+			}),
 			template_id: el('input', { name: 'template_id', required: true, 'data-testid': 'create-template' }),
 			from: el('input', { name: 'from', required: true, 'data-testid': 'create-from', placeholder: '4915112345678' }),
-			rate: el('input', { name: 'rate', type: 'number', min: '1', step: '1', 'data-testid': 'create-rate', placeholder: 'the runner default' }),
+			rate: el('input', {
+				name: 'rate',
+				type: 'number',
+				min: '1',
+				step: '1',
+				'data-testid': 'create-rate',
+				placeholder: 'the runner default',
+			}),
 			at: el('input', { name: 'at', type: 'datetime-local', 'data-testid': 'create-at' }),
 			cron: el('input', { name: 'cron', 'data-testid': 'create-cron', placeholder: '0 9 * * 1' }),
 			tz: el('input', { name: 'tz', 'data-testid': 'create-tz', placeholder: 'Europe/Berlin' }),
@@ -32,14 +44,22 @@
 		var form = el('form', { class: 'card wide', 'data-testid': 'create-form' }, [
 			field(C.LABELS.name, inputs.name, 'optional; shown in the list'),
 			field('Recipients (CSV)', inputs.file, 'a phone column, the template variables, optional buttons'),
-			field(C.LABELS.source_url, inputs.source_url, 'or instead of a CSV: read by the runner; a cron schedule needs one, as it re-reads it at each run'),
+			field(
+				C.LABELS.source_url,
+				inputs.source_url,
+				'or instead of a CSV: read by the runner; a cron schedule needs one, as it re-reads it at each run',
+			),
 			field(C.LABELS.template_id, inputs.template_id),
 			field(C.LABELS.from, inputs.from),
 			field(C.LABELS.rate, inputs.rate),
 			field(C.LABELS.at, inputs.at, 'optional; empty starts now'),
 			field(C.LABELS.cron, inputs.cron, 'optional; a schedule of campaigns from the URL above'),
 			field(C.LABELS.tz, inputs.tz),
-			field(C.LABELS.window, inputs.window, "optional; in each recipient's local time (a tz column, or the phone's country), e.g. mon-fri 09:00-20:00, sat 10:00-14:00"),
+			field(
+				C.LABELS.window,
+				inputs.window,
+				"optional; in each recipient's local time (a tz column, or the phone's country), e.g. mon-fri 09:00-20:00, sat 10:00-14:00",
+			),
 			field(C.LABELS.end_at, inputs.end_at, 'optional; recipients still unsent then are expired'),
 			el('div', { class: 'actions' }, [submit, check, el('a', { class: 'button', href: '#/' }, ['Back'])]),
 			message,
@@ -49,14 +69,26 @@
 			// The dry run's button is no submit button: it checks the form's own rules (required, URL, rate) itself.
 			var invalid = form.querySelector(':invalid');
 			if (invalid) {
-				message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: (C.LABELS[invalid.name] || invalid.name) + ': ' + invalid.validationMessage }));
+				message.replaceChildren(
+					el('p', {
+						class: 'error',
+						'data-testid': 'create-error',
+						text: (C.LABELS[invalid.name] || invalid.name) + ': ' + invalid.validationMessage,
+					}),
+				);
 				form.reportValidity();
 				return;
 			}
 			var file = inputs.file.files[0];
 			var url = inputs.source_url.value.trim();
 			if (Boolean(file) === Boolean(url)) {
-				message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: 'Recipients: choose a CSV file or give its URL (one of them).' }));
+				message.replaceChildren(
+					el('p', {
+						class: 'error',
+						'data-testid': 'create-error',
+						text: 'Recipients: choose a CSV file or give its URL (one of them).',
+					}),
+				);
 				return;
 			}
 			var settings = {};
@@ -71,35 +103,67 @@
 			message.replaceChildren(el('p', { text: dry ? 'Checking every row…' : file ? 'Uploading…' : 'Creating…' }));
 			// A file goes as the body with the settings in the query (the API's upload); a URL as JSON.
 			var sent = file
-				? C.api('POST', '/api/campaigns?' + new URLSearchParams(Object.assign({}, settings, dry ? { dry_run: 'true' } : {})).toString(), { raw: file, type: 'text/csv' })
-				: C.api('POST', '/api/campaigns', Object.assign(settings, { source_url: url }, settings.rate ? { rate: Number(settings.rate) } : {}, dry ? { dry_run: true } : {}));
-			sent.then(function (answer) {
-				submit.disabled = false;
-				check.disabled = false;
-				if (answer.kind === 'dry_run') {
-					var confirm = el('button', { type: 'button', 'data-testid': 'dry-run-confirm' }, ['Create']);
-					confirm.addEventListener('click', function () { send(false); });
-					message.replaceChildren(dryRunResult(answer), el('div', { class: 'actions' }, [confirm]));
-					return;
-				}
-				if (answer.kind === 'schedule') {
-					message.replaceChildren(el('p', { 'data-testid': 'create-schedule', text: 'Schedule ' + answer.schedule.id + ' created: ' + answer.schedule.cron + ' (' + answer.schedule.tz + '); each run is a campaign of its own in the list.' }));
-					return;
-				}
-				// The campaign's page shows what the create accepted and refused.
-				C.created[answer.id] = answer;
-				location.hash = '#/campaigns/' + answer.id;
-			}).catch(function (error) {
-				submit.disabled = false;
-				check.disabled = false;
-				message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: C.errorText(error) }));
-			});
+				? C.api(
+						'POST',
+						'/api/campaigns?' +
+							new URLSearchParams(Object.assign({}, settings, dry ? { dry_run: 'true' } : {})).toString(),
+						{ raw: file, type: 'text/csv' },
+					)
+				: C.api(
+						'POST',
+						'/api/campaigns',
+						Object.assign(
+							settings,
+							{ source_url: url },
+							settings.rate ? { rate: Number(settings.rate) } : {},
+							dry ? { dry_run: true } : {},
+						),
+					);
+			sent
+				.then(function (answer) {
+					submit.disabled = false;
+					check.disabled = false;
+					if (answer.kind === 'dry_run') {
+						var confirm = el('button', { type: 'button', 'data-testid': 'dry-run-confirm' }, ['Create']);
+						confirm.addEventListener('click', function () {
+							send(false);
+						});
+						message.replaceChildren(dryRunResult(answer), el('div', { class: 'actions' }, [confirm]));
+						return;
+					}
+					if (answer.kind === 'schedule') {
+						message.replaceChildren(
+							el('p', {
+								'data-testid': 'create-schedule',
+								text:
+									'Schedule ' +
+									answer.schedule.id +
+									' created: ' +
+									answer.schedule.cron +
+									' (' +
+									answer.schedule.tz +
+									'); each run is a campaign of its own in the list.',
+							}),
+						);
+						return;
+					}
+					// The campaign's page shows what the create accepted and refused.
+					C.created[answer.id] = answer;
+					location.hash = '#/campaigns/' + answer.id;
+				})
+				.catch(function (error) {
+					submit.disabled = false;
+					check.disabled = false;
+					message.replaceChildren(el('p', { class: 'error', 'data-testid': 'create-error', text: C.errorText(error) }));
+				});
 		}
 		form.addEventListener('submit', function (event) {
 			event.preventDefault();
 			send(false);
 		});
-		check.addEventListener('click', function () { send(true); });
+		check.addEventListener('click', function () {
+			send(true);
+		});
 		app.replaceChildren(el('h1', { text: 'New campaign' }), form);
 		return Promise.resolve();
 	}
@@ -116,30 +180,77 @@
 	function dryRunResult(answer) {
 		// Accepted and rejected always; the outcomes of the audience rules (suppressed, ...) when some row has them.
 		var counts = Object.keys(answer.counts)
-			.filter(function (outcome) { return outcome === 'accepted' || outcome === 'rejected' || answer.counts[outcome] > 0; })
-			.map(function (outcome) { return answer.counts[outcome] + ' ' + outcome; }).join(', ');
+			.filter(function (outcome) {
+				return outcome === 'accepted' || outcome === 'rejected' || answer.counts[outcome] > 0;
+			})
+			.map(function (outcome) {
+				return answer.counts[outcome] + ' ' + outcome;
+			})
+			.join(', ');
 		var reasons = answer.reasons.map(function (group) {
-			return el('tr', {}, [el('td', { text: String(group.count) }), el('td', { text: group.outcome }), el('td', { text: group.reason + (group.varies ? ' (and others that differ only in a number)' : '') })]);
+			return el('tr', {}, [
+				el('td', { text: String(group.count) }),
+				el('td', { text: group.outcome }),
+				el('td', { text: group.reason + (group.varies ? ' (and others that differ only in a number)' : '') }),
+			]);
 		});
-		var rows = answer.rejections.map(function (r) { return el('tr', {}, [el('td', { text: String(r.line) }), el('td', { text: r.phone }), el('td', { text: r.reason })]); });
+		var rows = answer.rejections.map(function (r) {
+			return el('tr', {}, [
+				el('td', { text: String(r.line) }),
+				el('td', { text: r.phone }),
+				el('td', { text: r.reason }),
+			]);
+		});
 		var e = answer.estimate;
-		var when = e.cron ? 'from the next run at ' + new Date(e.starts_at).toLocaleString() + ' (' + e.cron + ', ' + e.tz + ')' : 'from ' + new Date(e.starts_at).toLocaleString() + ' until about ' + new Date(e.ends_at).toLocaleString();
+		var when = e.cron
+			? 'from the next run at ' + new Date(e.starts_at).toLocaleString() + ' (' + e.cron + ', ' + e.tz + ')'
+			: 'from ' + new Date(e.starts_at).toLocaleString() + ' until about ' + new Date(e.ends_at).toLocaleString();
 		return el('section', { class: 'created', 'data-testid': 'dry-run-result' }, [
 			el('h2', { text: 'Dry run: nothing was stored or sent' }),
 			el('p', { 'data-testid': 'dry-run-counts', text: answer.total + ' rows: ' + counts + '.' }),
-			el('p', { 'data-testid': 'dry-run-estimate', text: 'Estimated duration: ' + spoken(e.seconds) + ' at ' + e.rate + ' sends/s, ' + when + '.' }),
-			answer.test_send ? el('p', { text: 'Test send to ' + answer.test_send.to + ': not sent by a dry run.' }) : el('span'),
-			reasons.length ? C.table(['Rows', 'Outcome', 'Reason'], reasons, { 'data-testid': 'dry-run-reasons' }) : el('span'),
-			rows.length ? el('p', { text: 'First rejected rows' + (answer.rejected > rows.length ? ' (' + rows.length + ' of ' + answer.rejected + ')' : '') + ':' }) : el('span'),
+			el('p', {
+				'data-testid': 'dry-run-estimate',
+				text: 'Estimated duration: ' + spoken(e.seconds) + ' at ' + e.rate + ' sends/s, ' + when + '.',
+			}),
+			answer.test_send
+				? el('p', { text: 'Test send to ' + answer.test_send.to + ': not sent by a dry run.' })
+				: el('span'),
+			reasons.length
+				? C.table(['Rows', 'Outcome', 'Reason'], reasons, { 'data-testid': 'dry-run-reasons' })
+				: el('span'),
+			rows.length
+				? el('p', {
+						text:
+							'First rejected rows' +
+							(answer.rejected > rows.length ? ' (' + rows.length + ' of ' + answer.rejected + ')' : '') +
+							':',
+					})
+				: el('span'),
 			rows.length ? C.table(['Line', 'Phone', 'Reason'], rows, { 'data-testid': 'dry-run-rejections' }) : el('span'),
 		]);
 	}
 
 	/** What the create accepted and refused, with the first refused rows and their lines. */
 	function summary(answer) {
-		var rows = (answer.rejections || []).map(function (r) { return el('tr', {}, [el('td', { text: String(r.line) }), el('td', { text: r.phone }), el('td', { text: r.reason })]); });
+		var rows = (answer.rejections || []).map(function (r) {
+			return el('tr', {}, [
+				el('td', { text: String(r.line) }),
+				el('td', { text: r.phone }),
+				el('td', { text: r.reason }),
+			]);
+		});
 		return el('section', { class: 'created', 'data-testid': 'create-summary' }, [
-			el('p', { text: 'Created: ' + answer.accepted + ' recipients accepted, ' + answer.rejected + ' rejected' + (answer.suppressed ? ', ' + answer.suppressed + ' suppressed (on the suppression list)' : '') + (answer.rejected > rows.length ? ' (the first ' + rows.length + ' below; the report has them all)' : '') + '.' }),
+			el('p', {
+				text:
+					'Created: ' +
+					answer.accepted +
+					' recipients accepted, ' +
+					answer.rejected +
+					' rejected' +
+					(answer.suppressed ? ', ' + answer.suppressed + ' suppressed (on the suppression list)' : '') +
+					(answer.rejected > rows.length ? ' (the first ' + rows.length + ' below; the report has them all)' : '') +
+					'.',
+			}),
 			rows.length ? C.table(['Line', 'Phone', 'Reason'], rows, { 'data-testid': 'create-rejections' }) : el('span'),
 		]);
 	}

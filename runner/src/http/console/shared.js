@@ -4,7 +4,19 @@
 (function () {
 	'use strict';
 	var csrf = document.querySelector('meta[name="csrf-token"]').content;
-	var OUTCOMES = ['sent', 'failed', 'unknown', 'not_sent', 'capped', 'rejected', 'suppressed', 'cancelled', 'expired', 'pending', 'claimed'];
+	var OUTCOMES = [
+		'sent',
+		'failed',
+		'unknown',
+		'not_sent',
+		'capped',
+		'rejected',
+		'suppressed',
+		'cancelled',
+		'expired',
+		'pending',
+		'claimed',
+	];
 
 	/** `body`: a JSON value, or { raw, type } sent as it is (a CSV upload). */
 	function api(method, path, body) {
@@ -58,17 +70,24 @@
 		var first = /^\w+/.exec(text);
 		var field = labelOf(error.field) ? error.field : first && labelOf(first[0]) ? first[0] : undefined;
 		var prefix = field && (!first || first[0] !== field) ? labelOf(field) + ': ' : '';
-		return prefix + text.replace(/\b\w+\b/g, function (word, at) {
-			var named = (at === 0 && word === field) || NAME_LIKE.test(word) || (text[at - 1] === '(' && text[at + word.length] === ')');
-			return (named && labelOf(word)) || word;
-		});
+		return (
+			prefix +
+			text.replace(/\b\w+\b/g, function (word, at) {
+				var named =
+					(at === 0 && word === field) ||
+					NAME_LIKE.test(word) ||
+					(text[at - 1] === '(' && text[at + word.length] === ')');
+				return (named && labelOf(word)) || word;
+			})
+		);
 	}
 
 	function el(tag, attrs, children) {
 		var node = document.createElement(tag);
 		Object.keys(attrs || {}).forEach(function (key) {
 			if (key === 'text') node.textContent = attrs[key];
-			else if (attrs[key] !== undefined && attrs[key] !== false) node.setAttribute(key, attrs[key] === true ? '' : attrs[key]);
+			else if (attrs[key] !== undefined && attrs[key] !== false)
+				node.setAttribute(key, attrs[key] === true ? '' : attrs[key]);
 		});
 		(children || []).forEach(function (child) {
 			node.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
@@ -78,13 +97,23 @@
 
 	function table(headers, rows, attrs) {
 		return el('table', Object.assign({ class: 'list' }, attrs || {}), [
-			el('thead', {}, [el('tr', {}, headers.map(function (h) { return el('th', { text: h }); }))]),
+			el('thead', {}, [
+				el(
+					'tr',
+					{},
+					headers.map(function (h) {
+						return el('th', { text: h });
+					}),
+				),
+			]),
 			el('tbody', {}, rows),
 		]);
 	}
 
 	function total(counts) {
-		return OUTCOMES.reduce(function (sum, key) { return sum + (counts[key] || 0); }, 0);
+		return OUTCOMES.reduce(function (sum, key) {
+			return sum + (counts[key] || 0);
+		}, 0);
 	}
 	/** Recipients with a final outcome (nothing more will happen to them). */
 	function done(counts) {
@@ -101,14 +130,56 @@
 
 	/** The parts of the bar, in order; what is left of it is still to send. */
 	var PARTS = [
-		{ key: 'sent', label: 'sent', of: function (c) { return c.sent; } },
-		{ key: 'unknown', label: 'unknown', of: function (c) { return c.unknown; } },
+		{
+			key: 'sent',
+			label: 'sent',
+			of: function (c) {
+				return c.sent;
+			},
+		},
+		{
+			key: 'unknown',
+			label: 'unknown',
+			of: function (c) {
+				return c.unknown;
+			},
+		},
 		{ key: 'not-sent', label: 'not sent', of: notSent },
-		{ key: 'capped', label: 'capped', of: function (c) { return c.capped || 0; } },
-		{ key: 'cancelled', label: 'cancelled', of: function (c) { return c.cancelled; } },
-		{ key: 'expired', label: 'expired', of: function (c) { return c.expired || 0; } },
-		{ key: 'rejected', label: 'rejected', of: function (c) { return c.rejected; } },
-		{ key: 'suppressed', label: 'suppressed', of: function (c) { return c.suppressed || 0; } },
+		{
+			key: 'capped',
+			label: 'capped',
+			of: function (c) {
+				return c.capped || 0;
+			},
+		},
+		{
+			key: 'cancelled',
+			label: 'cancelled',
+			of: function (c) {
+				return c.cancelled;
+			},
+		},
+		{
+			key: 'expired',
+			label: 'expired',
+			of: function (c) {
+				return c.expired || 0;
+			},
+		},
+		{
+			key: 'rejected',
+			label: 'rejected',
+			of: function (c) {
+				return c.rejected;
+			},
+		},
+		{
+			key: 'suppressed',
+			label: 'suppressed',
+			of: function (c) {
+				return c.suppressed || 0;
+			},
+		},
 	];
 
 	/** A bar of what became of the recipients, so a cancelled campaign does not look like a completed one. */
@@ -119,10 +190,25 @@
 			var n = part.of(counts);
 			return el('span', { class: 'part ' + part.key, 'data-part': part.key, title: n + ' ' + part.label }, []);
 		});
-		var node = el('div', {
-			class: 'bar', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': String(all), 'aria-valuenow': String(finished), 'data-testid': 'progress-' + id,
-			title: PARTS.map(function (part) { return part.of(counts) + ' ' + part.label; }).join(' · ') + ' · ' + (all - finished) + ' to go',
-		}, segments);
+		var node = el(
+			'div',
+			{
+				class: 'bar',
+				role: 'progressbar',
+				'aria-valuemin': '0',
+				'aria-valuemax': String(all),
+				'aria-valuenow': String(finished),
+				'data-testid': 'progress-' + id,
+				title:
+					PARTS.map(function (part) {
+						return part.of(counts) + ' ' + part.label;
+					}).join(' · ') +
+					' · ' +
+					(all - finished) +
+					' to go',
+			},
+			segments,
+		);
 		// Widths as CSS properties (the page's CSP allows no inline style attribute, but the CSSOM is script).
 		PARTS.forEach(function (part, i) {
 			segments[i].style.width = (all ? (100 * part.of(counts)) / all : 0) + '%';
@@ -131,9 +217,13 @@
 	}
 
 	function legend(counts) {
-		return el('p', { class: 'legend', 'data-testid': 'bar-legend' }, PARTS.map(function (part) {
-			return el('span', { class: 'key ' + part.key }, [el('i'), part.label + ' ' + part.of(counts)]);
-		}).concat([el('span', { class: 'key to-go' }, [el('i'), 'to go ' + (counts.pending + counts.claimed)])]));
+		return el(
+			'p',
+			{ class: 'legend', 'data-testid': 'bar-legend' },
+			PARTS.map(function (part) {
+				return el('span', { class: 'key ' + part.key }, [el('i'), part.label + ' ' + part.of(counts)]);
+			}).concat([el('span', { class: 'key to-go' }, [el('i'), 'to go ' + (counts.pending + counts.claimed)])]),
+		);
 	}
 
 	/** A share (0..1) as the console writes it: one decimal, in percent. */
@@ -144,7 +234,8 @@
 	/** What each tracking mode means for the numbers below it, in the operator's words. */
 	var TRACKING = {
 		messaging_api: 'Tracked through the messaging API (each message\u2019s status).',
-		conversations_only: 'Tracked through conversations only: delivered cannot be told apart from sent there (only read, failed and replies are seen), so delivered counts the read ones. Set CONVO_BASE_URL and CONVO_ACCESS_TOKEN to tell them apart.',
+		conversations_only:
+			'Tracked through conversations only: delivered cannot be told apart from sent there (only read, failed and replies are seen), so delivered counts the read ones. Set CONVO_BASE_URL and CONVO_ACCESS_TOKEN to tell them apart.',
 		off: 'Tracking is off: nothing past sent is known. To turn it on, give the runner processes CONVO_BASE_URL and CONVO_ACCESS_TOKEN (the messaging API), or CONVO_EXTERNAL_URL and CONVO_API_KEY for conversations only, and restart them.',
 	};
 
@@ -155,7 +246,8 @@
 	 * and sent are shares of the stage before them.
 	 */
 	function funnel(f) {
-		if (!f) return el('p', { class: 'note', 'data-testid': 'funnel-none', text: 'No delivery funnel for this campaign.' });
+		if (!f)
+			return el('p', { class: 'note', 'data-testid': 'funnel-none', text: 'No delivery funnel for this campaign.' });
 		var stages = [
 			{ key: 'audience', label: 'Audience', rate: null },
 			{ key: 'accepted', label: 'Accepted', rate: f.audience ? f.accepted / f.audience : 0, of: 'of audience' },
@@ -172,13 +264,23 @@
 				el('span', { class: 'label', text: stage.label }),
 				el('span', { class: 'track' }, [fill]),
 				el('span', { class: 'count', 'data-testid': 'funnel-' + stage.key + '-count', text: String(f[stage.key]) }),
-				el('span', { class: 'rate', 'data-testid': 'funnel-' + stage.key + '-rate', text: stage.rate === null ? '' : pct(stage.rate) + ' ' + stage.of }),
+				el('span', {
+					class: 'rate',
+					'data-testid': 'funnel-' + stage.key + '-rate',
+					text: stage.rate === null ? '' : pct(stage.rate) + ' ' + stage.of,
+				}),
 			]);
 		});
 		// Widths through the CSSOM: the CSP allows no inline style attribute.
-		fills.forEach(function (pair) { pair[0].style.width = 100 * pair[1] + '%'; });
+		fills.forEach(function (pair) {
+			pair[0].style.width = 100 * pair[1] + '%';
+		});
 		var reasons = f.failed_reasons.map(function (r) {
-			return el('li', { 'data-testid': 'funnel-reason' }, [el('span', { class: 'count', 'data-testid': 'funnel-reason-count', text: String(r.count) }), ' ', el('span', { 'data-testid': 'funnel-reason-text', text: r.reason })]);
+			return el('li', { 'data-testid': 'funnel-reason' }, [
+				el('span', { class: 'count', 'data-testid': 'funnel-reason-count', text: String(r.count) }),
+				' ',
+				el('span', { 'data-testid': 'funnel-reason-text', text: r.reason }),
+			]);
 		});
 		return el('div', { class: 'funnel', 'data-testid': 'funnel' }, [
 			el('div', { class: 'stages' }, rows),
@@ -189,10 +291,27 @@
 					' ',
 					el('span', { 'data-testid': 'funnel-failed-rate', text: '(' + pct(f.rates.failed_delivery) + ' of sent)' }),
 				]),
-				reasons.length ? el('ul', { class: 'reasons', 'data-testid': 'funnel-reasons' }, reasons) : el('p', { class: 'note', text: 'No failure.' }),
-				el('p', {}, ['In flight ', el('strong', { 'data-testid': 'funnel-in-flight', text: String(f.in_flight) }), ' (sent, neither delivered nor failed yet: still moving)']),
-				el('p', { class: 'settled', 'data-testid': 'funnel-settled', text: f.settled ? 'Settled: every sent message is final or out of checks.' : 'Tracking: the numbers still move.' }),
-				el('p', { class: 'tracking ' + f.tracking, 'data-testid': 'funnel-tracking', 'data-mode': f.tracking, text: TRACKING[f.tracking] || f.tracking }),
+				reasons.length
+					? el('ul', { class: 'reasons', 'data-testid': 'funnel-reasons' }, reasons)
+					: el('p', { class: 'note', text: 'No failure.' }),
+				el('p', {}, [
+					'In flight ',
+					el('strong', { 'data-testid': 'funnel-in-flight', text: String(f.in_flight) }),
+					' (sent, neither delivered nor failed yet: still moving)',
+				]),
+				el('p', {
+					class: 'settled',
+					'data-testid': 'funnel-settled',
+					text: f.settled
+						? 'Settled: every sent message is final or out of checks.'
+						: 'Tracking: the numbers still move.',
+				}),
+				el('p', {
+					class: 'tracking ' + f.tracking,
+					'data-testid': 'funnel-tracking',
+					'data-mode': f.tracking,
+					text: TRACKING[f.tracking] || f.tracking,
+				}),
 			]),
 		]);
 	}
@@ -220,9 +339,34 @@
 		dialog.returnValue = '';
 		dialog.showModal();
 		return new Promise(function (resolve) {
-			dialog.addEventListener('close', function () { resolve(dialog.returnValue === 'ok'); }, { once: true });
+			dialog.addEventListener(
+				'close',
+				function () {
+					resolve(dialog.returnValue === 'ok');
+				},
+				{ once: true },
+			);
 		});
 	}
 
-	window.ConvoConsole = { OUTCOMES: OUTCOMES, LABELS: LABELS, errorText: errorText, api: api, el: el, table: table, total: total, done: done, notSent: notSent, eta: eta, bar: bar, legend: legend, badge: badge, pct: pct, funnel: funnel, confirm: confirm, views: {}, created: {} };
+	window.ConvoConsole = {
+		OUTCOMES: OUTCOMES,
+		LABELS: LABELS,
+		errorText: errorText,
+		api: api,
+		el: el,
+		table: table,
+		total: total,
+		done: done,
+		notSent: notSent,
+		eta: eta,
+		bar: bar,
+		legend: legend,
+		badge: badge,
+		pct: pct,
+		funnel: funnel,
+		confirm: confirm,
+		views: {},
+		created: {},
+	};
 })();

@@ -34,7 +34,12 @@ export const resources: Record<string, Record<string, ConvoOperation>> = {
 		cancel: campaign.cancel,
 	},
 	reindexRun: { start: reindexRun.start, get: reindexRun.get },
-	suppression: { add: suppression.add, check: suppression.check, getAll: suppression.getAll, remove: suppression.remove },
+	suppression: {
+		add: suppression.add,
+		check: suppression.check,
+		getAll: suppression.getAll,
+		remove: suppression.remove,
+	},
 } satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 
 /**
@@ -59,7 +64,11 @@ export function operationsWithBatching(): Record<string, string[]> {
  * holds nothing but `error`, `message` and `details` (n8n-core's handleNodeErrorOutput, which
  * then adds the input item's fields), so there the guidance goes under `details`.
  */
-function errorItem(error: NodeApiError | NodeOperationError, itemIndex: number | number[], forErrorOutput: boolean): INodeExecutionData {
+function errorItem(
+	error: NodeApiError | NodeOperationError,
+	itemIndex: number | number[],
+	forErrorOutput: boolean,
+): INodeExecutionData {
 	const details: IDataObject = {};
 	if (error.description) details.description = error.description;
 	const httpCode = Number((error as NodeApiError).httpCode);
@@ -114,7 +123,10 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	if (operation.executeAll) return await runWholeInput.call(this, operation, items.length, nodeVersion);
 	const perItem = operation;
 	// An operation without batching ignores a value an older workflow may still hold.
-	const requestsAtOnce = perItem.batching === false ? 1 : Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number) || 1);
+	const requestsAtOnce =
+		perItem.batching === false
+			? 1
+			: Math.max(1, Math.floor(this.getNodeParameter('batching.requestsAtOnce', 0, 1) as number) || 1);
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: NodeApiError | NodeOperationError | undefined;
@@ -136,7 +148,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 
 	// Items start in input order, at most requestsAtOnce at a time; once one has failed, those still queued start nothing.
 	const limit = pLimit(requestsAtOnce);
-	await Promise.all(items.map((_, itemIndex) => limit(async () => (failure === undefined ? await runItem(itemIndex) : undefined))));
+	await Promise.all(
+		items.map((_, itemIndex) => limit(async () => (failure === undefined ? await runItem(itemIndex) : undefined))),
+	);
 	if (failure) throw failure;
 	return [results.flat()];
 }

@@ -90,7 +90,10 @@ export function identifierField(options: IdentifierFieldOptions): INodePropertie
 				validation: [
 					{
 						type: 'regex',
-						properties: { regex: UUID_PATTERN, errorMessage: `${options.displayName} must be a UUID (8-4-4-4-12 hex digits)` },
+						properties: {
+							regex: UUID_PATTERN,
+							errorMessage: `${options.displayName} must be a UUID (8-4-4-4-12 hex digits)`,
+						},
 					},
 				],
 			},
@@ -162,7 +165,14 @@ export function templateVariablesField(description: string, valueDescription: st
 				displayName: 'Variable',
 				name: 'variable',
 				values: [
-					{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'e.g. 1 or first_name', description: 'Variable name or position' },
+					{
+						displayName: 'Name',
+						name: 'name',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. 1 or first_name',
+						description: 'Variable name or position',
+					},
 					{ displayName: 'Value', name: 'value', type: 'string', default: '', description: valueDescription },
 				],
 			},
@@ -174,10 +184,19 @@ export function templateVariablesField(description: string, valueDescription: st
 export function templateVariables(this: IExecuteFunctions, itemIndex: number): Record<string, unknown> {
 	const byJson = this.getNodeParameter('defineUsing', itemIndex, 'fields') === 'json';
 	const pairs: KeyValuePair[] = byJson
-		? objectToPairs(jsonObjectParameter.call(this, this.getNodeParameter('variablesJson', itemIndex, '{}'), 'Variables (JSON)', itemIndex))
-		: (this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>).map((variable) => ({
-				key: variable.name,
-				value: String(variable.value ?? ''),
-			}));
+		? objectToPairs(
+				jsonObjectParameter.call(
+					this,
+					this.getNodeParameter('variablesJson', itemIndex, '{}'),
+					'Variables (JSON)',
+					itemIndex,
+				),
+			)
+		: (this.getNodeParameter('variables.variable', itemIndex, []) as Array<{ name?: unknown; value?: unknown }>).map(
+				(variable) => ({
+					key: variable.name,
+					value: String(variable.value ?? ''),
+				}),
+			);
 	return pairsToObject.call(this, pairs, byJson ? 'Variables (JSON)' : 'Variables', itemIndex);
 }

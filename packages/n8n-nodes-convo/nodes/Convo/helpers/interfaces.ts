@@ -1,6 +1,15 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-export type ConvoResource = 'message' | 'template' | 'contact' | 'conversation' | 'searchItem' | 'agent' | 'campaign' | 'reindexRun' | 'suppression';
+export type ConvoResource =
+	| 'message'
+	| 'template'
+	| 'contact'
+	| 'conversation'
+	| 'searchItem'
+	| 'agent'
+	| 'campaign'
+	| 'reindexRun'
+	| 'suppression';
 
 /**
  * What one operation file exports: its fields, and what it does for one input item (`execute`) or,

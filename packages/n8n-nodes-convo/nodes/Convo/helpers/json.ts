@@ -2,7 +2,13 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 /** A JSON parameter: typed JSON text or a value an expression produced; undefined when empty. */
-function jsonParameter(this: IExecuteFunctions, value: unknown, fieldName: string, itemIndex: number, example: string): unknown {
+function jsonParameter(
+	this: IExecuteFunctions,
+	value: unknown,
+	fieldName: string,
+	itemIndex: number,
+	example: string,
+): unknown {
 	if (typeof value !== 'string') return value ?? undefined;
 	if (value.trim() === '') return undefined;
 	try {
@@ -37,7 +43,12 @@ export function jsonObjectParameter(
 }
 
 /** A JSON-array parameter, like `jsonObjectParameter`; anything that is not a list fails the item. */
-export function jsonArrayParameter(this: IExecuteFunctions, value: unknown, fieldName: string, itemIndex: number): IDataObject[] | undefined {
+export function jsonArrayParameter(
+	this: IExecuteFunctions,
+	value: unknown,
+	fieldName: string,
+	itemIndex: number,
+): IDataObject[] | undefined {
 	const parsed = jsonParameter.call(this, value, fieldName, itemIndex, '[{"index": 0, "text": "order-77"}]');
 	if (parsed === undefined || parsed === null) return undefined;
 	if (!Array.isArray(parsed)) {
@@ -63,7 +74,12 @@ export function objectToPairs(object: IDataObject | undefined): KeyValuePair[] {
  * Key/value pairs as an object. Empty keys are skipped; a key given twice fails the item, naming
  * the field, because one of the values would otherwise be lost without a word.
  */
-export function pairsToObject(this: IExecuteFunctions, pairs: KeyValuePair[] | undefined, fieldName: string, itemIndex: number): IDataObject {
+export function pairsToObject(
+	this: IExecuteFunctions,
+	pairs: KeyValuePair[] | undefined,
+	fieldName: string,
+	itemIndex: number,
+): IDataObject {
 	const out: IDataObject = {};
 	for (const pair of pairs ?? []) {
 		const key = String(pair.key ?? '').trim();

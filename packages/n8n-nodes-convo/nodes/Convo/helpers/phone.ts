@@ -12,7 +12,12 @@ export const BUSINESS_NUMBER_LABEL = 'Business Number';
  * read once for all items (Campaign → Create's Business Number) passes no item index: its error
  * is no item's fault, so n8n shows it without "[item 0]".
  */
-export function phoneDigits(this: IExecuteFunctions, value: unknown, fieldName: string, itemIndex: number | undefined): string {
+export function phoneDigits(
+	this: IExecuteFunctions,
+	value: unknown,
+	fieldName: string,
+	itemIndex: number | undefined,
+): string {
 	const parsed = parsePhoneNumber(String(value ?? ''));
 	if (!parsed.ok) {
 		throw new NodeOperationError(this.getNode(), `${fieldName} ${parsed.reason}`, {
@@ -24,6 +29,11 @@ export function phoneDigits(this: IExecuteFunctions, value: unknown, fieldName: 
 }
 
 /** "+" and digits: the recipient form of the messaging API (v1). */
-export function phoneInternational(this: IExecuteFunctions, value: unknown, fieldName: string, itemIndex: number): string {
+export function phoneInternational(
+	this: IExecuteFunctions,
+	value: unknown,
+	fieldName: string,
+	itemIndex: number,
+): string {
 	return `+${phoneDigits.call(this, value, fieldName, itemIndex)}`;
 }

@@ -41,16 +41,26 @@ function listLabel(name: string, id: string): string {
  * dropdown page of matches is found (or FILTER_READS pages were read): an old campaign is found by
  * its id without scrolling through empty pages.
  */
-export async function searchCampaigns(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+export async function searchCampaigns(
+	this: ILoadOptionsFunctions,
+	filter?: string,
+	paginationToken?: string,
+): Promise<INodeListSearchResult> {
 	const filtering = (filter ?? '').trim() !== '';
 	let offset = Math.max(0, Number(paginationToken ?? 0) || 0);
 	const results: INodeListSearchItems[] = [];
 	for (let reads = 0; reads < (filtering ? FILTER_READS : 1); reads++) {
-		const page = await runnerJson.call(this, { ...RUNNER_ROUTES.listCampaigns, qs: { limit: filtering ? LIST_PAGE_MAX : CAMPAIGNS_PER_PAGE, offset } });
+		const page = await runnerJson.call(this, {
+			...RUNNER_ROUTES.listCampaigns,
+			qs: { limit: filtering ? LIST_PAGE_MAX : CAMPAIGNS_PER_PAGE, offset },
+		});
 		const items = (Array.isArray(page.items) ? page.items : []) as IDataObject[];
 		for (const campaign of items) {
 			if (!matches(filter, campaign.id, campaign.name, campaign.state)) continue;
-			results.push({ name: listLabel(typeof campaign.name === 'string' ? campaign.name : '', String(campaign.id)), value: String(campaign.id) });
+			results.push({
+				name: listLabel(typeof campaign.name === 'string' ? campaign.name : '', String(campaign.id)),
+				value: String(campaign.id),
+			});
 		}
 		offset += items.length;
 		if (items.length === 0 || offset >= Number(page.total ?? 0)) return { results };
@@ -66,6 +76,9 @@ export async function searchReindexRuns(this: ILoadOptionsFunctions, filter?: st
 	return {
 		results: runs
 			.filter((run) => matches(filter, run.id, run.state, run.collection))
-			.map((run) => ({ name: listLabel(run.collection === undefined ? '' : `Collection ${String(run.collection)}`, String(run.id)), value: String(run.id) })),
+			.map((run) => ({
+				name: listLabel(run.collection === undefined ? '' : `Collection ${String(run.collection)}`, String(run.id)),
+				value: String(run.id),
+			})),
 	};
 }

@@ -32,7 +32,12 @@ export function acceptedAnswer(identity: SendIdentity, request: WireRequest, bas
 	return remembered.get(keyOf(identity, request, baseUrl));
 }
 
-export function rememberAccepted(identity: SendIdentity, request: WireRequest, baseUrl: string, answer: IDataObject): void {
+export function rememberAccepted(
+	identity: SendIdentity,
+	request: WireRequest,
+	baseUrl: string,
+	answer: IDataObject,
+): void {
 	const key = keyOf(identity, request, baseUrl);
 	remembered.delete(key);
 	remembered.set(key, answer);

@@ -17,8 +17,15 @@ import { acceptedAnswer, rememberAccepted, type SendIdentity } from './acceptedS
 import { labelledIssue, type LabelOf } from '../helpers/fieldLabels';
 import { sendWithRetries } from './retries';
 
-function contractFailure(this: IExecuteFunctions, error: ContractError, itemIndex: number, labelOf: LabelOf): NodeOperationError {
-	const apiFields = error.issues.filter((issue) => issue.field !== '').map((issue) => `${issue.field} (${issue.location})`);
+function contractFailure(
+	this: IExecuteFunctions,
+	error: ContractError,
+	itemIndex: number,
+	labelOf: LabelOf,
+): NodeOperationError {
+	const apiFields = error.issues
+		.filter((issue) => issue.field !== '')
+		.map((issue) => `${issue.field} (${issue.location})`);
 	return new NodeOperationError(this.getNode(), error.issues.map((issue) => labelledIssue(labelOf, issue)).join('; '), {
 		itemIndex,
 		description: `Nothing was sent. Correct the field named in the message.${

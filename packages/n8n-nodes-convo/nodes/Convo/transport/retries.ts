@@ -5,7 +5,11 @@ import { retryDelay, type RequestFailure, type RetryState } from '../../shared';
 
 /** The system error code of a failed connection (ECONNREFUSED, ...), wherever n8n's wrapping put it. */
 function connectionErrorCode(error: unknown): string | undefined {
-	for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 5; depth++) {
+	for (
+		let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+		current && depth < 5;
+		depth++
+	) {
 		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
 		current = current.cause as typeof current;
 	}
@@ -22,7 +26,10 @@ export type LastTry = { kind: 'answer'; response: IN8nHttpFullResponse } | { kin
  * statuses end the loop as they are (below 400, or what the caller handles itself). What the caller
  * tells its user about a failure stays with the caller.
  */
-export async function sendWithRetries(send: () => Promise<IN8nHttpFullResponse>, settled: (statusCode: number) => boolean): Promise<LastTry> {
+export async function sendWithRetries(
+	send: () => Promise<IN8nHttpFullResponse>,
+	settled: (statusCode: number) => boolean,
+): Promise<LastTry> {
 	const state: RetryState = { attempts: 0, rateLimited: 0, rateLimitWaitedMs: 0 };
 	for (;;) {
 		state.attempts++;
@@ -36,7 +43,11 @@ export async function sendWithRetries(send: () => Promise<IN8nHttpFullResponse>,
 			continue;
 		}
 		if (settled(response.statusCode)) return { kind: 'answer', response };
-		const failure: RequestFailure = { kind: 'status', status: response.statusCode, retryAfter: response.headers?.['retry-after'] };
+		const failure: RequestFailure = {
+			kind: 'status',
+			status: response.statusCode,
+			retryAfter: response.headers?.['retry-after'],
+		};
 		if (response.statusCode === 429) {
 			state.rateLimited++;
 			// Waiting on a rate limit does not use up the tries kept for failures of the service.

@@ -1,4 +1,13 @@
-import type { IDataObject, IExecuteFunctions, IHookFunctions, IHttpRequestMethods, ILoadOptionsFunctions, IN8nHttpFullResponse, IWebhookFunctions, JsonObject } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHookFunctions,
+	IHttpRequestMethods,
+	ILoadOptionsFunctions,
+	IN8nHttpFullResponse,
+	IWebhookFunctions,
+	JsonObject,
+} from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import { RUNNER_ROUTES, runnerPath, type RUNNER_ANSWERS } from '../../shared';
@@ -27,11 +36,17 @@ export interface RunnerCall {
 
 /** The runner's base URL as users type it: a trailing slash or a typed `/api` is removed. */
 export function runnerRoot(url: unknown): string {
-	return String(url ?? '').trim().replace(/(\/+(api)?)+$/, '');
+	return String(url ?? '')
+		.trim()
+		.replace(/(\/+(api)?)+$/, '');
 }
 
 /** What the user should do about an error answer of the runner. */
-function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelOf']): { message: string; description: string } {
+function guidance(
+	status: number,
+	body: IDataObject,
+	labelOf: RunnerCall['labelOf'],
+): { message: string; description: string } {
 	const said = typeof body.message === 'string' && body.message !== '' ? body.message : `HTTP ${status}`;
 	if (status === 401 || status === 403) {
 		return {
@@ -39,16 +54,35 @@ function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelO
 			description: `Check the Token in the ${CREDENTIAL_NAME} credential: it must be the RUNNER_TOKEN the runner was started with.`,
 		};
 	}
-	if (status === 404) return { message: `Not found at the runner: ${said}`, description: 'Check the ID: it is the id the runner answered when the campaign or run was created.' };
-	if (status === 409) return { message: `The runner refused the request now: ${said}`, description: 'The campaign or run is in a state that does not allow this; read it with Get first.' };
-	if (status === 413) return { message: `The runner refused the request as too large: ${said}`, description: 'Send fewer or smaller rows.' };
+	if (status === 404)
+		return {
+			message: `Not found at the runner: ${said}`,
+			description: 'Check the ID: it is the id the runner answered when the campaign or run was created.',
+		};
+	if (status === 409)
+		return {
+			message: `The runner refused the request now: ${said}`,
+			description: 'The campaign or run is in a state that does not allow this; read it with Get first.',
+		};
+	if (status === 413)
+		return {
+			message: `The runner refused the request as too large: ${said}`,
+			description: 'Send fewer or smaller rows.',
+		};
 	if (status === 400 && typeof body.field === 'string' && body.field !== '') {
 		const label = labelOf?.(body.field);
 		// The runner's message starts with its own field name; name it as the user sees it.
 		const message = label && said.startsWith(body.field) ? `${label}${said.slice(body.field.length)}` : said;
-		return { message: `The runner refused a field: ${message}`, description: `Correct ${label ?? body.field} (runner API field: ${body.field}).` };
+		return {
+			message: `The runner refused a field: ${message}`,
+			description: `Correct ${label ?? body.field} (runner API field: ${body.field}).`,
+		};
 	}
-	if (status >= 500) return { message: `The runner failed: ${said}`, description: 'The runner answered with an error of its own; its log says more. Try again later.' };
+	if (status >= 500)
+		return {
+			message: `The runner failed: ${said}`,
+			description: 'The runner answered with an error of its own; its log says more. Try again later.',
+		};
 	return { message: `The runner refused the request: ${said}`, description: 'Correct the value the message names.' };
 }
 
@@ -59,7 +93,10 @@ function guidance(status: number, body: IDataObject, labelOf: RunnerCall['labelO
  * when repeated). An error answer `{ status, code, message, field? }` becomes a NodeApiError that
  * says what to do; the request, which carries the token, is never attached.
  */
-export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions, call: RunnerCall): Promise<{ statusCode: number; body: unknown }> {
+export async function runnerRequest(
+	this: IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions,
+	call: RunnerCall,
+): Promise<{ statusCode: number; body: unknown }> {
 	const credentials = await this.getCredentials(RUNNER_CREDENTIAL, call.itemIndex ?? 0);
 	const url = `${runnerRoot(credentials.runnerUrl)}${call.path}`;
 	const settled = (statusCode: number) => statusCode < 400 || call.allowStatuses?.includes(statusCode) === true;
@@ -98,7 +135,10 @@ export async function runnerRequest(this: IExecuteFunctions | IHookFunctions | I
 }
 
 /** `runnerRequest` for routes whose answer is a JSON object. */
-export async function runnerJson(this: IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions, call: RunnerCall): Promise<IDataObject> {
+export async function runnerJson(
+	this: IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions,
+	call: RunnerCall,
+): Promise<IDataObject> {
 	const { body } = await runnerRequest.call(this, call);
 	return (body && typeof body === 'object' ? body : {}) as IDataObject;
 }
@@ -118,5 +158,7 @@ export async function runnerAnswer<Name extends keyof RunnerAnswers>(
 ): Promise<Partial<z.infer<RunnerAnswers[Name]>>> {
 	const { id, ...rest } = call;
 	const route = RUNNER_ROUTES[name];
-	return (await runnerJson.call(context, { ...rest, method: route.method, path: runnerPath(route, id) })) as Partial<z.infer<RunnerAnswers[Name]>>;
+	return (await runnerJson.call(context, { ...rest, method: route.method, path: runnerPath(route, id) })) as Partial<
+		z.infer<RunnerAnswers[Name]>
+	>;
 }

@@ -53,7 +53,10 @@ const batchingField: INodeProperties = {
  */
 const batching: INodeProperties[] = Object.entries(operationsWithBatching())
 	.filter(([, operations]) => operations.length > 0)
-	.map(([resource, operations]) => ({ ...batchingField, displayOptions: { show: { resource: [resource], operation: operations } } }));
+	.map(([resource, operations]) => ({
+		...batchingField,
+		displayOptions: { show: { resource: [resource], operation: operations } },
+	}));
 
 /**
  * Versions 1 and 1.1 of the Convo node: its fields and its execute. 1.1 differs only in the
@@ -86,7 +89,8 @@ export class ConvoV1 implements INodeType {
 						{
 							name: 'Campaign',
 							value: 'campaign',
-							description: 'Send a template to a whole list through convo-runner, durably and at a safe rate (Convo Runner API credential)',
+							description:
+								'Send a template to a whole list through convo-runner, durably and at a safe rate (Convo Runner API credential)',
 						},
 						{
 							name: 'Contact',
@@ -102,13 +106,15 @@ export class ConvoV1 implements INodeType {
 						{
 							name: 'Reindex Run',
 							value: 'reindexRun',
-							description: 'Keep a search collection in sync with a feed through convo-runner (Convo Runner API credential)',
+							description:
+								'Keep a search collection in sync with a feed through convo-runner (Convo Runner API credential)',
 						},
 						{ name: 'Search Item', value: 'searchItem', description: 'Items of search collections' },
 						{
 							name: 'Suppression',
 							value: 'suppression',
-							description: 'Phones no marketing campaign sends to: opt-outs (STOP) and phones put there (Convo Runner API credential)',
+							description:
+								'Phones no marketing campaign sends to: opt-outs (STOP) and phones put there (Convo Runner API credential)',
 						},
 						{ name: 'Template', value: 'template', description: 'Send approved template messages' },
 					],

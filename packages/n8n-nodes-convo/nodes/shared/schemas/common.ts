@@ -7,7 +7,8 @@ import { PHONE_DIGITS, PHONE_DIGITS_PATTERN } from '../phone';
  * The pattern is also the editor's check of identifier fields, so both refuse the same values.
  */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
-export const uuid = () => z.string().regex(new RegExp(UUID_PATTERN), { error: 'must be a UUID (8-4-4-4-12 hex digits)' });
+export const uuid = () =>
+	z.string().regex(new RegExp(UUID_PATTERN), { error: 'must be a UUID (8-4-4-4-12 hex digits)' });
 
 export const nonEmptyString = () => z.string().min(1);
 
@@ -22,7 +23,8 @@ export const phoneDigits = () =>
 			const input = String(issue.input);
 			if (input.startsWith('+')) return `must not start with "+": send ${PHONE_DIGITS_RULE}`;
 			// In a URL query an unencoded "+" reads as a space.
-			if (/^ \d/.test(input)) return `starts with a space, which is how a "+" in a URL query arrives: send ${PHONE_DIGITS_RULE}`;
+			if (/^ \d/.test(input))
+				return `starts with a space, which is how a "+" in a URL query arrives: send ${PHONE_DIGITS_RULE}`;
 			return `must be ${PHONE_DIGITS_RULE}`;
 		},
 	});

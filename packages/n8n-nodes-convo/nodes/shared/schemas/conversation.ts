@@ -15,12 +15,23 @@ export const getConversationQuery = z
 	.check((ctx) => {
 		const { phone, field_key, field_value } = ctx.value;
 		// A field that broke its own rule is missing from the value but was given: no second error.
-		const given = (field: string, value: unknown) => value !== undefined || ctx.issues.some((issue) => issue.path?.[0] === field);
+		const given = (field: string, value: unknown) =>
+			value !== undefined || ctx.issues.some((issue) => issue.path?.[0] === field);
 		if (given('field_key', field_key) && !given('field_value', field_value)) {
-			ctx.issues.push({ code: 'custom', input: ctx.value, path: ['field_value'], message: 'is required when field_key is given' });
+			ctx.issues.push({
+				code: 'custom',
+				input: ctx.value,
+				path: ['field_value'],
+				message: 'is required when field_key is given',
+			});
 		}
 		if (given('field_value', field_value) && !given('field_key', field_key)) {
-			ctx.issues.push({ code: 'custom', input: ctx.value, path: ['field_key'], message: 'is required when field_value is given' });
+			ctx.issues.push({
+				code: 'custom',
+				input: ctx.value,
+				path: ['field_key'],
+				message: 'is required when field_value is given',
+			});
 		}
 		if (!given('phone', phone) && !given('field_key', field_key) && !given('field_value', field_value)) {
 			ctx.issues.push({

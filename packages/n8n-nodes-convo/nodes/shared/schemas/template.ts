@@ -36,7 +36,8 @@ export const sendTemplateBody = z
 					path: [key],
 					// Variables are named "1", "2", ...: the sentence says "variable 1 holds a URL", not "1 holds a URL".
 					params: { noun: 'variable' },
-					message: 'holds a URL; the platform refuses URLs as body variables: send a dynamic URL button value in buttons',
+					message:
+						'holds a URL; the platform refuses URLs as body variables: send a dynamic URL button value in buttons',
 				});
 			}
 		}

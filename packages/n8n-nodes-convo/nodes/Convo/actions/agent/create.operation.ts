@@ -40,7 +40,8 @@ const properties: INodeProperties[] = [
 				name: 'toolsJson',
 				type: 'json',
 				default: '{}',
-				description: 'Further tool configuration as a JSON object, e.g. {"handoff_to_human_control": {"enabled": true}}',
+				description:
+					'Further tool configuration as a JSON object, e.g. {"handoff_to_human_control": {"enabled": true}}',
 			},
 		],
 	},
@@ -50,7 +51,11 @@ const properties: INodeProperties[] = [
 export const description = updateDisplayOptions({ show: { resource: ['agent'], operation: ['create'] } }, properties);
 
 /** The parameter that fills each API field, so errors name fields by their labels. */
-export const apiFields: Readonly<Record<string, string>> = { 'agent.name': 'name', 'agent.system_prompt': 'systemPrompt', 'agent.tools': 'tools' };
+export const apiFields: Readonly<Record<string, string>> = {
+	'agent.name': 'name',
+	'agent.system_prompt': 'systemPrompt',
+	'agent.tools': 'tools',
+};
 
 const labelOf = fieldLabels({ description, apiFields });
 

@@ -19,6 +19,12 @@ const labelOf = fieldLabels({ description, apiFields });
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const agentId = identifierValue.call(this, 'agentId', itemIndex);
-	const response = await convoRequest.call(this, OPERATIONS.getAgent, { params: { agent_id: agentId } }, itemIndex, labelOf);
+	const response = await convoRequest.call(
+		this,
+		OPERATIONS.getAgent,
+		{ params: { agent_id: agentId } },
+		itemIndex,
+		labelOf,
+	);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapAgent(response) : response;
 }

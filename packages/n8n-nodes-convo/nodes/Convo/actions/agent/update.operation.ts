@@ -11,16 +11,31 @@ import { agentIdField, handoffFields, toolsFrom } from './fields';
 
 /** JSON objects the service merges key by key into the stored value (SPEC B11). */
 const MERGED_JSON_FIELDS = [
-	{ displayName: 'Activation Rules', name: 'activationRules', key: 'activation_rules', what: 'when the agent becomes active' },
+	{
+		displayName: 'Activation Rules',
+		name: 'activationRules',
+		key: 'activation_rules',
+		what: 'when the agent becomes active',
+	},
 	{ displayName: 'Data', name: 'data', key: 'data', what: 'data the agent can use' },
-	{ displayName: 'Follow-Up Settings', name: 'followUpSettings', key: 'follow_up_settings', what: 'follow-up messages' },
+	{
+		displayName: 'Follow-Up Settings',
+		name: 'followUpSettings',
+		key: 'follow_up_settings',
+		what: 'follow-up messages',
+	},
 	{
 		displayName: 'Inactivity Run Settings',
 		name: 'inactivityRunSettings',
 		key: 'inactivity_run_settings',
 		what: 'what the agent does when the contact is inactive',
 	},
-	{ displayName: 'Prompt Config', name: 'promptConfig', key: 'prompt_config', what: 'the structured prompt, e.g. {"tone_prompt": "friendly"}' },
+	{
+		displayName: 'Prompt Config',
+		name: 'promptConfig',
+		key: 'prompt_config',
+		what: 'the structured prompt, e.g. {"tone_prompt": "friendly"}',
+	},
 ] as const;
 
 const properties: INodeProperties[] = [
@@ -93,6 +108,12 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	}
 	const tools = toolsFrom.call(this, fields, itemIndex);
 	if (tools) agent.tools = tools;
-	const response = await convoRequest.call(this, OPERATIONS.updateAgent, { params: { agent_id: agentId }, body: { agent } }, itemIndex, labelOf);
+	const response = await convoRequest.call(
+		this,
+		OPERATIONS.updateAgent,
+		{ params: { agent_id: agentId }, body: { agent } },
+		itemIndex,
+		labelOf,
+	);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapAgent(response) : response;
 }

@@ -10,7 +10,10 @@ const ROUTES = { pause: 'pauseCampaign', resume: 'resumeCampaign', cancel: 'canc
 
 /** Pause, Resume and Cancel: the same field and call, one route each. */
 export function controlOperation(action: ControlAction) {
-	const description: INodeProperties[] = updateDisplayOptions({ show: { resource: ['campaign'], operation: [action] } }, campaignIdFields);
+	const description: INodeProperties[] = updateDisplayOptions(
+		{ show: { resource: ['campaign'], operation: [action] } },
+		campaignIdFields,
+	);
 	async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 		const id = runnerIdValue.call(this, 'campaignId', 'Campaign ID', itemIndex);
 		// Each is a state change that is the same when repeated, so a retry is harmless.

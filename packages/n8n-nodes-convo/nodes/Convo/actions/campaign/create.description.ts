@@ -27,7 +27,8 @@ const properties: INodeProperties[] = [
 	identifierField({
 		displayName: 'Template ID',
 		name: 'templateId',
-		description: 'ID of an approved template of the business whose API key the runner uses, shown with the template in the Convo dashboard',
+		description:
+			'ID of an approved template of the business whose API key the runner uses, shown with the template in the Convo dashboard',
 	}),
 	{
 		displayName: BUSINESS_NUMBER_LABEL,
@@ -36,7 +37,8 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. +49 30 1234567',
-		description: 'Business phone number the campaign is sent from, with country code. The runner keeps one rate per number.',
+		description:
+			'Business phone number the campaign is sent from, with country code. The runner keeps one rate per number.',
 	},
 	{
 		displayName: 'Rate (Sends per Second)',
@@ -44,7 +46,8 @@ const properties: INodeProperties[] = [
 		type: 'number',
 		typeOptions: { minValue: RATE_BOUNDS.min, maxValue: RATE_BOUNDS.max },
 		default: 60,
-		description: 'How many messages per second the runner sends for this campaign (campaigns on one number share the strictest rate)',
+		description:
+			'How many messages per second the runner sends for this campaign (campaigns on one number share the strictest rate)',
 	},
 	{
 		displayName: 'Phone',
@@ -62,7 +65,11 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		options: [
 			{ name: 'Fields Below', value: 'fields', description: 'Map each template variable to a value of the item' },
-			{ name: 'JSON', value: 'json', description: 'Give each item\'s variables as one JSON object, as AI agents and mapped data do best' },
+			{
+				name: 'JSON',
+				value: 'json',
+				description: "Give each item's variables as one JSON object, as AI agents and mapped data do best",
+			},
 		],
 		default: 'fields',
 		description: 'How the template variables of each recipient are given',
@@ -91,7 +98,8 @@ const properties: INodeProperties[] = [
 			identifierField({
 				displayName: 'Agent ID',
 				name: 'agentId',
-				description: 'ID of an agent of the business to assign to each conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+				description:
+					'ID of an agent of the business to assign to each conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
 				required: false,
 			}),
 			{
@@ -125,7 +133,8 @@ const properties: INodeProperties[] = [
 				name: 'startAt',
 				type: 'dateTime',
 				default: '',
-				description: 'When the runner starts sending; empty starts at once. A time without an offset is read in the workflow\'s time zone: one the clocks skip that day (daylight saving) is refused, one they show twice is the first.',
+				description:
+					"When the runner starts sending; empty starts at once. A time without an offset is read in the workflow's time zone: one the clocks skip that day (daylight saving) is refused, one they show twice is the first.",
 			},
 			{
 				displayName: 'Test Send To',
@@ -141,11 +150,20 @@ const properties: INodeProperties[] = [
 				name: 'whenCapped',
 				type: 'options',
 				options: [
-					{ name: 'Skip (Outcome Capped)', value: 'skip', description: 'Not sent; its outcome is capped, with the time it would next be allowed' },
-					{ name: 'Wait Until Allowed', value: 'wait', description: 'Stays pending and is sent once the cap allows it; the campaign completes after that' },
+					{
+						name: 'Skip (Outcome Capped)',
+						value: 'skip',
+						description: 'Not sent; its outcome is capped, with the time it would next be allowed',
+					},
+					{
+						name: 'Wait Until Allowed',
+						value: 'wait',
+						description: 'Stays pending and is sent once the cap allows it; the campaign completes after that',
+					},
 				],
 				default: 'skip',
-				description: "What becomes of a recipient the runner's frequency cap holds back (at most N campaign messages per phone per window, across campaigns: convo-runner cap set)",
+				description:
+					"What becomes of a recipient the runner's frequency cap holds back (at most N campaign messages per phone per window, across campaigns: convo-runner cap set)",
 			},
 		],
 	},
@@ -178,7 +196,11 @@ const properties: INodeProperties[] = [
 				name: 'output',
 				type: 'options',
 				options: [
-					{ name: 'The Campaign', value: 'campaign', description: 'ONE item: campaign_id, state, totals and the rejected rows' },
+					{
+						name: 'The Campaign',
+						value: 'campaign',
+						description: 'ONE item: campaign_id, state, totals and the rejected rows',
+					},
 					{
 						name: 'Each Input Item With Its Outcome',
 						value: 'recipients',
@@ -209,7 +231,10 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['campaign'], operation: ['create'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['campaign'], operation: ['create'] } },
+	properties,
+);
 
 /** The parameter that fills each runner API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = {

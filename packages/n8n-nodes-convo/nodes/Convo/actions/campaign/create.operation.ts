@@ -27,20 +27,33 @@ const labelOf = fieldLabels({ description, apiFields });
 async function startDraft(this: IExecuteFunctions, campaignId: string, key: string): Promise<Partial<CampaignAnswer>> {
 	try {
 		// A draft with Test Send To sends its test here; a refusal names the field (labelOf) and leaves the draft unstarted.
-		return await runnerAnswer(this, 'startCampaign', { id: campaignId, body: {}, idempotencyKey: `${key}-start`, labelOf });
+		return await runnerAnswer(this, 'startCampaign', {
+			id: campaignId,
+			body: {},
+			idempotencyKey: `${key}-start`,
+			labelOf,
+		});
 	} catch (startError) {
 		let current: Partial<CampaignAnswer>;
 		try {
 			current = await runnerAnswer(this, 'getCampaign', { id: campaignId });
 		} catch {
-			throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} may be running: the runner did not answer its start`, {
-				description: `${(startError as Error).message}. Read campaign ${campaignId} with Campaign → Get before anything else. Running this node again with the same input and Campaign Key is safe: it finds campaign ${campaignId} and sends nobody twice.`,
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`Campaign ${campaignId} may be running: the runner did not answer its start`,
+				{
+					description: `${(startError as Error).message}. Read campaign ${campaignId} with Campaign → Get before anything else. Running this node again with the same input and Campaign Key is safe: it finds campaign ${campaignId} and sends nobody twice.`,
+				},
+			);
 		}
 		if (current.state !== 'draft') return current;
-		throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} was not started: ${(startError as Error).message}`, {
-			description: `Nothing was sent; campaign ${campaignId} is still a draft (removed after 24 h). Running this node again with the same input starts this same campaign.`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`Campaign ${campaignId} was not started: ${(startError as Error).message}`,
+			{
+				description: `Nothing was sent; campaign ${campaignId} is still a draft (removed after 24 h). Running this node again with the same input starts this same campaign.`,
+			},
+		);
 	}
 }
 
@@ -63,9 +76,15 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	const key = keyBase.call(this, settings, rows);
 
 	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
-	if (options.dryRun === true) return await dryRun.call(this, { ...settings, ...(name === undefined ? {} : { name }) }, rows);
+	if (options.dryRun === true)
+		return await dryRun.call(this, { ...settings, ...(name === undefined ? {} : { name }) }, rows);
 
-	const draftBody: CreateCampaignBody = { ...(settings as Omit<CreateCampaignBody, 'draft' | 'recipients'>), ...(name === undefined ? {} : { name }), draft: true, recipients: [] };
+	const draftBody: CreateCampaignBody = {
+		...(settings as Omit<CreateCampaignBody, 'draft' | 'recipients'>),
+		...(name === undefined ? {} : { name }),
+		draft: true,
+		recipients: [],
+	};
 	const draft = await runnerAnswer(this, 'createCampaign', {
 		body: draftBody as IDataObject,
 		idempotencyKey: `${key}-draft`,
@@ -74,14 +93,18 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	const campaignId = String(draft.id ?? '');
 	if (campaignId === '') {
 		throw new NodeOperationError(this.getNode(), 'The runner answered the create without a campaign id', {
-			description: 'Check that the Runner URL of the Convo Runner API credential points at convo-runner (a version with draft campaigns).',
+			description:
+				'Check that the Runner URL of the Convo Runner API credential points at convo-runner (a version with draft campaigns).',
 		});
 	}
 
 	const rejections: IDataObject[] = [];
 	let totals: Partial<AddRecipientsAnswer> = { total: 0, accepted: 0, rejected: 0 };
 	for (let start = 0, chunk = 0; start < rows.length; start += RECIPIENTS_PER_CHUNK, chunk++) {
-		const chunkBody: AddRecipientsBody = { recipients: rows.slice(start, start + RECIPIENTS_PER_CHUNK), first_line: start + 1 };
+		const chunkBody: AddRecipientsBody = {
+			recipients: rows.slice(start, start + RECIPIENTS_PER_CHUNK),
+			first_line: start + 1,
+		};
 		const answer = await runnerAnswer(this, 'addRecipients', {
 			id: campaignId,
 			body: chunkBody as IDataObject,
@@ -96,7 +119,10 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	}
 
 	const started = await startDraft.call(this, campaignId, key);
-	const waited = options.waitForCompletion === true ? await waitForCampaign.call(this, campaignId, Number(options.maxWaitSeconds ?? 60)) : undefined;
+	const waited =
+		options.waitForCompletion === true
+			? await waitForCampaign.call(this, campaignId, Number(options.maxWaitSeconds ?? 60))
+			: undefined;
 	const state = waited?.status.state ?? started.state;
 	if (options.output === 'recipients') return await recipientItems.call(this, campaignId, state, waited, rows);
 
@@ -123,15 +149,31 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
  * exactly as the real create finds it, and nothing is stored at the runner (no draft: a draft is
  * stored). No Idempotency-Key: a dry run keeps no answer. docs/decisions.md, "Dry runs".
  */
-async function dryRun(this: IExecuteFunctions, settings: IDataObject, rows: IDataObject[]): Promise<INodeExecutionData[]> {
+async function dryRun(
+	this: IExecuteFunctions,
+	settings: IDataObject,
+	rows: IDataObject[],
+): Promise<INodeExecutionData[]> {
 	if (rows.length > CREATE_ROWS_MAX) {
-		throw new NodeOperationError(this.getNode(), `Dry Run checks at most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items; this input has ${rows.length.toLocaleString('en-US')}`, {
-			description: 'Nothing was created or sent. Split the input, or check the whole file with the runner\'s CLI (campaign create --dry-run) or an upload with dry_run=true.',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`Dry Run checks at most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items; this input has ${rows.length.toLocaleString('en-US')}`,
+			{
+				description:
+					"Nothing was created or sent. Split the input, or check the whole file with the runner's CLI (campaign create --dry-run) or an upload with dry_run=true.",
+			},
+		);
 	}
-	const body: CreateCampaignBody = { ...(settings as Omit<CreateCampaignBody, 'recipients'>), recipients: rows, dry_run: true };
+	const body: CreateCampaignBody = {
+		...(settings as Omit<CreateCampaignBody, 'recipients'>),
+		recipients: rows,
+		dry_run: true,
+	};
 	const answer = (await runnerAnswer(this, 'createCampaign', { body: body as IDataObject, labelOf })) as IDataObject;
-	const rejections = ((answer.rejections ?? []) as IDataObject[]).map((rejection) => ({ item: Number(rejection.line) - 1, ...rejection }));
+	const rejections = ((answer.rejections ?? []) as IDataObject[]).map((rejection) => ({
+		item: Number(rejection.line) - 1,
+		...rejection,
+	}));
 	return [
 		{
 			json: { ...answer, rejections },

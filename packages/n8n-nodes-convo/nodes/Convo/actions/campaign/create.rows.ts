@@ -19,7 +19,9 @@ export function campaignSettings(this: IExecuteFunctions): IDataObject {
 		rate: this.getNodeParameter('rate', 0, 60) as number,
 	};
 	if (settings.template_id === '') {
-		throw new NodeOperationError(this.getNode(), 'Template ID is empty', { description: 'Nothing was sent. Give the ID of an approved template.' });
+		throw new NodeOperationError(this.getNode(), 'Template ID is empty', {
+			description: 'Nothing was sent. Give the ID of an approved template.',
+		});
 	}
 	const agentId = identifierValue.call(this, 'additionalFields.agentId', 0);
 	if (agentId !== '') settings.agent_id = agentId;
@@ -47,13 +49,20 @@ function startTime(this: IExecuteFunctions, value: unknown, label = 'Start Time'
 		});
 	if (/(Z|[+-]\d\d:?\d\d)$/i.test(text)) {
 		const at = new Date(text);
-		if (Number.isNaN(at.getTime())) throw refuse('is not a date and time', 'Give an ISO date and time such as 2026-03-01T09:00:00');
+		if (Number.isNaN(at.getTime()))
+			throw refuse('is not a date and time', 'Give an ISO date and time such as 2026-03-01T09:00:00');
 		return at.toISOString();
 	}
 	try {
 		return zonedInstant(text.replace(' ', 'T'), this.getTimezone()).toISOString();
 	} catch (error) {
-		const why = error instanceof LocalTimeError ? error : new LocalTimeError(`cannot be read: ${(error as Error).message}`, 'Give an ISO date and time such as 2026-03-01T09:00:00');
+		const why =
+			error instanceof LocalTimeError
+				? error
+				: new LocalTimeError(
+						`cannot be read: ${(error as Error).message}`,
+						'Give an ISO date and time such as 2026-03-01T09:00:00',
+					);
 		throw refuse(why.message, why.hint);
 	}
 }
@@ -89,7 +98,8 @@ export function rowOf(this: IExecuteFunctions, itemIndex: number): IDataObject {
 	const phone = this.getNodeParameter('phone', itemIndex, '');
 	row.phone = phone === undefined || phone === null ? '' : String(phone);
 	for (const [name, value] of Object.entries(variables)) {
-		row[name] = value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+		row[name] =
+			value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
 	}
 	return row;
 }
@@ -104,6 +114,11 @@ export function rowOf(this: IExecuteFunctions, itemIndex: number): IDataObject {
 export function keyBase(this: IExecuteFunctions, settings: IDataObject, rows: IDataObject[]): string {
 	const node = this.getNode();
 	const named = String(this.getNodeParameter('additionalFields.campaignKey', 0, '') ?? '').trim();
-	const parts = ['campaign', String(this.getWorkflow().id ?? ''), node.name, ...(named !== '' ? ['key', named] : ['content', JSON.stringify([settings, rows])])];
+	const parts = [
+		'campaign',
+		String(this.getWorkflow().id ?? ''),
+		node.name,
+		...(named !== '' ? ['key', named] : ['content', JSON.stringify([settings, rows])]),
+	];
 	return `n8n-${createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex').slice(0, 40)}`;
 }

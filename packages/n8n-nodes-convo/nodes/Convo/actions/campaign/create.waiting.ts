@@ -32,7 +32,11 @@ export function waitFields(waited: Waited): IDataObject {
  * wait it answers the status as it is, flagged: the campaign goes on at the runner, which is not
  * the node's failure (docs/decisions.md, #21). Progress goes to the editor's console (manual runs).
  */
-export async function waitForCampaign(this: IExecuteFunctions, campaignId: string, maxWaitSeconds: number): Promise<Waited> {
+export async function waitForCampaign(
+	this: IExecuteFunctions,
+	campaignId: string,
+	maxWaitSeconds: number,
+): Promise<Waited> {
 	const bound = Math.min(MAX_WAIT_SECONDS, Math.max(1, Number.isFinite(maxWaitSeconds) ? maxWaitSeconds : 60));
 	const began = Date.now();
 	const deadline = began + bound * 1000;
@@ -57,7 +61,13 @@ export async function waitForCampaign(this: IExecuteFunctions, campaignId: strin
  * checked against the item's: a Campaign Key that names an earlier campaign with other rows
  * fails the node rather than pair outcomes with the wrong customers.
  */
-export async function recipientItems(this: IExecuteFunctions, campaignId: string, state: string | undefined, waited: Waited | undefined, rows: IDataObject[]): Promise<INodeExecutionData[]> {
+export async function recipientItems(
+	this: IExecuteFunctions,
+	campaignId: string,
+	state: string | undefined,
+	waited: Waited | undefined,
+	rows: IDataObject[],
+): Promise<INodeExecutionData[]> {
 	const report = await readReport.call(this, campaignId, { outcome: 'all', wanted: Infinity, itemIndex: undefined });
 	const byLine = new Map(report.map((row) => [Number(row.line), row]));
 	const items = this.getInputData();

@@ -58,7 +58,10 @@ export function runnerIdField(options: RunnerIdFieldOptions): INodeProperties[] 
 				validation: [
 					{
 						type: 'regex',
-						properties: { regex: RUNNER_ID_PATTERN.source, errorMessage: `${options.displayName} is ${RUNNER_ID_RULE}` },
+						properties: {
+							regex: RUNNER_ID_PATTERN.source,
+							errorMessage: `${options.displayName} is ${RUNNER_ID_RULE}`,
+						},
 					},
 				],
 			},
@@ -94,13 +97,17 @@ export const runIdFields = runnerIdField({
 export function runnerIdValue(this: IExecuteFunctions, name: string, label: string, itemIndex: number): string {
 	const value = String(this.getNodeParameter(name, itemIndex, '', { extractValue: true }) ?? '').trim();
 	if (!RUNNER_ID_PATTERN.test(value)) {
-		throw new NodeOperationError(this.getNode(), value === '' ? `${label} is empty` : `${label} "${value.slice(0, 80)}" is not a runner ID`, {
-			itemIndex,
-			description:
-				value === ''
-					? `Nothing was sent. Pick it From List or give its ID (Create and Start put it in their output).`
-					: `Nothing was sent. ${label} is ${RUNNER_ID_RULE}, as the runner answered it at create.`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			value === '' ? `${label} is empty` : `${label} "${value.slice(0, 80)}" is not a runner ID`,
+			{
+				itemIndex,
+				description:
+					value === ''
+						? `Nothing was sent. Pick it From List or give its ID (Create and Start put it in their output).`
+						: `Nothing was sent. ${label} is ${RUNNER_ID_RULE}, as the runner answered it at create.`,
+			},
+		);
 	}
 	return value;
 }

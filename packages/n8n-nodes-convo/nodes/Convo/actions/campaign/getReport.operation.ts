@@ -14,16 +14,37 @@ const PAGE_SIZE = 1000;
 const OUTCOMES: Array<{ name: string; value: RecipientOutcome | 'all'; description: string }> = [
 	{ name: 'All', value: 'all', description: 'Every recipient, whatever became of it' },
 	{ name: 'Cancelled', value: 'cancelled', description: 'Not sent because the campaign was cancelled' },
-	{ name: 'Capped', value: 'capped', description: 'Not sent: the frequency cap across campaigns held it back; the error says when it would next be allowed' },
+	{
+		name: 'Capped',
+		value: 'capped',
+		description:
+			'Not sent: the frequency cap across campaigns held it back; the error says when it would next be allowed',
+	},
 	{ name: 'Claimed', value: 'claimed', description: 'Being sent right now' },
 	{ name: 'Failed', value: 'failed', description: 'The service refused the send' },
-	{ name: 'Not Sent', value: 'not_sent', description: 'Proven not sent (campaign stopped, or reconciled); can be retried' },
-	{ name: 'Expired', value: 'expired', description: "Not sent: the campaign's end passed first (its send window may have kept it waiting)" },
+	{
+		name: 'Not Sent',
+		value: 'not_sent',
+		description: 'Proven not sent (campaign stopped, or reconciled); can be retried',
+	},
+	{
+		name: 'Expired',
+		value: 'expired',
+		description: "Not sent: the campaign's end passed first (its send window may have kept it waiting)",
+	},
 	{ name: 'Pending', value: 'pending', description: 'Waiting for its turn' },
 	{ name: 'Rejected', value: 'rejected', description: 'Refused at create: bad phone, duplicate, bad variables' },
 	{ name: 'Sent', value: 'sent', description: 'Accepted by the service, with its message ID' },
-	{ name: 'Suppressed', value: 'suppressed', description: 'Never sent: the phone is on the suppression list (the error says why and since when)' },
-	{ name: 'Unknown', value: 'unknown', description: 'May or may not have been sent (a timeout); reconcile resolves it' },
+	{
+		name: 'Suppressed',
+		value: 'suppressed',
+		description: 'Never sent: the phone is on the suppression list (the error says why and since when)',
+	},
+	{
+		name: 'Unknown',
+		value: 'unknown',
+		description: 'May or may not have been sent (a timeout); reconcile resolves it',
+	},
 ];
 
 const properties: INodeProperties[] = [
@@ -39,7 +60,10 @@ const properties: INodeProperties[] = [
 	...returnAllFields,
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['campaign'], operation: ['getReport'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['campaign'], operation: ['getReport'] } },
+	properties,
+);
 
 /** Reports are read one after another: each is paged through on its own, and parallel reports only hold more rows at once. */
 export const batching = false;
@@ -67,7 +91,12 @@ export async function readReport(
 		const limit = Math.min(PAGE_SIZE, wanted - rows.length);
 		const qs: CampaignReportQuery = { format: 'json', limit, offset };
 		if (outcome !== 'all') qs.outcome = outcome;
-		const { body } = await runnerRequest.call(this, { method: RUNNER_ROUTES.campaignReport.method, path: runnerPath(RUNNER_ROUTES.campaignReport, id), qs: qs as IDataObject, itemIndex });
+		const { body } = await runnerRequest.call(this, {
+			method: RUNNER_ROUTES.campaignReport.method,
+			path: runnerPath(RUNNER_ROUTES.campaignReport, id),
+			qs: qs as IDataObject,
+			itemIndex,
+		});
 		const page = rowsOf(body);
 		if (page.length > limit) {
 			// A runner without paging answers the whole report at once: filter and cut it here.

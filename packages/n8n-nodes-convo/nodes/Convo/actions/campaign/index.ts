@@ -27,7 +27,8 @@ export const description: INodeProperties[] = [
 				name: 'Create',
 				value: 'create',
 				action: 'Create a campaign',
-				description: 'Send a template to ALL input items as one campaign of the runner, at a safe rate, never twice to a recipient',
+				description:
+					'Send a template to ALL input items as one campaign of the runner, at a safe rate, never twice to a recipient',
 			},
 			{
 				name: 'Get',

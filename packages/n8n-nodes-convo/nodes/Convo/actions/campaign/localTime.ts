@@ -20,9 +20,14 @@ const WALL_CLOCK = "yyyy-MM-dd'T'HH:mm:ss.SSS";
  */
 export function zonedInstant(local: string, timeZone: string): Date {
 	const wallClock = DateTime.fromISO(local, { zone: 'utc' });
-	if (!wallClock.isValid) throw new LocalTimeError('is not a date and time', 'Give an ISO date and time such as 2026-03-01T09:00:00');
+	if (!wallClock.isValid)
+		throw new LocalTimeError('is not a date and time', 'Give an ISO date and time such as 2026-03-01T09:00:00');
 	const zoned = DateTime.fromISO(local, { zone: timeZone });
-	if (!zoned.isValid) throw new LocalTimeError(`cannot be read in the time zone ${timeZone} (${zoned.invalidReason ?? 'unknown zone'})`, "Set the workflow's time zone to an IANA name such as Europe/Berlin, or give the time with an offset");
+	if (!zoned.isValid)
+		throw new LocalTimeError(
+			`cannot be read in the time zone ${timeZone} (${zoned.invalidReason ?? 'unknown zone'})`,
+			"Set the workflow's time zone to an IANA name such as Europe/Berlin, or give the time with an offset",
+		);
 	if (zoned.toFormat(WALL_CLOCK) !== wallClock.toFormat(WALL_CLOCK)) {
 		throw new LocalTimeError(
 			`does not exist in ${timeZone}: the clocks jump forward past it that day`,

@@ -22,7 +22,10 @@ const properties: INodeProperties[] = [
 	simplifyField('one item per message'),
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['getMessages'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['contact'], operation: ['getMessages'] } },
+	properties,
+);
 
 /** The parameter that fills each API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = { uuid: 'contactUuid', limit: 'messageLimit' };
@@ -32,6 +35,12 @@ const labelOf = fieldLabels({ description, apiFields });
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]> {
 	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
 	const limit = this.getNodeParameter('messageLimit', itemIndex, LIMITS.contactMessagesLimit.default) as number;
-	const response = await convoRequest.call(this, OPERATIONS.getContactMessages, { params: { uuid }, query: { limit } }, itemIndex, labelOf);
+	const response = await convoRequest.call(
+		this,
+		OPERATIONS.getContactMessages,
+		{ params: { uuid }, query: { limit } },
+		itemIndex,
+		labelOf,
+	);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrap(response, 'messages') : response;
 }

@@ -10,7 +10,10 @@ import { contactUuidField } from './fields';
 
 const properties: INodeProperties[] = [contactUuidField, simplifyField('the contact itself, with closedAt null')];
 
-export const description = updateDisplayOptions({ show: { resource: ['contact'], operation: ['reopenConversations'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['contact'], operation: ['reopenConversations'] } },
+	properties,
+);
 
 /** The parameter that fills each API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = { uuid: 'contactUuid' };
@@ -19,6 +22,12 @@ const labelOf = fieldLabels({ description, apiFields });
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const uuid = identifierValue.call(this, 'contactUuid', itemIndex);
-	const response = await convoRequest.call(this, OPERATIONS.openContactConversations, { params: { uuid } }, itemIndex, labelOf);
+	const response = await convoRequest.call(
+		this,
+		OPERATIONS.openContactConversations,
+		{ params: { uuid } },
+		itemIndex,
+		labelOf,
+	);
 	return this.getNodeParameter('simplify', itemIndex, true) ? unwrapContact(response) : response;
 }

@@ -57,7 +57,7 @@ const properties: INodeProperties[] = [
 				],
 				default: 'replace',
 				description:
-					'How Tags changes the contact\'s tags. Add and Remove read the current tags first; Replace without Tags added changes nothing.',
+					"How Tags changes the contact's tags. Add and Remove read the current tags first; Replace without Tags added changes nothing.",
 			},
 		],
 	},
@@ -115,14 +115,25 @@ type TagsMode = 'replace' | 'add' | 'remove' | 'removeAll';
  * The tags to send (B3 replaces the whole list), or undefined for "no change". Empty Tags never
  * clears the list: clearing is the explicit mode Remove All.
  */
-async function tagsToSend(this: IExecuteFunctions, fields: IDataObject, uuid: string, itemIndex: number): Promise<string[] | undefined> {
+async function tagsToSend(
+	this: IExecuteFunctions,
+	fields: IDataObject,
+	uuid: string,
+	itemIndex: number,
+): Promise<string[] | undefined> {
 	const mode = (fields.tagsMode ?? 'replace') as TagsMode;
 	if (mode === 'removeAll') return [];
 	const given = tagList(fields.tags);
 	if (given.length === 0) return undefined;
 	if (mode === 'replace') return given;
 	const current = unwrapContact(
-		await convoRequest.call(this, OPERATIONS.updateContact, { params: { uuid }, body: UNCHANGING_UPDATE }, itemIndex, labelOf),
+		await convoRequest.call(
+			this,
+			OPERATIONS.updateContact,
+			{ params: { uuid }, body: UNCHANGING_UPDATE },
+			itemIndex,
+			labelOf,
+		),
 	);
 	const currentTags = tagList(current.tags);
 	if (mode === 'add') return [...new Set([...currentTags, ...given])];
@@ -138,8 +149,11 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	if (fields.name !== undefined && String(fields.name).trim() !== '') body.name = String(fields.name).trim();
 	const tags = await tagsToSend.call(this, fields, uuid, itemIndex);
 	if (tags !== undefined) body.tags = tags;
-	const customFields = (fields.customFields as IDataObject | undefined)?.field as Array<{ key?: unknown; value?: unknown }> | undefined;
-	if (customFields && customFields.length > 0) body.custom_fields = pairsToObject.call(this, customFields, 'Custom Fields', itemIndex);
+	const customFields = (fields.customFields as IDataObject | undefined)?.field as
+		| Array<{ key?: unknown; value?: unknown }>
+		| undefined;
+	if (customFields && customFields.length > 0)
+		body.custom_fields = pairsToObject.call(this, customFields, 'Custom Fields', itemIndex);
 	const assignment = this.getNodeParameter('assignment', itemIndex, 'keep') as string;
 	if (assignment === 'assign') body.assigned_user = (this.getNodeParameter('assignedUser', itemIndex) as string).trim();
 	if (assignment === 'unassign') body.unassign_user = true;

@@ -63,10 +63,18 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['conversation'], operation: ['get'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['conversation'], operation: ['get'] } },
+	properties,
+);
 
 /** The parameter that fills each API field, so errors name fields by their labels. */
-export const apiFields: Readonly<Record<string, string>> = { phone: 'phone', field_key: 'fieldKey', field_value: 'fieldValue', message_limit: 'messageLimit' };
+export const apiFields: Readonly<Record<string, string>> = {
+	phone: 'phone',
+	field_key: 'fieldKey',
+	field_value: 'fieldValue',
+	message_limit: 'messageLimit',
+};
 
 const labelOf = fieldLabels({ description, apiFields });
 

@@ -7,7 +7,12 @@ import { convoRequest } from '../../transport';
 import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../../helpers/json';
 import { phoneInternational } from '../../helpers/phone';
 import { sentMessage, simplifyField } from '../../helpers/simplify';
-import { identifierField, identifierValue, keyValueField, recipientPhoneField } from '../../descriptions/common.description';
+import {
+	identifierField,
+	identifierValue,
+	keyValueField,
+	recipientPhoneField,
+} from '../../descriptions/common.description';
 
 /** The fix for free text or media refused outside the customer-care window (SPEC A2 rule 1). */
 const OUTSIDE_WINDOW_FIX =
@@ -24,7 +29,8 @@ const properties: INodeProperties[] = [
 	identifierField({
 		displayName: 'Channel ID',
 		name: 'channelUuid',
-		description: 'ID of the connected channel (the business number) the message is sent through, shown with the channel in the Convo dashboard',
+		description:
+			'ID of the connected channel (the business number) the message is sent through, shown with the channel in the Convo dashboard',
 	}),
 	{
 		displayName: 'Channel Type',
@@ -50,7 +56,11 @@ const properties: INodeProperties[] = [
 				description:
 					'An approved template message, required outside the 24-hour customer-care window; values fill {{1}}, {{2}}, ... in order. For named variables or URL buttons use Template → Send.',
 			},
-			{ name: 'Text', value: 'text', description: 'Free text; only within 24 hours of the last message from the contact' },
+			{
+				name: 'Text',
+				value: 'text',
+				description: 'Free text; only within 24 hours of the last message from the contact',
+			},
 			{ name: 'Video', value: 'video', description: 'A video by URL, with optional caption' },
 		],
 		default: 'text',
@@ -122,7 +132,15 @@ const properties: INodeProperties[] = [
 			{
 				displayName: 'Value',
 				name: 'values',
-				values: [{ displayName: 'Value', name: 'value', type: 'string', default: '', description: 'Value of the next variable' }],
+				values: [
+					{
+						displayName: 'Value',
+						name: 'value',
+						type: 'string',
+						default: '',
+						description: 'Value of the next variable',
+					},
+				],
 			},
 		],
 	},

@@ -21,7 +21,8 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. https://shop.example.com/feed.ndjson',
-		description: 'The feed: an http(s) URL the runner reads, or a file in the directory its operator opened to the API (RUNNER_SOURCE_DIR), by its path or its name there. It must stay reachable: the runner reads it again after a crash.',
+		description:
+			'The feed: an http(s) URL the runner reads, or a file in the directory its operator opened to the API (RUNNER_SOURCE_DIR), by its path or its name there. It must stay reachable: the runner reads it again after a crash.',
 	},
 	{
 		displayName: 'Format',
@@ -29,7 +30,11 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		options: [
 			{ name: 'CSV', value: 'csv', description: 'A header line, then one item per row (cells stay text)' },
-			{ name: 'From the Source Name', value: 'auto', description: 'By the file ending of the URL or path (CSV, JSON array or NDJSON)' },
+			{
+				name: 'From the Source Name',
+				value: 'auto',
+				description: 'By the file ending of the URL or path (CSV, JSON array or NDJSON)',
+			},
 			{ name: 'JSON Array', value: 'json', description: 'One JSON array of objects' },
 			{ name: 'NDJSON', value: 'ndjson', description: 'One JSON object per line' },
 		],
@@ -58,14 +63,16 @@ const properties: INodeProperties[] = [
 				name: 'deactivateMissing',
 				type: 'boolean',
 				default: false,
-				description: 'Whether items the runner sent before but the feed no longer holds are set inactive (only after the whole feed was read without a rejected row)',
+				description:
+					'Whether items the runner sent before but the feed no longer holds are set inactive (only after the whole feed was read without a rejected row)',
 			},
 			{
 				displayName: 'Dry Run',
 				name: 'dryRun',
 				type: 'boolean',
 				default: false,
-				description: 'Whether to only read the feed and answer what a run would do (created, updated, unchanged, deactivated and rejected counts, and whether Max Deactivate would stop it), writing and sending nothing',
+				description:
+					'Whether to only read the feed and answer what a run would do (created, updated, unchanged, deactivated and rejected counts, and whether Max Deactivate would stop it), writing and sending nothing',
 			},
 			{
 				displayName: 'Embedding JSON',
@@ -94,7 +101,8 @@ const properties: INodeProperties[] = [
 				type: 'string',
 				default: '10%',
 				placeholder: 'e.g. 10% or 50',
-				description: 'With Deactivate Missing: if more items than this would be deactivated (a share of the collection\'s active items, or a number of items), the run deactivates nothing and fails, so a wrong or empty feed cannot empty the collection',
+				description:
+					"With Deactivate Missing: if more items than this would be deactivated (a share of the collection's active items, or a number of items), the run deactivates nothing and fails, so a wrong or empty feed cannot empty the collection",
 			},
 			{
 				displayName: 'Rate (Upserts per Second)',
@@ -102,13 +110,17 @@ const properties: INodeProperties[] = [
 				type: 'number',
 				typeOptions: { minValue: RATE_BOUNDS.min, maxValue: RATE_BOUNDS.max },
 				default: DEFAULT_REINDEX_RATE,
-				description: 'How many items per second the runner sends (the service allows about 300 requests per second per account)',
+				description:
+					'How many items per second the runner sends (the service allows about 300 requests per second per account)',
 			},
 		],
 	},
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['reindexRun'], operation: ['start'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['reindexRun'], operation: ['start'] } },
+	properties,
+);
 
 /** The parameter that fills each runner API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = {
@@ -145,7 +157,8 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	if (embedding !== undefined && Object.keys(embedding).length > 0) body.embedding_json = embedding;
 	if (extra.deactivateMissing === true) body.deactivate_missing = true;
 	if (extra.force === true) body.force = true;
-	if (typeof extra.maxDeactivate === 'string' && extra.maxDeactivate.trim() !== '') body.max_deactivate = extra.maxDeactivate.trim();
+	if (typeof extra.maxDeactivate === 'string' && extra.maxDeactivate.trim() !== '')
+		body.max_deactivate = extra.maxDeactivate.trim();
 	if (extra.forceDeactivate === true) body.force_deactivate = true;
 	if (extra.dryRun === true) body.dry_run = true;
 	if (extra.rate !== undefined) body.rate = extra.rate as number;

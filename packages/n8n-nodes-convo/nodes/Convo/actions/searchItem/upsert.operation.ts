@@ -47,14 +47,16 @@ const properties: INodeProperties[] = [
 				name: 'embeddingJson',
 				type: 'json',
 				default: '{}',
-				description:
-					"JSON object used for the embedding instead of the collection's configured embedding fields",
+				description: "JSON object used for the embedding instead of the collection's configured embedding fields",
 			},
 		],
 	},
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['searchItem'], operation: ['upsert'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['searchItem'], operation: ['upsert'] } },
+	properties,
+);
 
 /** The parameter that fills each API field, so errors name fields by their labels. */
 export const apiFields: Readonly<Record<string, string>> = {

@@ -9,5 +9,9 @@ export const description = properties;
 
 /** `suppressed` true or false, and the entry (reason, source, at) when it is on the list: what an IF node branches on. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	return (await runnerAnswer(this, 'checkSuppression', { id: phoneValue.call(this, itemIndex), labelOf, itemIndex })) as IDataObject;
+	return (await runnerAnswer(this, 'checkSuppression', {
+		id: phoneValue.call(this, itemIndex),
+		labelOf,
+		itemIndex,
+	})) as IDataObject;
 }

@@ -24,4 +24,5 @@ export function phoneValue(this: IExecuteFunctions, itemIndex: number): string {
 }
 
 /** The runner's 400 about the phone (`phone` in a body, `id` in a path) names the field as the user sees it. */
-export const labelOf = (apiField: string) => (apiField === 'phone' || apiField === 'id' ? PHONE_LABEL : apiField === 'reason' ? 'Reason' : undefined);
+export const labelOf = (apiField: string) =>
+	apiField === 'phone' || apiField === 'id' ? PHONE_LABEL : apiField === 'reason' ? 'Reason' : undefined;

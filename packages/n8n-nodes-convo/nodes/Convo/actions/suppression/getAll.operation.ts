@@ -7,7 +7,10 @@ import { returnAllFields } from '../../descriptions/common.description';
 /** Entries asked for per request while paging (the runner's most per page). */
 const PAGE_SIZE = 1000;
 
-export const description = updateDisplayOptions({ show: { resource: ['suppression'], operation: ['getAll'] } }, returnAllFields);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['suppression'], operation: ['getAll'] } },
+	returnAllFields,
+);
 
 /** One output item per entry of the suppression list (phone, reason, source, at), newest first. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {

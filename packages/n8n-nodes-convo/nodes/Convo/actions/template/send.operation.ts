@@ -6,7 +6,13 @@ import { fieldLabels } from '../../helpers/fieldLabels';
 import { convoRequest } from '../../transport';
 import { jsonArrayParameter } from '../../helpers/json';
 import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../../helpers/phone';
-import { identifierField, identifierValue, recipientPhoneField, templateVariables, templateVariablesField } from '../../descriptions/common.description';
+import {
+	identifierField,
+	identifierValue,
+	recipientPhoneField,
+	templateVariables,
+	templateVariablesField,
+} from '../../descriptions/common.description';
 import { sentMessage, simplifyField } from '../../helpers/simplify';
 
 const properties: INodeProperties[] = [
@@ -20,7 +26,8 @@ const properties: INodeProperties[] = [
 	identifierField({
 		displayName: 'Template ID',
 		name: 'templateId',
-		description: 'ID of an approved template of the business that owns the API key, shown with the template in the Convo dashboard',
+		description:
+			'ID of an approved template of the business that owns the API key, shown with the template in the Convo dashboard',
 	}),
 	{
 		// The same label as Campaign → Create's sender (BUSINESS_NUMBER_LABEL); the name stays for saved workflows.
@@ -30,7 +37,8 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. +49 30 1234567',
-		description: 'Business phone number the template is sent from, with country code (the same number Campaign → Create sends from)',
+		description:
+			'Business phone number the template is sent from, with country code (the same number Campaign → Create sends from)',
 	},
 	recipientPhoneField('phone', 'Recipient Phone Number'),
 	{
@@ -39,7 +47,11 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		options: [
 			{ name: 'Fields Below', value: 'fields', description: 'Fill variables and URL buttons one by one in the form' },
-			{ name: 'JSON', value: 'json', description: 'Give variables and URL buttons as JSON, as AI agents and mapped data do best' },
+			{
+				name: 'JSON',
+				value: 'json',
+				description: 'Give variables and URL buttons as JSON, as AI agents and mapped data do best',
+			},
 		],
 		default: 'fields',
 		description: 'How the template variables and URL buttons are given',
@@ -58,7 +70,8 @@ const properties: INodeProperties[] = [
 		name: 'buttonsJson',
 		type: 'json',
 		default: '[]',
-		description: 'Dynamic parts of URL buttons as a JSON list, e.g. [{"index": 0, "text": "order-77"}]: the text replaces {{1}} in the address of the button at that position',
+		description:
+			'Dynamic parts of URL buttons as a JSON list, e.g. [{"index": 0, "text": "order-77"}]: the text replaces {{1}} in the address of the button at that position',
 		displayOptions: { show: { defineUsing: ['json'] } },
 	},
 	templateVariablesField(
@@ -87,7 +100,13 @@ const properties: INodeProperties[] = [
 						default: 0,
 						description: 'Position of the button in the template, starting at 0',
 					},
-					{ displayName: 'Text', name: 'text', type: 'string', default: '', description: 'Value for the {{1}} placeholder of the button URL' },
+					{
+						displayName: 'Text',
+						name: 'text',
+						type: 'string',
+						default: '',
+						description: 'Value for the {{1}} placeholder of the button URL',
+					},
 				],
 			},
 		],
@@ -103,12 +122,15 @@ const properties: INodeProperties[] = [
 			identifierField({
 				displayName: 'Agent ID',
 				name: 'agentId',
-				description: 'ID of an agent of the business to assign to the conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+				description:
+					'ID of an agent of the business to assign to the conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
 				required: false,
 			}),
 		],
 	},
-	simplifyField('the sent message: messageId, success, recipient and templateName, as Message → Send returns messageId'),
+	simplifyField(
+		'the sent message: messageId, success, recipient and templateName, as Message → Send returns messageId',
+	),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['template'], operation: ['send'] } }, properties);
@@ -127,7 +149,12 @@ const labelOf = fieldLabels({ description, apiFields });
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const query: IDataObject = {
 		template_id: identifierValue.call(this, 'templateId', itemIndex),
-		from_phone_number: phoneDigits.call(this, this.getNodeParameter('fromPhoneNumber', itemIndex), BUSINESS_NUMBER_LABEL, itemIndex),
+		from_phone_number: phoneDigits.call(
+			this,
+			this.getNodeParameter('fromPhoneNumber', itemIndex),
+			BUSINESS_NUMBER_LABEL,
+			itemIndex,
+		),
 	};
 	const agentId = identifierValue.call(this, 'additionalFields.agentId', itemIndex);
 	if (agentId !== '') query.agent_id = agentId;
@@ -137,7 +164,9 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	};
 	const byJson = this.getNodeParameter('defineUsing', itemIndex, 'fields') === 'json';
 	const variables = templateVariables.call(this, itemIndex);
-	const reserved = Object.keys(variables).filter((name) => (SEND_TEMPLATE_FIXED_FIELDS as readonly string[]).includes(name));
+	const reserved = Object.keys(variables).filter((name) =>
+		(SEND_TEMPLATE_FIXED_FIELDS as readonly string[]).includes(name),
+	);
 	if (reserved.length > 0) {
 		throw new NodeOperationError(this.getNode(), `Variable name "${reserved[0]}" is reserved`, {
 			itemIndex,
@@ -147,10 +176,19 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	Object.assign(body, variables);
 
 	const buttons = byJson
-		? (jsonArrayParameter.call(this, this.getNodeParameter('buttonsJson', itemIndex, '[]'), 'URL Buttons (JSON)', itemIndex) ?? [])
+		? (jsonArrayParameter.call(
+				this,
+				this.getNodeParameter('buttonsJson', itemIndex, '[]'),
+				'URL Buttons (JSON)',
+				itemIndex,
+			) ?? [])
 		: (this.getNodeParameter('buttons.button', itemIndex, []) as IDataObject[]);
 	if (buttons.length > 0) {
-		body.buttons = buttons.map((button) => ({ index: Number(button.index), sub_type: 'url', text: String(button.text ?? '') }));
+		body.buttons = buttons.map((button) => ({
+			index: Number(button.index),
+			sub_type: 'url',
+			text: String(button.text ?? ''),
+		}));
 	}
 
 	const response = await convoRequest.call(this, OPERATIONS.sendTemplate, { query, body }, itemIndex, labelOf);

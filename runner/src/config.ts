@@ -310,7 +310,7 @@ const schema = z
 		RUNNER_REINDEX_JOB_LOCK: timing(10_000, 2000, 600_000),
 		/**
 		 * A running campaign that made no progress for this long has its dead claims turned unknown and
-		 * its pending recipients fed again (campaigns/feeder.ts); a claim still live is never touched.
+		 * its pending recipients fed again (sending/feeder.ts); a claim still live is never touched.
 		 */
 		RUNNER_FEEDER_STALL: timing(15_000, 1000, 3_600_000),
 		/**

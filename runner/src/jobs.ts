@@ -9,7 +9,7 @@
  *   control        feed          upsertFeeder: a job scheduler, every second    feedOnce, dispatchEvents, dropExpiredDrafts
  *                  start         addStartJob: delayed, one per `--at` campaign  startScheduledCampaign (campaigns/control.ts)
  *                  cron          CAMPAIGN_CRON: a scheduler per schedule        runSchedule (campaigns/schedule.ts)
- *   send-<number>  send          addSendJobs: the feeder, runs of SEND_RUN      createSendProcessor (campaigns/send.ts)
+ *   send-<number>  send          addSendJobs: the feeder, runs of SEND_RUN      createSendProcessor (sending/send.ts)
  *                                recipients, a window per number
  *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
  *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
@@ -128,7 +128,7 @@ export type SharedQueue = Exclude<QueueKind, 'send'>;
  * number busy, in slices of about 50 ms so they are not taken in a burst at each second's start;
  * and at least MIN_RUNS_PER_SECOND, so a slow number whose campaign stopped takes its other
  * campaign's next run within 200 ms: at 10/s, twice the pace admitted one run per 500 ms, and a
- * cancel left the number idle for 520 ms (benchmark 8). The start gate (campaigns/spacing.ts)
+ * cancel left the number idle for 520 ms (benchmark 8). The start gate (sending/spacing.ts)
  * holds the rate itself.
  */
 const MIN_RUNS_PER_SECOND = 5;
@@ -173,7 +173,7 @@ interface StartJobData {
 	dueAt: number;
 }
 /**
- * A run: the campaign's recipients [index, index + count), sent one after another (campaigns/send.ts).
+ * A run: the campaign's recipients [index, index + count), sent one after another (sending/send.ts).
  * Runs are fixed blocks of SEND_RUN indexes, so a recipient is always in the job of the same id.
  */
 export interface SendJobData {

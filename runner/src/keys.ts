@@ -40,9 +40,9 @@ export interface Keys {
 	/** Sorted set: runner process id by the time its key expires, so the live ones are listed without SCAN (a cluster's SCAN is per node). */
 	runners: string;
 
-	/** Hash per business number: its rate and the next free send start time (campaigns/spacing.ts). */
+	/** Hash per business number: its rate and the next free send start time (sending/spacing.ts). */
 	spacing(from: string): string;
-	/** Sorted set per business number: the sends started in the last second (campaigns/spacing.ts). */
+	/** Sorted set per business number: the sends started in the last second (sending/spacing.ts). */
 	startLog(from: string): string;
 	/** Set per number: ids of its campaigns whose state is running (what the feeder walks). */
 	running(from: string): string;

@@ -176,7 +176,7 @@ export async function failCampaign(context: RunnerContext, id: string, reason: s
 	if (notSent !== undefined) context.log.error({ campaign: id, reason, notSent }, 'campaign failed');
 }
 
-/** A windowed campaign's zones start their lists over, as the cursor does (feeder.ts feedZones), before it runs again. */
+/** A windowed campaign's zones start their lists over, as the cursor does (sending/feeder.ts feedZones), before it runs again. */
 async function feedAgain(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
 	if (campaign.window) await context.redis.del(context.keys.zoneFeed(campaign.from, campaign.id));
 }

@@ -46,7 +46,7 @@ import {
 	retryUndelivered,
 	setCampaignRate,
 } from '../campaigns/control';
-import { handOverNumber } from '../campaigns/feeder';
+import { handOverNumber } from '../sending/feeder';
 import { defaultCampaignName } from '../campaigns/names';
 import { addStartJob } from '../jobs';
 import {

@@ -1,5 +1,5 @@
 --[[
-  A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
+  A send job's run of recipients (jobs.ts), for the start gate's script (sending/spacing.ts),
   which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
   send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
   the way (it may have sent: never resent); a pending recipient the audience rules refuse is made

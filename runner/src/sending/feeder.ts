@@ -11,9 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
 import { addSendJobs, SEND_RUN, sendJobIdPrefix, type SendJobData } from '../jobs';
-import { expireAtEnd, expireDeadClaims, finishPending } from './control';
-import { openingAt, type WeekWindow } from './windows';
-import { findCampaign, type CampaignRecord } from './store';
+import { expireAtEnd, expireDeadClaims, finishPending } from '../campaigns/control';
+import { openingAt, type WeekWindow } from '../campaigns/windows';
+import { findCampaign, type CampaignRecord } from '../campaigns/store';
 import { restartSpacing, setSpacingRate } from './spacing';
 import { campaignNumber, listUnlisted } from '../homes';
 import { releaseLock, takeLock } from '../lock';

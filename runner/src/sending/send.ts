@@ -18,9 +18,9 @@ import { DelayedError, RateLimitError, type Job } from 'bullmq';
 import type { RunnerContext } from '../context';
 import { sendRetryDelay, type SendJobData } from '../jobs';
 import type { ConvoService } from '../service';
-import { failCampaign } from './control';
+import { failCampaign } from '../campaigns/control';
 import { dropQueuedSends } from './feeder';
-import { decodeRecipient, templateBody } from './schema';
+import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../homes';
 import { holdStarts, startNextInRun, WINDOW_ROOM, type ClaimedStart, type Place } from './spacing';
 

@@ -61,7 +61,7 @@ const schema = z
 		CONVO_API_KEY: z.string().min(1, { error: 'must not be empty: the API key of the external API' }).optional(),
 		/**
 		 * The messaging API (A1 message status), as the node's Convo API credential names it: its Base
-		 * URL and Access Token. Delivery tracking asks A1 when both are set, else B7 only (campaigns/tracking.ts).
+		 * URL and Access Token. Delivery tracking asks A1 when both are set, else B7 only (tracking/tracking.ts).
 		 */
 		CONVO_BASE_URL: z
 			.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the messaging API (without /v1)' })
@@ -318,7 +318,7 @@ const schema = z
 		 * RUNNER_HTTP_DEADLINE plus 1 s, so a check still waiting for its answers is never claimed again.
 		 */
 		RUNNER_TRACKING_CLAIM_LEASE: timing(30_000, 2000, 3_600_000),
-		/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (campaigns/tracking.ts). */
+		/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (tracking/tracking.ts). */
 		RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
 		LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 		/**

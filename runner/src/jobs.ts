@@ -14,7 +14,7 @@
  *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
  *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
  *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor (webhooks/deliver.ts)
- *   tracking       track         upsertTracker: a job scheduler, every second   trackOnce (campaigns/tracking.ts)
+ *   tracking       track         upsertTracker: a job scheduler, every second   trackOnce (tracking/tracking.ts)
  *
  * (Queues as bull-board shows them; in Redis each name carries its group's hash tag: `control-{g}`, `send-{n<number>}`.)
  *
@@ -113,7 +113,7 @@ export const QUEUES = {
 	/**
 	 * Delivery tracking's tick, one at a time per process (a lock makes it one across processes): a
 	 * queue of its own, so its checks never wait for sends nor take from the send queues' limits;
-	 * its pace is its own clock (RUNNER_TRACKING_RATE, campaigns/tracking.ts).
+	 * its pace is its own clock (RUNNER_TRACKING_RATE, tracking/tracking.ts).
 	 */
 	tracking: { name: TRACKING_QUEUE, concurrency: () => 1, locks: sendLocks, logFailures: true },
 } satisfies Record<string, QueueSpec>;
@@ -253,7 +253,7 @@ const JOBS = {
 		schedulerId: () => 'feeder',
 		options: scheduledJob,
 	} satisfies JobKind<Record<string, never>>,
-	/** Delivery tracking's tick: walks the ledgers of campaigns being tracked and makes the checks due (campaigns/tracking.ts). */
+	/** Delivery tracking's tick: walks the ledgers of campaigns being tracked and makes the checks due (tracking/tracking.ts). */
 	track: {
 		queue: 'tracking',
 		name: 'track',

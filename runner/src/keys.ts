@@ -60,11 +60,11 @@ export interface Keys {
 	ledger(from: string, id: string): string;
 	/** Hash: epoch second -> sends settled in it, for the current rate. */
 	ticks(from: string, id: string): string;
-	/** Hash: recipient index -> epoch ms of its first reply, and `count` (campaigns/replies.ts). */
+	/** Hash: recipient index -> epoch ms of its first reply, and `count` (tracking/replies.ts). */
 	replies(from: string, id: string): string;
 	/**
 	 * Hash: phone -> "line:index" of each accepted recipient, so a draft's later chunks refuse a
-	 * phone twice and a reply finds its recipient without a scan (campaigns/attribution.ts). Older
+	 * phone twice and a reply finds its recipient without a scan (tracking/attribution.ts). Older
 	 * campaigns hold "line" only in a draft's, and none once started.
 	 */
 	phones(from: string, id: string): string;
@@ -91,7 +91,7 @@ export interface Keys {
 	 */
 	idempotency(from: string, keyHash: string): string;
 
-	/** Hash per campaign: recipient index -> its delivery tracking record (campaigns/tracking.ts). */
+	/** Hash per campaign: recipient index -> its delivery tracking record (tracking/tracking.ts). */
 	tracked(from: string, id: string): string;
 	/** Sorted set per number: `campaign:index` by when its next delivery check is due. */
 	trackDue(from: string): string;

@@ -11,7 +11,7 @@ import { startScheduledCampaign } from './campaigns/control';
 import { dropExpiredDrafts } from './campaigns/draft';
 import { feedOnce } from './sending/feeder';
 import { runSchedule } from './campaigns/schedule';
-import { trackOnce } from './campaigns/tracking';
+import { trackOnce } from './tracking/tracking';
 import { createSendProcessor, type InFlight } from './sending/send';
 import { runScheduledReindex } from './reindex/create';
 import { processRun } from './reindex/run';

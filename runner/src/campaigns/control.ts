@@ -13,7 +13,7 @@ import { UserError } from '../errors';
 import { settingsError } from '../settingNames';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';
-import { requeueUndelivered, trackAgain } from './tracking';
+import { requeueUndelivered, trackAgain } from '../tracking/tracking';
 import { openCopy } from '../audience/suppression';
 
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */

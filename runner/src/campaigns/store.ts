@@ -10,8 +10,8 @@ import { campaignNumber } from '../homes';
 import type { RunnerContext } from '../context';
 import { NotFoundError } from '../errors';
 import { storedCampaignName } from './names';
-import { repliedCount } from './replies';
-import { trackingMode, type TrackingMode } from './tracking';
+import { repliedCount } from '../tracking/replies';
+import { trackingMode, type TrackingMode } from '../tracking/tracking';
 import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from './windows';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
@@ -51,7 +51,7 @@ export interface CampaignRecord {
 	endAt?: number;
 	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock windows and the end are read on. */
 	clockOffset: number;
-	/** Delivery tracking's counters (campaigns/tracking.ts), kept on the hash with each change. */
+	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
 	delivery: {
 		delivered: number;
 		read: number;

@@ -71,7 +71,7 @@ export { errorBreakdown, findRecipient, REPORT_COLUMNS, reportRows, reportText }
 export { rateHistory, getCampaign } from '../campaigns/store';
 
 // Replies: the service's message_created events, attributed to the campaign that last messaged the phone.
-export { receiveMessageCreated } from '../campaigns/attribution';
+export { receiveMessageCreated } from '../tracking/attribution';
 
 /** The campaign cron schedules, each with its funnel across its runs (each run's own is on the run: a campaign). */
 export async function listSchedules(context: RunnerContext) {

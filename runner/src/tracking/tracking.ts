@@ -24,7 +24,7 @@ import type { RunnerContext } from '../context';
 import type { RunnerConfig } from '../config';
 import { releaseLock, renewLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
-import { decodeRecipient } from './schema';
+import { decodeRecipient } from '../campaigns/schema';
 import { recordReply } from './replies';
 import { RequestWindow } from './requestWindow';
 

@@ -241,7 +241,7 @@ const schema = z
 		RUNNER_AUTH_FAILURE_WINDOW: durationMs.default(15 * 60_000),
 		/**
 		 * The business's frequency cap, for every number without its own (`cap set`): rules like
-		 * 1/24h,3/7d (campaigns/cap.ts). Unset: no cap.
+		 * 1/24h,3/7d (audience/cap.ts). Unset: no cap.
 		 */
 		RUNNER_FREQUENCY_CAP: z
 			.string()
@@ -323,7 +323,7 @@ const schema = z
 		LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 		/**
 		 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on
-		 * (campaigns/windows.ts), so a test can stand at 19:59:45 somewhere without waiting for it. A
+		 * (audience/windows.ts), so a test can stand at 19:59:45 somewhere without waiting for it. A
 		 * campaign created with it keeps it (its hash's `clock_offset`), for every process and the
 		 * claim's script alike. Refused when NODE_ENV is production.
 		 */

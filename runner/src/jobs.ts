@@ -184,7 +184,7 @@ export interface SendJobData {
 	/** Retries each recipient of the run had (index -> count), as a job's attempts were before runs. */
 	tries?: Record<string, number>;
 	/**
-	 * A windowed campaign's run (campaigns/windows.ts): its recipients by index (one zone's, not a
+	 * A windowed campaign's run (audience/windows.ts): its recipients by index (one zone's, not a
 	 * block) and the zone's opening [opened, closes) in ms on the campaign's clock; the claim
 	 * refuses outside it, and the recipients wait for the next opening. `feed` names the place in
 	 * the zone's list it was fed from (the job's id).

@@ -78,7 +78,7 @@ export interface Keys {
 		attempt: string,
 	): { recipients: string; ledger: string; phones: string; zones: string };
 	/**
-	 * Hash of a campaign with a send window (campaigns/windows.ts): "<zone>.<chunk>" -> the indexes
+	 * Hash of a campaign with a send window (audience/windows.ts): "<zone>.<chunk>" -> the indexes
 	 * of that zone's recipients, comma-separated, up to ZONE_CHUNK per field, in source order; what
 	 * the feeder feeds an open zone from without looking at the rest of the audience.
 	 */
@@ -108,7 +108,7 @@ export interface Keys {
 	 * each copy is.
 	 */
 	suppression: SuppressionKeys;
-	/** String per number: its own frequency cap policy, as the claim reads it (campaigns/cap.ts). */
+	/** String per number: its own frequency cap policy, as the claim reads it (audience/cap.ts). */
 	capPolicy(from: string): string;
 	/**
 	 * String per phone a number sent to under a cap: the last claim times, expiring after the

@@ -9,7 +9,7 @@
  *   pending -> cancelled | not_sent ; not_sent -> pending  (operator acts)
  *   unknown -> sent | not_sent                             (reconcile, from the service's records)
  *   pending -> suppressed                                  (the phone is on the suppression list: at create, or in the claim step)
- *   pending -> capped                                      (over the frequency cap at its claim: campaigns/cap.ts)
+ *   pending -> capped                                      (over the frequency cap at its claim: audience/cap.ts)
  *
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash

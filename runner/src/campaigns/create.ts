@@ -18,11 +18,11 @@ import { IDEMPOTENCY_SECONDS } from '../keys';
 import { redisScript } from '../redisScripts';
 import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
-import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdict } from './windows';
+import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdict } from '../audience/windows';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
 import { openCopy, reserveCopy, suppressedNotes } from '../audience/suppression';
-import { wouldCap } from './cap';
+import { wouldCap } from '../audience/cap';
 
 const WRITE_BATCH = 1000;
 
@@ -271,7 +271,7 @@ const REASONS_SHOWN = 20;
 
 /**
  * What a dry run found: the snapshot's counts and first rejections, and every rejection's reason
- * grouped; `capped`: accepted rows whose phone the frequency cap would hold back now (cap.ts).
+ * grouped; `capped`: accepted rows whose phone the frequency cap would hold back now (audience/cap.ts).
  */
 export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & {
 	reasons: ErrorGroup[];
@@ -452,7 +452,7 @@ export async function snapshotCampaign(
 		...(clockOffset !== 0 ? { clock_offset: clockOffset } : {}),
 		// Exempt from the suppression list (and the marketing-only rules): ledger.ts reads it in the claim.
 		...(input.transactional ? { transactional: 1 } : {}),
-		// Only a campaign that waits out the frequency cap says so (cap.ts reads it at each claim).
+		// Only a campaign that waits out the frequency cap says so (audience/cap.ts reads it at each claim).
 		...(input.whenCapped === 'wait' ? { when_capped: 'wait' } : {}),
 		...(draft
 			? {

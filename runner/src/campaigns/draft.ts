@@ -20,7 +20,7 @@ import { IDEMPOTENCY_SECONDS } from '../keys';
 import { redisScript } from '../redisScripts';
 import { inlineRecords, type SourceRecord } from '../source';
 import { phonesOf, phonesSeen, RowChecker, type Snapshot } from './create';
-import { ZoneFinder } from './windows';
+import { ZoneFinder } from '../audience/windows';
 import { transition } from './state';
 import { findCampaign, getCampaign, type CampaignState } from './store';
 import { campaignNumber, forgetCampaign } from '../homes';

@@ -19,7 +19,7 @@ import { formatOf, type SourceRecord } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
 import { isHttpUrl, storedSource } from '../net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from '../campaigns/create';
-import { estimateSends } from '../campaigns/windows';
+import { estimateSends } from '../audience/windows';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from '../campaigns/schema';
 import {
 	createSchedule,

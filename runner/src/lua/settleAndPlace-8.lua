@@ -1,7 +1,7 @@
 --[[
   KEYS: settle-7.lua's first five, the number's spacing hash (sending/spacing.ts), then the
   campaign's
-  snapshot and the cap's per-phone prefix (a give-back: campaigns/cap.ts). ARGV: settle-7.lua's,
+  snapshot and the cap's per-phone prefix (a give-back: audience/cap.ts). ARGV: settle-7.lua's,
   then the
   run's last+1 index and the start gate's window room. A run's settle that also takes the place on
   the number's clock of the run's next recipient: the same step as the gate's first one (the next

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunnerContext } from '../context';
 import { addSendJobs, SEND_RUN, sendJobIdPrefix, type SendJobData } from '../jobs';
 import { expireAtEnd, expireDeadClaims, finishPending } from '../campaigns/control';
-import { openingAt, type WeekWindow } from '../campaigns/windows';
+import { openingAt, type WeekWindow } from '../audience/windows';
 import { findCampaign, type CampaignRecord } from '../campaigns/store';
 import { restartSpacing, setSpacingRate } from './spacing';
 import { campaignNumber, listUnlisted } from '../homes';
@@ -110,7 +110,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 					await sweep(context, campaign);
 				continue;
 			}
-			// Recipients waiting out the frequency cap (cap.ts) go first once due: they were fed before.
+			// Recipients waiting out the frequency cap (audience/cap.ts) go first once due: they were fed before.
 			const { queued, waiting } = await feedWaiting(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN));
 			available -= queued;
 			room.set(campaign.from, available);

@@ -28,7 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunnerContext } from '../context';
 import { redisScript } from '../redisScripts';
 import { WINDOW_ROOM } from './gap';
-import { capKeys, defaultCapPolicy } from '../campaigns/cap';
+import { capKeys, defaultCapPolicy } from '../audience/cap';
 
 export { secondCap, WINDOW_MS, WINDOW_ROOM, windowRate } from './gap';
 

@@ -13,11 +13,11 @@
  *                    sessions, the runner processes alive, the feeder's lock, and the control, reindex and events queues.
  *
  * No script, MULTI or pipeline touches two groups; a change that spans them is made group by
- * group in an order that a crash cannot harm and that the feeder repairs (see homes.ts, create.ts).
+ * group in an order that a crash cannot harm and that the feeder repairs (see keyGroups.ts, create.ts).
  */
 export interface Keys {
 	prefix: string;
-	/** Sorted set: campaign id by creation time (every campaign, listed once its commit is listed: homes.ts). */
+	/** Sorted set: campaign id by creation time (every campaign, listed once its commit is listed: keyGroups.ts). */
 	campaigns: string;
 	/** Hash: campaign id -> its sending number, the group its keys live in. */
 	homes: string;
@@ -48,7 +48,7 @@ export interface Keys {
 	running(from: string): string;
 	/** Set per number: ids of its ended (cancelled, failed) campaigns whose pending recipients are still being moved. */
 	finishing(from: string): string;
-	/** Sorted set per number: campaigns committed and not yet in `campaigns` (by creation time; homes.ts lists them). */
+	/** Sorted set per number: campaigns committed and not yet in `campaigns` (by creation time; keyGroups.ts lists them). */
 	unlisted(from: string): string;
 	/** List per number of JSON events, written in the same script as the transition they report (webhooks/events.ts). */
 	outbox(from: string): string;

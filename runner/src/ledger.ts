@@ -23,7 +23,7 @@ import { RECIPIENT_OUTCOMES, type RecipientOutcome } from 'convo-contract';
 import type { RedisConnection } from './redis';
 import { redisScript } from './redisScripts';
 import type { Keys } from './keys';
-import { campaignNumber } from './homes';
+import { campaignNumber } from './keyGroups';
 
 /** A recipient's outcomes are the contract's (the report and the counts show them to clients). */
 export const OUTCOMES = RECIPIENT_OUTCOMES;

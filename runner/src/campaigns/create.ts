@@ -16,7 +16,7 @@ import { ConflictError, UserError } from '../errors';
 import { cappedRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { redisScript } from '../redisScripts';
-import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
+import { forgetCampaign, listCampaign, registerCampaign } from '../keyGroups';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
 import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdict } from '../audience/windows';
 import type { CampaignState } from './store';
@@ -292,7 +292,7 @@ function failedStep(results: Array<[Error | null, unknown]> | null): void {
 
 /**
  * Reads and checks every row, staging them under keys nothing reads (keys.staging), then makes
- * the campaign exist in one script (lua/commitCampaign-13.lua) between registering and listing it (homes.ts).
+ * the campaign exist in one script (lua/commitCampaign-13.lua) between registering and listing it (keyGroups.ts).
  * A process that dies before the commit leaves no campaign and staged keys that expire; one that
  * dies after it leaves a whole campaign that the feeder sends (and lists).
  */
@@ -513,7 +513,7 @@ export async function snapshotCampaign(
 	return snapshot;
 }
 
-/** Lists a committed campaign; when Redis fails here the campaign exists all the same, and the feeder lists it (homes.ts). */
+/** Lists a committed campaign; when Redis fails here the campaign exists all the same, and the feeder lists it (keyGroups.ts). */
 export async function listOrLeave(context: RunnerContext, from: string, id: string, createdAt: number): Promise<void> {
 	await listCampaign(context, from, id, createdAt).catch((error: Error) =>
 		context.log.warn({ campaign: id, err: error.message }, 'campaign created; it is listed on the next feeder tick'),

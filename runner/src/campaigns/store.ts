@@ -6,7 +6,7 @@ import type { CampaignFunnel, CampaignState } from 'convo-contract';
 
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import type { RunnerContext } from '../context';
 import { NotFoundError } from '../errors';
 import { storedCampaignName } from './names';

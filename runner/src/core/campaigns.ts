@@ -14,7 +14,7 @@ import { settingsError } from '../settingNames';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { releaseLock, renewLock } from '../lock';
 import { redisScript } from '../redisScripts';
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import { formatOf, type SourceRecord } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
 import { isHttpUrl, storedSource } from '../net/urls';

@@ -24,7 +24,7 @@ import {
 } from '../cronSchedules';
 import { addReindexRunJob, REINDEX_CRON } from '../jobs';
 import { checkQueuedRuns } from '../limits';
-import { registerRun } from '../homes';
+import { registerRun } from '../keyGroups';
 import { settingsError } from '../settingNames';
 import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
 import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep } from '../source';
@@ -233,7 +233,7 @@ export async function createReindex(
 	return { kind: 'run', status: overviewOf(await getRun(context, id), 0) };
 }
 
-/** A run's keys sit with its collection's (keys.ts): its home is registered first (homes.ts), then its hash, then it is listed. */
+/** A run's keys sit with its collection's (keys.ts): its home is registered first (keyGroups.ts), then its hash, then it is listed. */
 async function storeRun(context: RunnerContext, id: string, settings: RunSettings): Promise<void> {
 	const { redis, keys } = context;
 	const fields = runFields(id, settings, 'queued');

@@ -6,7 +6,7 @@ import type { RunnerContext } from '../context';
 import { NotFoundError } from '../errors';
 import { newId } from '../keys';
 import { redisScript } from '../redisScripts';
-import { runCollection } from '../homes';
+import { runCollection } from '../keyGroups';
 import type { SourceOrigin } from '../localFiles';
 import type { SourceFormat } from '../source';
 import { DEFAULT_MAX_DEACTIVATE, limitText, parseLimit, type DeactivateLimit } from './guard';

@@ -15,7 +15,7 @@ import { expireAtEnd, expireDeadClaims, finishPending } from '../campaigns/contr
 import { openingAt, type WeekWindow } from '../audience/windows';
 import { findCampaign, type CampaignRecord } from '../campaigns/store';
 import { restartSpacing, setSpacingRate } from './spacing';
-import { campaignNumber, listUnlisted } from '../homes';
+import { campaignNumber, listUnlisted } from '../keyGroups';
 import { releaseLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
 import { repairCopies } from '../audience/suppression';
@@ -48,7 +48,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				[keys.finishing(from), keys.running(from), keys.unlisted(from)],
 				[],
 			)) as [string[], string[], number];
-			// Creates whose process died between the commit and the listing (homes.ts).
+			// Creates whose process died between the commit and the listing (keyGroups.ts).
 			if (unlisted > 0) await listUnlisted(context, from);
 			// Ends a process did not finish (killed between the state change and the last pending recipient).
 			for (const id of finishing) await finishPending(context, id);

@@ -21,7 +21,7 @@ import type { ConvoService } from '../service';
 import { failCampaign } from '../campaigns/control';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient, templateBody } from '../campaigns/schema';
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import { holdStarts, startNextInRun, WINDOW_ROOM, type ClaimedStart, type Place } from './spacing';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */

@@ -32,7 +32,7 @@ import { checkUrlAllowed } from '../net/outbound';
 import { storedSource } from '../net/urls';
 import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { dryRunReindex, type DryRunAnswer } from './dryRun';
-import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './guard';
+import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './wipeGuard';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
 import { REINDEX_NAMES, type ReindexNames } from './names';
@@ -51,7 +51,7 @@ export interface ReindexInput {
 	embedding?: Record<string, unknown>;
 	deactivateMissing?: boolean;
 	force?: boolean;
-	/** The wipe guard's limit: `10%` of the collection's active items, or a number of items (guard.ts). */
+	/** The wipe guard's limit: `10%` of the collection's active items, or a number of items (wipeGuard.ts). */
 	maxDeactivate?: string | number;
 	forceDeactivate?: boolean;
 	/** Answer what a run would do, now, writing nothing (dryRun.ts). */

@@ -15,7 +15,7 @@ import StreamArray from 'stream-json/streamers/StreamArray';
 import { backoffMs } from 'convo-contract';
 import { CHUNK } from './chunk';
 import { judgeDeactivation, type GuardVerdict } from './wipeGuard';
-import { contentHash } from './hash';
+import { contentHash } from './contentHash';
 import { decodeItemState } from './itemState';
 import { REINDEX_NAMES } from './names';
 import { upsertOne, type Upsert } from './upsert';

@@ -89,7 +89,11 @@ const LUA_TESTS: Record<string, string[]> = {
 	'holdStarts-1.lua': GATE,
 	'restartSpacing-1.lua': GATE,
 	'includes/takePlace.lua': GATE,
-	'includes/gap.lua': ['test/runner/spacing.test.ts', 'test/runner/ledger.test.ts', 'test/runner/rate.test.ts'],
+	'includes/startGateMath.lua': [
+		'test/runner/spacing.test.ts',
+		'test/runner/ledger.test.ts',
+		'test/runner/rate.test.ts',
+	],
 	'includes/cap.lua': ['test/runner/cap.test.ts', 'test/runner/ledger.test.ts', 'test/runner/spacing.test.ts'],
 	'wouldCap-2.lua': ['test/runner/cap.test.ts', 'test/runner/dryRun.test.ts'],
 	'capTestClaim-2.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],

@@ -1,7 +1,7 @@
 /**
  * A frequency cap policy as users write it (`1/24h,3/7d`), parsed and checked once for the
- * environment (config.ts), the CLI and the API. Below config.ts and campaigns/, which both read it;
- * its encoding for the claim's script is campaigns/capPolicy.ts.
+ * environment (config.ts), the CLI and the API. Below config.ts and audience/, which both read it;
+ * its encoding for the claim's script is audience/capPolicy.ts.
  */
 import { FieldError } from './errors';
 

@@ -61,7 +61,7 @@ const schema = z
 		CONVO_API_KEY: z.string().min(1, { error: 'must not be empty: the API key of the external API' }).optional(),
 		/**
 		 * The messaging API (A1 message status), as the node's Convo API credential names it: its Base
-		 * URL and Access Token. Delivery tracking asks A1 when both are set, else B7 only (campaigns/tracking.ts).
+		 * URL and Access Token. Delivery tracking asks A1 when both are set, else B7 only (tracking/tracking.ts).
 		 */
 		CONVO_BASE_URL: z
 			.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the messaging API (without /v1)' })
@@ -241,7 +241,7 @@ const schema = z
 		RUNNER_AUTH_FAILURE_WINDOW: durationMs.default(15 * 60_000),
 		/**
 		 * The business's frequency cap, for every number without its own (`cap set`): rules like
-		 * 1/24h,3/7d (campaigns/cap.ts). Unset: no cap.
+		 * 1/24h,3/7d (audience/cap.ts). Unset: no cap.
 		 */
 		RUNNER_FREQUENCY_CAP: z
 			.string()
@@ -310,7 +310,7 @@ const schema = z
 		RUNNER_REINDEX_JOB_LOCK: timing(10_000, 2000, 600_000),
 		/**
 		 * A running campaign that made no progress for this long has its dead claims turned unknown and
-		 * its pending recipients fed again (campaigns/feeder.ts); a claim still live is never touched.
+		 * its pending recipients fed again (sending/feeder.ts); a claim still live is never touched.
 		 */
 		RUNNER_FEEDER_STALL: timing(15_000, 1000, 3_600_000),
 		/**
@@ -318,12 +318,12 @@ const schema = z
 		 * RUNNER_HTTP_DEADLINE plus 1 s, so a check still waiting for its answers is never claimed again.
 		 */
 		RUNNER_TRACKING_CLAIM_LEASE: timing(30_000, 2000, 3_600_000),
-		/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (campaigns/tracking.ts). */
+		/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (tracking/tracking.ts). */
 		RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
 		LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 		/**
 		 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on
-		 * (campaigns/windows.ts), so a test can stand at 19:59:45 somewhere without waiting for it. A
+		 * (audience/windows.ts), so a test can stand at 19:59:45 somewhere without waiting for it. A
 		 * campaign created with it keeps it (its hash's `clock_offset`), for every process and the
 		 * claim's script alike. Refused when NODE_ENV is production.
 		 */

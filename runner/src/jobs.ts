@@ -9,12 +9,12 @@
  *   control        feed          upsertFeeder: a job scheduler, every second    feedOnce, dispatchEvents, dropExpiredDrafts
  *                  start         addStartJob: delayed, one per `--at` campaign  startScheduledCampaign (campaigns/control.ts)
  *                  cron          CAMPAIGN_CRON: a scheduler per schedule        runSchedule (campaigns/schedule.ts)
- *   send-<number>  send          addSendJobs: the feeder, runs of SEND_RUN      createSendProcessor (campaigns/send.ts)
+ *   send-<number>  send          addSendJobs: the feeder, runs of SEND_RUN      createSendProcessor (sending/send.ts)
  *                                recipients, a window per number
  *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
  *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
  *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor (webhooks/deliver.ts)
- *   tracking       track         upsertTracker: a job scheduler, every second   trackOnce (campaigns/tracking.ts)
+ *   tracking       track         upsertTracker: a job scheduler, every second   trackOnce (tracking/tracking.ts)
  *
  * (Queues as bull-board shows them; in Redis each name carries its group's hash tag: `control-{g}`, `send-{n<number>}`.)
  *
@@ -113,7 +113,7 @@ export const QUEUES = {
 	/**
 	 * Delivery tracking's tick, one at a time per process (a lock makes it one across processes): a
 	 * queue of its own, so its checks never wait for sends nor take from the send queues' limits;
-	 * its pace is its own clock (RUNNER_TRACKING_RATE, campaigns/tracking.ts).
+	 * its pace is its own clock (RUNNER_TRACKING_RATE, tracking/tracking.ts).
 	 */
 	tracking: { name: TRACKING_QUEUE, concurrency: () => 1, locks: sendLocks, logFailures: true },
 } satisfies Record<string, QueueSpec>;
@@ -128,7 +128,7 @@ export type SharedQueue = Exclude<QueueKind, 'send'>;
  * number busy, in slices of about 50 ms so they are not taken in a burst at each second's start;
  * and at least MIN_RUNS_PER_SECOND, so a slow number whose campaign stopped takes its other
  * campaign's next run within 200 ms: at 10/s, twice the pace admitted one run per 500 ms, and a
- * cancel left the number idle for 520 ms (benchmark 8). The start gate (campaigns/spacing.ts)
+ * cancel left the number idle for 520 ms (benchmark 8). The start gate (sending/spacing.ts)
  * holds the rate itself.
  */
 const MIN_RUNS_PER_SECOND = 5;
@@ -173,7 +173,7 @@ interface StartJobData {
 	dueAt: number;
 }
 /**
- * A run: the campaign's recipients [index, index + count), sent one after another (campaigns/send.ts).
+ * A run: the campaign's recipients [index, index + count), sent one after another (sending/send.ts).
  * Runs are fixed blocks of SEND_RUN indexes, so a recipient is always in the job of the same id.
  */
 export interface SendJobData {
@@ -184,7 +184,7 @@ export interface SendJobData {
 	/** Retries each recipient of the run had (index -> count), as a job's attempts were before runs. */
 	tries?: Record<string, number>;
 	/**
-	 * A windowed campaign's run (campaigns/windows.ts): its recipients by index (one zone's, not a
+	 * A windowed campaign's run (audience/windows.ts): its recipients by index (one zone's, not a
 	 * block) and the zone's opening [opened, closes) in ms on the campaign's clock; the claim
 	 * refuses outside it, and the recipients wait for the next opening. `feed` names the place in
 	 * the zone's list it was fed from (the job's id).
@@ -253,7 +253,7 @@ const JOBS = {
 		schedulerId: () => 'feeder',
 		options: scheduledJob,
 	} satisfies JobKind<Record<string, never>>,
-	/** Delivery tracking's tick: walks the ledgers of campaigns being tracked and makes the checks due (campaigns/tracking.ts). */
+	/** Delivery tracking's tick: walks the ledgers of campaigns being tracked and makes the checks due (tracking/tracking.ts). */
 	track: {
 		queue: 'tracking',
 		name: 'track',

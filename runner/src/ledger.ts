@@ -9,7 +9,7 @@
  *   pending -> cancelled | not_sent ; not_sent -> pending  (operator acts)
  *   unknown -> sent | not_sent                             (reconcile, from the service's records)
  *   pending -> suppressed                                  (the phone is on the suppression list: at create, or in the claim step)
- *   pending -> capped                                      (over the frequency cap at its claim: campaigns/cap.ts)
+ *   pending -> capped                                      (over the frequency cap at its claim: audience/cap.ts)
  *
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash
@@ -23,7 +23,7 @@ import { RECIPIENT_OUTCOMES, type RecipientOutcome } from 'convo-contract';
 import type { RedisConnection } from './redis';
 import { redisScript } from './redisScripts';
 import type { Keys } from './keys';
-import { campaignNumber } from './homes';
+import { campaignNumber } from './keyGroups';
 
 /** A recipient's outcomes are the contract's (the report and the counts show them to clients). */
 export const OUTCOMES = RECIPIENT_OUTCOMES;
@@ -161,7 +161,7 @@ export class Ledger {
 	}
 
 	/**
-	 * A settle of a run's recipient (campaigns/send.ts) that also takes the place on the number's
+	 * A settle of a run's recipient (sending/send.ts) that also takes the place on the number's
 	 * clock of the run's next index before runEnd, if any (`room`: the start gate's window room).
 	 * `place`: microseconds to that place and its time on Redis's clock, undefined for none;
 	 * `runOver`: this was the run's last index.

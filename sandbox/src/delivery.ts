@@ -15,7 +15,7 @@ import { emitMessageCreated, type EmittingContext } from './events';
 import { badRequest } from './httpError';
 import type { DeliveryPlan, Message } from './model';
 import { endpointOf } from './endpoints';
-import { planOf, STATUS_STEPS_MS } from './status';
+import { planOf, STATUS_STEPS_MS } from './messageStatus';
 import type { Store } from './store';
 
 const share = z.number().min(0).max(1);

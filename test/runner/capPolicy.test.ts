@@ -4,7 +4,7 @@
  */
 import { loadConfig } from '../../runner/src/config';
 import { parseCapPolicy } from '../../runner/src/capRules';
-import { encodeCapPolicy } from '../../runner/src/campaigns/capPolicy';
+import { encodeCapPolicy } from '../../runner/src/audience/capPolicy';
 
 test('rules read as at most N per window, every rule holding; none is no cap', () => {
 	expect(parseCapPolicy('1/24h, 3/7d', 'policy')).toEqual([

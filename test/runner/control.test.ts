@@ -297,7 +297,7 @@ test('a cancel cut short by a crash is finished by the next feeder tick: nothing
 test('a create cut short between its commit and its listing is listed by the next feeder tick', async () => {
 	const { path } = writeRecipientsCsv(5, { seed: 19 });
 	const campaign = await create(path, { at: new Date(Date.now() + 3_600_000).toISOString() });
-	// What a process killed right after the commit leaves (runner/src/homes.ts): the campaign, not in the list, in its number's `unlisted`.
+	// What a process killed right after the commit leaves (runner/src/keyGroups.ts): the campaign, not in the list, in its number's `unlisted`.
 	const from = runner.business.phoneNumbers[0];
 	const { redis, keys } = runner.context;
 	const createdAt = Number(await redis.zscore(keys.campaigns, campaign.id));

@@ -15,7 +15,7 @@ import {
 	resumeCampaign,
 	setCampaignRate,
 } from '../../runner/src/core/campaigns';
-import { windowRate } from '../../runner/src/campaigns/spacing';
+import { windowRate } from '../../runner/src/sending/spacing';
 import {
 	positionalTemplate,
 	sendsByPhone,

@@ -5,7 +5,7 @@
  * CLI's `--json` documents, and the content hash's rules.
  */
 import { createReindex, listReindexRuns, listReindexSchedules, reindexReport } from '../../runner/src/core/reindex';
-import { contentHash } from '../../runner/src/reindex/hash';
+import { contentHash } from '../../runner/src/reindex/contentHash';
 import { runCli, useRunnerUnderTest, waitFor } from './support';
 import {
 	activeIds,

@@ -5,7 +5,7 @@
  * phone within the window: one `convo-runner start` (API and workers), real Redis, the sandbox.
  */
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
-import { repliedAt, repliedCount } from '../../runner/src/campaigns/replies';
+import { repliedAt, repliedCount } from '../../runner/src/tracking/replies';
 import {
 	dumpKeys,
 	expectNoSecret,

@@ -4,7 +4,7 @@
  * each request's answer, so a request the service was slow to read holds its slot until then. The window runs
  * on a clock of the test's own, so what is measured is the window's rule, not this machine's timers.
  */
-import { RequestWindow, type WindowClock } from '../../runner/src/campaigns/requestWindow';
+import { RequestWindow, type WindowClock } from '../../runner/src/tracking/requestWindow';
 
 /** A clock that moves only when a waiter sleeps: to the latest time any waiter asked for. */
 function virtualClock(): WindowClock & { time: number } {

@@ -1,6 +1,6 @@
 // @serial: measures the spacing of starts per number in wall time
 /**
- * The per-number start gate of campaigns/spacing.ts against real Redis, without the service in
+ * The per-number start gate of sending/spacing.ts against real Redis, without the service in
  * between: starts take places 1.04 s / rate apart however many callers ask at once, so 0.96 of the
  * rate passes at any rate, 4/s as 40/s; starts that bunch (late wakers, simulated by resetting the
  * spacing clock) are held to the rate in any window of 1.04 s; a 429's hold delays the next start;
@@ -21,7 +21,7 @@ import {
 	waitForStart,
 	WINDOW_MS,
 	windowRate,
-} from '../../runner/src/campaigns/spacing';
+} from '../../runner/src/sending/spacing';
 import { createCampaign } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import { positionalTemplate, useRunnerUnderTest } from './support';

@@ -19,7 +19,7 @@ import { CAMPAIGN_CRON } from '../jobs';
 import { newId } from '../keys';
 import { SealError, sourceToRead } from '../net/urls';
 import { emitBornFinished, listOrLeave, snapshotCampaign } from './create';
-import { registerCampaign } from '../homes';
+import { registerCampaign } from '../keyGroups';
 import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
 import { defaultCampaignName } from './names';
@@ -139,7 +139,7 @@ async function recordRun(
 	const { redis, keys } = context;
 	const { from } = schedule;
 	const now = Date.now();
-	// The three steps of homes.ts: registered, written with its entry in `unlisted`, then listed.
+	// The three steps of keyGroups.ts: registered, written with its entry in `unlisted`, then listed.
 	await registerCampaign(context, id, from);
 	await redis
 		.multi()

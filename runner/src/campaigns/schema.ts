@@ -7,7 +7,7 @@ import { z } from 'zod/v4';
 import { campaignName, parsePhoneNumber, runnerRate, sendTemplateBody, sendTemplateQuery } from 'convo-contract';
 
 import { csvDelimiterNamed } from '../csv';
-import { parseWindow, WindowSyntaxError, type WeekWindow } from './windows';
+import { parseWindow, WindowSyntaxError, type WeekWindow } from '../audience/windows';
 
 /** A phone number, digits with country code (a "+" and separators are accepted). */
 const phoneDigits = z.string().transform((value, ctx) => {
@@ -54,7 +54,7 @@ export const campaignSettings = z.object({
 	tz: z.string().optional(),
 	/** Send the first accepted row's message to this phone first; the campaign starts only if the service accepts it (testSend.ts). */
 	testTo: phoneDigits.optional(),
-	/** Send only while this window is open in each recipient's local time (windows.ts). */
+	/** Send only while this window is open in each recipient's local time (audience/windows.ts). */
 	window: z
 		.string()
 		.transform((value, ctx) => {
@@ -69,7 +69,7 @@ export const campaignSettings = z.object({
 		.optional(),
 	/** Recipients still unsent at this time (ISO 8601) are expired, and the campaign finishes. */
 	endAt: z.iso.datetime({ offset: true }).optional(),
-	/** A recipient over the frequency cap (cap.ts): `skip` writes it capped (the default), `wait` keeps it pending until allowed. */
+	/** A recipient over the frequency cap (audience/cap.ts): `skip` writes it capped (the default), `wait` keeps it pending until allowed. */
 	whenCapped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core/campaigns.ts createCampaign). */
 	dryRun: z.boolean().optional(),
@@ -142,13 +142,13 @@ export interface CampaignBasics {
 	format?: CampaignSettings['format'];
 	/** A CSV's delimiter when the client gave one (a schedule's runs read with it too). */
 	delimiter?: string;
-	/** Sends only while open in each recipient's local time (windows.ts); rows then may carry a `tz` column. */
+	/** Sends only while open in each recipient's local time (audience/windows.ts); rows then may carry a `tz` column. */
 	window?: WeekWindow;
 	/** Epoch ms after which unsent recipients are expired. */
 	endAt?: number;
 	/** Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's runs carry it. */
 	transactional?: boolean;
-	/** What becomes of a recipient over the frequency cap (cap.ts); absent: capped. A schedule's runs carry the schedule's. */
+	/** What becomes of a recipient over the frequency cap (audience/cap.ts); absent: capped. A schedule's runs carry the schedule's. */
 	whenCapped?: 'skip' | 'wait';
 }
 

@@ -6,13 +6,13 @@ import type { CampaignFunnel, CampaignState } from 'convo-contract';
 
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import type { RunnerContext } from '../context';
 import { NotFoundError } from '../errors';
 import { storedCampaignName } from './names';
-import { repliedCount } from './replies';
-import { trackingMode, type TrackingMode } from './tracking';
-import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from './windows';
+import { repliedCount } from '../tracking/replies';
+import { trackingMode, type TrackingMode } from '../tracking/tracking';
+import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from '../audience/windows';
 
 /** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
 export type { CampaignState };
@@ -38,20 +38,20 @@ export interface CampaignRecord {
 	lastError?: string;
 	/** Exempt from the suppression list (audience/suppression.ts): the operator said its messages are not marketing. */
 	transactional: boolean;
-	/** A recipient over the frequency cap: capped, or waits until allowed (cap.ts). */
+	/** A recipient over the frequency cap: capped, or waits until allowed (audience/cap.ts). */
 	whenCapped: 'skip' | 'wait';
 	counts: Record<Outcome, number>;
 	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
 	holds: number;
 	retries: number;
-	/** A send window in each recipient's local time, and its zones (campaigns/windows.ts); absent without one. */
+	/** A send window in each recipient's local time, and its zones (audience/windows.ts); absent without one. */
 	window?: WeekWindow;
 	zones?: ZoneTable;
 	/** Epoch ms after which unsent recipients are expired (`--end`). */
 	endAt?: number;
 	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock windows and the end are read on. */
 	clockOffset: number;
-	/** Delivery tracking's counters (campaigns/tracking.ts), kept on the hash with each change. */
+	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
 	delivery: {
 		delivered: number;
 		read: number;
@@ -277,7 +277,7 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		source: campaign.source,
 		created_at: new Date(campaign.createdAt).toISOString(),
 		finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
-		// A send window and an end (campaigns/windows.ts), when it has them.
+		// A send window and an end (audience/windows.ts), when it has them.
 		...(campaign.window
 			? {
 					window: describeWindow(campaign.window),

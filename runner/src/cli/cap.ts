@@ -1,4 +1,4 @@
-/** `cap show|set|clear --from N`: a sending number's frequency cap across campaigns (campaigns/cap.ts). */
+/** `cap show|set|clear --from N`: a sending number's frequency cap across campaigns (audience/cap.ts). */
 import type { Command } from 'commander';
 
 import * as core from '../core/audience';

@@ -14,12 +14,12 @@ import { settingsError } from '../settingNames';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { releaseLock, renewLock } from '../lock';
 import { redisScript } from '../redisScripts';
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import { formatOf, type SourceRecord } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
 import { isHttpUrl, storedSource } from '../net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from '../campaigns/create';
-import { estimateSends } from '../campaigns/windows';
+import { estimateSends } from '../audience/windows';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from '../campaigns/schema';
 import {
 	createSchedule,
@@ -46,7 +46,7 @@ import {
 	retryUndelivered,
 	setCampaignRate,
 } from '../campaigns/control';
-import { handOverNumber } from '../campaigns/feeder';
+import { handOverNumber } from '../sending/feeder';
 import { defaultCampaignName } from '../campaigns/names';
 import { addStartJob } from '../jobs';
 import {
@@ -71,7 +71,7 @@ export { errorBreakdown, findRecipient, REPORT_COLUMNS, reportRows, reportText }
 export { rateHistory, getCampaign } from '../campaigns/store';
 
 // Replies: the service's message_created events, attributed to the campaign that last messaged the phone.
-export { receiveMessageCreated } from '../campaigns/attribution';
+export { receiveMessageCreated } from '../tracking/attribution';
 
 /** The campaign cron schedules, each with its funnel across its runs (each run's own is on the run: a campaign). */
 export async function listSchedules(context: RunnerContext) {

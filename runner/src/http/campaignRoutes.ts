@@ -267,7 +267,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			)),
 		}),
 	);
-	// A sending number's frequency cap across its campaigns (campaigns/cap.ts).
+	// A sending number's frequency cap across its campaigns (audience/cap.ts).
 	const number = z.object({ from: z.string() });
 	const capAnswer = '{ from, policy, source: number|default|none, number_policy, default_policy }';
 	routes.add(

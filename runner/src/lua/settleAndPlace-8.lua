@@ -1,11 +1,11 @@
 --[[
-  KEYS: settle-7.lua's first five, the number's spacing hash (campaigns/spacing.ts), then the
+  KEYS: settle-7.lua's first five, the number's spacing hash (sending/spacing.ts), then the
   campaign's
-  snapshot and the cap's per-phone prefix (a give-back: campaigns/cap.ts). ARGV: settle-7.lua's,
+  snapshot and the cap's per-phone prefix (a give-back: audience/cap.ts). ARGV: settle-7.lua's,
   then the
   run's last+1 index and the start gate's window room. A run's settle that also takes the place on
   the number's clock of the run's next recipient: the same step as the gate's first one (the next
-  place, gapUs(rate) after the one before, campaigns/gap.ts), taken here so that recipient's start
+  place, gapUs(rate) after the one before, sending/startGateMath.ts), taken here so that recipient's start
   needs one gate call, the window step, instead of two. Returns { settle's answer, microseconds to
   that place }, or { settle's answer, RUN_OVER } when this was the run's last index (the run ends
   without asking the gate), or { settle's answer, -1 } for no place (no rate, or the settle did not
@@ -37,7 +37,7 @@
   -1 }
 ]]
 local GAP_ROOM = tonumber(ARGV[11])
---- @include "includes/gap"
+--- @include "includes/startGateMath"
 --- @include "includes/ledgerRecords"
 --- @include "includes/cap"
 --- @include "includes/settleRecord"

@@ -66,7 +66,7 @@ local idx, rec, row, phone
 if ARGV[4] ~= '' then
   idx, rec, row, phone = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
   if not idx then return { -2 } end -- RUN_DONE
-  -- A send window's opening (campaigns/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
+  -- A send window's opening (audience/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then
     local at = tonumber(nowMs) + c.offset
     if at < tonumber(ARGV[10]) or at >= tonumber(ARGV[11]) - tonumber(ARGV[13]) then return { -3 } end -- WINDOW_CLOSED

@@ -24,7 +24,7 @@ import {
 } from '../cronSchedules';
 import { addReindexRunJob, REINDEX_CRON } from '../jobs';
 import { checkQueuedRuns } from '../limits';
-import { registerRun } from '../homes';
+import { registerRun } from '../keyGroups';
 import { settingsError } from '../settingNames';
 import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
 import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep } from '../source';
@@ -32,7 +32,7 @@ import { checkUrlAllowed } from '../net/outbound';
 import { storedSource } from '../net/urls';
 import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { dryRunReindex, type DryRunAnswer } from './dryRun';
-import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './guard';
+import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './wipeGuard';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
 import { REINDEX_NAMES, type ReindexNames } from './names';
@@ -51,7 +51,7 @@ export interface ReindexInput {
 	embedding?: Record<string, unknown>;
 	deactivateMissing?: boolean;
 	force?: boolean;
-	/** The wipe guard's limit: `10%` of the collection's active items, or a number of items (guard.ts). */
+	/** The wipe guard's limit: `10%` of the collection's active items, or a number of items (wipeGuard.ts). */
 	maxDeactivate?: string | number;
 	forceDeactivate?: boolean;
 	/** Answer what a run would do, now, writing nothing (dryRun.ts). */
@@ -233,7 +233,7 @@ export async function createReindex(
 	return { kind: 'run', status: overviewOf(await getRun(context, id), 0) };
 }
 
-/** A run's keys sit with its collection's (keys.ts): its home is registered first (homes.ts), then its hash, then it is listed. */
+/** A run's keys sit with its collection's (keys.ts): its home is registered first (keyGroups.ts), then its hash, then it is listed. */
 async function storeRun(context: RunnerContext, id: string, settings: RunSettings): Promise<void> {
 	const { redis, keys } = context;
 	const fields = runFields(id, settings, 'queued');

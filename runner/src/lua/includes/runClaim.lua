@@ -1,10 +1,10 @@
 --[[
-  A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
+  A send job's run of recipients (jobs.ts), for the start gate's script (sending/spacing.ts),
   which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
   send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
   the way (it may have sent: never resent); a pending recipient the audience rules refuse is made
   final (expired, suppressed, capped) or, over the frequency cap in a campaign that waits, left
-  pending in its waiting set (campaigns/cap.ts). `claimAt` claims it, counts it on its phone's cap,
+  pending in its waiting set (audience/cap.ts). `claimAt` claims it, counts it on its phone's cap,
   and returns its snapshot row and attempts so far.
 
 ]]
@@ -17,7 +17,7 @@ local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional' }
 local function claimSettings(values, at)
   return { endAt = tonumber(values[at] or ''), offset = tonumber(values[at + 1] or '0') or 0, transactional = values[at + 2] == '1' }
 end
--- The campaign's end (campaigns/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
+-- The campaign's end (audience/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
 local function expiredVerdict(c, now)
   return c.endAt ~= nil and tonumber(now) + c.offset >= c.endAt
 end

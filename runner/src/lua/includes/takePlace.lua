@@ -5,7 +5,7 @@
 
 ]]
 local GAP_ROOM = tonumber(ARGV[1])
---- @include "gap"
+--- @include "startGateMath"
 
 local function take(rate, now)
   if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end

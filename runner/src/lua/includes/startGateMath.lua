@@ -1,7 +1,7 @@
 --[[
-  The number's clock rules (campaigns/gap.ts computes the same in TypeScript): WINDOW_US,
+  The number's clock rules (sending/startGateMath.ts computes the same in TypeScript): WINDOW_US,
   secondCap(rate), gapUs(rate). The including script sets GAP_ROOM, the window's room, from its
-  arguments first, so a script and its caller cannot disagree. 0.002 is CLOCK_SLACK in gap.ts.
+  arguments first, so a script and its caller cannot disagree. 0.002 is CLOCK_SLACK in startGateMath.ts.
 ]]
 local WINDOW_US = 1000000 * (1 + GAP_ROOM)
 local function secondCap(rate)

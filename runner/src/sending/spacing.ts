@@ -27,10 +27,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
 import { redisScript } from '../redisScripts';
-import { WINDOW_ROOM } from './gap';
-import { capKeys, defaultCapPolicy } from './cap';
+import { WINDOW_ROOM } from './startGateMath';
+import { capKeys, defaultCapPolicy } from '../audience/cap';
 
-export { secondCap, WINDOW_MS, WINDOW_ROOM, windowRate } from './gap';
+export { secondCap, WINDOW_MS, WINDOW_ROOM, windowRate } from './startGateMath';
 
 /** Answered by both steps for a send whose campaign is not running: it takes no start. */
 const NOT_RUNNING = -1;

@@ -11,11 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
 import { addSendJobs, SEND_RUN, sendJobIdPrefix, type SendJobData } from '../jobs';
-import { expireAtEnd, expireDeadClaims, finishPending } from './control';
-import { openingAt, type WeekWindow } from './windows';
-import { findCampaign, type CampaignRecord } from './store';
+import { expireAtEnd, expireDeadClaims, finishPending } from '../campaigns/control';
+import { openingAt, type WeekWindow } from '../audience/windows';
+import { findCampaign, type CampaignRecord } from '../campaigns/store';
 import { restartSpacing, setSpacingRate } from './spacing';
-import { campaignNumber, listUnlisted } from '../homes';
+import { campaignNumber, listUnlisted } from '../keyGroups';
 import { releaseLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
 import { repairCopies } from '../audience/suppression';
@@ -48,7 +48,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				[keys.finishing(from), keys.running(from), keys.unlisted(from)],
 				[],
 			)) as [string[], string[], number];
-			// Creates whose process died between the commit and the listing (homes.ts).
+			// Creates whose process died between the commit and the listing (keyGroups.ts).
 			if (unlisted > 0) await listUnlisted(context, from);
 			// Ends a process did not finish (killed between the state change and the last pending recipient).
 			for (const id of finishing) await finishPending(context, id);
@@ -110,7 +110,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 					await sweep(context, campaign);
 				continue;
 			}
-			// Recipients waiting out the frequency cap (cap.ts) go first once due: they were fed before.
+			// Recipients waiting out the frequency cap (audience/cap.ts) go first once due: they were fed before.
 			const { queued, waiting } = await feedWaiting(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN));
 			available -= queued;
 			room.set(campaign.from, available);

@@ -1,5 +1,5 @@
 /**
- * A frequency cap policy as the claim's script reads it (campaigns/cap.ts), encoded from the rules
+ * A frequency cap policy as the claim's script reads it (audience/cap.ts), encoded from the rules
  * capRules.ts parses, and shown back as users write it.
  */
 import { NO_CAP, type CapRule } from '../capRules';

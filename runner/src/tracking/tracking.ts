@@ -19,12 +19,12 @@
  * The campaign settles (event `campaign.delivery_settled`, once) when it is final, the cursor
  * has passed every recipient, and no check remains.
  */
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import type { RunnerContext } from '../context';
 import type { RunnerConfig } from '../config';
 import { releaseLock, renewLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
-import { decodeRecipient } from './schema';
+import { decodeRecipient } from '../campaigns/schema';
 import { recordReply } from './replies';
 import { RequestWindow } from './requestWindow';
 
@@ -95,7 +95,7 @@ export async function trackedRecords(
 /** Ledger records a tick walks per campaign at most. */
 const WALK_LIMIT = 5_000;
 const WALK_CHUNK = 1_000;
-/** Campaigns created this long before the last look are looked at again (a commit is listed late: homes.ts). */
+/** Campaigns created this long before the last look are looked at again (a commit is listed late: keyGroups.ts). */
 const SEEN_MARGIN_MS = 10 * 60_000;
 /** Added to a second before it is split among the checks: places a full second apart at most `rate`, whatever the network's jitter. */
 const GATE_GUARD_MS = 50;

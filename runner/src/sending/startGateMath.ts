@@ -32,7 +32,7 @@ export const secondCap = (rate: number) => rate - Math.floor(rate * WINDOW_ROOM)
  * a full window's worth of places ends where the next begins, so a send that woke a little less
  * late than the one `rate` places before it found the window full and had to call again: 1.6
  * extra gate calls per send at 1,000/s (about 13 Redis commands per recipient, benchmark 3). The
- * slack gives such wakes about 2 ms a window; it costs 0.2% of the rate. lua/includes/gap.lua
+ * slack gives such wakes about 2 ms a window; it costs 0.2% of the rate. lua/includes/startGateMath.lua
  * repeats the figure.
  */
 const CLOCK_SLACK = 0.002;

@@ -18,10 +18,10 @@ import { DelayedError, RateLimitError, type Job } from 'bullmq';
 import type { RunnerContext } from '../context';
 import { sendRetryDelay, type SendJobData } from '../jobs';
 import type { ConvoService } from '../service';
-import { failCampaign } from './control';
+import { failCampaign } from '../campaigns/control';
 import { dropQueuedSends } from './feeder';
-import { decodeRecipient, templateBody } from './schema';
-import { campaignNumber } from '../homes';
+import { decodeRecipient, templateBody } from '../campaigns/schema';
+import { campaignNumber } from '../keyGroups';
 import { holdStarts, startNextInRun, WINDOW_ROOM, type ClaimedStart, type Place } from './spacing';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */

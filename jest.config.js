@@ -2,13 +2,14 @@ const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 /**
- * Two projects. `slow`: the test files whose first line says why they must have the machine to
- * themselves, `// @serial: <reason>`: a bound they measure in wall time (a send rate in every
- * sliding second, how soon something happens, how long a timeout takes) that a busy machine could
- * break; they run one at a time, after the rest. `fast`: everything else, spread over the workers,
- * real processes included (runners, sandboxes, redis-servers, browsers), SIGKILLs and Redis
- * restarts too: what survives a kill is counted, and a busy machine only makes the count arrive
- * later. A bound load cannot break (a retry waits at least its backoff) is no reason to be serial.
+ * Two projects, run side by side by one runner (test/support/laneRunner.ts). `slow`: the test
+ * files whose first line says why they need the machine's attention, `// @serial: <reason>`: a
+ * bound they measure in wall time (a send rate in every sliding second, how soon something
+ * happens, how long a timeout takes) that a busy machine could break; they run one at a time, at
+ * normal priority. `fast`: everything else, spread over the workers at the lowest priority, real
+ * processes included (runners, sandboxes, redis-servers, browsers), SIGKILLs and Redis restarts
+ * too: what survives a kill is counted, and a busy machine only makes the count arrive later. A
+ * bound load cannot break (a retry waits at least its backoff) is no reason to be serial.
  *   npm test                              # both
  *   npm test -- --selectProjects fast     # the quick loop
  */
@@ -38,12 +39,16 @@ const shared = {
 	roots: ['<rootDir>/test'],
 	// Transpile only (tsconfig has isolatedModules): type checking is `npm run typecheck`'s job.
 	transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+	// One runner for both projects, so jest hands it every file at once and the two lanes overlap.
+	runner: '<rootDir>/test/support/laneRunner.ts',
+	// A fast-lane worker lowers its priority before its first file.
+	setupFiles: ['<rootDir>/test/support/lane.ts'],
 };
 
 /** @type {import('jest').Config} */
 module.exports = {
 	// Every core for the fast project (jest's default leaves one free, which on 2 cores is one worker
-	// and so no parallelism at all); the slow project is serial whatever this says (its runner).
+	// and so no parallelism at all); the slow project runs in the main process beside them.
 	maxWorkers: '100%',
 	// Workflow and sandbox tests start HTTP servers; a slow 2-core CI machine needs headroom. (A
 	// global option: in a project's settings jest would ignore it.)
@@ -66,7 +71,6 @@ module.exports = {
 			...shared,
 			displayName: 'slow',
 			testMatch: slowFiles,
-			runner: '<rootDir>/test/support/serialRunner.ts',
 		},
 	],
 };

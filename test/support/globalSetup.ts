@@ -13,7 +13,13 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 
 import { startPrivateRedis } from '../../runner/src/devRedis';
-import { TEST_REDIS_URLS, TEST_RUNNER_BUNDLE, TEST_SANDBOX_BUNDLE, type TestRunResources } from './testRun';
+import {
+	TEST_REDIS_URLS,
+	TEST_RUNNER_BUNDLE,
+	TEST_SANDBOX_BUNDLE,
+	TEST_SERIAL_REDIS_URL,
+	type TestRunResources,
+} from './testRun';
 
 const ROOT = join(__dirname, '..', '..');
 const sandboxManifest = JSON.parse(readFileSync(join(ROOT, 'sandbox', 'package.json'), 'utf8')) as {
@@ -50,12 +56,17 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
 		promisify(execFile)(process.execPath, [join(ROOT, 'runner', 'scripts', 'build.mjs'), runnerDir]),
 		buildSandbox(join(sandboxDir, 'cli.js')),
 		Promise.all(
-			Array.from({ length: redisWanted ? Math.max(1, globalConfig.maxWorkers) : 0 }, () => startPrivateRedis()),
+			// One per worker, and one for the slow lane (laneRunner.ts).
+			Array.from({ length: redisWanted ? Math.max(1, globalConfig.maxWorkers) + 1 : 0 }, () => startPrivateRedis()),
 		),
 	]);
 	const resources: TestRunResources = { folders: [runnerDir, sandboxDir], servers };
 	(globalThis as { convoTestRun?: TestRunResources }).convoTestRun = resources;
 	process.env[TEST_RUNNER_BUNDLE] = join(runnerDir, 'main.js');
 	process.env[TEST_SANDBOX_BUNDLE] = join(sandboxDir, 'cli.js');
-	if (servers.length > 0) process.env[TEST_REDIS_URLS] = servers.map((server) => server.url).join(' ');
+	if (servers.length > 0) {
+		const [serial, ...workers] = servers;
+		process.env[TEST_SERIAL_REDIS_URL] = serial.url;
+		process.env[TEST_REDIS_URLS] = workers.map((server) => server.url).join(' ');
+	}
 }

@@ -273,13 +273,16 @@ test('an empty chart waits for data; a scheduled campaign shows its start; the r
 
 	await page.getByTestId('cancel').click();
 	await page.getByTestId('confirm-ok').click();
+	// The page's refresh can show the new state before the cancel's answer is written beside it: wait for both.
 	await waitFor(
-		'the page to show cancelled',
-		async () => (await page.getByTestId('state').textContent()) === 'cancelled' || undefined,
+		'the page to show cancelled and say how many',
+		async () =>
+			((await page.getByTestId('state').textContent()) === 'cancelled' &&
+				(await page.getByTestId('action-message').textContent()) === 'Cancelled: 40 recipients will not be sent.') ||
+			undefined,
 		10_000,
 		100,
 	);
-	expect(await page.getByTestId('action-message').textContent()).toBe('Cancelled: 40 recipients will not be sent.');
 	expect((await api<Campaign>('GET', `/api/campaigns/${id}`)).counts.cancelled).toBe(40);
 	await shot('campaign-cancelled');
 

@@ -10,7 +10,7 @@
  *                  start         addStartJob: delayed, one per `--at` campaign  startScheduledCampaign (campaigns/control.ts)
  *                  cron          CAMPAIGN_CRON: a scheduler per schedule        runSchedule (campaigns/schedule.ts)
  *   send-<number>  send          addSendJobs: the feeder, runs of SEND_RUN      createSendProcessor (sending/send.ts)
- *                                recipients, a window per number
+ *                                recipients, a bounded depth per number
  *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
  *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
  *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor (webhooks/deliver.ts)

@@ -162,7 +162,7 @@ export class Ledger {
 
 	/**
 	 * A settle of a run's recipient (sending/send.ts) that also takes the place on the number's
-	 * clock of the run's next index before runEnd, if any (`room`: the start gate's window room).
+	 * clock of the run's next index before runEnd, if any (`room`: the rate span's room, SPAN_ROOM).
 	 * `place`: microseconds to that place and its time on Redis's clock, undefined for none;
 	 * `runOver`: this was the run's last index.
 	 */

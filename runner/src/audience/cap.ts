@@ -14,7 +14,7 @@
  * provably not sent (back to pending, failed, not_sent) gives its count back (capGiveBack).
  *
  * Per phone: a string key of the last N claim times (ms on Redis's clock, N the policy's largest
- * count), expiring after the longest rule's window: bounded, and gone once it no longer matters.
+ * count), expiring after the longest rule's period: bounded, and gone once it no longer matters.
  */
 import type { RunnerConfig } from '../config';
 import type { Keys } from '../keys';

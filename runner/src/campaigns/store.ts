@@ -49,7 +49,7 @@ export interface CampaignRecord {
 	zones?: ZoneTable;
 	/** Epoch ms after which unsent recipients are expired (`--end`). */
 	endAt?: number;
-	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock windows and the end are read on. */
+	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock send windows and the end are read on. */
 	clockOffset: number;
 	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
 	delivery: {

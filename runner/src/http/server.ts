@@ -100,7 +100,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
 	const auth = new Auth(options.token, context.redis, context.keys, {
 		max: config.RUNNER_AUTH_FAILURE_LIMIT,
-		windowMs: config.RUNNER_AUTH_FAILURE_WINDOW,
+		periodMs: config.RUNNER_AUTH_FAILURE_PERIOD,
 	});
 	const publicHttps = config.RUNNER_PUBLIC_URL?.startsWith('https:') ?? false;
 	capConnections(app, config.RUNNER_MAX_CONNECTIONS, log);

@@ -3,10 +3,10 @@
   campaign's
   snapshot and the cap's per-phone prefix (a give-back: audience/cap.ts). ARGV: settle-7.lua's,
   then the
-  run's last+1 index and the start gate's window room. A run's settle that also takes the place on
+  run's last+1 index and the start gate's rate span room. A run's settle that also takes the place on
   the number's clock of the run's next recipient: the same step as the gate's first one (the next
   place, gapUs(rate) after the one before, sending/startGateMath.ts), taken here so that recipient's start
-  needs one gate call, the window step, instead of two. Returns { settle's answer, microseconds to
+  needs one gate call, the rate span step, instead of two. Returns { settle's answer, microseconds to
   that place }, or { settle's answer, RUN_OVER } when this was the run's last index (the run ends
   without asking the gate), or { settle's answer, -1 } for no place (no rate, or the settle did not
   leave the campaign going). Whether the indexes left are still open is not asked here (a read per
@@ -31,12 +31,12 @@
   ARGV[8] campaign id
   ARGV[9] counter ('' or a field to add 1 to)
   ARGV[10] the run's last+1 index
-  ARGV[11] window room
+  ARGV[11] the rate span's room
 
   Returns { settle answer, µs to the place }, { settle answer, -2 } (RUN_OVER) or { settle answer,
   -1 }
 ]]
-local GAP_ROOM = tonumber(ARGV[11])
+local SPAN_ROOM = tonumber(ARGV[11])
 --- @include "includes/startGateMath"
 --- @include "includes/ledgerRecords"
 --- @include "includes/cap"

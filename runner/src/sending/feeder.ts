@@ -1,6 +1,6 @@
 /**
  * The feeder: every second, for each running campaign, it tops up the number's send queue to a
- * bounded window of jobs, walking the ledger with a cursor. Redis therefore holds a few thousand
+ * bounded depth of jobs, walking the ledger with a cursor. Redis therefore holds a few thousand
  * send jobs per number however large the campaign. It is also the watchdog: a campaign that made
  * no progress for RUNNER_FEEDER_STALL with recipients still open has its dead claims turned `unknown` and its
  * pending recipients fed again (lost jobs are re-added; ids dedupe live ones, the ledger the rest),
@@ -28,8 +28,8 @@ const FEED_CHUNK = 1000;
  */
 const ADD_SLICE = 100;
 
-/** Jobs (runs) waiting per number: about 20 s of work at its rate, within [200, 5000] recipients. */
-const windowFor = (rate: number) => Math.ceil(Math.min(5000, Math.max(200, rate * 20)) / SEND_RUN);
+/** A number's queue depth, in jobs (runs) waiting: about 20 s of work at its rate, within [200, 5000] recipients. */
+const queueDepthFor = (rate: number) => Math.ceil(Math.min(5000, Math.max(200, rate * 20)) / SEND_RUN);
 
 /** One pass of the feeder; false when another pass (any process) held the lock, so this one did nothing. */
 export async function feedOnce(context: RunnerContext): Promise<boolean> {
@@ -80,7 +80,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				running.some((prefix) => id.startsWith(prefix)),
 			).length;
 			const queued = Object.values(counts).reduce((sum, n) => sum + n, 0) + active;
-			room.set(from, windowFor(rate) - queued);
+			room.set(from, queueDepthFor(rate) - queued);
 		}
 
 		for (const campaign of campaigns) {
@@ -153,7 +153,7 @@ async function feedWaiting(
 		[Math.max(0, runs) * SEND_RUN],
 	)) as [string[], number];
 	const runOf = (index: string) => Number(index) - (Number(index) % SEND_RUN);
-	// Their runs, at most `runs` of them (the number's window); those of further runs stay due, first in line.
+	// Their runs, at most `runs` of them (the number's queue depth); those of further runs stay due, first in line.
 	const starts = [...new Set(due.map(runOf))].slice(0, runs);
 	const later = due.filter((index) => !starts.includes(runOf(index)));
 	const sends: SendJobData[] = starts.map((index) => ({

@@ -22,7 +22,7 @@ import { failCampaign } from '../campaigns/control';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../keyGroups';
-import { holdStarts, startNextInRun, WINDOW_ROOM, type ClaimedStart, type Place } from './spacing';
+import { holdStarts, startNextInRun, SPAN_ROOM, type ClaimedStart, type Place } from './spacing';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
@@ -136,7 +136,7 @@ export function createSendProcessor(
 				ref,
 				error,
 				config.RUNNER_PAUSE_AFTER_FAILURES,
-				{ end, room: WINDOW_ROOM },
+				{ end, room: SPAN_ROOM },
 			);
 			logChange(result, error);
 			// Measured after the reply, a little later than Redis's own now: never early.
@@ -199,7 +199,7 @@ export function createSendProcessor(
 		let over = false;
 		for (let started = 0; ; started++) {
 			if (draining.aborted) throw new RateLimitError();
-			// Each start has its own name in the window; the claim is the attempt's.
+			// Each start has its own name in the start log; the claim is the attempt's.
 			const claim =
 				listed?.length === 0 || over
 					? 'done'

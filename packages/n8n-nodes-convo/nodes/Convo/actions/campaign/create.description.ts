@@ -164,7 +164,7 @@ const properties: INodeProperties[] = [
 				],
 				default: 'skip',
 				description:
-					"What becomes of a recipient the runner's frequency cap holds back (at most N campaign messages per phone per window, across campaigns: convo-runner cap set)",
+					"What becomes of a recipient the runner's frequency cap holds back (at most N campaign messages per phone per period, across campaigns: convo-runner cap set)",
 			},
 		],
 	},

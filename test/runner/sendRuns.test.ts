@@ -1,4 +1,3 @@
-// @serial: SIGKILLs a runner mid-run and checks what survives
 /**
  * A send job is a run of SEND_RUN recipients (runner/src/jobs.ts), sent one after another. Killed
  * mid-run (SIGKILL), the run leaves what it had sent sent, the one it had claimed `unknown` (never

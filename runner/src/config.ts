@@ -104,7 +104,7 @@ const schema = z
 		RUNNER_CONCURRENCY: positiveInt(10),
 		/** Sends per second per business number when a campaign does not say. */
 		RUNNER_DEFAULT_RATE: positiveInt(60),
-		/** A scheduled run that falls due later than this after its time is skipped and reported. */
+		/** A schedule's firing taken up later than this after its time is skipped and reported. */
 		RUNNER_MAX_LATENESS: durationMs.default(3_600_000),
 		/** Hard total deadline of one call to the service. */
 		RUNNER_HTTP_DEADLINE: durationMs.default(10_000),

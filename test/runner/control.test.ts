@@ -16,7 +16,7 @@ import {
 	pauseCampaign,
 	resumeCampaign,
 } from '../../runner/src/core/campaigns';
-import { SEND_RUN } from '../../runner/src/jobs';
+import { SEND_JOB_SIZE } from '../../runner/src/jobs';
 import {
 	positionalTemplate,
 	report,
@@ -249,7 +249,7 @@ test('Redis holds a bounded window of send jobs however large the campaign', asy
 	const { path } = writeRecipientsCsv(20_000, { seed: 17 });
 	const campaign = await create(path, { rate: 10 });
 	const queue = runner.context.queues.send(runner.business.phoneNumbers[0]);
-	// Recipients in queued jobs: a job is a run of up to SEND_RUN of them.
+	// Recipients in queued jobs: a job holds up to SEND_JOB_SIZE of them.
 	let most = 0;
 	let mostJobs = 0;
 	for (let tick = 0; tick < 8; tick++) {
@@ -266,7 +266,7 @@ test('Redis holds a bounded window of send jobs however large the campaign', asy
 	// 20 s of sends at 10/s is the window (at least 200 recipients): the feeder fed it, and no more.
 	expect(most).toBeGreaterThanOrEqual(150);
 	expect(most).toBeLessThanOrEqual(200 + 20);
-	expect(mostJobs).toBeLessThanOrEqual(Math.ceil((200 + 20) / SEND_RUN));
+	expect(mostJobs).toBeLessThanOrEqual(Math.ceil((200 + 20) / SEND_JOB_SIZE));
 	expect(status.counts.pending).toBeGreaterThan(19_000);
 });
 

@@ -17,7 +17,7 @@ import {
 	restartSpacing,
 	secondCap,
 	setSpacingRate,
-	startNextInRun,
+	startNextInJob,
 	waitForStart,
 	RATE_SPAN_MS,
 	gateRate,
@@ -235,7 +235,7 @@ test('a send a little late to its place counts at its place (a span later nothin
 	const nowUs = Number(seconds) * 1_000_000 + Number(micros);
 	// Its place came 5 ms ago: a timer's lateness. It is recorded at the place, not at the call.
 	const place = String(nowUs - 5_000);
-	const onTime = await startNextInRun(
+	const onTime = await startNextInJob(
 		runner.context,
 		send,
 		{ first: 0, end: 3 },
@@ -245,7 +245,7 @@ test('a send a little late to its place counts at its place (a span later nothin
 	expect(onTime).toMatchObject({ index: 0 });
 	expect(await redis.zscore(keys.startLog(from), 'on-time')).toBe(place);
 	// Its place came 200 ms ago: it counts when it goes.
-	const late = await startNextInRun(
+	const late = await startNextInJob(
 		runner.context,
 		send,
 		{ first: 1, end: 3 },

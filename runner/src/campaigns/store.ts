@@ -159,7 +159,7 @@ function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode)
 	};
 }
 
-/** Funnels added together (a cron schedule's runs): counts summed, rates of the sums, settled when every one is. */
+/** Funnels added together (a cron schedule's campaigns): counts summed, rates of the sums, settled when every one is. */
 function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunnel {
 	const stages = [
 		'audience',
@@ -191,7 +191,7 @@ function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunn
 	};
 }
 
-/** The funnel across every run of a cron schedule (each run is a campaign whose id starts with the schedule's). */
+/** The funnel across every campaign of a cron schedule (each one's id starts with the schedule's). */
 export async function scheduleFunnel(context: RunnerContext, scheduleId: string): Promise<CampaignFunnel> {
 	const ids = (await context.redis.zrange(context.keys.campaigns, 0, -1)).filter((id) =>
 		id.startsWith(`${scheduleId}r`),

@@ -88,7 +88,7 @@ function ownOrigins(request: FastifyRequest, publicUrl: string | undefined): str
 
 /**
  * A request's path as logs show it: the route's pattern (`/api/suppressions/:id`), never the
- * values in it; a path no route matched is shown with its digit runs masked, so a phone number
+ * values in it; a path no route matched is shown with its sequences of digits masked, so a phone number
  * typed into a wrong path does not reach the log either.
  */
 function loggedPath(request: FastifyRequest): string {

@@ -52,10 +52,10 @@ export const FRESH_START_MS = 20;
  */
 const PLACE_LATE_MS = 10;
 
-/** Answered for a run (below) with no recipient left to send: it takes no start. */
-const RUN_DONE = -2;
+/** Answered for a send job (below) with no recipient left to send: it takes no start. */
+const JOB_DONE = -2;
 
-/** Answered for a run whose send window is not open now: it takes no start; its recipients stay pending. */
+/** Answered for a send job whose send window is not open now: it takes no start; its recipients stay pending. */
 const WINDOW_CLOSED = -3;
 
 /**
@@ -72,7 +72,7 @@ export async function setSpacingRate(context: RunnerContext, from: string, rateP
 /** Why a send took no start: its process is stopping, or its campaign is not running (paused, ended). */
 type NoStart = 'stopped' | 'not running';
 
-/** A run's recipient whose start was taken and claimed in the same step. */
+/** A send job's recipient whose start was taken and claimed in the same step. */
 export interface ClaimedStart {
 	index: number;
 	/** Claims of this recipient so far, this one included. */
@@ -118,7 +118,7 @@ async function takeStart(
 	context: RunnerContext,
 	send: Send,
 	id: string,
-	run: string[],
+	range: string[],
 	stop: AbortSignal,
 	place?: Place,
 	opening: string[] = ['', ''],
@@ -136,15 +136,15 @@ async function takeStart(
 	let reply = (await call(
 		scriptKeys,
 		place === undefined
-			? [SPAN_ROOM, id, '1', ...run, '', '', ...opening]
-			: [SPAN_ROOM, id, '0', ...run, '', place.redisUs, ...opening],
+			? [SPAN_ROOM, id, '1', ...range, '', '', ...opening]
+			: [SPAN_ROOM, id, '0', ...range, '', place.redisUs, ...opening],
 	)) as StartReply;
 	/** The claim of a start given back for being stale: the recipient stays claimed while its start is taken again. */
 	let keptClaim: StartReply | undefined;
 	let retakesLeft = STALE_RETAKES;
 	for (;;) {
 		if (reply[0] === NOT_RUNNING) return 'not running';
-		if (reply[0] === RUN_DONE) return 'done';
+		if (reply[0] === JOB_DONE) return 'done';
 		if (reply[0] === WINDOW_CLOSED) return 'closed';
 		let placeUs = '';
 		if (reply[0] === 0) {
@@ -162,7 +162,7 @@ async function takeStart(
 		asked = performance.now();
 		const args = keptClaim
 			? [SPAN_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', '']
-			: [SPAN_ROOM, id, '0', ...run, '', placeUs, ...opening];
+			: [SPAN_ROOM, id, '0', ...range, '', placeUs, ...opening];
 		reply = (await call(scriptKeys, args)) as StartReply;
 	}
 }
@@ -183,16 +183,16 @@ export async function waitForStart(
 }
 
 /**
- * Waits for the start of the next recipient to send among a run's indexes [first, end) and claims
+ * Waits for the start of the next recipient to send among a send job's indexes [first, end) and claims
  * it in the same step (`token`: the attempt's claim; `id`: this start's, unique; `place`: its
- * place on the clock if the run's previous settle took it). 'done' when the run has nobody left
+ * place on the clock if the job's previous settle took it). 'done' when the job has nobody left
  * to send (it took no start). `opening`: a send window's [opened, closes) on the campaign's clock
  * (ms): outside it (or within CLOSE_MARGIN_MS of its close) the answer is 'closed' and nobody is claimed.
  */
-export async function startNextInRun(
+export async function startNextInJob(
 	context: RunnerContext,
 	send: Send,
-	run: { first: number; end: number },
+	range: { first: number; end: number },
 	claim: { token: string; id: string; place?: Place },
 	stop: AbortSignal,
 	opening?: [number, number],
@@ -202,7 +202,7 @@ export async function startNextInRun(
 		context,
 		send,
 		claim.id,
-		[String(run.first), String(run.end), send.campaign, claim.token],
+		[String(range.first), String(range.end), send.campaign, claim.token],
 		stop,
 		claim.place,
 		bound,

@@ -1,6 +1,6 @@
 /**
  * The start gate's arithmetic, in one place for the gate's scripts (spacing.ts), the settle that
- * takes a run's next place (ledger.ts) and the tests: how long the rate span is, how many starts a
+ * takes a send job's next place (ledger.ts) and the tests: how long the rate span is, how many starts a
  * second may hold, and how far apart the number's clock hands out places.
  */
 

@@ -66,7 +66,7 @@ const WEBHOOK = ['test/runner/webhook-limits.test.ts', 'test/runner/webhooks.tes
 const LUA_TESTS: Record<string, string[]> = {
 	'claim-5.lua': LEDGER,
 	'settle-7.lua': LEDGER,
-	// No test calls it directly: whole send runs do (send.ts), the rate test counting the places it takes.
+	// No test calls it directly: whole send jobs do (send.ts), the rate test counting the places it takes.
 	'settleAndPlace-8.lua': [
 		'test/runner/sendJobs.test.ts',
 		'test/runner/rate.test.ts',

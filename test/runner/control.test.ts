@@ -2,7 +2,7 @@
 /**
  * Guarantees 5 and 6 and the schedules: pause holds within 1 s on every process, resume goes on,
  * cancel ends pending recipients; a campaign pauses itself after N failures in a row; `--at` and
- * a cron schedule in a time zone fire through BullMQ (the cron run re-reads its source); SIGTERM
+ * a cron schedule in a time zone fire through BullMQ (each firing re-reads its source); SIGTERM
  * leaves nothing claimed. Every send is counted in the sandbox's own log.
  */
 import { writeFileSync } from 'node:fs';
@@ -182,7 +182,7 @@ test('a cron schedule fires at its time in its time zone and re-reads its source
 	if (created.kind !== 'schedule') throw new Error('expected a schedule');
 	const runs = async () => (await listCampaigns(runner.context)).filter((c) => c.id.startsWith(created.schedule.id));
 	const [run1] = await waitFor(
-		'the first cron run',
+		'the first firing',
 		async () => ((await runs()).length >= 1 ? runs() : undefined),
 		30_000,
 	);
@@ -190,7 +190,7 @@ test('a cron schedule fires at its time in its time zone and re-reads its source
 	// The source changes between runs: the next run sends to the new list.
 	const second = writeRecipientsCsv(4, { seed: 15 });
 	writeFileSync(first.path, `phone,1,2\n${second.phones.map((phone) => `+${phone},New,order`).join('\n')}\n`);
-	const run2 = await waitFor('a second cron run', async () => (await runs()).find((c) => c.id !== run1.id), 30_000);
+	const run2 = await waitFor('a second firing', async () => (await runs()).find((c) => c.id !== run1.id), 30_000);
 	await waitFor('the second run to complete', stateIs(run2.id, 'completed'), 30_000);
 	await cancel(runner.context, created.schedule.id);
 

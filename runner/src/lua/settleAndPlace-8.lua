@@ -3,7 +3,7 @@
   campaign's
   snapshot and the cap's per-phone prefix (a give-back: audience/cap.ts). ARGV: settle-7.lua's,
   then the
-  send job's last+1 index and the start gate's rate span room. A job's settle that also takes the place on
+  send job's last+1 index and the rate span's room. A job's settle that also takes the place on
   the number's clock of the job's next recipient: the same step as the gate's first one (the next
   place, gapUs(rate) after the one before, sending/startGateMath.ts), taken here so that recipient's start
   needs one gate call, the rate span step, instead of two. Returns { settle's answer, microseconds to

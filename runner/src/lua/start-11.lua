@@ -9,7 +9,7 @@
   policy.
 
   A send's start and its claim in one call: the job's next recipient to send is found (openInJob,
-  ledger.ts) before a start is taken, so a job with nothing left takes none, and the start taken
+  includes/jobClaim.lua) before a start is taken, so a job with nothing left takes none, and the start taken
   is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
   { microseconds to wait, then call again with "0" (and the place, when one was taken) }, {
   NOT_RUNNING } or { JOB_DONE }.

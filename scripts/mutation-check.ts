@@ -66,9 +66,9 @@ const WEBHOOK = ['test/runner/webhook-limits.test.ts', 'test/runner/webhooks.tes
 const LUA_TESTS: Record<string, string[]> = {
 	'claim-5.lua': LEDGER,
 	'settle-7.lua': LEDGER,
-	// No test calls it directly: whole send runs do (send.ts), the rate test counting the places it takes.
+	// No test calls it directly: whole send jobs do (send.ts), the rate test counting the places it takes.
 	'settleAndPlace-8.lua': [
-		'test/runner/sendRuns.test.ts',
+		'test/runner/sendJobs.test.ts',
 		'test/runner/rate.test.ts',
 		'test/runner/webhooks.test.ts',
 		'test/runner/kill.test.ts',
@@ -79,7 +79,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'includes/ledgerRecords.lua': LEDGER,
 	'includes/settleRecord.lua': [...LEDGER.slice(0, 1), 'test/runner/cap.test.ts', ...LEDGER.slice(1)],
 	// The start gate's claim (start-11.lua) and the tracking's requeue use it; the ledger's own scripts do not.
-	'includes/runClaim.lua': [
+	'includes/jobClaim.lua': [
 		...GATE,
 		'test/runner/cap.test.ts',
 		'test/runner/webhooks.test.ts',

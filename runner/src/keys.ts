@@ -33,7 +33,7 @@ export interface Keys {
 	feederLock: string;
 	/** String per console session (SHA-256 of its id, never the id), expiring with it; deleted at sign-out. */
 	session(idHash: string): string;
-	/** Counter per kind of secret (token, events) and client address: wrong ones in the current window (http/auth.ts). */
+	/** Counter per kind of secret (token, events) and client address: wrong ones in the current period (http/auth.ts). */
 	authFailures(kind: string, address: string): string;
 	/** String per runner process (JSON of non-secret facts), expiring unless its heartbeat renews it (presence.ts). */
 	runner(processId: string): string;
@@ -112,7 +112,7 @@ export interface Keys {
 	capPolicy(from: string): string;
 	/**
 	 * String per phone a number sent to under a cap: the last claim times, expiring after the
-	 * policy's longest window. The claim's script appends the phone to this prefix (the phone is in
+	 * policy's longest period. The claim's script appends the phone to this prefix (the phone is in
 	 * the snapshot row it reads), so the key is in the number's group like the prefix it is given.
 	 */
 	capSends(from: string, phone?: string): string;

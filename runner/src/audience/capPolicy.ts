@@ -4,9 +4,9 @@
  */
 import { NO_CAP, type CapRule } from '../capRules';
 
-/** The policy as the scripts read it: `label:count:windowMs,...`, or `none`. */
+/** The policy as the scripts read it: `label:count:periodMs,...`, or `none`. */
 export function encodeCapPolicy(rules: CapRule[]): string {
-	return rules.length === 0 ? NO_CAP : rules.map((rule) => `${rule.label}:${rule.count}:${rule.windowMs}`).join(',');
+	return rules.length === 0 ? NO_CAP : rules.map((rule) => `${rule.label}:${rule.count}:${rule.periodMs}`).join(',');
 }
 
 /** The policy as a user writes it (what `cap show` answers). */

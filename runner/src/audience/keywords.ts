@@ -45,7 +45,7 @@ const DEFAULT_OPTIN = [
 
 /**
  * The form a message and a keyword are compared in: accents dropped (ARRÊT is ARRET), case folded,
- * punctuation and symbols gone (STOP! and "stop." are STOP), runs of spaces one, ends trimmed.
+ * punctuation and symbols gone (STOP! and "stop." are STOP), consecutive spaces one, ends trimmed.
  */
 function keywordForm(text: string): string {
 	return text

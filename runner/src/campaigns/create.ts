@@ -520,7 +520,7 @@ export async function listOrLeave(context: RunnerContext, from: string, id: stri
 	);
 }
 
-/** campaign.finished for a campaign of `from` that ended as it was created (a skipped run). */
+/** campaign.finished for a campaign of `from` that ended as it was created (a skipped firing). */
 export async function emitBornFinished(context: RunnerContext, from: string, id: string): Promise<void> {
 	const emit = redisScript(context.redis, 'emit');
 	await emit([context.keys.campaign(from, id), context.keys.outbox(from)], [id, 'campaign.finished', Date.now()]);

@@ -49,7 +49,7 @@ export const campaignSettings = z.object({
 		.optional(),
 	/** Start once at this time (ISO 8601). */
 	at: z.iso.datetime({ offset: true }).optional(),
-	/** Repeat on this cron pattern in `tz`; each run re-reads the source. */
+	/** Repeat on this cron pattern in `tz`; each firing re-reads the source. */
 	cron: z.string().min(9).optional(),
 	tz: z.string().optional(),
 	/** Send the first accepted row's message to this phone first; the campaign starts only if the service accepts it (testSend.ts). */
@@ -130,9 +130,9 @@ export const API_NAMES: SettingNames = {
 	whenCapped: 'when_capped',
 };
 
-/** What every campaign, and every run of a schedule, sends: one template from one number. */
+/** What every campaign, and every campaign of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
-	/** What lists show beside the id: given, or told from the source (names.ts). A schedule's runs carry the schedule's. */
+	/** What lists show beside the id: given, or told from the source (names.ts). A schedule's campaigns carry the schedule's. */
 	name: string;
 	templateId: string;
 	from: string;
@@ -140,15 +140,15 @@ export interface CampaignBasics {
 	rate: number;
 	source: string;
 	format?: CampaignSettings['format'];
-	/** A CSV's delimiter when the client gave one (a schedule's runs read with it too). */
+	/** A CSV's delimiter when the client gave one (a schedule's campaigns read with it too). */
 	delimiter?: string;
 	/** Sends only while open in each recipient's local time (audience/windows.ts); rows then may carry a `tz` column. */
 	window?: WeekWindow;
 	/** Epoch ms after which unsent recipients are expired. */
 	endAt?: number;
-	/** Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's runs carry it. */
+	/** Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's campaigns carry it. */
 	transactional?: boolean;
-	/** What becomes of a recipient over the frequency cap (audience/cap.ts); absent: capped. A schedule's runs carry the schedule's. */
+	/** What becomes of a recipient over the frequency cap (audience/cap.ts); absent: capped. A schedule's campaigns carry the schedule's. */
 	whenCapped?: 'skip' | 'wait';
 }
 

@@ -49,7 +49,7 @@ export interface CampaignRecord {
 	zones?: ZoneTable;
 	/** Epoch ms after which unsent recipients are expired (`--end`). */
 	endAt?: number;
-	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock windows and the end are read on. */
+	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock send windows and the end are read on. */
 	clockOffset: number;
 	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
 	delivery: {
@@ -159,7 +159,7 @@ function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode)
 	};
 }
 
-/** Funnels added together (a cron schedule's runs): counts summed, rates of the sums, settled when every one is. */
+/** Funnels added together (a cron schedule's campaigns): counts summed, rates of the sums, settled when every one is. */
 function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunnel {
 	const stages = [
 		'audience',
@@ -191,7 +191,7 @@ function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunn
 	};
 }
 
-/** The funnel across every run of a cron schedule (each run is a campaign whose id starts with the schedule's). */
+/** The funnel across every campaign of a cron schedule (each one's id starts with the schedule's). */
 export async function scheduleFunnel(context: RunnerContext, scheduleId: string): Promise<CampaignFunnel> {
 	const ids = (await context.redis.zrange(context.keys.campaigns, 0, -1)).filter((id) =>
 		id.startsWith(`${scheduleId}r`),

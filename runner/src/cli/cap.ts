@@ -19,7 +19,7 @@ export function addCapCommands(program: Command): void {
 	const cap = program
 		.command('cap')
 		.description(
-			"a sending number's frequency cap: at most N campaign messages per phone per window, across campaigns and cron runs",
+			"a sending number's frequency cap: at most N campaign messages per phone per period, across campaigns, scheduled ones too",
 		);
 	const from = (command: Command) =>
 		command.requiredOption('--from <number>', 'the sending business number, with country code');

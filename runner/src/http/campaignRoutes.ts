@@ -202,7 +202,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		async ({ params }) => campaigns.campaignView(context, params.id),
 	);
 
-	for (const [route, run, summary] of [
+	for (const [route, act, summary] of [
 		[
 			RUNNER_ROUTES.pauseCampaign,
 			campaigns.pauseCampaign,
@@ -212,7 +212,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	] as const) {
 		routes.add(
 			{ ...at(route), tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] },
-			async ({ params }) => ({ id: params.id, state: await run(context, params.id) }),
+			async ({ params }) => ({ id: params.id, state: await act(context, params.id) }),
 		);
 	}
 	routes.add(

@@ -6,7 +6,7 @@
   The one step that makes a campaign exist: its rows move into place (RENAME), its hash, the
   number's running set (what the feeder walks), a draft's expiry, campaign.finished for a campaign
   born finished, the Idempotency-Key's answer, and its entry in `unlisted` until it is listed
-  (keyGroups.ts: the global list is another group). Returns 'ok', 'exists' (a cron run created it
+  (keyGroups.ts: the global list is another group). Returns 'ok', 'exists' (a schedule's firing created it
   already), 'expired' (the staged rows are gone) or 'lease_lost' (another request holds the key
   now).
 

@@ -1,7 +1,7 @@
 /**
  * `reindex run` and POST /api/reindex: check the settings (each error names the setting as its
  * client calls it), take the collection's lease, store the run and queue its job (or, failing,
- * release the lease); or, with --cron, store a schedule whose every run is a run of its own. The
+ * release the lease); or, with --cron, store a schedule whose every firing is a run of its own. The
  * work happens in the runner processes (run.ts).
  */
 import { createHash } from 'node:crypto';
@@ -269,7 +269,7 @@ export async function removeReindexSchedule(context: RunnerContext, id: string):
 }
 
 /**
- * A reindex schedule's due run (the scheduled job's processor, jobs.ts): a run of its own, its id
+ * A reindex schedule's due firing (the scheduled job's processor, jobs.ts): a run of its own, its id
  * derived from the job's, so a job delivered twice finds the run it made.
  */
 export async function runScheduledReindex(

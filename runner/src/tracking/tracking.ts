@@ -26,7 +26,7 @@ import { releaseLock, renewLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
 import { decodeRecipient } from '../campaigns/schema';
 import { recordReply } from './replies';
-import { RequestWindow } from './requestWindow';
+import { RequestLimiter } from './requestLimiter';
 
 /** How delivery is known: A1 (the messaging API), B7 only (conversations), or not at all. */
 export type TrackingMode = 'messaging_api' | 'conversations_only' | 'off';
@@ -183,23 +183,23 @@ const A1_STATES: Record<string, Learnt['to']> = { enqueued: 's', sent: 's', deli
 
 /** B7's view of the message: its status and error, and when the recipient wrote after it. */
 /**
- * Each process's window over its tracking requests: the places on the tracking clock space them,
+ * Each process's limiter of its tracking requests: the places on the tracking clock space them,
  * and this holds the rate at the service where late timers or a stall on the way would bunch them
- * (requestWindow.ts).
+ * (requestLimiter.ts).
  */
-const requestWindows = new WeakMap<RunnerContext, RequestWindow>();
-function requestWindow(context: RunnerContext): RequestWindow {
-	let window = requestWindows.get(context);
-	if (!window)
-		requestWindows.set(
+const requestLimiters = new WeakMap<RunnerContext, RequestLimiter>();
+function requestLimiter(context: RunnerContext): RequestLimiter {
+	let limiter = requestLimiters.get(context);
+	if (!limiter)
+		requestLimiters.set(
 			context,
-			(window = new RequestWindow(context.config.RUNNER_TRACKING_RATE, 1000 + GATE_GUARD_MS)),
+			(limiter = new RequestLimiter(context.config.RUNNER_TRACKING_RATE, 1000 + GATE_GUARD_MS)),
 		);
-	return window;
+	return limiter;
 }
 
 async function conversationView(context: RunnerContext, phone: string, messageId: string) {
-	const found = await requestWindow(context).through(async () => context.service?.conversationByPhone(phone));
+	const found = await requestLimiter(context).through(async () => context.service?.conversationByPhone(phone));
 	if (!found || found.kind !== 'ok' || !found.conversation) return undefined;
 	const messages = found.conversation.conversation.messages;
 	const message = messages.find((each) => each.id === messageId);
@@ -245,7 +245,7 @@ async function checkOne(
 	const phone = async () => digits;
 	await sleep(at - Date.now());
 	if (mode === 'messaging_api') {
-		const status = await requestWindow(context).through(async () => context.service?.messageStatus(record.m));
+		const status = await requestLimiter(context).through(async () => context.service?.messageStatus(record.m));
 		if (status?.kind === 'ok' && status.state) learnt.to = A1_STATES[status.state] ?? '';
 		else if (status && status.kind !== 'ok')
 			context.log.debug(

@@ -31,7 +31,7 @@ export function waitFields(waited: Waited): IDataObject {
 /**
  * Reads the campaign's status every POLL_MS until it is final or `maxWaitSeconds` passed. Past the
  * wait it answers the status as it is, flagged: the campaign goes on at the runner, which is not
- * the node's failure (docs/decisions.md, #21). Progress goes to the editor's console (manual runs).
+ * the node's failure (docs/decisions.md, #21). Progress goes to the editor's console (manual executions).
  */
 export async function waitForCampaign(
 	this: IExecuteFunctions,
@@ -81,7 +81,7 @@ export async function recipientItems(
 	};
 	if (report.length !== rows.length || rows.some((_, index) => mismatch(index + 1))) {
 		throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} holds other recipients than this input`, {
-			description: `Its report has ${report.length} rows for ${rows.length} input items, or a row's phone differs from its item's: the Campaign Key names a campaign made from other input. Nothing was sent by this run. Give a new Campaign Key, or read campaign ${campaignId} with Get Report.`,
+			description: `Its report has ${report.length} rows for ${rows.length} input items, or a row's phone differs from its item's: the Campaign Key names a campaign made from other input. Nothing was sent by this execution. Give a new Campaign Key, or read campaign ${campaignId} with Get Report.`,
 		});
 	}
 	return items.map((item, index) => {

@@ -1,6 +1,6 @@
 --[[
-  A send job's run of recipients (jobs.ts), for the start gate's script (sending/spacing.ts),
-  which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
+  A send job's recipients (jobs.ts), for the start gate's script (sending/spacing.ts),
+  which takes the start and the claim in one call. `openInJob` finds the job's next recipient to
   send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
   the way (it may have sent: never resent); a pending recipient the audience rules refuse is made
   final (expired, suppressed, capped) or, over the frequency cap in a campaign that waits, left
@@ -34,7 +34,7 @@ end
 -- list, and the cap's: includes/cap.lua) and the default cap policy; c: claimSettings.
 -- Returns the index, its record, its snapshot row and its phone; a pending recipient a rule
 -- refuses is made final on the way, as a lost claim is.
-local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
+local function openInJob(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
   local lost = false
   for i = first, last - 1 do
     local rec = redis.call('HGET', ledger, i)
@@ -49,7 +49,7 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
           local row = redis.call('HGET', aud.recipients, i)
           local phone = rowPhone(row)
           if suppressedVerdict(c, meta, ledger, aud, i, r, phone) then lost = true
-          -- Capped (final: the campaign may be done) or waiting: not this run's to send now.
+          -- Capped (final: the campaign may be done) or waiting: not this job's to send now.
           elseif capVerdict(aud, c, phone, meta, ledger, i, r) then lost = true
           else return i, r, row, phone end
         end
@@ -65,7 +65,7 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
   if lost then finishIfDone(meta, running, outbox, id, now) end
   return nil
 end
--- Claims the recipient openInRun found and counts it on its phone's frequency cap.
+-- Claims the recipient openInJob found and counts it on its phone's frequency cap.
 local function claimAt(meta, ledger, i, r, token, now, aud, c, phone)
   if r.s == 'p' then
     r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''

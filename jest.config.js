@@ -6,7 +6,7 @@ const { join } = require('node:path');
  * files whose first line says why they need the machine's attention, `// @serial: <reason>`: a
  * bound they measure in wall time (a send rate in every sliding second, how soon something
  * happens, how long a timeout takes) that a busy machine could break; they run one at a time, at
- * normal priority. `fast`: everything else, spread over the workers at the lowest priority, real
+ * normal priority. `fast`: everything else, spread over the workers at a lower priority, real
  * processes included (runners, sandboxes, redis-servers, browsers), SIGKILLs and Redis restarts
  * too: what survives a kill is counted, and a busy machine only makes the count arrive later. A
  * bound load cannot break (a retry waits at least its backoff) is no reason to be serial.

@@ -3,7 +3,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** The domain doors in runner/src/core/: a client reaches a domain's use cases, stores and Redis only through its door. */
+/**
+ * The domain doors in runner/src/core/: a client reaches a domain's use cases, stores and Redis only through its door.
+ */
 const DOORS = ['campaigns', 'audience', 'reindex', 'webhooks', 'runners'].map((domain) => `core/${domain}`);
 const CLIENT_MAY_IMPORT = [...DOORS, 'config', 'log', 'runtime', 'limits', 'errors'];
 

@@ -161,7 +161,10 @@ interface Target {
 	mutants: Mutant[];
 	/** Test files, from the root, in stages: one jest run per stage, a stage only if the earlier ones passed. */
 	stages: string[][];
-	/** For Lua: the scripts (files from the root) that include this file or are it, each compiled with a mutant before anything runs. */
+	/**
+	 * For Lua: the scripts (files from the root) that include this file
+	 * or are it, each compiled with a mutant before anything runs.
+	 */
 	compiles?: string[];
 }
 

@@ -32,7 +32,9 @@ export class LimitError extends UserError {
 	}
 }
 
-/** Adds `member` to `set` unless the set already holds `max`; returns the count that was full, or undefined when added. */
+/**
+ * Adds `member` to `set` unless the set already holds `max`; returns the count that was full, or undefined when added.
+ */
 export async function reserve(
 	context: RunnerContext,
 	set: string,
@@ -71,7 +73,9 @@ export function tooManyRows(max: number): string {
 	return `recipients hold more than ${max} rows; a campaign may have at most ${max} recipients (RUNNER_MAX_RECIPIENTS). Nothing was added`;
 }
 
-/** Reindex runs waiting for a worker: past RUNNER_MAX_QUEUED_RUNS a new one is refused with 429 until some have started. */
+/**
+ * Reindex runs waiting for a worker: past RUNNER_MAX_QUEUED_RUNS a new one is refused with 429 until some have started.
+ */
 export async function checkQueuedRuns(context: RunnerContext): Promise<void> {
 	const max = context.config.RUNNER_MAX_QUEUED_RUNS;
 	const waiting = await context.queues.reindex.getJobCountByTypes('wait', 'prioritized');

@@ -105,7 +105,10 @@ export function masters(connection: RedisConnection): Redis[] {
 /** Raised when Redis lacks what RUNNER_REQUIRE_AOF=true demands: the process does not start. */
 export class RedisSettingsError extends Error {}
 
-/** A setting of one master read with CONFIG GET; undefined when CONFIG is refused (a managed Redis may rename or forbid it). */
+/**
+ * A setting of one master read with CONFIG GET; undefined when
+ * CONFIG is refused (a managed Redis may rename or forbid it).
+ */
 async function configValue(node: Redis, name: string): Promise<{ value?: string; refused?: string }> {
 	try {
 		const answer = await node.config('GET', name);

@@ -188,7 +188,10 @@ function refuseBinary(raw: Readable, source: string, progress?: SourceProgress):
 	return out;
 }
 
-/** pipe() does not pass errors on: a refused or broken source must end the next stage with its error, not leave it waiting. */
+/**
+ * pipe() does not pass errors on: a refused or broken source
+ * must end the next stage with its error, not leave it waiting.
+ */
 function feed<T extends Duplex>(from: Readable, into: T): T {
 	from.on('error', (error) => into.destroy(error));
 	return from.pipe(into);

@@ -70,7 +70,9 @@ function reasonOf(given: unknown, source: SuppressionSource): string {
 	return text === '' ? DEFAULT_REASON[source] : text.slice(0, REASON_MAX);
 }
 
-/** How long a campaign may take from its number's copy opening to its commit (create.ts keeps staged rows this long). */
+/**
+ * How long a campaign may take from its number's copy opening to its commit (create.ts keeps staged rows this long).
+ */
 const COMMIT_GRACE_MS = 15 * 60_000;
 /** Passes of a repair that other changes keep moving before it leaves the rest to the feeder's next tick. */
 const REPAIR_PASSES = 5;
@@ -100,7 +102,10 @@ function listFullMessage(max: number): string {
 
 type ChangeReply = [number | string, number | string, number | string, ...string[]];
 
-/** The list's change (CHANGE) in the global group, then in every copy. Returns the phones that changed and how many adds the cap refused. */
+/**
+ * The list's change (CHANGE) in the global group, then in every copy. Returns the phones that
+ * changed and how many adds the cap refused.
+ */
 async function change(
 	context: RunnerContext,
 	op: 'add' | 'remove',
@@ -337,7 +342,10 @@ export async function findSuppression(context: RunnerContext, phone: string): Pr
 	return stored === null ? undefined : entryOf(phone, stored);
 }
 
-/** Of `phones` (digits), those on the list, with the note a recipient row gets: one HMGET (the create's check, per batch of rows). */
+/**
+ * Of `phones` (digits), those on the list, with the note a recipient row gets: one HMGET (the
+ * create's check, per batch of rows).
+ */
 export async function suppressedNotes(context: RunnerContext, phones: readonly string[]): Promise<Map<string, string>> {
 	const notes = new Map<string, string>();
 	if (phones.length === 0) return notes;
@@ -392,7 +400,10 @@ export interface ImportAnswer {
 	rejections: Array<{ line: number; reason: string }>;
 }
 
-/** Rows with a `phone` column (and optionally `reason`) put on the list as `import`; a bad row is reported with its line, the good ones kept. */
+/**
+ * Rows with a `phone` column (and optionally `reason`) put on the list as `import`; a bad row is
+ * reported with its line, the good ones kept.
+ */
 export async function importSuppressions(
 	context: RunnerContext,
 	records: AsyncIterable<SourceRecord>,

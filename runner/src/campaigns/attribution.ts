@@ -35,7 +35,9 @@ interface Attribution {
 	sentAt: number;
 }
 
-/** The campaign (and its recipient) that last messaged `phone` from `number` within the window before `atMs`, if any. */
+/**
+ * The campaign (and its recipient) that last messaged `phone` from `number` within the window before `atMs`, if any.
+ */
 async function attributeReply(
 	context: RunnerContext,
 	phone: string,

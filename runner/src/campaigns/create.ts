@@ -183,7 +183,10 @@ export class RowChecker {
 		if (zones) this.zones = new ZoneLists(zones, zoneTable);
 	}
 
-	/** `suppressed`: of the batch's phones, those on the suppression list, with their note (none for a transactional campaign). */
+	/**
+	 * `suppressed`: of the batch's phones, those on the suppression
+	 * list, with their note (none for a transactional campaign).
+	 */
 	check(record: SourceRecord, seen: Map<string, number>, suppressed: ReadonlyMap<string, string> = new Map()): void {
 		const index = String(this.firstIndex + this.total++);
 		this.lastLine = Math.max(this.lastLine, record.line);
@@ -254,9 +257,15 @@ export interface SnapshotInput extends CampaignBasics {
 	records?: AsyncIterable<SourceRecord>;
 	/** A draft: the state `start` moves it to, when it is removed unless started, and the phone its start tests with. */
 	draft?: { startsAs: 'running' | 'scheduled'; expiresAt: number; testTo?: string };
-	/** Done after every row is staged and right before the commit (a test send, the start job of a scheduled campaign); gets the first accepted row. */
+	/**
+	 * Done after every row is staged and right before the commit (a test send, the start job of a
+	 * scheduled campaign); gets the first accepted row.
+	 */
 	beforeCommit?: (firstAccepted: string | undefined) => Promise<void>;
-	/** The Idempotency-Key the create runs under (core/campaigns.ts once): the commit keeps `answer` + the snapshot as its answer. */
+	/**
+	 * The Idempotency-Key the create runs under (core/campaigns.ts
+	 * once): the commit keeps `answer` + the snapshot as its answer.
+	 */
 	claim?: { slot: string; token: string; answer: Record<string, unknown> };
 	/**
 	 * A dry run: every row is read and checked as above, but only the staged phone index is written
@@ -513,7 +522,10 @@ export async function snapshotCampaign(
 	return snapshot;
 }
 
-/** Lists a committed campaign; when Redis fails here the campaign exists all the same, and the feeder lists it (homes.ts). */
+/**
+ * Lists a committed campaign; when Redis fails here the campaign
+ * exists all the same, and the feeder lists it (homes.ts).
+ */
 export async function listOrLeave(context: RunnerContext, from: string, id: string, createdAt: number): Promise<void> {
 	await listCampaign(context, from, id, createdAt).catch((error: Error) =>
 		context.log.warn({ campaign: id, err: error.message }, 'campaign created; it is listed on the next feeder tick'),

@@ -40,7 +40,8 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 		const numberState = redisScript(redis, 'numberState');
 		const campaigns: CampaignRecord[] = [];
 		const numbers = await redis.smembers(keys.numbers);
-		// Copies of the suppression list: a number's goes once its campaigns have finished; one a crash left behind its version is brought up to it.
+		// Copies of the suppression list: a number's goes once its campaigns have finished; one a crash
+		// left behind its version is brought up to it.
 		await repairCopies(context);
 		// Each number keeps its own sets (keys.ts): one call per number.
 		for (const from of numbers) {
@@ -98,7 +99,8 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			}
 			let available = room.get(campaign.from) ?? 0;
 			if (campaign.window) {
-				// Its recipients waiting out the frequency cap stay pending: their zone's next opening feeds them again, inside their window.
+				// Its recipients waiting out the frequency cap stay pending: their zone's next opening
+				// feeds them again, inside their window.
 				const fed = await feedZones(
 					context,
 					campaign,

@@ -41,5 +41,8 @@ const CLOCK_SLACK = 0.002;
 const gapUs = (rate: number) =>
 	Math.max((1_000_000 * (1 + WINDOW_ROOM)) / rate, 1_000_000 / secondCap(rate)) * (1 + CLOCK_SLACK);
 
-/** Starts per second the gate lets through at `rate`, sustained: 0.96 of it or a little less (the scripts compute the same). */
+/**
+ * Starts per second the gate lets through at `rate`, sustained:
+ * 0.96 of it or a little less (the scripts compute the same).
+ */
 export const windowRate = (rate: number) => 1_000_000 / gapUs(rate);

@@ -34,7 +34,9 @@ export class RequestWindow {
 		private readonly clock: WindowClock = realClock,
 	) {}
 
-	/** Makes `request` once the window lets it leave; its slot counts until its answer (or failure) and a window after. */
+	/**
+	 * Makes `request` once the window lets it leave; its slot counts until its answer (or failure) and a window after.
+	 */
 	async through<T>(request: () => Promise<T>): Promise<T> {
 		const answered = await this.take();
 		try {

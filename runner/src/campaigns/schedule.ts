@@ -70,7 +70,10 @@ export async function removeSchedule(context: RunnerContext, id: string): Promis
 	await stopCronSchedule(context, campaignSchedules(context), id);
 }
 
-/** One cron run, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its own, or a skipped run recorded with its reason. */
+/**
+ * One cron run, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its own, or a
+ * skipped run recorded with its reason.
+ */
 export async function runSchedule(
 	context: RunnerContext,
 	scheduleId: string,

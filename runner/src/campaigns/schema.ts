@@ -52,7 +52,10 @@ export const campaignSettings = z.object({
 	/** Repeat on this cron pattern in `tz`; each run re-reads the source. */
 	cron: z.string().min(9).optional(),
 	tz: z.string().optional(),
-	/** Send the first accepted row's message to this phone first; the campaign starts only if the service accepts it (testSend.ts). */
+	/**
+	 * Send the first accepted row's message to this phone first; the
+	 * campaign starts only if the service accepts it (testSend.ts).
+	 */
 	testTo: phoneDigits.optional(),
 	/** Send only while this window is open in each recipient's local time (windows.ts). */
 	window: z
@@ -69,7 +72,10 @@ export const campaignSettings = z.object({
 		.optional(),
 	/** Recipients still unsent at this time (ISO 8601) are expired, and the campaign finishes. */
 	endAt: z.iso.datetime({ offset: true }).optional(),
-	/** A recipient over the frequency cap (cap.ts): `skip` writes it capped (the default), `wait` keeps it pending until allowed. */
+	/**
+	 * A recipient over the frequency cap (cap.ts): `skip` writes it
+	 * capped (the default), `wait` keeps it pending until allowed.
+	 */
 	whenCapped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core/campaigns.ts createCampaign). */
 	dryRun: z.boolean().optional(),
@@ -78,7 +84,10 @@ export const campaignSettings = z.object({
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
-/** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
+/**
+ * How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API
+ * has no format: an upload's type or a URL's name tells it).
+ */
 export type SettingNames = Record<
 	| 'name'
 	| 'templateId'
@@ -132,7 +141,9 @@ export const API_NAMES: SettingNames = {
 
 /** What every campaign, and every run of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
-	/** What lists show beside the id: given, or told from the source (names.ts). A schedule's runs carry the schedule's. */
+	/**
+	 * What lists show beside the id: given, or told from the source (names.ts). A schedule's runs carry the schedule's.
+	 */
 	name: string;
 	templateId: string;
 	from: string;
@@ -146,9 +157,14 @@ export interface CampaignBasics {
 	window?: WeekWindow;
 	/** Epoch ms after which unsent recipients are expired. */
 	endAt?: number;
-	/** Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's runs carry it. */
+	/**
+	 * Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's runs carry it.
+	 */
 	transactional?: boolean;
-	/** What becomes of a recipient over the frequency cap (cap.ts); absent: capped. A schedule's runs carry the schedule's. */
+	/**
+	 * What becomes of a recipient over the frequency cap (cap.ts);
+	 * absent: capped. A schedule's runs carry the schedule's.
+	 */
 	whenCapped?: 'skip' | 'wait';
 }
 

@@ -101,10 +101,15 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 
 type StartReply = [number, string?, number?, number?, string?];
 
-/** Stale answers in a row after which a send keeps its start: a process slow on every call is slow, not stalled, and must not spin. */
+/**
+ * Stale answers in a row after which a send keeps its start: a
+ * process slow on every call is slow, not stalled, and must not spin.
+ */
 const STALE_RETAKES = 3;
 
-/** A place on the number's clock: when it comes by this process's clock (Date.now() ms), and its time on Redis's (µs). */
+/**
+ * A place on the number's clock: when it comes by this process's clock (Date.now() ms), and its time on Redis's (µs).
+ */
 export interface Place {
 	localMs: number;
 	redisUs: string;

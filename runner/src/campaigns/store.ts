@@ -14,7 +14,10 @@ import { repliedCount } from './replies';
 import { trackingMode, type TrackingMode } from './tracking';
 import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from './windows';
 
-/** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
+/**
+ * The states are the contract's (clients read them); `draft`: filled in chunks
+ * (campaigns/draft.ts), nothing sent until started.
+ */
 export type { CampaignState };
 
 export interface CampaignRecord {
@@ -349,7 +352,10 @@ async function runningCampaigns(context: RunnerContext): Promise<string[]> {
 	return ids;
 }
 
-/** What a metrics scrape reports: how many campaigns run, and the figures of every running one and the `recent` newest others. */
+/**
+ * What a metrics scrape reports: how many campaigns run, and the
+ * figures of every running one and the `recent` newest others.
+ */
 export async function campaignFigures(
 	context: RunnerContext,
 	recent: number,

@@ -16,7 +16,10 @@ const eta = (seconds: number | null) =>
 /** Exit code of a follow stopped by Ctrl-C: 128 + SIGINT, as shells report it. */
 const INTERRUPTED_EXIT = 130;
 
-/** What a followed job shows: whether it settled, its progress as done of total, its counts as text, and the command that follows it again. */
+/**
+ * What a followed job shows: whether it settled, its progress as done of total, its counts as text,
+ * and the command that follows it again.
+ */
 interface View<S> {
 	settled(status: S): boolean;
 	total(status: S): number;
@@ -27,7 +30,10 @@ interface View<S> {
 	kind: string;
 }
 
-/** The warning that no runner process is alive on this command's Redis and prefix: where it looked, and how to start one. */
+/**
+ * The warning that no runner process is alive on this command's
+ * Redis and prefix: where it looked, and how to start one.
+ */
 function noRunnerWarning(context: RunnerContext, about: string, ending: string): string {
 	const { redis, prefix } = runnerWhereabouts(context);
 	return (
@@ -96,7 +102,8 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 	const checkPresence = presenceWatch(context, view.kind, (line) =>
 		process.stderr.write(bar ? `\r\x1b[2K${line}\n` : `${line}\n`),
 	);
-	// The runner processes do the work; this command only watches, so an operator who stops watching is told the job goes on.
+	// The runner processes do the work; this command only watches,
+	// so an operator who stops watching is told the job goes on.
 	const interrupted = () => {
 		bar?.stop();
 		process.stderr.write(
@@ -145,7 +152,8 @@ export function follow(
 		{
 			kind: 'campaign',
 			settled: (status) => CAMPAIGN_SETTLED.has(status.state),
-			// Sent of what may be sent (rejected rows never are): a campaign that ends failed or cancelled shows its real share, not a full bar.
+			// Sent of what may be sent (rejected rows never are): a campaign that ends failed or
+			// cancelled shows its real share, not a full bar.
 			total: (status) => Math.max(1, recipients(status) - status.counts.rejected),
 			done: (status) => status.counts.sent,
 			counts: ({ counts: c }) =>

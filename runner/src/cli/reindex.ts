@@ -19,7 +19,9 @@ function describeRun(status: core.ReindexOverview): string {
 	].join('\n');
 }
 
-/** A followed run that did not complete is not a success, though its status is printed: exit 1, the reason on stderr. */
+/**
+ * A followed run that did not complete is not a success, though its status is printed: exit 1, the reason on stderr.
+ */
 function exitForEnd(status: core.ReindexOverview): void {
 	if (status.state === 'completed') return;
 	process.stderr.write(

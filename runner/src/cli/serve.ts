@@ -47,7 +47,10 @@ function checkSettings(config: RunnerConfig, role: 'start' | 'worker', devRedis:
 	if (role === 'start') wantsHttp(config);
 }
 
-/** The --dev-redis notice: plain text on purpose, so it cannot be missed among JSON lines (a container never uses the flag). */
+/**
+ * The --dev-redis notice: plain text on purpose, so it cannot
+ * be missed among JSON lines (a container never uses the flag).
+ */
 function announceDevRedis(url: string): void {
 	const rule = '='.repeat(78);
 	process.stderr.write(

@@ -99,8 +99,8 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 	dry_run: true;
 	/**
 	 * Rows per outcome the create would give them (the rules added at create add their outcomes
-	 * here; `suppressed` rows are not in `accepted`); `expired`: accepted rows that the end would leave unsent, the windows and the rate
-	 * allowing (they are counted in `accepted` too); `capped`: accepted rows the frequency
+	 * here; `suppressed` rows are not in `accepted`); `expired`: accepted rows that the end would leave unsent, the
+	 * windows and the rate allowing (they are counted in `accepted` too); `capped`: accepted rows the frequency
 	 * cap would hold back if they were sent now.
 	 */
 	counts: { accepted: number; rejected: number; suppressed: number; capped: number; expired?: number };
@@ -108,7 +108,10 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 	zones?: Array<{ zone: string; recipients: number }>;
 	estimate: {
 		rate: number;
-		/** Until the last send, the number sending this campaign alone at its rate, waiting for each zone's window (windows.ts estimateSends). */
+		/**
+		 * Until the last send, the number sending this campaign alone at its rate, waiting for each
+		 * zone's window (windows.ts estimateSends).
+		 */
 		seconds: number;
 		/** `at`, the next run of a cron schedule, or now. */
 		starts_at: string;
@@ -565,7 +568,8 @@ export async function addRecipientsOnce(
 ): Promise<ChunkAnswer & { replayed?: boolean }> {
 	const work = (claim?: OnceClaim) => addRecipients(context, id, rows, firstLine, claim);
 	if (!usable(key)) return work();
-	// The key is kept with the campaign's number (its chunk's script writes the answer); no such campaign: the work says so.
+	// The key is kept with the campaign's number (its chunk's script
+	// writes the answer); no such campaign: the work says so.
 	const from = await campaignNumber(context, id);
 	return from === undefined ? work() : once(context, from, `recipients:${id}`, key, work);
 }

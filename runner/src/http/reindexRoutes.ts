@@ -9,7 +9,10 @@ import { at, InputError, type RouteTable } from './routes';
 const id = runnerIdParams('reindex run or schedule');
 
 export function reindexRoutes(routes: RouteTable, context: RunnerContext): void {
-	/** The API's create: settings named as its JSON fields, a 400's `field` set, local files only inside RUNNER_SOURCE_DIR. */
+	/**
+	 * The API's create: settings named as its JSON fields, a 400's
+	 * `field` set, local files only inside RUNNER_SOURCE_DIR.
+	 */
 	async function createReindex(input: core.ReindexInput): Promise<core.ReindexAnswer> {
 		try {
 			return await core.createReindex(context, input, core.API_REINDEX);

@@ -47,7 +47,8 @@
 --- @include "includes/runClaim"
 
 if ARGV[8] == 'again' then
-  -- A start whose answer came late: its recipient stays claimed (it goes out, as one claimed before a pause does); only the start is taken anew.
+  -- A start whose answer came late: its recipient stays claimed (it goes out, as one claimed before
+  -- a pause does); only the start is taken anew.
   redis.call('ZREM', KEYS[2], ARGV[2])
   local again = redis.call('HMGET', KEYS[1], 'rate', 'logRenewedAt')
   local now = clock()

@@ -71,7 +71,10 @@ function idOf(fields: Record<string, unknown>, run: RunRecord): string | { reaso
 	return String(value);
 }
 
-/** Per row with an id: the line of an earlier row with the same id in this read (null when it is the first), and the item's stored state. */
+/**
+ * Per row with an id: the line of an earlier row with the same id in this read (null when it is the
+ * first), and the item's stored state.
+ */
 type RowLookup = (
 	externalIds: string[],
 	lines: number[],

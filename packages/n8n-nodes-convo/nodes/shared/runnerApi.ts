@@ -29,7 +29,11 @@ export const runnerRate = (unit: 'send' | 'upsert', { fromText = false } = {}) =
 export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
 
-/** What became of a recipient, as reports and counts show it; `suppressed`: its phone is on the business's suppression list (never sent); `expired`: unsent when its campaign ended; `capped`: over the frequency cap at its claim. */
+/**
+ * What became of a recipient, as reports and counts show it; `suppressed`: its phone is on the
+ * business's suppression list (never sent); `expired`: unsent when its campaign ended; `capped`:
+ * over the frequency cap at its claim.
+ */
 export const RECIPIENT_OUTCOMES = [
 	'pending',
 	'claimed',
@@ -148,13 +152,22 @@ export const campaignSettingsInput = z.object({
 	tz: z.string().optional(),
 	/** A CSV's delimiter (comma, semicolon or tab); the runner tells it from the header line when absent. */
 	delimiter: z.string().optional(),
-	/** A test phone: the first accepted row's message goes there first, and the campaign starts only if the service accepts it (a draft: at its start). */
+	/**
+	 * A test phone: the first accepted row's message goes there first, and the campaign starts only
+	 * if the service accepts it (a draft: at its start).
+	 */
 	test_to: z.string().optional(),
-	/** A send window in each recipient's local time: `09:00-20:00`, or day groups such as `mon-fri 09:00-20:00, sat 10:00-14:00`. */
+	/**
+	 * A send window in each recipient's local time: `09:00-20:00`,
+	 * or day groups such as `mon-fri 09:00-20:00, sat 10:00-14:00`.
+	 */
 	window: z.string().optional(),
 	/** The campaign's end (ISO 8601): recipients still unsent then are `expired`, and the campaign finishes. */
 	end_at: z.string().optional(),
-	/** A recipient over the frequency cap: `skip` (the default) writes it capped; `wait` keeps it pending until the cap allows it. */
+	/**
+	 * A recipient over the frequency cap: `skip` (the default) writes
+	 * it capped; `wait` keeps it pending until the cap allows it.
+	 */
 	when_capped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 });
 
@@ -204,7 +217,10 @@ export const startReindexBody = z.object({
 	embedding_json: z.record(z.string(), z.unknown()).optional(),
 	deactivate_missing: z.boolean().optional(),
 	force: z.boolean().optional(),
-	/** With deactivate_missing: "10%" of the collection's active items (the default) or a number of items; more stops the run before it deactivates. The runner checks the value. */
+	/**
+	 * With deactivate_missing: "10%" of the collection's active items (the default) or a number of
+	 * items; more stops the run before it deactivates. The runner checks the value.
+	 */
 	max_deactivate: z.union([z.string(), z.number()]).optional(),
 	/** With deactivate_missing: deactivate however many that is. */
 	force_deactivate: z.boolean().optional(),
@@ -378,7 +394,9 @@ export const suppressionCheckAnswer = z.looseObject({
 	entry: suppressionEntry.nullable(),
 });
 export type SuppressionCheckAnswer = z.infer<typeof suppressionCheckAnswer>;
-/** POST /api/suppressions: the entry, and whether this call added it (false: the phone was there, its first entry kept). */
+/**
+ * POST /api/suppressions: the entry, and whether this call added it (false: the phone was there, its first entry kept).
+ */
 export const addSuppressionAnswer = suppressionEntry.extend({ added: z.boolean() });
 export type AddSuppressionAnswer = z.infer<typeof addSuppressionAnswer>;
 export const removeSuppressionAnswer = z.looseObject({ phone: z.string(), removed: z.boolean() });

@@ -119,7 +119,10 @@
 	function done(counts) {
 		return total(counts) - counts.pending - counts.claimed;
 	}
-	/** Proven not to have the message (failed for good, or not sent when the campaign stopped): what retry-not-sent is about. */
+	/**
+	 * Proven not to have the message (failed for good, or not sent
+	 * when the campaign stopped): what retry-not-sent is about.
+	 */
 	function notSent(counts) {
 		return counts.failed + counts.not_sent;
 	}

@@ -40,7 +40,8 @@ if to == 'f' then
     return 'paused'
   end
 end
--- Another claim still open, or this recipient pending again: nothing to finish, and no read of the counters to learn it.
+-- Another claim still open, or this recipient pending again:
+-- nothing to finish, and no read of the counters to learn it.
 if (from == 'c' and claimedLeft and claimedLeft > 0) or to == 'p' then return 'ok' end
 if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
 return 'ok'

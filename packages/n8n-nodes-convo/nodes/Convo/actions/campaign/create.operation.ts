@@ -26,7 +26,8 @@ const labelOf = fieldLabels({ description, apiFields });
  */
 async function startDraft(this: IExecuteFunctions, campaignId: string, key: string): Promise<Partial<CampaignAnswer>> {
 	try {
-		// A draft with Test Send To sends its test here; a refusal names the field (labelOf) and leaves the draft unstarted.
+		// A draft with Test Send To sends its test here; a refusal
+		// names the field (labelOf) and leaves the draft unstarted.
 		return await runnerAnswer(this, 'startCampaign', {
 			id: campaignId,
 			body: {},

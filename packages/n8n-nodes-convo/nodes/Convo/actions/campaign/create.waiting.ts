@@ -17,7 +17,10 @@ interface Waited {
 	timedOut: boolean;
 }
 
-/** What a waiting Create adds to its answer: the counts and last error, how long it waited, and whether it stopped waiting first. */
+/**
+ * What a waiting Create adds to its answer: the counts and last
+ * error, how long it waited, and whether it stopped waiting first.
+ */
 export function waitFields(waited: Waited): IDataObject {
 	return {
 		counts: waited.status.counts as IDataObject,

@@ -93,7 +93,9 @@ export const runIdFields = runnerIdField({
 	example: 'rmwt6cul0dwet7n',
 });
 
-/** The id of a runner id field (a locator, or a plain string from an older workflow), checked before anything is sent. */
+/**
+ * The id of a runner id field (a locator, or a plain string from an older workflow), checked before anything is sent.
+ */
 export function runnerIdValue(this: IExecuteFunctions, name: string, label: string, itemIndex: number): string {
 	const value = String(this.getNodeParameter(name, itemIndex, '', { extractValue: true }) ?? '').trim();
 	if (!RUNNER_ID_PATTERN.test(value)) {

@@ -138,7 +138,7 @@ export type SharedQueue = Exclude<QueueKind, 'send'>;
  * number busy, in slices of about 50 ms so they are not taken in a burst at each second's start;
  * and at least MIN_RUNS_PER_SECOND, so a slow number whose campaign stopped takes its other
  * campaign's next run within 200 ms: at 10/s, twice the pace admitted one run per 500 ms, and a
- * cancel left the number idle for 520 ms (benchmark 8). The start gate (campaigns/spacing.ts)
+ * cancel left the number idle for 520 ms. The start gate (campaigns/spacing.ts)
  * holds the rate itself.
  */
 const MIN_RUNS_PER_SECOND = 5;
@@ -206,7 +206,7 @@ export interface SendJobData {
  * Recipients per send job. BullMQ's own work per job (fetch, lock, complete, remove: about 40 Redis
  * commands, some 130 µs of Redis's time) was most of a send's cost when a job was one recipient; a
  * run of 50 pays it once for fifty, and its first start's wait for a place on the number's clock
- * too (docs/decisions.md, "Lean runner (#20): runs of sends"). A run stops between recipients on a
+ * too (docs/decisions.md, "runs of sends"). A run stops between recipients on a
  * pause, a cancel or a stop, so it holds nothing longer than one send.
  */
 export const SEND_RUN = 50;

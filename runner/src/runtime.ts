@@ -77,7 +77,7 @@ export { startPrivateRedis } from './devRedis';
 export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable } from './redis';
 
 /**
- * Keys of a runner before #20 (one `{prefix}` hash tag for everything) under the prefix this one
+ * Keys of the old layout (one `{prefix}` hash tag for everything) under the prefix this one
  * would have had then: this runner neither reads nor moves them, so their campaigns would wait for
  * good. Said once at start; the two layouts must not share a Redis (docs/decisions.md).
  */

@@ -30,7 +30,7 @@ const WRITE_BATCH = 1000;
  * Batches between full garbage collections, when the process allows them (the bin's
  * `--expose-gc`). The create keeps nothing per recipient, but each batch's rows live across its
  * Redis round trips, so V8 moves them to the old space and lets that grow until it decides to
- * collect: a 1,000,000-row create peaked anywhere from 96 to 210 MB run to run (benchmark 3). A
+ * collect: a 1,000,000-row create peaked anywhere from 96 to 210 MB run to run. A
  * full collection every 100,000 rows (tens of ms each) makes the peak independent of that.
  */
 const COLLECT_EVERY_BATCHES = 100;

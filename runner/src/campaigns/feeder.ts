@@ -291,7 +291,7 @@ const HAND_OVER_WAIT = { tries: 20, everyMs: 50 };
  * campaigns now instead of after its dead jobs. Left to the send processor and the feeder tick,
  * the first dead job to reach the start gate takes the others out (dropQueuedSends), and only the
  * next tick, up to a second later, queues the other campaigns' jobs: 0.5 to 0.7 s without a send
- * from the number (measured at 4, 20 and 35/s), more where its jobs waiting at the gate held the
+ * from the number, more where its jobs waiting at the gate held the
  * number's next places (restartSpacing). Here all three happen before the stop answers. A pass
  * already running elsewhere (the lock taken) may have counted the dead jobs as queued, so this
  * waits for it to end and runs one of its own.

@@ -1,8 +1,7 @@
 /**
  * Sends from one business number kept under its rate in every sliding second, across every
  * process. BullMQ's global limiter (limiterFor, jobs.ts) counts starts in fixed 50 ms slices, so a sliding
- * second can hold one slice more than the rate: 210 in some second at 200/s, as the benchmark
- * measured. So each send also passes two steps here, both on Redis's clock (TIME), so processes
+ * second can hold one slice more than the rate: 210 in some second at 200/s. So each send also passes two steps here, both on Redis's clock (TIME), so processes
  * on other machines agree:
  *
  * 1. Spacing: it takes the next start time from a per-number clock, 1 / windowRate(rate) after
@@ -226,8 +225,8 @@ export async function holdStarts(context: RunnerContext, from: string, waitMs: n
  * clock they will not use (they find the campaign stopped when their time comes). BullMQ's
  * limiter hands jobs out at the rate and the gate lets 0.96 of it through, so the waiters grow by
  * 4% of the rate each second up to the worker slots (RUNNER_CONCURRENCY per process): by that
- * reckoning, at 20/s after 25 s, about a second of the number's starts (measured: up to 0.53 s at
- * 4/s on a loaded machine, where workers lag and fewer wait). Handing the clock back lets the
+ * reckoning, at 20/s after 25 s, about a second of the number's starts (less on a loaded machine,
+ * where workers lag and fewer wait). Handing the clock back lets the
  * number's other campaigns start now instead. A send of another campaign already waiting keeps its
  * place, so for a moment starts may come closer than the spacing; the window still holds the
  * number to its rate. Returns the milliseconds given back.

@@ -1,5 +1,5 @@
 /**
- * Send windows in the recipient's local time (#23): the `--window` syntax, each recipient's time
+ * Send windows in the recipient's local time: the `--window` syntax, each recipient's time
  * zone, and when a zone's window is open. A recipient's zone is its row's `tz` column (an IANA
  * name) or else its phone's country (libphonenumber-js) and that country's zones
  * (countries-and-timezones). A country with several zones is open only while the window is open

@@ -33,7 +33,8 @@ export function waitFields(waited: Waited): IDataObject {
 /**
  * Reads the campaign's status every POLL_MS until it is final or `maxWaitSeconds` passed. Past the
  * wait it answers the status as it is, flagged: the campaign goes on at the runner, which is not
- * the node's failure (docs/decisions.md, #21). Progress goes to the editor's console (manual runs).
+ * the node's failure (docs/decisions.md, "Past Max Wait, Create answers"). Progress goes to the
+ * editor's console (manual runs).
  */
 export async function waitForCampaign(
 	this: IExecuteFunctions,

@@ -1,8 +1,8 @@
 /**
  * Sends from one business number kept under its rate in every sliding second, across every
- * process. BullMQ's global limiter (limiterFor, jobs.ts) counts starts in fixed 50 ms slices, so a sliding
- * second can hold one slice more than the rate: 210 in some second at 200/s. So each send also passes two steps here,
- * both on Redis's clock (TIME), so processes on other machines agree:
+ * process. BullMQ's global limiter (limiterFor, jobs.ts) counts starts in fixed 50 ms slices, so a
+ * sliding second can hold one slice more than the rate: 210 in some second at 200/s. So each send
+ * also passes two steps here, both on Redis's clock (TIME), so processes on other machines agree:
  *
  * 1. Spacing: it takes the next start time from a per-number clock, 1 / windowRate(rate) after
  *    the previous one, and waits for it. Starts are even, not bursts at each slice's start, and

@@ -22,7 +22,8 @@ const missing = needed.filter((file) => !existsSync(join(root, file)));
 if (missing.length > 0) {
 	const where = relative(process.cwd(), root) || '.';
 	console.error(
-		`${pkg.name}: cannot pack ${where}: missing ${missing.join(', ')}. Build the bundle first: npm run build -w ${pkg.name}`,
+		`${pkg.name}: cannot pack ${where}: missing ${missing.join(', ')}. Build the bundle first: ` +
+			`npm run build -w ${pkg.name}`,
 	);
 	process.exit(1);
 }

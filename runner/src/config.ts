@@ -51,7 +51,8 @@ const schema = z
 			.string()
 			.regex(/^[\w.-]+$/, {
 				error:
-					'must be a plain name like convo (letters, digits, ".", "_", "-"), without a {hash tag}: the runner tags its keys itself since #20, so a Redis Cluster spreads them',
+					'must be a plain name like convo (letters, digits, ".", "_", "-"), without a {hash tag}: ' +
+					'the runner tags its keys itself, so a Redis Cluster spreads them',
 			})
 			.default('convo'),
 		/** Needed by processes that talk to the service (start, worker, reconcile); checked there. */
@@ -141,7 +142,9 @@ const schema = z
 					ctx.issues.push({
 						code: 'custom',
 						input: text,
-						message: `must be true, false, or a comma list of hosts, host:port, IP addresses and CIDR ranges: ${(error as Error).message}`,
+						message:
+							'must be true, false, or a comma list of hosts, host:port, IP addresses and CIDR ranges: ' +
+							`${(error as Error).message}`,
 					});
 					return z.NEVER;
 				}
@@ -352,7 +355,9 @@ const schema = z
 	.refine((config) => config.RUNNER_TRACKING_CLAIM_LEASE > 2 * config.RUNNER_HTTP_DEADLINE + 1000, {
 		path: ['RUNNER_TRACKING_CLAIM_LEASE'],
 		error:
-			'must be more than twice RUNNER_HTTP_DEADLINE plus 1s (a delivery check makes up to two calls after waiting up to a second for its place): a check still waiting for its answer would be claimed again',
+			'must be more than twice RUNNER_HTTP_DEADLINE plus 1s ' +
+			'(a delivery check makes up to two calls after waiting up to a second for its place): ' +
+			'a check still waiting for its answer would be claimed again',
 	});
 
 export type RunnerConfig = z.output<typeof schema>;

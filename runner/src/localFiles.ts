@@ -30,8 +30,10 @@ export class LocalSourceError extends Error {}
  */
 export function outsideMessage(access: SourceAccess): string {
 	return access.sourceDir
-		? `${access.label} must be an http(s) URL or the path of a file inside the runner's source directory (RUNNER_SOURCE_DIR)`
-		: `${access.label} must be an http(s) URL: this runner reads no local file for API callers (its operator may name a directory for them with RUNNER_SOURCE_DIR)`;
+		? `${access.label} must be an http(s) URL or the path of a file inside the runner's source ` +
+				'directory (RUNNER_SOURCE_DIR)'
+		: `${access.label} must be an http(s) URL: this runner reads no local file for API callers ` +
+				'(its operator may name a directory for them with RUNNER_SOURCE_DIR)';
 }
 
 const isInside = (dir: string, path: string) => {

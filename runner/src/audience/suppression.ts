@@ -97,7 +97,10 @@ const noteOf = (stored: string) => (stored === '' ? '' : suppressionNote(entryOf
 
 /** The error of an add past the cap; it names the cap and its setting, never a phone. */
 function listFullMessage(max: number): string {
-	return `the suppression list is full: it holds its limit of ${max} entries (RUNNER_MAX_SUPPRESSIONS); remove entries, or ask the operator to raise RUNNER_MAX_SUPPRESSIONS`;
+	return (
+		`the suppression list is full: it holds its limit of ${max} entries (RUNNER_MAX_SUPPRESSIONS); remove entries, ` +
+		'or ask the operator to raise RUNNER_MAX_SUPPRESSIONS'
+	);
 }
 
 type ChangeReply = [number | string, number | string, number | string, ...string[]];
@@ -240,7 +243,9 @@ export async function reserveCopy(context: RunnerContext, from: string): Promise
 	if (Number(await reserve([context.keys.suppression.copies], [from, max])) !== 1) {
 		throw new LimitError(
 			409,
-			`${max} sending numbers have campaigns that are not finished; at most ${max} may (RUNNER_MAX_SENDING_NUMBERS): let one number's campaigns finish or cancel them, or ask the operator to raise RUNNER_MAX_SENDING_NUMBERS`,
+			`${max} sending numbers have campaigns that are not finished; ` +
+				`at most ${max} may (RUNNER_MAX_SENDING_NUMBERS): let one number's campaigns finish or cancel them, ` +
+				'or ask the operator to raise RUNNER_MAX_SENDING_NUMBERS',
 			'from',
 		);
 	}
@@ -423,7 +428,8 @@ export async function importSuppressions(
 		if (full > 0)
 			throw new LimitError(
 				409,
-				`${listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS)}. The import stopped: ${answer.added} phones were added, ${full} of the last rows read and every later row were not`,
+				`${listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS)}. The import stopped: ` +
+					`${answer.added} phones were added, ${full} of the last rows read and every later row were not`,
 			);
 	};
 	const now = Date.now();

@@ -276,7 +276,9 @@ export async function startScheduledCampaign(
 	if (campaign.state !== 'scheduled') return campaign.state;
 	const late = Date.now() - dueAt;
 	if (late > context.config.RUNNER_MAX_LATENESS) {
-		const reason = `skipped: it fell due at ${new Date(dueAt).toISOString()} and no runner took it up until ${Math.round(late / 1000)} s later (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`;
+		const reason =
+			`skipped: it fell due at ${new Date(dueAt).toISOString()} and no runner took it up until ` +
+			`${Math.round(late / 1000)} s later (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`;
 		await endWithPending(context, id, 'cancelled', reason, ['scheduled']);
 		context.log.warn({ campaign: id }, reason);
 		return 'cancelled';

@@ -51,9 +51,13 @@ function columnsRead(columns: readonly string[] | undefined, given: string | und
 	const more = columns.length > shown.length ? ` and ${columns.length - shown.length} more` : '';
 	const how =
 		given === undefined
-			? `the delimiter told from its header line (comma, semicolon or tab; --delimiter, or the API's delimiter, sets it)`
+			? 'the delimiter told from its header line (comma, semicolon or tab; --delimiter, ' +
+				"or the API's delimiter, sets it)"
 			: `the ${delimiterName(given)} delimiter given`;
-	return `. The header was read as ${columns.length} column${columns.length === 1 ? '' : 's'}, with ${how}: ${shown.join(', ')}${more}`;
+	return (
+		`. The header was read as ${columns.length} column${columns.length === 1 ? '' : 's'}, with ${how}: ` +
+		`${shown.join(', ')}${more}`
+	);
 }
 
 export interface Snapshot {
@@ -406,7 +410,8 @@ export async function snapshotCampaign(
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
 		if (rows.total > 0 && !rows.anyPhoneField)
 			throw new SourceError(
-				`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`,
+				`${shownUrl(input.source)} has no "phone" column or field: ` +
+					`every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`,
 			);
 		if (!dryRun) await input.beforeCommit?.(rows.firstAccepted);
 	} catch (error) {
@@ -512,11 +517,13 @@ export async function snapshotCampaign(
 	if (outcome !== 'ok') await forgetCampaign(context, id).catch(() => undefined);
 	if (outcome === 'lease_lost')
 		throw new ConflictError(
-			'this request took longer than its Idempotency-Key lease and another request with the key runs now; nothing was created by this one',
+			'this request took longer than its Idempotency-Key lease and another request with the key runs now; ' +
+				'nothing was created by this one',
 		);
 	if (outcome === 'expired')
 		throw new UserError(
-			`Nothing was created: the rows read were kept ${STAGING_TTL_MS / 60_000} minutes and expired before the source ended`,
+			`Nothing was created: the rows read were kept ${STAGING_TTL_MS / 60_000} minutes and ` +
+				'expired before the source ended',
 		);
 	await listOrLeave(context, from, id, now);
 	return snapshot;

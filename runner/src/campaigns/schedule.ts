@@ -93,7 +93,8 @@ export async function runSchedule(
 			id,
 			{ ...schedule, name },
 			'cancelled',
-			`skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`,
+			`skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late ` +
+				`(limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`,
 		);
 		return id;
 	}

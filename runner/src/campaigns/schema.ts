@@ -189,6 +189,9 @@ export type RowVerdict =
 	| { ok: true; recipient: Recipient }
 	| { ok: false; line: number; phone: string; reason: string };
 
+/** The unit of a size bound in a reason: characters of a string, items of an array. */
+const unitOf = (origin: string) => (origin === 'string' ? ' characters' : origin === 'array' ? ' items' : '');
+
 /**
  * A broken rule of a row, said without quoting the row: a reason names the rule and where it
  * broke. A variable's name is the file's column header (or a JSON key), bytes of the source
@@ -214,9 +217,9 @@ function rowIssue(issue: z.core.$ZodIssue, fields: Record<string, unknown>, colu
 		case 'invalid_type':
 			return `${where} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`;
 		case 'too_big':
-			return `${where} must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : ''}`;
+			return `${where} must be at most ${String(issue.maximum)}${unitOf(issue.origin)}`;
 		case 'too_small':
-			return `${where} must be at least ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : ''}`;
+			return `${where} must be at least ${String(issue.minimum)}${unitOf(issue.origin)}`;
 		case 'invalid_value':
 			return `${where} must be one of: ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
 		default:

@@ -231,7 +231,8 @@ export class ZoneFinder {
 			return {
 				ok: false,
 				reason:
-					'phone has no country the send window can tell its time zone from: add a tz column (an IANA name such as Europe/Berlin)',
+					'phone has no country the send window can tell its time zone from: ' +
+					'add a tz column (an IANA name such as Europe/Berlin)',
 			};
 		let verdict = this.countries.get(country);
 		if (!verdict) {
@@ -239,7 +240,9 @@ export class ZoneFinder {
 			if (zones.length === 0)
 				verdict = {
 					ok: false,
-					reason: `phone's country (${country}) has no known time zone: add a tz column (an IANA name such as Europe/Berlin)`,
+					reason:
+						`phone's country (${country}) has no known time zone: ` +
+						'add a tz column (an IANA name such as Europe/Berlin)',
 				};
 			else if (zones.length === 1) verdict = { ok: true, key: zones[0] };
 			else {
@@ -248,7 +251,9 @@ export class ZoneFinder {
 					? { ok: true, key }
 					: {
 							ok: false,
-							reason: `phone's country (${country}) spans ${zones.length} time zones and the send window is never open in all of them at once: add a tz column (an IANA name such as America/New_York)`,
+							reason:
+								`phone's country (${country}) spans ${zones.length} time zones and the send window is never open ` +
+								'in all of them at once: add a tz column (an IANA name such as America/New_York)',
 						};
 			}
 			this.countries.set(country, verdict);

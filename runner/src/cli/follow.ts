@@ -38,7 +38,8 @@ function noRunnerWarning(context: RunnerContext, about: string, ending: string):
 	const { redis, prefix } = runnerWhereabouts(context);
 	return (
 		`convo-runner: ${about}: no convo-runner process is alive on ${redis} with prefix ${prefix}; ` +
-		`start one with \`convo-runner start\` (or \`worker\`) and the same REDIS_URL and RUNNER_PREFIX=${prefix}, or point this command at the Redis and prefix your runner uses.${ending}`
+		`start one with \`convo-runner start\` (or \`worker\`) and the same REDIS_URL and RUNNER_PREFIX=${prefix}, ` +
+		`or point this command at the Redis and prefix your runner uses.${ending}`
 	);
 }
 
@@ -107,7 +108,8 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 	const interrupted = () => {
 		bar?.stop();
 		process.stderr.write(
-			`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again with: ${view.followAgain}\n`,
+			`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again ` +
+				`with: ${view.followAgain}\n`,
 		);
 		process.exit(INTERRUPTED_EXIT);
 	};
@@ -124,7 +126,8 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 			} else if (Date.now() - lastLine > 2000) {
 				const p = payload();
 				process.stderr.write(
-					`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ETA ${p.etaText} | ${p.state}\n`,
+					`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ` +
+						`ETA ${p.etaText} | ${p.state}\n`,
 				);
 				lastLine = Date.now();
 			}
@@ -157,7 +160,9 @@ export function follow(
 			total: (status) => Math.max(1, recipients(status) - status.counts.rejected),
 			done: (status) => status.counts.sent,
 			counts: ({ counts: c }) =>
-				`sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} capped ${c.capped} suppressed ${c.suppressed} cancelled ${c.cancelled} expired ${c.expired} pending ${c.pending + c.claimed}`,
+				`sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} capped ${c.capped} ` +
+				`suppressed ${c.suppressed} cancelled ${c.cancelled} expired ${c.expired} ` +
+				`pending ${c.pending + c.claimed}`,
 			followAgain: `convo-runner campaign status ${id} --wait`,
 		},
 		options.intervalMs ?? 500,
@@ -183,7 +188,8 @@ export function followReindex(
 					? (status.source_bytes.total ?? status.source_bytes.read)
 					: status.source_bytes.read,
 			counts: ({ counts: c }) =>
-				`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
+				`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} ` +
+				`deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
 			followAgain: `convo-runner reindex status ${id} --wait`,
 		},
 		options.intervalMs ?? 500,

@@ -148,7 +148,8 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	if (endAt !== undefined) {
 		if (schedule)
 			throw new UserError(
-				`${names.endAt} does not go with ${names.cron}: an end is one time, a schedule repeats (its runs are campaigns of their own)`,
+				`${names.endAt} does not go with ${names.cron}: an end is one time, ` +
+					'a schedule repeats (its runs are campaigns of their own)',
 			);
 		const startsAt = settings.at ? Date.parse(settings.at) : Date.now() + context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
 		if (endAt <= startsAt)
@@ -212,7 +213,8 @@ export async function createCampaign(
 			const row = await firstAcceptedRow(context, common, names);
 			if (!row)
 				throw new UserError(
-					`${names.testTo}: ${names.source} has no row a campaign would accept now, so there is nothing to test with; nothing was created`,
+					`${names.testTo}: ${names.source} has no row a campaign would accept now, ` +
+						'so there is nothing to test with; nothing was created',
 				);
 			test_send = await sendTest(context, common, row, testTo, names.testTo);
 		}
@@ -502,7 +504,8 @@ async function once<T extends object>(
 		const existing = await redis.get(slot);
 		if (existing === null || existing.startsWith(LEASE_PREFIX))
 			throw new ConflictError(
-				`a request with this Idempotency-Key is still in progress; ask again in a moment (a request that died frees its key within ${leaseMs / 1000} s)`,
+				'a request with this Idempotency-Key is still in progress; ' +
+					`ask again in a moment (a request that died frees its key within ${leaseMs / 1000} s)`,
 			);
 		return { ...(JSON.parse(existing) as T), replayed: true };
 	}
@@ -544,7 +547,8 @@ export function createCampaignOnce(
 	const { input, records, names = CLI_NAMES } = request;
 	if (input.dryRun && request.draft)
 		throw new UserError(
-			`${names === API_NAMES ? 'dry_run' : '--dry-run'} does not go with a draft: a dry run stores nothing, so it has no draft to fill; check all the rows in one dry run`,
+			`${names === API_NAMES ? 'dry_run' : '--dry-run'} does not go with a draft: a dry run stores nothing, ` +
+				'so it has no draft to fill; check all the rows in one dry run',
 		);
 	// A dry run stores nothing, an Idempotency-Key's answer included: a retry runs it again.
 	if (input.dryRun) return createCampaign(context, input, records, names);

@@ -27,7 +27,8 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 			...at(RUNNER_ROUTES.startReindex),
 			tag: 'reindex',
 			summary:
-				'Start a reindex run of a search collection from a feed (with cron: a schedule; with dry_run: what a run would do, nothing written)',
+				'Start a reindex run of a search collection from a feed (with cron: a schedule; with dry_run: ' +
+				'what a run would do, nothing written)',
 			body: startReindexBody,
 			success: [201, "the run status, the schedule, or the dry run's counts; 409 while the collection is being synced"],
 		},

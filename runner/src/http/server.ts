@@ -65,7 +65,8 @@ const LARGE_BODIES = new Set(['POST /api/campaigns', 'POST /api/campaigns/:id/re
  * styles; bull-board's UI styles elements inline and sets a <base>.
  */
 const CSP =
-	"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+	"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const BOARD_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'").replace(
 	"base-uri 'none'",
 	"base-uri 'self'",
@@ -315,7 +316,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 			tag: 'runner',
 			public: true,
 			summary:
-				'readiness: 200 when Redis answers and the workers run, else 503 with the reason; runners: how many runner processes are alive on this Redis and prefix',
+				'readiness: 200 when Redis answers and the workers run, else 503 with the reason; runners: ' +
+				'how many runner processes are alive on this Redis and prefix',
 			success: [200, '{ status, runners }'],
 		},
 		async ({ reply }) => {
@@ -340,7 +342,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 			url: '/api/runners',
 			tag: 'runner',
 			summary:
-				'The runner processes alive on this Redis and prefix (their heartbeats): role, pid, host, version, queues, started_at',
+				'The runner processes alive on this Redis and prefix (their heartbeats): role, pid, host, ' +
+				'version, queues, started_at',
 			success: [200, '{ runners }'],
 		},
 		async () => ({

@@ -99,7 +99,9 @@ function watchUpload(source: Readable, config: RunnerConfig, stopped: string): U
 		stop(
 			new LimitError(
 				408,
-				`the upload was too slow: it may take ${deadlineMs / 1000} s (RUNNER_UPLOAD_DEADLINE) plus 1 s for every ${minRate} bytes it sends (RUNNER_UPLOAD_MIN_BYTES_PER_SECOND), and sent ${received} bytes in ${Math.round(clientMs() / 1000)} s; ${stopped}`,
+				`the upload was too slow: it may take ${deadlineMs / 1000} s (RUNNER_UPLOAD_DEADLINE) ` +
+					`plus 1 s for every ${minRate} bytes it sends (RUNNER_UPLOAD_MIN_BYTES_PER_SECOND), ` +
+					`and sent ${received} bytes in ${Math.round(clientMs() / 1000)} s; ${stopped}`,
 			),
 		);
 	};

@@ -69,7 +69,8 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 			else if (await countFailure(context, webhookId)) {
 				log.warn(
 					{ webhook: webhookId, failures: context.config.RUNNER_WEBHOOK_DISABLE_AFTER },
-					`webhook disabled: ${context.config.RUNNER_WEBHOOK_DISABLE_AFTER} delivery attempts in a row failed; nothing more is delivered to it until it is enabled again`,
+					`webhook disabled: ${context.config.RUNNER_WEBHOOK_DISABLE_AFTER} delivery attempts in a row failed; ` +
+						'nothing more is delivered to it until it is enabled again',
 				);
 			}
 		};

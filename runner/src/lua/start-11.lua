@@ -62,10 +62,13 @@ if settings[1] ~= 'running' then return { -1 } end -- NOT_RUNNING in spacing.ts
 local c = claimSettings(settings, 2)
 local now = clock()
 local nowMs = string.format('%.0f', math.floor(now / 1000))
-local aud = { recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12] }
+local aud = {
+  recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12]
+}
 local idx, rec, row, phone
 if ARGV[4] ~= '' then
-  idx, rec, row, phone = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
+  idx, rec, row, phone = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7],
+    nowMs, ARGV[6], aud, c)
   if not idx then return { -2 } end -- RUN_DONE
   -- A send window's opening (campaigns/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then

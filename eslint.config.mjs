@@ -13,7 +13,9 @@ const CLIENT_MAY_IMPORT = [...DOORS, 'config', 'log', 'runtime', 'limits', 'erro
 function clientBoundary(files, also = []) {
 	const allowed = [...CLIENT_MAY_IMPORT, ...also].map((name) => name.replace(/[/.]/g, '\\$&')).join('|');
 	const why =
-		'a runner client (http/, cli/) reaches a domain only through its door in core/ (campaigns, audience, reindex, webhooks, runners); give the door the use case instead (eslint.config.mjs lists what else a client may import)';
+		'a runner client (http/, cli/) reaches a domain only through its door in core/ (campaigns, audience, ' +
+		'reindex, webhooks, runners); give the door the use case instead ' +
+		'(eslint.config.mjs lists what else a client may import)';
 	return [
 		{
 			files: [files],

@@ -412,7 +412,8 @@ async function main(): Promise<void> {
 
 	const count = (result: Outcome['result']) => outcomes.filter((outcome) => outcome.result === result).length;
 	console.log(
-		`\nmutants ${outcomes.length}, killed ${count('killed')}, survived ${count('survived')}, invalid ${count('invalid')}, not run ${count('not run')}`,
+		`\nmutants ${outcomes.length}, killed ${count('killed')}, survived ${count('survived')}, ` +
+			`invalid ${count('invalid')}, not run ${count('not run')}`,
 	);
 	for (const outcome of outcomes.filter((entry) => entry.result !== 'killed'))
 		console.log(`  ${outcome.result}: ${outcome.target} ${outcome.mutant}`);

@@ -10,13 +10,12 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import {
 	RUNNER_EVENTS,
-	RUNNER_ROUTES,
-	runnerPath,
 	SIGNATURE_HEADER,
 	verifyDelivery,
 	type RunnerEvent,
 	type RunnerEventType,
-} from '../shared';
+} from '../shared/runner';
+import { RUNNER_ROUTES, runnerPath } from '../shared/runnerRoutes';
 import { runnerAnswer, runnerRequest } from '../Convo/transport/runner';
 
 /** The parts of n8n's request and response objects this node uses. */

@@ -2,7 +2,7 @@
  * The contract between the runner's control API and the node pack (the Convo node's Campaign and
  * Reindex Run resources, the Convo Runner Trigger): the event names and the signature of event
  * deliveries. The runner signs with these functions and the trigger verifies with them, so the
- * format is written once. Routes and bounds: runnerRoutes.ts; requests and answers: runnerApi.ts.
+ * format is written once. Routes and bounds: runnerRoutes.ts; requests and answers: runnerApi/.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

@@ -2,7 +2,7 @@
  * The routes of convo-runner's control API that the node pack calls, and the bounds both sides
  * check: written once, so the runner registers exactly what the Convo node, the Convo Runner
  * Trigger and the runner credential ask for (test/runner/apiContract.test.ts proves they agree).
- * No zod here: the credentials and the trigger read these constants without pulling in schemas.
+ * No zod here: the runner credential reads these constants without pulling in schemas.
  */
 
 export type RunnerMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -1,6 +1,6 @@
 import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
 
-import { RUNNER_ROUTES } from '../../shared';
+import { RUNNER_ROUTES } from '../../shared/runnerRoutes';
 
 import { runnerJson } from '../transport/runner';
 

@@ -10,7 +10,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import { RUNNER_ROUTES, runnerPath, type RUNNER_ANSWERS } from '../../shared';
+import type { RUNNER_ANSWERS } from '../../shared/runnerApi/answers';
+import { RUNNER_ROUTES, runnerPath } from '../../shared/runnerRoutes';
 import type { z } from 'zod/v4';
 
 import { sendWithRetries } from './retries';

@@ -1,7 +1,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { CAMPAIGN_NAME_MAX, CREATE_ROWS_MAX, RATE_BOUNDS } from '../../../shared';
+import { CAMPAIGN_NAME_MAX, CREATE_ROWS_MAX } from '../../../shared/runnerApi/campaign';
+import { RATE_BOUNDS } from '../../../shared/runnerRoutes';
 import { identifierField, templateVariablesField } from '../../descriptions/common.description';
 import { BUSINESS_NUMBER_LABEL } from '../../helpers/phone';
 

@@ -2,13 +2,13 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { NodeOperationError } from 'n8n-workflow';
 
 import {
-	RECIPIENTS_PER_CHUNK,
 	type AddRecipientsAnswer,
 	type AddRecipientsBody,
 	type CampaignAnswer,
 	type CreateCampaignBody,
 	CREATE_ROWS_MAX,
-} from '../../../shared';
+} from '../../../shared/runnerApi/campaign';
+import { RECIPIENTS_PER_CHUNK } from '../../../shared/runnerRoutes';
 import { fieldLabels } from '../../helpers/fieldLabels';
 import { runnerAnswer } from '../../transport/runner';
 import { apiFields, description } from './create.description';

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { CAMPAIGN_NAME_MAX, campaignName, fitCampaignName } from '../../../shared';
+import { CAMPAIGN_NAME_MAX, campaignName, fitCampaignName } from '../../../shared/runnerApi/campaign';
 import { identifierValue, templateVariables } from '../../descriptions/common.description';
 import { BUSINESS_NUMBER_LABEL, phoneDigits } from '../../helpers/phone';
 import { LocalTimeError, zonedInstant } from './localTime';

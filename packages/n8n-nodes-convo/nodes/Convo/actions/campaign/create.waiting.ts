@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
-import { type CampaignAnswer, parsePhoneNumber } from '../../../shared';
+import { parsePhoneNumber } from '../../../shared/phone';
+import type { CampaignAnswer } from '../../../shared/runnerApi/campaign';
 import { runnerAnswer } from '../../transport/runner';
 import { MAX_WAIT_SECONDS } from './create.description';
 import { readReport } from './getReport.operation';

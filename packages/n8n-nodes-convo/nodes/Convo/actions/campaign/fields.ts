@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { RUNNER_ID_PATTERN, RUNNER_ID_RULE } from '../../../shared';
+import { RUNNER_ID_PATTERN, RUNNER_ID_RULE } from '../../../shared/runnerRoutes';
 
 interface RunnerIdFieldOptions {
 	name: string;

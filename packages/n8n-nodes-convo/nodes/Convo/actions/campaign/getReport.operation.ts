@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { RUNNER_ROUTES, runnerPath, type CampaignReportQuery, type RecipientOutcome } from '../../../shared';
+import type { CampaignReportQuery, RecipientOutcome } from '../../../shared/runnerApi/campaign';
+import { RUNNER_ROUTES, runnerPath } from '../../../shared/runnerRoutes';
 
 import { runnerRequest } from '../../transport/runner';
 import { returnAllFields } from '../../descriptions/common.description';

@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { DEFAULT_REINDEX_RATE, RATE_BOUNDS, type StartReindexBody } from '../../../shared';
+import type { StartReindexBody } from '../../../shared/runnerApi/reindex';
+import { DEFAULT_REINDEX_RATE, RATE_BOUNDS } from '../../../shared/runnerRoutes';
 
 import { runnerAnswer } from '../../transport/runner';
 import { fieldLabels } from '../../helpers/fieldLabels';

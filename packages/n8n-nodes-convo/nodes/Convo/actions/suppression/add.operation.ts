@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { AddSuppressionBody } from '../../../shared';
+import type { AddSuppressionBody } from '../../../shared/runnerApi/suppression';
 
 import { runnerAnswer } from '../../transport/runner';
 import { labelOf, phoneField, phoneValue } from './fields';

@@ -50,7 +50,9 @@ export async function waitForCampaign(
 		const status = (await runnerAnswer(this, 'getCampaign', { id: campaignId })) as Waited['status'];
 		const seconds = Math.round((Date.now() - began) / 100) / 10;
 		const counts = (status.counts ?? {}) as IDataObject;
-		const progress = `Campaign ${campaignId}: ${String(status.state)}, ${Number(counts.sent ?? 0)} of ${Number(status.total ?? 0)} sent`;
+		const progress =
+			`Campaign ${campaignId}: ${String(status.state)}, ` +
+			`${Number(counts.sent ?? 0)} of ${Number(status.total ?? 0)} sent`;
 		if (progress !== shown) this.sendMessageToUI(progress);
 		shown = progress;
 		if (FINAL_STATES.has(String(status.state))) return { status, seconds, timedOut: false };
@@ -85,7 +87,10 @@ export async function recipientItems(
 	};
 	if (report.length !== rows.length || rows.some((_, index) => mismatch(index + 1))) {
 		throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} holds other recipients than this input`, {
-			description: `Its report has ${report.length} rows for ${rows.length} input items, or a row's phone differs from its item's: the Campaign Key names a campaign made from other input. Nothing was sent by this run. Give a new Campaign Key, or read campaign ${campaignId} with Get Report.`,
+			description:
+				`Its report has ${report.length} rows for ${rows.length} input items, ` +
+				"or a row's phone differs from its item's: the Campaign Key names a campaign made from other input. " +
+				`Nothing was sent by this run. Give a new Campaign Key, or read campaign ${campaignId} with Get Report.`,
 		});
 	}
 	return items.map((item, index) => {

@@ -85,8 +85,8 @@ const properties: INodeProperties[] = [
 		description: 'How the template variables of each recipient are given',
 	},
 	templateVariablesField(
-		'Template variables of each recipient, read per item: name "1", "2", ' +
-			'... for positional variables or the variable name, ' +
+		'Template variables of each recipient, read per item: ' +
+			'name "1", "2", ... for positional variables or the variable name, ' +
 			'and a value mapped from the item (e.g. the first_name field).',
 		'Text that replaces the variable for this recipient',
 	),
@@ -96,8 +96,8 @@ const properties: INodeProperties[] = [
 		type: 'json',
 		default: '{}',
 		description:
-			'Template variables of each recipient as one JSON object (read per item): {"1": ' +
-			'"Ada"} for positional variables, {"first_name": "Ada"} for named ones',
+			'Template variables of each recipient as one JSON object (read per item): ' +
+			'{"1": "Ada"} for positional variables, {"first_name": "Ada"} for named ones',
 		displayOptions: { show: { defineUsing: ['json'] } },
 	},
 	{

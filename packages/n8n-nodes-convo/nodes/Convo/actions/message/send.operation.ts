@@ -61,8 +61,8 @@ const properties: INodeProperties[] = [
 				name: 'Template',
 				value: 'template',
 				description:
-					'An approved template message, required outside the 24-hour customer-care window; values fill {{1}}, ' +
-					'{{2}}, ... in order. For named variables or URL buttons use Template → Send.',
+					'An approved template message, required outside the 24-hour customer-care window; ' +
+					'values fill {{1}}, {{2}}, ... in order. For named variables or URL buttons use Template → Send.',
 			},
 			{
 				name: 'Text',

@@ -66,8 +66,8 @@ const properties: INodeProperties[] = [
 		type: 'json',
 		default: '{}',
 		description:
-			'Template variables as one JSON object: {"1": "Ada"} for positional variables, {"first_name": ' +
-			'"Ada"} for named ones. URLs do not go here but in URL Buttons (JSON).',
+			'Template variables as one JSON object: {"1": "Ada"} for positional variables, ' +
+			'{"first_name": "Ada"} for named ones. URLs do not go here but in URL Buttons (JSON).',
 		displayOptions: { show: { defineUsing: ['json'] } },
 	},
 	{

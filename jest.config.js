@@ -3,11 +3,12 @@ const { join } = require('node:path');
 
 /**
  * Two projects. `slow`: the test files whose first line says why they must have the machine to
- * themselves, `// @serial: <reason>`: they measure wall time (a send rate, the spacing of requests,
- * a time window, a bound on how long something takes) or kill processes mid-work (SIGKILL, a Redis
- * restart) and check what survives; they run one at a time. `fast`: everything else, spread over
- * the workers, real processes included (runners, sandboxes, redis-servers, browsers): what they
- * check does not depend on how busy the machine is.
+ * themselves, `// @serial: <reason>`: a bound they measure in wall time (a send rate in every
+ * sliding second, how soon something happens, how long a timeout takes) that a busy machine could
+ * break; they run one at a time, after the rest. `fast`: everything else, spread over the workers,
+ * real processes included (runners, sandboxes, redis-servers, browsers), SIGKILLs and Redis
+ * restarts too: what survives a kill is counted, and a busy machine only makes the count arrive
+ * later. A bound load cannot break (a retry waits at least its backoff) is no reason to be serial.
  *   npm test                              # both
  *   npm test -- --selectProjects fast     # the quick loop
  */

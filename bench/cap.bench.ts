@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
 import { parseCapPolicy } from '../runner/src/capRules';
-import { encodeCapPolicy } from '../runner/src/campaigns/capPolicy';
+import { encodeCapPolicy } from '../runner/src/audience/capPolicy';
 import { keysFor } from '../runner/src/keys';
 import { resolveIncludes } from '../runner/src/redisScripts';
 import { round, size, usedMemory, type BenchResult } from './lib/common';

@@ -24,7 +24,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../runner/src/config';
 import { keysFor } from '../runner/src/keys';
 import { createLogger } from '../runner/src/log';
-import { contentHash } from '../runner/src/reindex/hash';
+import { contentHash } from '../runner/src/reindex/contentHash';
 import { encodeItemState } from '../runner/src/reindex/itemState';
 import { getRun } from '../runner/src/reindex/store';
 import { closeContext, openContext } from '../runner/src/runtime';

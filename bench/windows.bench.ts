@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 
 import { loadConfig } from '../runner/src/config';
 import { createCampaign } from '../runner/src/core/campaigns';
-import { feedOnce } from '../runner/src/campaigns/feeder';
+import { feedOnce } from '../runner/src/sending/feeder';
 import { createLogger } from '../runner/src/log';
 import { closeContext, openContext } from '../runner/src/runtime';
 import { QUICK, round, sampleMax, size, usedMemory, type BenchResult, type Figure } from './lib/common';

@@ -66,9 +66,9 @@ const WEBHOOK = ['test/runner/webhook-limits.test.ts', 'test/runner/webhooks.tes
 const LUA_TESTS: Record<string, string[]> = {
 	'claim-5.lua': LEDGER,
 	'settle-7.lua': LEDGER,
-	// No test calls it directly: whole send runs do (send.ts), the rate test counting the places it takes.
+	// No test calls it directly: whole send jobs do (send.ts), the rate test counting the places it takes.
 	'settleAndPlace-8.lua': [
-		'test/runner/sendRuns.test.ts',
+		'test/runner/sendJobs.test.ts',
 		'test/runner/rate.test.ts',
 		'test/runner/webhooks.test.ts',
 		'test/runner/kill.test.ts',
@@ -79,7 +79,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'includes/ledgerRecords.lua': LEDGER,
 	'includes/settleRecord.lua': [...LEDGER.slice(0, 1), 'test/runner/cap.test.ts', ...LEDGER.slice(1)],
 	// The start gate's claim (start-11.lua) and the tracking's requeue use it; the ledger's own scripts do not.
-	'includes/runClaim.lua': [
+	'includes/jobClaim.lua': [
 		...GATE,
 		'test/runner/cap.test.ts',
 		'test/runner/webhooks.test.ts',
@@ -89,7 +89,11 @@ const LUA_TESTS: Record<string, string[]> = {
 	'holdStarts-1.lua': GATE,
 	'restartSpacing-1.lua': GATE,
 	'includes/takePlace.lua': GATE,
-	'includes/gap.lua': ['test/runner/spacing.test.ts', 'test/runner/ledger.test.ts', 'test/runner/rate.test.ts'],
+	'includes/startGateMath.lua': [
+		'test/runner/spacing.test.ts',
+		'test/runner/ledger.test.ts',
+		'test/runner/rate.test.ts',
+	],
 	'includes/cap.lua': ['test/runner/cap.test.ts', 'test/runner/ledger.test.ts', 'test/runner/spacing.test.ts'],
 	'wouldCap-2.lua': ['test/runner/cap.test.ts', 'test/runner/dryRun.test.ts'],
 	'capTestClaim-2.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],

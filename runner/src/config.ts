@@ -62,7 +62,7 @@ const schema = z
 		CONVO_API_KEY: z.string().min(1, { error: 'must not be empty: the API key of the external API' }).optional(),
 		/**
 		 * The messaging API (A1 message status), as the node's Convo API credential names it: its Base
-		 * URL and Access Token. Delivery tracking asks A1 when both are set, else B7 only (campaigns/tracking.ts).
+		 * URL and Access Token. Delivery tracking asks A1 when both are set, else B7 only (tracking/tracking.ts).
 		 */
 		CONVO_BASE_URL: z
 			.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the messaging API (without /v1)' })
@@ -105,7 +105,7 @@ const schema = z
 		RUNNER_CONCURRENCY: positiveInt(10),
 		/** Sends per second per business number when a campaign does not say. */
 		RUNNER_DEFAULT_RATE: positiveInt(60),
-		/** A scheduled run that falls due later than this after its time is skipped and reported. */
+		/** A schedule's firing taken up later than this after its time is skipped and reported. */
 		RUNNER_MAX_LATENESS: durationMs.default(3_600_000),
 		/** Hard total deadline of one call to the service. */
 		RUNNER_HTTP_DEADLINE: durationMs.default(10_000),
@@ -245,14 +245,14 @@ const schema = z
 		RUNNER_EVENTS_HEADER_VALUE: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
 		/**
 		 * Wrong secrets (tokens; events headers, counted apart) one client address may send within
-		 * RUNNER_AUTH_FAILURE_WINDOW (from its first) before its wrong ones get 429 until the window
+		 * RUNNER_AUTH_FAILURE_PERIOD (from its first) before its wrong ones get 429 until the period
 		 * ends; the right secret is always let in (http/auth.ts).
 		 */
 		RUNNER_AUTH_FAILURE_LIMIT: positiveInt(30),
-		RUNNER_AUTH_FAILURE_WINDOW: durationMs.default(15 * 60_000),
+		RUNNER_AUTH_FAILURE_PERIOD: durationMs.default(15 * 60_000),
 		/**
 		 * The business's frequency cap, for every number without its own (`cap set`): rules like
-		 * 1/24h,3/7d (campaigns/cap.ts). Unset: no cap.
+		 * 1/24h,3/7d (audience/cap.ts). Unset: no cap.
 		 */
 		RUNNER_FREQUENCY_CAP: z
 			.string()
@@ -272,8 +272,8 @@ const schema = z
 					});
 				}
 			}),
-		/** A reply belongs to the campaign that last messaged its phone within this time before it. */
-		RUNNER_REPLY_WINDOW: durationMs.default(72 * 3_600_000),
+		/** The reply period: a reply belongs to the campaign that last messaged its phone within this time before it. */
+		RUNNER_REPLY_PERIOD: durationMs.default(72 * 3_600_000),
 		/**
 		 * Keywords that, as the whole of an inbound message, put its sender on the suppression list
 		 * (OPTOUT) or take it off (OPTIN): comma-separated, replacing the defaults (audience/keywords.ts).
@@ -326,7 +326,7 @@ const schema = z
 		RUNNER_REINDEX_JOB_LOCK: timing(10_000, 2000, 600_000),
 		/**
 		 * A running campaign that made no progress for this long has its dead claims turned unknown and
-		 * its pending recipients fed again (campaigns/feeder.ts); a claim still live is never touched.
+		 * its pending recipients fed again (sending/feeder.ts); a claim still live is never touched.
 		 */
 		RUNNER_FEEDER_STALL: timing(15_000, 1000, 3_600_000),
 		/**
@@ -335,13 +335,13 @@ const schema = z
 		 */
 		RUNNER_TRACKING_CLAIM_LEASE: timing(30_000, 2000, 3_600_000),
 		/**
-		 * Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (campaigns/tracking.ts).
+		 * Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (tracking/tracking.ts).
 		 */
 		RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
 		LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 		/**
 		 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on
-		 * (campaigns/windows.ts), so a test can stand at 19:59:45 somewhere without waiting for it. A
+		 * (audience/windows.ts), so a test can stand at 19:59:45 somewhere without waiting for it. A
 		 * campaign created with it keeps it (its hash's `clock_offset`), for every process and the
 		 * claim's script alike. Refused when NODE_ENV is production.
 		 */
@@ -376,6 +376,27 @@ export const SECRET_SETTINGS = [
 	'RUNNER_EVENTS_HEADER_VALUE',
 	'REDIS_URL',
 ] as const;
+
+/**
+ * Settings renamed so that "window" keeps one sense, the send window (docs/architecture.md,
+ * Glossary): the old name still works, and when both are set the new one wins.
+ */
+export const RENAMED_SETTINGS = {
+	RUNNER_AUTH_FAILURE_PERIOD: 'RUNNER_AUTH_FAILURE_WINDOW',
+	RUNNER_REPLY_PERIOD: 'RUNNER_REPLY_WINDOW',
+} as const;
+
+/** The environment with each renamed setting given under its old name only moved to its new name. */
+function readOldNames(env: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; oldName: Map<string, string> } {
+	const resolved: NodeJS.ProcessEnv = { ...env };
+	const oldName = new Map<string, string>();
+	for (const [name, old] of Object.entries(RENAMED_SETTINGS)) {
+		if (env[name] || !env[old]) continue;
+		resolved[name] = env[old];
+		oldName.set(name, old);
+	}
+	return { env: resolved, oldName };
+}
 
 /**
  * The environment with every `<NAME>_FILE` replaced by the file's content (trailing line breaks
@@ -414,11 +435,18 @@ function readSecretFiles(
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
 	const problems: string[] = [];
 	const secrets = readSecretFiles(env, problems);
-	const result = schema.safeParse(secrets.env);
+	const renamed = readOldNames(secrets.env);
+	const result = schema.safeParse(renamed.env);
 	if (result.success && problems.length === 0) return result.data;
 	for (const issue of result.error?.issues ?? []) {
 		const name = String(issue.path[0]);
-		problems.push(`${secrets.fromFile.has(name) ? `${name} (read from ${name}_FILE)` : name} ${issue.message}`);
+		const old = renamed.oldName.get(name);
+		const named = secrets.fromFile.has(name)
+			? `${name} (read from ${name}_FILE)`
+			: old
+				? `${old} (the old name of ${name})`
+				: name;
+		problems.push(`${named} ${issue.message}`);
 	}
 	throw new ConfigError(`The runner's environment is not valid:\n  ${problems.join('\n  ')}`);
 }

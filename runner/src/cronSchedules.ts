@@ -2,7 +2,7 @@
  * What campaign and reindex cron schedules share: the rule of their settings (a time zone goes with
  * a pattern, UTC when none is given), their place among the schedules of their kind (at most
  * RUNNER_MAX_*_SCHEDULES), their record (JSON, one key each), and the BullMQ job scheduler that
- * queues each run (jobs.ts). BullMQ checks the pattern and the zone when the scheduler is upserted, so an
+ * queues each firing (jobs.ts). BullMQ checks the pattern and the zone when the scheduler is upserted, so an
  * invalid one is refused there, named as the client names the setting.
  */
 import { getNextMillis } from 'bullmq';
@@ -114,7 +114,7 @@ export async function listCronSchedules<T extends CronSchedule>(
 	return found.filter((schedule): schedule is T => schedule !== undefined);
 }
 
-/** Stops the job scheduler and forgets the schedule; the runs it made stay. */
+/** Stops the job scheduler and forgets the schedule; the campaigns or reindex runs it made stay. */
 export async function stopCronSchedule(context: RunnerContext, kind: ScheduleKind, id: string): Promise<void> {
 	await kind.jobs.remove(context, id);
 	await context.redis.del(kind.record(id));

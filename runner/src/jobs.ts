@@ -10,14 +10,14 @@
  *                                                                               dropExpiredDrafts
  *                  start         addStartJob: delayed, one per `--at` campaign  startScheduledCampaign
  *                                                                               (campaigns/control.ts)
- *                  cron          CAMPAIGN_CRON: a scheduler per schedule        runSchedule (campaigns/schedule.ts)
- *   send-<number>  send          addSendJobs: the feeder, runs of SEND_RUN      createSendProcessor (campaigns/send.ts)
- *                                recipients, a window per number
+ *                  cron          CAMPAIGN_CRON: a scheduler per schedule        fireSchedule (campaigns/schedule.ts)
+ *   send-<number>  send          addSendJobs: the feeder, SEND_JOB_SIZE         createSendProcessor (sending/send.ts)
+ *                                recipients each, a bounded depth per number
  *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
  *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
  *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor
  *                                                                               (webhooks/deliver.ts)
- *   tracking       track         upsertTracker: a job scheduler, every second   trackOnce (campaigns/tracking.ts)
+ *   tracking       track         upsertTracker: a job scheduler, every second   trackOnce (tracking/tracking.ts)
  *
  * (Queues as bull-board shows them; in Redis each name carries
  * its group's hash tag: `control-{g}`, `send-{n<number>}`.)
@@ -89,7 +89,7 @@ const sendLocks = (config: RunnerConfig): Locks => ({
 export const QUEUES = {
 	/**
 	 * One job at a time; the sends' locks (each control job is safe to run again: the feeder's lock,
-	 * a start's atomic transition, a cron run's derived id).
+	 * a start's atomic transition, a firing's derived campaign id).
 	 */
 	control: { name: CONTROL_QUEUE, concurrency: () => 1, locks: sendLocks, logFailures: true },
 	/** RUNNER_CONCURRENCY sends at once per process, under the number's global rate limit (limiterFor). */
@@ -123,7 +123,7 @@ export const QUEUES = {
 	/**
 	 * Delivery tracking's tick, one at a time per process (a lock makes it one across processes): a
 	 * queue of its own, so its checks never wait for sends nor take from the send queues' limits;
-	 * its pace is its own clock (RUNNER_TRACKING_RATE, campaigns/tracking.ts).
+	 * its pace is its own clock (RUNNER_TRACKING_RATE, tracking/tracking.ts).
 	 */
 	tracking: { name: TRACKING_QUEUE, concurrency: () => 1, locks: sendLocks, logFailures: true },
 } satisfies Record<string, QueueSpec>;
@@ -133,20 +133,20 @@ export type QueueKind = keyof typeof QUEUES;
 export type SharedQueue = Exclude<QueueKind, 'send'>;
 
 /**
- * A send queue's global rate limit as BullMQ's limiter wants it: runs (SEND_RUN sends each) at twice
- * the pace the rate needs, so runs cut short (recipients already sent, a resume) still keep the
+ * A send queue's global rate limit as BullMQ's limiter wants it: send jobs (SEND_JOB_SIZE sends each) at twice
+ * the pace the rate needs, so jobs cut short (recipients already sent, a resume) still keep the
  * number busy, in slices of about 50 ms so they are not taken in a burst at each second's start;
- * and at least MIN_RUNS_PER_SECOND, so a slow number whose campaign stopped takes its other
- * campaign's next run within 200 ms: at 10/s, twice the pace admitted one run per 500 ms, and a
- * cancel left the number idle for 520 ms. The start gate (campaigns/spacing.ts)
+ * and at least MIN_JOBS_PER_SECOND, so a slow number whose campaign stopped takes its other
+ * campaign's next job within 200 ms: at 10/s, twice the pace admitted one job per 500 ms, and a
+ * cancel left the number idle for 520 ms. The start gate (sending/spacing.ts)
  * holds the rate itself.
  */
-const MIN_RUNS_PER_SECOND = 5;
+const MIN_JOBS_PER_SECOND = 5;
 
 export function limiterFor(ratePerSecond: number): { max: number; duration: number } {
-	const runsPerSecond = Math.max((2 * ratePerSecond) / SEND_RUN, MIN_RUNS_PER_SECOND);
-	const max = Math.max(1, Math.floor(runsPerSecond / 20));
-	return { max, duration: Math.round((1000 * max) / runsPerSecond) };
+	const jobsPerSecond = Math.max((2 * ratePerSecond) / SEND_JOB_SIZE, MIN_JOBS_PER_SECOND);
+	const max = Math.max(1, Math.floor(jobsPerSecond / 20));
+	return { max, duration: Math.round((1000 * max) / jobsPerSecond) };
 }
 
 // ---- Backoffs: a job names its own, every worker computes it with the one formula -------------
@@ -162,7 +162,7 @@ const JOB_BACKOFFS = {
 
 type JobBackoffName = keyof typeof JOB_BACKOFFS;
 
-/** The wait before a run sends a recipient again after its `tries`-th retry: the send backoff, per recipient. */
+/** The wait before a send job sends a recipient again after its `tries`-th retry: the send backoff, per recipient. */
 export const sendRetryDelay = (tries: number) => backoffMs(JOB_BACKOFFS.send, tries);
 
 const jobBackoff = (name: JobBackoffName): { type: JobBackoffName } => ({ type: name });
@@ -183,18 +183,18 @@ interface StartJobData {
 	dueAt: number;
 }
 /**
- * A run: the campaign's recipients [index, index + count), sent one after another (campaigns/send.ts).
- * Runs are fixed blocks of SEND_RUN indexes, so a recipient is always in the job of the same id.
+ * A send job: the campaign's recipients [index, index + count), sent one after another (sending/send.ts).
+ * Send jobs are fixed blocks of SEND_JOB_SIZE indexes, so a recipient is always in the job of the same id.
  */
 export interface SendJobData {
 	campaign: string;
 	index: number;
-	/** Absent in a job queued by a runner before runs: one recipient. */
+	/** Absent in a job queued by a runner from before jobs of several recipients: one recipient. */
 	count?: number;
-	/** Retries each recipient of the run had (index -> count), as a job's attempts were before runs. */
+	/** Retries each recipient of the job had (index -> count), as a job's attempts were when it held one recipient. */
 	tries?: Record<string, number>;
 	/**
-	 * A windowed campaign's run (campaigns/windows.ts): its recipients by index (one zone's, not a
+	 * A windowed campaign's send job (audience/windows.ts): its recipients by index (one zone's, not a
 	 * block) and the zone's opening [opened, closes) in ms on the campaign's clock; the claim
 	 * refuses outside it, and the recipients wait for the next opening. `feed` names the place in
 	 * the zone's list it was fed from (the job's id).
@@ -205,11 +205,11 @@ export interface SendJobData {
 /**
  * Recipients per send job. BullMQ's own work per job (fetch, lock, complete, remove: about 40 Redis
  * commands, some 130 µs of Redis's time) was most of a send's cost when a job was one recipient; a
- * run of 50 pays it once for fifty, and its first start's wait for a place on the number's clock
- * too (docs/decisions.md, "runs of sends"). A run stops between recipients on a
+ * job of 50 pays it once for fifty, and its first start's wait for a place on the number's clock
+ * too (docs/decisions.md, "runs of sends"). A send job stops between recipients on a
  * pause, a cancel or a stop, so it holds nothing longer than one send.
  */
-export const SEND_RUN = 50;
+export const SEND_JOB_SIZE = 50;
 interface RunJobData {
 	run: string;
 }
@@ -265,7 +265,7 @@ const JOBS = {
 	} satisfies JobKind<Record<string, never>>,
 	/**
 	 * Delivery tracking's tick: walks the ledgers of campaigns being
-	 * tracked and makes the checks due (campaigns/tracking.ts).
+	 * tracked and makes the checks due (tracking/tracking.ts).
 	 */
 	track: {
 		queue: 'tracking',
@@ -283,7 +283,7 @@ const JOBS = {
 		id: ({ campaign }) => `start-${campaign}`,
 		options: () => ({ removeOnComplete: true, removeOnFail: 50 }),
 	} satisfies JobKind<StartJobData>,
-	/** A campaign schedule's run, due at the scheduler's time: a campaign of its own. */
+	/** A campaign schedule's firing, due at the scheduler's time: a campaign of its own. */
 	cron: {
 		queue: 'control',
 		name: 'cron',
@@ -291,10 +291,10 @@ const JOBS = {
 		options: scheduledJob,
 	} satisfies JobKind<ScheduleJobData>,
 	/**
-	 * A run of up to SEND_RUN recipients of one campaign, its id the run's first index. The ledger is
+	 * Up to SEND_JOB_SIZE recipients of one campaign, its id the job's first index. The ledger is
 	 * the record of what happened, so no finished job is kept (a kept one would block its id). A
 	 * recipient's retry delays the job (send.ts) instead of failing it: its attempts here are for the
-	 * run's own errors (Redis), and each recipient counts its retries in the data.
+	 * job's own errors (Redis), and each recipient counts its retries in the data.
 	 */
 	send: {
 		queue: 'send',
@@ -317,7 +317,7 @@ const JOBS = {
 		id: ({ run }) => `run-${run}`,
 		options: () => ({ removeOnComplete: true, removeOnFail: 100 }),
 	} satisfies JobKind<RunJobData>,
-	/** A reindex schedule's run: a run of its own, whose id is derived from the job's. */
+	/** A reindex schedule's firing: a reindex run of its own, whose id is derived from the job's. */
 	reindexCron: {
 		queue: 'reindex',
 		name: 'scheduled',

@@ -14,11 +14,11 @@
  *                    lock, and the control, reindex and events queues.
  *
  * No script, MULTI or pipeline touches two groups; a change that spans them is made group by
- * group in an order that a crash cannot harm and that the feeder repairs (see homes.ts, create.ts).
+ * group in an order that a crash cannot harm and that the feeder repairs (see keyGroups.ts, create.ts).
  */
 export interface Keys {
 	prefix: string;
-	/** Sorted set: campaign id by creation time (every campaign, listed once its commit is listed: homes.ts). */
+	/** Sorted set: campaign id by creation time (every campaign, listed once its commit is listed: keyGroups.ts). */
 	campaigns: string;
 	/** Hash: campaign id -> its sending number, the group its keys live in. */
 	homes: string;
@@ -34,7 +34,7 @@ export interface Keys {
 	feederLock: string;
 	/** String per console session (SHA-256 of its id, never the id), expiring with it; deleted at sign-out. */
 	session(idHash: string): string;
-	/** Counter per kind of secret (token, events) and client address: wrong ones in the current window (http/auth.ts). */
+	/** Counter per kind of secret (token, events) and client address: wrong ones in the current period (http/auth.ts). */
 	authFailures(kind: string, address: string): string;
 	/** String per runner process (JSON of non-secret facts), expiring unless its heartbeat renews it (presence.ts). */
 	runner(processId: string): string;
@@ -44,15 +44,17 @@ export interface Keys {
 	 */
 	runners: string;
 
-	/** Hash per business number: its rate and the next free send start time (campaigns/spacing.ts). */
+	/** Hash per business number: its rate and the next free send start time (sending/spacing.ts). */
 	spacing(from: string): string;
-	/** Sorted set per business number: the sends started in the last second (campaigns/spacing.ts). */
+	/** Sorted set per business number: the sends started in the last second (sending/spacing.ts). */
 	startLog(from: string): string;
 	/** Set per number: ids of its campaigns whose state is running (what the feeder walks). */
 	running(from: string): string;
 	/** Set per number: ids of its ended (cancelled, failed) campaigns whose pending recipients are still being moved. */
 	finishing(from: string): string;
-	/** Sorted set per number: campaigns committed and not yet in `campaigns` (by creation time; homes.ts lists them). */
+	/**
+	 * Sorted set per number: campaigns committed and not yet in `campaigns` (by creation time; keyGroups.ts lists them).
+	 */
 	unlisted(from: string): string;
 	/** List per number of JSON events, written in the same script as the transition they report (webhooks/events.ts). */
 	outbox(from: string): string;
@@ -64,11 +66,11 @@ export interface Keys {
 	ledger(from: string, id: string): string;
 	/** Hash: epoch second -> sends settled in it, for the current rate. */
 	ticks(from: string, id: string): string;
-	/** Hash: recipient index -> epoch ms of its first reply, and `count` (campaigns/replies.ts). */
+	/** Hash: recipient index -> epoch ms of its first reply, and `count` (tracking/replies.ts). */
 	replies(from: string, id: string): string;
 	/**
 	 * Hash: phone -> "line:index" of each accepted recipient, so a draft's later chunks refuse a
-	 * phone twice and a reply finds its recipient without a scan (campaigns/attribution.ts). Older
+	 * phone twice and a reply finds its recipient without a scan (tracking/attribution.ts). Older
 	 * campaigns hold "line" only in a draft's, and none once started.
 	 */
 	phones(from: string, id: string): string;
@@ -82,7 +84,7 @@ export interface Keys {
 		attempt: string,
 	): { recipients: string; ledger: string; phones: string; zones: string };
 	/**
-	 * Hash of a campaign with a send window (campaigns/windows.ts): "<zone>.<chunk>" -> the indexes
+	 * Hash of a campaign with a send window (audience/windows.ts): "<zone>.<chunk>" -> the indexes
 	 * of that zone's recipients, comma-separated, up to ZONE_CHUNK per field, in source order; what
 	 * the feeder feeds an open zone from without looking at the rest of the audience.
 	 */
@@ -95,7 +97,7 @@ export interface Keys {
 	 */
 	idempotency(from: string, keyHash: string): string;
 
-	/** Hash per campaign: recipient index -> its delivery tracking record (campaigns/tracking.ts). */
+	/** Hash per campaign: recipient index -> its delivery tracking record (tracking/tracking.ts). */
 	tracked(from: string, id: string): string;
 	/** Sorted set per number: `campaign:index` by when its next delivery check is due. */
 	trackDue(from: string): string;
@@ -115,11 +117,11 @@ export interface Keys {
 	 * each copy is.
 	 */
 	suppression: SuppressionKeys;
-	/** String per number: its own frequency cap policy, as the claim reads it (campaigns/cap.ts). */
+	/** String per number: its own frequency cap policy, as the claim reads it (audience/cap.ts). */
 	capPolicy(from: string): string;
 	/**
 	 * String per phone a number sent to under a cap: the last claim times, expiring after the
-	 * policy's longest window. The claim's script appends the phone to this prefix (the phone is in
+	 * policy's longest period. The claim's script appends the phone to this prefix (the phone is in
 	 * the snapshot row it reads), so the key is in the number's group like the prefix it is given.
 	 */
 	capSends(from: string, phone?: string): string;

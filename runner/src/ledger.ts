@@ -10,7 +10,7 @@
  *   unknown -> sent | not_sent                             (reconcile, from the service's records)
  *   pending -> suppressed                                  (the phone is on the suppression list: at create, or in
  *                                                           the claim step)
- *   pending -> capped                                      (over the frequency cap at its claim: campaigns/cap.ts)
+ *   pending -> capped                                      (over the frequency cap at its claim: audience/cap.ts)
  *
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's
  * letter and ref the claim token (claimed, unknown) or the message id (sent). The campaign hash
@@ -24,7 +24,7 @@ import { RECIPIENT_OUTCOMES, type RecipientOutcome } from 'convo-contract';
 import type { RedisConnection } from './redis';
 import { redisScript } from './redisScripts';
 import type { Keys } from './keys';
-import { campaignNumber } from './homes';
+import { campaignNumber } from './keyGroups';
 
 /** A recipient's outcomes are the contract's (the report and the counts show them to clients). */
 export const OUTCOMES = RECIPIENT_OUTCOMES;
@@ -89,8 +89,8 @@ function decodeRecord(text: string): LedgerRecord {
 export const PENDING_RECORD = encodeRecord({ outcome: 'pending', attempts: 0, ref: '', error: '' });
 
 // Shared Lua: parse a record, write one, move a counter, finish the campaign when nothing is open.
-/** lua/settleAndPlace-8.lua's answer for a settle of its run's last index: the run ends without another gate call. */
-const RUN_OVER = -2;
+/** lua/settleAndPlace-8.lua's answer for a settle of its job's last index: the job ends without another gate call. */
+const JOB_OVER = -2;
 
 type Reply = string | number | Array<string | null>;
 
@@ -162,10 +162,10 @@ export class Ledger {
 	}
 
 	/**
-	 * A settle of a run's recipient (campaigns/send.ts) that also takes the place on the number's
-	 * clock of the run's next index before runEnd, if any (`room`: the start gate's window room).
+	 * A settle of a send job's recipient (sending/send.ts) that also takes the place on the number's
+	 * clock of the job's next index before `job.end`, if any (`room`: the rate span's room, SPAN_ROOM).
 	 * `place`: microseconds to that place and its time on Redis's clock, undefined for none;
-	 * `runOver`: this was the run's last index.
+	 * `jobOver`: this was the job's last index.
 	 */
 	async settleAndPlace(
 		id: string,
@@ -174,11 +174,11 @@ export class Ledger {
 		ref: string,
 		error: string,
 		pauseAfter: number,
-		run: { end: number; room: number },
+		job: { end: number; room: number },
 	): Promise<{
 		result: 'ok' | 'lost' | 'completed' | 'paused';
 		place?: { inUs: number; atUs: string };
-		runOver: boolean;
+		jobOver: boolean;
 	}> {
 		const { base, from } = await this.keysOf(id);
 		const [result, placeInUs, placeAtUs] = (await this.call(
@@ -200,14 +200,14 @@ export class Ledger {
 				pauseAfter,
 				id,
 				'',
-				run.end,
-				run.room,
+				job.end,
+				job.room,
 			],
 		)) as [string, number, string?];
 		return {
 			result: result as 'ok',
 			place: placeInUs >= 0 && placeAtUs ? { inUs: placeInUs, atUs: placeAtUs } : undefined,
-			runOver: placeInUs === RUN_OVER,
+			jobOver: placeInUs === JOB_OVER,
 		};
 	}
 

@@ -3,7 +3,7 @@
  * config.ts with a default, and a request past one gets a 4xx naming the cap and its setting
  * (LimitError; the API answers its status, the CLI prints the message).
  *
- *   RUNNER_MAX_RECIPIENTS            rows per campaign (a create, an upload, a draft's chunks, a cron run)
+ *   RUNNER_MAX_RECIPIENTS            rows per campaign (a create, an upload, a draft's chunks, a schedule's firing)
  *   RUNNER_MAX_DRAFTS                drafts not yet started
  *   RUNNER_MAX_CAMPAIGN_SCHEDULES    campaign cron schedules
  *   RUNNER_MAX_REINDEX_SCHEDULES     reindex cron schedules

@@ -79,17 +79,17 @@ export function loggerFor(how: {
 }
 
 /**
- * One line per kind of error per window: a Redis outage makes every connection fail every few
+ * One line per kind of error per period: a Redis outage makes every connection fail every few
  * hundred milliseconds, and the log should say so once, not thousands of times.
  */
 export function throttledWarn(
 	log: Logger,
-	windowMs = 30_000,
+	periodMs = 30_000,
 ): (kind: string, fields: Record<string, unknown>, message: string) => void {
 	const last = new Map<string, number>();
 	return (kind, fields, message) => {
 		const now = Date.now();
-		if (now - (last.get(kind) ?? 0) < windowMs) return;
+		if (now - (last.get(kind) ?? 0) < periodMs) return;
 		last.set(kind, now);
 		log.warn(fields, message);
 	};

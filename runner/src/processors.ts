@@ -9,10 +9,10 @@ import type { RunnerContext } from './context';
 import { QUEUES, queueProcessor, type Handlers, type QueueKind } from './jobs';
 import { startScheduledCampaign } from './campaigns/control';
 import { dropExpiredDrafts } from './campaigns/draft';
-import { feedOnce } from './campaigns/feeder';
-import { runSchedule } from './campaigns/schedule';
-import { trackOnce } from './campaigns/tracking';
-import { createSendProcessor, type InFlight } from './campaigns/send';
+import { feedOnce } from './sending/feeder';
+import { fireSchedule } from './campaigns/schedule';
+import { trackOnce } from './tracking/tracking';
+import { createSendProcessor, type InFlight } from './sending/send';
 import { runScheduledReindex } from './reindex/create';
 import { processRun } from './reindex/run';
 import { createDeliveryProcessor } from './webhooks/deliver';
@@ -25,7 +25,7 @@ export interface WorkingProcess {
 	inFlight: Map<string, InFlight>;
 	/** Aborted when a stop's deadline passes. */
 	shutdown: AbortSignal;
-	/** Aborted when a stop begins: a run sends no further recipient (the rest go back to the queue). */
+	/** Aborted when a stop begins: a send job sends no further recipient (the rest go back to the queue). */
 	draining: AbortSignal;
 	/** The key deliveries are signed with; without it the process works no deliveries. */
 	webhookKey?: string;
@@ -50,7 +50,7 @@ function handlers({ context, inFlight, shutdown, draining, webhookKey }: Working
 				job.data.dueAt,
 				job.attemptsMade + 1 < (job.opts.attempts ?? 1),
 			),
-		cron: (job) => runSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0)),
+		cron: (job) => fireSchedule(context, job.data.schedule, job.timestamp + (job.opts.delay ?? 0)),
 		send: createSendProcessor(context, inFlight, shutdown, draining),
 		run: (job) => processRun(context, job.data.run),
 		reindexCron: (job) => runScheduledReindex(context, job.data.schedule, String(job.id)),

@@ -6,7 +6,7 @@
  */
 import type { RunnerConfig } from './config';
 import type { RunnerContext } from './context';
-import type { InFlight } from './campaigns/send';
+import type { InFlight } from './sending/send';
 import { shownQueueName, upsertFeeder, upsertTracker } from './jobs';
 import { startHeartbeat } from './presence';
 import { webhookKey } from './webhooks/secret';

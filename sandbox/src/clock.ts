@@ -1,6 +1,6 @@
 /**
  * Service time: wall-clock time plus an offset that `POST /__sandbox/clock` moves forward, so
- * tests can cross the 24-hour window or the status progression without waiting.
+ * tests can cross the 24-hour customer-care window or the status progression without waiting.
  */
 export class Clock {
 	private offsetMs = 0;

@@ -15,11 +15,11 @@ import { emitMessageCreated, type EmittingContext } from './events';
 import { badRequest } from './httpError';
 import type { DeliveryPlan, Message } from './model';
 import { endpointOf } from './endpoints';
-import { planOf, STATUS_STEPS_MS } from './status';
+import { planOf, STATUS_STEPS_MS } from './messageStatus';
 import type { Store } from './store';
 
 const share = z.number().min(0).max(1);
-/** Seven days: longer than any tracking window a client would wait. */
+/** Seven days: longer than any client keeps checking a message's delivery. */
 const MAX_DELAY_MS = 7 * 24 * 3600 * 1000;
 const delay = z.int().min(0).max(MAX_DELAY_MS);
 

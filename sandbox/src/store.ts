@@ -214,7 +214,7 @@ export class Store {
 		return this.messagesByContact.get(contact.uuid) ?? [];
 	}
 
-	/** Time of the contact's last inbound message, for the 24-hour window. */
+	/** Time of the contact's last inbound message, for the 24-hour customer-care window. */
 	lastInboundAt(contact: Contact): number | undefined {
 		const list = this.messagesOf(contact);
 		for (let i = list.length - 1; i >= 0; i--) if (list[i].direction === 'inbound') return list[i].createdAtMs;

@@ -1,6 +1,6 @@
 /** How records look in responses and webhook payloads (SPEC section 2 and 6). */
 import type { AgentRecord, Contact, Message } from './model';
-import { contactMessageStatus, conversationStatus, failureReason, statusAt } from './status';
+import { contactMessageStatus, conversationStatus, failureReason, statusAt } from './messageStatus';
 import type { Store } from './store';
 
 export interface Links {

@@ -1,4 +1,3 @@
-// @serial: kills `npm run dev` and its process groups (SIGINT, SIGTERM, SIGKILL) and checks every one stops
 /**
  * `npm run dev` stops everything it started however it is told (issue 21, items 12 and 13): SIGTERM
  * or SIGINT to the npm process alone (an IDE's stop button, `timeout`, a process manager), or npm

@@ -276,7 +276,7 @@ test('opt-in: an allowed loopback feed is read (the sandbox counts the upserts);
 	);
 });
 
-test('a feed URL with credentials and a signed query is read with Basic auth, again by its cron runs, and PASS or SIG appear in no answer, report, Redis key or value, log line, last_error or event', async () => {
+test('a feed URL with credentials and a signed query is read with Basic auth, again by each firing of its schedule, and PASS or SIG appear in no answer, report, Redis key or value, log line, last_error or event', async () => {
 	const USER = 'feeduser';
 	const PASS = 'PASSw0rd-4f1e9c';
 	const SIG = 'SIG-7d3b2a9e51';
@@ -355,7 +355,7 @@ test('a feed URL with credentials and a signed query is read with Basic auth, ag
 	);
 	expect(schedule.status).toBe(201);
 	const cronRun = await waitFor(
-		'a cron run to complete',
+		'a run of the schedule to complete',
 		async () => {
 			const list = keep(await call('GET', '/api/reindex'));
 			return (list.json.runs as Array<{ id: string; state: string }>).find(

@@ -1,6 +1,6 @@
 /**
  * The frequency cap on a 3-master Redis Cluster (#23): the claim's script reads and writes a
- * phone's key it builds from a prefix among its KEYS (campaigns/cap.ts), in the number's slot, so
+ * phone's key it builds from a prefix among its KEYS (audience/cap.ts), in the number's slot, so
  * a cluster runs it on that slot's master (a key outside it would be refused). Three numbers (the
  * fixture's first three), each sending twice to the same phones: the second campaign of each is
  * capped, and a dry run on the cluster counts them.

@@ -74,7 +74,7 @@ async function create(source: string, from: string, extra: Record<string, unknow
 const sendsTo = async (phones: string[]): Promise<SandboxMessage[]> =>
 	(await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
 
-test('two campaigns and a cron run to overlapping audiences under 1 per 24 h, two processes, one killed mid-run: no phone receives two', async () => {
+test('two campaigns and a firing of a schedule to overlapping audiences under 1 per 24 h, two processes, one killed mid-run: no phone receives two', async () => {
 	const from = runner.business.phoneNumbers[0];
 	// Sends in flight at the kill: a claim the dead process held may have sent, so it keeps its count (unknown).
 	await setFault(runner.sandbox, { endpoint: SEND, latencyMs: 30 });
@@ -82,7 +82,7 @@ test('two campaigns and a cron run to overlapping audiences under 1 per 24 h, tw
 	const first = runner.spawnWorker({}, 'start');
 	const a = await create(csvOf(everyone.slice(0, 600)), from);
 	const b = await create(csvOf(everyone.slice(300, 900)), from);
-	// A cron run every 4 s, from the middle of both: its first run lands while they send.
+	// A firing every 4 s, from the middle of both: its first campaign lands while they send.
 	const schedule = await createCampaign(runner.context, {
 		templateId: positionalTemplate(runner.business).id,
 		from,
@@ -94,7 +94,7 @@ test('two campaigns and a cron run to overlapping audiences under 1 per 24 h, tw
 	if (schedule.kind !== 'schedule') throw new Error('expected a schedule');
 	const runs = async () =>
 		(await listCampaigns(runner.context)).filter((campaign) => campaign.id.startsWith(schedule.schedule.id));
-	await waitFor('the first cron run', async () => (await runs()).length >= 1, 30_000);
+	await waitFor('the first firing', async () => (await runs()).length >= 1, 30_000);
 	await cancel(runner.context, schedule.schedule.id);
 
 	await waitFor(
@@ -324,7 +324,7 @@ test("the API sets, shows and clears a number's cap, naming the field and the ru
 		status: 400,
 		json: expect.objectContaining({
 			field: 'policy',
-			message: 'policy: rule 1 must allow 1 to 100 messages per window',
+			message: 'policy: rule 1 must allow 1 to 100 messages per period',
 		}),
 	});
 	const badNumber = await call('GET', '/api/numbers/12/cap');

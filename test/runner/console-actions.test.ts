@@ -185,7 +185,7 @@ test('a cron schedule is created from a URL through the same form; a form with n
 		await page.getByTestId('create-schedule').waitFor();
 		const text = (await page.getByTestId('create-schedule').textContent()) ?? '';
 		expect(text).toMatch(
-			/^Schedule \S+ created: 0 9 \* \* 1 \(Europe\/Berlin\); each run is a campaign of its own in the list\.$/,
+			/^Schedule \S+ created: 0 9 \* \* 1 \(Europe\/Berlin\); each firing is a campaign of its own in the list\.$/,
 		);
 		const schedules = await listSchedules(runner.context);
 		expect(schedules.map((schedule) => ({ id: schedule.id, cron: schedule.cron, tz: schedule.tz }))).toEqual([

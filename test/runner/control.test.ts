@@ -2,7 +2,7 @@
 /**
  * Guarantees 5 and 6 and the schedules: pause holds within 1 s on every process, resume goes on,
  * cancel ends pending recipients; a campaign pauses itself after N failures in a row; `--at` and
- * a cron schedule in a time zone fire through BullMQ (the cron run re-reads its source); SIGTERM
+ * a cron schedule in a time zone fire through BullMQ (each firing re-reads its source); SIGTERM
  * leaves nothing claimed. Every send is counted in the sandbox's own log.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import {
 	pauseCampaign,
 	resumeCampaign,
 } from '../../runner/src/core/campaigns';
-import { SEND_RUN } from '../../runner/src/jobs';
+import { SEND_JOB_SIZE } from '../../runner/src/jobs';
 import {
 	positionalTemplate,
 	report,
@@ -182,7 +182,7 @@ test('a cron schedule fires at its time in its time zone and re-reads its source
 	if (created.kind !== 'schedule') throw new Error('expected a schedule');
 	const runs = async () => (await listCampaigns(runner.context)).filter((c) => c.id.startsWith(created.schedule.id));
 	const [run1] = await waitFor(
-		'the first cron run',
+		'the first firing',
 		async () => ((await runs()).length >= 1 ? runs() : undefined),
 		30_000,
 	);
@@ -190,7 +190,7 @@ test('a cron schedule fires at its time in its time zone and re-reads its source
 	// The source changes between runs: the next run sends to the new list.
 	const second = writeRecipientsCsv(4, { seed: 15 });
 	writeFileSync(first.path, `phone,1,2\n${second.phones.map((phone) => `+${phone},New,order`).join('\n')}\n`);
-	const run2 = await waitFor('a second cron run', async () => (await runs()).find((c) => c.id !== run1.id), 30_000);
+	const run2 = await waitFor('a second firing', async () => (await runs()).find((c) => c.id !== run1.id), 30_000);
 	await waitFor('the second run to complete', stateIs(run2.id, 'completed'), 30_000);
 	await cancel(runner.context, created.schedule.id);
 
@@ -249,7 +249,7 @@ test('Redis holds a bounded window of send jobs however large the campaign', asy
 	const { path } = writeRecipientsCsv(20_000, { seed: 17 });
 	const campaign = await create(path, { rate: 10 });
 	const queue = runner.context.queues.send(runner.business.phoneNumbers[0]);
-	// Recipients in queued jobs: a job is a run of up to SEND_RUN of them.
+	// Recipients in queued jobs: a job holds up to SEND_JOB_SIZE of them.
 	let most = 0;
 	let mostJobs = 0;
 	for (let tick = 0; tick < 8; tick++) {
@@ -266,7 +266,7 @@ test('Redis holds a bounded window of send jobs however large the campaign', asy
 	// 20 s of sends at 10/s is the window (at least 200 recipients): the feeder fed it, and no more.
 	expect(most).toBeGreaterThanOrEqual(150);
 	expect(most).toBeLessThanOrEqual(200 + 20);
-	expect(mostJobs).toBeLessThanOrEqual(Math.ceil((200 + 20) / SEND_RUN));
+	expect(mostJobs).toBeLessThanOrEqual(Math.ceil((200 + 20) / SEND_JOB_SIZE));
 	expect(status.counts.pending).toBeGreaterThan(19_000);
 });
 
@@ -297,7 +297,7 @@ test('a cancel cut short by a crash is finished by the next feeder tick: nothing
 test('a create cut short between its commit and its listing is listed by the next feeder tick', async () => {
 	const { path } = writeRecipientsCsv(5, { seed: 19 });
 	const campaign = await create(path, { at: new Date(Date.now() + 3_600_000).toISOString() });
-	// What a process killed right after the commit leaves (runner/src/homes.ts): the campaign, not in the list, in its number's `unlisted`.
+	// What a process killed right after the commit leaves (runner/src/keyGroups.ts): the campaign, not in the list, in its number's `unlisted`.
 	const from = runner.business.phoneNumbers[0];
 	const { redis, keys } = runner.context;
 	const createdAt = Number(await redis.zscore(keys.campaigns, campaign.id));

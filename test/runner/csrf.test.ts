@@ -18,7 +18,7 @@ const compare = jest.mocked(timingSafeEqual);
 const connection = { defineCommand: () => undefined } as unknown as RunnerContext['redis'];
 const auth = new Auth('csrf-test-token-0123456789', connection, {} as RunnerContext['keys'], {
 	max: 30,
-	windowMs: 60_000,
+	periodMs: 60_000,
 });
 const session = 'session-id.signature';
 

@@ -1,7 +1,7 @@
 // @serial: measures the send rate a healthy number keeps beside dead jobs, and how soon it starts
 /**
  * A campaign that stops sending (paused, cancelled) leaves its queued send jobs behind: up to
- * about 20 s of the number's work (the feeder's window). Those jobs must cost the number nothing:
+ * about 20 s of the number's work (the feeder's queue depth). Those jobs must cost the number nothing:
  * another campaign on the same number gets the number's whole rate within a couple of seconds,
  * counted in the sandbox's own log. And nothing is lost or doubled: the paused campaign's
  * recipients stay pending and are each sent once after resume; a cancelled one's become cancelled.
@@ -15,7 +15,7 @@ import {
 	resumeCampaign,
 	setCampaignRate,
 } from '../../runner/src/core/campaigns';
-import { windowRate } from '../../runner/src/campaigns/spacing';
+import { gateRate } from '../../runner/src/sending/spacing';
 import {
 	positionalTemplate,
 	sendsByPhone,
@@ -83,7 +83,7 @@ async function bSendsAfter(phones: string[], stoppedAt: number): Promise<number>
 }
 
 /** At least 80% of what the number's gate lets through in the window: the dead jobs took none of it. */
-const FULL_RATE_FLOOR = Math.floor(0.8 * windowRate(RATE) * (MEASURE_MS / 1000));
+const FULL_RATE_FLOOR = Math.floor(0.8 * gateRate(RATE) * (MEASURE_MS / 1000));
 
 test("a paused campaign's queued jobs do not starve another campaign on its number; its recipients are sent once after resume", async () => {
 	const { a, b } = await twoCampaignsOnOneNumber(40);
@@ -150,7 +150,7 @@ test("a pause hands the number over before it answers: the paused campaign's job
 	const queuedOf = async (id: string) =>
 		(await queue.getRanges(['wait', 'prioritized', 'delayed'], 0, -1)).filter((jobId) => jobId.startsWith(`${id}-`))
 			.length;
-	// A's jobs fill the number's window; B waits behind them, none of its jobs queued yet.
+	// A's jobs fill the number's queue depth; B waits behind them, none of its jobs queued yet.
 	expect(await queuedOf(b.id)).toBe(0);
 	await pauseCampaign(runner.context, a.id);
 	const answeredAt = Date.now();

@@ -1,4 +1,3 @@
-// @serial: SIGKILLs a worker mid-campaign and checks what survives
 /**
  * Guarantees 1 to 3 across a crash: a worker killed with SIGKILL mid-campaign, another started.
  * Counted in the sandbox's own log: no recipient has two messages; every recipient ends final;

@@ -3,7 +3,7 @@
  * share) against a real `convo-runner start`, real Redis and the sandbox: past the limit only the
  * wrong secrets of that kind are answered 429; the right events header (the service's STOP
  * deliveries), the right bearer token and a sign-in with it always get in, and wrong tokens and
- * wrong events headers are counted apart. The window is a setting, here a few seconds.
+ * wrong events headers are counted apart. The period is a setting, here a few seconds.
  */
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
 import { apiCaller, positionalTemplate, startApi, useRunnerUnderTest, waitFor } from './support';
@@ -13,12 +13,12 @@ jest.setTimeout(120_000);
 const TOKEN = 'lockout-token-0123456789abcdef';
 const HEADER = 'X-Convo-Events';
 const SECRET = 'events-secret-lockout-0123456789';
-const WINDOW_MS = 4000;
+const PERIOD_MS = 4000;
 const runner = useRunnerUnderTest({
 	RUNNER_TOKEN: TOKEN,
 	RUNNER_EVENTS_HEADER_NAME: HEADER,
 	RUNNER_EVENTS_HEADER_VALUE: SECRET,
-	RUNNER_AUTH_FAILURE_WINDOW: `${WINDOW_MS}ms`,
+	RUNNER_AUTH_FAILURE_PERIOD: `${PERIOD_MS}ms`,
 });
 let base = '';
 
@@ -120,8 +120,8 @@ test("40 wrong events headers and 40 wrong tokens from 127.0.0.1: only the wrong
 	const check = await fetch(`${base}/api/suppressions/${customer}`, { headers: { authorization: `Bearer ${TOKEN}` } });
 	expect(((await check.json()) as { suppressed: boolean }).suppressed).toBe(true);
 
-	// Once the window is over, a wrong secret is answered 401 again.
-	await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+	// Once the period is over, a wrong secret is answered 401 again.
+	await new Promise((resolve) => setTimeout(resolve, PERIOD_MS));
 	expect((await postEvent('wrong-events-secret-later-0123456789')).status).toBe(401);
 	expect((await getCampaigns('wrong-token-later-0123456789abcdef')).status).toBe(401);
 

@@ -1,4 +1,3 @@
-// @serial: SIGKILLs and restarts Redis mid-campaign and checks what survives
 /**
  * Redis, with AOF persistence as production runs it (appendonly yes, appendfsync always), killed
  * with SIGKILL mid-campaign and started again on the same port and folder: the worker rides out

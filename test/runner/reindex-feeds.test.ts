@@ -5,7 +5,7 @@
  * CLI's `--json` documents, and the content hash's rules.
  */
 import { createReindex, listReindexRuns, listReindexSchedules, reindexReport } from '../../runner/src/core/reindex';
-import { contentHash } from '../../runner/src/reindex/hash';
+import { contentHash } from '../../runner/src/reindex/contentHash';
 import { runCli, useRunnerUnderTest, waitFor } from './support';
 import {
 	activeIds,
@@ -192,7 +192,7 @@ test('the content hash ignores key order and changes with the item, the embeddin
 	expect(contentHash(item, undefined, true)).toMatch(/^[\w-]{16}$/);
 });
 
-test('--cron runs the reindex on its schedule, each run a run of its own; unschedule stops it', async () => {
+test('--cron runs the reindex on its schedule, each firing a run of its own; unschedule stops it', async () => {
 	const path = writeFeed(feedText(products(range(0, 10)), 'ndjson'), 'feed.ndjson');
 	const earlier = new Set((await listReindexRuns(runner.context)).map((run) => run.id));
 	const answer = await createReindex(runner.context, {

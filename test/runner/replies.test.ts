@@ -2,10 +2,10 @@
  * Replies (#22): the runner's events endpoint registered at the sandbox as an operator registers it
  * in the dashboard (event type message_created, the URL, a custom header), inbound messages made by
  * the sandbox and delivered to it, and each reply attributed to the campaign that last messaged the
- * phone within the window: one `convo-runner start` (API and workers), real Redis, the sandbox.
+ * phone within the reply period: one `convo-runner start` (API and workers), real Redis, the sandbox.
  */
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
-import { repliedAt, repliedCount } from '../../runner/src/campaigns/replies';
+import { repliedAt, repliedCount } from '../../runner/src/tracking/replies';
 import {
 	dumpKeys,
 	expectNoSecret,
@@ -290,10 +290,10 @@ test('a runner without the header settings answers 404 on the endpoint', async (
 	);
 });
 
-test('a reply after the window is attributed to none; the secret is never in the logs or Redis', async () => {
+test('a reply after the reply period is attributed to none; the secret is never in the logs or Redis', async () => {
 	const phone = phoneOf(6, 0);
 	const sent = await campaign([phone]);
-	// The service's clock moves 73 h on (the default window is 72 h): the reply is stamped then.
+	// The service's clock moves 73 h on (the default reply period is 72 h): the reply is stamped then.
 	await sandbox('POST', '/clock', { advanceMs: 73 * 3_600_000 });
 	await reply(phone);
 	expect((await deliveries()).at(-1)?.statusCode).toBe(200);

@@ -1,9 +1,9 @@
 // @serial: measures the spacing of starts per number in wall time
 /**
- * The per-number start gate of campaigns/spacing.ts against real Redis, without the service in
+ * The per-number start gate of sending/spacing.ts against real Redis, without the service in
  * between: starts take places 1.04 s / rate apart however many callers ask at once, so 0.96 of the
  * rate passes at any rate, 4/s as 40/s; starts that bunch (late wakers, simulated by resetting the
- * spacing clock) are held to the rate in any window of 1.04 s; a 429's hold delays the next start;
+ * spacing clock) are held to the rate in any span of 1.04 s; a 429's hold delays the next start;
  * a stop abandons the wait without taking a start; a send of a campaign not running takes none
  * either, and the places a stopped campaign's waiting sends held are given back (restartSpacing),
  * a 429's hold excepted. (The sandbox-counted rate of whole campaigns is rate.test.ts and the benchmarks; what a
@@ -17,11 +17,11 @@ import {
 	restartSpacing,
 	secondCap,
 	setSpacingRate,
-	startNextInRun,
+	startNextInJob,
 	waitForStart,
-	WINDOW_MS,
-	windowRate,
-} from '../../runner/src/campaigns/spacing';
+	RATE_SPAN_MS,
+	gateRate,
+} from '../../runner/src/sending/spacing';
 import { createCampaign } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import { positionalTemplate, useRunnerUnderTest } from './support';
@@ -38,12 +38,12 @@ async function newSender(): Promise<{ from: string; campaign: string }> {
 }
 const never = new AbortController().signal;
 
-/** The most timestamps in any window [t, t + windowMs). */
-function mostIn(times: number[], windowMs: number): number {
+/** The most timestamps in any span [t, t + spanMs). */
+function mostIn(times: number[], spanMs: number): number {
 	const sorted = [...times].sort((a, b) => a - b);
 	let most = 0;
 	for (let end = 0, start = 0; end < sorted.length; end++) {
-		while (sorted[end] - sorted[start] >= windowMs) start++;
+		while (sorted[end] - sorted[start] >= spanMs) start++;
 		most = Math.max(most, end - start + 1);
 	}
 	return most;
@@ -53,7 +53,7 @@ test('60 callers at once at 40/s take places 1.04 s / 40 apart and start no earl
 	// What the gate promises is on Redis: the places the number's clock hands out, and the start
 	// each send took. Start times alone cannot show it: a process that stalls (a loaded machine, a
 	// GC pause) wakes several sleepers in one tick, later than their places, and those count when
-	// they go, side by side; the window keeps them to the rate.
+	// they go, side by side; the rate span keeps them to the rate.
 	const sender = await newSender();
 	const { from } = sender;
 	const { redis, keys } = runner.context;
@@ -76,7 +76,7 @@ test('60 callers at once at 40/s take places 1.04 s / 40 apart and start no earl
 	const started = Date.now();
 	let times: number[];
 	try {
-		// Start times as the gate took them, on Redis's clock (what the window counts).
+		// Start times as the gate took them, on Redis's clock (what the rate span counts).
 		times = (await Promise.all(
 			Array.from({ length: 60 }, (_, i) => waitForStart(runner.context, sender, `job-${i}`, never)),
 		)) as number[];
@@ -89,10 +89,10 @@ test('60 callers at once at 40/s take places 1.04 s / 40 apart and start no earl
 		monitor.disconnect();
 	}
 	const span = Date.now() - started;
-	const gap = 1000 / windowRate(40);
+	const gap = 1000 / gateRate(40);
 	const gapUs = gap * 1000;
 	expect(span).toBeGreaterThanOrEqual(59 * gap - 50);
-	expect(mostIn(times, WINDOW_MS)).toBeLessThanOrEqual(40);
+	expect(mostIn(times, RATE_SPAN_MS)).toBeLessThanOrEqual(40);
 	// Every caller took one position on the clock, at least a gap after the one before: a place
 	// ahead of now exactly one gap after it, now itself when the clock had fallen behind (the first
 	// caller, or one whose first call a loaded machine sent late).
@@ -121,20 +121,20 @@ test('starts that bunch (the spacing clock lost) are held to the rate in any 1.0
 		await runner.context.redis.hdel(runner.context.keys.spacing(from), 'next');
 		times.push((await waitForStart(runner.context, sender, `late-${i}`, never)) as number);
 	}
-	expect(WINDOW_MS).toBe(1040);
-	expect(mostIn(times, WINDOW_MS)).toBeLessThanOrEqual(20);
-	// The first 20 pass at once; the next waits for the first to leave the window (both on Redis's clock).
+	expect(RATE_SPAN_MS).toBe(1040);
+	expect(mostIn(times, RATE_SPAN_MS)).toBeLessThanOrEqual(20);
+	// The first 20 pass at once; the next waits for the first to leave the rate span (both on Redis's clock).
 	expect(times[19] - times[0]).toBeLessThan(500);
-	expect(times[20] - times[0]).toBeGreaterThanOrEqual(WINDOW_MS - 1);
-	// The start log is a window's worth of starts: it expires on its own once the number is idle.
+	expect(times[20] - times[0]).toBeGreaterThanOrEqual(RATE_SPAN_MS - 1);
+	// The start log is a rate span's worth of starts: it expires on its own once the number is idle.
 	const ttl = await runner.context.redis.pttl(runner.context.keys.startLog(from));
 	expect(ttl).toBeGreaterThan(0);
 	expect(ttl).toBeLessThanOrEqual(2000);
 });
 
-test('the window counts the starts inside it whatever older ones the log still holds, and is not trimmed on every start', async () => {
+test('the rate span counts the starts inside it whatever older ones the log still holds, and is not trimmed on every start', async () => {
 	// The log is read by rank (the rate-th latest start) and trimmed only when it is renewed, twice
-	// a second: starts older than the window stay in it meanwhile and must hold no one, and those
+	// a second: starts older than the span stay in it meanwhile and must hold no one, and those
 	// inside it must hold the next start until the oldest of them leaves.
 	const sender = await newSender();
 	const { from } = sender;
@@ -142,7 +142,7 @@ test('the window counts the starts inside it whatever older ones the log still h
 	await setSpacingRate(runner.context, from, 20);
 	const [seconds, micros] = await redis.time();
 	const nowUs = Number(seconds) * 1_000_000 + Number(micros);
-	// 100 starts from 1.1 to 1.5 s ago: out of the window, but more than the rate.
+	// 100 starts from 1.1 to 1.5 s ago: out of the span, but more than the rate.
 	await redis.zadd(
 		keys.startLog(from),
 		...Array.from({ length: 100 }, (_, i) => [String(nowUs - 1_100_000 - i * 4_000), `old-${i}`]).flat(),
@@ -168,10 +168,10 @@ test('the window counts the starts inside it whatever older ones the log still h
 	} finally {
 		monitor.disconnect();
 	}
-	expect(mostIn(times, WINDOW_MS)).toBeLessThanOrEqual(20);
+	expect(mostIn(times, RATE_SPAN_MS)).toBeLessThanOrEqual(20);
 	// The 20 pass at once however many old starts the log holds; the 21st waits for the first to leave.
 	expect(times[19] - times[0]).toBeLessThan(500);
-	expect(times[20] - times[0]).toBeGreaterThanOrEqual(WINDOW_MS - 1);
+	expect(times[20] - times[0]).toBeGreaterThanOrEqual(RATE_SPAN_MS - 1);
 	expect(onLog.filter((command) => command === 'ZADD')).toHaveLength(21);
 	// Trimmed at the renewals (the first start, then at most every 0.5 s over the 1.04 s), not 21 times.
 	expect(onLog.filter((command) => command === 'ZREMRANGEBYSCORE').length).toBeLessThanOrEqual(3);
@@ -179,7 +179,7 @@ test('the window counts the starts inside it whatever older ones the log still h
 });
 
 test('starts that bunch at 100/s are held to secondCap (96) in any second, and the rate in any 1.04 s', async () => {
-	// The 1.04 s window alone let all 100 bunch into one second; a stall on the way to the service
+	// The 1.04 s span alone let all 100 bunch into one second; a stall on the way to the service
 	// then put 113 arrivals into a second (the container test). The count cap keeps room for it.
 	const sender = await newSender();
 	const { from } = sender;
@@ -191,7 +191,7 @@ test('starts that bunch at 100/s are held to secondCap (96) in any second, and t
 		times.push((await waitForStart(runner.context, sender, `bunch-${i}`, never)) as number);
 	}
 	expect(mostIn(times, 1000)).toBeLessThanOrEqual(96);
-	expect(mostIn(times, WINDOW_MS)).toBeLessThanOrEqual(100);
+	expect(mostIn(times, RATE_SPAN_MS)).toBeLessThanOrEqual(100);
 	// The first 96 pass at once; the 97th waits for the first to leave the second (Redis's clock, µs rounded to ms).
 	expect(times[95] - times[0]).toBeLessThan(500);
 	expect(times[96] - times[0]).toBeGreaterThanOrEqual(999);
@@ -209,13 +209,13 @@ test('a start whose answer a stalled process reads late is given back and taken 
 	const stallUntil = performance.now() + 3 * FRESH_START_MS;
 	while (performance.now() < stallUntil);
 	const start = (await started) as number;
-	// Taken again after the stall: the window counts the start when the send really goes out.
+	// Taken again after the stall: the rate span counts the start when the send really goes out.
 	expect(start - before).toBeGreaterThanOrEqual(2 * FRESH_START_MS);
 	expect(Number(await redis.zscore(keys.startLog(from), 'stalled')) / 1000).toBeCloseTo(start, 0);
 	expect(await redis.zcard(keys.startLog(from))).toBe(1);
 });
 
-test('a send a little late to its place counts at its place (a window later nothing is turned away for it); much later, when it goes', async () => {
+test('a send a little late to its place counts at its place (a span later nothing is turned away for it); much later, when it goes', async () => {
 	const { redis, keys } = runner.context;
 	const from = runner.business.phoneNumbers[0];
 	const rows = Array.from({ length: 3 }, (_, i) => ({
@@ -235,7 +235,7 @@ test('a send a little late to its place counts at its place (a window later noth
 	const nowUs = Number(seconds) * 1_000_000 + Number(micros);
 	// Its place came 5 ms ago: a timer's lateness. It is recorded at the place, not at the call.
 	const place = String(nowUs - 5_000);
-	const onTime = await startNextInRun(
+	const onTime = await startNextInJob(
 		runner.context,
 		send,
 		{ first: 0, end: 3 },
@@ -245,7 +245,7 @@ test('a send a little late to its place counts at its place (a window later noth
 	expect(onTime).toMatchObject({ index: 0 });
 	expect(await redis.zscore(keys.startLog(from), 'on-time')).toBe(place);
 	// Its place came 200 ms ago: it counts when it goes.
-	const late = await startNextInRun(
+	const late = await startNextInJob(
 		runner.context,
 		send,
 		{ first: 1, end: 3 },
@@ -262,7 +262,7 @@ test('at low rates too the gate lets 0.95 of the rate through, and never more th
 		[4, 10].map(async (rate) => {
 			const sender = await newSender();
 			await setSpacingRate(runner.context, sender.from, rate);
-			// Five windows' worth: a timer that wakes the last start late weighs less over 5 s than over 1.
+			// Five spans' worth: a timer that wakes the last start late weighs less over 5 s than over 1.
 			const times = (await Promise.all(
 				Array.from({ length: 5 * rate + 1 }, (_, i) => waitForStart(runner.context, sender, `low-${i}`, never)),
 			)) as number[];
@@ -270,7 +270,7 @@ test('at low rates too the gate lets 0.95 of the rate through, and never more th
 			return {
 				rate,
 				sustained: (sorted.length - 1) / ((sorted[sorted.length - 1] - sorted[0]) / 1000),
-				most: mostIn(times, WINDOW_MS),
+				most: mostIn(times, RATE_SPAN_MS),
 			};
 		}),
 	);

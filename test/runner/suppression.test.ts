@@ -1,4 +1,3 @@
-// @serial: SIGKILLs an import midway and checks what survives
 /**
  * Opt-outs (#23, the first "Done when"): one `convo-runner start` (API and workers) and a second
  * worker process on a real Redis, the runner's events endpoint registered at the sandbox as an

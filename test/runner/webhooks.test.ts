@@ -1,4 +1,3 @@
-// @serial: measures the spacing of webhook retries in wall time
 /**
  * Webhooks over the control API with two runner processes (`start` with the API, and a `worker`)
  * against real Redis and the sandbox. Test HTTP receivers count what they were sent and check each

@@ -1,9 +1,9 @@
 /**
- * The send window's rules without Redis (#23, campaigns/windows.ts): its syntax and errors, each
+ * The send window's rules without Redis (#23, audience/windows.ts): its syntax and errors, each
  * recipient's zone (a tz column, the phone's country, a country of several zones), when a zone is
  * open (daylight saving time included), and a dry run's estimate across windows and an end.
  */
-import { describeWindow, estimateSends, openingAt, parseWindow, ZoneFinder } from '../../runner/src/campaigns/windows';
+import { describeWindow, estimateSends, openingAt, parseWindow, ZoneFinder } from '../../runner/src/audience/windows';
 import { loadConfig } from '../../runner/src/config';
 
 const HOURS = (h: number, m = 0) => (h * 60 + m) * 60;

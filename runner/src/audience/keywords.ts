@@ -1,6 +1,6 @@
 /**
  * Opt-out and opt-in keywords: an inbound message whose whole text is one of them puts its sender
- * on the suppression list or takes it off (attribution.ts receiveMessageCreated). A keyword inside
+ * on the suppression list or takes it off (tracking/attribution.ts receiveMessageCreated). A keyword inside
  * a longer message does not count ("please don't stop" is no opt-out); carriers' STOP rules
  * (CTIA, TCPA) match the same way. The text is compared here and dropped: never logged or stored.
  */
@@ -45,7 +45,7 @@ const DEFAULT_OPTIN = [
 
 /**
  * The form a message and a keyword are compared in: accents dropped (ARRÊT is ARRET), case folded,
- * punctuation and symbols gone (STOP! and "stop." are STOP), runs of spaces one, ends trimmed.
+ * punctuation and symbols gone (STOP! and "stop." are STOP), consecutive spaces one, ends trimmed.
  */
 function keywordForm(text: string): string {
 	return text

@@ -13,7 +13,7 @@ import { UserError } from '../errors';
 import { settingsError } from '../settingNames';
 import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } from './store';
 import { reportFinished, transition } from './state';
-import { requeueUndelivered, trackAgain } from './tracking';
+import { requeueUndelivered, trackAgain } from '../tracking/tracking';
 import { openCopy } from '../audience/suppression';
 
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */
@@ -177,7 +177,8 @@ export async function failCampaign(context: RunnerContext, id: string, reason: s
 }
 
 /**
- * A windowed campaign's zones start their lists over, as the cursor does (feeder.ts feedZones), before it runs again.
+ * A windowed campaign's zones start their lists over, as the
+ * cursor does (sending/feeder.ts feedZones), before it runs again.
  */
 async function feedAgain(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
 	if (campaign.window) await context.redis.del(context.keys.zoneFeed(campaign.from, campaign.id));

@@ -16,13 +16,13 @@ import { ConflictError, UserError } from '../errors';
 import { cappedRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { redisScript } from '../redisScripts';
-import { forgetCampaign, listCampaign, registerCampaign } from '../homes';
+import { forgetCampaign, listCampaign, registerCampaign } from '../keyGroups';
 import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
-import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdict } from './windows';
+import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdict } from '../audience/windows';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
 import { openCopy, reserveCopy, suppressedNotes } from '../audience/suppression';
-import { wouldCap } from './cap';
+import { wouldCap } from '../audience/cap';
 
 const WRITE_BATCH = 1000;
 
@@ -284,7 +284,7 @@ const REASONS_SHOWN = 20;
 
 /**
  * What a dry run found: the snapshot's counts and first rejections, and every rejection's reason
- * grouped; `capped`: accepted rows whose phone the frequency cap would hold back now (cap.ts).
+ * grouped; `capped`: accepted rows whose phone the frequency cap would hold back now (audience/cap.ts).
  */
 export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & {
 	reasons: ErrorGroup[];
@@ -305,7 +305,7 @@ function failedStep(results: Array<[Error | null, unknown]> | null): void {
 
 /**
  * Reads and checks every row, staging them under keys nothing reads (keys.staging), then makes
- * the campaign exist in one script (lua/commitCampaign-13.lua) between registering and listing it (homes.ts).
+ * the campaign exist in one script (lua/commitCampaign-13.lua) between registering and listing it (keyGroups.ts).
  * A process that dies before the commit leaves no campaign and staged keys that expire; one that
  * dies after it leaves a whole campaign that the feeder sends (and lists).
  */
@@ -466,7 +466,7 @@ export async function snapshotCampaign(
 		...(clockOffset !== 0 ? { clock_offset: clockOffset } : {}),
 		// Exempt from the suppression list (and the marketing-only rules): ledger.ts reads it in the claim.
 		...(input.transactional ? { transactional: 1 } : {}),
-		// Only a campaign that waits out the frequency cap says so (cap.ts reads it at each claim).
+		// Only a campaign that waits out the frequency cap says so (audience/cap.ts reads it at each claim).
 		...(input.whenCapped === 'wait' ? { when_capped: 'wait' } : {}),
 		...(draft
 			? {
@@ -531,7 +531,7 @@ export async function snapshotCampaign(
 
 /**
  * Lists a committed campaign; when Redis fails here the campaign
- * exists all the same, and the feeder lists it (homes.ts).
+ * exists all the same, and the feeder lists it (keyGroups.ts).
  */
 export async function listOrLeave(context: RunnerContext, from: string, id: string, createdAt: number): Promise<void> {
 	await listCampaign(context, from, id, createdAt).catch((error: Error) =>
@@ -539,7 +539,7 @@ export async function listOrLeave(context: RunnerContext, from: string, id: stri
 	);
 }
 
-/** campaign.finished for a campaign of `from` that ended as it was created (a skipped run). */
+/** campaign.finished for a campaign of `from` that ended as it was created (a skipped firing). */
 export async function emitBornFinished(context: RunnerContext, from: string, id: string): Promise<void> {
 	const emit = redisScript(context.redis, 'emit');
 	await emit([context.keys.campaign(from, id), context.keys.outbox(from)], [id, 'campaign.finished', Date.now()]);

@@ -20,10 +20,10 @@ import { IDEMPOTENCY_SECONDS } from '../keys';
 import { redisScript } from '../redisScripts';
 import { inlineRecords, type SourceRecord } from '../source';
 import { phonesOf, phonesSeen, RowChecker, type Snapshot } from './create';
-import { ZoneFinder } from './windows';
+import { ZoneFinder } from '../audience/windows';
 import { transition } from './state';
 import { findCampaign, getCampaign, type CampaignState } from './store';
-import { campaignNumber, forgetCampaign } from '../homes';
+import { campaignNumber, forgetCampaign } from '../keyGroups';
 import { suppressedNotes } from '../audience/suppression';
 
 /** Drafts never started are removed this long after they were created. */

@@ -7,7 +7,7 @@
  */
 import { decodeRecipient } from './schema';
 import { getCampaign } from './store';
-import { trackAgain } from './tracking';
+import { trackAgain } from '../tracking/tracking';
 import type { RunnerContext } from '../context';
 import { UserError } from '../errors';
 

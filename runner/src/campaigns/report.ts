@@ -8,8 +8,8 @@ import { csvRows } from '../csv';
 import type { Outcome } from '../ledger';
 import { decodeRecipient } from './schema';
 import { getCampaign } from './store';
-import { repliedAt } from './replies';
-import { deliveryInfo, trackedRecords, type Delivery } from './tracking';
+import { repliedAt } from '../tracking/replies';
+import { deliveryInfo, trackedRecords, type Delivery } from '../tracking/tracking';
 
 export interface ReportRow {
 	line: number;
@@ -20,7 +20,7 @@ export interface ReportRow {
 	attempts: number;
 	first_attempt_at: string | null;
 	last_attempt_at: string | null;
-	/** What became of the sent message ('' while unknown or not sent): campaigns/tracking.ts. */
+	/** What became of the sent message ('' while unknown or not sent): tracking/tracking.ts. */
 	delivery: Delivery;
 	delivered_at: string | null;
 	read_at: string | null;

@@ -1,8 +1,8 @@
 /**
  * Scheduled campaigns. `--at`: the campaign is snapshotted at create and a delayed control job
- * starts it. `--cron`: a schedule record plus a BullMQ job scheduler in that time zone; each run
+ * starts it. `--cron`: a schedule record plus  a BullMQ job scheduler in that time zone; each firing
  * re-reads the source into a campaign of its own, whose id is derived from the schedule and the
- * due time, so a run delivered twice creates one campaign (the Chatwoot duplicate).
+ * due time, so a firing delivered twice creates one campaign (the Chatwoot duplicate).
  */
 import type { RunnerContext } from '../context';
 import { ConflictError, UserError } from '../errors';
@@ -19,7 +19,7 @@ import { CAMPAIGN_CRON } from '../jobs';
 import { newId } from '../keys';
 import { SealError, sourceToRead } from '../net/urls';
 import { emitBornFinished, listOrLeave, snapshotCampaign } from './create';
-import { registerCampaign } from '../homes';
+import { registerCampaign } from '../keyGroups';
 import type { CampaignBasics } from './schema';
 import { findCampaign } from './store';
 import { defaultCampaignName } from './names';
@@ -71,10 +71,10 @@ export async function removeSchedule(context: RunnerContext, id: string): Promis
 }
 
 /**
- * One cron run, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its own, or a
- * skipped run recorded with its reason.
+ * One firing of a schedule, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its
+ * own, or a skipped one recorded with its reason.
  */
-export async function runSchedule(
+export async function fireSchedule(
 	context: RunnerContext,
 	scheduleId: string,
 	dueAt: number,
@@ -85,16 +85,16 @@ export async function runSchedule(
 	if (await findCampaign(context, id)) return id;
 	const late = Date.now() - dueAt;
 	const { templateId, from, agentId, rate, format, delimiter, transactional, whenCapped } = schedule;
-	// Each run carries its schedule's name (a schedule stored before names: its source's).
+	// Each firing's campaign carries its schedule's name (a schedule stored before names: its source's).
 	const name = schedule.name || defaultCampaignName(schedule.source, schedule.createdAt);
 	if (late > context.config.RUNNER_MAX_LATENESS) {
-		await recordRun(
+		await recordUnsentFiring(
 			context,
 			id,
 			{ ...schedule, name },
 			'cancelled',
-			`skipped: the run due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late ` +
-				`(limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`,
+			`skipped: the firing due at ${new Date(dueAt).toISOString()} ` +
+				`was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`,
 		);
 		return id;
 	}
@@ -117,23 +117,23 @@ export async function runSchedule(
 		});
 		context.log.info(
 			{ schedule: scheduleId, campaign: id, recipients: snapshot.accepted, rejected: snapshot.rejected },
-			'scheduled run started',
+			'schedule fired: its campaign started',
 		);
 	} catch (error) {
-		// The same run delivered twice at once: the other one made the campaign.
+		// The same firing delivered twice at once: the other one made the campaign.
 		if (error instanceof ConflictError) return id;
 		if (!(error instanceof UserError || error instanceof SealError)) throw error;
-		await recordRun(context, id, { ...schedule, name }, 'failed', error.message);
+		await recordUnsentFiring(context, id, { ...schedule, name }, 'failed', error.message);
 		context.log.error(
 			{ schedule: scheduleId, campaign: id, reason: error.message },
-			'scheduled run could not read its recipients',
+			'schedule fired but could not read its recipients',
 		);
 	}
 	return id;
 }
 
-/** A run that sent nothing (skipped, or its source unreadable) is still listed, with its reason. */
-async function recordRun(
+/** A firing that sent nothing (skipped, or its source unreadable) is still listed as a campaign, with its reason. */
+async function recordUnsentFiring(
 	context: RunnerContext,
 	id: string,
 	schedule: ScheduleRecord,
@@ -143,7 +143,7 @@ async function recordRun(
 	const { redis, keys } = context;
 	const { from } = schedule;
 	const now = Date.now();
-	// The three steps of homes.ts: registered, written with its entry in `unlisted`, then listed.
+	// The three steps of keyGroups.ts: registered, written with its entry in `unlisted`, then listed.
 	await registerCampaign(context, id, from);
 	await redis
 		.multi()

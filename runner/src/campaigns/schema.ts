@@ -7,7 +7,7 @@ import { z } from 'zod/v4';
 import { campaignName, parsePhoneNumber, runnerRate, sendTemplateBody, sendTemplateQuery } from 'convo-contract';
 
 import { csvDelimiterNamed } from '../csv';
-import { parseWindow, WindowSyntaxError, type WeekWindow } from './windows';
+import { parseWindow, WindowSyntaxError, type WeekWindow } from '../audience/windows';
 
 /** A phone number, digits with country code (a "+" and separators are accepted). */
 const phoneDigits = z.string().transform((value, ctx) => {
@@ -49,7 +49,7 @@ export const campaignSettings = z.object({
 		.optional(),
 	/** Start once at this time (ISO 8601). */
 	at: z.iso.datetime({ offset: true }).optional(),
-	/** Repeat on this cron pattern in `tz`; each run re-reads the source. */
+	/** Repeat on this cron pattern in `tz`; each firing re-reads the source. */
 	cron: z.string().min(9).optional(),
 	tz: z.string().optional(),
 	/**
@@ -57,7 +57,7 @@ export const campaignSettings = z.object({
 	 * campaign starts only if the service accepts it (testSend.ts).
 	 */
 	testTo: phoneDigits.optional(),
-	/** Send only while this window is open in each recipient's local time (windows.ts). */
+	/** Send only while this window is open in each recipient's local time (audience/windows.ts). */
 	window: z
 		.string()
 		.transform((value, ctx) => {
@@ -73,8 +73,8 @@ export const campaignSettings = z.object({
 	/** Recipients still unsent at this time (ISO 8601) are expired, and the campaign finishes. */
 	endAt: z.iso.datetime({ offset: true }).optional(),
 	/**
-	 * A recipient over the frequency cap (cap.ts): `skip` writes it
-	 * capped (the default), `wait` keeps it pending until allowed.
+	 * A recipient over the frequency cap (audience/cap.ts): `skip` writes it capped (the default),
+	 * `wait` keeps it pending until allowed.
 	 */
 	whenCapped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core/campaigns.ts createCampaign). */
@@ -139,10 +139,11 @@ export const API_NAMES: SettingNames = {
 	whenCapped: 'when_capped',
 };
 
-/** What every campaign, and every run of a schedule, sends: one template from one number. */
+/** What every campaign, and every campaign of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
 	/**
-	 * What lists show beside the id: given, or told from the source (names.ts). A schedule's runs carry the schedule's.
+	 * What lists show beside the id: given, or told from the source
+	 * (names.ts). A schedule's campaigns carry the schedule's.
 	 */
 	name: string;
 	templateId: string;
@@ -151,19 +152,20 @@ export interface CampaignBasics {
 	rate: number;
 	source: string;
 	format?: CampaignSettings['format'];
-	/** A CSV's delimiter when the client gave one (a schedule's runs read with it too). */
+	/** A CSV's delimiter when the client gave one (a schedule's campaigns read with it too). */
 	delimiter?: string;
-	/** Sends only while open in each recipient's local time (windows.ts); rows then may carry a `tz` column. */
+	/** Sends only while open in each recipient's local time (audience/windows.ts); rows then may carry a `tz` column. */
 	window?: WeekWindow;
 	/** Epoch ms after which unsent recipients are expired. */
 	endAt?: number;
 	/**
-	 * Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's runs carry it.
+	 * Sends to suppressed phones too (the operator says these
+	 * messages are not marketing); a schedule's campaigns carry it.
 	 */
 	transactional?: boolean;
 	/**
-	 * What becomes of a recipient over the frequency cap (cap.ts);
-	 * absent: capped. A schedule's runs carry the schedule's.
+	 * What becomes of a recipient over the frequency cap (audience/cap.ts); absent: capped. A
+	 * schedule's campaigns carry the schedule's.
 	 */
 	whenCapped?: 'skip' | 'wait';
 }

@@ -7,7 +7,7 @@
  */
 import type { RunnerEventType } from 'convo-contract';
 import type { RunnerContext } from '../context';
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import { redisScript } from '../redisScripts';
 import type { CampaignState } from './store';
 

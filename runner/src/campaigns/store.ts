@@ -6,13 +6,13 @@ import type { CampaignFunnel, CampaignState } from 'convo-contract';
 
 import { OUTCOMES, counterField, type Outcome } from '../ledger';
 import { newId } from '../keys';
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import type { RunnerContext } from '../context';
 import { NotFoundError } from '../errors';
 import { storedCampaignName } from './names';
-import { repliedCount } from './replies';
-import { trackingMode, type TrackingMode } from './tracking';
-import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from './windows';
+import { repliedCount } from '../tracking/replies';
+import { trackingMode, type TrackingMode } from '../tracking/tracking';
+import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from '../audience/windows';
 
 /**
  * The states are the contract's (clients read them); `draft`: filled in chunks
@@ -41,20 +41,20 @@ export interface CampaignRecord {
 	lastError?: string;
 	/** Exempt from the suppression list (audience/suppression.ts): the operator said its messages are not marketing. */
 	transactional: boolean;
-	/** A recipient over the frequency cap: capped, or waits until allowed (cap.ts). */
+	/** A recipient over the frequency cap: capped, or waits until allowed (audience/cap.ts). */
 	whenCapped: 'skip' | 'wait';
 	counts: Record<Outcome, number>;
 	/** 429 answers that held the number, and retries after 5xx or a refused connection. */
 	holds: number;
 	retries: number;
-	/** A send window in each recipient's local time, and its zones (campaigns/windows.ts); absent without one. */
+	/** A send window in each recipient's local time, and its zones (audience/windows.ts); absent without one. */
 	window?: WeekWindow;
 	zones?: ZoneTable;
 	/** Epoch ms after which unsent recipients are expired (`--end`). */
 	endAt?: number;
-	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock windows and the end are read on. */
+	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock send windows and the end are read on. */
 	clockOffset: number;
-	/** Delivery tracking's counters (campaigns/tracking.ts), kept on the hash with each change. */
+	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
 	delivery: {
 		delivered: number;
 		read: number;
@@ -162,7 +162,9 @@ function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode)
 	};
 }
 
-/** Funnels added together (a cron schedule's runs): counts summed, rates of the sums, settled when every one is. */
+/**
+ * Funnels added together (a cron schedule's campaigns): counts summed, rates of the sums, settled when every one is.
+ */
 function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunnel {
 	const stages = [
 		'audience',
@@ -194,7 +196,7 @@ function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunn
 	};
 }
 
-/** The funnel across every run of a cron schedule (each run is a campaign whose id starts with the schedule's). */
+/** The funnel across every campaign of a cron schedule (each one's id starts with the schedule's). */
 export async function scheduleFunnel(context: RunnerContext, scheduleId: string): Promise<CampaignFunnel> {
 	const ids = (await context.redis.zrange(context.keys.campaigns, 0, -1)).filter((id) =>
 		id.startsWith(`${scheduleId}r`),
@@ -280,7 +282,7 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		source: campaign.source,
 		created_at: new Date(campaign.createdAt).toISOString(),
 		finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
-		// A send window and an end (campaigns/windows.ts), when it has them.
+		// A send window and an end (audience/windows.ts), when it has them.
 		...(campaign.window
 			? {
 					window: describeWindow(campaign.window),

@@ -12,10 +12,10 @@ import type { RunnerContext } from '../context';
 import { FieldError, UserError } from '../errors';
 import { formatOf, readRecords, SourceError } from '../source';
 import { findSuppression } from '../audience/suppression';
-import { claimTestSend, giveBackTestSend } from './cap';
+import { claimTestSend, giveBackTestSend } from '../audience/cap';
 import { checkRow, decodeRecipient, encodeRecipient, templateBody, type CampaignBasics } from './schema';
 import type { CampaignRecord } from './store';
-import { describeWindow, nextOpening, openingAt, ZoneFinder } from './windows';
+import { describeWindow, nextOpening, openingAt, ZoneFinder } from '../audience/windows';
 
 /** What a create (or a draft's start) answers of its test send. */
 export interface TestSend {

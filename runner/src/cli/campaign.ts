@@ -183,7 +183,7 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 		.map((r) => `  line ${r.line}${r.phone ? ` (${r.phone})` : ''}: ${r.reason}`);
 	const more = dry.rejected - shown.length;
 	const when = estimate.cron
-		? `from the next run at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})`
+		? `from the next firing at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})`
 		: `from ${estimate.starts_at}, until about ${estimate.ends_at}`;
 	const capped = dry.counts.capped > 0 ? `; ${dry.counts.capped} of the accepted over the frequency cap now` : '';
 	const expired = dry.counts.expired ? ` (of the accepted, ${dry.counts.expired} would expire unsent at the end)` : '';
@@ -321,12 +321,13 @@ export function addCampaignCommands(program: Command): void {
 				? `test send to ${created.test_send.to} accepted (message ${created.test_send.message_id ?? 'id not given'})\n`
 				: '';
 			if (created.kind === 'schedule') {
-				await warnIfNoRunner(context, `no runner will start schedule ${created.schedule.id}'s runs yet`);
+				await warnIfNoRunner(context, `no runner will fire schedule ${created.schedule.id} yet`);
 				return answer(
 					created,
 					() =>
 						`${tested}schedule ${created.schedule.id} ${JSON.stringify(created.schedule.name)}: ` +
-						`${created.schedule.cron} (${created.schedule.tz}); each run is a campaign of its own (campaign list)`,
+						`${created.schedule.cron} (${created.schedule.tz}); ` +
+						'each firing is a campaign of its own (campaign list)',
 				);
 			}
 			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
@@ -379,8 +380,8 @@ export function addCampaignCommands(program: Command): void {
 				...schedules.map(
 					(s) =>
 						`schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; ` +
-						`across runs: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, read ${s.funnel.read}, ` +
-						`replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
+						`across its campaigns: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, ` +
+						`read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
 				),
 				...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns']),
 			].join('\n'),

@@ -1,4 +1,4 @@
-/** `cap show|set|clear --from N`: a sending number's frequency cap across campaigns (campaigns/cap.ts). */
+/** `cap show|set|clear --from N`: a sending number's frequency cap across campaigns (audience/cap.ts). */
 import type { Command } from 'commander';
 
 import * as core from '../core/audience';
@@ -20,8 +20,8 @@ export function addCapCommands(program: Command): void {
 	const cap = program
 		.command('cap')
 		.description(
-			"a sending number's frequency cap: at most N campaign messages per phone per window, " +
-				'across campaigns and cron runs',
+			"a sending number's frequency cap: at most N campaign messages per phone per period, " +
+				'across campaigns, scheduled ones too',
 		);
 	const from = (command: Command) =>
 		command.requiredOption('--from <number>', 'the sending business number, with country code');

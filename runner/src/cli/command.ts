@@ -49,7 +49,7 @@ export function fail(io: Io, error: unknown): void {
 }
 
 /** What a command's work gets: its context, --json, its positional arguments and its options. */
-export interface Run<O> {
+export interface Invocation<O> {
 	context: RunnerContext;
 	io: Io;
 	args: string[];
@@ -65,7 +65,7 @@ export interface Run<O> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function runs<O extends { json?: boolean; verbose?: boolean } = Record<string, any>>(
 	command: Command,
-	work: (run: Run<O>) => Promise<Answer | void>,
+	work: (invocation: Invocation<O>) => Promise<Answer | void>,
 	settings: { withService?: boolean | ((options: O) => boolean) } = {},
 ): Command {
 	return command

@@ -127,7 +127,7 @@ export function addReindexCommands(program: Command): void {
 					created,
 					() =>
 						`schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); ` +
-						'each run is a run of its own (reindex list)',
+						'each firing is a run of its own (reindex list)',
 				);
 			}
 			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY);

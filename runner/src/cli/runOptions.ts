@@ -27,10 +27,10 @@ export function rateOption(description: string): Option {
 	return new Option('--rate <n>', description).argParser((value) => Number(value));
 }
 
-/** --cron and --tz (each run re-reads `rereads`), then --wait (follows `follows` until it settles). */
+/** --cron and --tz (each firing re-reads `rereads`), then --wait (follows `follows` until it settles). */
 export function addScheduleAndWait(command: Command, what: { rereads: string; follows: string }): Command {
 	return command
-		.option('--cron <expr>', `repeat on this cron pattern; each run re-reads the ${what.rereads}`)
+		.option('--cron <expr>', `repeat on this cron pattern; each firing re-reads the ${what.rereads}`)
 		.option('--tz <zone>', 'time zone of --cron (IANA name, default UTC)')
 		.option('--wait', `follow the ${what.follows} until it settles`);
 }

@@ -8,7 +8,7 @@ import { FieldError, UserError } from '../errors';
 import { readRecords, SourceError, type SourceRecord } from '../source';
 import { csvRows } from '../csv';
 import { campaignSettings } from '../campaigns/schema';
-import { clearCap as clearCapOf, setCap as setCapOf, showCap as showCapOf, type CapView } from '../campaigns/cap';
+import { clearCap as clearCapOf, setCap as setCapOf, showCap as showCapOf, type CapView } from '../audience/cap';
 import {
 	allSuppressions,
 	findSuppression,
@@ -102,7 +102,7 @@ export async function* suppressionCsv(context: RunnerContext): AsyncGenerator<st
 }
 
 /**
- * The frequency cap of a sending number (campaigns/cap.ts): what holds for it (its own policy, else
+ * The frequency cap of a sending number (audience/cap.ts): what holds for it (its own policy, else
  * the business default RUNNER_FREQUENCY_CAP, else none), set, and cleared. `names`: how the client
  * calls the number and the policy, for its errors.
  */

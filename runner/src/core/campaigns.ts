@@ -14,12 +14,12 @@ import { settingsError } from '../settingNames';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { releaseLock, renewLock } from '../lock';
 import { redisScript } from '../redisScripts';
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import { formatOf, type SourceRecord } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
 import { isHttpUrl, storedSource } from '../net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from '../campaigns/create';
-import { estimateSends } from '../campaigns/windows';
+import { estimateSends } from '../audience/windows';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from '../campaigns/schema';
 import {
 	createSchedule,
@@ -46,7 +46,7 @@ import {
 	retryUndelivered,
 	setCampaignRate,
 } from '../campaigns/control';
-import { handOverNumber } from '../campaigns/feeder';
+import { handOverNumber } from '../sending/feeder';
 import { defaultCampaignName } from '../campaigns/names';
 import { addStartJob } from '../jobs';
 import {
@@ -71,9 +71,9 @@ export { errorBreakdown, findRecipient, REPORT_COLUMNS, reportRows, reportText }
 export { rateHistory, getCampaign } from '../campaigns/store';
 
 // Replies: the service's message_created events, attributed to the campaign that last messaged the phone.
-export { receiveMessageCreated } from '../campaigns/attribution';
+export { receiveMessageCreated } from '../tracking/attribution';
 
-/** The campaign cron schedules, each with its funnel across its runs (each run's own is on the run: a campaign). */
+/** The campaign cron schedules, each with its funnel across its campaigns (each campaign has its own too). */
 export async function listSchedules(context: RunnerContext) {
 	return Promise.all(
 		(await schedulesStored(context)).map(async (schedule) => ({
@@ -113,7 +113,7 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 		 * zone's window (windows.ts estimateSends).
 		 */
 		seconds: number;
-		/** `at`, the next run of a cron schedule, or now. */
+		/** `at`, the next firing of a cron schedule, or now. */
 		starts_at: string;
 		ends_at: string;
 		cron?: string;
@@ -149,7 +149,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 		if (schedule)
 			throw new UserError(
 				`${names.endAt} does not go with ${names.cron}: an end is one time, ` +
-					'a schedule repeats (its runs are campaigns of their own)',
+					'a schedule repeats (its firings are campaigns of their own)',
 			);
 		const startsAt = settings.at ? Date.parse(settings.at) : Date.now() + context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
 		if (endAt <= startsAt)
@@ -157,7 +157,8 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	}
 	if (settings.window && schedule)
 		throw new UserError(
-			`${names.window} does not go with ${names.cron} yet: give the schedule's runs their hours with the cron pattern`,
+			`${names.window} does not go with ${names.cron} yet: ` +
+				"give the schedule's firings their hours with the cron pattern",
 		);
 	const common = {
 		name,
@@ -191,9 +192,10 @@ export async function createCampaign(
 	const { settings, common, schedule: repeat } = checkedSettings(context, input, names, records !== undefined);
 
 	if (repeat && records)
-		throw new UserError('a cron schedule re-reads its recipients at each run: give a file path or a URL, not rows');
+		throw new UserError('a cron schedule re-reads its recipients at each firing: give a file path or a URL, not rows');
 	if (!records) {
-		// Told now, where the client's names are known (the snapshot and a schedule's runs read a source of the same name).
+		// Told now, where the client's names are known (the snapshot
+		// and a schedule's firings read a source of the same name).
 		formatOf(common.source, common.format, names);
 		await checkUrlAllowed(context.config, common.source, names.source);
 	}
@@ -264,7 +266,7 @@ export async function createCampaign(
 /**
  * A create's dry run: the rows are read and checked by the create's own snapshot in its dry mode
  * (create.ts), so every rule a create applies to a row applies here, and nothing is stored or
- * sent. A cron schedule's rows are read from its source now, as its next run would read them.
+ * sent. A cron schedule's rows are read from its source now, as its next firing would read them.
  */
 async function dryRun(
 	context: RunnerContext,
@@ -446,7 +448,7 @@ export async function pauseCampaign(context: RunnerContext, id: string) {
 }
 
 /**
- * Cancel a campaign, or stop a cron schedule (its past runs stay). The number is handed over once
+ * Cancel a campaign, or stop a cron schedule (its past campaigns stay). The number is handed over once
  * the pending recipients are moved: a feeder pass before that would move them itself, and the
  * answer would not count them.
  */

@@ -7,8 +7,8 @@
  * Sessions live in Redis (under the hash of their id, never the id), so signing out ends one on
  * every process at once. Wrong secrets are counted per client address and per kind of secret (the
  * token, the events header) in Redis, shared by every process: past RUNNER_AUTH_FAILURE_LIMIT in
- * RUNNER_AUTH_FAILURE_WINDOW that address's wrong secrets of that kind get 429 for what remains of
- * the window. The right secret is always let in: one misconfigured client behind a shared address
+ * RUNNER_AUTH_FAILURE_PERIOD that address's wrong secrets of that kind get 429 for what remains of
+ * the period. The right secret is always let in: one misconfigured client behind a shared address
  * (a proxy, NAT, n8n's container) must not lock out the others.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -28,10 +28,10 @@ const SESSION_HOURS = 12;
  */
 export type SecretKind = 'token' | 'events';
 
-/** Wrong secrets of one kind one client address may send per window before its wrong ones get 429. */
+/** Wrong secrets of one kind one client address may send per period before its wrong ones get 429. */
 export interface FailureLimit {
 	max: number;
-	windowMs: number;
+	periodMs: number;
 }
 
 const digest = (text: string) => createHmac('sha256', 'compare').update(text).digest();
@@ -73,7 +73,7 @@ export class Auth {
 	}
 
 	async failed(kind: SecretKind, address: string): Promise<number> {
-		return Number(await this.#count([this.keys.authFailures(kind, address)], [this.limit.windowMs]));
+		return Number(await this.#count([this.keys.authFailures(kind, address)], [this.limit.periodMs]));
 	}
 
 	private sign(text: string): string {

@@ -212,7 +212,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		async ({ params }) => campaigns.campaignView(context, params.id),
 	);
 
-	for (const [route, run, summary] of [
+	for (const [route, act, summary] of [
 		[
 			RUNNER_ROUTES.pauseCampaign,
 			campaigns.pauseCampaign,
@@ -222,7 +222,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	] as const) {
 		routes.add(
 			{ ...at(route), tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] },
-			async ({ params }) => ({ id: params.id, state: await run(context, params.id) }),
+			async ({ params }) => ({ id: params.id, state: await act(context, params.id) }),
 		);
 	}
 	routes.add(
@@ -278,7 +278,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			)),
 		}),
 	);
-	// A sending number's frequency cap across its campaigns (campaigns/cap.ts).
+	// A sending number's frequency cap across its campaigns (audience/cap.ts).
 	const number = z.object({ from: z.string() });
 	const capAnswer = '{ from, policy, source: number|default|none, number_policy, default_policy }';
 	routes.add(

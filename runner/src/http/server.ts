@@ -98,7 +98,7 @@ function ownOrigins(request: FastifyRequest, publicUrl: string | undefined): str
 
 /**
  * A request's path as logs show it: the route's pattern (`/api/suppressions/:id`), never the
- * values in it; a path no route matched is shown with its digit runs masked, so a phone number
+ * values in it; a path no route matched is shown with its sequences of digits masked, so a phone number
  * typed into a wrong path does not reach the log either.
  */
 function loggedPath(request: FastifyRequest): string {
@@ -110,7 +110,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 	const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, trustProxy: config.RUNNER_TRUST_PROXY ?? false });
 	const auth = new Auth(options.token, context.redis, context.keys, {
 		max: config.RUNNER_AUTH_FAILURE_LIMIT,
-		windowMs: config.RUNNER_AUTH_FAILURE_WINDOW,
+		periodMs: config.RUNNER_AUTH_FAILURE_PERIOD,
 	});
 	const publicHttps = config.RUNNER_PUBLIC_URL?.startsWith('https:') ?? false;
 	capConnections(app, config.RUNNER_MAX_CONNECTIONS, log);

@@ -1,5 +1,5 @@
 --[[
-  Milliseconds left in the window when the address has reached the limit, else 0.
+  Milliseconds left in the period when the address has reached the limit, else 0.
 
   KEYS[1] the address's failure count
   ARGV[1] failures that start the wait

@@ -6,7 +6,7 @@
   The one step that makes a campaign exist: its rows move into place (RENAME), its hash, the
   number's running set (what the feeder walks), a draft's expiry, campaign.finished for a campaign
   born finished, the Idempotency-Key's answer, and its entry in `unlisted` until it is listed
-  (homes.ts: the global list is another group). Returns 'ok', 'exists' (a cron run created it
+  (keyGroups.ts: the global list is another group). Returns 'ok', 'exists' (a schedule's firing created it
   already), 'expired' (the staged rows are gone) or 'lease_lost' (another request holds the key
   now).
 
@@ -48,7 +48,7 @@ if rows > 0 then
   redis.call('RENAME', srcp, rcp)
   redis.call('RENAME', sledger, ledger)
   -- The staged phone index found the repeats; it is kept: a draft's later chunks are checked against
-  -- it, and a reply finds its recipient in it (campaigns/attribution.ts).
+  -- it, and a reply finds its recipient in it (tracking/attribution.ts).
   if redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) end
   -- A windowed campaign's per-zone lists (keys.zoneIndexes).
   if redis.call('EXISTS', KEYS[12]) == 1 then

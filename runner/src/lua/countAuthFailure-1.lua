@@ -1,8 +1,8 @@
 --[[
-  Counts a failure; the window starts with the first one. Returns the count.
+  Counts a failure; the period starts with the first one. Returns the count.
 
   KEYS[1] the address's failure count
-  ARGV[1] the window, ms
+  ARGV[1] the period, ms
 
   Returns the count
 ]]

@@ -1,18 +1,18 @@
 --[[
   KEYS: spacing hash, start log, campaign hash, then the campaign's ledger, running set, outbox and
   snapshot, then the number's copy of the suppression list (ledger.ts suppressedVerdict) and the
-  frequency cap's keys (cap.ts capKeys). ARGV: window room, member, "1" on a send's first call (it
+  frequency cap's keys (cap.ts capKeys). ARGV: the rate span's room, member, "1" on a send's first call (it
   takes the next place on the number's clock) or "0" after its wait or with its place taken by the
-  run's previous settle (settleAndPlace-8.lua: the window step only), then the run's first
+  job's previous settle (settleAndPlace-8.lua: the rate span step only), then the send job's first
   and last+1 index ('' for a start without a claim), the campaign id, the claim token, 'again' or
   '', the place or '', a send window's opening and close ('' '' without one), and the default cap
   policy.
 
-  A send's start and its claim in one call: the run's next recipient to send is found (openInRun,
-  ledger.ts) before a start is taken, so a run with nothing left takes none, and the start taken
+  A send's start and its claim in one call: the job's next recipient to send is found (openInJob,
+  includes/jobClaim.lua) before a start is taken, so a job with nothing left takes none, and the start taken
   is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
   { microseconds to wait, then call again with "0" (and the place, when one was taken) }, {
-  NOT_RUNNING } or { RUN_DONE }.
+  NOT_RUNNING } or { JOB_DONE }.
 
   KEYS[1] spacing hash
   KEYS[2] start log
@@ -25,26 +25,26 @@
   KEYS[9] the cap's policy
   KEYS[10] the cap's per-phone prefix
   KEYS[11] the campaign's waiting set
-  ARGV[1] window room
+  ARGV[1] the rate span's room
   ARGV[2] member
   ARGV[3] '1' on a send's first call, else '0'
-  ARGV[4] the run's first index
-  ARGV[5] the run's last+1 index
+  ARGV[4] the job's first index
+  ARGV[5] the job's last+1 index
   ARGV[6] campaign id
   ARGV[7] claim token
   ARGV[8] 'again' or ''
   ARGV[9] the place or ''
-  ARGV[10] window opening or ''
-  ARGV[11] window close or ''
+  ARGV[10] the send window's opening or ''
+  ARGV[11] the send window's close or ''
   ARGV[12] default cap policy
   ARGV[13] close margin ms (CLOSE_MARGIN_MS)
   ARGV[14] how late a place still counts, ms (PLACE_LATE_MS)
 
-  Returns { 0, start µs, index, attempts, row }, { µs to wait }, { -1 } not running, { -2 } run
-  done, { -3 } window closed
+  Returns { 0, start µs, index, attempts, row }, { µs to wait }, { -1 } not running, { -2 } job
+  done, { -3 } send window closed
 ]]
 --- @include "includes/takePlace"
---- @include "includes/runClaim"
+--- @include "includes/jobClaim"
 
 if ARGV[8] == 'again' then
   -- A start whose answer came late: its recipient stays claimed (it goes out, as one claimed before
@@ -67,10 +67,10 @@ local aud = {
 }
 local idx, rec, row, phone
 if ARGV[4] ~= '' then
-  idx, rec, row, phone = openInRun(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7],
+  idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7],
     nowMs, ARGV[6], aud, c)
-  if not idx then return { -2 } end -- RUN_DONE
-  -- A send window's opening (campaigns/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
+  if not idx then return { -2 } end -- JOB_DONE
+  -- A send window's opening (audience/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then
     local at = tonumber(nowMs) + c.offset
     if at < tonumber(ARGV[10]) or at >= tonumber(ARGV[11]) - tonumber(ARGV[13]) then return { -3 } end -- WINDOW_CLOSED
@@ -87,9 +87,9 @@ if (ARGV[3] == '1' or (tonumber(spacing[3] or '0') or 0) > now) and rate and rat
   place = nil
 end
 -- A send at its place, or a little after it, counts at its place: places are spaced so that the
--- window always has room for them, so a send that woke a little less late than the one a window
+-- rate span always has room for them, so a send that woke a little less late than the one a span
 -- earlier is not turned away (one gate call per send instead of 1.6 at 1,000/s). Later than
--- PLACE_LATE_MS it counts when it goes, and waits if the window is full; earlier, the same.
+-- PLACE_LATE_MS it counts when it goes, and waits if the span is full; earlier, the same.
 local when = now
 if place and now >= place and now - place <= tonumber(ARGV[14]) * 1000 then when = place end
 local taken = take(rate, when)

@@ -11,7 +11,7 @@
 
   Returns how many were requeued
 ]]
---- @include "includes/runClaim"
+--- @include "includes/jobClaim"
 
 local meta, trk, ledger, set = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local moved = 0

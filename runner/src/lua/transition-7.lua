@@ -36,7 +36,7 @@ for i = 7, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
 if to == 'running' then redis.call('SADD', running, id) else redis.call('SREM', running, id) end
 if state == 'draft' then
   -- No longer a draft: its rows stay for good, and its phone index with them (a reply finds its
-  -- recipient there: campaigns/attribution.ts). The global drafts list is another group:
+  -- recipient there: tracking/attribution.ts). The global drafts list is another group:
   -- transition() takes it out after this step.
   redis.call('PERSIST', meta); redis.call('PERSIST', rcp); redis.call('PERSIST', ledger); redis.call('PERSIST', phones)
 end

@@ -5,7 +5,7 @@
  */
 import { CLI_ACCESS, MAX_RECORD_BYTES, readRecords, type SourceProgress, type SourceRecord } from '../source';
 import { sourceToRead } from '../net/urls';
-import { contentHash, embeddingKey } from './hash';
+import { contentHash, embeddingKey } from './contentHash';
 import { decodeItemState } from './itemState';
 import type { RunRecord } from './store';
 import { REINDEX_NAMES } from './names';

@@ -1,7 +1,7 @@
 /**
  * `reindex run` and POST /api/reindex: check the settings (each error names the setting as its
  * client calls it), take the collection's lease, store the run and queue its job (or, failing,
- * release the lease); or, with --cron, store a schedule whose every run is a run of its own. The
+ * release the lease); or, with --cron, store a schedule whose every firing is a run of its own. The
  * work happens in the runner processes (run.ts).
  */
 import { createHash } from 'node:crypto';
@@ -24,7 +24,7 @@ import {
 } from '../cronSchedules';
 import { addReindexRunJob, REINDEX_CRON } from '../jobs';
 import { checkQueuedRuns } from '../limits';
-import { registerRun } from '../homes';
+import { registerRun } from '../keyGroups';
 import { settingsError } from '../settingNames';
 import { checkLocalSource, LocalSourceError, type SourceOrigin } from '../localFiles';
 import { formatOf, isUrl, jsonSyntaxReason, MAX_NESTING, nestsTooDeep } from '../source';
@@ -32,7 +32,7 @@ import { checkUrlAllowed } from '../net/outbound';
 import { storedSource } from '../net/urls';
 import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { dryRunReindex, type DryRunAnswer } from './dryRun';
-import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './guard';
+import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './wipeGuard';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
 import { REINDEX_NAMES, type ReindexNames } from './names';
@@ -54,7 +54,7 @@ export interface ReindexInput {
 	embedding?: Record<string, unknown>;
 	deactivateMissing?: boolean;
 	force?: boolean;
-	/** The wipe guard's limit: `10%` of the collection's active items, or a number of items (guard.ts). */
+	/** The wipe guard's limit: `10%` of the collection's active items, or a number of items (wipeGuard.ts). */
 	maxDeactivate?: string | number;
 	forceDeactivate?: boolean;
 	/** Answer what a run would do, now, writing nothing (dryRun.ts). */
@@ -238,7 +238,7 @@ export async function createReindex(
 
 /**
  * A run's keys sit with its collection's (keys.ts): its home is
- * registered first (homes.ts), then its hash, then it is listed.
+ * registered first (keyGroups.ts), then its hash, then it is listed.
  */
 async function storeRun(context: RunnerContext, id: string, settings: RunSettings): Promise<void> {
 	const { redis, keys } = context;
@@ -275,7 +275,7 @@ export async function removeReindexSchedule(context: RunnerContext, id: string):
 }
 
 /**
- * A reindex schedule's due run (the scheduled job's processor, jobs.ts): a run of its own, its id
+ * A reindex schedule's due firing (the scheduled job's processor, jobs.ts): a run of its own, its id
  * derived from the job's, so a job delivered twice finds the run it made.
  */
 export async function runScheduledReindex(

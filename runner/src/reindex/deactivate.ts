@@ -2,7 +2,7 @@
  * --deactivate-missing: after a source read to its end with no row rejected, the items the
  * service lists as active (B2, streamed) that this attempt did not read are upserted again with
  * active:false and their last payload. An active item the runner never sent is left alone and noted.
- * What would go is counted before anything goes: above the run's limit (guard.ts), unless told to
+ * What would go is counted before anything goes: above the run's limit (wipeGuard.ts), unless told to
  * go ahead, nothing is deactivated and the run fails.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,8 +14,8 @@ import StreamArray from 'stream-json/streamers/StreamArray';
 
 import { backoffMs } from 'convo-contract';
 import { CHUNK } from './chunk';
-import { judgeDeactivation, type GuardVerdict } from './guard';
-import { contentHash } from './hash';
+import { judgeDeactivation, type GuardVerdict } from './wipeGuard';
+import { contentHash } from './contentHash';
 import { decodeItemState } from './itemState';
 import { REINDEX_NAMES } from './names';
 import { upsertOne, type Upsert } from './upsert';
@@ -32,7 +32,7 @@ const MISSING_TTL_SECONDS = 7 * 24 * 3600;
 /**
  * Deactivates what the source no longer holds, when the run asks and the read allows it: answers
  * the note the report shows. The collection is listed once: the active ids the source did not
- * hold are kept in a list of the attempt's, counted, judged (guard.ts), and only then deactivated.
+ * hold are kept in a list of the attempt's, counted, judged (wipeGuard.ts), and only then deactivated.
  */
 export async function deactivateMissing(work: RunWork): Promise<string> {
 	const { run, context } = work;

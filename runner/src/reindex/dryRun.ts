@@ -1,6 +1,6 @@
 /**
  * `reindex run --dry-run`: the run's reading (chunk.ts) and, with --deactivate-missing, its count of
- * what would be deactivated and the wipe guard's verdict (deactivate.ts, guard.ts), done in the
+ * what would be deactivated and the wipe guard's verdict (deactivate.ts, wipeGuard.ts), done in the
  * asking process, writing nothing: no upsert or deactivation is sent, no run, item state, lease or
  * event is stored. The ids read are kept in this process's memory (a Map, about 100 bytes an id)
  * instead of the run's Redis hash, so a dry run of a million items holds about 100 MB.

@@ -2,7 +2,7 @@
  * What the runner keeps per collection, per item, of the last SUCCESSFUL upsert: one field of a
  * Redis hash, external_id -> `<hash><a|i><embedding key>|<item JSON>`:
  *
- *   hash            16 characters, the content hash sent (hash.ts): unchanged items are skipped
+ *   hash            16 characters, the content hash sent (contentHash.ts): unchanged items are skipped
  *   a | i           active, or deactivated by the runner
  *   embedding key   '' or 8 characters naming the embedding_json sent (kept once per collection)
  *   item JSON       the item as sent: a deactivation re-sends it with active:false, so the
@@ -11,7 +11,7 @@
  * Written only after the service answered 2xx, so a crash leaves the last known truth; a re-run
  * sends again whatever was not recorded (upserts are idempotent).
  */
-import { HASH_LENGTH } from './hash';
+import { HASH_LENGTH } from './contentHash';
 
 export interface ItemState {
 	hash: string;

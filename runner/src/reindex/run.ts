@@ -14,7 +14,7 @@ import type { RunnerContext } from '../context';
 import { SourceError } from '../source';
 import { readSource } from './chunk';
 import { deactivateMissing } from './deactivate';
-import { embeddingKey } from './hash';
+import { embeddingKey } from './contentHash';
 import { keepCollection, overlapMessage, releaseCollection, takeCollection } from './lock';
 import { findRun, finishRun, READING_COUNTS, SETTLED_RUN_STATES, type RunState } from './store';
 import { RunStopped, RunWork } from './work';

@@ -6,10 +6,10 @@ import type { RunnerContext } from '../context';
 import { NotFoundError } from '../errors';
 import { newId } from '../keys';
 import { redisScript } from '../redisScripts';
-import { runCollection } from '../homes';
+import { runCollection } from '../keyGroups';
 import type { SourceOrigin } from '../localFiles';
 import type { SourceFormat } from '../source';
-import { DEFAULT_MAX_DEACTIVATE, limitText, parseLimit, type DeactivateLimit } from './guard';
+import { DEFAULT_MAX_DEACTIVATE, limitText, parseLimit, type DeactivateLimit } from './wipeGuard';
 
 export type RunState = 'queued' | 'running' | 'completed' | 'failed' | 'skipped';
 export const SETTLED_RUN_STATES: readonly RunState[] = ['completed', 'failed', 'skipped'];
@@ -30,7 +30,7 @@ export interface RunSettings {
 	embedding?: Record<string, unknown>;
 	deactivateMissing: boolean;
 	force: boolean;
-	/** How many items --deactivate-missing may deactivate before the run stops instead (guard.ts). */
+	/** How many items --deactivate-missing may deactivate before the run stops instead (wipeGuard.ts). */
 	maxDeactivate: DeactivateLimit;
 	/** Deactivate however many that is. */
 	forceDeactivate: boolean;

@@ -20,7 +20,7 @@ import { getWebhook } from './store';
 /** Longer than every repeat can come: the runner's retries end within minutes, a signature is stale after 300 s. */
 const RECEIPT_MS = 24 * 3_600_000;
 
-/** One warning per window while the cap drops receipts, not one per receipt. */
+/** One warning per period (throttledWarn's) while the cap drops receipts, not one per receipt. */
 const capWarnings = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
 
 /** Records that webhook `id` received `eventId`; `first` is true for the one call that recorded it. */

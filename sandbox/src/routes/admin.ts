@@ -14,7 +14,7 @@ import { faultInput } from '../faults';
 import { describeFixture } from '../fixture';
 import { badRequest, notFound } from '../httpError';
 import type { Business, Message } from '../model';
-import { statusAt } from '../status';
+import { statusAt } from '../messageStatus';
 
 const messageInput = (peer: 'from' | 'to') =>
 	z.strictObject({ business: z.string().min(1), [peer]: z.string().min(1), text: z.string().min(1).max(4096) });

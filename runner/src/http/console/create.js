@@ -47,7 +47,7 @@
 			field(
 				C.LABELS.source_url,
 				inputs.source_url,
-				'or instead of a CSV: read by the runner; a cron schedule needs one, as it re-reads it at each run',
+				'or instead of a CSV: read by the runner; a cron schedule needs one, as it re-reads it at each firing',
 			),
 			field(C.LABELS.template_id, inputs.template_id),
 			field(C.LABELS.from, inputs.from),
@@ -143,7 +143,7 @@
 									answer.schedule.cron +
 									' (' +
 									answer.schedule.tz +
-									'); each run is a campaign of its own in the list.',
+									'); each firing is a campaign of its own in the list.',
 							}),
 						);
 						return;
@@ -204,7 +204,7 @@
 		});
 		var e = answer.estimate;
 		var when = e.cron
-			? 'from the next run at ' + new Date(e.starts_at).toLocaleString() + ' (' + e.cron + ', ' + e.tz + ')'
+			? 'from the next firing at ' + new Date(e.starts_at).toLocaleString() + ' (' + e.cron + ', ' + e.tz + ')'
 			: 'from ' + new Date(e.starts_at).toLocaleString() + ' until about ' + new Date(e.ends_at).toLocaleString();
 		return el('section', { class: 'created', 'data-testid': 'dry-run-result' }, [
 			el('h2', { text: 'Dry run: nothing was stored or sent' }),

@@ -24,10 +24,10 @@ end
 -- When the phone is next allowed under the policy (nil: now), and the rule that holds it back.
 local function capNext(policy, times, now)
   local at, label
-  for l, count, window in string.gmatch(policy, '([^,:]+):(%d+):(%d+)') do
+  for l, count, period in string.gmatch(policy, '([^,:]+):(%d+):(%d+)') do
     local kth = times[#times - tonumber(count) + 1]
-    if kth and kth + tonumber(window) > now and (not at or kth + tonumber(window) > at) then
-      at = kth + tonumber(window)
+    if kth and kth + tonumber(period) > now and (not at or kth + tonumber(period) > at) then
+      at = kth + tonumber(period)
       label = l
     end
   end
@@ -79,13 +79,13 @@ local function capVerdict(cap, c, phone, meta, ledger, i, r)
   write(ledger, i, r); move(meta, 'p', 'k')
   return true
 end
--- A claim at now counts on its phone: the last N times kept, for the longest window.
+-- A claim at now counts on its phone: the last N times kept, for the longest period.
 local function capCount(cap, c, phone, now)
   local policy = capApplies(cap, c, phone)
   if not policy then return end
   local keep, longest = 0, 0
-  for _, count, window in string.gmatch(policy, '([^,:]+):(%d+):(%d+)') do
-    keep = math.max(keep, tonumber(count)); longest = math.max(longest, tonumber(window))
+  for _, count, period in string.gmatch(policy, '([^,:]+):(%d+):(%d+)') do
+    keep = math.max(keep, tonumber(count)); longest = math.max(longest, tonumber(period))
   end
   local times = capTimes(redis.call('GET', cap.sends .. phone))
   times[#times + 1] = tonumber(now)

@@ -1,6 +1,6 @@
 --[[
   KEYS: meta, ledger, running, outbox, ticks, then the campaign's snapshot and the cap's per-phone
-  prefix (campaigns/cap.ts). ARGV: index, token, outcome letter, now, ref, error, pauseAfter,
+  prefix (audience/cap.ts). ARGV: index, token, outcome letter, now, ref, error, pauseAfter,
   campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a claim this
   attempt holds; one proved not sent (pending again, failed, not_sent) gives its count on the
   phone's frequency cap back. An attempt that finds its claim

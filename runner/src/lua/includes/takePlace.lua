@@ -1,20 +1,20 @@
 --[[
-  The window step. KEYS[2] start log; `rate` the number's rate (read once by the calling script),
-  ARGV[2] the member. Records a start and returns { 0, its time in microseconds } when the window
+  The rate span step. KEYS[2] start log; `rate` the number's rate (read once by the calling script),
+  ARGV[2] the member. Records a start and returns { 0, its time in microseconds } when the rate span
   and the last second have room, else { microseconds until a start leaves whichever is full }.
 
 ]]
-local GAP_ROOM = tonumber(ARGV[1])
---- @include "gap"
+local SPAN_ROOM = tonumber(ARGV[1])
+--- @include "startGateMath"
 
 local function take(rate, now)
   if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
-  -- The window is full when the rate-th latest start lies inside it, the last second when the
+  -- The rate span is full when the rate-th latest start lies inside it, the last second when the
   -- cap-th latest does: the same test as counting the starts after each bound (a rank read in the
-  -- sorted set, not a count), so starts older than the window may stay in the log meanwhile.
+  -- sorted set, not a count), so starts older than the span may stay in the log meanwhile.
   local latest = redis.call('ZREVRANGE', KEYS[2], rate - 1, rate - 1, 'WITHSCORES')[2]
-  if latest and tonumber(latest) > now - WINDOW_US then
-    return { math.max(1000, math.floor(tonumber(latest) + WINDOW_US - now)) }
+  if latest and tonumber(latest) > now - RATE_SPAN_US then
+    return { math.max(1000, math.floor(tonumber(latest) + RATE_SPAN_US - now)) }
   end
   latest = redis.call('ZREVRANGE', KEYS[2], secondCap(rate) - 1, secondCap(rate) - 1, 'WITHSCORES')[2]
   if latest and tonumber(latest) > now - 1000000 then
@@ -25,11 +25,11 @@ local function take(rate, now)
 end
 -- The start log expires 2 s after the number's last start. Renewed at most every 0.5 s (the time
 -- of the last renewal in the spacing hash), not on every start: one command less per send. The
--- starts that left the window go at the same time, not one by one on every start; those of the
+-- starts that left the span go at the same time, not one by one on every start; those of the
 -- last second before it stay, for a start counted at its place a little before now.
 local function keepLog(now, renewedAt)
   if now - (tonumber(renewedAt or '0') or 0) > 500000 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now - WINDOW_US - 1000000))
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now - RATE_SPAN_US - 1000000))
     redis.call('PEXPIRE', KEYS[2], 2000)
     redis.call('HSET', KEYS[1], 'logRenewedAt', string.format('%.0f', now))
   end

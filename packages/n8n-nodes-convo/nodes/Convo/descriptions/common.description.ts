@@ -70,7 +70,7 @@ interface IdentifierFieldOptions {
 
 /**
  * A service identifier as a resource locator: By ID is checked as a UUID in the editor, so a
- * mistake shows before a run; By URL (where the service gives dashboard links) takes the link and
+ * mistake shows before an execution; By URL (where the service gives dashboard links) takes the link and
  * extracts the id. Read it with `identifierValue`.
  */
 export function identifierField(options: IdentifierFieldOptions): INodeProperties {

@@ -57,7 +57,7 @@ export const campaignName = z
 
 /**
  * Text made to fit as a campaign name when no person gave one (a file's or a workflow's name):
- * control characters become spaces, runs of spaces one, cut to CAMPAIGN_NAME_MAX; undefined when
+ * control characters become spaces, consecutive spaces one, cut to CAMPAIGN_NAME_MAX; undefined when
  * nothing is left.
  */
 export function fitCampaignName(text: string): string | undefined {

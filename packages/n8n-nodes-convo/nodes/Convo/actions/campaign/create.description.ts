@@ -126,7 +126,7 @@ const properties: INodeProperties[] = [
 					'Names this campaign so that it is sent once: within 24 h, ' +
 					'running this node again with the same key returns the first campaign instead of a second. Empty: ' +
 					'the key is this workflow, this node, the settings and every row, ' +
-					'so a Retry or a re-run of the same input never sends twice. Set a new key to send the same ' +
+					'so a Retry or another execution of the same input never sends twice. Set a new key to send the same ' +
 					'content again on purpose.',
 			},
 			{
@@ -193,7 +193,7 @@ const properties: INodeProperties[] = [
 				default: 'skip',
 				description:
 					"What becomes of a recipient the runner's frequency cap holds back " +
-					'(at most N campaign messages per phone per window, across campaigns: convo-runner cap set)',
+					'(at most N campaign messages per phone per period, across campaigns: convo-runner cap set)',
 			},
 		],
 	},
@@ -263,8 +263,8 @@ const properties: INodeProperties[] = [
 				default: false,
 				description:
 					'Whether the node waits until the campaign has completed, failed or been cancelled (at most Max Wait), ' +
-					'reading its status every second; suits small lists. Progress shows in the ' +
-					'browser console of a manual run.',
+					'reading its status every second; suits small lists. Progress shows in the browser ' +
+					'console of a manual execution.',
 			},
 		],
 	},

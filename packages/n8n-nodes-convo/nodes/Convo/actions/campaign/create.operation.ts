@@ -78,7 +78,8 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	const name = nameOf.call(this);
 
 	const rows = items.map((_, itemIndex) => rowOf.call(this, itemIndex));
-	// The name labels the campaign and is left out of the key: renaming the workflow does not make a re-run send again.
+	// The name labels the campaign and is left out of the key: renaming
+	// the workflow does not make another execution send again.
 	const key = keyBase.call(this, settings, rows);
 
 	const options = this.getNodeParameter('options', 0, {}) as IDataObject;

@@ -35,7 +35,7 @@ export function waitFields(waited: Waited): IDataObject {
  * Reads the campaign's status every POLL_MS until it is final or `maxWaitSeconds` passed. Past the
  * wait it answers the status as it is, flagged: the campaign goes on at the runner, which is not
  * the node's failure (docs/decisions.md, "Past Max Wait, Create answers"). Progress goes to the
- * editor's console (manual runs).
+ * editor's console (manual executions).
  */
 export async function waitForCampaign(
 	this: IExecuteFunctions,
@@ -90,7 +90,8 @@ export async function recipientItems(
 			description:
 				`Its report has ${report.length} rows for ${rows.length} input items, ` +
 				"or a row's phone differs from its item's: the Campaign Key names a campaign made from other input. " +
-				`Nothing was sent by this run. Give a new Campaign Key, or read campaign ${campaignId} with Get Report.`,
+				'Nothing was sent by this execution. Give a new Campaign Key, ' +
+				`or read campaign ${campaignId} with Get Report.`,
 		});
 	}
 	return items.map((item, index) => {

@@ -15,7 +15,7 @@ import {
 } from '../../descriptions/common.description';
 
 /** The fix for free text or media refused outside the customer-care window (SPEC A2 rule 1). */
-const OUTSIDE_WINDOW_FIX =
+const OUTSIDE_CUSTOMER_CARE_WINDOW_FIX =
 	'Free text and media reach a contact only within the 24-hour customer-care window after their last message. ' +
 	'Outside it, send a template: Message Type "Template" here, or Template → Send (external API, ' +
 	'with named variables and URL buttons).';
@@ -296,9 +296,9 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			error instanceof NodeApiError || error instanceof NodeOperationError
 				? error
 				: new NodeOperationError(this.getNode(), error as Error, { itemIndex });
-		// The service's 400 says what it refused; for free text and media the likely cause is the window.
+		// The service's 400 says what it refused; for free text and media the likely cause is the customer-care window.
 		if (type !== 'template' && failure instanceof NodeApiError && Number(failure.httpCode) === 400) {
-			failure.description = `${failure.description ?? ''} ${OUTSIDE_WINDOW_FIX}`.trim();
+			failure.description = `${failure.description ?? ''} ${OUTSIDE_CUSTOMER_CARE_WINDOW_FIX}`.trim();
 		}
 		throw failure;
 	}

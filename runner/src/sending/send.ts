@@ -1,5 +1,5 @@
 /**
- * The send processor (of the send queues' `send` jobs, jobs.ts): one job is a run of up to SEND_RUN
+ * The send processor (of the send queues' `send` jobs, jobs.ts): one job is up to SEND_JOB_SIZE
  * recipients of one campaign, sent one after another. Per recipient: take its start and claim it in
  * the ledger (one step, spacing.ts), send B8 once, settle. What each answer of the service means is decided by
  * service.ts's one table; what this does with it:
@@ -7,8 +7,8 @@
  *   ok       -> sent (message id)             refused -> failed (the service's message)
  *   unknown  -> unknown (reconcile decides)   stop    -> the whole campaign fails with the reason
  *   hold     -> back to pending, the number's queue waits Retry-After (BullMQ rate limit), no attempt
- *               used; the run goes back to the queue and goes on from this recipient
- *   retry    -> back to pending, the run waits the recipient's backoff (delayed) and goes on from
+ *               used; the job goes back to the queue and goes on from this recipient
+ *   retry    -> back to pending, the job waits the recipient's backoff (delayed) and goes on from
  *               it; its last try (RUNNER_SEND_ATTEMPTS) settles failed
  */
 import { randomBytes } from 'node:crypto';
@@ -18,11 +18,11 @@ import { DelayedError, RateLimitError, type Job } from 'bullmq';
 import type { RunnerContext } from '../context';
 import { sendRetryDelay, type SendJobData } from '../jobs';
 import type { ConvoService } from '../service';
-import { failCampaign } from './control';
+import { failCampaign } from '../campaigns/control';
 import { dropQueuedSends } from './feeder';
-import { decodeRecipient, templateBody } from './schema';
-import { campaignNumber } from '../homes';
-import { holdStarts, startNextInRun, WINDOW_ROOM, type ClaimedStart, type Place } from './spacing';
+import { decodeRecipient, templateBody } from '../campaigns/schema';
+import { campaignNumber } from '../keyGroups';
+import { holdStarts, startNextInJob, SPAN_ROOM, type ClaimedStart, type Place } from './spacing';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
@@ -84,9 +84,9 @@ export function createSendProcessor(
 	};
 
 	/**
-	 * Sends one claimed recipient of a run ending at `end` and settles it; what the run does next:
-	 * 'next' with the place on the clock its settle took for the run's next recipient (Date.now() ms),
-	 * and whether that settle was of the run's last index (`over`: the run ends without another gate call).
+	 * Sends one claimed recipient of a job ending at `end` and settles it; what the job does next:
+	 * 'next' with the place on the clock its settle took for the job's next recipient (Date.now() ms),
+	 * and whether that settle was of the job's last index (`over`: the job ends without another gate call).
 	 */
 	const sendOne = async (
 		job: Job<SendJobData>,
@@ -127,22 +127,22 @@ export function createSendProcessor(
 			logChange(result, error);
 			return result;
 		};
-		/** A final settle, the run going on: it also takes the run's next recipient's place on the clock. */
+		/** A final settle, the job going on: it also takes the job's next recipient's place on the clock. */
 		const settleAndGoOn = async (to: 'sent' | 'failed' | 'unknown', ref: string, error: string) => {
-			const { result, place, runOver } = await ledger.settleAndPlace(
+			const { result, place, jobOver } = await ledger.settleAndPlace(
 				campaign,
 				{ index, token },
 				to,
 				ref,
 				error,
 				config.RUNNER_PAUSE_AFTER_FAILURES,
-				{ end, room: WINDOW_ROOM },
+				{ end, room: SPAN_ROOM },
 			);
 			logChange(result, error);
 			// Measured after the reply, a little later than Redis's own now: never early.
 			return {
 				next: place === undefined ? undefined : { localMs: Date.now() + place.inUs / 1000, redisUs: place.atUs },
-				over: runOver,
+				over: jobOver,
 			};
 		};
 		try {
@@ -182,8 +182,8 @@ export function createSendProcessor(
 	};
 
 	/**
-	 * A run: its recipients one after another, each through the start gate, which claims it in the
-	 * same step (spacing.ts). Between recipients the run ends when its campaign stopped (the rest stay
+	 * A send job: its recipients one after another, each through the start gate, which claims it in the
+	 * same step (spacing.ts). Between recipients the job ends when its campaign stopped (the rest stay
 	 * pending, and take no start) or goes back to the queue when this process is stopping.
 	 */
 	return async function processSend(job: Job<SendJobData>, bullToken?: string): Promise<string> {
@@ -191,22 +191,22 @@ export function createSendProcessor(
 		const settings = await settingsOf(campaign);
 		if (!settings) return 'no such campaign';
 		const token = `${job.id}.${job.attemptsStarted}.${processTag}`;
-		// A windowed run lists its recipients: each is a run of one, so a settle takes no place for the next.
+		// A windowed job lists its recipients: each is a range of one, so a settle takes no place for the next.
 		const listed = window?.indexes.filter((listedIndex) => listedIndex >= index);
-		const run = listed ? { first: listed[0] ?? 0, end: (listed[0] ?? 0) + 1 } : { first: index, end: index + count };
+		const range = listed ? { first: listed[0] ?? 0, end: (listed[0] ?? 0) + 1 } : { first: index, end: index + count };
 		let place: Place | undefined;
-		/** The last settle was of the run's last index: nothing is left to ask the gate for. */
+		/** The last settle was of the job's last index: nothing is left to ask the gate for. */
 		let over = false;
 		for (let started = 0; ; started++) {
 			if (draining.aborted) throw new RateLimitError();
-			// Each start has its own name in the window; the claim is the attempt's.
+			// Each start has its own name in the start log; the claim is the attempt's.
 			const claim =
 				listed?.length === 0 || over
 					? 'done'
-					: await startNextInRun(
+					: await startNextInJob(
 							context,
 							{ from: settings.from, campaign },
-							run,
+							range,
 							{ token, id: `${token}.${started}`, place },
 							shutdown,
 							window?.opening,
@@ -220,17 +220,17 @@ export function createSendProcessor(
 			}
 			if (claim === 'done') {
 				if (!listed || listed.length <= 1) return 'done';
-				// A listed run's next recipient.
+				// A listed job's next recipient.
 				listed.shift();
-				run.first = listed[0];
-				run.end = listed[0] + 1;
+				range.first = listed[0];
+				range.end = listed[0] + 1;
 				place = undefined;
 				over = false;
 				continue;
 			}
 			// The next look starts after this recipient: those before it are settled or were skipped.
-			run.first = claim.index + 1;
-			const next = await sendOne(job, settings, campaign, claim, token, run.end);
+			range.first = claim.index + 1;
+			const next = await sendOne(job, settings, campaign, claim, token, range.end);
 			if (next === 'stopped') return 'stopped';
 			if ('next' in next) {
 				place = next.next;
@@ -242,7 +242,7 @@ export function createSendProcessor(
 				await holdStarts(context, settings.from, next.hold);
 				throw new RateLimitError();
 			}
-			// A retry: the run waits its backoff in the delayed set (no
+			// A retry: the job waits its backoff in the delayed set (no
 			// attempt of the job used), then goes on from this recipient.
 			const tries = job.data.tries?.[claim.index] ?? 1;
 			await job.moveToDelayed(Date.now() + sendRetryDelay(tries), bullToken);

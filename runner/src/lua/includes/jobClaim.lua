@@ -1,10 +1,10 @@
 --[[
-  A send job's run of recipients (jobs.ts), for the start gate's script (campaigns/spacing.ts),
-  which takes the start and the claim in one call. `openInRun` finds the run's next recipient to
+  A send job's recipients (jobs.ts), for the start gate's script (sending/spacing.ts),
+  which takes the start and the claim in one call. `openInJob` finds the job's next recipient to
   send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
   the way (it may have sent: never resent); a pending recipient the audience rules refuse is made
   final (expired, suppressed, capped) or, over the frequency cap in a campaign that waits, left
-  pending in its waiting set (campaigns/cap.ts). `claimAt` claims it, counts it on its phone's cap,
+  pending in its waiting set (audience/cap.ts). `claimAt` claims it, counts it on its phone's cap,
   and returns its snapshot row and attempts so far.
 
 ]]
@@ -21,7 +21,7 @@ local function claimSettings(values, at)
     transactional = values[at + 2] == '1'
   }
 end
--- The campaign's end (campaigns/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
+-- The campaign's end (audience/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
 local function expiredVerdict(c, now)
   return c.endAt ~= nil and tonumber(now) + c.offset >= c.endAt
 end
@@ -38,7 +38,7 @@ end
 -- list, and the cap's: includes/cap.lua) and the default cap policy; c: claimSettings.
 -- Returns the index, its record, its snapshot row and its phone; a pending recipient a rule
 -- refuses is made final on the way, as a lost claim is.
-local function openInRun(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
+local function openInJob(meta, ledger, running, outbox, first, last, token, now, id, aud, c)
   local lost = false
   for i = first, last - 1 do
     local rec = redis.call('HGET', ledger, i)
@@ -53,7 +53,7 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
           local row = redis.call('HGET', aud.recipients, i)
           local phone = rowPhone(row)
           if suppressedVerdict(c, meta, ledger, aud, i, r, phone) then lost = true
-          -- Capped (final: the campaign may be done) or waiting: not this run's to send now.
+          -- Capped (final: the campaign may be done) or waiting: not this job's to send now.
           elseif capVerdict(aud, c, phone, meta, ledger, i, r) then lost = true
           else return i, r, row, phone end
         end
@@ -69,7 +69,7 @@ local function openInRun(meta, ledger, running, outbox, first, last, token, now,
   if lost then finishIfDone(meta, running, outbox, id, now) end
   return nil
 end
--- Claims the recipient openInRun found and counts it on its phone's frequency cap.
+-- Claims the recipient openInJob found and counts it on its phone's frequency cap.
 local function claimAt(meta, ledger, i, r, token, now, aud, c, phone)
   if r.s == 'p' then
     r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''

@@ -1,10 +1,10 @@
 /**
  * Reply attribution: an inbound message from phone P at time T (the service's `message_created`,
- * SPEC 6) is a reply to the campaign that last sent P a message within RUNNER_REPLY_WINDOW before T.
+ * SPEC 6) is a reply to the campaign that last sent P a message within the reply period (RUNNER_REPLY_PERIOD) before T.
  * Nothing is written per send for this: the reply looks the sends up when it comes.
  *
  * Cost per reply, whatever the audiences (README, "Replies"): one ZREVRANGEBYSCORE of the campaigns
- * created since T - window - CAMPAIGN_SPAN_MS (at most MAX_CANDIDATES), one SMEMBERS of the
+ * created since T - the reply period - CAMPAIGN_LIFE_MS (at most MAX_CANDIDATES), one SMEMBERS of the
  * number's running campaigns, one HMGET of their numbers, then one script per candidate campaign
  * of the number replied to (two HGETs inside: the phone index, then that recipient's ledger record).
  * No recipient list is read.
@@ -21,7 +21,7 @@ import { applyKeyword, businessNumber } from '../audience/suppression';
  * How long after its creation a campaign that no longer runs may still have sent (a large audience
  * at a low rate, a pause): older ones are not looked at unless they run now.
  */
-const CAMPAIGN_SPAN_MS = 7 * 24 * 3_600_000;
+const CAMPAIGN_LIFE_MS = 7 * 24 * 3_600_000;
 /** The most campaigns one reply looks at (the newest): the bound of its cost. */
 const MAX_CANDIDATES = 1000;
 /** Scripts in flight at once for one reply. */
@@ -36,7 +36,8 @@ interface Attribution {
 }
 
 /**
- * The campaign (and its recipient) that last messaged `phone` from `number` within the window before `atMs`, if any.
+ * The campaign (and its recipient) that last messaged `phone`
+ * from `number` within the reply period before `atMs`, if any.
  */
 async function attributeReply(
 	context: RunnerContext,
@@ -45,11 +46,11 @@ async function attributeReply(
 	atMs: number,
 ): Promise<Attribution | undefined> {
 	const { redis, keys, config } = context;
-	const window = config.RUNNER_REPLY_WINDOW;
+	const period = config.RUNNER_REPLY_PERIOD;
 	const recent = await redis.zrevrangebyscore(
 		keys.campaigns,
 		atMs + CLOCK_SKEW_MS,
-		atMs - window - CAMPAIGN_SPAN_MS,
+		atMs - period - CAMPAIGN_LIFE_MS,
 		'LIMIT',
 		0,
 		MAX_CANDIDATES,
@@ -68,7 +69,7 @@ async function attributeReply(
 		answers.forEach((answer, i) => {
 			if (!answer) return;
 			const sentAt = Number(answer[1]);
-			if (sentAt > atMs + CLOCK_SKEW_MS || sentAt < atMs - window) return;
+			if (sentAt > atMs + CLOCK_SKEW_MS || sentAt < atMs - period) return;
 			// The latest send wins; of two in the same millisecond, the newer campaign (ids are time-ordered).
 			if (!best || sentAt > best.sentAt || (sentAt === best.sentAt && batch[i] > best.campaign.id))
 				best = { campaign: { id: batch[i], from: number }, index: Number(answer[0]), sentAt };
@@ -89,7 +90,7 @@ export interface MessageCreated {
 
 /**
  * `ignored`: our own send echoed back (status sent), or a sender or number that is no phone;
- * `unattributed`: no campaign messaged the phone within the window; `recorded`: the recipient's
+ * `unattributed`: no campaign messaged the phone within the reply period; `recorded`: the recipient's
  * first reply; `repeat`: that recipient had replied already.
  */
 export type ReplyOutcome = 'ignored' | 'unattributed' | 'recorded' | 'repeat';

@@ -1,12 +1,11 @@
-// @serial: SIGKILLs a runner mid-run and checks what survives
 /**
- * A send job is a run of SEND_RUN recipients (runner/src/jobs.ts), sent one after another. Killed
- * mid-run (SIGKILL), the run leaves what it had sent sent, the one it had claimed `unknown` (never
- * resent), and the rest of the run pending; the same job, taken up again once BullMQ sees it
+ * A send job holds SEND_JOB_SIZE recipients (runner/src/jobs.ts), sent one after another. Killed
+ * mid-job (SIGKILL), the job leaves what it had sent sent, the one it had claimed `unknown` (never
+ * resent), and the rest of the job pending; the same job, taken up again once BullMQ sees it
  * stalled, sends the rest. Counted in the sandbox's own log.
  */
 import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
-import { SEND_RUN } from '../../runner/src/jobs';
+import { SEND_JOB_SIZE } from '../../runner/src/jobs';
 import {
 	positionalTemplate,
 	report,
@@ -20,15 +19,15 @@ import {
 
 jest.setTimeout(180_000);
 
-// One job at a time: the run under test is the only one in flight.
+// One job at a time: the job under test is the only one in flight.
 // The killed process's send job is taken back once BullMQ sees it stalled: two job locks, shortened
 // from the 15 s default.
 const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '1', RUNNER_JOB_LOCK: '3s' });
 
-test('a run killed mid-way: sent recipients once, the claimed one unknown, the rest sent by the same job after a restart', async () => {
+test('a send job killed mid-way: sent recipients once, the claimed one unknown, the rest sent by the same job after a restart', async () => {
 	// 300 ms per send: the kill lands while a recipient is claimed and in flight.
 	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 300 });
-	const { path, phones } = writeRecipientsCsv(SEND_RUN, { seed: 61 });
+	const { path, phones } = writeRecipientsCsv(SEND_JOB_SIZE, { seed: 61 });
 	const from = runner.business.phoneNumbers[0];
 	const first = runner.spawnWorker({}, 'start');
 	const created = await createCampaign(runner.context, {
@@ -40,16 +39,16 @@ test('a run killed mid-way: sent recipients once, the claimed one unknown, the r
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 
 	await waitFor(
-		'4 sends of the run before the kill',
+		'4 sends of the job before the kill',
 		async () => (await templateSends(runner.sandbox)).length >= 4,
 		60_000,
 		20,
 	);
-	// The whole campaign is one job, the run, and it is the one being worked.
+	// The whole campaign is one job, and it is the one being worked.
 	const queue = runner.context.queues.send(from);
 	const jobs = await queue.getJobs(['active', 'wait', 'delayed', 'prioritized']);
 	expect(jobs.map((job) => ({ id: job.id, data: job.data }))).toEqual([
-		{ id: `${created.id}-0`, data: { campaign: created.id, index: 0, count: SEND_RUN } },
+		{ id: `${created.id}-0`, data: { campaign: created.id, index: 0, count: SEND_JOB_SIZE } },
 	]);
 	expect(await queue.getJobCounts('active')).toEqual({ active: 1 });
 	// Wait until a recipient is claimed (in flight) and kill then.
@@ -75,7 +74,7 @@ test('a run killed mid-way: sent recipients once, the claimed one unknown, the r
 		120_000,
 	);
 	// The claimed one became unknown (it may have been sent): never resent. Everything else sent once.
-	expect(done.counts).toMatchObject({ unknown: 1, sent: SEND_RUN - 1, pending: 0, claimed: 0 });
+	expect(done.counts).toMatchObject({ unknown: 1, sent: SEND_JOB_SIZE - 1, pending: 0, claimed: 0 });
 	const sends = await templateSends(runner.sandbox);
 	const byPhone = sendsByPhone(sends);
 	expect([...byPhone.values()].filter((list) => list.length > 1)).toEqual([]);
@@ -87,6 +86,6 @@ test('a run killed mid-way: sent recipients once, the claimed one unknown, the r
 	expect(sentBeforeKill.size).toBeGreaterThanOrEqual(4);
 	for (const phone of phones) if (sentBeforeKill.has(phone)) expect(byPhone.get(phone)).toHaveLength(1);
 	expect(unknown).toHaveLength(1);
-	expect(sends.length).toBeGreaterThanOrEqual(SEND_RUN - 1);
-	expect(sends.length).toBeLessThanOrEqual(SEND_RUN);
+	expect(sends.length).toBeGreaterThanOrEqual(SEND_JOB_SIZE - 1);
+	expect(sends.length).toBeLessThanOrEqual(SEND_JOB_SIZE);
 });

@@ -1,6 +1,6 @@
 /**
  * The feeder: every second, for each running campaign, it tops up the number's send queue to a
- * bounded window of jobs, walking the ledger with a cursor. Redis therefore holds a few thousand
+ * bounded depth of jobs, walking the ledger with a cursor. Redis therefore holds a few thousand
  * send jobs per number however large the campaign. It is also the watchdog: a campaign that made
  * no progress for RUNNER_FEEDER_STALL with recipients still open has its dead claims turned `unknown` and its
  * pending recipients fed again (lost jobs are re-added; ids dedupe live ones, the ledger the rest),
@@ -10,12 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
-import { addSendJobs, SEND_RUN, sendJobIdPrefix, type SendJobData } from '../jobs';
-import { expireAtEnd, expireDeadClaims, finishPending } from './control';
-import { openingAt, type WeekWindow } from './windows';
-import { findCampaign, type CampaignRecord } from './store';
+import { addSendJobs, SEND_JOB_SIZE, sendJobIdPrefix, type SendJobData } from '../jobs';
+import { expireAtEnd, expireDeadClaims, finishPending } from '../campaigns/control';
+import { openingAt, type WeekWindow } from '../audience/windows';
+import { findCampaign, type CampaignRecord } from '../campaigns/store';
 import { restartSpacing, setSpacingRate } from './spacing';
-import { campaignNumber, listUnlisted } from '../homes';
+import { campaignNumber, listUnlisted } from '../keyGroups';
 import { releaseLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
 import { repairCopies } from '../audience/suppression';
@@ -28,8 +28,8 @@ const FEED_CHUNK = 1000;
  */
 const ADD_SLICE = 100;
 
-/** Jobs (runs) waiting per number: about 20 s of work at its rate, within [200, 5000] recipients. */
-const windowFor = (rate: number) => Math.ceil(Math.min(5000, Math.max(200, rate * 20)) / SEND_RUN);
+/** A number's queue depth, in send jobs waiting: about 20 s of work at its rate, within [200, 5000] recipients. */
+const queueDepthFor = (rate: number) => Math.ceil(Math.min(5000, Math.max(200, rate * 20)) / SEND_JOB_SIZE);
 
 /** One pass of the feeder; false when another pass (any process) held the lock, so this one did nothing. */
 export async function feedOnce(context: RunnerContext): Promise<boolean> {
@@ -49,7 +49,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				[keys.finishing(from), keys.running(from), keys.unlisted(from)],
 				[],
 			)) as [string[], string[], number];
-			// Creates whose process died between the commit and the listing (homes.ts).
+			// Creates whose process died between the commit and the listing (keyGroups.ts).
 			if (unlisted > 0) await listUnlisted(context, from);
 			// Ends a process did not finish (killed between the state change and the last pending recipient).
 			for (const id of finishing) await finishPending(context, id);
@@ -71,9 +71,9 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			await setSpacingRate(context, from, rate);
 			const queue = context.queues.send(from);
 			const counts = await queue.getJobCounts('waiting', 'delayed', 'prioritized');
-			// Runs being worked count only if their campaign still runs: a stopped campaign's runs stay
+			// Jobs being worked count only if their campaign still runs: a stopped campaign's jobs stay
 			// active at the start gate until their place comes (up to a couple of seconds at low rates),
-			// and counted they would keep a hand-over (handOverNumber) from queueing the others' runs.
+			// and counted they would keep a hand-over (handOverNumber) from queueing the others' jobs.
 			const running = campaigns
 				.filter((campaign) => campaign.from === from)
 				.map((campaign) => sendJobIdPrefix(campaign.id));
@@ -81,7 +81,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				running.some((prefix) => id.startsWith(prefix)),
 			).length;
 			const queued = Object.values(counts).reduce((sum, n) => sum + n, 0) + active;
-			room.set(from, windowFor(rate) - queued);
+			room.set(from, queueDepthFor(rate) - queued);
 		}
 
 		for (const campaign of campaigns) {
@@ -105,22 +105,22 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 					context,
 					campaign,
 					campaign.window,
-					Math.max(0, Math.min(available, FEED_CHUNK / SEND_RUN)),
+					Math.max(0, Math.min(available, FEED_CHUNK / SEND_JOB_SIZE)),
 				);
-				room.set(campaign.from, available - fed.runs);
+				room.set(campaign.from, available - fed.jobs);
 				if (fed.open && Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL)
 					await sweep(context, campaign);
 				continue;
 			}
-			// Recipients waiting out the frequency cap (cap.ts) go first once due: they were fed before.
-			const { queued, waiting } = await feedWaiting(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN));
+			// Recipients waiting out the frequency cap (audience/cap.ts) go first once due: they were fed before.
+			const { queued, waiting } = await feedWaiting(context, campaign, Math.min(available, FEED_CHUNK / SEND_JOB_SIZE));
 			available -= queued;
 			room.set(campaign.from, available);
 			if (campaign.cursor < campaign.total) {
 				if (available <= 0) continue;
 				room.set(
 					campaign.from,
-					available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_RUN))),
+					available - (await feedChunk(context, campaign, Math.min(available, FEED_CHUNK / SEND_JOB_SIZE))),
 				);
 			} else if (
 				queued === 0 &&
@@ -138,30 +138,30 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 }
 
 /**
- * The feeder's part for a campaign that waits out the cap: queues the runs of its waiting
- * recipients now due (at most `runs` runs) and answers how many runs it queued and how many
- * recipients still wait. A due recipient is taken out of the set before its run is queued: one
+ * The feeder's part for a campaign that waits out the cap: queues the send jobs of its waiting
+ * recipients now due (at most `jobs` of them) and answers how many jobs it queued and how many
+ * recipients still wait. A due recipient is taken out of the set before its job is queued: one
  * whose process dies in between is still pending, and the feeder's watchdog feeds it again (it no
  * longer counts among those that wait).
  */
 async function feedWaiting(
 	context: RunnerContext,
 	campaign: { id: string; from: string; total: number },
-	runs: number,
+	jobs: number,
 ): Promise<{ queued: number; waiting: number }> {
 	const take = redisScript(context.redis, 'takeDue');
 	const [due, waiting] = (await take(
 		[context.keys.capWaiting(campaign.from, campaign.id), context.keys.campaign(campaign.from, campaign.id)],
-		[Math.max(0, runs) * SEND_RUN],
+		[Math.max(0, jobs) * SEND_JOB_SIZE],
 	)) as [string[], number];
-	const runOf = (index: string) => Number(index) - (Number(index) % SEND_RUN);
-	// Their runs, at most `runs` of them (the number's window); those of further runs stay due, first in line.
-	const starts = [...new Set(due.map(runOf))].slice(0, runs);
-	const later = due.filter((index) => !starts.includes(runOf(index)));
+	const jobOf = (index: string) => Number(index) - (Number(index) % SEND_JOB_SIZE);
+	// Their jobs, at most `jobs` of them (the number's queue depth); those of further jobs stay due, first in line.
+	const starts = [...new Set(due.map(jobOf))].slice(0, jobs);
+	const later = due.filter((index) => !starts.includes(jobOf(index)));
 	const sends: SendJobData[] = starts.map((index) => ({
 		campaign: campaign.id,
 		index,
-		count: Math.min(SEND_RUN, campaign.total - index),
+		count: Math.min(SEND_JOB_SIZE, campaign.total - index),
 	}));
 	if (sends.length > 0) await addSendJobs(context, campaign.from, sends);
 	if (later.length > 0)
@@ -173,21 +173,21 @@ async function feedWaiting(
 }
 
 /**
- * Adds a job for each of the next `runs` runs (whole blocks of SEND_RUN indexes, from the cursor)
- * that has a pending recipient; returns how many. A run's job covers its whole block: the run
+ * Adds a send job for each of the next `jobs` blocks of SEND_JOB_SIZE indexes (from the cursor)
+ * that has a pending recipient; returns how many. A job covers its whole block: it
  * skips recipients no longer pending, and its id, the block's, keeps it from being queued twice.
  */
-async function feedChunk(context: RunnerContext, campaign: CampaignRecord, runs: number): Promise<number> {
-	const first = campaign.cursor - (campaign.cursor % SEND_RUN);
-	const records = await context.ledger.read(campaign.id, first, Math.min(runs * SEND_RUN, campaign.total - first));
+async function feedChunk(context: RunnerContext, campaign: CampaignRecord, jobs: number): Promise<number> {
+	const first = campaign.cursor - (campaign.cursor % SEND_JOB_SIZE);
+	const records = await context.ledger.read(campaign.id, first, Math.min(jobs * SEND_JOB_SIZE, campaign.total - first));
 	const sends: SendJobData[] = [];
-	for (let at = 0; at < records.length; at += SEND_RUN) {
-		const block = records.slice(at, at + SEND_RUN);
+	for (let at = 0; at < records.length; at += SEND_JOB_SIZE) {
+		const block = records.slice(at, at + SEND_JOB_SIZE);
 		if (block.some((record) => record?.outcome === 'pending'))
 			sends.push({ campaign: campaign.id, index: first + at, count: block.length });
 	}
-	for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_RUN)
-		await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_RUN));
+	for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_JOB_SIZE)
+		await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_JOB_SIZE));
 	await context.redis.hset(context.keys.campaign(campaign.from, campaign.id), 'cursor', first + records.length);
 	return sends.length;
 }
@@ -195,17 +195,17 @@ async function feedChunk(context: RunnerContext, campaign: CampaignRecord, runs:
 /**
  * A windowed campaign's feed: for each of its zones whose window is open now (on the campaign's
  * clock), the next recipients of that zone's list (keys.zoneIndexes) from where this opening's
- * feed stands (keys.zoneFeed), as runs that carry their indexes and the opening; a zone closed
+ * feed stands (keys.zoneFeed), as send jobs that carry their indexes and the opening; a zone closed
  * now costs nothing but its look at the clock, and nothing else of the audience is read. A new
  * opening starts its zone's list over: those sent are skipped, those a close left pending are fed
- * again. Returns the runs added and whether any zone with recipients is open.
+ * again. Returns the jobs added and whether any zone with recipients is open.
  */
 async function feedZones(
 	context: RunnerContext,
 	campaign: CampaignRecord,
 	week: WeekWindow,
-	runs: number,
-): Promise<{ runs: number; open: boolean }> {
+	jobs: number,
+): Promise<{ jobs: number; open: boolean }> {
 	const { redis, keys } = context;
 	const zones = campaign.zones ?? [];
 	const now = Date.now() + campaign.clockOffset;
@@ -220,15 +220,15 @@ async function feedZones(
 		const [openedAt, chunkAt, offsetAt] = (stands[zone] ?? '').split(':').map(Number);
 		let [chunk, offset] = openedAt === opening[0] ? [chunkAt, offsetAt] : [0, 0];
 		const sends: SendJobData[] = [];
-		while (added + sends.length < runs && chunk < chunks) {
+		while (added + sends.length < jobs && chunk < chunks) {
 			const list =
 				(await redis.hget(keys.zoneIndexes(campaign.from, campaign.id), `${zone}.${chunk}`))?.split(',').map(Number) ??
 				[];
-			const slice = list.slice(offset, offset + (runs - added - sends.length) * SEND_RUN);
+			const slice = list.slice(offset, offset + (jobs - added - sends.length) * SEND_JOB_SIZE);
 			const records = await context.ledger.readAt(campaign.id, slice);
 			const pending = slice.filter((_, i) => records[i]?.outcome === 'pending');
-			for (let at = 0; at < pending.length; at += SEND_RUN) {
-				const indexes = pending.slice(at, at + SEND_RUN);
+			for (let at = 0; at < pending.length; at += SEND_JOB_SIZE) {
+				const indexes = pending.slice(at, at + SEND_JOB_SIZE);
 				sends.push({
 					campaign: campaign.id,
 					index: indexes[0],
@@ -238,12 +238,12 @@ async function feedZones(
 			offset += slice.length;
 			if (offset >= list.length) [chunk, offset] = [chunk + 1, 0];
 		}
-		for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_RUN)
-			await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_RUN));
+		for (let i = 0; i < sends.length; i += ADD_SLICE / SEND_JOB_SIZE)
+			await addSendJobs(context, campaign.from, sends.slice(i, i + ADD_SLICE / SEND_JOB_SIZE));
 		await redis.hset(feedKey, String(zone), `${opening[0]}:${chunk}:${offset}`);
 		added += sends.length;
 	}
-	return { runs: added, open: anyOpen };
+	return { jobs: added, open: anyOpen };
 }
 
 /** The watchdog: claims older than any live attempt can be become unknown; the ledger is walked again. */

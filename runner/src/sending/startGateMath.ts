@@ -1,11 +1,11 @@
 /**
  * The start gate's arithmetic, in one place for the gate's scripts (spacing.ts), the settle that
- * takes a run's next place (ledger.ts) and the tests: how long the window is, how many starts a
+ * takes a send job's next place (ledger.ts) and the tests: how long the rate span is, how many starts a
  * second may hold, and how far apart the number's clock hands out places.
  */
 
 /**
- * How much longer than a second the window is: room in time for the way to the service. Between
+ * How much longer than a second the rate span is: room in time for the way to the service. Between
  * a start taken here and its arrival at the service, sends bunch by up to about 35 ms (event
  * loops, GC pauses on both sides; 3 to 7 sends at 100-200/s), so the
  * starts of any second of arrivals lie within 1.04 s, and `rate` starts per 1.04 s keep every
@@ -13,36 +13,36 @@
  * whole starts (the rate less 4% rounded up) held 10/s to 9/s and 4/s to 3/s, 0.9 and 0.75 of the
  * rate (deadjobs.test.ts, spacing.test.ts), where the same 40 ms is a fraction of one start.
  */
-export const WINDOW_ROOM = 0.04;
+export const SPAN_ROOM = 0.04;
 
-/** The window's length, ms: a start needs fewer than `rate` starts in the last WINDOW_MS. */
-export const WINDOW_MS = 1000 * (1 + WINDOW_ROOM);
+/** The rate span, ms: a start needs fewer than `rate` starts in the last RATE_SPAN_MS. */
+export const RATE_SPAN_MS = 1000 * (1 + SPAN_ROOM);
 
 /**
  * Starts allowed in any one second at `rate`: the rate less its room in whole starts, rounded
- * down (96 at 100/s, 10 at 10/s). The longer window alone lets a whole `rate` of starts bunch into
+ * down (96 at 100/s, 10 at 10/s). The longer span alone lets a whole `rate` of starts bunch into
  * one second after a stall, and a later stall on the way to the service then pushed a second of
  * arrivals to 113 at 100/s (the container test, the runner container killed mid-campaign); this
  * keeps the room in starts where the rate is high enough to have any, and costs low rates nothing.
  */
-export const secondCap = (rate: number) => rate - Math.floor(rate * WINDOW_ROOM);
+export const secondCap = (rate: number) => rate - Math.floor(rate * SPAN_ROOM);
 
 /**
- * How much wider than the window's own pace the clock spaces places. Spaced exactly at the pace,
- * a full window's worth of places ends where the next begins, so a send that woke a little less
- * late than the one `rate` places before it found the window full and had to call again: 1.6
+ * How much wider than the rate span's own pace the clock spaces places. Spaced exactly at the pace,
+ * a full span's worth of places ends where the next begins, so a send that woke a little less
+ * late than the one `rate` places before it found the span full and had to call again: 1.6
  * extra gate calls per send at 1,000/s (about 13 Redis commands per recipient). The
- * slack gives such wakes about 2 ms a window; it costs 0.2% of the rate. lua/includes/gap.lua
+ * slack gives such wakes about 2 ms a span; it costs 0.2% of the rate. lua/includes/startGateMath.lua
  * repeats the figure.
  */
 const CLOCK_SLACK = 0.002;
 
 /** Microseconds between two places on the number's clock at `rate`. */
 const gapUs = (rate: number) =>
-	Math.max((1_000_000 * (1 + WINDOW_ROOM)) / rate, 1_000_000 / secondCap(rate)) * (1 + CLOCK_SLACK);
+	Math.max((1_000_000 * (1 + SPAN_ROOM)) / rate, 1_000_000 / secondCap(rate)) * (1 + CLOCK_SLACK);
 
 /**
  * Starts per second the gate lets through at `rate`, sustained:
  * 0.96 of it or a little less (the scripts compute the same).
  */
-export const windowRate = (rate: number) => 1_000_000 / gapUs(rate);
+export const gateRate = (rate: number) => 1_000_000 / gapUs(rate);

@@ -19,14 +19,14 @@
  * The campaign settles (event `campaign.delivery_settled`, once) when it is final, the cursor
  * has passed every recipient, and no check remains.
  */
-import { campaignNumber } from '../homes';
+import { campaignNumber } from '../keyGroups';
 import type { RunnerContext } from '../context';
 import type { RunnerConfig } from '../config';
 import { releaseLock, renewLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
-import { decodeRecipient } from './schema';
+import { decodeRecipient } from '../campaigns/schema';
 import { recordReply } from './replies';
-import { RequestWindow } from './requestWindow';
+import { RequestLimiter } from './requestLimiter';
 
 /** How delivery is known: A1 (the messaging API), B7 only (conversations), or not at all. */
 export type TrackingMode = 'messaging_api' | 'conversations_only' | 'off';
@@ -95,7 +95,7 @@ export async function trackedRecords(
 /** Ledger records a tick walks per campaign at most. */
 const WALK_LIMIT = 5_000;
 const WALK_CHUNK = 1_000;
-/** Campaigns created this long before the last look are looked at again (a commit is listed late: homes.ts). */
+/** Campaigns created this long before the last look are looked at again (a commit is listed late: keyGroups.ts). */
 const SEEN_MARGIN_MS = 10 * 60_000;
 /**
  * Added to a second before it is split among the checks: places a
@@ -189,23 +189,23 @@ const A1_STATES: Record<string, Learnt['to']> = { enqueued: 's', sent: 's', deli
 
 /** B7's view of the message: its status and error, and when the recipient wrote after it. */
 /**
- * Each process's window over its tracking requests: the places on the tracking clock space them,
+ * Each process's limiter of its tracking requests: the places on the tracking clock space them,
  * and this holds the rate at the service where late timers or a stall on the way would bunch them
- * (requestWindow.ts).
+ * (requestLimiter.ts).
  */
-const requestWindows = new WeakMap<RunnerContext, RequestWindow>();
-function requestWindow(context: RunnerContext): RequestWindow {
-	let window = requestWindows.get(context);
-	if (!window)
-		requestWindows.set(
+const requestLimiters = new WeakMap<RunnerContext, RequestLimiter>();
+function requestLimiter(context: RunnerContext): RequestLimiter {
+	let limiter = requestLimiters.get(context);
+	if (!limiter)
+		requestLimiters.set(
 			context,
-			(window = new RequestWindow(context.config.RUNNER_TRACKING_RATE, 1000 + GATE_GUARD_MS)),
+			(limiter = new RequestLimiter(context.config.RUNNER_TRACKING_RATE, 1000 + GATE_GUARD_MS)),
 		);
-	return window;
+	return limiter;
 }
 
 async function conversationView(context: RunnerContext, phone: string, messageId: string) {
-	const found = await requestWindow(context).through(async () => context.service?.conversationByPhone(phone));
+	const found = await requestLimiter(context).through(async () => context.service?.conversationByPhone(phone));
 	if (!found || found.kind !== 'ok' || !found.conversation) return undefined;
 	const messages = found.conversation.conversation.messages;
 	const message = messages.find((each) => each.id === messageId);
@@ -251,7 +251,7 @@ async function checkOne(
 	const phone = async () => digits;
 	await sleep(at - Date.now());
 	if (mode === 'messaging_api') {
-		const status = await requestWindow(context).through(async () => context.service?.messageStatus(record.m));
+		const status = await requestLimiter(context).through(async () => context.service?.messageStatus(record.m));
 		if (status?.kind === 'ok' && status.state) learnt.to = A1_STATES[status.state] ?? '';
 		else if (status && status.kind !== 'ok')
 			context.log.debug(

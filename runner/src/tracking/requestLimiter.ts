@@ -1,7 +1,7 @@
 /**
- * Holds a process's requests to `limit` in every sliding window of `windowMs` as the service
+ * Holds a process's requests to `limit` in every sliding span of `spanMs` as the service
  * receives them: a request leaves only once the limit-th request before it was answered at least
- * `windowMs` ago. Delivery tracking's checks (A1 and B7 alike) go through one, because places on
+ * `spanMs` ago. Delivery tracking's checks (A1 and B7 alike) go through one, because places on
  * the tracking clock are met by timers, and timers of a busy process fire late and together
  * (59 checks in a second at 50/s without it). Counted from the answer, not
  * from when the request left: the service received a request before it answered it, so a stall on
@@ -11,12 +11,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** The window's time: a monotonic clock in ms and a wait on it (a test passes a clock of its own). */
-export interface WindowClock {
+/** The limiter's time: a monotonic clock in ms and a wait on it (a test passes a clock of its own). */
+export interface LimiterClock {
 	now(): number;
 	sleep(ms: number): Promise<unknown>;
 }
-const realClock: WindowClock = { now: () => performance.now(), sleep: (ms) => sleep(ms) };
+const realClock: LimiterClock = { now: () => performance.now(), sleep: (ms) => sleep(ms) };
 
 interface Slot {
 	/** When the request was answered (clock.now()); undefined while it is in flight. */
@@ -24,19 +24,17 @@ interface Slot {
 	answered: Promise<void>;
 }
 
-export class RequestWindow {
+export class RequestLimiter {
 	/** The last `limit` requests, in the order they left. */
 	private readonly slots: Slot[] = [];
 
 	constructor(
 		private readonly limit: number,
-		private readonly windowMs: number,
-		private readonly clock: WindowClock = realClock,
+		private readonly spanMs: number,
+		private readonly clock: LimiterClock = realClock,
 	) {}
 
-	/**
-	 * Makes `request` once the window lets it leave; its slot counts until its answer (or failure) and a window after.
-	 */
+	/** Makes `request` once the limit lets it leave; its slot counts until its answer (or failure) and a span after. */
 	async through<T>(request: () => Promise<T>): Promise<T> {
 		const answered = await this.take();
 		try {
@@ -55,7 +53,7 @@ export class RequestWindow {
 					await oldest.answered;
 					continue;
 				}
-				const wait = oldest.answeredAt + this.windowMs - this.clock.now();
+				const wait = oldest.answeredAt + this.spanMs - this.clock.now();
 				if (wait > 0) {
 					await this.clock.sleep(Math.ceil(wait));
 					continue;

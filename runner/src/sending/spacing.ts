@@ -4,21 +4,21 @@
  * sliding second can hold one slice more than the rate: 210 in some second at 200/s. So each send
  * also passes two steps here, both on Redis's clock (TIME), so processes on other machines agree:
  *
- * 1. Spacing: it takes the next start time from a per-number clock, 1 / windowRate(rate) after
+ * 1. Spacing: it takes the next start time from a per-number clock, 1 / gateRate(rate) after
  *    the previous one, and waits for it. Starts are even, not bursts at each slice's start, and
- *    no faster than the window lets through: spaced faster, the window bound every second and
+ *    no faster than the rate span lets through: spaced faster, the span bound every second and
  *    its waiters, all told to wake when the same oldest start left, woke together and all but one
  *    called again (13 calls per send at 200/s, 3 with this spacing).
- * 2. The window: a start is allowed only while fewer than `rate` sends started in the last
- *    WINDOW_ROOM-longer-than-a-second and fewer than secondCap(rate) in the last second (a sorted
- *    set of start times). A send that woke late (a busy event loop, a GC pause) and would bunch
+ * 2. The rate span: a start is allowed only while fewer than `rate` sends started in the last
+ *    rate span (RATE_SPAN_MS, SPAN_ROOM longer than a second) and fewer than secondCap(rate) in the last second (a
+ *    sorted set of start times). A send that woke late (a busy event loop, a GC pause) and would bunch
  *    with the next ones waits here until there is room; one whose answer came late is taken
  *    again (FRESH_START_MS).
  *
  * The limiter stays as the coarse gate that keeps workers from taking more jobs than the rate.
  *
  * Both steps first look at the send's campaign: a job of a campaign that is not running (paused,
- * cancelled, failed) takes no start and no place in the window, so it costs the other campaigns
+ * cancelled, failed) takes no start and no place in the rate span, so it costs the other campaigns
  * on the number nothing here. The send processor then takes the campaign's other queued jobs out
  * of the queue (feeder.ts, dropQueuedSends), so they do not wait their turn at the limiter either.
  */
@@ -26,10 +26,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
 import { redisScript } from '../redisScripts';
-import { WINDOW_ROOM } from './gap';
-import { capKeys, defaultCapPolicy } from './cap';
+import { SPAN_ROOM } from './startGateMath';
+import { capKeys, defaultCapPolicy } from '../audience/cap';
 
-export { secondCap, WINDOW_MS, WINDOW_ROOM, windowRate } from './gap';
+export { gateRate, RATE_SPAN_MS, secondCap, SPAN_ROOM } from './startGateMath';
 
 /** Answered by both steps for a send whose campaign is not running: it takes no start. */
 const NOT_RUNNING = -1;
@@ -37,10 +37,10 @@ const NOT_RUNNING = -1;
 /**
  * How long, on this process's clock, the answer granting a start may take to arrive. A process
  * that stalls (a GC pause, a CPU-starved container) reads its answers late and would send their
- * starts together with the ones that follow on time, a burst the window never saw: at a runner
+ * starts together with the ones that follow on time, a burst the rate span never saw: at a runner
  * container's restart, 113 sends reached the service in one second at 100/s. A start answered
- * later than this is given back and taken again, so the window counts it when it goes out. Well
- * above a round trip to Redis (under 1 ms here), well under the window's 40 ms of room.
+ * later than this is given back and taken again, so the rate span counts it when it goes out. Well
+ * above a round trip to Redis (under 1 ms here), well under the rate span's 40 ms of room.
  */
 export const FRESH_START_MS = 20;
 
@@ -51,15 +51,15 @@ export const FRESH_START_MS = 20;
  */
 const PLACE_LATE_MS = 10;
 
-/** Answered for a run (below) with no recipient left to send: it takes no start. */
-const RUN_DONE = -2;
+/** Answered for a send job (below) with no recipient left to send: it takes no start. */
+const JOB_DONE = -2;
 
-/** Answered for a run whose send window is not open now: it takes no start; its recipients stay pending. */
+/** Answered for a send job whose send window is not open now: it takes no start; its recipients stay pending. */
 const WINDOW_CLOSED = -3;
 
 /**
- * A claim this close to its window's close is refused: the send it starts must reach the service
- * before the window closes, and a B8 call answers in well under this.
+ * A claim this close to its send window's close is refused: the send it starts must reach the service
+ * before the send window closes, and a B8 call answers in well under this.
  */
 const CLOSE_MARGIN_MS = 2000;
 
@@ -71,7 +71,7 @@ export async function setSpacingRate(context: RunnerContext, from: string, rateP
 /** Why a send took no start: its process is stopping, or its campaign is not running (paused, ended). */
 type NoStart = 'stopped' | 'not running';
 
-/** A run's recipient whose start was taken and claimed in the same step. */
+/** A send job's recipient whose start was taken and claimed in the same step. */
 export interface ClaimedStart {
 	index: number;
 	/** Claims of this recipient so far, this one included. */
@@ -115,21 +115,21 @@ export interface Place {
 }
 
 /**
- * Calls lua/start-11.lua until it answers a start or why none; `id` names the start in the window. `place`:
- * the place on the clock this send took ahead: it waits for it, then needs the window step only.
+ * Calls lua/start-11.lua until it answers a start or why none; `id` names the start in the start log. `place`:
+ * the place on the clock this send took ahead: it waits for it, then needs the rate span step only.
  */
 async function takeStart(
 	context: RunnerContext,
 	send: Send,
 	id: string,
-	run: string[],
+	range: string[],
 	stop: AbortSignal,
 	place?: Place,
 	opening: string[] = ['', ''],
 ): Promise<StartReply | NoStart | 'done' | 'closed'> {
 	const start = redisScript(context.redis, 'start');
 	const defaultCap = defaultCapPolicy(context.config);
-	// After the window's two, always given: the default cap policy (ARGV[12]), then the margins.
+	// After the send window's two, always given: the default cap policy (ARGV[12]), then the margins.
 	const call = (keys: string[], args: Array<string | number>) =>
 		start(keys, [...args, defaultCap, CLOSE_MARGIN_MS, PLACE_LATE_MS]);
 	const scriptKeys = startKeys(context, send);
@@ -140,15 +140,15 @@ async function takeStart(
 	let reply = (await call(
 		scriptKeys,
 		place === undefined
-			? [WINDOW_ROOM, id, '1', ...run, '', '', ...opening]
-			: [WINDOW_ROOM, id, '0', ...run, '', place.redisUs, ...opening],
+			? [SPAN_ROOM, id, '1', ...range, '', '', ...opening]
+			: [SPAN_ROOM, id, '0', ...range, '', place.redisUs, ...opening],
 	)) as StartReply;
 	/** The claim of a start given back for being stale: the recipient stays claimed while its start is taken again. */
 	let keptClaim: StartReply | undefined;
 	let retakesLeft = STALE_RETAKES;
 	for (;;) {
 		if (reply[0] === NOT_RUNNING) return 'not running';
-		if (reply[0] === RUN_DONE) return 'done';
+		if (reply[0] === JOB_DONE) return 'done';
 		if (reply[0] === WINDOW_CLOSED) return 'closed';
 		let placeUs = '';
 		if (reply[0] === 0) {
@@ -156,17 +156,17 @@ async function takeStart(
 			if (!stale) return keptClaim ? [0, reply[1], keptClaim[2], keptClaim[3], keptClaim[4]] : reply;
 			keptClaim ??= reply;
 		} else {
-			// The first call's answer names the place it took; a full window's does not.
+			// The first call's answer names the place it took; a full span's does not.
 			placeUs = reply[1] ?? '';
-			// Whole milliseconds, rounded up: a timer cut short would start before its place and find the window full.
+			// Whole milliseconds, rounded up: a timer cut short would start before its place and find the span full.
 			await sleep(Math.ceil(reply[0] / 1000));
 			// A claimed recipient goes out (a stop waits for sends in flight); one not yet claimed takes no start.
 			if (stop.aborted && !keptClaim) return 'stopped';
 		}
 		asked = performance.now();
 		const args = keptClaim
-			? [WINDOW_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', '']
-			: [WINDOW_ROOM, id, '0', ...run, '', placeUs, ...opening];
+			? [SPAN_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', '']
+			: [SPAN_ROOM, id, '0', ...range, '', placeUs, ...opening];
 		reply = (await call(scriptKeys, args)) as StartReply;
 	}
 }
@@ -187,16 +187,16 @@ export async function waitForStart(
 }
 
 /**
- * Waits for the start of the next recipient to send among a run's indexes [first, end) and claims
+ * Waits for the start of the next recipient to send among a send job's indexes [first, end) and claims
  * it in the same step (`token`: the attempt's claim; `id`: this start's, unique; `place`: its
- * place on the clock if the run's previous settle took it). 'done' when the run has nobody left
+ * place on the clock if the job's previous settle took it). 'done' when the job has nobody left
  * to send (it took no start). `opening`: a send window's [opened, closes) on the campaign's clock
  * (ms): outside it (or within CLOSE_MARGIN_MS of its close) the answer is 'closed' and nobody is claimed.
  */
-export async function startNextInRun(
+export async function startNextInJob(
 	context: RunnerContext,
 	send: Send,
-	run: { first: number; end: number },
+	range: { first: number; end: number },
 	claim: { token: string; id: string; place?: Place },
 	stop: AbortSignal,
 	opening?: [number, number],
@@ -206,7 +206,7 @@ export async function startNextInRun(
 		context,
 		send,
 		claim.id,
-		[String(run.first), String(run.end), send.campaign, claim.token],
+		[String(range.first), String(range.end), send.campaign, claim.token],
 		stop,
 		claim.place,
 		bound,
@@ -228,7 +228,7 @@ export async function holdStarts(context: RunnerContext, from: string, waitMs: n
  * reckoning, at 20/s after 25 s, about a second of the number's starts (less on a loaded machine,
  * where workers lag and fewer wait). Handing the clock back lets the
  * number's other campaigns start now instead. A send of another campaign already waiting keeps its
- * place, so for a moment starts may come closer than the spacing; the window still holds the
+ * place, so for a moment starts may come closer than the spacing; the rate span still holds the
  * number to its rate. Returns the milliseconds given back.
  */
 export async function restartSpacing(context: RunnerContext, from: string): Promise<number> {

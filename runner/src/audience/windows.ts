@@ -33,7 +33,7 @@ function timeOfDay(text: string): number | undefined {
 	return hours * 3600 + minutes * 60 + seconds;
 }
 
-function span(text: string): [number, number] {
+function openHours(text: string): [number, number] {
 	const [from, to, extra] = text.split('-');
 	const start = from === undefined ? undefined : timeOfDay(from);
 	const end = to === undefined ? undefined : timeOfDay(to);
@@ -63,14 +63,14 @@ export function parseWindow(text: string): WeekWindow {
 	const week: WeekWindow = DAYS.map(() => null);
 	const groups = trimmed.split(',').map((group) => group.trim());
 	if (groups.length === 1 && !/\s/.test(groups[0])) {
-		const every = span(groups[0]);
+		const every = openHours(groups[0]);
 		return week.map(() => every);
 	}
 	for (const group of groups) {
-		const [dayText, spanText, ...rest] = group.split(/\s+/);
-		if (spanText === undefined || rest.length > 0)
+		const [dayText, hoursText, ...rest] = group.split(/\s+/);
+		if (hoursText === undefined || rest.length > 0)
 			throw new WindowSyntaxError(`"${group}" is not a day group: ${SYNTAX}`);
-		const open = span(spanText);
+		const open = openHours(hoursText);
 		for (const day of days(dayText)) {
 			if (week[day]) throw new WindowSyntaxError(`${DAYS[day]} is named twice`);
 			week[day] = open;
@@ -88,19 +88,19 @@ const clock = (second: number) => {
 
 /** A window as parseWindow reads it: `09:00-20:00` when every day is the same, else day groups. */
 export function describeWindow(week: WeekWindow): string {
-	const spans = week.map((open) => (open ? `${clock(open[0])}-${clock(open[1])}` : ''));
-	if (spans.every((text) => text !== '' && text === spans[0])) return spans[0];
+	const dayHours = week.map((open) => (open ? `${clock(open[0])}-${clock(open[1])}` : ''));
+	if (dayHours.every((text) => text !== '' && text === dayHours[0])) return dayHours[0];
 	const groups: string[] = [];
 	for (let day = 0; day < 7; ) {
 		let last = day;
-		while (last + 1 < 7 && spans[last + 1] === spans[day]) last++;
-		if (spans[day] !== '') groups.push(`${DAYS[day]}${last > day ? `-${DAYS[last]}` : ''} ${spans[day]}`);
+		while (last + 1 < 7 && dayHours[last + 1] === dayHours[day]) last++;
+		if (dayHours[day] !== '') groups.push(`${DAYS[day]}${last > day ? `-${DAYS[last]}` : ''} ${dayHours[day]}`);
 		day = last + 1;
 	}
 	return groups.join(', ');
 }
 
-/** The stored form of a window: its weekdays' spans, compact (the campaign hash keeps it). */
+/** The stored form of a window: its weekdays' open hours, compact (the campaign hash keeps it). */
 export const encodeWindow = (week: WeekWindow) => JSON.stringify(week);
 export const decodeWindow = (text: string) => JSON.parse(text) as WeekWindow;
 

@@ -3,15 +3,33 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** The domain doors in runner/src/core/: a client reaches a domain's use cases, stores and Redis only through its door. */
+/**
+ * The domain doors in runner/src/core/: a client reaches a domain's use cases, stores and Redis only through its door.
+ */
 const DOORS = ['campaigns', 'audience', 'reindex', 'webhooks', 'runners'].map((domain) => `core/${domain}`);
 const CLIENT_MAY_IMPORT = [...DOORS, 'config', 'log', 'runtime', 'limits', 'errors'];
+
+/** The repository's production code, held to 120 columns below; tests and benchmarks are not. */
+const PRODUCTION = [
+	'runner/src/**/*.{ts,js}',
+	'runner/scripts/**/*.{ts,js,mjs}',
+	'sandbox/src/**/*.ts',
+	'packages/contract/**/*.ts',
+	'packages/n8n-nodes-convo/{nodes,credentials}/**/*.ts',
+	'scripts/**/*.{ts,js,mjs,cjs}',
+	'compose/**/*.{ts,js,mjs,cjs}',
+	'eslint.config.mjs',
+	'jest.config.js',
+	'.dependency-cruiser.cjs',
+];
 
 /** The import rule of a runner client (see its use below); `also`: modules this file may import besides. */
 function clientBoundary(files, also = []) {
 	const allowed = [...CLIENT_MAY_IMPORT, ...also].map((name) => name.replace(/[/.]/g, '\\$&')).join('|');
 	const why =
-		'a runner client (http/, cli/) reaches a domain only through its door in core/ (campaigns, audience, reindex, webhooks, runners); give the door the use case instead (eslint.config.mjs lists what else a client may import)';
+		'a runner client (http/, cli/) reaches a domain only through its door in core/ (campaigns, audience, ' +
+		'reindex, webhooks, runners); give the door the use case instead ' +
+		'(eslint.config.mjs lists what else a client may import)';
 	return [
 		{
 			files: [files],
@@ -46,6 +64,12 @@ export default tseslint.config(
 		},
 	},
 	{
+		// Jest loads its config with require(): CommonJS, as Node runs it.
+		files: ['jest.config.js'],
+		languageOptions: { globals: { __dirname: 'readonly' } },
+		rules: { '@typescript-eslint/no-require-imports': 'off' },
+	},
+	{
 		// The runner's console runs in the browser as a plain script.
 		files: ['runner/src/http/console/**/*.js'],
 		languageOptions: {
@@ -77,6 +101,15 @@ export default tseslint.config(
 	...clientBoundary('runner/src/http/auth.ts', ['redisScripts']),
 	// `start` serves the control API: the CLI starts the HTTP client, which itself goes through the doors.
 	...clientBoundary('runner/src/cli/serve.ts', ['http/server']),
+	{
+		// Production code at Prettier's width (a tab is 2 columns), comments included: Prettier wraps
+		// code but never a comment or a string, so a line it leaves long fails here. The node pack's
+		// files are held to it from this config, not the pack's own: n8n's cloud verification wants the
+		// pack's eslint.config.mjs exactly as n8n-node writes it (scripts/check-pack-alone.sh).
+		// runner/src/lua is held to it by test/build/noLuaInTypeScript.test.ts (ESLint reads no Lua).
+		files: PRODUCTION,
+		rules: { 'max-len': ['error', { code: 120, tabWidth: 2, comments: 120 }] },
+	},
 	{
 		languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
 		rules: {

@@ -37,4 +37,5 @@ write convo_api_key "live_sbx_$(printf 'convo-sandbox-secret:b0:apikey' | sha256
 write convo_access_token "sbx_at_$(printf 'convo-sandbox-secret:b0:token' | sha256sum | cut -c1-32)"
 echo "The console's sign-in token: secrets/runner_token"
 owner=$(sed -n 's/^N8N_OWNER_EMAIL=//p' .env | tail -n 1)
-echo "n8n's owner account (claimed when the stack first starts): ${owner:-owner@example.com} / $(cat secrets/n8n_owner_password)"
+echo "n8n's owner account (claimed when the stack first starts):" \
+	"${owner:-owner@example.com} / $(cat secrets/n8n_owner_password)"

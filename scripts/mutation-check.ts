@@ -165,7 +165,10 @@ interface Target {
 	mutants: Mutant[];
 	/** Test files, from the root, in stages: one jest run per stage, a stage only if the earlier ones passed. */
 	stages: string[][];
-	/** For Lua: the scripts (files from the root) that include this file or are it, each compiled with a mutant before anything runs. */
+	/**
+	 * For Lua: the scripts (files from the root) that include this file
+	 * or are it, each compiled with a mutant before anything runs.
+	 */
 	compiles?: string[];
 }
 
@@ -413,7 +416,8 @@ async function main(): Promise<void> {
 
 	const count = (result: Outcome['result']) => outcomes.filter((outcome) => outcome.result === result).length;
 	console.log(
-		`\nmutants ${outcomes.length}, killed ${count('killed')}, survived ${count('survived')}, invalid ${count('invalid')}, not run ${count('not run')}`,
+		`\nmutants ${outcomes.length}, killed ${count('killed')}, survived ${count('survived')}, ` +
+			`invalid ${count('invalid')}, not run ${count('not run')}`,
 	);
 	for (const outcome of outcomes.filter((entry) => entry.result !== 'killed'))
 		console.log(`  ${outcome.result}: ${outcome.target} ${outcome.mutant}`);

@@ -180,7 +180,8 @@ async function scanCheckout(checkout) {
 		if (named.length !== 1) {
 			const where = named.map((p) => relative(snapshot, p)).join(', ') || 'none';
 			console.error(
-				`scan: ${named.length} package.json files named ${PACKAGE_NAME} in the checkout (${where}); n8n needs exactly one`,
+				`scan: ${named.length} package.json files named ${PACKAGE_NAME} in the checkout ` +
+					`(${where}); n8n needs exactly one`,
 			);
 			return false;
 		}

@@ -57,7 +57,8 @@ async function main(): Promise<void> {
 		RUNNER_ALLOW_PRIVATE_URLS: process.env.RUNNER_ALLOW_PRIVATE_URLS ?? 'true',
 	};
 	console.log(
-		`Redis ${privateRedis ? `(private) ${redisUrl}` : redisUrl}; sandbox ${sandbox.baseUrl}; business "${business.name}", template "${template.name}"`,
+		`Redis ${privateRedis ? `(private) ${redisUrl}` : redisUrl}; sandbox ${sandbox.baseUrl}; ` +
+			`business "${business.name}", template "${template.name}"`,
 	);
 
 	const runner = spawn(process.execPath, [bin, 'start'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -65,7 +66,8 @@ async function main(): Promise<void> {
 	try {
 		const source = join(root, 'examples', 'campaign-recipients.csv');
 		console.log(
-			`\n$ convo-runner campaign create --template ${template.id} --from ${business.phoneNumbers[0]} --recipients examples/campaign-recipients.csv --rate 100 --wait`,
+			`\n$ convo-runner campaign create --template ${template.id} --from ${business.phoneNumbers[0]} ` +
+				'--recipients examples/campaign-recipients.csv --rate 100 --wait',
 		);
 		const created = await run(
 			[

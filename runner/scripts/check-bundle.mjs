@@ -1,8 +1,8 @@
 // Refuses to pack convo-runner without what it needs to run: the bundle `npm run build -w
 // convo-runner` writes (dist/main.js, the console and the Redis scripts beside it), the bin,
 // README.md and LICENSE. npm itself packs whatever is there, so without this a pack made before a
-// build holds a bin that cannot start. It is the package's `prepack`, and the root's `npm run pack:runner` runs it before
-// `npm pack`, so the rule holds where the repository's .npmrc turns lifecycle scripts off too.
+// build holds a bin that cannot start. It is the package's `prepack`, and the root's `npm run pack:runner` runs it
+// before `npm pack`, so the rule holds where the repository's .npmrc turns lifecycle scripts off too.
 //   node runner/scripts/check-bundle.mjs [package folder]   (default: this script's package)
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -22,7 +22,8 @@ const missing = needed.filter((file) => !existsSync(join(root, file)));
 if (missing.length > 0) {
 	const where = relative(process.cwd(), root) || '.';
 	console.error(
-		`${pkg.name}: cannot pack ${where}: missing ${missing.join(', ')}. Build the bundle first: npm run build -w ${pkg.name}`,
+		`${pkg.name}: cannot pack ${where}: missing ${missing.join(', ')}. Build the bundle first: ` +
+			`npm run build -w ${pkg.name}`,
 	);
 	process.exit(1);
 }

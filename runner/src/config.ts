@@ -51,7 +51,8 @@ const schema = z
 			.string()
 			.regex(/^[\w.-]+$/, {
 				error:
-					'must be a plain name like convo (letters, digits, ".", "_", "-"), without a {hash tag}: the runner tags its keys itself since #20, so a Redis Cluster spreads them',
+					'must be a plain name like convo (letters, digits, ".", "_", "-"), without a {hash tag}: ' +
+					'the runner tags its keys itself, so a Redis Cluster spreads them',
 			})
 			.default('convo'),
 		/** Needed by processes that talk to the service (start, worker, reconcile); checked there. */
@@ -114,7 +115,10 @@ const schema = z
 		RUNNER_PAUSE_AFTER_FAILURES: positiveInt(50),
 		/** Attempts for a recipient whose send provably did not reach the service (5xx, refused connection). */
 		RUNNER_SEND_ATTEMPTS: positiveInt(5),
-		/** Bearer token of the control API and the console; required unless the API listens on loopback (then one is generated). */
+		/**
+		 * Bearer token of the control API and the console; required
+		 * unless the API listens on loopback (then one is generated).
+		 */
 		RUNNER_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
 		/**
 		 * Key webhook secrets are derived from (HMAC-SHA256(key, "webhook:" + id)); defaults to one
@@ -138,7 +142,9 @@ const schema = z
 					ctx.issues.push({
 						code: 'custom',
 						input: text,
-						message: `must be true, false, or a comma list of hosts, host:port, IP addresses and CIDR ranges: ${(error as Error).message}`,
+						message:
+							'must be true, false, or a comma list of hosts, host:port, IP addresses and CIDR ranges: ' +
+							`${(error as Error).message}`,
 					});
 					return z.NEVER;
 				}
@@ -177,13 +183,18 @@ const schema = z
 				},
 			)
 			.optional(),
-		/** The address users open the console at; when it is https://, the session cookie is Secure whatever the proxy says. */
+		/**
+		 * The address users open the console at; when it is https://, the session cookie is Secure whatever the proxy says.
+		 */
 		RUNNER_PUBLIC_URL: z
 			.url({ protocol: /^https?$/, error: 'must be the http(s) URL users open the console at' })
 			.optional(),
 		/** Largest recipient upload accepted by the API. */
 		RUNNER_UPLOAD_LIMIT_BYTES: positiveInt(50 * 1024 * 1024),
-		/** An upload (a campaign's CSV/NDJSON body, a suppression import) that sends no byte for this long is ended with 408. */
+		/**
+		 * An upload (a campaign's CSV/NDJSON body, a suppression
+		 * import) that sends no byte for this long is ended with 408.
+		 */
 		RUNNER_UPLOAD_IDLE_TIMEOUT: durationMs.default(30_000),
 		/**
 		 * An upload may take this long plus 1 s for every RUNNER_UPLOAD_MIN_BYTES_PER_SECOND bytes it
@@ -299,14 +310,19 @@ const schema = z
 		RUNNER_IDEMPOTENCY_LEASE: timing(30_000, 1000, 3_600_000),
 		/** A runner process beats this often; one silent for three beats is no longer listed (presence.ts). */
 		RUNNER_HEARTBEAT: timing(5000, 200, 60_000),
-		/** A reindex run holds its collection this long unless renewed (every third of it): a dead run's frees within it. */
+		/**
+		 * A reindex run holds its collection this long unless renewed (every third of it): a dead run's frees within it.
+		 */
 		RUNNER_REINDEX_LEASE: timing(30_000, 1000, 3_600_000),
 		/**
 		 * BullMQ's lock on send, control and tracking jobs, renewed while one runs: a dead process's job
 		 * is seen stalled and taken up elsewhere within about twice this (jobs.ts).
 		 */
 		RUNNER_JOB_LOCK: timing(15_000, 2000, 600_000),
-		/** BullMQ's lock on reindex runs, checked every half of it: a dead process's run resumes within about 1.5 times this. */
+		/**
+		 * BullMQ's lock on reindex runs, checked every half of it:
+		 * a dead process's run resumes within about 1.5 times this.
+		 */
 		RUNNER_REINDEX_JOB_LOCK: timing(10_000, 2000, 600_000),
 		/**
 		 * A running campaign that made no progress for this long has its dead claims turned unknown and
@@ -318,7 +334,9 @@ const schema = z
 		 * RUNNER_HTTP_DEADLINE plus 1 s, so a check still waiting for its answers is never claimed again.
 		 */
 		RUNNER_TRACKING_CLAIM_LEASE: timing(30_000, 2000, 3_600_000),
-		/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (tracking/tracking.ts). */
+		/**
+		 * Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (tracking/tracking.ts).
+		 */
 		RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
 		LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 		/**
@@ -337,7 +355,9 @@ const schema = z
 	.refine((config) => config.RUNNER_TRACKING_CLAIM_LEASE > 2 * config.RUNNER_HTTP_DEADLINE + 1000, {
 		path: ['RUNNER_TRACKING_CLAIM_LEASE'],
 		error:
-			'must be more than twice RUNNER_HTTP_DEADLINE plus 1s (a delivery check makes up to two calls after waiting up to a second for its place): a check still waiting for its answer would be claimed again',
+			'must be more than twice RUNNER_HTTP_DEADLINE plus 1s ' +
+			'(a delivery check makes up to two calls after waiting up to a second for its place): ' +
+			'a check still waiting for its answer would be claimed again',
 	});
 
 export type RunnerConfig = z.output<typeof schema>;

@@ -38,7 +38,8 @@ export function nextCronRun(schedule: { cron: string; tz: string }, names: CronN
 		next = getNextMillis(now, { pattern: schedule.cron, tz: schedule.tz });
 	} catch (error) {
 		throw new FieldError(
-			`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`,
+			`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ` +
+				`${(error as Error).message}`,
 			names.cron,
 		);
 	}
@@ -86,7 +87,8 @@ export async function startCronSchedule(
 	} catch (error) {
 		await release(context, kind.list, schedule.id);
 		throw new FieldError(
-			`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ${(error as Error).message}`,
+			`${names.cron} "${schedule.cron}" with ${names.tz} "${schedule.tz}" is not a valid schedule: ` +
+				`${(error as Error).message}`,
 			names.cron,
 		);
 	}

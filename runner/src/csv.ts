@@ -33,7 +33,9 @@ const DELIMITERS: Readonly<Record<string, string>> = {
 	tab: '\t',
 };
 
-/** A delimiter as given (`;`, `semicolon`, `tab`, ...) as its character, or undefined when it is none the runner reads. */
+/**
+ * A delimiter as given (`;`, `semicolon`, `tab`, ...) as its character, or undefined when it is none the runner reads.
+ */
 export function csvDelimiterNamed(given: string): string | undefined {
 	return DELIMITERS[given.toLowerCase()];
 }

@@ -60,7 +60,8 @@ export async function startPrivateRedis(extraArgs: string[] = [], dir?: string, 
 			reject(
 				error.code === 'ENOENT'
 					? new Error(
-							'no redis-server is on PATH to start a throwaway Redis: install Redis (e.g. apt-get install redis-server) or set REDIS_URL to a Redis of your own',
+							'no redis-server is on PATH to start a throwaway Redis: ' +
+								'install Redis (e.g. apt-get install redis-server) or set REDIS_URL to a Redis of your own',
 						)
 					: error,
 			),

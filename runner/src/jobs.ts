@@ -6,17 +6,21 @@
  * (the table's right column) are wired in processors.ts, where a working process is composed.
  *
  *   queue          job           queued by (producer)                           worked by (processor)
- *   control        feed          upsertFeeder: a job scheduler, every second    feedOnce, dispatchEvents, dropExpiredDrafts
- *                  start         addStartJob: delayed, one per `--at` campaign  startScheduledCampaign (campaigns/control.ts)
+ *   control        feed          upsertFeeder: a job scheduler, every second    feedOnce, dispatchEvents,
+ *                                                                               dropExpiredDrafts
+ *                  start         addStartJob: delayed, one per `--at` campaign  startScheduledCampaign
+ *                                                                               (campaigns/control.ts)
  *                  cron          CAMPAIGN_CRON: a scheduler per schedule        fireSchedule (campaigns/schedule.ts)
  *   send-<number>  send          addSendJobs: the feeder, SEND_JOB_SIZE         createSendProcessor (sending/send.ts)
  *                                recipients each, a bounded depth per number
  *   reindex        run           addReindexRunJob: one per reindex run          processRun (reindex/run.ts)
  *                  scheduled     REINDEX_CRON: a scheduler per schedule         runScheduledReindex (reindex/create.ts)
- *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor (webhooks/deliver.ts)
+ *   events         <event type>  addDeliveryJobs: one per event and webhook     createDeliveryProcessor
+ *                                                                               (webhooks/deliver.ts)
  *   tracking       track         upsertTracker: a job scheduler, every second   trackOnce (tracking/tracking.ts)
  *
- * (Queues as bull-board shows them; in Redis each name carries its group's hash tag: `control-{g}`, `send-{n<number>}`.)
+ * (Queues as bull-board shows them; in Redis each name carries
+ * its group's hash tag: `control-{g}`, `send-{n<number>}`.)
  *
  * Every process (`start` or `worker`) works every queue, the events queue only if it can sign
  * (RUNNER_WEBHOOK_KEY or RUNNER_TOKEN), so whatever a killed process was doing is taken up by any
@@ -50,7 +54,10 @@ export function shownQueueName(name: string): string {
 	return name.replace(`-${GLOBAL_TAG}`, '').replace(/\{n(\d+)\}$/, '$1');
 }
 
-/** BullMQ's lock settings of a queue's workers: how soon a dead process's job is seen stalled, how often it may run again. */
+/**
+ * BullMQ's lock settings of a queue's workers: how soon a dead
+ * process's job is seen stalled, how often it may run again.
+ */
 interface Locks {
 	lockDuration: number;
 	stalledInterval: number;
@@ -80,7 +87,10 @@ const sendLocks = (config: RunnerConfig): Locks => ({
 });
 
 export const QUEUES = {
-	/** One job at a time; the sends' locks (each control job is safe to run again: the feeder's lock, a start's atomic transition, a firing's derived campaign id). */
+	/**
+	 * One job at a time; the sends' locks (each control job is safe to run again: the feeder's lock,
+	 * a start's atomic transition, a firing's derived campaign id).
+	 */
 	control: { name: CONTROL_QUEUE, concurrency: () => 1, locks: sendLocks, logFailures: true },
 	/** RUNNER_CONCURRENCY sends at once per process, under the number's global rate limit (limiterFor). */
 	send: { name: sendQueueName, concurrency: (config) => config.RUNNER_CONCURRENCY, locks: sendLocks },
@@ -128,7 +138,7 @@ export type SharedQueue = Exclude<QueueKind, 'send'>;
  * number busy, in slices of about 50 ms so they are not taken in a burst at each second's start;
  * and at least MIN_JOBS_PER_SECOND, so a slow number whose campaign stopped takes its other
  * campaign's next job within 200 ms: at 10/s, twice the pace admitted one job per 500 ms, and a
- * cancel left the number idle for 520 ms (benchmark 8). The start gate (sending/spacing.ts)
+ * cancel left the number idle for 520 ms. The start gate (sending/spacing.ts)
  * holds the rate itself.
  */
 const MIN_JOBS_PER_SECOND = 5;
@@ -196,7 +206,7 @@ export interface SendJobData {
  * Recipients per send job. BullMQ's own work per job (fetch, lock, complete, remove: about 40 Redis
  * commands, some 130 µs of Redis's time) was most of a send's cost when a job was one recipient; a
  * job of 50 pays it once for fifty, and its first start's wait for a place on the number's clock
- * too (docs/decisions.md, "Lean runner (#20): runs of sends"). A send job stops between recipients on a
+ * too (docs/decisions.md, "runs of sends"). A send job stops between recipients on a
  * pause, a cancel or a stop, so it holds nothing longer than one send.
  */
 export const SEND_JOB_SIZE = 50;
@@ -253,14 +263,20 @@ const JOBS = {
 		schedulerId: () => 'feeder',
 		options: scheduledJob,
 	} satisfies JobKind<Record<string, never>>,
-	/** Delivery tracking's tick: walks the ledgers of campaigns being tracked and makes the checks due (tracking/tracking.ts). */
+	/**
+	 * Delivery tracking's tick: walks the ledgers of campaigns being
+	 * tracked and makes the checks due (tracking/tracking.ts).
+	 */
 	track: {
 		queue: 'tracking',
 		name: 'track',
 		schedulerId: () => 'tracker',
 		options: scheduledJob,
 	} satisfies JobKind<Record<string, never>>,
-	/** Starts a scheduled (`--at`) campaign at its time; one per campaign. It may wait for its campaign's commit while attempts remain. */
+	/**
+	 * Starts a scheduled (`--at`) campaign at its time; one per campaign. It may wait for its
+	 * campaign's commit while attempts remain.
+	 */
 	start: {
 		queue: 'control',
 		name: 'start',
@@ -291,7 +307,10 @@ const JOBS = {
 			removeOnFail: true,
 		}),
 	} satisfies JobKind<SendJobData>,
-	/** A reindex run; the process that takes it paces the run's upserts itself (the collection lease makes it the only one). */
+	/**
+	 * A reindex run; the process that takes it paces the run's
+	 * upserts itself (the collection lease makes it the only one).
+	 */
 	run: {
 		queue: 'reindex',
 		name: 'run',
@@ -388,7 +407,9 @@ export async function upsertTracker(context: Producing): Promise<void> {
 		.upsertJobScheduler(schedulerId(), { every: TRACK_EVERY_MS }, { name, opts: options() });
 }
 
-/** The delayed job that starts a scheduled campaign at `dueAt`; `afterCommit`: queued before the campaign is committed. */
+/**
+ * The delayed job that starts a scheduled campaign at `dueAt`; `afterCommit`: queued before the campaign is committed.
+ */
 export async function addStartJob(context: Producing, data: StartJobData, { afterCommit = false } = {}): Promise<void> {
 	const { queue, name, id, options } = JOBS.start;
 	const delay = Math.max(afterCommit ? COMMIT_GRACE_MS : 0, data.dueAt - Date.now());
@@ -420,7 +441,10 @@ export async function addDeliveryJobs(context: Producing, deliveries: DeliveryJo
 			.addBulk(deliveries.map((data) => ({ name: data.event.type, data, opts: { ...opts, jobId: id(data) } })));
 }
 
-/** The job scheduler of a kind of cron schedule: upserted with the schedule (BullMQ checks its pattern and zone), removed with it. */
+/**
+ * The job scheduler of a kind of cron schedule: upserted with the schedule (BullMQ checks its
+ * pattern and zone), removed with it.
+ */
 export interface CronJobs {
 	upsert(context: Producing, schedule: string, repeat: { pattern: string; tz: string }): Promise<void>;
 	remove(context: Producing, schedule: string): Promise<void>;

@@ -1,7 +1,7 @@
 /**
  * Every Redis key and BullMQ queue the runner uses, in one place. Each sits in one of three kinds
  * of group, named by the {hash tag} that follows the prefix, so a Redis Cluster places a group in
- * one slot and spreads the groups over its masters (#20, docs/decisions.md):
+ * one slot and spreads the groups over its masters (docs/decisions.md, "keys spread across a Redis Cluster"):
  *
  *   {n<from>}        a sending number: its send queue, its start gate, and every campaign that
  *                    sends from it (hash, ledger, recipients, ticks), with the number's running and
@@ -10,7 +10,8 @@
  *   {c<collection>}  a search collection: its items, its lease, and its reindex runs with their outbox.
  *   {g}              what is not one number's or one collection's: the lists of campaigns, numbers,
  *                    drafts, runs and schedules, where each campaign and run lives, webhooks,
- *                    sessions, the runner processes alive, the feeder's lock, and the control, reindex and events queues.
+ *                    sessions, the runner processes alive, the feeder's
+ *                    lock, and the control, reindex and events queues.
  *
  * No script, MULTI or pipeline touches two groups; a change that spans them is made group by
  * group in an order that a crash cannot harm and that the feeder repairs (see keyGroups.ts, create.ts).
@@ -37,7 +38,10 @@ export interface Keys {
 	authFailures(kind: string, address: string): string;
 	/** String per runner process (JSON of non-secret facts), expiring unless its heartbeat renews it (presence.ts). */
 	runner(processId: string): string;
-	/** Sorted set: runner process id by the time its key expires, so the live ones are listed without SCAN (a cluster's SCAN is per node). */
+	/**
+	 * Sorted set: runner process id by the time its key expires, so the live ones are listed without
+	 * SCAN (a cluster's SCAN is per node).
+	 */
 	runners: string;
 
 	/** Hash per business number: its rate and the next free send start time (sending/spacing.ts). */
@@ -48,7 +52,9 @@ export interface Keys {
 	running(from: string): string;
 	/** Set per number: ids of its ended (cancelled, failed) campaigns whose pending recipients are still being moved. */
 	finishing(from: string): string;
-	/** Sorted set per number: campaigns committed and not yet in `campaigns` (by creation time; keyGroups.ts lists them). */
+	/**
+	 * Sorted set per number: campaigns committed and not yet in `campaigns` (by creation time; keyGroups.ts lists them).
+	 */
 	unlisted(from: string): string;
 	/** List per number of JSON events, written in the same script as the transition they report (webhooks/events.ts). */
 	outbox(from: string): string;
@@ -97,7 +103,10 @@ export interface Keys {
 	trackDue(from: string): string;
 	/** Set per number: its campaigns whose delivery tracking has not settled. */
 	tracking(from: string): string;
-	/** Delivery tracking's own clock (next free check time) and its tick's lock; where new campaigns were looked for up to. */
+	/**
+	 * Delivery tracking's own clock (next free check time) and
+	 * its tick's lock; where new campaigns were looked for up to.
+	 */
 	trackGate: string;
 	trackLock: string;
 	trackSeen: string;
@@ -129,11 +138,16 @@ interface SuppressionKeys {
 	entries: string;
 	/** Sorted set: phone by the time it was suppressed, for paging the list (global). */
 	listed: string;
-	/** Sorted set: phone by the version of its last change, added or removed (global): what a copy left behind replays. */
+	/**
+	 * Sorted set: phone by the version of its last change, added or removed (global): what a copy left behind replays.
+	 */
 	changed: string;
 	/** Counter: the list's version, one step per change (global). */
 	version: string;
-	/** Hash: phone -> `o|ms` or `i|ms`, its newest opt-out or opt-in keyword message applied and that message's time (global). */
+	/**
+	 * Hash: phone -> `o|ms` or `i|ms`, its newest opt-out or opt-in
+	 * keyword message applied and that message's time (global).
+	 */
 	keywords: string;
 	/** Sorted set: the phones of `keywords` by their message's time, so the oldest go first past the cap (global). */
 	keywordsAt: string;
@@ -157,7 +171,10 @@ interface WebhookKeys {
 	outboxLock: string;
 	/** Sorted set per webhook: its deliveries in flight (job id by the time its slot lapses), for the per-webhook cap. */
 	inflight(id: string): string;
-	/** Sorted set: `webhook id:event id` of every event a receiver recorded as received, by its time; kept 24 h, at most RUNNER_MAX_RECEIPTS (webhooks/receipts.ts). */
+	/**
+	 * Sorted set: `webhook id:event id` of every event a receiver recorded as received, by its time;
+	 * kept 24 h, at most RUNNER_MAX_RECEIPTS (webhooks/receipts.ts).
+	 */
 	receipts: string;
 }
 
@@ -176,7 +193,10 @@ interface ReindexKeys {
 	run(collection: string, id: string): string;
 	/** Hash, during one attempt of a run: external_id -> line where the source first held it. */
 	seen(collection: string, id: string, attempt: number): string;
-	/** List, during one attempt of a run: the active ids the collection listed that the source did not hold (what deactivation goes through). */
+	/**
+	 * List, during one attempt of a run: the active ids the collection listed that the source did not
+	 * hold (what deactivation goes through).
+	 */
 	missing(collection: string, id: string, attempt: number): string;
 	/** Lists of JSON notes kept for the report: rejected rows; failures, mismatches, foreign items. */
 	rejected(collection: string, id: string): string;

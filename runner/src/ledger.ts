@@ -8,7 +8,8 @@
  *   claimed, found again by a later attempt -> unknown     (a crash or stall; never resent blindly)
  *   pending -> cancelled | not_sent ; not_sent -> pending  (operator acts)
  *   unknown -> sent | not_sent                             (reconcile, from the service's records)
- *   pending -> suppressed                                  (the phone is on the suppression list: at create, or in the claim step)
+ *   pending -> suppressed                                  (the phone is on the suppression list: at create, or in
+ *                                                           the claim step)
  *   pending -> capped                                      (over the frequency cap at its claim: audience/cap.ts)
  *
  * A record is one hash field: `S|attempts|first_ms|last_ms|ref|error`, where S is the state's

@@ -32,7 +32,9 @@ export class LimitError extends UserError {
 	}
 }
 
-/** Adds `member` to `set` unless the set already holds `max`; returns the count that was full, or undefined when added. */
+/**
+ * Adds `member` to `set` unless the set already holds `max`; returns the count that was full, or undefined when added.
+ */
 export async function reserve(
 	context: RunnerContext,
 	set: string,
@@ -51,7 +53,10 @@ export async function release(context: RunnerContext, set: string, member: strin
 
 /** The message of a full count: what, how many, and the setting that raises it. */
 export function fullMessage(what: string, count: number, max: number, setting: string): string {
-	return `${count} ${what} already exist; at most ${max} are allowed (${setting}): remove one first, or ask the operator to raise ${setting}`;
+	return (
+		`${count} ${what} already exist; at most ${max} are allowed (${setting}): remove one first, ` +
+		`or ask the operator to raise ${setting}`
+	);
 }
 
 /**
@@ -68,16 +73,22 @@ export async function* cappedRows(records: AsyncIterable<SourceRecord>, max: num
 }
 
 export function tooManyRows(max: number): string {
-	return `recipients hold more than ${max} rows; a campaign may have at most ${max} recipients (RUNNER_MAX_RECIPIENTS). Nothing was added`;
+	return (
+		`recipients hold more than ${max} rows; a campaign may have at most ${max} recipients ` +
+		'(RUNNER_MAX_RECIPIENTS). Nothing was added'
+	);
 }
 
-/** Reindex runs waiting for a worker: past RUNNER_MAX_QUEUED_RUNS a new one is refused with 429 until some have started. */
+/**
+ * Reindex runs waiting for a worker: past RUNNER_MAX_QUEUED_RUNS a new one is refused with 429 until some have started.
+ */
 export async function checkQueuedRuns(context: RunnerContext): Promise<void> {
 	const max = context.config.RUNNER_MAX_QUEUED_RUNS;
 	const waiting = await context.queues.reindex.getJobCountByTypes('wait', 'prioritized');
 	if (waiting >= max)
 		throw new LimitError(
 			429,
-			`${waiting} reindex runs are already waiting for a worker; at most ${max} may wait (RUNNER_MAX_QUEUED_RUNS): try again once some have started`,
+			`${waiting} reindex runs are already waiting for a worker; ` +
+				`at most ${max} may wait (RUNNER_MAX_QUEUED_RUNS): try again once some have started`,
 		);
 }

@@ -24,11 +24,16 @@ export interface SourceAccess {
 /** A source that cannot be used as given; `message` names the setting and the rule, never the file's bytes. */
 export class LocalSourceError extends Error {}
 
-/** The one answer for a path the API may not read (outside the directory, or no directory): it never depends on the path. */
+/**
+ * The one answer for a path the API may not read (outside the
+ * directory, or no directory): it never depends on the path.
+ */
 export function outsideMessage(access: SourceAccess): string {
 	return access.sourceDir
-		? `${access.label} must be an http(s) URL or the path of a file inside the runner's source directory (RUNNER_SOURCE_DIR)`
-		: `${access.label} must be an http(s) URL: this runner reads no local file for API callers (its operator may name a directory for them with RUNNER_SOURCE_DIR)`;
+		? `${access.label} must be an http(s) URL or the path of a file inside the runner's source ` +
+				'directory (RUNNER_SOURCE_DIR)'
+		: `${access.label} must be an http(s) URL: this runner reads no local file for API callers ` +
+				'(its operator may name a directory for them with RUNNER_SOURCE_DIR)';
 }
 
 const isInside = (dir: string, path: string) => {
@@ -114,7 +119,10 @@ export async function checkLocalSource(given: string, access: SourceAccess): Pro
 	return path;
 }
 
-/** Where an open file really is: the kernel's name for it (Linux), else its real path when that path still holds the same file. */
+/**
+ * Where an open file really is: the kernel's name for it (Linux),
+ * else its real path when that path still holds the same file.
+ */
 async function realPathOf(handle: FileHandle, checked: string, info: Stats): Promise<string | undefined> {
 	const link = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
 	if (link !== undefined) return link;

@@ -1,9 +1,9 @@
 /**
- * Runner processes make themselves known (#21): each `start` and `worker` keeps a key of its own
+ * Runner processes make themselves known: each `start` and `worker` keeps a key of its own
  * in the global group, renewed every RUNNER_HEARTBEAT and expiring three beats after its last
- * one (so one slow beat does not drop a live process), so a process that dies (even SIGKILL) drops out by itself. A client that follows a campaign
- * can then say at once that nothing on this Redis and prefix will take it, and /readyz and the
- * console say how many processes are alive. Only facts safe to show are kept: no setting, no key.
+ * one (so one slow beat does not drop a live process), so a process that dies (even SIGKILL) drops out by itself. A
+ * client that follows a campaign can then say at once that nothing on this Redis and prefix will take it, and /readyz
+ * and the console say how many processes are alive. Only facts safe to show are kept: no setting, no key.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';

@@ -40,7 +40,8 @@ function handlers({ context, inFlight, shutdown, draining, webhookKey }: Working
 			await dispatchEvents(context);
 			return dropExpiredDrafts(context);
 		},
-		// Only a process that talks to the service tracks, unless its operator gave it the send role alone (RUNNER_TRACKING=off).
+		// Only a process that talks to the service tracks, unless its
+		// operator gave it the send role alone (RUNNER_TRACKING=off).
 		track: context.service && context.config.RUNNER_TRACKING === 'on' ? () => trackOnce(context) : undefined,
 		start: (job) =>
 			startScheduledCampaign(

@@ -82,7 +82,10 @@ export class Queues {
 		this.appliedRates.set(from, ratePerSecond);
 	}
 
-	/** Every queue of the registry: the shared ones, then each number's send queue by number (what bull-board and /metrics show). */
+	/**
+	 * Every queue of the registry: the shared ones, then each number's
+	 * send queue by number (what bull-board and /metrics show).
+	 */
 	async all(): Promise<Queue[]> {
 		const numbers = (await this.connection.smembers(this.keys.numbers)).sort();
 		return [

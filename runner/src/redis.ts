@@ -45,6 +45,19 @@ export function connect(target: RedisTarget, kind: 'worker' | 'client' = 'worker
 /** Raised when Redis cannot be reached or does not answer in time: the API answers 503, the CLI exits 1. */
 export class RedisUnavailable extends Error {}
 
+/** The messages of ioredis's errors for a connection lost or never made. */
+const LOST_CONNECTION = new RegExp(
+	'^(' +
+		[
+			'Command timed out',
+			'Connection is closed',
+			"Stream isn't writeable",
+			'None of startup nodes is available',
+			'Reached the max retries per request limit',
+		].join('|') +
+		')',
+);
+
 /** Errors ioredis raises when the server is gone or silent (not a command's own error reply). */
 export function isRedisUnavailable(error: unknown): boolean {
 	if (error instanceof RedisUnavailable) return true;
@@ -55,9 +68,7 @@ export function isRedisUnavailable(error: unknown): boolean {
 		['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code)
 	)
 		return true;
-	return /^(Command timed out|Connection is closed|Stream isn't writeable|None of startup nodes is available|Reached the max retries per request limit)/.test(
-		message ?? '',
-	);
+	return LOST_CONNECTION.test(message ?? '');
 }
 
 /** Where Redis is, for an error message: host and port only (a URL may hold a password). */
@@ -105,7 +116,10 @@ export function masters(connection: RedisConnection): Redis[] {
 /** Raised when Redis lacks what RUNNER_REQUIRE_AOF=true demands: the process does not start. */
 export class RedisSettingsError extends Error {}
 
-/** A setting of one master read with CONFIG GET; undefined when CONFIG is refused (a managed Redis may rename or forbid it). */
+/**
+ * A setting of one master read with CONFIG GET; undefined when
+ * CONFIG is refused (a managed Redis may rename or forbid it).
+ */
 async function configValue(node: Redis, name: string): Promise<{ value?: string; refused?: string }> {
 	try {
 		const answer = await node.config('GET', name);
@@ -155,14 +169,21 @@ export async function checkRedis(
 		else fsync.add((await configValue(node, 'appendfsync')).value ?? 'unknown');
 	}
 	const fix =
-		'run Redis with appendonly yes and appendfsync always (redis-server --appendonly yes --appendfsync always, or CONFIG SET appendonly yes then CONFIG REWRITE)';
+		'run Redis with appendonly yes and appendfsync always (redis-server --appendonly yes --appendfsync always, ' +
+		'or CONFIG SET appendonly yes then CONFIG REWRITE)';
 	if (withoutAof.length > 0) {
-		const risk = `Redis at ${withoutAof.join(', ')} runs with appendonly no: a Redis restart or crash loses the ledger and the queues, so recipients already sent may be sent again and pending ones lost (the never-twice and never-lost guarantees need an append-only file)`;
+		const risk =
+			`Redis at ${withoutAof.join(', ')} runs with appendonly no: ` +
+			'a Redis restart or crash loses the ledger and the queues, ' +
+			'so recipients already sent may be sent again and pending ones lost ' +
+			'(the never-twice and never-lost guarantees need an append-only file)';
 		if (options.requireAof) throw new RedisSettingsError(`RUNNER_REQUIRE_AOF is true and ${risk}; ${fix}`);
 		log.warn({ appendonly: 'no', fix, strict: 'RUNNER_REQUIRE_AOF=true refuses to start instead' }, risk);
 	}
 	if (unchecked.length > 0) {
-		const risk = `Redis persistence could not be checked: CONFIG GET appendonly was refused by ${unchecked.join(', ')}; make sure the provider keeps an append-only file, or the ledger's guarantees do not survive a Redis restart`;
+		const risk =
+			`Redis persistence could not be checked: CONFIG GET appendonly was refused by ${unchecked.join(', ')}; ` +
+			"make sure the provider keeps an append-only file, or the ledger's guarantees do not survive a Redis restart";
 		if (options.requireAof)
 			throw new RedisSettingsError(
 				`RUNNER_REQUIRE_AOF is true and ${risk}; unset RUNNER_REQUIRE_AOF once you have checked it yourself`,

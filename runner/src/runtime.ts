@@ -77,7 +77,7 @@ export { startPrivateRedis } from './devRedis';
 export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, RedisUnavailable } from './redis';
 
 /**
- * Keys of a runner before #20 (one `{prefix}` hash tag for everything) under the prefix this one
+ * Keys of the old layout (one `{prefix}` hash tag for everything) under the prefix this one
  * would have had then: this runner neither reads nor moves them, so their campaigns would wait for
  * good. Said once at start; the two layouts must not share a Redis (docs/decisions.md).
  */
@@ -92,7 +92,9 @@ export async function warnOfOldLayout(context: RunnerContext): Promise<void> {
 	if (found > 0) {
 		context.log.warn(
 			{ oldKeys: `${old}:*` },
-			'this Redis holds keys of a runner from before #20 (one hash tag for every key); this runner does not read them: let an old runner finish its campaigns first, and never run old and new runners on one Redis',
+			'this Redis holds keys of an older runner (one hash tag for every key); ' +
+				'this runner does not read them: let an old runner finish its campaigns first, ' +
+				'and never run old and new runners on one Redis',
 		);
 	}
 }
@@ -129,7 +131,8 @@ export async function runProcess(context: RunnerContext, role: 'start' | 'worker
 	const key = webhookKey(config);
 	if (!key)
 		log.warn(
-			'this process delivers no webhook events: set RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN), the same on every process, to have it sign and send them',
+			'this process delivers no webhook events: set RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN), ' +
+				'the same on every process, to have it sign and send them',
 		);
 	const draining = new AbortController();
 	await upsertFeeder(context);

@@ -1,8 +1,8 @@
 /**
  * The runner's one HTTP client of the service: requests are built and checked by the contract in
- * convo-contract (packages/n8n-nodes-convo/nodes/shared), sent with keep-alive and a hard total deadline, and every answer is turned into an
- * outcome by ONE table (`classify`): what is retried, held, failed, unknown or stops a campaign.
- * The API key lives only in this object's closure: never in an error, a log line or Redis.
+ * convo-contract (packages/n8n-nodes-convo/nodes/shared), sent with keep-alive and a hard total deadline, and every
+ * answer is turned into an outcome by ONE table (`classify`): what is retried, held, failed, unknown or stops a
+ * campaign. The API key lives only in this object's closure: never in an error, a log line or Redis.
  */
 import type { Readable } from 'node:stream';
 

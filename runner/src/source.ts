@@ -99,7 +99,8 @@ export function formatOf(
 	if (extension === '.json') return 'json';
 	if (extension === '.ndjson' || extension === '.jsonl') return 'ndjson';
 	throw new FieldError(
-		`cannot tell the format of ${shownUrl(source)} from its name: use a .csv, .json or .ndjson name${names.format ? `, or ${names.format}` : ''}`,
+		`cannot tell the format of ${shownUrl(source)} from its name: ` +
+			`use a .csv, .json or .ndjson name${names.format ? `, or ${names.format}` : ''}`,
 		names.format ?? names.source,
 	);
 }
@@ -151,7 +152,8 @@ async function openSource(
 		} catch (error) {
 			if (error instanceof SourceError) throw error;
 			throw new SourceError(
-				`cannot read ${source}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+				`cannot read ${source}: ` +
+					`${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
 			);
 		}
 		raw = createReadStream(source);
@@ -188,7 +190,10 @@ function refuseBinary(raw: Readable, source: string, progress?: SourceProgress):
 	return out;
 }
 
-/** pipe() does not pass errors on: a refused or broken source must end the next stage with its error, not leave it waiting. */
+/**
+ * pipe() does not pass errors on: a refused or broken source
+ * must end the next stage with its error, not leave it waiting.
+ */
 function feed<T extends Duplex>(from: Readable, into: T): T {
 	from.on('error', (error) => into.destroy(error));
 	return from.pipe(into);
@@ -381,7 +386,8 @@ async function* csvRecords(raw: Readable, source: string, given?: string): Async
 				const twice = header.findIndex((name, i) => header?.indexOf(name) !== i);
 				if (twice !== -1)
 					throw new SourceError(
-						`${source}: the header names one column twice (columns ${header.indexOf(header[twice]) + 1} and ${twice + 1})`,
+						`${source}: the header names one column twice ` +
+							`(columns ${header.indexOf(header[twice]) + 1} and ${twice + 1})`,
 					);
 				phoneColumn = header.indexOf('phone');
 				continue;
@@ -501,7 +507,8 @@ async function* jsonArrayRecords(raw: Readable, source: string): AsyncGenerator<
 	} catch (error) {
 		if (error instanceof SourceError) throw error;
 		throw new SourceError(
-			`${source} is not a JSON array of objects: ${position === 0 ? 'before its first element' : `after element ${position}`}, ${jsonArrayReason(error)}`,
+			`${source} is not a JSON array of objects: ` +
+				`${position === 0 ? 'before its first element' : `after element ${position}`}, ${jsonArrayReason(error)}`,
 		);
 	}
 }

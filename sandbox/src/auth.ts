@@ -39,7 +39,8 @@ function byAccessToken(store: Store, request: FastifyRequest): Business {
 		throw unauthorized(
 			key === undefined
 				? 'Missing access token: send Authorization: Bearer <access token>'
-				: 'Missing access token: the messaging API takes Authorization: Bearer <access token>; X-API-Key is for the external API',
+				: 'Missing access token: the messaging API takes Authorization: Bearer <access token>; ' +
+						'X-API-Key is for the external API',
 		);
 	}
 	const business = token === '' ? undefined : store.businessByToken(token);

@@ -6,7 +6,10 @@ import type { Store } from './store';
 import type { Links } from './views';
 import type { WebhookHub } from './webhooks';
 
-/** Everything a route needs: state, service time, webhooks, delivery settings, faults, request counts and the public addresses. */
+/**
+ * Everything a route needs: state, service time, webhooks, delivery
+ * settings, faults, request counts and the public addresses.
+ */
 export interface SandboxContext {
 	store: Store;
 	clock: Clock;

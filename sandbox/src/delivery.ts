@@ -67,20 +67,23 @@ export function parseDeliverySettings(input: z.output<typeof deliverySettingsInp
 	};
 	if (settings.read > settings.delivered + EPSILON) {
 		throw badRequest(
-			`read (${settings.read}) must be at most delivered (${settings.delivered}): read messages are a subset of the delivered ones`,
+			`read (${settings.read}) must be at most delivered (${settings.delivered}): ` +
+				'read messages are a subset of the delivered ones',
 			'read',
 		);
 	}
 	if (settings.replied > settings.delivered + EPSILON) {
 		throw badRequest(
-			`replied (${settings.replied}) must be at most delivered (${settings.delivered}): only delivered messages get replies`,
+			`replied (${settings.replied}) must be at most delivered (${settings.delivered}): ` +
+				'only delivered messages get replies',
 			'replied',
 		);
 	}
 	const failedShare = settings.failed.reduce((sum, entry) => sum + entry.share, 0);
 	if (settings.delivered + failedShare > 1 + EPSILON) {
 		throw badRequest(
-			`delivered (${settings.delivered}) plus the failed shares (${round(failedShare)}) is ${round(settings.delivered + failedShare)}; at most 1 (the rest stays sent)`,
+			`delivered (${settings.delivered}) plus the failed shares (${round(failedShare)}) ` +
+				`is ${round(settings.delivered + failedShare)}; at most 1 (the rest stays sent)`,
 			'failed',
 		);
 	}

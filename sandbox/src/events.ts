@@ -4,7 +4,10 @@ import type { Store } from './store';
 import { eventContactView, type Links } from './views';
 import type { WebhookHub } from './webhooks';
 
-/** What an event is made and sent with: the part of the SandboxContext it uses (context.ts names the delivery, which emits events). */
+/**
+ * What an event is made and sent with: the part of the SandboxContext
+ * it uses (context.ts names the delivery, which emits events).
+ */
 export interface EmittingContext {
 	webhooks: WebhookHub;
 	store: Store;

@@ -58,7 +58,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
 		await app.close();
 		if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
 		throw new Error(
-			`port ${wanted} on ${host} is already in use (another sandbox?): stop that process, or pick another port with --port N or SANDBOX_PORT=N (0 takes any free port)`,
+			`port ${wanted} on ${host} is already in use (another sandbox?): stop that process, ` +
+				'or pick another port with --port N or SANDBOX_PORT=N (0 takes any free port)',
 		);
 	}
 	const { port } = app.server.address() as AddressInfo;

@@ -1,4 +1,7 @@
-/** GET /openapi.json: an OpenAPI 3.1 document generated from the contract package convo-contract (packages/n8n-nodes-convo/nodes/shared). */
+/**
+ * GET /openapi.json: an OpenAPI 3.1 document generated from the contract package convo-contract
+ * (packages/n8n-nodes-convo/nodes/shared).
+ */
 import { z } from 'zod/v4';
 
 import { APIS, ERROR_CODES, OPERATION_KEYS, OPERATIONS, type OperationKey } from 'convo-contract';

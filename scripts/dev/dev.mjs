@@ -201,7 +201,8 @@ async function main() {
 
 	if (!existsSync(N8N_BIN) || !existsSync(join(E2E, 'n8n', `.installed-${N8N_VERSION}`))) {
 		say(
-			`installing Node 24 and n8n ${N8N_VERSION} into ${shown(E2E)}: first time only, 5 to 8 minutes, 3 GB (progress in ${shown(join(LOGS, 'install-n8n.log'))})`,
+			`installing Node 24 and n8n ${N8N_VERSION} into ${shown(E2E)}: first time only, 5 to 8 minutes, ` +
+				`3 GB (progress in ${shown(join(LOGS, 'install-n8n.log'))})`,
 		);
 		await runGroup('install-n8n', 'bash', [join(ROOT, 'test', 'e2e', 'install-n8n.sh')], baseEnv);
 	}
@@ -355,7 +356,8 @@ async function main() {
 		saveState(state);
 	}
 	say(
-		`credentials imported (${credentials.length}); ${fresh.length ? `examples imported: ${fresh.length}` : 'examples were imported before'}`,
+		`credentials imported (${credentials.length}); ` +
+			`${fresh.length ? `examples imported: ${fresh.length}` : 'examples were imported before'}`,
 	);
 
 	const n8n = startGroup('n8n', N8N_BIN, ['start'], n8nEnv);
@@ -371,7 +373,8 @@ async function main() {
 		}).catch((error) => error);
 		if (claimed !== 'claimed') {
 			throw new Error(
-				`${claimed === 'already' ? 'n8n has an owner account this run did not create' : claimed.message}; remove ${shown(DEV)} to start over`,
+				`${claimed === 'already' ? 'n8n has an owner account this run did not create' : claimed.message}; ` +
+					`remove ${shown(DEV)} to start over`,
 			);
 		}
 		state.ownerCreated = true;
@@ -417,7 +420,8 @@ Try it: an inbound message from Ada starts "Convo: reply to an inbound message":
 	);
 	if (!stopping) {
 		say(
-			`${died.group.name} stopped (${died.signal ?? `exit ${died.code}`}); stopping the rest. Last lines of ${shown(died.group.logPath)}:\n${tail(died.group.logPath)}`,
+			`${died.group.name} stopped (${died.signal ?? `exit ${died.code}`}); ` +
+				`stopping the rest. Last lines of ${shown(died.group.logPath)}:\n${tail(died.group.logPath)}`,
 		);
 		await stub.close();
 		await stopAll();

@@ -56,8 +56,14 @@ function answerFrom(toolText) {
 	const inbound = messages.filter((message) => message.direction === 'inbound').at(-1);
 	const name = [contact.first_name, contact.last_name].filter(Boolean).join(' ') || 'The contact';
 	if (!inbound)
-		return `${name} has a conversation of ${record?.conversation?.message_count ?? 0} messages and no inbound message yet.`;
-	return `${name} wrote last: "${inbound.text}" (${inbound.created_at}). The conversation has ${record.conversation.message_count} messages.`;
+		return (
+			`${name} has a conversation of ${record?.conversation?.message_count ?? 0} messages ` +
+			'and no inbound message yet.'
+		);
+	return (
+		`${name} wrote last: "${inbound.text}" (${inbound.created_at}). The conversation has ` +
+		`${record.conversation.message_count} messages.`
+	);
 }
 
 function completion(request) {
@@ -86,10 +92,10 @@ function sendJson(res, status, body) {
 /** Server-sent events of one completion, as OpenAI streams it. */
 function sendStream(res, id, created, choice) {
 	res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-	const chunk = (delta, finish_reason = null) =>
-		res.write(
-			`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: STUB_MODEL_NAME, choices: [{ index: 0, delta, finish_reason }] })}\n\n`,
-		);
+	const chunk = (delta, finish_reason = null) => {
+		const event = { id, object: 'chat.completion.chunk', created, model: STUB_MODEL_NAME };
+		return res.write(`data: ${JSON.stringify({ ...event, choices: [{ index: 0, delta, finish_reason }] })}\n\n`);
+	};
 	if (choice.message.tool_calls) {
 		chunk({
 			role: 'assistant',

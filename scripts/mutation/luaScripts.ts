@@ -197,8 +197,9 @@ export function luaMutants(raw: string, label: string, writingFunctions: Readonl
 		const lineStart = raw.lastIndexOf('\n', from) + 1;
 		const lineEnd = raw.indexOf('\n', from);
 		const flipped = NEGATION[match[0]];
+		const line = shown(lineStart, lineEnd === -1 ? raw.length : lineEnd);
 		mutants.push({
-			name: `${where(from)}: ${match[0]} -> ${flipped} in \`${shown(lineStart, lineEnd === -1 ? raw.length : lineEnd)}\``,
+			name: `${where(from)}: ${match[0]} -> ${flipped} in \`${line}\``,
 			start: from,
 			end: from + match[0].length,
 			replacement: flipped,

@@ -20,14 +20,14 @@ test('RUNNER_PREFIX with a {hash tag} is refused, naming the reason; a plain nam
 	);
 });
 
-test('a worker warns at start when the Redis holds keys of a runner from before #20, and not otherwise', async () => {
+test('a worker warns at start when the Redis holds keys of an older runner (the old layout), and not otherwise', async () => {
 	const started = async (extra: NodeJS.ProcessEnv) => {
 		const worker = runner.spawnWorker(extra);
 		await waitFor('the worker to start', async () => worker.output().includes('runner started'), 30_000);
 		await worker.kill('SIGTERM');
 		return worker.output();
 	};
-	const warning = 'keys of a runner from before #20';
+	const warning = 'keys of an older runner (one hash tag for every key)';
 	expect(await started({})).not.toContain(warning);
 	// What an old runner with the prefix {<prefix>} left: its campaign list.
 	const old = `{${runner.env.RUNNER_PREFIX}}:campaigns`;

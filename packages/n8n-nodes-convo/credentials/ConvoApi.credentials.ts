@@ -42,7 +42,8 @@ export class ConvoApi implements ICredentialType {
 			required: true,
 			placeholder: 'https://api.example.com',
 			description:
-				'Address of the messaging API, without the /v1 version prefix (it is added, and a typed /v1 or trailing slash is removed)',
+				'Address of the messaging API, without the /v1 version prefix (it is added, ' +
+				'and a typed /v1 or trailing slash is removed)',
 		},
 		{
 			displayName: 'Access Token',

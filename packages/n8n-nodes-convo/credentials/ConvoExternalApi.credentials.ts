@@ -44,7 +44,8 @@ export class ConvoExternalApi implements ICredentialType {
 			required: true,
 			placeholder: 'https://api.example.com/api/external/v2',
 			description:
-				'Address of the external API. It ends in /api/external/v2; the suffix is added when missing and a trailing slash is removed.',
+				'Address of the external API. It ends in /api/external/v2; ' +
+				'the suffix is added when missing and a trailing slash is removed.',
 		},
 		{
 			displayName: 'API Key',

@@ -46,7 +46,8 @@ export class ConvoRunnerApi implements ICredentialType {
 			required: true,
 			placeholder: 'http://127.0.0.1:8080',
 			description:
-				"Address of the runner's control API (convo-runner start: RUNNER_HTTP_HOST and RUNNER_HTTP_PORT), without /api; a trailing slash or a typed /api is removed",
+				"Address of the runner's control API (convo-runner start: RUNNER_HTTP_HOST and RUNNER_HTTP_PORT), " +
+				'without /api; a trailing slash or a typed /api is removed',
 		},
 		{
 			displayName: 'Token',

@@ -22,7 +22,8 @@ export class ConvoTriggerApi implements ICredentialType {
 			default: 'X-Convo-Webhook-Secret',
 			required: true,
 			description:
-				'Name of the custom header added to the event trigger in the dashboard (developer tools, event triggers). Case does not matter.',
+				'Name of the custom header added to the event trigger in the dashboard (developer tools, ' +
+				'event triggers). Case does not matter.',
 		},
 		{
 			displayName: 'Secret',

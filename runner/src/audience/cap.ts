@@ -1,12 +1,12 @@
 /**
- * One frequency cap across campaigns (#23): "at most 1 campaign message per 24 h, 3 per 7 days" to
+ * One frequency cap across campaigns: "at most 1 campaign message per 24 h, 3 per 7 days" to
  * a phone, whichever campaign, scheduled or not, sends it. The policy is the sending number's own (`cap
  * set`), else the business default (RUNNER_FREQUENCY_CAP), else none. It is enforced per sending
- * number (docs/decisions.md, "#23: one frequency cap across campaigns"): the claim's script runs
+ * number (docs/decisions.md, "one frequency cap across campaigns"): the claim's script runs
  * on the number's Cluster slot, so the phone's send times live in the number's group.
  *
- * The rule lives in Lua, once (lua/includes/cap.lua): the start gate's claim (lua/includes/jobClaim.lua openInJob and claimAt)
- * asks capVerdict before it claims a pending recipient, and records the claim's time on the phone
+ * The rule lives in Lua, once (lua/includes/cap.lua): the start gate's claim (lua/includes/jobClaim.lua openInJob and
+ * claimAt) asks capVerdict before it claims a pending recipient, and records the claim's time on the phone
  * with capCount in the same step, so two processes cannot both see room for one phone. A recipient
  * over the cap is written `capped` with the time it would next be allowed, or, in a campaign that
  * waits (`when_capped` wait), stays pending in the campaign's waiting set until then, and the

@@ -70,7 +70,9 @@ function reasonOf(given: unknown, source: SuppressionSource): string {
 	return text === '' ? DEFAULT_REASON[source] : text.slice(0, REASON_MAX);
 }
 
-/** How long a campaign may take from its number's copy opening to its commit (create.ts keeps staged rows this long). */
+/**
+ * How long a campaign may take from its number's copy opening to its commit (create.ts keeps staged rows this long).
+ */
 const COMMIT_GRACE_MS = 15 * 60_000;
 /** Passes of a repair that other changes keep moving before it leaves the rest to the feeder's next tick. */
 const REPAIR_PASSES = 5;
@@ -95,12 +97,18 @@ const noteOf = (stored: string) => (stored === '' ? '' : suppressionNote(entryOf
 
 /** The error of an add past the cap; it names the cap and its setting, never a phone. */
 function listFullMessage(max: number): string {
-	return `the suppression list is full: it holds its limit of ${max} entries (RUNNER_MAX_SUPPRESSIONS); remove entries, or ask the operator to raise RUNNER_MAX_SUPPRESSIONS`;
+	return (
+		`the suppression list is full: it holds its limit of ${max} entries (RUNNER_MAX_SUPPRESSIONS); remove entries, ` +
+		'or ask the operator to raise RUNNER_MAX_SUPPRESSIONS'
+	);
 }
 
 type ChangeReply = [number | string, number | string, number | string, ...string[]];
 
-/** The list's change (CHANGE) in the global group, then in every copy. Returns the phones that changed and how many adds the cap refused. */
+/**
+ * The list's change (CHANGE) in the global group, then in every copy. Returns the phones that
+ * changed and how many adds the cap refused.
+ */
 async function change(
 	context: RunnerContext,
 	op: 'add' | 'remove',
@@ -235,7 +243,9 @@ export async function reserveCopy(context: RunnerContext, from: string): Promise
 	if (Number(await reserve([context.keys.suppression.copies], [from, max])) !== 1) {
 		throw new LimitError(
 			409,
-			`${max} sending numbers have campaigns that are not finished; at most ${max} may (RUNNER_MAX_SENDING_NUMBERS): let one number's campaigns finish or cancel them, or ask the operator to raise RUNNER_MAX_SENDING_NUMBERS`,
+			`${max} sending numbers have campaigns that are not finished; ` +
+				`at most ${max} may (RUNNER_MAX_SENDING_NUMBERS): let one number's campaigns finish or cancel them, ` +
+				'or ask the operator to raise RUNNER_MAX_SENDING_NUMBERS',
 			'from',
 		);
 	}
@@ -337,7 +347,10 @@ export async function findSuppression(context: RunnerContext, phone: string): Pr
 	return stored === null ? undefined : entryOf(phone, stored);
 }
 
-/** Of `phones` (digits), those on the list, with the note a recipient row gets: one HMGET (the create's check, per batch of rows). */
+/**
+ * Of `phones` (digits), those on the list, with the note a recipient row gets: one HMGET (the
+ * create's check, per batch of rows).
+ */
 export async function suppressedNotes(context: RunnerContext, phones: readonly string[]): Promise<Map<string, string>> {
 	const notes = new Map<string, string>();
 	if (phones.length === 0) return notes;
@@ -392,7 +405,10 @@ export interface ImportAnswer {
 	rejections: Array<{ line: number; reason: string }>;
 }
 
-/** Rows with a `phone` column (and optionally `reason`) put on the list as `import`; a bad row is reported with its line, the good ones kept. */
+/**
+ * Rows with a `phone` column (and optionally `reason`) put on the list as `import`; a bad row is
+ * reported with its line, the good ones kept.
+ */
 export async function importSuppressions(
 	context: RunnerContext,
 	records: AsyncIterable<SourceRecord>,
@@ -412,7 +428,8 @@ export async function importSuppressions(
 		if (full > 0)
 			throw new LimitError(
 				409,
-				`${listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS)}. The import stopped: ${answer.added} phones were added, ${full} of the last rows read and every later row were not`,
+				`${listFullMessage(context.config.RUNNER_MAX_SUPPRESSIONS)}. The import stopped: ` +
+					`${answer.added} phones were added, ${full} of the last rows read and every later row were not`,
 			);
 	};
 	const now = Date.now();

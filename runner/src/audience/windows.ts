@@ -1,5 +1,5 @@
 /**
- * Send windows in the recipient's local time (#23): the `--window` syntax, each recipient's time
+ * Send windows in the recipient's local time: the `--window` syntax, each recipient's time
  * zone, and when a zone's window is open. A recipient's zone is its row's `tz` column (an IANA
  * name) or else its phone's country (libphonenumber-js) and that country's zones
  * (countries-and-timezones). A country with several zones is open only while the window is open
@@ -16,7 +16,9 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 const DAY_SECONDS = 86_400;
 
-/** The open time of each weekday (0 Monday .. 6 Sunday) in seconds of the local day: [start, end), or null when closed. */
+/**
+ * The open time of each weekday (0 Monday .. 6 Sunday) in seconds of the local day: [start, end), or null when closed.
+ */
 export type WeekWindow = Array<[number, number] | null>;
 
 export class WindowSyntaxError extends Error {}
@@ -167,7 +169,10 @@ function zonesOf(key: ZoneKey): string[] {
 	return key.startsWith('country:') ? (getCountry(key.slice('country:'.length))?.timezones ?? []) : [key];
 }
 
-/** The opening that holds `ms` for a zone key: open in all of its zones (the latest opening, the earliest close), or undefined. */
+/**
+ * The opening that holds `ms` for a zone key: open in all of its
+ * zones (the latest opening, the earliest close), or undefined.
+ */
 export function openingAt(week: WeekWindow, key: ZoneKey, ms: number): [number, number] | undefined {
 	let opening: [number, number] | undefined;
 	for (const zone of zonesOf(key)) {
@@ -178,7 +183,10 @@ export function openingAt(week: WeekWindow, key: ZoneKey, ms: number): [number, 
 	return opening;
 }
 
-/** Steps a week is looked at in to learn whether a zone key is ever open (15 minutes: offsets are whole quarters of an hour). */
+/**
+ * Steps a week is looked at in to learn whether a zone key is
+ * ever open (15 minutes: offsets are whole quarters of an hour).
+ */
 const WEEK_STEP_MS = 15 * 60_000;
 
 /** True when the window is open in every zone of `key` at some moment of the week after `from`. */
@@ -223,7 +231,8 @@ export class ZoneFinder {
 			return {
 				ok: false,
 				reason:
-					'phone has no country the send window can tell its time zone from: add a tz column (an IANA name such as Europe/Berlin)',
+					'phone has no country the send window can tell its time zone from: ' +
+					'add a tz column (an IANA name such as Europe/Berlin)',
 			};
 		let verdict = this.countries.get(country);
 		if (!verdict) {
@@ -231,7 +240,9 @@ export class ZoneFinder {
 			if (zones.length === 0)
 				verdict = {
 					ok: false,
-					reason: `phone's country (${country}) has no known time zone: add a tz column (an IANA name such as Europe/Berlin)`,
+					reason:
+						`phone's country (${country}) has no known time zone: ` +
+						'add a tz column (an IANA name such as Europe/Berlin)',
 				};
 			else if (zones.length === 1) verdict = { ok: true, key: zones[0] };
 			else {
@@ -240,7 +251,9 @@ export class ZoneFinder {
 					? { ok: true, key }
 					: {
 							ok: false,
-							reason: `phone's country (${country}) spans ${zones.length} time zones and the send window is never open in all of them at once: add a tz column (an IANA name such as America/New_York)`,
+							reason:
+								`phone's country (${country}) spans ${zones.length} time zones and the send window is never open ` +
+								'in all of them at once: add a tz column (an IANA name such as America/New_York)',
 						};
 			}
 			this.countries.set(country, verdict);
@@ -264,7 +277,9 @@ export function nextOpening(week: WeekWindow, key: ZoneKey, ms: number): [number
 	return undefined;
 }
 
-/** How far ahead a dry run's estimate looks for openings: recipients not sendable by then are left out of its duration. */
+/**
+ * How far ahead a dry run's estimate looks for openings: recipients not sendable by then are left out of its duration.
+ */
 const ESTIMATE_HORIZON_MS = 31 * DAY_SECONDS * 1000;
 
 /**

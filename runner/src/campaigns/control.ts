@@ -176,7 +176,10 @@ export async function failCampaign(context: RunnerContext, id: string, reason: s
 	if (notSent !== undefined) context.log.error({ campaign: id, reason, notSent }, 'campaign failed');
 }
 
-/** A windowed campaign's zones start their lists over, as the cursor does (sending/feeder.ts feedZones), before it runs again. */
+/**
+ * A windowed campaign's zones start their lists over, as the
+ * cursor does (sending/feeder.ts feedZones), before it runs again.
+ */
 async function feedAgain(context: RunnerContext, campaign: CampaignRecord): Promise<void> {
 	if (campaign.window) await context.redis.del(context.keys.zoneFeed(campaign.from, campaign.id));
 }
@@ -258,8 +261,8 @@ export async function setCampaignRate(context: RunnerContext, id: string, rate: 
 class CampaignNotCommitted extends Error {}
 
 /**
- * Starts a scheduled campaign (the start job's processor, jobs.ts). One not committed yet is looked for again while `mayWait`; after
- * that its create died before its commit and the job does nothing.
+ * Starts a scheduled campaign (the start job's processor, jobs.ts). One not committed yet is looked for again while
+ * `mayWait`; after that its create died before its commit and the job does nothing.
  */
 export async function startScheduledCampaign(
 	context: RunnerContext,
@@ -274,7 +277,9 @@ export async function startScheduledCampaign(
 	if (campaign.state !== 'scheduled') return campaign.state;
 	const late = Date.now() - dueAt;
 	if (late > context.config.RUNNER_MAX_LATENESS) {
-		const reason = `skipped: it fell due at ${new Date(dueAt).toISOString()} and no runner took it up until ${Math.round(late / 1000)} s later (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`;
+		const reason =
+			`skipped: it fell due at ${new Date(dueAt).toISOString()} and no runner took it up until ` +
+			`${Math.round(late / 1000)} s later (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`;
 		await endWithPending(context, id, 'cancelled', reason, ['scheduled']);
 		context.log.warn({ campaign: id }, reason);
 		return 'cancelled';

@@ -30,7 +30,7 @@ const WRITE_BATCH = 1000;
  * Batches between full garbage collections, when the process allows them (the bin's
  * `--expose-gc`). The create keeps nothing per recipient, but each batch's rows live across its
  * Redis round trips, so V8 moves them to the old space and lets that grow until it decides to
- * collect: a 1,000,000-row create peaked anywhere from 96 to 210 MB run to run (benchmark 3). A
+ * collect: a 1,000,000-row create peaked anywhere from 96 to 210 MB run to run. A
  * full collection every 100,000 rows (tens of ms each) makes the peak independent of that.
  */
 const COLLECT_EVERY_BATCHES = 100;
@@ -51,9 +51,13 @@ function columnsRead(columns: readonly string[] | undefined, given: string | und
 	const more = columns.length > shown.length ? ` and ${columns.length - shown.length} more` : '';
 	const how =
 		given === undefined
-			? `the delimiter told from its header line (comma, semicolon or tab; --delimiter, or the API's delimiter, sets it)`
+			? 'the delimiter told from its header line (comma, semicolon or tab; --delimiter, ' +
+				"or the API's delimiter, sets it)"
 			: `the ${delimiterName(given)} delimiter given`;
-	return `. The header was read as ${columns.length} column${columns.length === 1 ? '' : 's'}, with ${how}: ${shown.join(', ')}${more}`;
+	return (
+		`. The header was read as ${columns.length} column${columns.length === 1 ? '' : 's'}, with ${how}: ` +
+		`${shown.join(', ')}${more}`
+	);
 }
 
 export interface Snapshot {
@@ -183,7 +187,10 @@ export class RowChecker {
 		if (zones) this.zones = new ZoneLists(zones, zoneTable);
 	}
 
-	/** `suppressed`: of the batch's phones, those on the suppression list, with their note (none for a transactional campaign). */
+	/**
+	 * `suppressed`: of the batch's phones, those on the suppression
+	 * list, with their note (none for a transactional campaign).
+	 */
 	check(record: SourceRecord, seen: Map<string, number>, suppressed: ReadonlyMap<string, string> = new Map()): void {
 		const index = String(this.firstIndex + this.total++);
 		this.lastLine = Math.max(this.lastLine, record.line);
@@ -254,9 +261,15 @@ export interface SnapshotInput extends CampaignBasics {
 	records?: AsyncIterable<SourceRecord>;
 	/** A draft: the state `start` moves it to, when it is removed unless started, and the phone its start tests with. */
 	draft?: { startsAs: 'running' | 'scheduled'; expiresAt: number; testTo?: string };
-	/** Done after every row is staged and right before the commit (a test send, the start job of a scheduled campaign); gets the first accepted row. */
+	/**
+	 * Done after every row is staged and right before the commit (a test send, the start job of a
+	 * scheduled campaign); gets the first accepted row.
+	 */
 	beforeCommit?: (firstAccepted: string | undefined) => Promise<void>;
-	/** The Idempotency-Key the create runs under (core/campaigns.ts once): the commit keeps `answer` + the snapshot as its answer. */
+	/**
+	 * The Idempotency-Key the create runs under (core/campaigns.ts
+	 * once): the commit keeps `answer` + the snapshot as its answer.
+	 */
 	claim?: { slot: string; token: string; answer: Record<string, unknown> };
 	/**
 	 * A dry run: every row is read and checked as above, but only the staged phone index is written
@@ -397,7 +410,8 @@ export async function snapshotCampaign(
 		if (rows.total === 0 && !draft) throw new SourceError(`${shownUrl(input.source)} is empty: it holds no recipient`);
 		if (rows.total > 0 && !rows.anyPhoneField)
 			throw new SourceError(
-				`${shownUrl(input.source)} has no "phone" column or field: every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`,
+				`${shownUrl(input.source)} has no "phone" column or field: ` +
+					`every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`,
 			);
 		if (!dryRun) await input.beforeCommit?.(rows.firstAccepted);
 	} catch (error) {
@@ -503,17 +517,22 @@ export async function snapshotCampaign(
 	if (outcome !== 'ok') await forgetCampaign(context, id).catch(() => undefined);
 	if (outcome === 'lease_lost')
 		throw new ConflictError(
-			'this request took longer than its Idempotency-Key lease and another request with the key runs now; nothing was created by this one',
+			'this request took longer than its Idempotency-Key lease and another request with the key runs now; ' +
+				'nothing was created by this one',
 		);
 	if (outcome === 'expired')
 		throw new UserError(
-			`Nothing was created: the rows read were kept ${STAGING_TTL_MS / 60_000} minutes and expired before the source ended`,
+			`Nothing was created: the rows read were kept ${STAGING_TTL_MS / 60_000} minutes and ` +
+				'expired before the source ended',
 		);
 	await listOrLeave(context, from, id, now);
 	return snapshot;
 }
 
-/** Lists a committed campaign; when Redis fails here the campaign exists all the same, and the feeder lists it (keyGroups.ts). */
+/**
+ * Lists a committed campaign; when Redis fails here the campaign
+ * exists all the same, and the feeder lists it (keyGroups.ts).
+ */
 export async function listOrLeave(context: RunnerContext, from: string, id: string, createdAt: number): Promise<void> {
 	await listCampaign(context, from, id, createdAt).catch((error: Error) =>
 		context.log.warn({ campaign: id, err: error.message }, 'campaign created; it is listed on the next feeder tick'),

@@ -141,7 +141,8 @@ export async function addRecipients(
 		if (answer === 'not_draft') throw notADraft(id, (await getCampaign(context, id)).state);
 		if (answer === 'lease_lost')
 			throw new ConflictError(
-				'this request took longer than its Idempotency-Key lease and another request with the key runs now; this chunk was not added',
+				'this request took longer than its Idempotency-Key lease and another request with the key runs now; ' +
+					'this chunk was not added',
 			);
 		if (answer !== 'ok') continue;
 

@@ -15,7 +15,10 @@ function uploadName(at: number): string {
 	return `Upload ${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-/** The last segment of a path (a URL's, decoded) without its extension; the whole segment when that is all extension (`.csv`). */
+/**
+ * The last segment of a path (a URL's, decoded) without its
+ * extension; the whole segment when that is all extension (`.csv`).
+ */
 function fileName(source: string): string {
 	let path = source;
 	let host = '';
@@ -43,7 +46,10 @@ export function defaultCampaignName(source: string | undefined, at: number): str
 	return (source === undefined ? undefined : fitCampaignName(fileName(source))) ?? uploadName(at);
 }
 
-/** What the API stores as the source of rows that came in the request (http/campaignRoutes.ts): no file to be named after. */
+/**
+ * What the API stores as the source of rows that came in the
+ * request (http/campaignRoutes.ts): no file to be named after.
+ */
 const REQUEST_SOURCES = /^(upload\.(csv|ndjson)|request\.json)$/;
 
 /** A campaign stored before campaigns had names: named now as its create would have named it. */

@@ -128,7 +128,10 @@ export async function findRecipient(
 	throw new NotFoundError(`phone ${parsed.digits} is not a recipient of campaign ${id}`);
 }
 
-/** The report as text chunks: a JSON array, or CSV with a header; `rows` when they are at hand already (one found by phone). */
+/**
+ * The report as text chunks: a JSON array, or CSV with a header;
+ * `rows` when they are at hand already (one found by phone).
+ */
 export async function* reportText(
 	context: RunnerContext,
 	id: string,

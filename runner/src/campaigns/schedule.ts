@@ -70,7 +70,10 @@ export async function removeSchedule(context: RunnerContext, id: string): Promis
 	await stopCronSchedule(context, campaignSchedules(context), id);
 }
 
-/** One firing of a schedule, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its own, or a skipped one recorded with its reason. */
+/**
+ * One firing of a schedule, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its
+ * own, or a skipped one recorded with its reason.
+ */
 export async function fireSchedule(
 	context: RunnerContext,
 	scheduleId: string,
@@ -90,7 +93,8 @@ export async function fireSchedule(
 			id,
 			{ ...schedule, name },
 			'cancelled',
-			`skipped: the firing due at ${new Date(dueAt).toISOString()} was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`,
+			`skipped: the firing due at ${new Date(dueAt).toISOString()} ` +
+				`was taken up ${Math.round(late / 1000)} s late (limit ${context.config.RUNNER_MAX_LATENESS / 1000} s)`,
 		);
 		return id;
 	}

@@ -52,7 +52,10 @@ export const campaignSettings = z.object({
 	/** Repeat on this cron pattern in `tz`; each firing re-reads the source. */
 	cron: z.string().min(9).optional(),
 	tz: z.string().optional(),
-	/** Send the first accepted row's message to this phone first; the campaign starts only if the service accepts it (testSend.ts). */
+	/**
+	 * Send the first accepted row's message to this phone first; the
+	 * campaign starts only if the service accepts it (testSend.ts).
+	 */
 	testTo: phoneDigits.optional(),
 	/** Send only while this window is open in each recipient's local time (audience/windows.ts). */
 	window: z
@@ -69,7 +72,10 @@ export const campaignSettings = z.object({
 		.optional(),
 	/** Recipients still unsent at this time (ISO 8601) are expired, and the campaign finishes. */
 	endAt: z.iso.datetime({ offset: true }).optional(),
-	/** A recipient over the frequency cap (audience/cap.ts): `skip` writes it capped (the default), `wait` keeps it pending until allowed. */
+	/**
+	 * A recipient over the frequency cap (audience/cap.ts): `skip` writes it capped (the default),
+	 * `wait` keeps it pending until allowed.
+	 */
 	whenCapped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 	/** Check every row and answer the counts, storing and sending nothing (core/campaigns.ts createCampaign). */
 	dryRun: z.boolean().optional(),
@@ -78,7 +84,10 @@ export const campaignSettings = z.object({
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
-/** How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API has no format: an upload's type or a URL's name tells it). */
+/**
+ * How a client names the settings to its user: the CLI's flags, or the API's JSON fields (the API
+ * has no format: an upload's type or a URL's name tells it).
+ */
 export type SettingNames = Record<
 	| 'name'
 	| 'templateId'
@@ -132,7 +141,10 @@ export const API_NAMES: SettingNames = {
 
 /** What every campaign, and every campaign of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
-	/** What lists show beside the id: given, or told from the source (names.ts). A schedule's campaigns carry the schedule's. */
+	/**
+	 * What lists show beside the id: given, or told from the source
+	 * (names.ts). A schedule's campaigns carry the schedule's.
+	 */
 	name: string;
 	templateId: string;
 	from: string;
@@ -146,9 +158,15 @@ export interface CampaignBasics {
 	window?: WeekWindow;
 	/** Epoch ms after which unsent recipients are expired. */
 	endAt?: number;
-	/** Sends to suppressed phones too (the operator says these messages are not marketing); a schedule's campaigns carry it. */
+	/**
+	 * Sends to suppressed phones too (the operator says these
+	 * messages are not marketing); a schedule's campaigns carry it.
+	 */
 	transactional?: boolean;
-	/** What becomes of a recipient over the frequency cap (audience/cap.ts); absent: capped. A schedule's campaigns carry the schedule's. */
+	/**
+	 * What becomes of a recipient over the frequency cap (audience/cap.ts); absent: capped. A
+	 * schedule's campaigns carry the schedule's.
+	 */
 	whenCapped?: 'skip' | 'wait';
 }
 
@@ -172,6 +190,9 @@ export function templateBody(recipient: Recipient): Record<string, unknown> {
 export type RowVerdict =
 	| { ok: true; recipient: Recipient }
 	| { ok: false; line: number; phone: string; reason: string };
+
+/** The unit of a size bound in a reason: characters of a string, items of an array. */
+const unitOf = (origin: string) => (origin === 'string' ? ' characters' : origin === 'array' ? ' items' : '');
 
 /**
  * A broken rule of a row, said without quoting the row: a reason names the rule and where it
@@ -198,9 +219,9 @@ function rowIssue(issue: z.core.$ZodIssue, fields: Record<string, unknown>, colu
 		case 'invalid_type':
 			return `${where} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`;
 		case 'too_big':
-			return `${where} must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : ''}`;
+			return `${where} must be at most ${String(issue.maximum)}${unitOf(issue.origin)}`;
 		case 'too_small':
-			return `${where} must be at least ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : ''}`;
+			return `${where} must be at least ${String(issue.minimum)}${unitOf(issue.origin)}`;
 		case 'invalid_value':
 			return `${where} must be one of: ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
 		default:

@@ -14,7 +14,10 @@ import type { CampaignState } from './store';
 export interface TransitionOptions {
 	/** The event this change is (campaign.paused; campaign.finished for a change that moves nothing). */
 	event?: RunnerEventType;
-	/** The campaign ends with pending recipients still to move or sends in flight: it joins `finishing`, and campaign.finished follows when every recipient is final. */
+	/**
+	 * The campaign ends with pending recipients still to move or sends in flight: it joins
+	 * `finishing`, and campaign.finished follows when every recipient is final.
+	 */
 	ending?: boolean;
 }
 

@@ -14,7 +14,10 @@ import { repliedCount } from '../tracking/replies';
 import { trackingMode, type TrackingMode } from '../tracking/tracking';
 import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from '../audience/windows';
 
-/** The states are the contract's (clients read them); `draft`: filled in chunks (campaigns/draft.ts), nothing sent until started. */
+/**
+ * The states are the contract's (clients read them); `draft`: filled in chunks
+ * (campaigns/draft.ts), nothing sent until started.
+ */
 export type { CampaignState };
 
 export interface CampaignRecord {
@@ -159,7 +162,9 @@ function funnelOf(campaign: CampaignRecord, replied: number, mode: TrackingMode)
 	};
 }
 
-/** Funnels added together (a cron schedule's campaigns): counts summed, rates of the sums, settled when every one is. */
+/**
+ * Funnels added together (a cron schedule's campaigns): counts summed, rates of the sums, settled when every one is.
+ */
 function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunnel {
 	const stages = [
 		'audience',
@@ -349,7 +354,10 @@ async function runningCampaigns(context: RunnerContext): Promise<string[]> {
 	return ids;
 }
 
-/** What a metrics scrape reports: how many campaigns run, and the figures of every running one and the `recent` newest others. */
+/**
+ * What a metrics scrape reports: how many campaigns run, and the
+ * figures of every running one and the `recent` newest others.
+ */
 export async function campaignFigures(
 	context: RunnerContext,
 	recent: number,

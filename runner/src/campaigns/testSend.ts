@@ -92,7 +92,8 @@ async function admitTest(
 		const entry = await findSuppression(context, to);
 		if (entry)
 			throw refused(
-				`the phone is on the suppression list (${entry.source}, ${entry.at}), and a campaign that is not transactional sends it nothing, a test neither`,
+				`the phone is on the suppression list (${entry.source}, ${entry.at}), ` +
+					'and a campaign that is not transactional sends it nothing, a test neither',
 			);
 	}
 	if (campaign.window) {
@@ -110,7 +111,9 @@ async function admitTest(
 				? `the time zones of ${zone.key.slice('country:'.length)}`
 				: zone.key;
 			throw refused(
-				`outside the campaign's send window (${describeWindow(campaign.window)}) in the test phone's time zone (${where})${when}, and a test goes at once, held to the window as every send`,
+				`outside the campaign's send window (${describeWindow(campaign.window)}) ` +
+					`in the test phone's time zone (${where})${when}, and a test goes at once, ` +
+					'held to the window as every send',
 			);
 		}
 	}
@@ -118,7 +121,8 @@ async function admitTest(
 	const claim = await claimTestSend(context, campaign.from, to);
 	if ('held' in claim)
 		throw refused(
-			`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; a test send counts toward the cap as every campaign message does`,
+			`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; ` +
+				'a test send counts toward the cap as every campaign message does',
 		);
 	return claim.countedAt;
 }

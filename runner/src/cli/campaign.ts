@@ -17,7 +17,12 @@ const utcMinute = (iso: string) => iso.slice(0, 16).replace('T', ' ');
 function describeCounts(status: core.CampaignStatus): string {
 	const c = status.counts;
 	const starts = status.state === 'scheduled' && status.start_at ? ` (starts ${utcMinute(status.start_at)} UTC)` : '';
-	return `${status.id} ${JSON.stringify(status.name)}: ${status.state}${starts} | sent ${c.sent}, failed ${c.failed}, unknown ${c.unknown}, not sent ${c.not_sent}, capped ${c.capped}, rejected ${c.rejected}, suppressed ${c.suppressed}, cancelled ${c.cancelled}, expired ${c.expired}, pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`;
+	return (
+		`${status.id} ${JSON.stringify(status.name)}: ${status.state}${starts} | sent ${c.sent}, failed ${c.failed}, ` +
+		`unknown ${c.unknown}, not sent ${c.not_sent}, capped ${c.capped}, rejected ${c.rejected}, ` +
+		`suppressed ${c.suppressed}, cancelled ${c.cancelled}, expired ${c.expired}, ` +
+		`pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`
+	);
 }
 
 /** The funnel as `campaign status` prints it under the counts: one line, then one per failure reason. */
@@ -32,7 +37,11 @@ function describeFunnel(status: core.CampaignStatus): string[] {
 				? ' (tracking off)'
 				: '';
 	return [
-		`funnel: audience ${f.audience}, accepted ${f.accepted}, sent ${f.sent}, delivered ${f.delivered} (${pct(f.rates.delivered)}), read ${f.read} (${pct(f.rates.read)}), replied ${f.replied} (${pct(f.rates.replied)}), failed delivery ${f.failed_delivery} (${pct(f.rates.failed_delivery)}), in flight ${f.in_flight}; ${f.settled ? 'settled' : 'tracking'}${tracking}`,
+		`funnel: audience ${f.audience}, accepted ${f.accepted}, sent ${f.sent}, ` +
+			`delivered ${f.delivered} (${pct(f.rates.delivered)}), read ${f.read} (${pct(f.rates.read)}), ` +
+			`replied ${f.replied} (${pct(f.rates.replied)}), failed delivery ${f.failed_delivery} ` +
+			`(${pct(f.rates.failed_delivery)}), in flight ${f.in_flight}; ` +
+			`${f.settled ? 'settled' : 'tracking'}${tracking}`,
 		...f.failed_reasons.map((r) => `  failed ${r.count}: ${r.reason}`),
 	];
 }
@@ -82,15 +91,18 @@ function campaignTable(campaigns: core.CampaignDetail[]): string[] {
 const CAMPAIGN_FORMATS = ['csv', 'json', 'ndjson'] as const;
 
 const STATUS_HELP = [
-	'state and counts per outcome, then the delivery funnel: audience, accepted, sent, delivered, read, replied and failed delivery',
-	'(each with its share of sent), in flight, and whether tracking has settled; then each delivery failure reason with its count.',
+	'state and counts per outcome, then the delivery funnel: audience, accepted, sent, delivered, read, ' +
+		'replied and failed delivery',
+	'(each with its share of sent), in flight, and whether tracking has settled; ' +
+		'then each delivery failure reason with its count.',
 	'--json adds the current rate and the ETA',
 ].join(' ');
 
 const REPORT_HELP = [
 	`one row per recipient, in the recipients file's order, with the columns ${core.REPORT_COLUMNS.join(', ')}.`,
 	'outcome is what the send came to; delivery (sent, delivered, read or failed, empty until known or when not sent),',
-	'delivered_at, read_at, delivery_error and replied_at are what came of the message once sent: its delivery and the reply',
+	'delivered_at, read_at, delivery_error and replied_at are what came of the message once sent: ' +
+		'its delivery and the reply',
 ].join(' ');
 
 /**
@@ -109,9 +121,8 @@ function exitForEnd(status: core.CampaignStatus): void {
 			? ' (campaign cancel or the console)'
 			: '';
 	const sent = `${status.counts.sent} sent`;
-	process.stderr.write(
-		`convo-runner: campaign ${status.id} ended ${status.state}${why}; ${sent}${status.state === 'paused' ? `; resume it with: convo-runner campaign resume ${status.id}` : ''}\n`,
-	);
+	const resume = status.state === 'paused' ? `; resume it with: convo-runner campaign resume ${status.id}` : '';
+	process.stderr.write(`convo-runner: campaign ${status.id} ended ${status.state}${why}; ${sent}${resume}\n`);
 	process.exitCode = code;
 }
 
@@ -164,7 +175,8 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 	const { estimate } = dry;
 	const reasons = dry.reasons.map(
 		(group) =>
-			`  ${group.count} ${group.outcome}: ${group.reason}${group.varies ? ' (and others that differ only in a number)' : ''}`,
+			`  ${group.count} ${group.outcome}: ` +
+			`${group.reason}${group.varies ? ' (and others that differ only in a number)' : ''}`,
 	);
 	const shown = dry.rejections
 		.slice(0, REJECTIONS_PRINTED)
@@ -173,9 +185,12 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 	const when = estimate.cron
 		? `from the next firing at ${estimate.starts_at} (${estimate.cron}, ${estimate.tz})`
 		: `from ${estimate.starts_at}, until about ${estimate.ends_at}`;
+	const capped = dry.counts.capped > 0 ? `; ${dry.counts.capped} of the accepted over the frequency cap now` : '';
+	const expired = dry.counts.expired ? ` (of the accepted, ${dry.counts.expired} would expire unsent at the end)` : '';
 	return [
 		`dry run: nothing was stored or sent`,
-		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected${suppressedPart(dry.counts.suppressed)}${dry.counts.capped > 0 ? `; ${dry.counts.capped} of the accepted over the frequency cap now` : ''}${dry.counts.expired ? ` (of the accepted, ${dry.counts.expired} would expire unsent at the end)` : ''}`,
+		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected` +
+			`${suppressedPart(dry.counts.suppressed)}${capped}${expired}`,
 		...(dry.zones ? [`time zones: ${dry.zones.map((zone) => `${zone.zone} ${zone.recipients}`).join(', ')}`] : []),
 		...(reasons.length > 0 ? ['reasons:', ...reasons] : []),
 		...(shown.length > 0
@@ -233,7 +248,8 @@ export function addCampaignCommands(program: Command): void {
 		.option('--at <iso>', 'start once at this time (ISO 8601 with offset)')
 		.option(
 			'--window <hours>',
-			"send only within these hours in each recipient's local time: 09:00-20:00, or \"mon-fri 09:00-20:00, sat 10:00-14:00\"; a tz column (IANA name) sets a row's zone, else its phone's country",
+			'send only within these hours in each recipient\'s local time: 09:00-20:00, or "mon-fri 09:00-20:00, ' +
+				"sat 10:00-14:00\"; a tz column (IANA name) sets a row's zone, else its phone's country",
 		)
 		.option(
 			'--end <iso>',
@@ -241,15 +257,18 @@ export function addCampaignCommands(program: Command): void {
 		)
 		.option(
 			'--test-to <phone>',
-			"first send the first recipient's message to this phone; create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)",
+			"first send the first recipient's message to this phone; " +
+				'create only if the service accepts it (needs CONVO_EXTERNAL_URL and CONVO_API_KEY)',
 		)
 		.option(
 			'--when-capped <skip|wait>',
-			'a recipient over the frequency cap (convo-runner cap): skip marks it capped (default), wait sends it once the cap allows',
+			'a recipient over the frequency cap (convo-runner cap): skip marks it capped (default), ' +
+				'wait sends it once the cap allows',
 		)
 		.option(
 			'--dry-run',
-			'check every row as the create would and print the counts, reasons, first rejected rows and estimated duration; stores and sends nothing (no test send)',
+			'check every row as the create would and print the counts, reasons, ' +
+				'first rejected rows and estimated duration; stores and sends nothing (no test send)',
 		)
 		.option(
 			'--transactional',
@@ -306,7 +325,9 @@ export function addCampaignCommands(program: Command): void {
 				return answer(
 					created,
 					() =>
-						`${tested}schedule ${created.schedule.id} ${JSON.stringify(created.schedule.name)}: ${created.schedule.cron} (${created.schedule.tz}); each firing is a campaign of its own (campaign list)`,
+						`${tested}schedule ${created.schedule.id} ${JSON.stringify(created.schedule.name)}: ` +
+						`${created.schedule.cron} (${created.schedule.tz}); ` +
+						'each firing is a campaign of its own (campaign list)',
 				);
 			}
 			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY && created.state === 'running');
@@ -318,7 +339,8 @@ export function addCampaignCommands(program: Command): void {
 					() =>
 						tested +
 						[
-							`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`,
+							`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ` +
+								`${created.rejected} rejected${suppressedPart(created.suppressed)}`,
 							...describeRejections(created),
 						].join('\n'),
 				);
@@ -326,7 +348,8 @@ export function addCampaignCommands(program: Command): void {
 			process.stderr.write(
 				tested +
 					[
-						`campaign ${created.id}: ${created.accepted} recipients, ${created.rejected} rejected${suppressedPart(created.suppressed)}`,
+						`campaign ${created.id}: ${created.accepted} recipients, ` +
+							`${created.rejected} rejected${suppressedPart(created.suppressed)}`,
 						...describeRejections(created),
 					].join('\n') +
 					'\n',
@@ -356,7 +379,9 @@ export function addCampaignCommands(program: Command): void {
 			[
 				...schedules.map(
 					(s) =>
-						`schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; across its campaigns: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
+						`schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; ` +
+						`across its campaigns: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, ` +
+						`read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
 				),
 				...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns']),
 			].join('\n'),
@@ -400,7 +425,8 @@ export function addCampaignCommands(program: Command): void {
 			return answer(
 				{ id, ...result },
 				() =>
-					`${id}: checked ${result.checked}; sent ${result.sent}, not sent ${result.not_sent}, still unknown ${result.still_unknown}`,
+					`${id}: checked ${result.checked}; sent ${result.sent}, not sent ${result.not_sent}, ` +
+					`still unknown ${result.still_unknown}`,
 			);
 		},
 		{ withService: true },
@@ -410,12 +436,14 @@ export function addCampaignCommands(program: Command): void {
 		campaign
 			.command('retry <id>')
 			.description(
-				'send again the recipients proven not sent (--not-sent), or those whose delivery the service proved failed (--undelivered, once each)',
+				'send again the recipients proven not sent (--not-sent), ' +
+					'or those whose delivery the service proved failed (--undelivered, once each)',
 			)
 			.option('--not-sent', 'retry the not_sent recipients')
 			.option(
 				'--undelivered',
-				"retry the recipients whose message the service's record shows failed (never delivered, read or still moving); each once",
+				"retry the recipients whose message the service's record shows failed (never delivered, " +
+					'read or still moving); each once',
 			)
 			.option('--reason <text>', 'with --undelivered: only failures whose reason holds this text (any case)')
 			.option('--after <duration>', 'with --undelivered: only failures at least this old (30s, 15m, 2h, 1d)'),
@@ -444,7 +472,8 @@ export function addCampaignCommands(program: Command): void {
 			.addOption(new Option('--format <format>', 'json (default with --json) or csv').choices(['json', 'csv']))
 			.option(
 				'--outcome <outcomes>',
-				`only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')}, or failed-delivery: sent and its delivery failed)`,
+				`only rows with these outcomes, comma-separated (${core.OUTCOMES.join(', ')}, or failed-delivery: ` +
+					'sent and its delivery failed)',
 			)
 			.option(
 				'--phone <phone>',

@@ -12,14 +12,16 @@ function describeCap(view: CapView): string {
 	];
 	const shadowed =
 		view.source === 'number' && view.default_policy ? `; the default ${view.default_policy} does not apply to it` : '';
-	return `${view.from}: ${view.policy === 'none' ? 'no frequency cap' : `at most ${view.policy}`} per phone across campaigns (${where}${shadowed})`;
+	const policy = view.policy === 'none' ? 'no frequency cap' : `at most ${view.policy}`;
+	return `${view.from}: ${policy} per phone across campaigns (${where}${shadowed})`;
 }
 
 export function addCapCommands(program: Command): void {
 	const cap = program
 		.command('cap')
 		.description(
-			"a sending number's frequency cap: at most N campaign messages per phone per period, across campaigns, scheduled ones too",
+			"a sending number's frequency cap: at most N campaign messages per phone per period, " +
+				'across campaigns, scheduled ones too',
 		);
 	const from = (command: Command) =>
 		command.requiredOption('--from <number>', 'the sending business number, with country code');
@@ -41,7 +43,8 @@ export function addCapCommands(program: Command): void {
 			cap
 				.command('set <policy>')
 				.description(
-					"set the number's own cap, like 1/24h or 1/24h,3/7d (units s, m, h, d), or none for no cap whatever the default; applies to the next claim of every campaign",
+					"set the number's own cap, like 1/24h or 1/24h,3/7d (units s, m, h, d), " +
+						'or none for no cap whatever the default; applies to the next claim of every campaign',
 				),
 		),
 		async ({ context, args: [policy], options }) => {

@@ -58,10 +58,11 @@ export interface Invocation<O> {
 
 /**
  * Adds --json to `command` (last, after its own options) and makes its action: a context opened
- * (`withService`: also the Convo service, for commands that ask it, or for some of their options), `work` run in it, its answer
- * printed, the context closed, and any error reported the one way.
+ * (`withService`: also the Convo service, for commands that ask it, or for some of their options), `work` run in it,
+ * its answer printed, the context closed, and any error reported the one way.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- commander's parsed options are untyped; each command reads its own
+// Commander's parsed options are untyped; each command reads its own.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function runs<O extends { json?: boolean; verbose?: boolean } = Record<string, any>>(
 	command: Command,
 	work: (invocation: Invocation<O>) => Promise<Answer | void>,

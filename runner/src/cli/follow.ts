@@ -16,7 +16,10 @@ const eta = (seconds: number | null) =>
 /** Exit code of a follow stopped by Ctrl-C: 128 + SIGINT, as shells report it. */
 const INTERRUPTED_EXIT = 130;
 
-/** What a followed job shows: whether it settled, its progress as done of total, its counts as text, and the command that follows it again. */
+/**
+ * What a followed job shows: whether it settled, its progress as done of total, its counts as text,
+ * and the command that follows it again.
+ */
 interface View<S> {
 	settled(status: S): boolean;
 	total(status: S): number;
@@ -27,12 +30,16 @@ interface View<S> {
 	kind: string;
 }
 
-/** The warning that no runner process is alive on this command's Redis and prefix: where it looked, and how to start one. */
+/**
+ * The warning that no runner process is alive on this command's
+ * Redis and prefix: where it looked, and how to start one.
+ */
 function noRunnerWarning(context: RunnerContext, about: string, ending: string): string {
 	const { redis, prefix } = runnerWhereabouts(context);
 	return (
 		`convo-runner: ${about}: no convo-runner process is alive on ${redis} with prefix ${prefix}; ` +
-		`start one with \`convo-runner start\` (or \`worker\`) and the same REDIS_URL and RUNNER_PREFIX=${prefix}, or point this command at the Redis and prefix your runner uses.${ending}`
+		`start one with \`convo-runner start\` (or \`worker\`) and the same REDIS_URL and RUNNER_PREFIX=${prefix}, ` +
+		`or point this command at the Redis and prefix your runner uses.${ending}`
 	);
 }
 
@@ -96,11 +103,13 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 	const checkPresence = presenceWatch(context, view.kind, (line) =>
 		process.stderr.write(bar ? `\r\x1b[2K${line}\n` : `${line}\n`),
 	);
-	// The runner processes do the work; this command only watches, so an operator who stops watching is told the job goes on.
+	// The runner processes do the work; this command only watches,
+	// so an operator who stops watching is told the job goes on.
 	const interrupted = () => {
 		bar?.stop();
 		process.stderr.write(
-			`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again with: ${view.followAgain}\n`,
+			`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again ` +
+				`with: ${view.followAgain}\n`,
 		);
 		process.exit(INTERRUPTED_EXIT);
 	};
@@ -117,7 +126,8 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 			} else if (Date.now() - lastLine > 2000) {
 				const p = payload();
 				process.stderr.write(
-					`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ETA ${p.etaText} | ${p.state}\n`,
+					`${id}: ${view.done(status)}/${view.total(status)} | ${p.counts} | ${p.rate}/s | ` +
+						`ETA ${p.etaText} | ${p.state}\n`,
 				);
 				lastLine = Date.now();
 			}
@@ -145,11 +155,14 @@ export function follow(
 		{
 			kind: 'campaign',
 			settled: (status) => CAMPAIGN_SETTLED.has(status.state),
-			// Sent of what may be sent (rejected rows never are): a campaign that ends failed or cancelled shows its real share, not a full bar.
+			// Sent of what may be sent (rejected rows never are): a campaign that ends failed or
+			// cancelled shows its real share, not a full bar.
 			total: (status) => Math.max(1, recipients(status) - status.counts.rejected),
 			done: (status) => status.counts.sent,
 			counts: ({ counts: c }) =>
-				`sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} capped ${c.capped} suppressed ${c.suppressed} cancelled ${c.cancelled} expired ${c.expired} pending ${c.pending + c.claimed}`,
+				`sent ${c.sent} failed ${c.failed} unknown ${c.unknown} not sent ${c.not_sent} capped ${c.capped} ` +
+				`suppressed ${c.suppressed} cancelled ${c.cancelled} expired ${c.expired} ` +
+				`pending ${c.pending + c.claimed}`,
 			followAgain: `convo-runner campaign status ${id} --wait`,
 		},
 		options.intervalMs ?? 500,
@@ -175,7 +188,8 @@ export function followReindex(
 					? (status.source_bytes.total ?? status.source_bytes.read)
 					: status.source_bytes.read,
 			counts: ({ counts: c }) =>
-				`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
+				`read ${c.read} unchanged ${c.unchanged} created ${c.created} updated ${c.updated} ` +
+				`deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
 			followAgain: `convo-runner reindex status ${id} --wait`,
 		},
 		options.intervalMs ?? 500,

@@ -10,7 +10,9 @@ import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from '.
 function describeRun(status: core.ReindexOverview): string {
 	const c = status.counts;
 	return [
-		`${status.id}: ${status.state} | collection ${status.collection} | read ${c.read}, unchanged ${c.unchanged}, created ${c.created}, updated ${c.updated}, deactivated ${c.deactivated}, rejected ${c.rejected}, failed ${c.failed}`,
+		`${status.id}: ${status.state} | collection ${status.collection} | read ${c.read}, unchanged ${c.unchanged}, ` +
+			`created ${c.created}, updated ${c.updated}, deactivated ${c.deactivated}, ` +
+			`rejected ${c.rejected}, failed ${c.failed}`,
 		...(status.mismatched > 0
 			? [`  ${status.mismatched} answers other than expected (reindex report ${status.id})`]
 			: []),
@@ -19,12 +21,13 @@ function describeRun(status: core.ReindexOverview): string {
 	].join('\n');
 }
 
-/** A followed run that did not complete is not a success, though its status is printed: exit 1, the reason on stderr. */
+/**
+ * A followed run that did not complete is not a success, though its status is printed: exit 1, the reason on stderr.
+ */
 function exitForEnd(status: core.ReindexOverview): void {
 	if (status.state === 'completed') return;
-	process.stderr.write(
-		`convo-runner: reindex run ${status.id} ended ${status.state}${status.last_error ? `: ${status.last_error}` : ''}\n`,
-	);
+	const why = status.last_error ? `: ${status.last_error}` : '';
+	process.stderr.write(`convo-runner: reindex run ${status.id} ended ${status.state}${why}\n`);
 	process.exitCode = 1;
 }
 
@@ -44,7 +47,8 @@ interface RunCommandOptions extends RunOptions {
 function describeDryRun(dry: core.ReindexDryRun): string {
 	const c = dry.counts;
 	return [
-		`dry run (nothing written) | collection ${dry.collection} | read ${c.read}, unchanged ${c.unchanged}, created ${c.created}, updated ${c.updated}, deactivated ${c.deactivated}, rejected ${c.rejected}`,
+		`dry run (nothing written) | collection ${dry.collection} | read ${c.read}, unchanged ${c.unchanged}, ` +
+			`created ${c.created}, updated ${c.updated}, deactivated ${c.deactivated}, rejected ${c.rejected}`,
 		`  deactivation ${dry.deactivation}`,
 		...dry.rejected_rows.map((row) => `  rejected: line ${row.line} ${row.reason}`),
 		...(dry.rejected_rows.length < c.rejected
@@ -70,7 +74,8 @@ export function addReindexCommands(program: Command): void {
 		.option('--force', 'upsert every item, changed or not')
 		.option(
 			'--max-deactivate <limit>',
-			'with --deactivate-missing: stop, deactivating nothing, if more than this would be deactivated: a share of the active items (10%) or a number of items (50)',
+			'with --deactivate-missing: stop, deactivating nothing, if more than this would be deactivated: ' +
+				'a share of the active items (10%) or a number of items (50)',
 			'10%',
 		)
 		.option(
@@ -79,7 +84,8 @@ export function addReindexCommands(program: Command): void {
 		)
 		.option(
 			'--dry-run',
-			'read the feed and answer what a run would do (counts, rejected rows, the --max-deactivate verdict), writing and sending nothing',
+			'read the feed and answer what a run would do (counts, rejected rows, the --max-deactivate verdict), ' +
+				'writing and sending nothing',
 		)
 		.addOption(rateOption(`upserts per second (default ${core.DEFAULT_REINDEX_RATE})`));
 	runs<RunCommandOptions>(
@@ -120,7 +126,8 @@ export function addReindexCommands(program: Command): void {
 				return answer(
 					created,
 					() =>
-						`schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); each firing is a run of its own (reindex list)`,
+						`schedule ${created.schedule.id}: ${created.schedule.cron} (${created.schedule.tz}); ` +
+						'each firing is a run of its own (reindex list)',
 				);
 			}
 			const shouldFollow = options.wait || (!io.json && process.stderr.isTTY);

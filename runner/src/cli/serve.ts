@@ -31,8 +31,10 @@ function wantsHttp(config: RunnerConfig): boolean {
 
 /** What `start` and `worker` say when they have no Redis: where to set it, and how to get a throwaway one. */
 const NO_REDIS =
-	'REDIS_URL must be set to the Redis the runner keeps its campaigns in, e.g. redis://redis:6379 (or REDIS_CLUSTER_NODES for a Redis Cluster), ' +
-	'with appendonly yes. To try the runner without one: `convo-runner start --dev-redis` starts a throwaway redis-server with no persistence ' +
+	'REDIS_URL must be set to the Redis the runner keeps its campaigns in, ' +
+	'e.g. redis://redis:6379 (or REDIS_CLUSTER_NODES for a Redis Cluster), ' +
+	'with appendonly yes. To try the runner without one: ' +
+	'`convo-runner start --dev-redis` starts a throwaway redis-server with no persistence ' +
 	'(everything is lost when the process ends), as `npm start` does in the repository.';
 
 /** Every setting a process needs, checked before it starts a redis-server, connects or takes a job. */
@@ -40,14 +42,18 @@ function checkSettings(config: RunnerConfig, role: 'start' | 'worker', devRedis:
 	const hasRedis = Boolean(config.REDIS_URL || config.REDIS_CLUSTER_NODES);
 	if (devRedis && hasRedis)
 		throw new ConfigError(
-			`--dev-redis starts a throwaway Redis, but ${config.REDIS_URL ? 'REDIS_URL' : 'REDIS_CLUSTER_NODES'} is set too: use one or the other`,
+			'--dev-redis starts a throwaway Redis, ' +
+				`but ${config.REDIS_URL ? 'REDIS_URL' : 'REDIS_CLUSTER_NODES'} is set too: use one or the other`,
 		);
 	if (!devRedis && !hasRedis) throw new ConfigError(NO_REDIS);
 	requireService(config);
 	if (role === 'start') wantsHttp(config);
 }
 
-/** The --dev-redis notice: plain text on purpose, so it cannot be missed among JSON lines (a container never uses the flag). */
+/**
+ * The --dev-redis notice: plain text on purpose, so it cannot
+ * be missed among JSON lines (a container never uses the flag).
+ */
 function announceDevRedis(url: string): void {
 	const rule = '='.repeat(78);
 	process.stderr.write(

@@ -32,7 +32,8 @@ export function addSuppressionCommands(program: Command): void {
 			return answer(
 				entry,
 				() =>
-					`${entry.phone}: ${entry.added ? 'added' : 'already on the list'} (${entry.source}, ${entry.at}: ${entry.reason})`,
+					`${entry.phone}: ${entry.added ? 'added' : 'already on the list'} (${entry.source}, ` +
+					`${entry.at}: ${entry.reason})`,
 			);
 		},
 	);
@@ -82,13 +83,15 @@ export function addSuppressionCommands(program: Command): void {
 		suppression
 			.command('import <file-or-url>')
 			.description(
-				'put the phones of a CSV on the list (source import): a phone column, optionally reason; a bad row is reported with its line, the good ones kept',
+				'put the phones of a CSV on the list (source import): a phone column, optionally reason; ' +
+					'a bad row is reported with its line, the good ones kept',
 			),
 		async ({ context, args: [source] }) => {
 			const imported = await core.importSuppressionFile(context, source);
 			return answer(imported, () =>
 				[
-					`${imported.rows} rows: ${imported.added} added, ${imported.already} already on the list, ${imported.rejected} rejected`,
+					`${imported.rows} rows: ${imported.added} added, ${imported.already} already on the list, ` +
+						`${imported.rejected} rejected`,
 					...imported.rejections.map((r) => `  line ${r.line}: ${r.reason}`),
 					...(imported.rejected > imported.rejections.length
 						? [`  and ${imported.rejected - imported.rejections.length} more`]

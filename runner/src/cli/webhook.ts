@@ -14,7 +14,8 @@ export function addWebhookCommands(program: Command): void {
 		webhook
 			.command('add <url>')
 			.description(
-				'register a URL; prints its signing secret, this once (it is derived from RUNNER_WEBHOOK_KEY or RUNNER_TOKEN, never stored)',
+				'register a URL; prints its signing secret, this once ' +
+					'(it is derived from RUNNER_WEBHOOK_KEY or RUNNER_TOKEN, never stored)',
 			)
 			.requiredOption('--events <list>', `comma-separated, any of: ${RUNNER_EVENTS.join(', ')}`)
 			.option('--description <text>', 'a note for whoever reads the list'),
@@ -42,10 +43,11 @@ export function addWebhookCommands(program: Command): void {
 			{ webhooks },
 			() =>
 				webhooks
-					.map(
-						(w) =>
-							`${w.id}: ${w.url} (${w.events.join(', ')})${w.description ? ` ${w.description}` : ''}${w.disabled_at ? ` DISABLED since ${w.disabled_at}: ${w.disabled_reason}` : ''}`,
-					)
+					.map((w) => {
+						const description = w.description ? ` ${w.description}` : '';
+						const disabled = w.disabled_at ? ` DISABLED since ${w.disabled_at}: ${w.disabled_reason}` : '';
+						return `${w.id}: ${w.url} (${w.events.join(', ')})${description}${disabled}`;
+					})
 					.join('\n') || 'no webhooks',
 		);
 	});

@@ -21,7 +21,10 @@ import {
 
 export { pageSuppressions, type SuppressionEntry } from '../audience/suppression';
 
-/** Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as the client does (`<phone>`, `phone`). */
+/**
+ * Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as
+ * the client does (`<phone>`, `phone`).
+ */
 export async function addSuppression(
 	context: RunnerContext,
 	input: { phone: string; reason?: string; source: 'operator' | 'workflow' },
@@ -80,7 +83,10 @@ export async function importSuppressionRecords(context: RunnerContext, records: 
 	}
 }
 
-/** Imports a CSV file (a path, or an http(s) URL the runner may read) into the suppression list: core's import of its rows. */
+/**
+ * Imports a CSV file (a path, or an http(s) URL the runner may
+ * read) into the suppression list: core's import of its rows.
+ */
 export function importSuppressionFile(context: RunnerContext, source: string) {
 	return importSuppressionRecords(context, readRecords(source, 'csv', undefined, undefined, context.config));
 }

@@ -99,8 +99,8 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 	dry_run: true;
 	/**
 	 * Rows per outcome the create would give them (the rules added at create add their outcomes
-	 * here; `suppressed` rows are not in `accepted`); `expired`: accepted rows that the end would leave unsent, the windows and the rate
-	 * allowing (they are counted in `accepted` too); `capped`: accepted rows the frequency
+	 * here; `suppressed` rows are not in `accepted`); `expired`: accepted rows that the end would leave unsent, the
+	 * windows and the rate allowing (they are counted in `accepted` too); `capped`: accepted rows the frequency
 	 * cap would hold back if they were sent now.
 	 */
 	counts: { accepted: number; rejected: number; suppressed: number; capped: number; expired?: number };
@@ -108,7 +108,10 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 	zones?: Array<{ zone: string; recipients: number }>;
 	estimate: {
 		rate: number;
-		/** Until the last send, the number sending this campaign alone at its rate, waiting for each zone's window (windows.ts estimateSends). */
+		/**
+		 * Until the last send, the number sending this campaign alone at its rate, waiting for each
+		 * zone's window (windows.ts estimateSends).
+		 */
 		seconds: number;
 		/** `at`, the next firing of a cron schedule, or now. */
 		starts_at: string;
@@ -145,7 +148,8 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	if (endAt !== undefined) {
 		if (schedule)
 			throw new UserError(
-				`${names.endAt} does not go with ${names.cron}: an end is one time, a schedule repeats (its firings are campaigns of their own)`,
+				`${names.endAt} does not go with ${names.cron}: an end is one time, ` +
+					'a schedule repeats (its firings are campaigns of their own)',
 			);
 		const startsAt = settings.at ? Date.parse(settings.at) : Date.now() + context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
 		if (endAt <= startsAt)
@@ -153,7 +157,8 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	}
 	if (settings.window && schedule)
 		throw new UserError(
-			`${names.window} does not go with ${names.cron} yet: give the schedule's firings their hours with the cron pattern`,
+			`${names.window} does not go with ${names.cron} yet: ` +
+				"give the schedule's firings their hours with the cron pattern",
 		);
 	const common = {
 		name,
@@ -189,7 +194,8 @@ export async function createCampaign(
 	if (repeat && records)
 		throw new UserError('a cron schedule re-reads its recipients at each firing: give a file path or a URL, not rows');
 	if (!records) {
-		// Told now, where the client's names are known (the snapshot and a schedule's firings read a source of the same name).
+		// Told now, where the client's names are known (the snapshot
+		// and a schedule's firings read a source of the same name).
 		formatOf(common.source, common.format, names);
 		await checkUrlAllowed(context.config, common.source, names.source);
 	}
@@ -209,7 +215,8 @@ export async function createCampaign(
 			const row = await firstAcceptedRow(context, common, names);
 			if (!row)
 				throw new UserError(
-					`${names.testTo}: ${names.source} has no row a campaign would accept now, so there is nothing to test with; nothing was created`,
+					`${names.testTo}: ${names.source} has no row a campaign would accept now, ` +
+						'so there is nothing to test with; nothing was created',
 				);
 			test_send = await sendTest(context, common, row, testTo, names.testTo);
 		}
@@ -499,7 +506,8 @@ async function once<T extends object>(
 		const existing = await redis.get(slot);
 		if (existing === null || existing.startsWith(LEASE_PREFIX))
 			throw new ConflictError(
-				`a request with this Idempotency-Key is still in progress; ask again in a moment (a request that died frees its key within ${leaseMs / 1000} s)`,
+				'a request with this Idempotency-Key is still in progress; ' +
+					`ask again in a moment (a request that died frees its key within ${leaseMs / 1000} s)`,
 			);
 		return { ...(JSON.parse(existing) as T), replayed: true };
 	}
@@ -541,7 +549,8 @@ export function createCampaignOnce(
 	const { input, records, names = CLI_NAMES } = request;
 	if (input.dryRun && request.draft)
 		throw new UserError(
-			`${names === API_NAMES ? 'dry_run' : '--dry-run'} does not go with a draft: a dry run stores nothing, so it has no draft to fill; check all the rows in one dry run`,
+			`${names === API_NAMES ? 'dry_run' : '--dry-run'} does not go with a draft: a dry run stores nothing, ` +
+				'so it has no draft to fill; check all the rows in one dry run',
 		);
 	// A dry run stores nothing, an Idempotency-Key's answer included: a retry runs it again.
 	if (input.dryRun) return createCampaign(context, input, records, names);
@@ -565,7 +574,8 @@ export async function addRecipientsOnce(
 ): Promise<ChunkAnswer & { replayed?: boolean }> {
 	const work = (claim?: OnceClaim) => addRecipients(context, id, rows, firstLine, claim);
 	if (!usable(key)) return work();
-	// The key is kept with the campaign's number (its chunk's script writes the answer); no such campaign: the work says so.
+	// The key is kept with the campaign's number (its chunk's script
+	// writes the answer); no such campaign: the work says so.
 	const from = await campaignNumber(context, id);
 	return from === undefined ? work() : once(context, from, `recipients:${id}`, key, work);
 }

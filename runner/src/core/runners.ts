@@ -13,7 +13,9 @@ export { liveRunners } from '../presence';
 /** The package's version, as `convo-runner --version` prints it and each runner's heartbeat carries it. */
 export { version as RUNNER_VERSION } from '../../package.json';
 
-/** Where a runner process must run to take this context's work: its Redis (host and port, never a password) and prefix. */
+/**
+ * Where a runner process must run to take this context's work: its Redis (host and port, never a password) and prefix.
+ */
 export function runnerWhereabouts(context: RunnerContext): { redis: string; prefix: string } {
 	return {
 		redis: describeTarget({ url: context.config.REDIS_URL, clusterNodes: context.config.REDIS_CLUSTER_NODES }),

@@ -64,7 +64,10 @@ export class Auth {
 		return sameSecret(token, this.#token);
 	}
 
-	/** Milliseconds the address's wrong secrets of `kind` are answered 429 for (0: none); asked only once a secret was found wrong. */
+	/**
+	 * Milliseconds the address's wrong secrets of `kind` are answered
+	 * 429 for (0: none); asked only once a secret was found wrong.
+	 */
 	async throttled(kind: SecretKind, address: string): Promise<number> {
 		return Number(await this.#waitLeft([this.keys.authFailures(kind, address)], [this.limit.max]));
 	}
@@ -111,7 +114,9 @@ export class Auth {
 		return this.sign(`csrf:${session}`);
 	}
 
-	/** Whether `given` (the request's CSRF header) is the session's token, compared in constant time whatever its length. */
+	/**
+	 * Whether `given` (the request's CSRF header) is the session's token, compared in constant time whatever its length.
+	 */
 	csrfOk(session: string, given: unknown): boolean {
 		return typeof given === 'string' && sameSecret(given, this.csrfFor(session));
 	}

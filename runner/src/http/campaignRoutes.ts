@@ -54,7 +54,11 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			...at(RUNNER_ROUTES.createCampaign),
 			tag: 'campaigns',
 			summary:
-				'Create a campaign: JSON with recipients or source_url, or a CSV/NDJSON body with the settings in the query; Idempotency-Key makes a retry return the first campaign. dry_run: true (dry_run=true in the query of an upload) checks every row and answers counts, reasons, first rejections and an estimate, storing and sending nothing (200)',
+				'Create a campaign: JSON with recipients or source_url, ' +
+				'or a CSV/NDJSON body with the settings in the query; ' +
+				'Idempotency-Key makes a retry return the first campaign. ' +
+				'dry_run: true (dry_run=true in the query of an upload) checks every row and answers counts, reasons, ' +
+				'first rejections and an estimate, storing and sending nothing (200)',
 			body: createBody,
 			query: settings.partial(),
 			consumes: ['application/json', ...Object.keys(UPLOAD_TYPES)],
@@ -76,7 +80,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				const parsed = settings.safeParse(request.query);
 				if (!parsed.success)
 					throw new InputError(
-						`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} (give the settings in the query string of an upload)`,
+						`${String(parsed.error.issues[0].path[0])} ${parsed.error.issues[0].message} ` +
+							'(give the settings in the query string of an upload)',
 						String(parsed.error.issues[0].path[0]),
 					);
 				fields = parsed.data;
@@ -148,7 +153,10 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			...at(RUNNER_ROUTES.addRecipients),
 			tag: 'campaigns',
-			summary: `Add a chunk of at most ${RECIPIENTS_PER_CHUNK} rows to a draft (checked like create's rows, a phone refused twice across chunks); Idempotency-Key makes a retry return the first answer and add nothing; 409 unless a draft`,
+			summary:
+				`Add a chunk of at most ${RECIPIENTS_PER_CHUNK} rows to a draft (checked like create's rows, ` +
+				'a phone refused twice across chunks); Idempotency-Key makes a retry return the first answer and add ' +
+				'nothing; 409 unless a draft',
 			params: id,
 			body: addRecipientsBody,
 			success: [200, '{ id, state, added: { total, accepted, rejected, rejections }, total, accepted, rejected }'],
@@ -167,7 +175,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			...at(RUNNER_ROUTES.startCampaign),
 			tag: 'campaigns',
 			summary:
-				'Start a draft (running, or scheduled with its start time); a campaign no longer a draft answers its status as it is',
+				'Start a draft (running, or scheduled with its start time); ' +
+				'a campaign no longer a draft answers its status as it is',
 			params: id,
 			success: [200, 'the campaign, as GET shows it'],
 		},
@@ -185,7 +194,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			}),
 			success: [
 				200,
-				'{ items: [{ id, name, state, created_at, template_id, from, total, counts, … as GET /api/campaigns/:id }], total, limit, offset }',
+				'{ items: [{ id, name, state, created_at, template_id, from, total, counts, ' +
+					'… as GET /api/campaigns/:id }], total, limit, offset }',
 			],
 		},
 		async ({ query }) => campaigns.pageCampaigns(context, query),
@@ -253,7 +263,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			url: '/api/campaigns/:id/retry-undelivered',
 			tag: 'campaigns',
 			summary:
-				'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }',
+				'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: ' +
+				'a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }',
 			params: id,
 			success: [200, '{ id, state, requeued }'],
 		},
@@ -287,7 +298,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			url: '/api/numbers/:from/cap',
 			tag: 'campaigns',
 			summary:
-				'Set the number\'s own frequency cap: { policy: "1/24h,3/7d" } (units s, m, h, d), or "none" for no cap whatever the default',
+				'Set the number\'s own frequency cap: { policy: "1/24h,3/7d" } (units s, m, h, d), ' +
+				'or "none" for no cap whatever the default',
 			params: number,
 			body: z.object({ policy: z.string() }),
 			success: [200, capAnswer],
@@ -325,7 +337,9 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			...at(RUNNER_ROUTES.campaignReport),
 			tag: 'campaigns',
 			summary:
-				'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, times; a page with offset/limit, only some outcomes with outcome=a,b (failed-delivery: sent and not delivered), one recipient with phone=… (404 when not in the campaign)',
+				'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, ' +
+				'times; a page with offset/limit, only some outcomes with outcome=a,b (failed-delivery: ' +
+				'sent and not delivered), one recipient with phone=… (404 when not in the campaign)',
 			params: id,
 			query: reportQuery,
 			produces: ['application/json', 'text/csv'],
@@ -360,7 +374,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			url: '/api/campaigns/:id/errors',
 			tag: 'campaigns',
 			summary:
-				'Recipients not sent, grouped by reason (reasons differing only in a number are one group; reason is its first, varies says the others differ)',
+				'Recipients not sent, grouped by reason (reasons differing only in a number are one group; ' +
+				'reason is its first, varies says the others differ)',
 			params: id,
 			success: [200, '[{ outcome, reason, count, varies }]'],
 		},

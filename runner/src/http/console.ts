@@ -25,7 +25,9 @@ export interface SignIn {
 
 const here = join(__dirname, 'console');
 const read = (path: string) => readFileSync(path, 'utf8');
-/** The console's scripts, one per view plus the helpers they share and the router (index.html loads them in this order). */
+/**
+ * The console's scripts, one per view plus the helpers they share and the router (index.html loads them in this order).
+ */
 const SCRIPTS = ['shared.js', 'list.js', 'create.js', 'campaign.js', 'app.js'];
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -55,7 +57,8 @@ export function consoleRoutes(app: FastifyInstance, auth: Auth, signIn: SignIn):
 			);
 		}
 		const session = await auth.newSession();
-		// Secure when the browser reached us over https: directly, through the proxy RUNNER_TRUST_PROXY names, or as RUNNER_PUBLIC_URL says.
+		// Secure when the browser reached us over https: directly, through the proxy RUNNER_TRUST_PROXY
+		// names, or as RUNNER_PUBLIC_URL says.
 		reply.setCookie(SESSION_COOKIE, session.value, {
 			httpOnly: true,
 			sameSite: 'strict',

@@ -56,7 +56,9 @@ export class RunnerMetrics {
 
 	private readonly funnel = new Gauge({
 		name: 'convo_runner_campaign_funnel',
-		help: 'Recipients of a campaign at each funnel stage: audience, accepted, sent, delivered, read, replied, failed_delivery, in_flight',
+		help:
+			'Recipients of a campaign at each funnel stage: audience, accepted, sent, delivered, read, replied, ' +
+			'failed_delivery, in_flight',
 		labelNames: ['campaign', 'number', 'stage'],
 		registers: [this.registry],
 	});

@@ -13,7 +13,9 @@ export function receiptRoutes(routes: RouteTable, context: RunnerContext): void 
 			...at(RUNNER_ROUTES.recordReceipt),
 			tag: 'webhooks',
 			summary:
-				'Record that this webhook received an event: first is true for the one call that recorded it (kept 24 h, at most RUNNER_MAX_RECEIPTS in all: past it the oldest are dropped), so a repeated delivery is acted on once by every receiver process',
+				'Record that this webhook received an event: first is true for the one call that recorded it (kept 24 h, ' +
+				'at most RUNNER_MAX_RECEIPTS in all: past it the oldest are dropped), ' +
+				'so a repeated delivery is acted on once by every receiver process',
 			params: id,
 			body: recordReceiptBody,
 			success: [200, '{ event_id, first }'],

@@ -9,7 +9,10 @@ import { at, InputError, type RouteTable } from './routes';
 const id = runnerIdParams('reindex run or schedule');
 
 export function reindexRoutes(routes: RouteTable, context: RunnerContext): void {
-	/** The API's create: settings named as its JSON fields, a 400's `field` set, local files only inside RUNNER_SOURCE_DIR. */
+	/**
+	 * The API's create: settings named as its JSON fields, a 400's
+	 * `field` set, local files only inside RUNNER_SOURCE_DIR.
+	 */
 	async function createReindex(input: core.ReindexInput): Promise<core.ReindexAnswer> {
 		try {
 			return await core.createReindex(context, input, core.API_REINDEX);
@@ -24,7 +27,8 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 			...at(RUNNER_ROUTES.startReindex),
 			tag: 'reindex',
 			summary:
-				'Start a reindex run of a search collection from a feed (with cron: a schedule; with dry_run: what a run would do, nothing written)',
+				'Start a reindex run of a search collection from a feed (with cron: a schedule; with dry_run: ' +
+				'what a run would do, nothing written)',
 			body: startReindexBody,
 			success: [201, "the run status, the schedule, or the dry run's counts; 409 while the collection is being synced"],
 		},

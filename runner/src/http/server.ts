@@ -45,7 +45,10 @@ export interface RunningHttp {
 	close(): Promise<void>;
 }
 
-/** Routes anyone may call: the liveness and readiness probes, the sign-in page and its form, the page's stylesheet (HEAD as GET). */
+/**
+ * Routes anyone may call: the liveness and readiness probes, the
+ * sign-in page and its form, the page's stylesheet (HEAD as GET).
+ */
 /** Liveness and readiness: polled by Docker, Kubernetes and load balancers. */
 const PROBES = new Set(['/healthz', '/readyz']);
 const PUBLIC = new Set(['GET /healthz', 'GET /readyz', 'GET /login', 'POST /session', 'GET /console/app.css']);
@@ -57,9 +60,13 @@ const FORM_LIMIT = 16 * 1024;
 /** Routes whose JSON may carry recipients inline (up to 100,000 rows): RUNNER_UPLOAD_LIMIT_BYTES. */
 const LARGE_BODIES = new Set(['POST /api/campaigns', 'POST /api/campaigns/:id/recipients']);
 
-/** The console's pages load only this process's own scripts and styles; bull-board's UI styles elements inline and sets a <base>. */
+/**
+ * The console's pages load only this process's own scripts and
+ * styles; bull-board's UI styles elements inline and sets a <base>.
+ */
 const CSP =
-	"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+	"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const BOARD_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'").replace(
 	"base-uri 'none'",
 	"base-uri 'self'",
@@ -81,7 +88,10 @@ function statusOf(error: unknown): number {
 	return typeof status === 'number' && status >= 400 && status < 500 ? status : 500;
 }
 
-/** The origins a cookie-borne write may come from: this request's own (as the trusted proxy tells it) and RUNNER_PUBLIC_URL's. */
+/**
+ * The origins a cookie-borne write may come from: this request's
+ * own (as the trusted proxy tells it) and RUNNER_PUBLIC_URL's.
+ */
 function ownOrigins(request: FastifyRequest, publicUrl: string | undefined): string[] {
 	return [`${request.protocol}://${request.host}`, ...(publicUrl ? [new URL(publicUrl).origin] : [])];
 }
@@ -163,7 +173,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 
 	app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
 		const path = request.url.split('?')[0];
-		// The service's events carry the operator's header, not the token (eventRoutes.ts); checked before the body is read.
+		// The service's events carry the operator's header, not the
+		// token (eventRoutes.ts); checked before the body is read.
 		if (path === EVENTS_PATH && (request.method === 'POST' || request.method === 'PUT')) {
 			authKinds.set(request, 'header');
 			const verdict = eventsHeader(config, request.headers);
@@ -189,7 +200,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 			authKinds.set(request, 'public');
 			return;
 		}
-		// Another scheme (e.g. Basic, from a proxy that asks for a password) is not ours: the cookie may still sign the request in.
+		// Another scheme (e.g. Basic, from a proxy that asks for a
+		// password) is not ours: the cookie may still sign the request in.
 		const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');
 		if (bearer) {
 			if (auth.tokenOk(bearer[1])) {
@@ -213,7 +225,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 				return;
 			return reply.code(403).send(errorBody(403, 'this request needs the console CSRF token'));
 		}
-		// A stale cookie is an operator whose session ended, not a guess; another scheme can never pass: logged, not counted.
+		// A stale cookie is an operator whose session ended, not a
+		// guess; another scheme can never pass: logged, not counted.
 		if (session) refuse(request, 'session cookie expired, revoked or not ours');
 		else if (request.headers.authorization !== undefined)
 			refuse(request, 'the Authorization header is not "Bearer <token>"');
@@ -303,7 +316,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 			tag: 'runner',
 			public: true,
 			summary:
-				'readiness: 200 when Redis answers and the workers run, else 503 with the reason; runners: how many runner processes are alive on this Redis and prefix',
+				'readiness: 200 when Redis answers and the workers run, else 503 with the reason; runners: ' +
+				'how many runner processes are alive on this Redis and prefix',
 			success: [200, '{ status, runners }'],
 		},
 		async ({ reply }) => {
@@ -315,7 +329,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 					: !options.workersRunning()
 						? 'the workers are not running'
 						: undefined;
-			// Counted only when Redis answers (a count is a number, never a guess); a count only, no host or pid, as the probe is public.
+			// Counted only when Redis answers (a count is a number, never a
+			// guess); a count only, no host or pid, as the probe is public.
 			const runners = redisOk ? (await liveRunners(context).catch(() => undefined))?.length : undefined;
 			if (reason) reply.code(503);
 			return reason ? { status: 'unavailable', reason, runners } : { status: 'ok', runners };
@@ -327,7 +342,8 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 			url: '/api/runners',
 			tag: 'runner',
 			summary:
-				'The runner processes alive on this Redis and prefix (their heartbeats): role, pid, host, version, queues, started_at',
+				'The runner processes alive on this Redis and prefix (their heartbeats): role, pid, host, ' +
+				'version, queues, started_at',
 			success: [200, '{ runners }'],
 		},
 		async () => ({

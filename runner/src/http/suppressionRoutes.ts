@@ -47,7 +47,9 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 			...at(RUNNER_ROUTES.addSuppression),
 			tag: 'suppressions',
 			summary:
-				'Put a phone on the suppression list (source operator, or workflow): no marketing campaign sends to it; a phone already there keeps its first entry, unless a keyword made it (this entry replaces it); past RUNNER_MAX_SUPPRESSIONS entries, 409',
+				'Put a phone on the suppression list (source operator, or workflow): no marketing campaign sends to it; ' +
+				'a phone already there keeps its first entry, unless a keyword made it (this entry replaces it); ' +
+				'past RUNNER_MAX_SUPPRESSIONS entries, 409',
 			body: addSuppressionBody,
 			success: [200, '{ phone, reason, source, at, added }'],
 		},
@@ -91,7 +93,8 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 			url: '/api/suppressions/import',
 			tag: 'suppressions',
 			summary:
-				'Import a CSV body (text/csv) with a phone column and optionally reason: each good row goes on the list (source import), a bad row is reported with its line',
+				'Import a CSV body (text/csv) with a phone column and optionally reason: ' +
+				'each good row goes on the list (source import), a bad row is reported with its line',
 			consumes: ['text/csv'],
 			success: [200, '{ rows, added, already, rejected, rejections: [{ line, reason }] }'],
 		},

@@ -25,7 +25,9 @@ const PAUSED_RECHECK_MS = 1000;
 /** The watch on one upload: `exceeded` once past the size limit, `stalled` (the 408) once the client was too slow. */
 type UploadWatch = TransformType & { exceeded: boolean; stalled?: LimitError };
 
-/** Reads the rest of a request body and throws it away; stops early when the upload's watch finds the client too slow. */
+/**
+ * Reads the rest of a request body and throws it away; stops early when the upload's watch finds the client too slow.
+ */
 async function drain(body: Readable | undefined, watch?: UploadWatch): Promise<void> {
 	if (!body || typeof body.resume !== 'function' || body.readableEnded || body.destroyed || watch?.stalled) return;
 	await new Promise<void>((resolve) => {
@@ -97,7 +99,9 @@ function watchUpload(source: Readable, config: RunnerConfig, stopped: string): U
 		stop(
 			new LimitError(
 				408,
-				`the upload was too slow: it may take ${deadlineMs / 1000} s (RUNNER_UPLOAD_DEADLINE) plus 1 s for every ${minRate} bytes it sends (RUNNER_UPLOAD_MIN_BYTES_PER_SECOND), and sent ${received} bytes in ${Math.round(clientMs() / 1000)} s; ${stopped}`,
+				`the upload was too slow: it may take ${deadlineMs / 1000} s (RUNNER_UPLOAD_DEADLINE) ` +
+					`plus 1 s for every ${minRate} bytes it sends (RUNNER_UPLOAD_MIN_BYTES_PER_SECOND), ` +
+					`and sent ${received} bytes in ${Math.round(clientMs() / 1000)} s; ${stopped}`,
 			),
 		);
 	};

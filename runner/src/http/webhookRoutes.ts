@@ -19,7 +19,8 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 			...at(RUNNER_ROUTES.createWebhook),
 			tag: 'webhooks',
 			summary:
-				'Register a URL for events (campaign.finished, campaign.paused, campaign.delivery_settled, reindex.finished); the answer holds the signing secret, shown this once',
+				'Register a URL for events (campaign.finished, campaign.paused, campaign.delivery_settled, ' +
+				'reindex.finished); the answer holds the signing secret, shown this once',
 			body: createWebhookBody,
 			success: [201, '{ id, url, events, description, created_at, secret }'],
 		},
@@ -31,11 +32,13 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 			url: '/api/webhooks',
 			tag: 'webhooks',
 			summary:
-				'Registered webhooks, oldest first (no secrets), a page at a time; a disabled one shows disabled_at and disabled_reason',
+				'Registered webhooks, oldest first (no secrets), a page at a time; ' +
+				'a disabled one shows disabled_at and disabled_reason',
 			query: page,
 			success: [
 				200,
-				'{ webhooks: [{ id, url, events, description, created_at, disabled_at?, disabled_reason? }], total, limit, offset }',
+				'{ webhooks: [{ id, url, events, description, created_at, disabled_at?, ' +
+					'disabled_reason? }], total, limit, offset }',
 			],
 		},
 		async ({ query }) => ({

@@ -48,7 +48,9 @@ redis.call('HINCRBY', meta, 'total', tonumber(ARGV[2]))
 redis.call('HINCRBY', meta, 'n_p', tonumber(ARGV[3]))
 redis.call('HINCRBY', meta, 'n_r', tonumber(ARGV[4]))
 redis.call('HINCRBY', meta, 'n_z', tonumber(ARGV[14]))
-if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', meta, 'last_line')) or 0) then redis.call('HSET', meta, 'last_line', ARGV[5]) end
+if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', meta, 'last_line')) or 0) then
+  redis.call('HSET', meta, 'last_line', ARGV[5])
+end
 local expires = redis.call('HGET', meta, 'expires_at')
 if expires then
   for _, key in ipairs({ rcp, ledger, phones, KEYS[6] }) do redis.call('PEXPIREAT', key, expires) end

@@ -38,7 +38,8 @@
 
 local meta, rcp, ledger, phones, srcp, sledger, sphones = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local running, unlisted, outbox, slot = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
-local id, now, state, rows, expires, answer, token, keep = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local id, now, state, rows, expires = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local answer, token, keep = ARGV[6], ARGV[7], ARGV[8]
 local function drop() redis.call('UNLINK', srcp, sledger, sphones, KEYS[12]) end
 if token ~= '' and redis.call('GET', slot) ~= token then drop() return 'lease_lost' end
 if redis.call('EXISTS', meta) == 1 then drop() return 'exists' end
@@ -50,7 +51,10 @@ if rows > 0 then
   -- it, and a reply finds its recipient in it (tracking/attribution.ts).
   if redis.call('EXISTS', sphones) == 1 then redis.call('RENAME', sphones, phones) end
   -- A windowed campaign's per-zone lists (keys.zoneIndexes).
-  if redis.call('EXISTS', KEYS[12]) == 1 then redis.call('RENAME', KEYS[12], KEYS[13]); redis.call('PERSIST', KEYS[13]) end
+  if redis.call('EXISTS', KEYS[12]) == 1 then
+    redis.call('RENAME', KEYS[12], KEYS[13])
+    redis.call('PERSIST', KEYS[13])
+  end
 end
 for i = 9, #ARGV, 2 do redis.call('HSET', meta, ARGV[i], ARGV[i + 1]) end
 if expires ~= '' then

@@ -16,7 +16,8 @@
 local users = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
 for i = 1, #users, 2 do
   local state = redis.call('HGET', ARGV[1] .. users[i], 'state')
-  if state == 'completed' or state == 'cancelled' or state == 'failed' or (not state and tonumber(users[i + 1]) < tonumber(ARGV[2])) then
+  local finished = state == 'completed' or state == 'cancelled' or state == 'failed'
+  if finished or (not state and tonumber(users[i + 1]) < tonumber(ARGV[2])) then
     redis.call('ZREM', KEYS[3], users[i])
   end
 end

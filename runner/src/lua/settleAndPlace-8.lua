@@ -44,7 +44,8 @@ local SPAN_ROOM = tonumber(ARGV[11])
 
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
-local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6], tonumber(ARGV[7]), id, ARGV[9], { recipients = KEYS[7], sends = KEYS[8] })
+local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6],
+  tonumber(ARGV[7]), id, ARGV[9], { recipients = KEYS[7], sends = KEYS[8] })
 if result ~= 'ok' then return { result, -1 } end
 -- -2: JOB_OVER in ledger.ts.
 if tonumber(idx) + 1 >= tonumber(ARGV[10]) then return { result, -2 } end

@@ -47,7 +47,8 @@
 --- @include "includes/jobClaim"
 
 if ARGV[8] == 'again' then
-  -- A start whose answer came late: its recipient stays claimed (it goes out, as one claimed before a pause does); only the start is taken anew.
+  -- A start whose answer came late: its recipient stays claimed (it goes out, as one claimed before
+  -- a pause does); only the start is taken anew.
   redis.call('ZREM', KEYS[2], ARGV[2])
   local again = redis.call('HMGET', KEYS[1], 'rate', 'logRenewedAt')
   local now = clock()
@@ -61,10 +62,13 @@ if settings[1] ~= 'running' then return { -1 } end -- NOT_RUNNING in spacing.ts
 local c = claimSettings(settings, 2)
 local now = clock()
 local nowMs = string.format('%.0f', math.floor(now / 1000))
-local aud = { recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12] }
+local aud = {
+  recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12]
+}
 local idx, rec, row, phone
 if ARGV[4] ~= '' then
-  idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
+  idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7],
+    nowMs, ARGV[6], aud, c)
   if not idx then return { -2 } end -- JOB_DONE
   -- A send window's opening (audience/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then

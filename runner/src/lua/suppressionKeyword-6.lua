@@ -38,7 +38,8 @@ if newest then
 elseif isKeyword(entry) then
   lastIntent = 'o'; lastMs = tonumber(string.match(entry, '^keyword|(%d+)|'))
 end
-if lastMs and (ms < lastMs or (ms == lastMs and (intent == lastIntent or intent == 'i'))) then return { 0, 0, 0, 'stale' } end
+local stale = lastMs and (ms < lastMs or (ms == lastMs and (intent == lastIntent or intent == 'i')))
+if stale then return { 0, 0, 0, 'stale' } end
 local out
 if intent == 'o' then
   if not entry then

@@ -23,7 +23,8 @@
 --- @include "includes/settleTracking"
 
 local meta, trk, due, set, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local id, idx, m, k, to, now, err, nextDue = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local id, idx, m, k = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local to, now, err, nextDue = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local member = id .. ':' .. idx
 local rec = redis.call('HGET', trk, idx)
 if not rec then redis.call('ZREM', due, member) return 0 end

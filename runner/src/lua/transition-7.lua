@@ -24,7 +24,8 @@
 ]]
 --- @include "includes/emit"
 
-local meta, running, finishing, outbox, rcp, ledger, phones = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local meta, running, finishing, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local rcp, ledger, phones = KEYS[5], KEYS[6], KEYS[7]
 local id, now, to, allowed, event, ending = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local state = redis.call('HGET', meta, 'state')
 if not state then return 'missing' end

@@ -23,7 +23,8 @@ import { addressAllowed, type UrlPolicy } from './policy';
 
 /** What a refused URL is told, whatever the reason (private address, unknown host). */
 const NOT_ALLOWED =
-	'the address is not allowed: only public addresses are reached (loopback, private, link-local and special ones are refused unless the operator allows them in RUNNER_ALLOW_PRIVATE_URLS)';
+	'the address is not allowed: only public addresses are reached (loopback, private, ' +
+	'link-local and special ones are refused unless the operator allows them in RUNNER_ALLOW_PRIVATE_URLS)';
 /** What a URL at an allowed address that gave no HTTP answer is told (refused, reset, timed out, not HTTP). */
 const NO_ANSWER = 'it could not be read: no HTTP answer';
 

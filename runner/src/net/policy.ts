@@ -8,9 +8,15 @@ import ipaddr from 'ipaddr.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
-/** Ranges `RUNNER_ALLOW_PRIVATE_URLS=true` opens: a host's own and its private networks. Not link-local (the metadata service lives there). */
+/**
+ * Ranges `RUNNER_ALLOW_PRIVATE_URLS=true` opens: a host's own and its private networks. Not
+ * link-local (the metadata service lives there).
+ */
 const PRIVATE_RANGES = new Set(['loopback', 'private', 'carrierGradeNat', 'uniqueLocal']);
-/** Never a destination, whatever the opt-in says: 0.0.0.0 and :: reach the runner's own host, the others are not one host. */
+/**
+ * Never a destination, whatever the opt-in says: 0.0.0.0 and
+ * :: reach the runner's own host, the others are not one host.
+ */
 const NEVER = new Set(['unspecified', 'multicast', 'broadcast']);
 
 type Entry = { kind: 'host'; host: string; port?: number } | { kind: 'range'; range: [Address, number]; port?: number };

@@ -42,7 +42,8 @@ function sealingKey(config: RunnerConfig): Buffer | undefined {
 }
 
 const NO_SEALING_KEY =
-	'RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set to keep a URL with credentials or a query string: the runner stores it sealed under a key derived from it';
+	'RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN) must be set to keep a URL with credentials or a query string: ' +
+	'the runner stores it sealed under a key derived from it';
 
 export class SealError extends Error {}
 
@@ -67,7 +68,8 @@ function unsealUrl(config: RunnerConfig, sealed: string): string {
 		return Buffer.concat([decipher.update(Buffer.from(parts[3], 'base64url')), decipher.final()]).toString('utf8');
 	} catch {
 		throw new SealError(
-			'the source URL was sealed under another key: every runner process needs the same RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN)',
+			'the source URL was sealed under another key: every runner process needs the same ' +
+				'RUNNER_WEBHOOK_KEY (or RUNNER_TOKEN)',
 		);
 	}
 }

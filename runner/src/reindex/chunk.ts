@@ -71,7 +71,10 @@ function idOf(fields: Record<string, unknown>, run: RunRecord): string | { reaso
 	return String(value);
 }
 
-/** Per row with an id: the line of an earlier row with the same id in this read (null when it is the first), and the item's stored state. */
+/**
+ * Per row with an id: the line of an earlier row with the same id in this read (null when it is the
+ * first), and the item's stored state.
+ */
 type RowLookup = (
 	externalIds: string[],
 	lines: number[],
@@ -104,9 +107,10 @@ export async function sortChunk(run: RunRecord, chunk: SourceRecord[], lookup: R
 		const itemJson = JSON.stringify(record.fields);
 		const bytes = Buffer.byteLength(itemJson);
 		if (bytes > MAX_RECORD_BYTES) {
+			const size = (bytes / 1048576).toFixed(1);
 			rejections.push({
 				line: record.line,
-				reason: `is ${(bytes / 1048576).toFixed(1)} MB as JSON; an item may be at most ${MAX_RECORD_BYTES / 1048576} MB`,
+				reason: `is ${size} MB as JSON; an item may be at most ${MAX_RECORD_BYTES / 1048576} MB`,
 			});
 			continue;
 		}

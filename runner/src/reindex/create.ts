@@ -37,7 +37,10 @@ import { processRun } from './run';
 import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
 import { REINDEX_NAMES, type ReindexNames } from './names';
 
-/** Search upserts are not bound by a sender number; the service's account-wide ceiling is about 300/s. The default is the contract's, which the node's Rate field shows too. */
+/**
+ * Search upserts are not bound by a sender number; the service's account-wide ceiling is about
+ * 300/s. The default is the contract's, which the node's Rate field shows too.
+ */
 export { DEFAULT_REINDEX_RATE };
 
 export interface ReindexInput {
@@ -233,7 +236,10 @@ export async function createReindex(
 	return { kind: 'run', status: overviewOf(await getRun(context, id), 0) };
 }
 
-/** A run's keys sit with its collection's (keys.ts): its home is registered first (keyGroups.ts), then its hash, then it is listed. */
+/**
+ * A run's keys sit with its collection's (keys.ts): its home is
+ * registered first (keyGroups.ts), then its hash, then it is listed.
+ */
 async function storeRun(context: RunnerContext, id: string, settings: RunSettings): Promise<void> {
 	const { redis, keys } = context;
 	const fields = runFields(id, settings, 'queued');

@@ -23,7 +23,8 @@ import { CALL_BACKOFF, RunStopped, STOP_ON, type CollectionScan, type RunWork } 
 
 /** Why a run with rejected rows deactivates nothing (the same words for a run and a dry run). */
 export const rejectedRowsNote = (rejected: number) =>
-	`skipped: ${rejected} source rows were rejected (no id, a repeated id, unreadable or too large), so the source does not list every item it meant to; fix them and run again`;
+	`skipped: ${rejected} source rows were rejected (no id, a repeated id, unreadable or too large), ` +
+	'so the source does not list every item it meant to; fix them and run again';
 
 /** How long an attempt's list of missing ids outlives a process that died holding it (as its seen hash). */
 const MISSING_TTL_SECONDS = 7 * 24 * 3600;
@@ -59,7 +60,10 @@ export async function deactivateMissing(work: RunWork): Promise<string> {
 	}
 	await work.pool.drain();
 	const counts = await context.redis.hmget(work.runKey, 'deactivated', 'foreign');
-	return `done: ${counts[0] ?? 0} deactivated; ${counts[1] ?? 0} active items at the service were never sent by the runner and were left alone`;
+	return (
+		`done: ${counts[0] ?? 0} deactivated; ` +
+		`${counts[1] ?? 0} active items at the service were never sent by the runner and were left alone`
+	);
 }
 
 interface MissingCount {

@@ -51,4 +51,5 @@ const FOLLOW_RUN: Record<SourceOrigin, (id: string) => string> = {
 /** Why a run of the collection cannot start, said to `origin`, the client that asked for it. */
 export const overlapMessage = (context: RunnerContext, collection: string, holder: string, origin: SourceOrigin) =>
 	`collection ${collection} is being synced by run ${holder}: two runs of one collection never overlap. ` +
-	`Wait for it (${FOLLOW_RUN[origin](holder)}); if its process died, its lease ends within ${context.config.RUNNER_REINDEX_LEASE / 1000} s and a runner resumes it.`;
+	`Wait for it (${FOLLOW_RUN[origin](holder)}); if its process died, ` +
+	`its lease ends within ${context.config.RUNNER_REINDEX_LEASE / 1000} s and a runner resumes it.`;

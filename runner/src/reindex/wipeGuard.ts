@@ -13,7 +13,8 @@ export const DEFAULT_MAX_DEACTIVATE: DeactivateLimit = { percent: 10 };
 
 /** The rule, as every client's error states it after the setting's name. */
 export const LIMIT_RULE =
-	"must be a share of the collection's active items such as 10% (0% to 100%), or a number of items such as 50 (a whole number, 0 or more)";
+	"must be a share of the collection's active items such as 10% (0% to 100%), " +
+	'or a number of items such as 50 (a whole number, 0 or more)';
 
 /** `10%`, `2.5%` or `50`; undefined when the text is neither. */
 export function parseLimit(text: string | number): DeactivateLimit | undefined {

@@ -40,7 +40,8 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 		const numberState = redisScript(redis, 'numberState');
 		const campaigns: CampaignRecord[] = [];
 		const numbers = await redis.smembers(keys.numbers);
-		// Copies of the suppression list: a number's goes once its campaigns have finished; one a crash left behind its version is brought up to it.
+		// Copies of the suppression list: a number's goes once its campaigns have finished; one a crash
+		// left behind its version is brought up to it.
 		await repairCopies(context);
 		// Each number keeps its own sets (keys.ts): one call per number.
 		for (const from of numbers) {
@@ -98,7 +99,8 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			}
 			let available = room.get(campaign.from) ?? 0;
 			if (campaign.window) {
-				// Its recipients waiting out the frequency cap stay pending: their zone's next opening feeds them again, inside their window.
+				// Its recipients waiting out the frequency cap stay pending: their zone's next opening
+				// feeds them again, inside their window.
 				const fed = await feedZones(
 					context,
 					campaign,
@@ -289,7 +291,7 @@ const HAND_OVER_WAIT = { tries: 20, everyMs: 50 };
  * campaigns now instead of after its dead jobs. Left to the send processor and the feeder tick,
  * the first dead job to reach the start gate takes the others out (dropQueuedSends), and only the
  * next tick, up to a second later, queues the other campaigns' jobs: 0.5 to 0.7 s without a send
- * from the number (measured at 4, 20 and 35/s), more where its jobs waiting at the gate held the
+ * from the number, more where its jobs waiting at the gate held the
  * number's next places (restartSpacing). Here all three happen before the stop answers. A pass
  * already running elsewhere (the lock taken) may have counted the dead jobs as queued, so this
  * waits for it to end and runs one of its own.

@@ -1,8 +1,8 @@
 /**
  * The send processor (of the send queues' `send` jobs, jobs.ts): one job is up to SEND_JOB_SIZE
  * recipients of one campaign, sent one after another. Per recipient: take its start and claim it in
- * the ledger (one step, spacing.ts), send B8 once, settle. What each answer of the service means is decided by service.ts's one table; what this
- * does with it:
+ * the ledger (one step, spacing.ts), send B8 once, settle. What each answer of the service means is decided by
+ * service.ts's one table; what this does with it:
  *
  *   ok       -> sent (message id)             refused -> failed (the service's message)
  *   unknown  -> unknown (reconcile decides)   stop    -> the whole campaign fails with the reason
@@ -242,7 +242,8 @@ export function createSendProcessor(
 				await holdStarts(context, settings.from, next.hold);
 				throw new RateLimitError();
 			}
-			// A retry: the job waits its backoff in the delayed set (no attempt of the job used), then goes on from this recipient.
+			// A retry: the job waits its backoff in the delayed set (no
+			// attempt of the job used), then goes on from this recipient.
 			const tries = job.data.tries?.[claim.index] ?? 1;
 			await job.moveToDelayed(Date.now() + sendRetryDelay(tries), bullToken);
 			throw new DelayedError(`not sent, will retry: ${next.retry}`);

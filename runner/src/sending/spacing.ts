@@ -1,9 +1,8 @@
 /**
  * Sends from one business number kept under its rate in every sliding second, across every
- * process. BullMQ's global limiter (limiterFor, jobs.ts) counts starts in fixed 50 ms slices, so a sliding
- * second can hold one slice more than the rate: 210 in some second at 200/s, as the benchmark
- * measured. So each send also passes two steps here, both on Redis's clock (TIME), so processes
- * on other machines agree:
+ * process. BullMQ's global limiter (limiterFor, jobs.ts) counts starts in fixed 50 ms slices, so a
+ * sliding second can hold one slice more than the rate: 210 in some second at 200/s. So each send
+ * also passes two steps here, both on Redis's clock (TIME), so processes on other machines agree:
  *
  * 1. Spacing: it takes the next start time from a per-number clock, 1 / gateRate(rate) after
  *    the previous one, and waits for it. Starts are even, not bursts at each slice's start, and
@@ -11,8 +10,8 @@
  *    its waiters, all told to wake when the same oldest start left, woke together and all but one
  *    called again (13 calls per send at 200/s, 3 with this spacing).
  * 2. The rate span: a start is allowed only while fewer than `rate` sends started in the last
- *    rate span (RATE_SPAN_MS, SPAN_ROOM longer than a second) and fewer than secondCap(rate) in the last second (a sorted
- *    set of start times). A send that woke late (a busy event loop, a GC pause) and would bunch
+ *    rate span (RATE_SPAN_MS, SPAN_ROOM longer than a second) and fewer than secondCap(rate) in the last second (a
+ *    sorted set of start times). A send that woke late (a busy event loop, a GC pause) and would bunch
  *    with the next ones waits here until there is room; one whose answer came late is taken
  *    again (FRESH_START_MS).
  *
@@ -101,10 +100,15 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 
 type StartReply = [number, string?, number?, number?, string?];
 
-/** Stale answers in a row after which a send keeps its start: a process slow on every call is slow, not stalled, and must not spin. */
+/**
+ * Stale answers in a row after which a send keeps its start: a
+ * process slow on every call is slow, not stalled, and must not spin.
+ */
 const STALE_RETAKES = 3;
 
-/** A place on the number's clock: when it comes by this process's clock (Date.now() ms), and its time on Redis's (µs). */
+/**
+ * A place on the number's clock: when it comes by this process's clock (Date.now() ms), and its time on Redis's (µs).
+ */
 export interface Place {
 	localMs: number;
 	redisUs: string;
@@ -221,8 +225,8 @@ export async function holdStarts(context: RunnerContext, from: string, waitMs: n
  * clock they will not use (they find the campaign stopped when their time comes). BullMQ's
  * limiter hands jobs out at the rate and the gate lets 0.96 of it through, so the waiters grow by
  * 4% of the rate each second up to the worker slots (RUNNER_CONCURRENCY per process): by that
- * reckoning, at 20/s after 25 s, about a second of the number's starts (measured: up to 0.53 s at
- * 4/s on a loaded machine, where workers lag and fewer wait). Handing the clock back lets the
+ * reckoning, at 20/s after 25 s, about a second of the number's starts (less on a loaded machine,
+ * where workers lag and fewer wait). Handing the clock back lets the
  * number's other campaigns start now instead. A send of another campaign already waiting keeps its
  * place, so for a moment starts may come closer than the spacing; the rate span still holds the
  * number to its rate. Returns the milliseconds given back.

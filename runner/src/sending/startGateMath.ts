@@ -7,7 +7,7 @@
 /**
  * How much longer than a second the rate span is: room in time for the way to the service. Between
  * a start taken here and its arrival at the service, sends bunch by up to about 35 ms (event
- * loops, GC pauses on both sides; 3 to 7 sends at 100-200/s, measured by benchmark 1), so the
+ * loops, GC pauses on both sides; 3 to 7 sends at 100-200/s), so the
  * starts of any second of arrivals lie within 1.04 s, and `rate` starts per 1.04 s keep every
  * second at the service at or under the rate. The room is time, not a count of starts: a room of
  * whole starts (the rate less 4% rounded up) held 10/s to 9/s and 4/s to 3/s, 0.9 and 0.75 of the
@@ -31,7 +31,7 @@ export const secondCap = (rate: number) => rate - Math.floor(rate * SPAN_ROOM);
  * How much wider than the rate span's own pace the clock spaces places. Spaced exactly at the pace,
  * a full span's worth of places ends where the next begins, so a send that woke a little less
  * late than the one `rate` places before it found the span full and had to call again: 1.6
- * extra gate calls per send at 1,000/s (about 13 Redis commands per recipient, benchmark 3). The
+ * extra gate calls per send at 1,000/s (about 13 Redis commands per recipient). The
  * slack gives such wakes about 2 ms a span; it costs 0.2% of the rate. lua/includes/startGateMath.lua
  * repeats the figure.
  */
@@ -41,5 +41,8 @@ const CLOCK_SLACK = 0.002;
 const gapUs = (rate: number) =>
 	Math.max((1_000_000 * (1 + SPAN_ROOM)) / rate, 1_000_000 / secondCap(rate)) * (1 + CLOCK_SLACK);
 
-/** Starts per second the gate lets through at `rate`, sustained: 0.96 of it or a little less (the scripts compute the same). */
+/**
+ * Starts per second the gate lets through at `rate`, sustained:
+ * 0.96 of it or a little less (the scripts compute the same).
+ */
 export const gateRate = (rate: number) => 1_000_000 / gapUs(rate);

@@ -35,7 +35,10 @@ interface Attribution {
 	sentAt: number;
 }
 
-/** The campaign (and its recipient) that last messaged `phone` from `number` within the reply period before `atMs`, if any. */
+/**
+ * The campaign (and its recipient) that last messaged `phone`
+ * from `number` within the reply period before `atMs`, if any.
+ */
 async function attributeReply(
 	context: RunnerContext,
 	phone: string,
@@ -109,7 +112,8 @@ export async function receiveMessageCreated(context: RunnerContext, payload: Mes
 		// Neither number is logged: the event's `to` may be anyone's.
 		context.log.warn(
 			{ intent },
-			"a keyword came in to a number that is not one of the business's (RUNNER_NUMBERS, or a number with a campaign): the suppression list is unchanged",
+			"a keyword came in to a number that is not one of the business's (RUNNER_NUMBERS, " +
+				'or a number with a campaign): the suppression list is unchanged',
 		);
 	} else if (intent) {
 		const outcome = await applyKeyword(context, phone.digits, intent, atMs);

@@ -3,7 +3,7 @@
  * receives them: a request leaves only once the limit-th request before it was answered at least
  * `spanMs` ago. Delivery tracking's checks (A1 and B7 alike) go through one, because places on
  * the tracking clock are met by timers, and timers of a busy process fire late and together
- * (benchmark 9 counted 59 checks in a second at 50/s before this). Counted from the answer, not
+ * (59 checks in a second at 50/s without it). Counted from the answer, not
  * from when the request left: the service received a request before it answered it, so a stall on
  * the way (this process or the service slow to read it, on a loaded machine) can only widen the
  * gap the service sees. Counted from the leaving, a request read 100 ms late by the sandbox made

@@ -97,7 +97,10 @@ const WALK_LIMIT = 5_000;
 const WALK_CHUNK = 1_000;
 /** Campaigns created this long before the last look are looked at again (a commit is listed late: keyGroups.ts). */
 const SEEN_MARGIN_MS = 10 * 60_000;
-/** Added to a second before it is split among the checks: places a full second apart at most `rate`, whatever the network's jitter. */
+/**
+ * Added to a second before it is split among the checks: places a
+ * full second apart at most `rate`, whatever the network's jitter.
+ */
 const GATE_GUARD_MS = 50;
 
 // Lua shared by the scripts below: settle the campaign's tracking when nothing is left.
@@ -110,7 +113,10 @@ const scripts = (context: RunnerContext) => ({
 	requeue: redisScript(context.redis, 'trackRequeue') as Script,
 });
 
-/** Makes sure a campaign's tracking is walked again from its first recipient (a retry made some pending again, a reconcile proved some sent). */
+/**
+ * Makes sure a campaign's tracking is walked again from its first recipient (a retry made some
+ * pending again, a reconcile proved some sent).
+ */
 export async function trackAgain(context: RunnerContext, campaign: { id: string; from: string }): Promise<void> {
 	await context.redis
 		.multi()

@@ -11,8 +11,8 @@
  * deadline should its process die); a job for a webhook at that cap goes back to the queue for
  * BUSY_RETRY_MS without spending an attempt, and the worker's slot goes to another receiver's
  * event. Receivers that hang then hold at most that many of the events worker's slots (its
- * concurrency, jobs.ts) each. Failed attempts in a row are counted on the webhook; at RUNNER_WEBHOOK_DISABLE_AFTER it is
- * disabled (store.ts), which is logged, and its deliveries are skipped until it is enabled again.
+ * concurrency, jobs.ts) each. Failed attempts in a row are counted on the webhook; at RUNNER_WEBHOOK_DISABLE_AFTER it
+ * is disabled (store.ts), which is logged, and its deliveries are skipped until it is enabled again.
  */
 import { DelayedError, type Job } from 'bullmq';
 import { request } from 'undici';
@@ -69,7 +69,8 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 			else if (await countFailure(context, webhookId)) {
 				log.warn(
 					{ webhook: webhookId, failures: context.config.RUNNER_WEBHOOK_DISABLE_AFTER },
-					`webhook disabled: ${context.config.RUNNER_WEBHOOK_DISABLE_AFTER} delivery attempts in a row failed; nothing more is delivered to it until it is enabled again`,
+					`webhook disabled: ${context.config.RUNNER_WEBHOOK_DISABLE_AFTER} delivery attempts in a row failed; ` +
+						'nothing more is delivered to it until it is enabled again',
 				);
 			}
 		};

@@ -138,7 +138,9 @@ export async function pageWebhooks(
 export async function countFailure(context: RunnerContext, id: string): Promise<boolean> {
 	const after = context.config.RUNNER_WEBHOOK_DISABLE_AFTER;
 	const run = redisScript(context.redis, 'countWebhookFailure');
-	const reason = `${after} delivery attempts in a row failed; enable it again with POST /api/webhooks/:id/enable (or convo-runner webhook enable)`;
+	const reason =
+		`${after} delivery attempts in a row failed; enable it again with POST /api/webhooks/:id/enable ` +
+		'(or convo-runner webhook enable)';
 	return Number(await run([context.keys.webhooks.webhook(id)], [after, Date.now(), reason])) === 1;
 }
 

@@ -14,7 +14,8 @@ export function conversationRoutes(app: FastifyInstance, context: SandboxContext
 	defineOperation(app, context, 'getConversation', (business, { query }) => {
 		if (query.field_key !== undefined && !business.fieldKeys.includes(query.field_key)) {
 			throw badRequest(
-				`field_key "${query.field_key}" is not a contact field of this business (known: ${business.fieldKeys.join(', ')})`,
+				`field_key "${query.field_key}" is not a contact field of this business (known: ` +
+					`${business.fieldKeys.join(', ')})`,
 				'field_key',
 			);
 		}

@@ -56,7 +56,8 @@ export function messagingRoutes(app: FastifyInstance, context: SandboxContext): 
 			const lastInbound = contact ? store.lastInboundAt(contact) : undefined;
 			if (lastInbound === undefined || now - lastInbound > LIMITS.customerCareWindowMs) {
 				throw badRequest(
-					'template_uuid is required: the contact sent no message in the last 24 hours (customer-care window), so only a template message can be sent',
+					'template_uuid is required: the contact sent no message in the last 24 hours (customer-care window), ' +
+						'so only a template message can be sent',
 					'template_uuid',
 				);
 			}

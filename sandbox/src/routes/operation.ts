@@ -89,7 +89,8 @@ function answerWithinContract(key: OperationKey, answer: unknown): unknown {
 	const issues = toContractIssues(checked.error, 'response');
 	throw new HttpError(
 		500,
-		`The sandbox's answer to ${key} (SPEC ${operation.spec}, ${operation.method} ${fullPath(key)}) breaks the contract's response schema: ${issues.map((issue) => issue.message).join('; ')}`,
+		`The sandbox's answer to ${key} (SPEC ${operation.spec}, ${operation.method} ${fullPath(key)}) ` +
+			`breaks the contract's response schema: ${issues.map((issue) => issue.message).join('; ')}`,
 		issues[0]?.field || undefined,
 	);
 }

@@ -17,7 +17,8 @@ export class Convo extends VersionedNodeType {
 			group: ['output'],
 			subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
 			description:
-				'Send WhatsApp messages and templates, manage contacts, conversations, search items and AI agents with Convo; run campaigns and reindexes through convo-runner',
+				'Send WhatsApp messages and templates, manage contacts, conversations, ' +
+				'search items and AI agents with Convo; run campaigns and reindexes through convo-runner',
 			usableAsTool: true,
 			defaultVersion: 1.1,
 		};

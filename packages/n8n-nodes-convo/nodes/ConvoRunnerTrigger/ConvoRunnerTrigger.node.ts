@@ -45,7 +45,8 @@ const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: 
 		name: 'Campaign Delivery Settled',
 		value: 'campaign.delivery_settled',
 		description:
-			'Every sent message of a campaign reached a final delivery state or its checks ran out (its status with the funnel: delivered, read, replied, failed by reason)',
+			'Every sent message of a campaign reached a final delivery state or its checks ran out ' +
+			'(its status with the funnel: delivered, read, replied, failed by reason)',
 	},
 	{
 		name: 'Campaign Paused',
@@ -125,7 +126,9 @@ export class ConvoRunnerTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					'The trigger registers its own URL with the runner when the workflow is published (and removes it when unpublished); the runner must reach n8n at that URL. Each delivery is signed, and one with a missing, wrong or stale signature is refused.',
+					'The trigger registers its own URL with the runner when the workflow is published ' +
+					'(and removes it when unpublished); the runner must reach n8n at that URL. Each delivery is signed, ' +
+					'and one with a missing, wrong or stale signature is refused.',
 				name: 'registrationNotice',
 				type: 'notice',
 				default: '',
@@ -196,7 +199,8 @@ export class ConvoRunnerTrigger implements INodeType {
 						'The runner answered the registration without an id and a secret',
 						{
 							description:
-								'Check that the Runner URL of the Convo Runner API credential points at convo-runner (a version with webhooks).',
+								'Check that the Runner URL of the Convo Runner API credential points at convo-runner ' +
+								'(a version with webhooks).',
 						},
 					);
 				}
@@ -218,7 +222,8 @@ export class ConvoRunnerTrigger implements INodeType {
 					} catch (error) {
 						// The runner could not be reached: keep the id so the next activation checks it.
 						this.logger.warn(
-							`Convo Runner Trigger: could not remove webhook ${registration.webhookId} at the runner: ${(error as Error).message}`,
+							`Convo Runner Trigger: could not remove webhook ${registration.webhookId} at the runner: ` +
+								`${(error as Error).message}`,
 						);
 						return false;
 					}
@@ -269,7 +274,8 @@ export class ConvoRunnerTrigger implements INodeType {
 			return refuse(
 				this,
 				503,
-				`Could not record the event at the runner, so the workflow did not start; the runner delivers it again: ${(error as Error).message}`,
+				'Could not record the event at the runner, so the workflow did not start; the runner delivers it again: ' +
+					`${(error as Error).message}`,
 			);
 		}
 		if (first === 'gone')

@@ -50,7 +50,9 @@ export class ConvoTrigger implements INodeType {
 		// "Trigger") and shows this text as that entry's description, so it describes the whole app
 		// first; the trigger itself is listed there by its Trigger On events.
 		description:
-			'Send WhatsApp messages and templates, manage contacts, conversations, search items and AI agents with Convo; run campaigns and reindexes through convo-runner; start workflows when a message is received or sent',
+			'Send WhatsApp messages and templates, manage contacts, conversations, ' +
+			'search items and AI agents with Convo; run campaigns and reindexes through convo-runner; ' +
+			'start workflows when a message is received or sent',
 		eventTriggerDescription: 'Waiting for a message_created delivery to the Test URL',
 		defaults: { name: 'Convo Trigger' },
 		inputs: [],

@@ -7,9 +7,12 @@ import type { INodeProperties } from 'n8n-workflow';
 const REGISTRATION_STEPS = [
 	'Register this trigger in the Convo dashboard:',
 	'1. Open Developer Tools → Event Triggers and create a configuration with event type <b>message_created</b>.',
-	'2. Endpoint URL: the <b>Production URL</b> shown above under Webhook URLs. It answers once this workflow is <b>published</b>.',
-	'3. Method: the HTTP Method chosen below. With Header Auth, add a custom header with the name and secret of the credential.',
-	'4. To try it in the editor: register the <b>Test URL</b> the same way, click <b>Test this trigger</b>, then send a message to your business number. Remove that configuration afterwards.',
+	'2. Endpoint URL: the <b>Production URL</b> shown above under Webhook URLs. It answers once this ' +
+		'workflow is <b>published</b>.',
+	'3. Method: the HTTP Method chosen below. With Header Auth, ' +
+		'add a custom header with the name and secret of the credential.',
+	'4. To try it in the editor: register the <b>Test URL</b> the same way, click <b>Test this trigger</b>, ' +
+		'then send a message to your business number. Remove that configuration afterwards.',
 	'Every delivery attempt is logged on that dashboard page.',
 ].join('<br>');
 
@@ -30,7 +33,8 @@ export const description: INodeProperties[] = [
 		],
 		default: 'POST',
 		description:
-			'Method chosen for the event trigger in the dashboard. Deliveries with another method are not answered by this trigger.',
+			'Method chosen for the event trigger in the dashboard. Deliveries with another method are not ' +
+			'answered by this trigger.',
 	},
 	{
 		displayName: 'Authentication',
@@ -74,7 +78,8 @@ export const description: INodeProperties[] = [
 		],
 		default: 'received',
 		description:
-			'Which messages start the workflow. Message Received is the default so that a workflow that replies does not trigger itself in a loop.',
+			'Which messages start the workflow. Message Received is the default so that a workflow that replies does ' +
+			'not trigger itself in a loop.',
 	},
 	{
 		displayName: 'Channels',
@@ -91,7 +96,9 @@ export const description: INodeProperties[] = [
 		default: '',
 		placeholder: '+49 30 1234567',
 		description:
-			'Comma-separated business phone numbers. Messages sent through the API from them do not start the workflow: enter the number this workflow replies from to keep its own sends out. Applies to Message Sent and Any Message.',
+			'Comma-separated business phone numbers. Messages sent through the API from them do not start the ' +
+			'workflow: enter the number this workflow replies from to keep its own sends out. Applies to ' +
+			'Message Sent and Any Message.',
 	},
 	{
 		displayName: 'Options',

@@ -61,8 +61,13 @@ export function explainServiceError(
 	const disposition = errorDisposition(status);
 	if (!isServiceErrorBody(body, status) && disposition === 'permanent') {
 		return {
-			message: `The URL in the ${api.credentialName} credential does not look like the Convo service: it answered ${status} without the service's JSON error body`,
-			description: `Check the URL in the ${api.credentialName} credential: it must be the address of the Convo ${operation.api} API (its path ends in ${api.prefix}, which is added when missing).`,
+			message:
+				`The URL in the ${api.credentialName} credential does not look like the Convo service: ` +
+				`it answered ${status} without the service's JSON error body`,
+			description:
+				`Check the URL in the ${api.credentialName} credential: ` +
+				`it must be the address of the Convo ${operation.api} API (its path ends in ${api.prefix}, ` +
+				'which is added when missing).',
 			disposition,
 		};
 	}
@@ -75,7 +80,8 @@ export function explainServiceError(
 				message: `The service refused the request: ${serviceSays ?? 'validation failed'}`,
 				description:
 					operation.path === '/send-template'
-						? 'Check the template variables, the phone numbers and the buttons; a send can also be blocked by the platform.'
+						? 'Check the template variables, the phone numbers and the buttons; ' +
+							'a send can also be blocked by the platform.'
 						: 'Check the fields named in the message.',
 				disposition,
 			};
@@ -93,13 +99,17 @@ export function explainServiceError(
 						: operation.path.startsWith('/agents')
 							? 'This agent belongs to another business (403)'
 							: 'This resource belongs to another business (403)',
-				description: `Use identifiers of the business that owns the ${api.secretName} in the ${api.credentialName} credential.${said}`,
+				description:
+					`Use identifiers of the business that owns the ${api.secretName} in the ` +
+					`${api.credentialName} credential.${said}`,
 				disposition,
 			};
 		case 404:
 			return {
 				message: `${notFound(operation, params, context.labelOf)} (404)`,
-				description: `Check the identifier${identifierHint(operation)}; it must belong to the business of the ${api.credentialName} credential.${said}`,
+				description:
+					`Check the identifier${identifierHint(operation)}; ` +
+					`it must belong to the business of the ${api.credentialName} credential.${said}`,
 				disposition,
 			};
 		case 409:

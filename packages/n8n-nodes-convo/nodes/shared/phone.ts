@@ -25,7 +25,9 @@ export function parsePhoneNumber(input: string): PhoneParseResult {
 		return { ok: false, reason: `"${input}" ${rule}`, rule };
 	}
 	if (value.length < PHONE_DIGITS.min || value.length > PHONE_DIGITS.max) {
-		const rule = `has ${value.length} digits; a phone number with country code has ${PHONE_DIGITS.min} to ${PHONE_DIGITS.max}`;
+		const rule =
+			`has ${value.length} digits; ` +
+			`a phone number with country code has ${PHONE_DIGITS.min} to ${PHONE_DIGITS.max}`;
 		return { ok: false, reason: `"${input}" ${rule}`, rule };
 	}
 	return { ok: true, digits: value };

@@ -65,7 +65,10 @@ function sentence(issue: z.core.$ZodIssue, name: string, location: RequestLocati
 	const written = issue.message && !issue.message.startsWith('Invalid') && !issue.message.startsWith('Too ');
 	switch (issue.code) {
 		case 'invalid_type':
-			return `${subject} must be ${article(issue.expected === 'int' ? 'integer' : issue.expected)}, not ${describeValue(issue.input)}`;
+			return (
+				`${subject} must be ${article(issue.expected === 'int' ? 'integer' : issue.expected)}, ` +
+				`not ${describeValue(issue.input)}`
+			);
 		case 'too_big': {
 			if (written) return `${subject} ${issue.message}`;
 			const unit = sizeWord(issue.origin);

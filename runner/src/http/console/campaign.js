@@ -304,7 +304,10 @@
 			});
 		}
 
-		/** A refresh that failed: the page stays, with the reason where the acts answer (the first load fails as the list does). */
+		/**
+		 * A refresh that failed: the page stays, with the reason where
+		 * the acts answer (the first load fails as the list does).
+		 */
 		function failed(error) {
 			if (latest === null) throw error;
 			say('Not refreshed: ' + C.errorText(error), true);

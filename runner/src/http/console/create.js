@@ -58,7 +58,8 @@
 			field(
 				C.LABELS.window,
 				inputs.window,
-				"optional; in each recipient's local time (a tz column, or the phone's country), e.g. mon-fri 09:00-20:00, sat 10:00-14:00",
+				"optional; in each recipient's local time (a tz column, or the phone's country), " +
+					'e.g. mon-fri 09:00-20:00, sat 10:00-14:00',
 			),
 			field(C.LABELS.end_at, inputs.end_at, 'optional; recipients still unsent then are expired'),
 			el('div', { class: 'actions' }, [submit, check, el('a', { class: 'button', href: '#/' }, ['Back'])]),

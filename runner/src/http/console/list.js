@@ -126,7 +126,9 @@
 				page.items.length
 					? campaignTable(page.items)
 					: el('p', {
-							text: 'No campaign yet: create one with New campaign, convo-runner campaign create, or POST /api/campaigns.',
+							text:
+								'No campaign yet: create one with New campaign, ' +
+								'convo-runner campaign create, or POST /api/campaigns.',
 						}),
 				el('h1', { text: 'Reindex runs' }),
 				reindexTable(reindex),

@@ -119,7 +119,10 @@
 	function done(counts) {
 		return total(counts) - counts.pending - counts.claimed;
 	}
-	/** Proven not to have the message (failed for good, or not sent when the campaign stopped): what retry-not-sent is about. */
+	/**
+	 * Proven not to have the message (failed for good, or not sent
+	 * when the campaign stopped): what retry-not-sent is about.
+	 */
 	function notSent(counts) {
 		return counts.failed + counts.not_sent;
 	}
@@ -235,8 +238,13 @@
 	var TRACKING = {
 		messaging_api: 'Tracked through the messaging API (each message\u2019s status).',
 		conversations_only:
-			'Tracked through conversations only: delivered cannot be told apart from sent there (only read, failed and replies are seen), so delivered counts the read ones. Set CONVO_BASE_URL and CONVO_ACCESS_TOKEN to tell them apart.',
-		off: 'Tracking is off: nothing past sent is known. To turn it on, give the runner processes CONVO_BASE_URL and CONVO_ACCESS_TOKEN (the messaging API), or CONVO_EXTERNAL_URL and CONVO_API_KEY for conversations only, and restart them.',
+			'Tracked through conversations only: delivered cannot be told apart from sent there ' +
+			'(only read, failed and replies are seen), so delivered counts the read ones. ' +
+			'Set CONVO_BASE_URL and CONVO_ACCESS_TOKEN to tell them apart.',
+		off:
+			'Tracking is off: nothing past sent is known. To turn it on, ' +
+			'give the runner processes CONVO_BASE_URL and CONVO_ACCESS_TOKEN (the messaging API), ' +
+			'or CONVO_EXTERNAL_URL and CONVO_API_KEY for conversations only, and restart them.',
 	};
 
 	/**

@@ -26,7 +26,10 @@ local function capNext(policy, times, now)
   local at, label
   for l, count, period in string.gmatch(policy, '([^,:]+):(%d+):(%d+)') do
     local kth = times[#times - tonumber(count) + 1]
-    if kth and kth + tonumber(period) > now and (not at or kth + tonumber(period) > at) then at = kth + tonumber(period); label = l end
+    if kth and kth + tonumber(period) > now and (not at or kth + tonumber(period) > at) then
+      at = kth + tonumber(period)
+      label = l
+    end
   end
   return at, label
 end
@@ -55,7 +58,8 @@ local function isoTime(ms)
   local d = doy - math.floor((153 * mp + 2) / 5) + 1
   local m = mp < 10 and mp + 3 or mp - 9
   local y = yoe + era * 400 + (m <= 2 and 1 or 0)
-  return string.format('%04d-%02d-%02dT%02d:%02d:%02dZ', y, m, d, math.floor(rem / 3600), math.floor(rem % 3600 / 60), rem % 60)
+  return string.format('%04d-%02d-%02dT%02d:%02d:%02dZ', y, m, d,
+    math.floor(rem / 3600), math.floor(rem % 3600 / 60), rem % 60)
 end
 -- A pending recipient over the cap: written capped (final), or left pending in the waiting set
 -- until allowed when its campaign waits. True when it is not to be claimed now.

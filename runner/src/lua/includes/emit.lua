@@ -7,5 +7,7 @@
 ]]
 local function emit(outbox, source, id, kind, now)
   local n = redis.call('HINCRBY', source, 'events', 1)
-  redis.call('RPUSH', outbox, cjson.encode({ id = 'ev-' .. id .. '-' .. n, type = kind, at = tostring(now), hash = redis.call('HGETALL', source) }))
+  redis.call('RPUSH', outbox, cjson.encode({
+    id = 'ev-' .. id .. '-' .. n, type = kind, at = tostring(now), hash = redis.call('HGETALL', source)
+  }))
 end

@@ -15,7 +15,11 @@
 -- (its fields from position at on).
 local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional' }
 local function claimSettings(values, at)
-  return { endAt = tonumber(values[at] or ''), offset = tonumber(values[at + 1] or '0') or 0, transactional = values[at + 2] == '1' }
+  return {
+    endAt = tonumber(values[at] or ''),
+    offset = tonumber(values[at + 1] or '0') or 0,
+    transactional = values[at + 2] == '1'
+  }
 end
 -- The campaign's end (audience/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
 local function expiredVerdict(c, now)

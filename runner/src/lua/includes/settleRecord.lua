@@ -21,12 +21,19 @@ if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r)
 local claimedLeft = move(meta, from, to)
 -- A send resets the failure streak in the same write (one command per send less).
-if to == 's' then redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0) else redis.call('HSET', meta, 'last_progress_at', now) end
+if to == 's' then
+  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0)
+else
+  redis.call('HSET', meta, 'last_progress_at', now)
+end
 if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
 if to == 's' then
   local second = math.floor(tonumber(now) / 1000)
   -- The second's first send drops the one ten minutes old and keeps the hash alive: once a second, not per send.
-  if redis.call('HINCRBY', ticks, second, 1) == 1 then redis.call('HDEL', ticks, second - 600); redis.call('EXPIRE', ticks, 660) end
+  if redis.call('HINCRBY', ticks, second, 1) == 1 then
+    redis.call('HDEL', ticks, second - 600)
+    redis.call('EXPIRE', ticks, 660)
+  end
 end
 if to == 'f' then
   local streak = redis.call('HINCRBY', meta, 'failure_streak', 1)
@@ -34,13 +41,15 @@ if to == 'f' then
   -- A stopped campaign keeps the reason it stopped; sends that were in flight do not overwrite it.
   if state == 'running' then redis.call('HSET', meta, 'last_error', err) end
   if streak >= pauseAfter and state == 'running' then
-    redis.call('HSET', meta, 'state', 'paused', 'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
+    redis.call('HSET', meta, 'state', 'paused',
+      'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
     redis.call('SREM', running, id)
     emit(outbox, meta, id, 'campaign.paused', now)
     return 'paused'
   end
 end
--- Another claim still open, or this recipient pending again: nothing to finish, and no read of the counters to learn it.
+-- Another claim still open, or this recipient pending again:
+-- nothing to finish, and no read of the counters to learn it.
 if (from == 'c' and claimedLeft and claimedLeft > 0) or to == 'p' then return 'ok' end
 if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
 return 'ok'

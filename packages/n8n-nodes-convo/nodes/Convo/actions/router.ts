@@ -77,7 +77,10 @@ function errorItem(
 	return { json, pairedItem: Array.isArray(itemIndex) ? itemIndex.map((item) => ({ item })) : { item: itemIndex } };
 }
 
-/** Errors the node raised itself already say what to do; anything else is wrapped with its item (none for a whole-input failure). */
+/**
+ * Errors the node raised itself already say what to do; anything
+ * else is wrapped with its item (none for a whole-input failure).
+ */
 function asNodeError(node: INode, error: unknown, itemIndex: number | undefined): NodeApiError | NodeOperationError {
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
 	return new NodeOperationError(node, error as Error, { itemIndex });
@@ -106,8 +109,8 @@ async function runWholeInput(
 }
 
 /**
- * Runs the chosen operation once per input item (or once for all, see `runWholeInput`). Up to `requestsAtOnce` items are in flight at a
- * time; the output keeps the input order either way, and every output item is paired to its input.
+ * Runs the chosen operation once per input item (or once for all, see `runWholeInput`). Up to `requestsAtOnce` items
+ * are in flight at a time; the output keeps the input order either way, and every output item is paired to its input.
  * Without Continue On Fail, the first failure starts no new item: those in flight finish, then the
  * node fails with it.
  */
@@ -146,7 +149,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		}
 	};
 
-	// Items start in input order, at most requestsAtOnce at a time; once one has failed, those still queued start nothing.
+	// Items start in input order, at most requestsAtOnce at a
+	// time; once one has failed, those still queued start nothing.
 	const limit = pLimit(requestsAtOnce);
 	await Promise.all(
 		items.map((_, itemIndex) => limit(async () => (failure === undefined ? await runItem(itemIndex) : undefined))),

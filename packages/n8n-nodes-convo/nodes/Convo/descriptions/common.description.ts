@@ -4,7 +4,8 @@ import { UUID_PATTERN } from '../../shared';
 import { jsonObjectParameter, objectToPairs, pairsToObject, type KeyValuePair } from '../helpers/json';
 
 const RECIPIENT_HINT =
-	'Phone number of the recipient with country code. Spaces, dashes and a leading + or 00 are fine; anything that is not a phone number is refused before sending.';
+	'Phone number of the recipient with country code. Spaces, dashes and a leading + or 00 are fine; ' +
+	'anything that is not a phone number is refused before sending.';
 
 /** A recipient's phone number as users type it; the operation normalizes it for its API. */
 export function recipientPhoneField(name: string, displayName: string): INodeProperties {
@@ -104,7 +105,8 @@ export function identifierField(options: IdentifierFieldOptions): INodePropertie
 							displayName: 'By URL',
 							name: 'url',
 							type: 'string' as const,
-							placeholder: `e.g. https://app.convo.example/${options.dashboardPath}/9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64`,
+							placeholder:
+								`e.g. https://app.convo.example/${options.dashboardPath}/` + '9b2d6e0a-4c1f-4e8b-a3d2-5f7c1e9b0a64',
 							validation: [
 								{
 									type: 'regex' as const,

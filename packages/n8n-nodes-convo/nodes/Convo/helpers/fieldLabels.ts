@@ -43,7 +43,10 @@ function apiFieldLabel(operation: OperationFields, apiField: string): string | u
 /** Names an API field by the label of the parameter that fills it, or by its own name when none does. */
 export type LabelOf = (apiField: string) => string;
 
-/** An operation's field labels, which it hands to the transport with each request so that errors name fields as the user sees them. */
+/**
+ * An operation's field labels, which it hands to the transport with
+ * each request so that errors name fields as the user sees them.
+ */
 export function fieldLabels(operation: OperationFields): LabelOf {
 	return (apiField) => apiFieldLabel(operation, apiField) ?? apiField;
 }

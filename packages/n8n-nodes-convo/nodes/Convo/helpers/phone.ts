@@ -3,7 +3,9 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { parsePhoneNumber } from '../../shared';
 
-/** One label for the business's own sending number wherever the node asks for it (Template → Send, Campaign → Create). */
+/**
+ * One label for the business's own sending number wherever the node asks for it (Template → Send, Campaign → Create).
+ */
 export const BUSINESS_NUMBER_LABEL = 'Business Number';
 
 /**

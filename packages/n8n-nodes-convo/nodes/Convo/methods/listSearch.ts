@@ -69,7 +69,10 @@ export async function searchCampaigns(
 	return { results, paginationToken: String(offset) };
 }
 
-/** Run ID → From List: the runner's latest reindex runs (it answers them in one list). A run has no name: the collection it fills stands for one; typing also matches its state. */
+/**
+ * Run ID → From List: the runner's latest reindex runs (it answers them in one list). A run has no
+ * name: the collection it fills stands for one; typing also matches its state.
+ */
 export async function searchReindexRuns(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
 	const answer = await runnerJson.call(this, { ...RUNNER_ROUTES.listReindexRuns });
 	const runs = (Array.isArray(answer.runs) ? answer.runs : []) as IDataObject[];

@@ -16,7 +16,9 @@ function connectionErrorCode(error: unknown): string | undefined {
 	return undefined;
 }
 
-/** The last try of a request: an answer (good, or a failure past retrying), or the error of a connection past retrying. */
+/**
+ * The last try of a request: an answer (good, or a failure past retrying), or the error of a connection past retrying.
+ */
 export type LastTry = { kind: 'answer'; response: IN8nHttpFullResponse } | { kind: 'unreachable'; error: unknown };
 
 /**

@@ -52,7 +52,9 @@ function guidance(
 	if (status === 401 || status === 403) {
 		return {
 			message: 'The runner refused the token',
-			description: `Check the Token in the ${CREDENTIAL_NAME} credential: it must be the RUNNER_TOKEN the runner was started with.`,
+			description:
+				`Check the Token in the ${CREDENTIAL_NAME} credential: ` +
+				'it must be the RUNNER_TOKEN the runner was started with.',
 		};
 	}
 	if (status === 404)
@@ -120,7 +122,9 @@ export async function runnerRequest(
 		throw new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
 			itemIndex: call.itemIndex,
 			message: `Could not reach the runner: ${reason}`,
-			description: `Check the Runner URL in the ${CREDENTIAL_NAME} credential and that convo-runner start serves its API (RUNNER_TOKEN set) where n8n can reach it.`,
+			description:
+				`Check the Runner URL in the ${CREDENTIAL_NAME} credential and that convo-runner start serves its API ` +
+				'(RUNNER_TOKEN set) where n8n can reach it.',
 		});
 	}
 	const { statusCode, body: answer } = last.response;

@@ -41,7 +41,8 @@ const batchingField: INodeProperties = {
 			typeOptions: { minValue: 1, maxValue: 50 },
 			default: 1,
 			description:
-				'How many items are sent to the service at the same time. 1 sends them one after another, in order. The output keeps the input order either way.',
+				'How many items are sent to the service at the same time. 1 sends them one after another, ' +
+				'in order. The output keeps the input order either way.',
 		},
 	],
 };
@@ -90,7 +91,8 @@ export class ConvoV1 implements INodeType {
 							name: 'Campaign',
 							value: 'campaign',
 							description:
-								'Send a template to a whole list through convo-runner, durably and at a safe rate (Convo Runner API credential)',
+								'Send a template to a whole list through convo-runner, ' +
+								'durably and at a safe rate (Convo Runner API credential)',
 						},
 						{
 							name: 'Contact',
@@ -114,7 +116,8 @@ export class ConvoV1 implements INodeType {
 							name: 'Suppression',
 							value: 'suppression',
 							description:
-								'Phones no marketing campaign sends to: opt-outs (STOP) and phones put there (Convo Runner API credential)',
+								'Phones no marketing campaign sends to: opt-outs (STOP) ' +
+								'and phones put there (Convo Runner API credential)',
 						},
 						{ name: 'Template', value: 'template', description: 'Send approved template messages' },
 					],

@@ -12,7 +12,11 @@ import { count, runnerPage, runnerRate } from './common';
 export const CAMPAIGN_STATES = ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];
 
-/** What became of a recipient, as reports and counts show it; `suppressed`: its phone is on the business's suppression list (never sent); `expired`: unsent when its campaign ended; `capped`: over the frequency cap at its claim. */
+/**
+ * What became of a recipient, as reports and counts show it; `suppressed`: its phone is on the
+ * business's suppression list (never sent); `expired`: unsent when its campaign ended; `capped`:
+ * over the frequency cap at its claim.
+ */
 export const RECIPIENT_OUTCOMES = [
 	'pending',
 	'claimed',
@@ -79,13 +83,22 @@ export const campaignSettingsInput = z.object({
 	tz: z.string().optional(),
 	/** A CSV's delimiter (comma, semicolon or tab); the runner tells it from the header line when absent. */
 	delimiter: z.string().optional(),
-	/** A test phone: the first accepted row's message goes there first, and the campaign starts only if the service accepts it (a draft: at its start). */
+	/**
+	 * A test phone: the first accepted row's message goes there first, and the campaign starts only
+	 * if the service accepts it (a draft: at its start).
+	 */
 	test_to: z.string().optional(),
-	/** A send window in each recipient's local time: `09:00-20:00`, or day groups such as `mon-fri 09:00-20:00, sat 10:00-14:00`. */
+	/**
+	 * A send window in each recipient's local time: `09:00-20:00`,
+	 * or day groups such as `mon-fri 09:00-20:00, sat 10:00-14:00`.
+	 */
 	window: z.string().optional(),
 	/** The campaign's end (ISO 8601): recipients still unsent then are `expired`, and the campaign finishes. */
 	end_at: z.string().optional(),
-	/** A recipient over the frequency cap: `skip` (the default) writes it capped; `wait` keeps it pending until the cap allows it. */
+	/**
+	 * A recipient over the frequency cap: `skip` (the default) writes
+	 * it capped; `wait` keeps it pending until the cap allows it.
+	 */
 	when_capped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
 });
 

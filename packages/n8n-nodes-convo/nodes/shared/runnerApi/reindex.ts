@@ -16,7 +16,10 @@ export const startReindexBody = z.object({
 	embedding_json: z.record(z.string(), z.unknown()).optional(),
 	deactivate_missing: z.boolean().optional(),
 	force: z.boolean().optional(),
-	/** With deactivate_missing: "10%" of the collection's active items (the default) or a number of items; more stops the run before it deactivates. The runner checks the value. */
+	/**
+	 * With deactivate_missing: "10%" of the collection's active items (the default) or a number of
+	 * items; more stops the run before it deactivates. The runner checks the value.
+	 */
 	max_deactivate: z.union([z.string(), z.number()]).optional(),
 	/** With deactivate_missing: deactivate however many that is. */
 	force_deactivate: z.boolean().optional(),

@@ -40,7 +40,9 @@ export const suppressionCheckAnswer = z.looseObject({
 });
 export type SuppressionCheckAnswer = z.infer<typeof suppressionCheckAnswer>;
 
-/** POST /api/suppressions: the entry, and whether this call added it (false: the phone was there, its first entry kept). */
+/**
+ * POST /api/suppressions: the entry, and whether this call added it (false: the phone was there, its first entry kept).
+ */
 export const addSuppressionAnswer = suppressionEntry.extend({ added: z.boolean() });
 export type AddSuppressionAnswer = z.infer<typeof addSuppressionAnswer>;
 

@@ -14,7 +14,8 @@ export const nonEmptyString = () => z.string().min(1);
 
 export const email = () => z.email({ error: 'must be an email address' });
 
-const PHONE_DIGITS_RULE = `${PHONE_DIGITS.min} to ${PHONE_DIGITS.max} digits with country code and no "+" (e.g. 4915112345678)`;
+const PHONE_DIGITS_RULE =
+	`${PHONE_DIGITS.min} to ${PHONE_DIGITS.max} digits ` + 'with country code and no "+" (e.g. 4915112345678)';
 
 /** Digits with country code, no "+": what the external API (v2) takes. */
 export const phoneDigits = () =>

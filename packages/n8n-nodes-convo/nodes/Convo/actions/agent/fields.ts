@@ -7,7 +7,8 @@ export const agentIdField = identifierField({
 	displayName: 'Agent ID',
 	name: 'agentId',
 	description:
-		'ID of an agent of the business that owns the API key: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+		'ID of an agent of the business that owns the API key: id in the output of Agent → Create, ' +
+		'or shown with the agent in the Convo dashboard',
 });
 
 /** Fields of the "handoff to human control" tool, offered as plain fields rather than JSON. */

@@ -54,7 +54,9 @@ const properties: INodeProperties[] = [
 					name: field.name,
 					type: 'json',
 					default: '{}',
-					description: `JSON object about ${field.what}; its keys are merged into the stored value and null values are dropped`,
+					description:
+						`JSON object about ${field.what}; ` +
+						'its keys are merged into the stored value and null values are dropped',
 				}),
 			),
 			...handoffFields,

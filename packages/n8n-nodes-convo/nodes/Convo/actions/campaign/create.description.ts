@@ -12,7 +12,9 @@ export const MAX_WAIT_SECONDS = 3600;
 const properties: INodeProperties[] = [
 	{
 		displayName:
-			'All input items become the recipients of ONE campaign, which the runner sends at the given rate, durably, never twice to a recipient. Rows it cannot use (a bad phone, a duplicate) come back under "rejections" with their item index; the others are sent.',
+			'All input items become the recipients of ONE campaign, which the runner sends at the given rate, durably, ' +
+			'never twice to a recipient. Rows it cannot use (a bad phone, a duplicate) ' +
+			'come back under "rejections" with their item index; the others are sent.',
 		name: 'campaignCreateNotice',
 		type: 'notice',
 		default: '',
@@ -23,13 +25,17 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. March promo',
-		description: `Shown beside the campaign ID in the runner's lists, its console and Campaign ID → From List (1 to ${CAMPAIGN_NAME_MAX} characters, one line). Empty: the workflow's name.`,
+		description:
+			"Shown beside the campaign ID in the runner's lists, " +
+			`its console and Campaign ID → From List (1 to ${CAMPAIGN_NAME_MAX} characters, ` +
+			"one line). Empty: the workflow's name.",
 	},
 	identifierField({
 		displayName: 'Template ID',
 		name: 'templateId',
 		description:
-			'ID of an approved template of the business whose API key the runner uses, shown with the template in the Convo dashboard',
+			'ID of an approved template of the business whose API key the runner uses, ' +
+			'shown with the template in the Convo dashboard',
 	}),
 	{
 		displayName: BUSINESS_NUMBER_LABEL,
@@ -48,7 +54,8 @@ const properties: INodeProperties[] = [
 		typeOptions: { minValue: RATE_BOUNDS.min, maxValue: RATE_BOUNDS.max },
 		default: 60,
 		description:
-			'How many messages per second the runner sends for this campaign (campaigns on one number share the strictest rate)',
+			'How many messages per second the runner sends for this campaign ' +
+			'(campaigns on one number share the strictest rate)',
 	},
 	{
 		displayName: 'Phone',
@@ -58,7 +65,9 @@ const properties: INodeProperties[] = [
 		default: '={{ $json.phone }}',
 		placeholder: 'e.g. +49 151 12345678',
 		description:
-			'Recipient of each item, with country code (read per item: the default takes the item\'s "phone" field). Spaces, dashes and a leading + are fine; a bad or repeated number rejects that item only.',
+			'Recipient of each item, with country code (read per item: ' +
+			'the default takes the item\'s "phone" field). Spaces, dashes and a leading + are fine; ' +
+			'a bad or repeated number rejects that item only.',
 	},
 	{
 		displayName: 'Define Variables Using',
@@ -76,7 +85,9 @@ const properties: INodeProperties[] = [
 		description: 'How the template variables of each recipient are given',
 	},
 	templateVariablesField(
-		'Template variables of each recipient, read per item: name "1", "2", ... for positional variables or the variable name, and a value mapped from the item (e.g. the first_name field).',
+		'Template variables of each recipient, read per item: ' +
+			'name "1", "2", ... for positional variables or the variable name, ' +
+			'and a value mapped from the item (e.g. the first_name field).',
 		'Text that replaces the variable for this recipient',
 	),
 	{
@@ -85,7 +96,8 @@ const properties: INodeProperties[] = [
 		type: 'json',
 		default: '{}',
 		description:
-			'Template variables of each recipient as one JSON object (read per item): {"1": "Ada"} for positional variables, {"first_name": "Ada"} for named ones',
+			'Template variables of each recipient as one JSON object (read per item): ' +
+			'{"1": "Ada"} for positional variables, {"first_name": "Ada"} for named ones',
 		displayOptions: { show: { defineUsing: ['json'] } },
 	},
 	{
@@ -100,7 +112,8 @@ const properties: INodeProperties[] = [
 				displayName: 'Agent ID',
 				name: 'agentId',
 				description:
-					'ID of an agent of the business to assign to each conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+					'ID of an agent of the business to assign to each conversation: id in the output of Agent → Create, ' +
+					'or shown with the agent in the Convo dashboard',
 				required: false,
 			}),
 			{
@@ -110,7 +123,11 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. spring-sale-2026-03-01',
 				description:
-					'Names this campaign so that it is sent once: within 24 h, running this node again with the same key returns the first campaign instead of a second. Empty: the key is this workflow, this node, the settings and every row, so a Retry or another execution of the same input never sends twice. Set a new key to send the same content again on purpose.',
+					'Names this campaign so that it is sent once: within 24 h, ' +
+					'running this node again with the same key returns the first campaign instead of a second. Empty: ' +
+					'the key is this workflow, this node, the settings and every row, ' +
+					'so a Retry or another execution of the same input never sends twice. Set a new key to send the same ' +
+					'content again on purpose.',
 			},
 			{
 				displayName: 'End Time',
@@ -118,7 +135,9 @@ const properties: INodeProperties[] = [
 				type: 'dateTime',
 				default: '',
 				description:
-					"When the campaign ends: recipients still unsent then are counted Expired, never sent, and the campaign completes. A time without an offset is read in the workflow's time zone: one the clocks skip that day (daylight saving) is refused, one they show twice is the first.",
+					'When the campaign ends: recipients still unsent then are counted Expired, never sent, ' +
+					"and the campaign completes. A time without an offset is read in the workflow's time zone: " +
+					'one the clocks skip that day (daylight saving) is refused, one they show twice is the first.',
 			},
 			{
 				displayName: 'Send Window',
@@ -127,7 +146,11 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. 09:00-20:00, or mon-fri 09:00-20:00, sat 10:00-14:00',
 				description:
-					"Send only within these hours in each recipient's local time; recipients wait while theirs is closed. The time zone is the item's variable named tz (an IANA name such as Europe/Berlin; with a window it is not sent as a variable) or else the phone's country (a country of several zones: only while the window is open in all of them).",
+					"Send only within these hours in each recipient's local time; " +
+					"recipients wait while theirs is closed. The time zone is the item's variable named tz " +
+					'(an IANA name such as Europe/Berlin; with a window it is not sent as a variable) ' +
+					"or else the phone's country (a country of several zones: " +
+					'only while the window is open in all of them).',
 			},
 			{
 				displayName: 'Start Time',
@@ -135,7 +158,9 @@ const properties: INodeProperties[] = [
 				type: 'dateTime',
 				default: '',
 				description:
-					"When the runner starts sending; empty starts at once. A time without an offset is read in the workflow's time zone: one the clocks skip that day (daylight saving) is refused, one they show twice is the first.",
+					'When the runner starts sending; empty starts at once. A time without an offset is read in the ' +
+					"workflow's time zone: one the clocks skip that day (daylight saving) is refused, " +
+					'one they show twice is the first.',
 			},
 			{
 				displayName: 'Test Send To',
@@ -144,7 +169,10 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. +49 151 12345678',
 				description:
-					"Your own phone: before the campaign starts, the first recipient's message (same template, variables, number and agent) is sent here, and the campaign starts only if the service accepts it. A wrong template or number then fails this node and nobody is sent. The test is no recipient: it is in no count or report.",
+					"Your own phone: before the campaign starts, the first recipient's message (same template, variables, " +
+					'number and agent) is sent here, and the campaign starts only if the service accepts it. A wrong ' +
+					'template or number then fails this node and nobody is sent. The test is no recipient: ' +
+					'it is in no count or report.',
 			},
 			{
 				displayName: 'When Capped',
@@ -164,7 +192,8 @@ const properties: INodeProperties[] = [
 				],
 				default: 'skip',
 				description:
-					"What becomes of a recipient the runner's frequency cap holds back (at most N campaign messages per phone per period, across campaigns: convo-runner cap set)",
+					"What becomes of a recipient the runner's frequency cap holds back " +
+					'(at most N campaign messages per phone per period, across campaigns: convo-runner cap set)',
 			},
 		],
 	},
@@ -181,7 +210,11 @@ const properties: INodeProperties[] = [
 				name: 'dryRun',
 				type: 'boolean',
 				default: false,
-				description: `Whether to only check the items as the campaign would, without creating or sending anything: the node answers the counts (accepted, rejected), the reasons, the first rejections with their item index and the estimated duration. One item is answered whatever Output says; no test send, no waiting. At most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items.`,
+				description:
+					'Whether to only check the items as the campaign would, without creating or sending anything: ' +
+					'the node answers the counts (accepted, rejected), the reasons, ' +
+					'the first rejections with their item index and the estimated duration. One item is answered whatever ' +
+					`Output says; no test send, no waiting. At most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items.`,
 			},
 			{
 				displayName: 'Max Wait (Seconds)',
@@ -190,7 +223,8 @@ const properties: INodeProperties[] = [
 				typeOptions: { minValue: 1, maxValue: MAX_WAIT_SECONDS },
 				default: 60,
 				description:
-					'With Wait for Completion: how long the node waits at most. Past it the node answers the campaign as it is then, with wait_timed_out true; the campaign goes on at the runner.',
+					'With Wait for Completion: how long the node waits at most. Past it the node answers the campaign as ' +
+					'it is then, with wait_timed_out true; the campaign goes on at the runner.',
 			},
 			{
 				displayName: 'Output',
@@ -206,7 +240,8 @@ const properties: INodeProperties[] = [
 						name: 'Each Input Item With Its Outcome',
 						value: 'recipients',
 						description:
-							'One item per input item: its own fields plus "campaign" (campaign_id, outcome, message_ID, error, attempts), so results join back to the customer. Use with Wait for Completion for final outcomes.',
+							'One item per input item: its own fields plus "campaign" (campaign_id, outcome, message_ID, error, ' +
+							'attempts), so results join back to the customer. Use with Wait for Completion for final outcomes.',
 					},
 				],
 				default: 'campaign',
@@ -218,7 +253,8 @@ const properties: INodeProperties[] = [
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether these messages are not marketing (order updates, one-time codes): the campaign then sends to phones on the suppression list too. Shown as transactional on the campaign.',
+					'Whether these messages are not marketing (order updates, one-time codes): ' +
+					'the campaign then sends to phones on the suppression list too. Shown as transactional on the campaign.',
 			},
 			{
 				displayName: 'Wait for Completion',
@@ -226,7 +262,9 @@ const properties: INodeProperties[] = [
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether the node waits until the campaign has completed, failed or been cancelled (at most Max Wait), reading its status every second; suits small lists. Progress shows in the browser console of a manual execution.',
+					'Whether the node waits until the campaign has completed, failed or been cancelled (at most Max Wait), ' +
+					'reading its status every second; suits small lists. Progress shows in the browser ' +
+					'console of a manual execution.',
 			},
 		],
 	},

@@ -26,7 +26,8 @@ const labelOf = fieldLabels({ description, apiFields });
  */
 async function startDraft(this: IExecuteFunctions, campaignId: string, key: string): Promise<Partial<CampaignAnswer>> {
 	try {
-		// A draft with Test Send To sends its test here; a refusal names the field (labelOf) and leaves the draft unstarted.
+		// A draft with Test Send To sends its test here; a refusal
+		// names the field (labelOf) and leaves the draft unstarted.
 		return await runnerAnswer(this, 'startCampaign', {
 			id: campaignId,
 			body: {},
@@ -42,7 +43,10 @@ async function startDraft(this: IExecuteFunctions, campaignId: string, key: stri
 				this.getNode(),
 				`Campaign ${campaignId} may be running: the runner did not answer its start`,
 				{
-					description: `${(startError as Error).message}. Read campaign ${campaignId} with Campaign → Get before anything else. Running this node again with the same input and Campaign Key is safe: it finds campaign ${campaignId} and sends nobody twice.`,
+					description:
+						`${(startError as Error).message}. Read campaign ${campaignId} with Campaign → Get before anything ` +
+						'else. Running this node again with the same input and Campaign Key is safe: ' +
+						`it finds campaign ${campaignId} and sends nobody twice.`,
 				},
 			);
 		}
@@ -51,7 +55,9 @@ async function startDraft(this: IExecuteFunctions, campaignId: string, key: stri
 			this.getNode(),
 			`Campaign ${campaignId} was not started: ${(startError as Error).message}`,
 			{
-				description: `Nothing was sent; campaign ${campaignId} is still a draft (removed after 24 h). Running this node again with the same input starts this same campaign.`,
+				description:
+					`Nothing was sent; campaign ${campaignId} is still a draft ` +
+					'(removed after 24 h). Running this node again with the same input starts this same campaign.',
 			},
 		);
 	}
@@ -72,7 +78,8 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	const name = nameOf.call(this);
 
 	const rows = items.map((_, itemIndex) => rowOf.call(this, itemIndex));
-	// The name labels the campaign and is left out of the key: renaming the workflow does not make another execution send again.
+	// The name labels the campaign and is left out of the key: renaming
+	// the workflow does not make another execution send again.
 	const key = keyBase.call(this, settings, rows);
 
 	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
@@ -94,7 +101,8 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 	if (campaignId === '') {
 		throw new NodeOperationError(this.getNode(), 'The runner answered the create without a campaign id', {
 			description:
-				'Check that the Runner URL of the Convo Runner API credential points at convo-runner (a version with draft campaigns).',
+				'Check that the Runner URL of the Convo Runner API credential points at convo-runner ' +
+				'(a version with draft campaigns).',
 		});
 	}
 
@@ -157,10 +165,13 @@ async function dryRun(
 	if (rows.length > CREATE_ROWS_MAX) {
 		throw new NodeOperationError(
 			this.getNode(),
-			`Dry Run checks at most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items; this input has ${rows.length.toLocaleString('en-US')}`,
+			`Dry Run checks at most ${CREATE_ROWS_MAX.toLocaleString('en-US')} items; ` +
+				`this input has ${rows.length.toLocaleString('en-US')}`,
 			{
 				description:
-					"Nothing was created or sent. Split the input, or check the whole file with the runner's CLI (campaign create --dry-run) or an upload with dry_run=true.",
+					'Nothing was created or sent. Split the input, ' +
+					"or check the whole file with the runner's CLI (campaign create --dry-run) " +
+					'or an upload with dry_run=true.',
 			},
 		);
 	}

@@ -45,7 +45,8 @@ function startTime(this: IExecuteFunctions, value: unknown, label = 'Start Time'
 	if (text === '') return undefined;
 	const refuse = (reason: string, hint: string) =>
 		new NodeOperationError(this.getNode(), `${label} "${text.slice(0, 60)}" ${reason}`, {
-			description: `Nothing was sent. ${hint}, or leave ${label} empty${label === 'Start Time' ? ' to start at once' : ''}.`,
+			description:
+				`Nothing was sent. ${hint}, ` + `or leave ${label} empty${label === 'Start Time' ? ' to start at once' : ''}.`,
 		});
 	if (/(Z|[+-]\d\d:?\d\d)$/i.test(text)) {
 		const at = new Date(text);
@@ -78,7 +79,9 @@ export function nameOf(this: IExecuteFunctions): string | undefined {
 	const checked = campaignName.safeParse(typed);
 	if (!checked.success) {
 		throw new NodeOperationError(this.getNode(), `Campaign Name ${checked.error.issues[0].message}`, {
-			description: `Nothing was sent. Give a name of 1 to ${CAMPAIGN_NAME_MAX} characters on one line, or leave Campaign Name empty to use the workflow's name.`,
+			description:
+				`Nothing was sent. Give a name of 1 to ${CAMPAIGN_NAME_MAX} characters on one line, ` +
+				"or leave Campaign Name empty to use the workflow's name.",
 		});
 	}
 	return checked.data;
@@ -109,7 +112,7 @@ export function rowOf(this: IExecuteFunctions, itemIndex: number): IDataObject {
  * Campaign Key or the campaign's content (settings and every row), hashed so that it fits a header.
  * It never depends on the execution: n8n's Retry of a failed execution, Retry On Fail, the node's
  * own retries and a new execution of the same input all send the same keys, so the runner answers
- * with the first campaign and nothing is sent twice (docs/decisions.md, "Hardening (#17)").
+ * with the first campaign and nothing is sent twice (docs/decisions.md, "Never twice").
  */
 export function keyBase(this: IExecuteFunctions, settings: IDataObject, rows: IDataObject[]): string {
 	const node = this.getNode();

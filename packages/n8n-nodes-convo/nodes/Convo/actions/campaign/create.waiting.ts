@@ -18,7 +18,10 @@ interface Waited {
 	timedOut: boolean;
 }
 
-/** What a waiting Create adds to its answer: the counts and last error, how long it waited, and whether it stopped waiting first. */
+/**
+ * What a waiting Create adds to its answer: the counts and last
+ * error, how long it waited, and whether it stopped waiting first.
+ */
 export function waitFields(waited: Waited): IDataObject {
 	return {
 		counts: waited.status.counts as IDataObject,
@@ -31,7 +34,8 @@ export function waitFields(waited: Waited): IDataObject {
 /**
  * Reads the campaign's status every POLL_MS until it is final or `maxWaitSeconds` passed. Past the
  * wait it answers the status as it is, flagged: the campaign goes on at the runner, which is not
- * the node's failure (docs/decisions.md, #21). Progress goes to the editor's console (manual executions).
+ * the node's failure (docs/decisions.md, "Past Max Wait, Create answers"). Progress goes to the
+ * editor's console (manual executions).
  */
 export async function waitForCampaign(
 	this: IExecuteFunctions,
@@ -46,7 +50,9 @@ export async function waitForCampaign(
 		const status = (await runnerAnswer(this, 'getCampaign', { id: campaignId })) as Waited['status'];
 		const seconds = Math.round((Date.now() - began) / 100) / 10;
 		const counts = (status.counts ?? {}) as IDataObject;
-		const progress = `Campaign ${campaignId}: ${String(status.state)}, ${Number(counts.sent ?? 0)} of ${Number(status.total ?? 0)} sent`;
+		const progress =
+			`Campaign ${campaignId}: ${String(status.state)}, ` +
+			`${Number(counts.sent ?? 0)} of ${Number(status.total ?? 0)} sent`;
 		if (progress !== shown) this.sendMessageToUI(progress);
 		shown = progress;
 		if (FINAL_STATES.has(String(status.state))) return { status, seconds, timedOut: false };
@@ -81,7 +87,11 @@ export async function recipientItems(
 	};
 	if (report.length !== rows.length || rows.some((_, index) => mismatch(index + 1))) {
 		throw new NodeOperationError(this.getNode(), `Campaign ${campaignId} holds other recipients than this input`, {
-			description: `Its report has ${report.length} rows for ${rows.length} input items, or a row's phone differs from its item's: the Campaign Key names a campaign made from other input. Nothing was sent by this execution. Give a new Campaign Key, or read campaign ${campaignId} with Get Report.`,
+			description:
+				`Its report has ${report.length} rows for ${rows.length} input items, ` +
+				"or a row's phone differs from its item's: the Campaign Key names a campaign made from other input. " +
+				'Nothing was sent by this execution. Give a new Campaign Key, ' +
+				`or read campaign ${campaignId} with Get Report.`,
 		});
 	}
 	return items.map((item, index) => {

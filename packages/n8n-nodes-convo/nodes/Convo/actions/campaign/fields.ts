@@ -77,7 +77,9 @@ export const campaignIdFields = runnerIdField({
 	name: 'campaignId',
 	displayName: 'Campaign ID',
 	description:
-		"Campaign of the runner: pick it from the list, or its ID (campaign_id in the output of Campaign → Create{source}; also shown in the runner's console and `convo-runner campaign list`)",
+		'Campaign of the runner: pick it from the list, or its ID ' +
+		'(campaign_id in the output of Campaign → Create{source}; ' +
+		"also shown in the runner's console and `convo-runner campaign list`)",
 	searchListMethod: 'searchCampaigns',
 	fromPreviousNode: 'campaign_id',
 	example: 'cmwt6cul0dwet7n',
@@ -87,13 +89,16 @@ export const runIdFields = runnerIdField({
 	name: 'runId',
 	displayName: 'Run ID',
 	description:
-		'Reindex run of the runner: pick it from the list, or its ID (id in the output of Reindex Run → Start{source}; also shown by `convo-runner reindex list`)',
+		'Reindex run of the runner: pick it from the list, ' +
+		'or its ID (id in the output of Reindex Run → Start{source}; also shown by `convo-runner reindex list`)',
 	searchListMethod: 'searchReindexRuns',
 	fromPreviousNode: 'id',
 	example: 'rmwt6cul0dwet7n',
 });
 
-/** The id of a runner id field (a locator, or a plain string from an older workflow), checked before anything is sent. */
+/**
+ * The id of a runner id field (a locator, or a plain string from an older workflow), checked before anything is sent.
+ */
 export function runnerIdValue(this: IExecuteFunctions, name: string, label: string, itemIndex: number): string {
 	const value = String(this.getNodeParameter(name, itemIndex, '', { extractValue: true }) ?? '').trim();
 	if (!RUNNER_ID_PATTERN.test(value)) {

@@ -66,7 +66,10 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-/** Reports are read one after another: each is paged through on its own, and parallel reports only hold more rows at once. */
+/**
+ * Reports are read one after another: each is paged through on
+ * its own, and parallel reports only hold more rows at once.
+ */
 export const batching = false;
 
 function rowsOf(body: unknown): IDataObject[] {

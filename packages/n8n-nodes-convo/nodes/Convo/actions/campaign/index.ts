@@ -28,7 +28,8 @@ export const description: INodeProperties[] = [
 				value: 'create',
 				action: 'Create a campaign',
 				description:
-					'Send a template to ALL input items as one campaign of the runner, at a safe rate, never twice to a recipient',
+					'Send a template to ALL input items as one campaign of the runner, at a safe rate, ' +
+					'never twice to a recipient',
 			},
 			{
 				name: 'Get',

@@ -31,7 +31,8 @@ export function zonedInstant(local: string, timeZone: string): Date {
 	if (zoned.toFormat(WALL_CLOCK) !== wallClock.toFormat(WALL_CLOCK)) {
 		throw new LocalTimeError(
 			`does not exist in ${timeZone}: the clocks jump forward past it that day`,
-			`Give a time the clocks show that day, such as ${zoned.toFormat('HH:mm')}, or a time with an offset such as ${zoned.toISO({ suppressMilliseconds: true })}`,
+			`Give a time the clocks show that day, such as ${zoned.toFormat('HH:mm')}, ` +
+				`or a time with an offset such as ${zoned.toISO({ suppressMilliseconds: true })}`,
 		);
 	}
 	const first = Math.min(...zoned.getPossibleOffsets().map((candidate) => candidate.toMillis()));

@@ -17,7 +17,8 @@ const properties: INodeProperties[] = [
 		typeOptions: { minValue: 1, maxValue: LIMITS.contactMessagesLimit.max },
 		// Literal: n8n's lint reads the default statically. Equals LIMITS.contactMessagesLimit.default.
 		default: 100,
-		description: `How many of the most recent messages to return, newest first (at most ${LIMITS.contactMessagesLimit.max})`,
+		description:
+			'How many of the most recent messages to return, newest first ' + `(at most ${LIMITS.contactMessagesLimit.max})`,
 	},
 	simplifyField('one item per message'),
 ];

@@ -43,7 +43,8 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. vip, newsletter',
 				description:
-					'Comma-separated tags (an expression may also give a list), used as Tags Mode says. Empty changes nothing; to remove every tag choose Tags Mode "Remove All".',
+					'Comma-separated tags (an expression may also give a list), ' +
+					'used as Tags Mode says. Empty changes nothing; to remove every tag choose Tags Mode "Remove All".',
 			},
 			{
 				displayName: 'Tags Mode',
@@ -57,7 +58,8 @@ const properties: INodeProperties[] = [
 				],
 				default: 'replace',
 				description:
-					"How Tags changes the contact's tags. Add and Remove read the current tags first; Replace without Tags added changes nothing.",
+					"How Tags changes the contact's tags. Add and Remove read the current tags first; " +
+					'Replace without Tags added changes nothing.',
 			},
 		],
 	},

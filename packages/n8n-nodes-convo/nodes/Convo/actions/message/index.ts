@@ -24,7 +24,8 @@ export const description: INodeProperties[] = [
 				value: 'send',
 				action: 'Send a message',
 				description:
-					'Send a text, media or template message through a connected channel (messaging API); for templates with named variables or URL buttons see Template → Send',
+					'Send a text, media or template message through a connected channel (messaging API); ' +
+					'for templates with named variables or URL buttons see Template → Send',
 			},
 		],
 		default: 'send',

@@ -16,12 +16,16 @@ import {
 
 /** The fix for free text or media refused outside the customer-care window (SPEC A2 rule 1). */
 const OUTSIDE_CUSTOMER_CARE_WINDOW_FIX =
-	'Free text and media reach a contact only within the 24-hour customer-care window after their last message. Outside it, send a template: Message Type "Template" here, or Template → Send (external API, with named variables and URL buttons).';
+	'Free text and media reach a contact only within the 24-hour customer-care window after their last message. ' +
+	'Outside it, send a template: Message Type "Template" here, or Template → Send (external API, ' +
+	'with named variables and URL buttons).';
 
 const properties: INodeProperties[] = [
 	{
 		displayName:
-			'Free text and media reach a contact only within 24 hours of their last message (the customer-care window). Outside it, choose Message Type "Template", or use Template → Send for named variables and URL buttons.',
+			'Free text and media reach a contact only within 24 hours of their last message ' +
+			'(the customer-care window). Outside it, choose Message Type "Template", ' +
+			'or use Template → Send for named variables and URL buttons.',
 		name: 'customerCareWindowNotice',
 		type: 'notice',
 		default: '',
@@ -30,7 +34,8 @@ const properties: INodeProperties[] = [
 		displayName: 'Channel ID',
 		name: 'channelUuid',
 		description:
-			'ID of the connected channel (the business number) the message is sent through, shown with the channel in the Convo dashboard',
+			'ID of the connected channel (the business number) the message is sent through, ' +
+			'shown with the channel in the Convo dashboard',
 	}),
 	{
 		displayName: 'Channel Type',
@@ -39,7 +44,9 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: 'whatsapp',
 		description:
-			'Kind of channel the message goes out on, e.g. whatsapp (sent to the service as "from"). Not a phone number: the business number is the one connected to the channel chosen above.',
+			'Kind of channel the message goes out on, e.g. whatsapp ' +
+			'(sent to the service as "from"). Not a phone number: ' +
+			'the business number is the one connected to the channel chosen above.',
 	},
 	recipientPhoneField('to', 'To'),
 	{
@@ -54,7 +61,8 @@ const properties: INodeProperties[] = [
 				name: 'Template',
 				value: 'template',
 				description:
-					'An approved template message, required outside the 24-hour customer-care window; values fill {{1}}, {{2}}, ... in order. For named variables or URL buttons use Template → Send.',
+					'An approved template message, required outside the 24-hour customer-care window; ' +
+					'values fill {{1}}, {{2}}, ... in order. For named variables or URL buttons use Template → Send.',
 			},
 			{
 				name: 'Text',
@@ -186,7 +194,9 @@ const properties: INodeProperties[] = [
 				name: 'metadata',
 				displayName: 'Metadata',
 				placeholder: 'Add Metadata',
-				description: `Custom key/value pairs stored with the message: at most ${LIMITS.metadataPairs} pairs, keys up to ${LIMITS.metadataKeyLength} characters, values up to ${LIMITS.metadataValueLength}`,
+				description:
+					`Custom key/value pairs stored with the message: at most ${LIMITS.metadataPairs} pairs, ` +
+					`keys up to ${LIMITS.metadataKeyLength} characters, values up to ${LIMITS.metadataValueLength}`,
 				entryName: 'pairs',
 				entryDisplayName: 'Pair',
 				keyDescription: 'Name of the metadata entry',
@@ -198,7 +208,8 @@ const properties: INodeProperties[] = [
 				type: 'json',
 				default: '{}',
 				description:
-					'Metadata as one JSON object of text values, e.g. {"order": "42"}, for AI agents and mapped data; combined with the Metadata pairs (a key in both is refused)',
+					'Metadata as one JSON object of text values, e.g. {"order": "42"}, for AI agents and mapped data; ' +
+					'combined with the Metadata pairs (a key in both is refused)',
 			},
 			identifierField({
 				displayName: 'Team ID',

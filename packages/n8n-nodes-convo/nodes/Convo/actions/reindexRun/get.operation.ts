@@ -8,7 +8,10 @@ const properties: INodeProperties[] = [...runIdFields];
 
 export const description = updateDisplayOptions({ show: { resource: ['reindexRun'], operation: ['get'] } }, properties);
 
-/** The run's status: state, counts (read, unchanged, created, updated, deactivated, rejected, failed), rate, ETA, last error. */
+/**
+ * The run's status: state, counts (read, unchanged, created,
+ * updated, deactivated, rejected, failed), rate, ETA, last error.
+ */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const id = runnerIdValue.call(this, 'runId', 'Run ID', itemIndex);
 	return (await runnerAnswer(this, 'getReindexRun', { id, itemIndex })) as IDataObject;

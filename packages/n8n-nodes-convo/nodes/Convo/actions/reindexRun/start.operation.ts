@@ -23,7 +23,9 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. https://shop.example.com/feed.ndjson',
 		description:
-			'The feed: an http(s) URL the runner reads, or a file in the directory its operator opened to the API (RUNNER_SOURCE_DIR), by its path or its name there. It must stay reachable: the runner reads it again after a crash.',
+			'The feed: an http(s) URL the runner reads, or a file in the directory its operator opened to the API ' +
+			'(RUNNER_SOURCE_DIR), by its path or its name there. It must stay reachable: ' +
+			'the runner reads it again after a crash.',
 	},
 	{
 		displayName: 'Format',
@@ -65,7 +67,8 @@ const properties: INodeProperties[] = [
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether items the runner sent before but the feed no longer holds are set inactive (only after the whole feed was read without a rejected row)',
+					'Whether items the runner sent before but the feed no longer holds are set inactive ' +
+					'(only after the whole feed was read without a rejected row)',
 			},
 			{
 				displayName: 'Dry Run',
@@ -73,7 +76,9 @@ const properties: INodeProperties[] = [
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether to only read the feed and answer what a run would do (created, updated, unchanged, deactivated and rejected counts, and whether Max Deactivate would stop it), writing and sending nothing',
+					'Whether to only read the feed and answer what a run would do (created, updated, unchanged, ' +
+					'deactivated and rejected counts, and whether Max Deactivate would stop it), ' +
+					'writing and sending nothing',
 			},
 			{
 				displayName: 'Embedding JSON',
@@ -103,7 +108,9 @@ const properties: INodeProperties[] = [
 				default: '10%',
 				placeholder: 'e.g. 10% or 50',
 				description:
-					"With Deactivate Missing: if more items than this would be deactivated (a share of the collection's active items, or a number of items), the run deactivates nothing and fails, so a wrong or empty feed cannot empty the collection",
+					'With Deactivate Missing: if more items than this would be deactivated ' +
+					"(a share of the collection's active items, or a number of items), " +
+					'the run deactivates nothing and fails, so a wrong or empty feed cannot empty the collection',
 			},
 			{
 				displayName: 'Rate (Upserts per Second)',

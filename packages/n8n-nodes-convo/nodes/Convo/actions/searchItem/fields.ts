@@ -4,5 +4,6 @@ export const collectionIdField = identifierField({
 	displayName: 'Collection ID',
 	name: 'collectionId',
 	description:
-		'ID of the search collection, shown with the collection in the Convo dashboard (collection_id in Search Item outputs)',
+		'ID of the search collection, shown with the collection in the Convo dashboard ' +
+		'(collection_id in Search Item outputs)',
 });

@@ -25,7 +25,10 @@ export const description = properties;
 
 export const apiFields: Readonly<Record<string, string>> = { phone: 'phone', reason: 'reason' };
 
-/** The entry (phone, reason, source workflow, at) and `added`: false when the phone was on the list already (its first entry kept). */
+/**
+ * The entry (phone, reason, source workflow, at) and `added`: false
+ * when the phone was on the list already (its first entry kept).
+ */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const reason = String(this.getNodeParameter('reason', itemIndex, '') ?? '').trim();
 	const body: AddSuppressionBody = {

@@ -7,7 +7,9 @@ const properties: INodeProperties[] = [phoneField('check', 'Phone to look up, wi
 
 export const description = properties;
 
-/** `suppressed` true or false, and the entry (reason, source, at) when it is on the list: what an IF node branches on. */
+/**
+ * `suppressed` true or false, and the entry (reason, source, at) when it is on the list: what an IF node branches on.
+ */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	return (await runnerAnswer(this, 'checkSuppression', {
 		id: phoneValue.call(this, itemIndex),

@@ -17,7 +17,9 @@ export const description: INodeProperties[] = [
 				value: 'send',
 				action: 'Send a template message',
 				description:
-					'Send an approved template from a business number through the external API, with named or numbered variables and URL buttons (Message → Send sends templates through the messaging API)',
+					'Send an approved template from a business number through the external API, ' +
+					'with named or numbered variables and URL buttons ' +
+					'(Message → Send sends templates through the messaging API)',
 			},
 		],
 		default: 'send',

@@ -18,7 +18,9 @@ import { sentMessage, simplifyField } from '../../helpers/simplify';
 const properties: INodeProperties[] = [
 	{
 		displayName:
-			'Sends an approved template through the external API (Convo External API credential) from a business phone number, with named or numbered variables and URL buttons. To send with the Convo API credential, as other messages, use Message → Send with Message Type "Template".',
+			'Sends an approved template through the external API (Convo External API credential) ' +
+			'from a business phone number, with named or numbered variables and URL buttons. To send with the Convo ' +
+			'API credential, as other messages, use Message → Send with Message Type "Template".',
 		name: 'templateSendNotice',
 		type: 'notice',
 		default: '',
@@ -27,7 +29,8 @@ const properties: INodeProperties[] = [
 		displayName: 'Template ID',
 		name: 'templateId',
 		description:
-			'ID of an approved template of the business that owns the API key, shown with the template in the Convo dashboard',
+			'ID of an approved template of the business that owns the API key, ' +
+			'shown with the template in the Convo dashboard',
 	}),
 	{
 		// The same label as Campaign → Create's sender (BUSINESS_NUMBER_LABEL); the name stays for saved workflows.
@@ -38,7 +41,8 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. +49 30 1234567',
 		description:
-			'Business phone number the template is sent from, with country code (the same number Campaign → Create sends from)',
+			'Business phone number the template is sent from, ' +
+			'with country code (the same number Campaign → Create sends from)',
 	},
 	recipientPhoneField('phone', 'Recipient Phone Number'),
 	{
@@ -62,7 +66,8 @@ const properties: INodeProperties[] = [
 		type: 'json',
 		default: '{}',
 		description:
-			'Template variables as one JSON object: {"1": "Ada"} for positional variables, {"first_name": "Ada"} for named ones. URLs do not go here but in URL Buttons (JSON).',
+			'Template variables as one JSON object: {"1": "Ada"} for positional variables, ' +
+			'{"first_name": "Ada"} for named ones. URLs do not go here but in URL Buttons (JSON).',
 		displayOptions: { show: { defineUsing: ['json'] } },
 	},
 	{
@@ -71,11 +76,13 @@ const properties: INodeProperties[] = [
 		type: 'json',
 		default: '[]',
 		description:
-			'Dynamic parts of URL buttons as a JSON list, e.g. [{"index": 0, "text": "order-77"}]: the text replaces {{1}} in the address of the button at that position',
+			'Dynamic parts of URL buttons as a JSON list, e.g. [{"index": 0, "text": "order-77"}]: ' +
+			'the text replaces {{1}} in the address of the button at that position',
 		displayOptions: { show: { defineUsing: ['json'] } },
 	},
 	templateVariablesField(
-		'Values of the template variables: name "1", "2", ... for positional variables, or the variable name (e.g. first_name) for named ones. URLs do not go here but in URL Buttons.',
+		'Values of the template variables: name "1", "2", ... for positional variables, ' +
+			'or the variable name (e.g. first_name) for named ones. URLs do not go here but in URL Buttons.',
 		'Text that replaces the variable',
 	),
 	{
@@ -123,7 +130,8 @@ const properties: INodeProperties[] = [
 				displayName: 'Agent ID',
 				name: 'agentId',
 				description:
-					'ID of an agent of the business to assign to the conversation: id in the output of Agent → Create, or shown with the agent in the Convo dashboard',
+					'ID of an agent of the business to assign to the conversation: id in the output of Agent → Create, ' +
+					'or shown with the agent in the Convo dashboard',
 				required: false,
 			}),
 		],

@@ -320,6 +320,12 @@ const schema = z
 		RUNNER_TRACKING_CLAIM_LEASE: timing(30_000, 2000, 3_600_000),
 		/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (campaigns/tracking.ts). */
 		RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
+		/**
+		 * A recipient whose send failed in a way that proves it was not sent (5xx, a refused connection)
+		 * is tried again after this, then twice as long after each next failure, each wait up to half
+		 * shorter at random (jobs.ts); so is a send job after an error of its own.
+		 */
+		RUNNER_SEND_BACKOFF: timing(1000, 100, 60_000),
 		LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 		/**
 		 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on

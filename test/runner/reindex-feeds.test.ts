@@ -154,32 +154,11 @@ test('CLI: run --wait --json, status, report and list print one JSON document ea
 		last_error: null,
 	});
 
-	// The commands after the run only read: their processes run at once rather than one after another.
-	const [status, report, list, bad, unknown] = await Promise.all([
-		runCli(['reindex', 'status', final.id, '--json'], runner.env),
-		runCli(['reindex', 'report', final.id, '--json'], runner.env),
-		runCli(['reindex', 'list', '--json'], runner.env),
-		runCli(
-			[
-				'reindex',
-				'run',
-				'--collection',
-				'not-a-uuid',
-				'--source',
-				path,
-				'--id-field',
-				'sku',
-				'--rate',
-				'5000',
-				'--json',
-			],
-			runner.env,
-		),
-		runCli(['reindex', 'status', 'rnosuchrun', '--json'], runner.env),
-	]);
+	const status = await runCli(['reindex', 'status', final.id, '--json'], runner.env);
 	expect(status.code).toBe(0);
 	expect(JSON.parse(status.stdout)).toEqual({ ...final, eta_seconds: 0, rate: 0 });
 
+	const report = await runCli(['reindex', 'report', final.id, '--json'], runner.env);
 	expect(JSON.parse(report.stdout)).toMatchObject({
 		id: final.id,
 		collection,
@@ -187,12 +166,18 @@ test('CLI: run --wait --json, status, report and list print one JSON document ea
 		deactivation: 'not asked: --deactivate-missing was not given',
 		rejected_rows: [],
 	});
+	const list = await runCli(['reindex', 'list', '--json'], runner.env);
 	expect(JSON.parse(list.stdout).runs.map((r: { id: string }) => r.id)).toContain(final.id);
 
+	const bad = await runCli(
+		['reindex', 'run', '--collection', 'not-a-uuid', '--source', path, '--id-field', 'sku', '--rate', '5000', '--json'],
+		runner.env,
+	);
 	expect(bad.code).toBe(1);
 	const { error } = JSON.parse(bad.stdout);
 	expect(error).toContain('--collection must be the UUID of a search collection');
 	expect(error).toContain('--rate may be at most 1000 upserts per second');
+	const unknown = await runCli(['reindex', 'status', 'rnosuchrun', '--json'], runner.env);
 	expect(unknown.code).toBe(1);
 	expect(JSON.parse(unknown.stdout)).toEqual({ error: 'No reindex run with id rnosuchrun' });
 });

@@ -289,12 +289,8 @@ describe('the wipe guard of --deactivate-missing', () => {
 		const source = feed(products(range(0, 5)));
 		const rule =
 			"must be a share of the collection's active items such as 10% (0% to 100%), or a number of items such as 50 (a whole number, 0 or more)";
-		// Each CLI process refuses on its own: they run at once rather than one after another.
-		const [cron, ...refusals] = await Promise.all([
-			cliRun(source, '--dry-run', '--cron', '0 3 * * *'),
-			...['110%', 'ten', '-5', '2.5', ''].map((bad) => cliRun(source, '--deactivate-missing', '--max-deactivate', bad)),
-		]);
-		for (const cli of refusals) {
+		for (const bad of ['110%', 'ten', '-5', '2.5', '']) {
+			const cli = await cliRun(source, '--deactivate-missing', '--max-deactivate', bad);
 			expect(cli.code).not.toBe(0);
 			expect(cli.stdout + cli.stderr).toContain(`--max-deactivate ${rule}`);
 		}
@@ -309,6 +305,7 @@ describe('the wipe guard of --deactivate-missing', () => {
 			expect(api.status).toBe(400);
 			expect(api.json).toMatchObject({ field: 'max_deactivate', message: expect.stringMatching(/^max_deactivate /) });
 		}
+		const cron = await cliRun(source, '--dry-run', '--cron', '0 3 * * *');
 		expect(cron.code).not.toBe(0);
 		expect(cron.stdout + cron.stderr).toContain(
 			'--dry-run cannot be combined with --cron: a dry run answers now and stores nothing',

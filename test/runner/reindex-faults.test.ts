@@ -30,10 +30,12 @@ jest.setTimeout(180_000);
 
 // The reindex jobs' lock shortened from its 10 s default through its setting: a killed runner's run
 // is seen stalled and resumed within seconds, by the same mechanism. The calls' backoff starts at
-// 250 ms instead of 500 ms: the same retries, sooner.
+// 250 ms instead of 500 ms: the same retries, sooner. The calls' deadline is 1 s, short enough for
+// the timeout test, long enough that no answer of the loaded sandbox outlasts it elsewhere (at
+// 400 ms, now and then one did, and its retry's `unchanged` broke a count of `created`).
 const runner = useRunnerUnderTest({
 	RUNNER_CONCURRENCY: '10',
-	RUNNER_HTTP_DEADLINE: '400ms',
+	RUNNER_HTTP_DEADLINE: '1s',
 	RUNNER_REINDEX_JOB_LOCK: '4s',
 	RUNNER_REINDEX_BACKOFF: '250ms',
 });
@@ -196,10 +198,10 @@ test('429, 5xx and timeouts are retried: every item lands, none fails, the answe
 	await clearFaults(runner.sandbox);
 	expect(await differing(runner, items)).toEqual([]);
 
-	// Answers slower than the runner's deadline (400 ms): the upsert may have happened; it is sent again.
+	// Answers slower than the runner's deadline (1 s): the upsert may have happened; it is sent again.
 	await freshCollection(runner);
 	await clearSandboxCounts(runner);
-	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 700 });
+	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 1500 });
 	const slow = await start(writeFeed(feedText(items.slice(0, 20), 'ndjson'), 'slow.ndjson'));
 	await waitFor('the first timed-out upserts', async () => (await sandboxCounts(runner))(UPSERT) >= 20, 30_000, 50);
 	await clearFaults(runner.sandbox);

@@ -338,6 +338,17 @@ const schema = z
 		 * Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (tracking/tracking.ts).
 		 */
 		RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
+		/**
+		 * A recipient whose send failed in a way that proves it was not sent (5xx, a refused connection)
+		 * is tried again after this, then twice as long after each next failure, each wait up to half
+		 * shorter at random (jobs.ts); so is a send job after an error of its own.
+		 */
+		RUNNER_SEND_BACKOFF: timing(1000, 100, 60_000),
+		/**
+		 * A reindex call to the service that failed without an answer to go by (5xx, a timeout, a reset)
+		 * is tried again after this, doubling up to 10 s; an upsert's wait up to half shorter at random (reindex/work.ts).
+		 */
+		RUNNER_REINDEX_BACKOFF: timing(500, 100, 60_000),
 		LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 		/**
 		 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on

@@ -152,25 +152,30 @@ export function limiterFor(ratePerSecond: number): { max: number; duration: numb
 // ---- Backoffs: a job names its own, every worker computes it with the one formula -------------
 
 const JOB_BACKOFFS = {
-	/** Sends: 1 s, 2 s, 4 s ..., each up to half shorter at random, so failures of a burst do not come back as one. */
-	send: { firstMs: 1000, jitter: 0.5 },
+	/**
+	 * Sends: RUNNER_SEND_BACKOFF (1 s), then twice as long after each next failure (2 s, 4 s ...),
+	 * each up to half shorter at random, so failures of a burst do not come back as one.
+	 */
+	send: (config) => ({ firstMs: config.RUNNER_SEND_BACKOFF, jitter: 0.5 }),
 	/** Deliveries: 1 s, 2 s, 4 s ... */
-	delivery: { firstMs: 1000 },
+	delivery: () => ({ firstMs: 1000 }),
 	/** A start job waiting for its campaign's commit: 2 s, 4 s, 8 s ... */
-	commitWait: { firstMs: 2000 },
-} satisfies Record<string, Backoff>;
+	commitWait: () => ({ firstMs: 2000 }),
+} satisfies Record<string, (config: RunnerConfig) => Backoff>;
 
 type JobBackoffName = keyof typeof JOB_BACKOFFS;
 
 /** The wait before a send job sends a recipient again after its `tries`-th retry: the send backoff, per recipient. */
-export const sendRetryDelay = (tries: number) => backoffMs(JOB_BACKOFFS.send, tries);
+export const sendRetryDelay = (config: RunnerConfig, tries: number) => backoffMs(JOB_BACKOFFS.send(config), tries);
 
 const jobBackoff = (name: JobBackoffName): { type: JobBackoffName } => ({ type: name });
 
 /** Every worker's `backoffStrategy`: the wait of the backoff a job names (the contract's backoffMs, as the node's). */
-export function jobBackoffStrategy(attemptsMade: number, type?: string): number {
-	if (!type || !(type in JOB_BACKOFFS)) throw new Error(`no backoff named ${String(type)}`);
-	return backoffMs(JOB_BACKOFFS[type as JobBackoffName], attemptsMade);
+export function jobBackoffStrategy(config: RunnerConfig): (attemptsMade: number, type?: string) => number {
+	return (attemptsMade, type) => {
+		if (!type || !(type in JOB_BACKOFFS)) throw new Error(`no backoff named ${String(type)}`);
+		return backoffMs(JOB_BACKOFFS[type as JobBackoffName](config), attemptsMade);
+	};
 }
 
 // ---- Job kinds ---------------------------------------------------------------------------------

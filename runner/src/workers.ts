@@ -63,7 +63,7 @@ export class Workers {
 		const worker = new Worker(name, processor, {
 			...bullOptions(context.redis, context.keys),
 			concurrency: spec.concurrency(context.config),
-			settings: { backoffStrategy: jobBackoffStrategy },
+			settings: { backoffStrategy: jobBackoffStrategy(context.config) },
 			metrics: { maxDataPoints: QUEUE_METRICS_MINUTES },
 			...spec.locks(context.config),
 		});

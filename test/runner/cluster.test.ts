@@ -1,9 +1,10 @@
 /**
  * 12 campaigns on 6 sending numbers, through the faults test's faults (10% 500s, 5% 429s with
- * Retry-After, 50 ms latency), on a 3-master Redis Cluster started on loopback: the runner process
- * and the in-process core both connect with REDIS_CLUSTER_NODES. The faults test's guarantees hold
- * (every recipient final, the sandbox's own log holds exactly one message per `sent` recipient,
- * from the campaign's number), and the work is spread: every master holds keys and runs commands
+ * Retry-After: 0, 50 ms latency; the send backoff from 100 ms, as there), on a 3-master Redis
+ * Cluster started on loopback: the runner process and the in-process core both connect with
+ * REDIS_CLUSTER_NODES. The faults test's guarantees hold (every recipient final, the sandbox's own
+ * log holds exactly one message per `sent` recipient, from the campaign's number, and every call
+ * it received is a message, a hold or a retry the runner counted), and the work is spread: every master holds keys and runs commands
  * of the run, each at least half the part its sending numbers are of the six (#20: a number's
  * group is its slot, runner/src/keys.ts). The shares are printed. Then the suppression list (#23),
  * whose list and per-number copies sit in different slots.
@@ -13,6 +14,7 @@ import { Cluster } from 'ioredis';
 import { addSuppression } from '../../runner/src/core/audience';
 import { campaignStatus, cancel, createCampaign, inlineRecords } from '../../runner/src/core/campaigns';
 import { repairCopy } from '../../runner/src/audience/suppression';
+import { findCampaign } from '../../runner/src/campaigns/store';
 import { masters } from '../../runner/src/redis';
 import { commandsRun, masterShares, numbersByMaster, partOf, sharesTable } from './clusterShares';
 import {
@@ -42,7 +44,10 @@ let runner: RunnerUnderTest | undefined;
 
 beforeAll(async () => {
 	cluster = await startRedisCluster(3);
-	runner = await startRunnerUnderTest({ clusterNodes: cluster.nodes }, { RUNNER_CONCURRENCY: '20' });
+	runner = await startRunnerUnderTest(
+		{ clusterNodes: cluster.nodes },
+		{ RUNNER_CONCURRENCY: '20', RUNNER_SEND_BACKOFF: '100ms' },
+	);
 });
 afterAll(async () => {
 	await runner?.close();
@@ -61,12 +66,13 @@ test('12 campaigns on 6 numbers through faults on a 3-master Redis Cluster: one 
 	const served = await numbersByMaster(context.redis, context.keys, numbers);
 	expect([...served.values()].map((held) => held.length).every((count) => count >= 1)).toBe(true);
 
+	const endpoint = 'POST /api/external/v2/send-template';
 	await setFault(sandbox, {
-		endpoint: 'POST /api/external/v2/send-template',
+		endpoint,
 		latencyMs: 50,
 		errorRate: 0.1,
 		errorStatus: 500,
-		rateLimit: { retryAfterSeconds: 1, rate: 0.05 },
+		rateLimit: { retryAfterSeconds: 0, rate: 0.05 },
 	});
 	const before = await commandsRun(context.redis);
 	const worker = runner.spawnWorker();
@@ -118,6 +124,16 @@ test('12 campaigns on 6 numbers through faults on a 3-master Redis Cluster: one 
 		);
 	}
 	expect(retried).toBeGreaterThan(60);
+	// Every call the sandbox received is a message, or a hold or a retry the runner counted.
+	let heldAndRetried = 0;
+	for (const campaign of campaigns) {
+		const record = await findCampaign(context, campaign.id);
+		heldAndRetried += (record?.holds ?? 0) + (record?.retries ?? 0);
+	}
+	const { counts } = (await (await fetch(`${sandbox.baseUrl}/__sandbox/requests`)).json()) as {
+		counts: Record<string, number>;
+	};
+	expect(counts[endpoint]).toBe(CAMPAIGNS * RECIPIENTS + heldAndRetried);
 
 	// Each master's part of the per-number work is its numbers' part of the six (equal campaigns at
 	// equal rates). Faults fall unevenly and the global group ({g}: lists, the control queue) adds

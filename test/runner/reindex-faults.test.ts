@@ -29,11 +29,15 @@ import {
 jest.setTimeout(180_000);
 
 // The reindex jobs' lock shortened from its 10 s default through its setting: a killed runner's run
-// is seen stalled and resumed within seconds, by the same mechanism.
+// is seen stalled and resumed within seconds, by the same mechanism. The calls' backoff starts at
+// 250 ms instead of 500 ms: the same retries, sooner. The calls' deadline is 1 s, short enough for
+// the timeout test, long enough that no answer of the loaded sandbox outlasts it elsewhere (at
+// 400 ms, now and then one did, and its retry's `unchanged` broke a count of `created`).
 const runner = useRunnerUnderTest({
 	RUNNER_CONCURRENCY: '10',
-	RUNNER_HTTP_DEADLINE: '400ms',
+	RUNNER_HTTP_DEADLINE: '1s',
 	RUNNER_REINDEX_JOB_LOCK: '4s',
+	RUNNER_REINDEX_BACKOFF: '250ms',
 });
 const worker = () => runner.spawnWorker();
 
@@ -59,18 +63,24 @@ async function start(
 
 test('SIGKILL half-way: another runner resumes the run, the collection equals the feed, a re-run sends nothing', async () => {
 	const first = worker();
+	// 20 ms answers with 10 in flight: at most 500 upserts a second, so the kill after 1,000 lands
+	// seconds before the 3,000th.
 	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 20 });
 	const items = products(range(0, 3000));
 	const path = writeFeed(feedText(items, 'ndjson'), 'feed.ndjson');
-	const id = await start(path, { rate: 400 });
+	const id = await start(path);
+	await waitFor('the first runner to take the run', async () => /reindex run started/.test(first.output()), 60_000, 20);
+	// The other runner starts while the first works the run (as in production, where several run):
+	// it takes the run only once the killed one's lock lapses.
+	const second = worker();
 	await waitFor('1000 upserts before the kill', async () => (await sandboxCounts(runner))(UPSERT) >= 1000, 60_000, 20);
 	await first.kill('SIGKILL');
 	expect((await sandboxCounts(runner))(UPSERT)).toBeLessThan(3000);
 	await clearFaults(runner.sandbox);
-	worker();
 
 	const resumed = await settled(runner.context, id, 120_000);
 	expect(resumed.state).toBe('completed');
+	expect(second.output()).toMatch(/reindex run resumed/);
 	expect(
 		Number(
 			await (runner.context.redis as Redis).hget(runner.context.keys.reindex.run(collectionOf(runner), id), 'attempt'),
@@ -134,34 +144,52 @@ describe('a source not read to its end deactivates nothing and says why', () => 
 
 test('two runs of one collection never overlap: the second is refused with a clear message', async () => {
 	worker();
-	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 30 });
-	const path = writeFeed(feedText(products(range(0, 300)), 'ndjson'), 'feed.ndjson');
-	// 300 upserts at 15/s hold the collection for about 20 s: long enough for a CLI process to start
-	// and ask on a loaded machine (at 50/s the run was over before the CLI's try, now and then).
-	const id = await start(path, { rate: 15 });
-	await expect(start(path)).rejects.toThrow(
-		`collection ${collectionOf(runner)} is being synced by run ${id}: two runs of one collection never overlap`,
-	);
-	const cli = await runCli(
-		['reindex', 'run', '--collection', collectionOf(runner), '--source', path, '--id-field', 'sku', '--json'],
-		runner.env,
-	);
-	expect(cli.code).toBe(1);
-	expect(JSON.parse(cli.stdout).error).toContain(`is being synced by run ${id}`);
-	expect((await settled(runner.context, id)).state).toBe('completed');
-	await clearFaults(runner.sandbox);
+	const text = feedText(products(range(0, 1200)), 'ndjson');
+	const path = writeFeed(text, 'feed.ndjson');
+	// The first run's feed stops after 600 of its 1,200 lines until the test lets it go on: the run
+	// holds its collection, mid-way, for as long as a CLI process takes to start and ask on a
+	// loaded machine (a run merely slowed down could end before the CLI's try).
+	const held = await serveFeed(text, 'ndjson', { holdAfterBytes: lineEnd(text, 600) });
+	try {
+		const id = await start(held.url);
+		const refusal = `collection ${collectionOf(runner)} is being synced by run ${id}: two runs of one collection never overlap`;
+		await expect(start(path)).rejects.toThrow(refusal);
+		// Its first chunk (500 lines) upserted: the run is at work, not merely created.
+		await waitFor('the first chunk upserted', async () => (await sandboxCounts(runner))(UPSERT) >= 500, 60_000, 50);
+		await expect(start(path)).rejects.toThrow(refusal);
+		const cli = await runCli(
+			['reindex', 'run', '--collection', collectionOf(runner), '--source', path, '--id-field', 'sku', '--json'],
+			runner.env,
+		);
+		expect(cli.code).toBe(1);
+		expect(JSON.parse(cli.stdout).error).toContain(`is being synced by run ${id}`);
+		held.release();
+		const first = await settled(runner.context, id);
+		expect(first.state).toBe('completed');
+		expect(first.counts).toMatchObject({ read: 1200, created: 1200, failed: 0 });
+	} finally {
+		await held.close();
+	}
 	// Once it ended, the collection is free again.
 	expect((await settled(runner.context, await start(path))).state).toBe('completed');
 });
 
+/** The byte offset just after line `lines` of `text`. */
+function lineEnd(text: string, lines: number): number {
+	let at = 0;
+	for (let i = 0; i < lines; i++) at = text.indexOf('\n', at) + 1;
+	return Buffer.byteLength(text.slice(0, at));
+}
+
 test('429, 5xx and timeouts are retried: every item lands, none fails, the answers after a timeout show as mismatches', async () => {
 	worker();
 	const items = products(range(0, 150));
+	// Retry-After: 0: the run holds its least (100 ms) at each 429, as often as with 1 s.
 	await setFault(runner.sandbox, {
 		endpoint: UPSERT,
 		errorRate: 0.2,
 		errorStatus: 503,
-		rateLimit: { retryAfterSeconds: 1, rate: 0.05 },
+		rateLimit: { retryAfterSeconds: 0, rate: 0.05 },
 	});
 	const run = await settled(runner.context, await start(writeFeed(feedText(items, 'ndjson'), 'feed.ndjson')));
 	expect(run.state).toBe('completed');
@@ -170,10 +198,10 @@ test('429, 5xx and timeouts are retried: every item lands, none fails, the answe
 	await clearFaults(runner.sandbox);
 	expect(await differing(runner, items)).toEqual([]);
 
-	// Answers slower than the runner's deadline (400 ms): the upsert may have happened; it is sent again.
+	// Answers slower than the runner's deadline (1 s): the upsert may have happened; it is sent again.
 	await freshCollection(runner);
 	await clearSandboxCounts(runner);
-	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 700 });
+	await setFault(runner.sandbox, { endpoint: UPSERT, latencyMs: 1500 });
 	const slow = await start(writeFeed(feedText(items.slice(0, 20), 'ndjson'), 'slow.ndjson'));
 	await waitFor('the first timed-out upserts', async () => (await sandboxCounts(runner))(UPSERT) >= 20, 30_000, 50);
 	await clearFaults(runner.sandbox);

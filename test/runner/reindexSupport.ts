@@ -1,7 +1,8 @@
 /**
- * What the reindex tests share: feeds written in each format, a feed served over HTTP (whole, or
- * dropped mid-body), the collection as the SANDBOX holds it (B2, and B1 probes that prove a stored
- * payload equals the feed's), a fresh collection, and the calls the sandbox itself counted.
+ * What the reindex tests share: feeds written in each format, a feed served over HTTP (whole,
+ * dropped mid-body, or held mid-body until the test lets it go on), the collection as the SANDBOX
+ * holds it (B2, and the stored items themselves, which prove a stored payload equals the feed's),
+ * a fresh collection, and the calls the sandbox itself counted.
  */
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -68,21 +69,37 @@ export function writeFeed(text: string, name: string): string {
 
 export interface Served {
 	url: string;
+	/** With `holdAfterBytes`: sends the rest of the body (to a reader waiting, or to every later one). */
+	release(): void;
 	close(): Promise<void>;
 }
 
-/** Serves `text` at /feed.<ext>; with `dropAfterBytes` the connection is destroyed mid-body (Content-Length promises all of it). */
-export async function serveFeed(text: string, ext: string, options: { dropAfterBytes?: number } = {}): Promise<Served> {
+/**
+ * Serves `text` at /feed.<ext>; with `dropAfterBytes` the connection is destroyed mid-body
+ * (Content-Length promises all of it); with `holdAfterBytes` the body stops there until `release()`,
+ * so a run reading it holds its collection for as long as the test needs, however loaded the machine.
+ */
+export async function serveFeed(
+	text: string,
+	ext: string,
+	options: { dropAfterBytes?: number; holdAfterBytes?: number } = {},
+): Promise<Served> {
 	const body = Buffer.from(text);
+	let release = () => undefined as void;
+	const released = new Promise<void>((resolve) => (release = resolve));
 	const server = createServer((request, response) => {
 		response.writeHead(200, { 'content-type': 'text/plain', 'content-length': body.length });
-		if (options.dropAfterBytes === undefined) response.end(body);
-		else response.write(body.subarray(0, options.dropAfterBytes), () => setTimeout(() => request.socket.destroy(), 50));
+		if (options.dropAfterBytes !== undefined)
+			response.write(body.subarray(0, options.dropAfterBytes), () => setTimeout(() => request.socket.destroy(), 50));
+		else if (options.holdAfterBytes !== undefined) {
+			const at = options.holdAfterBytes;
+			response.write(body.subarray(0, at), () => void released.then(() => response.end(body.subarray(at))));
+		} else response.end(body);
 	});
-	return listen(server, `/feed.${ext}`);
+	return { ...(await listen(server, `/feed.${ext}`)), release };
 }
 
-async function listen(server: Server, path = ''): Promise<Served> {
+async function listen(server: Server, path = ''): Promise<Omit<Served, 'release'>> {
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const { port } = server.address() as AddressInfo;
 	return {
@@ -146,28 +163,51 @@ export const activeIds = async (runner: RunnerUnderTest) =>
 		.sort();
 
 /**
- * Proves the sandbox stores exactly these payloads with this `active`: an upsert of the same
- * content answers `unchanged` (these probes count as upserts at the sandbox: read counts first).
- * Returns the ids whose stored item differs.
+ * Proves the sandbox stores exactly these payloads with this `active`, each with the embedding the
+ * service derives from it (the collection's embedding fields): what an upsert of the same content
+ * would find `unchanged`, read from the sandbox's store (GET /__sandbox/search-items), so the
+ * proof sends no upsert and changes nothing it reads. Returns the ids whose stored item differs.
  */
 export async function differing(runner: RunnerUnderTest, items: Item[], active = true): Promise<string[]> {
-	const out: string[] = [];
-	for (let i = 0; i < items.length; i += 50) {
-		const answers = await Promise.all(
-			items.slice(i, i + 50).map((item) =>
-				external(runner, 'POST', '/search/item', {
-					collection_id: collectionOf(runner),
-					external_id: String(item.sku),
-					item,
-					active,
-				}),
-			),
-		);
-		answers.forEach((answer, j) => {
-			if (answer.body.operation !== 'unchanged') out.push(String(items[i + j].sku));
-		});
-	}
-	return out;
+	const collection = runner.sandbox.fixture.businesses[0].collections[0];
+	const response = await fetch(`${runner.sandbox.baseUrl}/__sandbox/search-items?collection_id=${collection.id}`);
+	if (!response.ok) throw new Error(`the sandbox's search items: ${response.status} ${await response.text()}`);
+	const stored = new Map(((await response.json()) as StoredItem[]).map((item) => [item.external_id, item] as const));
+	return items
+		.filter((item) => {
+			const kept = stored.get(String(item.sku));
+			const embedding = Object.fromEntries(
+				collection.embedding_fields.filter((field) => item[field] !== undefined).map((field) => [field, item[field]]),
+			);
+			return (
+				!kept ||
+				kept.is_active !== active ||
+				canonical(kept.payload) !== canonical(item) ||
+				canonical(kept.embedding_json) !== canonical(embedding)
+			);
+		})
+		.map((item) => String(item.sku));
+}
+
+/**
+ * JSON with every object's keys in order: equal for equal JSON values whatever their key order, as
+ * the service compares them. (node's isDeepStrictEqual also compares prototypes, which differ
+ * between a parsed answer and an object of the test's own under jest.)
+ */
+function canonical(value: unknown): string {
+	return JSON.stringify(value, (_key, inner: unknown) =>
+		inner && typeof inner === 'object' && !Array.isArray(inner)
+			? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+			: inner,
+	);
+}
+
+/** An item as the sandbox stores it (GET /__sandbox/search-items). */
+interface StoredItem {
+	external_id: string;
+	payload: Item;
+	embedding_json: Item;
+	is_active: boolean;
 }
 
 /** Both sides start empty: the sandbox is reset (its fixture item sku-1 returns), the runner forgets the collection (its runs stay). */

@@ -57,6 +57,32 @@ describe('sandbox: search items, templates and agents (SPEC B1, B2, B8 to B11)',
 			);
 		});
 
+		it('GET /__sandbox/search-items shows each item as stored: payload, embedding, active; an unknown collection is 404', async () => {
+			await upsert({ external_id: 'sku-20', item: { title: 'Tea', description: 'Green', price: 2 } });
+			await upsert({
+				external_id: 'sku-21',
+				item: { title: 'Mate' },
+				embedding_json: { text: 'mate' },
+				active: false,
+			});
+			const stored = await admin<Array<Record<string, unknown>>>(
+				context,
+				'GET',
+				`search-items?collection_id=${collection().id}`,
+			);
+			expect(stored.filter((item) => ['sku-20', 'sku-21'].includes(item.external_id as string))).toEqual([
+				{
+					external_id: 'sku-20',
+					payload: { title: 'Tea', description: 'Green', price: 2 },
+					embedding_json: { title: 'Tea', description: 'Green' },
+					is_active: true,
+				},
+				{ external_id: 'sku-21', payload: { title: 'Mate' }, embedding_json: { text: 'mate' }, is_active: false },
+			]);
+			const unknown = await fetch(`${context.sandbox.baseUrl}/__sandbox/search-items?collection_id=${UNKNOWN_UUID}`);
+			expect(unknown.status).toBe(404);
+		});
+
 		it('keeps businesses apart: another business collection is 403, an unknown one 404', async () => {
 			expectErrorBody(await upsert({ item: {} }, context.other), 403);
 			expectErrorBody(

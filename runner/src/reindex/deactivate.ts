@@ -19,7 +19,7 @@ import { contentHash } from './contentHash';
 import { decodeItemState } from './itemState';
 import { REINDEX_NAMES } from './names';
 import { upsertOne, type Upsert } from './upsert';
-import { CALL_BACKOFF, RunStopped, STOP_ON, type CollectionScan, type RunWork } from './work';
+import { callBackoff, RunStopped, STOP_ON, type CollectionScan, type RunWork } from './work';
 
 /** Why a run with rejected rows deactivates nothing (the same words for a run and a dry run). */
 export const rejectedRowsNote = (rejected: number) =>
@@ -132,7 +132,7 @@ async function listCollection(scan: CollectionScan): Promise<Readable> {
 		const retryable = opened.kind === 'hold' || opened.kind === 'retry' || opened.kind === 'unknown';
 		if (!retryable || attempt >= scan.context.config.RUNNER_SEND_ATTEMPTS)
 			throw new RunStopped(`listing the collection (B2) failed: ${opened.reason}`);
-		await sleep(opened.kind === 'hold' ? opened.waitMs : backoffMs(CALL_BACKOFF, attempt));
+		await sleep(opened.kind === 'hold' ? opened.waitMs : backoffMs(callBackoff(scan.context.config), attempt));
 	}
 }
 

@@ -7,10 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { backoffMs, searchItemSchema, type SearchItem } from 'convo-contract';
 import { encodeItemState } from './itemState';
-import { CALL_BACKOFF, STOP_ON, type RunWork } from './work';
+import type { RunnerConfig } from '../config';
+import { callBackoff, STOP_ON, type RunWork } from './work';
 
 /** Upserts run many at once: each wait is up to half shorter at random, so they do not come back together. */
-const UPSERT_BACKOFF = { ...CALL_BACKOFF, jitter: 0.5 };
+const upsertBackoff = (config: RunnerConfig) => ({ ...callBackoff(config), jitter: 0.5 });
 
 export type Operation = SearchItem['operation'];
 
@@ -60,7 +61,7 @@ export async function upsertOne(work: RunWork, upsert: Upsert): Promise<void> {
 		if (outcome.kind === 'refused') return settleFailed(work, upsert, outcome.reason);
 		if (attempt >= context.config.RUNNER_SEND_ATTEMPTS)
 			return settleFailed(work, upsert, `${outcome.reason} (after ${attempt} attempts)`);
-		await sleep(backoffMs(UPSERT_BACKOFF, attempt));
+		await sleep(backoffMs(upsertBackoff(context.config), attempt));
 		attempt++;
 	}
 }

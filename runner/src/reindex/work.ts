@@ -3,6 +3,9 @@
  * deactivate.ts) share. The pacer and the pool of its upserts, its Redis keys, the notes it keeps
  * for the report, and the stop that any step may call and every step checks.
  */
+import type { Backoff } from 'convo-contract';
+
+import type { RunnerConfig } from '../config';
 import type { RunnerContext } from '../context';
 import type { ConvoService } from '../service';
 import { Pacer, Pool } from './pace';
@@ -17,8 +20,11 @@ export const STOP_ON: Record<number, string> = {
 	404: 'the service knows no such collection',
 };
 
-/** Waits between tries of a failed call to the service: 0.5 s doubling, at most 10 s. */
-export const CALL_BACKOFF = { firstMs: 500, maxMs: 10_000 };
+/** Waits between tries of a failed call to the service: RUNNER_REINDEX_BACKOFF (0.5 s) doubling, at most 10 s. */
+export const callBackoff = (config: RunnerConfig): Backoff => ({
+	firstMs: config.RUNNER_REINDEX_BACKOFF,
+	maxMs: 10_000,
+});
 
 /**
  * What listing the collection against a read of the source needs (deactivate.ts): a run's

@@ -245,7 +245,7 @@ export function createSendProcessor(
 			// A retry: the job waits its backoff in the delayed set (no
 			// attempt of the job used), then goes on from this recipient.
 			const tries = job.data.tries?.[claim.index] ?? 1;
-			await job.moveToDelayed(Date.now() + sendRetryDelay(tries), bullToken);
+			await job.moveToDelayed(Date.now() + sendRetryDelay(config, tries), bullToken);
 			throw new DelayedError(`not sent, will retry: ${next.retry}`);
 		}
 	};

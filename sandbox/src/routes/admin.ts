@@ -1,7 +1,8 @@
 /**
  * The sandbox's own API under /__sandbox/ (no auth): fixture, reset, inspection of sent messages,
  * simulated inbound and dashboard messages, webhook registration and delivery log, faults, clock,
- * request counts, delivery settings with their drawn outcomes and the log of status checks.
+ * request counts, delivery settings with their drawn outcomes and the log of status checks, and a
+ * collection's search items as stored.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod/v4';
@@ -27,6 +28,8 @@ const webhookInput = z.strictObject({
 });
 
 const clockInput = z.strictObject({ advanceMs: z.int().min(0) });
+
+const searchItemsQuery = z.object({ collection_id: z.string().min(1) });
 
 const messagesQuery = z.object({
 	business: z.string().optional(),
@@ -159,6 +162,20 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		return webhooks
 			.deliveries()
 			.filter((attempt) => query.business === undefined || attempt.business === query.business);
+	});
+
+	// A collection's items as stored (B2 lists ids and states only): what a client upserted, read
+	// without an upsert of its own that would change what it reads.
+	app.get(`${prefix}/search-items`, async (request) => {
+		const { collection_id } = parseOrThrow(searchItemsQuery, request.query, 'query');
+		if (!store.collections.has(collection_id))
+			throw notFound(`No collection with id ${collection_id}`, 'collection_id');
+		return Array.from(store.items.get(collection_id)?.values() ?? [], (item) => ({
+			external_id: item.external_id,
+			payload: item.payload,
+			embedding_json: item.embedding_json,
+			is_active: item.is_active,
+		}));
 	});
 
 	app.get(`${prefix}/faults`, async () => faults.list());

@@ -1,4 +1,4 @@
-// @serial: measures send windows on the wall clock (seconds of the minute), and SIGTERMs a lone runner
+// @serial: measures pause and cancel within 1 s, --at and cron runs at their second on the wall clock, and SIGTERMs a lone runner
 /**
  * Guarantees 5 and 6 and the schedules, measured in wall time: pause holds within 1 s on every
  * process, resume goes on, cancel ends pending recipients within 1 s; `--at` and a cron schedule

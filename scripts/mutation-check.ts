@@ -74,14 +74,15 @@ const LUA_TESTS: Record<string, string[]> = {
 		'test/runner/kill.test.ts',
 	],
 	'moveMany-4.lua': LEDGER,
-	'resolveUnknown-6.lua': ['test/runner/ledger.test.ts', 'test/runner/cap.test.ts', 'test/runner/kill.test.ts'],
+	'resolveUnknown-6.lua': ['test/runner/ledger.test.ts', 'test/runner/cap-counts.test.ts', 'test/runner/kill.test.ts'],
 	'expireClaims-4.lua': ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],
 	'includes/ledgerRecords.lua': LEDGER,
-	'includes/settleRecord.lua': [...LEDGER.slice(0, 1), 'test/runner/cap.test.ts', ...LEDGER.slice(1)],
+	'includes/settleRecord.lua': [...LEDGER.slice(0, 1), 'test/runner/cap-counts.test.ts', ...LEDGER.slice(1)],
 	// The start gate's claim (start-11.lua) and the tracking's requeue use it; the ledger's own scripts do not.
 	'includes/jobClaim.lua': [
 		...GATE,
 		'test/runner/cap.test.ts',
+		'test/runner/cap-counts.test.ts',
 		'test/runner/webhooks.test.ts',
 		'test/runner/kill.test.ts',
 	],
@@ -94,12 +95,17 @@ const LUA_TESTS: Record<string, string[]> = {
 		'test/runner/ledger.test.ts',
 		'test/runner/rate.test.ts',
 	],
-	'includes/cap.lua': ['test/runner/cap.test.ts', 'test/runner/ledger.test.ts', 'test/runner/spacing.test.ts'],
-	'wouldCap-2.lua': ['test/runner/cap.test.ts', 'test/runner/dryRun.test.ts'],
+	'includes/cap.lua': [
+		'test/runner/cap.test.ts',
+		'test/runner/cap-counts.test.ts',
+		'test/runner/ledger.test.ts',
+		'test/runner/spacing.test.ts',
+	],
+	'wouldCap-2.lua': ['test/runner/cap-counts.test.ts', 'test/runner/dryRun.test.ts'],
 	'capTestClaim-2.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
 	'capTestGiveBack-1.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
 	'takeDue-2.lua': ['test/runner/cap.test.ts'],
-	'numberState-3.lua': ['test/runner/control.test.ts', 'test/runner/cap.test.ts'],
+	'numberState-3.lua': ['test/runner/control-feeder.test.ts', 'test/runner/control.test.ts', 'test/runner/cap.test.ts'],
 	'transition-7.lua': [
 		'test/runner/transitions.test.ts',
 		'test/runner/control.test.ts',
@@ -166,8 +172,8 @@ interface Target {
 	/** Test files, from the root, in stages: one jest run per stage, a stage only if the earlier ones passed. */
 	stages: string[][];
 	/**
-	 * For Lua: the scripts (files from the root) that include this file
-	 * or are it, each compiled with a mutant before anything runs.
+	 * For Lua: the scripts (files from the root) that include this file or are it, each compiled with a
+	 * mutant before anything runs.
 	 */
 	compiles?: string[];
 }

@@ -3,22 +3,26 @@
  * Send windows in the recipient's local time, and a campaign's end (#23). One campaign with a
  * 09:00-20:00 window to recipients in +1 (Nigeria: Africa/Lagos), +5:45 (Nepal: Asia/Kathmandu),
  * +9 (Japan: Asia/Tokyo), +6 (a `tz` column: Asia/Dhaka) and Brazil (a country of several zones,
- * -5 to -2: open only while open in all of them, 14:00 to 22:00 UTC), at 5/s, against a runner
+ * -5 to -2: open only while open in all of them, 14:00 to 22:00 UTC), at 20/s, against a runner
  * process and the sandbox.
  *
  * The clock: RUNNER_TEST_CLOCK_OFFSET_MS (test-only; refused with NODE_ENV=production) moves the
  * clock the runner reads windows and ends on, in its processes and in the claim's script alike
- * (the campaign keeps the offset). The test puts that clock at 13:59:30 UTC on a fixed day, so
- * during the test Dhaka's window closes (14:00 UTC = 20:00 there) and Brazil's opens (14:00 UTC =
- * 09:00 in Rio Branco), Lagos and Kathmandu are open throughout and Tokyo (23:00) never opens.
- * Every check is by the SANDBOX's own log: each message's recorded time plus the same offset,
- * converted to its recipient's local time with Intl (not the runner's window code).
+ * (the campaign keeps the offset it was created with). The windowed campaign is created on a
+ * context whose clock stands 8 s before 14:00 UTC on a fixed day, so within seconds Dhaka's window
+ * closes (14:00 UTC = 20:00 there) and Brazil's opens (14:00 UTC = 09:00 in Rio Branco), Lagos and
+ * Kathmandu are open throughout and Tokyo (23:00) never opens. Every check is by the SANDBOX's own
+ * log: each message's recorded time plus the same offset, converted to its recipient's local time
+ * with Intl (not the runner's window code).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { API_NAMES, createCampaign, campaignStatus } from '../../runner/src/core/campaigns';
+import { loadConfig } from '../../runner/src/config';
+import { createLogger } from '../../runner/src/log';
+import { closeContext, openContext } from '../../runner/src/runtime';
 import {
 	positionalTemplate,
 	report,
@@ -30,12 +34,19 @@ import {
 	type SandboxMessage,
 } from './support';
 
-jest.setTimeout(240_000);
+jest.setTimeout(120_000);
 
-const RATE = 5;
-/** Where the test puts the runner's window clock when the runner starts: 30 s before 14:00 UTC. */
+const RATE = 20;
+/** Where the test puts the runner's clock when the runner starts (the dry run and the end's test read it). */
 const FAKE_START = Date.parse('2030-01-15T13:59:30Z');
 const CLOSE_AND_OPEN = Date.parse('2030-01-15T14:00:00Z');
+/**
+ * The windowed campaign's clock at its create: this long before 14:00 UTC. At RATE, Dhaka's 200 take
+ * 10 s, so its window closes on recipients still waiting (claims stop 2 s before a close: spacing.ts).
+ */
+const LEAD_MS = 8000;
+/** Its end, this long after 14:00 UTC: what opens or stays open then (about 100 sends, 5 s at RATE) fits with room. */
+const AFTER_MS = 8000;
 
 let redis: Awaited<ReturnType<typeof useRedisServer>>;
 let runner: RunnerUnderTest;
@@ -101,18 +112,25 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 	];
 	const dir = mkdtempSync(join(tmpdir(), 'convo-windows-'));
 	writeFileSync(join(dir, 'audience.csv'), `${lines.join('\n')}\n`);
-	const endAt = new Date(CLOSE_AND_OPEN + 40_000).toISOString();
-	const created = await createCampaign(runner.context, {
+	const endAt = new Date(CLOSE_AND_OPEN + AFTER_MS).toISOString();
+	// The clock taken at the last moment: the boundary is LEAD_MS away, not what the runner's start took.
+	const campaignOffset = CLOSE_AND_OPEN - LEAD_MS - Date.now();
+	const context = await openContext(
+		loadConfig({ ...runner.env, RUNNER_TEST_CLOCK_OFFSET_MS: String(campaignOffset) }),
+		createLogger('silent'),
+		{ withService: true },
+	);
+	const created = await createCampaign(context, {
 		templateId: positionalTemplate(runner.business).id,
 		from: runner.business.phoneNumbers[0],
 		source: join(dir, 'audience.csv'),
 		rate: RATE,
 		window: '09:00-20:00',
 		endAt,
-	});
+	}).finally(() => closeContext(context));
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
-	// The premise: the campaign starts before Dhaka's close, with time left to send there.
-	expect(Date.now() + offset).toBeLessThan(CLOSE_AND_OPEN - 15_000);
+	// The premise: the campaign starts before Dhaka's close, with seconds left to send there.
+	expect(Date.now() + campaignOffset).toBeLessThan(CLOSE_AND_OPEN - 5000);
 	expect(created.rejections).toEqual([
 		{ line: lines.length, phone: '+4917099999999', reason: expect.stringContaining('tz is not a time zone') },
 	]);
@@ -120,13 +138,14 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 	await waitFor(
 		'the campaign to complete',
 		async () => (await campaignStatus(runner.context, created.id)).state === 'completed',
-		180_000,
+		60_000,
 		500,
 	);
 
 	const sends = (await templateSends(runner.sandbox)).filter(
 		(message) => message.from === runner.business.phoneNumbers[0],
 	);
+	const onClock = (message: SandboxMessage) => Date.parse(message.createdAt) + campaignOffset;
 	const zoneOf = new Map<string, string[]>();
 	for (const phone of ZONES.lagos) zoneOf.set(phone, ['Africa/Lagos']);
 	for (const phone of ZONES.kathmandu) zoneOf.set(phone, ['Asia/Kathmandu']);
@@ -136,13 +155,11 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 	// Every message, at the sandbox's recorded time on the moved clock, inside its recipient's window in each of its zones.
 	const outside = sends.filter((message) =>
 		(zoneOf.get(message.to) ?? []).some((zone) => {
-			const second = secondOfDay(zone, Date.parse(message.createdAt) + offset);
+			const second = secondOfDay(zone, onClock(message));
 			return second < OPEN[0] || second >= OPEN[1];
 		}),
 	);
-	expect(
-		outside.map((message) => `${message.to} at ${new Date(Date.parse(message.createdAt) + offset).toISOString()}`),
-	).toEqual([]);
+	expect(outside.map((message) => `${message.to} at ${new Date(onClock(message)).toISOString()}`)).toEqual([]);
 
 	const sentTo = (zone: string[]) => sends.filter((message) => zone.includes(message.to)).length;
 	// Open throughout: all sent. Tokyo never opened: none. Brazil opened at 14:00 UTC: all sent, after it.
@@ -153,6 +170,9 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 	const dhakaSent = sentTo(ZONES.dhaka);
 	expect(dhakaSent).toBeGreaterThan(20);
 	expect(dhakaSent).toBeLessThan(200);
+	// It was still sending there in the seconds before the close: the close, not the audience, stopped it.
+	const lastDhaka = Math.max(...sends.filter((message) => ZONES.dhaka.includes(message.to)).map(onClock));
+	expect(CLOSE_AND_OPEN - lastDhaka).toBeLessThan(6000);
 
 	const rows = await report(runner.context, created.id);
 	const expired = rows.filter((row) => row.outcome === 'expired');
@@ -167,7 +187,7 @@ test('a 09:00-20:00 window across +1, +5:45, +6, +9 and Brazil: nothing arrives 
 		claimed: 0,
 	});
 
-	// The rate: the number's 5/s in every sliding second of the sandbox's log (tolerance as rate.test.ts: 10% + 2).
+	// The rate: the number's 20/s in every sliding second of the sandbox's log (tolerance as rate.test.ts: 10% + 2).
 	expect(maxPerSecond(sends)).toBeLessThanOrEqual(Math.floor(RATE * 1.1) + 2);
 });
 
@@ -240,13 +260,13 @@ test('without a window, an end stops the sends already queued: nothing arrives a
 	const audience = phones('4917013', 400);
 	const dir = mkdtempSync(join(tmpdir(), 'convo-windows-'));
 	writeFileSync(join(dir, 'end.csv'), `${['phone,1,2', ...audience.map((phone) => `+${phone},a,b`)].join('\n')}\n`);
-	// 400 at 20/s is 20 s of sends, all queued at once (the feeder's window is 20 s of work); the end comes after 6.
-	const endAt = Date.now() + offset + 6000;
+	// 400 at 50/s is 8 s of sends, all queued at once (the feeder's window is 20 s of work); the end comes after 3.
+	const endAt = Date.now() + offset + 3000;
 	const created = await createCampaign(runner.context, {
 		templateId: positionalTemplate(runner.business).id,
 		from: runner.business.phoneNumbers[2],
 		source: join(dir, 'end.csv'),
-		rate: 20,
+		rate: 50,
 		endAt: new Date(endAt).toISOString(),
 	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');

@@ -20,7 +20,7 @@ import { createLogger } from '../../runner/src/log';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { masters, type RedisConnection } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
-import { reportRows } from '../../runner/src/core/campaigns';
+import { getCampaign, reportRows } from '../../runner/src/core/campaigns';
 import { outboxes } from '../../runner/src/webhooks/outbox';
 import type { ReportRow } from '../../runner/src/campaigns/report';
 import { TEST_RUNNER_BUNDLE, TEST_SANDBOX_BUNDLE, workerRedisUrl } from '../support/testRun';
@@ -650,6 +650,17 @@ export async function report(context: RunnerContext, id: string): Promise<Report
 	const rows: ReportRow[] = [];
 	for await (const row of reportRows(context, id)) rows.push(row);
 	return rows;
+}
+
+/**
+ * Moves one campaign's clock on by `ms`: its `clock_offset`, the field RUNNER_TEST_CLOCK_OFFSET_MS
+ * gives a campaign at its create, which every process and the claim's script read its windows and
+ * its end on. For a test that has seen what it waited for and would otherwise wait for the end in
+ * real time.
+ */
+export async function moveCampaignClock(context: RunnerContext, id: string, ms: number): Promise<void> {
+	const { from } = await getCampaign(context, id);
+	await context.redis.hincrby(context.keys.campaign(from, id), 'clock_offset', ms);
 }
 
 /** Groups sends by recipient: more than one entry is a duplicate. */

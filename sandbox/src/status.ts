@@ -18,7 +18,7 @@ export const DEFAULT_TIMELINE: Readonly<Timeline> = { sent: 2000, delivered: 400
 export const MAX_STEP_MS = 7 * 24 * 3600 * 1000;
 
 /** Each step and the one it follows: a step never comes before it. */
-export const STEP_ORDER = [
+const STEP_ORDER = [
 	['delivered', 'sent'],
 	['read', 'delivered'],
 	['failed', 'sent'],

@@ -1,5 +1,7 @@
-/** `convo-sandbox [--port N] [--host H]`: starts the sandbox and prints where everything is. */
+/** `convo-sandbox [--port N] [--host H] [--timeline STEPS]`: starts the sandbox and prints where everything is. */
 import { DEFAULT_HOST, DEFAULT_PORT, startSandbox } from './index';
+import type { Timeline } from './model';
+import { parseTimeline } from './messageStatus';
 
 function option(args: string[], name: string): string | undefined {
 	const index = args.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
@@ -18,19 +20,38 @@ function portFrom(value: string | undefined, source: string): number | undefined
 	return port;
 }
 
+function timelineFrom(value: string | undefined, source: string): Timeline | undefined {
+	if (value === undefined || value === '') return undefined;
+	try {
+		return parseTimeline(value);
+	} catch (error) {
+		console.error(`${source}: ${(error as Error).message}`);
+		process.exit(2);
+	}
+}
+
 async function main(): Promise<void> {
 	const args = process.argv.slice(2);
 	if (args.includes('--help') || args.includes('-h')) {
 		console.log(
-			`Usage: convo-sandbox [--port N] [--host H] [--log]\n  env SANDBOX_PORT sets the port (default ${DEFAULT_PORT}).`,
+			`Usage: convo-sandbox [--port N] [--host H] [--timeline STEPS] [--log]
+  env SANDBOX_PORT sets the port (default ${DEFAULT_PORT}).
+  --timeline (or env SANDBOX_TIMELINE): the default delivery timeline in ms after the send,
+    e.g. sent=200,delivered=400,read=1000,failed=200 (default sent=2000,delivered=4000,read=10000,failed=2000).`,
 		);
 		return;
 	}
 	const port =
 		portFrom(option(args, 'port'), '--port') ?? portFrom(process.env.SANDBOX_PORT, 'SANDBOX_PORT') ?? DEFAULT_PORT;
 	const host = option(args, 'host') ?? DEFAULT_HOST;
-	const sandbox = await startSandbox({ port, host, logger: args.includes('--log') });
-	console.log(`Convo sandbox running
+	const timeline =
+		timelineFrom(option(args, 'timeline'), '--timeline') ??
+		timelineFrom(process.env.SANDBOX_TIMELINE, 'SANDBOX_TIMELINE');
+	const sandbox = await startSandbox({ port, host, timeline, logger: args.includes('--log') });
+	const timelineLine = timeline
+		? `\n  timeline      sent ${timeline.sent} ms, delivered ${timeline.delivered} ms, read ${timeline.read} ms, failed ${timeline.failed} ms after the send`
+		: '';
+	console.log(`Convo sandbox running${timelineLine}
   base_url      ${sandbox.baseUrl}        (messaging API under ${sandbox.baseUrl}/v1, bearer token)
   external_url  ${sandbox.externalUrl}    (X-API-Key)
   fixture       ${sandbox.baseUrl}/__sandbox/fixture   (businesses, tokens, API keys, contacts, templates)

@@ -13,15 +13,13 @@ import { toApiDigits } from 'convo-contract';
 import type { Clock } from './clock';
 import { emitMessageCreated, type EmittingContext } from './events';
 import { badRequest } from './httpError';
-import type { DeliveryPlan, Message } from './model';
+import type { DeliveryPlan, Message, Timeline } from './model';
 import { endpointOf } from './endpoints';
-import { planOf, STATUS_STEPS_MS } from './messageStatus';
+import { MAX_STEP_MS, planOf } from './messageStatus';
 import type { Store } from './store';
 
 const share = z.number().min(0).max(1);
-/** Seven days: longer than any client keeps checking a message's delivery. */
-const MAX_DELAY_MS = 7 * 24 * 3600 * 1000;
-const delay = z.int().min(0).max(MAX_DELAY_MS);
+const delay = z.int().min(0).max(MAX_STEP_MS);
 
 export const deliverySettingsInput = z.strictObject({
 	seed: z.union([z.string().min(1).max(200), z.number()], {
@@ -42,8 +40,8 @@ export const deliverySettingsInput = z.strictObject({
 		.default({}),
 });
 
-/** The default step times (ms after the send): today's timeline, and a reply 5 s after read. */
-const DEFAULT_DELAYS_MS = { ...STATUS_STEPS_MS, reply: 15_000 } as const;
+/** A reply comes this long after read unless the settings say when. */
+const REPLY_AFTER_READ_MS = 5000;
 const DEFAULT_REPLY_TEXTS = ['Thanks!'];
 /** Shares add up in floating point (0.9 + 0.03 + 0.07): a tiny excess is still "at most 1". */
 const EPSILON = 1e-9;
@@ -58,12 +56,18 @@ interface DeliverySettings {
 	delays_ms: { sent: number; delivered: number; read: number; failed: number; reply: number };
 }
 
-/** The settings with every default filled in, or a 400 naming the field and the rule it breaks. */
-export function parseDeliverySettings(input: z.output<typeof deliverySettingsInput>): DeliverySettings {
+/**
+ * The settings with every default filled in (step times: the sandbox's default timeline, and a reply
+ * 5 s after read), or a 400 naming the field and the rule it breaks.
+ */
+export function parseDeliverySettings(
+	input: z.output<typeof deliverySettingsInput>,
+	timeline: Readonly<Timeline>,
+): DeliverySettings {
 	const settings: DeliverySettings = {
 		...input,
 		reply_texts: input.reply_texts ?? DEFAULT_REPLY_TEXTS,
-		delays_ms: { ...DEFAULT_DELAYS_MS, ...input.delays_ms },
+		delays_ms: { ...timeline, reply: timeline.read + REPLY_AFTER_READ_MS, ...input.delays_ms },
 	};
 	if (settings.read > settings.delivered + EPSILON) {
 		throw badRequest(

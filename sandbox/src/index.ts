@@ -7,8 +7,10 @@ import type { SandboxContext } from './context';
 import { Delivery } from './delivery';
 import { Faults } from './faults';
 import { describeFixture, type Fixture } from './fixture';
+import type { Timeline } from './model';
 import { RequestCounts } from './requestCounts';
 import { seedFixture } from './seed';
+import { DEFAULT_TIMELINE, timelineOf } from './messageStatus';
 import { Store } from './store';
 import { WebhookHub } from './webhooks';
 
@@ -18,6 +20,11 @@ export interface SandboxOptions {
 	/** Default 127.0.0.1. */
 	host?: string;
 	logger?: boolean;
+	/**
+	 * The default timeline's steps in ms after the send (the rest keep 2 s sent, 4 s delivered, 10 s
+	 * read, 2 s failed): a short one lets tests see messages read without waiting 10 s.
+	 */
+	timeline?: Partial<Timeline>;
 }
 
 export interface RunningSandbox {
@@ -33,12 +40,12 @@ export interface RunningSandbox {
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
 
-/** Fresh state at service time zero; the links are filled in once the server listens. */
-export function createSandboxContext(): SandboxContext {
+/** Fresh state at service time zero; the links are filled in once the server listens. Throws on a timeline that breaks a rule. */
+export function createSandboxContext(options: Pick<SandboxOptions, 'timeline'> = {}): SandboxContext {
 	const clock = new Clock();
 	const base = {
 		clock,
-		store: new Store(clock, seedFixture),
+		store: new Store(clock, seedFixture, options.timeline ? timelineOf(options.timeline) : DEFAULT_TIMELINE),
 		webhooks: new WebhookHub(),
 		faults: new Faults(),
 		requests: new RequestCounts(),
@@ -48,7 +55,7 @@ export function createSandboxContext(): SandboxContext {
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
-	const context = createSandboxContext();
+	const context = createSandboxContext(options);
 	const app = buildApp(context, { logger: options.logger });
 	const host = options.host ?? DEFAULT_HOST;
 	const wanted = options.port ?? DEFAULT_PORT;

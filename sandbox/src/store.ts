@@ -16,6 +16,7 @@ import type {
 	MessageOrigin,
 	SearchItem,
 	Template,
+	Timeline,
 } from './model';
 
 interface NewMessage {
@@ -59,10 +60,14 @@ export class Store {
 	private accepted: Message[] = [];
 	private acceptedByBusiness = new Map<string, Message[]>();
 
-	/** `seed`: what `reset()` fills the emptied store with (seed.ts's fixture), given by whoever composes the sandbox. */
+	/**
+	 * `seed`: what `reset()` fills the emptied store with (seed.ts's fixture), given by whoever composes
+	 * the sandbox; `timeline`: the default timeline every message stored follows (status.ts).
+	 */
 	constructor(
 		readonly clock: Clock,
 		private readonly seed: (store: Store) => void,
+		readonly timeline: Readonly<Timeline>,
 	) {
 		this.reset();
 	}
@@ -197,6 +202,7 @@ export class Store {
 			statusRecordId: newUuid(),
 			whatsappMessageId: `wamid.${newUuid().replace(/-/g, '')}`,
 			undeliverable: input.direction === 'outbound' && input.contact.undeliverable,
+			timeline: this.timeline,
 		};
 		this.messages.set(message.uuid, message);
 		const list = appendTo(this.messagesByContact, message.contactUuid, message);

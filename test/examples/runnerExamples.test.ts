@@ -8,7 +8,8 @@
  *   - "Count by outcome" (Summarize): left out; the report it counts is checked here;
  *   - "Read, no reply" (Filter): left out; the report rows it keeps are checked here.
  * Delivery tracking asks A1 on a short schedule, so a campaign's delivery settles within a test:
- * the sandbox's default timeline reads every message 10 s after its send.
+ * the sandbox is started with a tenth of its default timeline, so it reads every message 1 s after
+ * its send.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,18 +18,29 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { serveTrigger, type ServedTrigger } from '../harness/webhook';
 import { runWorkflow, type WorkflowJson } from '../harness/workflow';
-import { startApi, templateSends, useRunnerUnderTest, waitFor, waitForEventsDelivered } from '../runner/support';
+import {
+	startApi,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	waitForEventsDelivered,
+	waitForFeederTick,
+	waitForTrackingTick,
+} from '../runner/support';
 
 jest.setTimeout(180_000);
 
 const TOKEN = 'examples-test-token-0123456789abcdef';
 const examplesDir = join(__dirname, '..', '..', 'examples');
 // The nightly-reindex example is pointed at its feed file in examples/: the API reads only there.
-const runner = useRunnerUnderTest({
-	RUNNER_TOKEN: TOKEN,
-	RUNNER_SOURCE_DIR: examplesDir,
-	RUNNER_TRACKING_SCHEDULE: '2s,5s,12s',
-});
+const runner = useRunnerUnderTest(
+	{
+		RUNNER_TOKEN: TOKEN,
+		RUNNER_SOURCE_DIR: examplesDir,
+		RUNNER_TRACKING_SCHEDULE: '200ms,500ms,1200ms',
+	},
+	{ sandbox: { timeline: { sent: 200, delivered: 400, read: 1000, failed: 200 } } },
+);
 let base = '';
 
 beforeAll(async () => {
@@ -94,7 +106,11 @@ function customersOf(workflow: WorkflowJson): IDataObject[] {
 
 describe('campaign-from-customer-list and campaign-finished-summary, together against the runner', () => {
 	let served: ServedTrigger | undefined;
-	afterAll(async () => await served?.close());
+	// Unpublished as n8n does (the runner delivers nothing more to it), then its server closed.
+	afterAll(async () => {
+		await served?.deactivate();
+		await served?.close();
+	});
 
 	test('the list becomes one campaign; campaign.finished starts the summary workflow once, whose report holds every row', async () => {
 		const summary = load('campaign-finished-summary.json');
@@ -149,7 +165,11 @@ describe('campaign-from-customer-list and campaign-finished-summary, together ag
 
 describe('campaign-delivery-settled-followup against the runner', () => {
 	let served: ServedTrigger | undefined;
-	afterAll(async () => await served?.close());
+	// Unpublished as n8n does (the runner delivers nothing more to it), then its server closed.
+	afterAll(async () => {
+		await served?.deactivate();
+		await served?.close();
+	});
 
 	test('campaign.delivery_settled starts the follow-up once per campaign, with its funnel as the sandbox shows it; the report has who read and did not reply', async () => {
 		const followup = load('campaign-delivery-settled-followup.json');
@@ -163,11 +183,16 @@ describe('campaign-delivery-settled-followup against the runner', () => {
 			expect.objectContaining({ events: ['campaign.delivery_settled'] }),
 		]);
 
+		// A campaign of its own, under a Campaign Key: the same list from the same node would be answered
+		// with the earlier test's campaign (the node's Idempotency-Key is the list's), whose delivery may
+		// have settled before this trigger was registered.
 		const example = load('campaign-from-customer-list.json');
-		const result = await runWorkflow(runnable(example, { replace: { Customers: customersOf(example) } }), {
-			credentials: credentials(),
-			startNode: 'Customers',
-		});
+		const ownCampaign = runnable(example, { replace: { Customers: customersOf(example) } });
+		const createNode = ownCampaign.nodes.find((node) => node.name === 'Create campaign');
+		if (!createNode) throw new Error('the example has no node "Create campaign"');
+		createNode.parameters = { ...createNode.parameters, additionalFields: { campaignKey: 'followup-test' } };
+		const result = await runWorkflow(ownCampaign, { credentials: credentials(), startNode: 'Customers' });
+		expect(result.errorOf('Create campaign')).toBeUndefined();
 		const [created] = result.outputOf('Create campaign').map((item) => item.json);
 		const id = String(created.campaign_id);
 		const trigger = served;
@@ -220,10 +245,12 @@ describe('campaign-delivery-settled-followup against the runner', () => {
 		);
 		expect(report.filter((row) => row.outcome === 'rejected').map((row) => row.delivery)).toEqual(['', '']);
 
-		// Once per campaign: every delivery the runner will make has been made, and a tick later no
-		// second event came for this campaign (nor for the earlier test's, which may settle meanwhile).
+		// Once per campaign: every delivery the runner will make has been made, and after a tracking
+		// tick and a feeder tick that began later (a second event would have been emitted and handed
+		// on by then) no second event came for this campaign (nor for the earlier test's, which may
+		// settle meanwhile).
 		await waitForEventsDelivered(runner.context);
-		await new Promise((resolve) => setTimeout(resolve, 3000));
+		await Promise.all([waitForTrackingTick(runner.context), waitForFeederTick(runner.context)]);
 		await waitForEventsDelivered(runner.context);
 		expect(forCampaign()).toHaveLength(1);
 		const perCampaign = trigger.executions.reduce<Record<string, number>>((counts, e) => {

@@ -195,11 +195,17 @@ export async function runCli(
 /** Where the runner's Redis is: a URL, or the seed nodes of a Redis Cluster. */
 export type RedisUnderTest = string | { clusterNodes: string };
 
+/** How the file's sandbox is started: `timeline`, its default delivery timeline (sandbox/README.md). */
+export interface SandboxUnderTest {
+	timeline?: Partial<Record<'sent' | 'delivered' | 'read' | 'failed', number>>;
+}
+
 export async function startRunnerUnderTest(
 	redis: RedisUnderTest,
 	extraEnv: NodeJS.ProcessEnv = {},
+	sandboxOptions: SandboxUnderTest = {},
 ): Promise<RunnerUnderTest> {
-	const sandbox = await startSandboxProcess();
+	const sandbox = await startSandboxProcess(sandboxOptions);
 	const business = sandbox.fixture.businesses[0];
 	const env: NodeJS.ProcessEnv = {
 		PATH: process.env.PATH,
@@ -239,17 +245,18 @@ export async function startRunnerUnderTest(
 
 /**
  * One Redis and one runner context for a test file: started before its tests, stopped (processes
- * killed, keys of its prefix deleted, a Redis of its own stopped) after them. `ownRedis`: see useRedisServer.
+ * killed, keys of its prefix deleted, a Redis of its own stopped) after them. `ownRedis`: see
+ * useRedisServer; `sandbox`: how its sandbox is started.
  */
 export function useRunnerUnderTest(
 	extraEnv: NodeJS.ProcessEnv = {},
-	options: { ownRedis?: boolean } = {},
+	options: { ownRedis?: boolean; sandbox?: SandboxUnderTest } = {},
 ): RunnerUnderTest {
 	const runner = {} as RunnerUnderTest;
 	let redis: Awaited<ReturnType<typeof useRedisServer>> | undefined;
 	beforeAll(async () => {
 		redis = await useRedisServer([], options.ownRedis);
-		Object.assign(runner, await startRunnerUnderTest(redis.url, extraEnv));
+		Object.assign(runner, await startRunnerUnderTest(redis.url, extraEnv, options.sandbox));
 	});
 	afterAll(async () => {
 		await runner.close?.();
@@ -267,9 +274,19 @@ const SANDBOX_ENTRY =
  * is then never stalled by the test runner's own work or garbage collection, which would bunch
  * requests that arrived evenly and make a rate look broken.
  */
-export async function startSandboxProcess(): Promise<RunningSandbox> {
+export async function startSandboxProcess(options: SandboxUnderTest = {}): Promise<RunningSandbox> {
 	const port = await freePort();
-	const child = spawn(process.execPath, [SANDBOX_ENTRY, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+	const timeline = options.timeline
+		? [
+				'--timeline',
+				Object.entries(options.timeline)
+					.map(([step, ms]) => `${step}=${ms}`)
+					.join(','),
+			]
+		: [];
+	const child = spawn(process.execPath, [SANDBOX_ENTRY, '--port', String(port), ...timeline], {
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let output = '';
 	child.stdout?.on('data', (chunk) => (output += String(chunk)));
 	child.stderr?.on('data', (chunk) => (output += String(chunk)));
@@ -480,6 +497,29 @@ export async function waitForFeederTick(context: RunnerContext, timeoutMs = 30_0
 			return entries.some(([, fields]) => {
 				const field = (name: string) => fields[fields.indexOf(name) + 1];
 				const tick = /^repeat:feeder:(\d+)$/.exec(field('jobId') ?? '');
+				return field('event') === 'completed' && tick !== null && Number(tick[1]) >= since;
+			});
+		},
+		timeoutMs,
+		50,
+	);
+}
+
+/**
+ * Waits for one delivery tracking tick that began after this call to run to its end (as
+ * waitForFeederTick does for the feeder's): by then a tracking process has walked every campaign
+ * being tracked and made the checks that were due when the tick began, up to a second's worth.
+ */
+export async function waitForTrackingTick(context: RunnerContext, timeoutMs = 30_000): Promise<void> {
+	const since = Date.now();
+	const stream = context.queues.shared('tracking').keys.events;
+	await waitFor(
+		'a tracking tick that began after now to end',
+		async () => {
+			const entries = await context.redis.xrange(stream, String(since), '+');
+			return entries.some(([, fields]) => {
+				const field = (name: string) => fields[fields.indexOf(name) + 1];
+				const tick = /^repeat:tracker:(\d+)$/.exec(field('jobId') ?? '');
 				return field('event') === 'completed' && tick !== null && Number(tick[1]) >= since;
 			});
 		},

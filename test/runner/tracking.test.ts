@@ -1,11 +1,13 @@
 // @serial: measures the tracking rate in every sliding second, and SIGKILLs the runners during tracking
 /**
- * Delivery tracking (#22) against the sandbox, whose outbound messages go enqueued -> sent (2 s)
- * -> delivered (4 s) -> read (10 s), and fail (2 s) to a contact it marks undeliverable. The
- * runner asks A1 (and B7 for a failure's reason); the sandbox logs every check it received, per
- * message and timed on its own clock (where the rate is measured), and a counting proxy in this
- * process counts them where the runner is restarted or its role changed. A short schedule (3s,6s,12s,20s) and a low
- * rate (5/s) make the pacing visible.
+ * Delivery tracking (#22) against the sandbox, started with a tenth of its default timeline: its
+ * outbound messages go enqueued -> sent (200 ms) -> delivered (400 ms) -> read (1 s), and fail
+ * (200 ms) to a contact it marks undeliverable. The runner asks A1 (and B7 for a failure's reason);
+ * the sandbox logs every check it received, per message and timed on its own clock (where the rate
+ * is measured), and a counting proxy in this process counts them where the runner is restarted or
+ * its role changed. The schedule is a tenth of 3s,6s,12s,20s, so it still has a step before each
+ * state and a check after the last; the rate is low enough that the checks bunch without pacing
+ * (the send rate and the schedule ask for more than it in some second) and so the pacing is seen.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,19 +24,33 @@ import {
 	startCountingProxy,
 	useRunnerUnderTest,
 	waitFor,
+	waitForEventsDelivered,
+	waitForFeederTick,
+	waitForTrackingTick,
 	writeRecipientsCsv,
 } from './support';
 
 jest.setTimeout(300_000);
 
 const TOKEN = 'test-token-0123456789abcdef';
-const SCHEDULE_STEPS = 4;
-const RATE = 5;
-const runner = useRunnerUnderTest({
-	RUNNER_TOKEN: TOKEN,
-	RUNNER_TRACKING_SCHEDULE: '3s,6s,12s,20s',
-	RUNNER_TRACKING_RATE: String(RATE),
-});
+const SCHEDULE = [300, 600, 1200, 2000];
+const SCHEDULE_STEPS = SCHEDULE.length;
+const RATE = 20;
+/** How often a tracking tick starts (jobs.ts). */
+const TICK_MS = 1000;
+const runner = useRunnerUnderTest(
+	{
+		RUNNER_TOKEN: TOKEN,
+		RUNNER_TRACKING_SCHEDULE: SCHEDULE.map((ms) => `${ms}ms`).join(','),
+		RUNNER_TRACKING_RATE: String(RATE),
+	},
+	{ sandbox: { timeline: { sent: 200, delivered: 400, read: 1000, failed: 200 } } },
+);
+/**
+ * The SIGKILL test's runners: a killed process's claimed checks come back after the claim lease
+ * and its tick lock lapses, both shortened (the lease must outlast twice the HTTP deadline plus 1 s).
+ */
+const KILLABLE = { RUNNER_HTTP_DEADLINE: '2s', RUNNER_TRACKING_CLAIM_LEASE: '6s', RUNNER_TRACKING_LOCK: '3s' };
 /** The fixture's contact the sandbox cannot deliver to (business 0). */
 const UNDELIVERABLE = '4915112340003';
 const REASON = 'The recipient cannot receive messages on this channel';
@@ -182,6 +198,16 @@ async function createCampaignOver(count: number, seed: number, extraLines: strin
 	return (JSON.parse(created.stdout) as { id: string }).id;
 }
 
+/**
+ * The wait after which an event that was coming has come: a tracking tick and a feeder tick that
+ * began after now (the campaign's tracking walked, and settled again if it was still tracked: the
+ * script that settles it emits in the same step), then every event emitted so far delivered.
+ */
+async function toldEverything(): Promise<void> {
+	await Promise.all([waitForTrackingTick(runner.context), waitForFeederTick(runner.context)]);
+	await waitForEventsDelivered(runner.context);
+}
+
 const settled = (id: string) => async () => {
 	const view = await campaignView(runner.context, id);
 	return view.funnel?.settled ? view : undefined;
@@ -197,7 +223,7 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	expect(hook.status).toBe(201);
 
 	const id = await createCampaignOver(20, 41, [`+${UNDELIVERABLE},Alan,order x`]);
-	const view = await waitFor('delivery tracking to settle', settled(id), 120_000, 500);
+	const view = await waitFor('delivery tracking to settle', settled(id), 120_000, 100);
 
 	// What the sandbox shows per message now is what the runner recorded.
 	const messages = await sandboxMessages();
@@ -223,14 +249,25 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 		settled: true,
 	});
 
+	// The CLI's answers read below, asked together (each is a process start): the status, the report,
+	// and retries whose filters match nothing, so they change nothing (the event checks below come after them).
+	const [statusJson, statusText, cliFailed, bad, ...none] = await Promise.all([
+		runCli(['campaign', 'status', id, '--json'], runner.env),
+		runCli(['campaign', 'status', id], runner.env),
+		runCli(['campaign', 'report', id, '--outcome', 'failed-delivery', '--format', 'csv'], runner.env),
+		...[
+			['--after', 'soon'],
+			['--reason', 'no such reason', '--json'],
+			['--after', '1h', '--json'],
+		].map((filter) => runCli(['campaign', 'retry', id, '--undelivered', ...filter], runner.env)),
+	]);
+
 	// The API's view, its list item and the CLI's status (JSON and human) say the same.
 	expect((await call('GET', `/api/campaigns/${id}`)).json.funnel).toEqual(funnel);
 	expect(
 		(await call('GET', '/api/campaigns')).json.items.find((item: { id: string }) => item.id === id).funnel,
 	).toEqual(funnel);
-	const statusJson = await runCli(['campaign', 'status', id, '--json'], runner.env);
 	expect(JSON.parse(statusJson.stdout).funnel).toEqual(funnel);
-	const statusText = await runCli(['campaign', 'status', id], runner.env);
 	expect(statusText.stdout).toContain(
 		'delivered 20 (95.2%), read 20 (95.2%), replied 0 (0.0%), failed delivery 1 (4.8%), in flight 0; settled',
 	);
@@ -262,10 +299,6 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	const apiFailed = (await call('GET', `/api/campaigns/${id}/report?format=json&outcome=failed-delivery`))
 		.json as Array<{ phone: string }>;
 	expect(apiFailed.map((row) => row.phone)).toEqual([UNDELIVERABLE]);
-	const cliFailed = await runCli(
-		['campaign', 'report', id, '--outcome', 'failed-delivery', '--format', 'csv'],
-		runner.env,
-	);
 	expect(cliFailed.stdout.trim().split('\n')).toHaveLength(2);
 	expect(cliFailed.stdout).toContain(`${UNDELIVERABLE},sent,`);
 	expect(cliFailed.stdout.split('\n')[0]).toContain('delivery,delivered_at,read_at,replied_at,delivery_error');
@@ -296,27 +329,23 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 		async () => events.some((event) => event.type === 'campaign.delivery_settled' && event.data.id === id),
 		30_000,
 	);
-	await new Promise((resolve) => setTimeout(resolve, 2500));
+	await toldEverything();
 	const settledEvents = events.filter((event) => event.type === 'campaign.delivery_settled' && event.data.id === id);
 	expect(settledEvents).toHaveLength(1);
 	expect(settledEvents[0].data.funnel).toEqual(funnel);
 	const finished = events.find((event) => event.type === 'campaign.finished' && event.data.id === id);
 	expect(finished?.data.funnel).toMatchObject({ audience: 21, sent: 21, tracking: 'messaging_api' });
 
-	// retry --undelivered: filters that match nothing send nothing; then only the failed one, once.
-	for (const filter of [
-		['--reason', 'no such reason'],
-		['--after', '1h'],
-	]) {
-		const none = await runCli(['campaign', 'retry', id, '--undelivered', ...filter, '--json'], runner.env);
-		expect(JSON.parse(none.stdout)).toMatchObject({ requeued: 0 });
-	}
-	const bad = await runCli(['campaign', 'retry', id, '--undelivered', '--after', 'soon'], runner.env);
+	// retry --undelivered: filters that match nothing sent nothing; then only the failed one, once.
+	for (const answer of none) expect(JSON.parse(answer.stdout)).toMatchObject({ requeued: 0 });
 	expect(bad.code).toBe(1);
 	expect(bad.stderr).toContain('--after must be a duration like 30s, 15m, 2h or 1d');
-	// The resend answered slowly, so the campaign is surely still running when the retry below is asked
-	// (a loaded machine's CLI and API calls could otherwise come after a quick resend completed it).
-	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 5000 });
+	// The resend is held (429, Retry-After 1 s: not an attempt) until the faults are cleared, so the
+	// campaign is surely still running when the retry below is asked, however slow the CLI and API are.
+	await setFault(runner.sandbox, {
+		endpoint: 'POST /api/external/v2/send-template',
+		rateLimit: { retryAfterSeconds: 1 },
+	});
 	const retried = await runCli(
 		['campaign', 'retry', id, '--undelivered', '--reason', 'CANNOT RECEIVE', '--json'],
 		runner.env,
@@ -324,12 +353,13 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	expect(JSON.parse(retried.stdout)).toMatchObject({ requeued: 1, state: 'running' });
 	// While it runs again a retry is refused, as retry-not-sent's is.
 	expect((await call('POST', `/api/campaigns/${id}/retry-undelivered`, {})).status).toBe(400);
+	await clearFaults(runner.sandbox);
 	await waitFor(
 		'the retried campaign to complete',
 		async () => (await getCampaign(runner.context, id)).state === 'completed',
 		60_000,
+		100,
 	);
-	await clearFaults(runner.sandbox);
 	const again = await call('POST', `/api/campaigns/${id}/retry-undelivered`, {});
 	expect(again.json).toMatchObject({ requeued: 0 });
 	const afterRetry = await sandboxMessages();
@@ -340,7 +370,7 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 		'the resend to be tracked',
 		async () => ((await campaignView(runner.context, id)).funnel?.failed_delivery === 1 ? true : undefined),
 		60_000,
-		500,
+		100,
 	);
 	const third = await call('POST', `/api/campaigns/${id}/retry-undelivered`, {});
 	expect(third.json).toMatchObject({ requeued: 0 });
@@ -350,7 +380,7 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	}>;
 	expect(resent).toHaveLength(1);
 	expect(resent[0].message_id).not.toBe(failedRow?.message_id);
-	await new Promise((resolve) => setTimeout(resolve, 2500));
+	await toldEverything();
 	expect(events.filter((event) => event.type === 'campaign.delivery_settled' && event.data.id === id)).toHaveLength(1);
 });
 
@@ -358,13 +388,20 @@ test('SIGKILL during tracking: after a restart every sent message still reaches 
 	for (const process of runner.processes) await process.kill('SIGKILL');
 	proxy.requests.length = 0;
 	proxy.arrivals.length = 0;
-	const first = runner.spawnWorker(throughProxy());
+	const first = runner.spawnWorker({ ...throughProxy(), ...KILLABLE });
 	const id = await createCampaignOver(60, 42);
-	await waitFor('tracking under way', async () => statusChecks().times.length >= 30, 60_000, 100);
+	// Every send made first, so the kill stops tracking alone (as with the production schedule,
+	// whose first check comes long after a campaign this size has been sent).
+	await waitFor(
+		'tracking under way after the sends',
+		async () => statusChecks().times.length >= 30 && (await getCampaign(runner.context, id))?.state === 'completed',
+		60_000,
+		50,
+	);
 	await first.kill('SIGKILL');
 	const atKill = statusChecks().times.length;
-	runner.spawnWorker(throughProxy());
-	const view = await waitFor('delivery tracking to settle after the restart', settled(id), 180_000, 500);
+	runner.spawnWorker({ ...throughProxy(), ...KILLABLE });
+	const view = await waitFor('delivery tracking to settle after the restart', settled(id), 120_000, 100);
 	expect(view.funnel).toMatchObject({
 		sent: 60,
 		delivered: 60,
@@ -380,6 +417,17 @@ test('SIGKILL during tracking: after a restart every sent message still reaches 
 	// A check claimed by the killed process and not written is asked again once: at most a tick's worth.
 	for (const checks of perMessage.values()) expect(checks).toBeLessThanOrEqual(SCHEDULE_STEPS + 1);
 	expect(repeated.length).toBeLessThanOrEqual(RATE);
+	// Exactly so: each message was asked as often as its tracking record says a check was written
+	// (`k`), once more where the killed process had asked and not written; a round's claims at most.
+	const records = await runner.context.redis.hgetall(runner.context.keys.tracked(runner.business.phoneNumbers[0], id));
+	expect(Object.keys(records)).toHaveLength(60);
+	const askedAgain = Object.values(records).flatMap((text) => {
+		const { m: message, k: written } = JSON.parse(text) as { m: string; k: number };
+		const asked = perMessage.get(message) ?? 0;
+		return asked === written ? [] : [{ message, asked, written }];
+	});
+	expect(askedAgain.filter(({ asked, written }) => asked !== written + 1)).toEqual([]);
+	expect(askedAgain.length).toBeLessThanOrEqual(RATE);
 	const rows = (await runCli(['campaign', 'report', id, '--json'], runner.env)).stdout;
 	for (const row of JSON.parse(rows) as Array<{ message_id: string; delivery: string }>) {
 		expect({ id: row.message_id, delivery: row.delivery }).toEqual({
@@ -398,7 +446,7 @@ test('without the messaging API credential tracking uses B7 only and says conver
 	delete env.CONVO_ACCESS_TOKEN;
 	runner.spawnWorker(env as NodeJS.ProcessEnv);
 	const id = await createCampaignOver(5, 43, [`+${UNDELIVERABLE},Alan,order y`]);
-	const view = await waitFor('B7 tracking to settle', settled(id), 120_000, 500);
+	const view = await waitFor('B7 tracking to settle', settled(id), 120_000, 100);
 	expect(view.funnel).toMatchObject({
 		sent: 6,
 		delivered: 5,
@@ -423,14 +471,16 @@ test('RUNNER_TRACKING=off makes a send-only process: it sends and checks nothing
 		60_000,
 		200,
 	);
-	// Two schedule steps (3 s, 6 s) fall due meanwhile: a tracking process would have asked A1 twice per message.
-	await new Promise((resolve) => setTimeout(resolve, 8000));
+	// Two schedule steps fall due meanwhile: a tracking process would have asked A1 twice per message
+	// (its next tick, and a round a second for each RATE checks), and a second more for good measure.
+	const twoChecksEach = SCHEDULE[1] + TICK_MS + Math.ceil((2 * 8) / RATE) * 1000 + 1000;
+	await new Promise((resolve) => setTimeout(resolve, twoChecksEach));
 	expect(statusChecks().times).toHaveLength(0);
 	expect(proxy.requests.filter((url) => url.pathname.endsWith('/conversations'))).toHaveLength(0);
 	expect((await campaignView(runner.context, id)).funnel).toMatchObject({ sent: 8, delivered: 0, settled: false });
 
 	runner.spawnWorker({ ...throughProxy(), RUNNER_TRACKING: 'on' });
-	const view = await waitFor('tracking by the other process to settle', settled(id), 120_000, 500);
+	const view = await waitFor('tracking by the other process to settle', settled(id), 120_000, 100);
 	expect(view.funnel).toMatchObject({ sent: 8, delivered: 8, read: 8, in_flight: 0, settled: true });
 	expect(statusChecks().perMessage.size).toBe(8);
 });

@@ -13,11 +13,18 @@ async function freePort(): Promise<number> {
 	return port;
 }
 
-/** Starts the CLI, waits for its banner, reads the fixture over HTTP, stops it. */
+interface CliFixture {
+	baseUrl: string;
+	externalUrl: string;
+	businesses: Array<{ apiKey: string; phoneNumbers: string[]; templates: Array<{ id: string; kind: string }> }>;
+}
+
+/** Starts the CLI, waits for its banner, reads the fixture over HTTP, runs `meanwhile`, stops it. */
 async function runCli(
 	args: string[],
 	env: Record<string, string>,
-): Promise<{ banner: string; fixture: { baseUrl: string } }> {
+	meanwhile: (fixture: CliFixture) => Promise<void> = async () => undefined,
+): Promise<{ banner: string; fixture: CliFixture }> {
 	const child = spawn(process.execPath, [BIN, ...args], {
 		env: { ...process.env, ...env },
 		stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,7 +39,8 @@ async function runCli(
 			child.once('exit', (code) => fail(new Error(`exited with ${code}: ${output}`)));
 		});
 		const baseUrl = /base_url\s+(\S+)/.exec(banner)![1];
-		const fixture = (await (await fetch(`${baseUrl}/__sandbox/fixture`)).json()) as { baseUrl: string };
+		const fixture = (await (await fetch(`${baseUrl}/__sandbox/fixture`)).json()) as CliFixture;
+		await meanwhile(fixture);
 		return { banner, fixture };
 	} finally {
 		child.kill('SIGTERM');
@@ -74,5 +82,50 @@ describe('sandbox: the convo-sandbox command', () => {
 		} finally {
 			taken.close();
 		}
+	});
+
+	it('takes the default delivery timeline from --timeline (before SANDBOX_TIMELINE): sends follow it', async () => {
+		const { banner } = await runCli(
+			['--port', '0', '--timeline', 'sent=100,delivered=200,read=300,failed=150'],
+			{ SANDBOX_TIMELINE: 'not a timeline' },
+			async (fixture) => {
+				const [business] = fixture.businesses;
+				const template = business.templates.find((candidate) => candidate.kind === 'positional')!;
+				const sent = await fetch(
+					`${fixture.externalUrl}/send-template?template_id=${template.id}&from_phone_number=${business.phoneNumbers[0]}`,
+					{
+						method: 'POST',
+						headers: { 'x-api-key': business.apiKey, 'content-type': 'application/json' },
+						body: JSON.stringify({ phone: '4917000000001', 1: 'Ada', 2: 'A-1' }),
+					},
+				);
+				expect(sent.status).toBe(200);
+				const [message] = (await (await fetch(`${fixture.baseUrl}/__sandbox/messages`)).json()) as Array<{
+					createdAt: string;
+				}>;
+				const [outcome] = (await (await fetch(`${fixture.baseUrl}/__sandbox/delivery/outcomes`)).json()) as Array<
+					Record<string, string>
+				>;
+				const after = (time: string) => Date.parse(time) - Date.parse(message.createdAt);
+				expect([after(outcome.sent_at), after(outcome.delivered_at), after(outcome.read_at)]).toEqual([100, 200, 300]);
+			},
+		);
+		expect(banner).toContain('timeline      sent 100 ms, delivered 200 ms, read 300 ms, failed 150 ms after the send');
+	});
+
+	it('takes the timeline from SANDBOX_TIMELINE (steps left out keep the default) and refuses a bad --timeline', async () => {
+		const { banner } = await runCli(['--port', '0'], { SANDBOX_TIMELINE: 'read=20000' });
+		expect(banner).toContain(
+			'timeline      sent 2000 ms, delivered 4000 ms, read 20000 ms, failed 2000 ms after the send',
+		);
+		const bad = spawn(process.execPath, [BIN, '--port', '0', '--timeline', 'sent=300,delivered=200'], {
+			stdio: ['ignore', 'ignore', 'pipe'],
+		});
+		let stderr = '';
+		bad.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+		expect(await new Promise((done) => bad.once('exit', done))).toBe(2);
+		expect(stderr.trim()).toBe(
+			'--timeline: delivered (200) must be at least sent (300): a step cannot come before the one it follows',
+		);
 	});
 });

@@ -8,9 +8,13 @@ import {
 	type DeliveryOutcome,
 	type DeliverySettings,
 } from '../runner/support';
+import { createSandboxContext, startSandbox } from '../../sandbox/src';
+import { parseTimeline } from '../../sandbox/src/messageStatus';
 import {
 	admin,
 	call,
+	contactOf,
+	digits,
 	eventually,
 	expectErrorBody,
 	sleep,
@@ -18,6 +22,7 @@ import {
 	useSandbox,
 	type Json,
 	type Receiver,
+	type SandboxTestContext,
 } from './support';
 
 /** The campaign: 90% delivered, 60% read, 5% failed with two reasons, 10% replies. */
@@ -434,5 +439,115 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 		);
 		// Nothing was set by the refused calls.
 		expect(await admin(context, 'GET', 'delivery')).toEqual({ settings: null });
+	});
+});
+
+describe('sandbox: a default timeline of its own (startSandbox({ timeline }), --timeline)', () => {
+	// Minutes, and the clock moved midway between steps, so the test's own time does not matter.
+	const timeline = { sent: 1 * MINUTE, delivered: 3 * MINUTE, read: 7 * MINUTE, failed: 2 * MINUTE };
+	const context = {} as SandboxTestContext;
+	beforeAll(async () => {
+		context.sandbox = await startSandbox({ port: 0, timeline });
+		[context.business, context.other] = context.sandbox.fixture.businesses;
+	});
+	afterAll(async () => {
+		await context.sandbox?.close();
+	});
+
+	const template = () => context.business.templates.find((candidate) => candidate.kind === 'positional')!;
+	const sendTemplate = async (phone: string) => {
+		const answer = await call(context, 'sendTemplate', {
+			query: { template_id: template().id, from_phone_number: context.business.phoneNumbers[1] },
+			body: { phone, 1: 'Ada', 2: 'A-1' },
+		});
+		expect(answer.status).toBe(200);
+		return answer.body.message_id as string;
+	};
+	const a1 = async (uuid: string) =>
+		(await call(context, 'getMessageStatus', { params: { uuid } })).body.message.status;
+
+	it('every send follows it (B8, an undeliverable contact, a dashboard send), before and after a reset', async () => {
+		for (const round of ['first', 'after reset']) {
+			if (round === 'after reset') await admin(context, 'POST', 'reset');
+			const reader = phoneOf(1, 9);
+			const undeliverable = contactOf(context.business, { inWindow: true, undeliverable: true });
+			const [read, failed] = [await sendTemplate(reader), await sendTemplate(digits(undeliverable.phoneNumber))];
+			const dashboard = (
+				await admin(context, 'POST', 'dashboard-send', { business: context.business.id, to: reader, text: 'hi' })
+			).message;
+			const outcomes = await deliveryOutcomes(context.sandbox);
+			const logged = await admin(context, 'GET', 'messages');
+			const after = (uuid: string, time: string | undefined) =>
+				Date.parse(time!) - Date.parse(logged.find((message: Json) => message.uuid === uuid).createdAt);
+			const readOutcome = outcomes.find((o) => o.message_id === read)!;
+			expect([round, readOutcome.outcome, readOutcome.sent_at, readOutcome.delivered_at, readOutcome.read_at]).toEqual([
+				round,
+				'read',
+				expect.any(String),
+				expect.any(String),
+				expect.any(String),
+			]);
+			expect([
+				after(read, readOutcome.sent_at),
+				after(read, readOutcome.delivered_at),
+				after(read, readOutcome.read_at),
+			]).toEqual([timeline.sent, timeline.delivered, timeline.read]);
+			const failedOutcome = outcomes.find((o) => o.message_id === failed)!;
+			expect([failedOutcome.outcome, after(failed, failedOutcome.failed_at)]).toEqual(['failed', timeline.failed]);
+
+			// [service minute, A1 of the B8 send, A1 of the undeliverable one, the dashboard send's status]
+			const steps: Array<[number, string, string, string]> = [
+				[0.5, 'enqueued', 'enqueued', 'sent'],
+				[1.5, 'sent', 'enqueued', 'sent'],
+				[2.5, 'sent', 'failed', 'delivered'],
+				[3.5, 'delivered', 'failed', 'delivered'],
+				[6.5, 'delivered', 'failed', 'read'],
+				[7.5, 'read', 'failed', 'read'],
+			];
+			let at = 0;
+			for (const [minute, ...expected] of steps) {
+				await admin(context, 'POST', 'clock', { advanceMs: minute * MINUTE - at });
+				at = minute * MINUTE;
+				// A dashboard send starts at sent: delivered and read come a sent step earlier.
+				expect([round, minute, await a1(read), await a1(failed), await a1(dashboard.uuid)]).toEqual([
+					round,
+					minute,
+					...expected,
+				]);
+			}
+		}
+	});
+
+	it('delivery settings take their step times from it unless they say; a reply comes 5 s after its read', async () => {
+		await setDelivery(context.sandbox, { seed: 'x', delivered: 1, read: 1 });
+		expect((await admin(context, 'GET', 'delivery')).settings.delays_ms).toEqual({
+			...timeline,
+			reply: timeline.read + 5000,
+		});
+		await setDelivery(context.sandbox, { seed: 'x', delivered: 1, read: 1, delays_ms: { read: 4 * MINUTE } });
+		expect((await admin(context, 'GET', 'delivery')).settings.delays_ms).toEqual({
+			...timeline,
+			read: 4 * MINUTE,
+			reply: timeline.read + 5000,
+		});
+	});
+
+	it('refuses a timeline that breaks a rule, naming the step', async () => {
+		expect(() => createSandboxContext({ timeline: { read: 1000 } })).toThrow(
+			'read (1000) must be at least delivered (4000): a step cannot come before the one it follows',
+		);
+		expect(() => createSandboxContext({ timeline: { sent: 5000 } })).toThrow(
+			/^delivered \(4000\) must be at least sent \(5000\)/,
+		);
+		expect(() => createSandboxContext({ timeline: { failed: 1.5 } })).toThrow(
+			/^failed must be a whole number of milliseconds from 0 to 604800000, not 1.5$/,
+		);
+		expect(() => parseTimeline('sent=200,colour=1')).toThrow(/^"colour=1" is not <step>=<ms>/);
+		expect(parseTimeline('read=20000, delivered = 5000')).toEqual({
+			sent: 2000,
+			delivered: 5000,
+			read: 20000,
+			failed: 2000,
+		});
 	});
 });

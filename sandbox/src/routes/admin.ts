@@ -200,7 +200,7 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 	// Delivery outcomes drawn per message from settings (delivery.ts); without them, the default timeline.
 	app.get(`${prefix}/delivery`, async () => ({ settings: delivery.settings ?? null }));
 	app.post(`${prefix}/delivery`, async (request) => {
-		const settings = parseDeliverySettings(parseOrThrow(deliverySettingsInput, request.body, 'body'));
+		const settings = parseDeliverySettings(parseOrThrow(deliverySettingsInput, request.body, 'body'), store.timeline);
 		delivery.set(settings);
 		return { settings };
 	});

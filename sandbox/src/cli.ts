@@ -49,7 +49,8 @@ async function main(): Promise<void> {
 		timelineFrom(process.env.SANDBOX_TIMELINE, 'SANDBOX_TIMELINE');
 	const sandbox = await startSandbox({ port, host, timeline, logger: args.includes('--log') });
 	const timelineLine = timeline
-		? `\n  timeline      sent ${timeline.sent} ms, delivered ${timeline.delivered} ms, read ${timeline.read} ms, failed ${timeline.failed} ms after the send`
+		? `\n  timeline      sent ${timeline.sent} ms, delivered ${timeline.delivered} ms, ` +
+			`read ${timeline.read} ms, failed ${timeline.failed} ms after the send`
 		: '';
 	console.log(`Convo sandbox running${timelineLine}
   base_url      ${sandbox.baseUrl}        (messaging API under ${sandbox.baseUrl}/v1, bearer token)

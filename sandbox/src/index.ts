@@ -40,7 +40,10 @@ export interface RunningSandbox {
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
 
-/** Fresh state at service time zero; the links are filled in once the server listens. Throws on a timeline that breaks a rule. */
+/**
+ * Fresh state at service time zero; the links are filled in once the server listens. Throws on a
+ * timeline that breaks a rule.
+ */
 export function createSandboxContext(options: Pick<SandboxOptions, 'timeline'> = {}): SandboxContext {
 	const clock = new Clock();
 	const base = {

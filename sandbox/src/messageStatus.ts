@@ -37,7 +37,8 @@ export function timelineOf(steps: Partial<Timeline>): Timeline {
 	for (const [later, earlier] of STEP_ORDER) {
 		if (timeline[later] < timeline[earlier])
 			throw new Error(
-				`${later} (${timeline[later]}) must be at least ${earlier} (${timeline[earlier]}): a step cannot come before the one it follows`,
+				`${later} (${timeline[later]}) must be at least ${earlier} (${timeline[earlier]}): ` +
+					'a step cannot come before the one it follows',
 			);
 	}
 	return timeline;
@@ -50,7 +51,8 @@ export function parseTimeline(text: string): Timeline {
 		const match = /^\s*(sent|delivered|read|failed)\s*=\s*(\d+)\s*$/.exec(part);
 		if (!match)
 			throw new Error(
-				`"${part}" is not <step>=<ms>; steps: sent, delivered, read, failed (e.g. sent=200,delivered=400,read=1000,failed=200)`,
+				`"${part}" is not <step>=<ms>; steps: sent, delivered, read, failed ` +
+					'(e.g. sent=200,delivered=400,read=1000,failed=200)',
 			);
 		steps[match[1] as keyof Timeline] = Number(match[2]);
 	}

@@ -107,13 +107,13 @@ export interface Message {
 	statusRecordId: string;
 	whatsappMessageId: string;
 	undeliverable: boolean;
-	/** The default timeline of its sandbox (status.ts), which it follows unless `delivery` is set. */
+	/** The default timeline of its sandbox (messageStatus.ts), which it follows unless `delivery` is set. */
 	timeline: Readonly<Timeline>;
 	/** Drawn from the delivery settings when it was sent (delivery.ts); absent: the default timeline. */
 	delivery?: DeliveryPlan;
 }
 
-/** When each step of a default timeline comes, in ms after the send (status.ts). */
+/** When each step of a default timeline comes, in ms after the send (messageStatus.ts). */
 export interface Timeline {
 	sent: number;
 	delivered: number;

@@ -62,7 +62,7 @@ export class Store {
 
 	/**
 	 * `seed`: what `reset()` fills the emptied store with (seed.ts's fixture), given by whoever composes
-	 * the sandbox; `timeline`: the default timeline every message stored follows (status.ts).
+	 * the sandbox; `timeline`: the default timeline every message stored follows (messageStatus.ts).
 	 */
 	constructor(
 		readonly clock: Clock,

@@ -7,9 +7,6 @@
  * beside other files. The business default is 1 per 24 h (RUNNER_FREQUENCY_CAP) on the first
  * number; the second number has policies of its own.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 import { campaignStatus, createCampaign, reconcileCampaign, retryNotSent } from '../../runner/src/core/campaigns';
 import { clearCap, setCap, showCap } from '../../runner/src/core/audience';
@@ -26,6 +23,7 @@ import {
 	writeRecipientsCsv,
 	type SandboxMessage,
 } from './support';
+import { capKit } from './capSupport';
 
 jest.setTimeout(120_000);
 
@@ -34,29 +32,7 @@ const SEND = 'POST /api/external/v2/send-template';
 
 beforeAll(() => runner.spawnWorker());
 
-/** A CSV of these phones. */
-function csvOf(phones: string[]): string {
-	const path = join(mkdtempSync(join(tmpdir(), 'convo-cap-')), 'recipients.csv');
-	writeFileSync(path, `phone,1,2\n${phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`).join('\n')}\n`);
-	return path;
-}
-
-const finished = (id: string) => async () => {
-	const status = await campaignStatus(runner.context, id);
-	return ['completed', 'failed', 'cancelled'].includes(status.state) ? status : undefined;
-};
-
-async function create(source: string, from: string, extra: Record<string, unknown> = {}) {
-	const created = await createCampaign(runner.context, {
-		templateId: positionalTemplate(runner.business).id,
-		from,
-		source,
-		rate: 100,
-		...extra,
-	});
-	if (created.kind !== 'campaign') throw new Error('expected a campaign');
-	return created;
-}
+const { csvOf, finished, create } = capKit(runner);
 
 const sendsTo = async (phones: string[]): Promise<SandboxMessage[]> =>
 	(await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));

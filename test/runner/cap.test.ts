@@ -8,9 +8,6 @@
  * against the cap (dry runs, transactional campaigns, counts given back) and how it is set (CLI,
  * API): cap-counts.test.ts, which measures no time.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 import { campaignStatus, cancel, createCampaign, listCampaigns } from '../../runner/src/core/campaigns';
 import { clearCap, setCap } from '../../runner/src/core/audience';
@@ -26,6 +23,7 @@ import {
 	writeRecipientsCsv,
 	type SandboxMessage,
 } from './support';
+import { capKit } from './capSupport';
 
 jest.setTimeout(420_000);
 
@@ -41,29 +39,7 @@ const SEND = 'POST /api/external/v2/send-template';
 // One process from the start; the last test adds a second and kills it.
 beforeAll(() => runner.spawnWorker());
 
-/** A CSV of these phones. */
-function csvOf(phones: string[]): string {
-	const path = join(mkdtempSync(join(tmpdir(), 'convo-cap-')), 'recipients.csv');
-	writeFileSync(path, `phone,1,2\n${phones.map((phone, i) => `+${phone},Customer ${i},order ${i}`).join('\n')}\n`);
-	return path;
-}
-
-const finished = (id: string) => async () => {
-	const status = await campaignStatus(runner.context, id);
-	return ['completed', 'failed', 'cancelled'].includes(status.state) ? status : undefined;
-};
-
-async function create(source: string, from: string, extra: Record<string, unknown> = {}) {
-	const created = await createCampaign(runner.context, {
-		templateId: positionalTemplate(runner.business).id,
-		from,
-		source,
-		rate: 100,
-		...extra,
-	});
-	if (created.kind !== 'campaign') throw new Error('expected a campaign');
-	return created;
-}
+const { csvOf, finished, create } = capKit(runner);
 
 const sendsTo = async (phones: string[]): Promise<SandboxMessage[]> => {
 	const wanted = new Set(phones);

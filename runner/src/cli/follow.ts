@@ -84,7 +84,27 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 	intervalMs: number,
 ): Promise<S> {
 	const tty = Boolean(process.stderr.isTTY);
-	let status = await fetch();
+	// Set once the first status is read; the Ctrl-C handler below stops it if it is there.
+	const progress: { bar?: SingleBar } = {};
+	// The runner processes do the work; this command only watches, so an operator who stops watching
+	// is told the job goes on. Listening before the first read: a Ctrl-C right after the id was
+	// printed gets the same answer.
+	const interrupted = () => {
+		progress.bar?.stop();
+		process.stderr.write(
+			`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again ` +
+				`with: ${view.followAgain}\n`,
+		);
+		process.exit(INTERRUPTED_EXIT);
+	};
+	process.once('SIGINT', interrupted);
+	let status: S;
+	try {
+		status = await fetch();
+	} catch (error) {
+		process.removeListener('SIGINT', interrupted);
+		throw error;
+	}
 	const payload = () => ({
 		counts: view.counts(status),
 		rate: status.rate.toFixed(1),
@@ -99,21 +119,11 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 			})
 		: undefined;
 	bar?.start(view.total(status), view.done(status), payload());
+	progress.bar = bar;
 	// On a terminal the line goes above the bar, which is drawn again on its next update.
 	const checkPresence = presenceWatch(context, view.kind, (line) =>
 		process.stderr.write(bar ? `\r\x1b[2K${line}\n` : `${line}\n`),
 	);
-	// The runner processes do the work; this command only watches,
-	// so an operator who stops watching is told the job goes on.
-	const interrupted = () => {
-		bar?.stop();
-		process.stderr.write(
-			`\nconvo-runner: stopped following ${id}; it goes on in the runner processes. Follow it again ` +
-				`with: ${view.followAgain}\n`,
-		);
-		process.exit(INTERRUPTED_EXIT);
-	};
-	process.once('SIGINT', interrupted);
 	try {
 		let lastLine = 0;
 		while (!view.settled(status)) {

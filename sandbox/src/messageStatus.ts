@@ -14,7 +14,7 @@ type DeliveryStatus = 'enqueued' | 'sent' | 'delivered' | 'read' | 'failed' | 'r
 
 export const DEFAULT_TIMELINE: Readonly<Timeline> = { sent: 2000, delivered: 4000, read: 10000, failed: 2000 };
 
-/** Seven days: longer than any tracking window a client would wait. */
+/** Seven days: longer than any client keeps checking a message's delivery. */
 export const MAX_STEP_MS = 7 * 24 * 3600 * 1000;
 
 /** Each step and the one it follows: a step never comes before it. */

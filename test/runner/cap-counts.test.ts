@@ -185,7 +185,7 @@ test("the API sets, shows and clears a number's cap, naming the field and the ru
 		status: 400,
 		json: expect.objectContaining({
 			field: 'policy',
-			message: 'policy: rule 1 must allow 1 to 100 messages per window',
+			message: 'policy: rule 1 must allow 1 to 100 messages per period',
 		}),
 	});
 	const badNumber = await call('GET', '/api/numbers/12/cap');

@@ -10,7 +10,8 @@ import { writeFileSync } from 'node:fs';
 
 import { API_NAMES, campaignStatus, cancel, createCampaign, listCampaigns } from '../../runner/src/core/campaigns';
 import { SEND_JOB_SIZE } from '../../runner/src/jobs';
-import { positionalTemplate, templateSends, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { positionalTemplate, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
+import { controlKit } from './controlSupport';
 
 jest.setTimeout(120_000);
 
@@ -20,25 +21,7 @@ beforeAll(() => {
 	runner.spawnWorker();
 });
 
-const sendsTo = async (phones: string[]) => {
-	const wanted = new Set(phones);
-	return (await templateSends(runner.sandbox)).filter((message) => wanted.has(message.to));
-};
-
-async function create(source: string, extra: Record<string, unknown> = {}) {
-	const created = await createCampaign(runner.context, {
-		templateId: positionalTemplate(runner.business).id,
-		from: runner.business.phoneNumbers[0],
-		source,
-		rate: 100,
-		...extra,
-	});
-	if (created.kind !== 'campaign') throw new Error('expected a campaign');
-	return created;
-}
-
-const stateIs = (id: string, state: string) => async () =>
-	(await campaignStatus(runner.context, id)).state === state ? true : undefined;
+const { sendsTo, create, stateIs } = controlKit(runner);
 
 test('a campaign pauses itself after 5 failed recipients in a row and says why', async () => {
 	// No value for variable "2": the service refuses each send with 400.

@@ -23,11 +23,11 @@ import {
 	sendsByPhone,
 	setFault,
 	clearFaults,
-	templateSends,
 	useRunnerUnderTest,
 	waitFor,
 	writeRecipientsCsv,
 } from './support';
+import { controlKit } from './controlSupport';
 
 jest.setTimeout(180_000);
 
@@ -42,25 +42,7 @@ afterEach(async () => {
 	await clearFaults(runner.sandbox);
 });
 
-const sendsTo = async (phones: string[]) => {
-	const wanted = new Set(phones);
-	return (await templateSends(runner.sandbox)).filter((message) => wanted.has(message.to));
-};
-
-async function create(source: string, extra: Record<string, unknown> = {}) {
-	const created = await createCampaign(runner.context, {
-		templateId: positionalTemplate(runner.business).id,
-		from: runner.business.phoneNumbers[0],
-		source,
-		rate: 100,
-		...extra,
-	});
-	if (created.kind !== 'campaign') throw new Error('expected a campaign');
-	return created;
-}
-
-const stateIs = (id: string, state: string) => async () =>
-	(await campaignStatus(runner.context, id)).state === state ? true : undefined;
+const { sendsTo, create, stateIs } = controlKit(runner);
 
 test('pause stops every send of the campaign within 1 s; resume completes it without a duplicate', async () => {
 	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 30 });

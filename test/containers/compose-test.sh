@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The container test (`npm run test:containers`): builds the three images of runner/Dockerfile
-# with podman, brings compose.yaml up with podman-compose by the README's own commands (its first
+# with podman, brings compose.yaml up with podman-compose by the containers guide's own commands (docs/guide/containers.md) (its first
 # block under "Run it with Docker Compose", `docker compose` read as `podman-compose`: all services,
 # as the demo profile does; its .env given free ports, WORKER_REPLICAS=2 and delivery checks 2 s after
 # each send before `up`), runs compose-check.mjs against the published ports,
@@ -10,7 +10,7 @@
 # base images under their official names, podman's configuration), node, /usr/bin/chromium.
 # What the test works around, and only here (compose.yaml stays what a Docker user runs):
 #   - podman-compose 1.0.3 knows no profiles (it starts every service, the demo's sandbox too; the
-#     README's COMPOSE_PROFILES=demo is for Docker Compose) and takes the project's name from the
+#     guide's COMPOSE_PROFILES=demo is for Docker Compose) and takes the project's name from the
 #     folder: the stack's folder is named after the project;
 #   - it does not wait for `depends_on: condition: service_healthy`: the check waits for health;
 #   - no systemd here, so healthchecks never run by themselves: `podman healthcheck run NAME`.
@@ -85,14 +85,14 @@ else
   timed build-n8n build n8n convo-n8n:2.41.1
 fi
 
-# --- the stack: compose.yaml as a user has it, brought up by the README's commands ----------------
+# --- the stack: compose.yaml as a user has it, brought up by the containers guide's commands-------------
 cp "$ROOT/compose.yaml" "$ROOT/.env.example" "$STACK/"
 mkdir -p "$STACK/compose" && cp "$ROOT/compose/init.sh" "$STACK/compose/"
-# The README's commands, comments and blank lines dropped.
-mapfile -t COMMANDS < <(awk '/^## Run it with Docker Compose/ { section = 1; next } section && /^## / { exit }
-  section && /^```bash/ { block = 1; next } block && /^```/ { exit } block' "$ROOT/README.md" | sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d')
+# The guide's commands, comments and blank lines dropped.
+mapfile -t COMMANDS < <(awk '/^# Run it with Docker Compose/ { section = 1; next } section && /^##? / { exit }
+  section && /^```bash/ { block = 1; next } block && /^```/ { exit } block' "$ROOT/docs/guide/containers.md" | sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d')
 printf '%s\n' "${COMMANDS[@]}" | grep -q 'compose/init.sh' && printf '%s\n' "${COMMANDS[@]}" | grep -q 'docker compose up -d' \
-  || { log "README's Docker Compose block has no init.sh and docker compose up -d: ${COMMANDS[*]}"; exit 1; }
+  || { log "the containers guide's first bash block has no init.sh and docker compose up -d: ${COMMANDS[*]}"; exit 1; }
 t0=$(date +%s)
 for command in "${COMMANDS[@]}"; do
   command="${command//docker compose/podman-compose}"
@@ -104,11 +104,11 @@ for command in "${COMMANDS[@]}"; do
       -e "s/^RUNNER_TRACKING_SCHEDULE=.*/RUNNER_TRACKING_SCHEDULE=2s,10m,1h,24h/" "$STACK/.env"
     UP=1
   fi
-  log "README: $command"
-  (cd "$STACK" && bash -c "$command") >>"$STACK/readme-commands.log" 2>&1 || { tail -40 "$STACK/readme-commands.log" >&2; log "the README's \`$command\` failed"; exit 1; }
+  log "guide: $command"
+  (cd "$STACK" && bash -c "$command") >>"$STACK/readme-commands.log" 2>&1 || { tail -40 "$STACK/readme-commands.log" >&2; log "the guide's \`$command\` failed"; exit 1; }
   [[ $command == *compose/init.sh* ]] && cp "$STACK/readme-commands.log" "$STACK/init.out"
 done
-(( UP )) || { log "the README's commands started no stack"; exit 1; }
+(( UP )) || { log "the guide's commands started no stack"; exit 1; }
 TIMINGS+=("readme-commands $(( $(date +%s) - t0 ))s")
 log "stack $PROJECT up: $(podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}' | xargs)"
 

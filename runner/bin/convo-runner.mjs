@@ -4,7 +4,7 @@
 // collections instead of V8's default factor (up to 4x), so a worker at 1,000 sends/s stays under
 // 200 MB and `campaign create` is flat in the audience, without a hard heap cap that could stop a
 // large reindex run, and without `--optimize-for-size`, which bought the same memory with 0.5 ms
-// of worker CPU per send instead of 0.3 (docs/decisions.md, "Lean runner (#20): runs of sends").
+// of worker CPU per send instead of 0.3 (docs/decisions/packaging/runner-bin-v8-flags.md).
 // `--expose-gc` lets `campaign create` collect between batches so its peak does not depend on when
 // V8 would (campaigns/create.ts). `env -S` passes them without a wrapper process: a signal reaches
 // node itself.

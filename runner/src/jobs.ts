@@ -211,8 +211,8 @@ export interface SendJobData {
  * Recipients per send job. BullMQ's own work per job (fetch, lock, complete, remove: about 40 Redis
  * commands, some 130 µs of Redis's time) was most of a send's cost when a job was one recipient; a
  * job of 50 pays it once for fifty, and its first start's wait for a place on the number's clock
- * too (docs/decisions.md, "runs of sends"). A send job stops between recipients on a
- * pause, a cancel or a stop, so it holds nothing longer than one send.
+ * too (docs/decisions/sending/send-jobs-of-fifty-recipients.md). A send job stops between
+ * recipients on a pause, a cancel or a stop, so it holds nothing longer than one send.
  */
 export const SEND_JOB_SIZE = 50;
 interface RunJobData {

@@ -1,7 +1,7 @@
 /**
  * Every Redis key and BullMQ queue the runner uses, in one place. Each sits in one of three kinds
  * of group, named by the {hash tag} that follows the prefix, so a Redis Cluster places a group in
- * one slot and spreads the groups over its masters (docs/decisions.md, "keys spread across a Redis Cluster"):
+ * one slot and spreads the groups over its masters (docs/decisions/redis/cluster-key-groups.md):
  *
  *   {n<from>}        a sending number: its send queue, its start gate, and every campaign that
  *                    sends from it (hash, ledger, recipients, ticks), with the number's running and

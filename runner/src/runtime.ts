@@ -79,7 +79,8 @@ export { checkRedis, CLIENT_READY_MS, isRedisUnavailable, RedisSettingsError, Re
 /**
  * Keys of the old layout (one `{prefix}` hash tag for everything) under the prefix this one
  * would have had then: this runner neither reads nor moves them, so their campaigns would wait for
- * good. Said once at start; the two layouts must not share a Redis (docs/decisions.md).
+ * good. Said once at start; the two layouts must not share a Redis
+ * (docs/decisions/redis/prefix-and-layout.md).
  */
 export async function warnOfOldLayout(context: RunnerContext): Promise<void> {
 	const old = `{${context.keys.prefix}}`;

@@ -35,8 +35,8 @@ export function buildApp(context: SandboxContext, options: { logger?: boolean } 
 		routerOptions: { maxParamLength: 500 },
 	});
 
-	// JSON only (docs/decisions.md: any other content type is 415). Our own parser: an empty
-	// body is no body, and invalid JSON is a 400 in our shape.
+	// JSON only (docs/decisions/sandbox/status-codes.md: any other content type is 415). Our own
+	// parser: an empty body is no body, and invalid JSON is a 400 in our shape.
 	app.removeAllContentTypeParsers();
 	app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, raw, done) => {
 		const text = String(raw);

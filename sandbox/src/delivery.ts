@@ -120,10 +120,10 @@ function unitHash(seed: string | number, digits: string, purpose: string): numbe
 }
 
 /**
- * The draw rule (docs/decisions.md): one number u in [0, 1) per phone, cut into consecutive
- * ranges: each failure reason by its share, then read, then delivered but not read (together
- * `delivered`), the rest stays sent. Replies are the first `replied` of the delivered range, so
- * read messages reply first. Step times count from the send.
+ * The draw rule (docs/decisions/sandbox/draw-rule.md): one number u in [0, 1) per phone, cut into
+ * consecutive ranges: each failure reason by its share, then read, then delivered but not read
+ * (together `delivered`), the rest stays sent. Replies are the first `replied` of the delivered
+ * range, so read messages reply first. Step times count from the send.
  */
 function drawPlan(settings: DeliverySettings, digits: string, sentAtMs: number): DeliveryPlan {
 	const delays = settings.delays_ms;

@@ -1,5 +1,6 @@
 /**
- * Message status over service time (transitions are not shown in SPEC; docs/decisions.md).
+ * Message status over service time (transitions are not shown in SPEC;
+ * docs/decisions/sandbox/message-statuses.md).
  * Every outbound message follows a plan: when it shows `sent`, and then `delivered` and `read`,
  * or `failed` with a reason. Without delivery settings (delivery.ts) the plan is the default
  * timeline: enqueued -> sent (2 s) -> delivered (4 s) -> read (10 s); to an undeliverable contact

@@ -2,7 +2,9 @@
  * What a new user meets in n8n's editor before running anything: the nodes panel's entry of the
  * pack, the resource locators' From List, and the lines of its dropdown. n8n's editor is not run
  * here; each test holds the description to the property the editor's source depends on (cited in
- * docs/decisions.md), and the listSearch methods are called as the editor calls them.
+ * the records docs/decisions/nodes/trigger-description-in-nodes-panel.md,
+ * runner-id-locators-open-on-from-list.md and from-list-search-and-labels.md), and the listSearch
+ * methods are called as the editor calls them.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -2,7 +2,7 @@
  * Start Time and End Time without an offset, read in the workflow's time zone around both
  * daylight-saving changes of two zones (Europe/Berlin, America/New_York): a time that exists once
  * is that instant, one the clocks skip is refused naming why, one they show twice is its first
- * occurrence (docs/decisions.md).
+ * occurrence (docs/decisions/nodes/start-time-on-daylight-saving-days.md).
  */
 import { LocalTimeError, zonedInstant } from '../../packages/n8n-nodes-convo/nodes/Convo/actions/campaign/localTime';
 

@@ -34,7 +34,7 @@ export function useSandbox(): SandboxTestContext {
 	return context;
 }
 
-/** The one error body shape (docs/decisions.md). */
+/** The one error body shape (docs/decisions/contract/error-body.md). */
 export const errorBodySchema = z.strictObject({
 	status: z.int(),
 	code: z.string().min(1),

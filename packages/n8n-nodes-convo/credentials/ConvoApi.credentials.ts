@@ -67,8 +67,8 @@ export class ConvoApi implements ICredentialType {
 
 	// The API has no "who am I" call. The status of a message that cannot exist is a lookup only the
 	// service answers the way it does: after accepting the token, 404 with its JSON error body
-	// (status, code, message; docs/decisions.md). A refused token is 401; any other server at the
-	// URL answers without that body (or 200), and the test fails.
+	// (status, code, message; docs/decisions/contract/credential-tests.md). A refused token is 401;
+	// any other server at the URL answers without that body (or 200), and the test fails.
 	test: ICredentialTestRequest = {
 		request: {
 			// Same normalization as apiRoot in the contract (nodes/shared/request.ts): trailing slashes and any typed /v1 go.

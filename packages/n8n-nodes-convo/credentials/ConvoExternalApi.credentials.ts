@@ -69,8 +69,8 @@ export class ConvoExternalApi implements ICredentialType {
 
 	// A conversation lookup without a lookup method reads nothing and is refused by the service,
 	// after it accepted the key, with 400 (SPEC B7) and its JSON error body (status, code, message;
-	// docs/decisions.md). A refused key is 401; any other server at the URL answers 200, 404 or
-	// without that body, and the test fails.
+	// docs/decisions/contract/credential-tests.md). A refused key is 401; any other server at the
+	// URL answers 200, 404 or without that body, and the test fails.
 	test: ICredentialTestRequest = {
 		request: {
 			baseURL:

@@ -2,7 +2,7 @@
  * One frequency cap across campaigns: "at most 1 campaign message per 24 h, 3 per 7 days" to
  * a phone, whichever campaign, scheduled or not, sends it. The policy is the sending number's own (`cap
  * set`), else the business default (RUNNER_FREQUENCY_CAP), else none. It is enforced per sending
- * number (docs/decisions.md, "one frequency cap across campaigns"): the claim's script runs
+ * number (docs/decisions/audience/frequency-cap-per-sending-number.md): the claim's script runs
  * on the number's Cluster slot, so the phone's send times live in the number's group.
  *
  * The rule lives in Lua, once (lua/includes/cap.lua): the start gate's claim (lua/includes/jobClaim.lua openInJob and

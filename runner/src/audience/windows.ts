@@ -3,8 +3,8 @@
  * zone, and when a zone's window is open. A recipient's zone is its row's `tz` column (an IANA
  * name) or else its phone's country (libphonenumber-js) and that country's zones
  * (countries-and-timezones). A country with several zones is open only while the window is open
- * in every one of them (docs/decisions.md, "Send windows"); Intl gives each zone's local time, so
- * daylight saving time follows the zone's own rules.
+ * in every one of them (docs/decisions/audience/send-window-recipient-zone.md); Intl gives each
+ * zone's local time, so daylight saving time follows the zone's own rules.
  *
  * Syntax: `09:00-20:00` (every day), or comma-separated day groups,
  * `mon-fri 09:00-20:00, sat 10:00-14:00` (a day not named is closed). Times are HH:MM, or

@@ -274,7 +274,7 @@ export interface SnapshotInput extends CampaignBasics {
 	/**
 	 * A dry run: every row is read and checked as above, but only the staged phone index is written
 	 * (it finds the repeats, as in a real create) and it is deleted at the end; no beforeCommit, no
-	 * commit, no campaign. docs/decisions.md, "Dry runs".
+	 * commit, no campaign. docs/decisions/campaigns/create-dry-run-is-a-mode-of-create.md.
 	 */
 	dryRun?: boolean;
 }

@@ -1,8 +1,9 @@
 /**
- * The name a campaign gets when its client gives none (docs/decisions.md, "Campaign names"): a file
- * or URL source names it after its file (`customers-march.csv` -> `customers-march`); rows handed
- * over in the request (an upload, inline JSON rows, a draft) name no file, so "Upload" and the
- * minute of the create, in UTC, tell one from the next.
+ * The name a campaign gets when its client gives none
+ * (docs/decisions/campaigns/every-campaign-has-a-name.md): a file or URL source names it after its
+ * file (`customers-march.csv` -> `customers-march`); rows handed over in the request (an upload,
+ * inline JSON rows, a draft) name no file, so "Upload" and the minute of the create, in UTC, tell
+ * one from the next.
  */
 import { basename, extname } from 'node:path';
 

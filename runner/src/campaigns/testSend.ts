@@ -6,7 +6,9 @@
  * the create fails with what the service said and nothing sends. The test is no recipient: it is
  * in no ledger, count or report. It is held to the audience rules a recipient's send is (the
  * suppression list, the send window, the frequency cap, which it counts toward): a rule that holds
- * it back refuses the create naming the setting and the rule. docs/decisions.md, "Test send".
+ * it back refuses the create naming the setting and the rule. The records:
+ * docs/decisions/campaigns/test-send-refused-creates-nothing.md and test-send-when-and-once.md,
+ * docs/decisions/audience/test-send-held-by-audience-rules.md.
  */
 import type { RunnerContext } from '../context';
 import { FieldError, UserError } from '../errors';

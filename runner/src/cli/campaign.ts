@@ -107,7 +107,8 @@ const REPORT_HELP = [
 
 /**
  * Exit codes of a followed campaign that did not complete (1 stays "the command failed"): a
- * script's `create --wait && next` must not read these as success. docs/decisions.md.
+ * script's `create --wait && next` must not read these as success.
+ * docs/decisions/operations/cli-exit-codes.md.
  */
 const NOT_COMPLETED_EXIT: Readonly<Record<string, number>> = { failed: 2, cancelled: 3, paused: 4 };
 

@@ -2,8 +2,8 @@
  * Who replied to a campaign: per campaign one hash in its number's group (keys.replies), recipient
  * index -> epoch ms of the first reply, and `count`, the number of recipients that replied, moved
  * in the same script as the field it counts. Only the time is kept, never the reply's text
- * (docs/decisions.md). The hash lives as long as the campaign's own (it takes the campaign hash's
- * expiry, which only a draft has).
+ * (docs/decisions/tracking/replies-endpoint-keeps-only-the-time.md). The hash lives as long as the
+ * campaign's own (it takes the campaign hash's expiry, which only a draft has).
  */
 import type { RunnerContext } from '../context';
 import { redisScript } from '../redisScripts';

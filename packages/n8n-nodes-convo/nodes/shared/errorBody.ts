@@ -1,6 +1,6 @@
 /**
  * The error body the sandbox answers with everywhere (the real service's shape is not shown;
- * docs/decisions.md). `field` names the field a validation error is about.
+ * docs/decisions/contract/error-body.md). `field` names the field a validation error is about.
  */
 export interface ServiceErrorBody {
 	status: number;

@@ -1,7 +1,8 @@
 /**
  * Phone numbers as users type them ("+49 151-123 456", "0049 151 123456") and as the two APIs
  * want them: the external API (v2) takes digits with the country code and no "+"; the messaging
- * API (v1) gets the international form with a leading "+" (docs/decisions.md).
+ * API (v1) gets the international form with a leading "+"
+ * (docs/decisions/contract/phones-and-ids.md).
  */
 
 /** E.164 allows at most 15 digits; 7 is the shortest complete international number in use. */

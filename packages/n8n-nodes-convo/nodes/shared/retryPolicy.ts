@@ -52,7 +52,7 @@ export function backoffMs(backoff: Backoff, attempt: number, random: () => numbe
 	return backoff.jitter ? Math.floor(full * (1 - backoff.jitter * random())) : full;
 }
 
-/** How long and how often one request is tried again (docs/decisions.md, "Retries"). */
+/** How long and how often one request is tried again (docs/decisions/contract/retries.md). */
 export const RETRY_POLICY = {
 	/** Tries of a request whose failure proves it was not handled (disposition `retry`). */
 	maxAttempts: 3,

@@ -10,7 +10,7 @@ import type { WireRequest } from '../../shared';
  * item in the same execution; an item the service already accepted gets its remembered answer
  * instead of a second message. The key is execution + node + item + request fingerprint, so a
  * new execution, another node, another item or a changed request is sent as usual. Bounded: the
- * oldest answers are forgotten first (docs/decisions.md).
+ * oldest answers are forgotten first (docs/decisions/nodes/retry-on-fail.md).
  */
 const MAX_REMEMBERED = 10_000;
 const remembered = new Map<string, IDataObject>();

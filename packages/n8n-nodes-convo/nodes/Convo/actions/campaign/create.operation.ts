@@ -155,7 +155,8 @@ export async function executeAll(this: IExecuteFunctions): Promise<INodeExecutio
 /**
  * Dry Run: every row in ONE create request with dry_run, so a repeat is found across all the items
  * exactly as the real create finds it, and nothing is stored at the runner (no draft: a draft is
- * stored). No Idempotency-Key: a dry run keeps no answer. docs/decisions.md, "Dry runs".
+ * stored). No Idempotency-Key: a dry run keeps no answer.
+ * docs/decisions/nodes/campaign-dry-run-one-request.md.
  */
 async function dryRun(
 	this: IExecuteFunctions,

@@ -112,7 +112,7 @@ export function rowOf(this: IExecuteFunctions, itemIndex: number): IDataObject {
  * Campaign Key or the campaign's content (settings and every row), hashed so that it fits a header.
  * It never depends on the execution: n8n's Retry of a failed execution, Retry On Fail, the node's
  * own retries and a new execution of the same input all send the same keys, so the runner answers
- * with the first campaign and nothing is sent twice (docs/decisions.md, "Never twice").
+ * with the first campaign and nothing is sent twice (docs/decisions/nodes/campaign-key.md).
  */
 export function keyBase(this: IExecuteFunctions, settings: IDataObject, rows: IDataObject[]): string {
 	const node = this.getNode();

@@ -34,7 +34,7 @@ export function waitFields(waited: Waited): IDataObject {
 /**
  * Reads the campaign's status every POLL_MS until it is final or `maxWaitSeconds` passed. Past the
  * wait it answers the status as it is, flagged: the campaign goes on at the runner, which is not
- * the node's failure (docs/decisions.md, "Past Max Wait, Create answers"). Progress goes to the
+ * the node's failure (docs/decisions/nodes/campaign-create-max-wait.md). Progress goes to the
  * editor's console (manual executions).
  */
 export async function waitForCampaign(

@@ -16,7 +16,8 @@ const WALL_CLOCK = "yyyy-MM-dd'T'HH:mm:ss.SSS";
  * A wall-clock time ("2026-03-01T09:00:00") in `timeZone`, as a UTC instant, by the zone's rules
  * on that day (luxon). A time the clocks skip when they jump forward is refused: it names no
  * instant, and moving it would start or end a campaign at a time nobody gave. A time the clocks
- * show twice when they go back is its first occurrence (docs/decisions.md).
+ * show twice when they go back is its first occurrence
+ * (docs/decisions/nodes/start-time-on-daylight-saving-days.md).
  */
 export function zonedInstant(local: string, timeZone: string): Date {
 	const wallClock = DateTime.fromISO(local, { zone: 'utc' });

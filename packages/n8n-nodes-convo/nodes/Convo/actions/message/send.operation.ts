@@ -264,7 +264,8 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const body: IDataObject = {
 		to: phoneInternational.call(this, this.getNodeParameter('to', itemIndex), 'To', itemIndex),
 		from: (this.getNodeParameter('channelType', itemIndex) as string).trim(),
-		// A template message is a text message that carries a template (docs/decisions.md).
+		// A template message is a text message that carries a template
+		// (docs/decisions/nodes/two-template-sends.md).
 		type: type === 'template' ? 'text' : type,
 		content: content.call(this, type, itemIndex),
 		channel_uuid: identifierValue.call(this, 'channelUuid', itemIndex),

@@ -73,7 +73,7 @@ async function cliWithPeak(
 
 /**
  * The same figures at a1cb78e, before #20 (docs/benchmarks.md of that commit; its Redis CPU measured
- * at that commit with this benchmark's probes on 2026-11-23, docs/decisions.md).
+ * at that commit with this benchmark's probes on 2026-11-23, as the notes below say).
  */
 const BEFORE_LABEL = 'a1cb78e (before #20)';
 const BEFORE: Record<string, string> = {
@@ -232,7 +232,8 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 				target: `<= ${TARGET_RSS_MB} MB`,
 				met: large.peakMb <= TARGET_RSS_MB,
 			},
-			// Before #20 the create grew with the audience: 145 MB at 10,000, 175 MB at 100,000, 546 MB at 1,000,000 (docs/decisions.md, "Lean runner (#20): memory").
+			// Before #20 the create grew with the audience: 145 MB at 10,000, 175 MB at 100,000, 546 MB at
+			// 1,000,000 (docs/decisions/campaigns/repeats-found-in-redis.md).
 			{
 				figure: `\`campaign create\` peak RSS from ${label(smaller)} to ${label(largest)}: largest less smallest`,
 				value: round(createSpread),
@@ -320,7 +321,7 @@ export async function benchMemory(redisUrl: string): Promise<BenchResult> {
 				"Bytes: INFO used_memory minus its value before the create. Commands and Redis CPU: INFO commandstats (calls, usec) and INFO cpu (the server process, user + sys) after minus before, everything Redis ran meanwhile; commandstats counts a script's own commands both by themselves and in its EVALSHA, so its usec is an upper figure and the process CPU the plain one.",
 				"The a1cb78e column: that commit's figures in docs/benchmarks.md (2026-11-22); its Redis CPU was measured on 2026-11-23 by running that commit's benchmark with these probes added, a run that gave 91.8 commands per recipient, 0.48 ms worker CPU per send, worker 289 MB and create 177 MB / 148 MB on that day's machine load.",
 				`The creates of ${label(smaller)} and ${label(largest)} recipients are created for tomorrow and cancelled (they send nothing); the largest runs after the sends, so it weighs on none of their figures.`,
-				'Extrapolation: Redis, the measured per-recipient figures times the size; the create\'s RSS beyond its largest size, the line through its two largest sizes, an upper estimate: since #20 the create keeps no per-recipient state (repeats are found in Redis; docs/decisions.md, "Lean runner (#20): memory"). The worker keeps no per-recipient state (bounded job windows): benchmark 1 shows it at 10,000.',
+				'Extrapolation: Redis, the measured per-recipient figures times the size; the create\'s RSS beyond its largest size, the line through its two largest sizes, an upper estimate: since #20 the create keeps no per-recipient state (repeats are found in Redis; docs/decisions/campaigns/repeats-found-in-redis.md). The worker keeps no per-recipient state (a bounded queue depth): benchmark 1 shows it at 10,000.',
 			],
 			details: {
 				recipients,

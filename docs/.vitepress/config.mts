@@ -79,8 +79,7 @@ export default defineConfig({
 	lastUpdated: false,
 	// A dead internal link fails the build; localhost links are the sandbox's and the runner's own pages.
 	ignoreDeadLinks: 'localhostLinks',
-	// decisions.md is being split into docs/decisions/; it leaves the site until it is gone.
-	srcExclude: ['**/README.md', 'decisions.md'],
+	srcExclude: ['**/README.md'],
 	markdown: {
 		// Inline code is shown as written: an n8n expression in it (`{{ $json.phone }}`) is not Vue's.
 		config(md) {

@@ -13,7 +13,7 @@ import { z } from 'zod/v4';
 import { UserError } from '../errors';
 
 /** The document's groups of operations, in the order they are shown, each with what it holds. */
-export const ROUTE_TAGS = {
+const ROUTE_TAGS = {
 	campaigns: 'Template campaigns: create, fill, start, follow, control and report; frequency caps per number',
 	reindex: 'Reindex runs of a search collection from a feed, and their cron schedules',
 	suppressions: "The business's suppression list: numbers no marketing campaign sends to",

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
 		CONVO_EXTERNAL_URL: sandbox.externalUrl,
 		CONVO_API_KEY: business.apiKey,
 		LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-		// A local demo: its feeds and receivers may be on this machine (README, Security).
+		// A local demo: its feeds and receivers may be on this machine (docs/operating/security.md).
 		RUNNER_ALLOW_PRIVATE_URLS: process.env.RUNNER_ALLOW_PRIVATE_URLS ?? 'true',
 	};
 	console.log(

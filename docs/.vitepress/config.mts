@@ -81,6 +81,17 @@ export default defineConfig({
 	ignoreDeadLinks: 'localhostLinks',
 	// decisions.md is being split into docs/decisions/; it leaves the site until it is gone.
 	srcExclude: ['**/README.md', 'decisions.md'],
+	markdown: {
+		// Inline code is shown as written: an n8n expression in it (`{{ $json.phone }}`) is not Vue's.
+		config(md) {
+			const codeInline = md.renderer.rules.code_inline;
+			md.renderer.rules.code_inline = (tokens, index, options, env, self) =>
+				(codeInline?.(tokens, index, options, env, self) ?? self.renderToken(tokens, index, options)).replace(
+					/^<code/,
+					'<code v-pre',
+				);
+		},
+	},
 	themeConfig: {
 		nav: [
 			{ text: 'Guides', link: '/guide/' },

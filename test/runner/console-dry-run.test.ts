@@ -3,7 +3,7 @@
  * (Debian's Chromium through playwright-core) against a running `convo-runner start`: the dry run
  * shows the counts, the grouped reasons, the first rejected rows with their lines and the
  * estimated duration, stores and sends nothing; its "Create" then creates the campaign, whose
- * counts are those the dry run showed. Screenshot: .tmp/console-dry-run.png.
+ * counts are those the dry run showed. The console guide's picture of a dry run is taken here.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import type { Browser, Page } from 'playwright-core';
 
-import { consolePage, launchChromium, SHOTS } from './consoleSupport';
+import { consolePage, guideShot, launchChromium } from './consoleSupport';
 import { positionalTemplate, startApi, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(180_000);
@@ -79,7 +79,7 @@ test('Check first (dry run) shows counts, reasons, first rejections and the esti
 		`13${phones[1]}phone is already in this campaign (line 3)`,
 		expect.stringMatching(/^1412345phone has 5 digits/),
 	]);
-	await page.screenshot({ path: join(SHOTS, 'console-dry-run.png'), fullPage: true });
+	await guideShot(page, 'dry-run');
 
 	// Nothing created, nothing sent.
 	expect(await api<{ total: number }>('/api/campaigns')).toMatchObject({ total: 0 });

@@ -1,7 +1,7 @@
 /**
  * The console's browser tests' common parts: Debian's Chromium driven by playwright-core, a page
  * signed in with the runner token, the CSP refusals the page met, and where screenshots go (.tmp/,
- * which CI keeps).
+ * which CI keeps; the console guide's pictures in docs/public/console/).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +10,15 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SHOTS = join(__dirname, '..', '..', '.tmp');
+/**
+ * The console guide's pictures (docs/guide/console.md shows them as /console/<name>.png), written
+ * there when CONVO_DOCS_SHOTS=1, else beside the other screenshots: a plain test run leaves the
+ * checkout as it was (the pictures hold ids and times that change on every run).
+ */
+const GUIDE_SHOTS =
+	process.env.CONVO_DOCS_SHOTS === '1'
+		? join(__dirname, '..', '..', 'docs', 'public', 'console')
+		: join(SHOTS, 'console-guide');
 
 /** A headless Chromium; the screenshot folder made. */
 export async function launchChromium(): Promise<Browser> {
@@ -66,4 +75,10 @@ export async function consolePage(
 	await signIn(page, base, token);
 	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
 	return { page, violations };
+}
+
+/** Saves what `page` shows as the console guide's picture `name`: taken on every run, so taking it stays tested. */
+export async function guideShot(page: Page, name: string): Promise<void> {
+	mkdirSync(GUIDE_SHOTS, { recursive: true });
+	await page.screenshot({ path: join(GUIDE_SHOTS, `${name}.png`), fullPage: true });
 }

@@ -5,17 +5,16 @@
  * message_created deliveries at the runner's events endpoint (registered at the sandbox as an
  * operator registers it). Once the funnel is settled, what the sandbox drew is what every surface
  * says: the API, `campaign status --json`, `/metrics`, the report message by message, the console
- * in Chromium (screenshot .tmp/console-funnel.png, nothing refused by the CSP) and the Convo node's
+ * in Chromium (the console guide's pictures of the list and the campaign's page, nothing refused by
+ * the CSP) and the Convo node's
  * Campaign → Get through n8n-core.
  */
-import { join } from 'node:path';
-
 import type { Browser } from 'playwright-core';
 
 import { getCampaign } from '../../runner/src/core/campaigns';
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
 import { convoNode, itemsThen, runWorkflow } from '../harness/workflow';
-import { consolePage, launchChromium, SHOTS } from './consoleSupport';
+import { consolePage, guideShot, launchChromium } from './consoleSupport';
 import {
 	apiCaller,
 	deliveryOutcomes,
@@ -288,6 +287,7 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 		`${pct(expected.rates.delivered)} ${expected.delivered}`,
 	);
 	expect(await listRow.getByTestId('list-read').textContent()).toBe(`${pct(expected.rates.read)} ${expected.read}`);
+	await guideShot(page, 'campaigns');
 
 	await page.goto(`${base}/#/campaigns/${id}`);
 	await page.getByTestId('funnel').waitFor();
@@ -323,7 +323,7 @@ test('a 5,000-recipient campaign: the funnel in the API, CLI, metrics, report (m
 		timeout: 10_000,
 	});
 	expect(await text('funnel-read-count')).toBe(String(expected.read));
-	await page.screenshot({ path: join(SHOTS, 'console-funnel.png'), fullPage: true });
+	await guideShot(page, 'campaign');
 	expect(violations).toEqual([]);
 
 	// The figures of this run, for the record.

@@ -215,7 +215,7 @@ export async function startRunnerUnderTest(
 		CONVO_EXTERNAL_URL: sandbox.externalUrl,
 		CONVO_API_KEY: business.apiKey,
 		LOG_LEVEL: 'info',
-		// The operator's opt-in (README, Security): the feeds and webhook receivers of these tests
+		// The operator's opt-in (docs/operating/security.md): the feeds and webhook receivers of these tests
 		// are servers of their own on loopback, which the runner refuses by default. A test of the
 		// default policy passes RUNNER_ALLOW_PRIVATE_URLS: undefined.
 		RUNNER_ALLOW_PRIVATE_URLS: 'true',

@@ -12,7 +12,9 @@ import { z } from 'zod/v4';
 import { parseUrlPolicy } from './net/policy';
 import { parseCapPolicy } from './capRules';
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** `accepts`: what a value may be, in words, where the schema's type does not say it (CONFIG_SCHEMA). */
+const positiveInt = (fallback: number) =>
+	z.coerce.number().int().positive().default(fallback).meta({ accepts: 'a whole number, 1 or more' });
 
 const durationMs = z
 	.string()
@@ -23,29 +25,41 @@ const durationMs = z
 		return Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
 	});
 
+/** A duration with its default written as the variable would hold it; the value is read in milliseconds. */
+const duration = (fallback: string) =>
+	durationMs.prefault(fallback).meta({ accepts: 'a duration: 500ms, 30s, 5m, 1h (a bare number is seconds)' });
+
 const spoken = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
 
 /**
  * An advanced timing (a lease, a heartbeat, a grace period): the default is what production runs
  * on; the bounds keep a typo from stalling the runner or making it spin. Tests shorten them.
  */
-const timing = (fallback: number, min: number, max: number) =>
+const timing = (fallback: string, min: number, max: number) =>
 	durationMs
 		.refine((ms) => ms >= min && ms <= max, { error: `must be between ${spoken(min)} and ${spoken(max)}` })
-		.default(fallback);
+		.prefault(fallback)
+		.meta({ accepts: `a duration from ${spoken(min)} to ${spoken(max)}`, advanced: true });
 
-const schema = z
+/**
+ * Every variable the runner reads. docs/reference/configuration.md is generated from it (npm run
+ * docs:reference): each setting's comment is its description there, written for the operator who
+ * sets it, and its default and `accepts` come from the schema; `advanced` timings get a table of
+ * their own.
+ */
+export const CONFIG_SCHEMA = z
 	.object({
+		/** The Redis the runner keeps everything in (Redis 6.2 or later); the URL may hold its password. */
 		REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
-		/** Comma-separated host:port seeds of a Redis Cluster (instead of REDIS_URL). */
+		/** A Redis Cluster instead of REDIS_URL: host:port seeds, comma-separated. */
 		REDIS_CLUSTER_NODES: z
 			.string()
 			.regex(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, { error: 'must be host:port pairs separated by commas' })
 			.optional(),
 		/**
-		 * Key prefix of every key and queue the runner writes: a plain name. The runner puts its own hash
-		 * tags after it (keys.ts), so a Redis Cluster spreads numbers and collections over its masters;
-		 * a tag in the prefix would pin every key to one slot, so braces are refused.
+		 * Key prefix of every key and queue the runner writes, a plain name: it keeps deployments on one
+		 * Redis apart. The runner puts its own hash tags after it, so a Redis Cluster spreads numbers and
+		 * collections over its masters; braces (a tag that would pin every key to one slot) are refused.
 		 */
 		RUNNER_PREFIX: z
 			.string()
@@ -55,23 +69,29 @@ const schema = z
 					'the runner tags its keys itself, so a Redis Cluster spreads them',
 			})
 			.default('convo'),
-		/** Needed by processes that talk to the service (start, worker, reconcile); checked there. */
+		/**
+		 * The service's external API (ending /api/external/v2): needed by the processes that talk to the
+		 * service (start, worker, reconcile), which check it at start.
+		 */
 		CONVO_EXTERNAL_URL: z
 			.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the external API (ending /api/external/v2)' })
 			.optional(),
+		/** The API key of the external API, with CONVO_EXTERNAL_URL. */
 		CONVO_API_KEY: z.string().min(1, { error: 'must not be empty: the API key of the external API' }).optional(),
 		/**
-		 * The messaging API (A1 message status), as the node's Convo API credential names it: its Base
-		 * URL and Access Token. Delivery tracking asks A1 when both are set, else B7 only (tracking/tracking.ts).
+		 * The messaging API's Base URL (without /v1), as the node's Convo API credential names it. With
+		 * CONVO_ACCESS_TOKEN, delivery tracking asks it for each message's status; without, it reads the
+		 * conversations only (and cannot tell delivered from sent).
 		 */
 		CONVO_BASE_URL: z
 			.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the messaging API (without /v1)' })
 			.optional(),
+		/** The messaging API's Access Token, with CONVO_BASE_URL. */
 		CONVO_ACCESS_TOKEN: z
 			.string()
 			.min(1, { error: 'must not be empty: the access token of the messaging API' })
 			.optional(),
-		/** When each sent message's delivery is checked, after its send: a comma list of durations, rising. */
+		/** When each sent message's delivery is checked, after its send: a comma list of durations, rising (at most 20). */
 		RUNNER_TRACKING_SCHEDULE: z
 			.string()
 			.regex(/^\d+(ms|s|m|h|d)(,\d+(ms|s|m|h|d))*$/, {
@@ -92,45 +112,46 @@ const schema = z
 				}
 				return steps;
 			})
-			.default([60_000, 600_000, 3_600_000, 86_400_000]),
+			.prefault('1m,10m,1h,24h'),
 		/** Delivery checks per second, for the whole account (every process together); never taken from sends. */
 		RUNNER_TRACKING_RATE: positiveInt(20),
 		/**
-		 * Whether this process makes delivery checks (`on`, the default) or only sends (`off`): a role,
-		 * so send workers keep their CPU for sends while other processes check (README, "Delivery
-		 * tracking"). With every process off, nothing is tracked.
+		 * Whether this process makes delivery checks (`on`) or only sends (`off`): a role, so send
+		 * workers keep their CPU for sends while other processes check. With every process off, nothing
+		 * is tracked.
 		 */
 		RUNNER_TRACKING: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-		/** Sends in flight per process. */
+		/** Sends in flight at once per process (a reindex run's upserts too). */
 		RUNNER_CONCURRENCY: positiveInt(10),
 		/** Sends per second per business number when a campaign does not say. */
 		RUNNER_DEFAULT_RATE: positiveInt(60),
 		/** A schedule's firing taken up later than this after its time is skipped and reported. */
-		RUNNER_MAX_LATENESS: durationMs.default(3_600_000),
+		RUNNER_MAX_LATENESS: duration('1h'),
 		/** Hard total deadline of one call to the service. */
-		RUNNER_HTTP_DEADLINE: durationMs.default(10_000),
+		RUNNER_HTTP_DEADLINE: duration('10s'),
 		/** How long SIGTERM waits for in-flight sends. */
-		RUNNER_SHUTDOWN_DEADLINE: durationMs.default(20_000),
+		RUNNER_SHUTDOWN_DEADLINE: duration('20s'),
 		/** Consecutive failed recipients after which a campaign pauses itself. */
 		RUNNER_PAUSE_AFTER_FAILURES: positiveInt(50),
 		/** Attempts for a recipient whose send provably did not reach the service (5xx, refused connection). */
 		RUNNER_SEND_ATTEMPTS: positiveInt(5),
 		/**
-		 * Bearer token of the control API and the console; required
-		 * unless the API listens on loopback (then one is generated).
+		 * Bearer token of the control API and the console (16 characters or more); required unless the
+		 * API listens on loopback (then one is generated).
 		 */
 		RUNNER_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
 		/**
-		 * Key webhook secrets are derived from (HMAC-SHA256(key, "webhook:" + id)); defaults to one
-		 * derived from RUNNER_TOKEN. Every process that delivers events needs the same one.
+		 * Key webhook secrets are derived from (HMAC-SHA256(key, "webhook:" + id)), 16 characters or
+		 * more; unset, one derived from RUNNER_TOKEN. Every process that delivers events needs the same
+		 * one: set it to change RUNNER_TOKEN without changing the secrets.
 		 */
 		RUNNER_WEBHOOK_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
 		/** Attempts per webhook delivery (exponential backoff from 1 s) before it is given up. */
 		RUNNER_WEBHOOK_ATTEMPTS: positiveInt(8),
 		/**
-		 * Off by default: feed, source_url and webhook URLs reach public addresses only. `true` opens
-		 * loopback, private, CGNAT and unique-local addresses; or a comma list of hosts, host:port,
-		 * IPs ([::1]:port) and CIDR ranges that may be reached besides (net/policy.ts).
+		 * Unset or `false`: feed, source_url and webhook URLs reach public addresses only. `true` opens
+		 * loopback, private, CGNAT and unique-local addresses; or a comma list of hosts, host:port, IPs
+		 * ([::1]:port) and CIDR ranges that may be reached besides.
 		 */
 		RUNNER_ALLOW_PRIVATE_URLS: z
 			.string()
@@ -149,13 +170,15 @@ const schema = z
 					return z.NEVER;
 				}
 			}),
+		/** Address the control API and console listen on; off loopback, RUNNER_TOKEN is required. */
 		RUNNER_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
 		/** Port of the control API and console served by `start`; 0 picks a free one. */
 		RUNNER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
 		/**
-		 * The only directory whose files the control API may name as a source (reindex `source`):
-		 * checked after links and `..` are resolved, when the run is created and again when a worker
-		 * opens the file. Unset: the API reads no local file at all. The CLI reads any path it can.
+		 * The only directory whose files the control API may name as a source (reindex `source`), an
+		 * absolute path: checked after links and `..` are resolved, when the run is created and again
+		 * when a worker opens the file. Unset: the API reads no local file at all. The CLI reads any path
+		 * it can.
 		 */
 		RUNNER_SOURCE_DIR: z
 			.string()
@@ -189,52 +212,58 @@ const schema = z
 		RUNNER_PUBLIC_URL: z
 			.url({ protocol: /^https?$/, error: 'must be the http(s) URL users open the console at' })
 			.optional(),
-		/** Largest recipient upload accepted by the API. */
+		/** Largest upload the API accepts, in bytes (a campaign's CSV or NDJSON body, a suppression import). */
 		RUNNER_UPLOAD_LIMIT_BYTES: positiveInt(50 * 1024 * 1024),
-		/**
-		 * An upload (a campaign's CSV/NDJSON body, a suppression
-		 * import) that sends no byte for this long is ended with 408.
-		 */
-		RUNNER_UPLOAD_IDLE_TIMEOUT: durationMs.default(30_000),
+		/** An upload that sends no byte for this long is ended with 408. */
+		RUNNER_UPLOAD_IDLE_TIMEOUT: duration('30s'),
 		/**
 		 * An upload may take this long plus 1 s for every RUNNER_UPLOAD_MIN_BYTES_PER_SECOND bytes it
 		 * has sent (time the runner keeps it paused not counted); one still arriving then is ended with
 		 * 408: a client that trickles would otherwise hold its connection forever.
 		 */
-		RUNNER_UPLOAD_DEADLINE: durationMs.default(60_000),
+		RUNNER_UPLOAD_DEADLINE: duration('60s'),
+		/** With RUNNER_UPLOAD_DEADLINE: every this many bytes an upload has sent give it 1 s more. */
 		RUNNER_UPLOAD_MIN_BYTES_PER_SECOND: positiveInt(1024),
-		/** Connections the API holds open at once; past it, new ones are closed as they arrive. */
+		/**
+		 * Connections the API holds open at once, idle keep-alive ones included; past it, new ones are
+		 * closed as they arrive.
+		 */
 		RUNNER_MAX_CONNECTIONS: positiveInt(1000),
-		/** Caps on what callers may pile into Redis (limits.ts); past one, a 4xx names the cap and this setting. */
+		/** Rows per campaign: inline rows, an upload, a source, a draft's chunks together, each schedule's firing. */
 		RUNNER_MAX_RECIPIENTS: positiveInt(1_000_000),
+		/** Drafts not yet started (started or cancelled ones free their place). */
 		RUNNER_MAX_DRAFTS: positiveInt(100),
+		/** Campaign cron schedules. */
 		RUNNER_MAX_CAMPAIGN_SCHEDULES: positiveInt(100),
+		/** Reindex cron schedules. */
 		RUNNER_MAX_REINDEX_SCHEDULES: positiveInt(100),
+		/** Reindex runs waiting for a worker. */
 		RUNNER_MAX_QUEUED_RUNS: positiveInt(100),
+		/** Webhook registrations. */
 		RUNNER_MAX_WEBHOOKS: positiveInt(100),
-		/** Event receipts kept for the receivers' repeat check (webhooks/receipts.ts); past it the oldest are dropped. */
+		/** Event receipts kept for the receivers' repeat check, all webhooks together; past it the oldest are dropped. */
 		RUNNER_MAX_RECEIPTS: positiveInt(100_000),
-		/** Entries on the suppression list (audience/suppression.ts): an add past it is refused naming it. */
+		/** Entries on the suppression list: an add past it is refused naming this setting. */
 		RUNNER_MAX_SUPPRESSIONS: positiveInt(500_000),
 		/** Sending numbers that hold a copy of the suppression list at once (those with a campaign not finished). */
 		RUNNER_MAX_SENDING_NUMBERS: positiveInt(10),
-		/** Longest webhook URL accepted. */
+		/** Longest webhook URL accepted, in characters. */
 		RUNNER_MAX_URL_LENGTH: positiveInt(2048),
 		/** Failed delivery attempts in a row after which a webhook is disabled (until enabled again). */
 		RUNNER_WEBHOOK_DISABLE_AFTER: positiveInt(24),
 		/**
 		 * `true`: start and worker refuse to start unless Redis keeps an append-only file (`appendonly
 		 * yes`), which the ledger's never-twice and never-lost guarantees need across a Redis restart.
-		 * Unset or `false`: they only warn.
+		 * `false`: they only warn.
 		 */
 		RUNNER_REQUIRE_AOF: z
 			.enum(['true', 'false'], { error: 'must be true or false' })
 			.default('false')
 			.transform((text) => text === 'true'),
 		/**
-		 * The events endpoint (POST/PUT /api/events/message-created) that takes the service's
-		 * message_created deliveries: the header the dashboard's event trigger adds, and its value (a
-		 * secret). Unless both are set the endpoint answers 404 (http/eventRoutes.ts).
+		 * The header the service's message_created deliveries carry to the events endpoint (POST/PUT
+		 * /api/events/message-created), as its dashboard's event trigger adds it. Unless it and
+		 * RUNNER_EVENTS_HEADER_VALUE are set, the endpoint answers 404.
 		 */
 		RUNNER_EVENTS_HEADER_NAME: z
 			.string()
@@ -242,17 +271,19 @@ const schema = z
 				error: "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)",
 			})
 			.optional(),
+		/** That header's value, a secret of 16 characters or more. */
 		RUNNER_EVENTS_HEADER_VALUE: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
 		/**
 		 * Wrong secrets (tokens; events headers, counted apart) one client address may send within
 		 * RUNNER_AUTH_FAILURE_PERIOD (from its first) before its wrong ones get 429 until the period
-		 * ends; the right secret is always let in (http/auth.ts).
+		 * ends; the right secret is always let in.
 		 */
 		RUNNER_AUTH_FAILURE_LIMIT: positiveInt(30),
-		RUNNER_AUTH_FAILURE_PERIOD: durationMs.default(15 * 60_000),
+		/** The period RUNNER_AUTH_FAILURE_LIMIT counts wrong secrets in. */
+		RUNNER_AUTH_FAILURE_PERIOD: duration('15m'),
 		/**
 		 * The business's frequency cap, for every number without its own (`cap set`): rules like
-		 * 1/24h,3/7d (audience/cap.ts). Unset: no cap.
+		 * 1/24h,3/7d. Unset: no cap.
 		 */
 		RUNNER_FREQUENCY_CAP: z
 			.string()
@@ -273,18 +304,19 @@ const schema = z
 				}
 			}),
 		/** The reply period: a reply belongs to the campaign that last messaged its phone within this time before it. */
-		RUNNER_REPLY_PERIOD: durationMs.default(72 * 3_600_000),
+		RUNNER_REPLY_PERIOD: duration('72h'),
 		/**
-		 * Keywords that, as the whole of an inbound message, put its sender on the suppression list
-		 * (OPTOUT) or take it off (OPTIN): comma-separated, replacing the defaults (audience/keywords.ts).
-		 * Matched after trimming, case folding, dropping accents and punctuation.
+		 * Keywords that, as the whole of an inbound message, put its sender on the suppression list:
+		 * comma-separated, replacing the defaults. Matched after trimming, case folding, dropping accents
+		 * and punctuation.
 		 */
 		RUNNER_OPTOUT_KEYWORDS: z.string().optional(),
+		/** Keywords that take a keyword's entry off the suppression list, as RUNNER_OPTOUT_KEYWORDS puts it on. */
 		RUNNER_OPTIN_KEYWORDS: z.string().optional(),
 		/**
 		 * The business's numbers (digits with country code, comma-separated). Set: a campaign from any
 		 * other number is refused, and a keyword sent to any other number changes nothing. Unset: the
-		 * numbers the business has created a campaign from (audience/suppression.ts businessNumber).
+		 * numbers the business has created a campaign from.
 		 */
 		RUNNER_NUMBERS: z
 			.string()
@@ -303,60 +335,61 @@ const schema = z
 				return numbers;
 			}),
 		/**
-		 * Advanced timings; the defaults suit production. A create under an Idempotency-Key holds its key
-		 * this long unless its work renews it (every third of it): a create whose process died frees it
-		 * within this time (core/campaigns.ts).
+		 * A create under an Idempotency-Key holds its key this long unless its work renews it (every
+		 * third of it): a create whose process died frees it within this time.
 		 */
-		RUNNER_IDEMPOTENCY_LEASE: timing(30_000, 1000, 3_600_000),
-		/** A runner process beats this often; one silent for three beats is no longer listed (presence.ts). */
-		RUNNER_HEARTBEAT: timing(5000, 200, 60_000),
+		RUNNER_IDEMPOTENCY_LEASE: timing('30s', 1000, 3_600_000),
+		/** A runner process beats this often; one silent for three beats is no longer listed. */
+		RUNNER_HEARTBEAT: timing('5s', 200, 60_000),
 		/**
 		 * A reindex run holds its collection this long unless renewed (every third of it): a dead run's frees within it.
 		 */
-		RUNNER_REINDEX_LEASE: timing(30_000, 1000, 3_600_000),
+		RUNNER_REINDEX_LEASE: timing('30s', 1000, 3_600_000),
 		/**
 		 * BullMQ's lock on send, control and tracking jobs, renewed while one runs: a dead process's job
-		 * is seen stalled and taken up elsewhere within about twice this (jobs.ts).
+		 * is seen stalled and taken up elsewhere within about twice this.
 		 */
-		RUNNER_JOB_LOCK: timing(15_000, 2000, 600_000),
+		RUNNER_JOB_LOCK: timing('15s', 2000, 600_000),
 		/**
 		 * BullMQ's lock on reindex runs, checked every half of it:
 		 * a dead process's run resumes within about 1.5 times this.
 		 */
-		RUNNER_REINDEX_JOB_LOCK: timing(10_000, 2000, 600_000),
+		RUNNER_REINDEX_JOB_LOCK: timing('10s', 2000, 600_000),
 		/**
 		 * A running campaign that made no progress for this long has its dead claims turned unknown and
-		 * its pending recipients fed again (sending/feeder.ts); a claim still live is never touched.
+		 * its pending recipients fed again; a claim still live is never touched.
 		 */
-		RUNNER_FEEDER_STALL: timing(15_000, 1000, 3_600_000),
+		RUNNER_FEEDER_STALL: timing('15s', 1000, 3_600_000),
 		/**
 		 * A claimed delivery check a process died before writing comes back after this; more than twice
 		 * RUNNER_HTTP_DEADLINE plus 1 s, so a check still waiting for its answers is never claimed again.
 		 */
-		RUNNER_TRACKING_CLAIM_LEASE: timing(30_000, 2000, 3_600_000),
-		/**
-		 * Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this (tracking/tracking.ts).
-		 */
-		RUNNER_TRACKING_LOCK: timing(15_000, 1000, 600_000),
+		RUNNER_TRACKING_CLAIM_LEASE: timing('30s', 2000, 3_600_000),
+		/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this. */
+		RUNNER_TRACKING_LOCK: timing('15s', 1000, 600_000),
 		/**
 		 * A recipient whose send failed in a way that proves it was not sent (5xx, a refused connection)
 		 * is tried again after this, then twice as long after each next failure, each wait up to half
-		 * shorter at random (jobs.ts); so is a send job after an error of its own.
+		 * shorter at random; so is a send job after an error of its own.
 		 */
-		RUNNER_SEND_BACKOFF: timing(1000, 100, 60_000),
+		RUNNER_SEND_BACKOFF: timing('1s', 100, 60_000),
 		/**
 		 * A reindex call to the service that failed without an answer to go by (5xx, a timeout, a reset)
-		 * is tried again after this, doubling up to 10 s; an upsert's wait up to half shorter at random (reindex/work.ts).
+		 * is tried again after this, doubling up to 10 s; an upsert's wait up to half shorter at random.
 		 */
-		RUNNER_REINDEX_BACKOFF: timing(500, 100, 60_000),
+		RUNNER_REINDEX_BACKOFF: timing('500ms', 100, 60_000),
+		/**
+		 * Least level of the log lines written (pino JSON on stderr, one readable line each when stderr
+		 * is a terminal).
+		 */
 		LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 		/**
-		 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on
-		 * (audience/windows.ts), so a test can stand at 19:59:45 somewhere without waiting for it. A
-		 * campaign created with it keeps it (its hash's `clock_offset`), for every process and the
-		 * claim's script alike. Refused when NODE_ENV is production.
+		 * Tests only: milliseconds added to the clock that send windows and campaign ends are read on,
+		 * so a test can stand at 19:59:45 somewhere without waiting for it. A campaign created with it
+		 * keeps it, for every process alike. Refused when NODE_ENV is production.
 		 */
 		RUNNER_TEST_CLOCK_OFFSET_MS: z.coerce.number().int().default(0),
+		/** `production` refuses RUNNER_TEST_CLOCK_OFFSET_MS. */
 		NODE_ENV: z.string().optional(),
 	})
 	.refine((config) => config.RUNNER_TEST_CLOCK_OFFSET_MS === 0 || config.NODE_ENV !== 'production', {
@@ -371,7 +404,7 @@ const schema = z
 			'a check still waiting for its answer would be claimed again',
 	});
 
-export type RunnerConfig = z.output<typeof schema>;
+export type RunnerConfig = z.output<typeof CONFIG_SCHEMA>;
 
 export class ConfigError extends Error {}
 
@@ -447,7 +480,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
 	const problems: string[] = [];
 	const secrets = readSecretFiles(env, problems);
 	const renamed = readOldNames(secrets.env);
-	const result = schema.safeParse(renamed.env);
+	const result = CONFIG_SCHEMA.safeParse(renamed.env);
 	if (result.success && problems.length === 0) return result.data;
 	for (const issue of result.error?.issues ?? []) {
 		const name = String(issue.path[0]);

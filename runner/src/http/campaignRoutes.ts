@@ -9,12 +9,14 @@ import { z } from 'zod/v4';
 
 import {
 	addRecipientsBody,
+	CAMPAIGN_STATES,
 	campaignReportQuery,
 	campaignUploadQuery,
+	createCampaignAnswer,
 	createCampaignBody,
 	FAILED_DELIVERY,
+	RECIPIENT_OUTCOMES,
 	RECIPIENTS_PER_CHUNK,
-	RUNNER_ROUTES,
 	runnerIdParams,
 	setCampaignRateBody,
 } from 'convo-contract';
@@ -39,6 +41,58 @@ const createBody = createCampaignBody;
 
 const reportQuery = campaignReportQuery;
 
+const count = z.int().min(0);
+const state = z.enum(CAMPAIGN_STATES);
+/** The answers of the routes the node pack does not call (the contract holds the others'). */
+const requeuedAnswer = z.object({ id: z.string(), state, requeued: count });
+const reconcileAnswer = z.object({
+	id: z.string(),
+	checked: count,
+	sent: count,
+	not_sent: count,
+	still_unknown: count,
+});
+const capAnswer = z.object({
+	from: z.string(),
+	policy: z.string(),
+	source: z.enum(['number', 'default', 'none']),
+	number_policy: z.string().nullable(),
+	default_policy: z.string().nullable(),
+});
+const errorGroups = z.array(
+	z.object({ outcome: z.enum(RECIPIENT_OUTCOMES), reason: z.string(), count, varies: z.boolean() }),
+);
+const rejections = z.array(z.object({ line: z.int().min(1), phone: z.string(), reason: z.string() }));
+/** A create's answer: the campaign with its rows' counts, the cron schedule, or what a dry run found. */
+const createAnswer = z.union([
+	createCampaignAnswer.extend({
+		kind: z.literal('campaign'),
+		total: count,
+		accepted: count,
+		rejected: count,
+		suppressed: count,
+		rejections,
+	}),
+	z.looseObject({
+		kind: z.literal('schedule'),
+		schedule: z.looseObject({ id: z.string(), cron: z.string(), tz: z.string() }),
+	}),
+	z.looseObject({
+		kind: z.literal('dry_run'),
+		dry_run: z.literal(true),
+		counts: z.looseObject({
+			accepted: count,
+			rejected: count,
+			suppressed: count,
+			capped: count,
+			expired: count.optional(),
+		}),
+		estimate: z.looseObject({ rate: z.number(), seconds: z.number(), starts_at: z.string(), ends_at: z.string() }),
+	}),
+]);
+/** [epoch second, sends in it] for each of the last seconds. */
+const rateHistoryAnswer = z.array(z.tuple([z.int(), count]));
+
 const UPLOAD_TYPES: Record<string, SourceFormat> = {
 	'text/csv': 'csv',
 	'application/x-ndjson': 'ndjson',
@@ -51,7 +105,7 @@ const idempotencyKey = (header: string | string[] | undefined) => (typeof header
 export function campaignRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.createCampaign),
+			...at('createCampaign'),
 			tag: 'campaigns',
 			summary:
 				'Create a campaign: JSON with recipients or source_url, ' +
@@ -63,6 +117,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			query: settings.partial(),
 			consumes: ['application/json', ...Object.keys(UPLOAD_TYPES)],
 			success: [201, 'the campaign (or, with cron, the schedule); rows rejected with their line and reason'],
+			answer: createAnswer,
 		},
 		async ({ request, reply }) => {
 			const type = String(request.headers['content-type'] ?? '')
@@ -151,7 +206,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.addRecipients),
+			...at('addRecipients'),
 			tag: 'campaigns',
 			summary:
 				`Add a chunk of at most ${RECIPIENTS_PER_CHUNK} rows to a draft (checked like create's rows, ` +
@@ -172,7 +227,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	);
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.startCampaign),
+			...at('startCampaign'),
 			tag: 'campaigns',
 			summary:
 				'Start a draft (running, or scheduled with its start time); ' +
@@ -185,7 +240,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.listCampaigns),
+			...at('listCampaigns'),
 			tag: 'campaigns',
 			summary: 'Campaigns, newest first, a page at a time',
 			query: z.object({
@@ -203,7 +258,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.getCampaign),
+			...at('getCampaign'),
 			tag: 'campaigns',
 			summary: 'State, counts per outcome, current rate, ETA, last error, settings',
 			params: id,
@@ -213,12 +268,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	);
 
 	for (const [route, act, summary] of [
-		[
-			RUNNER_ROUTES.pauseCampaign,
-			campaigns.pauseCampaign,
-			'Stop new sends of the campaign on every process within a second',
-		],
-		[RUNNER_ROUTES.resumeCampaign, campaigns.resumeCampaign, 'Continue a paused campaign'],
+		['pauseCampaign', campaigns.pauseCampaign, 'Stop new sends of the campaign on every process within a second'],
+		['resumeCampaign', campaigns.resumeCampaign, 'Continue a paused campaign'],
 	] as const) {
 		routes.add(
 			{ ...at(route), tag: 'campaigns', summary, params: id, success: [200, '{ id, state }'] },
@@ -227,7 +278,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	}
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.cancelCampaign),
+			...at('cancelCampaign'),
 			tag: 'campaigns',
 			summary: 'Cancel: pending recipients become cancelled (a draft too; a schedule id stops the schedule)',
 			params: id,
@@ -239,10 +290,12 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			method: 'POST',
 			url: '/api/campaigns/:id/reconcile',
+			operationId: 'reconcileCampaign',
 			tag: 'campaigns',
 			summary: "Resolve unknown recipients from the service's own records",
 			params: id,
 			success: [200, '{ checked, sent, not_sent, still_unknown }'],
+			answer: reconcileAnswer,
 		},
 		async ({ params }) => ({ id: params.id, ...(await campaigns.reconcileCampaign(context, params.id)) }),
 	);
@@ -250,10 +303,12 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			method: 'POST',
 			url: '/api/campaigns/:id/retry-not-sent',
+			operationId: 'retryNotSent',
 			tag: 'campaigns',
 			summary: 'Send again the recipients proven not sent',
 			params: id,
 			success: [200, '{ id, state, requeued }'],
+			answer: requeuedAnswer,
 		},
 		async ({ params }) => ({ id: params.id, ...(await campaigns.retryNotSent(context, params.id)) }),
 	);
@@ -261,12 +316,14 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			method: 'POST',
 			url: '/api/campaigns/:id/retry-undelivered',
+			operationId: 'retryUndelivered',
 			tag: 'campaigns',
 			summary:
 				'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: ' +
 				'a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }',
 			params: id,
 			success: [200, '{ id, state, requeued }'],
+			answer: requeuedAnswer,
 		},
 		async ({ params, body }) => ({
 			id: params.id,
@@ -280,15 +337,17 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	);
 	// A sending number's frequency cap across its campaigns (audience/cap.ts).
 	const number = z.object({ from: z.string() });
-	const capAnswer = '{ from, policy, source: number|default|none, number_policy, default_policy }';
+	const capText = '{ from, policy, source: number|default|none, number_policy, default_policy }';
 	routes.add(
 		{
 			method: 'GET',
 			url: '/api/numbers/:from/cap',
+			operationId: 'getCap',
 			tag: 'campaigns',
 			summary: "The number's frequency cap: its own, else the default RUNNER_FREQUENCY_CAP, else none",
 			params: number,
-			success: [200, capAnswer],
+			success: [200, capText],
+			answer: capAnswer,
 		},
 		async ({ params }) => audience.showCap(context, params.from, audience.CAP_API_NAMES),
 	);
@@ -296,13 +355,15 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			method: 'PUT',
 			url: '/api/numbers/:from/cap',
+			operationId: 'setCap',
 			tag: 'campaigns',
 			summary:
 				'Set the number\'s own frequency cap: { policy: "1/24h,3/7d" } (units s, m, h, d), ' +
 				'or "none" for no cap whatever the default',
 			params: number,
 			body: z.object({ policy: z.string() }),
-			success: [200, capAnswer],
+			success: [200, capText],
+			answer: capAnswer,
 		},
 		async ({ params, body }) => audience.setCap(context, params.from, body.policy, audience.CAP_API_NAMES),
 	);
@@ -310,16 +371,18 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			method: 'DELETE',
 			url: '/api/numbers/:from/cap',
+			operationId: 'clearCap',
 			tag: 'campaigns',
 			summary: "Remove the number's own frequency cap: the default holds again",
 			params: number,
-			success: [200, capAnswer],
+			success: [200, capText],
+			answer: capAnswer,
 		},
 		async ({ params }) => audience.clearCap(context, params.from, audience.CAP_API_NAMES),
 	);
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.setCampaignRate),
+			...at('setCampaignRate'),
 			tag: 'campaigns',
 			summary: "Change the campaign's sends per second",
 			params: id,
@@ -334,7 +397,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.campaignReport),
+			...at('campaignReport'),
 			tag: 'campaigns',
 			summary:
 				'One row per recipient in source order, streamed: line, phone, outcome, message_id, error, attempts, ' +
@@ -372,12 +435,14 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			method: 'GET',
 			url: '/api/campaigns/:id/errors',
+			operationId: 'campaignErrors',
 			tag: 'campaigns',
 			summary:
 				'Recipients not sent, grouped by reason (reasons differing only in a number are one group; ' +
 				'reason is its first, varies says the others differ)',
 			params: id,
 			success: [200, '[{ outcome, reason, count, varies }]'],
+			answer: errorGroups,
 		},
 		async ({ params }) => {
 			await getCampaign(context, params.id);
@@ -388,10 +453,12 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			method: 'GET',
 			url: '/api/campaigns/:id/rate-history',
+			operationId: 'campaignRateHistory',
 			tag: 'campaigns',
 			summary: 'Sends per second over the last 10 minutes',
 			params: id,
 			success: [200, '[[epoch second, sends]]'],
+			answer: rateHistoryAnswer,
 		},
 		async ({ params }) => {
 			await getCampaign(context, params.id);

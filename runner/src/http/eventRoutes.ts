@@ -62,6 +62,7 @@ export function eventRoutes(routes: RouteTable, context: RunnerContext): void {
 			{
 				method,
 				url: EVENTS_PATH,
+				operationId: method === 'POST' ? 'postMessageCreated' : 'putMessageCreated',
 				tag: 'runner',
 				// No bearer token: the header of RUNNER_EVENTS_HEADER_NAME with
 				// RUNNER_EVENTS_HEADER_VALUE (401 otherwise, 404 when unset).
@@ -76,12 +77,18 @@ export function eventRoutes(routes: RouteTable, context: RunnerContext): void {
 					"puts its sender on the suppression list, an opt-in keyword (START, ...) takes a keyword's entry off, " +
 					"each only when it is the phone's newest keyword message by its createdAt",
 				body: messageCreatedBody,
-				success: [200, '{ received: true }'],
+				success: [200, 'taken, whatever became of it'],
+				answer: z.object({ received: z.literal(true) }),
+				errors: {
+					401: 'missing or wrong events header',
+					404: 'the events endpoint is not configured',
+					413: `a body over ${EVENTS_BODY_LIMIT / 1024} KB`,
+				},
 			},
 			async ({ body }) => {
 				await receiveMessageCreated(context, body.payload);
 				// The same answer whatever became of it: the sender learns nothing of campaigns or recipients.
-				return { received: true };
+				return { received: true } as const;
 			},
 		);
 	}

@@ -1,5 +1,5 @@
 /** The receipt route of the control API (webhooks/receipts.ts): a receiver records an event it got, once. */
-import { recordReceiptBody, RUNNER_ROUTES, runnerIdParams } from 'convo-contract';
+import { recordReceiptBody, runnerIdParams } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
 import { recordReceipt } from '../core/webhooks';
@@ -10,7 +10,7 @@ const id = runnerIdParams('webhook');
 export function receiptRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.recordReceipt),
+			...at('recordReceipt'),
 			tag: 'webhooks',
 			summary:
 				'Record that this webhook received an event: first is true for the one call that recorded it (kept 24 h, ' +

@@ -1,5 +1,6 @@
 /** The reindex routes of the control API: thin over its doors in core/, the same settings as `reindex run`. */
-import { RUNNER_ROUTES, runnerIdParams, startReindexBody } from 'convo-contract';
+import { reindexRunAnswer, runnerIdParams, startReindexBody } from 'convo-contract';
+import { z } from 'zod/v4';
 
 import type { RunnerContext } from '../context';
 import * as core from '../core/reindex';
@@ -7,6 +8,21 @@ import { FieldError, NotFoundError } from '../errors';
 import { at, InputError, type RouteTable } from './routes';
 
 const id = runnerIdParams('reindex run or schedule');
+
+/** A cron schedule as lists show it (its settings without the sealed source URL). */
+const scheduleAnswer = z.looseObject({ id: z.string(), cron: z.string(), tz: z.string() });
+const listAnswer = z.object({ runs: z.array(reindexRunAnswer), schedules: z.array(scheduleAnswer) });
+const line = z.int().min(1);
+/** The run as GET shows it, with its settings and the notes of what went wrong. */
+const reportAnswer = reindexRunAnswer.extend({
+	source: z.string(),
+	rejected_rows: z.array(z.looseObject({ line, reason: z.string() })),
+	failures: z.array(z.looseObject({ external_id: z.string(), line: line.nullable(), error: z.string() })),
+	mismatches: z.array(
+		z.looseObject({ external_id: z.string(), line: line.nullable(), expected: z.string(), got: z.string() }),
+	),
+	foreign_items: z.array(z.string()),
+});
 
 export function reindexRoutes(routes: RouteTable, context: RunnerContext): void {
 	/**
@@ -24,7 +40,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.startReindex),
+			...at('startReindex'),
 			tag: 'reindex',
 			summary:
 				'Start a reindex run of a search collection from a feed (with cron: a schedule; with dry_run: ' +
@@ -48,16 +64,18 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 				cron: body.cron,
 				tz: body.tz,
 			});
-			return answer.kind === 'run' ? { kind: 'run', ...core.reindexStatusOf(answer.status) } : answer;
+			return answer.kind === 'run' ? { kind: 'run' as const, ...core.reindexStatusOf(answer.status) } : answer;
 		},
 	);
 	routes.add(
 		{
 			method: 'GET',
 			url: '/api/reindex',
+			operationId: 'listReindexRuns',
 			tag: 'reindex',
 			summary: 'Reindex runs, newest first, and cron schedules',
 			success: [200, '{ runs, schedules }'],
+			answer: listAnswer,
 		},
 		async () => ({
 			runs: await core.listReindexRuns(context),
@@ -66,7 +84,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 	);
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.getReindexRun),
+			...at('getReindexRun'),
 			tag: 'reindex',
 			summary: 'State, counts, rate, ETA and last error of a run',
 			params: id,
@@ -78,10 +96,12 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 		{
 			method: 'GET',
 			url: '/api/reindex/:id/report',
+			operationId: 'reindexReport',
 			tag: 'reindex',
 			summary: 'The run with its deactivation note, rejected rows, failures, mismatches and foreign items',
 			params: id,
 			success: [200, 'the report'],
+			answer: reportAnswer,
 		},
 		async ({ params }) => core.reindexReport(context, params.id),
 	);
@@ -89,15 +109,17 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 		{
 			method: 'DELETE',
 			url: '/api/reindex/schedules/:id',
+			operationId: 'removeReindexSchedule',
 			tag: 'reindex',
 			summary: 'Stop a reindex cron schedule (its past runs stay)',
 			params: id,
 			success: [200, '{ id, removed }'],
+			answer: z.object({ id: z.string(), removed: z.literal(true) }),
 		},
 		async ({ params }) => {
 			if (!(await core.removeReindexSchedule(context, params.id)))
 				throw new NotFoundError(`No reindex schedule with id ${params.id}`);
-			return { id: params.id, removed: true };
+			return { id: params.id, removed: true } as const;
 		},
 	);
 }

@@ -1,23 +1,38 @@
 /**
- * How an API route is declared: method, URL, summary and zod schemas for its params, query and
- * JSON body, in one object. The same objects register the route (input checked before the
- * handler, a 400 naming the field otherwise) and generate GET /openapi.json.
+ * How an API route is declared: method, URL, operation id, summary and zod schemas for its params,
+ * query, JSON body and answer, in one object. The same objects register the route (input checked
+ * before the handler, a 400 naming the field otherwise) and generate GET /openapi.json; a table
+ * without a Fastify app only collects them, for the document alone (openApiDocument, server.ts).
  */
+import type { Readable } from 'node:stream';
+
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RunnerRoute } from 'convo-contract';
+import { RUNNER_ANSWERS, RUNNER_ROUTES, type RunnerRouteName } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import { UserError } from '../errors';
+
+/** The document's groups of operations, in the order they are shown, each with what it holds. */
+const ROUTE_TAGS = {
+	campaigns: 'Template campaigns: create, fill, start, follow, control and report; frequency caps per number',
+	reindex: 'Reindex runs of a search collection from a feed, and their cron schedules',
+	suppressions: "The business's suppression list: numbers no marketing campaign sends to",
+	webhooks: 'URLs that receive signed runner events, and the receipts their receivers record',
+	runner: "The process's probes, metrics and this document, and the service's message_created events",
+} as const;
 
 export interface RouteSpec<
 	P extends z.ZodType = z.ZodType,
 	Q extends z.ZodType = z.ZodType,
 	B extends z.ZodType = z.ZodType,
+	A extends z.ZodType = z.ZodType,
 > {
 	method: 'GET' | 'POST' | 'PUT' | 'DELETE';
 	url: string;
+	/** The operation's name in the OpenAPI document: the contract's route name where it has one. */
+	operationId: string;
 	summary: string;
-	tag: 'campaigns' | 'reindex' | 'webhooks' | 'suppressions' | 'runner';
+	tag: keyof typeof ROUTE_TAGS;
 	/** Needs no token (the probes): listed without security in the OpenAPI document. */
 	public?: boolean;
 	params?: P;
@@ -28,11 +43,22 @@ export interface RouteSpec<
 	produces?: string[];
 	/** Status and description of the success answer. */
 	success: [number, string];
+	/** Error answers particular to the route, by status, besides the ones every route has. */
+	errors?: Record<number, string>;
+	/** The success answer as JSON (the contract's where the node pack reads it); none for text or no body. */
+	answer?: A;
 }
 
-/** A route of the contract (convo-contract's RUNNER_ROUTES) as a RouteSpec's method and url. */
-export function at(route: RunnerRoute): Pick<RouteSpec, 'method' | 'url'> {
-	return { method: route.method, url: route.path };
+type ContractAnswers = typeof RUNNER_ANSWERS;
+type ContractAnswer<N extends RunnerRouteName> = N extends keyof ContractAnswers ? ContractAnswers[N] : undefined;
+
+/** A route of the contract (convo-contract's RUNNER_ROUTES): its method, url, name and answer schema. */
+export function at<N extends RunnerRouteName>(
+	name: N,
+): Pick<RouteSpec, 'method' | 'url' | 'operationId'> & { answer: ContractAnswer<N> } {
+	const route = RUNNER_ROUTES[name];
+	const answers: Partial<Record<RunnerRouteName, z.ZodType>> = RUNNER_ANSWERS;
+	return { method: route.method, url: route.path, operationId: name, answer: answers[name] as ContractAnswer<N> };
 }
 
 export interface RouteInput<P, Q, B> {
@@ -42,6 +68,19 @@ export interface RouteInput<P, Q, B> {
 	request: FastifyRequest;
 	reply: FastifyReply;
 }
+
+/** What a handler may return besides its JSON answer: a streamed body, or the reply it sent itself. */
+type Streamed = Readable | ReadableStream | FastifyReply;
+
+/**
+ * The fields an answer schema names, without a loose object's "any other key": what a handler's
+ * answer must hold (an interface has no index signature, so it could never match one).
+ */
+type Named<T> = T extends readonly (infer Item)[]
+	? Named<Item>[]
+	: T extends object
+		? { [K in keyof T as string extends K ? never : K]: Named<T[K]> }
+		: T;
 
 /** A request whose input breaks a route's schema: 400 naming the field. */
 export class InputError extends UserError {
@@ -62,17 +101,36 @@ function check<S extends z.ZodType>(schema: S | undefined, value: unknown, where
 	throw new InputError(`${field} ${issue.message}`, field);
 }
 
+/** Every error answer: { status, code, message, field? } (convo-contract's errorBody). */
+const errorAnswer = z.object({
+	status: z.int(),
+	code: z.string(),
+	message: z.string(),
+	field: z.string().optional(),
+});
+
+type JsonSchema = Record<string, unknown>;
+
+/** A zod schema as JSON Schema inside the document: as a client sends it (input) or gets it (output). */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+	const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+	return rest;
+}
+
 export class RouteTable {
 	readonly specs: RouteSpec[] = [];
 
-	constructor(private readonly app: FastifyInstance) {}
+	/** Without `app`, routes are only collected (for the OpenAPI document). */
+	constructor(private readonly app?: FastifyInstance) {}
 
-	add<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
-		spec: RouteSpec<P, Q, B>,
-		handler: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<unknown>,
+	add<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, A extends z.ZodType = z.ZodType>(
+		spec: RouteSpec<P, Q, B, A>,
+		handler: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Named<z.input<A>> | Streamed>,
 	): void {
-		this.specs.push(spec);
-		this.app.route({
+		if (this.specs.some((known) => known.operationId === spec.operationId))
+			throw new Error(`two routes are named ${spec.operationId}`);
+		this.specs.push(spec as RouteSpec);
+		this.app?.route({
 			method: spec.method,
 			url: spec.url,
 			handler: async (request, reply) => {
@@ -86,10 +144,16 @@ export class RouteTable {
 		});
 	}
 
-	/** OpenAPI 3.1 from the declared routes (zod -> JSON Schema). */
+	/**
+	 * OpenAPI 3.1 from the declared routes (zod -> JSON Schema): each operation with its id, tag,
+	 * parameters, body and answers; every error answer is the one error body.
+	 */
 	openApi(title: string, version: string): Record<string, unknown> {
 		const paths: Record<string, Record<string, unknown>> = {};
-		const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' });
+		const error = (description: string) => ({
+			description,
+			content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+		});
 		for (const spec of this.specs) {
 			const path = spec.url.replace(/:([A-Za-z_]+)/g, '{$1}');
 			const parameters: unknown[] = [];
@@ -98,7 +162,7 @@ export class RouteTable {
 				['query', spec.query],
 			] as const) {
 				const json = source
-					? (schema(source) as { properties?: Record<string, unknown>; required?: string[] })
+					? (jsonSchema(source, 'input') as { properties?: Record<string, unknown>; required?: string[] })
 					: undefined;
 				for (const [name, property] of Object.entries(json?.properties ?? {})) {
 					parameters.push({
@@ -110,12 +174,21 @@ export class RouteTable {
 				}
 			}
 			const content: Record<string, unknown> = {};
-			if (spec.body) content['application/json'] = { schema: schema(spec.body) };
+			if (spec.body) content['application/json'] = { schema: jsonSchema(spec.body, 'input') };
 			for (const type of spec.consumes ?? [])
 				if (type !== 'application/json') content[type] = { schema: { type: 'string' } };
+			const answers = Object.fromEntries(
+				(spec.produces ?? ['application/json']).map((type) => [
+					type,
+					{
+						schema: type === 'application/json' && spec.answer ? jsonSchema(spec.answer, 'output') : { type: 'string' },
+					},
+				]),
+			);
 			paths[path] = {
 				...paths[path],
 				[spec.method.toLowerCase()]: {
+					operationId: spec.operationId,
 					summary: spec.summary,
 					tags: [spec.tag],
 					parameters,
@@ -124,19 +197,25 @@ export class RouteTable {
 					responses: {
 						[spec.success[0]]: {
 							description: spec.success[1],
-							content: Object.fromEntries((spec.produces ?? ['application/json']).map((type) => [type, {}])),
+							...(spec.answer || spec.produces ? { content: answers } : {}),
 						},
-						400: { description: 'invalid input: { status, code, message, field? }' },
-						...(spec.public ? {} : { 401: { description: 'missing or wrong token' } }),
-						404: { description: 'no such campaign, run or webhook' },
+						400: error('invalid input; field names it'),
+						...(spec.public ? {} : { 401: error('missing or wrong token') }),
+						...(spec.params ? { 404: error('no such campaign, run, schedule, webhook or entry') } : {}),
+						...Object.fromEntries(Object.entries(spec.errors ?? {}).map(([status, text]) => [status, error(text)])),
 					},
 				},
 			};
 		}
 		return {
 			openapi: '3.1.0',
-			info: { title, version },
-			components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+			info: { title, version, license: { name: 'MIT', identifier: 'MIT' } },
+			servers: [{ url: '/', description: 'the runner that serves this document' }],
+			tags: Object.entries(ROUTE_TAGS).map(([name, description]) => ({ name, description })),
+			components: {
+				securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+				schemas: { Error: jsonSchema(errorAnswer, 'output') },
+			},
 			paths,
 		};
 	}

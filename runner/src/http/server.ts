@@ -10,6 +10,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { z } from 'zod/v4';
 
 import { errorBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
@@ -290,7 +291,37 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		reply.code(404).send(errorBody(404, `No route ${request.method} ${request.url.split('?')[0]}`)),
 	);
 
-	const routes = new RouteTable(app);
+	declareRoutes(new RouteTable(app), context, options);
+	consoleRoutes(app, auth, { publicHttps, wrongSecret });
+	mountBoard(app, context);
+	return app;
+}
+
+/** The document's title and version (the API's own, not the package's). */
+const API_TITLE = 'convo-runner control API';
+const API_VERSION = '1.0.0';
+
+/** A runner process as GET /api/runners lists it (presence.ts). */
+const liveRunner = z.object({
+	id: z.string(),
+	role: z.enum(['start', 'worker']),
+	pid: z.int(),
+	host: z.string(),
+	version: z.string(),
+	queues: z.array(z.string()),
+	started_at: z.iso.datetime(),
+	last_beat_at: z.iso.datetime(),
+});
+
+/**
+ * Every route of the control API (the console's pages and the queue board aside), into `routes`:
+ * with an app they are served, without one only collected for the OpenAPI document.
+ */
+function declareRoutes(
+	routes: RouteTable,
+	context: RunnerContext,
+	options: Pick<HttpOptions, 'workersRunning' | 'stopping'>,
+): void {
 	const stopping = options.stopping ?? (() => false);
 	// Liveness: answered by the event loop alone, never Redis, so an orchestrator does not restart a
 	// process that is only waiting out a Redis outage.
@@ -298,14 +329,16 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		{
 			method: 'GET',
 			url: '/healthz',
+			operationId: 'healthz',
 			tag: 'runner',
 			public: true,
 			summary: 'liveness: 200 while the process answers and is not stopping, else 503; never asks Redis',
 			success: [200, '{ status }'],
+			answer: z.object({ status: z.enum(['ok', 'stopping']) }),
 		},
 		async ({ reply }) => {
 			if (stopping()) reply.code(503);
-			return stopping() ? { status: 'stopping' } : { status: 'ok' };
+			return stopping() ? { status: 'stopping' as const } : { status: 'ok' as const };
 		},
 	);
 	// Readiness: whether this process can do its work now.
@@ -313,12 +346,18 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		{
 			method: 'GET',
 			url: '/readyz',
+			operationId: 'readyz',
 			tag: 'runner',
 			public: true,
 			summary:
 				'readiness: 200 when Redis answers and the workers run, else 503 with the reason; runners: ' +
 				'how many runner processes are alive on this Redis and prefix',
 			success: [200, '{ status, runners }'],
+			answer: z.object({
+				status: z.enum(['ok', 'unavailable']),
+				reason: z.string().optional(),
+				runners: z.int().min(0).optional(),
+			}),
 		},
 		async ({ reply }) => {
 			const redisOk = await redisAnswers(context, 1000);
@@ -333,18 +372,20 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 			// guess); a count only, no host or pid, as the probe is public.
 			const runners = redisOk ? (await liveRunners(context).catch(() => undefined))?.length : undefined;
 			if (reason) reply.code(503);
-			return reason ? { status: 'unavailable', reason, runners } : { status: 'ok', runners };
+			return reason ? { status: 'unavailable' as const, reason, runners } : { status: 'ok' as const, runners };
 		},
 	);
 	routes.add(
 		{
 			method: 'GET',
 			url: '/api/runners',
+			operationId: 'listRunners',
 			tag: 'runner',
 			summary:
 				'The runner processes alive on this Redis and prefix (their heartbeats): role, pid, host, ' +
 				'version, queues, started_at',
 			success: [200, '{ runners }'],
+			answer: z.object({ runners: z.array(liveRunner) }),
 		},
 		async () => ({
 			runners: await liveRunners(context),
@@ -361,6 +402,7 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		{
 			method: 'GET',
 			url: '/metrics',
+			operationId: 'metrics',
 			tag: 'runner',
 			summary: 'Prometheus text: BullMQ queues and the runner',
 			produces: ['text/plain'],
@@ -375,15 +417,24 @@ function buildServer(context: RunnerContext, options: HttpOptions): FastifyInsta
 		{
 			method: 'GET',
 			url: '/openapi.json',
+			operationId: 'openApi',
 			tag: 'runner',
 			summary: 'This API, generated from the route schemas',
 			success: [200, 'OpenAPI 3.1'],
+			answer: z.record(z.string(), z.unknown()),
 		},
-		async () => routes.openApi('convo-runner control API', '1.0.0'),
+		async () => routes.openApi(API_TITLE, API_VERSION),
 	);
-	consoleRoutes(app, auth, { publicHttps, wrongSecret });
-	mountBoard(app, context);
-	return app;
+}
+
+/**
+ * The OpenAPI document GET /openapi.json serves, without a server: the routes are declared, never
+ * registered, so `context` is only held by handlers that are never called.
+ */
+export function openApiDocument(context: RunnerContext): Record<string, unknown> {
+	const routes = new RouteTable();
+	declareRoutes(routes, context, { workersRunning: () => false });
+	return routes.openApi(API_TITLE, API_VERSION);
 }
 
 /** A flood of refused connections is logged once a minute at most. */

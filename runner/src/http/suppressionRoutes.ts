@@ -6,7 +6,7 @@ import { Readable as ReadableStream } from 'node:stream';
 
 import { z } from 'zod/v4';
 
-import { addSuppressionBody, listSuppressionsQuery, parsePhoneNumber, RUNNER_ROUTES } from 'convo-contract';
+import { addSuppressionBody, listSuppressionsQuery, parsePhoneNumber } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as audience from '../core/audience';
 import { parseRecords } from '../core/campaigns';
@@ -28,6 +28,15 @@ const phoneParams = z.object({
 	}),
 });
 
+/** POST /api/suppressions/import: rows read, phones added, already there, rejected rows (the first few). */
+const importAnswer = z.object({
+	rows: z.int().min(0),
+	added: z.int().min(0),
+	already: z.int().min(0),
+	rejected: z.int().min(0),
+	rejections: z.array(z.object({ line: z.int().min(1), reason: z.string() })),
+});
+
 /** The API's name of a phone in a body. */
 const PHONE = 'phone';
 
@@ -44,7 +53,7 @@ async function asField<T>(work: () => Promise<T>): Promise<T> {
 export function suppressionRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.addSuppression),
+			...at('addSuppression'),
 			tag: 'suppressions',
 			summary:
 				'Put a phone on the suppression list (source operator, or workflow): no marketing campaign sends to it; ' +
@@ -64,7 +73,7 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 	);
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.listSuppressions),
+			...at('listSuppressions'),
 			tag: 'suppressions',
 			summary: 'The suppression list, newest first, a page at a time',
 			query: listSuppressionsQuery,
@@ -76,6 +85,7 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 		{
 			method: 'GET',
 			url: '/api/suppressions/export',
+			operationId: 'exportSuppressions',
 			tag: 'suppressions',
 			summary: 'The whole suppression list as CSV: phone,reason,source,at, oldest first',
 			produces: ['text/csv'],
@@ -91,12 +101,14 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 		{
 			method: 'POST',
 			url: '/api/suppressions/import',
+			operationId: 'importSuppressions',
 			tag: 'suppressions',
 			summary:
 				'Import a CSV body (text/csv) with a phone column and optionally reason: ' +
 				'each good row goes on the list (source import), a bad row is reported with its line',
 			consumes: ['text/csv'],
 			success: [200, '{ rows, added, already, rejected, rejections: [{ line, reason }] }'],
+			answer: importAnswer,
 		},
 		async ({ request, reply }) => {
 			const type = String(request.headers['content-type'] ?? '')
@@ -112,7 +124,7 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 	);
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.checkSuppression),
+			...at('checkSuppression'),
 			tag: 'suppressions',
 			summary: 'Whether a phone (the id: digits with country code) is on the suppression list, with its entry',
 			params: phoneParams,
@@ -122,7 +134,7 @@ export function suppressionRoutes(routes: RouteTable, context: RunnerContext): v
 	);
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.removeSuppression),
+			...at('removeSuppression'),
 			tag: 'suppressions',
 			summary: 'Take a phone (the id) off the suppression list; removed is false when it was not on it',
 			params: phoneParams,

@@ -1,5 +1,5 @@
 /** The webhook routes of the control API: thin over its doors in core/. The secret is in the create's answer only. */
-import { createWebhookBody, RUNNER_ROUTES, runnerIdParams } from 'convo-contract';
+import { createWebhookBody, runnerIdParams, webhookAnswer } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import type { RunnerContext } from '../context';
@@ -13,10 +13,20 @@ const page = z.object({
 	offset: z.coerce.number().int().min(0).default(0),
 });
 
+/** A registration as lists show it: a disabled one with when and why. */
+const listedWebhook = webhookAnswer.extend({
+	description: z.string().nullable(),
+	created_at: z.iso.datetime(),
+	disabled_at: z.iso.datetime().optional(),
+	disabled_reason: z.string().optional(),
+});
+const count = z.int().min(0);
+const listAnswer = z.object({ webhooks: z.array(listedWebhook), total: count, limit: count, offset: count });
+
 export function webhookRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.createWebhook),
+			...at('createWebhook'),
 			tag: 'webhooks',
 			summary:
 				'Register a URL for events (campaign.finished, campaign.paused, campaign.delivery_settled, ' +
@@ -30,6 +40,7 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 		{
 			method: 'GET',
 			url: '/api/webhooks',
+			operationId: 'listWebhooks',
 			tag: 'webhooks',
 			summary:
 				'Registered webhooks, oldest first (no secrets), a page at a time; ' +
@@ -40,6 +51,7 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 				'{ webhooks: [{ id, url, events, description, created_at, disabled_at?, ' +
 					'disabled_reason? }], total, limit, offset }',
 			],
+			answer: listAnswer,
 		},
 		async ({ query }) => ({
 			...(await core.pageWebhooks(context, query.offset, query.limit)),
@@ -51,16 +63,18 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 		{
 			method: 'POST',
 			url: '/api/webhooks/:id/enable',
+			operationId: 'enableWebhook',
 			tag: 'webhooks',
 			summary: 'Enable a webhook disabled after failed deliveries: later events are delivered again; 404 when unknown',
 			params: id,
 			success: [200, '{ id, url, events, description, created_at }'],
+			answer: listedWebhook,
 		},
 		async ({ params }) => core.enableWebhook(context, params.id),
 	);
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.getWebhook),
+			...at('getWebhook'),
 			tag: 'webhooks',
 			summary: 'One webhook (no secret); 404 when unknown',
 			params: id,
@@ -70,7 +84,7 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 	);
 	routes.add(
 		{
-			...at(RUNNER_ROUTES.removeWebhook),
+			...at('removeWebhook'),
 			tag: 'webhooks',
 			summary: 'Remove a webhook: no more deliveries, queued retries included; 404 when unknown',
 			params: id,

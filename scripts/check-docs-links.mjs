@@ -6,26 +6,15 @@
  * followed: CI reaches none of them.
  */
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { LinkChecker } from 'linkinator';
 
+import { freePort } from './freePort.mjs';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const site = join(root, 'docs', '.vitepress', 'dist');
-
-/** A port nothing listens on now, for linkinator's static server. */
-async function freePort() {
-	return new Promise((resolve, reject) => {
-		const server = createServer();
-		server.once('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const { port } = server.address();
-			server.close(() => resolve(port));
-		});
-	});
-}
 
 /** The broken links of one check: linkinator serves `path` on a free port and follows what is on it. */
 async function brokenLinks(options) {

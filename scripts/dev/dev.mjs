@@ -17,6 +17,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rm
 import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
 
+import { freePort } from '../freePort.mjs';
 import { claimOwner, exampleFiles, localCredentials, prepareExample } from './n8n-setup.mjs';
 import { startStubModel } from './stub-model.mjs';
 
@@ -136,17 +137,6 @@ async function stopAll(graceMs = 15_000, redisGraceMs = 5_000) {
 }
 
 // --- small helpers ----------------------------------------------------------------------------
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const server = createServer();
-		server.once('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const { port } = server.address();
-			server.close(() => resolve(port));
-		});
-	});
-}
-
 /** The wanted port if it is free (0: any free port); else a free one, said aloud. */
 async function pickPort(what, wanted) {
 	if (wanted === 0) return await freePort();

@@ -297,30 +297,13 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
  * Details of these ids (what a list shows: name, created time, template, number, counts, state); a
  * draft that expired a moment ago (its id still listed) is left out.
  */
-async function detailsOf(context: RunnerContext, ids: string[]): Promise<CampaignDetail[]> {
+export async function detailsOf(context: RunnerContext, ids: string[]): Promise<CampaignDetail[]> {
 	const found = await Promise.all(ids.map((id) => findCampaign(context, id)));
 	return Promise.all(
 		found
 			.filter((campaign): campaign is CampaignRecord => campaign !== undefined)
 			.map(async (campaign) => campaignDetail(campaign, await statusOf(context, campaign))),
 	);
-}
-
-/** A page of campaigns, newest first, and how many there are in all. */
-export interface CampaignPage {
-	items: CampaignDetail[];
-	total: number;
-	limit: number;
-	offset: number;
-}
-
-export async function pageCampaigns(
-	context: RunnerContext,
-	page: { offset: number; limit: number },
-): Promise<CampaignPage> {
-	const ids = await context.redis.zrevrange(context.keys.campaigns, page.offset, page.offset + page.limit - 1);
-	const total = await context.redis.zcard(context.keys.campaigns);
-	return { items: await detailsOf(context, ids), total, limit: page.limit, offset: page.offset };
 }
 
 /** Statuses read per round when every campaign is listed: memory stays bounded by a page, not the list. */

@@ -60,7 +60,14 @@ import {
 import { draftTest, firstAcceptedRow, sendTest, type TestSend } from '../campaigns/testSend';
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
-export { pageCampaigns, campaignFigures, type CampaignDetail, type CampaignStatus } from '../campaigns/store';
+export { campaignFigures, type CampaignDetail, type CampaignStatus } from '../campaigns/store';
+export {
+	CAMPAIGN_SORTS,
+	campaignListQuery,
+	checkedListQuery,
+	pageCampaigns,
+	type CampaignListQuery,
+} from '../campaigns/listing';
 export { API_NAMES } from '../campaigns/schema';
 export { OUTCOMES, type Outcome } from '../ledger';
 

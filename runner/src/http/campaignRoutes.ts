@@ -242,11 +242,11 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		{
 			...at('listCampaigns'),
 			tag: 'campaigns',
-			summary: 'Campaigns, newest first, a page at a time',
-			query: z.object({
-				limit: z.coerce.number().int().min(1).max(500).default(50),
-				offset: z.coerce.number().int().min(0).default(0),
-			}),
+			summary:
+				'Campaigns, a page at a time (offset, limit), newest first or sort=state (life-cycle order); ' +
+				'search= a part of the name or id (any case), state= one or more states (comma-separated), ' +
+				'from= the sending number; total counts the campaigns that match',
+			query: campaigns.campaignListQuery,
 			success: [
 				200,
 				'{ items: [{ id, name, state, created_at, template_id, from, total, counts, ' +

@@ -241,14 +241,17 @@ test('CLI: create --name, and without it the file name; list shows NAME, CREATED
 		'FROM',
 		'TOTAL',
 		'SENT',
-		'FAILED',
+		'NOT SENT',
+		'UNKNOWN',
+		'CANCELLED',
+		'REJECTED',
 		'PENDING',
 	]);
 	const row = lines.find((line) => line.startsWith(named.id))?.split(/\s{2,}/);
 	expect(row?.slice(0, 3)).toEqual([named.id, 'Spring sale', 'scheduled']);
 	expect(row?.[3]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d$/);
 	expect(row?.[4]).toBe(shownStart);
-	expect(row?.slice(5)).toEqual([template(), from.slice(1), '2', '0', '0', '2']);
+	expect(row?.slice(5)).toEqual([template(), from.slice(1), '2', '0', '0', '0', '0', '0', '2']);
 	expect(lines.find((line) => line.startsWith(unnamed.id))).toContain('customers-march');
 
 	const json = JSON.parse((await runCli(['campaign', 'list', '--json'], runner.env)).stdout);

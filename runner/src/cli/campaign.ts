@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 
 import { Option, type Command } from 'commander';
+import { CAMPAIGN_STATES } from 'convo-contract';
 
 import * as core from '../core/campaigns';
 import { UserError } from '../errors';
@@ -50,6 +51,20 @@ function describeFunnel(status: core.CampaignStatus): string[] {
 const NAME_SHOWN = 40;
 const shortened = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
+/**
+ * Recipients not sent, as the console counts them: refused by the service (failed) or proven
+ * not sent (a campaign that ended failed leaves its recipients so).
+ */
+const notSent = (counts: core.CampaignDetail['counts']) => counts.failed + counts.not_sent;
+
+/** The template as the console shows it: its name beside its id where the campaign keeps one. */
+function templateShown(campaign: core.CampaignDetail): string {
+	const name = (campaign as { template_name?: unknown }).template_name;
+	return typeof name === 'string' && name !== ''
+		? `${shortened(name, NAME_SHOWN)} (${campaign.template_id})`
+		: campaign.template_id;
+}
+
 /** `campaign list` as a table: a column per field an operator picks a campaign by, the counts last. */
 function campaignTable(campaigns: core.CampaignDetail[]): string[] {
 	const header = [
@@ -62,7 +77,10 @@ function campaignTable(campaigns: core.CampaignDetail[]): string[] {
 		'FROM',
 		'TOTAL',
 		'SENT',
-		'FAILED',
+		'NOT SENT',
+		'UNKNOWN',
+		'CANCELLED',
+		'REJECTED',
 		'PENDING',
 	];
 	const rows = campaigns.map((c) => [
@@ -72,11 +90,14 @@ function campaignTable(campaigns: core.CampaignDetail[]): string[] {
 		utcMinute(c.created_at),
 		// Only a campaign created with a start time has one of its own; the others started at their create.
 		c.start_at ? utcMinute(c.start_at) : '-',
-		c.template_id,
+		templateShown(c),
 		c.from,
 		String(c.total),
 		String(c.counts.sent),
-		String(c.counts.failed),
+		String(notSent(c.counts)),
+		String(c.counts.unknown),
+		String(c.counts.cancelled),
+		String(c.counts.rejected),
 		String(c.counts.pending + c.counts.claimed),
 	]);
 	const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
@@ -89,6 +110,18 @@ function campaignTable(campaigns: core.CampaignDetail[]): string[] {
 }
 
 const CAMPAIGN_FORMATS = ['csv', 'json', 'ndjson'] as const;
+
+/** `campaign list`'s options as its errors name them. */
+const LIST_OPTION_NAMES = {
+	search: '--search',
+	state: '--state',
+	from: '--from',
+	sort: '--sort',
+	limit: '--limit',
+	offset: '--offset',
+} as const;
+/** Campaigns read per round when `campaign list` lists every match. */
+const ALL_PAGE = 500;
 
 const STATUS_HELP = [
 	'state and counts per outcome, then the delivery funnel: audience, accepted, sent, delivered, read, ' +
@@ -372,22 +405,63 @@ export function addCampaignCommands(program: Command): void {
 		},
 	);
 
-	runs(campaign.command('list').description('campaigns, newest first, and cron schedules'), async ({ context }) => {
-		const campaigns = await core.listCampaigns(context);
-		const schedules = await core.listSchedules(context);
-		await warnIfNoRunner(context, 'nothing listed here is being sent');
-		return answer({ campaigns, schedules }, () =>
-			[
-				...schedules.map(
-					(s) =>
-						`schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; ` +
-						`across its campaigns: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, ` +
-						`read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
-				),
-				...(campaigns.length > 0 ? campaignTable(campaigns) : ['no campaigns']),
-			].join('\n'),
-		);
-	});
+	runs(
+		campaign
+			.command('list')
+			.description(
+				'campaigns, newest first, and cron schedules; --search, --state, --from narrow the list, ' +
+					'--limit and --offset page it (without --limit every match is listed)',
+			)
+			.option('--search <text>', 'only campaigns whose name or id holds this text (any case)')
+			.option('--state <states>', `only campaigns in these states, separated by commas (${CAMPAIGN_STATES.join(', ')})`)
+			.option('--from <number>', 'only campaigns sending from this number')
+			.addOption(
+				new Option('--sort <order>', 'created: newest first; state: by state, newest first within one')
+					.choices(core.CAMPAIGN_SORTS)
+					.default('created'),
+			)
+			.option('--limit <n>', 'the most campaigns to list (a page)')
+			.option('--offset <n>', 'campaigns to skip first (the next page starts at offset + limit)'),
+		async ({ context, options }) => {
+			const { search, state, from, sort, limit, offset } = options as Record<string, string | undefined>;
+			const query = core.checkedListQuery({ search, state, from, sort, limit, offset }, LIST_OPTION_NAMES);
+			const filtered = search !== undefined || state !== undefined || from !== undefined;
+			let page = await core.pageCampaigns(context, limit === undefined ? { ...query, limit: ALL_PAGE } : query);
+			const campaigns = [...page.items];
+			// Without --limit every match is listed, read a bounded page at a time.
+			while (limit === undefined && page.items.length > 0 && query.offset + campaigns.length < page.total) {
+				page = await core.pageCampaigns(context, {
+					...query,
+					offset: query.offset + campaigns.length,
+					limit: ALL_PAGE,
+				});
+				campaigns.push(...page.items);
+			}
+			const schedules = filtered ? [] : await core.listSchedules(context);
+			await warnIfNoRunner(context, 'nothing listed here is being sent');
+			const shown = { total: page.total, offset: query.offset, count: campaigns.length };
+			const next = query.offset + campaigns.length;
+			return answer({ campaigns, schedules, ...shown }, () =>
+				[
+					...schedules.map(
+						(s) =>
+							`schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; ` +
+							`across its campaigns: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, ` +
+							`read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
+					),
+					...(campaigns.length > 0
+						? campaignTable(campaigns)
+						: [filtered || query.offset > 0 ? 'no campaign matches' : 'no campaigns']),
+					...(campaigns.length > 0 && (next < page.total || query.offset > 0)
+						? [
+								`campaigns ${query.offset + 1}-${next} of ${page.total}` +
+									(next < page.total ? ` (next page: --offset ${next})` : ''),
+							]
+						: []),
+				].join('\n'),
+			);
+		},
+	);
 
 	for (const [name, act, description] of [
 		['pause', core.pauseCampaign, 'stop new sends of this campaign on every process within a second'],

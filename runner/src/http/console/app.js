@@ -27,15 +27,8 @@
 			C.views.create.show(page);
 			return;
 		}
-		var refresh;
-		if (match) {
-			view = C.views.campaign.open(page, match[1]);
-			refresh = view.refresh;
-		} else {
-			refresh = function () {
-				return C.views.list.show(page);
-			};
-		}
+		view = match ? C.views.campaign.open(page, match[1]) : C.views.list.open(page);
+		var refresh = view.refresh;
 		var tick = function () {
 			refresh().catch(function (error) {
 				showError(page, error);

@@ -125,9 +125,10 @@
 		return '/api/campaigns?' + parts.join('&');
 	}
 
-	/** A labelled field of the list's filters. */
+	/** A field of the list's filters under its label (tied by id: the label names the field alone, not its options). */
 	function filterField(label, control) {
-		return el('label', {}, [el('span', { text: label }), control]);
+		control.id = control.getAttribute('data-testid');
+		return el('div', { class: 'field' }, [el('label', { for: control.id, text: label }), control]);
 	}
 
 	function option(value, text, selected) {

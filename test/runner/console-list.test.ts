@@ -1,0 +1,99 @@
+/**
+ * The console's campaign list in a real browser (Debian's Chromium driven by playwright-core) at
+ * 1280 px against a running `convo-runner start`: 106 campaigns paged 50 at a time to the last page
+ * and back by keyboard, a search and a state filter narrowing the list, and a window that never
+ * scrolls sideways, however long a name.
+ */
+import type { Browser } from 'playwright-core';
+
+import { cancel, createCampaign } from '../../runner/src/core/campaigns';
+import { consolePage, launchChromium, SHOTS } from './consoleSupport';
+import { positionalTemplate, startApi, useRunnerUnderTest, writeRecipientsCsv } from './support';
+
+jest.setTimeout(180_000);
+
+const TOKEN = 'console-list-token-0123456789';
+const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
+let base = '';
+let browser: Browser;
+const BULK = 105;
+let oddOne = '';
+
+beforeAll(async () => {
+	base = await startApi(runner);
+	browser = await launchChromium();
+	const { path } = writeRecipientsCsv(1, { seed: 41 });
+	// Scheduled an hour ahead: stored and listed through the real create, nothing sent.
+	const at = new Date(Date.now() + 3_600_000).toISOString();
+	const settings = { templateId: positionalTemplate(runner.business).id, source: path, at };
+	const make = async (name: string) => {
+		const answer = await createCampaign(runner.context, { ...settings, name, from: runner.business.phoneNumbers[0] });
+		if (answer.kind !== 'campaign') throw new Error('not a campaign');
+		return answer.id;
+	};
+	for (let i = 0; i < BULK; i += 1) await make(`Bulk ${String(i).padStart(3, '0')}`);
+	oddOne = await make(`A name long enough to push a column out of any window ${'x'.repeat(60)}`);
+	await cancel(runner.context, oddOne);
+});
+afterAll(async () => {
+	await browser?.close();
+});
+
+test('at 1280 px: page past 100 and back, search, filter by state; the page never scrolls sideways', async () => {
+	const { page, violations } = await consolePage(browser, base, TOKEN, { width: 1280, height: 900 });
+	const rows = page.getByTestId('campaign-row');
+	const count = page.getByTestId('list-count');
+	const noSideways = async () =>
+		expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(
+			0,
+		);
+	await rows.first().waitFor();
+	expect(await count.textContent()).toBe(`1–50 of ${BULK + 1}`);
+	expect(await rows.count()).toBe(50);
+	await noSideways();
+	// The long name is cut to its cell; the whole of it is its title.
+	const link = page.getByTestId('campaign-link').first();
+	expect(await link.getAttribute('title')).toMatch(/^A name long enough/);
+
+	// Every field has a label an assistive tool reads.
+	for (const label of ['Search', 'State', 'Number', 'Sort']) await page.getByLabel(label, { exact: true }).waitFor();
+
+	// By keyboard: Next is reached and pressed twice, to the last page past the first hundred.
+	await page.getByTestId('page-next').focus();
+	await page.keyboard.press('Enter');
+	await page.getByText(`51–100 of ${BULK + 1}`).waitFor();
+	await page.keyboard.press('Enter');
+	await page.getByText(`101–${BULK + 1} of ${BULK + 1}`).waitFor();
+	expect(await rows.count()).toBe(BULK + 1 - 100);
+	expect(await page.getByTestId('page-next').isDisabled()).toBe(true);
+	expect(await page.getByTestId('campaign-link').last().textContent()).toBe('Bulk 000');
+	await noSideways();
+	await page.getByTestId('page-previous').click();
+	await page.getByText(`51–100 of ${BULK + 1}`).waitFor();
+
+	// A search starts again at the first page and survives the 2 s refresh with its focus.
+	await page.getByLabel('Search').fill('bulk 10');
+	await page.getByText('1–5 of 5').waitFor();
+	expect((await page.getByTestId('campaign-link').allTextContents()).sort()).toEqual([
+		'Bulk 100',
+		'Bulk 101',
+		'Bulk 102',
+		'Bulk 103',
+		'Bulk 104',
+	]);
+	await page.waitForTimeout(2_500);
+	expect(await page.getByLabel('Search').inputValue()).toBe('bulk 10');
+	expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('list-search');
+	expect(await rows.count()).toBe(5);
+
+	await page.getByLabel('Search').fill('');
+	await page.getByLabel('State', { exact: true }).selectOption('cancelled');
+	await page.getByText('1–1 of 1').waitFor();
+	expect(await page.getByTestId('list-id').textContent()).toBe(oddOne);
+	await page.getByLabel('Search').fill('bulk');
+	await page.getByTestId('no-match').waitFor();
+	await noSideways();
+	await page.screenshot({ path: `${SHOTS}/console-list-1280.png`, fullPage: true });
+	expect(violations).toEqual([]);
+	await page.context().close();
+});

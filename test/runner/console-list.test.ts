@@ -44,9 +44,7 @@ test('at 1280 px: page past 100 and back, search, filter by state; the page neve
 	const rows = page.getByTestId('campaign-row');
 	const count = page.getByTestId('list-count');
 	const noSideways = async () =>
-		expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(
-			0,
-		);
+		expect(await page.locator('html').evaluate((root) => root.scrollWidth - root.clientWidth)).toBe(0);
 	await rows.first().waitFor();
 	expect(await count.textContent()).toBe(`1–50 of ${BULK + 1}`);
 	expect(await rows.count()).toBe(50);
@@ -83,7 +81,9 @@ test('at 1280 px: page past 100 and back, search, filter by state; the page neve
 	]);
 	await page.waitForTimeout(2_500);
 	expect(await page.getByLabel('Search').inputValue()).toBe('bulk 10');
-	expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('list-search');
+	expect(await page.getByTestId('list-search').evaluate((field) => field === field.ownerDocument.activeElement)).toBe(
+		true,
+	);
 	expect(await rows.count()).toBe(5);
 
 	await page.getByLabel('Search').fill('');

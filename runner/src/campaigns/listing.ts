@@ -13,7 +13,7 @@ import { detailsOf, type CampaignDetail } from './store';
 
 /** `created`: newest first; `state`: in the states' life-cycle order (draft … failed), newest first within one. */
 export const CAMPAIGN_SORTS = ['created', 'state'] as const;
-export const MAX_CAMPAIGNS_PER_PAGE = 500;
+const MAX_CAMPAIGNS_PER_PAGE = 500;
 
 const STATES_RULE = `must be one or more of ${CAMPAIGN_STATES.join(', ')} (separated by commas)`;
 const isState = (text: string): text is CampaignState => (CAMPAIGN_STATES as readonly string[]).includes(text);

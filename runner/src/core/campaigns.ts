@@ -61,13 +61,7 @@ import { draftTest, firstAcceptedRow, sendTest, type TestSend } from '../campaig
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
 export { campaignFigures, type CampaignDetail, type CampaignStatus } from '../campaigns/store';
-export {
-	CAMPAIGN_SORTS,
-	campaignListQuery,
-	checkedListQuery,
-	pageCampaigns,
-	type CampaignListQuery,
-} from '../campaigns/listing';
+export { CAMPAIGN_SORTS, campaignListQuery, checkedListQuery, pageCampaigns } from '../campaigns/listing';
 export { API_NAMES } from '../campaigns/schema';
 export { OUTCOMES, type Outcome } from '../ledger';
 

@@ -81,6 +81,8 @@ export default tseslint.config(
 				location: 'readonly',
 				setInterval: 'readonly',
 				clearInterval: 'readonly',
+				setTimeout: 'readonly',
+				clearTimeout: 'readonly',
 				URLSearchParams: 'readonly',
 			},
 		},

@@ -246,8 +246,8 @@
 				query.from = from.value;
 				query.sort = sort.value;
 				query.offset = 0;
-				if (timer) window.clearTimeout(timer);
-				timer = window.setTimeout(function () {
+				if (timer) clearTimeout(timer);
+				timer = setTimeout(function () {
 					timer = null;
 					refresh().catch(function () {});
 				}, delay);
@@ -285,7 +285,7 @@
 		return {
 			refresh: refresh,
 			destroy: function () {
-				if (timer) window.clearTimeout(timer);
+				if (timer) clearTimeout(timer);
 			},
 		};
 	}

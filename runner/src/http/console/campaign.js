@@ -260,7 +260,7 @@
 				latest = c;
 				title.textContent = c.name ? c.name + ' (' + id + ')' : 'Campaign ' + id;
 				badgeBox.replaceChildren(C.badge(c.state));
-				// A campaign created with a start time shows it: when a scheduled one starts (and in how long), or when it was due.
+				// A campaign created with a start time shows it: when a scheduled one starts (and in how long), or was due.
 				countdown = c.state === 'scheduled' && c.start_at ? el('span', { 'data-testid': 'start-countdown' }) : null;
 				var start = c.start_at
 					? [

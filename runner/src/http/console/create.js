@@ -219,7 +219,9 @@
 			el('p', {
 				class: 'note',
 				'data-testid': 'dry-run-next',
-				text: 'Create and start (above) sends this request for real; change a field and check again as often as needed.',
+				text:
+					'Create and start (above) sends this request for real; ' +
+					'change a field and check again as often as needed.',
 			}),
 		]);
 	}

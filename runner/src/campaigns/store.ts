@@ -9,6 +9,7 @@ import { newId } from '../keys';
 import { campaignNumber } from '../keyGroups';
 import type { RunnerContext } from '../context';
 import { NotFoundError } from '../errors';
+import { redisScript } from '../redisScripts';
 import { storedCampaignName } from './names';
 import { repliedCount } from '../tracking/replies';
 import { trackingMode, type TrackingMode } from '../tracking/tracking';
@@ -221,8 +222,7 @@ export async function campaignFunnel(context: RunnerContext, campaign: CampaignR
  * the campaign shows a name beside its template id. The first name stays; the hash must exist.
  */
 export async function noteTemplateName(context: RunnerContext, from: string, id: string, name: string): Promise<void> {
-	const key = context.keys.campaign(from, id);
-	if (await context.redis.exists(key)) await context.redis.hsetnx(key, 'template_name', name);
+	await redisScript(context.redis, 'noteTemplateName')([context.keys.campaign(from, id)], [name]);
 }
 
 export async function findCampaign(context: RunnerContext, id: string): Promise<CampaignRecord | undefined> {

@@ -64,6 +64,7 @@ const SUPPRESSION = [
 ];
 const WEBHOOK = ['test/runner/webhook-limits.test.ts', 'test/runner/webhooks.test.ts'];
 const LUA_TESTS: Record<string, string[]> = {
+	'noteTemplateName-1.lua': ['test/runner/templateName.test.ts', 'test/runner/console-actions.test.ts'],
 	'claim-5.lua': LEDGER,
 	'settle-7.lua': LEDGER,
 	// No test calls it directly: whole send jobs do (send.ts), the rate test counting the places it takes.

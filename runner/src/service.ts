@@ -114,12 +114,14 @@ const SEND_TEMPLATE_STOPS: Record<number, string> = {
 	404: 'the template or the agent does not exist (or CONVO_EXTERNAL_URL points at the wrong place)',
 };
 
-/** A B8 outcome with the message id of its 2xx answer (a 2xx without one is unknown). */
-function sentTemplate(outcome: CallOutcome): CallOutcome & { messageId?: string } {
+/** A B8 outcome with the message id and template name of its 2xx answer (a 2xx without an id is unknown). */
+type TemplateSent = CallOutcome & { messageId?: string; templateName?: string };
+
+function sentTemplate(outcome: CallOutcome): TemplateSent {
 	if (outcome.kind !== 'ok') return outcome;
 	const parsed = sendTemplateResponse.safeParse(outcome.body);
 	if (!parsed.success) return { kind: 'unknown', reason: 'the service answered 2xx without a message id' };
-	return { ...outcome, messageId: parsed.data.message_id };
+	return { ...outcome, messageId: parsed.data.message_id, templateName: parsed.data.template_name };
 }
 
 type SendTemplateQuery = z.input<typeof sendTemplateQuery>;
@@ -239,7 +241,7 @@ export class ConvoService {
 	}
 
 	/** B8. The message id, or what else happened. */
-	async sendTemplate(input: OperationInput, signal?: AbortSignal): Promise<CallOutcome & { messageId?: string }> {
+	async sendTemplate(input: OperationInput, signal?: AbortSignal): Promise<TemplateSent> {
 		return sentTemplate(await this.call('sendTemplate', input, SEND_TEMPLATE_STOPS, signal));
 	}
 
@@ -250,7 +252,7 @@ export class ConvoService {
 	 */
 	templateSender(
 		query: SendTemplateQuery,
-	): (body: Record<string, unknown>, signal?: AbortSignal) => Promise<CallOutcome & { messageId?: string }> {
+	): (body: Record<string, unknown>, signal?: AbortSignal) => Promise<TemplateSent> {
 		const operation = OPERATIONS.sendTemplate;
 		const checked = sendTemplateQuery.parse(query);
 		const url = requestUrl('external', this.options.externalUrl, {

@@ -78,6 +78,19 @@ function recordOf(line: number, value: unknown): SourceRecord {
 
 export const isUrl = isHttpUrl;
 
+/** The extension of a file or URL's path, lower case (`.csv`). */
+function extensionOf(source: string): string {
+	return extname(isUrl(source) ? new URL(source).pathname : source).toLowerCase();
+}
+
+/** Tab-separated exports as spreadsheets name them (`.tsv`) and as some tools do (`.txt`): read as CSV with tabs. */
+const TAB_SEPARATED = ['.tsv', '.txt'];
+
+/** A CSV source's delimiter: the one given, a tab for a tab-separated name, else none (told from the header line). */
+export function csvDelimiterFor(source: string, given: string | undefined): string | undefined {
+	return given ?? (TAB_SEPARATED.includes(extensionOf(source)) ? '\t' : undefined);
+}
+
 /**
  * The format given, or told from the source's name. A refusal names the settings as the client
  * calls them (`names`); a client without a format setting (the API's campaigns) is not told to use one.
@@ -93,14 +106,13 @@ export function formatOf(
 			throw new FieldError(`${formatName} must be one of ${SOURCE_FORMATS.join(', ')}; got "${given}"`, formatName);
 		return given as SourceFormat;
 	}
-	const path = isUrl(source) ? new URL(source).pathname : source;
-	const extension = extname(path).toLowerCase();
-	if (extension === '.csv') return 'csv';
+	const extension = extensionOf(source);
+	if (extension === '.csv' || TAB_SEPARATED.includes(extension)) return 'csv';
 	if (extension === '.json') return 'json';
 	if (extension === '.ndjson' || extension === '.jsonl') return 'ndjson';
 	throw new FieldError(
 		`cannot tell the format of ${shownUrl(source)} from its name: ` +
-			`use a .csv, .json or .ndjson name${names.format ? `, or ${names.format}` : ''}`,
+			`use a .csv, .tsv, .txt, .json or .ndjson name${names.format ? `, or ${names.format}` : ''}`,
 		names.format ?? names.source,
 	);
 }
@@ -208,7 +220,10 @@ export async function* readRecords(
 	config?: RunnerConfig,
 	csv: CsvOptions = {},
 ): AsyncGenerator<SourceRecord> {
-	yield* parseRecords(await openSource(source, undefined, progress, access, config), format, shownUrl(source), csv);
+	yield* parseRecords(await openSource(source, undefined, progress, access, config), format, shownUrl(source), {
+		...csv,
+		delimiter: csvDelimiterFor(source, csv.delimiter),
+	});
 }
 
 /** How a CSV is read: its delimiter when the client gave one; otherwise it is told from the header line (csv.ts). */

@@ -268,7 +268,7 @@ test('validation errors name the field in the one error shape; unknown ids are 4
 		code: 'validation_failed',
 		field: 'source_url',
 		message:
-			'cannot tell the format of https://feeds.example.com/recipients from its name: use a .csv, .json or .ndjson name',
+			'cannot tell the format of https://feeds.example.com/recipients from its name: use a .csv, .tsv, .txt, .json or .ndjson name',
 	});
 	expect(
 		(

@@ -328,6 +328,54 @@ test('a semicolon CSV (Excel in many locales) and a tab one are read; --delimite
 	);
 });
 
+test('a .tsv or .txt export (as spreadsheets name tab-separated files) is read with tabs without --format, recipients and suppression imports alike', async () => {
+	const phones = ['4917064000021', '4917064000022'];
+	// A header with more commas than tabs: told from its header line it would be read with commas.
+	const header = 'phone\t1\t2\tnote, kept, aside';
+	const rows = phones.map((p, i) => `${p}\tAna\torder ${i}\tcall, then, write`).join('\n');
+	const create = (path: string, extra: string[] = []) =>
+		runCli(
+			[
+				'campaign',
+				'create',
+				'--template',
+				template(),
+				'--from',
+				from(),
+				'--recipients',
+				path,
+				'--at',
+				inAnHour(),
+				...extra,
+				'--json',
+			],
+			runner.env,
+		);
+	for (const name of ['export.tsv', 'export.TXT']) {
+		const made = await create(writeFile(name, `${header}\n${rows}\n`));
+		expect({ name, code: made.code, stderr: made.stderr }).toMatchObject({ name, code: 0 });
+		expect(JSON.parse(made.stdout)).toMatchObject({ accepted: 2, rejected: 0 });
+		await cancel(runner.context, JSON.parse(made.stdout).id);
+	}
+
+	// A delimiter given still wins over the name, and a header without a phone says how it was read.
+	const commas = await create(writeFile('commas.tsv', `phone,1,2\n${phones[0]},Ana,order\n`), ['--delimiter', 'comma']);
+	expect(JSON.parse(commas.stdout)).toMatchObject({ accepted: 1, rejected: 0 });
+	await cancel(runner.context, JSON.parse(commas.stdout).id);
+	const noPhone = await create(writeFile('contacts.tsv', 'Telefon\tName, first, last\n4917064000029\tAnna\n'));
+	expect(noPhone.code).toBe(1);
+	expect(JSON.parse(noPhone.stdout).error).toMatch(
+		/The header was read as 2 columns, with the tab delimiter of a \.tsv or \.txt name .*: "Telefon", "Name, first, last"$/,
+	);
+
+	const optOuts = writeFile('opt-outs.tsv', `phone\treason\n${phones[0]}\tasked, by phone\n`);
+	const imported = await runCli(['suppression', 'import', optOuts, '--json'], runner.env);
+	expect(imported.code).toBe(0);
+	expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 1, added: 1, rejected: 0 });
+	const removed = await runCli(['suppression', 'remove', phones[0], '--json'], runner.env);
+	expect(removed.code).toBe(0);
+});
+
 test('create lists the rejected rows (line, phone, reason) and how to see them all; a row with the wrong cell count keeps its phone', async () => {
 	const bad = Array.from({ length: 12 }, (_, i) => `${10 + i},a,b`);
 	const { path, phones } = writeRecipientsCsv(3, { seed: 65, extraLines: [...bad, '+4917065999999,only two'] });

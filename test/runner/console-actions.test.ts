@@ -155,6 +155,23 @@ test('a CSV uploaded through New campaign runs to completion; its rejected rows 
 	expect(await page.getByTestId('count-sent').textContent()).toBe('15');
 	const sends = sendsByPhone((await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to)));
 	expect([...sends.values()].map((list) => list.length)).toEqual(phones.map(() => 1));
+	// The template by the name the service's answers gave it, its id beside it on one line.
+	const template = positionalTemplate(runner.business);
+	expect((await api<Campaign & { template_name: string }>('GET', `/api/campaigns/${completedId}`)).template_name).toBe(
+		template.name,
+	);
+	await waitFor(
+		'the page to name the template',
+		async () => (await page.getByTestId('template-name').count()) > 0 || undefined,
+		10_000,
+		100,
+	);
+	expect(await page.getByTestId('template-name').textContent()).toBe(template.name);
+	expect(await page.getByTestId('template-id').textContent()).toBe(template.id);
+	const idLines = await page
+		.getByTestId('template-id')
+		.evaluate((node) => (node as unknown as { getClientRects(): { length: number } }).getClientRects().length);
+	expect(idLines).toBe(1);
 
 	// The two repeats are one group, shown by a real reason as an example; no number turned into a letter.
 	const reasons = await page.getByTestId('reason-row').allTextContents();
@@ -244,7 +261,20 @@ test('an empty chart waits for data; a scheduled campaign shows its start; the r
 	await start.waitFor();
 	expect(await start.getAttribute('datetime')).toBe(startAt);
 	expect(await start.textContent()).toBe(await local(startAt));
-	expect(await page.locator('p.meta').textContent()).toContain(` · starts ${await local(startAt)}`);
+	expect(await page.locator('p.meta').textContent()).toContain(` · starts ${await local(startAt)} (in `);
+	// The time to its start counts down each second, between the page's 2 s refreshes too.
+	const countdown = page.getByTestId('start-countdown');
+	expect(await countdown.textContent()).toMatch(/^in (59 min( \d+ s)?|1 h)$/);
+	const first = await countdown.textContent();
+	await waitFor(
+		'the countdown to tick',
+		async () => (await countdown.textContent()) !== first || undefined,
+		5_000,
+		100,
+	);
+	// Before the first send the template has no name yet: its id alone.
+	expect(await page.getByTestId('template-name').count()).toBe(0);
+	expect(await page.getByTestId('template-id').textContent()).toBe(positionalTemplate(runner.business).id);
 	expect(await page.getByTestId('chart-waiting').textContent()).toBe('Waiting for data…');
 	expect(await page.locator('.uplot').count()).toBe(0);
 	await shot('campaign-waiting');
@@ -344,6 +374,70 @@ test('an empty chart waits for data; a scheduled campaign shows its start; the r
 		/^Upload \d{4}-\d\d-\d\d \d\d:\d\d UTC$/,
 	);
 	await shot('list-states');
+});
+
+test('the cancel dialog follows the pending count while it is open; a count of one reads singular', async () => {
+	// 60 recipients at 5/s: the count moves while the operator reads the question.
+	const phones = Array.from({ length: 60 }, (_, i) => phoneOf(5, i));
+	const id = await createByApi(phones, { rate: 5 });
+	await page.goto(`${base}/#/campaigns/${id}`);
+	await waitFor(
+		'the campaign to send',
+		async () => Number(await page.getByTestId('count-sent').textContent()) > 0 || undefined,
+		30_000,
+		100,
+	);
+	await page.getByTestId('cancel').click();
+	const text = page.getByTestId('confirm-text');
+	const asked = await text.textContent();
+	await waitFor(
+		'the question to follow the count',
+		async () => (await text.textContent()) !== asked || undefined,
+		10_000,
+		100,
+	);
+	// What it asks is what the page behind it shows now.
+	const pendingNow = async () =>
+		Number(await page.getByTestId('count-pending').textContent()) +
+		Number(await page.getByTestId('count-claimed').textContent());
+	await waitFor(
+		'the question and the page to agree',
+		async () => {
+			const n = await pendingNow();
+			return (
+				((await text.textContent())?.startsWith(`${n} pending recipients will not be sent`) &&
+					(await page.getByTestId('confirm-ok').textContent()) === `Cancel ${n} recipients`) ||
+				undefined
+			);
+		},
+		10_000,
+		50,
+	);
+	await page.getByTestId('confirm-ok').click();
+	await waitFor(
+		'the campaign to be cancelled',
+		async () => (await page.getByTestId('state').textContent()) === 'cancelled' || undefined,
+		10_000,
+		100,
+	);
+
+	const single = await createByApi([phoneOf(6, 0)], { at: new Date(Date.now() + 3_600_000).toISOString() });
+	await page.goto(`${base}/#/campaigns/${single}`);
+	await page.getByTestId('start-at').waitFor();
+	await page.getByTestId('cancel').click();
+	expect(await text.textContent()).toBe(
+		'1 pending recipient will not be sent (messages already on their way finish). This cannot be undone.',
+	);
+	expect(await page.getByTestId('confirm-ok').textContent()).toBe('Cancel 1 recipient');
+	await page.getByTestId('confirm-ok').click();
+	await waitFor(
+		'the page to say one was cancelled',
+		async () =>
+			(await page.getByTestId('action-message').textContent()) === 'Cancelled: 1 recipient will not be sent.' ||
+			undefined,
+		10_000,
+		100,
+	);
 });
 
 test('retry not-sent, confirmed with the count, sends again only the recipients not sent', async () => {

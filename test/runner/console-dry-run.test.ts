@@ -2,8 +2,8 @@
  * The console's "Check first (dry run)" on New campaign (#23, #21 item 10), in a real browser
  * (Debian's Chromium through playwright-core) against a running `convo-runner start`: the dry run
  * shows the counts, the grouped reasons, the first rejected rows with their lines and the
- * estimated duration, stores and sends nothing; its "Create" then creates the campaign, whose
- * counts are those the dry run showed. The console guide's picture of a dry run is taken here.
+ * estimated duration, stores and sends nothing; the form's one "Create and start" then creates the
+ * campaign, whose counts are those the dry run showed. The console guide's picture of a dry run is taken here.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +39,7 @@ async function sandboxCounts(): Promise<unknown> {
 	return ((await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: unknown }).counts;
 }
 
-test('Check first (dry run) shows counts, reasons, first rejections and the estimate without creating anything; Create then creates what it showed', async () => {
+test('Check first (dry run) shows counts, reasons, first rejections and the estimate without creating anything; Create and start then creates what it showed', async () => {
 	const phones = Array.from({ length: 10 }, (_, i) => `49171800${String(i).padStart(5, '0')}`);
 	// Repeats of lines 2 and 3 (lines 12, 13) and a phone too short (line 14).
 	const lines = [
@@ -85,8 +85,12 @@ test('Check first (dry run) shows counts, reasons, first rejections and the esti
 	expect(await api<{ total: number }>('/api/campaigns')).toMatchObject({ total: 0 });
 	expect(await sandboxCounts()).toEqual(requestsBefore);
 
-	// Create confirms: the campaign the dry run described.
-	await page.getByTestId('dry-run-confirm').click();
+	// One button creates, the form's own: the result points at it rather than repeating it under another label.
+	expect(await page.getByTestId('dry-run-next').textContent()).toMatch(
+		/^Create and start \(above\) sends this request/,
+	);
+	expect(await page.getByRole('button', { name: /^Create/ }).allTextContents()).toEqual(['Create and start']);
+	await page.getByTestId('create-submit').click();
 	const summary = page.getByTestId('create-summary');
 	await summary.waitFor();
 	expect(await summary.locator('p').first().textContent()).toBe('Created: 10 recipients accepted, 3 rejected.');
@@ -150,6 +154,27 @@ test("The runner's refusals name the fields as the form labels them", async () =
 	expect(await error.textContent()).toBe('End at must be after the campaign starts (Start at)');
 	expect(await api<{ total: number }>('/api/campaigns')).toMatchObject({ total: 1 });
 	expect(violations).toEqual([]);
+});
+
+test('counts read as English: one row, one send per second, one recipient accepted', async () => {
+	await page.goto(`${base}/#/`);
+	await page.getByTestId('new-campaign').click();
+	await page.getByTestId('create-form').waitFor();
+	const path = join(mkdtempSync(join(tmpdir(), 'console-dry-run-')), 'one.csv');
+	writeFileSync(path, 'phone,1,2\n+4917180099101,Ana,#1\n');
+	await page.getByTestId('create-file').setInputFiles(path);
+	await page.getByTestId('create-template').fill(positionalTemplate(runner.business).id);
+	await page.getByTestId('create-from').fill(runner.business.phoneNumbers[0]);
+	await page.getByTestId('create-rate').fill('1');
+	await page.getByTestId('create-at').fill('2099-01-02T10:00');
+	await page.getByTestId('create-dry-run').click();
+	await page.getByTestId('dry-run-result').waitFor();
+	expect(await page.getByTestId('dry-run-counts').textContent()).toBe('1 row: 1 accepted, 0 rejected.');
+	expect(await page.getByTestId('dry-run-estimate').textContent()).toMatch(/^Estimated duration: \d+ s at 1 send\/s, /);
+	await page.getByTestId('create-submit').click();
+	const summary = page.getByTestId('create-summary');
+	await summary.waitFor();
+	expect(await summary.locator('p').first().textContent()).toBe('Created: 1 recipient accepted, 0 rejected.');
 });
 
 async function waitForText(locator: ReturnType<Page['getByTestId']>, pattern: RegExp): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { formatOf, readRecords, SourceError, type SourceRecord } from '../source';
+import { csvDelimiterFor, formatOf, readRecords, SourceError, type SourceRecord } from '../source';
 import { shownUrl } from '../net/urls';
 import { delimiterName } from '../csv';
 import { PENDING_RECORD, counterField, encodeRecord, OUTCOMES } from '../ledger';
@@ -45,7 +45,7 @@ const REJECTIONS_SHOWN = 20;
  * read with commas is one column named `phone;name`, which says at once what went wrong. The
  * header is the operator's own file; each name is cut short and at most 10 are listed.
  */
-function columnsRead(columns: readonly string[] | undefined, given: string | undefined): string {
+function columnsRead(columns: readonly string[] | undefined, given: string | undefined, byName = false): string {
 	if (!columns) return '';
 	const shown = columns.slice(0, 10).map((name) => JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name));
 	const more = columns.length > shown.length ? ` and ${columns.length - shown.length} more` : '';
@@ -53,7 +53,9 @@ function columnsRead(columns: readonly string[] | undefined, given: string | und
 		given === undefined
 			? 'the delimiter told from its header line (comma, semicolon or tab; --delimiter, ' +
 				"or the API's delimiter, sets it)"
-			: `the ${delimiterName(given)} delimiter given`;
+			: byName
+				? "the tab delimiter of a .tsv or .txt name (--delimiter, or the API's delimiter, sets another)"
+				: `the ${delimiterName(given)} delimiter given`;
 	return (
 		`. The header was read as ${columns.length} column${columns.length === 1 ? '' : 's'}, with ${how}: ` +
 		`${shown.join(', ')}${more}`
@@ -385,6 +387,8 @@ export async function snapshotCampaign(
 	// Past the cap of numbers holding a copy of the suppression list, refused before any row is read.
 	if (!dryRun) await reserveCopy(context, input.from);
 
+	// A file or URL named .tsv or .txt is read with tabs unless a delimiter was given (source.ts).
+	const delimiterRead = input.records ? input.delimiter : csvDelimiterFor(input.source, input.delimiter);
 	try {
 		const records = cappedRows(
 			input.records ??
@@ -411,7 +415,11 @@ export async function snapshotCampaign(
 		if (rows.total > 0 && !rows.anyPhoneField)
 			throw new SourceError(
 				`${shownUrl(input.source)} has no "phone" column or field: ` +
-					`every recipient needs one (digits with country code)${columnsRead(rows.columns, input.delimiter)}`,
+					`every recipient needs one (digits with country code)${columnsRead(
+						rows.columns,
+						delimiterRead,
+						!input.records && input.delimiter === undefined && delimiterRead !== undefined,
+					)}`,
 			);
 		if (!dryRun) await input.beforeCommit?.(rows.firstAccepted);
 	} catch (error) {

@@ -9,6 +9,7 @@ import { newId } from '../keys';
 import { campaignNumber } from '../keyGroups';
 import type { RunnerContext } from '../context';
 import { NotFoundError } from '../errors';
+import { redisScript } from '../redisScripts';
 import { storedCampaignName } from './names';
 import { repliedCount } from '../tracking/replies';
 import { trackingMode, type TrackingMode } from '../tracking/tracking';
@@ -25,6 +26,8 @@ export interface CampaignRecord {
 	name: string;
 	state: CampaignState;
 	templateId: string;
+	/** The template's name as the service's first accepted send named it; absent until then. */
+	templateName?: string;
 	from: string;
 	agentId?: string;
 	rate: number;
@@ -93,6 +96,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		name: storedCampaignName(hash, number('created_at')),
 		state: hash.state as CampaignState,
 		templateId: hash.template_id,
+		templateName: hash.template_name || undefined,
 		from: hash.from,
 		agentId: hash.agent_id || undefined,
 		rate: number('rate'),
@@ -213,6 +217,14 @@ export async function campaignFunnel(context: RunnerContext, campaign: CampaignR
 	return funnelOf(campaign, await repliedCount(context, campaign), trackingMode(context.config));
 }
 
+/**
+ * Keeps the template's name the service gave in a send's answer (B8 names it; nothing else does), so
+ * the campaign shows a name beside its template id. The first name stays; the hash must exist.
+ */
+export async function noteTemplateName(context: RunnerContext, from: string, id: string, name: string): Promise<void> {
+	await redisScript(context.redis, 'noteTemplateName')([context.keys.campaign(from, id)], [name]);
+}
+
 export async function findCampaign(context: RunnerContext, id: string): Promise<CampaignRecord | undefined> {
 	const number = await campaignNumber(context, id);
 	if (number === undefined) return undefined;
@@ -273,6 +285,7 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 	return {
 		...status,
 		template_id: campaign.templateId,
+		template_name: campaign.templateName ?? null,
 		from: campaign.from,
 		agent_id: campaign.agentId ?? null,
 		rate_limit: campaign.rate,

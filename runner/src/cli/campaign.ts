@@ -7,7 +7,7 @@ import { CAMPAIGN_STATES } from 'convo-contract';
 
 import * as core from '../core/campaigns';
 import { UserError } from '../errors';
-import { answer, runs } from './command';
+import { answer, plural, runs } from './command';
 import { follow, warnIfNoRunner } from './follow';
 import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from './runOptions';
 
@@ -223,7 +223,7 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 	const expired = dry.counts.expired ? ` (of the accepted, ${dry.counts.expired} would expire unsent at the end)` : '';
 	return [
 		`dry run: nothing was stored or sent`,
-		`${dry.total} rows: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected` +
+		`${plural(dry.total, 'row')}: ${dry.counts.accepted} accepted, ${dry.counts.rejected} rejected` +
 			`${suppressedPart(dry.counts.suppressed)}${capped}${expired}`,
 		...(dry.zones ? [`time zones: ${dry.zones.map((zone) => `${zone.zone} ${zone.recipients}`).join(', ')}`] : []),
 		...(reasons.length > 0 ? ['reasons:', ...reasons] : []),
@@ -234,7 +234,7 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 					...(more > 0 ? [`  and ${more} more (the reasons above count them all)`] : []),
 				]
 			: []),
-		`estimated duration: ${spoken(estimate.seconds)} at ${estimate.rate} sends/s, ${when}`,
+		`estimated duration: ${spoken(estimate.seconds)} at ${plural(estimate.rate, 'send')}/s, ${when}`,
 		...(dry.test_send ? [`test send to ${dry.test_send.to}: not sent (a dry run sends no test)`] : []),
 	].join('\n');
 }
@@ -373,7 +373,7 @@ export function addCampaignCommands(program: Command): void {
 					() =>
 						tested +
 						[
-							`campaign ${created.id}: ${created.state}, ${created.accepted} recipients, ` +
+							`campaign ${created.id}: ${created.state}, ${plural(created.accepted, 'recipient')}, ` +
 								`${created.rejected} rejected${suppressedPart(created.suppressed)}`,
 							...describeRejections(created),
 						].join('\n'),
@@ -382,7 +382,7 @@ export function addCampaignCommands(program: Command): void {
 			process.stderr.write(
 				tested +
 					[
-						`campaign ${created.id}: ${created.accepted} recipients, ` +
+						`campaign ${created.id}: ${plural(created.accepted, 'recipient')}, ` +
 							`${created.rejected} rejected${suppressedPart(created.suppressed)}`,
 						...describeRejections(created),
 					].join('\n') +
@@ -487,7 +487,7 @@ export function addCampaignCommands(program: Command): void {
 		campaign.command('rate <id> <per-second>').description("change the campaign's sends per second while it runs"),
 		async ({ context, args: [id, perSecond] }) => {
 			const rate = await core.setCampaignRate(context, id, Number(perSecond));
-			return answer({ id, rate }, () => `${id}: ${rate} sends/s`);
+			return answer({ id, rate }, () => `${id}: ${plural(rate, 'send')}/s`);
 		},
 	);
 
@@ -536,7 +536,10 @@ export function addCampaignCommands(program: Command): void {
 			const result = undelivered
 				? await core.retryUndelivered(context, id, { reason, after }, { reason: '--reason', after: '--after' })
 				: await core.retryNotSent(context, id);
-			return answer({ id, ...result }, () => `${id}: ${result.requeued} recipients sent again; ${result.state}`);
+			return answer(
+				{ id, ...result },
+				() => `${id}: ${plural(result.requeued, 'recipient')} sent again; ${result.state}`,
+			);
 		},
 	);
 

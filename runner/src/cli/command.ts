@@ -30,6 +30,11 @@ export interface Answer {
 
 export const answer = (value: unknown, text: () => string): Answer => ({ value, text });
 
+const pluralRules = new Intl.PluralRules('en');
+/** `n` with the word its number takes: "1 recipient", "2 recipients" (`many` when the plural is not word + s). */
+export const plural = (n: number, one: string, many = `${one}s`): string =>
+	`${n} ${pluralRules.select(n) === 'one' ? one : many}`;
+
 function print(io: Io, value: unknown, human: () => string): void {
 	process.stdout.write(io.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
 }

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 
 import * as core from '../core/audience';
 import { UserError } from '../errors';
-import { answer, runs } from './command';
+import { answer, plural, runs } from './command';
 
 /** The CLI's name of the phone argument, in errors. */
 const PHONE = '<phone>';
@@ -90,7 +90,7 @@ export function addSuppressionCommands(program: Command): void {
 			const imported = await core.importSuppressionFile(context, source);
 			return answer(imported, () =>
 				[
-					`${imported.rows} rows: ${imported.added} added, ${imported.already} already on the list, ` +
+					`${plural(imported.rows, 'row')}: ${imported.added} added, ${imported.already} already on the list, ` +
 						`${imported.rejected} rejected`,
 					...imported.rejections.map((r) => `  line ${r.line}: ${r.reason}`),
 					...(imported.rejected > imported.rejections.length

@@ -19,6 +19,7 @@ import type { RunnerContext } from '../context';
 import { sendRetryDelay, type SendJobData } from '../jobs';
 import type { ConvoService } from '../service';
 import { failCampaign } from '../campaigns/control';
+import { noteTemplateName } from '../campaigns/store';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../keyGroups';
@@ -31,6 +32,8 @@ const DROP_AGAIN_AFTER_MS = 5000;
 interface SendSettings {
 	from: string;
 	send: ReturnType<ConvoService['templateSender']>;
+	/** The template's name is kept on the campaign (once per process: the first answer that names it). */
+	templateNamed: boolean;
 }
 
 /** Sends this process has claimed and not settled: what SIGTERM waits for. */
@@ -59,8 +62,9 @@ export function createSendProcessor(
 		if (from === undefined) return undefined;
 		const [templateId, agentId] = await redis.hmget(keys.campaign(from, id), 'template_id', 'agent_id');
 		if (!templateId) return undefined;
-		const settings = {
+		const settings: SendSettings = {
 			from,
+			templateNamed: false,
 			send: service.templateSender({
 				template_id: templateId,
 				from_phone_number: from,
@@ -150,8 +154,14 @@ export function createSendProcessor(
 			const recipient = decodeRecipient(claim.row);
 			const outcome = await settings.send(templateBody(recipient), shutdown);
 			switch (outcome.kind) {
-				case 'ok':
-					return await settleAndGoOn('sent', outcome.messageId ?? '', '');
+				case 'ok': {
+					const next = await settleAndGoOn('sent', outcome.messageId ?? '', '');
+					if (!settings.templateNamed && outcome.templateName) {
+						settings.templateNamed = true;
+						await noteTemplateName(context, settings.from, campaign, outcome.templateName);
+					}
+					return next;
+				}
 				case 'refused':
 					return await settleAndGoOn('failed', '', outcome.reason);
 				case 'unknown': {

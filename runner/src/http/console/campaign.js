@@ -32,6 +32,14 @@
 		var waiting = el('p', { class: 'waiting', 'data-testid': 'chart-waiting', text: 'Waiting for data…' });
 		chartBox.appendChild(waiting);
 		var errorsBox = el('div');
+		/** A scheduled campaign's time to its start, ticking each second between the page's refreshes. */
+		var countdown = null;
+		function tickCountdown() {
+			if (!countdown) return;
+			var seconds = Math.ceil((Date.parse(latest.start_at) - Date.now()) / 1000);
+			countdown.textContent = seconds > 0 ? 'in ' + C.spoken(seconds) : 'due now';
+		}
+		var clock = setInterval(tickCountdown, 1000);
 
 		function say(text, isError) {
 			note.className = isError ? 'note error' : 'note';
@@ -59,35 +67,47 @@
 				return 'Reconciled: ' + a.sent + ' sent, ' + a.not_sent + ' not sent, ' + a.still_unknown + ' still unknown.';
 			});
 		});
+		// The counts are read again at each refresh while the dialog is open: it asks about the campaign as it is now.
+		function pending() {
+			return latest.counts.pending + latest.counts.claimed;
+		}
 		buttons.cancel.addEventListener('click', function () {
-			var pending = latest.counts.pending + latest.counts.claimed;
 			C.confirm(
 				'Cancel this campaign?',
-				pending +
-					' pending recipient' +
-					(pending === 1 ? '' : 's') +
-					' will not be sent (messages already on their way finish). This cannot be undone.',
-				'Cancel ' + pending + ' recipient' + (pending === 1 ? '' : 's'),
+				function () {
+					return (
+						C.plural(pending(), 'pending recipient') +
+						' will not be sent (messages already on their way finish). This cannot be undone.'
+					);
+				},
+				function () {
+					return 'Cancel ' + C.plural(pending(), 'recipient');
+				},
 			).then(function (ok) {
 				if (ok)
 					post('cancel', undefined, function (a) {
-						return 'Cancelled: ' + a.cancelled + ' recipients will not be sent.';
+						return 'Cancelled: ' + C.plural(a.cancelled, 'recipient') + ' will not be sent.';
 					});
 			});
 		});
 		buttons.retry.addEventListener('click', function () {
-			var n = latest.counts.not_sent;
 			C.confirm(
 				'Send again the recipients not sent?',
-				n +
-					' recipient' +
-					(n === 1 ? ' was' : 's were') +
-					' proven not sent; they are sent again, the others are left as they are.',
-				'Retry ' + n,
+				function () {
+					var n = latest.counts.not_sent;
+					return (
+						C.plural(n, 'recipient') +
+						(n === 1 ? ' was' : ' were') +
+						' proven not sent; they are sent again, the others are left as they are.'
+					);
+				},
+				function () {
+					return 'Retry ' + latest.counts.not_sent;
+				},
 			).then(function (ok) {
 				if (ok)
 					post('retry-not-sent', undefined, function (a) {
-						return a.requeued + ' recipients queued again.';
+						return C.plural(a.requeued, 'recipient') + ' queued again.';
 					});
 			});
 		});
@@ -240,7 +260,8 @@
 				latest = c;
 				title.textContent = c.name ? c.name + ' (' + id + ')' : 'Campaign ' + id;
 				badgeBox.replaceChildren(C.badge(c.state));
-				// A campaign created with a start time shows it: when a scheduled one starts, or when it was due.
+				// A campaign created with a start time shows it: when a scheduled one starts (and in how long), or was due.
+				countdown = c.state === 'scheduled' && c.start_at ? el('span', { 'data-testid': 'start-countdown' }) : null;
 				var start = c.start_at
 					? [
 							c.state === 'scheduled' ? ' · starts ' : ' · start ',
@@ -249,23 +270,30 @@
 								'data-testid': 'start-at',
 								text: new Date(c.start_at).toLocaleString(),
 							}),
-						]
+						].concat(countdown ? [' (', countdown, ')'] : [])
 					: [];
+				// The template by the name the service gave it (after the first send), its id beside it on one line.
+				var templateId = el('small', { class: 'id', 'data-testid': 'template-id', text: c.template_id });
+				var template = c.template_name
+					? [el('span', { 'data-testid': 'template-name', text: c.template_name }), ' ', templateId]
+					: [templateId];
 				meta.replaceChildren.apply(
 					meta,
-					[
-						'template ' +
-							c.template_id +
+					['template ']
+						.concat(template)
+						.concat([
 							' · from ' +
-							c.from +
-							' · limit ' +
-							c.rate_limit +
-							'/s · now ' +
-							c.rate.toFixed(1) +
-							'/s · ETA ' +
-							C.eta(c.eta_seconds),
-					].concat(start),
+								c.from +
+								' · limit ' +
+								c.rate_limit +
+								'/s · now ' +
+								c.rate.toFixed(1) +
+								'/s · ETA ' +
+								C.eta(c.eta_seconds),
+						])
+						.concat(start),
 				);
+				tickCountdown();
 				lastError.replaceChildren(
 					c.last_error ? el('p', { class: 'error', 'data-testid': 'last-error', text: c.last_error }) : el('span'),
 				);
@@ -283,6 +311,7 @@
 					),
 				);
 				funnelBox.replaceChildren(C.funnel(c.funnel));
+				C.reword();
 				buttons.pause.disabled = !(c.state === 'running' || c.state === 'scheduled');
 				buttons.resume.disabled = c.state !== 'paused';
 				buttons.cancel.disabled = CANCELLABLE.indexOf(c.state) < 0;
@@ -318,6 +347,7 @@
 				return refresh().catch(failed);
 			},
 			destroy: function () {
+				clearInterval(clock);
 				if (chart) chart.destroy();
 			},
 		};

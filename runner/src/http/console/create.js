@@ -2,7 +2,7 @@
 // the API takes an upload) or a URL the runner reads (JSON; a cron schedule needs one), its
 // accepted and rejected counts shown on the campaign's page. "Check first (dry run)" sends the same
 // request with dry_run (nothing stored or sent) and shows its counts, reasons, first rejections and
-// estimated duration, with a "Create" that then sends the real one.
+// estimated duration; the form's one "Create and start" then sends the real one.
 (function () {
 	'use strict';
 	var C = window.ConvoConsole;
@@ -125,11 +125,7 @@
 					submit.disabled = false;
 					check.disabled = false;
 					if (answer.kind === 'dry_run') {
-						var confirm = el('button', { type: 'button', 'data-testid': 'dry-run-confirm' }, ['Create']);
-						confirm.addEventListener('click', function () {
-							send(false);
-						});
-						message.replaceChildren(dryRunResult(answer), el('div', { class: 'actions' }, [confirm]));
+						message.replaceChildren(dryRunResult(answer));
 						return;
 					}
 					if (answer.kind === 'schedule') {
@@ -169,14 +165,6 @@
 		return Promise.resolve();
 	}
 
-	/** "45 s", "12 min 5 s", "3 h 20 min". */
-	function spoken(seconds) {
-		if (seconds < 60) return seconds + ' s';
-		if (seconds < 3600) return Math.floor(seconds / 60) + ' min' + (seconds % 60 ? ' ' + (seconds % 60) + ' s' : '');
-		var minutes = Math.round((seconds % 3600) / 60);
-		return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
-	}
-
 	/** A dry run's answer: counts by outcome, reasons as /errors groups them, the first rejected rows, the estimate. */
 	function dryRunResult(answer) {
 		// Accepted and rejected always; the outcomes of the audience rules (suppressed, ...) when some row has them.
@@ -208,10 +196,10 @@
 			: 'from ' + new Date(e.starts_at).toLocaleString() + ' until about ' + new Date(e.ends_at).toLocaleString();
 		return el('section', { class: 'created', 'data-testid': 'dry-run-result' }, [
 			el('h2', { text: 'Dry run: nothing was stored or sent' }),
-			el('p', { 'data-testid': 'dry-run-counts', text: answer.total + ' rows: ' + counts + '.' }),
+			el('p', { 'data-testid': 'dry-run-counts', text: C.plural(answer.total, 'row') + ': ' + counts + '.' }),
 			el('p', {
 				'data-testid': 'dry-run-estimate',
-				text: 'Estimated duration: ' + spoken(e.seconds) + ' at ' + e.rate + ' sends/s, ' + when + '.',
+				text: 'Estimated duration: ' + C.spoken(e.seconds) + ' at ' + C.plural(e.rate, 'send') + '/s, ' + when + '.',
 			}),
 			answer.test_send
 				? el('p', { text: 'Test send to ' + answer.test_send.to + ': not sent by a dry run.' })
@@ -228,6 +216,13 @@
 					})
 				: el('span'),
 			rows.length ? C.table(['Line', 'Phone', 'Reason'], rows, { 'data-testid': 'dry-run-rejections' }) : el('span'),
+			el('p', {
+				class: 'note',
+				'data-testid': 'dry-run-next',
+				text:
+					'Create and start (above) sends this request for real; ' +
+					'change a field and check again as often as needed.',
+			}),
 		]);
 	}
 
@@ -244,8 +239,8 @@
 			el('p', {
 				text:
 					'Created: ' +
-					answer.accepted +
-					' recipients accepted, ' +
+					C.plural(answer.accepted, 'recipient') +
+					' accepted, ' +
 					answer.rejected +
 					' rejected' +
 					(answer.suppressed ? ', ' + answer.suppressed + ' suppressed (on the suppression list)' : '') +

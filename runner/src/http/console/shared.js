@@ -126,6 +126,18 @@
 	function notSent(counts) {
 		return counts.failed + counts.not_sent;
 	}
+	var pluralRules = new Intl.PluralRules('en');
+	/** `n` with the word its number takes: "1 recipient", "2 recipients" (`many` when the plural is not word + s). */
+	function plural(n, one, many) {
+		return n + ' ' + (pluralRules.select(n) === 'one' ? one : many || one + 's');
+	}
+	/** "45 s", "12 min 5 s", "3 h 20 min". */
+	function spoken(seconds) {
+		if (seconds < 60) return seconds + ' s';
+		if (seconds < 3600) return Math.floor(seconds / 60) + ' min' + (seconds % 60 ? ' ' + (seconds % 60) + ' s' : '');
+		var minutes = Math.round((seconds % 3600) / 60);
+		return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
+	}
 	function eta(seconds) {
 		if (seconds === null) return '?';
 		return seconds < 90 ? seconds + ' s' : Math.round(seconds / 60) + ' min';
@@ -339,17 +351,38 @@
 	]);
 	document.body.appendChild(dialog);
 
-	/** Asks in the page; resolves true only when the operator confirms. */
+	/** The open dialog's text and button label, as functions: reword() reads them again. */
+	var wording = null;
+
+	/** Writes the open dialog's text and button label afresh (a count behind it moved on); nothing when closed. */
+	function reword() {
+		if (!wording || !dialog.open) return;
+		dialog.querySelector('[data-testid="confirm-text"]').textContent = wording.text();
+		dialog.querySelector('[data-testid="confirm-ok"]').textContent = wording.okLabel();
+	}
+
+	/**
+	 * Asks in the page; resolves true only when the operator confirms. `text` and `okLabel`: strings,
+	 * or functions read again at each reword() while the dialog is open (a count that still moves).
+	 */
 	function confirm(title, text, okLabel) {
+		var constant = function (value) {
+			return typeof value === 'function'
+				? value
+				: function () {
+						return value;
+					};
+		};
+		wording = { text: constant(text), okLabel: constant(okLabel) };
 		dialog.querySelector('[data-testid="confirm-title"]').textContent = title;
-		dialog.querySelector('[data-testid="confirm-text"]').textContent = text;
-		dialog.querySelector('[data-testid="confirm-ok"]').textContent = okLabel;
 		dialog.returnValue = '';
 		dialog.showModal();
+		reword();
 		return new Promise(function (resolve) {
 			dialog.addEventListener(
 				'close',
 				function () {
+					wording = null;
 					resolve(dialog.returnValue === 'ok');
 				},
 				{ once: true },
@@ -368,12 +401,15 @@
 		done: done,
 		notSent: notSent,
 		eta: eta,
+		plural: plural,
+		spoken: spoken,
 		bar: bar,
 		legend: legend,
 		badge: badge,
 		pct: pct,
 		funnel: funnel,
 		confirm: confirm,
+		reword: reword,
 		views: {},
 		created: {},
 	};

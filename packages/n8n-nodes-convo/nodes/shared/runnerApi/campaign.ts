@@ -235,6 +235,8 @@ export const campaignAnswer = z.looseObject({
 	state: campaignState,
 	total: count,
 	created_at: z.iso.datetime(),
+	/** The template's name as the service named it in the first accepted send; null before that. */
+	template_name: z.string().nullable(),
 	funnel: campaignFunnel.optional(),
 });
 export type CampaignAnswer = z.infer<typeof campaignAnswer>;

@@ -360,7 +360,10 @@ test('an empty chart waits for data; a scheduled campaign shows its start; the r
 	expect(await completedRow.getByTestId('list-rejected').textContent()).toBe('3');
 	// Each campaign is listed by its name (the id beside it), created time, template and number.
 	expect(await completedRow.getByTestId('campaign-link').textContent()).toBe('November newsletter');
-	expect(await completedRow.getByTestId('list-template').textContent()).toBe(positionalTemplate(runner.business).id);
+	// A campaign that has sent keeps its template's name: the name, its id small below it.
+	const listedTemplate = positionalTemplate(runner.business);
+	expect(await completedRow.getByTestId('list-template').locator('span').textContent()).toBe(listedTemplate.name);
+	expect(await completedRow.getByTestId('list-template').locator('small').textContent()).toBe(listedTemplate.id);
 	expect(await completedRow.getByTestId('list-from').textContent()).toBe(runner.business.phoneNumbers[0]);
 	expect(
 		Date.parse((await api<Campaign & { created_at: string }>('GET', `/api/campaigns/${completedId}`)).created_at),

@@ -338,7 +338,7 @@ test('the CLI reads the same files: REDIS_URL_FILE and CONVO_API_KEY_FILE work f
 	);
 	expect({ code: result.code, answer: JSON.parse(result.stdout) }).toEqual({
 		code: 0,
-		answer: { campaigns: [], schedules: [] },
+		answer: { campaigns: [], schedules: [], total: 0, offset: 0, count: 0 },
 	});
 });
 

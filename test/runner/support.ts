@@ -318,9 +318,23 @@ export async function startSandboxProcess(options: SandboxUnderTest = {}): Promi
 /** Spawns `convo-runner start` with its API on a free port and waits until it answers; its base URL. */
 export async function startApi(runner: RunnerUnderTest, extra: NodeJS.ProcessEnv = {}): Promise<string> {
 	const port = await freePort();
-	runner.spawnWorker({ ...extra, RUNNER_HTTP_PORT: String(port) }, 'start');
+	const api = runner.spawnWorker({ ...extra, RUNNER_HTTP_PORT: String(port) }, 'start');
 	const base = `http://127.0.0.1:${port}`;
-	await waitFor('the API to be ready', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, 30_000);
+	let exitCode: number | null | undefined;
+	void api.exited.then((code) => (exitCode = code));
+	try {
+		// A start is work, not a bound: in a loaded CI run's parallel lane one took over 30 s.
+		await waitFor(
+			'the API to be ready',
+			async () => {
+				if (exitCode !== undefined) throw new Error(`convo-runner start exited (${exitCode}) before it was ready`);
+				return (await fetch(`${base}/readyz`).catch(() => undefined))?.ok;
+			},
+			90_000,
+		);
+	} catch (error) {
+		throw new Error(`${(error as Error).message}; its output:\n${api.output().slice(-2000)}`);
+	}
 	return base;
 }
 

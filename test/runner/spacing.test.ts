@@ -172,10 +172,12 @@ test('the rate span counts the starts inside it whatever older ones the log stil
 	// The 20 pass at once however many old starts the log holds; the 21st waits for the first to leave.
 	expect(times[19] - times[0]).toBeLessThan(500);
 	expect(times[20] - times[0]).toBeGreaterThanOrEqual(RATE_SPAN_MS - 1);
-	expect(onLog.filter((command) => command === 'ZADD')).toHaveLength(21);
-	// Trimmed at the renewals (the first start, then at most every 0.5 s over the 1.04 s), not 21 times.
-	expect(onLog.filter((command) => command === 'ZREMRANGEBYSCORE').length).toBeLessThanOrEqual(3);
-	expect(onLog.filter((command) => command === 'ZCARD' || command === 'ZCOUNT')).toHaveLength(0);
+	const count = (name: string) => onLog.filter((command) => command === name).length;
+	// 21 starts in the log: a start whose answer came late is given back (ZREM) and taken again (ZADD).
+	expect(count('ZADD') - count('ZREM')).toBe(21);
+	// Trimmed at the renewals (the first start, then at most every 0.5 s while they last), not 21 times.
+	expect(count('ZREMRANGEBYSCORE')).toBeLessThanOrEqual(1 + Math.floor((times[20] - times[0]) / 500));
+	expect(count('ZCARD') + count('ZCOUNT')).toBe(0);
 });
 
 test('starts that bunch at 100/s are held to secondCap (96) in any second, and the rate in any 1.04 s', async () => {

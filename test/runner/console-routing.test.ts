@@ -15,7 +15,8 @@ jest.setTimeout(120_000);
 const TOKEN = 'console-routing-token-0123456789';
 /** How long the browser holds each API answer: inside the 0.8-1.5 s a loaded runner takes. */
 const SLOW_MS = 1_200;
-const LIST_REFRESH = '/api/campaigns?limit=100';
+/** The list's refresh of its first page, newest first, no filter (list.js). */
+const LIST_REFRESH = '/api/campaigns?limit=50&offset=0&sort=created';
 const runner = useRunnerUnderTest({ RUNNER_TOKEN: TOKEN });
 let base = '';
 let browser: Browser;

@@ -59,10 +59,8 @@ const notSent = (counts: core.CampaignDetail['counts']) => counts.failed + count
 
 /** The template as the console shows it: its name beside its id where the campaign keeps one. */
 function templateShown(campaign: core.CampaignDetail): string {
-	const name = (campaign as { template_name?: unknown }).template_name;
-	return typeof name === 'string' && name !== ''
-		? `${shortened(name, NAME_SHOWN)} (${campaign.template_id})`
-		: campaign.template_id;
+	const name = campaign.template_name;
+	return name ? `${shortened(name, NAME_SHOWN)} (${campaign.template_id})` : campaign.template_id;
 }
 
 /** `campaign list` as a table: a column per field an operator picks a campaign by, the counts last. */

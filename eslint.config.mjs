@@ -64,8 +64,8 @@ export default tseslint.config(
 		},
 	},
 	{
-		// Jest loads its config with require(): CommonJS, as Node runs it.
-		files: ['jest.config.js'],
+		// Jest loads its config and reporters with require(): CommonJS, as Node runs it.
+		files: ['jest.config.js', 'test/support/summary-reporter.js'],
 		languageOptions: { globals: { __dirname: 'readonly' } },
 		rules: { '@typescript-eslint/no-require-imports': 'off' },
 	},

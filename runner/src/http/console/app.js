@@ -1,14 +1,24 @@
-// The console's router: the list (#/), a new campaign (#/new) and a campaign's page
-// (#/campaigns/:id). The list and a campaign's page refresh every 2 s from the API.
+// The console's router. Each page registers itself with C.page() in its own file (a hash pattern,
+// the function that opens it, and how often it refreshes from the API); the campaign list (#/) is
+// shown for any hash no page claims.
 (function () {
 	'use strict';
 	var C = window.ConvoConsole;
 	var app = document.getElementById('app');
 	var timer = null;
 	var view = null;
+	var REFRESH_MS = 2000;
 
 	function showError(page, error) {
 		if (error.message !== 'signed out') page.replaceChildren(C.el('p', { class: 'error', text: C.errorText(error) }));
+	}
+
+	function pageFor(hash) {
+		for (var i = 0; i < C.pages.length; i += 1) {
+			var match = C.pages[i].pattern.exec(hash);
+			if (match) return { page: C.pages[i], match: match };
+		}
+		return { page: C.pages.fallback, match: [hash] };
 	}
 
 	/**
@@ -20,22 +30,20 @@
 		timer = null;
 		if (view && view.destroy) view.destroy();
 		view = null;
-		var page = C.el('div', { class: 'page' });
-		app.replaceChildren(page);
-		var match = /^#\/campaigns\/([A-Za-z0-9_-]+)$/.exec(location.hash);
-		if (location.hash === '#/new') {
-			C.views.create.show(page);
-			return;
-		}
-		view = match ? C.views.campaign.open(page, match[1]) : C.views.list.open(page);
+		var element = C.el('div', { class: 'page' });
+		app.replaceChildren(element);
+		var found = pageFor(location.hash);
+		view = found.page.open(element, found.match) || null;
+		if (!view || !view.refresh) return;
 		var refresh = view.refresh;
 		var tick = function () {
 			refresh().catch(function (error) {
-				showError(page, error);
+				showError(element, error);
 			});
 		};
 		tick();
-		timer = setInterval(tick, 2000);
+		var every = found.page.refreshMs === undefined ? REFRESH_MS : found.page.refreshMs;
+		if (every > 0) timer = setInterval(tick, every);
 	}
 	window.addEventListener('hashchange', route);
 	route();

@@ -354,4 +354,10 @@
 	}
 
 	C.views.campaign = { open: open };
+	C.page({
+		pattern: /^#\/campaigns\/([A-Za-z0-9_-]+)$/,
+		open: function (element, match) {
+			return open(element, match[1]);
+		},
+	});
 })();

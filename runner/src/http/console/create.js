@@ -252,4 +252,10 @@
 	}
 
 	C.views.create = { show: show, summary: summary };
+	C.page({
+		pattern: /^#\/new$/,
+		open: function (element) {
+			show(element);
+		},
+	});
 })();

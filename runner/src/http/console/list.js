@@ -291,4 +291,5 @@
 	}
 
 	C.views.list = { open: open };
+	C.page({ open: open });
 })();

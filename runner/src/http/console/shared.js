@@ -128,6 +128,18 @@
 	}
 	var pluralRules = new Intl.PluralRules('en');
 	/** `n` with the word its number takes: "1 recipient", "2 recipients" (`many` when the plural is not word + s). */
+	var pages = [];
+	/**
+	 * Registers a page of the console (app.js routes to it): `pattern` matches location.hash (no
+	 * pattern: the page shown for any hash no other claims); `open(element, match)` fills the element
+	 * and returns a view with `refresh()` (a promise; called at once, then every `refreshMs`, 2 s
+	 * unless given, 0 for never) and optionally `destroy()`, or nothing for a page that does not refresh.
+	 */
+	function page(definition) {
+		if (definition.pattern) pages.push(definition);
+		else pages.fallback = definition;
+	}
+
 	function plural(n, one, many) {
 		return n + ' ' + (pluralRules.select(n) === 'one' ? one : many || one + 's');
 	}
@@ -411,6 +423,8 @@
 		confirm: confirm,
 		reword: reword,
 		views: {},
+		pages: pages,
+		page: page,
 		created: {},
 	};
 })();

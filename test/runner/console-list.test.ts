@@ -7,7 +7,7 @@
 import type { Browser } from 'playwright-core';
 
 import { cancel, createCampaign } from '../../runner/src/core/campaigns';
-import { consolePage, launchChromium, SHOTS } from './consoleSupport';
+import { consolePage, launchChromium, seriousAccessibilityViolations, SHOTS } from './consoleSupport';
 import { positionalTemplate, startApi, useRunnerUnderTest, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
@@ -49,6 +49,7 @@ test('at 1280 px: page past 100 and back, search, filter by state; the page neve
 	expect(await count.textContent()).toBe(`1–50 of ${BULK + 1}`);
 	expect(await rows.count()).toBe(50);
 	await noSideways();
+	expect(await seriousAccessibilityViolations(page)).toEqual([]);
 	// The long name is cut to its cell; the whole of it is its title.
 	const link = page.getByTestId('campaign-link').first();
 	expect(await link.getAttribute('title')).toMatch(/^A name long enough/);

@@ -1,9 +1,9 @@
 /**
  * The console's browser tests' common parts: Debian's Chromium driven by playwright-core, a page
- * signed in with the runner token, the CSP refusals the page met, and where screenshots go (.tmp/,
- * which CI keeps; the console guide's pictures in docs/public/console/).
+ * signed in with the runner token, the CSP refusals the page met, an accessibility check (axe-core),
+ * and where screenshots go (.tmp/, which CI keeps; the console guide's pictures in docs/public/console/).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -81,4 +81,40 @@ export async function consolePage(
 export async function guideShot(page: Page, name: string): Promise<void> {
 	mkdirSync(GUIDE_SHOTS, { recursive: true });
 	await page.screenshot({ path: join(GUIDE_SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** The axe-core build, read once: evaluated in the page, since the console's CSP refuses injected scripts. */
+let axeSource: string | undefined;
+
+interface AxeViolation {
+	id: string;
+	impact?: string | null;
+	help: string;
+	nodes: Array<{ target: unknown[] }>;
+}
+
+/**
+ * What axe-core (WCAG 2.1 A and AA rules) finds serious or critical on what `page` shows now, one
+ * line each: the rule, its help and the elements it names. An empty list is a pass.
+ */
+export async function seriousAccessibilityViolations(page: Page): Promise<string[]> {
+	axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+	// DevTools evaluation is not subject to the page's CSP, so axe runs in the page as the console ships.
+	await page.evaluate(axeSource);
+	const violations = await page.evaluate(async () => {
+		const axe = (window as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<unknown> } }).axe;
+		const result = (await axe.run(document, {
+			runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+		})) as { violations: AxeViolation[] };
+		return result.violations;
+	});
+	return violations
+		.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+		.map(
+			(violation) =>
+				`${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes
+					.slice(0, 3)
+					.map((node) => JSON.stringify(node.target))
+					.join(', ')})`,
+		);
 }

@@ -32,7 +32,7 @@
  * them: it would close an import cycle.
  */
 import { UnrecoverableError, type Job, type JobsOptions, type Processor, type Queue } from 'bullmq';
-import { backoffMs, RUNNER_EVENTS, type Backoff, type RunnerEvent } from 'convo-contract';
+import { backoffMs, RUNNER_EVENTS, RUNNER_TEST_EVENT, type Backoff, type RunnerEvent } from 'convo-contract';
 
 import type { RunnerConfig } from './config';
 import { GLOBAL_TAG, numberTag } from './keys';
@@ -332,10 +332,11 @@ const JOBS = {
 	/**
 	 * One event for one webhook, named by its event type. Finished jobs are kept an hour, so an event
 	 * handed over again by a dispatcher that died half-way still finds its id taken; failed ones a week, to look at.
+	 * A test event (addTestDelivery) is one of them, tried once.
 	 */
 	delivery: {
 		queue: 'events',
-		name: RUNNER_EVENTS,
+		name: [...RUNNER_EVENTS, RUNNER_TEST_EVENT],
 		id: ({ event, webhook }) => `${event.id}-${webhook}`,
 		options: (config) => ({
 			attempts: config.RUNNER_WEBHOOK_ATTEMPTS,
@@ -436,6 +437,9 @@ export async function addReindexRunJob(context: Producing, data: RunJobData): Pr
 	await context.queues.shared(queue).add(name, data, { ...options(), jobId: id(data) });
 }
 
+/** The id of an event's delivery to one webhook (the convo-runner-delivery header). */
+export const deliveryJobId = (data: DeliveryJobData) => JOBS.delivery.id(data);
+
 /** Deliveries, one per event and webhook, in one atomic addBulk. */
 export async function addDeliveryJobs(context: Producing, deliveries: DeliveryJobData[]): Promise<void> {
 	const { queue, id, options } = JOBS.delivery;
@@ -444,6 +448,25 @@ export async function addDeliveryJobs(context: Producing, deliveries: DeliveryJo
 		await context.queues
 			.shared(queue)
 			.addBulk(deliveries.map((data) => ({ name: data.event.type, data, opts: { ...opts, jobId: id(data) } })));
+}
+
+/**
+ * A test event for one webhook: tried once (the operator sees the answer and sends another), and at
+ * most one queued or in flight per webhook, so pressing the button again adds nothing. Answers the
+ * delivery's job id (the one already queued when there is one) and whether this call queued it.
+ */
+export async function addTestDelivery(
+	context: Producing,
+	data: DeliveryJobData,
+): Promise<{ deliveryId: string; queued: boolean }> {
+	const { queue, id, options } = JOBS.delivery;
+	const job = await context.queues.shared(queue).add(data.event.type, data, {
+		...options(context.config),
+		attempts: 1,
+		jobId: id(data),
+		deduplication: { id: `test-${data.webhook}` },
+	});
+	return { deliveryId: String(job.id), queued: job.id === id(data) };
 }
 
 /**

@@ -171,6 +171,8 @@ interface WebhookKeys {
 	outboxLock: string;
 	/** Sorted set per webhook: its deliveries in flight (job id by the time its slot lapses), for the per-webhook cap. */
 	inflight(id: string): string;
+	/** List per webhook: its last delivery attempts, newest first, at most RECENT_DELIVERIES (webhooks/deliveries.ts). */
+	deliveries(id: string): string;
 	/**
 	 * Sorted set: `webhook id:event id` of every event a receiver recorded as received, by its time;
 	 * kept 24 h, at most RUNNER_MAX_RECEIPTS (webhooks/receipts.ts).
@@ -312,6 +314,7 @@ export function keysFor(prefix: string): Keys {
 			webhook: (id) => `${global}:webhook:${id}`,
 			outboxLock: `${global}:lock:outbox`,
 			inflight: (id) => `${global}:webhook:${id}:inflight`,
+			deliveries: (id) => `${global}:webhook:${id}:deliveries`,
 			receipts: `${global}:receipts`,
 		},
 	};

@@ -110,6 +110,23 @@ describe('Convo Runner Trigger', () => {
 		expect(served.webhookErrors).toEqual([]);
 	});
 
+	it('a test event the runner sends is answered 2xx and starts nothing', async () => {
+		const id = String(served.staticData().webhookId);
+		const before = served.started();
+		const sent = await api<{ delivery_id: string; queued: boolean }>('POST', `/api/webhooks/${id}/test`);
+		expect(sent).toMatchObject({ status: 202, json: { queued: true } });
+		await waitForEventsDelivered(runner.context);
+		const noted = await api<{ deliveries: IDataObject[] }>('GET', `/api/webhooks/${id}/deliveries`);
+		expect(noted.json.deliveries[0]).toMatchObject({
+			id: sent.json.delivery_id,
+			type: 'webhook.test',
+			outcome: 'delivered',
+			status: 200,
+		});
+		expect(served.started()).toBe(before);
+		expect(served.webhookErrors).toEqual([]);
+	});
+
 	it('a forged, stale or missing signature gets 401 and starts nothing; a good one for an unselected event is ignored', async () => {
 		const secret = String(served.staticData().webhookSecret);
 		const before = served.started();

@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, verifyDelivery, type RunnerEvent } from 'convo-contract';
 import { cancel, pauseCampaign } from '../../runner/src/core/campaigns';
+import { noteDelivery } from '../../runner/src/webhooks/deliveries';
+import { countFailure } from '../../runner/src/webhooks/store';
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
 import {
 	clearFaults,
@@ -155,7 +157,14 @@ function logLines(): Array<Record<string, unknown>> {
 test('registration: the secret is in the create answer only; list and get never show it; bad input names the field; unknown ids are 404', async () => {
 	const listed = await call('GET', '/api/webhooks');
 	expect(listed.json.webhooks).toEqual([
-		{ id: main.webhookId, url: main.url, events: ALL, description: 'everything', created_at: expect.any(String) },
+		{
+			id: main.webhookId,
+			url: main.url,
+			events: ALL,
+			description: 'everything',
+			created_at: expect.any(String),
+			failures: 0,
+		},
 	]);
 	const got = await call('GET', `/api/webhooks/${main.webhookId}`);
 	expect({ status: got.status, json: got.json }).toEqual({ status: 200, json: listed.json.webhooks[0] });
@@ -365,6 +374,32 @@ test('a receiver that fails the first 2 attempts gets the event on the 3rd, afte
 	// Exponential backoff: about 1 s, then about 2 s.
 	expect(times[1] - times[0]).toBeGreaterThanOrEqual(900);
 	expect(times[2] - times[1]).toBeGreaterThanOrEqual(1800);
+
+	// Each attempt is noted in the webhook's recent deliveries, newest first, with the receiver's status.
+	const noted = (await call('GET', `/api/webhooks/${flaky.webhookId}/deliveries`)).json.deliveries;
+	const attemptsInAll = runner.context.config.RUNNER_WEBHOOK_ATTEMPTS;
+	expect(noted).toEqual(
+		[
+			[1, 'failed', 500, 'the receiver answered 500'],
+			[2, 'failed', 500, 'the receiver answered 500'],
+			[3, 'delivered', 204, null],
+		]
+			.reverse()
+			.map(([attempt, outcome, status, error]) => ({
+				id: `${eventId}-${flaky.webhookId}`,
+				event_id: eventId,
+				type: 'campaign.finished',
+				at: expect.any(String),
+				attempt,
+				attempts: attemptsInAll,
+				outcome,
+				status,
+				error,
+				duration_ms: expect.any(Number),
+			})),
+	);
+	// The delivery that got through counts the failures in a row from 0 again.
+	expect((await call('GET', `/api/webhooks/${flaky.webhookId}`)).json.failures).toBe(0);
 });
 
 test('DELETE stops deliveries, retries already queued included', async () => {
@@ -389,6 +424,12 @@ test('DELETE stops deliveries, retries already queued included', async () => {
 	await settle();
 	expect(flaky.attempts.length).toBe(before);
 	expect(about(leaving, 'campaign.finished', id)).toHaveLength(1);
+	// Their recent deliveries went with them: the attempt that ended after the removal noted nothing.
+	const { redis, keys } = runner.context;
+	expect(
+		await redis.exists(keys.webhooks.deliveries(flaky.webhookId), keys.webhooks.deliveries(leaving.webhookId)),
+	).toBe(0);
+	expect((await call('GET', `/api/webhooks/${flaky.webhookId}/deliveries`)).status).toBe(404);
 	expect(
 		logLines().some(
 			(line) => line.webhook === leaving.webhookId && line.msg === 'webhook delivery dropped: the webhook was removed',
@@ -422,8 +463,106 @@ test('an event handed to the delivery queue twice (a dispatcher that died before
 	expect(await redis.llen(keys.outbox(from))).toBe(0);
 });
 
+test('a test event reaches the webhook whatever its events, a disabled one too, uncounted, one at a time; its recent deliveries keep the last 20', async () => {
+	let release = () => undefined as void;
+	const held = new Promise<void>((resolve) => (release = resolve));
+	let arrived = false;
+	const probed = await startReceiver(async () => {
+		arrived = true;
+		await held;
+		return 200;
+	});
+	receivers.push(probed);
+	secrets.push((await register(probed, ['campaign.paused'])).secret);
+	const id = probed.webhookId;
+	const first = await call('POST', `/api/webhooks/${id}/test`);
+	expect(first).toMatchObject({ status: 202, json: { id, delivery_id: expect.any(String), queued: true } });
+	// While it is in flight, another press adds nothing.
+	await waitFor('the test event to reach the receiver', async () => arrived, 30_000);
+	expect((await call('POST', `/api/webhooks/${id}/test`)).json).toEqual({
+		id,
+		delivery_id: first.json.delivery_id,
+		queued: false,
+	});
+	release();
+	await waitForEventsDelivered(runner.context);
+	expect(probed.attempts).toHaveLength(1);
+	const [test] = probed.attempts;
+	expect(test).toMatchObject({ status: 200, verified: true, event: { type: 'webhook.test', data: { webhook: id } } });
+	expect(test.headers[EVENT_HEADER]).toBe('webhook.test');
+	expect(test.headers[DELIVERY_HEADER]).toBe(first.json.delivery_id);
+	expect((await call('GET', `/api/webhooks/${id}/deliveries`)).json.deliveries).toEqual([
+		{
+			id: first.json.delivery_id,
+			event_id: test.event.id,
+			type: 'webhook.test',
+			at: expect.any(String),
+			attempt: 1,
+			attempts: 1,
+			outcome: 'delivered',
+			status: 200,
+			error: null,
+			duration_ms: expect.any(Number),
+		},
+	]);
+
+	// Disabled: a test still reaches it, and neither counts nor enables it; a real event is skipped, and noted so.
+	for (let i = 0; i < runner.context.config.RUNNER_WEBHOOK_DISABLE_AFTER; i++) await countFailure(runner.context, id);
+	const disabled = (await call('GET', `/api/webhooks/${id}`)).json;
+	expect(disabled).toMatchObject({
+		disabled_at: expect.any(String),
+		failures: runner.context.config.RUNNER_WEBHOOK_DISABLE_AFTER,
+	});
+	expect((await call('POST', `/api/webhooks/${id}/test`)).json.queued).toBe(true);
+	await waitForEventsDelivered(runner.context);
+	expect(probed.attempts.map((attempt) => [attempt.event.type, attempt.status])).toEqual([
+		['webhook.test', 200],
+		['webhook.test', 200],
+	]);
+	expect((await call('GET', `/api/webhooks/${id}`)).json).toEqual(disabled);
+	const paused = await campaign(phonesOf(400, 8), { rate: 1 });
+	expect((await call('POST', `/api/campaigns/${paused}/pause`)).status).toBe(200);
+	await waitFor('campaign.paused to reach the other webhook', async () => about(main, 'campaign.paused', paused)[0]);
+	await settle();
+	expect(probed.attempts).toHaveLength(2);
+	const notes = (await call('GET', `/api/webhooks/${id}/deliveries`)).json.deliveries;
+	expect(notes).toHaveLength(3);
+	expect(notes[0]).toMatchObject({
+		type: 'campaign.paused',
+		attempt: 0,
+		outcome: 'skipped',
+		status: null,
+		error: 'the webhook is disabled',
+		duration_ms: null,
+	});
+	expect(await call('POST', `/api/campaigns/${paused}/cancel`)).toMatchObject({ status: 200 });
+	expect((await call('POST', `/api/webhooks/${id}/enable`)).json.failures).toBe(0);
+
+	// The list keeps the last 20 attempts, whatever the traffic.
+	for (let i = 0; i < 25; i++)
+		await noteDelivery(runner.context, id, {
+			id: `ev-cap-${i}-${id}`,
+			event_id: `ev-cap-${i}`,
+			type: 'campaign.paused',
+			at: new Date().toISOString(),
+			attempt: 1,
+			attempts: 1,
+			outcome: 'failed',
+			status: 500,
+			error: 'x'.repeat(1000),
+			duration_ms: 1,
+		});
+	const kept = (await call('GET', `/api/webhooks/${id}/deliveries`)).json.deliveries;
+	expect(kept.map((note: { event_id: string }) => note.event_id)).toEqual(
+		Array.from({ length: 20 }, (_, i) => `ev-cap-${24 - i}`),
+	);
+	expect(kept[0].error).toHaveLength(300);
+	expect((await call('POST', '/api/webhooks/wnosuch/test')).status).toBe(404);
+	expect((await call('GET', '/api/webhooks/wnosuch/deliveries')).status).toBe(404);
+});
+
 test('no webhook secret (nor the token) is in any Redis key or value, or in any log line', async () => {
-	expect(secrets).toHaveLength(3);
+	expect(secrets).toHaveLength(4);
 	const redis = await dumpKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string);
 	expect(redis).toContain(main.webhookId);
 	expect(redis).toContain('campaign.finished');

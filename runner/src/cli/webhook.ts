@@ -1,6 +1,6 @@
-/** `webhook add|list|enable|remove`: URLs that receive signed events. */
+/** `webhook add|list|enable|remove|test|deliveries`: URLs that receive signed events. */
 import type { Command } from 'commander';
-import { RUNNER_EVENTS } from 'convo-contract';
+import { RUNNER_EVENTS, RUNNER_TEST_EVENT } from 'convo-contract';
 
 import * as core from '../core/webhooks';
 import { answer, runs } from './command';
@@ -46,7 +46,8 @@ export function addWebhookCommands(program: Command): void {
 					.map((w) => {
 						const description = w.description ? ` ${w.description}` : '';
 						const disabled = w.disabled_at ? ` DISABLED since ${w.disabled_at}: ${w.disabled_reason}` : '';
-						return `${w.id}: ${w.url} (${w.events.join(', ')})${description}${disabled}`;
+						const failures = w.failures > 0 && !w.disabled_at ? ` (${w.failures} failed in a row)` : '';
+						return `${w.id}: ${w.url} (${w.events.join(', ')})${description}${failures}${disabled}`;
 					})
 					.join('\n') || 'no webhooks',
 		);
@@ -69,6 +70,43 @@ export function addWebhookCommands(program: Command): void {
 		async ({ context, args: [id] }) => {
 			await core.removeWebhook(context, id);
 			return answer({ id, removed: true }, () => `${id}: removed`);
+		},
+	);
+
+	runs(
+		webhook
+			.command('test <id>')
+			.description(
+				`queue a ${RUNNER_TEST_EVENT} event for the webhook (a disabled one too), tried once; ` +
+					'see what the receiver answered with webhook deliveries',
+			),
+		async ({ context, args: [id] }) => {
+			const sent = await core.sendTestEvent(context, id);
+			return answer(sent, () =>
+				sent.queued
+					? `${id}: test event queued (delivery ${sent.delivery_id}); webhook deliveries ${id} shows the answer`
+					: `${id}: a test event is queued already (delivery ${sent.delivery_id})`,
+			);
+		},
+	);
+
+	runs(
+		webhook
+			.command('deliveries <id>')
+			.description(`the webhook's last ${core.RECENT_DELIVERIES} delivery attempts, newest first, with their outcome`),
+		async ({ context, args: [id] }) => {
+			const deliveries = await core.recentDeliveries(context, id);
+			return answer(
+				{ deliveries },
+				() =>
+					deliveries
+						.map((d) => {
+							const status = d.status === null ? '' : ` ${d.status}`;
+							const error = d.error && d.outcome !== 'delivered' && d.status === null ? `: ${d.error}` : '';
+							return `${d.at} ${d.type} ${d.event_id} attempt ${d.attempt}/${d.attempts} ${d.outcome}${status}${error}`;
+						})
+						.join('\n') || 'no deliveries yet',
+			);
 		},
 	);
 }

@@ -14,7 +14,7 @@ import { z } from 'zod/v4';
 
 import { errorBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
-import { liveRunners, runnerQueues, shownQueueName } from '../core/runners';
+import { liveRunners, queueDepths, runnerQueues, shownQueueName } from '../core/runners';
 import { ConflictError, NotFoundError, UserError } from '../errors';
 import { isRedisUnavailable, redisAnswers } from '../runtime';
 import { Auth, CSRF_HEADER, SESSION_COOKIE, type SecretKind } from './auth';
@@ -313,6 +313,19 @@ const liveRunner = z.object({
 	last_beat_at: z.iso.datetime(),
 });
 
+const jobCount = z.int().min(0);
+/** A queue's depth as GET /api/queues lists it (core/runners.ts). */
+const queueDepth = z.object({
+	name: z.string(),
+	waiting: jobCount,
+	active: jobCount,
+	delayed: jobCount,
+	failed: jobCount,
+	completed: jobCount,
+	paused: z.boolean(),
+	runners: jobCount,
+});
+
 /**
  * Every route of the control API (the console's pages and the queue board aside), into `routes`:
  * with an app they are served, without one only collected for the OpenAPI document.
@@ -390,6 +403,21 @@ function declareRoutes(
 		async () => ({
 			runners: await liveRunners(context),
 		}),
+	);
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/queues',
+			operationId: 'listQueues',
+			tag: 'runner',
+			summary:
+				"The runner's queues (the shared ones, then one per sending number, at most RUNNER_MAX_SENDING_NUMBERS) " +
+				'with their jobs by state now (waiting, active, delayed; failed and completed as kept), whether paused, ' +
+				'and how many live runner processes work each',
+			success: [200, '{ queues: [{ name, waiting, active, delayed, failed, completed, paused, runners }] }'],
+			answer: z.object({ queues: z.array(queueDepth) }),
+		},
+		async () => ({ queues: await queueDepths(context) }),
 	);
 	campaignRoutes(routes, context);
 	reindexRoutes(routes, context);

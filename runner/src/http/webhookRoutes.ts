@@ -1,5 +1,5 @@
 /** The webhook routes of the control API: thin over its doors in core/. The secret is in the create's answer only. */
-import { createWebhookBody, runnerIdParams, webhookAnswer } from 'convo-contract';
+import { createWebhookBody, RUNNER_TEST_EVENT, runnerIdParams, webhookAnswer } from 'convo-contract';
 import { z } from 'zod/v4';
 
 import type { RunnerContext } from '../context';
@@ -17,11 +17,26 @@ const page = z.object({
 const listedWebhook = webhookAnswer.extend({
 	description: z.string().nullable(),
 	created_at: z.iso.datetime(),
+	failures: z.int().min(0),
 	disabled_at: z.iso.datetime().optional(),
 	disabled_reason: z.string().optional(),
 });
 const count = z.int().min(0);
 const listAnswer = z.object({ webhooks: z.array(listedWebhook), total: count, limit: count, offset: count });
+
+/** A delivery attempt as the webhook's recent deliveries note it. */
+const deliveryAttempt = z.object({
+	id: z.string(),
+	event_id: z.string(),
+	type: z.string(),
+	at: z.iso.datetime(),
+	attempt: z.int().min(0),
+	attempts: z.int().min(1),
+	outcome: z.enum(['delivered', 'failed', 'skipped']),
+	status: z.int().nullable(),
+	error: z.string().nullable(),
+	duration_ms: z.int().min(0).nullable(),
+});
 
 export function webhookRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
@@ -43,12 +58,12 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 			operationId: 'listWebhooks',
 			tag: 'webhooks',
 			summary:
-				'Registered webhooks, oldest first (no secrets), a page at a time; ' +
-				'a disabled one shows disabled_at and disabled_reason',
+				'Registered webhooks, oldest first (no secrets), a page at a time, each with its failed attempts in a ' +
+				'row; a disabled one shows disabled_at and disabled_reason',
 			query: page,
 			success: [
 				200,
-				'{ webhooks: [{ id, url, events, description, created_at, disabled_at?, ' +
+				'{ webhooks: [{ id, url, events, description, created_at, failures, disabled_at?, ' +
 					'disabled_reason? }], total, limit, offset }',
 			],
 			answer: listAnswer,
@@ -71,6 +86,40 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 			answer: listedWebhook,
 		},
 		async ({ params }) => core.enableWebhook(context, params.id),
+	);
+	routes.add(
+		{
+			method: 'POST',
+			url: '/api/webhooks/:id/test',
+			operationId: 'testWebhook',
+			tag: 'webhooks',
+			summary:
+				`Queue a ${RUNNER_TEST_EVENT} event for the webhook (a disabled one too), tried once and not counted ` +
+				'as a failure; its attempt shows in the recent deliveries. One test at a time per webhook: ' +
+				'queued is false while an earlier one waits. 404 when unknown',
+			params: id,
+			success: [202, '{ id, delivery_id, queued }'],
+			answer: z.object({ id: z.string(), delivery_id: z.string(), queued: z.boolean() }),
+		},
+		async ({ params }) => core.sendTestEvent(context, params.id),
+	);
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/webhooks/:id/deliveries',
+			operationId: 'listWebhookDeliveries',
+			tag: 'webhooks',
+			summary:
+				`The webhook's last ${core.RECENT_DELIVERIES} delivery attempts, newest first: event, attempt, outcome ` +
+				'(delivered, failed, or skipped while disabled), the status the receiver answered, the error; 404 when unknown',
+			params: id,
+			success: [
+				200,
+				'{ deliveries: [{ id, event_id, type, at, attempt, attempts, outcome, status, error, duration_ms }] }',
+			],
+			answer: z.object({ deliveries: z.array(deliveryAttempt).max(core.RECENT_DELIVERIES) }),
+		},
+		async ({ params }) => ({ deliveries: await core.recentDeliveries(context, params.id) }),
 	);
 	routes.add(
 		{

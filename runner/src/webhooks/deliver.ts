@@ -13,15 +13,18 @@
  * event. Receivers that hang then hold at most that many of the events worker's slots (its
  * concurrency, jobs.ts) each. Failed attempts in a row are counted on the webhook; at RUNNER_WEBHOOK_DISABLE_AFTER it
  * is disabled (store.ts), which is logged, and its deliveries are skipped until it is enabled again.
+ * Each attempt, and each skip, is noted in the webhook's recent deliveries (deliveries.ts). A test
+ * event is a probe: delivered to a disabled webhook too, and not counted for or against it.
  */
 import { DelayedError, type Job } from 'bullmq';
 import { request } from 'undici';
 
-import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signDelivery } from 'convo-contract';
+import { DELIVERY_HEADER, EVENT_HEADER, RUNNER_TEST_EVENT, SIGNATURE_HEADER, signDelivery } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import { redisScript } from '../redisScripts';
 import { outboundFor } from '../net/outbound';
 import type { DeliveryJobData } from '../jobs';
+import { noteDelivery, noteSkipped, type DeliveryAttempt } from './deliveries';
 import { webhookSecret } from './secret';
 import { countFailure, countSuccess, findWebhook } from './store';
 
@@ -38,7 +41,25 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 		const { event, webhook: webhookId } = job.data;
 		const attempt = job.attemptsMade + 1;
 		const fields = { webhook: webhookId, event: event.id, type: event.type, attempt };
-		const last = attempt >= (job.opts.attempts ?? 1);
+		const attempts = job.opts.attempts ?? 1;
+		const last = attempt >= attempts;
+		const test = event.type === RUNNER_TEST_EVENT;
+		/** When the request went out: an attempt's note says how long the receiver took. */
+		let sentAt: number | undefined;
+		/** The attempt in the webhook's recent deliveries; a note that cannot be written is logged, the delivery stands. */
+		const note = async (result: Pick<DeliveryAttempt, 'outcome' | 'status' | 'error'>) => {
+			const at = Date.now();
+			await noteDelivery(context, webhookId, {
+				id: String(job.id),
+				event_id: event.id,
+				type: event.type,
+				at: new Date(at).toISOString(),
+				attempt,
+				attempts,
+				...result,
+				duration_ms: sentAt === undefined ? null : at - sentAt,
+			}).catch((error: Error) => log.warn({ ...fields, err: error.message }, 'webhook delivery not noted'));
+		};
 		const failed = last
 			? `webhook delivery failed for good after ${attempt} attempts`
 			: 'webhook delivery failed; it will be tried again';
@@ -47,8 +68,11 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 			log.info(fields, 'webhook delivery dropped: the webhook was removed');
 			return 'removed';
 		}
-		if (webhook.disabled_at) {
+		if (webhook.disabled_at && !test) {
 			log.info(fields, 'webhook delivery skipped: the webhook is disabled');
+			await noteSkipped(context, job.data, attempts).catch((error: Error) =>
+				log.warn({ ...fields, err: error.message }, 'webhook delivery not noted'),
+			);
 			return 'disabled';
 		}
 		const slots = context.keys.webhooks.inflight(webhookId);
@@ -65,6 +89,7 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 		/** The slot back, and the attempt counted on the webhook (which may disable it). */
 		const settle = async (ok: boolean) => {
 			await context.redis.zrem(slots, String(job.id));
+			if (test) return;
 			if (ok) await countSuccess(context, webhookId);
 			else if (await countFailure(context, webhookId)) {
 				log.warn(
@@ -76,6 +101,7 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 		};
 		const body = JSON.stringify(event);
 		let status: number;
+		sentAt = Date.now();
 		try {
 			const response = await request(webhook.url, {
 				method: 'POST',
@@ -102,15 +128,18 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 					: (error as Error).message;
 			log.warn({ ...fields, err: reason }, failed);
 			await settle(false);
+			await note({ outcome: 'failed', status: null, error: reason });
 			throw new Error(`delivery failed: ${reason}`);
 		}
 		if (status >= 200 && status < 300) {
 			log.info({ ...fields, status }, 'webhook delivered');
 			await settle(true);
+			await note({ outcome: 'delivered', status, error: null });
 			return 'delivered';
 		}
 		log.warn({ ...fields, status }, failed);
 		await settle(false);
+		await note({ outcome: 'failed', status, error: `the receiver answered ${status}` });
 		throw new Error(`delivery answered ${status}`);
 	};
 }

@@ -15,6 +15,7 @@ import { addDeliveryJobs, type DeliveryJobData } from '../jobs';
 import { campaignDetail, campaignFunnel, recordFromHash, statusWithRate } from '../campaigns/store';
 import { overviewOf, runFromHash, statusOf as runStatusOf } from '../reindex/store';
 import { hashOf, type OutboxEntry } from './events';
+import { noteSkipped } from './deliveries';
 import { listWebhooks } from './store';
 import { releaseLock, takeLock } from '../lock';
 
@@ -24,7 +25,7 @@ const BATCH = 100;
  * The event as receivers get it: a campaign's status, funnel and settings, or a reindex run's
  * status, as they were at the transition (the replies counted when it is handed over).
  */
-async function eventOf(context: RunnerContext, entry: OutboxEntry): Promise<RunnerEvent> {
+async function eventOf(context: RunnerContext, entry: OutboxEntry): Promise<RunnerEvent & { type: RunnerEventType }> {
 	const hash = hashOf(entry.hash);
 	const type = entry.type as RunnerEventType;
 	let data: Record<string, unknown>;
@@ -75,12 +76,20 @@ async function dispatchOutbox(context: RunnerContext, outbox: string): Promise<n
 		if (entries.length === 0) break;
 		const webhooks = await listWebhooks(context);
 		const events = await Promise.all(entries.map((text) => eventOf(context, JSON.parse(text) as OutboxEntry)));
-		const deliveries = events.flatMap((event) => {
-			return webhooks
-				.filter((webhook) => webhook.events.includes(event.type) && !webhook.disabled_at)
-				.map((webhook): DeliveryJobData => ({ event, webhook: webhook.id }));
-		});
+		const subscribed = events.flatMap((event) =>
+			webhooks
+				.filter((webhook) => webhook.events.includes(event.type))
+				.map((webhook): DeliveryJobData & { disabled: boolean } => ({
+					event,
+					webhook: webhook.id,
+					disabled: webhook.disabled_at !== undefined,
+				})),
+		);
+		const deliveries = subscribed.filter((pair) => !pair.disabled).map(({ event, webhook }) => ({ event, webhook }));
 		await addDeliveryJobs(context, deliveries);
+		// A disabled webhook's recent deliveries show what it missed.
+		for (const { event, webhook } of subscribed.filter((pair) => pair.disabled))
+			await noteSkipped(context, { event, webhook }, context.config.RUNNER_WEBHOOK_ATTEMPTS);
 		// Events listed while these were handled were appended after them: only the handled ones go.
 		await redis.ltrim(outbox, entries.length, -1);
 		moved += entries.length;

@@ -31,6 +31,8 @@ export interface WebhookView {
 	events: RunnerEventType[];
 	description: string | null;
 	created_at: string;
+	/** Failed delivery attempts in a row (RUNNER_WEBHOOK_DISABLE_AFTER of them disable it). */
+	failures: number;
 	disabled_at?: string;
 	disabled_reason?: string;
 }
@@ -42,6 +44,7 @@ function viewOf(hash: Record<string, string>): WebhookView {
 		events: hash.events.split(',') as RunnerEventType[],
 		description: hash.description || null,
 		created_at: new Date(Number(hash.created_at)).toISOString(),
+		failures: Number(hash.failures ?? 0),
 	};
 	if (hash.disabled_at)
 		Object.assign(view, {
@@ -159,11 +162,12 @@ export async function enableWebhook(context: RunnerContext, id: string): Promise
 	return getWebhook(context, id);
 }
 
-/** Removes a registration: its deliveries still queued find it gone and are dropped. */
+/** Removes a registration and its recent deliveries: its deliveries still queued find it gone and are dropped. */
 export async function removeWebhook(context: RunnerContext, id: string): Promise<void> {
 	const [[, deleted]] = (await context.redis
 		.multi()
 		.del(context.keys.webhooks.webhook(id))
+		.del(context.keys.webhooks.deliveries(id))
 		.zrem(context.keys.webhooks.all, id)
 		.exec()) as Array<[Error | null, number]>;
 	if (deleted === 0) throw new NotFoundError(`No webhook with id ${id}`);

@@ -10,6 +10,7 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import {
 	RUNNER_EVENTS,
+	RUNNER_TEST_EVENT,
 	SIGNATURE_HEADER,
 	verifyDelivery,
 	type RunnerEvent,
@@ -256,12 +257,12 @@ export class ConvoRunnerTrigger implements INodeType {
 		} catch {
 			return refuse(this, 400, 'The delivery is not JSON');
 		}
-		if (
-			event === null ||
-			typeof event !== 'object' ||
-			typeof event.id !== 'string' ||
-			!RUNNER_EVENTS.includes(event.type)
-		) {
+		if (event === null || typeof event !== 'object' || typeof event.id !== 'string') {
+			return refuse(this, 400, 'The delivery is not a runner event: { id, type, created_at, data }');
+		}
+		// An operator checking the receiver (the runner's console or API): answered, no workflow started.
+		if (event.type === RUNNER_TEST_EVENT) return { webhookResponse: { received: true, ignored: 'test event' } };
+		if (!RUNNER_EVENTS.includes(event.type)) {
 			return refuse(this, 400, 'The delivery is not a runner event: { id, type, created_at, data }');
 		}
 		if (!selectedEvents(this).includes(event.type))

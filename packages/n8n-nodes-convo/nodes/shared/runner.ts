@@ -15,11 +15,17 @@ export const RUNNER_EVENTS = [
 ] as const;
 export type RunnerEventType = (typeof RUNNER_EVENTS)[number];
 
-/** The body of every delivery: `data` is the campaign's status, or the reindex run's status. */
+/**
+ * The event an operator sends to check a webhook's receiver (POST /api/webhooks/:id/test): sent to
+ * any webhook, whatever events it chose, and never subscribed to; a receiver answers 2xx and does nothing.
+ */
+export const RUNNER_TEST_EVENT = 'webhook.test';
+
+/** The body of every delivery: `data` is the campaign's status, the reindex run's status, or a test's note. */
 export interface RunnerEvent {
 	/** Unique per event (not per delivery attempt): a receiver that sees it twice can drop the copy. */
 	id: string;
-	type: RunnerEventType;
+	type: RunnerEventType | typeof RUNNER_TEST_EVENT;
 	/** ISO 8601, when the event happened. */
 	created_at: string;
 	data: Record<string, unknown>;

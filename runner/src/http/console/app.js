@@ -21,6 +21,19 @@
 		return { page: C.pages.fallback, match: [hash] };
 	}
 
+	/** The header's link to the page shown is marked current (a page under it, such as a campaign, counts). */
+	function markCurrent(hash, found) {
+		Array.prototype.forEach.call(document.querySelectorAll('header nav a[href^="#"]'), function (link) {
+			var target = link.getAttribute('href');
+			var current =
+				target === '#/'
+					? found.page === C.pages.fallback || hash.indexOf('#/campaigns/') === 0
+					: hash === target || hash.indexOf(target + '/') === 0;
+			if (current) link.setAttribute('aria-current', 'page');
+			else link.removeAttribute('aria-current');
+		});
+	}
+
 	/**
 	 * Each navigation renders into a page of its own: an answer that arrives after the operator moved on
 	 * (a slow refresh of the list) fills a page no longer shown instead of replacing the current one.
@@ -33,6 +46,7 @@
 		var element = C.el('div', { class: 'page' });
 		app.replaceChildren(element);
 		var found = pageFor(location.hash);
+		markCurrent(location.hash, found);
 		view = found.page.open(element, found.match) || null;
 		if (!view || !view.refresh) return;
 		var refresh = view.refresh;

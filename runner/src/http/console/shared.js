@@ -34,6 +34,8 @@
 				location.href = '/login';
 				throw new Error('signed out');
 			}
+			// No content (a removal's 204): nothing to read.
+			if (response.status === 204) return null;
 			return response.json().then(function (json) {
 				if (!response.ok) throw Object.assign(new Error(json.message || response.statusText), { field: json.field });
 				return json;
@@ -60,16 +62,23 @@
 	// The API's advice to its own clients: the console builds the query string itself.
 	var UPLOAD_HINT = / \(give the settings in the query string of an upload\)$/;
 
-	function labelOf(name) {
-		return Object.prototype.hasOwnProperty.call(LABELS, name) ? LABELS[name] : undefined;
-	}
-
-	/** An error's text for the operator: the API's field names replaced by the labels of the form. */
-	function errorText(error) {
+	/**
+	 * An error's text for the operator: the API's field names replaced by the labels of the form. `labels`: the
+	 * labels of the form that asked, where they differ from the campaign forms' (LABELS); a field of a list
+	 * (`events.0`) is named by its list's label.
+	 */
+	function errorText(error, labels) {
+		var own = labels || {};
+		var labelOf = function (name) {
+			if (Object.prototype.hasOwnProperty.call(own, name)) return own[name];
+			return Object.prototype.hasOwnProperty.call(LABELS, name) ? LABELS[name] : undefined;
+		};
 		var text = String(error.message).replace(UPLOAD_HINT, '');
 		var first = /^\w+/.exec(text);
-		var field = labelOf(error.field) ? error.field : first && labelOf(first[0]) ? first[0] : undefined;
+		var given = error.field ? String(error.field).split('.')[0] : undefined;
+		var field = labelOf(given) ? given : first && labelOf(first[0]) ? first[0] : undefined;
 		var prefix = field && (!first || first[0] !== field) ? labelOf(field) + ': ' : '';
+		if (field && first && first[0] === field) text = text.replace(/^\w+(?:\.\d+)+/, field);
 		return (
 			prefix +
 			text.replace(/\b\w+\b/g, function (word, at) {
@@ -95,7 +104,16 @@
 		return node;
 	}
 
+	/**
+	 * A table of `rows` under `headers`; each cell is given its column's header as data-label, which a
+	 * table of class `cards` shows beside the cell where a narrow screen stacks the rows as cards.
+	 */
 	function table(headers, rows, attrs) {
+		rows.forEach(function (row) {
+			Array.prototype.forEach.call(row.children, function (cell, i) {
+				if (headers[i] && !cell.hasAttribute('data-label')) cell.setAttribute('data-label', headers[i]);
+			});
+		});
 		return el('table', Object.assign({ class: 'list' }, attrs || {}), [
 			el('thead', {}, [
 				el(
@@ -348,6 +366,25 @@
 		]);
 	}
 
+	/**
+	 * A form's field: its label (tied by id, so an assistive tool names the control by it), the control,
+	 * and a hint below it that the control points to (aria-describedby).
+	 */
+	function field(label, control, hint) {
+		control.id = control.id || 'field-' + (control.getAttribute('data-testid') || control.name);
+		var children = [el('label', { for: control.id, text: label }), control];
+		if (hint) {
+			control.setAttribute('aria-describedby', control.id + '-hint');
+			children.push(el('small', { id: control.id + '-hint', class: 'hint', text: hint }));
+		}
+		return el('div', { class: 'field' }, children);
+	}
+
+	/** A time the API gives (ISO 8601) in the browser's zone; '—' for none. */
+	function when(iso) {
+		return iso ? el('time', { datetime: iso, text: new Date(iso).toLocaleString() }) : '—';
+	}
+
 	function badge(state) {
 		return el('span', { class: 'state ' + state, 'data-testid': 'state', text: state });
 	}
@@ -418,6 +455,8 @@
 		bar: bar,
 		legend: legend,
 		badge: badge,
+		field: field,
+		when: when,
 		pct: pct,
 		funnel: funnel,
 		confirm: confirm,

@@ -217,9 +217,23 @@ test('webhook add, list, remove: the secret is printed by add only, derived from
 	);
 	const list = await runCli(['webhook', 'list', '--json'], env);
 	expect(JSON.parse(list.stdout).webhooks).toEqual([
-		{ id: webhook.id, url: webhook.url, events: webhook.events, description: 'ops', created_at: webhook.created_at },
+		{
+			id: webhook.id,
+			url: webhook.url,
+			events: webhook.events,
+			description: 'ops',
+			created_at: webhook.created_at,
+			failures: 0,
+		},
 	]);
 	expect(list.stdout + list.stderr + added.stderr).not.toContain(webhook.secret);
+	// A test event is queued for it (no process delivers here), once; its deliveries list is empty until one is tried.
+	const tested = JSON.parse((await runCli(['webhook', 'test', webhook.id, '--json'], env)).stdout);
+	expect(tested).toEqual({ id: webhook.id, delivery_id: expect.stringMatching(/^ev-test-/), queued: true });
+	expect((await runCli(['webhook', 'test', webhook.id], env)).stdout).toBe(
+		`${webhook.id}: a test event is queued already (delivery ${tested.delivery_id})\n`,
+	);
+	expect((await runCli(['webhook', 'deliveries', webhook.id], env)).stdout).toBe('no deliveries yet\n');
 	expect(JSON.parse((await runCli(['webhook', 'remove', webhook.id, '--json'], env)).stdout)).toEqual({
 		id: webhook.id,
 		removed: true,

@@ -44,22 +44,6 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 		const attempts = job.opts.attempts ?? 1;
 		const last = attempt >= attempts;
 		const test = event.type === RUNNER_TEST_EVENT;
-		/** When the request went out: an attempt's note says how long the receiver took. */
-		let sentAt: number | undefined;
-		/** The attempt in the webhook's recent deliveries; a note that cannot be written is logged, the delivery stands. */
-		const note = async (result: Pick<DeliveryAttempt, 'outcome' | 'status' | 'error'>) => {
-			const at = Date.now();
-			await noteDelivery(context, webhookId, {
-				id: String(job.id),
-				event_id: event.id,
-				type: event.type,
-				at: new Date(at).toISOString(),
-				attempt,
-				attempts,
-				...result,
-				duration_ms: sentAt === undefined ? null : at - sentAt,
-			}).catch((error: Error) => log.warn({ ...fields, err: error.message }, 'webhook delivery not noted'));
-		};
 		const failed = last
 			? `webhook delivery failed for good after ${attempt} attempts`
 			: 'webhook delivery failed; it will be tried again';
@@ -101,7 +85,21 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 		};
 		const body = JSON.stringify(event);
 		let status: number;
-		sentAt = Date.now();
+		const sentAt = Date.now();
+		/** The attempt in the webhook's recent deliveries; a note that cannot be written is logged, the delivery stands. */
+		const note = async (result: Pick<DeliveryAttempt, 'outcome' | 'status' | 'error'>) => {
+			const at = Date.now();
+			await noteDelivery(context, webhookId, {
+				id: String(job.id),
+				event_id: event.id,
+				type: event.type,
+				at: new Date(at).toISOString(),
+				attempt,
+				attempts,
+				...result,
+				duration_ms: at - sentAt,
+			}).catch((error: Error) => log.warn({ ...fields, err: error.message }, 'webhook delivery not noted'));
+		};
 		try {
 			const response = await request(webhook.url, {
 				method: 'POST',
@@ -127,19 +125,19 @@ export function createDeliveryProcessor(context: RunnerContext, key: string) {
 					? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
 					: (error as Error).message;
 			log.warn({ ...fields, err: reason }, failed);
-			await settle(false);
 			await note({ outcome: 'failed', status: null, error: reason });
+			await settle(false);
 			throw new Error(`delivery failed: ${reason}`);
 		}
 		if (status >= 200 && status < 300) {
 			log.info({ ...fields, status }, 'webhook delivered');
-			await settle(true);
 			await note({ outcome: 'delivered', status, error: null });
+			await settle(true);
 			return 'delivered';
 		}
 		log.warn({ ...fields, status }, failed);
-		await settle(false);
 		await note({ outcome: 'failed', status, error: `the receiver answered ${status}` });
+		await settle(false);
 		throw new Error(`delivery answered ${status}`);
 	};
 }

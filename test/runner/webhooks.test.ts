@@ -557,6 +557,7 @@ test('a test event reaches the webhook whatever its events, a disabled one too, 
 		Array.from({ length: 20 }, (_, i) => `ev-cap-${24 - i}`),
 	);
 	expect(kept[0].error).toHaveLength(300);
+	expect(await runner.context.redis.llen(runner.context.keys.webhooks.deliveries(id))).toBe(20);
 	expect((await call('POST', '/api/webhooks/wnosuch/test')).status).toBe(404);
 	expect((await call('GET', '/api/webhooks/wnosuch/deliveries')).status).toBe(404);
 });

@@ -50,6 +50,14 @@ test('at 1280 px: page past 100 and back, search, filter by state; the page neve
 	expect(await rows.count()).toBe(50);
 	await noSideways();
 	expect(await seriousAccessibilityViolations(page)).toEqual([]);
+	// Durations past an hour round to the minute as a whole (the countdown to a scheduled start).
+	const spoken = (seconds: number) =>
+		page.evaluate(
+			(value) =>
+				(globalThis as unknown as { ConvoConsole: { spoken: (s: number) => string } }).ConvoConsole.spoken(value),
+			seconds,
+		);
+	expect([await spoken(3660), await spoken(7169), await spoken(7199)]).toEqual(['1 h 1 min', '1 h 59 min', '2 h']);
 	// The long name is cut to its cell; the whole of it is its title.
 	const link = page.getByTestId('campaign-link').first();
 	expect(await link.getAttribute('title')).toMatch(/^A name long enough/);

@@ -147,8 +147,9 @@
 	function spoken(seconds) {
 		if (seconds < 60) return seconds + ' s';
 		if (seconds < 3600) return Math.floor(seconds / 60) + ' min' + (seconds % 60 ? ' ' + (seconds % 60) + ' s' : '');
-		var minutes = Math.round((seconds % 3600) / 60);
-		return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
+		// Rounded to the minute as a whole, so 7,199 s reads "2 h", never "1 h 60 min".
+		var minutes = Math.round(seconds / 60);
+		return Math.floor(minutes / 60) + ' h' + (minutes % 60 ? ' ' + (minutes % 60) + ' min' : '');
 	}
 	function eta(seconds) {
 		if (seconds === null) return '?';

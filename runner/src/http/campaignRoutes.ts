@@ -106,10 +106,6 @@ const scheduleAnswer = z.looseObject({
 	runCount: count,
 	runs: z.array(z.object({ id: z.string(), name: z.string(), state, created_at: z.string() })),
 });
-const scheduleText =
-	'{ id, name, cron, tz, source, template and sending settings, createdAt, state: active|paused, pausedAt?, ' +
-	'nextRunAt (epoch ms; null while paused), funnel (across its campaigns), runCount, runs: the newest 10 ' +
-	'[{ id, name, state, created_at }] }';
 /** [epoch second, sends in it] for each of the last seconds. */
 const rateHistoryAnswer = z.array(z.tuple([z.int(), count]));
 
@@ -285,7 +281,11 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			summary:
 				'Campaign cron schedules, newest first: each with its next run, the campaigns it made ' +
 				'(the newest 10 and their count) and its delivery funnel across them',
-			success: [200, `{ schedules: [${scheduleText}] }`],
+			success: [
+				200,
+				'{ schedules: [{ id, name, cron, tz, source and sending settings, createdAt, state: active|paused, ' +
+					'pausedAt?, nextRunAt (epoch ms; null while paused), funnel, runCount, runs: the newest 10 }] }',
+			],
 			answer: z.object({ schedules: z.array(scheduleAnswer) }),
 		},
 		async () => ({ schedules: await campaigns.listSchedules(context) }),
@@ -312,7 +312,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				tag: 'campaigns',
 				summary,
 				params: scheduleId,
-				success: [200, `the schedule: ${scheduleText}`],
+				success: [200, 'the schedule, as GET /api/campaigns/schedules lists it'],
 				answer: scheduleAnswer,
 			},
 			async ({ params }) => act(context, params.id),

@@ -2,9 +2,10 @@
  * The console's campaign list in a real browser (Debian's Chromium driven by playwright-core) at
  * 1280 px against a running `convo-runner start`: 106 campaigns paged 50 at a time to the last page
  * and back by keyboard, a search and a state filter narrowing the list, and a window that never
- * scrolls sideways, however long a name.
+ * scrolls sideways, however long a name. At 390 px (a phone) the rows are cards and paging is in
+ * reach; a campaign's page fits too, its every action in reach (a draft started, paused, cancelled).
  */
-import type { Browser } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 
 import { cancel, createCampaign } from '../../runner/src/core/campaigns';
 import { consolePage, launchChromium, seriousAccessibilityViolations, SHOTS } from './consoleSupport';
@@ -38,6 +39,28 @@ beforeAll(async () => {
 afterAll(async () => {
 	await browser?.close();
 });
+
+/** A phone's window. */
+const PHONE = { width: 390, height: 844 };
+
+/** The page's width beyond its window: 0 when nothing scrolls sideways. */
+const sideways = (page: Page) => page.locator('html').evaluate((root) => root.scrollWidth - root.clientWidth);
+
+/** Whether `element` lies within the window's width (reached without scrolling sideways). */
+async function withinWidth(element: Locator, width: number): Promise<boolean> {
+	const box = await element.boundingBox();
+	return box !== null && box.width > 0 && box.x >= 0 && box.x + box.width <= width;
+}
+
+/** Each cell of `row` under the one before it, as a card's lines are, and named by its column. */
+async function isCard(row: Locator): Promise<boolean> {
+	const cells = row.locator('td');
+	const [first, second] = [await cells.nth(0).boundingBox(), await cells.nth(1).boundingBox()];
+	const label = await cells.nth(1).evaluate((cell) => getComputedStyle(cell, '::before').content.replace(/^"|"$/g, ''));
+	return (
+		first !== null && second !== null && second.y >= first.y + first.height - 1 && label !== '' && label !== 'none'
+	);
+}
 
 test('at 1280 px: page past 100 and back, search, filter by state; the page never scrolls sideways', async () => {
 	const { page, violations } = await consolePage(browser, base, TOKEN, { width: 1280, height: 900 });
@@ -95,6 +118,67 @@ test('at 1280 px: page past 100 and back, search, filter by state; the page neve
 	await page.getByTestId('no-match').waitFor();
 	await noSideways();
 	await page.screenshot({ path: `${SHOTS}/console-list-1280.png`, fullPage: true });
+	expect(violations).toEqual([]);
+	await page.context().close();
+});
+
+test('at 390 px (a phone): campaigns as cards, paging in reach, no sideways scroll', async () => {
+	const { page, violations } = await consolePage(browser, base, TOKEN, PHONE);
+	const rows = page.getByTestId('campaign-row');
+	await rows.first().waitFor();
+	expect(await sideways(page)).toBe(0);
+	expect(await isCard(rows.first())).toBe(true);
+	expect(await withinWidth(rows.first(), PHONE.width)).toBe(true);
+	expect(await seriousAccessibilityViolations(page)).toEqual([]);
+	await page.screenshot({ path: `${SHOTS}/console-list-390.png`, fullPage: true });
+
+	// The pager is in reach and turns the page; the long name's card still fits.
+	const next = page.getByTestId('page-next');
+	expect(await withinWidth(next, PHONE.width)).toBe(true);
+	await next.click();
+	await page.getByText(`51–100 of ${BULK + 1}`).waitFor();
+	expect(await withinWidth(page.getByTestId('page-previous'), PHONE.width)).toBe(true);
+	await page.getByLabel('State', { exact: true }).selectOption('cancelled');
+	await page.getByText('1–1 of 1').waitFor();
+	expect(await sideways(page)).toBe(0);
+	expect(await withinWidth(rows.first(), PHONE.width)).toBe(true);
+	expect(violations).toEqual([]);
+	await page.context().close();
+});
+
+test("at 390 px: a campaign's page fits, every action in reach; a draft started, paused and cancelled from it", async () => {
+	// A draft that starts an hour after its start: nothing is sent.
+	const created = await fetch(`${base}/api/campaigns`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+		body: JSON.stringify({
+			name: 'On a phone',
+			draft: true,
+			template_id: positionalTemplate(runner.business).id,
+			from: runner.business.phoneNumbers[0],
+			at: new Date(Date.now() + 3_600_000).toISOString(),
+			recipients: [{ phone: '+4917180000390', 1: 'Ana', 2: '#1' }],
+		}),
+	});
+	const { id } = (await created.json()) as { id: string };
+	const { page, violations } = await consolePage(browser, base, TOKEN, PHONE);
+	await page.goto(`${base}/#/campaigns/${id}`);
+	const state = page.getByTestId('state').first();
+	await state.filter({ hasText: 'draft' }).waitFor();
+	expect(await sideways(page)).toBe(0);
+	for (const action of ['start', 'pause', 'resume', 'cancel', 'retry-not-sent', 'reconcile', 'download', 'rate-set'])
+		expect([action, await withinWidth(page.getByTestId(action), PHONE.width)]).toEqual([action, true]);
+	expect(await seriousAccessibilityViolations(page)).toEqual([]);
+	await page.screenshot({ path: `${SHOTS}/console-campaign-390.png`, fullPage: true });
+
+	await page.getByTestId('start').click();
+	await state.filter({ hasText: 'scheduled' }).waitFor();
+	await page.getByTestId('pause').click();
+	await state.filter({ hasText: 'paused' }).waitFor();
+	await page.getByTestId('cancel').click();
+	await page.getByTestId('confirm-ok').click();
+	await state.filter({ hasText: 'cancelled' }).waitFor();
+	expect(await sideways(page)).toBe(0);
 	expect(violations).toEqual([]);
 	await page.context().close();
 });

@@ -5,10 +5,19 @@
  * scrolls sideways, however long a name. At 390 px (a phone) the rows are cards and paging is in
  * reach; a campaign's page fits too, its every action in reach (a draft started, paused, cancelled).
  */
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 
 import { cancel, createCampaign } from '../../runner/src/core/campaigns';
-import { consolePage, launchChromium, seriousAccessibilityViolations, SHOTS } from './consoleSupport';
+import {
+	consolePage,
+	isCard,
+	launchChromium,
+	PHONE,
+	seriousAccessibilityViolations,
+	SHOTS,
+	sideways,
+	withinWidth,
+} from './consoleSupport';
 import { positionalTemplate, startApi, useRunnerUnderTest, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
@@ -39,28 +48,6 @@ beforeAll(async () => {
 afterAll(async () => {
 	await browser?.close();
 });
-
-/** A phone's window. */
-const PHONE = { width: 390, height: 844 };
-
-/** The page's width beyond its window: 0 when nothing scrolls sideways. */
-const sideways = (page: Page) => page.locator('html').evaluate((root) => root.scrollWidth - root.clientWidth);
-
-/** Whether `element` lies within the window's width (reached without scrolling sideways). */
-async function withinWidth(element: Locator, width: number): Promise<boolean> {
-	const box = await element.boundingBox();
-	return box !== null && box.width > 0 && box.x >= 0 && box.x + box.width <= width;
-}
-
-/** Each cell of `row` under the one before it, as a card's lines are, and named by its column. */
-async function isCard(row: Locator): Promise<boolean> {
-	const cells = row.locator('td');
-	const [first, second] = [await cells.nth(0).boundingBox(), await cells.nth(1).boundingBox()];
-	const label = await cells.nth(1).evaluate((cell) => getComputedStyle(cell, '::before').content.replace(/^"|"$/g, ''));
-	return (
-		first !== null && second !== null && second.y >= first.y + first.height - 1 && label !== '' && label !== 'none'
-	);
-}
 
 test('at 1280 px: page past 100 and back, search, filter by state; the page never scrolls sideways', async () => {
 	const { page, violations } = await consolePage(browser, base, TOKEN, { width: 1280, height: 900 });

@@ -7,10 +7,20 @@
  * no CSP refusal.
  */
 import { getNextMillis } from 'bullmq';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 
 import { campaignStatus, createCampaign, listSchedules } from '../../runner/src/core/campaigns';
-import { consolePage, guideShot, launchChromium, seriousAccessibilityViolations, SHOTS } from './consoleSupport';
+import {
+	consolePage,
+	guideShot,
+	isCard,
+	launchChromium,
+	PHONE,
+	seriousAccessibilityViolations,
+	SHOTS,
+	sideways,
+	withinWidth,
+} from './consoleSupport';
 import { positionalTemplate, startApi, useRunnerUnderTest, waitFor, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
@@ -68,9 +78,6 @@ beforeAll(async () => {
 afterAll(async () => {
 	await browser?.close();
 });
-
-/** The page's width beyond its window: 0 when nothing scrolls sideways. */
-const sideways = (page: Page) => page.locator('html').evaluate((root) => root.scrollWidth - root.clientWidth);
 
 async function stateOf(id: string): Promise<string | undefined> {
 	return (await listSchedules(runner.context)).find((s) => s.id === id)?.state;
@@ -136,17 +143,17 @@ test('at 1280 px: next run, runs linked, funnel across runs; pause and resume fr
 });
 
 test('at 390 px: cards without sideways scroll, every action reachable; remove asks first', async () => {
-	const { page, violations } = await consolePage(browser, base, TOKEN, { width: 390, height: 844 });
+	const { page, violations } = await consolePage(browser, base, TOKEN, PHONE);
 	await page.goto(`${base}/#/schedules`);
 	const spareCard = page.getByTestId(`schedule-${spare}`);
 	await spareCard.waitFor();
 	expect(await sideways(page)).toBe(0);
-	// The runs table's rows are cards: its cells one under another, no header row shown.
+	// The runs table's rows are cards: each cell a line under the one before, named by its column.
 	const run = page.getByTestId(`schedule-${fired}`).getByTestId('schedule-run');
-	const cells = run.locator('td');
-	const [first, second] = [await cells.nth(0).boundingBox(), await cells.nth(1).boundingBox()];
-	expect(second?.y).toBeGreaterThan((first?.y ?? 0) + (first?.height ?? 0) - 1);
-	expect((await run.boundingBox())?.width).toBeLessThanOrEqual(390);
+	expect(await isCard(run)).toBe(true);
+	expect(await withinWidth(run, PHONE.width)).toBe(true);
+	for (const action of ['schedule-pause', 'schedule-resume', 'schedule-remove'])
+		expect([action, await withinWidth(spareCard.getByTestId(action), PHONE.width)]).toEqual([action, true]);
 	expect(await seriousAccessibilityViolations(page)).toEqual([]);
 
 	await spareCard.getByTestId('schedule-pause').click();

@@ -95,7 +95,16 @@
 		return node;
 	}
 
+	/**
+	 * A table of `rows` under `headers`. Each cell carries its column's header as data-label: on a
+	 * phone's width the rows become cards, each cell a line named by it (app.css).
+	 */
 	function table(headers, rows, attrs) {
+		rows.forEach(function (row) {
+			Array.prototype.forEach.call(row.children, function (cell, i) {
+				if (headers[i] && !cell.hasAttribute('data-label')) cell.setAttribute('data-label', headers[i]);
+			});
+		});
 		return el('table', Object.assign({ class: 'list' }, attrs || {}), [
 			el('thead', {}, [
 				el(
@@ -143,13 +152,16 @@
 	function plural(n, one, many) {
 		return n + ' ' + (pluralRules.select(n) === 'one' ? one : many || one + 's');
 	}
-	/** "45 s", "12 min 5 s", "3 h 20 min". */
+	/** "45 s", "12 min 5 s", "3 h 20 min", "6 d 23 h": each part whole, the larger ones never rounded up. */
 	function spoken(seconds) {
 		if (seconds < 60) return seconds + ' s';
 		if (seconds < 3600) return Math.floor(seconds / 60) + ' min' + (seconds % 60 ? ' ' + (seconds % 60) + ' s' : '');
-		// Rounded to the minute as a whole, so 7,199 s reads "2 h", never "1 h 60 min".
-		var minutes = Math.round(seconds / 60);
-		return Math.floor(minutes / 60) + ' h' + (minutes % 60 ? ' ' + (minutes % 60) + ' min' : '');
+		if (seconds < 2 * 86400) {
+			var minutes = Math.floor((seconds % 3600) / 60);
+			return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
+		}
+		var hours = Math.floor((seconds % 86400) / 3600);
+		return Math.floor(seconds / 86400) + ' d' + (hours ? ' ' + hours + ' h' : '');
 	}
 	function eta(seconds) {
 		if (seconds === null) return '?';

@@ -225,7 +225,7 @@
 
 		/** The chart as wide as its box's content (a phone's width included), 900 px at most. */
 		function chartWidth() {
-			var box = window.getComputedStyle(chartBox);
+			var box = document.defaultView.getComputedStyle(chartBox);
 			var inner = chartBox.clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight);
 			return Math.min(900, inner > 0 ? inner : 900);
 		}

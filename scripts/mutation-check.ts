@@ -289,42 +289,81 @@ function compileError(redis: PrivateRedis, lua: string): Promise<string | undefi
 
 let running: ChildProcess | undefined;
 
-/** Runs jest on `files` in the copy: undefined when they pass, else the first file that failed. */
-async function runJest(cwd: string, files: string[]): Promise<string | undefined> {
-	// --bail: the first failing test file settles it. Jest names it on stderr ("FAIL <project> <path>").
-	const args = [join(cwd, 'node_modules/jest/bin/jest.js'), '--bail', '--silent', '--ci', ...files];
-	let errors = '';
-	const code = await new Promise<number>((done, fail) => {
-		// A process group of its own: a stop ends jest and whatever its tests started (runners, redis-servers).
-		running = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-		running.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
-		running.once('error', fail);
-		running.once('exit', (exitCode) => done(exitCode ?? 1));
-	});
-	running = undefined;
-	if (code === 0) return undefined;
-	const failed = /^FAIL\s+(?:\S+\s+)?(\S+\.test\.ts)/m.exec(errors)?.[1];
-	return failed ? relative(cwd, resolve(cwd, failed)) : files.join(', ');
+/**
+ * A mutant's stage may take this many times the stage's time on the unmutated copy (and at least
+ * TIME_LIMIT_FLOOR_MS) before it is stopped and counted as killed by a timeout: a mutant that makes
+ * a test wait out its own timeout (an event that never comes) is noticed, and costs minutes no more.
+ */
+const TIME_LIMIT_FACTOR = 3;
+const TIME_LIMIT_FLOOR_MS = 60_000;
+
+interface JestRun {
+	/** The first test file that failed, `timeout` when stopped at its time limit, undefined when all passed. */
+	failed?: string;
+	ms: number;
 }
 
-const baselines = new Map<string, Promise<string | undefined>>();
+/** Runs jest on `files` in the copy, stopping it (and what it started) after `limitMs` when given. */
+async function runJest(cwd: string, files: string[], limitMs?: number): Promise<JestRun> {
+	// --bail: the first failing test file settles it. Jest names it on stderr ("FAIL <project> <path>").
+	const args = [join(cwd, 'node_modules/jest/bin/jest.js'), '--bail', '--silent', '--ci', ...files];
+	const started = Date.now();
+	let errors = '';
+	let stopped = false;
+	const code = await new Promise<number>((done, fail) => {
+		// A process group of its own: a stop ends jest and whatever its tests started (runners, redis-servers).
+		const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+		running = child;
+		const timer =
+			limitMs === undefined
+				? undefined
+				: setTimeout(() => {
+						stopped = true;
+						stopGroup(child);
+					}, limitMs);
+		child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+		child.once('error', fail);
+		child.once('exit', (exitCode) => {
+			clearTimeout(timer);
+			done(exitCode ?? 1);
+		});
+	});
+	running = undefined;
+	const ms = Date.now() - started;
+	if (stopped) return { failed: 'timeout', ms };
+	if (code === 0) return { ms };
+	const failed = /^FAIL\s+(?:\S+\s+)?(\S+\.test\.ts)/m.exec(errors)?.[1];
+	return { failed: failed ? relative(cwd, resolve(cwd, failed)) : files.join(', '), ms };
+}
+
+function stopGroup(child: ChildProcess): void {
+	try {
+		if (child.pid) process.kill(-child.pid, 'SIGKILL');
+	} catch {
+		// The group has ended already.
+	}
+}
+
+const baselines = new Map<string, Promise<JestRun>>();
 /**
- * The first test file of `stages` that fails on the unmutated copy (each stage checked once per
- * run). A stage that fails is run once more: the first run in a fresh copy also fills jest's
- * transform cache, and a timing test (spacing.test.ts) can fail while it does.
+ * Each stage of `stages` on the unmutated copy (each checked once per run): the first that fails,
+ * or the time each took. A stage that fails is run once more: the first run in a fresh copy also
+ * fills jest's transform cache, and a timing test (spacing.test.ts) can fail while it does.
  */
-async function baselineFailure(cwd: string, stages: string[][]): Promise<string | undefined> {
+async function baseline(cwd: string, stages: string[][]): Promise<{ failing?: string; ms: number[] }> {
+	const ms: number[] = [];
 	for (const stage of stages) {
 		const key = stage.join('\0');
 		if (!baselines.has(key))
 			baselines.set(
 				key,
-				runJest(cwd, stage).then(async (failed) => (failed ? runJest(cwd, stage) : undefined)),
+				runJest(cwd, stage).then(async (run) => (run.failed ? runJest(cwd, stage) : run)),
 			);
-		const failed = await baselines.get(key);
-		if (failed) return failed;
+		const run = await baselines.get(key)!;
+		if (run.failed) return { failing: run.failed, ms };
+		ms.push(run.ms);
 	}
-	return undefined;
+	return { ms };
 }
 
 async function main(): Promise<void> {
@@ -350,11 +389,7 @@ async function main(): Promise<void> {
 	const copy = copyWorkspace(ROOT);
 	let redis: PrivateRedis | undefined;
 	const cleanUp = () => {
-		try {
-			if (running?.pid) process.kill(-running.pid, 'SIGTERM');
-		} catch {
-			// The group has ended already.
-		}
+		if (running) stopGroup(running);
 		redis?.process.kill('SIGTERM');
 		copy.remove();
 	};
@@ -375,7 +410,7 @@ async function main(): Promise<void> {
 			const path = join(copy.dir, target.file);
 			const original = readFileSync(path, 'utf8');
 			// The tests must pass on the code as it is, or a failure would say nothing about a mutant.
-			const failing = await baselineFailure(copy.dir, target.stages);
+			const { failing, ms: stageMs } = await baseline(copy.dir, target.stages);
 			if (failing) {
 				for (const mutant of target.mutants)
 					outcomes.push({ target: target.name, mutant: mutant.name, result: 'not run' });
@@ -405,8 +440,10 @@ async function main(): Promise<void> {
 				let by: string | undefined;
 				writeFileSync(path, mutated);
 				try {
-					for (const stage of target.stages) {
-						by = await runJest(copy.dir, stage);
+					for (const [index, stage] of target.stages.entries()) {
+						const limit = Math.max(TIME_LIMIT_FLOOR_MS, TIME_LIMIT_FACTOR * stageMs[index]);
+						const run = await runJest(copy.dir, stage, limit);
+						by = run.failed === 'timeout' ? `a timeout: ${stage.join(', ')} past ${limit / 1000} s` : run.failed;
 						if (by) break;
 					}
 				} finally {

@@ -102,10 +102,14 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
 	// DevTools evaluation is not subject to the page's CSP, so axe runs in the page as the console ships.
 	await page.evaluate(axeSource);
 	const violations = await page.evaluate(async () => {
-		const axe = (window as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<unknown> } }).axe;
-		const result = (await axe.run(document, {
+		// The page's globals, typed here: the tests compile without the DOM's types.
+		const scope = globalThis as unknown as {
+			axe: { run: (context: unknown, options: unknown) => Promise<{ violations: AxeViolation[] }> };
+			document: unknown;
+		};
+		const result = await scope.axe.run(scope.document, {
 			runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-		})) as { violations: AxeViolation[] };
+		});
 		return result.violations;
 	});
 	return violations

@@ -46,12 +46,20 @@ const WIDTHS = [
 	{ width: 390, height: 844 },
 ];
 
+/** An element as the layout check reads it in the page (the tests compile without the DOM's types). */
+interface PlacedElement {
+	tagName: string;
+	className: string;
+	getAttribute(name: string): string | null;
+	getBoundingClientRect(): { right: number };
+}
+
 /** No sideways scroll; else the elements past the window's right edge, so a failure says what overflows. */
 async function expectNoSidewaysScroll(page: Page): Promise<void> {
-	const overflowing = await page.evaluate(() => {
-		const width = document.documentElement.clientWidth;
-		if (document.documentElement.scrollWidth <= width) return [];
-		return Array.from(document.querySelectorAll('body *'))
+	const overflowing = await page.locator('html').evaluate((root) => {
+		const width = root.clientWidth;
+		if (root.scrollWidth <= width) return [];
+		return (Array.from(root.querySelectorAll('body *')) as PlacedElement[])
 			.filter((node) => node.getBoundingClientRect().right > width + 0.5)
 			.map((node) => `${node.tagName.toLowerCase()}.${node.className} ${node.getAttribute('data-testid') ?? ''}`);
 	});
@@ -118,7 +126,11 @@ test.each(WIDTHS)('the suppression list at $width px: add, look up, remove, impo
 	expect(await counts.textContent()).toBe('3 rows read: 2 added, 0 already on the list, 1 rejected.');
 	const rejections = await page
 		.getByTestId('suppression-rejection')
-		.evaluateAll((rows) => rows.map((row) => Array.from(row.children, (cell) => cell.textContent)));
+		.evaluateAll((rows) =>
+			rows.map((row) =>
+				Array.from(row.querySelectorAll('td'), (cell) => (cell as { textContent: string | null }).textContent),
+			),
+		);
 	expect(rejections).toEqual([
 		['3', 'phone is not a phone number: only digits, spaces, dashes, brackets and a leading + are allowed'],
 	]);

@@ -26,7 +26,8 @@
 	function numberOf(match) {
 		try {
 			return decodeURIComponent(match[1] || '');
-		} catch (error) {
+		} catch {
+			// A malformed escape: the address as typed, which the runner then refuses naming the field.
 			return match[1];
 		}
 	}

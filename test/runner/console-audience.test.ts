@@ -11,7 +11,16 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 
 import { createCampaign } from '../../runner/src/core/campaigns';
-import { consolePage, guideShot, launchChromium, seriousAccessibilityViolations, SHOTS } from './consoleSupport';
+import {
+	consolePage,
+	guideShot,
+	isCard,
+	launchChromium,
+	PHONE,
+	seriousAccessibilityViolations,
+	SHOTS,
+	withinWidth,
+} from './consoleSupport';
 import { positionalTemplate, startApi, useRunnerUnderTest, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
@@ -41,10 +50,7 @@ afterAll(async () => {
 	await browser?.close();
 });
 
-const WIDTHS = [
-	{ width: 1280, height: 900 },
-	{ width: 390, height: 844 },
-];
+const WIDTHS = [{ width: 1280, height: 900 }, PHONE];
 
 /** An element as the layout check reads it in the page (the tests compile without the DOM's types). */
 interface PlacedElement {
@@ -136,6 +142,11 @@ test.each(WIDTHS)('the suppression list at $width px: add, look up, remove, impo
 	]);
 	await page.getByTestId('suppression-phone').getByText(imported[1]).waitFor();
 	await expectSoundLayout(page);
+	// On a phone each entry is a card, its Remove button in reach.
+	if (width === PHONE.width) {
+		expect(await isCard(page.getByTestId('suppression-row').first())).toBe(true);
+		expect(await withinWidth(page.getByTestId('suppression-remove').first(), width)).toBe(true);
+	}
 	await page.screenshot({ path: `${SHOTS}/console-suppressions-${width}.png`, fullPage: true });
 	if (width === 1280) await guideShot(page, 'suppressions');
 

@@ -88,7 +88,7 @@ describe('sandbox: blocked template sends', () => {
 				body: JSON.stringify(body),
 			});
 			expect(response.status).toBe(status);
-			expect((await response.json()).field).toBe(field);
+			expect(((await response.json()) as { field?: string }).field).toBe(field);
 		};
 		await bad('templates/00000000-0000-4000-8000-000000000404/quality', { quality: 'paused' }, 404, 'id');
 		await bad(`templates/${positional().id}/quality`, { quality: 'asleep' }, 400, 'quality');

@@ -102,8 +102,8 @@
 	}
 
 	/**
-	 * A table of `rows` (tr elements) under `headers`. Each cell carries its column's header as data-label: a table of
-	 * class `stack` shows its rows as cards on a narrow screen, each value under its header (app.css).
+	 * A table of `rows` under `headers`. Each cell carries its column's header as data-label: on a
+	 * phone's width the rows become cards, each cell a line named by it (app.css).
 	 */
 	function table(headers, rows, attrs) {
 		rows.forEach(function (row) {
@@ -158,12 +158,16 @@
 	function plural(n, one, many) {
 		return n + ' ' + (pluralRules.select(n) === 'one' ? one : many || one + 's');
 	}
-	/** "45 s", "12 min 5 s", "3 h 20 min". */
+	/** "45 s", "12 min 5 s", "3 h 20 min", "6 d 23 h": each part whole, the larger ones never rounded up. */
 	function spoken(seconds) {
 		if (seconds < 60) return seconds + ' s';
 		if (seconds < 3600) return Math.floor(seconds / 60) + ' min' + (seconds % 60 ? ' ' + (seconds % 60) + ' s' : '');
-		var minutes = Math.round((seconds % 3600) / 60);
-		return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
+		if (seconds < 2 * 86400) {
+			var minutes = Math.floor((seconds % 3600) / 60);
+			return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
+		}
+		var hours = Math.floor((seconds % 86400) / 3600);
+		return Math.floor(seconds / 86400) + ' d' + (hours ? ' ' + hours + ' h' : '');
 	}
 	function eta(seconds) {
 		if (seconds === null) return '?';

@@ -121,7 +121,7 @@
 				]);
 			});
 			results.replaceChildren(
-				C.table(['Phone', 'Since', 'Source', 'Reason', 'Action'], rows, { class: 'list stack suppressions' }),
+				C.table(['Phone', 'Since', 'Source', 'Reason', 'Action'], rows, { class: 'list suppressions' }),
 			);
 		}
 
@@ -290,7 +290,7 @@
 					answer.rejected +
 					' rejected.',
 			}),
-			rows.length ? C.table(['Line', 'Reason'], rows, { class: 'list stack' }) : el('span'),
+			rows.length ? C.table(['Line', 'Reason'], rows) : el('span'),
 			more > 0 ? el('p', { class: 'note', text: 'and ' + C.plural(more, 'more rejected row') }) : el('span'),
 		]);
 	}

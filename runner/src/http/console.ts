@@ -28,7 +28,16 @@ const read = (path: string) => readFileSync(path, 'utf8');
 /**
  * The console's scripts, one per view plus the helpers they share and the router (index.html loads them in this order).
  */
-const SCRIPTS = ['shared.js', 'list.js', 'create.js', 'campaign.js', 'schedules.js', 'app.js'];
+const SCRIPTS = [
+	'shared.js',
+	'list.js',
+	'create.js',
+	'campaign.js',
+	'schedules.js',
+	'suppressions.js',
+	'cap.js',
+	'app.js',
+];
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function consoleRoutes(app: FastifyInstance, auth: Auth, signIn: SignIn): void {

@@ -60,12 +60,18 @@
 	// The API's advice to its own clients: the console builds the query string itself.
 	var UPLOAD_HINT = / \(give the settings in the query string of an upload\)$/;
 
-	function labelOf(name) {
-		return Object.prototype.hasOwnProperty.call(LABELS, name) ? LABELS[name] : undefined;
+	function own(labels, name) {
+		return Object.prototype.hasOwnProperty.call(labels, name) ? labels[name] : undefined;
 	}
 
-	/** An error's text for the operator: the API's field names replaced by the labels of the form. */
-	function errorText(error) {
+	/**
+	 * An error's text for the operator: the API's field names replaced by the labels of the form. `formLabels`: a
+	 * form's own labels of the API's names (a page whose field the API calls `id` or `policy`), before the shared ones.
+	 */
+	function errorText(error, formLabels) {
+		var labelOf = function (name) {
+			return own(formLabels || {}, name) || own(LABELS, name);
+		};
 		var text = String(error.message).replace(UPLOAD_HINT, '');
 		var first = /^\w+/.exec(text);
 		var field = labelOf(error.field) ? error.field : first && labelOf(first[0]) ? first[0] : undefined;

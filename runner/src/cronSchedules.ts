@@ -48,6 +48,16 @@ export function nextCronRun(schedule: { cron: string; tz: string }, names: CronN
 	return next;
 }
 
+/** When a schedule fires next; null while it is paused, or when its pattern names no time left. */
+export function nextFiring(schedule: CronSchedule, now = Date.now()): number | null {
+	if (schedule.pausedAt !== undefined) return null;
+	try {
+		return getNextMillis(now, { pattern: schedule.cron, tz: schedule.tz }) ?? null;
+	} catch {
+		return null;
+	}
+}
+
 /** The schedules of one kind: their sorted set and records, how many may exist, and how a full set is explained. */
 export interface ScheduleKind {
 	jobs: CronJobs;
@@ -67,6 +77,8 @@ export interface CronSchedule {
 	cron: string;
 	tz: string;
 	createdAt: number;
+	/** Epoch ms it was paused at; absent while it fires. A paused schedule has no job scheduler. */
+	pausedAt?: number;
 }
 
 /**
@@ -112,6 +124,47 @@ export async function listCronSchedules<T extends CronSchedule>(
 	const ids = await context.redis.zrevrange(kind.list, 0, -1);
 	const found: Array<T | undefined> = await Promise.all(ids.map((id) => findCronSchedule<T>(context, kind, id)));
 	return found.filter((schedule): schedule is T => schedule !== undefined);
+}
+
+/**
+ * Pauses a schedule: its record says so first (a firing already queued reads it and makes nothing),
+ * then its job scheduler goes, so nothing is queued until it is resumed, whichever process restarts
+ * meanwhile. Undefined when there is no such schedule; a paused one is answered as it is.
+ */
+export async function pauseCronSchedule<T extends CronSchedule>(
+	context: RunnerContext,
+	kind: ScheduleKind,
+	id: string,
+): Promise<T | undefined> {
+	const schedule = await findCronSchedule<T>(context, kind, id);
+	if (!schedule || schedule.pausedAt !== undefined) return schedule;
+	const paused: T = { ...schedule, pausedAt: Date.now() };
+	// XX: a schedule removed meanwhile stays removed.
+	if ((await context.redis.set(kind.record(id), JSON.stringify(paused), 'XX')) !== 'OK') return undefined;
+	await kind.jobs.remove(context, id);
+	return paused;
+}
+
+/**
+ * Resumes a paused schedule: its job scheduler again (its next firing the pattern's next time from
+ * now; the times it missed are not made up), then its record. A schedule removed meanwhile loses
+ * the scheduler again. Undefined when there is no such schedule; an active one is answered as it is.
+ */
+export async function resumeCronSchedule<T extends CronSchedule>(
+	context: RunnerContext,
+	kind: ScheduleKind,
+	id: string,
+): Promise<T | undefined> {
+	const schedule = await findCronSchedule<T>(context, kind, id);
+	if (!schedule || schedule.pausedAt === undefined) return schedule;
+	// JSON leaves the undefined field out: the record is as it was before the pause.
+	const resumed: T = { ...schedule, pausedAt: undefined };
+	await kind.jobs.upsert(context, id, { pattern: schedule.cron, tz: schedule.tz });
+	if ((await context.redis.set(kind.record(id), JSON.stringify(resumed), 'XX')) !== 'OK') {
+		await kind.jobs.remove(context, id);
+		return undefined;
+	}
+	return resumed;
 }
 
 /** Stops the job scheduler and forgets the schedule; the campaigns or reindex runs it made stay. */

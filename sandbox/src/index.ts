@@ -6,6 +6,7 @@ import { Clock } from './clock';
 import type { SandboxContext } from './context';
 import { Delivery } from './delivery';
 import { Faults } from './faults';
+import { SendRefusals } from './sendRefusals';
 import { describeFixture, type Fixture } from './fixture';
 import type { Timeline } from './model';
 import { RequestCounts } from './requestCounts';
@@ -51,6 +52,7 @@ export function createSandboxContext(options: Pick<SandboxOptions, 'timeline'> =
 		store: new Store(clock, seedFixture, options.timeline ? timelineOf(options.timeline) : DEFAULT_TIMELINE),
 		webhooks: new WebhookHub(),
 		faults: new Faults(),
+		refusals: new SendRefusals(clock),
 		requests: new RequestCounts(),
 		links: { baseUrl: '', externalUrl: '', dashboardUrl: '' },
 	};

@@ -15,7 +15,9 @@
 #   - it does not wait for `depends_on: condition: service_healthy`: the check waits for health;
 #   - no systemd here, so healthchecks never run by themselves: `podman healthcheck run NAME`.
 # Env: CONTAINERS_KEEP=1 leaves the stack up (inspect it, then `podman-compose down -v` in its folder);
-#      CONTAINERS_SKIP_BUILD=1 uses the three images as they are (iterating on the checks).
+#      CONTAINERS_SKIP_BUILD=1 uses the three images as they are (iterating on the checks);
+#      CONTAINERS_BUILD_ONLY=1 builds the three images and stops (CI builds them early, in the
+#      background; the test's own build then finds every layer in podman's cache).
 #      CONTAINERS_BASE_IMAGES=path/to/base-images.sh where ../shared is not beside the checkout.
 set -uo pipefail
 
@@ -83,6 +85,10 @@ else
   timed build-runner build runner convo-runner:0.1.0
   timed build-sandbox build sandbox convo-sandbox:0.1.0
   timed build-n8n build n8n convo-n8n:2.41.1
+fi
+if [[ "${CONTAINERS_BUILD_ONLY:-}" == 1 ]]; then
+  log "CONTAINERS_BUILD_ONLY=1: the images are built, the stack is not brought up"
+  exit 0
 fi
 
 # --- the stack: compose.yaml as a user has it, brought up by the containers guide's commands-------------

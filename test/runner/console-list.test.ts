@@ -2,12 +2,22 @@
  * The console's campaign list in a real browser (Debian's Chromium driven by playwright-core) at
  * 1280 px against a running `convo-runner start`: 106 campaigns paged 50 at a time to the last page
  * and back by keyboard, a search and a state filter narrowing the list, and a window that never
- * scrolls sideways, however long a name.
+ * scrolls sideways, however long a name. At 390 px (a phone) the rows are cards and paging is in
+ * reach; a campaign's page fits too, its every action in reach (a draft started, paused, cancelled).
  */
 import type { Browser } from 'playwright-core';
 
 import { cancel, createCampaign } from '../../runner/src/core/campaigns';
-import { consolePage, launchChromium, seriousAccessibilityViolations, SHOTS } from './consoleSupport';
+import {
+	consolePage,
+	isCard,
+	launchChromium,
+	PHONE,
+	seriousAccessibilityViolations,
+	SHOTS,
+	sideways,
+	withinWidth,
+} from './consoleSupport';
 import { positionalTemplate, startApi, useRunnerUnderTest, writeRecipientsCsv } from './support';
 
 jest.setTimeout(180_000);
@@ -50,6 +60,18 @@ test('at 1280 px: page past 100 and back, search, filter by state; the page neve
 	expect(await rows.count()).toBe(50);
 	await noSideways();
 	expect(await seriousAccessibilityViolations(page)).toEqual([]);
+	// Countdowns past an hour read hours and whole minutes, past two days days and hours; never "60 min".
+	const spoken = (seconds: number) =>
+		page.evaluate(
+			(value) =>
+				(globalThis as unknown as { ConvoConsole: { spoken: (s: number) => string } }).ConvoConsole.spoken(value),
+			seconds,
+		);
+	expect([await spoken(3660), await spoken(7199), await spoken(31_535_999)]).toEqual([
+		'1 h 1 min',
+		'1 h 59 min',
+		'364 d 23 h',
+	]);
 	// The long name is cut to its cell; the whole of it is its title.
 	const link = page.getByTestId('campaign-link').first();
 	expect(await link.getAttribute('title')).toMatch(/^A name long enough/);
@@ -95,6 +117,67 @@ test('at 1280 px: page past 100 and back, search, filter by state; the page neve
 	await page.getByTestId('no-match').waitFor();
 	await noSideways();
 	await page.screenshot({ path: `${SHOTS}/console-list-1280.png`, fullPage: true });
+	expect(violations).toEqual([]);
+	await page.context().close();
+});
+
+test('at 390 px (a phone): campaigns as cards, paging in reach, no sideways scroll', async () => {
+	const { page, violations } = await consolePage(browser, base, TOKEN, PHONE);
+	const rows = page.getByTestId('campaign-row');
+	await rows.first().waitFor();
+	expect(await sideways(page)).toBe(0);
+	expect(await isCard(rows.first())).toBe(true);
+	expect(await withinWidth(rows.first(), PHONE.width)).toBe(true);
+	expect(await seriousAccessibilityViolations(page)).toEqual([]);
+	await page.screenshot({ path: `${SHOTS}/console-list-390.png`, fullPage: true });
+
+	// The pager is in reach and turns the page; the long name's card still fits.
+	const next = page.getByTestId('page-next');
+	expect(await withinWidth(next, PHONE.width)).toBe(true);
+	await next.click();
+	await page.getByText(`51–100 of ${BULK + 1}`).waitFor();
+	expect(await withinWidth(page.getByTestId('page-previous'), PHONE.width)).toBe(true);
+	await page.getByLabel('State', { exact: true }).selectOption('cancelled');
+	await page.getByText('1–1 of 1').waitFor();
+	expect(await sideways(page)).toBe(0);
+	expect(await withinWidth(rows.first(), PHONE.width)).toBe(true);
+	expect(violations).toEqual([]);
+	await page.context().close();
+});
+
+test("at 390 px: a campaign's page fits, every action in reach; a draft started, paused and cancelled from it", async () => {
+	// A draft that starts an hour after its start: nothing is sent.
+	const created = await fetch(`${base}/api/campaigns`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+		body: JSON.stringify({
+			name: 'On a phone',
+			draft: true,
+			template_id: positionalTemplate(runner.business).id,
+			from: runner.business.phoneNumbers[0],
+			at: new Date(Date.now() + 3_600_000).toISOString(),
+			recipients: [{ phone: '+4917180000390', 1: 'Ana', 2: '#1' }],
+		}),
+	});
+	const { id } = (await created.json()) as { id: string };
+	const { page, violations } = await consolePage(browser, base, TOKEN, PHONE);
+	await page.goto(`${base}/#/campaigns/${id}`);
+	const state = page.getByTestId('state').first();
+	await state.filter({ hasText: 'draft' }).waitFor();
+	expect(await sideways(page)).toBe(0);
+	for (const action of ['start', 'pause', 'resume', 'cancel', 'retry-not-sent', 'reconcile', 'download', 'rate-set'])
+		expect([action, await withinWidth(page.getByTestId(action), PHONE.width)]).toEqual([action, true]);
+	expect(await seriousAccessibilityViolations(page)).toEqual([]);
+	await page.screenshot({ path: `${SHOTS}/console-campaign-390.png`, fullPage: true });
+
+	await page.getByTestId('start').click();
+	await state.filter({ hasText: 'scheduled' }).waitFor();
+	await page.getByTestId('pause').click();
+	await state.filter({ hasText: 'paused' }).waitFor();
+	await page.getByTestId('cancel').click();
+	await page.getByTestId('confirm-ok').click();
+	await state.filter({ hasText: 'cancelled' }).waitFor();
+	expect(await sideways(page)).toBe(0);
 	expect(violations).toEqual([]);
 	await page.context().close();
 });

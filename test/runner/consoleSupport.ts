@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SHOTS = join(__dirname, '..', '..', '.tmp');
@@ -121,4 +121,39 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
 					.map((node) => JSON.stringify(node.target))
 					.join(', ')})`,
 		);
+}
+
+/** A phone's window, as the console's narrow layout is tested at. */
+export const PHONE = { width: 390, height: 844 };
+
+/** The page's width beyond its window: 0 when nothing scrolls sideways. */
+export function sideways(page: Page): Promise<number> {
+	return page.locator('html').evaluate((root) => root.scrollWidth - root.clientWidth);
+}
+
+/** Whether `element` lies within the window's `width` (reached without scrolling sideways). */
+export async function withinWidth(element: Locator, width: number): Promise<boolean> {
+	const box = await element.boundingBox();
+	return box !== null && box.width > 0 && box.x >= 0 && box.x + box.width <= width;
+}
+
+/** A table row shown as a card: its second cell under its first, named by its column (a label before it). */
+export async function isCard(row: Locator): Promise<boolean> {
+	const cells = row.locator('td');
+	const [first, second] = [await cells.nth(0).boundingBox(), await cells.nth(1).boundingBox()];
+	const label = await cells.nth(1).evaluate((cell) => {
+		// The page's getComputedStyle, typed here: the tests compile without the DOM's types.
+		const scope = globalThis as unknown as {
+			getComputedStyle: (element: unknown, pseudo: string) => { content: string };
+		};
+		return scope.getComputedStyle(cell, '::before').content;
+	});
+	return (
+		first !== null &&
+		second !== null &&
+		second.y >= first.y + first.height - 1 &&
+		label !== 'none' &&
+		label !== 'normal' &&
+		label !== '""'
+	);
 }

@@ -2,7 +2,8 @@
 /**
  * Guarantees 5 and 6 and the schedules, measured in wall time: pause holds within 1 s on every
  * process, resume goes on, cancel ends pending recipients within 1 s; `--at` and a cron schedule
- * in a time zone fire at their time through BullMQ (each firing re-reads its source); SIGTERM
+ * in a time zone fire at their time through BullMQ (each firing re-reads its source); a paused
+ * schedule fires nothing at its times, a runner restart included, and fires again once resumed; SIGTERM
  * leaves nothing claimed. Every send is counted in the sandbox's own log. What measures no time (a
  * campaign pausing itself, refused schedules, the feeder's bounded window, crashes cut short):
  * control-feeder.test.ts.
@@ -14,12 +15,15 @@ import {
 	cancel,
 	createCampaign,
 	listCampaigns,
+	listSchedules,
 	pauseCampaign,
+	removeCampaignSchedule,
 	resumeCampaign,
 } from '../../runner/src/core/campaigns';
 import {
 	positionalTemplate,
 	report,
+	runCli,
 	sendsByPhone,
 	setFault,
 	clearFaults,
@@ -157,6 +161,57 @@ test('a cron schedule fires at its time in its time zone and re-reads its source
 		expect(late).toBeGreaterThanOrEqual(0);
 		expect(late).toBeLessThan(4000);
 	}
+});
+
+/** How long a paused every-second schedule is watched: four of its times pass, a runner restart among them. */
+const PAUSED_FOR_MS = 4000;
+
+test('a paused cron schedule fires nothing at its times, across a runner restart, and fires again once resumed', async () => {
+	const { path } = writeRecipientsCsv(2, { seed: 17 });
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source: path,
+		cron: '* * * * * *',
+	});
+	if (created.kind !== 'schedule') throw new Error('expected a schedule');
+	const id = created.schedule.id;
+	// Each firing's campaign id is the schedule's, "r", and the time it was due (base 36).
+	const dueTimes = async () =>
+		(await listCampaigns(runner.context))
+			.filter((campaign) => campaign.id.startsWith(`${id}r`))
+			.map((campaign) => parseInt(campaign.id.slice(id.length + 1), 36));
+	await waitFor('a first firing', async () => ((await dueTimes()).length > 0 ? true : undefined), 30_000, 100);
+
+	// Paused through the CLI, which takes a schedule's id as `campaign cancel` does.
+	const paused = await runCli(['campaign', 'pause', id], runner.env);
+	const pausedAt = Date.now();
+	expect(paused.stdout.trim()).toBe(`schedule ${id}: paused`);
+	const [listed] = await listSchedules(runner.context);
+	expect(listed).toMatchObject({ id, state: 'paused', nextRunAt: null });
+	expect(listed.runCount).toBeGreaterThan(0);
+	// Every runner process stops and a new one starts: the pause is in Redis, not in a process.
+	await Promise.all(runner.processes.map((worker) => worker.kill('SIGTERM')));
+	runner.spawnWorker();
+	await new Promise((resolve) => setTimeout(resolve, PAUSED_FOR_MS));
+	expect((await dueTimes()).filter((due) => due > pausedAt)).toEqual([]);
+
+	const resumeAsked = Date.now();
+	const resumed = await runCli(['campaign', 'resume', id, '--json'], runner.env);
+	const resumedAt = Date.now();
+	const answer = JSON.parse(resumed.stdout) as { state: string; schedule: boolean; nextRunAt: number };
+	expect(answer).toMatchObject({ id, state: 'active', schedule: true });
+	expect(answer.nextRunAt).toBeGreaterThan(pausedAt);
+	expect(answer.nextRunAt).toBeLessThanOrEqual(resumedAt + 1000);
+	await waitFor(
+		'a firing after the resume',
+		async () => ((await dueTimes()).some((due) => due > resumedAt) ? true : undefined),
+		30_000,
+		100,
+	);
+	await removeCampaignSchedule(runner.context, id);
+	// Nothing due while it was paused fired later: the resume went on from its next time, making up none it missed.
+	expect((await dueTimes()).filter((due) => due > pausedAt && due < resumeAsked)).toEqual([]);
 });
 
 test('SIGTERM lets in-flight sends finish and leaves nothing claimed', async () => {

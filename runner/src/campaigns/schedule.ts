@@ -9,6 +9,8 @@ import { ConflictError, UserError } from '../errors';
 import {
 	findCronSchedule,
 	listCronSchedules,
+	pauseCronSchedule,
+	resumeCronSchedule,
 	startCronSchedule,
 	stopCronSchedule,
 	type CronNames,
@@ -66,13 +68,23 @@ export async function listSchedules(context: RunnerContext): Promise<Array<Omit<
 	return (await listCronSchedules<ScheduleRecord>(context, campaignSchedules(context))).map(scheduleView);
 }
 
+/** Pauses a schedule: it fires nothing until resumed. Undefined when there is no such schedule. */
+export function pauseSchedule(context: RunnerContext, id: string): Promise<ScheduleRecord | undefined> {
+	return pauseCronSchedule<ScheduleRecord>(context, campaignSchedules(context), id);
+}
+
+/** Resumes a paused schedule from its next time on. Undefined when there is no such schedule. */
+export function resumeSchedule(context: RunnerContext, id: string): Promise<ScheduleRecord | undefined> {
+	return resumeCronSchedule<ScheduleRecord>(context, campaignSchedules(context), id);
+}
+
 export async function removeSchedule(context: RunnerContext, id: string): Promise<void> {
 	await stopCronSchedule(context, campaignSchedules(context), id);
 }
 
 /**
  * One firing of a schedule, due at `dueAt` (the cron job's processor, jobs.ts): a campaign of its
- * own, or a skipped one recorded with its reason.
+ * own, or a skipped one recorded with its reason; nothing for a schedule removed or paused.
  */
 export async function fireSchedule(
 	context: RunnerContext,
@@ -80,7 +92,8 @@ export async function fireSchedule(
 	dueAt: number,
 ): Promise<string | undefined> {
 	const schedule = await findSchedule(context, scheduleId);
-	if (!schedule) return undefined;
+	// Paused: a firing queued before its job scheduler went makes nothing.
+	if (!schedule || schedule.pausedAt !== undefined) return undefined;
 	const id = `${scheduleId}r${dueAt.toString(36)}`;
 	if (await findCampaign(context, id)) return id;
 	const late = Date.now() - dueAt;

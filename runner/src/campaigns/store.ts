@@ -200,16 +200,23 @@ function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunn
 	};
 }
 
-/** The funnel across every campaign of a cron schedule (each one's id starts with the schedule's). */
-export async function scheduleFunnel(context: RunnerContext, scheduleId: string): Promise<CampaignFunnel> {
-	const ids = (await context.redis.zrange(context.keys.campaigns, 0, -1)).filter((id) =>
+/** The campaigns a cron schedule made, newest first (each one's id starts with the schedule's). */
+export async function scheduleCampaigns(context: RunnerContext, scheduleId: string): Promise<CampaignRecord[]> {
+	const ids = (await context.redis.zrevrange(context.keys.campaigns, 0, -1)).filter((id) =>
 		id.startsWith(`${scheduleId}r`),
 	);
-	const funnels: CampaignFunnel[] = [];
+	const campaigns: CampaignRecord[] = [];
 	for (const id of ids) {
 		const campaign = await findCampaign(context, id);
-		if (campaign?.scheduleId === scheduleId) funnels.push(await campaignFunnel(context, campaign));
+		if (campaign?.scheduleId === scheduleId) campaigns.push(campaign);
 	}
+	return campaigns;
+}
+
+/** The funnel across some campaigns (a cron schedule's): their funnels summed. */
+export async function funnelAcross(context: RunnerContext, campaigns: CampaignRecord[]): Promise<CampaignFunnel> {
+	const funnels: CampaignFunnel[] = [];
+	for (const campaign of campaigns) funnels.push(await campaignFunnel(context, campaign));
 	return sumFunnels(funnels, trackingMode(context.config));
 }
 

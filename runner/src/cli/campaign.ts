@@ -444,6 +444,12 @@ export function addCampaignCommands(program: Command): void {
 					...schedules.map(
 						(s) =>
 							`schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; ` +
+							(s.state === 'paused'
+								? 'paused; '
+								: s.nextRunAt === null
+									? 'no next run; '
+									: `next run ${utcMinute(new Date(s.nextRunAt).toISOString())} UTC; `) +
+							`${plural(s.runCount, 'run')}; ` +
 							`across its campaigns: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, ` +
 							`read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
 					),
@@ -461,13 +467,22 @@ export function addCampaignCommands(program: Command): void {
 		},
 	);
 
-	for (const [name, act, description] of [
-		['pause', core.pauseCampaign, 'stop new sends of this campaign on every process within a second'],
-		['resume', core.resumeCampaign, 'continue a paused campaign'],
+	for (const [name, description] of [
+		[
+			'pause',
+			'stop new sends of this campaign on every process within a second; ' +
+				'with a cron schedule id, the schedule fires nothing until resumed',
+		],
+		['resume', 'continue a paused campaign, or a paused cron schedule from its next time'],
 	] as const) {
 		runs(campaign.command(`${name} <id>`).description(description), async ({ context, args: [id] }) => {
-			const state = await act(context, id);
-			return answer({ id, state }, () => `${id}: ${state}`);
+			const result = await core.pauseOrResume(context, id, name);
+			return answer(result, () =>
+				result.schedule
+					? `schedule ${id}: ${result.state}` +
+						(result.nextRunAt === null ? '' : `, next run ${utcMinute(new Date(result.nextRunAt).toISOString())} UTC`)
+					: `${id}: ${result.state}`,
+			);
 		});
 	}
 

@@ -8,8 +8,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import type { RunnerContext } from '../context';
-import { ConflictError, FieldError, UserError } from '../errors';
-import { cronSettings, nextCronRun } from '../cronSchedules';
+import { ConflictError, FieldError, NotFoundError, UserError } from '../errors';
+import { cronSettings, nextCronRun, nextFiring } from '../cronSchedules';
 import { settingsError } from '../settingNames';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { releaseLock, renewLock } from '../lock';
@@ -25,7 +25,9 @@ import {
 	createSchedule,
 	findSchedule,
 	listSchedules as schedulesStored,
+	pauseSchedule,
 	removeSchedule,
+	resumeSchedule,
 	scheduleView,
 	type ScheduleRecord,
 } from '../campaigns/schedule';
@@ -34,8 +36,9 @@ import {
 	campaignStatus,
 	getCampaign,
 	listCampaigns,
+	funnelAcross,
 	newCampaignId,
-	scheduleFunnel,
+	scheduleCampaigns,
 	statusOf,
 } from '../campaigns/store';
 import {
@@ -74,14 +77,62 @@ export { rateHistory, getCampaign } from '../campaigns/store';
 // Replies: the service's message_created events, attributed to the campaign that last messaged the phone.
 export { receiveMessageCreated } from '../tracking/attribution';
 
-/** The campaign cron schedules, each with its funnel across its campaigns (each campaign has its own too). */
-export async function listSchedules(context: RunnerContext) {
-	return Promise.all(
-		(await schedulesStored(context)).map(async (schedule) => ({
-			...schedule,
-			funnel: await scheduleFunnel(context, schedule.id),
+/** How many of a schedule's campaigns its view lists, newest first (runCount says how many there are). */
+const RUNS_SHOWN = 10;
+
+/**
+ * A campaign cron schedule as the API, the console and the CLI show it: its settings, `state` (active
+ * or paused), `nextRunAt` (epoch ms; null while paused), the funnel across its campaigns (each has its
+ * own too), how many campaigns it made and the newest of them.
+ */
+async function scheduleDetail(context: RunnerContext, schedule: Omit<ScheduleRecord, 'sealedSource'>) {
+	const runs = await scheduleCampaigns(context, schedule.id);
+	return {
+		...schedule,
+		state: schedule.pausedAt === undefined ? ('active' as const) : ('paused' as const),
+		nextRunAt: nextFiring(schedule),
+		funnel: await funnelAcross(context, runs),
+		runCount: runs.length,
+		runs: runs.slice(0, RUNS_SHOWN).map((run) => ({
+			id: run.id,
+			name: run.name,
+			state: run.state,
+			created_at: new Date(run.createdAt).toISOString(),
 		})),
-	);
+	};
+}
+
+/** The campaign cron schedules, newest first, as scheduleDetail shows each. */
+export async function listSchedules(context: RunnerContext) {
+	return Promise.all((await schedulesStored(context)).map((schedule) => scheduleDetail(context, schedule)));
+}
+
+function noSchedule(id: string): NotFoundError {
+	return new NotFoundError(`No campaign schedule with id ${id}`);
+}
+
+/** Pause a cron schedule: it fires nothing until resumed (a runner restarted meanwhile included). */
+export async function pauseCampaignSchedule(context: RunnerContext, id: string) {
+	const schedule = await pauseSchedule(context, id);
+	if (!schedule) throw noSchedule(id);
+	context.log.info({ schedule: id }, 'campaign schedule paused');
+	return scheduleDetail(context, scheduleView(schedule));
+}
+
+/** Resume a paused cron schedule: it fires again from its next time (the times it missed are not made up). */
+export async function resumeCampaignSchedule(context: RunnerContext, id: string) {
+	const schedule = await resumeSchedule(context, id);
+	if (!schedule) throw noSchedule(id);
+	context.log.info({ schedule: id }, 'campaign schedule resumed');
+	return scheduleDetail(context, scheduleView(schedule));
+}
+
+/** Remove a cron schedule: it fires no more; the campaigns it made stay. */
+export async function removeCampaignSchedule(context: RunnerContext, id: string) {
+	if (!(await findSchedule(context, id))) throw noSchedule(id);
+	await removeSchedule(context, id);
+	context.log.info({ schedule: id }, 'campaign schedule removed');
+	return { id, removed: true as const };
 }
 
 /** `test_send`: the test send's answer, when the create asked for one (testSend.ts). */
@@ -446,6 +497,19 @@ export async function pauseCampaign(context: RunnerContext, id: string) {
 	const state = await pauseNow(context, id);
 	await handOverNumber(context, id);
 	return state;
+}
+
+/**
+ * Pause or resume a campaign, or a cron schedule by its id (the CLI's `campaign pause|resume` take
+ * either, as cancel does): a schedule answers `schedule: true`, its state (active or paused) and
+ * when it fires next.
+ */
+export async function pauseOrResume(context: RunnerContext, id: string, act: 'pause' | 'resume') {
+	if (await findSchedule(context, id)) {
+		const schedule = await (act === 'pause' ? pauseCampaignSchedule : resumeCampaignSchedule)(context, id);
+		return { id, state: schedule.state, schedule: true as const, nextRunAt: schedule.nextRunAt };
+	}
+	return { id, state: await (act === 'pause' ? pauseCampaign : resumeCampaign)(context, id) };
 }
 
 /**

@@ -10,6 +10,7 @@ import { z } from 'zod/v4';
 import {
 	addRecipientsBody,
 	CAMPAIGN_STATES,
+	campaignFunnel,
 	campaignReportQuery,
 	campaignUploadQuery,
 	createCampaignAnswer,
@@ -90,6 +91,21 @@ const createAnswer = z.union([
 		estimate: z.looseObject({ rate: z.number(), seconds: z.number(), starts_at: z.string(), ends_at: z.string() }),
 	}),
 ]);
+/** A cron schedule as the schedule routes answer it (core/campaigns.ts scheduleDetail). */
+const scheduleId = runnerIdParams('campaign schedule');
+const scheduleAnswer = z.looseObject({
+	id: z.string(),
+	name: z.string().optional(),
+	cron: z.string(),
+	tz: z.string(),
+	state: z.enum(['active', 'paused']),
+	createdAt: z.int(),
+	pausedAt: z.int().optional(),
+	nextRunAt: z.int().nullable(),
+	funnel: campaignFunnel,
+	runCount: count,
+	runs: z.array(z.object({ id: z.string(), name: z.string(), state, created_at: z.string() })),
+});
 /** [epoch second, sends in it] for each of the last seconds. */
 const rateHistoryAnswer = z.array(z.tuple([z.int(), count]));
 
@@ -254,6 +270,66 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			],
 		},
 		async ({ query }) => campaigns.pageCampaigns(context, query),
+	);
+
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/campaigns/schedules',
+			operationId: 'listCampaignSchedules',
+			tag: 'campaigns',
+			summary:
+				'Campaign cron schedules, newest first: each with its next run, the campaigns it made ' +
+				'(the newest 10 and their count) and its delivery funnel across them',
+			success: [
+				200,
+				'{ schedules: [{ id, name, cron, tz, source and sending settings, createdAt, state: active|paused, ' +
+					'pausedAt?, nextRunAt (epoch ms; null while paused), funnel, runCount, runs: the newest 10 }] }',
+			],
+			answer: z.object({ schedules: z.array(scheduleAnswer) }),
+		},
+		async () => ({ schedules: await campaigns.listSchedules(context) }),
+	);
+	for (const [action, operationId, act, summary] of [
+		[
+			'pause',
+			'pauseCampaignSchedule',
+			campaigns.pauseCampaignSchedule,
+			'Pause a cron schedule: it fires nothing until resumed (a paused one is answered as it is)',
+		],
+		[
+			'resume',
+			'resumeCampaignSchedule',
+			campaigns.resumeCampaignSchedule,
+			'Resume a paused cron schedule from its next time (the times it missed are not made up)',
+		],
+	] as const) {
+		routes.add(
+			{
+				method: 'POST',
+				url: `/api/campaigns/schedules/:id/${action}`,
+				operationId,
+				tag: 'campaigns',
+				summary,
+				params: scheduleId,
+				success: [200, 'the schedule, as GET /api/campaigns/schedules lists it'],
+				answer: scheduleAnswer,
+			},
+			async ({ params }) => act(context, params.id),
+		);
+	}
+	routes.add(
+		{
+			method: 'DELETE',
+			url: '/api/campaigns/schedules/:id',
+			operationId: 'removeCampaignSchedule',
+			tag: 'campaigns',
+			summary: 'Remove a cron schedule: it fires no more (the campaigns it made stay)',
+			params: scheduleId,
+			success: [200, '{ id, removed }'],
+			answer: z.object({ id: z.string(), removed: z.literal(true) }),
+		},
+		async ({ params }) => campaigns.removeCampaignSchedule(context, params.id),
 	);
 
 	routes.add(

@@ -1,8 +1,9 @@
 /**
  * The sandbox's own API under /__sandbox/ (no auth): fixture, reset, inspection of sent messages,
  * simulated inbound and dashboard messages, webhook registration and delivery log, faults, clock,
- * request counts, delivery settings with their drawn outcomes and the log of status checks, and a
- * collection's search items as stored.
+ * request counts, delivery settings with their drawn outcomes and the log of status checks, a
+ * collection's search items as stored, and the sends the channel refuses (a template or number
+ * paused, a business's messaging limit).
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod/v4';
@@ -29,6 +30,10 @@ const webhookInput = z.strictObject({
 
 const clockInput = z.strictObject({ advanceMs: z.int().min(0) });
 
+const templateQualityInput = z.strictObject({ quality: z.enum(['active', 'paused', 'disabled']) });
+const numberStateInput = z.strictObject({ state: z.enum(['active', 'restricted']) });
+const dailyLimitInput = z.strictObject({ limit: z.int().min(1).nullable() });
+
 const searchItemsQuery = z.object({ collection_id: z.string().min(1) });
 
 const messagesQuery = z.object({
@@ -38,7 +43,7 @@ const messagesQuery = z.object({
 });
 
 export function adminRoutes(app: FastifyInstance, context: SandboxContext): void {
-	const { store, clock, webhooks, faults, requests, links, delivery } = context;
+	const { store, clock, webhooks, faults, requests, links, delivery, refusals } = context;
 	const prefix = '/__sandbox';
 
 	const knownBusiness = (id: unknown): Business => {
@@ -80,6 +85,7 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		store.reset();
 		webhooks.reset();
 		faults.clear();
+		refusals.reset();
 		requests.reset();
 		delivery.reset();
 		return { reset: true };
@@ -187,6 +193,31 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 		const query = request.query as Record<string, unknown>;
 		faults.clear(typeof query.endpoint === 'string' ? query.endpoint : undefined);
 		return faults.list();
+	});
+
+	// What the channel refuses a template send for: a template's quality, a number's state, a
+	// business's messaging limit (distinct customers in 24 hours; null: unlimited).
+	app.get(`${prefix}/refusals`, async () => refusals.view());
+	app.put(`${prefix}/templates/:id/quality`, async (request) => {
+		const { id } = request.params as { id: string };
+		if (!store.templates.has(id)) throw notFound(`No template with id ${id}`, 'id');
+		const { quality } = parseOrThrow(templateQualityInput, request.body, 'body');
+		refusals.setTemplate(id, quality);
+		return refusals.view();
+	});
+	app.put(`${prefix}/numbers/:phone/state`, async (request) => {
+		const digits = phoneDigitsOf((request.params as { phone: string }).phone, 'phone');
+		if (!store.businesses.some((business) => business.phoneNumbers.includes(digits)))
+			throw notFound(`No business sends from ${digits}`, 'phone');
+		const { state } = parseOrThrow(numberStateInput, request.body, 'body');
+		refusals.setNumber(digits, state);
+		return refusals.view();
+	});
+	app.put(`${prefix}/businesses/:id/daily-limit`, async (request) => {
+		const business = knownBusiness((request.params as { id: string }).id);
+		const { limit } = parseOrThrow(dailyLimitInput, request.body, 'body');
+		refusals.setDailyLimit(business.id, limit);
+		return refusals.view();
 	});
 
 	app.get(`${prefix}/clock`, async () => ({ now: clock.iso(), offsetMs: clock.offset }));

@@ -1,7 +1,8 @@
 /**
  * Template sends (SPEC B8): template, sending number and agent must belong to the business (403);
  * declared variables by numeric or named keys, other body fields ignored; URL button
- * placeholders replaced by the button text.
+ * placeholders replaced by the button text; a blocked send (a paused template or number, the
+ * business's messaging limit: sendRefusals.ts) refused with 400.
  */
 import type { FastifyInstance } from 'fastify';
 
@@ -52,6 +53,7 @@ export function templateRoutes(app: FastifyInstance, context: SandboxContext): v
 			}
 			return { index: declared.index, url: given ? declared.url.replace('{{1}}', given.text) : declared.url };
 		});
+		context.refusals.admit({ businessId: business.id, template, from: query.from_phone_number, phone: body.phone });
 		const contact = store.contactByDigits(business, body.phone) ?? store.createContact(business, body.phone);
 		const message = store.addMessage({
 			business,

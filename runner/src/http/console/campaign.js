@@ -1,5 +1,5 @@
 // A campaign's page: built once (so typing in its forms survives), its figures refreshed every 2 s.
-// Acts: pause, resume, cancel and retry-not-sent (both confirmed in the page, with the count),
+// Acts: start (a draft), pause, resume, cancel and retry-not-sent (both confirmed in the page, with the count),
 // reconcile, change the rate, find one recipient by phone, download the report. The delivery
 // funnel (audience to replied, failures by reason, in flight, tracking mode) follows the counts.
 (function () {
@@ -22,6 +22,7 @@
 		var funnelBox = el('div');
 		var note = el('p', { class: 'note', 'data-testid': 'action-message', 'aria-live': 'polite' });
 		var buttons = {
+			start: el('button', { type: 'button', 'data-testid': 'start' }, ['Start']),
 			pause: el('button', { type: 'button', 'data-testid': 'pause' }, ['Pause']),
 			resume: el('button', { type: 'button', 'data-testid': 'resume' }, ['Resume']),
 			cancel: el('button', { type: 'button', class: 'danger', 'data-testid': 'cancel' }, ['Cancel…']),
@@ -56,6 +57,11 @@
 				});
 		}
 
+		buttons.start.addEventListener('click', function () {
+			post('start', undefined, function (a) {
+				return (a.test_send ? 'Test sent to ' + a.test_send.to + ', then started: ' : 'Started: ') + a.state + '.';
+			});
+		});
 		buttons.pause.addEventListener('click', function () {
 			post('pause');
 		});
@@ -191,6 +197,7 @@
 			el('h2', { text: 'Delivery funnel' }),
 			funnelBox,
 			el('div', { class: 'actions' }, [
+				buttons.start,
 				buttons.pause,
 				buttons.resume,
 				buttons.cancel,
@@ -216,6 +223,13 @@
 			errorsBox,
 		);
 
+		/** The chart as wide as its box's content (a phone's width included), 900 px at most. */
+		function chartWidth() {
+			var box = document.defaultView.getComputedStyle(chartBox);
+			var inner = chartBox.clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight);
+			return Math.min(900, inner > 0 ? inner : 900);
+		}
+
 		function drawChart(history, running) {
 			var any = history.some(function (p) {
 				return p[1] > 0;
@@ -236,7 +250,7 @@
 			else
 				chart = new window.uPlot(
 					{
-						width: Math.min(900, app.clientWidth || 900),
+						width: chartWidth(),
 						height: 180,
 						series: [{}, { label: 'sends/s', stroke: '#2b7a4b', fill: 'rgba(43,122,75,0.15)' }],
 						axes: [{}, { label: 'sends/s' }],
@@ -312,6 +326,7 @@
 				);
 				funnelBox.replaceChildren(C.funnel(c.funnel));
 				C.reword();
+				buttons.start.disabled = c.state !== 'draft';
 				buttons.pause.disabled = !(c.state === 'running' || c.state === 'scheduled');
 				buttons.resume.disabled = c.state !== 'paused';
 				buttons.cancel.disabled = CANCELLABLE.indexOf(c.state) < 0;

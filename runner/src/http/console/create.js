@@ -141,6 +141,9 @@
 									answer.schedule.tz +
 									'); each firing is a campaign of its own in the list.',
 							}),
+							el('p', {}, [
+								el('a', { href: '#/schedules', 'data-testid': 'create-schedules-link' }, ['See it in Schedules']),
+							]),
 						);
 						return;
 					}

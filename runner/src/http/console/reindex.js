@@ -182,7 +182,7 @@
 					'you expect).',
 			),
 		]);
-		var form = el('form', { class: 'panel', 'data-testid': 'reindex-form', novalidate: true }, [
+		var form = el('form', { class: 'panel ops', 'data-testid': 'reindex-form', novalidate: true }, [
 			el('h2', { text: 'Start a reindex run' }),
 			el('div', { class: 'grid' }, [
 				C.field('Collection id', f.collection),

@@ -62,16 +62,18 @@
 	// The API's advice to its own clients: the console builds the query string itself.
 	var UPLOAD_HINT = / \(give the settings in the query string of an upload\)$/;
 
+	function own(labels, name) {
+		return Object.prototype.hasOwnProperty.call(labels, name) ? labels[name] : undefined;
+	}
+
 	/**
-	 * An error's text for the operator: the API's field names replaced by the labels of the form. `labels`: the
-	 * labels of the form that asked, where they differ from the campaign forms' (LABELS); a field of a list
-	 * (`events.0`) is named by its list's label.
+	 * An error's text for the operator: the API's field names replaced by the labels of the form. `formLabels`: a
+	 * form's own labels of the API's names (a page whose field the API calls `id` or `policy`), before the shared ones;
+	 * a field of a list (`events.0`) is named by its list's label.
 	 */
-	function errorText(error, labels) {
-		var own = labels || {};
+	function errorText(error, formLabels) {
 		var labelOf = function (name) {
-			if (Object.prototype.hasOwnProperty.call(own, name)) return own[name];
-			return Object.prototype.hasOwnProperty.call(LABELS, name) ? LABELS[name] : undefined;
+			return own(formLabels || {}, name) || own(LABELS, name);
 		};
 		var text = String(error.message).replace(UPLOAD_HINT, '');
 		var first = /^\w+/.exec(text);
@@ -105,8 +107,8 @@
 	}
 
 	/**
-	 * A table of `rows` under `headers`; each cell is given its column's header as data-label, which a
-	 * table of class `cards` shows beside the cell where a narrow screen stacks the rows as cards.
+	 * A table of `rows` under `headers`. Each cell carries its column's header as data-label: on a
+	 * phone's width the rows become cards, each cell a line named by it (app.css).
 	 */
 	function table(headers, rows, attrs) {
 		rows.forEach(function (row) {
@@ -161,12 +163,16 @@
 	function plural(n, one, many) {
 		return n + ' ' + (pluralRules.select(n) === 'one' ? one : many || one + 's');
 	}
-	/** "45 s", "12 min 5 s", "3 h 20 min". */
+	/** "45 s", "12 min 5 s", "3 h 20 min", "6 d 23 h": each part whole, the larger ones never rounded up. */
 	function spoken(seconds) {
 		if (seconds < 60) return seconds + ' s';
 		if (seconds < 3600) return Math.floor(seconds / 60) + ' min' + (seconds % 60 ? ' ' + (seconds % 60) + ' s' : '');
-		var minutes = Math.round((seconds % 3600) / 60);
-		return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
+		if (seconds < 2 * 86400) {
+			var minutes = Math.floor((seconds % 3600) / 60);
+			return Math.floor(seconds / 3600) + ' h' + (minutes ? ' ' + minutes + ' min' : '');
+		}
+		var hours = Math.floor((seconds % 86400) / 3600);
+		return Math.floor(seconds / 86400) + ' d' + (hours ? ' ' + hours + ' h' : '');
 	}
 	function eta(seconds) {
 		if (seconds === null) return '?';

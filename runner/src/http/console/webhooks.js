@@ -59,7 +59,7 @@
 		});
 		var problem = el('p', { class: 'error', role: 'alert', 'data-testid': 'webhook-error' });
 		var submit = el('button', { type: 'submit', 'data-testid': 'webhook-add' }, ['Add webhook']);
-		var form = el('form', { class: 'panel', 'data-testid': 'webhook-form', novalidate: true }, [
+		var form = el('form', { class: 'panel ops', 'data-testid': 'webhook-form', novalidate: true }, [
 			el('h2', { text: 'Add a webhook' }),
 			C.field('URL', url, 'Where each event is POSTed, signed with the secret shown once after adding.'),
 			events,

@@ -119,6 +119,85 @@ describe('restartSpacing', () => {
 	});
 });
 
+describe("the start gate's rate span step (start-11.lua taking a late start again)", () => {
+	/**
+	 * A wide rate span room (0.5: a 1.5 s span, and at rate 4 a cap of 2 in the last second) so the
+	 * starts planted here sit hundreds of milliseconds from either bound, whatever the machine's load.
+	 */
+	const ROOM = 0.5;
+	const gate = () => {
+		const prefix = uniquePrefix();
+		const keys = [
+			'spacing',
+			'log',
+			'meta',
+			'ledger',
+			'running',
+			'outbox',
+			'rows',
+			'suppressed',
+			'policy',
+			'sends',
+			'waiting',
+		];
+		const [spacing, log] = keys.map((name) => `${prefix}${name}`);
+		const startAgain = async (member: string) =>
+			(await run(
+				'start',
+				keys.map((name) => `${prefix}${name}`),
+				[ROOM, member, '0', '', '', 'c1', '', 'again', '', '', '', '', 0, 0],
+			)) as Array<number | string>;
+		return { spacing, log, startAgain };
+	};
+	const redisNowUs = async () => {
+		const [seconds, micros] = await connection.redis.time();
+		return Number(seconds) * 1_000_000 + Number(micros);
+	};
+
+	test('a start is logged; starts past the span and the second before it leave the log, which expires soon', async () => {
+		const { spacing, log, startAgain } = gate();
+		await connection.redis.hset(spacing, 'rate', 4);
+		await connection.redis.zadd(log, 1, 'long-gone');
+		expect((await startAgain('a'))[0]).toBe(0);
+		expect(await connection.redis.zrange(log, 0, -1)).toEqual(['a']);
+		const ttl = await connection.redis.pttl(log);
+		expect(ttl).toBeGreaterThan(0);
+		expect(ttl).toBeLessThanOrEqual(2_000);
+		expect(await connection.redis.hexists(spacing, 'logRenewedAt')).toBe(1);
+		// Renewed just now: the next start leaves the log as it is.
+		await connection.redis.zadd(log, 1, 'gone-since');
+		expect((await startAgain('b'))[0]).toBe(0);
+		expect(await connection.redis.zrange(log, 0, -1)).toEqual(['gone-since', 'a', 'b']);
+	});
+
+	test('a full rate span, or a full last second, makes the start wait', async () => {
+		const { spacing, log, startAgain } = gate();
+		await connection.redis.hset(spacing, 'rate', 4);
+		// Four starts 1.2 s ago: out of the last second, inside the 1.5 s span.
+		const spanAgo = (await redisNowUs()) - 1_200_000;
+		await connection.redis.zadd(log, spanAgo, 's1', spanAgo, 's2', spanAgo, 's3', spanAgo, 's4');
+		const [spanWait] = await startAgain('a');
+		expect(spanWait).toBeGreaterThan(0);
+		expect(spanWait).toBeLessThanOrEqual(300_000);
+		expect(await connection.redis.zscore(log, 'a')).toBeNull();
+
+		// Two starts half a second ago: room in the span, none in the last second (its cap is 2).
+		await connection.redis.del(log);
+		const secondAgo = (await redisNowUs()) - 500_000;
+		await connection.redis.zadd(log, secondAgo, 's1', secondAgo, 's2');
+		const [secondWait] = await startAgain('a');
+		expect(secondWait).toBeGreaterThan(0);
+		expect(secondWait).toBeLessThanOrEqual(500_000);
+		expect(await connection.redis.zscore(log, 'a')).toBeNull();
+	});
+
+	test('a number without a rate is not held, and its starts are not logged', async () => {
+		const { log, startAgain } = gate();
+		expect((await startAgain('a'))[0]).toBe(0);
+		expect(await connection.redis.exists(log)).toBe(0);
+	});
+});
+
 describe('campaign events', () => {
 	const outboxTypes = async (outbox: string) =>
 		(await connection.redis.lrange(outbox, 0, -1)).map((text) => (JSON.parse(text) as { type: string }).type);

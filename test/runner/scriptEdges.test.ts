@@ -238,6 +238,28 @@ describe('campaign events', () => {
 	});
 });
 
+describe('finishRun', () => {
+	test('a reindex run is settled once: a run already final, or gone, is left as it is', async () => {
+		const prefix = uniquePrefix();
+		const [run1, outbox] = [`${prefix}run`, `${prefix}outbox`];
+		await connection.redis.hset(run1, 'state', 'running');
+		expect(await run('finishRun', [run1, outbox], ['r1', 1000, 'state', 'completed', 'indexed', 5])).toBe(1);
+		expect(await run('finishRun', [run1, outbox], ['r1', 2000, 'state', 'failed', 'error', 'x'])).toBe(0);
+		expect(await connection.redis.hgetall(run1)).toEqual({ state: 'completed', indexed: '5', events: '1' });
+		for (const final of ['failed', 'skipped']) {
+			const ended = `${uniquePrefix()}run`;
+			await connection.redis.hset(ended, 'state', final);
+			expect(await run('finishRun', [ended, outbox], ['r2', 3000, 'state', 'completed'])).toBe(0);
+			expect(await connection.redis.hget(ended, 'state')).toBe(final);
+		}
+		const gone = `${uniquePrefix()}run`;
+		expect(await run('finishRun', [gone, outbox], ['r3', 4000, 'state', 'completed'])).toBe(0);
+		expect(await connection.redis.exists(gone)).toBe(0);
+		const events = (await connection.redis.lrange(outbox, 0, -1)).map((text) => JSON.parse(text) as { id: string });
+		expect(events.map(({ id }) => id)).toEqual(['ev-r1-1']);
+	});
+});
+
 describe('takeWebhookSlot', () => {
 	test('a slot past its time is dropped, and the set expires when its last slot lapses', async () => {
 		const slots = `${uniquePrefix()}inflight`;

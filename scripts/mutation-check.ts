@@ -63,6 +63,8 @@ const SUPPRESSION = [
 	'test/runner/optout-events.test.ts',
 ];
 const WEBHOOK = ['test/runner/webhook-limits.test.ts', 'test/runner/webhooks.test.ts'];
+/** scriptEdges.test.ts calls the small scripts directly (edge answers, expiries), in about a second. */
+const EDGES = 'test/runner/scriptEdges.test.ts';
 const LUA_TESTS: Record<string, string[]> = {
 	'noteTemplateName-1.lua': ['test/runner/templateName.test.ts', 'test/runner/console-actions.test.ts'],
 	'claim-5.lua': LEDGER,
@@ -89,8 +91,8 @@ const LUA_TESTS: Record<string, string[]> = {
 	],
 	'start-11.lua': GATE,
 	'holdStarts-1.lua': GATE,
-	'restartSpacing-1.lua': GATE,
-	'includes/takePlace.lua': GATE,
+	'restartSpacing-1.lua': [EDGES, ...GATE],
+	'includes/takePlace.lua': [EDGES, ...GATE],
 	'includes/startGateMath.lua': [
 		'test/runner/spacing.test.ts',
 		'test/runner/ledger.test.ts',
@@ -113,9 +115,9 @@ const LUA_TESTS: Record<string, string[]> = {
 		'test/runner/drafts.test.ts',
 		'test/runner/webhooks.test.ts',
 	],
-	'finished-3.lua': ['test/runner/transitions.test.ts', 'test/runner/webhooks.test.ts'],
+	'finished-3.lua': [EDGES, 'test/runner/transitions.test.ts', 'test/runner/webhooks.test.ts'],
 	'includes/emit.lua': ['test/runner/webhooks.test.ts', 'test/runner/transitions.test.ts'],
-	'emit-2.lua': ['test/runner/webhooks.test.ts'],
+	'emit-2.lua': [EDGES, 'test/runner/webhooks.test.ts'],
 	'commitCampaign-13.lua': ['test/runner/createCrash.test.ts', 'test/runner/api.test.ts', 'test/runner/drafts.test.ts'],
 	'settleOnce-1.lua': ['test/runner/api.test.ts', 'test/runner/createCrash.test.ts', 'test/runner/drafts.test.ts'],
 	'applyChunk-6.lua': ['test/runner/drafts.test.ts'],
@@ -128,7 +130,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'reserveSuppressionCopy-1.lua': SUPPRESSION,
 	'includes/suppressionStored.lua': SUPPRESSION,
 	'sentTo-2.lua': ['test/runner/keywords.test.ts', 'test/runner/optout-events.test.ts'],
-	'recordReply-2.lua': ['test/runner/replies.test.ts'],
+	'recordReply-2.lua': [EDGES, 'test/runner/replies.test.ts'],
 	'trackEnroll-5.lua': ['test/runner/tracking.test.ts'],
 	'trackClaim-1.lua': ['test/runner/tracking.test.ts'],
 	'trackResult-5.lua': ['test/runner/tracking.test.ts'],
@@ -136,11 +138,11 @@ const LUA_TESTS: Record<string, string[]> = {
 	'trackRequeue-4.lua': ['test/runner/tracking.test.ts'],
 	'includes/settleTracking.lua': ['test/runner/tracking.test.ts'],
 	'countWebhookFailure-1.lua': WEBHOOK,
-	'webhookSucceeded-1.lua': WEBHOOK,
-	'enableWebhook-1.lua': WEBHOOK,
-	'takeWebhookSlot-1.lua': WEBHOOK,
-	'recordReceipt-1.lua': ['test/runner/receipts.test.ts'],
-	'finishRun-2.lua': ['test/runner/reindex.test.ts', 'test/runner/reindex-faults.test.ts'],
+	'webhookSucceeded-1.lua': [EDGES, ...WEBHOOK],
+	'enableWebhook-1.lua': [EDGES, ...WEBHOOK],
+	'takeWebhookSlot-1.lua': [EDGES, ...WEBHOOK],
+	'recordReceipt-1.lua': [EDGES, 'test/runner/receipts.test.ts'],
+	'finishRun-2.lua': [EDGES, 'test/runner/reindex.test.ts', 'test/runner/reindex-faults.test.ts'],
 	'lock/takeLock-1.lua': [
 		'test/runner/lock.test.ts',
 		'test/runner/reindex-guard.test.ts',
@@ -159,9 +161,9 @@ const LUA_TESTS: Record<string, string[]> = {
 		'test/runner/api.test.ts',
 		'test/runner/tracking.test.ts',
 	],
-	'reserveUnderLimit-1.lua': ['test/runner/limits.test.ts'],
-	'countAuthFailure-1.lua': ['test/runner/lockout.test.ts', 'test/runner/api-hardening.test.ts'],
-	'authWaitLeft-1.lua': ['test/runner/lockout.test.ts', 'test/runner/api-hardening.test.ts'],
+	'reserveUnderLimit-1.lua': [EDGES, 'test/runner/limits.test.ts'],
+	'countAuthFailure-1.lua': [EDGES, 'test/runner/lockout.test.ts', 'test/runner/api-hardening.test.ts'],
+	'authWaitLeft-1.lua': [EDGES, 'test/runner/lockout.test.ts', 'test/runner/api-hardening.test.ts'],
 };
 
 interface Target {

@@ -1,0 +1,288 @@
+/**
+ * The runner's small Redis scripts (runner/src/lua) called directly on a real Redis, no runner
+ * process: the edge answers and the expiries their callers' end-to-end tests never reach (a
+ * duration no test waits out is passed short here, or its TTL read right after the call). The
+ * mutation check (docs/mutation-check.md) runs this file first for each of these scripts.
+ */
+import { redisScript } from '../../runner/src/redisScripts';
+import { uniquePrefix, useRedisConnection } from './support';
+
+const connection = useRedisConnection();
+const run = (name: string, keys: string[], args: Array<string | number> = []) =>
+	redisScript(connection.redis, name)(keys, args);
+
+describe('reserveUnderLimit', () => {
+	test('a member already in a full set asking again keeps its place; a new one gets the full count', async () => {
+		const set = `${uniquePrefix()}set`;
+		expect(await run('reserveUnderLimit', [set], [1, 'a', 1])).toBe(-1);
+		expect(await run('reserveUnderLimit', [set], [1, 'a', 2])).toBe(-1);
+		expect(await run('reserveUnderLimit', [set], [1, 'b', 3])).toBe(1);
+		expect(await connection.redis.zrange(set, 0, -1)).toEqual(['a']);
+	});
+});
+
+describe('recordReply', () => {
+	test('a reply to a campaign that is gone records nothing', async () => {
+		const prefix = uniquePrefix();
+		expect(await run('recordReply', [`${prefix}meta`, `${prefix}replies`], [0, 1000])).toBe(0);
+		expect(await connection.redis.exists(`${prefix}replies`)).toBe(0);
+	});
+
+	test("a recipient's first reply is kept and counted, a later one changes nothing", async () => {
+		const prefix = uniquePrefix();
+		const keys = [`${prefix}meta`, `${prefix}replies`];
+		await connection.redis.hset(keys[0], 'state', 'running');
+		expect(await run('recordReply', keys, [0, 1000])).toBe(1);
+		expect(await run('recordReply', keys, [0, 2000])).toBe(0);
+		expect(await run('recordReply', keys, [1, 3000])).toBe(1);
+		expect(await connection.redis.hgetall(keys[1])).toEqual({ 0: '1000', 1: '3000', count: '2' });
+	});
+
+	test('the replies expire with their campaign', async () => {
+		const prefix = uniquePrefix();
+		await connection.redis.hset(`${prefix}meta`, 'state', 'running');
+		await connection.redis.pexpire(`${prefix}meta`, 60_000);
+		expect(await run('recordReply', [`${prefix}meta`, `${prefix}replies`], [0, 1000])).toBe(1);
+		const ttl = await connection.redis.pttl(`${prefix}replies`);
+		expect(ttl).toBeGreaterThan(0);
+		expect(ttl).toBeLessThanOrEqual(60_000);
+	});
+});
+
+describe('a webhook failures count', () => {
+	test('enabling a disabled webhook counts its failures from 0 again', async () => {
+		const webhook = `${uniquePrefix()}webhook`;
+		await connection.redis.hset(webhook, { failures: 7, disabled_at: 1000, disabled_reason: 'failing' });
+		expect(await run('enableWebhook', [webhook])).toBe(1);
+		expect(await connection.redis.hgetall(webhook)).toEqual({ failures: '0' });
+		const removed = `${uniquePrefix()}webhook`;
+		expect(await run('enableWebhook', [removed])).toBe(0);
+		expect(await connection.redis.exists(removed)).toBe(0);
+	});
+
+	test('a delivered event counts the failures in a row from 0 again; a removed webhook is not recreated', async () => {
+		const webhook = `${uniquePrefix()}webhook`;
+		await connection.redis.hset(webhook, { url: 'http://x', failures: 3 });
+		expect(await run('webhookSucceeded', [webhook])).toBe(1);
+		expect(await connection.redis.hget(webhook, 'failures')).toBe('0');
+		const removed = `${uniquePrefix()}webhook`;
+		expect(await run('webhookSucceeded', [removed])).toBe(1);
+		expect(await connection.redis.exists(removed)).toBe(0);
+	});
+});
+
+describe('sign-in failures', () => {
+	test('the period starts with the first failure and a later one does not extend it', async () => {
+		const count = `${uniquePrefix()}failures`;
+		expect(await run('countAuthFailure', [count], [60_000])).toBe(1);
+		const ttl = await connection.redis.pttl(count);
+		expect(ttl).toBeGreaterThan(0);
+		expect(ttl).toBeLessThanOrEqual(60_000);
+		await connection.redis.pexpire(count, 5_000);
+		expect(await run('countAuthFailure', [count], [60_000])).toBe(2);
+		expect(await connection.redis.pttl(count)).toBeLessThanOrEqual(5_000);
+	});
+
+	test('a count under the limit makes no one wait', async () => {
+		const count = `${uniquePrefix()}failures`;
+		await connection.redis.set(count, 2, 'PX', 60_000);
+		expect(await run('authWaitLeft', [count], [3])).toBe(0);
+	});
+
+	test('a count at the limit without an expiry makes no one wait', async () => {
+		const count = `${uniquePrefix()}failures`;
+		await connection.redis.set(count, 5);
+		expect(await run('authWaitLeft', [count], [3])).toBe(0);
+		await connection.redis.pexpire(count, 60_000);
+		expect(await run('authWaitLeft', [count], [3])).toBeGreaterThan(0);
+	});
+});
+
+describe('restartSpacing', () => {
+	test('a clock ahead of now is brought back to now, and the time ahead is given back', async () => {
+		const spacing = `${uniquePrefix()}spacing`;
+		const aheadUs = (Date.now() + 60_000) * 1000;
+		await connection.redis.hset(spacing, 'next', aheadUs);
+		const givenBackUs = Number(await run('restartSpacing', [spacing]));
+		expect(givenBackUs).toBeGreaterThan(50_000_000);
+		expect(givenBackUs).toBeLessThanOrEqual(60_000_000);
+		expect(Number(await connection.redis.hget(spacing, 'next'))).toBe(aheadUs - givenBackUs);
+	});
+
+	test('a clock with nothing ahead of now gives nothing back and stays as it was', async () => {
+		const spacing = `${uniquePrefix()}spacing`;
+		expect(await run('restartSpacing', [spacing])).toBe(0);
+		expect(await connection.redis.exists(spacing)).toBe(0);
+		await connection.redis.hset(spacing, 'next', 1000);
+		expect(await run('restartSpacing', [spacing])).toBe(0);
+		expect(await connection.redis.hget(spacing, 'next')).toBe('1000');
+	});
+});
+
+describe("the start gate's rate span step (start-11.lua taking a late start again)", () => {
+	/**
+	 * A wide rate span room (0.5: a 1.5 s span, and at rate 4 a cap of 2 in the last second) so the
+	 * starts planted here sit hundreds of milliseconds from either bound, whatever the machine's load.
+	 */
+	const ROOM = 0.5;
+	const gate = () => {
+		const prefix = uniquePrefix();
+		const keys = [
+			'spacing',
+			'log',
+			'meta',
+			'ledger',
+			'running',
+			'outbox',
+			'rows',
+			'suppressed',
+			'policy',
+			'sends',
+			'waiting',
+		];
+		const [spacing, log] = keys.map((name) => `${prefix}${name}`);
+		const startAgain = async (member: string) =>
+			(await run(
+				'start',
+				keys.map((name) => `${prefix}${name}`),
+				[ROOM, member, '0', '', '', 'c1', '', 'again', '', '', '', '', 0, 0],
+			)) as Array<number | string>;
+		return { spacing, log, startAgain };
+	};
+	const redisNowUs = async () => {
+		const [seconds, micros] = await connection.redis.time();
+		return Number(seconds) * 1_000_000 + Number(micros);
+	};
+
+	test('a start is logged; starts past the span and the second before it leave the log, which expires soon', async () => {
+		const { spacing, log, startAgain } = gate();
+		await connection.redis.hset(spacing, 'rate', 4);
+		await connection.redis.zadd(log, 1, 'long-gone');
+		expect((await startAgain('a'))[0]).toBe(0);
+		expect(await connection.redis.zrange(log, 0, -1)).toEqual(['a']);
+		const ttl = await connection.redis.pttl(log);
+		expect(ttl).toBeGreaterThan(0);
+		expect(ttl).toBeLessThanOrEqual(2_000);
+		expect(await connection.redis.hexists(spacing, 'logRenewedAt')).toBe(1);
+		// Renewed just now: the next start leaves the log as it is.
+		await connection.redis.zadd(log, 1, 'gone-since');
+		expect((await startAgain('b'))[0]).toBe(0);
+		expect(await connection.redis.zrange(log, 0, -1)).toEqual(['gone-since', 'a', 'b']);
+	});
+
+	test('a full rate span, or a full last second, makes the start wait', async () => {
+		const { spacing, log, startAgain } = gate();
+		await connection.redis.hset(spacing, 'rate', 4);
+		// Four starts 1.2 s ago: out of the last second, inside the 1.5 s span.
+		const spanAgo = (await redisNowUs()) - 1_200_000;
+		await connection.redis.zadd(log, spanAgo, 's1', spanAgo, 's2', spanAgo, 's3', spanAgo, 's4');
+		const [spanWait] = await startAgain('a');
+		expect(spanWait).toBeGreaterThan(0);
+		expect(spanWait).toBeLessThanOrEqual(300_000);
+		expect(await connection.redis.zscore(log, 'a')).toBeNull();
+
+		// Two starts half a second ago: room in the span, none in the last second (its cap is 2).
+		await connection.redis.del(log);
+		const secondAgo = (await redisNowUs()) - 500_000;
+		await connection.redis.zadd(log, secondAgo, 's1', secondAgo, 's2');
+		const [secondWait] = await startAgain('a');
+		expect(secondWait).toBeGreaterThan(0);
+		expect(secondWait).toBeLessThanOrEqual(500_000);
+		expect(await connection.redis.zscore(log, 'a')).toBeNull();
+	});
+
+	test('a number without a rate is not held, and its starts are not logged', async () => {
+		const { log, startAgain } = gate();
+		expect((await startAgain('a'))[0]).toBe(0);
+		expect(await connection.redis.exists(log)).toBe(0);
+	});
+});
+
+describe('campaign events', () => {
+	const outboxTypes = async (outbox: string) =>
+		(await connection.redis.lrange(outbox, 0, -1)).map((text) => (JSON.parse(text) as { type: string }).type);
+
+	test('a campaign born in a final state gets its event', async () => {
+		const prefix = uniquePrefix();
+		await connection.redis.hset(`${prefix}meta`, 'state', 'completed');
+		expect(await run('emit', [`${prefix}meta`, `${prefix}outbox`], ['c1', 'campaign.finished', 1000])).toBe(1);
+		const entries = (await connection.redis.lrange(`${prefix}outbox`, 0, -1)).map(
+			(text) => JSON.parse(text) as { id: string; type: string },
+		);
+		expect(entries.map(({ id, type }) => ({ id, type }))).toEqual([{ id: 'ev-c1-1', type: 'campaign.finished' }]);
+	});
+
+	test('an ended campaign is reported finished once, and only when none of its recipients is open', async () => {
+		const prefix = uniquePrefix();
+		const keys = [`${prefix}finishing`, `${prefix}meta`, `${prefix}outbox`];
+		await connection.redis.sadd(keys[0], 'c1');
+		await connection.redis.hset(keys[1], { state: 'completed', n_p: 0, n_c: 1 });
+		expect(await run('finished', keys, ['c1', 1000])).toBe(0);
+		expect(await connection.redis.sismember(keys[0], 'c1')).toBe(1);
+		expect(await outboxTypes(keys[2])).toEqual([]);
+
+		await connection.redis.hset(keys[1], 'n_c', 0);
+		expect(await run('finished', keys, ['c1', 1000])).toBe(1);
+		expect(await run('finished', keys, ['c1', 1000])).toBe(0);
+		expect(await connection.redis.sismember(keys[0], 'c1')).toBe(0);
+		expect(await outboxTypes(keys[2])).toEqual(['campaign.finished']);
+	});
+
+	test('a campaign removed while it waited to finish reports nothing', async () => {
+		const prefix = uniquePrefix();
+		const keys = [`${prefix}finishing`, `${prefix}meta`, `${prefix}outbox`];
+		await connection.redis.sadd(keys[0], 'c1');
+		expect(await run('finished', keys, ['c1', 1000])).toBe(0);
+		expect(await connection.redis.sismember(keys[0], 'c1')).toBe(0);
+		expect(await connection.redis.exists(keys[1], keys[2])).toBe(0);
+	});
+});
+
+describe('finishRun', () => {
+	test('a reindex run is settled once: a run already final, or gone, is left as it is', async () => {
+		const prefix = uniquePrefix();
+		const [run1, outbox] = [`${prefix}run`, `${prefix}outbox`];
+		await connection.redis.hset(run1, 'state', 'running');
+		expect(await run('finishRun', [run1, outbox], ['r1', 1000, 'state', 'completed', 'indexed', 5])).toBe(1);
+		expect(await run('finishRun', [run1, outbox], ['r1', 2000, 'state', 'failed', 'error', 'x'])).toBe(0);
+		expect(await connection.redis.hgetall(run1)).toEqual({ state: 'completed', indexed: '5', events: '1' });
+		for (const final of ['failed', 'skipped']) {
+			const ended = `${uniquePrefix()}run`;
+			await connection.redis.hset(ended, 'state', final);
+			expect(await run('finishRun', [ended, outbox], ['r2', 3000, 'state', 'completed'])).toBe(0);
+			expect(await connection.redis.hget(ended, 'state')).toBe(final);
+		}
+		const gone = `${uniquePrefix()}run`;
+		expect(await run('finishRun', [gone, outbox], ['r3', 4000, 'state', 'completed'])).toBe(0);
+		expect(await connection.redis.exists(gone)).toBe(0);
+		const events = (await connection.redis.lrange(outbox, 0, -1)).map((text) => JSON.parse(text) as { id: string });
+		expect(events.map(({ id }) => id)).toEqual(['ev-r1-1']);
+	});
+});
+
+describe('takeWebhookSlot', () => {
+	test('a slot past its time is dropped, and the set expires when its last slot lapses', async () => {
+		const slots = `${uniquePrefix()}inflight`;
+		const now = Date.now();
+		await connection.redis.zadd(slots, now - 1, 'died-mid-delivery');
+		expect(await run('takeWebhookSlot', [slots], ['job-1', now, now + 60_000, 1])).toBe(1);
+		expect(await connection.redis.zrange(slots, 0, -1)).toEqual(['job-1']);
+		const ttl = await connection.redis.pttl(slots);
+		expect(ttl).toBeGreaterThan(0);
+		expect(ttl).toBeLessThanOrEqual(60_000);
+		expect(await run('takeWebhookSlot', [slots], ['job-2', now, now + 60_000, 1])).toBe(0);
+	});
+});
+
+describe('recordReceipt', () => {
+	test('receipts past their time are dropped, and the set expires with the newest one', async () => {
+		const receipts = `${uniquePrefix()}receipts`;
+		await connection.redis.zadd(receipts, Date.now() - 120_000, 'w1:old');
+		expect(await run('recordReceipt', [receipts], ['w1:new', 60_000, 10])).toBe(0);
+		expect(await connection.redis.zrange(receipts, 0, -1)).toEqual(['w1:new']);
+		const ttl = await connection.redis.pttl(receipts);
+		expect(ttl).toBeGreaterThan(0);
+		expect(ttl).toBeLessThanOrEqual(60_000);
+		expect(await run('recordReceipt', [receipts], ['w1:new', 60_000, 10])).toBe(-1);
+	});
+});

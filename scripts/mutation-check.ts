@@ -139,6 +139,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'includes/settleTracking.lua': ['test/runner/tracking.test.ts'],
 	'countWebhookFailure-1.lua': WEBHOOK,
 	'webhookSucceeded-1.lua': [EDGES, ...WEBHOOK],
+	'recordWebhookDelivery-2.lua': ['test/runner/webhooks.test.ts'],
 	'enableWebhook-1.lua': [EDGES, ...WEBHOOK],
 	'takeWebhookSlot-1.lua': [EDGES, ...WEBHOOK],
 	'recordReceipt-1.lua': [EDGES, 'test/runner/receipts.test.ts'],

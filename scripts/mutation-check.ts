@@ -129,7 +129,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'freeSuppressionCopy-3.lua': SUPPRESSION,
 	'reserveSuppressionCopy-1.lua': SUPPRESSION,
 	'includes/suppressionStored.lua': SUPPRESSION,
-	'sentTo-2.lua': ['test/runner/keywords.test.ts', 'test/runner/optout-events.test.ts'],
+	'sentTo-2.lua': [EDGES, 'test/runner/keywords.test.ts', 'test/runner/optout-events.test.ts'],
 	'recordReply-2.lua': [EDGES, 'test/runner/replies.test.ts'],
 	'trackEnroll-5.lua': ['test/runner/tracking.test.ts'],
 	'trackClaim-1.lua': ['test/runner/tracking.test.ts'],

@@ -286,3 +286,26 @@ describe('recordReceipt', () => {
 		expect(await run('recordReceipt', [receipts], ['w1:new', 60_000, 10])).toBe(-1);
 	});
 });
+
+describe('sentTo', () => {
+	test("a phone's recipient and its send time, only for a recipient whose message was sent", async () => {
+		const prefix = uniquePrefix();
+		const keys = [`${prefix}phones`, `${prefix}ledger`];
+		await connection.redis.hset(keys[0], {
+			'4915550001': '2:0',
+			'4915550002': '3:1',
+			'4915550003': '4:2',
+			'4915550004': '5:3',
+			'4915550005': 'no index',
+		});
+		await connection.redis.hset(keys[1], {
+			0: 's|1|0|1700000000000|',
+			1: 'p|0|0||',
+			2: 's|1|0||',
+		});
+		expect(await run('sentTo', keys, ['4915550001'])).toEqual(['0', '1700000000000']);
+		// Pending, sent without a time, no record, an entry without an index, no entry: nothing.
+		for (const phone of ['4915550002', '4915550003', '4915550004', '4915550005', '4915550009'])
+			expect(await run('sentTo', keys, [phone])).toBeNull();
+	});
+});

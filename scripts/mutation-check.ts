@@ -107,7 +107,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'wouldCap-2.lua': ['test/runner/cap-counts.test.ts', 'test/runner/dryRun.test.ts'],
 	'capTestClaim-2.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
 	'capTestGiveBack-1.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
-	'takeDue-2.lua': ['test/runner/cap.test.ts'],
+	'takeDue-2.lua': [EDGES, 'test/runner/cap.test.ts'],
 	'numberState-3.lua': ['test/runner/control-feeder.test.ts', 'test/runner/control.test.ts', 'test/runner/cap.test.ts'],
 	'transition-7.lua': [
 		'test/runner/transitions.test.ts',
@@ -127,7 +127,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'applySuppressions-2.lua': SUPPRESSION,
 	'openSuppressionCopy-3.lua': SUPPRESSION,
 	'freeSuppressionCopy-3.lua': SUPPRESSION,
-	'reserveSuppressionCopy-1.lua': SUPPRESSION,
+	'reserveSuppressionCopy-1.lua': [EDGES, ...SUPPRESSION],
 	'includes/suppressionStored.lua': SUPPRESSION,
 	'sentTo-2.lua': [EDGES, 'test/runner/keywords.test.ts', 'test/runner/optout-events.test.ts'],
 	'recordReply-2.lua': [EDGES, 'test/runner/replies.test.ts'],

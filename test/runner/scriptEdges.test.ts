@@ -309,3 +309,33 @@ describe('sentTo', () => {
 			expect(await run('sentTo', keys, [phone])).toBeNull();
 	});
 });
+
+describe('reserveSuppressionCopy', () => {
+	test('a number under the cap gets a copy; at the cap a new one is refused and one holding a copy keeps it', async () => {
+		const holders = `${uniquePrefix()}holders`;
+		expect(await run('reserveSuppressionCopy', [holders], ['4915550001', 2])).toBe(1);
+		expect(await run('reserveSuppressionCopy', [holders], ['4915550002', 2])).toBe(1);
+		expect(await run('reserveSuppressionCopy', [holders], ['4915550003', 2])).toBe(0);
+		expect(await run('reserveSuppressionCopy', [holders], ['4915550001', 2])).toBe(1);
+		expect((await connection.redis.smembers(holders)).sort()).toEqual(['4915550001', '4915550002']);
+	});
+});
+
+describe('takeDue', () => {
+	test('takes the waiting recipients now due out of the set, notes the progress, and says how many wait on', async () => {
+		const prefix = uniquePrefix();
+		const keys = [`${prefix}waiting`, `${prefix}meta`];
+		const now = Date.now();
+		await connection.redis.zadd(keys[0], now - 2000, '1', now - 1000, '2', now - 500, '3', now + 3_600_000, '4');
+		const [due, waiting] = (await run('takeDue', keys, [2])) as [string[], number];
+		expect(due).toEqual(['1', '2']);
+		expect(waiting).toBe(2);
+		expect(await connection.redis.zrange(keys[0], 0, -1)).toEqual(['3', '4']);
+		expect(Number(await connection.redis.hget(keys[1], 'last_progress_at'))).toBeGreaterThanOrEqual(now - 1000);
+		// Nothing due: nothing taken, no progress noted.
+		await connection.redis.hdel(keys[1], 'last_progress_at');
+		await connection.redis.zrem(keys[0], '3');
+		expect(await run('takeDue', keys, [2])).toEqual([[], 1]);
+		expect(await connection.redis.hexists(keys[1], 'last_progress_at')).toBe(0);
+	});
+});

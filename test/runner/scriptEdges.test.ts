@@ -339,3 +339,31 @@ describe('takeDue', () => {
 		expect(await connection.redis.hexists(keys[1], 'last_progress_at')).toBe(0);
 	});
 });
+
+describe('trackClaim', () => {
+	test('claims the due checks, each due again after the lease unless its result is written', async () => {
+		const due = `${uniquePrefix()}due`;
+		await connection.redis.zadd(due, 1000, 'a', 2000, 'b', 3000, 'c', 9000, 'later');
+		expect(await run('trackClaim', [due], [2500, 5, 60_000])).toEqual(['a', 'b']);
+		expect(await connection.redis.zscore(due, 'a')).toBe('62500');
+		expect(await connection.redis.zscore(due, 'b')).toBe('62500');
+		// Leased: not claimed again before the lease ends.
+		expect(await run('trackClaim', [due], [3000, 5, 60_000])).toEqual(['c']);
+	});
+});
+
+describe('trackPlaces', () => {
+	test('places follow each other across calls on the clock it keeps, which expires within the hour', async () => {
+		const gate = `${uniquePrefix()}gate`;
+		// 3 places 100 ms apart, then 2 more: the second call starts where the first stopped.
+		const first = (await run('trackPlaces', [gate], [3, 100_000, 60_000])) as number[];
+		const second = (await run('trackPlaces', [gate], [2, 100_000, 60_000])) as number[];
+		const places = [...first.slice(1), ...second.slice(1)];
+		expect(places).toHaveLength(5);
+		for (let i = 1; i < places.length; i += 1) expect(places[i] - places[i - 1]).toBeGreaterThanOrEqual(99);
+		expect(Number(await connection.redis.hget(gate, 'next'))).toBeGreaterThanOrEqual(places[4] * 1000);
+		const ttl = await connection.redis.pttl(gate);
+		expect(ttl).toBeGreaterThan(0);
+		expect(ttl).toBeLessThanOrEqual(3_600_000);
+	});
+});

@@ -125,7 +125,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'changeSuppression-4.lua': SUPPRESSION,
 	'suppressionKeyword-6.lua': SUPPRESSION,
 	'applySuppressions-2.lua': SUPPRESSION,
-	'openSuppressionCopy-3.lua': SUPPRESSION,
+	'openSuppressionCopy-3.lua': [EDGES, ...SUPPRESSION],
 	'freeSuppressionCopy-3.lua': SUPPRESSION,
 	'reserveSuppressionCopy-1.lua': [EDGES, ...SUPPRESSION],
 	'includes/suppressionStored.lua': SUPPRESSION,

@@ -367,3 +367,21 @@ describe('trackPlaces', () => {
 		expect(ttl).toBeLessThanOrEqual(3_600_000);
 	});
 });
+
+describe('openSuppressionCopy', () => {
+	test('a number without a copy starts an empty one at version 0; a copy with its version is kept as it is', async () => {
+		const prefix = uniquePrefix();
+		const keys = [`${prefix}copy`, `${prefix}version`, `${prefix}users`];
+		// A copy left without its version (it expired, or a crash between the two): not trusted.
+		await connection.redis.hset(keys[0], '4915550001', 'stale');
+		expect(await run('openSuppressionCopy', keys, ['c1', 1000])).toBe(1);
+		expect(await connection.redis.exists(keys[0])).toBe(0);
+		expect(await connection.redis.get(keys[1])).toBe('0');
+		await connection.redis.hset(keys[0], '4915550002', 'kept');
+		await connection.redis.set(keys[1], '7');
+		expect(await run('openSuppressionCopy', keys, ['c2', 2000])).toBe(1);
+		expect(await connection.redis.hgetall(keys[0])).toEqual({ '4915550002': 'kept' });
+		expect(await connection.redis.get(keys[1])).toBe('7');
+		expect(await connection.redis.zrange(keys[2], 0, -1, 'WITHSCORES')).toEqual(['c1', '1000', 'c2', '2000']);
+	});
+});

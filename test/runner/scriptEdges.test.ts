@@ -385,3 +385,39 @@ describe('openSuppressionCopy', () => {
 		expect(await connection.redis.zrange(keys[2], 0, -1, 'WITHSCORES')).toEqual(['c1', '1000', 'c2', '2000']);
 	});
 });
+
+describe('trackEnroll', () => {
+	const keysOf = (prefix: string) => [
+		`${prefix}meta`,
+		`${prefix}trk`,
+		`${prefix}due`,
+		`${prefix}set`,
+		`${prefix}outbox`,
+	];
+	const enroll = (keys: string[], cursorRead: number, newCursor: number, triples: string[] = []) =>
+		run('trackEnroll', keys, ['c1', cursorRead, newCursor, 60_000, 'on', 5000, ...triples]);
+
+	test('enrolls nothing and moves nothing when another walker moved the cursor first', async () => {
+		const keys = keysOf(uniquePrefix());
+		await connection.redis.hset(keys[0], { state: 'running', total: 2, t_cursor: 1 });
+		expect(await enroll(keys, 0, 2, ['0', 'm-0', '1000'])).toBe(-1);
+		expect(await connection.redis.exists(keys[1])).toBe(0);
+		expect(await connection.redis.hget(keys[0], 't_cursor')).toBe('1');
+	});
+
+	test('a campaign ended in any final state, walked to its end with nothing open, settles its delivery once', async () => {
+		for (const state of ['completed', 'cancelled', 'failed', 'running']) {
+			const keys = keysOf(uniquePrefix());
+			await connection.redis.hset(keys[0], { state, total: 1, t_cursor: 0, t_open: 0 });
+			await connection.redis.sadd(keys[3], 'c1');
+			expect(await enroll(keys, 0, 1)).toBe(0);
+			const settled = state !== 'running';
+			expect(await connection.redis.sismember(keys[3], 'c1')).toBe(settled ? 0 : 1);
+			expect(await connection.redis.hget(keys[0], 't_settled')).toBe(settled ? '5000' : null);
+			// Walked again (another walker, a restart): settled already, no second event.
+			expect(await enroll(keys, 1, 1)).toBe(0);
+			const events = (await connection.redis.lrange(keys[4], 0, -1)).map((event) => JSON.parse(event).type);
+			expect(events).toEqual(settled ? ['campaign.delivery_settled'] : []);
+		}
+	});
+});

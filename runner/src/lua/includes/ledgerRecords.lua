@@ -1,6 +1,10 @@
 --[[
-
-
+  The ledger's records and counts, shared by the ledger's scripts: a recipient's record is
+  `S|attempts|first_ms|last_ms|ref|error` (ledger.ts: ref is the claim token or the message id).
+  `parse` reads one, `write` stores one, `move` shifts one recipient between the campaign's state
+  counts (`n_<state>`) and returns what is left in the first, `finishIfDone` completes a running
+  campaign with nothing pending or claimed (its `campaign.finished` event emitted) and returns
+  whether it did.
 ]]
 --- @include "emit"
 

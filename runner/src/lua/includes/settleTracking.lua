@@ -1,6 +1,8 @@
 --[[
-
-
+  A campaign's delivery tracking settles once the campaign ended (completed, cancelled or failed),
+  the tracking walked every recipient and none is open: the campaign leaves the tracking set and,
+  the first time only, `campaign.delivery_settled` is emitted with the time it settled.
+  Used by trackEnroll-5.lua and trackResult-5.lua; returns 1 when it settled now, else 0.
 ]]
 --- @include "emit"
 

@@ -201,8 +201,13 @@ function sumFunnels(funnels: CampaignFunnel[], mode: TrackingMode): CampaignFunn
 }
 
 /** The campaigns a cron schedule made, newest first (each one's id starts with the schedule's). */
-export async function scheduleCampaigns(context: RunnerContext, scheduleId: string): Promise<CampaignRecord[]> {
-	const ids = (await context.redis.zrevrange(context.keys.campaigns, 0, -1)).filter((id) =>
+export async function scheduleCampaigns(
+	context: RunnerContext,
+	scheduleId: string,
+	allIds?: string[],
+): Promise<CampaignRecord[]> {
+	// `allIds`: every campaign id, newest first, when the caller read them once for several schedules.
+	const ids = (allIds ?? (await context.redis.zrevrange(context.keys.campaigns, 0, -1))).filter((id) =>
 		id.startsWith(`${scheduleId}r`),
 	);
 	const campaigns: CampaignRecord[] = [];

@@ -85,8 +85,12 @@ const RUNS_SHOWN = 10;
  * or paused), `nextRunAt` (epoch ms; null while paused), the funnel across its campaigns (each has its
  * own too), how many campaigns it made and the newest of them.
  */
-async function scheduleDetail(context: RunnerContext, schedule: Omit<ScheduleRecord, 'sealedSource'>) {
-	const runs = await scheduleCampaigns(context, schedule.id);
+async function scheduleDetail(
+	context: RunnerContext,
+	schedule: Omit<ScheduleRecord, 'sealedSource'>,
+	allIds?: string[],
+) {
+	const runs = await scheduleCampaigns(context, schedule.id, allIds);
 	return {
 		...schedule,
 		state: schedule.pausedAt === undefined ? ('active' as const) : ('paused' as const),
@@ -104,7 +108,10 @@ async function scheduleDetail(context: RunnerContext, schedule: Omit<ScheduleRec
 
 /** The campaign cron schedules, newest first, as scheduleDetail shows each. */
 export async function listSchedules(context: RunnerContext) {
-	return Promise.all((await schedulesStored(context)).map((schedule) => scheduleDetail(context, schedule)));
+	const schedules = await schedulesStored(context);
+	// Every campaign id read once for all the schedules, not once per schedule.
+	const allIds = await context.redis.zrevrange(context.keys.campaigns, 0, -1);
+	return Promise.all(schedules.map((schedule) => scheduleDetail(context, schedule, allIds)));
 }
 
 function noSchedule(id: string): NotFoundError {

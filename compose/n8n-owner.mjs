@@ -33,7 +33,19 @@ for (;;) {
 	if (Date.now() > deadline) throw new Error(`n8n (${N8N}) did not answer within ${WAIT_MS / 1000} s`);
 	await sleep(500);
 }
-const claimed = await claimOwner(N8N, { email, password });
+// Readiness can answer before n8n's REST routes do (a 404 or a reset in the first seconds), so the
+// claim is tried again until the same deadline; only n8n's own "already set up" ends it early.
+let claimed;
+for (;;) {
+	try {
+		claimed = await claimOwner(N8N, { email, password });
+		break;
+	} catch (error) {
+		if (Date.now() > deadline) throw error;
+		console.log(`n8n's owner setup did not answer yet (${error.message.slice(0, 120)}); trying again`);
+		await sleep(1000);
+	}
+}
 console.log(
 	claimed === 'claimed'
 		? `n8n's owner account is ${email} (password: secrets/n8n_owner_password)`

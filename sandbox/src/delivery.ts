@@ -38,6 +38,13 @@ export const deliverySettingsInput = z.strictObject({
 		.strictObject({ sent: delay, delivered: delay, read: delay, failed: delay, reply: delay })
 		.partial()
 		.default({}),
+	/**
+	 * Shares of a template's sends by its id, in place of the ones above (an A/B test whose variants
+	 * read differently); failures, replies' texts and delays stay the settings'.
+	 */
+	templates: z
+		.record(z.string().min(1).max(100), z.strictObject({ delivered: share, read: share, replied: share.optional() }))
+		.optional(),
 });
 
 /** A reply comes this long after read unless the settings say when. */
@@ -54,6 +61,7 @@ interface DeliverySettings {
 	replied: number;
 	reply_texts: string[];
 	delays_ms: { sent: number; delivered: number; read: number; failed: number; reply: number };
+	templates?: Record<string, { delivered: number; read: number; replied?: number }>;
 }
 
 /**
@@ -69,6 +77,12 @@ export function parseDeliverySettings(
 		reply_texts: input.reply_texts ?? DEFAULT_REPLY_TEXTS,
 		delays_ms: { ...timeline, reply: timeline.read + REPLY_AFTER_READ_MS, ...input.delays_ms },
 	};
+	for (const [id, shares] of Object.entries(settings.templates ?? {}))
+		if (shares.read > shares.delivered + EPSILON || (shares.replied ?? 0) > shares.delivered + EPSILON)
+			throw badRequest(
+				`templates.${id}: read and replied must each be at most delivered (${shares.delivered})`,
+				`templates.${id}`,
+			);
 	if (settings.read > settings.delivered + EPSILON) {
 		throw badRequest(
 			`read (${settings.read}) must be at most delivered (${settings.delivered}): ` +
@@ -241,7 +255,9 @@ export class Delivery {
 	/** Draws the plan of an accepted A2 or B8 send (no settings: the default timeline). */
 	assign(message: Message): void {
 		if (!this.current) return;
-		message.delivery = drawPlan(this.current, message.to, message.createdAtMs);
+		const shares = message.template && this.current.templates?.[message.template.id];
+		const settings = shares ? { ...this.current, ...shares, replied: shares.replied ?? 0 } : this.current;
+		message.delivery = drawPlan(settings, message.to, message.createdAtMs);
 		if (message.delivery.repliedAtMs !== undefined) this.schedule(message.delivery.repliedAtMs, message.uuid);
 	}
 

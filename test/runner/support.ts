@@ -636,6 +636,8 @@ export interface DeliverySettings {
 	replied?: number;
 	reply_texts?: string[];
 	delays_ms?: Partial<Record<'sent' | 'delivered' | 'read' | 'failed' | 'reply', number>>;
+	/** Shares per template id, in place of delivered/read/replied for that template's sends. */
+	templates?: Record<string, { delivered: number; read: number; replied?: number }>;
 }
 
 /** What the sandbox drew for one accepted send, and when each step happens (ISO times). */

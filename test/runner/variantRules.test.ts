@@ -5,7 +5,6 @@
  */
 import {
 	binomialSpread,
-	drawOf,
 	parseTestShare,
 	variantOf,
 	type VariantSplit,

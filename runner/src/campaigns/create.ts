@@ -17,7 +17,16 @@ import { cappedRows } from '../limits';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { redisScript } from '../redisScripts';
 import { forgetCampaign, listCampaign, registerCampaign } from '../keyGroups';
-import { checkRow, encodeRecipient, rowPhone, type CampaignBasics } from './schema';
+import {
+	checkRow,
+	encodeRecipient,
+	rowPhone,
+	type AbTestSettings,
+	type CampaignBasics,
+	type Recipient,
+} from './schema';
+import { variantOf } from './variantSplit';
+import { abTestFields } from './abTest';
 import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdict } from '../audience/windows';
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
@@ -179,14 +188,39 @@ export class RowChecker {
 	private staged = nothingStaged();
 	/** A windowed campaign's per-zone lists (undefined without a window). */
 	readonly zones?: ZoneLists;
+	/** An A/B test's accepted recipients per draw: [0] the winner's remainder, [v] variant v's test share. */
+	readonly variantCounts: number[];
 
 	constructor(
 		private readonly firstIndex: number,
 		private readonly rejectionsShown: number,
 		zones?: ZoneFinder,
 		zoneTable?: ZoneTable,
+		private readonly abTest?: AbTestSettings,
 	) {
 		if (zones) this.zones = new ZoneLists(zones, zoneTable);
+		this.variantCounts = new Array<number>((abTest?.variants.length ?? 0) + 1).fill(0);
+	}
+
+	/**
+	 * An accepted row's variant (1 to k in the test, 0 the remainder), drawn from its phone and the
+	 * seed. Any variant may win, so the row must hold every variable a variant declares: a row
+	 * lacking one refuses the whole create, its line and the variable named.
+	 */
+	private drawVariant(recipient: Recipient): number | undefined {
+		const test = this.abTest;
+		if (!test) return undefined;
+		for (const [i, variant] of test.variants.entries())
+			for (const name of variant.variables)
+				if (recipient.variables?.[name] === undefined)
+					throw new SourceError(
+						`line ${recipient.line} has no value for the variable ${name}, which variant ${i + 1} ` +
+							`(template ${variant.templateId}) declares: every recipient may get any variant`,
+					);
+		const drawn = variantOf({ seed: test.seed, share: test.share, variants: test.variants.length }, recipient.phone);
+		const variant = drawn === undefined ? 0 : drawn + 1;
+		this.variantCounts[variant]++;
+		return variant;
 	}
 
 	/**
@@ -226,7 +260,8 @@ export class RowChecker {
 			this.staged.phones.push(verdict.recipient.phone, `${verdict.recipient.line}:${index}`);
 		} else if (verdict.ok) {
 			this.accepted++;
-			const row = encodeRecipient(verdict.recipient);
+			const variant = this.drawVariant(verdict.recipient);
+			const row = encodeRecipient(variant === undefined ? verdict.recipient : { ...verdict.recipient, variant });
 			this.firstAccepted ??= row;
 			this.staged.recipients.push(index, row);
 			this.staged.ledger.push(index, PENDING_RECORD);
@@ -292,6 +327,8 @@ export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & {
 	reasons: ErrorGroup[];
 	zones?: ZoneTable;
 	capped: number;
+	/** An A/B test's split: [0] the remainder, [v] variant v's test recipients. */
+	variantCounts?: number[];
 };
 
 /** Staged rows live this long past their last write: a create that died midway leaves them to expire. */
@@ -328,6 +365,8 @@ export async function snapshotCampaign(
 		0,
 		REJECTIONS_SHOWN,
 		input.window && new ZoneFinder(input.window, Date.now() + clockOffset),
+		undefined,
+		input.abTest,
 	);
 	let capped = 0;
 	/**
@@ -439,6 +478,7 @@ export async function snapshotCampaign(
 			rejections: rows.rejections,
 			reasons: rows.reasons.top(REASONS_SHOWN),
 			zones: rows.zones?.table,
+			...(input.abTest ? { variantCounts: rows.variantCounts } : {}),
 		};
 	}
 
@@ -476,6 +516,7 @@ export async function snapshotCampaign(
 		...(input.transactional ? { transactional: 1 } : {}),
 		// Only a campaign that waits out the frequency cap says so (audience/cap.ts reads it at each claim).
 		...(input.whenCapped === 'wait' ? { when_capped: 'wait' } : {}),
+		...(input.abTest ? abTestFields(input.abTest, rows.variantCounts) : {}),
 		...(draft
 			? {
 					start_state: draft.startsAs,

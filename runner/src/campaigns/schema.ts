@@ -8,6 +8,8 @@ import { campaignName, parsePhoneNumber, runnerRate, sendTemplateBody, sendTempl
 
 import { csvDelimiterNamed } from '../csv';
 import { parseWindow, WindowSyntaxError, type WeekWindow } from '../audience/windows';
+import { MAX_VARIANTS } from './variantSplit';
+import { PICK_BY, type PickBy } from './variantChoice';
 
 /** A phone number, digits with country code (a "+" and separators are accepted). */
 const phoneDigits = z.string().transform((value, ctx) => {
@@ -81,6 +83,37 @@ export const campaignSettings = z.object({
 	dryRun: z.boolean().optional(),
 	/** Exempt from the marketing-only rules: sends to phones on the suppression list (audience/suppression.ts). */
 	transactional: z.boolean().optional(),
+	/**
+	 * An A/B test (docs/guide/ab-tests.md): each variant as `<template id>[:var1,var2]`, the
+	 * variables it declares (the service lists no template's variables: SPEC B8).
+	 */
+	variants: z
+		.array(
+			z.string().transform((value, ctx) => {
+				const variant = parseVariant(value);
+				if (typeof variant === 'string') {
+					ctx.issues.push({ code: 'custom', input: value, message: variant });
+					return z.NEVER;
+				}
+				return variant;
+			}),
+		)
+		.min(2, { error: `must name 2 to ${MAX_VARIANTS} variants` })
+		.max(MAX_VARIANTS, { error: `must name 2 to ${MAX_VARIANTS} variants` })
+		.optional(),
+	/** The test's share of the accepted audience: `20%` or `0.2`. */
+	testShare: z.union([z.string(), z.number()]).optional(),
+	pickBy: z.enum(PICK_BY, { error: 'must be delivered, read or replied' }).optional(),
+	/** How long the test runs before the rule decides: a duration (`2h`, `30m`, `90s`). */
+	decideAfter: z.string().optional(),
+	ifTie: z.enum(['first', 'wait'], { error: 'must be first or wait' }).optional(),
+	/** The split's seed (hex): a dry run prints it, so the real run can split alike. */
+	seed: z
+		.string()
+		.regex(/^[0-9a-f]{8,64}$/, { error: 'must be 8 to 64 hex digits' })
+		.optional(),
+	/** The rule's minimum recipients per variant. */
+	minPerVariant: z.int().min(1).max(1_000_000).optional(),
 });
 export type CampaignSettings = z.input<typeof campaignSettings>;
 
@@ -103,7 +136,9 @@ export type SettingNames = Record<
 	| 'endAt'
 	| 'whenCapped',
 	string
-> & { format?: string; delimiter?: string };
+> & { format?: string; delimiter?: string } & Partial<
+		Record<'variants' | 'testShare' | 'pickBy' | 'decideAfter' | 'ifTie' | 'seed' | 'minPerVariant', string>
+	>;
 
 export const CLI_NAMES: SettingNames = {
 	name: '--name',
@@ -121,6 +156,13 @@ export const CLI_NAMES: SettingNames = {
 	window: '--window',
 	endAt: '--end',
 	whenCapped: '--when-capped',
+	variants: '--variant',
+	testShare: '--test-share',
+	pickBy: '--pick-by',
+	decideAfter: '--decide-after',
+	ifTie: '--if-tie',
+	seed: '--seed',
+	minPerVariant: '--min-per-variant',
 };
 export const API_NAMES: SettingNames = {
 	name: 'name',
@@ -137,7 +179,45 @@ export const API_NAMES: SettingNames = {
 	window: 'window',
 	endAt: 'end_at',
 	whenCapped: 'when_capped',
+	variants: 'variants',
+	testShare: 'test_share',
+	pickBy: 'pick_by',
+	decideAfter: 'decide_after',
+	ifTie: 'if_tie',
+	seed: 'seed',
+	minPerVariant: 'min_per_variant',
 };
+
+/** One variant of an A/B test: its template and the variables the template uses. */
+export interface Variant {
+	templateId: string;
+	variables: string[];
+}
+
+/** `<template id>[:var1,var2]`, or why not. */
+export function parseVariant(text: string): Variant | string {
+	const [templateId, declared, ...more] = text.trim().split(':');
+	if (more.length > 0 || !/^[A-Za-z0-9_-]{1,100}$/.test(templateId ?? ''))
+		return 'must be a template id, then optionally a colon and the variables it uses (tmpl_1:name,city)';
+	const variables = declared === undefined || declared === '' ? [] : declared.split(',').map((name) => name.trim());
+	if (variables.some((name) => !/^[A-Za-z0-9_]{1,64}$/.test(name)))
+		return 'has a variable name that is not letters, digits or _ (1 to 64)';
+	return { templateId, variables };
+}
+
+/**
+ * An A/B test as a campaign keeps it (the hash's `ab_*` fields, campaigns/abTest.ts): the variants,
+ * the split (seed, share), the rule (pick_by, minimum), when it decides, and what a tie does.
+ */
+export interface AbTestSettings {
+	variants: Variant[];
+	seed: string;
+	share: number;
+	pickBy: PickBy;
+	decideAfterMs: number;
+	ifTie: 'first' | 'wait';
+	minimum: number;
+}
 
 /** What every campaign, and every campaign of a schedule, sends: one template from one number. */
 export interface CampaignBasics {
@@ -168,6 +248,8 @@ export interface CampaignBasics {
 	 * schedule's campaigns carry the schedule's.
 	 */
 	whenCapped?: 'skip' | 'wait';
+	/** An A/B test of templates (abTest.ts); `templateId` is then its first variant's. */
+	abTest?: AbTestSettings;
 }
 
 /** A recipient as the snapshot keeps it: what B8 needs for this person, nothing else. */
@@ -176,6 +258,8 @@ export interface Recipient {
 	phone: string;
 	variables?: Record<string, string | number>;
 	buttons?: Array<{ index: number; sub_type: 'url'; text: string }>;
+	/** An A/B test's draw (variantSplit.ts): 1 to 5 the variant it is sent in the test, 0 the winner's remainder. */
+	variant?: number;
 }
 
 /** A recipient's B8 body: its variables, its phone, its buttons (the campaign's sends and its test send alike). */
@@ -294,20 +378,33 @@ export function checkRow(
 	};
 }
 
-/** The snapshot's compact form of a row: [line, phone, variables?, buttons?] or, rejected, [line, phone]. */
+/**
+ * The snapshot's compact form of a row: [line, phone, variables?, buttons?, variant?] or, rejected,
+ * [line, phone]. An A/B test's variant comes last, a bare number, so the claim's Lua reads it by
+ * the row's end (includes/ledgerRecords.lua rowVariant).
+ */
 export function encodeRecipient(recipient: Recipient): string {
 	const row: unknown[] = [recipient.line, recipient.phone];
-	if (recipient.variables || recipient.buttons) row.push(recipient.variables ?? 0);
-	if (recipient.buttons) row.push(recipient.buttons);
+	const variant = recipient.variant !== undefined;
+	if (recipient.variables || recipient.buttons || variant) row.push(recipient.variables ?? 0);
+	if (recipient.buttons || variant) row.push(recipient.buttons ?? 0);
+	if (variant) row.push(recipient.variant);
 	return JSON.stringify(row);
 }
 
 export function decodeRecipient(text: string): Recipient {
-	const [line, phone, variables, buttons] = JSON.parse(text) as [
+	const [line, phone, variables, buttons, variant] = JSON.parse(text) as [
 		number,
 		string,
 		Recipient['variables'] | 0 | undefined,
-		Recipient['buttons'],
+		Recipient['buttons'] | 0,
+		number | undefined,
 	];
-	return { line, phone, ...(variables ? { variables } : {}), ...(buttons ? { buttons } : {}) };
+	return {
+		line,
+		phone,
+		...(variables ? { variables } : {}),
+		...(buttons ? { buttons } : {}),
+		...(variant !== undefined ? { variant } : {}),
+	};
 }

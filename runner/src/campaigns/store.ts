@@ -14,6 +14,7 @@ import { storedCampaignName } from './names';
 import { repliedCount } from '../tracking/replies';
 import { trackingMode, type TrackingMode } from '../tracking/tracking';
 import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from '../audience/windows';
+import { abTestOf, abTestView, type AbTestRecord } from './abTest';
 
 /**
  * The states are the contract's (clients read them); `draft`: filled in chunks
@@ -57,6 +58,8 @@ export interface CampaignRecord {
 	endAt?: number;
 	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock send windows and the end are read on. */
 	clockOffset: number;
+	/** An A/B test of templates (abTest.ts); absent for a campaign of one template. */
+	abTest?: AbTestRecord;
 	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
 	delivery: {
 		delivered: number;
@@ -82,6 +85,8 @@ export interface CampaignStatus {
 	start_at: string | null;
 	/** Absent only where a status is made without Redis at hand. */
 	funnel?: CampaignFunnel;
+	/** An A/B test's phase, split and per-variant funnel beside the rule's figures (abTest.ts). */
+	ab_test?: Awaited<ReturnType<typeof abTestView>>;
 }
 
 export function newCampaignId(): string {
@@ -122,6 +127,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		zones: hash.zones ? (JSON.parse(hash.zones) as ZoneTable) : undefined,
 		endAt: hash.end_at ? number('end_at') : undefined,
 		clockOffset: number('clock_offset'),
+		abTest: abTestOf(hash),
 		delivery: {
 			delivered: number('t_delivered'),
 			read: number('t_read'),
@@ -273,6 +279,7 @@ export async function statusOf(context: RunnerContext, campaign: CampaignRecord)
 	return {
 		...statusWithRate(campaign, campaign.state === 'running' ? await currentRate(context, campaign) : 0),
 		funnel: await campaignFunnel(context, campaign),
+		...(campaign.abTest ? { ab_test: await abTestView(context, campaign, campaign.abTest) } : {}),
 	};
 }
 

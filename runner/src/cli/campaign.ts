@@ -26,6 +26,31 @@ function describeCounts(status: core.CampaignStatus): string {
 	);
 }
 
+/** An A/B test as `campaign status` prints it: its phase, then each variant's funnel beside the rule's figures. */
+function describeAbTest(status: core.CampaignStatus): string[] {
+	const test = status.ab_test;
+	if (!test) return [];
+	const pct = (rate: number) => `${(rate * 100).toFixed(1)}%`;
+	const phase =
+		test.phase === 'decided'
+			? `decided: variant ${test.winner} (by ${test.chosen_by}); the remainder (${test.split.remainder}) gets it`
+			: test.phase === 'waiting'
+				? `tied: waiting for the operator's choice (campaign choose ${status.id} --variant <n>)`
+				: `testing until ${test.decide_at} at the latest`;
+	return [
+		`A/B test by ${test.pick_by} rate: ${phase}`,
+		...test.figures.variants.map(
+			(variant) =>
+				`  variant ${variant.variant} (${variant.template_id}): ${variant.recipients} in the test, ` +
+				`sent ${variant.sent}, delivered ${variant.delivered}, read ${variant.read}, ` +
+				`replied ${variant.replied}, failed ${variant.failed}; ` +
+				`${test.pick_by} ${pct(variant.rate)}${variant.z === undefined ? '' : `, z ${variant.z.toFixed(2)}`}`,
+		),
+		`  rule: ${test.rule}; now ` +
+			(test.figures.verdict === 'winner' ? `variant ${test.figures.leader} wins` : `a tie (${test.figures.why})`),
+	];
+}
+
 /** The funnel as `campaign status` prints it under the counts: one line, then one per failure reason. */
 function describeFunnel(status: core.CampaignStatus): string[] {
 	const f = status.funnel;
@@ -232,7 +257,17 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 					...(more > 0 ? [`  and ${more} more (the reasons above count them all)`] : []),
 				]
 			: []),
-		`estimated duration: ${spoken(estimate.seconds)} at ${plural(estimate.rate, 'send')}/s, ${when}`,
+		...(dry.ab_test
+			? [
+					`A/B test split (seed ${dry.ab_test.seed}, --seed splits the real run alike): ` +
+						dry.ab_test.split.test
+							.map((variant) => `variant ${variant.variant} (${variant.template_id}) ${variant.recipients}`)
+							.join(', ') +
+						`, remainder ${dry.ab_test.split.remainder} (gets the winner)`,
+				]
+			: []),
+		`estimated duration: ${spoken(estimate.seconds)} at ${plural(estimate.rate, 'send')}/s, ${when}` +
+			(dry.ab_test ? ` (with the A/B test's wait of up to ${spoken(dry.ab_test.decide_after_seconds)})` : ''),
 		...(dry.test_send ? [`test send to ${dry.test_send.to}: not sent (a dry run sends no test)`] : []),
 	].join('\n');
 }
@@ -252,7 +287,16 @@ interface CreateOptions extends RunOptions {
 	whenCapped?: string;
 	dryRun?: boolean;
 	transactional?: boolean;
+	variant?: string[];
+	testShare?: string;
+	pickBy?: string;
+	decideAfter?: string;
+	ifTie?: string;
+	seed?: string;
+	minPerVariant?: string;
 }
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function addCampaignCommands(program: Command): void {
 	const campaign = program.command('campaign').description('create, follow, control and report template campaigns');
@@ -264,7 +308,7 @@ export function addCampaignCommands(program: Command): void {
 			'--name <name>',
 			'shown beside the id in lists, 1 to 120 characters (default: the recipients file name without extension)',
 		)
-		.requiredOption('--template <id>', 'template id (UUID)')
+		.option('--template <id>', 'template id (UUID); with --variant, the first variant')
 		.requiredOption('--from <number>', 'sending business number, with country code')
 		.option('--agent <id>', 'agent to assign to each conversation (UUID)')
 		.requiredOption(
@@ -305,7 +349,21 @@ export function addCampaignCommands(program: Command): void {
 		.option(
 			'--transactional',
 			'not marketing (order updates, one-time codes): sends to phones on the suppression list too',
-		);
+		)
+		.option(
+			'--variant <template[:vars]>',
+			'an A/B test: a variant, its template id and the variables it uses (tmpl:name,city); repeat for 2 to 5',
+			collect,
+		)
+		.option('--test-share <share>', 'an A/B test: the share of the audience the variants split (20% or 0.2)')
+		.option('--pick-by <read|replied|delivered>', 'an A/B test: the rate the winner is chosen by (default read)')
+		.option('--decide-after <duration>', 'an A/B test: when the rule decides at the latest (2h, 30m, 90s)')
+		.option(
+			'--if-tie <first|wait>',
+			'an A/B test: no winner beyond chance sends the first variant (default) or waits for `campaign choose`',
+		)
+		.option('--seed <hex>', "an A/B test: the split's seed (a dry run prints it: the same seed splits alike)")
+		.option('--min-per-variant <n>', "an A/B test: the rule's minimum recipients per variant (default 50)");
 	runs<CreateOptions>(
 		addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }),
 		async ({ context, io, options }) => {
@@ -327,6 +385,13 @@ export function addCampaignCommands(program: Command): void {
 				whenCapped,
 				dryRun,
 				transactional,
+				variant,
+				testShare,
+				pickBy,
+				decideAfter,
+				ifTie,
+				seed,
+				minPerVariant,
 			} = options;
 			const created = await core.createCampaign(context, {
 				name,
@@ -346,6 +411,13 @@ export function addCampaignCommands(program: Command): void {
 				whenCapped: whenCapped as 'skip' | 'wait' | undefined,
 				dryRun,
 				transactional,
+				variants: variant,
+				testShare,
+				pickBy: pickBy as 'read' | 'replied' | 'delivered' | undefined,
+				decideAfter,
+				ifTie: ifTie as 'first' | 'wait' | undefined,
+				seed,
+				minPerVariant: minPerVariant === undefined ? undefined : Number(minPerVariant),
 			});
 			// A dry run has nothing to follow: --wait is left alone.
 			if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
@@ -395,11 +467,27 @@ export function addCampaignCommands(program: Command): void {
 	);
 
 	runs(
+		campaign
+			.command('choose <id>')
+			.description('an A/B test: send the remainder this variant, before the rule decides or after a tie that waits')
+			.requiredOption('--variant <n|template>', "the variant's number (1, 2, ...) or its template id"),
+		async ({ context, args: [id], options }) => {
+			const chosen = await core.chooseCampaignVariant(context, id, (options as { variant: string }).variant);
+			return answer(
+				chosen,
+				() => `campaign ${id}: variant ${chosen.variant} (${chosen.template_id}) chosen; the remainder gets it`,
+			);
+		},
+	);
+
+	runs(
 		campaign.command('status <id>').description(STATUS_HELP).option('--wait', 'follow until it settles'),
 		async ({ context, args: [id], options }) => {
 			const status = options.wait ? await follow(context, id) : await core.campaignStatus(context, id);
 			if (options.wait) exitForEnd(status);
-			return answer(status, () => [describeCounts(status), ...describeFunnel(status)].join('\n'));
+			return answer(status, () =>
+				[describeCounts(status), ...describeFunnel(status), ...describeAbTest(status)].join('\n'),
+			);
 		},
 	);
 

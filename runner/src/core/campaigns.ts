@@ -20,7 +20,15 @@ import { checkUrlAllowed } from '../net/outbound';
 import { isHttpUrl, storedSource } from '../net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from '../campaigns/create';
 import { estimateSends } from '../audience/windows';
-import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from '../campaigns/schema';
+import {
+	API_NAMES,
+	CLI_NAMES,
+	campaignSettings,
+	type AbTestSettings,
+	type CampaignSettings,
+	type SettingNames,
+} from '../campaigns/schema';
+import { newSeed, parseTestShare } from '../campaigns/variantSplit';
 import {
 	createSchedule,
 	findSchedule,
@@ -71,6 +79,7 @@ export { OUTCOMES, type Outcome } from '../ledger';
 // Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
 export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
 export { reconcileCampaign } from '../campaigns/reconcile';
+export { chooseCampaignVariant } from '../campaigns/abTest';
 export { errorBreakdown, findRecipient, REPORT_COLUMNS, reportRows, reportText } from '../campaigns/report';
 export { rateHistory, getCampaign } from '../campaigns/store';
 
@@ -180,6 +189,15 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 	};
 	/** With a test phone: the test a real create would send first, not sent. */
 	test_send?: { to: string; sent: false; note: string };
+	/** An A/B test: the seed (`--seed` splits the real run alike) and the split it draws. */
+	ab_test?: {
+		seed: string;
+		test_share: number;
+		split: { test: Array<{ variant: number; template_id: string; recipients: number }>; remainder: number };
+		decide_after_seconds: number;
+		pick_by: string;
+		if_tie: string;
+	};
 }
 
 /**
@@ -187,7 +205,11 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
  * `rowsAtHand`: the rows came in the request (no file to name the campaign after).
  */
 function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames, rowsAtHand: boolean) {
-	const parsed = campaignSettings.safeParse(input);
+	// An A/B test's campaign template is its first variant's.
+	const firstVariant = input.variants?.[0]?.split(':')[0];
+	const parsed = campaignSettings.safeParse(
+		input.templateId === undefined && firstVariant ? { ...input, templateId: firstVariant } : input,
+	);
 	if (!parsed.success) throw settingsError(parsed.error, names);
 	const settings = parsed.data;
 	const numbers = context.config.RUNNER_NUMBERS;
@@ -219,9 +241,10 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 			`${names.window} does not go with ${names.cron} yet: ` +
 				"give the schedule's firings their hours with the cron pattern",
 		);
+	const abTest = abTestSettings(settings, names, schedule !== undefined);
 	const common = {
 		name,
-		templateId: settings.templateId,
+		templateId: abTest ? abTest.variants[0].templateId : settings.templateId,
 		from: settings.from,
 		agentId: settings.agentId,
 		rate,
@@ -232,9 +255,60 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 		endAt,
 		whenCapped: settings.whenCapped,
 		...(settings.transactional ? { transactional: true } : {}),
+		...(abTest ? { abTest } : {}),
 	};
 	return { settings, common, schedule };
 }
+
+/** The settings' A/B test (campaigns/abTest.ts), checked; undefined without `variants`. */
+function abTestSettings(
+	settings: ReturnType<typeof campaignSettings.parse>,
+	names: SettingNames,
+	repeats: boolean,
+): AbTestSettings | undefined {
+	const variantsName = names.variants ?? 'variants';
+	const testNames = [
+		[settings.testShare, names.testShare],
+		[settings.pickBy, names.pickBy],
+		[settings.decideAfter, names.decideAfter],
+		[settings.ifTie, names.ifTie],
+		[settings.seed, names.seed],
+		[settings.minPerVariant, names.minPerVariant],
+	] as const;
+	if (!settings.variants) {
+		const stray = testNames.find(([value]) => value !== undefined);
+		if (stray) throw new UserError(`${stray[1]} is a setting of an A/B test: give two or more ${variantsName}`);
+		return undefined;
+	}
+	if (repeats) throw new UserError(`${variantsName} does not go with a cron schedule yet: each firing would test anew`);
+	if (settings.testShare === undefined)
+		throw new FieldError(
+			`${names.testShare} is required with ${variantsName} (for example 20%)`,
+			names.testShare ?? '',
+		);
+	const decideAfter = settings.decideAfter ?? '';
+	const duration = /^(\d+)(ms|s|m|h)?$/.exec(decideAfter.trim());
+	const decideAfterMs = duration
+		? Number(duration[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(duration[2] ?? 's') as 'ms' | 's' | 'm' | 'h']
+		: NaN;
+	if (!(decideAfterMs >= 1000 && decideAfterMs <= 30 * 86_400_000))
+		throw new FieldError(
+			`${names.decideAfter} must be a duration from 1s to 720h (for example 2h, 30m or 90s)`,
+			names.decideAfter ?? '',
+		);
+	return {
+		variants: settings.variants,
+		seed: settings.seed ?? newSeed(),
+		share: parseTestShare(String(settings.testShare), names.testShare ?? 'test_share'),
+		pickBy: settings.pickBy ?? 'read',
+		decideAfterMs,
+		ifTie: settings.ifTie ?? 'first',
+		minimum: settings.minPerVariant ?? DEFAULT_MIN_PER_VARIANT,
+	};
+}
+
+/** The rule's minimum recipients per variant when the create names none. */
+const DEFAULT_MIN_PER_VARIANT = 50;
 
 /** `records`: rows already at hand (an upload, inline rows); `input.source` then only names them. */
 /**
@@ -342,7 +416,7 @@ async function dryRun(
 	// Refused as a real create refuses them: a pattern BullMQ would not take, a source URL it could not keep.
 	const startsAt = repeat ? nextCronRun(repeat, names) : (options.startAt ?? Date.now());
 	if (repeat) storedSource(context.config, common.source, names.source);
-	const { zones, ...found } = await snapshotCampaign(context, {
+	const { zones, variantCounts, ...found } = await snapshotCampaign(context, {
 		...common,
 		id: newCampaignId(),
 		state: 'running',
@@ -359,7 +433,17 @@ async function dryRun(
 		zones: zones?.map(([zone, count]) => [zone, count]),
 		endAt: common.endAt,
 	});
-	const seconds = Math.ceil((sends.endsAt - startsAt - clockOffset) / 1000);
+	const sendSeconds = Math.ceil((sends.endsAt - startsAt - clockOffset) / 1000);
+	// An A/B test: its test share's sends, the wait for the decision (decide_after at most, counted
+	// from the start), then the remainder's sends.
+	const test = common.abTest;
+	const split = variantCounts;
+	const testSends = split ? split.slice(1).reduce((sum, n) => sum + n, 0) : 0;
+	const seconds =
+		test && split
+			? Math.max(Math.ceil(testSends / common.rate), Math.ceil(test.decideAfterMs / 1000)) +
+				Math.ceil((split[0] ?? 0) / common.rate)
+			: sendSeconds;
 	const reasons =
 		sends.expired > 0
 			? [
@@ -394,6 +478,25 @@ async function dryRun(
 			...(common.endAt !== undefined ? { expired: sends.expired } : {}),
 		},
 		...(zones ? { zones: zones.map(([zone, recipients]) => ({ zone, recipients })) } : {}),
+		...(test && split
+			? {
+					ab_test: {
+						seed: test.seed,
+						test_share: test.share,
+						split: {
+							test: test.variants.map((variant, i) => ({
+								variant: i + 1,
+								template_id: variant.templateId,
+								recipients: split[i + 1] ?? 0,
+							})),
+							remainder: split[0] ?? 0,
+						},
+						decide_after_seconds: Math.ceil(test.decideAfterMs / 1000),
+						pick_by: test.pickBy,
+						if_tie: test.ifTie,
+					},
+				}
+			: {}),
 		estimate: {
 			rate: common.rate,
 			seconds,
@@ -434,6 +537,8 @@ async function createDraft(
 	);
 	if (settings.cron)
 		throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
+	if (common.abTest)
+		throw new UserError(`${names.variants} does not go with a draft yet: create the A/B test with all its rows`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;

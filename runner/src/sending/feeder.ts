@@ -19,6 +19,7 @@ import { campaignNumber, listUnlisted } from '../keyGroups';
 import { releaseLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
 import { repairCopies } from '../audience/suppression';
+import { decideIfDue } from '../campaigns/abTest';
 
 const FEED_CHUNK = 1000;
 /**
@@ -97,6 +98,14 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 					);
 				continue;
 			}
+			// An A/B test decides here once due; until then its remainder stays pending, held by the claim.
+			const test = campaign.abTest;
+			const holding =
+				test !== undefined &&
+				(await decideIfDue(context, campaign, test).catch((error: Error) => {
+					context.log.warn({ campaign: campaign.id, err: error.message }, 'A/B test decision failed; tried next tick');
+					return test.phase;
+				})) !== 'decided';
 			let available = room.get(campaign.from) ?? 0;
 			if (campaign.window) {
 				// Its recipients waiting out the frequency cap stay pending: their zone's next opening
@@ -125,7 +134,9 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			} else if (
 				queued === 0 &&
 				Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL &&
-				campaign.counts.pending + campaign.counts.claimed > waiting
+				campaign.counts.pending + campaign.counts.claimed > waiting &&
+				// A test whose open recipients are all the held remainder is not stalled: its decision feeds them.
+				!(holding && campaign.counts.pending + campaign.counts.claimed <= (test?.counts[0] ?? 0))
 			) {
 				// A campaign whose only open recipients wait out the cap is not stalled: the waiting set feeds them.
 				await sweep(context, campaign);

@@ -28,10 +28,17 @@ import { holdStarts, startNextInJob, SPAN_ROOM, type ClaimedStart, type Place } 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
 
-/** The immutable part of a campaign, read once per process: its number and its B8 request but the body. */
+/** The immutable part of a campaign, read once per process: its number and its B8 requests but the body. */
 interface SendSettings {
 	from: string;
-	send: ReturnType<ConvoService['templateSender']>;
+	/** The campaign's template (an A/B test's first variant). */
+	templateId: string;
+	/** A template's B8 sender, one per template the campaign sends (an A/B test's variants). */
+	senderOf(templateId: string): ReturnType<ConvoService['templateSender']>;
+	/** An A/B test's variants' templates, in order; absent for a campaign of one template. */
+	variants?: string[];
+	/** The A/B test's winner's template, once read (it never changes once chosen). */
+	winner?: string;
 	/** The template's name is kept on the campaign (once per process: the first answer that names it). */
 	templateNamed: boolean;
 }
@@ -60,19 +67,54 @@ export function createSendProcessor(
 		if (cached) return cached;
 		const from = await campaignNumber(context, id);
 		if (from === undefined) return undefined;
-		const [templateId, agentId] = await redis.hmget(keys.campaign(from, id), 'template_id', 'agent_id');
+		const [templateId, agentId, variants] = await redis.hmget(
+			keys.campaign(from, id),
+			'template_id',
+			'agent_id',
+			'ab_variants',
+		);
 		if (!templateId) return undefined;
+		const senders = new Map<string, ReturnType<ConvoService['templateSender']>>();
 		const settings: SendSettings = {
 			from,
+			templateId,
 			templateNamed: false,
-			send: service.templateSender({
-				template_id: templateId,
-				from_phone_number: from,
-				agent_id: agentId || undefined,
-			}),
+			senderOf: (template) => {
+				let sender = senders.get(template);
+				if (!sender) {
+					sender = service.templateSender({
+						template_id: template,
+						from_phone_number: from,
+						agent_id: agentId || undefined,
+					});
+					senders.set(template, sender);
+				}
+				return sender;
+			},
+			...(variants
+				? { variants: (JSON.parse(variants) as Array<{ templateId: string }>).map((variant) => variant.templateId) }
+				: {}),
 		};
 		settingsCache.set(id, settings);
 		return settings;
+	};
+
+	/**
+	 * The template a recipient is sent: its variant's in an A/B test's test share, the winner's for
+	 * the remainder (claimed only once the winner is chosen: lua/includes/jobClaim.lua), else the
+	 * campaign's one template.
+	 */
+	const templateFor = async (campaign: string, settings: SendSettings, variant: number | undefined) => {
+		if (!settings.variants || variant === undefined) return settings.templateId;
+		if (variant > 0) return settings.variants[variant - 1] ?? settings.templateId;
+		if (!settings.winner) {
+			const winner = Number(await redis.hget(keys.campaign(settings.from, campaign), 'ab_winner'));
+			const template = settings.variants[winner - 1];
+			// A remainder recipient is claimed only once decided; should the winner not be readable, nothing goes out.
+			if (!template) return undefined;
+			settings.winner = template;
+		}
+		return settings.winner;
 	};
 
 	/** When this process last took a stopped campaign's jobs out of the queue (one pass serves the many that follow). */
@@ -152,11 +194,16 @@ export function createSendProcessor(
 		try {
 			if (!claim.row) return await settleAndGoOn('failed', '', 'the recipient is missing from the snapshot');
 			const recipient = decodeRecipient(claim.row);
-			const outcome = await settings.send(templateBody(recipient), shutdown);
+			const template = await templateFor(campaign, settings, recipient.variant);
+			if (!template) {
+				await settle('pending', '', 'the A/B test has no winner yet');
+				return 'stopped';
+			}
+			const outcome = await settings.senderOf(template)(templateBody(recipient), shutdown);
 			switch (outcome.kind) {
 				case 'ok': {
 					const next = await settleAndGoOn('sent', outcome.messageId ?? '', '');
-					if (!settings.templateNamed && outcome.templateName) {
+					if (!settings.templateNamed && outcome.templateName && template === settings.templateId) {
 						settings.templateNamed = true;
 						await noteTemplateName(context, settings.from, campaign, outcome.templateName);
 					}

@@ -143,7 +143,10 @@ async function enrollNewCampaigns(context: RunnerContext, now: number): Promise<
 async function walkCampaign(context: RunnerContext, from: string, id: string, mode: TrackingMode): Promise<void> {
 	const { redis, keys, config } = context;
 	const meta = keys.campaign(from, id);
-	const [cursorText, totalText, exists] = await redis.hmget(meta, 't_cursor', 'total', 'id');
+	const [cursorText, totalText, exists, abPhase] = await redis.hmget(meta, 't_cursor', 'total', 'id', 'ab_phase');
+	// An A/B test's remainder waits, pending, for the winner: the walk passes it to track the test's
+	// sends, and goes back to the start once the winner is chosen (lua/decideVariant-2.lua).
+	const holdsRemainder = abPhase === 'testing' || abPhase === 'waiting';
 	if (!exists) {
 		await redis.srem(keys.tracking(from), id);
 		return;
@@ -156,9 +159,19 @@ async function walkCampaign(context: RunnerContext, from: string, id: string, mo
 	// slow send) costs a few fields a round, not a chunk.
 	let chunk = 64;
 	walk: while (at < total && at - cursor < WALK_LIMIT) {
-		const records = await context.ledger.read(id, at, Math.min(chunk, total - at));
+		const count = Math.min(chunk, total - at);
+		const records = await context.ledger.read(id, at, count);
+		const rows = holdsRemainder
+			? await redis.hmget(keys.recipients(from, id), ...records.map((_, i) => String(at + i)))
+			: [];
 		chunk = Math.min(chunk * 4, WALK_CHUNK);
-		for (const record of records) {
+		for (const [i, record] of records.entries()) {
+			const held =
+				record?.outcome === 'pending' && rows[i] !== undefined && decodeRecipient(rows[i] ?? '[]').variant === 0;
+			if (held) {
+				at++;
+				continue;
+			}
 			// Pending or claimed: not settled yet, so the cursor waits for it.
 			if (!record || record.outcome === 'pending' || record.outcome === 'claimed') break walk;
 			if (record.outcome === 'sent' && record.ref) triples.push(at, record.ref, record.lastAttemptAt ?? Date.now());

@@ -13,13 +13,21 @@
 
 -- What the claim step's rules read of the campaign: START reads them with its state, in one HMGET
 -- (its fields from position at on).
-local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional' }
+local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional', 'ab_phase' }
 local function claimSettings(values, at)
+  local phase = values[at + 3]
   return {
     endAt = tonumber(values[at] or ''),
     offset = tonumber(values[at + 1] or '0') or 0,
-    transactional = values[at + 2] == '1'
+    transactional = values[at + 2] == '1',
+    -- An A/B test before its winner is known (campaigns/abTest.ts): its remainder waits, pending.
+    holdRemainder = phase == 'testing' or phase == 'waiting'
   }
+end
+-- An A/B test's snapshot row ends with its variant, a bare number (campaigns/schema.ts
+-- encodeRecipient): 0 is the winner's remainder. Nil for a row of a campaign without a test.
+local function rowVariant(row)
+  return row and string.match(row, ',(%d+)%]$')
 end
 -- The campaign's end (audience/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.
 local function expiredVerdict(c, now)
@@ -52,7 +60,9 @@ local function openInJob(meta, ledger, running, outbox, first, last, token, now,
         else
           local row = redis.call('HGET', aud.recipients, i)
           local phone = rowPhone(row)
-          if suppressedVerdict(c, meta, ledger, aud, i, r, phone) then lost = true
+          if c.holdRemainder and rowVariant(row) == '0' then -- luacheck: ignore 542
+            -- The remainder is not this job's before the winner is chosen: left pending, untouched.
+          elseif suppressedVerdict(c, meta, ledger, aud, i, r, phone) then lost = true
           -- Capped (final: the campaign may be done) or waiting: not this job's to send now.
           elseif capVerdict(aud, c, phone, meta, ledger, i, r) then lost = true
           else return i, r, row, phone end

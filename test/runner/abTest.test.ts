@@ -1,0 +1,300 @@
+/**
+ * A/B tests of templates (#37), end to end: real Redis, runner processes, the sandbox with its
+ * delivery outcomes set per template so one variant reads better. Counted in the sandbox's log:
+ * every phone gets exactly one message, a test phone only its variant's template, a remainder
+ * phone only the winner's, with a SIGKILL of one runner process during the test and another
+ * during the remainder. A tie with `--if-tie wait` waits until `campaign choose`.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { campaignStatus, reconcileCampaign, retryNotSent } from '../../runner/src/core/campaigns';
+import { binomialSpread, variantOf } from '../../runner/src/campaigns/variantSplit';
+import {
+	runCli,
+	sendsByPhone,
+	setDelivery,
+	setFault,
+	templateSends,
+	useRunnerUnderTest,
+	waitFor,
+	type Business,
+	type RunnerUnderTest,
+	type SandboxMessage,
+} from './support';
+
+jest.setTimeout(360_000);
+
+const CONCURRENCY = 10;
+const runner = useRunnerUnderTest({
+	RUNNER_CONCURRENCY: String(CONCURRENCY),
+	RUNNER_JOB_LOCK: '3s',
+	RUNNER_FEEDER_STALL: '3s',
+	// Every step within 500 ms of the send: the first check (+1 s) sees each final state, the second closes the rest.
+	RUNNER_TRACKING_SCHEDULE: '1s,2500ms',
+	RUNNER_TRACKING_RATE: '1000',
+});
+
+/** The fixture's two templates without buttons: positional (1, 2) and named (first_name, order_id). */
+function variantsOf(business: Business): [string, string] {
+	const byName = (name: string) => {
+		const template = business.templates.find((t) => t.name === name);
+		if (!template) throw new Error(`fixture has no ${name}`);
+		return template.id;
+	};
+	return [byName('order_update'), byName('welcome_named')];
+}
+
+/** A CSV whose rows carry the variables of both variants. */
+function writeAbCsv(count: number, seed: number): { path: string; phones: string[] } {
+	const phones = Array.from(
+		{ length: count },
+		(_, i) => `49171${String(seed).padStart(2, '0')}${String(i).padStart(6, '0')}`,
+	);
+	const lines = [
+		'phone,1,2,first_name,order_id',
+		...phones.map((phone, i) => `+${phone},Customer ${i},order ${i},Name${i},O-${i}`),
+	];
+	const path = join(mkdtempSync(join(tmpdir(), 'convo-ab-')), 'recipients.csv');
+	writeFileSync(path, `${lines.join('\n')}\n`);
+	return { path, phones };
+}
+
+const messagingApi = (r: RunnerUnderTest) => ({
+	CONVO_BASE_URL: r.sandbox.baseUrl,
+	CONVO_ACCESS_TOKEN: r.business.accessToken,
+});
+
+interface AbView {
+	phase: string;
+	seed: string;
+	winner?: number;
+	chosen_by?: string;
+	split: { test: number[]; remainder: number };
+	figures: {
+		verdict: string;
+		critical_z: number;
+		variants: Array<{ variant: number; sent: number; read: number; rate: number; z?: number }>;
+	};
+}
+
+const abOf = async (id: string) => (await campaignStatus(runner.context, id)).ab_test as unknown as AbView;
+
+/** Each phone's messages as (template id) lists, from the sandbox's own log. */
+function templatesByPhone(sends: SandboxMessage[]): Map<string, string[]> {
+	return new Map([...sendsByPhone(sends)].map(([phone, list]) => [phone, list.map((m) => m.template?.id ?? '')]));
+}
+
+test('two variants at 10% of 2,000: an even, reproducible split; the better-reading variant wins by the rule; the other 1,800 get it; one message per phone across two SIGKILLs', async () => {
+	const [first, second] = variantsOf(runner.business);
+	const env = { ...runner.env, ...messagingApi(runner) };
+	// The second template reads far better; latency keeps sends in flight at each kill.
+	await setDelivery(runner.sandbox, {
+		seed: 'ab-37',
+		delivered: 0.95,
+		read: 0.3,
+		delays_ms: { sent: 50, delivered: 150, read: 300 },
+		templates: { [second]: { delivered: 0.95, read: 0.85 } },
+	});
+	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 60 });
+	const { path, phones } = writeAbCsv(2000, 37);
+	const args = [
+		'campaign',
+		'create',
+		'--from',
+		`+${runner.business.phoneNumbers[0]}`,
+		'--recipients',
+		path,
+		'--variant',
+		`${first}:1,2`,
+		'--variant',
+		`${second}:first_name,order_id`,
+		'--test-share',
+		'10%',
+		'--pick-by',
+		'read',
+		'--decide-after',
+		'90s',
+		'--rate',
+		'100',
+		'--json',
+	];
+
+	// The dry run prints the seed and the split; the create with that seed splits alike.
+	const dry = await runCli([...args, '--dry-run'], env);
+	expect(dry.code).toBe(0);
+	const dryAnswer = JSON.parse(dry.stdout) as {
+		ab_test: { seed: string; split: { test: Array<{ recipients: number }>; remainder: number } };
+		estimate: { seconds: number };
+	};
+	const { seed } = dryAnswer.ab_test;
+	const expected = [0, 0, 0];
+	for (const phone of phones) expected[(variantOf({ seed, share: 0.1, variants: 2 }, phone) ?? -1) + 1]++;
+	expect(dryAnswer.ab_test.split.test.map((v) => v.recipients)).toEqual([expected[1], expected[2]]);
+	expect(dryAnswer.ab_test.split.remainder).toBe(expected[0]);
+	// Even within the draw's noise: each variant within three standard deviations of 100.
+	for (const count of expected.slice(1)) expect(Math.abs(count - 100)).toBeLessThanOrEqual(binomialSpread(2000, 0.05));
+	// The estimate: the test's sends, the wait for the decision (90 s at most), then the remainder's at 100/s.
+	expect(dryAnswer.estimate.seconds).toBe(90 + Math.ceil(expected[0] / 100));
+
+	const killedInTest = runner.spawnWorker(messagingApi(runner), 'start');
+	const created = await runCli([...args, '--seed', seed], env);
+	expect(created.code).toBe(0);
+	const id = (JSON.parse(created.stdout) as { id: string }).id;
+
+	await waitFor(
+		'60 test sends before the first kill',
+		async () => (await templateSends(runner.sandbox)).length >= 60,
+		60_000,
+		50,
+	);
+	await killedInTest.kill('SIGKILL');
+	const killedInRemainder = runner.spawnWorker(messagingApi(runner), 'start');
+
+	const decided = await waitFor(
+		'the rule to decide',
+		async () => {
+			const view = await abOf(id);
+			return view.phase === 'decided' ? view : undefined;
+		},
+		120_000,
+		250,
+	);
+	// Nothing of the remainder went out before the decision.
+	const testPhones = new Set(
+		phones.filter((phone) => variantOf({ seed, share: 0.1, variants: 2 }, phone) !== undefined),
+	);
+	expect(decided.winner).toBe(2);
+	expect(decided.chosen_by).toBe('rule');
+	expect(decided.split).toEqual({ test: [expected[1], expected[2]], remainder: expected[0] });
+
+	await waitFor(
+		'600 remainder sends before the second kill',
+		async () => (await templateSends(runner.sandbox)).length >= 200 + 600,
+		60_000,
+		50,
+	);
+	await killedInRemainder.kill('SIGKILL');
+	runner.spawnWorker(messagingApi(runner));
+
+	const done = async () => {
+		const status = await campaignStatus(runner.context, id);
+		return status.state === 'completed' ? status : undefined;
+	};
+	await waitFor('the campaign to complete', done, 150_000, 250);
+	// Claims the dead processes held are unknown: reconciled from the service's records, those not sent retried.
+	await reconcileCampaign(runner.context, id);
+	await retryNotSent(runner.context, id);
+	const final = await waitFor('the retried campaign to complete', done, 120_000, 250);
+	expect(final.counts.sent).toBe(2000);
+
+	const sends = await templateSends(runner.sandbox);
+	const byPhone = templatesByPhone(sends);
+	expect(sends).toHaveLength(2000);
+	expect(new Set(byPhone.keys())).toEqual(new Set(phones));
+	const wrong: string[] = [];
+	for (const phone of phones) {
+		const drawn = variantOf({ seed, share: 0.1, variants: 2 }, phone);
+		const want = drawn === undefined ? second : [first, second][drawn];
+		const got = byPhone.get(phone) ?? [];
+		if (got.length !== 1 || got[0] !== want) wrong.push(`${phone}: ${got.join(',')} (want ${want})`);
+	}
+	expect(wrong).toEqual([]);
+	expect(testPhones.size).toBe(expected[1] + expected[2]);
+
+	// The figures: variant 2's read rate beats variant 1's beyond the critical z.
+	const figures = decided.figures;
+	expect(figures.verdict).toBe('winner');
+	expect(figures.variants[1].rate).toBeGreaterThan(figures.variants[0].rate);
+	expect(figures.variants[0].z).toBeGreaterThan(figures.critical_z);
+	const status = await runCli(['campaign', 'status', id], env);
+	expect(status.stdout).toContain('A/B test by read rate: decided: variant 2 (by rule)');
+});
+
+test('a tie with --if-tie wait waits, sending nothing of the remainder, until `campaign choose` sends it the chosen variant', async () => {
+	const [first, second] = variantsOf(runner.business);
+	const env = { ...runner.env, ...messagingApi(runner) };
+	// Equal outcomes: every message of either template is read.
+	await setDelivery(runner.sandbox, {
+		seed: 'ab-tie',
+		delivered: 1,
+		read: 1,
+		delays_ms: { sent: 50, delivered: 100, read: 200 },
+	});
+	const before = (await templateSends(runner.sandbox)).length;
+	const { path, phones } = writeAbCsv(400, 38);
+	runner.spawnWorker(messagingApi(runner), 'start');
+	const created = await runCli(
+		[
+			'campaign',
+			'create',
+			'--from',
+			`+${runner.business.phoneNumbers[0]}`,
+			'--recipients',
+			path,
+			'--variant',
+			`${first}:1,2`,
+			'--variant',
+			`${second}`,
+			'--test-share',
+			'50%',
+			'--decide-after',
+			'60s',
+			'--if-tie',
+			'wait',
+			'--min-per-variant',
+			'20',
+			'--rate',
+			'200',
+			'--json',
+		],
+		env,
+	);
+	expect(created.code).toBe(0);
+	const id = (JSON.parse(created.stdout) as { id: string }).id;
+	const waiting = await waitFor(
+		'the tie to wait for the operator',
+		async () => {
+			const view = await abOf(id);
+			return view.phase === 'waiting' ? view : undefined;
+		},
+		60_000,
+		250,
+	);
+	expect(waiting.figures.verdict).toBe('tie');
+	const testCount = waiting.split.test[0] + waiting.split.test[1];
+	// It stays waiting: the remainder pending, nothing of it sent, the campaign not complete.
+	await new Promise((resolve) => setTimeout(resolve, 4000));
+	const held = await campaignStatus(runner.context, id);
+	expect(held.state).toBe('running');
+	expect(held.counts.pending).toBe(waiting.split.remainder);
+	expect((await templateSends(runner.sandbox)).length - before).toBe(testCount);
+	const shown = await runCli(['campaign', 'status', id], env);
+	expect(shown.stdout).toContain("waiting for the operator's choice");
+
+	const chosen = await runCli(['campaign', 'choose', id, '--variant', second, '--json'], env);
+	expect(chosen.code).toBe(0);
+	expect(JSON.parse(chosen.stdout)).toEqual({ id, variant: 2, template_id: second });
+	const final = await waitFor(
+		'the remainder sent',
+		async () => {
+			const status = await campaignStatus(runner.context, id);
+			return status.state === 'completed' ? status : undefined;
+		},
+		60_000,
+		250,
+	);
+	expect(final.counts.sent).toBe(400);
+	const byPhone = templatesByPhone((await templateSends(runner.sandbox)).slice(before));
+	const seed = (await abOf(id)).seed;
+	const wrong: string[] = [];
+	for (const phone of phones) {
+		const drawn = variantOf({ seed, share: 0.5, variants: 2 }, phone);
+		const want = drawn === undefined ? second : [first, second][drawn];
+		const got = byPhone.get(phone) ?? [];
+		if (got.length !== 1 || got[0] !== want) wrong.push(`${phone}: ${got.join(',')} (want ${want})`);
+	}
+	expect(wrong).toEqual([]);
+	expect((await abOf(id)).chosen_by).toBe('operator');
+});

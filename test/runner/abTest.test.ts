@@ -6,11 +6,15 @@
  * during the remainder. A tie with `--if-tie wait` waits until `campaign choose`.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { campaignStatus, reconcileCampaign, retryNotSent } from '../../runner/src/core/campaigns';
 import { binomialSpread, variantOf } from '../../runner/src/campaigns/variantSplit';
+import { createWebhook } from '../../runner/src/webhooks/store';
+import { redisScript } from '../../runner/src/redisScripts';
 import {
 	runCli,
 	sendsByPhone,
@@ -34,6 +38,8 @@ const runner = useRunnerUnderTest({
 	// Every step within 500 ms of the send: the first check (+1 s) sees each final state, the second closes the rest.
 	RUNNER_TRACKING_SCHEDULE: '1s,2500ms',
 	RUNNER_TRACKING_RATE: '1000',
+	// Signs the events the tie's test receives.
+	RUNNER_WEBHOOK_KEY: 'ab-test-webhook-key-0123456789abcdef',
 });
 
 /** The fixture's two templates without buttons: positional (1, 2) and named (first_name, order_id). */
@@ -71,6 +77,8 @@ interface AbView {
 	seed: string;
 	winner?: number;
 	chosen_by?: string;
+	decide_at: string;
+	decided_at?: string;
 	split: { test: number[]; remainder: number };
 	figures: {
 		verdict: string;
@@ -150,6 +158,7 @@ test('two variants at 10% of 2,000: an even, reproducible split; the better-read
 		50,
 	);
 	await killedInTest.kill('SIGKILL');
+	expect((await abOf(id)).phase).toBe('testing');
 	const killedInRemainder = runner.spawnWorker(messagingApi(runner), 'start');
 
 	const decided = await waitFor(
@@ -166,6 +175,8 @@ test('two variants at 10% of 2,000: an even, reproducible split; the better-read
 		phones.filter((phone) => variantOf({ seed, share: 0.1, variants: 2 }, phone) !== undefined),
 	);
 	expect(decided.winner).toBe(2);
+	// Decided once every test send's delivery settled, well before decide_after.
+	expect(Date.parse(decided.decided_at ?? '')).toBeLessThan(Date.parse(decided.decide_at));
 	expect(decided.chosen_by).toBe('rule');
 	expect(decided.split).toEqual({ test: [expected[1], expected[2]], remainder: expected[0] });
 
@@ -176,6 +187,7 @@ test('two variants at 10% of 2,000: an even, reproducible split; the better-read
 		50,
 	);
 	await killedInRemainder.kill('SIGKILL');
+	expect((await campaignStatus(runner.context, id)).counts.pending).toBeGreaterThan(0);
 	runner.spawnWorker(messagingApi(runner));
 
 	const done = async () => {
@@ -223,6 +235,21 @@ test('a tie with --if-tie wait waits, sending nothing of the remainder, until `c
 		delays_ms: { sent: 50, delivered: 100, read: 200 },
 	});
 	const before = (await templateSends(runner.sandbox)).length;
+	// A receiver of campaign.variant_chosen.
+	const events: Array<{ type: string; data: { id: string; ab_test?: Record<string, unknown> } }> = [];
+	const receiver = createServer((request, response) => {
+		let body = '';
+		request.on('data', (chunk) => (body += String(chunk)));
+		request.on('end', () => {
+			events.push(JSON.parse(body) as (typeof events)[number]);
+			response.writeHead(204).end();
+		});
+	});
+	await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+	await createWebhook(runner.context, {
+		url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+		events: ['campaign.variant_chosen'],
+	});
 	const { path, phones } = writeAbCsv(400, 38);
 	runner.spawnWorker(messagingApi(runner), 'start');
 	const created = await runCli(
@@ -297,4 +324,41 @@ test('a tie with --if-tie wait waits, sending nothing of the remainder, until `c
 	}
 	expect(wrong).toEqual([]);
 	expect((await abOf(id)).chosen_by).toBe('operator');
+
+	// One campaign.variant_chosen, with the figures the choice was made on.
+	const chosenEvents = await waitFor(
+		'the variant_chosen event',
+		async () => (events.length > 0 ? events : undefined),
+		30_000,
+	);
+	await new Promise((resolve) => setTimeout(resolve, 2000));
+	expect(chosenEvents.map((event) => [event.type, event.data.id])).toEqual([['campaign.variant_chosen', id]]);
+	expect(chosenEvents[0].data.ab_test).toMatchObject({
+		phase: 'decided',
+		winner: 2,
+		chosen_by: 'operator',
+		decided_on: { verdict: 'tie', pick_by: 'read', critical_z: 1.96, minimum: 20 },
+	});
+	receiver.closeAllConnections();
+	await new Promise((resolve) => receiver.close(resolve));
+});
+
+test('the decision is recorded once: a second decider (another process, the operator) finds it taken', async () => {
+	const { redis, keys } = runner.context;
+	const [hash, outbox] = [keys.campaign('15550001111', 'c-ab-once'), keys.outbox('15550001111')];
+	await redis.hset(hash, { id: 'c-ab-once', state: 'running', ab_phase: 'testing', cursor: 70, t_cursor: 70 });
+	const decide = redisScript(redis, 'decideVariant');
+	expect(await decide([hash, outbox], ['c-ab-once', 1000, '', '{"verdict":"tie"}', 'rule'])).toBe('waiting');
+	expect(await decide([hash, outbox], ['c-ab-once', 2000, '2', '{"verdict":"tie"}', 'operator'])).toBe('decided');
+	expect(await decide([hash, outbox], ['c-ab-once', 3000, '1', '{}', 'rule'])).toBe('taken');
+	expect(await redis.hmget(hash, 'ab_phase', 'ab_winner', 'ab_chosen_by', 'cursor', 't_cursor')).toEqual([
+		'decided',
+		'2',
+		'operator',
+		'0',
+		'0',
+	]);
+	const emitted = (await redis.lrange(outbox, 0, -1)).map((entry) => (JSON.parse(entry) as { type: string }).type);
+	expect(emitted).toEqual(['campaign.variant_chosen']);
+	await redis.del(hash, outbox);
 });

@@ -166,7 +166,15 @@ test('a started process works every queue of the registry, and every job name a 
 		[send, await send.add('send', { campaign: 'none', index: 0 })],
 		[context.queues.shared('tracking'), await context.queues.shared('tracking').add('track', {})],
 		...(await Promise.all(
-			(['campaign.finished', 'campaign.paused', 'campaign.delivery_settled', 'reindex.finished'] as const).map(
+			(
+				[
+					'campaign.finished',
+					'campaign.paused',
+					'campaign.delivery_settled',
+					'campaign.variant_chosen',
+					'reindex.finished',
+				] as const
+			).map(
 				async (type): Promise<[Queue, Job]> => [
 					events,
 					await events.add(type, { event: event(`e-${type}`, type), webhook: 'none' }),

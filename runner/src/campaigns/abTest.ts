@@ -223,7 +223,8 @@ export async function decideIfDue(
 		);
 	else if (phase === 'waiting')
 		context.log.info({ campaign: campaign.id, why: figures.why }, "A/B test tied: waiting for the operator's choice");
-	return phase as AbPhase;
+	// 'taken': another process (or the operator) decided first.
+	return phase === 'waiting' ? 'waiting' : 'decided';
 }
 
 async function recordDecision(
@@ -281,6 +282,27 @@ export async function chooseCampaignVariant(
 	if (phase !== 'decided') throw new UserError(`campaign ${id}'s A/B test was decided meanwhile; nothing changed`);
 	context.log.info({ campaign: id, variant: index }, "A/B test decided by the operator's choice");
 	return { id, variant: index, template_id: test.variants[index - 1].templateId };
+}
+
+/** The test as its hash holds it, without a walk of its recipients: what an event carries. */
+export function abTestSummary(test: AbTestRecord) {
+	return {
+		phase: test.phase,
+		variants: test.variants.map((variant, i) => ({
+			variant: i + 1,
+			template_id: variant.templateId,
+			variables: variant.variables,
+		})),
+		test_share: test.share,
+		seed: test.seed,
+		pick_by: test.pickBy,
+		if_tie: test.ifTie,
+		split: { test: test.counts.slice(1), remainder: test.counts[0] ?? 0 },
+		winner: test.winner ?? null,
+		chosen_by: test.chosenBy ?? null,
+		decided_at: test.decidedAt ? new Date(test.decidedAt).toISOString() : null,
+		decided_on: test.figures ?? null,
+	};
 }
 
 /** A status polled (the console every few seconds) walks a test's recipients at most this often per process. */

@@ -14,7 +14,7 @@ import { storedCampaignName } from './names';
 import { repliedCount } from '../tracking/replies';
 import { trackingMode, type TrackingMode } from '../tracking/tracking';
 import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from '../audience/windows';
-import { abTestOf, abTestView, type AbTestRecord } from './abTest';
+import { abTestOf, abTestSummary, abTestView, type AbTestRecord } from './abTest';
 
 /**
  * The states are the contract's (clients read them); `draft`: filled in chunks
@@ -322,6 +322,8 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 				}
 			: {}),
 		...(campaign.endAt !== undefined ? { end_at: new Date(campaign.endAt).toISOString() } : {}),
+		// An event's status (no walk of the test at hand): the test as decided, with the figures it was decided on.
+		...(campaign.abTest && !status.ab_test ? { ab_test: abTestSummary(campaign.abTest) } : {}),
 	};
 }
 

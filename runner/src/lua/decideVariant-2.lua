@@ -17,12 +17,13 @@
   ARGV[4] figures (JSON)
   ARGV[5] chosen by
 
-  Returns 'decided', 'waiting', or the phase found ('decided', '' for no test) when nothing changed
+  Returns 'decided' (this call decided), 'waiting', 'taken' (decided before) or '' (no test)
 ]]
 --- @include "includes/emit"
 
 local phase = redis.call('HGET', KEYS[1], 'ab_phase') or ''
-if phase ~= 'testing' and phase ~= 'waiting' then return phase end
+if phase == 'decided' then return 'taken' end
+if phase ~= 'testing' and phase ~= 'waiting' then return '' end
 if ARGV[3] == '' then
   if phase == 'waiting' then return 'waiting' end
   redis.call('HSET', KEYS[1], 'ab_phase', 'waiting', 'ab_figures', ARGV[4])

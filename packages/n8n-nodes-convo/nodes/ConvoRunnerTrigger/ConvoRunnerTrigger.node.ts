@@ -50,6 +50,13 @@ const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: 
 			'(its status with the funnel: delivered, read, replied, failed by reason)',
 	},
 	{
+		name: 'Campaign Variant Chosen',
+		value: 'campaign.variant_chosen',
+		description:
+			"An A/B test's winner was chosen, by the rule, by the first variant after a tie, or by the operator " +
+			'(its status with ab_test: the figures it was chosen on)',
+	},
+	{
 		name: 'Campaign Paused',
 		value: 'campaign.paused',
 		description: 'A campaign was paused by an operator or by the runner itself (the reason is in last_error)',

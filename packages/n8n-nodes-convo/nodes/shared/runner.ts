@@ -11,6 +11,7 @@ export const RUNNER_EVENTS = [
 	'campaign.finished',
 	'campaign.paused',
 	'campaign.delivery_settled',
+	'campaign.variant_chosen',
 	'reindex.finished',
 ] as const;
 export type RunnerEventType = (typeof RUNNER_EVENTS)[number];

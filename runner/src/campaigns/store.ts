@@ -42,7 +42,7 @@ export interface CampaignRecord {
 	/** When it last became running (started, resumed, retried): its rate counts only the seconds since. */
 	runningSince?: number;
 	lastError?: string;
-	/** Why it paused (sending/refusals.ts PauseReason), and the service's message for a refusal; kept until it runs again. */
+	/** Why it paused (CampaignStatus.paused_reason), and the service's message for a refusal; kept until it runs. */
 	pausedReason?: string;
 	pausedMessage?: string;
 	/** Exempt from the suppression list (audience/suppression.ts): the operator said its messages are not marketing. */

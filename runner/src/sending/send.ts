@@ -188,7 +188,8 @@ export function createSendProcessor(
 					await settle('pending', '', outcome.reason, 'holds');
 					log.warn(
 						{ campaign, holdMs: config.RUNNER_MESSAGING_LIMIT_HOLD },
-						"the service's messaging limit refused a new customer: the number waits; set the runner's daily limit to stay under it",
+						"the service's messaging limit refused a new customer: the number waits; " +
+							"set the runner's daily limit to stay under it",
 					);
 					return { hold: config.RUNNER_MESSAGING_LIMIT_HOLD };
 				case 'hold':

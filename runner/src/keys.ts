@@ -127,6 +127,8 @@ export interface Keys {
 	capSends(from: string, phone?: string): string;
 	/** Sorted set per campaign that waits out the cap: recipient index by when it is next allowed. */
 	capWaiting(from: string, id: string): string;
+	/** Hash per number: its sends and refusals per day, the last 8 days (audience/dailyCounts.ts). */
+	dailyCounts(from: string): string;
 
 	reindex: ReindexKeys;
 	webhooks: WebhookKeys;
@@ -279,6 +281,7 @@ export function keysFor(prefix: string): Keys {
 		capPolicy: (from) => `${number(from)}:cap`,
 		capSends: (from, phone = '') => `${number(from)}:capsent:${phone}`,
 		capWaiting: (from, id) => `${campaign(from, id)}:capwait`,
+		dailyCounts: (from) => `${number(from)}:daily`,
 
 		suppression: {
 			entries: `${global}:supp`,

@@ -60,6 +60,10 @@ const capAnswer = z.object({
 	number_policy: z.string().nullable(),
 	default_policy: z.string().nullable(),
 });
+const dailyCountsAnswer = z.object({
+	from: z.string(),
+	days: z.array(z.object({ date: z.iso.date(), sent: count, failed: count })),
+});
 const errorGroups = z.array(
 	z.object({ outcome: z.enum(RECIPIENT_OUTCOMES), reason: z.string(), count, varies: z.boolean() }),
 );
@@ -455,6 +459,19 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			answer: capAnswer,
 		},
 		async ({ params }) => audience.clearCap(context, params.from, audience.CAP_API_NAMES),
+	);
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/numbers/:from/daily',
+			operationId: 'getDailyCounts',
+			tag: 'campaigns',
+			summary: "The number's sends and refusals per day (UTC), the last 8 days, newest first",
+			params: number,
+			success: [200, '{ from, days: [{ date, sent, failed }] }'],
+			answer: dailyCountsAnswer,
+		},
+		async ({ params }) => audience.dailyCounts(context, params.from, audience.CAP_API_NAMES),
 	);
 	routes.add(
 		{

@@ -3,7 +3,7 @@
   snapshot, then the number's copy of the suppression list (ledger.ts suppressedVerdict) and the
   frequency cap's keys (cap.ts capKeys). ARGV: the rate span's room, member, "1" on a send's first call (it
   takes the next place on the number's clock) or "0" after its wait or with its place taken by the
-  job's previous settle (settleAndPlace-8.lua: the rate span step only), then the send job's first
+  job's previous settle (settleAndPlace-9.lua: the rate span step only), then the send job's first
   and last+1 index ('' for a start without a claim), the campaign id, the claim token, 'again' or
   '', the place or '', a send window's opening and close ('' '' without one), and the default cap
   policy.

@@ -31,6 +31,7 @@
 local meta, running, outbox, id, now = KEYS[1], KEYS[3], KEYS[4], ARGV[5], ARGV[3]
 -- Read before the settle, which opens a re-check again for a send back to pending.
 local recheck = redis.call('HEXISTS', meta, 'recheck') == 1
+-- No daily counts key: a send back to pending is neither a send nor a refusal of the recipient there.
 local settled = settle(meta, KEYS[2], running, outbox, KEYS[5], ARGV[1], ARGV[2], 'p', now, '', ARGV[4], 0, id, '',
   { recipients = KEYS[6], sends = KEYS[7] })
 if settled ~= 'ok' then return settled end

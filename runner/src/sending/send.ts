@@ -6,6 +6,9 @@
  *
  *   ok       -> sent (message id)             refused -> failed (the service's message)
  *   unknown  -> unknown (reconcile decides)   stop    -> the whole campaign fails with the reason
+ *   blocked  -> back to pending, no attempt used; the campaigns that use the refused template,
+ *               number or key pause (refusals.ts); the job goes on with its next recipient
+ *   limited  -> back to pending; the number waits RUNNER_MESSAGING_LIMIT_HOLD, as for a hold
  *   hold     -> back to pending, the number's queue waits Retry-After (BullMQ rate limit), no attempt
  *               used; the job goes back to the queue and goes on from this recipient
  *   retry    -> back to pending, the job waits the recipient's backoff (delayed) and goes on from
@@ -24,6 +27,7 @@ import { dropQueuedSends } from './feeder';
 import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../keyGroups';
 import { holdStarts, startNextInJob, SPAN_ROOM, type ClaimedStart, type Place } from './spacing';
+import { settleBlocked } from './refusals';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
@@ -220,6 +224,19 @@ export function createSendProcessor(
 					await settle('not_sent', '', outcome.reason);
 					await failCampaign(context, campaign, outcome.reason);
 					return 'stopped';
+				case 'blocked': {
+					const sending = { id: campaign, from: settings.from, templateId: template };
+					const result = await settleBlocked(context, sending, { index, token }, outcome);
+					return result === 'paused' ? 'stopped' : { next: undefined, over: false };
+				}
+				case 'limited':
+					await settle('pending', '', outcome.reason, 'holds');
+					log.warn(
+						{ campaign, holdMs: config.RUNNER_MESSAGING_LIMIT_HOLD },
+						"the service's messaging limit refused a new customer: the number waits; " +
+							"set the runner's daily limit to stay under it",
+					);
+					return { hold: config.RUNNER_MESSAGING_LIMIT_HOLD };
 				case 'hold':
 					await settle('pending', '', outcome.reason, 'holds');
 					return { hold: outcome.waitMs };

@@ -13,13 +13,15 @@
 
 -- What the claim step's rules read of the campaign: START reads them with its state, in one HMGET
 -- (its fields from position at on).
-local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional', 'ab_phase' }
+local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional', 'recheck', 'ab_phase' }
 local function claimSettings(values, at)
-  local phase = values[at + 3]
+  local phase = values[at + 4]
   return {
     endAt = tonumber(values[at] or ''),
     offset = tonumber(values[at + 1] or '0') or 0,
     transactional = values[at + 2] == '1',
+    -- A resume's re-check (sending/refusals.ts): '' none, '1' open, else ms until which a start holds it.
+    recheck = values[at + 3] or '',
     -- An A/B test before its winner is known (campaigns/abTest.ts): its remainder waits, pending.
     holdRemainder = phase == 'testing' or phase == 'waiting'
   }

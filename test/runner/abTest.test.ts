@@ -16,6 +16,7 @@ import { binomialSpread, variantOf } from '../../runner/src/campaigns/variantSpl
 import { createWebhook } from '../../runner/src/webhooks/store';
 import { redisScript } from '../../runner/src/redisScripts';
 import {
+	report,
 	runCli,
 	sendsByPhone,
 	setDelivery,
@@ -214,6 +215,13 @@ test('two variants at 10% of 2,000: an even, reproducible split; the better-read
 	}
 	expect(wrong).toEqual([]);
 	expect(testPhones.size).toBe(expected[1] + expected[2]);
+	// The report's variant column says the same, row by row.
+	const rows = await report(runner.context, id);
+	const reportWrong = rows.filter((row) => {
+		const drawn = variantOf({ seed, share: 0.1, variants: 2 }, row.phone);
+		return row.variant !== (drawn === undefined ? 2 : drawn + 1) || row.in_test !== (drawn !== undefined);
+	});
+	expect(reportWrong).toEqual([]);
 
 	// The figures: variant 2's read rate beats variant 1's beyond the critical z.
 	const figures = decided.figures;

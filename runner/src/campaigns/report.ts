@@ -26,6 +26,12 @@ export interface ReportRow {
 	read_at: string | null;
 	replied_at: string | null;
 	delivery_error: string | null;
+	/**
+	 * An A/B test's only (campaigns/abTest.ts): the variant whose template the recipient gets (its
+	 * own in the test; the winner's for the remainder, null until chosen), and whether it is in the test.
+	 */
+	variant?: number | null;
+	in_test?: boolean;
 }
 
 /** The report's columns, in order (the CSV's header; `campaign report --help` lists them). */
@@ -44,6 +50,9 @@ export const REPORT_COLUMNS: Array<keyof ReportRow> = [
 	'replied_at',
 	'delivery_error',
 ];
+
+/** An A/B test's report adds these, last. */
+export const VARIANT_COLUMNS: Array<keyof ReportRow> = ['variant', 'in_test'];
 
 const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 
@@ -104,6 +113,12 @@ export async function* reportRows(
 				last_attempt_at: iso(record.lastAttemptAt),
 				...delivery,
 				replied_at: iso(replied[i]),
+				...(campaign.abTest
+					? {
+							variant: recipient.variant ? recipient.variant : (campaign.abTest.winner ?? null),
+							in_test: Boolean(recipient.variant),
+						}
+					: {}),
 			};
 		}
 		// A full page reads no further chunk.
@@ -140,10 +155,11 @@ export async function* reportText(
 	rows: AsyncIterable<ReportRow> | Iterable<ReportRow> = reportRows(context, id, page),
 ): AsyncGenerator<string> {
 	let first = true;
-	if (format === 'csv') yield csvRows([REPORT_COLUMNS]);
+	const columns = (await getCampaign(context, id)).abTest ? [...REPORT_COLUMNS, ...VARIANT_COLUMNS] : REPORT_COLUMNS;
+	if (format === 'csv') yield csvRows([columns]);
 	else yield '[';
 	for await (const row of rows) {
-		if (format === 'csv') yield csvRows([REPORT_COLUMNS.map((column) => row[column] ?? '')]);
+		if (format === 'csv') yield csvRows([columns.map((column) => row[column] ?? '')]);
 		else {
 			yield `${first ? '\n' : ',\n'}${JSON.stringify(row)}`;
 			first = false;

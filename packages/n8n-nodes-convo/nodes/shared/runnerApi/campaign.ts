@@ -74,7 +74,7 @@ export function fitCampaignName(text: string): string | undefined {
 export const campaignSettingsInput = z.object({
 	/** Shown in lists beside the id; by default the source's file name (or "Upload" and the time). */
 	name: campaignName.optional(),
-	template_id: z.string(),
+	template_id: z.string().optional(),
 	from: z.string(),
 	agent_id: z.string().optional(),
 	rate: runnerRate('send', { fromText: true }).optional(),
@@ -100,6 +100,24 @@ export const campaignSettingsInput = z.object({
 	 * it capped; `wait` keeps it pending until the cap allows it.
 	 */
 	when_capped: z.enum(['skip', 'wait'], { error: 'must be skip or wait' }).optional(),
+	/**
+	 * An A/B test: 2 to 5 variants, each `<template id>[:var1,var2]` (the variables its template
+	 * uses); `template_id` may then be left out (the first variant's). In an upload's query, repeat
+	 * `variants=`.
+	 */
+	variants: z.union([z.array(z.string()), z.string().transform((one) => [one])]).optional(),
+	/** An A/B test's share of the accepted audience the variants split: `20%` or `0.2`. */
+	test_share: z.union([z.string(), z.number()]).optional(),
+	/** The rate the winner is chosen by (default read). */
+	pick_by: z.enum(['read', 'replied', 'delivered'], { error: 'must be read, replied or delivered' }).optional(),
+	/** When the rule decides at the latest, from the start: `2h`, `30m`, `90s`. */
+	decide_after: z.string().optional(),
+	/** No winner beyond chance: send the first variant (default) or wait for the operator's choice. */
+	if_tie: z.enum(['first', 'wait'], { error: 'must be first or wait' }).optional(),
+	/** The split's seed (hex), as a dry run answered it: the create splits alike. */
+	seed: z.string().optional(),
+	/** The rule's minimum of sends per variant (default 50). */
+	min_per_variant: z.union([z.number(), z.string()]).optional(),
 });
 
 /** The query string of a CSV/NDJSON upload to POST /api/campaigns: the settings, and `dry_run=true` for a dry run. */

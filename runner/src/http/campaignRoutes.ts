@@ -13,6 +13,8 @@ import {
 	campaignFunnel,
 	campaignReportQuery,
 	campaignUploadQuery,
+	chooseVariantAnswer,
+	chooseVariantBody,
 	createCampaignAnswer,
 	createCampaignBody,
 	FAILED_DELIVERY,
@@ -433,8 +435,9 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				'An A/B test: send the remainder this variant, before the rule decides or after a tie that waits; ' +
 				'body { variant: its number (1, 2, …) or its template id }',
 			params: id,
-			body: z.object({ variant: z.union([z.int().min(1), z.string().min(1).max(100)]) }),
+			body: chooseVariantBody,
 			success: [200, '{ id, variant, template_id }'],
+			answer: chooseVariantAnswer,
 		},
 		async ({ params, body }) => campaigns.chooseCampaignVariant(context, params.id, body.variant),
 	);

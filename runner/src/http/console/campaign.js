@@ -1,7 +1,8 @@
 // A campaign's page: built once (so typing in its forms survives), its figures refreshed every 2 s.
 // Acts: start (a draft), pause, resume, cancel and retry-not-sent (both confirmed in the page, with the count),
 // reconcile, change the rate, find one recipient by phone, download the report. The delivery
-// funnel (audience to replied, failures by reason, in flight, tracking mode) follows the counts.
+// funnel (audience to replied, failures by reason, in flight, tracking mode) follows the counts;
+// an A/B test's variants follow it side by side with the rule's figures, and a button per variant chooses it.
 (function () {
 	'use strict';
 	var C = window.ConvoConsole;
@@ -15,6 +16,113 @@
 		unauthorized: 'Paused: the service refused the API key',
 	};
 
+	var PHASES = {
+		testing: 'Testing',
+		waiting: 'Tied: waiting for your choice',
+		decided: 'Decided',
+	};
+
+	/**
+	 * An A/B test: its phase, then one column per variant (its funnel over its test recipients, its
+	 * rate and the leader's z against it), the rule in words, and a button per variant that chooses
+	 * it (before the rule decides, or after a tie that waits).
+	 */
+	function abTestView(t, choose) {
+		var variants = t.figures.variants;
+		var pct = function (rate) {
+			return (100 * rate).toFixed(1) + '%';
+		};
+		var row = function (label, cell) {
+			return el(
+				'tr',
+				{},
+				[el('th', { scope: 'row', text: label })].concat(
+					variants.map(function (v) {
+						return el('td', {
+							'data-testid': 'ab-' + label.toLowerCase().replace(/\W+/g, '-') + '-' + v.variant,
+							text: cell(v),
+						});
+					}),
+				),
+			);
+		};
+		var phase =
+			PHASES[t.phase] +
+			(t.phase === 'decided'
+				? ': variant ' + t.winner + ' (' + t.chosen_by + '); the remainder (' + t.split.remainder + ') gets it'
+				: t.phase === 'testing'
+					? ' until ' + new Date(t.decide_at).toLocaleString() + ' at the latest'
+					: '');
+		var table = el('table', { class: 'list ab' }, [
+			el('thead', {}, [
+				el(
+					'tr',
+					{},
+					[el('th', { text: '' })].concat(
+						variants.map(function (v) {
+							return el('th', { text: 'Variant ' + v.variant + (t.winner === v.variant ? ' \u2713' : '') });
+						}),
+					),
+				),
+			]),
+			el('tbody', {}, [
+				row('Template', function (v) {
+					return v.template_id;
+				}),
+				row('In the test', function (v) {
+					return String(v.recipients);
+				}),
+				row('Sent', function (v) {
+					return String(v.sent);
+				}),
+				row('Delivered', function (v) {
+					return String(v.delivered);
+				}),
+				row('Read', function (v) {
+					return String(v.read);
+				}),
+				row('Replied', function (v) {
+					return String(v.replied);
+				}),
+				row('Failed', function (v) {
+					return String(v.failed);
+				}),
+				row('Rate (' + t.pick_by + ')', function (v) {
+					return pct(v.rate);
+				}),
+				row('z', function (v) {
+					return v.z === undefined ? 'leader' : v.z.toFixed(2);
+				}),
+			]),
+		]);
+		var buttons = variants.map(function (v) {
+			var button = el('button', { type: 'button', 'data-testid': 'ab-choose-' + v.variant }, [
+				'Send the remainder variant ' + v.variant,
+			]);
+			button.disabled = t.phase === 'decided';
+			button.addEventListener('click', function () {
+				choose(v.variant);
+			});
+			return button;
+		});
+		return [
+			el('h2', { text: 'A/B test' }),
+			el('p', { 'data-testid': 'ab-phase', text: phase }),
+			table,
+			el('p', { class: 'note', 'data-testid': 'ab-rule' }, [
+				'Rule: ' +
+					t.rule +
+					' (critical z ' +
+					t.figures.critical_z +
+					'). Now: ' +
+					(t.figures.verdict === 'winner'
+						? 'variant ' + t.figures.leader + ' wins.'
+						: 'a tie (' + t.figures.why + ').'),
+			]),
+			el('div', { class: 'actions' }, buttons),
+		];
+	}
+
 	function open(app, id) {
 		var latest = null;
 		var chart = null;
@@ -26,6 +134,7 @@
 		var barBox = el('div');
 		var counts = el('div');
 		var funnelBox = el('div');
+		var abBox = el('div', { 'data-testid': 'ab-test' });
 		var note = el('p', { class: 'note', 'data-testid': 'action-message', 'aria-live': 'polite' });
 		var buttons = {
 			start: el('button', { type: 'button', 'data-testid': 'start' }, ['Start']),
@@ -61,6 +170,14 @@
 				.catch(function (error) {
 					say(C.errorText(error), true);
 				});
+		}
+
+		function abTest(t) {
+			return abTestView(t, function (variant) {
+				post('choose', { variant: variant }, function (a) {
+					return 'Variant ' + a.variant + ' chosen: the remainder gets it.';
+				});
+			});
 		}
 
 		buttons.start.addEventListener('click', function () {
@@ -202,6 +319,7 @@
 			counts,
 			el('h2', { text: 'Delivery funnel' }),
 			funnelBox,
+			abBox,
 			el('div', { class: 'actions' }, [
 				buttons.start,
 				buttons.pause,
@@ -337,6 +455,7 @@
 					),
 				);
 				funnelBox.replaceChildren(C.funnel(c.funnel));
+				abBox.replaceChildren.apply(abBox, c.ab_test ? abTest(c.ab_test) : []);
 				C.reword();
 				buttons.start.disabled = c.state !== 'draft';
 				buttons.pause.disabled = !(c.state === 'running' || c.state === 'scheduled');

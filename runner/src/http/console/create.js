@@ -37,7 +37,37 @@
 			tz: el('input', { name: 'tz', 'data-testid': 'create-tz', placeholder: 'Europe/Berlin' }),
 			window: el('input', { name: 'window', 'data-testid': 'create-window', placeholder: '09:00-20:00' }),
 			end_at: el('input', { name: 'end_at', type: 'datetime-local', 'data-testid': 'create-end' }),
+			variants: el('textarea', {
+				name: 'variants',
+				rows: '3',
+				'data-testid': 'create-variants',
+				placeholder: 'template id:first_name,city',
+			}),
+			test_share: el('input', { name: 'test_share', 'data-testid': 'create-test-share', placeholder: '10%' }),
+			pick_by: el('select', { name: 'pick_by', 'data-testid': 'create-pick-by' }, [
+				el('option', { value: 'read', text: 'read' }),
+				el('option', { value: 'replied', text: 'replied' }),
+				el('option', { value: 'delivered', text: 'delivered' }),
+			]),
+			decide_after: el('input', { name: 'decide_after', 'data-testid': 'create-decide-after', placeholder: '2h' }),
+			if_tie: el('select', { name: 'if_tie', 'data-testid': 'create-if-tie' }, [
+				el('option', { value: 'first', text: 'send the first variant' }),
+				el('option', { value: 'wait', text: 'wait for my choice' }),
+			]),
 		};
+		/** The A/B test's variants, one a line; none: a campaign of one template. */
+		function variantLines() {
+			return inputs.variants.value
+				.split('\n')
+				.map(function (line) {
+					return line.trim();
+				})
+				.filter(Boolean);
+		}
+		// With variants, the template is the first variant's: the template id may stay empty.
+		inputs.variants.addEventListener('input', function () {
+			inputs.template_id.required = variantLines().length === 0;
+		});
 		var message = el('div', { 'data-testid': 'create-result', 'aria-live': 'polite' });
 		var submit = el('button', { type: 'submit', 'data-testid': 'create-submit' }, ['Create and start']);
 		var check = el('button', { type: 'button', 'data-testid': 'create-dry-run' }, ['Check first (dry run)']);
@@ -62,6 +92,18 @@
 					'e.g. mon-fri 09:00-20:00, sat 10:00-14:00',
 			),
 			field(C.LABELS.end_at, inputs.end_at, 'optional; recipients still unsent then are expired'),
+			el('details', { 'data-testid': 'create-ab' }, [
+				el('summary', { text: 'A/B test of templates (optional)' }),
+				field(
+					C.LABELS.variants,
+					inputs.variants,
+					'2 to 5, one a line: a template id, then a colon and the variables it uses; every row needs them all',
+				),
+				field(C.LABELS.test_share, inputs.test_share, 'the share of the audience the variants split, e.g. 10%'),
+				field(C.LABELS.pick_by, inputs.pick_by, 'the rate the winner is chosen by'),
+				field(C.LABELS.decide_after, inputs.decide_after, 'when the rule decides at the latest, e.g. 2h or 30m'),
+				field(C.LABELS.if_tie, inputs.if_tie, 'when no variant wins beyond chance'),
+			]),
 			el('div', { class: 'actions' }, [submit, check, el('a', { class: 'button', href: '#/' }, ['Back'])]),
 			message,
 		]);
@@ -99,23 +141,29 @@
 			});
 			if (inputs.at.value) settings.at = new Date(inputs.at.value).toISOString();
 			if (inputs.end_at.value) settings.end_at = new Date(inputs.end_at.value).toISOString();
+			var variants = variantLines();
+			if (variants.length > 0)
+				['test_share', 'pick_by', 'decide_after', 'if_tie'].forEach(function (key) {
+					if (inputs[key].value.trim() !== '') settings[key] = inputs[key].value.trim();
+				});
 			submit.disabled = true;
 			check.disabled = true;
 			message.replaceChildren(el('p', { text: dry ? 'Checking every row…' : file ? 'Uploading…' : 'Creating…' }));
 			// A file goes as the body with the settings in the query (the API's upload); a URL as JSON.
+			// An upload's query repeats variants= once per variant.
+			var query = new URLSearchParams(Object.assign({}, settings, dry ? { dry_run: 'true' } : {}));
+			variants.forEach(function (variant) {
+				query.append('variants', variant);
+			});
 			var sent = file
-				? C.api(
-						'POST',
-						'/api/campaigns?' +
-							new URLSearchParams(Object.assign({}, settings, dry ? { dry_run: 'true' } : {})).toString(),
-						{ raw: file, type: 'text/csv' },
-					)
+				? C.api('POST', '/api/campaigns?' + query.toString(), { raw: file, type: 'text/csv' })
 				: C.api(
 						'POST',
 						'/api/campaigns',
 						Object.assign(
 							settings,
 							{ source_url: url },
+							variants.length > 0 ? { variants: variants } : {},
 							settings.rate ? { rate: Number(settings.rate) } : {},
 							dry ? { dry_run: true } : {},
 						),
@@ -206,6 +254,25 @@
 			}),
 			answer.test_send
 				? el('p', { text: 'Test send to ' + answer.test_send.to + ': not sent by a dry run.' })
+				: el('span'),
+			answer.ab_test
+				? el('p', {
+						'data-testid': 'dry-run-split',
+						text:
+							'A/B test split (seed ' +
+							answer.ab_test.seed +
+							'): ' +
+							answer.ab_test.split.test
+								.map(function (v) {
+									return 'variant ' + v.variant + ' ' + v.recipients;
+								})
+								.join(', ') +
+							', remainder ' +
+							answer.ab_test.split.remainder +
+							' (gets the winner). The estimate includes the wait of up to ' +
+							C.spoken(answer.ab_test.decide_after_seconds) +
+							'.',
+					})
 				: el('span'),
 			reasons.length
 				? C.table(['Rows', 'Outcome', 'Reason'], reasons, { 'data-testid': 'dry-run-reasons' })

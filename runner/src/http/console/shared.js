@@ -55,6 +55,11 @@
 		tz: 'Time zone of the cron',
 		window: 'Send window',
 		end_at: 'End at',
+		variants: 'Variants',
+		test_share: 'Test share',
+		pick_by: 'Pick the winner by',
+		decide_after: 'Decide after',
+		if_tie: 'If no variant wins',
 	};
 	// Names no sentence uses as words: replaced wherever an error mentions them. The others (from, at, rate, ...)
 	// only where the error starts with the field it is about, or where they stand alone in brackets.

@@ -153,6 +153,12 @@ export const addRecipientsBody = z.object({
 });
 export type AddRecipientsBody = z.input<typeof addRecipientsBody>;
 
+/** POST /api/campaigns/:id/choose: an A/B test's winner chosen by the operator, by number or template id. */
+export const chooseVariantBody = z.object({
+	variant: z.union([z.int().min(1).max(5), z.string().min(1).max(100)]),
+});
+export const chooseVariantAnswer = z.object({ id: z.string(), variant: z.int(), template_id: z.string() });
+
 /** PUT /api/campaigns/:id/rate. */
 export const setCampaignRateBody = z.object({ rate: runnerRate('send') });
 

@@ -28,6 +28,8 @@ export interface AbTestRecord extends AbTestSettings {
 	phase: AbPhase;
 	/** Accepted recipients per draw at create: [0] the remainder, [v] variant v's test share. */
 	counts: number[];
+	/** When the feeder first saw it running: decide_after counts from then. */
+	startedAt?: number;
 	/** 1-based, once decided. */
 	winner?: number;
 	chosenBy?: 'rule' | 'first' | 'operator';
@@ -78,7 +80,8 @@ export function abTestFields(test: AbTestSettings, counts: number[]): Record<str
 		ab_decide_after: test.decideAfterMs,
 		ab_if_tie: test.ifTie,
 		ab_minimum: test.minimum,
-		ab_counts: JSON.stringify(counts),
+		// Accepted rows per draw, [remainder, variant 1, …]: a draft's chunks add to them (lua/applyChunk-6.lua).
+		...Object.fromEntries(counts.map((count, draw) => [`ab_n${draw}`, count])),
 		ab_phase: 'testing',
 	};
 }
@@ -86,8 +89,9 @@ export function abTestFields(test: AbTestSettings, counts: number[]): Record<str
 /** The campaign's A/B test from its hash, or undefined for a campaign without one. */
 export function abTestOf(hash: Record<string, string>): AbTestRecord | undefined {
 	if (!hash.ab_phase) return undefined;
+	const variants = JSON.parse(hash.ab_variants ?? '[]') as Variant[];
 	return {
-		variants: JSON.parse(hash.ab_variants ?? '[]') as Variant[],
+		variants,
 		seed: hash.ab_seed ?? '',
 		share: Number(hash.ab_share),
 		pickBy: (PICK_BY as readonly string[]).includes(hash.ab_pick_by) ? (hash.ab_pick_by as PickBy) : 'read',
@@ -95,7 +99,8 @@ export function abTestOf(hash: Record<string, string>): AbTestRecord | undefined
 		ifTie: hash.ab_if_tie === 'wait' ? 'wait' : 'first',
 		minimum: Number(hash.ab_minimum),
 		phase: hash.ab_phase as AbPhase,
-		counts: JSON.parse(hash.ab_counts ?? '[]') as number[],
+		counts: Array.from({ length: variants.length + 1 }, (_, draw) => Number(hash[`ab_n${draw}`] ?? 0)),
+		startedAt: hash.ab_started_at ? Number(hash.ab_started_at) : undefined,
 		winner: hash.ab_winner ? Number(hash.ab_winner) : undefined,
 		chosenBy: (hash.ab_chosen_by as AbTestRecord['chosenBy']) || undefined,
 		decidedAt: hash.ab_decided_at ? Number(hash.ab_decided_at) : undefined,
@@ -103,9 +108,12 @@ export function abTestOf(hash: Record<string, string>): AbTestRecord | undefined
 	};
 }
 
-/** When the test decides at the latest: `decide_after` from its start (its `--at`, else its create). */
-export function decideDueAt(campaign: { startAt?: number; createdAt: number }, test: AbTestSettings): number {
-	return (campaign.startAt ?? campaign.createdAt) + test.decideAfterMs;
+/**
+ * When the test decides at the latest: `decide_after` from when it started sending (the feeder's
+ * first tick that saw it running; before that, from now or its `--at`).
+ */
+export function decideDueAt(campaign: { startAt?: number }, test: AbTestRecord): number {
+	return (test.startedAt ?? Math.max(Date.now(), campaign.startAt ?? 0)) + test.decideAfterMs;
 }
 
 const WALK = 1000;
@@ -205,6 +213,12 @@ export async function decideIfDue(
 ): Promise<AbPhase> {
 	if (test.phase !== 'testing') return test.phase;
 	const now = Date.now();
+	if (test.startedAt === undefined) {
+		// The first tick that sees it running starts its clock, once whichever process.
+		const hash = context.keys.campaign(campaign.from, campaign.id);
+		await context.redis.hsetnx(hash, 'ab_started_at', now);
+		test = { ...test, startedAt: Number(await context.redis.hget(hash, 'ab_started_at')) };
+	}
 	const due = now >= decideDueAt(campaign, test);
 	if (!due && now - (lookedAt.get(campaign.id) ?? 0) < LOOK_EVERY_MS) return 'testing';
 	lookedAt.set(campaign.id, now);

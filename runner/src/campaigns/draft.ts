@@ -88,7 +88,7 @@ export async function addRecipients(
 		// A windowed draft's chunk adds to its zones' lists, numbered on from the chunks before it.
 		const zones = campaign.window && new ZoneFinder(campaign.window, Date.now() + campaign.clockOffset);
 		const suppressed = campaign.transactional ? undefined : await suppressedNotes(context, phones);
-		const checker = new RowChecker(campaign.total, RECIPIENTS_PER_CHUNK, zones, campaign.zones);
+		const checker = new RowChecker(campaign.total, RECIPIENTS_PER_CHUNK, zones, campaign.zones, campaign.abTest);
 		for (const record of records) checker.check({ ...record, line: base + record.line - 1 }, seen, suppressed);
 		const staged = checker.take(true);
 		// The campaign after this chunk, as the script leaves it (it applies only if no other chunk landed).
@@ -135,6 +135,7 @@ export async function addRecipients(
 				JSON.stringify(staged.zones),
 				checker.zones ? JSON.stringify(checker.zones.table) : '',
 				checker.suppressed,
+				campaign.abTest ? JSON.stringify(checker.variantCounts) : '',
 			],
 		);
 		if (answer === 'missing') throw new NotFoundError(`No campaign with id ${id}`);

@@ -79,7 +79,9 @@ export function chooseVariant(results: VariantResult[], pickBy: PickBy, minimum:
 	if (close)
 		return {
 			kind: 'tie',
-			why: `variant ${best + 1} is not ahead of variant ${close.variant + 1} beyond chance (z = ${close.z?.toFixed(2)})`,
+			why:
+				`variant ${best + 1} is not ahead of variant ${close.variant + 1} ` +
+				`beyond chance (z = ${close.z?.toFixed(2)})`,
 			comparisons,
 			criticalZ,
 			rule,

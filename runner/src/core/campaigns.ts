@@ -538,8 +538,6 @@ async function createDraft(
 	);
 	if (settings.cron)
 		throw new UserError(`${names.cron} does not go with a draft: a draft is one campaign, started once`);
-	if (common.abTest)
-		throw new UserError(`${names.variants} does not go with a draft yet: create the A/B test with all its rows`);
 	if (!records) await checkUrlAllowed(context.config, common.source, names.source);
 	const id = newCampaignId();
 	const startAt = settings.at ? Date.parse(settings.at) : undefined;

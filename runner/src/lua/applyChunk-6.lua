@@ -4,7 +4,7 @@
   against, rows, accepted, rejected, last line, then the JSON arrays of field/value pairs for the
   three hashes, then the lease token ('' without an Idempotency-Key), the answer and its seconds,
   then a windowed draft's zone list fields (JSON) and zone table ('' without a window), then
-  the rows suppressed.
+  the rows suppressed, then an A/B test's accepted rows per draw (JSON, '' without a test).
 
   KEYS[1] meta
   KEYS[2] recipients
@@ -26,6 +26,7 @@
   ARGV[12] zone list fields (JSON)
   ARGV[13] zone table ('' without a window)
   ARGV[14] rows suppressed
+  ARGV[15] an A/B test's accepted rows per draw, [remainder, variant 1, …] (JSON), or ''
 
   With a key, the answer is kept in the same step as the rows.
 
@@ -48,6 +49,10 @@ redis.call('HINCRBY', meta, 'total', tonumber(ARGV[2]))
 redis.call('HINCRBY', meta, 'n_p', tonumber(ARGV[3]))
 redis.call('HINCRBY', meta, 'n_r', tonumber(ARGV[4]))
 redis.call('HINCRBY', meta, 'n_z', tonumber(ARGV[14]))
+-- An A/B test's split grows with its rows (campaigns/abTest.ts reads ab_n<draw>).
+if (ARGV[15] or '') ~= '' then
+  for draw, n in ipairs(cjson.decode(ARGV[15])) do redis.call('HINCRBY', meta, 'ab_n' .. (draw - 1), n) end
+end
 if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', meta, 'last_line')) or 0) then
   redis.call('HSET', meta, 'last_line', ARGV[5])
 end

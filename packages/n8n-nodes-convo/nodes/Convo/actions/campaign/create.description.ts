@@ -108,6 +108,59 @@ const properties: INodeProperties[] = [
 		default: {},
 		description: 'Optional settings of the campaign',
 		options: [
+			{
+				displayName: 'A/B Test: Decide After',
+				name: 'abDecideAfter',
+				type: 'string',
+				default: '2h',
+				description:
+					'With other variants: when the rule decides at the latest (e.g. 2h, 30m, 90s); earlier once ' +
+					"every test message's delivery settled",
+			},
+			{
+				displayName: 'A/B Test: If Tie',
+				name: 'abIfTie',
+				type: 'options',
+				options: [
+					{ name: 'Send the First Variant', value: 'first' },
+					{ name: "Wait for the Operator's Choice", value: 'wait' },
+				],
+				default: 'first',
+				description:
+					'With other variants: what happens when no variant wins beyond chance (convo-runner campaign choose decides)',
+			},
+			{
+				displayName: 'A/B Test: Other Variants',
+				name: 'abVariants',
+				type: 'string',
+				typeOptions: { rows: 3 },
+				default: '',
+				placeholder: 'e.g. 9a41c2d0-…:first_name,city',
+				description:
+					'An A/B test of templates: the Template ID above is variant 1; give 1 to 4 more, one a line, each a ' +
+					'template ID, then optionally a colon and the variables it uses (every item needs them). A share of ' +
+					'the items (A/B Test: Share) is split evenly among the variants; the best by the chosen rate wins ' +
+					'by a stated rule and the rest of the items get it.',
+			},
+			{
+				displayName: 'A/B Test: Pick By',
+				name: 'abPickBy',
+				type: 'options',
+				options: [
+					{ name: 'Read Rate', value: 'read' },
+					{ name: 'Replied Rate', value: 'replied' },
+					{ name: 'Delivered Rate', value: 'delivered' },
+				],
+				default: 'read',
+				description: 'With other variants: the rate the winner is chosen by',
+			},
+			{
+				displayName: 'A/B Test: Share',
+				name: 'abTestShare',
+				type: 'string',
+				default: '10%',
+				description: 'With other variants: the share of the items the variants split, 1% to 90%',
+			},
 			identifierField({
 				displayName: 'Agent ID',
 				name: 'agentId',
@@ -288,5 +341,10 @@ export const apiFields: Readonly<Record<string, string>> = {
 	end_at: 'additionalFields.endAt',
 	transactional: 'options.transactional',
 	when_capped: 'additionalFields.whenCapped',
+	variants: 'additionalFields.abVariants',
+	test_share: 'additionalFields.abTestShare',
+	pick_by: 'additionalFields.abPickBy',
+	decide_after: 'additionalFields.abDecideAfter',
+	if_tie: 'additionalFields.abIfTie',
 	recipients: 'phone',
 };

@@ -36,6 +36,18 @@ export function campaignSettings(this: IExecuteFunctions): IDataObject {
 	if ((this.getNodeParameter('options', 0, {}) as IDataObject).transactional === true) settings.transactional = true;
 	const whenCapped = this.getNodeParameter('additionalFields.whenCapped', 0, 'skip') as string;
 	if (whenCapped === 'wait') settings.when_capped = whenCapped;
+	const others = String(this.getNodeParameter('additionalFields.abVariants', 0, '') ?? '')
+		.split('\n')
+		.map((line) => line.trim())
+		.filter((line) => line !== '');
+	if (others.length > 0) {
+		// An A/B test: the Template ID is variant 1, its variables those the items give.
+		settings.variants = [String(settings.template_id), ...others];
+		settings.test_share = String(this.getNodeParameter('additionalFields.abTestShare', 0, '10%'));
+		settings.pick_by = this.getNodeParameter('additionalFields.abPickBy', 0, 'read') as string;
+		settings.decide_after = String(this.getNodeParameter('additionalFields.abDecideAfter', 0, '2h'));
+		settings.if_tie = this.getNodeParameter('additionalFields.abIfTie', 0, 'first') as string;
+	}
 	return settings;
 }
 

@@ -39,7 +39,7 @@
 				[el('th', { scope: 'row', text: label })].concat(
 					variants.map(function (v) {
 						return el('td', {
-							'data-testid': 'ab-' + label.toLowerCase().replace(/\W+/g, '-') + '-' + v.variant,
+							'data-testid': 'ab-' + label.toLowerCase().replace(/\W+/g, '-').replace(/-$/, '') + '-' + v.variant,
 							text: cell(v),
 						});
 					}),

@@ -50,6 +50,7 @@
 				el('option', { value: 'delivered', text: 'delivered' }),
 			]),
 			decide_after: el('input', { name: 'decide_after', 'data-testid': 'create-decide-after', placeholder: '2h' }),
+			seed: el('input', { name: 'seed', 'data-testid': 'create-seed', placeholder: 'drawn at create' }),
 			if_tie: el('select', { name: 'if_tie', 'data-testid': 'create-if-tie' }, [
 				el('option', { value: 'first', text: 'send the first variant' }),
 				el('option', { value: 'wait', text: 'wait for my choice' }),
@@ -103,6 +104,7 @@
 				field(C.LABELS.pick_by, inputs.pick_by, 'the rate the winner is chosen by'),
 				field(C.LABELS.decide_after, inputs.decide_after, 'when the rule decides at the latest, e.g. 2h or 30m'),
 				field(C.LABELS.if_tie, inputs.if_tie, 'when no variant wins beyond chance'),
+				field(C.LABELS.seed, inputs.seed, "the split's seed: a dry run fills it, so the create splits alike"),
 			]),
 			el('div', { class: 'actions' }, [submit, check, el('a', { class: 'button', href: '#/' }, ['Back'])]),
 			message,
@@ -143,7 +145,7 @@
 			if (inputs.end_at.value) settings.end_at = new Date(inputs.end_at.value).toISOString();
 			var variants = variantLines();
 			if (variants.length > 0)
-				['test_share', 'pick_by', 'decide_after', 'if_tie'].forEach(function (key) {
+				['test_share', 'pick_by', 'decide_after', 'if_tie', 'seed'].forEach(function (key) {
 					if (inputs[key].value.trim() !== '') settings[key] = inputs[key].value.trim();
 				});
 			submit.disabled = true;
@@ -173,6 +175,8 @@
 					submit.disabled = false;
 					check.disabled = false;
 					if (answer.kind === 'dry_run') {
+						// The create splits as this dry run did.
+						if (answer.ab_test) inputs.seed.value = answer.ab_test.seed;
 						message.replaceChildren(dryRunResult(answer));
 						return;
 					}

@@ -60,6 +60,7 @@
 		pick_by: 'Pick the winner by',
 		decide_after: 'Decide after',
 		if_tie: 'If no variant wins',
+		seed: 'Seed',
 	};
 	// Names no sentence uses as words: replaced wherever an error mentions them. The others (from, at, rate, ...)
 	// only where the error starts with the field it is about, or where they stand alone in brackets.

@@ -332,6 +332,10 @@ test('a tie with --if-tie wait waits, sending nothing of the remainder, until `c
 	}
 	expect(wrong).toEqual([]);
 	expect((await abOf(id)).chosen_by).toBe('operator');
+	// Decided: choosing again is refused, naming the winner and who chose it.
+	const again = await runCli(['campaign', 'choose', id, '--variant', '1', '--json'], env);
+	expect(again.code).toBe(1);
+	expect(JSON.parse(again.stdout).error).toMatch(/is decided already \(variant 2, by operator\)/);
 
 	// One campaign.variant_chosen, with the figures the choice was made on.
 	const chosenEvents = await waitFor(
@@ -369,4 +373,38 @@ test('the decision is recorded once: a second decider (another process, the oper
 	const emitted = (await redis.lrange(outbox, 0, -1)).map((entry) => (JSON.parse(entry) as { type: string }).type);
 	expect(emitted).toEqual(['campaign.variant_chosen']);
 	await redis.del(hash, outbox);
+});
+
+test('refused at create, nothing stored: a row without a variable a variant declares (its line and the variable named), test settings without variants, a test without its share or decision time', async () => {
+	const [first, second] = variantsOf(runner.business);
+	const env = { ...runner.env, ...messagingApi(runner) };
+	const path = join(mkdtempSync(join(tmpdir(), 'convo-ab-')), 'recipients.csv');
+	writeFileSync(path, 'phone,1,2,first_name\n+491712200001,a,b,Ann\n+491712200002,c,d,\n');
+	const base = ['campaign', 'create', '--from', `+${runner.business.phoneNumbers[0]}`, '--recipients', path, '--json'];
+	const ab = ['--variant', `${first}:1,2`, '--variant', `${second}:first_name`];
+	const before = await runner.context.redis.zcard(runner.context.keys.campaigns);
+	const refusals = await Promise.all(
+		[
+			[...ab, '--test-share', '10%', '--decide-after', '1h'],
+			['--template', first, '--test-share', '10%'],
+			[...ab, '--decide-after', '1h'],
+			[...ab, '--test-share', '10%'],
+			[...ab, '--test-share', '95%', '--decide-after', '1h'],
+		].map(async (args) => {
+			const answer = await runCli([...base, ...args], env);
+			return [answer.code, (JSON.parse(answer.stdout) as { error: string }).error];
+		}),
+	);
+	expect(refusals).toEqual([
+		[
+			1,
+			`Nothing was created: line 3 has no value for the variable first_name, which variant 2 (template ${second}) ` +
+				'declares: every recipient may get any variant',
+		],
+		[1, '--test-share is a setting of an A/B test: give two or more --variant'],
+		[1, expect.stringMatching(/^--test-share is required with --variant/)],
+		[1, expect.stringMatching(/^--decide-after must be a duration from 1s to 720h/)],
+		[1, expect.stringMatching(/^--test-share must be a share between 1% and 90%/)],
+	]);
+	expect(await runner.context.redis.zcard(runner.context.keys.campaigns)).toBe(before);
 });

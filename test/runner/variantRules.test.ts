@@ -3,12 +3,7 @@
  * are tested, with which variant) and the rule that picks the winner, checked against figures
  * worked out by hand.
  */
-import {
-	binomialSpread,
-	parseTestShare,
-	variantOf,
-	type VariantSplit,
-} from '../../runner/src/campaigns/variantSplit';
+import { binomialSpread, parseTestShare, variantOf, type VariantSplit } from '../../runner/src/campaigns/variantSplit';
 import { chooseVariant, twoProportionZ } from '../../runner/src/campaigns/variantChoice';
 
 const phones = Array.from({ length: 20_000 }, (_, i) => `1555${String(i).padStart(7, '0')}`);

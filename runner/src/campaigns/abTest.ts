@@ -112,7 +112,7 @@ export function abTestOf(hash: Record<string, string>): AbTestRecord | undefined
  * When the test decides at the latest: `decide_after` from when it started sending (the feeder's
  * first tick that saw it running; before that, from now or its `--at`).
  */
-export function decideDueAt(campaign: { startAt?: number }, test: AbTestRecord): number {
+function decideDueAt(campaign: { startAt?: number }, test: AbTestRecord): number {
 	return (test.startedAt ?? Math.max(Date.now(), campaign.startAt ?? 0)) + test.decideAfterMs;
 }
 
@@ -123,7 +123,7 @@ const WALK = 1000;
  * (sent, failed), the tracking records (delivered, read) and the replies, a chunk at a time; and
  * whether every test recipient is final and its delivery tracking done.
  */
-export async function variantFunnels(
+async function variantFunnels(
 	context: RunnerContext,
 	campaign: { id: string; from: string; total: number },
 	test: AbTestSettings,
@@ -176,7 +176,7 @@ export async function variantFunnels(
 const hitsOf = (funnel: VariantFunnel, pickBy: PickBy) => funnel[pickBy];
 
 /** The rule's verdict on the funnels, as figures. */
-export function figuresOf(test: AbTestSettings, variants: VariantFunnel[], settled: boolean): AbFigures {
+function figuresOf(test: AbTestSettings, variants: VariantFunnel[], settled: boolean): AbFigures {
 	const results: VariantResult[] = variants.map((funnel) => ({ sent: funnel.sent, hits: hitsOf(funnel, test.pickBy) }));
 	const verdict = chooseVariant(results, test.pickBy, test.minimum);
 	const leader = verdict.kind === 'winner' ? verdict.variant : 0;

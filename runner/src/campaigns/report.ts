@@ -52,7 +52,7 @@ export const REPORT_COLUMNS: Array<keyof ReportRow> = [
 ];
 
 /** An A/B test's report adds these, last. */
-export const VARIANT_COLUMNS: Array<keyof ReportRow> = ['variant', 'in_test'];
+const VARIANT_COLUMNS: Array<keyof ReportRow> = ['variant', 'in_test'];
 
 const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 

@@ -195,7 +195,7 @@ export interface Variant {
 }
 
 /** `<template id>[:var1,var2]`, or why not. */
-export function parseVariant(text: string): Variant | string {
+function parseVariant(text: string): Variant | string {
 	const [templateId, declared, ...more] = text.trim().split(':');
 	if (more.length > 0 || !/^[A-Za-z0-9_-]{1,100}$/.test(templateId ?? ''))
 		return 'must be a template id, then optionally a colon and the variables it uses (tmpl_1:name,city)';

@@ -18,7 +18,7 @@ export interface VariantResult {
 	hits: number;
 }
 
-export interface VariantComparison {
+interface VariantComparison {
 	variant: number;
 	rate: number;
 	/** The z of the winner candidate against this variant (absent for the candidate itself). */

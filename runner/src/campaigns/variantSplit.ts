@@ -35,7 +35,7 @@ export function newSeed(): string {
 }
 
 /** The uniform draw of one phone (its digits) under a seed. */
-export function drawOf(seed: string, phone: string): number {
+function drawOf(seed: string, phone: string): number {
 	return createHmac('sha256', seed).update(phone).digest().readUIntBE(0, 6) / DRAW_BITS;
 }
 

@@ -433,7 +433,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			tag: 'campaigns',
 			summary:
 				'An A/B test: send the remainder this variant, before the rule decides or after a tie that waits; ' +
-				'body { variant: its number (1, 2, …) or its template id }',
+				"the body's variant is its number (1, 2, …) or its template id",
 			params: id,
 			body: chooseVariantBody,
 			success: [200, '{ id, variant, template_id }'],

@@ -16,6 +16,7 @@ import { binomialSpread, variantOf } from '../../runner/src/campaigns/variantSpl
 import { createWebhook } from '../../runner/src/webhooks/store';
 import { redisScript } from '../../runner/src/redisScripts';
 import {
+	deliveryOutcomes,
 	report,
 	runCli,
 	sendsByPhone,
@@ -230,6 +231,21 @@ test('two variants at 10% of 2,000: an even, reproducible split; the better-read
 	expect(figures.variants[0].z).toBeGreaterThan(figures.critical_z);
 	const status = await runCli(['campaign', 'status', id], env);
 	expect(status.stdout).toContain('A/B test by read rate: decided: variant 2 (by rule)');
+
+	// The remainder's deliveries are tracked too: the campaign's funnel settles on what the sandbox drew for all 2,000.
+	const everyone = new Set(phones);
+	const drawnRead = (await deliveryOutcomes(runner.sandbox)).filter(
+		(outcome) => everyone.has(outcome.to) && outcome.outcome === 'read',
+	).length;
+	await waitFor(
+		'the funnel to settle on every read',
+		async () => {
+			const funnel = (await campaignStatus(runner.context, id)).funnel;
+			return funnel?.settled && funnel.read === drawnRead ? funnel : undefined;
+		},
+		60_000,
+		250,
+	);
 });
 
 test('a tie with --if-tie wait waits, sending nothing of the remainder, until `campaign choose` sends it the chosen variant', async () => {

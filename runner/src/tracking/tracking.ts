@@ -143,15 +143,24 @@ async function enrollNewCampaigns(context: RunnerContext, now: number): Promise<
 async function walkCampaign(context: RunnerContext, from: string, id: string, mode: TrackingMode): Promise<void> {
 	const { redis, keys, config } = context;
 	const meta = keys.campaign(from, id);
-	const [cursorText, totalText, exists, abPhase] = await redis.hmget(meta, 't_cursor', 'total', 'id', 'ab_phase');
-	// An A/B test's remainder waits, pending, for the winner: the walk passes it to track the test's
-	// sends, and goes back to the start once the winner is chosen (lua/decideVariant-2.lua).
+	const [trackCursor, totalText, exists, abPhase, testCursor] = await redis.hmget(
+		meta,
+		't_cursor',
+		'total',
+		'id',
+		'ab_phase',
+		'ab_t_cursor',
+	);
+	// An A/B test's remainder waits, pending, for the winner: while it waits, the walk passes it on a
+	// cursor of its own (ab_t_cursor) to track the test's sends, and t_cursor stays where the
+	// remainder begins, so the walk after the decision finds every remainder send whichever moment
+	// the decision came (lua/decideVariant-2.lua).
 	const holdsRemainder = abPhase === 'testing' || abPhase === 'waiting';
 	if (!exists) {
 		await redis.srem(keys.tracking(from), id);
 		return;
 	}
-	const cursor = Number(cursorText ?? 0);
+	const cursor = Number((holdsRemainder ? testCursor : trackCursor) ?? 0);
 	const total = Number(totalText ?? 0);
 	let at = cursor;
 	const triples: Array<string | number> = [];
@@ -166,9 +175,8 @@ async function walkCampaign(context: RunnerContext, from: string, id: string, mo
 			: [];
 		chunk = Math.min(chunk * 4, WALK_CHUNK);
 		for (const [i, record] of records.entries()) {
-			const held =
-				record?.outcome === 'pending' && rows[i] !== undefined && decodeRecipient(rows[i] ?? '[]').variant === 0;
-			if (held) {
+			const row = rows[i];
+			if (record?.outcome === 'pending' && row && decodeRecipient(row).variant === 0) {
 				at++;
 				continue;
 			}
@@ -179,15 +187,18 @@ async function walkCampaign(context: RunnerContext, from: string, id: string, mo
 		}
 	}
 	const keysOf = [meta, keys.tracked(from, id), keys.trackDue(from), keys.tracking(from), keys.outbox(from)];
-	await scripts(context).enroll(keysOf, [
+	// A test's walk leaves t_cursor as it is (the script still refuses a walk another moved it under).
+	const enrolled = await scripts(context).enroll(keysOf, [
 		id,
-		cursor,
-		at,
+		holdsRemainder ? Number(trackCursor ?? 0) : cursor,
+		holdsRemainder ? Number(trackCursor ?? 0) : at,
 		config.RUNNER_TRACKING_SCHEDULE[0],
 		mode,
 		Date.now(),
 		...triples,
 	]);
+	// Enrolling is once per message id, so a test walk repeated after a lost write enrols nothing twice.
+	if (holdsRemainder && enrolled !== -1) await redis.hset(meta, 'ab_t_cursor', at);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));

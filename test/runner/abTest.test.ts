@@ -337,6 +337,16 @@ test('a tie with --if-tie wait waits, sending nothing of the remainder, until `c
 		250,
 	);
 	expect(final.counts.sent).toBe(400);
+	// The remainder's deliveries are tracked too: every one of the 400 is read, and the funnel settles on them all.
+	await waitFor(
+		'the funnel to settle on 400 reads',
+		async () => {
+			const funnel = (await campaignStatus(runner.context, id)).funnel;
+			return funnel?.settled && funnel.read === 400 ? funnel : undefined;
+		},
+		30_000,
+		250,
+	);
 	const byPhone = templatesByPhone((await templateSends(runner.sandbox)).slice(before));
 	const seed = (await abOf(id)).seed;
 	const wrong: string[] = [];

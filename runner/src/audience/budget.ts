@@ -119,6 +119,24 @@ export async function clearBudget(context: BudgetContext): Promise<BudgetView> {
 	return showBudget(context);
 }
 
+/**
+ * A campaign's send found no place (`place`): the campaign records when the next place frees, and
+ * a wait that begins emits campaign.waiting once (lua/noteBudgetWait-2.lua); true when it began.
+ */
+export async function noteBudgetWait(
+	context: BudgetContext,
+	send: { from: string; campaign: string },
+	place: { nextAt: number; waitMs: number },
+): Promise<boolean> {
+	const note = redisScript(context.redis, 'noteBudgetWait');
+	const { keys, config } = context;
+	const began = await note(
+		[keys.campaign(send.from, send.campaign), keys.outbox(send.from)],
+		[send.campaign, place.nextAt, place.nextAt - place.waitMs, config.RUNNER_DAILY_LIMIT_RECHECK, Date.now()],
+	);
+	return Number(began) === 1;
+}
+
 /** For a dry run: how many of these phones hold a place now (they draw nothing more). */
 export async function phonesHoldingPlaces(context: BudgetContext, phones: string[]): Promise<number> {
 	if (phones.length === 0) return 0;

@@ -57,6 +57,11 @@ export interface CampaignRecord {
 	endAt?: number;
 	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock send windows and the end are read on. */
 	clockOffset: number;
+	/**
+	 * Waiting for the daily messaging limit (audience/budget.ts): when the next place frees (ms on the
+	 * budget's clock); cleared by the campaign's next send.
+	 */
+	budgetNextAt?: number;
 	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
 	delivery: {
 		delivered: number;
@@ -80,6 +85,11 @@ export interface CampaignStatus {
 	last_error: string | null;
 	/** When a campaign created with a start time (`--at`) starts or started; null for one that started at its create. */
 	start_at: string | null;
+	/**
+	 * Why a running campaign sends nothing now, and until when: null when it is not waiting. Only the
+	 * daily messaging limit makes one wait this way (audience/budget.ts).
+	 */
+	waiting: { reason: 'daily_limit'; next_at: string; message: string } | null;
 	/** Absent only where a status is made without Redis at hand. */
 	funnel?: CampaignFunnel;
 }
@@ -122,6 +132,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		zones: hash.zones ? (JSON.parse(hash.zones) as ZoneTable) : undefined,
 		endAt: hash.end_at ? number('end_at') : undefined,
 		clockOffset: number('clock_offset'),
+		budgetNextAt: hash.budget_next_at ? number('budget_next_at') : undefined,
 		delivery: {
 			delivered: number('t_delivered'),
 			read: number('t_read'),
@@ -287,7 +298,15 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 		eta_seconds: open === 0 ? 0 : rate > 0 ? Math.ceil(open / rate) : null,
 		last_error: campaign.lastError ?? null,
 		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
+		waiting: waitingOf(campaign),
 	};
+}
+
+/** A running campaign waiting for the daily messaging limit, as its status says it. */
+function waitingOf(campaign: CampaignRecord): CampaignStatus['waiting'] {
+	if (campaign.state !== 'running' || campaign.budgetNextAt === undefined) return null;
+	const next_at = new Date(campaign.budgetNextAt).toISOString();
+	return { reason: 'daily_limit', next_at, message: `waiting for the daily limit, next at ${next_at}` };
 }
 
 /** GET /api/campaigns/:id, each item of the list and the data of campaign events: the status plus the settings. */

@@ -55,6 +55,13 @@ const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: 
 		description: 'A campaign was paused by an operator or by the runner itself (the reason is in last_error)',
 	},
 	{
+		name: 'Campaign Waiting',
+		value: 'campaign.waiting',
+		description:
+			"A campaign began waiting for the business's daily messaging limit: sending goes on as places free " +
+			'(when the next one frees is in waiting.next_at)',
+	},
+	{
 		name: 'Reindex Run Finished',
 		value: 'reindex.finished',
 		description: "A reindex run ended, in any final state (the run's status)",

@@ -9,7 +9,7 @@
 	/** The API's names of the fields as this page labels them. */
 	var LABELS = { limit: 'Daily limit' };
 	var SOURCES = {
-		set: 'set for the business (here, the API or `convo-runner budget set`)',
+		set: 'set for the business (here, through the API or with convo-runner budget set)',
 		default: 'the runner’s default (RUNNER_DAILY_LIMIT)',
 		none: 'no limit is set, neither here nor as a default',
 	};
@@ -30,7 +30,6 @@
 	}
 
 	function open(page) {
-		var view = null;
 		var facts = el('dl', { class: 'recipient cap', 'data-testid': 'budget-current' });
 		var limit = el('input', {
 			name: 'limit',
@@ -66,7 +65,6 @@
 			return [el('dt', { text: label }), el('dd', { 'data-testid': 'budget-value-' + testid, text: value })];
 		}
 		function show(answer) {
-			view = answer;
 			var unlimited = answer.limit === 'unlimited';
 			var rows = [
 				row('Limit', unlimited ? 'unlimited' : plural(answer.limit, 'customer', 'customers') + ' a day', 'limit'),
@@ -89,7 +87,7 @@
 		}
 		function showWaiting(answer) {
 			var held = answer.items.filter(function (campaign) {
-				return campaign.budget_next_at && campaign.state === 'running';
+				return campaign.waiting && campaign.waiting.reason === 'daily_limit';
 			});
 			if (!held.length) {
 				waiting.replaceChildren(el('p', { class: 'meta', text: 'No campaign is waiting for the daily limit.' }));
@@ -103,7 +101,7 @@
 							el('td', {}, [
 								el('a', { href: '#/campaigns/' + encodeURIComponent(campaign.id), text: campaign.name || campaign.id }),
 							]),
-							el('td', { text: new Date(campaign.budget_next_at).toLocaleString() }),
+							el('td', { text: new Date(campaign.waiting.next_at).toLocaleString() }),
 						]);
 					}),
 				),
@@ -161,7 +159,7 @@
 					'One rolling 24-hour budget of distinct customers for everything the business sends: campaigns, cron ' +
 					'runs and workflows that ask for a place. Recipients over it wait and go out as places free.',
 			}),
-			el('section', { class: 'panel', 'aria-label': 'The daily limit' }, [
+			el('section', { class: 'panel', 'aria-label': 'The limit and its places' }, [
 				facts,
 				setForm,
 				hint,

@@ -310,6 +310,14 @@
 				tickCountdown();
 				lastError.replaceChildren(
 					c.last_error ? el('p', { class: 'error', 'data-testid': 'last-error', text: c.last_error }) : el('span'),
+					c.waiting
+						? el('p', { class: 'note', 'data-testid': 'campaign-waiting' }, [
+								'Waiting for the ',
+								el('a', { href: '#/budget', text: 'daily limit' }),
+								', next place at ',
+								el('time', { datetime: c.waiting.next_at, text: new Date(c.waiting.next_at).toLocaleString() }),
+							])
+						: el('span'),
 				);
 				barBox.replaceChildren(C.bar(c.counts, id), C.legend(c.counts));
 				counts.replaceChildren(

@@ -35,6 +35,7 @@ import {
 	positionalTemplate,
 	report,
 	runCli,
+	startApi,
 	templateSends,
 	useRunnerUnderTest,
 	waitFor,
@@ -201,4 +202,53 @@ test('three campaigns to overlapping audiences on two numbers under a limit of 2
 	const view = (await admin('GET', 'refusals')) as { dailyLimits: Record<string, { limit: number; used: number }> };
 	expect(view.dailyLimits[runner.business.id]).toMatchObject({ limit: LIMIT });
 	expect(view.dailyLimits[runner.business.id].used).toBeLessThanOrEqual(LIMIT);
+});
+
+test('the API and /metrics: the limit set, shown with its places used and left, unlimited, cleared; a wrong one names the field and the rule', async () => {
+	const token = 'budget-test-token-0123456789';
+	await Promise.all(runner.processes.map((process) => process.kill('SIGKILL')));
+	const base = await startApi(runner, { RUNNER_TOKEN: token, RUNNER_DAILY_LIMIT: '2000' });
+	const call = async (method: string, path: string, body?: unknown) => {
+		const response = await fetch(`${base}${path}`, {
+			method,
+			headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+			body: body ? JSON.stringify(body) : undefined,
+		});
+		const text = await response.text();
+		return {
+			status: response.status,
+			json: text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {},
+			text,
+		};
+	};
+	// The places of the test before (a day on) are not counted by this process's clock: it has no offset.
+	expect((await call('PUT', '/api/budget', { limit: 10_000 })).json).toMatchObject({
+		limit: 10_000,
+		source: 'set',
+		left: expect.any(Number),
+		window_ms: DAY_MS + MARGIN_MS,
+	});
+	const shown = (await call('GET', '/api/budget')).json as { used: number; left: number };
+	expect(shown.used + shown.left).toBe(10_000);
+	const metrics = (await call('GET', '/metrics')).text;
+	expect(metrics).toMatch(/^convo_runner_daily_limit 10000$/m);
+	expect(metrics).toContain(`convo_runner_daily_limit_used ${shown.used}`);
+	expect(metrics).toContain(`convo_runner_daily_limit_left ${shown.left}`);
+	expect(metrics).toMatch(/^convo_runner_campaigns_waiting_daily_limit 0$/m);
+	expect(await call('PUT', '/api/budget', { limit: 0 })).toMatchObject({
+		status: 400,
+		json: {
+			field: 'limit',
+			message: 'limit must be a whole number of customers from 1 to 1,000,000, or unlimited',
+		},
+	});
+	expect((await call('PUT', '/api/budget', { limit: 'unlimited' })).json).toMatchObject({
+		limit: 'unlimited',
+		used: 0,
+		left: null,
+	});
+	expect(await runner.context.redis.exists(runner.context.keys.budget.places)).toBe(0);
+	// A limit is 1 or more: 0 says unlimited.
+	expect((await call('GET', '/metrics')).text).toMatch(/^convo_runner_daily_limit 0$/m);
+	expect((await call('DELETE', '/api/budget')).json).toMatchObject({ limit: 2000, source: 'default' });
 });

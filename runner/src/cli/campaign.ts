@@ -210,10 +210,8 @@ function describeDailyLimit(days: number, limit: core.DailyLimitEstimate): strin
 		days === 1
 			? 'all of them today'
 			: `${limit.first_day} today, then up to ${limit.limit} a day, ${limit.last_day} on the last`;
-	return (
-		`daily limit ${limit.limit} (${limit.left} left now): ${plural(limit.drawing, 'recipient')} draw a place${holding}; ` +
-		`${spread}: ${plural(days, 'day')}`
-	);
+	const drawing = `${plural(limit.drawing, 'recipient')} draw a place${holding}`;
+	return `daily limit ${limit.limit} (${limit.left} left now): ${drawing}; ${spread}: ${plural(days, 'day')}`;
 }
 
 /** A dry run's answer as text: counts, reasons, the first rejected rows and the estimate. */

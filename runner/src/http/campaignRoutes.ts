@@ -60,6 +60,14 @@ const capAnswer = z.object({
 	number_policy: z.string().nullable(),
 	default_policy: z.string().nullable(),
 });
+const budgetAnswer = z.object({
+	limit: z.union([z.number(), z.literal('unlimited')]),
+	source: z.enum(['set', 'default', 'none']),
+	used: z.number(),
+	left: z.number().nullable(),
+	next_free_at: z.string().nullable(),
+	window_ms: z.number(),
+});
 const errorGroups = z.array(
 	z.object({ outcome: z.enum(RECIPIENT_OUTCOMES), reason: z.string(), count, varies: z.boolean() }),
 );
@@ -455,6 +463,49 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			answer: capAnswer,
 		},
 		async ({ params }) => audience.clearCap(context, params.from, audience.CAP_API_NAMES),
+	);
+	// The business's daily messaging limit across numbers and campaigns (audience/budget.ts).
+	const budgetText = '{ limit: number|"unlimited", source: set|default|none, used, left, next_free_at, window_ms }';
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/budget',
+			operationId: 'getBudget',
+			tag: 'campaigns',
+			summary:
+				"The business's daily messaging limit (distinct customers per rolling 24 hours, every campaign " +
+				'and cron run together): the limit in force, the places used and left',
+			success: [200, budgetText],
+			answer: budgetAnswer,
+		},
+		async () => audience.showBudget(context),
+	);
+	routes.add(
+		{
+			method: 'PUT',
+			url: '/api/budget',
+			operationId: 'setBudget',
+			tag: 'campaigns',
+			summary:
+				'Set the daily messaging limit: { limit: 250 } (a whole number from 1 to 1,000,000) or ' +
+				'{ limit: "unlimited" }; holds from the next send of every campaign',
+			body: z.object({ limit: z.union([z.number(), z.string()]) }),
+			success: [200, budgetText],
+			answer: budgetAnswer,
+		},
+		async ({ body }) => audience.setBudget(context, body.limit, 'limit'),
+	);
+	routes.add(
+		{
+			method: 'DELETE',
+			url: '/api/budget',
+			operationId: 'clearBudget',
+			tag: 'campaigns',
+			summary: 'Forget the daily messaging limit set: the default RUNNER_DAILY_LIMIT holds again, or none',
+			success: [200, budgetText],
+			answer: budgetAnswer,
+		},
+		async () => audience.clearBudget(context),
 	);
 	routes.add(
 		{

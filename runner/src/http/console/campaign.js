@@ -309,6 +309,7 @@
 				);
 				tickCountdown();
 				lastError.replaceChildren(
+					c.waiting ? el('p', { class: 'note', 'data-testid': 'waiting', text: c.waiting.message }) : el('span'),
 					c.last_error ? el('p', { class: 'error', 'data-testid': 'last-error', text: c.last_error }) : el('span'),
 				);
 				barBox.replaceChildren(C.bar(c.counts, id), C.legend(c.counts));

@@ -16,7 +16,7 @@ import { resolveIncludes, SCRIPTS_DIR } from '../runner/src/redisScripts';
 import { round, size, usedMemory, type BenchResult } from './lib/common';
 
 const BATCH = 2000;
-const WINDOW_MS = 24 * 3_600_000 + 60_000;
+const SPAN_MS = 24 * 3_600_000 + 60_000;
 const TAKE = resolveIncludes(join(SCRIPTS_DIR, 'takeBudgetPlace-2.lua'));
 
 const phoneOf = (index: number) => `4917${String(index).padStart(8, '0')}`;
@@ -36,7 +36,7 @@ export async function benchBudget(redisUrl: string): Promise<BenchResult> {
 				exec(): Promise<Array<[Error | null, unknown]>>;
 			};
 			for (let i = first; i < Math.min(phones, first + BATCH); i++)
-				batch.benchTakeBudgetPlace(keys.budget.limit, keys.budget.places, phoneOf(i), '', WINDOW_MS, 0);
+				batch.benchTakeBudgetPlace(keys.budget.limit, keys.budget.places, phoneOf(i), '', SPAN_MS, 0);
 			for (const [error, reply] of await batch.exec()) {
 				if (error) throw error;
 				const kind = Number((reply as number[])[0]);
@@ -76,7 +76,7 @@ export async function benchBudget(redisUrl: string): Promise<BenchResult> {
 			],
 			notes: [
 				`${phones.toLocaleString('en-US')} distinct phones (12 digits) under a limit as large, each taking its place by the runner's own script in pipelined batches of ${BATCH}; bytes from used_memory before and after.`,
-				'The budget is one sorted set (phone -> the time it took its place), trimmed by every call to the window (24 h and the margin) and bounded by the limit (at most 1,000,000): the channel tiers of 250 to 100,000 keep at most a tenth of these bytes. Unlimited keeps nothing.',
+				'The budget is one sorted set (phone -> the time it took its place), trimmed by every call to the span (24 h and the margin) and bounded by the limit (at most 1,000,000): the channel tiers of 250 to 100,000 keep at most a tenth of these bytes. Unlimited keeps nothing.',
 				'The runner processes hold none of it in memory: a send asks about one phone, a dry run a batch of phones at a time.',
 				'Measured on a machine shared with other work (2 cores, other sessions running tests): bytes do not depend on load, calls per second would.',
 			],

@@ -306,7 +306,7 @@ export const CONFIG_SCHEMA = z
 			}),
 		/**
 		 * The business's daily messaging limit, for as long as none is set (`budget set`): how many
-		 * distinct customers every campaign and cron run together may message in a rolling 24 hours
+		 * distinct customers every campaign and schedule firing together may message in a rolling 24 hours
 		 * (250, 2000, 10000, 100000 or `unlimited`, the channel's tiers). Unset: unlimited.
 		 */
 		RUNNER_DAILY_LIMIT: z

@@ -13,7 +13,7 @@
  *
  * The shared test clock: a day is crossed without waiting for it. The runners are stopped, the
  * sandbox's clock is moved DAY_JUMP_MS on (POST /__sandbox/clock), and the runners are started again
- * with RUNNER_TEST_CLOCK_OFFSET_MS = DAY_JUMP_MS, which the budget reads its window on (Redis's
+ * with RUNNER_TEST_CLOCK_OFFSET_MS = DAY_JUMP_MS, which the budget reads its span on (Redis's
  * clock plus the offset); the waiting campaigns' own clocks (windows, end) are moved the same
  * (moveCampaignClock). DAY_JUMP_MS is 24 h plus the margin (RUNNER_DAILY_LIMIT_MARGIN, 2 s here)
  * plus a second, so by both clocks every place of day 1 has freed and nothing of day 2 is in a
@@ -226,7 +226,7 @@ test('the API and /metrics: the limit set, shown with its places used and left, 
 		limit: 10_000,
 		source: 'set',
 		left: expect.any(Number),
-		window_ms: DAY_MS + MARGIN_MS,
+		span_ms: DAY_MS + MARGIN_MS,
 	});
 	const shown = (await call('GET', '/api/budget')).json as { used: number; left: number };
 	expect(shown.used + shown.left).toBe(10_000);

@@ -390,7 +390,7 @@ async function dryRun(
 			? sends
 			: estimateSends({
 					rate: common.rate,
-					startsAt: startsAt + clockOffset + (days - 1) * budget.window_ms,
+					startsAt: startsAt + clockOffset + (days - 1) * budget.span_ms,
 					accepted: lastDay,
 					week: common.window,
 					zones: zones?.map(([zone, count]) => [zone, Math.ceil((count * lastDay) / Math.max(1, found.accepted))]),

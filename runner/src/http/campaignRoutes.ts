@@ -66,7 +66,7 @@ const budgetAnswer = z.object({
 	used: z.number(),
 	left: z.number().nullable(),
 	next_free_at: z.string().nullable(),
-	window_ms: z.number(),
+	span_ms: z.number(),
 });
 const errorGroups = z.array(
 	z.object({ outcome: z.enum(RECIPIENT_OUTCOMES), reason: z.string(), count, varies: z.boolean() }),
@@ -465,7 +465,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 		async ({ params }) => audience.clearCap(context, params.from, audience.CAP_API_NAMES),
 	);
 	// The business's daily messaging limit across numbers and campaigns (audience/budget.ts).
-	const budgetText = '{ limit: number|"unlimited", source: set|default|none, used, left, next_free_at, window_ms }';
+	const budgetText = '{ limit: number|"unlimited", source: set|default|none, used, left, next_free_at, span_ms }';
 	routes.add(
 		{
 			method: 'GET',
@@ -474,7 +474,7 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			tag: 'campaigns',
 			summary:
 				"The business's daily messaging limit (distinct customers per rolling 24 hours, every campaign " +
-				'and cron run together): the limit in force, the places used and left',
+				'and schedule firing together): the limit in force, the places used and left',
 			success: [200, budgetText],
 			answer: budgetAnswer,
 		},

@@ -78,7 +78,7 @@ export class RunnerMetrics {
 	});
 	private readonly dailyLimitUsed = new Gauge({
 		name: 'convo_runner_daily_limit_used',
-		help: 'Distinct customers messaged within the daily limit window (0 when unlimited: nothing is counted)',
+		help: 'Distinct customers messaged within the daily limit span (0 when unlimited: nothing is counted)',
 		registers: [this.registry],
 	});
 	private readonly dailyLimitLeft = new Gauge({

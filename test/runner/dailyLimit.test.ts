@@ -20,6 +20,8 @@
  * 24-hour window with it unless the budget let it be.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -30,6 +32,8 @@ import {
 	retryNotSent,
 	type DryRunAnswer,
 } from '../../runner/src/core/campaigns';
+import { createWebhook } from '../../runner/src/core/webhooks';
+import type { RunnerEvent } from '../../packages/n8n-nodes-convo/nodes/shared/runner';
 import {
 	moveCampaignClock,
 	positionalTemplate,
@@ -57,7 +61,27 @@ const runner = useRunnerUnderTest({
 	RUNNER_FEEDER_STALL: '3s',
 	RUNNER_DAILY_LIMIT_MARGIN: `${MARGIN_MS}ms`,
 	RUNNER_DAILY_LIMIT_RECHECK: '500ms',
+	RUNNER_TOKEN: 'budget-test-token-0123456789',
 });
+
+/** A webhook receiver on loopback: every event it was delivered, answered 200. */
+async function startReceiver(): Promise<{ url: string; events: RunnerEvent[]; close(): void }> {
+	const events: RunnerEvent[] = [];
+	const server = createServer((request, response) => {
+		let body = '';
+		request.on('data', (chunk) => (body += String(chunk)));
+		request.on('end', () => {
+			events.push(JSON.parse(body) as RunnerEvent);
+			response.writeHead(200).end();
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	return {
+		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+		events,
+		close: () => server.close(),
+	};
+}
 
 const admin = async (method: string, path: string, body?: unknown) => {
 	const response = await fetch(`${runner.sandbox.baseUrl}/__sandbox/${path}`, {
@@ -133,6 +157,9 @@ test('three campaigns to overlapping audiences on two numbers under a limit of 2
 	expect(refused.code).toBe(1);
 	expect(refused.stderr).toContain('<limit> must be a whole number of customers from 1 to 1,000,000, or unlimited');
 
+	const receiver = await startReceiver();
+	await createWebhook(runner.context, { url: receiver.url, events: ['campaign.waiting'] });
+
 	// Day 1: A alone, one of the two processes killed while it sends.
 	const killed = runner.spawnWorker();
 	runner.spawnWorker();
@@ -164,6 +191,11 @@ test('three campaigns to overlapping audiences on two numbers under a limit of 2
 	expect(shown.stdout).toMatch(
 		/daily messaging limit: 250 distinct customers .*; 250 used, 0 left; the next place frees at/,
 	);
+	// One campaign.waiting each, however many of its recipients and jobs were refused.
+	const waitingEvents = (id: string) =>
+		receiver.events.filter((event) => event.type === 'campaign.waiting' && event.data.id === id);
+	await waitFor('the waiting events', async () => waitingEvents(b).length > 0 && waitingEvents(c).length > 0, 30_000);
+	expect(waitingEvents(b)[0].data).toMatchObject({ state: 'running', waiting: { reason: 'daily_limit' } });
 	const dayOne = await templateSends(runner.sandbox);
 	expect(new Set(dayOne.map((send) => send.to)).size).toBeLessThanOrEqual(LIMIT);
 
@@ -196,6 +228,8 @@ test('three campaigns to overlapping audiences on two numbers under a limit of 2
 	}
 	expect(sends).toHaveLength(600);
 	expect(busiestDay(sends)).toBeLessThanOrEqual(LIMIT);
+	expect([a, b, c].map((id) => waitingEvents(id).length)).toEqual([0, 1, 1]);
+	receiver.close();
 	// The sandbox refused nothing: every recipient is sent, none failed, and its own count is within the limit.
 	for (const id of [a, b, c])
 		expect((await report(runner.context, id)).filter((row) => row.outcome !== 'sent')).toEqual([]);
@@ -205,9 +239,9 @@ test('three campaigns to overlapping audiences on two numbers under a limit of 2
 });
 
 test('the API and /metrics: the limit set, shown with its places used and left, unlimited, cleared; a wrong one names the field and the rule', async () => {
-	const token = 'budget-test-token-0123456789';
+	const token = runner.env.RUNNER_TOKEN as string;
 	await Promise.all(runner.processes.map((process) => process.kill('SIGKILL')));
-	const base = await startApi(runner, { RUNNER_TOKEN: token, RUNNER_DAILY_LIMIT: '2000' });
+	const base = await startApi(runner, { RUNNER_DAILY_LIMIT: '2000' });
 	const call = async (method: string, path: string, body?: unknown) => {
 		const response = await fetch(`${base}${path}`, {
 			method,

@@ -120,6 +120,12 @@ export async function clearBudget(context: BudgetContext): Promise<BudgetView> {
 }
 
 /**
+ * Refusals of a campaign closer than this are one wait: twice the recheck time (a waiting job looks
+ * again within it), and at least a minute, so a loaded process's late wake-up is not a new wait.
+ */
+const sameWaitMs = (config: RunnerConfig) => Math.max(60_000, 2 * config.RUNNER_DAILY_LIMIT_RECHECK);
+
+/**
  * A campaign's send found no place (`place`): the campaign records when the next place frees, and
  * a wait that begins emits campaign.waiting once (lua/noteBudgetWait-2.lua); true when it began.
  */
@@ -132,7 +138,7 @@ export async function noteBudgetWait(
 	const { keys, config } = context;
 	const began = await note(
 		[keys.campaign(send.from, send.campaign), keys.outbox(send.from)],
-		[send.campaign, place.nextAt, place.nextAt - place.waitMs, config.RUNNER_DAILY_LIMIT_RECHECK, Date.now()],
+		[send.campaign, place.nextAt, place.nextAt - place.waitMs, sameWaitMs(config), Date.now()],
 	);
 	return Number(began) === 1;
 }

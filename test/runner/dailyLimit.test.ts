@@ -32,6 +32,7 @@ import {
 	retryNotSent,
 	type DryRunAnswer,
 } from '../../runner/src/core/campaigns';
+import { setBudget } from '../../runner/src/core/audience';
 import { createWebhook } from '../../runner/src/core/webhooks';
 import type { RunnerEvent } from '../../packages/n8n-nodes-convo/nodes/shared/runner';
 import {
@@ -112,8 +113,8 @@ async function dryRunOf(phones: string[], from: string): Promise<DryRunAnswer> {
 	return answer;
 }
 
-async function create(phones: string[], from: string): Promise<string> {
-	const created = await createCampaign(runner.context, settings(phones, from));
+async function create(phones: string[], from: string, extra: Record<string, unknown> = {}): Promise<string> {
+	const created = await createCampaign(runner.context, { ...settings(phones, from), ...extra });
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	return created.id;
 }
@@ -285,4 +286,27 @@ test('the API and /metrics: the limit set, shown with its places used and left, 
 	// A limit is 1 or more: 0 says unlimited.
 	expect((await call('GET', '/metrics')).text).toMatch(/^convo_runner_daily_limit 0$/m);
 	expect((await call('DELETE', '/api/budget')).json).toMatchObject({ limit: 2000, source: 'default' });
+});
+
+test('a campaign waiting for the daily limit still ends at its end (the rest expired), and a test send finds no place past the limit', async () => {
+	// The API's process of the test before is the worker here; the places were dropped when it set unlimited.
+	await setBudget(runner.context, 1);
+	const [first] = runner.business.phoneNumbers;
+	const phones = writeRecipientsCsv(4, { seed: 37 }).phones;
+	const endAt = new Date(Date.now() + 6000).toISOString();
+	const id = await create(phones.slice(0, 3), first, { endAt });
+	const waiting = await waitFor(
+		'the campaign to wait',
+		async () => (await campaignStatus(runner.context, id)).waiting ?? undefined,
+		30_000,
+	);
+	expect(waiting.reason).toBe('daily_limit');
+	await expect(
+		createCampaign(runner.context, { ...settings(phones.slice(0, 1), first), testTo: `+${phones[3]}` }),
+	).rejects.toThrow(/daily messaging limit has no place left now \(the next frees at \d{4}-/);
+	const done = await waitFor('the campaign to end', finished(id), 60_000);
+	expect(done).toMatchObject({ state: 'completed', waiting: null, counts: { sent: 1, expired: 2, pending: 0 } });
+	const received = (await templateSends(runner.sandbox)).filter((send) => phones.includes(send.to));
+	expect(received).toHaveLength(1);
+	await setBudget(runner.context, 'unlimited');
 });

@@ -19,7 +19,7 @@
  *
  *   node --import tsx scripts/mutation-check.ts                      # every mutant
  *   node --import tsx scripts/mutation-check.ts message/ campaign/   # targets whose path contains one of these
- *   node --import tsx scripts/mutation-check.ts lua/settle-7.lua     # one script
+ *   node --import tsx scripts/mutation-check.ts lua/settle-8.lua     # one script
  *   node --import tsx scripts/mutation-check.ts --quick lua/lock/    # only the first (fastest) test stage of each
  *   node --import tsx scripts/mutation-check.ts --list               # the mutants only, nothing is run
  */
@@ -68,9 +68,9 @@ const EDGES = 'test/runner/scriptEdges.test.ts';
 const LUA_TESTS: Record<string, string[]> = {
 	'noteTemplateName-1.lua': ['test/runner/templateName.test.ts', 'test/runner/console-actions.test.ts'],
 	'claim-5.lua': LEDGER,
-	'settle-7.lua': LEDGER,
+	'settle-8.lua': LEDGER,
 	// No test calls it directly: whole send jobs do (send.ts), the rate test counting the places it takes.
-	'settleAndPlace-8.lua': [
+	'settleAndPlace-9.lua': [
 		'test/runner/sendJobs.test.ts',
 		'test/runner/rate.test.ts',
 		'test/runner/webhooks.test.ts',
@@ -80,7 +80,12 @@ const LUA_TESTS: Record<string, string[]> = {
 	'resolveUnknown-6.lua': ['test/runner/ledger.test.ts', 'test/runner/cap-counts.test.ts', 'test/runner/kill.test.ts'],
 	'expireClaims-4.lua': ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],
 	'includes/ledgerRecords.lua': LEDGER,
-	'includes/settleRecord.lua': [...LEDGER.slice(0, 1), 'test/runner/cap-counts.test.ts', ...LEDGER.slice(1)],
+	'includes/settleRecord.lua': [
+		...LEDGER.slice(0, 1),
+		'test/runner/dailyCounts.test.ts',
+		'test/runner/cap-counts.test.ts',
+		...LEDGER.slice(1),
+	],
 	// The start gate's claim (start-11.lua) and the tracking's requeue use it; the ledger's own scripts do not.
 	'includes/jobClaim.lua': [
 		...GATE,
@@ -168,7 +173,7 @@ const LUA_TESTS: Record<string, string[]> = {
 };
 
 interface Target {
-	/** What filters match and results name: `campaign/create`, `lua/settle-7.lua`. */
+	/** What filters match and results name: `campaign/create`, `lua/settle-8.lua`. */
 	name: string;
 	/** The file mutated, from the repository's root. */
 	file: string;

@@ -129,6 +129,8 @@ export interface Keys {
 	capSends(from: string, phone?: string): string;
 	/** Sorted set per campaign that waits out the cap: recipient index by when it is next allowed. */
 	capWaiting(from: string, id: string): string;
+	/** Hash per number: its sends and refusals per day, the last 8 days (audience/dailyCounts.ts). */
+	dailyCounts(from: string): string;
 
 	/** The business's daily messaging limit (audience/budget.ts), in its own group. */
 	budget: BudgetKeys;
@@ -293,6 +295,7 @@ export function keysFor(prefix: string): Keys {
 		capPolicy: (from) => `${number(from)}:cap`,
 		capSends: (from, phone = '') => `${number(from)}:capsent:${phone}`,
 		capWaiting: (from, id) => `${campaign(from, id)}:capwait`,
+		dailyCounts: (from) => `${number(from)}:daily`,
 
 		budget: {
 			limit: `${prefix}:${BUDGET_TAG}:limit`,

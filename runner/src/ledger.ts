@@ -89,7 +89,7 @@ function decodeRecord(text: string): LedgerRecord {
 export const PENDING_RECORD = encodeRecord({ outcome: 'pending', attempts: 0, ref: '', error: '' });
 
 // Shared Lua: parse a record, write one, move a counter, finish the campaign when nothing is open.
-/** lua/settleAndPlace-8.lua's answer for a settle of its job's last index: the job ends without another gate call. */
+/** lua/settleAndPlace-9.lua's answer for a settle of its job's last index: the job ends without another gate call. */
 const JOB_OVER = -2;
 
 type Reply = string | number | Array<string | null>;
@@ -156,7 +156,13 @@ export class Ledger {
 		const { base, from } = await this.keysOf(id);
 		return this.call(
 			'settle',
-			[...base, this.keys.ticks(from, id), this.keys.recipients(from, id), this.keys.capSends(from)],
+			[
+				...base,
+				this.keys.ticks(from, id),
+				this.keys.recipients(from, id),
+				this.keys.capSends(from),
+				this.keys.dailyCounts(from),
+			],
 			[index, token, LETTER[to], Date.now(), ref, error.replace(/\s+/g, ' '), pauseAfter, id, counter],
 		) as Promise<'ok'>;
 	}
@@ -189,6 +195,7 @@ export class Ledger {
 				this.keys.spacing(from),
 				this.keys.recipients(from, id),
 				this.keys.capSends(from),
+				this.keys.dailyCounts(from),
 			],
 			[
 				claim.index,

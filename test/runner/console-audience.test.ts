@@ -45,6 +45,14 @@ beforeAll(async () => {
 		at,
 		from: campaignNumber,
 	});
+	// The number's daily counts as its settles leave them (dailyCounts.test.ts proves the settles write them):
+	// 41 sent and 2 refused today, 7 sent yesterday.
+	const today = Math.floor(Date.now() / 86_400_000);
+	await runner.context.redis.hset(runner.context.keys.dailyCounts(campaignNumber), {
+		[`${today}:s`]: 41,
+		[`${today}:f`]: 2,
+		[`${today - 1}:s`]: 7,
+	});
 });
 afterAll(async () => {
 	await browser?.close();
@@ -190,6 +198,16 @@ test.each(WIDTHS)(
 		// The syntax is told beside the field, and read with it.
 		expect(await page.getByLabel('Cap policy').getAttribute('aria-describedby')).toBe('cap-syntax');
 		expect(await page.getByTestId('cap-syntax').textContent()).toContain('1/24h,3/7d one a day and three a week');
+		// The number's sends per day, today first: the campaigns' number has them, a typed one has none.
+		const days = page.getByTestId('daily-day');
+		await days.first().waitFor();
+		expect(await days.count()).toBe(8);
+		const today = new Date().toISOString().slice(0, 10);
+		const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+		const cells = async (row: number) => days.nth(row).locator('td').allTextContents();
+		expect(await cells(0)).toEqual(width === 1280 ? [today, '41', '2'] : [today, '0', '0']);
+		expect(await cells(1)).toEqual(width === 1280 ? [yesterday, '7', '0'] : [yesterday, '0', '0']);
+		if (width !== 1280) expect(await isCard(days.first())).toBe(true);
 		await expectSoundLayout(page);
 
 		// A policy the runner cannot read: refused, the error naming the field by its label and the rule.

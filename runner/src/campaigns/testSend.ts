@@ -34,7 +34,7 @@ type TestCampaign = Pick<CampaignBasics, 'templateId' | 'from' | 'agentId' | 'wi
 };
 
 /** Outcomes that prove the test did not reach the phone: its count under the cap is given back. */
-const NOT_SENT = new Set(['refused', 'stop', 'hold', 'retry']);
+const NOT_SENT = new Set(['refused', 'stop', 'blocked', 'limited', 'hold', 'retry']);
 
 /**
  * Sends `row` (a snapshot row, encoded) to `to` with the campaign's template, number and agent.
@@ -70,6 +70,8 @@ export async function sendTest(
 			return { to, accepted: true, ...(outcome.messageId ? { message_id: outcome.messageId } : {}) };
 		case 'refused':
 		case 'stop':
+		case 'blocked':
+		case 'limited':
 			throw refused(`the service refused the test send (${outcome.reason})`);
 		case 'hold':
 		case 'retry':

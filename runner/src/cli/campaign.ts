@@ -18,8 +18,11 @@ const utcMinute = (iso: string) => iso.slice(0, 16).replace('T', ' ');
 function describeCounts(status: core.CampaignStatus): string {
 	const c = status.counts;
 	const starts = status.state === 'scheduled' && status.start_at ? ` (starts ${utcMinute(status.start_at)} UTC)` : '';
+	// A pause for a refusal of the service names it (the operator's and a failure streak's say so in last_error).
+	const refused = core.isRefusal(status.paused_reason ?? undefined) ? ` (${status.paused_reason})` : '';
+	const state = `${status.state}${starts}${refused}`;
 	return (
-		`${status.id} ${JSON.stringify(status.name)}: ${status.state}${starts} | sent ${c.sent}, failed ${c.failed}, ` +
+		`${status.id} ${JSON.stringify(status.name)}: ${state} | sent ${c.sent}, failed ${c.failed}, ` +
 		`unknown ${c.unknown}, not sent ${c.not_sent}, capped ${c.capped}, rejected ${c.rejected}, ` +
 		`suppressed ${c.suppressed}, cancelled ${c.cancelled}, expired ${c.expired}, ` +
 		`pending ${c.pending + c.claimed}${status.waiting ? ` | ${status.waiting.message}` : ''}` +

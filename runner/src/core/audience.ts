@@ -8,6 +8,7 @@ import { FieldError, UserError } from '../errors';
 import { readRecords, SourceError, type SourceRecord } from '../source';
 import { csvRows } from '../csv';
 import { campaignSettings } from '../campaigns/schema';
+import { dailyCountsOf, type DailyCountsView } from '../audience/dailyCounts';
 import { clearCap as clearCapOf, setCap as setCapOf, showCap as showCapOf, type CapView } from '../audience/cap';
 import {
 	clearBudget as clearBudgetOf,
@@ -134,6 +135,14 @@ export async function clearCap(
 	names: CapNames = CAP_CLI_NAMES,
 ): Promise<CapView> {
 	return clearCapOf(context, checkedNumber(from, names.from));
+}
+/** A sending number's sends and refusals per day, the last 8 days (audience/dailyCounts.ts). */
+export async function dailyCounts(
+	context: RunnerContext,
+	from: string,
+	names: Pick<CapNames, 'from'> = CAP_CLI_NAMES,
+): Promise<DailyCountsView> {
+	return dailyCountsOf(context, checkedNumber(from, names.from));
 }
 export interface CapNames {
 	from: string;

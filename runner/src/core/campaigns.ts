@@ -68,6 +68,7 @@ export { campaignFigures, type CampaignDetail, type CampaignStatus } from '../ca
 export { CAMPAIGN_SORTS, campaignListQuery, checkedListQuery, pageCampaigns } from '../campaigns/listing';
 export { API_NAMES } from '../campaigns/schema';
 export { OUTCOMES, type Outcome } from '../ledger';
+export { isRefusal } from '../service';
 
 // Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
 export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';

@@ -68,6 +68,10 @@ const budgetAnswer = z.object({
 	next_free_at: z.string().nullable(),
 	span_ms: z.number(),
 });
+const dailyCountsAnswer = z.object({
+	from: z.string(),
+	days: z.array(z.object({ date: z.iso.date(), sent: count, failed: count })),
+});
 const errorGroups = z.array(
 	z.object({ outcome: z.enum(RECIPIENT_OUTCOMES), reason: z.string(), count, varies: z.boolean() }),
 );
@@ -506,6 +510,19 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 			answer: budgetAnswer,
 		},
 		async () => audience.clearBudget(context),
+	);
+	routes.add(
+		{
+			method: 'GET',
+			url: '/api/numbers/:from/daily',
+			operationId: 'getDailyCounts',
+			tag: 'campaigns',
+			summary: "The number's sends and refusals per day (UTC), the last 8 days, newest first",
+			params: number,
+			success: [200, '{ from, days: [{ date, sent, failed }] }'],
+			answer: dailyCountsAnswer,
+		},
+		async ({ params }) => audience.dailyCounts(context, params.from, audience.CAP_API_NAMES),
 	);
 	routes.add(
 		{

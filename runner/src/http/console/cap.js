@@ -1,6 +1,7 @@
 // A sending number's frequency cap: what holds for it (its own policy, else the business default
 // RUNNER_FREQUENCY_CAP, else none), set (the policy's syntax told beside the field) and cleared
-// (asked in the page), through /api/numbers/:from/cap as `convo-runner cap` does. The numbers the
+// (asked in the page), through /api/numbers/:from/cap as `convo-runner cap` does; and the number's
+// daily counts (/api/numbers/:from/daily): what it sent and what the service refused, per day. The numbers the
 // runner's campaigns send from are offered; any other can be typed. The number is in the address
 // (#/cap/<number>), so a page of one number can be bookmarked.
 (function () {
@@ -104,6 +105,17 @@
 			note,
 			el('div', { class: 'actions' }, [clearButton]),
 		]);
+		var dailyTable = el('div', { 'data-testid': 'daily-counts' });
+		var daily = el('section', { class: 'panel', 'aria-labelledby': 'daily-heading', hidden: true }, [
+			el('h2', { id: 'daily-heading', text: 'Sends per day' }),
+			el('p', {
+				class: 'meta',
+				text:
+					'Recipients of its campaigns the service accepted (sent) and refused, per day in UTC, the last 8 days. ' +
+					'Counted when each send settles.',
+			}),
+			dailyTable,
+		]);
 
 		function say(node, text, isError) {
 			node.className = isError ? 'note error' : 'note';
@@ -137,9 +149,28 @@
 			return text.toLowerCase().replace(/\W+/g, '-');
 		}
 
+		function showDaily(answer) {
+			daily.hidden = false;
+			dailyTable.replaceChildren(
+				C.table(
+					['Day (UTC)', 'Sent', 'Refused'],
+					answer.days.map(function (day) {
+						return el('tr', { 'data-testid': 'daily-day' }, [
+							el('td', { text: day.date }),
+							el('td', { text: String(day.sent) }),
+							el('td', { text: String(day.failed) }),
+						]);
+					}),
+				),
+			);
+		}
+
 		function refresh() {
 			var numbers = C.api('GET', '/api/campaigns?limit=' + CAMPAIGNS_READ).then(showKnown, function () {});
 			if (!number) return numbers;
+			var counts = C.api('GET', '/api/numbers/' + encodeURIComponent(number) + '/daily').then(showDaily, function () {
+				// The cap's answer below says what is wrong with the number.
+			});
 			var cap = C.api('GET', path()).then(
 				function (answer) {
 					show(answer);
@@ -149,7 +180,7 @@
 					if (error.message !== 'signed out') say(chooserNote, C.errorText(error, LABELS), true);
 				},
 			);
-			return Promise.all([numbers, cap]);
+			return Promise.all([numbers, cap, counts]);
 		}
 		function showKnown(answer) {
 			var froms = [];
@@ -231,6 +262,7 @@
 			chooserNote,
 			known,
 			panel,
+			daily,
 		);
 		return { refresh: refresh };
 	}

@@ -1,6 +1,6 @@
 --[[
   KEYS: meta, ledger, running, outbox, ticks, then the campaign's snapshot and the cap's per-phone
-  prefix (audience/cap.ts). ARGV: index, token, outcome letter, now, ref, error, pauseAfter,
+  prefix (audience/cap.ts), and the number's daily counts (audience/dailyCounts.ts). ARGV: index, token, outcome letter, now, ref, error, pauseAfter,
   campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a claim this
   attempt holds; one proved not sent (pending again, failed, not_sent) gives its count on the
   phone's frequency cap back. An attempt that finds its claim
@@ -9,7 +9,22 @@
   'paused'), so the process that caused the change logs it.
 
 ]]
-local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter, cap)
+-- A number's sends and refusals per day (audience/dailyCounts.ts): fields `<day>:s` and `<day>:f`, the
+-- day counted from the epoch on the settling process's clock (UTC). A day's first count drops the
+-- fields of days before the last DAILY_DAYS: once a day, so the hash never holds more than
+-- 2 × DAILY_DAYS fields, and it expires when the number stops sending.
+local DAILY_DAYS = 8
+local function countDaily(daily, to, now)
+  if to ~= 's' and to ~= 'f' then return end
+  local day = math.floor(tonumber(now) / 86400000)
+  if redis.call('HINCRBY', daily, day .. ':' .. to, 1) > 1 then return end
+  for _, field in ipairs(redis.call('HKEYS', daily)) do
+    local fieldDay = tonumber(string.match(field, '^(%d+):'))
+    if fieldDay and fieldDay <= day - DAILY_DAYS then redis.call('HDEL', daily, field) end
+  end
+  redis.call('EXPIRE', daily, DAILY_DAYS * 86400)
+end
+local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter, cap, daily)
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'lost' end
 local r = parse(rec)
@@ -20,14 +35,20 @@ r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r)
 local claimedLeft = move(meta, from, to)
--- A send resets the failure streak in the same write (one command per send less), and ends a wait
--- for the daily limit (audience/budget.ts) the status shows.
+-- A send resets the failure and blocked streaks in the same write (one command per send less), and
+-- ends a wait for the daily limit (audience/budget.ts) the status shows.
 if to == 's' then
-  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'budget_next_at', '')
+  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'blocked_streak', 0, 'budget_next_at', '')
 else
   redis.call('HSET', meta, 'last_progress_at', now)
 end
+-- A resume's re-check (sending/refusals.ts): any answer but a refusal ends it; a send back to
+-- pending (a 5xx, a 429) leaves it open for the next start.
+if redis.call('HEXISTS', meta, 'recheck') == 1 then
+  if to == 'p' then redis.call('HSET', meta, 'recheck', '1') else redis.call('HDEL', meta, 'recheck') end
+end
 if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
+countDaily(daily, to, now)
 if to == 's' then
   local second = math.floor(tonumber(now) / 1000)
   -- The second's first send drops the one ten minutes old and keeps the hash alive: once a second, not per send.
@@ -42,7 +63,7 @@ if to == 'f' then
   -- A stopped campaign keeps the reason it stopped; sends that were in flight do not overwrite it.
   if state == 'running' then redis.call('HSET', meta, 'last_error', err) end
   if streak >= pauseAfter and state == 'running' then
-    redis.call('HSET', meta, 'state', 'paused',
+    redis.call('HSET', meta, 'state', 'paused', 'paused_reason', 'failures', 'paused_message', '',
       'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
     redis.call('SREM', running, id)
     emit(outbox, meta, id, 'campaign.paused', now)

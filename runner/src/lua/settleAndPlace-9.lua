@@ -1,7 +1,7 @@
 --[[
-  KEYS: settle-7.lua's first five, the number's spacing hash (sending/spacing.ts), then the
+  KEYS: settle-8.lua's first five, the number's spacing hash (sending/spacing.ts), then the
   campaign's
-  snapshot and the cap's per-phone prefix (a give-back: audience/cap.ts). ARGV: settle-7.lua's,
+  snapshot, the cap's per-phone prefix (a give-back: audience/cap.ts) and the number's daily counts. ARGV: settle-8.lua's,
   then the
   send job's last+1 index and the rate span's room. A job's settle that also takes the place on
   the number's clock of the job's next recipient: the same step as the gate's first one (the next
@@ -21,6 +21,7 @@
   KEYS[6] the number's spacing hash
   KEYS[7] the campaign's snapshot
   KEYS[8] the cap's per-phone prefix
+  KEYS[9] the number's daily counts
   ARGV[1] index
   ARGV[2] token
   ARGV[3] outcome letter
@@ -45,7 +46,7 @@ local SPAN_ROOM = tonumber(ARGV[11])
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local idx, token, now, id = ARGV[1], ARGV[2], ARGV[4], ARGV[8]
 local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[3], now, ARGV[5], ARGV[6],
-  tonumber(ARGV[7]), id, ARGV[9], { recipients = KEYS[7], sends = KEYS[8] })
+  tonumber(ARGV[7]), id, ARGV[9], { recipients = KEYS[7], sends = KEYS[8] }, KEYS[9])
 if result ~= 'ok' then return { result, -1 } end
 -- -2: JOB_OVER in ledger.ts.
 if tonumber(idx) + 1 >= tonumber(ARGV[10]) then return { result, -2 } end

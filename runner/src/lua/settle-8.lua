@@ -7,6 +7,7 @@
   KEYS[5] ticks
   KEYS[6] the campaign's snapshot
   KEYS[7] the cap's per-phone prefix
+  KEYS[8] the number's daily counts
   ARGV[1] index
   ARGV[2] token
   ARGV[3] outcome letter
@@ -24,4 +25,4 @@
 --- @include "includes/settleRecord"
 
 return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6],
-  tonumber(ARGV[7]), ARGV[8], ARGV[9], { recipients = KEYS[6], sends = KEYS[7] })
+  tonumber(ARGV[7]), ARGV[8], ARGV[9], { recipients = KEYS[6], sends = KEYS[7] }, KEYS[8])

@@ -134,6 +134,13 @@ export const CONFIG_SCHEMA = z
 		RUNNER_SHUTDOWN_DEADLINE: duration('20s'),
 		/** Consecutive failed recipients after which a campaign pauses itself. */
 		RUNNER_PAUSE_AFTER_FAILURES: positiveInt(50),
+		/**
+		 * Distinct recipients in a row whose sends the service blocked for the template or the sending
+		 * number, after which the campaign and every other running campaign on that template or number pause.
+		 */
+		RUNNER_PAUSE_AFTER_BLOCKED: positiveInt(3),
+		/** How long a number waits after the service's messaging limit refused a new customer. */
+		RUNNER_MESSAGING_LIMIT_HOLD: duration('10m'),
 		/** Attempts for a recipient whose send provably did not reach the service (5xx, refused connection). */
 		RUNNER_SEND_ATTEMPTS: positiveInt(5),
 		/**
@@ -306,7 +313,7 @@ export const CONFIG_SCHEMA = z
 			}),
 		/**
 		 * The business's daily messaging limit, for as long as none is set (`budget set`): how many
-		 * distinct customers every campaign and cron run together may message in a rolling 24 hours
+		 * distinct customers every campaign and schedule firing together may message in a rolling 24 hours
 		 * (250, 2000, 10000, 100000 or `unlimited`, the channel's tiers). Unset: unlimited.
 		 */
 		RUNNER_DAILY_LIMIT: z

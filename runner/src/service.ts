@@ -37,7 +37,26 @@ export type CallOutcome =
 	/** The service refused this request; the same request fails the same way. */
 	| { kind: 'refused'; status: number; reason: string }
 	/** The credential or a campaign-wide resource was refused: stop the whole campaign. */
-	| { kind: 'stop'; status: number; reason: string };
+	| { kind: 'stop'; status: number; reason: string }
+	/**
+	 * B8 only: the template, the sending number or the API key cannot be used now, whoever the
+	 * recipient (a blocked send, 403, 401). Not sent: the campaigns that use it pause (sending/refusals.ts);
+	 * `atOnce`: one answer is proof enough (403, 401), else a streak of them is (a blocked send).
+	 */
+	| { kind: 'blocked'; status: number; refusal: SendRefusal; atOnce: boolean; message: string; reason: string }
+	/** B8 only: the business's messaging limit refused a new customer: not sent, the number waits. */
+	| { kind: 'limited'; status: number; reason: string };
+
+/** What a blocked B8 send says cannot be used now: a campaign paused for it carries this as its reason. */
+export const SEND_REFUSALS = ['template_refused', 'number_refused', 'unauthorized'] as const;
+export type SendRefusal = (typeof SEND_REFUSALS)[number];
+
+/** Whether a campaign's pause reason is a refusal of the service: its resume re-checks with one send first. */
+export const isRefusal = (reason: string | undefined): boolean =>
+	(SEND_REFUSALS as readonly string[]).includes(reason ?? '');
+
+/** The start of a blocked send's message (docs/decisions/sandbox/blocked-sends.md). */
+const BLOCKED_SEND = 'blocked send:';
 
 /** A 429 without a readable Retry-After holds the number this long; a very long one is capped. */
 const DEFAULT_HOLD_MS = 1000;
@@ -49,18 +68,57 @@ const MAX_HOLD_MS = 300_000;
  */
 const API_KEY_REFUSED = 'the API key was refused: check CONVO_API_KEY';
 
+/** The field an error body names (the one error body shape: packages/.../errorBody.ts), if any. */
+function errorField(body: unknown): string | undefined {
+	const field = body !== null && typeof body === 'object' ? (body as { field?: unknown }).field : undefined;
+	return typeof field === 'string' ? field : undefined;
+}
+
+/**
+ * A B8 answer that says the template, the sending number or the key cannot be used now, whoever
+ * the recipient: a blocked send (400 whose message starts `blocked send:`, its field naming what
+ * is refused), a 403 (the template or number, by its field; one for the agent stays a stop: it is
+ * the campaign's own setting), a 401. Undefined for any other answer.
+ */
+function sendRefusal(status: number, body: unknown, said: string | undefined): CallOutcome | undefined {
+	const field = errorField(body);
+	const message = said ?? '';
+	const blocked = (refusal: SendRefusal, atOnce: boolean, why: string): CallOutcome => ({
+		kind: 'blocked',
+		status,
+		refusal,
+		atOnce,
+		message,
+		reason: `${status}: ${why}${said ? ` (the service said: ${said})` : ''}`,
+	});
+	if (status === 401) return blocked('unauthorized', true, API_KEY_REFUSED);
+	if (status === 403 && field === 'from_phone_number')
+		return blocked('number_refused', true, 'the sending number was refused');
+	if (status === 403 && field !== 'agent_id') return blocked('template_refused', true, 'the template was refused');
+	if (status !== 400 || !said?.startsWith(BLOCKED_SEND)) return undefined;
+	if (field === 'template_id') return blocked('template_refused', false, 'the template cannot be sent now');
+	if (field === 'from_phone_number') return blocked('number_refused', false, 'the sending number cannot send now');
+	if (field === 'phone') return { kind: 'limited', status, reason: `${status}: ${said}` };
+	return undefined;
+}
+
 /**
  * The one table from an answer to an outcome, on the contract's retry policy (convo-contract):
- * `stopOn` lists the statuses besides 401 that stop a whole campaign or run, with the reason.
+ * `stopOn` lists the statuses besides 401 that stop a whole campaign or run, with the reason;
+ * `sends`: the answer is B8's to a campaign's send, whose refusals of the template, number or key
+ * pause campaigns (sendRefusal) instead.
  */
 export function classify(
 	status: number,
 	body: unknown,
 	headers: Record<string, string | string[] | undefined>,
 	stopOn: Record<number, string>,
+	sends = false,
 ): CallOutcome {
 	if (status >= 200 && status < 300) return { kind: 'ok', status, body };
 	const said = serviceErrorMessage(body);
+	const refusal = sends ? sendRefusal(status, body, said) : undefined;
+	if (refusal) return refusal;
 	const disposition = errorDisposition(status);
 	if (disposition === 'rate_limited') {
 		const header = headers['retry-after'];
@@ -211,10 +269,11 @@ export class ConvoService {
 	private async outcomeOf(
 		exchange: () => ReturnType<typeof request>,
 		stopOn: Record<number, string>,
+		sends = false,
 	): Promise<CallOutcome> {
 		try {
 			const response = await exchange();
-			return classify(response.statusCode, await readBody(response.body), response.headers, stopOn);
+			return classify(response.statusCode, await readBody(response.body), response.headers, stopOn, sends);
 		} catch (error) {
 			return classifyNetworkError(error);
 		}
@@ -270,6 +329,7 @@ export class ConvoService {
 						signal ? AbortSignal.any([this.deadline(), signal]) : this.deadline(),
 					),
 				SEND_TEMPLATE_STOPS,
+				true,
 			);
 			return sentTemplate(outcome);
 		};

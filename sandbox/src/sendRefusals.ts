@@ -13,6 +13,17 @@ export type TemplateQuality = 'paused' | 'disabled';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** Refused sends kept for `GET /__sandbox/refusals` (the latest ones): what tests count. */
+const REFUSED_KEPT = 10_000;
+
+/** A refused send as the log keeps it: when (service time), its template and number, the field refused. */
+interface RefusedSend {
+	at: string;
+	template_id: string;
+	from: string;
+	field: string;
+}
+
 export class SendRefusals {
 	private templates = new Map<string, TemplateQuality>();
 	private numbers = new Set<string>();
@@ -22,6 +33,7 @@ export class SendRefusals {
 	 * within the last 24 hours, by service time, in the order they were first sent to.
 	 */
 	private started = new Map<string, Map<string, number>>();
+	private refused: RefusedSend[] = [];
 
 	constructor(private readonly clock: Clock) {}
 
@@ -48,6 +60,7 @@ export class SendRefusals {
 		this.numbers.clear();
 		this.dailyLimits.clear();
 		this.started.clear();
+		this.refused = [];
 	}
 
 	/**
@@ -55,23 +68,30 @@ export class SendRefusals {
 	 * against the business's limit (once per 24 hours: a customer already messaged draws nothing more).
 	 */
 	admit(send: { businessId: string; template: { id: string; name: string }; from: string; phone: string }): void {
+		const refuse = (message: string, field: string) => {
+			this.refused.push({
+				at: new Date(this.clock.now()).toISOString(),
+				template_id: send.template.id,
+				from: send.from,
+				field,
+			});
+			if (this.refused.length > REFUSED_KEPT) this.refused.splice(0, this.refused.length - REFUSED_KEPT);
+			return badRequest(message, field);
+		};
 		const quality = this.templates.get(send.template.id);
 		if (quality)
-			throw badRequest(
+			throw refuse(
 				`blocked send: template ${send.template.name} is ${quality} for its quality and cannot be sent now`,
 				'template_id',
 			);
 		if (this.numbers.has(send.from))
-			throw badRequest(`blocked send: phone number ${send.from} cannot send messages now`, 'from_phone_number');
+			throw refuse(`blocked send: phone number ${send.from} cannot send messages now`, 'from_phone_number');
 		const limit = this.dailyLimits.get(send.businessId);
 		if (limit === undefined) return;
 		const now = this.clock.now();
 		const started = this.startedBy(send.businessId, now);
 		if (!started.has(send.phone) && started.size >= limit)
-			throw badRequest(
-				`blocked send: the business reached its messaging limit of ${limit} customers in 24 hours`,
-				'phone',
-			);
+			throw refuse(`blocked send: the business reached its messaging limit of ${limit} customers in 24 hours`, 'phone');
 		if (!started.has(send.phone)) started.set(send.phone, now);
 	}
 
@@ -85,6 +105,7 @@ export class SendRefusals {
 					{ limit, used: this.startedBy(business, this.clock.now()).size },
 				]),
 			),
+			refused: this.refused,
 		};
 	}
 

@@ -1,9 +1,9 @@
 /**
  * The daily messaging limit's place script (lua/takeBudgetPlace-2.lua) and its TypeScript door
- * (audience/budget.ts) on a real Redis, no runner process: places freed after the window, a phone
+ * (audience/budget.ts) on a real Redis, no runner process: places freed after the span, a phone
  * holding a place drawing nothing more, the limit, when the next place frees, and the limit's
  * settings and errors. The times are moved with the test clock offset the script is given, so no
- * test waits out a window.
+ * test waits out a span.
  */
 import { loadConfig } from '../../runner/src/config';
 import { keysFor } from '../../runner/src/keys';
@@ -20,11 +20,11 @@ import { redisScript } from '../../runner/src/redisScripts';
 import { uniquePrefix, useRedisConnection } from './support';
 
 const connection = useRedisConnection();
-const WINDOW = 10_000;
+const SPAN = 10_000;
 
 describe('takeBudgetPlace', () => {
 	const run = (keys: string[], phone: string, limit: string, offset = 0) =>
-		redisScript(connection.redis, 'takeBudgetPlace')(keys, [phone, limit, WINDOW, offset]) as Promise<number[]>;
+		redisScript(connection.redis, 'takeBudgetPlace')(keys, [phone, limit, SPAN, offset]) as Promise<number[]>;
 	const keys = () => {
 		const prefix = uniquePrefix();
 		return [`${prefix}:limit`, `${prefix}:places`];
@@ -49,26 +49,26 @@ describe('takeBudgetPlace', () => {
 		expect(Number(await connection.redis.zscore(budget[1], '491'))).toBe(firstAt);
 		const [full, now, nextAt] = await run(budget, '493', '', 3000);
 		expect(full).toBe(-1);
-		expect(nextAt).toBe(firstAt + WINDOW);
+		expect(nextAt).toBe(firstAt + SPAN);
 		expect(now).toBeGreaterThanOrEqual(firstAt + 3000);
 		expect(await connection.redis.zcard(budget[1])).toBe(2);
 		const ttl = await connection.redis.pttl(budget[1]);
 		expect(ttl).toBeGreaterThan(0);
-		expect(ttl).toBeLessThanOrEqual(WINDOW);
+		expect(ttl).toBeLessThanOrEqual(SPAN);
 	});
 
-	test('a place frees a whole window after it was taken, not a moment before', async () => {
+	test('a place frees a whole span after it was taken, not a moment before', async () => {
 		const budget = keys();
 		const [, at] = await run(budget, '491', '1');
-		// On the clock a little short of the window: still held.
-		const [refused, , nextAt] = await run(budget, '492', '1', WINDOW - 500);
+		// On the clock a little short of the span: still held.
+		const [refused, , nextAt] = await run(budget, '492', '1', SPAN - 500);
 		expect(refused).toBe(-1);
-		expect(nextAt).toBe(at + WINDOW);
-		// A window on: the oldest place is freed (trimmed) and taken by the new phone.
-		expect((await run(budget, '492', '1', WINDOW))[0]).toBe(1);
+		expect(nextAt).toBe(at + SPAN);
+		// A span on: the oldest place is freed (trimmed) and taken by the new phone.
+		expect((await run(budget, '492', '1', SPAN))[0]).toBe(1);
 		expect(await connection.redis.zrange(budget[1], 0, -1)).toEqual(['492']);
 		// The phone freed draws a new place: the budget is full again.
-		expect((await run(budget, '491', '1', WINDOW))[0]).toBe(-1);
+		expect((await run(budget, '491', '1', SPAN))[0]).toBe(-1);
 	});
 
 	test('the default limit holds while none is set; a set limit (even lower than the places held) wins', async () => {
@@ -103,7 +103,7 @@ describe('the budget door', () => {
 		expect(refused.waitMs).toBeGreaterThan(24 * 3_600_000 - 5000);
 		expect(refused.waitMs).toBeLessThanOrEqual(24 * 3_600_000);
 		const view = await showBudget(context);
-		expect(view).toMatchObject({ limit: 2, source: 'default', used: 2, left: 0, window_ms: 24 * 3_600_000 });
+		expect(view).toMatchObject({ limit: 2, source: 'default', used: 2, left: 0, span_ms: 24 * 3_600_000 });
 		expect(Date.parse(view.next_free_at ?? '')).toBe(refused.nextAt);
 		expect(await phonesHoldingPlaces(context, ['4917000000001', '4917000000003'])).toBe(1);
 

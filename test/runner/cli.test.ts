@@ -64,6 +64,8 @@ test('create --wait --json, status, list, report: one JSON document each on stdo
 		'id',
 		'last_error',
 		'name',
+		'paused_message',
+		'paused_reason',
 		'rate',
 		'start_at',
 		'state',

@@ -31,8 +31,9 @@ let violations: string[] = [];
 
 /**
  * The service as the runner sees it: the sandbox, except that after `refuseAfter` sends it answers
- * 401 (the API key refused), which stops a campaign and leaves its recipients not sent (the
- * sandbox's own faults answer 5xx, which end as failed, not as not sent).
+ * 404 (the template gone), which fails a campaign and leaves its recipients not sent (the
+ * sandbox's own faults answer 5xx, which end as failed, not as not sent; a refused key or template
+ * pauses the campaign instead, its recipients pending).
  */
 const service = { refuseAfter: Infinity, forwarded: 0 };
 let closeProxy = async () => {};
@@ -43,8 +44,8 @@ async function startRefusingProxy(target: string): Promise<string> {
 			if (service.forwarded >= service.refuseAfter) {
 				incoming.resume();
 				outgoing
-					.writeHead(401, { 'content-type': 'application/json' })
-					.end(JSON.stringify({ message: 'invalid API key' }));
+					.writeHead(404, { 'content-type': 'application/json' })
+					.end(JSON.stringify({ message: 'template not found' }));
 				return;
 			}
 			service.forwarded++;
@@ -445,7 +446,7 @@ test('the cancel dialog follows the pending count while it is open; a count of o
 
 test('retry not-sent, confirmed with the count, sends again only the recipients not sent', async () => {
 	const phones = Array.from({ length: 20 }, (_, i) => phoneOf(3, i));
-	// The service takes 6 sends, then refuses the key: the campaign stops, the rest not sent.
+	// The service takes 6 sends, then says the template is gone: the campaign fails, the rest not sent.
 	service.forwarded = 0;
 	service.refuseAfter = 6;
 	const id = await createByApi(phones);

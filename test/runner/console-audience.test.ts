@@ -299,7 +299,7 @@ test.each(WIDTHS)(
 			await guideShot(page, 'budget');
 			await waiting.getByRole('link', { name: 'Waits for a place' }).click();
 			await page
-				.getByTestId('campaign-waiting')
+				.getByTestId('waiting')
 				.getByText(/^Waiting for the daily limit, next place at /)
 				.waitFor();
 			await page.goBack();

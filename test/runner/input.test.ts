@@ -344,13 +344,13 @@ test('a JSON array and an NDJSON file with the same rows make the same campaign'
 	expect(first?.template?.variables).toEqual({ 1: 'Customer 0', 2: '0' });
 });
 
-describe('a refusal no recipient can get past stops the whole campaign after its first answer', () => {
+describe('a refusal no recipient can get past stops the whole campaign after its first answer: 404 fails it, 403 and 401 pause it (nothing lost)', () => {
 	const attemptsWith = (templateId: string) =>
 		proxy.requests.filter(
 			(url) => url.pathname.endsWith('/send-template') && url.searchParams.get('template_id') === templateId,
 		).length;
 
-	async function expectStopped(templateId: string, seed: number, reason: RegExp) {
+	async function expectStopped(templateId: string, seed: number, reason: RegExp, paused = false) {
 		const phones = Array.from({ length: 300 }, (_, i) => phoneOf(seed, i));
 		const source = writeSource(
 			'many.csv',
@@ -358,9 +358,13 @@ describe('a refusal no recipient can get past stops the whole campaign after its
 		);
 		const campaign = await created(createCampaign(runner.context, settings(source, { templateId })));
 		const status = await untilSettled(campaign.id);
-		expect(status.state).toBe('failed');
+		expect(status.state).toBe(paused ? 'paused' : 'failed');
 		expect(status.last_error).toMatch(reason);
-		expect(status.counts).toMatchObject({ pending: 0, claimed: 0, sent: 0, not_sent: 300 });
+		// Paused: every recipient still pending, to send once the template is fixed; failed: every one not_sent.
+		expect(status.counts).toMatchObject(
+			paused ? { pending: 300, claimed: 0, sent: 0, not_sent: 0 } : { pending: 0, claimed: 0, sent: 0, not_sent: 300 },
+		);
+		if (paused) expect(status.paused_reason).toBe('template_refused');
 
 		// Far fewer than 300 were tried: at most what was in flight when the first answer came.
 		const attempts = attemptsWith(templateId);
@@ -368,7 +372,9 @@ describe('a refusal no recipient can get past stops the whole campaign after its
 		expect(attempts).toBeLessThanOrEqual(30);
 		const rows = await report(runner.context, campaign.id);
 		expect(rows.reduce((sum, row) => sum + row.attempts, 0)).toBe(attempts);
-		expect(rows.every((row) => row.outcome === 'not_sent' && row.error !== null && reason.test(row.error))).toBe(true);
+		const outcome = paused ? 'pending' : 'not_sent';
+		expect(rows.every((row) => row.outcome === outcome)).toBe(true);
+		expect(rows.filter((row) => row.error !== null && reason.test(row.error)).length).toBe(paused ? attempts : 300);
 		expect(sendsTo(await templateSends(runner.sandbox), phones)).toEqual([]);
 		seen[`${templateId}: status`] = JSON.stringify(status);
 		seen[`${templateId}: report`] = JSON.stringify(rows);
@@ -376,7 +382,7 @@ describe('a refusal no recipient can get past stops the whole campaign after its
 
 	test('a template of another business (403)', async () => {
 		const foreign = runner.sandbox.fixture.businesses[1].templates[0];
-		await expectStopped(foreign.id, 20, /^403: .*template_id: the template .* belongs to another business/);
+		await expectStopped(foreign.id, 20, /^403: .*template_id: the template .* belongs to another business/, true);
 	});
 
 	test('a template that does not exist (the sandbox answers 404)', async () => {
@@ -407,9 +413,10 @@ describe('a refusal no recipient can get past stops the whole campaign after its
 				}),
 			);
 			const status = await untilSettled(campaign.id, other.context);
-			expect(status.state).toBe('failed');
+			expect(status.state).toBe('paused');
+			expect(status.paused_reason).toBe('unauthorized');
 			expect(status.last_error).toMatch(/^401: .*CONVO_API_KEY/);
-			expect(status.counts).toMatchObject({ pending: 0, claimed: 0, sent: 0, not_sent: 300 });
+			expect(status.counts).toMatchObject({ pending: 300, claimed: 0, sent: 0, not_sent: 0 });
 			const attempts = otherProxy.requests.filter((url) => url.pathname.endsWith('/send-template')).length;
 			expect(attempts).toBeGreaterThanOrEqual(1);
 			expect(attempts).toBeLessThanOrEqual(30);

@@ -47,6 +47,58 @@ test("a refusal carries the service's message; a stop names what to fix", () => 
 	});
 });
 
+describe("a campaign's send: what the service refuses whoever the recipient pauses campaigns instead", () => {
+	const refusal = (status: number, message: string, field?: string) =>
+		classify(status, { status, code: 'x', message, ...(field ? { field } : {}) }, {}, stopOn, true);
+
+	test('a blocked send names the template or the number by its field; a streak of them pauses', () => {
+		expect(refusal(400, 'blocked send: template order_update is paused for its quality', 'template_id')).toEqual({
+			kind: 'blocked',
+			status: 400,
+			refusal: 'template_refused',
+			atOnce: false,
+			message: 'blocked send: template order_update is paused for its quality',
+			reason:
+				'400: the template cannot be sent now (the service said: blocked send: template order_update is paused for its quality)',
+		});
+		expect(refusal(400, 'blocked send: phone number 4930 cannot send messages now', 'from_phone_number')).toMatchObject(
+			{ kind: 'blocked', refusal: 'number_refused', atOnce: false },
+		);
+	});
+
+	test('the messaging limit holds the number; any other 400 is a refusal of this recipient', () => {
+		expect(refusal(400, 'blocked send: the business reached its messaging limit', 'phone')).toMatchObject({
+			kind: 'limited',
+			reason: '400: blocked send: the business reached its messaging limit',
+		});
+		expect(refusal(400, '2 is required', 'template_id').kind).toBe('refused');
+		expect(refusal(400, 'blocked send: something new', 'buttons').kind).toBe('refused');
+	});
+
+	test('403 and 401 pause at once; a 403 for the agent and a 404 still fail the campaign', () => {
+		expect(refusal(403, 'template_id: the template x belongs to another business', 'template_id')).toMatchObject({
+			kind: 'blocked',
+			refusal: 'template_refused',
+			atOnce: true,
+		});
+		expect(refusal(403, 'the number is not one of this business', 'from_phone_number')).toMatchObject({
+			refusal: 'number_refused',
+			atOnce: true,
+		});
+		expect(refusal(403, 'refused')).toMatchObject({ refusal: 'template_refused', atOnce: true });
+		expect(refusal(401, 'bad key')).toMatchObject({
+			kind: 'blocked',
+			refusal: 'unauthorized',
+			atOnce: true,
+			reason: expect.stringContaining('check CONVO_API_KEY'),
+		});
+		expect(refusal(403, 'agent_id: the agent belongs to another business', 'agent_id').kind).toBe('stop');
+		expect(classify(404, body('no template'), {}, { 404: 'no such template' }, true).kind).toBe('stop');
+		// Other calls than a campaign's sends are as before: a 401 stops them.
+		expect(classify(401, body('bad key'), {}, {}).kind).toBe('stop');
+	});
+});
+
 test('only connection errors that prove nothing was written are retried; the rest are unknown', () => {
 	for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'])
 		expect(classifyNetworkError(Object.assign(new Error(code), { code })).kind).toBe('retry');

@@ -78,7 +78,12 @@ describe('sandbox: blocked template sends', () => {
 		await admin(context, 'PUT', `templates/${positional().id}/quality`, { quality: 'paused' });
 		await admin(context, 'PUT', `businesses/${context.business.id}/daily-limit`, { limit: 1 });
 		await admin(context, 'POST', 'reset');
-		expect(await admin(context, 'GET', 'refusals')).toEqual({ templates: {}, numbers: [], dailyLimits: {} });
+		expect(await admin(context, 'GET', 'refusals')).toEqual({
+			templates: {},
+			numbers: [],
+			dailyLimits: {},
+			refused: [],
+		});
 		expect((await send(digits(phones(1)[0]))).status).toBe(200);
 
 		const bad = async (path: string, body: unknown, status: number, field: string) => {

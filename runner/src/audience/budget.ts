@@ -1,14 +1,14 @@
 /**
  * The business's daily messaging budget: the channel lets a business start conversations with at
  * most N distinct customers in a rolling 24 hours (250, 2,000, 10,000, 100,000 or unlimited), across
- * all its numbers. Every campaign and cron run draws from one budget here: the limit the operator
+ * all its numbers. Every campaign and schedule firing draws from one budget here: the limit the operator
  * set (`budget set`, PUT /api/budget), else RUNNER_DAILY_LIMIT, else none.
  *
  * The budget is a sorted set of phone -> the time it took its place, in a key group of its own
  * ({budget}, keys.ts): it spans numbers, and a send's claim runs in its number's slot, so a send takes
  * its place by its own script right after its claim and before it goes out
  * (docs/decisions/audience/daily-limit-after-the-claim.md). A phone that holds a place draws nothing
- * more; a place frees a window (24 h and RUNNER_DAILY_LIMIT_MARGIN) after it was taken, on Redis's
+ * more; a place frees a span (24 h and RUNNER_DAILY_LIMIT_MARGIN) after it was taken, on Redis's
  * clock plus a test's offset. Without a limit nothing is kept and a send costs one GET.
  *
  * A process that dies between the place and the send leaves a place taken for nobody: the budget
@@ -31,8 +31,8 @@ export interface BudgetContext {
 
 const DAY_MS = 24 * 3_600_000;
 
-/** How long a place is held: the channel's 24 hours and the safety margin. */
-export const budgetWindowMs = (config: RunnerConfig) => DAY_MS + config.RUNNER_DAILY_LIMIT_MARGIN;
+/** How long a place is held (its span): the channel's 24 hours and the safety margin. */
+export const budgetSpanMs = (config: RunnerConfig) => DAY_MS + config.RUNNER_DAILY_LIMIT_MARGIN;
 
 /** The budget's clock: Redis's, plus a test's offset (RUNNER_TEST_CLOCK_OFFSET_MS). */
 async function budgetNow(context: BudgetContext): Promise<number> {
@@ -54,7 +54,7 @@ export async function takeBudgetPlace(context: BudgetContext, phone: string): Pr
 	const { keys, config } = context;
 	const reply = (await take(
 		[keys.budget.limit, keys.budget.places],
-		[phone, config.RUNNER_DAILY_LIMIT ?? '', budgetWindowMs(config), config.RUNNER_TEST_CLOCK_OFFSET_MS],
+		[phone, config.RUNNER_DAILY_LIMIT ?? '', budgetSpanMs(config), config.RUNNER_TEST_CLOCK_OFFSET_MS],
 	)) as number[];
 	const [answer, now, nextAt] = reply.map(Number);
 	if (answer >= 0) return { taken: true, drew: answer === 1 };
@@ -65,14 +65,14 @@ export interface BudgetView {
 	/** The limit in force: the one set, else the default, else unlimited. */
 	limit: DailyLimit;
 	source: 'set' | 'default' | 'none';
-	/** Distinct customers messaged within the window (0 without a limit: nothing is counted). */
+	/** Distinct customers messaged within the span (0 without a limit: nothing is counted). */
 	used: number;
 	/** Places left now; null when unlimited. */
 	left: number | null;
 	/** When the oldest place frees (ISO), when every place is taken; null otherwise. */
 	next_free_at: string | null;
 	/** How long a place is held, ms: 24 h and the safety margin. */
-	window_ms: number;
+	span_ms: number;
 }
 
 /** The limit in force and where it comes from. */
@@ -87,17 +87,17 @@ async function limitInForce(context: BudgetContext): Promise<{ limit: DailyLimit
 /** The budget now: its limit, the places used and left (read only: nothing is freed here). */
 export async function showBudget(context: BudgetContext): Promise<BudgetView> {
 	const { limit, source } = await limitInForce(context);
-	const window_ms = budgetWindowMs(context.config);
-	if (limit === UNLIMITED) return { limit, source, used: 0, left: null, next_free_at: null, window_ms };
+	const span_ms = budgetSpanMs(context.config);
+	if (limit === UNLIMITED) return { limit, source, used: 0, left: null, next_free_at: null, span_ms };
 	const now = await budgetNow(context);
 	const places = context.keys.budget.places;
 	const [used, oldest] = await Promise.all([
-		context.redis.zcount(places, `(${now - window_ms}`, '+inf'),
-		context.redis.zrangebyscore(places, `(${now - window_ms}`, '+inf', 'WITHSCORES', 'LIMIT', 0, 1),
+		context.redis.zcount(places, `(${now - span_ms}`, '+inf'),
+		context.redis.zrangebyscore(places, `(${now - span_ms}`, '+inf', 'WITHSCORES', 'LIMIT', 0, 1),
 	]);
 	const left = Math.max(0, limit - used);
-	const next_free_at = left === 0 && oldest.length === 2 ? new Date(Number(oldest[1]) + window_ms).toISOString() : null;
-	return { limit, source, used, left, next_free_at, window_ms };
+	const next_free_at = left === 0 && oldest.length === 2 ? new Date(Number(oldest[1]) + span_ms).toISOString() : null;
+	return { limit, source, used, left, next_free_at, span_ms };
 }
 
 /**
@@ -120,6 +120,12 @@ export async function clearBudget(context: BudgetContext): Promise<BudgetView> {
 }
 
 /**
+ * Refusals of a campaign closer than this are one wait: twice the recheck time (a waiting job looks
+ * again within it), and at least a minute, so a loaded process's late wake-up is not a new wait.
+ */
+const sameWaitMs = (config: RunnerConfig) => Math.max(60_000, 2 * config.RUNNER_DAILY_LIMIT_RECHECK);
+
+/**
  * A campaign's send found no place (`place`): the campaign records when the next place frees, and
  * a wait that begins emits campaign.waiting once (lua/noteBudgetWait-2.lua); true when it began.
  */
@@ -132,7 +138,7 @@ export async function noteBudgetWait(
 	const { keys, config } = context;
 	const began = await note(
 		[keys.campaign(send.from, send.campaign), keys.outbox(send.from)],
-		[send.campaign, place.nextAt, place.nextAt - place.waitMs, config.RUNNER_DAILY_LIMIT_RECHECK, Date.now()],
+		[send.campaign, place.nextAt, place.nextAt - place.waitMs, sameWaitMs(config), Date.now()],
 	);
 	return Number(began) === 1;
 }
@@ -140,7 +146,7 @@ export async function noteBudgetWait(
 /** For a dry run: how many of these phones hold a place now (they draw nothing more). */
 export async function phonesHoldingPlaces(context: BudgetContext, phones: string[]): Promise<number> {
 	if (phones.length === 0) return 0;
-	const since = (await budgetNow(context)) - budgetWindowMs(context.config);
+	const since = (await budgetNow(context)) - budgetSpanMs(context.config);
 	const scores = (await context.redis.zmscore(context.keys.budget.places, ...phones)) as Array<string | null>;
 	return scores.filter((score) => score !== null && Number(score) > since).length;
 }

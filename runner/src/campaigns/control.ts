@@ -15,6 +15,7 @@ import { findCampaign, getCampaign, type CampaignRecord, type CampaignState } fr
 import { reportFinished, transition } from './state';
 import { requeueUndelivered, trackAgain } from '../tracking/tracking';
 import { openCopy } from '../audience/suppression';
+import { isRefusal } from '../service';
 
 /** Moves every recipient in state `from` to `to`, chunk by chunk. */
 async function moveAll(
@@ -129,7 +130,7 @@ export async function pauseCampaign(context: RunnerContext, id: string): Promise
 		id,
 		PAUSABLE,
 		'paused',
-		{ last_error: 'paused by the operator' },
+		{ last_error: 'paused by the operator', paused_reason: 'operator', paused_message: '' },
 		{ event: 'campaign.paused' },
 	);
 	// Changed meanwhile by another process: paused already is what was asked; anything else is refused as it is now.
@@ -138,7 +139,10 @@ export async function pauseCampaign(context: RunnerContext, id: string): Promise
 	return 'paused';
 }
 
-/** Resume re-walks the ledger from the start: recipients left pending while paused are fed again. */
+/**
+ * Resume re-walks the ledger from the start: recipients left pending while paused are fed again.
+ * One paused because the service refused its sends re-checks with one send first (sending/refusals.ts).
+ */
 export async function resumeCampaign(context: RunnerContext, id: string): Promise<CampaignState> {
 	const campaign = await getCampaign(context, id);
 	if (campaign.state === 'running') return 'running';
@@ -147,7 +151,11 @@ export async function resumeCampaign(context: RunnerContext, id: string): Promis
 	const result = await transition(context, id, ['paused'], 'running', {
 		cursor: 0,
 		failure_streak: 0,
+		blocked_streak: 0,
 		last_error: '',
+		paused_reason: '',
+		paused_message: '',
+		...(isRefusal(campaign.pausedReason) ? { recheck: '1' } : {}),
 		last_progress_at: Date.now(),
 		running_since: Date.now(),
 	});

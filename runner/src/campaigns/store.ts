@@ -42,6 +42,9 @@ export interface CampaignRecord {
 	/** When it last became running (started, resumed, retried): its rate counts only the seconds since. */
 	runningSince?: number;
 	lastError?: string;
+	/** Why it paused (CampaignStatus.paused_reason), and the service's message for a refusal; kept until it runs. */
+	pausedReason?: string;
+	pausedMessage?: string;
 	/** Exempt from the suppression list (audience/suppression.ts): the operator said its messages are not marketing. */
 	transactional: boolean;
 	/** A recipient over the frequency cap: capped, or waits until allowed (audience/cap.ts). */
@@ -83,6 +86,13 @@ export interface CampaignStatus {
 	rate: number;
 	eta_seconds: number | null;
 	last_error: string | null;
+	/**
+	 * While paused, why: `operator`, `failures` (RUNNER_PAUSE_AFTER_FAILURES), or the service refused
+	 * its sends: `template_refused`, `number_refused`, `unauthorized`; null otherwise.
+	 */
+	paused_reason: string | null;
+	/** While paused for a refusal, the service's message; null otherwise. */
+	paused_message: string | null;
 	/** When a campaign created with a start time (`--at`) starts or started; null for one that started at its create. */
 	start_at: string | null;
 	/**
@@ -120,6 +130,8 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		lastProgressAt: number('last_progress_at'),
 		runningSince: hash.running_since ? number('running_since') : undefined,
 		lastError: hash.last_error || undefined,
+		pausedReason: hash.paused_reason || undefined,
+		pausedMessage: hash.paused_message || undefined,
 		transactional: hash.transactional === '1',
 		whenCapped: hash.when_capped === 'wait' ? 'wait' : 'skip',
 		counts: Object.fromEntries(OUTCOMES.map((outcome) => [outcome, number(counterField(outcome))])) as Record<
@@ -297,6 +309,8 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 		rate,
 		eta_seconds: open === 0 ? 0 : rate > 0 ? Math.ceil(open / rate) : null,
 		last_error: campaign.lastError ?? null,
+		paused_reason: campaign.state === 'paused' ? (campaign.pausedReason ?? null) : null,
+		paused_message: campaign.state === 'paused' ? (campaign.pausedMessage ?? null) : null,
 		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
 		waiting: waitingOf(campaign),
 	};

@@ -20,7 +20,7 @@ export function addBudgetCommands(program: Command): void {
 	const budget = program
 		.command('budget')
 		.description(
-			"the business's daily messaging limit: how many distinct customers every campaign and cron run " +
+			"the business's daily messaging limit: how many distinct customers every campaign and schedule firing " +
 				'together may message in a rolling 24 hours',
 		);
 

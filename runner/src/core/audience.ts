@@ -184,7 +184,7 @@ export async function clearBudget(context: RunnerContext): Promise<BudgetView> {
 /**
  * A place under the daily limit for one template send to `phone` (with country code), for any send
  * of the business's outside a campaign (a workflow's): `taken` (it may go), or not before `nextAt`
- * (ms) and `waitMs` from now. A phone messaged within the window draws nothing more.
+ * (ms) and `waitMs` from now. A phone messaged within the span draws nothing more.
  */
 export function takeBudgetPlace(context: RunnerContext, phone: string, field = 'phone'): Promise<BudgetPlace> {
 	return takeBudgetPlaceOf(context, phoneOf(phone, field));

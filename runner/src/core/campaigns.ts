@@ -19,6 +19,7 @@ import { formatOf, type SourceRecord } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
 import { isHttpUrl, storedSource } from '../net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from '../campaigns/create';
+import { budgetDays, showBudget, UNLIMITED } from '../audience/budget';
 import { estimateSends } from '../audience/windows';
 import { API_NAMES, CLI_NAMES, campaignSettings, type CampaignSettings, type SettingNames } from '../campaigns/schema';
 import {
@@ -67,6 +68,7 @@ export { campaignFigures, type CampaignDetail, type CampaignStatus } from '../ca
 export { CAMPAIGN_SORTS, campaignListQuery, checkedListQuery, pageCampaigns } from '../campaigns/listing';
 export { API_NAMES } from '../campaigns/schema';
 export { OUTCOMES, type Outcome } from '../ledger';
+export { isRefusal } from '../service';
 
 // Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
 export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
@@ -149,11 +151,24 @@ export type CreateAnswer =
 	  })
 	| DryRunAnswer;
 
+/** How a campaign draws from the daily messaging limit, as a dry run reckons it now. */
+export interface DailyLimitEstimate {
+	limit: number;
+	/** Places left now. */
+	left: number;
+	/** Recipients whose phone takes a new place; the others hold one already and draw nothing more. */
+	drawing: number;
+	holding: number;
+	/** Recipients sent on the first day (what is left) and on the last. */
+	first_day: number;
+	last_day: number;
+}
+
 /**
  * What a dry run answers: the rows' counts by outcome and by reason (grouped as /errors groups
  * them), the first rejections with their lines, and how long sending the accepted rows would take.
  */
-export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
+export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones' | 'holdingPlaces'> {
 	kind: 'dry_run';
 	dry_run: true;
 	/**
@@ -175,6 +190,13 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 		/** `at`, the next firing of a cron schedule, or now. */
 		starts_at: string;
 		ends_at: string;
+		/**
+		 * Days the campaign takes under the business's daily messaging limit (audience/budget.ts): 1
+		 * when every recipient finds a place on the first day; each day after sends up to the limit.
+		 */
+		days: number;
+		/** The daily limit's part of the estimate; absent when unlimited. */
+		daily_limit?: DailyLimitEstimate;
 		cron?: string;
 		tz?: string;
 	};
@@ -342,7 +364,7 @@ async function dryRun(
 	// Refused as a real create refuses them: a pattern BullMQ would not take, a source URL it could not keep.
 	const startsAt = repeat ? nextCronRun(repeat, names) : (options.startAt ?? Date.now());
 	if (repeat) storedSource(context.config, common.source, names.source);
-	const { zones, ...found } = await snapshotCampaign(context, {
+	const { zones, holdingPlaces, ...found } = await snapshotCampaign(context, {
 		...common,
 		id: newCampaignId(),
 		state: 'running',
@@ -359,7 +381,22 @@ async function dryRun(
 		zones: zones?.map(([zone, count]) => [zone, count]),
 		endAt: common.endAt,
 	});
-	const seconds = Math.ceil((sends.endsAt - startsAt - clockOffset) / 1000);
+	// Past the first day, each day's places free a window after the first day's were taken: the last
+	// day's recipients go out from then, at the rate and in the windows.
+	const budget = await showBudget(context);
+	const drawing = Math.max(0, found.accepted - holdingPlaces);
+	const { days, firstDay, lastDay } = budgetDays(budget, drawing);
+	const lastDaySends =
+		days === 1
+			? sends
+			: estimateSends({
+					rate: common.rate,
+					startsAt: startsAt + clockOffset + (days - 1) * budget.span_ms,
+					accepted: lastDay,
+					week: common.window,
+					zones: zones?.map(([zone, count]) => [zone, Math.ceil((count * lastDay) / Math.max(1, found.accepted))]),
+				});
+	const seconds = Math.ceil((lastDaySends.endsAt - startsAt - clockOffset) / 1000);
 	const reasons =
 		sends.expired > 0
 			? [
@@ -399,6 +436,19 @@ async function dryRun(
 			seconds,
 			starts_at: new Date(startsAt).toISOString(),
 			ends_at: new Date(startsAt + seconds * 1000).toISOString(),
+			days,
+			...(budget.limit !== UNLIMITED
+				? {
+						daily_limit: {
+							limit: budget.limit,
+							left: budget.left ?? 0,
+							drawing,
+							holding: holdingPlaces,
+							first_day: firstDay,
+							last_day: lastDay,
+						},
+					}
+				: {}),
 			...(repeat ?? {}),
 		},
 		...(testTo

@@ -9,7 +9,7 @@ import * as audience from '../core/audience';
 import { FieldError } from '../errors';
 import { at, InputError, type RouteTable } from './routes';
 
-const BUDGET_TEXT = '{ limit, source: set|default|none, used, left, next_free_at, window_ms }';
+const BUDGET_TEXT = '{ limit, source: set|default|none, used, left, next_free_at, span_ms }';
 
 /** A core error about a field as a 400 naming the API's field. */
 async function asField<T>(work: () => Promise<T>): Promise<T> {

@@ -39,6 +39,8 @@
   ARGV[12] default cap policy
   ARGV[13] close margin ms (CLOSE_MARGIN_MS)
   ARGV[14] how late a place still counts, ms (PLACE_LATE_MS)
+  ARGV[15] how long a re-check's start holds it, ms (a claim's lifetime)
+  ARGV[16] how long the others wait meanwhile before they look again, ms (RECHECK_WAIT_MS)
 
   Returns { 0, start µs, index, attempts, row }, { µs to wait }, { -1 } not running, { -2 } job
   done, { -3 } send window closed
@@ -75,6 +77,10 @@ if ARGV[4] ~= '' then
     local at = tonumber(nowMs) + c.offset
     if at < tonumber(ARGV[10]) or at >= tonumber(ARGV[11]) - tonumber(ARGV[13]) then return { -3 } end -- WINDOW_CLOSED
   end
+  -- A campaign resumed after a refusal sends one recipient first: while its start holds the re-check, the others wait.
+  if c.recheck ~= '' and c.recheck ~= '1' and tonumber(c.recheck) > tonumber(nowMs) then
+    return { tonumber(ARGV[16]) * 1000 }
+  end
 end
 local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
 local rate = tonumber(spacing[1] or '0')
@@ -97,4 +103,5 @@ if taken[1] == 0 then keepLog(now, spacing[4]) end
 if taken[1] ~= 0 or not idx then return taken end
 local attempts = rec.a + (rec.s == 'p' and 1 or 0)
 claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, aud, c, phone)
+if c.recheck ~= '' then redis.call('HSET', KEYS[3], 'recheck', tonumber(nowMs) + tonumber(ARGV[15])) end
 return { 0, taken[2], idx, attempts, row }

@@ -6,6 +6,9 @@
  *
  *   ok       -> sent (message id)             refused -> failed (the service's message)
  *   unknown  -> unknown (reconcile decides)   stop    -> the whole campaign fails with the reason
+ *   blocked  -> back to pending, no attempt used; the campaigns that use the refused template,
+ *               number or key pause (refusals.ts); the job goes on with its next recipient
+ *   limited  -> back to pending; the number waits RUNNER_MESSAGING_LIMIT_HOLD, as for a hold
  *   hold     -> back to pending, the number's queue waits Retry-After (BullMQ rate limit), no attempt
  *               used; the job goes back to the queue and goes on from this recipient
  *   retry    -> back to pending, the job waits the recipient's backoff (delayed) and goes on from
@@ -30,16 +33,18 @@ import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../keyGroups';
 import { noteBudgetWait, takeBudgetPlace } from '../audience/budget';
 import { holdStarts, startNextInJob, SPAN_ROOM, type ClaimedStart, type Place } from './spacing';
+import { settleBlocked } from './refusals';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
 
 /** A recipient's error while it waits for a place under the daily messaging limit. */
-export const DAILY_LIMIT_WAIT = 'waiting for a place under the daily messaging limit';
+const DAILY_LIMIT_WAIT = 'waiting for a place under the daily messaging limit';
 
 /** The immutable part of a campaign, read once per process: its number and its B8 request but the body. */
 interface SendSettings {
 	from: string;
+	templateId: string;
 	send: ReturnType<ConvoService['templateSender']>;
 	/** The template's name is kept on the campaign (once per process: the first answer that names it). */
 	templateNamed: boolean;
@@ -73,6 +78,7 @@ export function createSendProcessor(
 		if (!templateId) return undefined;
 		const settings: SendSettings = {
 			from,
+			templateId,
 			templateNamed: false,
 			send: service.templateSender({
 				template_id: templateId,
@@ -194,6 +200,19 @@ export function createSendProcessor(
 					await settle('not_sent', '', outcome.reason);
 					await failCampaign(context, campaign, outcome.reason);
 					return 'stopped';
+				case 'blocked': {
+					const sending = { id: campaign, from: settings.from, templateId: settings.templateId };
+					const result = await settleBlocked(context, sending, { index, token }, outcome);
+					return result === 'paused' ? 'stopped' : { next: undefined, over: false };
+				}
+				case 'limited':
+					await settle('pending', '', outcome.reason, 'holds');
+					log.warn(
+						{ campaign, holdMs: config.RUNNER_MESSAGING_LIMIT_HOLD },
+						"the service's messaging limit refused a new customer: the number waits; " +
+							"set the runner's daily limit to stay under it",
+					);
+					return { hold: config.RUNNER_MESSAGING_LIMIT_HOLD };
 				case 'hold':
 					await settle('pending', '', outcome.reason, 'holds');
 					return { hold: outcome.waitMs };

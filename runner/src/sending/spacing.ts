@@ -63,6 +63,12 @@ const WINDOW_CLOSED = -3;
  */
 const CLOSE_MARGIN_MS = 2000;
 
+/**
+ * How long a send of a campaign resumed after a refusal waits before it looks again while the
+ * re-check's one send is out (sending/refusals.ts): about a B8 round trip.
+ */
+const RECHECK_WAIT_MS = 200;
+
 /** The number's rate, as the feeder applies it (the strictest of its running campaigns). */
 export async function setSpacingRate(context: RunnerContext, from: string, ratePerSecond: number): Promise<void> {
 	await context.redis.hset(context.keys.spacing(from), 'rate', ratePerSecond);
@@ -129,9 +135,10 @@ async function takeStart(
 ): Promise<StartReply | NoStart | 'done' | 'closed'> {
 	const start = redisScript(context.redis, 'start');
 	const defaultCap = defaultCapPolicy(context.config);
-	// After the send window's two, always given: the default cap policy (ARGV[12]), then the margins.
+	// After the send window's two, always given: the default cap policy (ARGV[12]), then the margins and the re-check's.
+	const recheckHoldMs = context.config.RUNNER_HTTP_DEADLINE + 10_000;
 	const call = (keys: string[], args: Array<string | number>) =>
-		start(keys, [...args, defaultCap, CLOSE_MARGIN_MS, PLACE_LATE_MS]);
+		start(keys, [...args, defaultCap, CLOSE_MARGIN_MS, PLACE_LATE_MS, recheckHoldMs, RECHECK_WAIT_MS]);
 	const scriptKeys = startKeys(context, send);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.

@@ -52,7 +52,8 @@ const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: 
 	{
 		name: 'Campaign Paused',
 		value: 'campaign.paused',
-		description: 'A campaign was paused by an operator or by the runner itself (the reason is in last_error)',
+		description:
+			'A campaign was paused by an operator or by the runner itself (why is in paused_reason and last_error)',
 	},
 	{
 		name: 'Campaign Waiting',

@@ -71,7 +71,7 @@
 				row('Where it comes from', SOURCES[answer.source] || answer.source, 'source'),
 			];
 			if (!unlimited) {
-				rows.push(row('Used in the window', plural(answer.used, 'customer', 'customers'), 'used'));
+				rows.push(row('Counted now', plural(answer.used, 'customer', 'customers'), 'used'));
 				rows.push(row('Left now', plural(answer.left, 'place', 'places'), 'left'));
 				rows.push(
 					row(
@@ -81,7 +81,7 @@
 					),
 				);
 			}
-			rows.push(row('Window', hours(answer.window_ms) + ' (24 h and a safety margin)', 'window'));
+			rows.push(row('Counted for', hours(answer.span_ms) + ' (24 h and a safety margin)', 'span'));
 			facts.replaceChildren.apply(facts, [].concat.apply([], rows));
 			clearButton.disabled = answer.source !== 'set';
 		}

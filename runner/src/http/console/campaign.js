@@ -8,6 +8,12 @@
 	var el = C.el;
 	var CANCELLABLE = ['running', 'paused', 'scheduled', 'draft'];
 	var RETRYABLE = ['paused', 'completed', 'cancelled', 'failed'];
+	// A pause because the service refused the campaign's sends (paused_reason), said before last_error.
+	var REFUSED = {
+		template_refused: 'Paused: the service refused the template',
+		number_refused: 'Paused: the service refused the sending number',
+		unauthorized: 'Paused: the service refused the API key',
+	};
 
 	function open(app, id) {
 		var latest = null;
@@ -309,14 +315,20 @@
 				);
 				tickCountdown();
 				lastError.replaceChildren(
-					c.last_error ? el('p', { class: 'error', 'data-testid': 'last-error', text: c.last_error }) : el('span'),
 					c.waiting
-						? el('p', { class: 'note', 'data-testid': 'campaign-waiting' }, [
+						? el('p', { class: 'note', 'data-testid': 'waiting' }, [
 								'Waiting for the ',
 								el('a', { href: '#/budget', text: 'daily limit' }),
 								', next place at ',
 								el('time', { datetime: c.waiting.next_at, text: new Date(c.waiting.next_at).toLocaleString() }),
 							])
+						: el('span'),
+					c.last_error
+						? el('p', {
+								class: 'error',
+								'data-testid': 'last-error',
+								text: (REFUSED[c.paused_reason] ? REFUSED[c.paused_reason] + ': ' : '') + c.last_error,
+							})
 						: el('span'),
 				);
 				barBox.replaceChildren(C.bar(c.counts, id), C.legend(c.counts));

@@ -13,12 +13,14 @@
 
 -- What the claim step's rules read of the campaign: START reads them with its state, in one HMGET
 -- (its fields from position at on).
-local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional' }
+local CLAIM_FIELDS = { 'end_at', 'clock_offset', 'transactional', 'recheck' }
 local function claimSettings(values, at)
   return {
     endAt = tonumber(values[at] or ''),
     offset = tonumber(values[at + 1] or '0') or 0,
-    transactional = values[at + 2] == '1'
+    transactional = values[at + 2] == '1',
+    -- A resume's re-check (sending/refusals.ts): '' none, '1' open, else ms until which a start holds it.
+    recheck = values[at + 3] or ''
   }
 end
 -- The campaign's end (audience/windows.ts), on the campaign's clock: Redis's, plus a test's clock_offset.

@@ -35,12 +35,17 @@ r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r)
 local claimedLeft = move(meta, from, to)
--- A send resets the failure streak in the same write (one command per send less), and ends a wait
--- for the daily limit (audience/budget.ts) the status shows.
+-- A send resets the failure and blocked streaks in the same write (one command per send less), and
+-- ends a wait for the daily limit (audience/budget.ts) the status shows.
 if to == 's' then
-  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'budget_next_at', '')
+  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'blocked_streak', 0, 'budget_next_at', '')
 else
   redis.call('HSET', meta, 'last_progress_at', now)
+end
+-- A resume's re-check (sending/refusals.ts): any answer but a refusal ends it; a send back to
+-- pending (a 5xx, a 429) leaves it open for the next start.
+if redis.call('HEXISTS', meta, 'recheck') == 1 then
+  if to == 'p' then redis.call('HSET', meta, 'recheck', '1') else redis.call('HDEL', meta, 'recheck') end
 end
 if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
 countDaily(daily, to, now)
@@ -58,7 +63,7 @@ if to == 'f' then
   -- A stopped campaign keeps the reason it stopped; sends that were in flight do not overwrite it.
   if state == 'running' then redis.call('HSET', meta, 'last_error', err) end
   if streak >= pauseAfter and state == 'running' then
-    redis.call('HSET', meta, 'state', 'paused',
+    redis.call('HSET', meta, 'state', 'paused', 'paused_reason', 'failures', 'paused_message', '',
       'last_error', 'paused itself after ' .. streak .. ' failed recipients in a row; last: ' .. err)
     redis.call('SREM', running, id)
     emit(outbox, meta, id, 'campaign.paused', now)

@@ -22,7 +22,8 @@ export const budgetAnswer = z.looseObject({
 	left: count.nullable(),
 	/** When the oldest place frees, once every place is taken; null otherwise. */
 	next_free_at: z.iso.datetime().nullable(),
-	window_ms: count,
+	/** How long a customer stays counted: 24 hours and a safety margin. */
+	span_ms: count,
 });
 export type BudgetAnswer = z.infer<typeof budgetAnswer>;
 

@@ -8,7 +8,7 @@ import { FieldError } from './errors';
 /** The channel's unlimited tier: no budget is kept. */
 export const UNLIMITED = 'unlimited';
 /** The largest limit taken: the channel's highest numbered tier is 100,000; the budget's set stays bounded by it. */
-export const MAX_DAILY_LIMIT = 1_000_000;
+const MAX_DAILY_LIMIT = 1_000_000;
 
 export type DailyLimit = number | typeof UNLIMITED;
 

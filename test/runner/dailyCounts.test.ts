@@ -3,11 +3,9 @@
  * day (UTC), in the same step as the outcome, both settle scripts alike; the last 8 days are kept
  * and shown, older days are dropped by the next day's first count; the API shows them.
  */
-import { createCampaign } from '../../runner/src/core/campaigns';
 import { dailyCounts } from '../../runner/src/core/audience';
 import { dailyCountsOf } from '../../runner/src/audience/dailyCounts';
-import { inlineRecords } from '../../runner/src/source';
-import { positionalTemplate, startApi, useRunnerUnderTest } from './support';
+import { startApi, useRunnerUnderTest, inlineCampaign } from './support';
 
 jest.setTimeout(60_000);
 
@@ -18,20 +16,7 @@ const NOON = Date.UTC(2026, 10, 20, 12);
 let campaigns = 0;
 
 async function newCampaign(recipients: number): Promise<string> {
-	const seed = String(campaigns++).padStart(2, '0');
-	const rows = Array.from({ length: recipients }, (_, i) => ({
-		phone: `49153${seed}${String(i).padStart(5, '0')}`,
-		1: `R${i}`,
-		2: 'x',
-	}));
-	const business = runner.business;
-	const answer = await createCampaign(
-		runner.context,
-		{ templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' },
-		inlineRecords(rows),
-	);
-	if (answer.kind !== 'campaign') throw new Error('expected a campaign');
-	return answer.id;
+	return inlineCampaign(runner, recipients, `49153${String(campaigns++).padStart(2, '0')}`);
 }
 
 /** Claims and settles recipient `index` as if at `at` (the settle reads the process's clock). */

@@ -32,7 +32,7 @@ import {
 	retryNotSent,
 	type DryRunAnswer,
 } from '../../runner/src/core/campaigns';
-import { setBudget } from '../../runner/src/core/audience';
+import { setBudget, takeBudgetPlace, type BudgetPlace } from '../../runner/src/core/audience';
 import { createWebhook } from '../../runner/src/core/webhooks';
 import type { RunnerEvent } from '../../packages/n8n-nodes-convo/nodes/shared/runner';
 import {
@@ -308,5 +308,9 @@ test('a campaign waiting for the daily limit still ends at its end (the rest exp
 	expect(done).toMatchObject({ state: 'completed', waiting: null, counts: { sent: 1, expired: 2, pending: 0 } });
 	const received = (await templateSends(runner.sandbox)).filter((send) => phones.includes(send.to));
 	expect(received).toHaveLength(1);
+	// The core's door for other sends (a workflow's): the phone sent holds its place, another finds none.
+	const held: BudgetPlace = await takeBudgetPlace(runner.context, `+${received[0].to}`);
+	expect(held).toEqual({ taken: true, drew: false });
+	expect(await takeBudgetPlace(runner.context, `+${phones[3]}`)).toMatchObject({ taken: false });
 	await setBudget(runner.context, 'unlimited');
 });

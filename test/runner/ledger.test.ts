@@ -9,10 +9,8 @@ import type { Redis } from 'ioredis';
 
 import { transition } from '../../runner/src/campaigns/state';
 import { counterField, type Outcome } from '../../runner/src/ledger';
-import { createCampaign } from '../../runner/src/core/campaigns';
-import { inlineRecords } from '../../runner/src/source';
 import type { OutboxEntry } from '../../runner/src/webhooks/events';
-import { positionalTemplate, useRunnerUnderTest } from './support';
+import { useRunnerUnderTest, inlineCampaign } from './support';
 
 jest.setTimeout(60_000);
 
@@ -22,20 +20,7 @@ const sender = () => runner.business.phoneNumbers[0];
 let campaigns = 0;
 
 async function newCampaign(recipients: number): Promise<string> {
-	const seed = String(campaigns++).padStart(2, '0');
-	const rows = Array.from({ length: recipients }, (_, i) => ({
-		phone: `49152${seed}${String(i).padStart(5, '0')}`,
-		1: `R${i}`,
-		2: 'x',
-	}));
-	const business = runner.business;
-	const answer = await createCampaign(
-		runner.context,
-		{ templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' },
-		inlineRecords(rows),
-	);
-	if (answer.kind !== 'campaign') throw new Error('expected a campaign');
-	return answer.id;
+	return inlineCampaign(runner, recipients, `49152${String(campaigns++).padStart(2, '0')}`);
 }
 
 async function events(campaign: string): Promise<string[]> {

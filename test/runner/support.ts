@@ -20,7 +20,8 @@ import { createLogger } from '../../runner/src/log';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { masters, type RedisConnection } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
-import { getCampaign, reportRows } from '../../runner/src/core/campaigns';
+import { createCampaign, getCampaign, reportRows } from '../../runner/src/core/campaigns';
+import { inlineRecords } from '../../runner/src/source';
 import { outboxes } from '../../runner/src/webhooks/outbox';
 import type { ReportRow } from '../../runner/src/campaigns/report';
 import { TEST_RUNNER_BUNDLE, TEST_SANDBOX_BUNDLE, workerRedisUrl } from '../support/testRun';
@@ -48,6 +49,30 @@ export function positionalTemplate(business: Business) {
 	const template = business.templates.find((t) => t.variables.join() === '1,2' && t.buttons.length === 0);
 	if (!template) throw new Error('fixture has no positional template');
 	return template;
+}
+
+/**
+ * A running campaign of `recipients` inline rows from the business's first number, with the
+ * positional template: phones `<prefix><index in 5 digits>`, variables `R<index>` and `x`. Its id.
+ */
+export async function inlineCampaign(
+	runner: { context: RunnerContext; business: Business },
+	recipients: number,
+	prefix: string,
+): Promise<string> {
+	const rows = Array.from({ length: recipients }, (_, i) => ({
+		phone: `${prefix}${String(i).padStart(5, '0')}`,
+		1: `R${i}`,
+		2: 'x',
+	}));
+	const { business } = runner;
+	const answer = await createCampaign(
+		runner.context,
+		{ templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' },
+		inlineRecords(rows),
+	);
+	if (answer.kind !== 'campaign') throw new Error('expected a campaign');
+	return answer.id;
 }
 
 /**

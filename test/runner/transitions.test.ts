@@ -8,10 +8,8 @@ import { cancelCampaign, failCampaign } from '../../runner/src/campaigns/control
 import { transition } from '../../runner/src/campaigns/state';
 import { decodeRecipient } from '../../runner/src/campaigns/schema';
 import { counterField, type Outcome } from '../../runner/src/ledger';
-import { createCampaign } from '../../runner/src/core/campaigns';
-import { inlineRecords } from '../../runner/src/source';
 import type { OutboxEntry } from '../../runner/src/webhooks/events';
-import { positionalTemplate, useRunnerUnderTest } from './support';
+import { useRunnerUnderTest, inlineCampaign } from './support';
 
 jest.setTimeout(60_000);
 
@@ -19,18 +17,7 @@ const runner = useRunnerUnderTest();
 const RACERS = 25;
 
 async function newCampaign(recipients = 30): Promise<string> {
-	const business = runner.business;
-	const rows = Array.from({ length: recipients }, (_, i) => ({
-		phone: `4915190${String(i).padStart(5, '0')}`,
-		1: `R${i}`,
-	}));
-	const answer = await createCampaign(
-		runner.context,
-		{ templateId: positionalTemplate(business).id, from: business.phoneNumbers[0], source: 'request.json' },
-		inlineRecords(rows),
-	);
-	if (answer.kind !== 'campaign') throw new Error('expected a campaign');
-	return answer.id;
+	return inlineCampaign(runner, recipients, '4915190');
 }
 
 async function outbox(campaign: string): Promise<OutboxEntry[]> {

@@ -20,7 +20,7 @@ import type { RedisConnection } from '../redis';
 import { redisScript } from '../redisScripts';
 import { parseDailyLimit, UNLIMITED, type DailyLimit } from '../dailyLimitRule';
 
-export { parseDailyLimit, UNLIMITED, MAX_DAILY_LIMIT, type DailyLimit } from '../dailyLimitRule';
+export { UNLIMITED } from '../dailyLimitRule';
 
 /** What the budget's functions use of a RunnerContext. */
 export interface BudgetContext {
@@ -32,7 +32,7 @@ export interface BudgetContext {
 const DAY_MS = 24 * 3_600_000;
 
 /** How long a place is held (its span): the channel's 24 hours and the safety margin. */
-export const budgetSpanMs = (config: RunnerConfig) => DAY_MS + config.RUNNER_DAILY_LIMIT_MARGIN;
+const budgetSpanMs = (config: RunnerConfig) => DAY_MS + config.RUNNER_DAILY_LIMIT_MARGIN;
 
 /** The budget's clock: Redis's, plus a test's offset (RUNNER_TEST_CLOCK_OFFSET_MS). */
 async function budgetNow(context: BudgetContext): Promise<number> {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the five benchmarks of issue #12, the start-up one of issue #19, and the Redis
- * Cluster and ten-number ones of issue #20 and the delivery tracking one of issue #22 and the suppression list one of #23, one after another on one Redis (REDIS_URL when set, else a private
+ * Cluster and ten-number ones of issue #20 and the delivery tracking one of issue #22 and the suppression list one of #23, the daily limit one of #36, one after another on one Redis (REDIS_URL when set, else a private
  * redis-server on a free port; the cluster benchmark starts a cluster of its own), each printing
  * its table and writing bench/results/<name>.json; then docs/benchmarks.md's generated part is
  * rewritten from them.
@@ -15,6 +15,7 @@ import { Redis } from 'ioredis';
 
 import { startPrivateRedis } from '../runner/src/devRedis';
 import { benchCampaigns } from './campaigns.bench';
+import { benchBudget } from './budget.bench';
 import { benchCap } from './cap.bench';
 import { benchCluster } from './cluster.bench';
 import { describeMachine, printTable, QUICK, writeResult, type BenchResult } from './lib/common';
@@ -43,6 +44,7 @@ const BENCHMARKS: Record<string, (redisUrl: string, earlier: Map<string, BenchRe
 	windows: benchWindows,
 	suppression: benchSuppression,
 	cap: benchCap,
+	budget: benchBudget,
 };
 
 function chosen(): string[] {

@@ -24,6 +24,7 @@ const ORDER = [
 	'windows',
 	'suppression',
 	'cap',
+	'budget',
 ];
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');

@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod/v4';
 
 import { parseUrlPolicy } from './net/policy';
+import { parseDailyLimit } from './dailyLimitRule';
 import { parseCapPolicy } from './capRules';
 
 /** `accepts`: what a value may be, in words, where the schema's type does not say it (CONFIG_SCHEMA). */
@@ -310,6 +311,26 @@ export const CONFIG_SCHEMA = z
 					});
 				}
 			}),
+		/**
+		 * The business's daily messaging limit, for as long as none is set (`budget set`): how many
+		 * distinct customers every campaign and schedule firing together may message in a rolling 24 hours
+		 * (250, 2000, 10000, 100000 or `unlimited`, the channel's tiers). Unset: unlimited.
+		 */
+		RUNNER_DAILY_LIMIT: z
+			.string()
+			.optional()
+			.superRefine((text, ctx) => {
+				if (text === undefined) return;
+				try {
+					parseDailyLimit(text, 'RUNNER_DAILY_LIMIT');
+				} catch (error) {
+					ctx.issues.push({
+						code: 'custom',
+						input: text,
+						message: (error as Error).message.replace(/^RUNNER_DAILY_LIMIT /, ''),
+					});
+				}
+			}),
 		/** The reply period: a reply belongs to the campaign that last messaged its phone within this time before it. */
 		RUNNER_REPLY_PERIOD: duration('72h'),
 		/**
@@ -367,6 +388,16 @@ export const CONFIG_SCHEMA = z
 		 * its pending recipients fed again; a claim still live is never touched.
 		 */
 		RUNNER_FEEDER_STALL: timing('15s', 1000, 3_600_000),
+		/**
+		 * Added to the daily limit's 24 hours: a customer's place frees this long after the service
+		 * frees it, since the runner counts a send from its claim and the service from its arrival.
+		 */
+		RUNNER_DAILY_LIMIT_MARGIN: timing('60s', 0, 3_600_000),
+		/**
+		 * A campaign waiting for the daily limit looks again at least this often, so a limit raised
+		 * (or lifted) lets it go on within this time rather than when the next place frees.
+		 */
+		RUNNER_DAILY_LIMIT_RECHECK: timing('60s', 100, 3_600_000),
 		/**
 		 * A claimed delivery check a process died before writing comes back after this; more than twice
 		 * RUNNER_HTTP_DEADLINE plus 1 s, so a check still waiting for its answers is never claimed again.

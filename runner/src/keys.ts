@@ -1,5 +1,5 @@
 /**
- * Every Redis key and BullMQ queue the runner uses, in one place. Each sits in one of three kinds
+ * Every Redis key and BullMQ queue the runner uses, in one place. Each sits in one of four kinds
  * of group, named by the {hash tag} that follows the prefix, so a Redis Cluster places a group in
  * one slot and spreads the groups over its masters (docs/decisions/redis/cluster-key-groups.md):
  *
@@ -8,6 +8,8 @@
  *                    finishing sets, its outbox of events and its Idempotency-Keys. A send's
  *                    scripts (gate, claim, settle) and a campaign's state changes stay in it.
  *   {c<collection>}  a search collection: its items, its lease, and its reindex runs with their outbox.
+ *   {budget}         the business's daily messaging limit and the phones it holds places for
+ *                    (audience/budget.ts): it spans every number, so it takes its own slot.
  *   {g}              what is not one number's or one collection's: the lists of campaigns, numbers,
  *                    drafts, runs and schedules, where each campaign and run lives, webhooks,
  *                    sessions, the runner processes alive, the feeder's
@@ -130,8 +132,19 @@ export interface Keys {
 	/** Hash per number: its sends and refusals per day, the last 8 days (audience/dailyCounts.ts). */
 	dailyCounts(from: string): string;
 
+	/** The business's daily messaging limit (audience/budget.ts), in its own group. */
+	budget: BudgetKeys;
+
 	reindex: ReindexKeys;
 	webhooks: WebhookKeys;
+}
+
+/** Keys of the daily messaging limit (audience/budget.ts); both in the {budget} group. */
+interface BudgetKeys {
+	/** String: the limit the operator set (a count or `unlimited`); absent: RUNNER_DAILY_LIMIT, else none. */
+	limit: string;
+	/** Sorted set: phone -> when it took its place (ms, the budget's clock); kept only under a limit. */
+	places: string;
 }
 
 /** Keys of the suppression list (audience/suppression.ts). */
@@ -225,6 +238,7 @@ export const IDEMPOTENCY_SECONDS = 24 * 3600;
  * digits and collections UUIDs, so a tag never holds a brace either.
  */
 export const GLOBAL_TAG = '{g}';
+const BUDGET_TAG = '{budget}';
 export const numberTag = (from: string) => `{n${from}}`;
 const collectionTag = (collection: string) => `{c${collection}}`;
 
@@ -282,6 +296,11 @@ export function keysFor(prefix: string): Keys {
 		capSends: (from, phone = '') => `${number(from)}:capsent:${phone}`,
 		capWaiting: (from, id) => `${campaign(from, id)}:capwait`,
 		dailyCounts: (from) => `${number(from)}:daily`,
+
+		budget: {
+			limit: `${prefix}:${BUDGET_TAG}:limit`,
+			places: `${prefix}:${BUDGET_TAG}:places`,
+		},
 
 		suppression: {
 			entries: `${global}:supp`,

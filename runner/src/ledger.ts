@@ -142,7 +142,7 @@ export class Ledger {
 		return { outcome: outcome as 'inactive' | 'final' | 'missing' | 'unknown' };
 	}
 
-	/** `counter`: a campaign counter this outcome adds 1 to (a 429 hold, a retry), in the same step. */
+	/** `counter`: a campaign counter this outcome adds 1 to (a 429 hold, a retry, a daily limit wait), in one step. */
 	async settle(
 		id: string,
 		index: number,
@@ -151,7 +151,7 @@ export class Ledger {
 		ref: string,
 		error: string,
 		pauseAfter: number,
-		counter: '' | 'holds' | 'retries' = '',
+		counter: '' | 'holds' | 'retries' | 'budget_waits' = '',
 	): Promise<'ok' | 'lost' | 'completed' | 'paused'> {
 		const { base, from } = await this.keysOf(id);
 		return this.call(

@@ -48,8 +48,8 @@ export type CallOutcome =
 	| { kind: 'limited'; status: number; reason: string };
 
 /** What a blocked B8 send says cannot be used now: a campaign paused for it carries this as its reason. */
-export const SEND_REFUSALS = ['template_refused', 'number_refused', 'unauthorized'] as const;
-export type SendRefusal = (typeof SEND_REFUSALS)[number];
+const SEND_REFUSALS = ['template_refused', 'number_refused', 'unauthorized'] as const;
+type SendRefusal = (typeof SEND_REFUSALS)[number];
 
 /** Whether a campaign's pause reason is a refusal of the service: its resume re-checks with one send first. */
 export const isRefusal = (reason: string | undefined): boolean =>

@@ -113,6 +113,9 @@ describe('Convo node description', () => {
 				'suppression.check',
 				'suppression.getAll',
 				'suppression.remove',
+				// issue 36: the business's daily messaging budget
+				'dailyBudget.get',
+				'dailyBudget.set',
 			].sort(),
 		);
 	});

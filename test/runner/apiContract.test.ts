@@ -188,5 +188,10 @@ test('real answers of every route the node pack reads parse with the contract', 
 	await call('listSuppressions', { query: '?limit=1' });
 	await call('removeSuppression', { id: '4917100000099' });
 
+	await call('setBudget', { body: { limit: 2 } });
+	await call('takeBudgetPlace', { body: { phone: '+4917100000098' } });
+	await call('getBudget');
+	await call('clearBudget');
+
 	expect([...Object.keys(RUNNER_ANSWERS)].filter((name) => !parsed.has(name as RunnerRouteName))).toEqual([]);
 });

@@ -248,7 +248,7 @@ test('webhook add, list, remove: the secret is printed by add only, derived from
 		env,
 	);
 	expect(JSON.parse(bad.stdout).error).toMatch(
-		/^events must be one of campaign.finished, campaign.paused, campaign.delivery_settled, campaign.variant_chosen, reindex.finished/,
+		/^events must be one of campaign.finished, campaign.paused, campaign.waiting, campaign.delivery_settled, campaign.variant_chosen, reindex.finished/,
 	);
 	const keyless = await runCli(
 		['webhook', 'add', 'https://example.com/hook', '--events', 'campaign.finished', '--json'],

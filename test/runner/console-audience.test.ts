@@ -241,3 +241,77 @@ test.each(WIDTHS)(
 		await page.context().close();
 	},
 );
+
+test.each(WIDTHS)(
+	'the daily budget at $width px: shown, set, a wrong limit named, a waiting campaign, cleared',
+	async (viewport) => {
+		const { page, violations } = await consolePage(browser, base, TOKEN, viewport);
+		const width = viewport.width;
+		const api = (method: string, path: string, body?: unknown) =>
+			fetch(`${base}${path}`, {
+				method,
+				headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+				body: body ? JSON.stringify(body) : undefined,
+			}).then((response) => response.json() as Promise<Record<string, unknown>>);
+		// Unlimited forgets the places held (an earlier width's); cleared, no limit is set at all.
+		await api('PUT', '/api/budget', { limit: 'unlimited' });
+		await api('DELETE', '/api/budget');
+		await page.getByRole('link', { name: 'Daily budget' }).click();
+		await page.getByRole('heading', { name: 'Daily budget' }).waitFor();
+		const limitShown = page.getByTestId('budget-value-limit');
+		await limitShown.getByText('unlimited').waitFor();
+		expect(await page.getByTestId('budget-value-source').textContent()).toBe(
+			'no limit is set, neither here nor as a default',
+		);
+		expect(await page.getByRole('button', { name: 'Clear the limit…' }).isDisabled()).toBe(true);
+		await expectSoundLayout(page);
+
+		await page.getByLabel('Daily limit').fill('lots');
+		await page.getByRole('button', { name: 'Set limit' }).click();
+		await page
+			.getByText(/^Daily limit must be a whole number of customers from 1 to 1,000,000, or unlimited/)
+			.waitFor();
+
+		await page.getByLabel('Daily limit').fill('1');
+		await page.getByRole('button', { name: 'Set limit' }).click();
+		await limitShown.getByText('1 customer a day').waitFor();
+		expect(await page.getByTestId('budget-value-left').textContent()).toBe('1 place');
+		expect(await page.getByTestId('budget-value-used').textContent()).toBe('0 customers');
+
+		if (width === 1280) {
+			// A workflow's send takes the one place; a campaign to a new customer then waits for it, on this page
+			// and on its own.
+			expect(await api('POST', '/api/budget/places', { phone: '+4917480000001' })).toMatchObject({ taken: true });
+			const { path } = writeRecipientsCsv(1, { seed: 8 });
+			const created = await createCampaign(runner.context, {
+				templateId: positionalTemplate(runner.business).id,
+				source: path,
+				from: campaignNumber,
+				name: 'Waits for a place',
+			});
+			if (created.kind !== 'campaign') throw new Error('expected a campaign');
+			const waiting = page.getByTestId('budget-waiting-campaign');
+			await waiting.first().waitFor({ timeout: 60_000 });
+			expect(await waiting.locator('td').first().textContent()).toBe('Waits for a place');
+			expect(await page.getByTestId('budget-value-left').textContent()).toBe('0 places');
+			await expectSoundLayout(page);
+			await page.screenshot({ path: `${SHOTS}/console-budget-${width}.png`, fullPage: true });
+			await guideShot(page, 'budget');
+			await waiting.getByRole('link', { name: 'Waits for a place' }).click();
+			await page
+				.getByTestId('waiting')
+				.getByText(/^Waiting for the daily limit, next place at /)
+				.waitFor();
+			await page.goBack();
+		} else {
+			await expectSoundLayout(page);
+			await page.screenshot({ path: `${SHOTS}/console-budget-${width}.png`, fullPage: true });
+		}
+
+		await page.getByRole('button', { name: 'Clear the limit…' }).click();
+		await page.getByTestId('confirm-ok').click();
+		await limitShown.getByText('unlimited').waitFor();
+		expect(violations).toEqual([]);
+		await page.context().close();
+	},
+);

@@ -170,6 +170,7 @@ test('a started process works every queue of the registry, and every job name a 
 				[
 					'campaign.finished',
 					'campaign.paused',
+					'campaign.waiting',
 					'campaign.delivery_settled',
 					'campaign.variant_chosen',
 					'reindex.finished',

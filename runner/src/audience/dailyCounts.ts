@@ -9,7 +9,7 @@ import type { Keys } from '../keys';
 import type { RedisConnection } from '../redis';
 
 /** Days kept and shown: today and the seven before (DAILY_DAYS in settleRecord.lua). */
-export const DAILY_DAYS = 8;
+const DAILY_DAYS = 8;
 const DAY_MS = 86_400_000;
 
 interface DailyContext {
@@ -17,7 +17,7 @@ interface DailyContext {
 	keys: Keys;
 }
 
-export interface DayCounts {
+interface DayCounts {
 	/** YYYY-MM-DD, UTC. */
 	date: string;
 	sent: number;

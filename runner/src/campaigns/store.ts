@@ -63,6 +63,11 @@ export interface CampaignRecord {
 	clockOffset: number;
 	/** An A/B test of templates (abTest.ts); absent for a campaign of one template. */
 	abTest?: AbTestRecord;
+	/**
+	 * Waiting for the daily messaging limit (audience/budget.ts): when the next place frees (ms on the
+	 * budget's clock); cleared by the campaign's next send.
+	 */
+	budgetNextAt?: number;
 	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
 	delivery: {
 		delivered: number;
@@ -93,6 +98,11 @@ export interface CampaignStatus {
 	paused_message: string | null;
 	/** When a campaign created with a start time (`--at`) starts or started; null for one that started at its create. */
 	start_at: string | null;
+	/**
+	 * Why a running campaign sends nothing now, and until when: null when it is not waiting. Only the
+	 * daily messaging limit makes one wait this way (audience/budget.ts).
+	 */
+	waiting: { reason: 'daily_limit'; next_at: string; message: string } | null;
 	/** Absent only where a status is made without Redis at hand. */
 	funnel?: CampaignFunnel;
 	/** An A/B test's phase, split and per-variant funnel beside the rule's figures (abTest.ts). */
@@ -140,6 +150,7 @@ export function recordFromHash(hash: Record<string, string>): CampaignRecord {
 		endAt: hash.end_at ? number('end_at') : undefined,
 		clockOffset: number('clock_offset'),
 		abTest: abTestOf(hash),
+		budgetNextAt: hash.budget_next_at ? number('budget_next_at') : undefined,
 		delivery: {
 			delivered: number('t_delivered'),
 			read: number('t_read'),
@@ -308,7 +319,15 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 		paused_reason: campaign.state === 'paused' ? (campaign.pausedReason ?? null) : null,
 		paused_message: campaign.state === 'paused' ? (campaign.pausedMessage ?? null) : null,
 		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
+		waiting: waitingOf(campaign),
 	};
+}
+
+/** A running campaign waiting for the daily messaging limit, as its status says it. */
+function waitingOf(campaign: CampaignRecord): CampaignStatus['waiting'] {
+	if (campaign.state !== 'running' || campaign.budgetNextAt === undefined) return null;
+	const next_at = new Date(campaign.budgetNextAt).toISOString();
+	return { reason: 'daily_limit', next_at, message: `waiting for the daily limit, next at ${next_at}` };
 }
 
 /** GET /api/campaigns/:id, each item of the list and the data of campaign events: the status plus the settings. */

@@ -14,6 +14,7 @@ import type { RunnerContext } from '../context';
 import { FieldError, UserError } from '../errors';
 import { formatOf, readRecords, SourceError } from '../source';
 import { findSuppression } from '../audience/suppression';
+import { takeBudgetPlace } from '../audience/budget';
 import { claimTestSend, giveBackTestSend } from '../audience/cap';
 import { checkRow, decodeRecipient, encodeRecipient, templateBody, type CampaignBasics } from './schema';
 import type { CampaignRecord } from './store';
@@ -83,8 +84,9 @@ export async function sendTest(
 /**
  * The rules a recipient's send is held to, for the test phone: not on the suppression list (unless
  * the campaign is transactional), inside the campaign's send window in the phone's time zone (its
- * country's, as for a row without `tz`), and room under the frequency cap, taken last so a test
- * refused by an earlier rule counts nothing. Returns the cap's claim time when the test counts.
+ * country's, as for a row without `tz`), room under the frequency cap, and a place under the daily
+ * messaging limit (audience/budget.ts), both taken last so a test refused by an earlier rule counts
+ * nothing. Returns the cap's claim time when the test counts.
  */
 async function admitTest(
 	context: RunnerContext,
@@ -121,14 +123,26 @@ async function admitTest(
 			);
 		}
 	}
-	if (campaign.transactional) return undefined;
-	const claim = await claimTestSend(context, campaign.from, to);
-	if ('held' in claim)
+	let countedAt: number | undefined;
+	if (!campaign.transactional) {
+		const claim = await claimTestSend(context, campaign.from, to);
+		if ('held' in claim)
+			throw refused(
+				`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; ` +
+					'a test send counts toward the cap as every campaign message does',
+			);
+		countedAt = claim.countedAt;
+	}
+	// A transactional campaign's test too: every template send to a customer draws from the daily limit.
+	const place = await takeBudgetPlace(context, to);
+	if (!place.taken) {
+		if (countedAt !== undefined) await giveBackTestSend(context, campaign.from, to, countedAt);
 		throw refused(
-			`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; ` +
-				'a test send counts toward the cap as every campaign message does',
+			`the business's daily messaging limit has no place left now (the next frees at ` +
+				`${new Date(place.nextAt).toISOString()}), and a test send takes one as every template send does`,
 		);
-	return claim.countedAt;
+	}
+	return countedAt;
 }
 
 /** The first row of `source` a campaign would accept (encoded), read only that far: what a cron schedule tests with. */

@@ -25,7 +25,8 @@ function describeCounts(status: core.CampaignStatus): string {
 		`${status.id} ${JSON.stringify(status.name)}: ${state} | sent ${c.sent}, failed ${c.failed}, ` +
 		`unknown ${c.unknown}, not sent ${c.not_sent}, capped ${c.capped}, rejected ${c.rejected}, ` +
 		`suppressed ${c.suppressed}, cancelled ${c.cancelled}, expired ${c.expired}, ` +
-		`pending ${c.pending + c.claimed}${status.last_error ? ` | ${status.last_error}` : ''}`
+		`pending ${c.pending + c.claimed}${status.waiting ? ` | ${status.waiting.message}` : ''}` +
+		`${status.last_error ? ` | ${status.last_error}` : ''}`
 	);
 }
 
@@ -230,6 +231,17 @@ function spoken(seconds: number): string {
 	return `${Math.floor(seconds / 3600)} h${minutes ? ` ${minutes} min` : ''}`;
 }
 
+/** The daily messaging limit's part of a dry run's estimate (audience/budget.ts). */
+function describeDailyLimit(days: number, limit: core.DailyLimitEstimate): string {
+	const holding = limit.holding > 0 ? ` (${limit.holding} more hold a place already and draw nothing)` : '';
+	const spread =
+		days === 1
+			? 'all of them today'
+			: `${limit.first_day} today, then up to ${limit.limit} a day, ${limit.last_day} on the last`;
+	const drawing = `${plural(limit.drawing, 'recipient')} draw a place${holding}`;
+	return `daily limit ${limit.limit} (${limit.left} left now): ${drawing}; ${spread}: ${plural(days, 'day')}`;
+}
+
 /** A dry run's answer as text: counts, reasons, the first rejected rows and the estimate. */
 function describeDryRun(dry: core.DryRunAnswer): string {
 	const { estimate } = dry;
@@ -271,6 +283,7 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 			: []),
 		`estimated duration: ${spoken(estimate.seconds)} at ${plural(estimate.rate, 'send')}/s, ${when}` +
 			(dry.ab_test ? ` (with the A/B test's wait of up to ${spoken(dry.ab_test.decide_after_seconds)})` : ''),
+		...(estimate.daily_limit ? [describeDailyLimit(estimate.days, estimate.daily_limit)] : []),
 		...(dry.test_send ? [`test send to ${dry.test_send.to}: not sent (a dry run sends no test)`] : []),
 	].join('\n');
 }

@@ -8,6 +8,7 @@ import { Command } from 'commander';
 
 import { RUNNER_VERSION } from '../core/runners';
 import { addCampaignCommands } from './campaign';
+import { addBudgetCommands } from './budget';
 import { addCapCommands } from './cap';
 import { fail } from './command';
 import { addReindexCommands } from './reindex';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
 	addServeCommands(program);
 	addCampaignCommands(program);
 	addCapCommands(program);
+	addBudgetCommands(program);
 	addReindexCommands(program);
 	addWebhookCommands(program);
 	addSuppressionCommands(program);

@@ -1,7 +1,7 @@
 /**
  * The audience door: who a campaign may reach. The suppression list (phones never sent a marketing
- * campaign) and each sending number's frequency cap. Clients (http/, cli/) reach a domain only
- * through its door in core/ (eslint.config.mjs).
+ * campaign), each sending number's frequency cap, and the business's daily messaging limit. Clients
+ * (http/, cli/) reach a domain only through its door in core/ (eslint.config.mjs).
  */
 import type { RunnerContext } from '../context';
 import { FieldError, UserError } from '../errors';
@@ -10,6 +10,14 @@ import { csvRows } from '../csv';
 import { campaignSettings } from '../campaigns/schema';
 import { dailyCountsOf, type DailyCountsView } from '../audience/dailyCounts';
 import { clearCap as clearCapOf, setCap as setCapOf, showCap as showCapOf, type CapView } from '../audience/cap';
+import {
+	clearBudget as clearBudgetOf,
+	setBudget as setBudgetOf,
+	showBudget as showBudgetOf,
+	takeBudgetPlace as takeBudgetPlaceOf,
+	type BudgetPlace,
+	type BudgetView,
+} from '../audience/budget';
 import {
 	allSuppressions,
 	findSuppression,
@@ -21,6 +29,7 @@ import {
 } from '../audience/suppression';
 
 export { pageSuppressions, type SuppressionEntry } from '../audience/suppression';
+export type { BudgetPlace, BudgetView } from '../audience/budget';
 
 /**
  * Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as
@@ -147,4 +156,36 @@ function checkedNumber(from: string, name: string): string {
 	const parsed = campaignSettings.shape.from.safeParse(from);
 	if (!parsed.success) throw new FieldError(`${name} ${parsed.error.issues[0].message}`, name);
 	return parsed.data;
+}
+
+/**
+ * The business's daily messaging limit (audience/budget.ts): the limit in force with its places
+ * used and left, set (a count or `unlimited`; `field`: how the client names it), and cleared (the
+ * default RUNNER_DAILY_LIMIT holds again).
+ */
+export function showBudget(context: RunnerContext): Promise<BudgetView> {
+	return showBudgetOf(context);
+}
+export async function setBudget(
+	context: RunnerContext,
+	limit: string | number,
+	field = '<limit>',
+): Promise<BudgetView> {
+	const view = await setBudgetOf(context, limit, field);
+	context.log.info({ limit: view.limit }, 'daily messaging limit set');
+	return view;
+}
+export async function clearBudget(context: RunnerContext): Promise<BudgetView> {
+	const view = await clearBudgetOf(context);
+	context.log.info({ limit: view.limit, source: view.source }, 'daily messaging limit cleared');
+	return view;
+}
+
+/**
+ * A place under the daily limit for one template send to `phone` (with country code), for any send
+ * of the business's outside a campaign (a workflow's): `taken` (it may go), or not before `nextAt`
+ * (ms) and `waitMs` from now. A phone messaged within the span draws nothing more.
+ */
+export function takeBudgetPlace(context: RunnerContext, phone: string, field = 'phone'): Promise<BudgetPlace> {
+	return takeBudgetPlaceOf(context, phoneOf(phone, field));
 }

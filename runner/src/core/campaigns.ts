@@ -19,6 +19,7 @@ import { formatOf, type SourceRecord } from '../source';
 import { checkUrlAllowed } from '../net/outbound';
 import { isHttpUrl, storedSource } from '../net/urls';
 import { snapshotCampaign, type DryRunSnapshot, type Snapshot } from '../campaigns/create';
+import { budgetDays, showBudget, UNLIMITED } from '../audience/budget';
 import { estimateSends } from '../audience/windows';
 import {
 	API_NAMES,
@@ -159,11 +160,24 @@ export type CreateAnswer =
 	  })
 	| DryRunAnswer;
 
+/** How a campaign draws from the daily messaging limit, as a dry run reckons it now. */
+export interface DailyLimitEstimate {
+	limit: number;
+	/** Places left now. */
+	left: number;
+	/** Recipients whose phone takes a new place; the others hold one already and draw nothing more. */
+	drawing: number;
+	holding: number;
+	/** Recipients sent on the first day (what is left) and on the last. */
+	first_day: number;
+	last_day: number;
+}
+
 /**
  * What a dry run answers: the rows' counts by outcome and by reason (grouped as /errors groups
  * them), the first rejections with their lines, and how long sending the accepted rows would take.
  */
-export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
+export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones' | 'holdingPlaces'> {
 	kind: 'dry_run';
 	dry_run: true;
 	/**
@@ -185,6 +199,13 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones'> {
 		/** `at`, the next firing of a cron schedule, or now. */
 		starts_at: string;
 		ends_at: string;
+		/**
+		 * Days the campaign takes under the business's daily messaging limit (audience/budget.ts): 1
+		 * when every recipient finds a place on the first day; each day after sends up to the limit.
+		 */
+		days: number;
+		/** The daily limit's part of the estimate; absent when unlimited. */
+		daily_limit?: DailyLimitEstimate;
 		cron?: string;
 		tz?: string;
 	};
@@ -417,7 +438,7 @@ async function dryRun(
 	// Refused as a real create refuses them: a pattern BullMQ would not take, a source URL it could not keep.
 	const startsAt = repeat ? nextCronRun(repeat, names) : (options.startAt ?? Date.now());
 	if (repeat) storedSource(context.config, common.source, names.source);
-	const { zones, variantCounts, ...found } = await snapshotCampaign(context, {
+	const { zones, variantCounts, holdingPlaces, ...found } = await snapshotCampaign(context, {
 		...common,
 		id: newCampaignId(),
 		state: 'running',
@@ -434,17 +455,29 @@ async function dryRun(
 		zones: zones?.map(([zone, count]) => [zone, count]),
 		endAt: common.endAt,
 	});
-	const sendSeconds = Math.ceil((sends.endsAt - startsAt - clockOffset) / 1000);
-	// An A/B test: its test share's sends, the wait for the decision (decide_after at most, counted
-	// from the start), then the remainder's sends.
+	// Past the first day, each day's places free a window after the first day's were taken: the last
+	// day's recipients go out from then, at the rate and in the windows.
+	const budget = await showBudget(context);
+	const drawing = Math.max(0, found.accepted - holdingPlaces);
+	const { days, firstDay, lastDay } = budgetDays(budget, drawing);
+	const lastDaySends =
+		days === 1
+			? sends
+			: estimateSends({
+					rate: common.rate,
+					startsAt: startsAt + clockOffset + (days - 1) * budget.span_ms,
+					accepted: lastDay,
+					week: common.window,
+					zones: zones?.map(([zone, count]) => [zone, Math.ceil((count * lastDay) / Math.max(1, found.accepted))]),
+				});
+	const sendSeconds = Math.ceil((lastDaySends.endsAt - startsAt - clockOffset) / 1000);
+	// An A/B test: the sends, and the wait for the decision while its test is sent before the
+	// remainder (decide_after at most, counted from the start).
 	const test = common.abTest;
 	const split = variantCounts;
-	const testSends = split ? split.slice(1).reduce((sum, n) => sum + n, 0) : 0;
+	const testSeconds = split ? Math.ceil(split.slice(1).reduce((sum, n) => sum + n, 0) / common.rate) : 0;
 	const seconds =
-		test && split
-			? Math.max(Math.ceil(testSends / common.rate), Math.ceil(test.decideAfterMs / 1000)) +
-				Math.ceil((split[0] ?? 0) / common.rate)
-			: sendSeconds;
+		test && split ? sendSeconds + Math.max(0, Math.ceil(test.decideAfterMs / 1000) - testSeconds) : sendSeconds;
 	const reasons =
 		sends.expired > 0
 			? [
@@ -503,6 +536,19 @@ async function dryRun(
 			seconds,
 			starts_at: new Date(startsAt).toISOString(),
 			ends_at: new Date(startsAt + seconds * 1000).toISOString(),
+			days,
+			...(budget.limit !== UNLIMITED
+				? {
+						daily_limit: {
+							limit: budget.limit,
+							left: budget.left ?? 0,
+							drawing,
+							holding: holdingPlaces,
+							first_day: firstDay,
+							last_day: lastDay,
+						},
+					}
+				: {}),
 			...(repeat ?? {}),
 		},
 		...(testTo

@@ -36,6 +36,7 @@ const SCRIPTS = [
 	'schedules.js',
 	'suppressions.js',
 	'cap.js',
+	'budget.js',
 	'webhooks.js',
 	'reindex.js',
 	'runners.js',

@@ -2,12 +2,14 @@
  * GET /metrics in Prometheus text: BullMQ's own exporter for every queue, plus the runner's figures
  * read from Redis at scrape time (so every process's work counts, not just this one's):
  * recipients by outcome, 429 holds, retries, current rate and ETA, the delivery funnel (delivered,
- * read, replied, failed by reason), per campaign and sender number;
- * items by outcome and rate per reindex run and collection.
+ * read, replied, failed by reason), per campaign and sender number; the daily messaging limit
+ * (limit, used, left) and the campaigns waiting for it; items by outcome and rate per reindex run
+ * and collection.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 
 import type { RunnerContext } from '../context';
+import { showBudget } from '../core/audience';
 import { campaignFigures } from '../core/campaigns';
 import { listReindexRuns } from '../core/reindex';
 import { runnerQueues } from '../core/runners';
@@ -69,6 +71,27 @@ export class RunnerMetrics {
 		registers: [this.registry],
 	});
 
+	private readonly dailyLimit = new Gauge({
+		name: 'convo_runner_daily_limit',
+		help: 'The business daily messaging limit: distinct customers per rolling 24 hours (0: unlimited)',
+		registers: [this.registry],
+	});
+	private readonly dailyLimitUsed = new Gauge({
+		name: 'convo_runner_daily_limit_used',
+		help: 'Distinct customers messaged within the daily limit span (0 when unlimited: nothing is counted)',
+		registers: [this.registry],
+	});
+	private readonly dailyLimitLeft = new Gauge({
+		name: 'convo_runner_daily_limit_left',
+		help: 'Places left under the daily messaging limit now (0 when unlimited)',
+		registers: [this.registry],
+	});
+	private readonly waitingForLimit = new Gauge({
+		name: 'convo_runner_campaigns_waiting_daily_limit',
+		help: 'Running campaigns waiting for a place under the daily messaging limit',
+		registers: [this.registry],
+	});
+
 	private readonly reindexItems = new Gauge({
 		name: 'convo_runner_reindex_items',
 		help: 'Items of a reindex run by outcome',
@@ -89,6 +112,13 @@ export class RunnerMetrics {
 		this.registry.resetMetrics();
 		const { running, campaigns } = await campaignFigures(this.context, RECENT);
 		this.running.set(running);
+		const budget = await showBudget(this.context);
+		if (budget.limit !== 'unlimited') {
+			this.dailyLimit.set(budget.limit);
+			this.dailyLimitUsed.set(budget.used);
+			this.dailyLimitLeft.set(budget.left ?? 0);
+		}
+		this.waitingForLimit.set(campaigns.filter(({ status }) => status.waiting !== null).length);
 		for (const { status, from, holds, retries } of campaigns) {
 			const base = { campaign: status.id, number: from };
 			for (const [outcome, count] of Object.entries(status.counts)) this.recipients.set({ ...base, outcome }, count);

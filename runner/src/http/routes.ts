@@ -17,6 +17,7 @@ const ROUTE_TAGS = {
 	campaigns: 'Template campaigns: create, fill, start, follow, control and report; frequency caps per number',
 	reindex: 'Reindex runs of a search collection from a feed, and their cron schedules',
 	suppressions: "The business's suppression list: numbers no marketing campaign sends to",
+	budget: "The business's daily messaging limit: distinct customers a rolling 24 hours, every number",
 	webhooks: 'URLs that receive signed runner events, and the receipts their receivers record',
 	runner: "The process's probes, metrics and this document, and the service's message_created events",
 } as const;

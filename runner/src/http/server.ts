@@ -21,6 +21,7 @@ import { Auth, CSRF_HEADER, SESSION_COOKIE, type SecretKind } from './auth';
 import { campaignRoutes } from './campaignRoutes';
 import { PayloadTooLarge } from './uploads';
 import { suppressionRoutes } from './suppressionRoutes';
+import { budgetRoutes } from './budgetRoutes';
 import { reindexRoutes } from './reindexRoutes';
 import { webhookRoutes } from './webhookRoutes';
 import { receiptRoutes } from './receiptRoutes';
@@ -422,6 +423,7 @@ function declareRoutes(
 	campaignRoutes(routes, context);
 	reindexRoutes(routes, context);
 	suppressionRoutes(routes, context);
+	budgetRoutes(routes, context);
 	webhookRoutes(routes, context);
 	receiptRoutes(routes, context);
 	eventRoutes(routes, context);

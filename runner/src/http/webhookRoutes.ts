@@ -44,7 +44,7 @@ export function webhookRoutes(routes: RouteTable, context: RunnerContext): void 
 			...at('createWebhook'),
 			tag: 'webhooks',
 			summary:
-				'Register a URL for events (campaign.finished, campaign.paused, campaign.delivery_settled, ' +
+				'Register a URL for events (campaign.finished, campaign.paused, campaign.waiting, campaign.delivery_settled, ' +
 				'campaign.variant_chosen, reindex.finished); the answer holds the signing secret, shown this once',
 			body: createWebhookBody,
 			success: [201, '{ id, url, events, description, created_at, secret }'],

@@ -117,7 +117,11 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 					Math.max(0, Math.min(available, FEED_CHUNK / SEND_JOB_SIZE)),
 				);
 				room.set(campaign.from, available - fed.jobs);
-				if (fed.open && Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL)
+				if (
+					fed.open &&
+					campaign.budgetNextAt === undefined &&
+					Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL
+				)
 					await sweep(context, campaign);
 				continue;
 			}
@@ -133,6 +137,8 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 				);
 			} else if (
 				queued === 0 &&
+				// Waiting for the daily limit is not a stall: its jobs wait in the delayed set (sending/send.ts).
+				campaign.budgetNextAt === undefined &&
 				Date.now() - campaign.lastProgressAt > context.config.RUNNER_FEEDER_STALL &&
 				campaign.counts.pending + campaign.counts.claimed > waiting &&
 				// A test whose open recipients are all the held remainder is not stalled: its decision feeds them.

@@ -63,6 +63,13 @@ const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: 
 			'A campaign was paused by an operator or by the runner itself (why is in paused_reason and last_error)',
 	},
 	{
+		name: 'Campaign Waiting',
+		value: 'campaign.waiting',
+		description:
+			"A campaign began waiting for the business's daily messaging limit: sending goes on as places free " +
+			'(when the next one frees is in waiting.next_at)',
+	},
+	{
 		name: 'Reindex Run Finished',
 		value: 'reindex.finished',
 		description: "A reindex run ended, in any final state (the run's status)",

@@ -30,4 +30,5 @@ export * from './runnerApi/answers';
 export * from './runnerApi/campaign';
 export * from './runnerApi/reindex';
 export * from './runnerApi/suppression';
+export * from './runnerApi/budget';
 export * from './runnerApi/webhook';

@@ -10,6 +10,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export const RUNNER_EVENTS = [
 	'campaign.finished',
 	'campaign.paused',
+	'campaign.waiting',
 	'campaign.delivery_settled',
 	'campaign.variant_chosen',
 	'reindex.finished',

@@ -36,6 +36,10 @@ export const RUNNER_ROUTES = {
 	/** `:id` is the phone, digits with country code. */
 	checkSuppression: { method: 'GET', path: '/api/suppressions/:id' },
 	removeSuppression: { method: 'DELETE', path: '/api/suppressions/:id' },
+	getBudget: { method: 'GET', path: '/api/budget' },
+	setBudget: { method: 'PUT', path: '/api/budget' },
+	clearBudget: { method: 'DELETE', path: '/api/budget' },
+	takeBudgetPlace: { method: 'POST', path: '/api/budget/places' },
 } as const satisfies Record<string, RunnerRoute>;
 
 export type RunnerRouteName = keyof typeof RUNNER_ROUTES;

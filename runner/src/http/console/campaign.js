@@ -433,6 +433,14 @@
 				);
 				tickCountdown();
 				lastError.replaceChildren(
+					c.waiting
+						? el('p', { class: 'note', 'data-testid': 'waiting' }, [
+								'Waiting for the ',
+								el('a', { href: '#/budget', text: 'daily limit' }),
+								', next place at ',
+								el('time', { datetime: c.waiting.next_at, text: new Date(c.waiting.next_at).toLocaleString() }),
+							])
+						: el('span'),
 					c.last_error
 						? el('p', {
 								class: 'error',

@@ -35,9 +35,10 @@ r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r)
 local claimedLeft = move(meta, from, to)
--- A send resets the failure and blocked streaks in the same write (one command per send less).
+-- A send resets the failure and blocked streaks in the same write (one command per send less), and
+-- ends a wait for the daily limit (audience/budget.ts) the status shows.
 if to == 's' then
-  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'blocked_streak', 0)
+  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'blocked_streak', 0, 'budget_next_at', '')
 else
   redis.call('HSET', meta, 'last_progress_at', now)
 end

@@ -6,6 +6,7 @@ import * as agent from './agent';
 import * as campaign from './campaign';
 import * as contact from './contact';
 import * as conversation from './conversation';
+import * as dailyBudget from './dailyBudget';
 import * as message from './message';
 import * as reindexRun from './reindexRun';
 import * as searchItem from './searchItem';
@@ -40,6 +41,7 @@ export const resources: Record<string, Record<string, ConvoOperation>> = {
 		getAll: suppression.getAll,
 		remove: suppression.remove,
 	},
+	dailyBudget: { get: dailyBudget.get, set: dailyBudget.set },
 } satisfies Record<ConvoResource, Record<string, ConvoOperation>>;
 
 /**

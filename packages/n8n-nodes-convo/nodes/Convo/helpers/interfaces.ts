@@ -9,7 +9,8 @@ export type ConvoResource =
 	| 'agent'
 	| 'campaign'
 	| 'reindexRun'
-	| 'suppression';
+	| 'suppression'
+	| 'dailyBudget';
 
 /**
  * What one operation file exports: its fields, and what it does for one input item (`execute`) or,

@@ -14,6 +14,8 @@ import * as agent from '../actions/agent';
 import * as campaign from '../actions/campaign';
 import * as contact from '../actions/contact';
 import * as conversation from '../actions/conversation';
+import * as dailyBudget from '../actions/dailyBudget';
+import { DRAW_ON_BUDGET } from '../actions/dailyBudget/place';
 import * as message from '../actions/message';
 import * as reindexRun from '../actions/reindexRun';
 import * as searchItem from '../actions/searchItem';
@@ -24,7 +26,9 @@ import * as template from '../actions/template';
 const MESSAGING_RESOURCES = ['message'];
 const EXTERNAL_RESOURCES = ['template', 'contact', 'conversation', 'searchItem', 'agent'];
 /** Resources served by convo-runner's control API (Convo Runner API credential). */
-const RUNNER_RESOURCES = ['campaign', 'reindexRun', 'suppression'];
+const RUNNER_RESOURCES = ['campaign', 'reindexRun', 'suppression', 'dailyBudget'];
+/** Sends that may draw on the runner's daily budget (actions/dailyBudget/place.ts), then needing its credential too. */
+const BUDGET_SENDS = ['message', 'template'];
 
 const batchingField: INodeProperties = {
 	displayName: 'Batching',
@@ -77,7 +81,16 @@ export class ConvoV1 implements INodeType {
 			credentials: [
 				{ name: 'convoApi', required: true, displayOptions: { show: { resource: MESSAGING_RESOURCES } } },
 				{ name: 'convoExternalApi', required: true, displayOptions: { show: { resource: EXTERNAL_RESOURCES } } },
-				{ name: 'convoRunnerApi', required: true, displayOptions: { show: { resource: RUNNER_RESOURCES } } },
+				{
+					name: 'convoRunnerApi',
+					required: true,
+					// One entry per credential (n8n-core reads the first of a name): the runner's resources, and
+					// a send that draws on the daily budget. Message → Get Status never does.
+					displayOptions: {
+						show: { resource: [...RUNNER_RESOURCES, ...BUDGET_SENDS] },
+						hide: { operation: ['getStatus'], [DRAW_ON_BUDGET]: [false] },
+					},
+				},
 			],
 			properties: [
 				{
@@ -100,6 +113,13 @@ export class ConvoV1 implements INodeType {
 							description: 'Name, tags, custom fields, assignment, messages and conversation state of a contact',
 						},
 						{ name: 'Conversation', value: 'conversation', description: 'Look up a conversation and its messages' },
+						{
+							name: 'Daily Budget',
+							value: 'dailyBudget',
+							description:
+								"The business's daily messaging limit that every campaign and budget-drawing send shares " +
+								'(Convo Runner API credential)',
+						},
 						{
 							name: 'Message',
 							value: 'message',
@@ -132,6 +152,7 @@ export class ConvoV1 implements INodeType {
 				...campaign.description,
 				...reindexRun.description,
 				...suppression.description,
+				...dailyBudget.description,
 				...batching,
 			],
 		};

@@ -17,6 +17,7 @@ import {
 	setCampaignRateAnswer,
 	startCampaignAnswer,
 } from './campaign';
+import { budgetAnswer, budgetPlaceAnswer } from './budget';
 import { reindexRunAnswer, startReindexAnswer } from './reindex';
 import {
 	addSuppressionAnswer,
@@ -46,4 +47,8 @@ export const RUNNER_ANSWERS = {
 	removeSuppression: removeSuppressionAnswer,
 	checkSuppression: suppressionCheckAnswer,
 	listSuppressions: suppressionListAnswer,
+	getBudget: budgetAnswer,
+	setBudget: budgetAnswer,
+	clearBudget: budgetAnswer,
+	takeBudgetPlace: budgetPlaceAnswer,
 } satisfies Partial<Record<RunnerRouteName, z.ZodType>>;

@@ -7,6 +7,7 @@ import { convoRequest } from '../../transport';
 import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../../helpers/json';
 import { phoneInternational } from '../../helpers/phone';
 import { sentMessage, simplifyField } from '../../helpers/simplify';
+import { drawOnBudget, drawOnBudgetField } from '../dailyBudget/place';
 import {
 	identifierField,
 	identifierValue,
@@ -219,6 +220,7 @@ const properties: INodeProperties[] = [
 			}),
 		],
 	},
+	drawOnBudgetField('message', 'To number'),
 	simplifyField('the sent message: messageId and status, as Template → Send returns messageId'),
 ];
 
@@ -289,6 +291,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	];
 	if (pairs.length > 0) body.metadata = pairsToObject.call(this, pairs, 'Metadata', itemIndex);
 
+	await drawOnBudget.call(this, itemIndex, String(body.to));
 	let response: IDataObject;
 	try {
 		response = await convoRequest.call(this, OPERATIONS.sendMessage, { body }, itemIndex, labelOf);

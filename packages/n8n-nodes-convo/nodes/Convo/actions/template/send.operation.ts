@@ -14,6 +14,7 @@ import {
 	templateVariablesField,
 } from '../../descriptions/common.description';
 import { sentMessage, simplifyField } from '../../helpers/simplify';
+import { drawOnBudget, drawOnBudgetField } from '../dailyBudget/place';
 
 const properties: INodeProperties[] = [
 	{
@@ -136,6 +137,7 @@ const properties: INodeProperties[] = [
 			}),
 		],
 	},
+	drawOnBudgetField('template', 'Recipient Phone Number'),
 	simplifyField(
 		'the sent message: messageId, success, recipient and templateName, as Message → Send returns messageId',
 	),
@@ -199,6 +201,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		}));
 	}
 
+	await drawOnBudget.call(this, itemIndex, String(body.phone));
 	const response = await convoRequest.call(this, OPERATIONS.sendTemplate, { query, body }, itemIndex, labelOf);
 	if (!this.getNodeParameter('simplify', itemIndex, true)) return response;
 	const { message_id: messageId, template_name: templateName, ...rest } = response;

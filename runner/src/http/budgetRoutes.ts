@@ -1,0 +1,74 @@
+/**
+ * The daily messaging budget's routes of the control API: thin over its door in core/ (the limit
+ * shown, set and cleared, as `convo-runner budget` does; a place taken for one send, as the
+ * Convo node's sends ask when they draw on the budget).
+ */
+import { parsePhoneNumber, setBudgetBody, takeBudgetPlaceBody } from 'convo-contract';
+import type { RunnerContext } from '../context';
+import * as audience from '../core/audience';
+import { FieldError } from '../errors';
+import { at, InputError, type RouteTable } from './routes';
+
+const BUDGET_TEXT = '{ limit, source: set|default|none, used, left, next_free_at, span_ms }';
+
+/** A core error about a field as a 400 naming the API's field. */
+async function asField<T>(work: () => Promise<T>): Promise<T> {
+	try {
+		return await work();
+	} catch (error) {
+		if (error instanceof FieldError) throw new InputError(error.message, error.field);
+		throw error;
+	}
+}
+
+export function budgetRoutes(routes: RouteTable, context: RunnerContext): void {
+	routes.add(
+		{
+			...at('getBudget'),
+			tag: 'budget',
+			summary:
+				"The business's daily messaging limit (distinct customers a rolling 24 hours, every number): " +
+				'the one set, else RUNNER_DAILY_LIMIT, else none; the places used and left',
+			success: [200, BUDGET_TEXT],
+		},
+		async () => audience.showBudget(context),
+	);
+	routes.add(
+		{
+			...at('setBudget'),
+			tag: 'budget',
+			summary: 'Set the daily limit: { limit: 250 } (1 to 1,000,000 customers) or { limit: "unlimited" }',
+			body: setBudgetBody,
+			success: [200, BUDGET_TEXT],
+		},
+		async ({ body }) => asField(() => audience.setBudget(context, body.limit, 'limit')),
+	);
+	routes.add(
+		{
+			...at('clearBudget'),
+			tag: 'budget',
+			summary: 'Clear the limit set: RUNNER_DAILY_LIMIT holds again, or none',
+			success: [200, BUDGET_TEXT],
+		},
+		async () => audience.clearBudget(context),
+	);
+	routes.add(
+		{
+			...at('takeBudgetPlace'),
+			tag: 'budget',
+			summary:
+				'A place under the daily limit for one send to { phone }: taken (drew: a new place, false when the ' +
+				'phone holds one or no limit is set), or not before next_at; the caller sends only when taken',
+			body: takeBudgetPlaceBody,
+			success: [200, '{ phone, taken, drew, next_at }'],
+		},
+		async ({ body }) => {
+			const place = await asField(() => audience.takeBudgetPlace(context, body.phone, 'phone'));
+			// Checked by the take: a phone that reaches here parses.
+			const parsed = parsePhoneNumber(body.phone);
+			const phone = parsed.ok ? parsed.digits : body.phone;
+			if (place.taken) return { phone, taken: true, drew: place.drew, next_at: null };
+			return { phone, taken: false, drew: false, next_at: new Date(place.nextAt).toISOString() };
+		},
+	);
+}

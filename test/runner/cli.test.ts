@@ -69,6 +69,7 @@ test('create --wait --json, status, list, report: one JSON document each on stdo
 		'rate',
 		'start_at',
 		'state',
+		'waiting',
 	]);
 	expect(parsed.name).toBe('recipients');
 	// Started at its create: no start time of its own.

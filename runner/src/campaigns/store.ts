@@ -61,8 +61,8 @@ export interface CampaignRecord {
 	/** Tests only (RUNNER_TEST_CLOCK_OFFSET_MS): ms added to the clock send windows and the end are read on. */
 	clockOffset: number;
 	/**
-	 * Waiting for the daily messaging limit (audience/budget.ts): when the next place frees (ms on the
-	 * budget's clock); cleared by the campaign's next send.
+	 * Waiting for the daily messaging limit (audience/budget.ts): when the next customer can be
+	 * counted (ms on the budget's clock); cleared by the campaign's next send.
 	 */
 	budgetNextAt?: number;
 	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
@@ -320,7 +320,11 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 function waitingOf(campaign: CampaignRecord): CampaignStatus['waiting'] {
 	if (campaign.state !== 'running' || campaign.budgetNextAt === undefined) return null;
 	const next_at = new Date(campaign.budgetNextAt).toISOString();
-	return { reason: 'daily_limit', next_at, message: `waiting for the daily limit, next at ${next_at}` };
+	return {
+		reason: 'daily_limit',
+		next_at,
+		message: `waiting for the daily limit: the next customer can be counted at ${next_at}`,
+	};
 }
 
 /** GET /api/campaigns/:id, each item of the list and the data of campaign events: the status plus the settings. */

@@ -25,13 +25,18 @@ async function brokenLinks(options) {
 		port,
 		checkFragments: true,
 		concurrency: 20,
+		// A request the local server drops (a loaded machine: CI runs the lint beside this) is tried
+		// again before it counts as broken; a missing file answers 404 every time.
+		retryErrors: true,
+		retryErrorsCount: 3,
+		retryErrorsJitter: 500,
 		linksToSkip: async (link) => /^[a-z]+:/i.test(link) && !link.startsWith(local),
 		...options,
 	});
 	const shown = (url = '') => url.replace(local, '').replace(`${site}/`, 'site: ');
 	return result.links
 		.filter((link) => link.state === 'BROKEN')
-		.map((link) => `${shown(link.url)} (on ${shown(link.parent) || 'the start'})`);
+		.map((link) => `${shown(link.url)} (on ${shown(link.parent) || 'the start'}; HTTP ${link.status ?? 'none'})`);
 }
 
 process.chdir(root);

@@ -1,4 +1,3 @@
-// @serial: SIGKILLs a runner process mid-campaign, and moves the sandbox's clock and the runners' test clock a day on
 /**
  * The business's daily messaging limit (#36) with runner processes, a real Redis and the sandbox,
  * counted in the sandbox's own log. The sandbox enforces the channel's limit itself (250 distinct

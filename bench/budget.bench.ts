@@ -1,8 +1,8 @@
 /**
  * Benchmark 13 (#36): what the daily messaging limit keeps in Redis at 1,000,000 recipients. The
- * runner's own script (lua/takeBudgetPlace-2.lua, what every send of a campaign calls under a
- * limit) takes a place for PHONES distinct phones under a limit as large (the most the runner
- * takes), in pipelined batches; then every phone asks again (holding a place, it draws nothing).
+ * runner's own script (lua/countCustomer-2.lua, what every send of a campaign calls under a
+ * limit) counts PHONES distinct phones under a limit as large (the most the runner takes), in
+ * pipelined batches; then every phone asks again (counted already, it draws nothing).
  * Figures: Redis bytes per recipient (used_memory before and after: the sorted set's entries,
  * its skiplist and its key) and MEMORY USAGE of the set; the calls per second of both passes. The
  * runner's processes hold none of it: a send asks about one phone, a dry run a batch of them.
@@ -17,7 +17,7 @@ import { round, size, usedMemory, type BenchResult } from './lib/common';
 
 const BATCH = 2000;
 const SPAN_MS = 24 * 3_600_000 + 60_000;
-const TAKE = resolveIncludes(join(SCRIPTS_DIR, 'takeBudgetPlace-2.lua'));
+const COUNT = resolveIncludes(join(SCRIPTS_DIR, 'countCustomer-2.lua'));
 
 const phoneOf = (index: number) => `4917${String(index).padStart(8, '0')}`;
 
@@ -26,7 +26,7 @@ export async function benchBudget(redisUrl: string): Promise<BenchResult> {
 	const phones = size(1_000_000, 20_000);
 	const redis = new Redis(redisUrl);
 	const keys = keysFor(`benchbudget${Date.now().toString(36)}`);
-	redis.defineCommand('benchTakeBudgetPlace', { lua: TAKE, numberOfKeys: 2 });
+	redis.defineCommand('benchCountCustomer', { lua: COUNT, numberOfKeys: 2 });
 	/** Every phone asks once, BATCH calls to a pipeline; answers counted by kind. */
 	const pass = async () => {
 		const answers = new Map<number, number>();
@@ -36,7 +36,7 @@ export async function benchBudget(redisUrl: string): Promise<BenchResult> {
 				exec(): Promise<Array<[Error | null, unknown]>>;
 			};
 			for (let i = first; i < Math.min(phones, first + BATCH); i++)
-				batch.benchTakeBudgetPlace(keys.budget.limit, keys.budget.places, phoneOf(i), '', SPAN_MS, 0);
+				batch.benchCountCustomer(keys.budget.limit, keys.budget.customers, phoneOf(i), '', SPAN_MS, 0);
 			for (const [error, reply] of await batch.exec()) {
 				if (error) throw error;
 				const kind = Number((reply as number[])[0]);
@@ -48,13 +48,13 @@ export async function benchBudget(redisUrl: string): Promise<BenchResult> {
 	try {
 		await redis.set(keys.budget.limit, String(phones));
 		const base = await usedMemory(redis);
-		const taking = await pass();
+		const counting = await pass();
 		const after = await usedMemory(redis);
-		const setBytes = Number(await redis.call('MEMORY', 'USAGE', keys.budget.places, 'SAMPLES', '0'));
-		const holding = await pass();
-		if (taking.answers.get(1) !== phones || holding.answers.get(2) !== phones)
+		const setBytes = Number(await redis.call('MEMORY', 'USAGE', keys.budget.customers, 'SAMPLES', '0'));
+		const again = await pass();
+		if (counting.answers.get(1) !== phones || again.answers.get(2) !== phones)
 			throw new Error(
-				`expected ${phones} places taken then held, got ${JSON.stringify([...taking.answers])} then ${JSON.stringify([...holding.answers])}`,
+				`expected ${phones} customers counted then counted already, got ${JSON.stringify([...counting.answers])} then ${JSON.stringify([...again.answers])}`,
 			);
 		const perRecipient = (after - base) / phones;
 		return {
@@ -64,25 +64,29 @@ export async function benchBudget(redisUrl: string): Promise<BenchResult> {
 			startedAt: new Date(started).toISOString(),
 			seconds: (Date.now() - started) / 1000,
 			figures: [
-				{ figure: 'distinct recipients holding a place', value: phones },
+				{ figure: 'distinct recipients counted', value: phones },
 				{ figure: 'Redis bytes per recipient', value: round(perRecipient), unit: 'B' },
-				{ figure: 'MEMORY USAGE of the places set, per recipient', value: round(setBytes / phones), unit: 'B' },
+				{
+					figure: 'MEMORY USAGE of the set of counted customers, per recipient',
+					value: round(setBytes / phones),
+					unit: 'B',
+				},
 				{
 					figure: 'the budget at 1,000,000 recipients',
 					value: `${round((perRecipient * 1_000_000) / 1e6)} MB`,
 				},
-				{ figure: 'places taken per second (pipelined, one client)', value: Math.round(taking.perSecond) },
-				{ figure: 'places asked again per second (already held)', value: Math.round(holding.perSecond) },
+				{ figure: 'customers counted per second (pipelined, one client)', value: Math.round(counting.perSecond) },
+				{ figure: 'customers asked again per second (already counted)', value: Math.round(again.perSecond) },
 			],
 			notes: [
-				`${phones.toLocaleString('en-US')} distinct phones (12 digits) under a limit as large, each taking its place by the runner's own script in pipelined batches of ${BATCH}; bytes from used_memory before and after.`,
-				'The budget is one sorted set (phone -> the time it took its place), trimmed by every call to the span (24 h and the margin) and bounded by the limit (at most 1,000,000): the channel tiers of 250 to 100,000 keep at most a tenth of these bytes. Unlimited keeps nothing.',
+				`${phones.toLocaleString('en-US')} distinct phones (12 digits) under a limit as large, each counted by the runner's own script in pipelined batches of ${BATCH}; bytes from used_memory before and after.`,
+				'The budget is one sorted set (phone -> the time it was counted), trimmed by every call to the span (24 h and the margin) and bounded by the limit (at most 1,000,000): the channel tiers of 250 to 100,000 keep at most a tenth of these bytes. Unlimited keeps nothing.',
 				'The runner processes hold none of it in memory: a send asks about one phone, a dry run a batch of phones at a time.',
 				'Measured on a machine shared with other work (2 cores, other sessions running tests): bytes do not depend on load, calls per second would.',
 			],
 		};
 	} finally {
-		await redis.unlink(keys.budget.limit, keys.budget.places);
+		await redis.unlink(keys.budget.limit, keys.budget.customers);
 		redis.disconnect();
 	}
 }

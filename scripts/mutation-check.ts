@@ -148,6 +148,8 @@ const LUA_TESTS: Record<string, string[]> = {
 	'enableWebhook-1.lua': [EDGES, ...WEBHOOK],
 	'takeWebhookSlot-1.lua': [EDGES, ...WEBHOOK],
 	'recordReceipt-1.lua': [EDGES, 'test/runner/receipts.test.ts'],
+	'countCustomer-2.lua': ['test/runner/budgetCustomers.test.ts', 'test/runner/dailyLimit.test.ts'],
+	'noteBudgetWait-2.lua': ['test/runner/dailyLimit.test.ts'],
 	'finishRun-2.lua': [EDGES, 'test/runner/reindex.test.ts', 'test/runner/reindex-faults.test.ts'],
 	'lock/takeLock-1.lua': [
 		'test/runner/lock.test.ts',

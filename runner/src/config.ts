@@ -389,13 +389,13 @@ export const CONFIG_SCHEMA = z
 		 */
 		RUNNER_FEEDER_STALL: timing('15s', 1000, 3_600_000),
 		/**
-		 * Added to the daily limit's 24 hours: a customer's place frees this long after the service
-		 * frees it, since the runner counts a send from its claim and the service from its arrival.
+		 * Added to the daily limit's 24 hours: a counted customer drops out this long after the
+		 * service forgets it, since the runner counts a send from its claim and the service from its arrival.
 		 */
 		RUNNER_DAILY_LIMIT_MARGIN: timing('60s', 0, 3_600_000),
 		/**
 		 * A campaign waiting for the daily limit looks again at least this often, so a limit raised
-		 * (or lifted) lets it go on within this time rather than when the next place frees.
+		 * (or lifted) lets it go on within this time rather than when the next customer can be counted.
 		 */
 		RUNNER_DAILY_LIMIT_RECHECK: timing('60s', 100, 3_600_000),
 		/**

@@ -8,7 +8,7 @@
  *                    finishing sets, its outbox of events and its Idempotency-Keys. A send's
  *                    scripts (gate, claim, settle) and a campaign's state changes stay in it.
  *   {c<collection>}  a search collection: its items, its lease, and its reindex runs with their outbox.
- *   {budget}         the business's daily messaging limit and the phones it holds places for
+ *   {budget}         the business's daily messaging limit and the customers it counted
  *                    (audience/budget.ts): it spans every number, so it takes its own slot.
  *   {g}              what is not one number's or one collection's: the lists of campaigns, numbers,
  *                    drafts, runs and schedules, where each campaign and run lives, webhooks,
@@ -143,8 +143,8 @@ export interface Keys {
 interface BudgetKeys {
 	/** String: the limit the operator set (a count or `unlimited`); absent: RUNNER_DAILY_LIMIT, else none. */
 	limit: string;
-	/** Sorted set: phone -> when it took its place (ms, the budget's clock); kept only under a limit. */
-	places: string;
+	/** The counted customers: phone -> when it was counted (ms, the budget's clock); kept only under a limit. */
+	customers: string;
 }
 
 /** Keys of the suppression list (audience/suppression.ts). */
@@ -299,7 +299,7 @@ export function keysFor(prefix: string): Keys {
 
 		budget: {
 			limit: `${prefix}:${BUDGET_TAG}:limit`,
-			places: `${prefix}:${BUDGET_TAG}:places`,
+			customers: `${prefix}:${BUDGET_TAG}:customers`,
 		},
 
 		suppression: {

@@ -1,6 +1,7 @@
 /**
- * "window" and "run" keep one sense each in the runner, the sandbox and the nodes
- * (docs/architecture.md, Glossary): a window is a send window, a run a reindex run. The send
+ * "window", "run" and "place" keep one sense each in the runner, the sandbox and the nodes
+ * (docs/architecture.md, Glossary): a window is a send window, a run a reindex run, a place a start
+ * time on the number's clock (the daily budget counts customers). The send
  * window belongs to a known set of files, so "window" anywhere else is a new sense to name with
  * its own word (or, when it is a send window, a file to add below); and the words the other
  * senses once had are refused everywhere.
@@ -66,6 +67,8 @@ const RETIRED = [
 	/\bSEND_RUN\b|\bRUN_(OVER|DONE)\b|\b(startNextIn|openIn)Run\b|\brunClaim\b|\brunOver\b/,
 	/\b(send|cron|scheduled) runs?\b/i,
 	/\bschedule's runs\b|\beach run is a campaign\b|\bmanual runs?\b/i,
+	// The daily budget's counted customers.
+	/BudgetPlace|HoldingPlaces|budget\/places|budget\.places|\bplaces? (used|left|frees)\b|next place (frees|at)\b/i,
 ];
 
 function textFiles(dir: string): string[] {
@@ -110,4 +113,7 @@ test('a window of another sense, or a retired word, is found; the allowed senses
 	expect(misuses('runner/src/sending/send.ts', 'const room = WINDOW_ROOM;')).toHaveLength(1);
 	expect(misuses('runner/src/sending/feeder.ts', '// A send run of 50 recipients.')).toHaveLength(1);
 	expect(misuses('runner/src/cli/campaign.ts', "'each run is a campaign of its own'")).toHaveLength(1);
+	expect(misuses('runner/src/cli/budget.ts', '`; the next place frees at ${at}`')).toHaveLength(1);
+	expect(misuses('runner/src/audience/budget.ts', 'await takeBudgetPlace(context, phone);')).toHaveLength(1);
+	expect(misuses('runner/src/sending/spacing.ts', "// The next place on the number's clock.")).toEqual([]);
 });

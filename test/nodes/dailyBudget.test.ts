@@ -1,8 +1,8 @@
 /**
  * The daily messaging budget in the Convo node (#36) through n8n-core against a real
  * `convo-runner start` (its own redis-server, the sandbox in a process of its own): Daily Budget →
- * Set and Get; Template → Send and Message → Send with "Draw on the Daily Budget" take a place
- * before sending, so a customer beyond the limit fails alone and is never sent (counted in the
+ * Set and Get; Template → Send and Message → Send with "Draw on the Daily Budget" count their
+ * customer before sending, so a customer beyond the limit fails alone and is never sent (counted in the
  * sandbox's log), a customer messaged already draws nothing more, and without the option a send
  * needs no runner credential at all.
  */

@@ -189,7 +189,7 @@ test('real answers of every route the node pack reads parse with the contract', 
 	await call('removeSuppression', { id: '4917100000099' });
 
 	await call('setBudget', { body: { limit: 2 } });
-	await call('takeBudgetPlace', { body: { phone: '+4917100000098' } });
+	await call('countBudgetCustomer', { body: { phone: '+4917100000098' } });
 	await call('getBudget');
 	await call('clearBudget');
 

@@ -253,7 +253,7 @@ test.each(WIDTHS)(
 				headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
 				body: body ? JSON.stringify(body) : undefined,
 			}).then((response) => response.json() as Promise<Record<string, unknown>>);
-		// Unlimited forgets the places held (an earlier width's); cleared, no limit is set at all.
+		// Unlimited forgets the customers counted (an earlier width's); cleared, no limit is set at all.
 		await api('PUT', '/api/budget', { limit: 'unlimited' });
 		await api('DELETE', '/api/budget');
 		await page.getByRole('link', { name: 'Daily budget' }).click();
@@ -275,32 +275,35 @@ test.each(WIDTHS)(
 		await page.getByLabel('Daily limit').fill('1');
 		await page.getByRole('button', { name: 'Set limit' }).click();
 		await limitShown.getByText('1 customer a day').waitFor();
-		expect(await page.getByTestId('budget-value-left').textContent()).toBe('1 place');
+		expect(await page.getByTestId('budget-value-left').textContent()).toBe('1 customer');
 		expect(await page.getByTestId('budget-value-used').textContent()).toBe('0 customers');
 
 		if (width === 1280) {
-			// A workflow's send takes the one place; a campaign to a new customer then waits for it, on this page
-			// and on its own.
-			expect(await api('POST', '/api/budget/places', { phone: '+4917480000001' })).toMatchObject({ taken: true });
+			// A workflow's send counts the one customer the limit allows; a campaign to a new customer then waits,
+			// on this page and on its own.
+			expect(await api('POST', '/api/budget/customers', { phone: '+4917480000001' })).toMatchObject({
+				counted: true,
+				new_customer: true,
+			});
 			const { path } = writeRecipientsCsv(1, { seed: 8 });
 			const created = await createCampaign(runner.context, {
 				templateId: positionalTemplate(runner.business).id,
 				source: path,
 				from: campaignNumber,
-				name: 'Waits for a place',
+				name: 'Waits for the limit',
 			});
 			if (created.kind !== 'campaign') throw new Error('expected a campaign');
 			const waiting = page.getByTestId('budget-waiting-campaign');
 			await waiting.first().waitFor({ timeout: 60_000 });
-			expect(await waiting.locator('td').first().textContent()).toBe('Waits for a place');
-			expect(await page.getByTestId('budget-value-left').textContent()).toBe('0 places');
+			expect(await waiting.locator('td').first().textContent()).toBe('Waits for the limit');
+			expect(await page.getByTestId('budget-value-left').textContent()).toBe('0 customers');
 			await expectSoundLayout(page);
 			await page.screenshot({ path: `${SHOTS}/console-budget-${width}.png`, fullPage: true });
 			await guideShot(page, 'budget');
-			await waiting.getByRole('link', { name: 'Waits for a place' }).click();
+			await waiting.getByRole('link', { name: 'Waits for the limit' }).click();
 			await page
 				.getByTestId('waiting')
-				.getByText(/^Waiting for the daily limit, next place at /)
+				.getByText(/^Waiting for the daily limit: the next customer can be counted at /)
 				.waitFor();
 			await page.goBack();
 		} else {

@@ -6,16 +6,16 @@
  *
  * Three campaigns of 200 over 400 phones, overlapping, on two numbers: A (phones 0-199, the first
  * number), then B (100-299, the second) and C (200-399, the first) once A is done. Two runner
- * processes; one is SIGKILLed while A sends. A takes 200 places on day 1; B's first 100 phones hold
- * places already (A messaged them) and draw nothing; the 50 places left go to B and C, and the rest
- * wait for the next day. Their dry runs, made before each starts, say 1, 2 and 2 days.
+ * processes; one is SIGKILLed while A sends. A counts 200 customers on day 1; B's first 100 phones
+ * are counted already (A messaged them) and draw nothing; the 50 customers left to count go to B
+ * and C, and the rest wait for the next day. Their dry runs, made before each starts, say 1, 2 and 2 days.
  *
  * The shared test clock: a day is crossed without waiting for it. The runners are stopped, the
  * sandbox's clock is moved DAY_JUMP_MS on (POST /__sandbox/clock), and the runners are started again
  * with RUNNER_TEST_CLOCK_OFFSET_MS = DAY_JUMP_MS, which the budget reads its span on (Redis's
  * clock plus the offset); the waiting campaigns' own clocks (windows, end) are moved the same
  * (moveCampaignClock). DAY_JUMP_MS is 24 h plus the margin (RUNNER_DAILY_LIMIT_MARGIN, 2 s here)
- * plus a second, so by both clocks every place of day 1 has freed and nothing of day 2 is in a
+ * plus a second, so by both clocks every customer counted on day 1 has dropped out and nothing of day 2 is in a
  * 24-hour window with it unless the budget let it be.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -31,7 +31,7 @@ import {
 	retryNotSent,
 	type DryRunAnswer,
 } from '../../runner/src/core/campaigns';
-import { setBudget, takeBudgetPlace, type BudgetPlace } from '../../runner/src/core/audience';
+import { countCustomer, setBudget, type BudgetCount } from '../../runner/src/core/audience';
 import { createWebhook } from '../../runner/src/core/webhooks';
 import type { RunnerEvent } from '../../packages/n8n-nodes-convo/nodes/shared/runner';
 import {
@@ -174,7 +174,7 @@ test('three campaigns to overlapping audiences on two numbers under a limit of 2
 	if (reconciled.not_sent > 0) await retryNotSent(runner.context, a);
 	expect((await waitFor('A to complete', finished(a), 60_000)).counts).toMatchObject({ sent: 200, unknown: 0 });
 
-	// Still day 1: B and C; 50 places left (fewer if the kill left a place taken and never sent).
+	// Still day 1: B and C; 50 customers left to count (fewer if the kill left one counted and never sent).
 	const dryB = await dryRunOf(audiences.b, second);
 	const dryC = await dryRunOf(audiences.c, first);
 	expect(dryB.estimate).toMatchObject({ days: 2, daily_limit: { holding: 100, drawing: 100 } });
@@ -185,11 +185,11 @@ test('three campaigns to overlapping audiences on two numbers under a limit of 2
 	const waiting = async (id: string) => (await campaignStatus(runner.context, id)).waiting ?? undefined;
 	const waitB = await waitFor('B to wait for the daily limit', () => waiting(b), 60_000);
 	await waitFor('C to wait for the daily limit', () => waiting(c), 60_000);
-	expect(waitB.message).toMatch(/^waiting for the daily limit, next at \d{4}-\d\d-\d\dT/);
+	expect(waitB.message).toMatch(/^waiting for the daily limit: the next customer can be counted at \d{4}-\d\d-\d\dT/);
 	expect(Date.parse(waitB.next_at) - Date.now()).toBeGreaterThan(DAY_MS - 60_000);
 	const shown = await runCli(['budget', 'show'], runner.env);
 	expect(shown.stdout).toMatch(
-		/daily messaging limit: 250 distinct customers .*; 250 used, 0 left; the next place frees at/,
+		/daily messaging limit: 250 distinct customers .*; 250 customers counted, 0 left; the next customer can be counted at/,
 	);
 	// One campaign.waiting each, however many of its recipients and jobs were refused.
 	const waitingEvents = (id: string) =>
@@ -238,7 +238,7 @@ test('three campaigns to overlapping audiences on two numbers under a limit of 2
 	expect(view.dailyLimits[runner.business.id].used).toBeLessThanOrEqual(LIMIT);
 });
 
-test('the API and /metrics: the limit set, shown with its places used and left, unlimited, cleared; a wrong one names the field and the rule', async () => {
+test('the API and /metrics: the limit set, shown with the customers counted and left, unlimited, cleared; a wrong one names the field and the rule', async () => {
 	const token = runner.env.RUNNER_TOKEN as string;
 	await Promise.all(runner.processes.map((process) => process.kill('SIGKILL')));
 	const base = await startApi(runner, { RUNNER_DAILY_LIMIT: '2000' });
@@ -255,7 +255,7 @@ test('the API and /metrics: the limit set, shown with its places used and left, 
 			text,
 		};
 	};
-	// The places of the test before (a day on) are not counted by this process's clock: it has no offset.
+	// The customers counted in the test before (a day on) are not seen by this process's clock: it has no offset.
 	expect((await call('PUT', '/api/budget', { limit: 10_000 })).json).toMatchObject({
 		limit: 10_000,
 		source: 'set',
@@ -281,14 +281,14 @@ test('the API and /metrics: the limit set, shown with its places used and left, 
 		used: 0,
 		left: null,
 	});
-	expect(await runner.context.redis.exists(runner.context.keys.budget.places)).toBe(0);
+	expect(await runner.context.redis.exists(runner.context.keys.budget.customers)).toBe(0);
 	// A limit is 1 or more: 0 says unlimited.
 	expect((await call('GET', '/metrics')).text).toMatch(/^convo_runner_daily_limit 0$/m);
 	expect((await call('DELETE', '/api/budget')).json).toMatchObject({ limit: 2000, source: 'default' });
 });
 
-test('a campaign waiting for the daily limit still ends at its end (the rest expired), and a test send finds no place past the limit', async () => {
-	// The API's process of the test before is the worker here; the places were dropped when it set unlimited.
+test('a campaign waiting for the daily limit still ends at its end (the rest expired), and a test send is refused past the limit', async () => {
+	// The API's process of the test before is the worker here; the counted customers were dropped when it set unlimited.
 	await setBudget(runner.context, 1);
 	const [first] = runner.business.phoneNumbers;
 	const phones = writeRecipientsCsv(4, { seed: 37 }).phones;
@@ -302,14 +302,14 @@ test('a campaign waiting for the daily limit still ends at its end (the rest exp
 	expect(waiting.reason).toBe('daily_limit');
 	await expect(
 		createCampaign(runner.context, { ...settings(phones.slice(0, 1), first), testTo: `+${phones[3]}` }),
-	).rejects.toThrow(/daily messaging limit has no place left now \(the next frees at \d{4}-/);
+	).rejects.toThrow(/daily messaging limit is reached \(the next customer can be counted at \d{4}-/);
 	const done = await waitFor('the campaign to end', finished(id), 60_000);
 	expect(done).toMatchObject({ state: 'completed', waiting: null, counts: { sent: 1, expired: 2, pending: 0 } });
 	const received = (await templateSends(runner.sandbox)).filter((send) => phones.includes(send.to));
 	expect(received).toHaveLength(1);
-	// The core's door for other sends (a workflow's): the phone sent holds its place, another finds none.
-	const held: BudgetPlace = await takeBudgetPlace(runner.context, `+${received[0].to}`);
-	expect(held).toEqual({ taken: true, drew: false });
-	expect(await takeBudgetPlace(runner.context, `+${phones[3]}`)).toMatchObject({ taken: false });
+	// The core's door for other sends (a workflow's): the phone sent is counted already, another is refused.
+	const again: BudgetCount = await countCustomer(runner.context, `+${received[0].to}`);
+	expect(again).toEqual({ counted: true, isNew: false });
+	expect(await countCustomer(runner.context, `+${phones[3]}`)).toMatchObject({ counted: false });
 	await setBudget(runner.context, 'unlimited');
 });

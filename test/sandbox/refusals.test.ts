@@ -64,7 +64,7 @@ describe('sandbox: blocked template sends', () => {
 			body: { phone: d, 1: 'Ada', 2: 'A-1' },
 		});
 		expect(theirs.status).toBe(200);
-		// Just short of 24 hours the places are still taken; at 24 hours they free.
+		// Just short of 24 hours the customers are still counted; at 24 hours they drop out.
 		await admin(context, 'POST', 'clock', { advanceMs: 24 * 3_600_000 - 1_000 });
 		expect((await send(d)).status).toBe(400);
 		await admin(context, 'POST', 'clock', { advanceMs: 1_000 });

@@ -4,15 +4,16 @@
  * all its numbers. Every campaign and schedule firing draws from one budget here: the limit the operator
  * set (`budget set`, PUT /api/budget), else RUNNER_DAILY_LIMIT, else none.
  *
- * The budget is a sorted set of phone -> the time it took its place, in a key group of its own
- * ({budget}, keys.ts): it spans numbers, and a send's claim runs in its number's slot, so a send takes
- * its place by its own script right after its claim and before it goes out
- * (docs/decisions/audience/daily-limit-after-the-claim.md). A phone that holds a place draws nothing
- * more; a place frees a span (24 h and RUNNER_DAILY_LIMIT_MARGIN) after it was taken, on Redis's
- * clock plus a test's offset. Without a limit nothing is kept and a send costs one GET.
+ * The budget counts customers: a sorted set of phone -> the time it was counted, in a key group of
+ * its own ({budget}, keys.ts): it spans numbers, and a send's claim runs in its number's slot, so a
+ * send counts its customer by its own script right after its claim and before it goes out
+ * (docs/decisions/audience/daily-limit-after-the-claim.md). A customer counted already draws nothing
+ * more; a counted customer drops out a span (24 h and RUNNER_DAILY_LIMIT_MARGIN) after it was
+ * counted, on Redis's clock plus a test's offset. Without a limit nothing is kept and a send costs
+ * one GET.
  *
- * A process that dies between the place and the send leaves a place taken for nobody: the budget
- * then counts one more than the service does, never one less.
+ * A process that dies between the count and the send leaves a customer counted and never messaged:
+ * the budget then counts one more than the service does, never one less.
  */
 import type { RunnerConfig } from '../config';
 import type { Keys } from '../keys';
@@ -31,7 +32,7 @@ export interface BudgetContext {
 
 const DAY_MS = 24 * 3_600_000;
 
-/** How long a place is held (its span): the channel's 24 hours and the safety margin. */
+/** How long a customer stays counted (the span): the channel's 24 hours and the safety margin. */
 const budgetSpanMs = (config: RunnerConfig) => DAY_MS + config.RUNNER_DAILY_LIMIT_MARGIN;
 
 /** The budget's clock: Redis's, plus a test's offset (RUNNER_TEST_CLOCK_OFFSET_MS). */
@@ -40,25 +41,28 @@ async function budgetNow(context: BudgetContext): Promise<number> {
 	return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
 }
 
-/** A send's answer from the budget: it may go (`drew`: it took a new place), or not before `nextAt`. */
-export type BudgetPlace = { taken: true; drew: boolean } | { taken: false; nextAt: number; waitMs: number };
+/**
+ * A send's answer from the budget: it may go (`isNew`: its customer was not counted before), or not
+ * before `nextAt`.
+ */
+export type BudgetCount = { counted: true; isNew: boolean } | { counted: false; nextAt: number; waitMs: number };
 
 /**
- * Takes a place for a send to `phone` (digits): the core of the daily limit, for a campaign's send
- * and for any other send of the business's (a workflow's template send). Taken (or already held,
- * or no limit) the send may go; otherwise `nextAt` is when the oldest place frees (ms on the
- * budget's clock) and `waitMs` how long that is from now.
+ * Counts the customer of a send to `phone` (digits): the core of the daily limit, for a campaign's
+ * send and for any other send of the business's (a workflow's template send). Counted (now or
+ * already, or no limit) the send may go; otherwise `nextAt` is when the next customer can be
+ * counted (ms on the budget's clock) and `waitMs` how long that is from now.
  */
-export async function takeBudgetPlace(context: BudgetContext, phone: string): Promise<BudgetPlace> {
-	const take = redisScript(context.redis, 'takeBudgetPlace');
+export async function countCustomer(context: BudgetContext, phone: string): Promise<BudgetCount> {
+	const count = redisScript(context.redis, 'countCustomer');
 	const { keys, config } = context;
-	const reply = (await take(
-		[keys.budget.limit, keys.budget.places],
+	const reply = (await count(
+		[keys.budget.limit, keys.budget.customers],
 		[phone, config.RUNNER_DAILY_LIMIT ?? '', budgetSpanMs(config), config.RUNNER_TEST_CLOCK_OFFSET_MS],
 	)) as number[];
 	const [answer, now, nextAt] = reply.map(Number);
-	if (answer >= 0) return { taken: true, drew: answer === 1 };
-	return { taken: false, nextAt, waitMs: Math.max(0, nextAt - now) };
+	if (answer >= 0) return { counted: true, isNew: answer === 1 };
+	return { counted: false, nextAt, waitMs: Math.max(0, nextAt - now) };
 }
 
 export interface BudgetView {
@@ -67,11 +71,11 @@ export interface BudgetView {
 	source: 'set' | 'default' | 'none';
 	/** Distinct customers messaged within the span (0 without a limit: nothing is counted). */
 	used: number;
-	/** Places left now; null when unlimited. */
+	/** How many more customers can be counted now; null when unlimited. */
 	left: number | null;
-	/** When the oldest place frees (ISO), when every place is taken; null otherwise. */
+	/** When the next customer can be counted (ISO), when none can now; null otherwise. */
 	next_free_at: string | null;
-	/** How long a place is held, ms: 24 h and the safety margin. */
+	/** How long a customer stays counted, ms: 24 h and the safety margin. */
 	span_ms: number;
 }
 
@@ -84,16 +88,16 @@ async function limitInForce(context: BudgetContext): Promise<{ limit: DailyLimit
 	return { limit: UNLIMITED, source: 'none' };
 }
 
-/** The budget now: its limit, the places used and left (read only: nothing is freed here). */
+/** The budget now: its limit, the customers counted and left (read only: nothing is dropped here). */
 export async function showBudget(context: BudgetContext): Promise<BudgetView> {
 	const { limit, source } = await limitInForce(context);
 	const span_ms = budgetSpanMs(context.config);
 	if (limit === UNLIMITED) return { limit, source, used: 0, left: null, next_free_at: null, span_ms };
 	const now = await budgetNow(context);
-	const places = context.keys.budget.places;
+	const customers = context.keys.budget.customers;
 	const [used, oldest] = await Promise.all([
-		context.redis.zcount(places, `(${now - span_ms}`, '+inf'),
-		context.redis.zrangebyscore(places, `(${now - span_ms}`, '+inf', 'WITHSCORES', 'LIMIT', 0, 1),
+		context.redis.zcount(customers, `(${now - span_ms}`, '+inf'),
+		context.redis.zrangebyscore(customers, `(${now - span_ms}`, '+inf', 'WITHSCORES', 'LIMIT', 0, 1),
 	]);
 	const left = Math.max(0, limit - used);
 	const next_free_at = left === 0 && oldest.length === 2 ? new Date(Number(oldest[1]) + span_ms).toISOString() : null;
@@ -102,13 +106,14 @@ export async function showBudget(context: BudgetContext): Promise<BudgetView> {
 
 /**
  * Sets the business's limit (`setting`: how the caller names it, for the error); it holds from the
- * next send. `unlimited` drops the places held: nothing is kept without a limit, and a limit set
- * later counts from then on.
+ * next send. `unlimited` drops the counted customers: nothing is kept without a limit, and a limit
+ * set later counts from then on.
  */
 export async function setBudget(context: BudgetContext, value: string | number, setting: string): Promise<BudgetView> {
 	const limit = parseDailyLimit(value, setting);
 	const { keys } = context;
-	if (limit === UNLIMITED) await context.redis.multi().set(keys.budget.limit, UNLIMITED).del(keys.budget.places).exec();
+	if (limit === UNLIMITED)
+		await context.redis.multi().set(keys.budget.limit, UNLIMITED).del(keys.budget.customers).exec();
 	else await context.redis.set(keys.budget.limit, String(limit));
 	return showBudget(context);
 }
@@ -126,34 +131,35 @@ export async function clearBudget(context: BudgetContext): Promise<BudgetView> {
 const sameWaitMs = (config: RunnerConfig) => Math.max(60_000, 2 * config.RUNNER_DAILY_LIMIT_RECHECK);
 
 /**
- * A campaign's send found no place (`place`): the campaign records when the next place frees, and
- * a wait that begins emits campaign.waiting once (lua/noteBudgetWait-2.lua); true when it began.
+ * A campaign's send could not count its customer (`refused`): the campaign records when the next
+ * customer can be counted, and a wait that begins emits campaign.waiting once
+ * (lua/noteBudgetWait-2.lua); true when it began.
  */
 export async function noteBudgetWait(
 	context: BudgetContext,
 	send: { from: string; campaign: string },
-	place: { nextAt: number; waitMs: number },
+	refused: { nextAt: number; waitMs: number },
 ): Promise<boolean> {
 	const note = redisScript(context.redis, 'noteBudgetWait');
 	const { keys, config } = context;
 	const began = await note(
 		[keys.campaign(send.from, send.campaign), keys.outbox(send.from)],
-		[send.campaign, place.nextAt, place.nextAt - place.waitMs, sameWaitMs(config), Date.now()],
+		[send.campaign, refused.nextAt, refused.nextAt - refused.waitMs, sameWaitMs(config), Date.now()],
 	);
 	return Number(began) === 1;
 }
 
-/** For a dry run: how many of these phones hold a place now (they draw nothing more). */
-export async function phonesHoldingPlaces(context: BudgetContext, phones: string[]): Promise<number> {
+/** For a dry run: how many of these phones are counted now (they draw nothing more). */
+export async function phonesCounted(context: BudgetContext, phones: string[]): Promise<number> {
 	if (phones.length === 0) return 0;
 	const since = (await budgetNow(context)) - budgetSpanMs(context.config);
-	const scores = (await context.redis.zmscore(context.keys.budget.places, ...phones)) as Array<string | null>;
+	const scores = (await context.redis.zmscore(context.keys.budget.customers, ...phones)) as Array<string | null>;
 	return scores.filter((score) => score !== null && Number(score) > since).length;
 }
 
 /**
- * A dry run's reckoning of the budget for a campaign of `drawing` recipients that would take a new
- * place (the others hold one already): how many go out on the first day (what is left now), and
+ * A dry run's reckoning of the budget for a campaign of `drawing` recipients that would be counted
+ * anew (the others are counted already): how many go out on the first day (what is left now), and
  * how many days the campaign takes, `limit` more each day after. Unlimited: one day, all of them.
  */
 export function budgetDays(

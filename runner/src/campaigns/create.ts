@@ -31,7 +31,7 @@ import { encodeWindow, ZoneFinder, type ZoneKey, type ZoneTable, type ZoneVerdic
 import type { CampaignState } from './store';
 import { ReasonTally, type ErrorGroup } from './report';
 import { openCopy, reserveCopy, suppressedNotes } from '../audience/suppression';
-import { phonesHoldingPlaces, showBudget, UNLIMITED } from '../audience/budget';
+import { phonesCounted, showBudget, UNLIMITED } from '../audience/budget';
 import { wouldCap } from '../audience/cap';
 
 const WRITE_BATCH = 1000;
@@ -330,8 +330,8 @@ export type DryRunSnapshot = Omit<Snapshot, 'id' | 'state'> & {
 	capped: number;
 	/** An A/B test's split: [0] the remainder, [v] variant v's test recipients. */
 	variantCounts?: number[];
-	/** Accepted rows whose phone holds a place under the daily messaging limit now: they draw nothing more. */
-	holdingPlaces: number;
+	/** Accepted rows whose phone is counted under the daily messaging limit now: they draw nothing more. */
+	alreadyCounted: number;
 };
 
 /** Staged rows live this long past their last write: a create that died midway leaves them to expire. */
@@ -372,8 +372,8 @@ export async function snapshotCampaign(
 		input.abTest,
 	);
 	let capped = 0;
-	let holdingPlaces = 0;
-	// Under a daily messaging limit (audience/budget.ts), a dry run counts the phones that hold a place already.
+	let alreadyCounted = 0;
+	// Under a daily messaging limit (audience/budget.ts), a dry run counts the phones counted already.
 	const limited = dryRun && (await showBudget(context)).limit !== UNLIMITED;
 	/**
 	 * Each batch of rows: its phones are looked up in the staged phone index (one HMGET: phone -> first line),
@@ -401,7 +401,7 @@ export async function snapshotCampaign(
 				: staged.phones.filter((_, i) => i % 2 === 0 && !suppressedIndexes.has(staged.phones[i + 1].split(':')[1]));
 			// Every send draws from the daily limit, a transactional campaign's too; a suppressed row is never sent.
 			if (limited)
-				holdingPlaces += await phonesHoldingPlaces(
+				alreadyCounted += await phonesCounted(
 					context,
 					staged.phones.filter((_, i) => i % 2 === 0 && !suppressedIndexes.has(staged.phones[i + 1].split(':')[1])),
 				);
@@ -487,7 +487,7 @@ export async function snapshotCampaign(
 			rejected: rows.rejected,
 			suppressed: rows.suppressed,
 			capped,
-			holdingPlaces,
+			alreadyCounted,
 			rejections: rows.rejections,
 			reasons: rows.reasons.top(REASONS_SHOWN),
 			zones: rows.zones?.table,

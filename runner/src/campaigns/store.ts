@@ -64,8 +64,8 @@ export interface CampaignRecord {
 	/** An A/B test of templates (abTest.ts); absent for a campaign of one template. */
 	abTest?: AbTestRecord;
 	/**
-	 * Waiting for the daily messaging limit (audience/budget.ts): when the next place frees (ms on the
-	 * budget's clock); cleared by the campaign's next send.
+	 * Waiting for the daily messaging limit (audience/budget.ts): when the next customer can be
+	 * counted (ms on the budget's clock); cleared by the campaign's next send.
 	 */
 	budgetNextAt?: number;
 	/** Delivery tracking's counters (tracking/tracking.ts), kept on the hash with each change. */
@@ -327,7 +327,11 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 function waitingOf(campaign: CampaignRecord): CampaignStatus['waiting'] {
 	if (campaign.state !== 'running' || campaign.budgetNextAt === undefined) return null;
 	const next_at = new Date(campaign.budgetNextAt).toISOString();
-	return { reason: 'daily_limit', next_at, message: `waiting for the daily limit, next at ${next_at}` };
+	return {
+		reason: 'daily_limit',
+		next_at,
+		message: `waiting for the daily limit: the next customer can be counted at ${next_at}`,
+	};
 }
 
 /** GET /api/campaigns/:id, each item of the list and the data of campaign events: the status plus the settings. */

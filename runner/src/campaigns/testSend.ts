@@ -14,7 +14,7 @@ import type { RunnerContext } from '../context';
 import { FieldError, UserError } from '../errors';
 import { formatOf, readRecords, SourceError } from '../source';
 import { findSuppression } from '../audience/suppression';
-import { takeBudgetPlace } from '../audience/budget';
+import { countCustomer } from '../audience/budget';
 import { claimTestSend, giveBackTestSend } from '../audience/cap';
 import { checkRow, decodeRecipient, encodeRecipient, templateBody, type CampaignBasics } from './schema';
 import type { CampaignRecord } from './store';
@@ -84,9 +84,9 @@ export async function sendTest(
 /**
  * The rules a recipient's send is held to, for the test phone: not on the suppression list (unless
  * the campaign is transactional), inside the campaign's send window in the phone's time zone (its
- * country's, as for a row without `tz`), room under the frequency cap, and a place under the daily
- * messaging limit (audience/budget.ts), both taken last so a test refused by an earlier rule counts
- * nothing. Returns the cap's claim time when the test counts.
+ * country's, as for a row without `tz`), room under the frequency cap, and the test phone counted
+ * under the daily messaging limit (audience/budget.ts), both last so a test refused by an earlier
+ * rule counts nothing. Returns the cap's claim time when the test counts.
  */
 async function admitTest(
 	context: RunnerContext,
@@ -134,12 +134,12 @@ async function admitTest(
 		countedAt = claim.countedAt;
 	}
 	// A transactional campaign's test too: every template send to a customer draws from the daily limit.
-	const place = await takeBudgetPlace(context, to);
-	if (!place.taken) {
+	const counted = await countCustomer(context, to);
+	if (!counted.counted) {
 		if (countedAt !== undefined) await giveBackTestSend(context, campaign.from, to, countedAt);
 		throw refused(
-			`the business's daily messaging limit has no place left now (the next frees at ` +
-				`${new Date(place.nextAt).toISOString()}), and a test send takes one as every template send does`,
+			`the business's daily messaging limit is reached (the next customer can be counted at ` +
+				`${new Date(counted.nextAt).toISOString()}), and a test send counts its customer as every template send does`,
 		);
 	}
 	return countedAt;

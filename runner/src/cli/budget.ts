@@ -9,10 +9,10 @@ function describeBudget(view: core.BudgetView): string {
 		view.source
 	];
 	if (view.limit === 'unlimited') return `daily messaging limit: unlimited (${where})`;
-	const next = view.next_free_at ? `; the next place frees at ${view.next_free_at}` : '';
+	const next = view.next_free_at ? `; the next customer can be counted at ${view.next_free_at}` : '';
 	return (
 		`daily messaging limit: ${view.limit} distinct customers per rolling 24 hours (${where}); ` +
-		`${view.used} used, ${view.left} left${next}`
+		`${view.used} customers counted, ${view.left} left${next}`
 	);
 }
 
@@ -25,7 +25,7 @@ export function addBudgetCommands(program: Command): void {
 		);
 
 	runs<{ json?: boolean }>(
-		budget.command('show').description('the limit in force, the places used and left'),
+		budget.command('show').description('the limit in force, the customers counted and left'),
 		async ({ context }) => {
 			const view = await core.showBudget(context);
 			return answer(view, () => describeBudget(view));

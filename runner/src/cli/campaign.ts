@@ -233,12 +233,12 @@ function spoken(seconds: number): string {
 
 /** The daily messaging limit's part of a dry run's estimate (audience/budget.ts). */
 function describeDailyLimit(days: number, limit: core.DailyLimitEstimate): string {
-	const holding = limit.holding > 0 ? ` (${limit.holding} more hold a place already and draw nothing)` : '';
+	const holding = limit.holding > 0 ? ` (${limit.holding} more are counted already and draw nothing)` : '';
 	const spread =
 		days === 1
 			? 'all of them today'
 			: `${limit.first_day} today, then up to ${limit.limit} a day, ${limit.last_day} on the last`;
-	const drawing = `${plural(limit.drawing, 'recipient')} draw a place${holding}`;
+	const drawing = `${plural(limit.drawing, 'recipient')} counted anew${holding}`;
 	return `daily limit ${limit.limit} (${limit.left} left now): ${drawing}; ${spread}: ${plural(days, 'day')}`;
 }
 

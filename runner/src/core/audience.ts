@@ -14,8 +14,8 @@ import {
 	clearBudget as clearBudgetOf,
 	setBudget as setBudgetOf,
 	showBudget as showBudgetOf,
-	takeBudgetPlace as takeBudgetPlaceOf,
-	type BudgetPlace,
+	countCustomer as countCustomerOf,
+	type BudgetCount,
 	type BudgetView,
 } from '../audience/budget';
 import {
@@ -29,7 +29,7 @@ import {
 } from '../audience/suppression';
 
 export { pageSuppressions, type SuppressionEntry } from '../audience/suppression';
-export type { BudgetPlace, BudgetView } from '../audience/budget';
+export type { BudgetCount, BudgetView } from '../audience/budget';
 
 /**
  * Puts a phone on the suppression list (an operator's or a workflow's); `field` names the phone as
@@ -159,8 +159,8 @@ function checkedNumber(from: string, name: string): string {
 }
 
 /**
- * The business's daily messaging limit (audience/budget.ts): the limit in force with its places
- * used and left, set (a count or `unlimited`; `field`: how the client names it), and cleared (the
+ * The business's daily messaging limit (audience/budget.ts): the limit in force with the customers
+ * counted and left, set (a count or `unlimited`; `field`: how the client names it), and cleared (the
  * default RUNNER_DAILY_LIMIT holds again).
  */
 export function showBudget(context: RunnerContext): Promise<BudgetView> {
@@ -182,10 +182,10 @@ export async function clearBudget(context: RunnerContext): Promise<BudgetView> {
 }
 
 /**
- * A place under the daily limit for one template send to `phone` (with country code), for any send
- * of the business's outside a campaign (a workflow's): `taken` (it may go), or not before `nextAt`
- * (ms) and `waitMs` from now. A phone messaged within the span draws nothing more.
+ * Counts the customer of one template send to `phone` (with country code) under the daily limit,
+ * for any send of the business's outside a campaign (a workflow's): `counted` (it may go), or not
+ * before `nextAt` (ms) and `waitMs` from now. A customer counted within the span draws nothing more.
  */
-export function takeBudgetPlace(context: RunnerContext, phone: string, field = 'phone'): Promise<BudgetPlace> {
-	return takeBudgetPlaceOf(context, phoneOf(phone, field));
+export function countCustomer(context: RunnerContext, phone: string, field = 'phone'): Promise<BudgetCount> {
+	return countCustomerOf(context, phoneOf(phone, field));
 }

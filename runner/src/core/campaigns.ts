@@ -163,9 +163,9 @@ export type CreateAnswer =
 /** How a campaign draws from the daily messaging limit, as a dry run reckons it now. */
 export interface DailyLimitEstimate {
 	limit: number;
-	/** Places left now. */
+	/** How many more customers can be counted now. */
 	left: number;
-	/** Recipients whose phone takes a new place; the others hold one already and draw nothing more. */
+	/** Recipients that would be counted anew; the others (`holding`) are counted already and draw nothing more. */
 	drawing: number;
 	holding: number;
 	/** Recipients sent on the first day (what is left) and on the last. */
@@ -177,7 +177,7 @@ export interface DailyLimitEstimate {
  * What a dry run answers: the rows' counts by outcome and by reason (grouped as /errors groups
  * them), the first rejections with their lines, and how long sending the accepted rows would take.
  */
-export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones' | 'holdingPlaces'> {
+export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones' | 'alreadyCounted'> {
 	kind: 'dry_run';
 	dry_run: true;
 	/**
@@ -201,7 +201,7 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones' | 'holdingPla
 		ends_at: string;
 		/**
 		 * Days the campaign takes under the business's daily messaging limit (audience/budget.ts): 1
-		 * when every recipient finds a place on the first day; each day after sends up to the limit.
+		 * when every recipient can be counted on the first day; each day after sends up to the limit.
 		 */
 		days: number;
 		/** The daily limit's part of the estimate; absent when unlimited. */
@@ -438,7 +438,7 @@ async function dryRun(
 	// Refused as a real create refuses them: a pattern BullMQ would not take, a source URL it could not keep.
 	const startsAt = repeat ? nextCronRun(repeat, names) : (options.startAt ?? Date.now());
 	if (repeat) storedSource(context.config, common.source, names.source);
-	const { zones, variantCounts, holdingPlaces, ...found } = await snapshotCampaign(context, {
+	const { zones, variantCounts, alreadyCounted, ...found } = await snapshotCampaign(context, {
 		...common,
 		id: newCampaignId(),
 		state: 'running',
@@ -455,10 +455,10 @@ async function dryRun(
 		zones: zones?.map(([zone, count]) => [zone, count]),
 		endAt: common.endAt,
 	});
-	// Past the first day, each day's places free a window after the first day's were taken: the last
-	// day's recipients go out from then, at the rate and in the windows.
+	// Past the first day, each day's customers can be counted a window after the first day's were: the
+	// last day's recipients go out from then, at the rate and in the windows.
 	const budget = await showBudget(context);
-	const drawing = Math.max(0, found.accepted - holdingPlaces);
+	const drawing = Math.max(0, found.accepted - alreadyCounted);
 	const { days, firstDay, lastDay } = budgetDays(budget, drawing);
 	const lastDaySends =
 		days === 1
@@ -543,7 +543,7 @@ async function dryRun(
 							limit: budget.limit,
 							left: budget.left ?? 0,
 							drawing,
-							holding: holdingPlaces,
+							holding: alreadyCounted,
 							first_day: firstDay,
 							last_day: lastDay,
 						},

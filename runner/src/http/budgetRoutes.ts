@@ -1,9 +1,9 @@
 /**
  * The daily messaging budget's routes of the control API: thin over its door in core/ (the limit
- * shown, set and cleared, as `convo-runner budget` does; a place taken for one send, as the
+ * shown, set and cleared, as `convo-runner budget` does; the customer of one send counted, as the
  * Convo node's sends ask when they draw on the budget).
  */
-import { parsePhoneNumber, setBudgetBody, takeBudgetPlaceBody } from 'convo-contract';
+import { countBudgetCustomerBody, parsePhoneNumber, setBudgetBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as audience from '../core/audience';
 import { FieldError } from '../errors';
@@ -28,7 +28,7 @@ export function budgetRoutes(routes: RouteTable, context: RunnerContext): void {
 			tag: 'budget',
 			summary:
 				"The business's daily messaging limit (distinct customers a rolling 24 hours, every number): " +
-				'the one set, else RUNNER_DAILY_LIMIT, else none; the places used and left',
+				'the one set, else RUNNER_DAILY_LIMIT, else none; the customers counted and left',
 			success: [200, BUDGET_TEXT],
 		},
 		async () => audience.showBudget(context),
@@ -54,21 +54,21 @@ export function budgetRoutes(routes: RouteTable, context: RunnerContext): void {
 	);
 	routes.add(
 		{
-			...at('takeBudgetPlace'),
+			...at('countBudgetCustomer'),
 			tag: 'budget',
 			summary:
-				'A place under the daily limit for one send to { phone }: taken (drew: a new place, false when the ' +
-				'phone holds one or no limit is set), or not before next_at; the caller sends only when taken',
-			body: takeBudgetPlaceBody,
-			success: [200, '{ phone, taken, drew, next_at }'],
+				'Count the customer of one send to { phone } under the daily limit: counted (new_customer: false when ' +
+				'counted already or no limit is set), or not before next_at; the caller sends only when counted',
+			body: countBudgetCustomerBody,
+			success: [200, '{ phone, counted, new_customer, next_at }'],
 		},
 		async ({ body }) => {
-			const place = await asField(() => audience.takeBudgetPlace(context, body.phone, 'phone'));
-			// Checked by the take: a phone that reaches here parses.
+			const count = await asField(() => audience.countCustomer(context, body.phone, 'phone'));
+			// Checked by the count: a phone that reaches here parses.
 			const parsed = parsePhoneNumber(body.phone);
 			const phone = parsed.ok ? parsed.digits : body.phone;
-			if (place.taken) return { phone, taken: true, drew: place.drew, next_at: null };
-			return { phone, taken: false, drew: false, next_at: new Date(place.nextAt).toISOString() };
+			if (count.counted) return { phone, counted: true, new_customer: count.isNew, next_at: null };
+			return { phone, counted: false, new_customer: false, next_at: new Date(count.nextAt).toISOString() };
 		},
 	);
 }

@@ -83,12 +83,12 @@ export class RunnerMetrics {
 	});
 	private readonly dailyLimitLeft = new Gauge({
 		name: 'convo_runner_daily_limit_left',
-		help: 'Places left under the daily messaging limit now (0 when unlimited)',
+		help: 'Customers that can still be counted under the daily messaging limit now (0 when unlimited)',
 		registers: [this.registry],
 	});
 	private readonly waitingForLimit = new Gauge({
 		name: 'convo_runner_campaigns_waiting_daily_limit',
-		help: 'Running campaigns waiting for a place under the daily messaging limit',
+		help: 'Running campaigns waiting for the daily messaging limit',
 		registers: [this.registry],
 	});
 

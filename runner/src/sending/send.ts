@@ -14,10 +14,10 @@
  *   retry    -> back to pending, the job waits the recipient's backoff (delayed) and goes on from
  *               it; its last try (RUNNER_SEND_ATTEMPTS) settles failed
  *
- * Before the send, the recipient takes its place under the business's daily messaging limit
- * (audience/budget.ts). With none left it goes back to pending (no attempt used), the campaign
- * notes the wait, and the job waits in the delayed set until the next place frees (looking again
- * at least every RUNNER_DAILY_LIMIT_RECHECK), then goes on from it.
+ * Before the send, the recipient is counted in the business's daily messaging budget
+ * (audience/budget.ts). With the limit reached it goes back to pending (no attempt used), the
+ * campaign notes the wait, and the job waits in the delayed set until the next customer can be
+ * counted (looking again at least every RUNNER_DAILY_LIMIT_RECHECK), then goes on from it.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -31,15 +31,15 @@ import { noteTemplateName } from '../campaigns/store';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../keyGroups';
-import { noteBudgetWait, takeBudgetPlace } from '../audience/budget';
+import { countCustomer, noteBudgetWait } from '../audience/budget';
 import { holdStarts, startNextInJob, SPAN_ROOM, type ClaimedStart, type Place } from './spacing';
 import { settleBlocked } from './refusals';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
 const DROP_AGAIN_AFTER_MS = 5000;
 
-/** A recipient's error while it waits for a place under the daily messaging limit. */
-const DAILY_LIMIT_WAIT = 'waiting for a place under the daily messaging limit';
+/** A recipient's error while it waits for the daily messaging limit. */
+const DAILY_LIMIT_WAIT = 'waiting for the daily messaging limit';
 
 /** The immutable part of a campaign, read once per process: its number and its B8 requests but the body. */
 interface SendSettings {
@@ -214,15 +214,15 @@ export function createSendProcessor(
 				await settle('pending', '', 'the A/B test has no winner yet');
 				return 'stopped';
 			}
-			const place = await takeBudgetPlace(context, recipient.phone);
-			if (!place.taken) {
+			const counted = await countCustomer(context, recipient.phone);
+			if (!counted.counted) {
 				await settle('pending', '', DAILY_LIMIT_WAIT, 'budget_waits');
-				if (await noteBudgetWait(context, { from: settings.from, campaign }, place))
+				if (await noteBudgetWait(context, { from: settings.from, campaign }, counted))
 					log.info(
-						{ campaign, nextAt: new Date(place.nextAt).toISOString() },
+						{ campaign, nextAt: new Date(counted.nextAt).toISOString() },
 						'campaign waits for the daily messaging limit',
 					);
-				return { budget: place.waitMs };
+				return { budget: counted.waitMs };
 			}
 			const outcome = await settings.senderOf(template)(templateBody(recipient), shutdown);
 			switch (outcome.kind) {
@@ -338,7 +338,7 @@ export function createSendProcessor(
 				throw new RateLimitError();
 			}
 			if ('budget' in next) {
-				// Until the next place frees, or sooner: a limit raised lets the job go on within the recheck time.
+				// Until the next customer can be counted, or sooner: a limit raised lets the job go on within the recheck time.
 				const waitMs = Math.max(100, Math.min(next.budget, config.RUNNER_DAILY_LIMIT_RECHECK));
 				await job.moveToDelayed(Date.now() + waitMs, bullToken);
 				throw new DelayedError('waiting for the daily messaging limit');

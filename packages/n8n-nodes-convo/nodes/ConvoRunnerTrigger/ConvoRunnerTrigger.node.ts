@@ -66,8 +66,8 @@ const EVENT_OPTIONS: Array<{ name: string; value: RunnerEventType; description: 
 		name: 'Campaign Waiting',
 		value: 'campaign.waiting',
 		description:
-			"A campaign began waiting for the business's daily messaging limit: sending goes on as places free " +
-			'(when the next one frees is in waiting.next_at)',
+			"A campaign began waiting for the business's daily messaging limit: sending goes on as counted customers " +
+			'drop out (when the next customer can be counted is in waiting.next_at)',
 	},
 	{
 		name: 'Reindex Run Finished',

@@ -39,7 +39,7 @@ export const RUNNER_ROUTES = {
 	getBudget: { method: 'GET', path: '/api/budget' },
 	setBudget: { method: 'PUT', path: '/api/budget' },
 	clearBudget: { method: 'DELETE', path: '/api/budget' },
-	takeBudgetPlace: { method: 'POST', path: '/api/budget/places' },
+	countBudgetCustomer: { method: 'POST', path: '/api/budget/customers' },
 } as const satisfies Record<string, RunnerRoute>;
 
 export type RunnerRouteName = keyof typeof RUNNER_ROUTES;

@@ -1,7 +1,7 @@
 // The business's daily messaging budget: the limit in force (set here or with `convo-runner budget
-// set`, else RUNNER_DAILY_LIMIT, else none), the distinct customers messaged in the rolling window
-// and the places left, when the next place frees once every one is taken; set a limit or
-// `unlimited`, or clear it (asked in the page). Through /api/budget, as the CLI does.
+// set`, else RUNNER_DAILY_LIMIT, else none), the distinct customers counted in the rolling 24 hours
+// and how many are left, when the next customer can be counted once the limit is reached; set a
+// limit or `unlimited`, or clear it (asked in the page). Through /api/budget, as the CLI does.
 (function () {
 	'use strict';
 	var C = window.ConvoConsole;
@@ -13,7 +13,7 @@
 		default: 'the runner’s default (RUNNER_DAILY_LIMIT)',
 		none: 'no limit is set, neither here nor as a default',
 	};
-	/** Campaigns read for the ones waiting for a place. */
+	/** Campaigns read for the ones waiting for the limit. */
 	var CAMPAIGNS_READ = 100;
 
 	function say(node, text, isError) {
@@ -49,7 +49,7 @@
 				'The distinct customers the business may start conversations with in a rolling 24 hours, across every ' +
 					'number: the channel’s messaging limit (250, 2,000, 10,000, 100,000), a number up to 1,000,000, or ',
 				el('code', { text: 'unlimited' }),
-				'. A customer already messaged in the window draws nothing more.',
+				'. A customer counted already within the 24 hours draws nothing more.',
 			]),
 		]);
 		var clearButton = el('button', {
@@ -72,11 +72,11 @@
 			];
 			if (!unlimited) {
 				rows.push(row('Counted now', plural(answer.used, 'customer', 'customers'), 'used'));
-				rows.push(row('Left now', plural(answer.left, 'place', 'places'), 'left'));
+				rows.push(row('Left now', plural(answer.left, 'customer', 'customers'), 'left'));
 				rows.push(
 					row(
-						'Next place frees',
-						answer.next_free_at ? new Date(answer.next_free_at).toLocaleString() : 'places are left now',
+						'Next customer can be counted',
+						answer.next_free_at ? new Date(answer.next_free_at).toLocaleString() : 'now',
 						'next',
 					),
 				);
@@ -157,9 +157,10 @@
 				class: 'meta',
 				text:
 					'One rolling 24-hour budget of distinct customers for everything the business sends: campaigns, cron ' +
-					'runs and workflows that ask for a place. Recipients over it wait and go out as places free.',
+					'runs and workflows that draw on it. Each send counts its customer; recipients over the limit wait ' +
+					'and go out as counted customers drop out.',
 			}),
-			el('section', { class: 'panel', 'aria-label': 'The limit and its places' }, [
+			el('section', { class: 'panel', 'aria-label': 'The limit and the customers counted' }, [
 				facts,
 				setForm,
 				hint,
@@ -167,7 +168,7 @@
 				el('div', { class: 'actions' }, [clearButton]),
 			]),
 			el('section', { class: 'panel', 'aria-labelledby': 'budget-waiting-heading' }, [
-				el('h2', { id: 'budget-waiting-heading', text: 'Campaigns waiting for a place' }),
+				el('h2', { id: 'budget-waiting-heading', text: 'Campaigns waiting for the limit' }),
 				waiting,
 			]),
 		);

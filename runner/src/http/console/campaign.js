@@ -437,7 +437,7 @@
 						? el('p', { class: 'note', 'data-testid': 'waiting' }, [
 								'Waiting for the ',
 								el('a', { href: '#/budget', text: 'daily limit' }),
-								', next place at ',
+								': the next customer can be counted at ',
 								el('time', { datetime: c.waiting.next_at, text: new Date(c.waiting.next_at).toLocaleString() }),
 							])
 						: el('span'),

@@ -15,7 +15,7 @@ import * as campaign from '../actions/campaign';
 import * as contact from '../actions/contact';
 import * as conversation from '../actions/conversation';
 import * as dailyBudget from '../actions/dailyBudget';
-import { DRAW_ON_BUDGET } from '../actions/dailyBudget/place';
+import { DRAW_ON_BUDGET } from '../actions/dailyBudget/draw';
 import * as message from '../actions/message';
 import * as reindexRun from '../actions/reindexRun';
 import * as searchItem from '../actions/searchItem';
@@ -27,7 +27,7 @@ const MESSAGING_RESOURCES = ['message'];
 const EXTERNAL_RESOURCES = ['template', 'contact', 'conversation', 'searchItem', 'agent'];
 /** Resources served by convo-runner's control API (Convo Runner API credential). */
 const RUNNER_RESOURCES = ['campaign', 'reindexRun', 'suppression', 'dailyBudget'];
-/** Sends that may draw on the runner's daily budget (actions/dailyBudget/place.ts), then needing its credential too. */
+/** Sends that may draw on the runner's daily budget (actions/dailyBudget/draw.ts), then needing its credential too. */
 const BUDGET_SENDS = ['message', 'template'];
 
 const batchingField: INodeProperties = {

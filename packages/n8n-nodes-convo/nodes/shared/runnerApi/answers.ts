@@ -17,7 +17,7 @@ import {
 	setCampaignRateAnswer,
 	startCampaignAnswer,
 } from './campaign';
-import { budgetAnswer, budgetPlaceAnswer } from './budget';
+import { budgetAnswer, budgetCountAnswer } from './budget';
 import { reindexRunAnswer, startReindexAnswer } from './reindex';
 import {
 	addSuppressionAnswer,
@@ -50,5 +50,5 @@ export const RUNNER_ANSWERS = {
 	getBudget: budgetAnswer,
 	setBudget: budgetAnswer,
 	clearBudget: budgetAnswer,
-	takeBudgetPlace: budgetPlaceAnswer,
+	countBudgetCustomer: budgetCountAnswer,
 } satisfies Partial<Record<RunnerRouteName, z.ZodType>>;

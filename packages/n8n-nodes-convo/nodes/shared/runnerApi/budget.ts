@@ -1,7 +1,7 @@
 /**
  * The business's daily messaging budget over the runner's control API (/api/budget): the limit in
- * force with its places used and left, the body that sets it, and a place taken for one send (the
- * Convo node's Message → Send and Template → Send, when they draw on the budget).
+ * force with the customers counted and left, the body that sets it, and the customer of one send
+ * counted (the Convo node's Message → Send and Template → Send, when they draw on the budget).
  */
 import { z } from 'zod/v4';
 
@@ -13,32 +13,34 @@ export const setBudgetBody = z.object({
 });
 export type SetBudgetBody = z.input<typeof setBudgetBody>;
 
-/** GET, PUT and DELETE /api/budget: the limit in force, where it comes from, and its places. */
+/** GET, PUT and DELETE /api/budget: the limit in force, where it comes from, and the customers counted. */
 export const budgetAnswer = z.looseObject({
 	limit: z.union([count, z.literal('unlimited')]),
 	source: z.enum(['set', 'default', 'none']),
 	used: count,
 	/** Null when unlimited. */
 	left: count.nullable(),
-	/** When the oldest place frees, once every place is taken; null otherwise. */
+	/** When the next customer can be counted, once the limit is reached; null otherwise. */
 	next_free_at: z.iso.datetime().nullable(),
 	/** How long a customer stays counted: 24 hours and a safety margin. */
 	span_ms: count,
 });
 export type BudgetAnswer = z.infer<typeof budgetAnswer>;
 
-/** POST /api/budget/places: a place for one send to `phone` (digits with country code). */
-export const takeBudgetPlaceBody = z.object({ phone: z.string({ error: 'must be a phone number with country code' }) });
-export type TakeBudgetPlaceBody = z.input<typeof takeBudgetPlaceBody>;
+/** POST /api/budget/customers: counts the customer of one send to `phone` (digits with country code). */
+export const countBudgetCustomerBody = z.object({
+	phone: z.string({ error: 'must be a phone number with country code' }),
+});
+export type CountBudgetCustomerBody = z.input<typeof countBudgetCustomerBody>;
 
 /**
- * The place: `taken` (the send may go; `drew`: it took a new place, false when the phone held one
+ * The count: `counted` (the send may go; `new_customer`: false when the customer was counted
  * already or no limit is set), or not before `next_at`.
  */
-export const budgetPlaceAnswer = z.looseObject({
+export const budgetCountAnswer = z.looseObject({
 	phone: z.string(),
-	taken: z.boolean(),
-	drew: z.boolean(),
+	counted: z.boolean(),
+	new_customer: z.boolean(),
 	next_at: z.iso.datetime().nullable(),
 });
-export type BudgetPlaceAnswer = z.infer<typeof budgetPlaceAnswer>;
+export type BudgetCountAnswer = z.infer<typeof budgetCountAnswer>;

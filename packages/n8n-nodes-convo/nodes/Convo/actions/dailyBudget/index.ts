@@ -17,7 +17,7 @@ export const description: INodeProperties[] = [
 				name: 'Get',
 				value: 'get',
 				action: 'Get the daily budget',
-				description: 'The daily limit in force, the customers messaged in the last 24 hours and the places left',
+				description: 'The daily limit in force, the customers counted in the last 24 hours and how many are left',
 			},
 			{
 				name: 'Set',

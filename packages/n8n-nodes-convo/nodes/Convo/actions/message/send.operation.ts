@@ -7,7 +7,7 @@ import { convoRequest } from '../../transport';
 import { jsonObjectParameter, type KeyValuePair, objectToPairs, pairsToObject } from '../../helpers/json';
 import { phoneInternational } from '../../helpers/phone';
 import { sentMessage, simplifyField } from '../../helpers/simplify';
-import { drawOnBudget, drawOnBudgetField } from '../dailyBudget/place';
+import { drawOnBudget, drawOnBudgetField } from '../dailyBudget/draw';
 import {
 	identifierField,
 	identifierValue,

@@ -14,7 +14,7 @@ import {
 	templateVariablesField,
 } from '../../descriptions/common.description';
 import { sentMessage, simplifyField } from '../../helpers/simplify';
-import { drawOnBudget, drawOnBudgetField } from '../dailyBudget/place';
+import { drawOnBudget, drawOnBudgetField } from '../dailyBudget/draw';
 
 const properties: INodeProperties[] = [
 	{

@@ -1,18 +1,18 @@
 /**
- * The daily messaging limit's place script (lua/takeBudgetPlace-2.lua) and its TypeScript door
- * (audience/budget.ts) on a real Redis, no runner process: places freed after the span, a phone
- * holding a place drawing nothing more, the limit, when the next place frees, and the limit's
- * settings and errors. The times are moved with the test clock offset the script is given, so no
+ * The daily messaging limit's counting script (lua/countCustomer-2.lua) and its TypeScript door
+ * (audience/budget.ts) on a real Redis, no runner process: counted customers dropping out after the
+ * span, a customer counted already drawing nothing more, the limit, when the next customer can be
+ * counted, and the limit's settings and errors. The times are moved with the test clock offset the script is given, so no
  * test waits out a span.
  */
 import { loadConfig } from '../../runner/src/config';
 import { keysFor } from '../../runner/src/keys';
 import {
 	budgetDays,
-	phonesHoldingPlaces,
+	countCustomer,
+	phonesCounted,
 	setBudget,
 	showBudget,
-	takeBudgetPlace,
 	type BudgetContext,
 } from '../../runner/src/audience/budget';
 import { parseDailyLimit } from '../../runner/src/dailyLimitRule';
@@ -22,12 +22,12 @@ import { uniquePrefix, useRedisConnection } from './support';
 const connection = useRedisConnection();
 const SPAN = 10_000;
 
-describe('takeBudgetPlace', () => {
+describe('countCustomer', () => {
 	const run = (keys: string[], phone: string, limit: string, offset = 0) =>
-		redisScript(connection.redis, 'takeBudgetPlace')(keys, [phone, limit, SPAN, offset]) as Promise<number[]>;
+		redisScript(connection.redis, 'countCustomer')(keys, [phone, limit, SPAN, offset]) as Promise<number[]>;
 	const keys = () => {
 		const prefix = uniquePrefix();
-		return [`${prefix}:limit`, `${prefix}:places`];
+		return [`${prefix}:limit`, `${prefix}:customers`];
 	};
 
 	test('without a limit, or unlimited, nothing is read or kept', async () => {
@@ -38,13 +38,13 @@ describe('takeBudgetPlace', () => {
 		expect(await connection.redis.exists(budget[1])).toBe(0);
 	});
 
-	test('places are taken up to the limit; a phone holding one draws nothing; a full budget answers when the oldest frees', async () => {
+	test('customers are counted up to the limit; one counted already draws nothing; a full budget answers when the next can be counted', async () => {
 		const budget = keys();
 		await connection.redis.set(budget[0], '2');
-		const [taken, firstAt] = await run(budget, '491', '');
-		expect(taken).toBe(1);
+		const [counted, firstAt] = await run(budget, '491', '');
+		expect(counted).toBe(1);
 		expect((await run(budget, '492', '', 1000))[0]).toBe(1);
-		// Already holding a place: drawn again for nothing, and its time is not moved.
+		// Counted already: nothing more is drawn, and its time is not moved.
 		expect((await run(budget, '491', '', 2000))[0]).toBe(2);
 		expect(Number(await connection.redis.zscore(budget[1], '491'))).toBe(firstAt);
 		const [full, now, nextAt] = await run(budget, '493', '', 3000);
@@ -57,21 +57,21 @@ describe('takeBudgetPlace', () => {
 		expect(ttl).toBeLessThanOrEqual(SPAN);
 	});
 
-	test('a place frees a whole span after it was taken, not a moment before', async () => {
+	test('a counted customer drops out a whole span after it was counted, not a moment before', async () => {
 		const budget = keys();
 		const [, at] = await run(budget, '491', '1');
-		// On the clock a little short of the span: still held.
+		// On the clock a little short of the span: still counted.
 		const [refused, , nextAt] = await run(budget, '492', '1', SPAN - 500);
 		expect(refused).toBe(-1);
 		expect(nextAt).toBe(at + SPAN);
-		// A span on: the oldest place is freed (trimmed) and taken by the new phone.
+		// A span on: the oldest counted customer drops out (trimmed) and the new phone is counted.
 		expect((await run(budget, '492', '1', SPAN))[0]).toBe(1);
 		expect(await connection.redis.zrange(budget[1], 0, -1)).toEqual(['492']);
-		// The phone freed draws a new place: the budget is full again.
+		// The phone dropped out is counted anew: the budget is full again.
 		expect((await run(budget, '491', '1', SPAN))[0]).toBe(-1);
 	});
 
-	test('the default limit holds while none is set; a set limit (even lower than the places held) wins', async () => {
+	test('the default limit holds while none is set; a set limit (even lower than the customers counted) wins', async () => {
 		const budget = keys();
 		expect((await run(budget, '491', '2'))[0]).toBe(1);
 		expect((await run(budget, '492', '2'))[0]).toBe(1);
@@ -91,27 +91,27 @@ describe('the budget door', () => {
 		config: loadConfig({ RUNNER_DAILY_LIMIT_MARGIN: '0s', ...env }),
 	});
 
-	test('show, set and take: used, left, the next free place; unlimited drops the places', async () => {
+	test('show, set and count: used, left, when the next customer can be counted; unlimited drops the counted customers', async () => {
 		const context = contextWith({ RUNNER_DAILY_LIMIT: '2' });
 		expect(await showBudget(context)).toMatchObject({ limit: 2, source: 'default', used: 0, left: 2 });
-		expect(await takeBudgetPlace(context, '4917000000001')).toEqual({ taken: true, drew: true });
-		expect(await takeBudgetPlace(context, '4917000000001')).toEqual({ taken: true, drew: false });
-		expect(await takeBudgetPlace(context, '4917000000002')).toEqual({ taken: true, drew: true });
-		const refused = await takeBudgetPlace(context, '4917000000003');
-		expect(refused).toMatchObject({ taken: false });
-		if (refused.taken) throw new Error('expected no place');
+		expect(await countCustomer(context, '4917000000001')).toEqual({ counted: true, isNew: true });
+		expect(await countCustomer(context, '4917000000001')).toEqual({ counted: true, isNew: false });
+		expect(await countCustomer(context, '4917000000002')).toEqual({ counted: true, isNew: true });
+		const refused = await countCustomer(context, '4917000000003');
+		expect(refused).toMatchObject({ counted: false });
+		if (refused.counted) throw new Error('expected the limit reached');
 		expect(refused.waitMs).toBeGreaterThan(24 * 3_600_000 - 5000);
 		expect(refused.waitMs).toBeLessThanOrEqual(24 * 3_600_000);
 		const view = await showBudget(context);
 		expect(view).toMatchObject({ limit: 2, source: 'default', used: 2, left: 0, span_ms: 24 * 3_600_000 });
 		expect(Date.parse(view.next_free_at ?? '')).toBe(refused.nextAt);
-		expect(await phonesHoldingPlaces(context, ['4917000000001', '4917000000003'])).toBe(1);
+		expect(await phonesCounted(context, ['4917000000001', '4917000000003'])).toBe(1);
 
 		expect(await setBudget(context, '3', '<limit>')).toMatchObject({ limit: 3, source: 'set', used: 2, left: 1 });
 		expect(await setBudget(context, 'unlimited', '<limit>')).toMatchObject({ limit: 'unlimited', used: 0, left: null });
-		expect(await connection.redis.exists(context.keys.budget.places)).toBe(0);
-		expect(await takeBudgetPlace(context, '4917000000003')).toEqual({ taken: true, drew: false });
-		expect(await connection.redis.exists(context.keys.budget.places)).toBe(0);
+		expect(await connection.redis.exists(context.keys.budget.customers)).toBe(0);
+		expect(await countCustomer(context, '4917000000003')).toEqual({ counted: true, isNew: false });
+		expect(await connection.redis.exists(context.keys.budget.customers)).toBe(0);
 	});
 
 	test('a wrong limit is refused naming the setting and the rule', async () => {

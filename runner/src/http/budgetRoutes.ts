@@ -6,20 +6,9 @@
 import { countBudgetCustomerBody, parsePhoneNumber, setBudgetBody } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as audience from '../core/audience';
-import { FieldError } from '../errors';
-import { at, InputError, type RouteTable } from './routes';
+import { at, type RouteTable } from './routes';
 
 const BUDGET_TEXT = '{ limit, source: set|default|none, used, left, next_free_at, span_ms }';
-
-/** A core error about a field as a 400 naming the API's field. */
-async function asField<T>(work: () => Promise<T>): Promise<T> {
-	try {
-		return await work();
-	} catch (error) {
-		if (error instanceof FieldError) throw new InputError(error.message, error.field);
-		throw error;
-	}
-}
 
 export function budgetRoutes(routes: RouteTable, context: RunnerContext): void {
 	routes.add(
@@ -41,7 +30,7 @@ export function budgetRoutes(routes: RouteTable, context: RunnerContext): void {
 			body: setBudgetBody,
 			success: [200, BUDGET_TEXT],
 		},
-		async ({ body }) => asField(() => audience.setBudget(context, body.limit, 'limit')),
+		async ({ body }) => audience.setBudget(context, body.limit, 'limit'),
 	);
 	routes.add(
 		{
@@ -63,7 +52,7 @@ export function budgetRoutes(routes: RouteTable, context: RunnerContext): void {
 			success: [200, '{ phone, counted, new_customer, next_at }'],
 		},
 		async ({ body }) => {
-			const count = await asField(() => audience.countCustomer(context, body.phone, 'phone'));
+			const count = await audience.countCustomer(context, body.phone, 'phone');
 			// Checked by the count: a phone that reaches here parses.
 			const parsed = parsePhoneNumber(body.phone);
 			const phone = parsed.ok ? parsed.digits : body.phone;

@@ -13,6 +13,7 @@ import {
 	buildRequest,
 	connectionErrorDisposition,
 	errorDisposition,
+	contactMessagesResponse,
 	getConversationResponse,
 	messageStatusResponse,
 	OPERATIONS,
@@ -153,7 +154,12 @@ export function classifyNetworkError(error: unknown): CallOutcome {
 }
 
 /** The operations the runner calls. */
-export type ServiceOperation = 'sendTemplate' | 'getConversation' | 'upsertSearchItem' | 'listSearchItems';
+export type ServiceOperation =
+	| 'sendTemplate'
+	| 'getConversation'
+	| 'getContactMessages'
+	| 'upsertSearchItem'
+	| 'listSearchItems';
 
 /** An answer's body: JSON when it parses, else its text (kept for the message). */
 async function readBody(body: { text(): Promise<string> }): Promise<unknown> {
@@ -344,6 +350,20 @@ export class ConvoService {
 		const parsed = getConversationResponse.safeParse(outcome.body);
 		if (!parsed.success) return { kind: 'unknown', reason: 'the conversation lookup answered in an unexpected shape' };
 		return { ...outcome, conversation: parsed.data };
+	}
+
+	/**
+	 * B4: a contact's most recent messages (up to 200), each with its sender (`from`): which of the
+	 * business's numbers sent an outbound one, which B7's conversation does not say.
+	 */
+	async contactMessages(
+		contactId: string,
+	): Promise<CallOutcome & { messages?: ReturnType<typeof contactMessagesResponse.parse>['messages'] }> {
+		const outcome = await this.call('getContactMessages', { params: { uuid: contactId }, query: { limit: 200 } });
+		if (outcome.kind !== 'ok') return outcome;
+		const parsed = contactMessagesResponse.safeParse(outcome.body);
+		if (!parsed.success) return { kind: 'unknown', reason: "the contact's messages answered in an unexpected shape" };
+		return { ...outcome, messages: parsed.data.messages };
 	}
 
 	/** Whether A1 can be asked (the messaging API's credential is set). */

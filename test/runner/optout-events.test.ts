@@ -231,7 +231,7 @@ test("a keyword sent to another business's number changes nothing", async () => 
 	expect(JSON.parse(refused.stdout).error).toMatch(/^--from is not one of the business's numbers \(RUNNER_NUMBERS\)/);
 });
 
-test("a campaign from another business's number is not sent and its copy goes; retried, it takes the copy again and suppresses", async () => {
+test("a campaign from another business's number is not sent and pauses, keeping its copy; resumed after the phone is put on the list, its claim suppresses it, it ends and its copy goes", async () => {
 	const { redis, keys } = runner.context;
 	const foreign = runner.sandbox.fixture.businesses[1].phoneNumbers[1];
 	const target = phone(10);
@@ -242,33 +242,36 @@ test("a campaign from another business's number is not sent and its copy goes; r
 		recipients: [{ phone: target, 1: 'a', 2: 'b' }],
 	});
 	expect(created.status).toBe(201);
-	// The service refuses the number (403): the recipient is not sent, and the campaign ends.
+	// The service refuses the number (403): the recipient is not sent, and the campaign pauses for it.
+	const paused = await waitFor(
+		'the campaign to pause',
+		async () => {
+			const got = (await call('GET', `/api/campaigns/${created.json.id}`)).json;
+			return got.state === 'paused' ? got : undefined;
+		},
+		60_000,
+	);
+	expect(paused).toMatchObject({ paused_reason: 'number_refused', counts: { pending: 1, sent: 0 } });
+	// Paused, it may be resumed: its number keeps its copy of the list.
+	await waitForFeederTick(runner.context);
+	expect(await redis.exists(keys.suppression.copyVersion(foreign))).toBe(1);
+
+	// Put on the list while paused; the resumed campaign's claim must see it, and nothing is sent.
+	expect((await call('POST', '/api/suppressions', { phone: target })).json.added).toBe(true);
+	expect((await call('POST', `/api/campaigns/${created.json.id}/resume`)).status).toBe(200);
 	const ended = await waitFor(
 		'the campaign to end',
 		async () => {
 			const got = (await call('GET', `/api/campaigns/${created.json.id}`)).json;
-			return ['failed', 'completed'].includes(got.state) ? got : undefined;
+			return got.state === 'completed' ? got : undefined;
 		},
 		60_000,
 	);
-	expect(ended.counts).toMatchObject({ not_sent: 1, sent: 0 });
+	expect(ended.counts).toMatchObject({ suppressed: 1, sent: 0, pending: 0 });
 	await waitForFeederTick(runner.context);
 	await waitForFeederTick(runner.context);
 	expect(await redis.exists(keys.suppression.copyVersion(foreign))).toBe(0);
 	expect(await redis.sismember(keys.suppression.copies, foreign)).toBe(0);
-
-	// Put on the list while the number holds no copy; the retry's claim must still see it.
-	expect((await call('POST', '/api/suppressions', { phone: target })).json.added).toBe(true);
-	expect((await call('POST', `/api/campaigns/${created.json.id}/retry-not-sent`)).json).toMatchObject({ requeued: 1 });
-	const retried = await waitFor(
-		'the retry to settle',
-		async () => {
-			const got = (await call('GET', `/api/campaigns/${created.json.id}`)).json;
-			return got.counts.pending + got.counts.claimed === 0 ? got : undefined;
-		},
-		60_000,
-	);
-	expect(retried.counts).toMatchObject({ suppressed: 1, not_sent: 0 });
 });
 
 test("a number's copy goes when its last campaign ends or is cancelled; at most RUNNER_MAX_SENDING_NUMBERS numbers hold one", async () => {

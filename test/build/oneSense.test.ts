@@ -32,6 +32,7 @@ const SEND_WINDOW_FILES = [
 	'packages/n8n-nodes-convo/nodes/Convo/actions/campaign/getReport.operation.ts',
 	'packages/n8n-nodes-convo/nodes/shared/runnerApi/campaign.ts',
 	'runner/src/audience/windows.ts',
+	'runner/src/campaigns/abTest.ts',
 	'runner/src/campaigns/control.ts',
 	'runner/src/campaigns/create.ts',
 	'runner/src/campaigns/draft.ts',

@@ -6,7 +6,8 @@
   waiting for the operator) gets its winner, its phase `decided` and its feed cursor back at the
   start (the feeder then sends the remainder), and `campaign.variant_chosen` is emitted with the
   figures (the event copies the hash), and delivery tracking walks the ledger from the start, the
-  remainder now with it (tracking/tracking.ts walked the test on a cursor of its own); '' only moves a testing campaign to `waiting`. Two
+  remainder now with it (tracking/tracking.ts walked the test on a cursor of its own); '' only moves a testing
+  campaign to `waiting`. Two
   processes deciding at once decide once: the second finds the phase moved.
 
   KEYS[1] campaign hash

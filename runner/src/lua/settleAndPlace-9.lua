@@ -1,7 +1,8 @@
 --[[
   KEYS: settle-8.lua's first five, the number's spacing hash (sending/spacing.ts), then the
   campaign's
-  snapshot, the cap's per-phone prefix (a give-back: audience/cap.ts) and the number's daily counts. ARGV: settle-8.lua's,
+  snapshot, the cap's per-phone prefix (a give-back: audience/cap.ts) and the number's daily counts. ARGV:
+  settle-8.lua's,
   then the
   send job's last+1 index and the rate span's room. A job's settle that also takes the place on
   the number's clock of the job's next recipient: the same step as the gate's first one (the next

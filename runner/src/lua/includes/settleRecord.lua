@@ -1,6 +1,7 @@
 --[[
   KEYS: meta, ledger, running, outbox, ticks, then the campaign's snapshot and the cap's per-phone
-  prefix (audience/cap.ts), and the number's daily counts (audience/dailyCounts.ts). ARGV: index, token, outcome letter, now, ref, error, pauseAfter,
+  prefix (audience/cap.ts), and the number's daily counts (audience/dailyCounts.ts). ARGV: index, token, outcome
+  letter, now, ref, error, pauseAfter,
   campaign id, counter ('' or a campaign field to add 1 to: holds, retries). Settles a claim this
   attempt holds; one proved not sent (pending again, failed, not_sent) gives its count on the
   phone's frequency cap back. An attempt that finds its claim
@@ -24,7 +25,8 @@ local function countDaily(daily, to, now)
   end
   redis.call('EXPIRE', daily, DAILY_DAYS * 86400)
 end
-local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter, cap, daily)
+local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter,
+  cap, daily)
 local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'lost' end
 local r = parse(rec)

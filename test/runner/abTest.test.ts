@@ -25,6 +25,7 @@ import {
 	templateSends,
 	useRunnerUnderTest,
 	waitFor,
+	waitForFeederTick,
 	type Business,
 	type RunnerUnderTest,
 	type SandboxMessage,
@@ -316,8 +317,10 @@ test('a tie with --if-tie wait waits, sending nothing of the remainder, until `c
 	);
 	expect(waiting.figures.verdict).toBe('tie');
 	const testCount = waiting.split.test[0] + waiting.split.test[1];
-	// It stays waiting: the remainder pending, nothing of it sent, the campaign not complete.
-	await new Promise((resolve) => setTimeout(resolve, 4000));
+	// It stays waiting through two more feeder passes (the decision's and the feeding's): the remainder
+	// pending, nothing of it sent, the campaign not complete.
+	await waitForFeederTick(runner.context);
+	await waitForFeederTick(runner.context);
 	const held = await campaignStatus(runner.context, id);
 	expect(held.state).toBe('running');
 	expect(held.counts.pending).toBe(waiting.split.remainder);

@@ -37,7 +37,7 @@ import type {
 	IWorkflowExecuteAdditionalData,
 	ExecutionError,
 } from 'n8n-workflow';
-import { ICredentialsHelper, NodeConnectionTypes, NodeHelpers, Workflow } from 'n8n-workflow';
+import { ICredentialsHelper, NodeConnectionTypes, NodeHelpers, setSafeRegexEngine, Workflow } from 'n8n-workflow';
 
 import { ConvoApi } from '../../packages/n8n-nodes-convo/credentials/ConvoApi.credentials';
 import { ConvoExternalApi } from '../../packages/n8n-nodes-convo/credentials/ConvoExternalApi.credentials';
@@ -49,6 +49,20 @@ import { ConvoTrigger } from '../../packages/n8n-nodes-convo/nodes/ConvoTrigger/
 // n8n-core logs every node error through its own logger; tests read errors from the run data.
 // N8N_LOG_LEVEL=error (or debug) brings the log back.
 process.env.N8N_LOG_LEVEL ??= 'silent';
+
+// n8n-workflow runs a parameter's validation regex in a vm with a 250 ms wall-clock limit, its guard
+// against patterns a user writes. Here the patterns are the node's own (linear), and a fast-lane
+// worker runs at low priority beside runners and browsers on two cores, where a 250 ms pause fails a
+// workflow with "Regular expression execution timed out". The e2e suite's real n8n keeps the guard.
+setSafeRegexEngine({
+	exec: (pattern, input, flags) => new RegExp(pattern, flags).exec(input),
+	test: (pattern, input, flags) => new RegExp(pattern, flags).test(input),
+	replace: (pattern, input, flags, replacement) => input.replace(new RegExp(pattern, flags), replacement),
+	matchAll: (pattern, input, flags) => [
+		...input.matchAll(new RegExp(pattern, flags?.includes('g') ? flags : `${flags ?? ''}g`)),
+	],
+	split: (pattern, input, flags) => input.split(new RegExp(pattern, flags)),
+});
 
 /** Credential types by name. TRIGGER's credential may join through `registerCredentialType`. */
 const credentialTypes = new Map<string, ICredentialType>([

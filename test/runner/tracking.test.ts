@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { RunnerEvent } from 'convo-contract';
 import { campaignView, getCampaign } from '../../runner/src/core/campaigns';
+import { endpointOf } from '../../sandbox/src/endpoints';
 import {
 	clearFaults,
 	deliveryChecks,
@@ -483,4 +484,33 @@ test('RUNNER_TRACKING=off makes a send-only process: it sends and checks nothing
 	const view = await waitFor('tracking by the other process to settle', settled(id), 120_000, 100);
 	expect(view.funnel).toMatchObject({ sent: 8, delivered: 8, read: 8, in_flight: 0, settled: true });
 	expect(statusChecks().perMessage.size).toBe(8);
+});
+
+test('a check the service leaves unanswered is asked again at its step, a few times: a blip over every step of the schedule still ends in the funnel', async () => {
+	for (const process of runner.processes) await process.kill('SIGKILL');
+	const earlier = new Set((await sandboxMessages()).map((message) => message.uuid));
+	// Every A1 check answered 503 while the fault holds: the service did not answer it.
+	await setFault(runner.sandbox, { endpoint: endpointOf('getMessageStatus'), errorRate: 1, errorStatus: 503 });
+	runner.spawnWorker(direct());
+	const id = await createCampaignOver(4, 45);
+	const checksOfThisCampaign = async () => {
+		const { perMessage } = await sandboxChecks();
+		return [...perMessage].filter(([uuid]) => !earlier.has(uuid)).map(([, checks]) => checks);
+	};
+	// As many unanswered checks per message as the schedule has steps: had each used up its step,
+	// none would be left to ask once the service answers again.
+	await waitFor(
+		'every message checked once per step of the schedule, unanswered',
+		async () => {
+			const checks = await checksOfThisCampaign();
+			return (checks.length === 4 && checks.every((count) => count >= SCHEDULE_STEPS)) || undefined;
+		},
+		60_000,
+		100,
+	);
+	await clearFaults(runner.sandbox);
+	const view = await waitFor('tracking to settle once the service answers', settled(id), 60_000, 100);
+	expect(view.funnel).toMatchObject({ sent: 4, delivered: 4, in_flight: 0, settled: true });
+	// Each step is asked at most once and three times again (UNANSWERED_RETRIES in tracking.ts).
+	for (const count of await checksOfThisCampaign()) expect(count).toBeLessThanOrEqual(SCHEDULE_STEPS * 4);
 });

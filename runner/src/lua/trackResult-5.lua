@@ -1,6 +1,7 @@
 --[[
   KEYS: meta, trk, due, tracking set, outbox. ARGV: id, index, message id, step claimed, new state
-  letter ('' when the check told nothing new), now, error, next due ('' when no check remains).
+  letter ('' when the check told nothing new), now, error, next due ('' when no check remains), and
+  '1' when the service did not answer and the same step is asked again at next due.
   The check's result, its counters and its next due time in one step; a result whose record moved
   on meanwhile (another check wrote it, a retry requeued it) is dropped.
 
@@ -17,6 +18,7 @@
   ARGV[6] now
   ARGV[7] error
   ARGV[8] next due ('' when no check remains)
+  ARGV[9] '1': unanswered, the step asked again (r.u counts it), else ''
 
   Returns 1 when written, 0 when dropped
 ]]
@@ -43,7 +45,11 @@ if to ~= '' and to ~= r.s and r.s ~= 'r' and r.s ~= 'f' and (to == 'f' or rank[t
   end
   r.s = to
 end
-r.k = k + 1
+if ARGV[9] == '1' then
+  r.u = (r.u or 0) + 1
+else
+  r.k = k + 1; r.u = nil
+end
 if r.s == 'r' or r.s == 'f' or nextDue == '' then
   r.o = 0
   redis.call('ZREM', due, member)

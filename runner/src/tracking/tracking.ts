@@ -21,6 +21,7 @@
  */
 import { campaignNumber } from '../keyGroups';
 import type { RunnerContext } from '../context';
+import type { CallOutcome } from '../service';
 import type { RunnerConfig } from '../config';
 import { releaseLock, renewLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
@@ -59,6 +60,8 @@ interface Tracked {
 	x?: number;
 	/** 1 while checks remain. */
 	o?: number;
+	/** Checks of this step the service left unanswered so far (asked again: UNANSWERED_RETRIES). */
+	u?: number;
 }
 
 export interface DeliveryInfo {
@@ -102,6 +105,18 @@ const SEEN_MARGIN_MS = 10 * 60_000;
  * full second apart at most `rate`, whatever the network's jitter.
  */
 const GATE_GUARD_MS = 50;
+/**
+ * A check the service did not answer (unreachable, a timeout, a 5xx, a 429) is asked again at the
+ * same step this many times before the step counts as done: a blip must not leave a message's
+ * delivery unknown until the schedule's next step (10 minutes, an hour). Asked again after the
+ * schedule's first gap, at most UNANSWERED_RETRY_MAX_MS.
+ */
+const UNANSWERED_RETRIES = 3;
+const UNANSWERED_RETRY_MAX_MS = 30_000;
+
+/** A call's outcome that says nothing of the message: the service did not answer it (a refusal is an answer). */
+const unanswered = (outcome: CallOutcome | undefined) =>
+	outcome !== undefined && (outcome.kind === 'retry' || outcome.kind === 'unknown' || outcome.kind === 'hold');
 
 // Lua shared by the scripts below: settle the campaign's tracking when nothing is left.
 type Script = (keys: string[], args: Array<string | number>) => Promise<unknown>;
@@ -230,6 +245,7 @@ function requestLimiter(context: RunnerContext): RequestLimiter {
 
 async function conversationView(context: RunnerContext, phone: string, messageId: string) {
 	const found = await requestLimiter(context).through(async () => context.service?.conversationByPhone(phone));
+	if (unanswered(found)) return 'unanswered';
 	if (!found || found.kind !== 'ok' || !found.conversation) return undefined;
 	const messages = found.conversation.conversation.messages;
 	const message = messages.find((each) => each.id === messageId);
@@ -274,24 +290,26 @@ async function checkOne(
 	const digits = row ? decodeRecipient(row).phone : undefined;
 	const phone = async () => digits;
 	await sleep(at - Date.now());
+	/** The service did not answer this check: asked again at the same step while retries are left. */
+	let askAgain = false;
 	if (mode === 'messaging_api') {
 		const status = await requestLimiter(context).through(async () => context.service?.messageStatus(record.m));
 		if (status?.kind === 'ok' && status.state) learnt.to = A1_STATES[status.state] ?? '';
-		else if (status && status.kind !== 'ok')
-			context.log.debug(
-				{ campaign: id, index, reason: status.reason },
-				'delivery check not answered; the next one asks again',
-			);
+		else if (status && status.kind !== 'ok') {
+			askAgain = unanswered(status);
+			context.log.debug({ campaign: id, index, reason: status.reason }, 'delivery check not answered');
+		}
 		if (learnt.to === 'f') {
 			// A1 says failed without a reason: B7's error of that message, asked once.
 			const digits = await phone();
 			const view = digits ? await conversationView(context, digits, record.m) : undefined;
-			learnt.error = view?.error || 'failed (the service gave no reason)';
+			learnt.error = (typeof view === 'object' && view.error) || 'failed (the service gave no reason)';
 		}
 	} else {
 		const digits = await phone();
 		const view = digits ? await conversationView(context, digits, record.m) : undefined;
-		if (view) {
+		askAgain = view === 'unanswered';
+		if (typeof view === 'object') {
 			// B7 shows DELIVERED before delivery: only READ and ERROR tell something.
 			if (view.status === 'READ') learnt.to = 'r';
 			if (view.status === 'ERROR') learnt.to = 'f';
@@ -300,8 +318,13 @@ async function checkOne(
 		}
 	}
 	const schedule = config.RUNNER_TRACKING_SCHEDULE;
+	const again = askAgain && (record.u ?? 0) < UNANSWERED_RETRIES;
 	const nextStep = record.k + 1;
-	const nextDue = nextStep < schedule.length ? Number(record.t) + schedule[nextStep] : '';
+	const nextDue = again
+		? Date.now() + Math.min(schedule[0], UNANSWERED_RETRY_MAX_MS)
+		: nextStep < schedule.length
+			? Number(record.t) + schedule[nextStep]
+			: '';
 	const keysOf = [
 		keys.campaign(from, id),
 		keys.tracked(from, id),
@@ -318,6 +341,7 @@ async function checkOne(
 		Date.now(),
 		learnt.error.replace(/\s+/g, ' '),
 		nextDue,
+		again ? '1' : '',
 	]);
 }
 

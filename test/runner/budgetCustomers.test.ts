@@ -9,7 +9,9 @@ import { loadConfig } from '../../runner/src/config';
 import { keysFor } from '../../runner/src/keys';
 import {
 	budgetDays,
+	countCampaignCustomer,
 	countCustomer,
+	NO_LIMIT_RECHECK_MS,
 	phonesCounted,
 	setBudget,
 	showBudget,
@@ -110,8 +112,33 @@ describe('the budget door', () => {
 		expect(await setBudget(context, '3', '<limit>')).toMatchObject({ limit: 3, source: 'set', used: 2, left: 1 });
 		expect(await setBudget(context, 'unlimited', '<limit>')).toMatchObject({ limit: 'unlimited', used: 0, left: null });
 		expect(await connection.redis.exists(context.keys.budget.customers)).toBe(0);
-		expect(await countCustomer(context, '4917000000003')).toEqual({ counted: true, isNew: false });
+		expect(await countCustomer(context, '4917000000003')).toEqual({ counted: true, isNew: false, noLimit: true });
 		expect(await connection.redis.exists(context.keys.budget.customers)).toBe(0);
+	});
+
+	test("a campaign's sends take no limit for granted a second at most: a limit set by another process counts from then on, one set by the same process at once", async () => {
+		const keys = keysFor(uniquePrefix());
+		const config = loadConfig({});
+		const sender: BudgetContext = { redis: connection.redis, keys, config };
+		const otherProcess = connection.redis.duplicate();
+		try {
+			const operator: BudgetContext = { redis: otherProcess, keys, config };
+			const noLimit = { counted: true, isNew: false, noLimit: true };
+			expect(await countCampaignCustomer(sender, '4917000000011')).toEqual(noLimit);
+			await setBudget(operator, 5, '<limit>');
+			expect(await countCampaignCustomer(sender, '4917000000012')).toEqual(noLimit);
+			expect(await showBudget(operator)).toMatchObject({ limit: 5, used: 0 });
+			await new Promise((resolve) => setTimeout(resolve, NO_LIMIT_RECHECK_MS));
+			expect(await countCampaignCustomer(sender, '4917000000013')).toEqual({ counted: true, isNew: true });
+
+			await setBudget(sender, 'unlimited', '<limit>');
+			expect(await countCampaignCustomer(sender, '4917000000014')).toEqual(noLimit);
+			await setBudget(sender, 5, '<limit>');
+			expect(await countCampaignCustomer(sender, '4917000000015')).toEqual({ counted: true, isNew: true });
+			expect(await showBudget(operator)).toMatchObject({ limit: 5, used: 1 });
+		} finally {
+			otherProcess.disconnect();
+		}
 	});
 
 	test('a wrong limit is refused naming the setting and the rule', async () => {

@@ -18,6 +18,7 @@ import {
 	secondCap,
 	setSpacingRate,
 	startNextInJob,
+	takeStartAgain,
 	waitForStart,
 	RATE_SPAN_MS,
 	gateRate,
@@ -370,4 +371,22 @@ test("the places a stopped campaign's waiting sends held are given back, so anot
 	await restartSpacing(runner.context, a.from);
 	await waitForStart(runner.context, b, 'b-1', never);
 	expect(Date.now() - held).toBeGreaterThanOrEqual(750);
+});
+
+test('a claimed send whose start went stale before it went out takes it again: at once while the rate span has room, once the oldest leaves it when full', async () => {
+	const { redis, keys } = runner.context;
+	const sender = await newSender();
+	await setSpacingRate(runner.context, sender.from, 2);
+	const first = (await waitForStart(runner.context, sender, 'one', never)) as number;
+	const second = (await waitForStart(runner.context, sender, 'two', never)) as number;
+	// Taken again, 'one' leaves the log and comes back now: the span holds 'two' and it, the rate.
+	await takeStartAgain(runner.context, sender, 'one');
+	const again = Number(await redis.zscore(keys.startLog(sender.from), 'one')) / 1000;
+	expect(again).toBeGreaterThan(second);
+	expect(mostIn([again, second], RATE_SPAN_MS)).toBe(2);
+	expect(first).toBeLessThan(second);
+	// The span is full: another send's start taken again waits until 'two' leaves it.
+	await takeStartAgain(runner.context, sender, 'three');
+	const third = Number(await redis.zscore(keys.startLog(sender.from), 'three')) / 1000;
+	expect(third).toBeGreaterThanOrEqual(second + RATE_SPAN_MS);
 });

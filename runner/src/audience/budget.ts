@@ -9,8 +9,8 @@
  * send counts its customer by its own script right after its claim and before it goes out
  * (docs/decisions/audience/daily-limit-after-the-claim.md). A customer counted already draws nothing
  * more; a counted customer drops out a span (24 h and RUNNER_DAILY_LIMIT_MARGIN) after it was
- * counted, on Redis's clock plus a test's offset. Without a limit nothing is kept and a send costs
- * one GET.
+ * counted, on Redis's clock plus a test's offset. Without a limit nothing is kept, and a process's
+ * campaign sends ask at most once a second (NO_LIMIT_RECHECK_MS).
  *
  * A process that dies between the count and the send leaves a customer counted and never messaged:
  * the budget then counts one more than the service does, never one less.
@@ -45,7 +45,9 @@ async function budgetNow(context: BudgetContext): Promise<number> {
  * A send's answer from the budget: it may go (`isNew`: its customer was not counted before), or not
  * before `nextAt`.
  */
-export type BudgetCount = { counted: true; isNew: boolean } | { counted: false; nextAt: number; waitMs: number };
+export type BudgetCount =
+	| { counted: true; isNew: boolean; noLimit?: true }
+	| { counted: false; nextAt: number; waitMs: number };
 
 /**
  * Counts the customer of a send to `phone` (digits): the core of the daily limit, for a campaign's
@@ -61,8 +63,31 @@ export async function countCustomer(context: BudgetContext, phone: string): Prom
 		[phone, config.RUNNER_DAILY_LIMIT ?? '', budgetSpanMs(config), config.RUNNER_TEST_CLOCK_OFFSET_MS],
 	)) as number[];
 	const [answer, now, nextAt] = reply.map(Number);
-	if (answer >= 0) return { counted: true, isNew: answer === 1 };
+	if (answer === 0) return { counted: true, isNew: false, noLimit: true };
+	if (answer > 0) return { counted: true, isNew: answer === 1 };
 	return { counted: false, nextAt, waitMs: Math.max(0, nextAt - now) };
+}
+
+/**
+ * How long a process sending campaigns takes "no limit" for granted once the budget said so: at
+ * 1,000 sends a second each would otherwise pay a script call and a round trip to Redis, between
+ * its claim and its send, for nothing. A limit set meanwhile applies to this process's sends from
+ * at most this long after (a limit set mid-day starts from an empty budget all the same).
+ */
+export const NO_LIMIT_RECHECK_MS = 1000;
+
+/** Per connection (one per process): until when this process takes "no limit" for granted. */
+const noLimitUntil = new WeakMap<RedisConnection, number>();
+
+/**
+ * countCustomer for a campaign's sends: with no limit in force, asked again at most every
+ * NO_LIMIT_RECHECK_MS. A limit set or cleared through this process applies to its next send.
+ */
+export async function countCampaignCustomer(context: BudgetContext, phone: string): Promise<BudgetCount> {
+	if (performance.now() < (noLimitUntil.get(context.redis) ?? 0)) return { counted: true, isNew: false, noLimit: true };
+	const counted = await countCustomer(context, phone);
+	if (counted.counted && counted.noLimit) noLimitUntil.set(context.redis, performance.now() + NO_LIMIT_RECHECK_MS);
+	return counted;
 }
 
 export interface BudgetView {
@@ -112,6 +137,7 @@ export async function showBudget(context: BudgetContext): Promise<BudgetView> {
 export async function setBudget(context: BudgetContext, value: string | number, setting: string): Promise<BudgetView> {
 	const limit = parseDailyLimit(value, setting);
 	const { keys } = context;
+	noLimitUntil.delete(context.redis);
 	if (limit === UNLIMITED)
 		await context.redis.multi().set(keys.budget.limit, UNLIMITED).del(keys.budget.customers).exec();
 	else await context.redis.set(keys.budget.limit, String(limit));
@@ -120,6 +146,7 @@ export async function setBudget(context: BudgetContext, value: string | number, 
 
 /** Forgets the limit set: RUNNER_DAILY_LIMIT holds again, or none. */
 export async function clearBudget(context: BudgetContext): Promise<BudgetView> {
+	noLimitUntil.delete(context.redis);
 	await context.redis.del(context.keys.budget.limit);
 	return showBudget(context);
 }

@@ -31,8 +31,16 @@ import { noteTemplateName } from '../campaigns/store';
 import { dropQueuedSends } from './feeder';
 import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../keyGroups';
-import { countCustomer, noteBudgetWait } from '../audience/budget';
-import { holdStarts, startNextInJob, SPAN_ROOM, type ClaimedStart, type Place } from './spacing';
+import { countCampaignCustomer, noteBudgetWait } from '../audience/budget';
+import {
+	FRESH_START_MS,
+	holdStarts,
+	startNextInJob,
+	takeStartAgain,
+	SPAN_ROOM,
+	type ClaimedStart,
+	type Place,
+} from './spacing';
 import { settleBlocked } from './refusals';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
@@ -214,7 +222,7 @@ export function createSendProcessor(
 				await settle('pending', '', 'the A/B test has no winner yet');
 				return 'stopped';
 			}
-			const counted = await countCustomer(context, recipient.phone);
+			const counted = await countCampaignCustomer(context, recipient.phone);
 			if (!counted.counted) {
 				await settle('pending', '', DAILY_LIMIT_WAIT, 'budget_waits');
 				if (await noteBudgetWait(context, { from: settings.from, campaign }, counted))
@@ -224,6 +232,8 @@ export function createSendProcessor(
 					);
 				return { budget: counted.waitMs };
 			}
+			if (performance.now() - claim.answeredAt > FRESH_START_MS)
+				await takeStartAgain(context, { from: settings.from, campaign }, claim.startId);
 			const outcome = await settings.senderOf(template)(templateBody(recipient), shutdown);
 			switch (outcome.kind) {
 				case 'ok': {

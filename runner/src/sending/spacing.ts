@@ -79,6 +79,10 @@ type NoStart = 'stopped' | 'not running';
 
 /** A send job's recipient whose start was taken and claimed in the same step. */
 export interface ClaimedStart {
+	/** When its start's answer came (performance.now()): going out later than FRESH_START_MS after, it takes it again. */
+	answeredAt: number;
+	/** Its start's name in the start log. */
+	startId: string;
 	index: number;
 	/** Claims of this recipient so far, this one included. */
 	attempts: number;
@@ -219,7 +223,30 @@ export async function startNextInJob(
 		bound,
 	);
 	if (typeof reply === 'string') return reply;
-	return { index: Number(reply[2]), attempts: Number(reply[3]), row: reply[4] ?? undefined };
+	return {
+		answeredAt: performance.now(),
+		startId: claim.id,
+		index: Number(reply[2]),
+		attempts: Number(reply[3]),
+		row: reply[4] ?? undefined,
+	};
+}
+
+/**
+ * Takes a claimed send's start again (`id`: the start's name in the start log): its start was
+ * answered longer than FRESH_START_MS ago and it has not gone out yet (a busy event loop, a slow
+ * budget count), so going out now would bunch it with the starts taken since. Its recipient stays
+ * claimed; it waits while the rate span is full. A stop does not interrupt it: a claimed recipient goes out.
+ */
+export async function takeStartAgain(context: RunnerContext, send: Send, id: string): Promise<void> {
+	const start = redisScript(context.redis, 'start');
+	const args = [SPAN_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', ''];
+	const tail = [defaultCapPolicy(context.config), CLOSE_MARGIN_MS, PLACE_LATE_MS, 0, RECHECK_WAIT_MS];
+	for (;;) {
+		const reply = (await start(startKeys(context, send), [...args, ...tail])) as StartReply;
+		if (reply[0] === 0) return;
+		await sleep(Math.ceil(reply[0] / 1000));
+	}
 }
 
 export async function holdStarts(context: RunnerContext, from: string, waitMs: number): Promise<void> {

@@ -165,6 +165,26 @@ describe('sandbox: messaging API (SPEC A1, A2)', () => {
 		});
 	});
 
+	describe('the admin log of messages', () => {
+		it('pages with offset and limit, in the order received; a wrong page is named', async () => {
+			const contact = contactOf(context.business, { inWindow: true });
+			const texts = ['page one', 'page two', 'page three'];
+			for (const text of texts) await send(textMessage(context.business, contact.phoneNumber, text));
+			const log = (path: string) =>
+				admin<Array<{ text: string }>>(context, 'GET', `messages?business=${context.business.id}&${path}`);
+			const all = (await log('')).map((message) => message.text);
+			const last = all.slice(-3);
+			expect(last).toEqual(texts);
+			const first = all.length - 3;
+			expect((await log(`offset=${first + 1}&limit=1`)).map((message) => message.text)).toEqual(['page two']);
+			expect((await log(`offset=${first + 1}`)).map((message) => message.text)).toEqual(['page two', 'page three']);
+			expect(await log(`offset=${all.length}&limit=5`)).toEqual([]);
+			await expect(log('limit=0')).rejects.toThrow(/answered 400: .*limit/);
+			await expect(log('limit=100001')).rejects.toThrow(/answered 400: .*limit/);
+			await expect(log('offset=-1')).rejects.toThrow(/answered 400: .*offset/);
+		});
+	});
+
 	describe('A1 GET /messages/status/:uuid and the status progression', () => {
 		const status = async (uuid: string, as = context.business) =>
 			call(context, 'getMessageStatus', { params: { uuid }, as });

@@ -36,10 +36,16 @@ const dailyLimitInput = z.strictObject({ limit: z.int().min(1).nullable() });
 
 const searchItemsQuery = z.object({ collection_id: z.string().min(1) });
 
+/** The most messages one page of `GET /__sandbox/messages` holds (`limit`). */
+const MESSAGES_PAGE_MAX = 100_000;
+
 const messagesQuery = z.object({
 	business: z.string().optional(),
 	since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z' }).optional(),
 	from: z.string().optional(),
+	// A page of a long log: a million sends do not fit one answer.
+	offset: z.coerce.number().int().min(0).optional(),
+	limit: z.coerce.number().int().min(1).max(MESSAGES_PAGE_MAX).optional(),
 });
 
 export function adminRoutes(app: FastifyInstance, context: SandboxContext): void {
@@ -112,6 +118,10 @@ export function adminRoutes(app: FastifyInstance, context: SandboxContext): void
 				(message) =>
 					(sinceMs === undefined || message.createdAtMs >= sinceMs) && (from === undefined || message.from === from),
 			);
+		}
+		if (query.offset !== undefined || query.limit !== undefined) {
+			const first = query.offset ?? 0;
+			messages = messages.slice(first, first + (query.limit ?? MESSAGES_PAGE_MAX));
 		}
 		return messages.map(messageRecord);
 	});

@@ -18,6 +18,9 @@ export const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK
 
 export const size = (full: number, quick: number) => (QUICK ? quick : full);
 
+/** Benchmarks run only when named (`--only million`): a 17-minute run, recorded once, not repeated by every `npm run bench`. */
+export const NAMED_ONLY = new Set(['million']);
+
 export interface Machine {
 	cores: number;
 	cpu: string;
@@ -96,9 +99,13 @@ export function printTable(result: BenchResult): void {
 	for (const note of result.notes) console.log(`  ${note}`);
 }
 
+/** Where a --quick run's figures go: beside, never over, the full run's that the docs are made from (not kept in git). */
+const QUICK_RESULTS_DIR = join(RESULTS_DIR, 'quick');
+
 export function writeResult(result: BenchResult, machine: Machine): void {
-	mkdirSync(RESULTS_DIR, { recursive: true });
-	writeFileSync(join(RESULTS_DIR, `${result.name}.json`), `${JSON.stringify({ ...result, machine }, null, 2)}\n`);
+	const dir = result.quick ? QUICK_RESULTS_DIR : RESULTS_DIR;
+	mkdirSync(dir, { recursive: true });
+	writeFileSync(join(dir, `${result.name}.json`), `${JSON.stringify({ ...result, machine }, null, 2)}\n`);
 }
 
 export function readResult(name: string): (BenchResult & { machine: Machine }) | undefined {

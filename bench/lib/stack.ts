@@ -89,6 +89,26 @@ export async function sendsFrom(stack: RunnerUnderTest): Promise<SandboxMessage[
 	return (await templateSends(stack.sandbox)).filter((message) => message.from === from);
 }
 
+/** The sandbox's log read a page at a time: a million sends do not fit one answer. */
+const LOG_PAGE = 50_000;
+
+/** Each accepted send from the stack's sending number: its phone and its arrival (ms), read page by page. */
+export async function arrivalsFrom(stack: RunnerUnderTest): Promise<Array<{ to: string; at: number }>> {
+	const from = stack.business.phoneNumbers[0];
+	const arrivals: Array<{ to: string; at: number }> = [];
+	for (let offset = 0; ; offset += LOG_PAGE) {
+		const response = await fetch(
+			`${stack.sandbox.baseUrl}/__sandbox/messages?from=${from}&offset=${offset}&limit=${LOG_PAGE}`,
+		);
+		if (!response.ok) throw new Error(`GET /__sandbox/messages: ${response.status} ${await response.text()}`);
+		const page = (await response.json()) as SandboxMessage[];
+		for (const message of page)
+			if (message.source === 'template')
+				arrivals.push({ to: message.to, at: Date.parse(message.request?.receivedAt ?? message.createdAt) });
+		if (page.length < LOG_PAGE) return arrivals;
+	}
+}
+
 export const workerPeaksMb = (stack: RunnerUnderTest) => stack.processes.map((runner) => peakRssMb(runner.child.pid));
 
 export {

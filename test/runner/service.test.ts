@@ -2,6 +2,7 @@
  * The runner's one table from an answer to an outcome. Each row is a promise of the issue's
  * guarantee 4; the integration tests show them against the sandbox, this shows every row.
  */
+import { getEventListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -174,6 +175,48 @@ describe('ConvoService against real sockets', () => {
 				name: 'ContractError',
 			});
 			expect(requests).toBe(0);
+		} finally {
+			await service.close();
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+});
+
+describe("a send under the process's long-lived stop signal", () => {
+	/** The stop signal's dependants (Node keeps one per AbortSignal.any() composite that follows it). */
+	const dependantsOf = (signal: AbortSignal) => {
+		const symbol = Object.getOwnPropertySymbols(signal).find((each) => each.description === 'kDependantSignals');
+		return symbol ? ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[symbol]?.size ?? 0) : 0;
+	};
+
+	test('keeps nothing on it once each send has ended, answered or at its deadline; a stop aborts a send in flight', async () => {
+		let hang = false;
+		const server = createServer((_request, response) => {
+			if (!hang) response.end(JSON.stringify({ message: { uuid: 'm', status: 'enqueued' } }));
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		const service = new ConvoService({
+			externalUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/external/v2`,
+			apiKey: 'live_secret',
+			deadlineMs: 300,
+		});
+		const stop = new AbortController();
+		const send = service.templateSender({
+			template_id: '3f4bc6d6-5048-4a60-85ba-1afccb00f004',
+			from_phone_number: '493010020000',
+		});
+		try {
+			for (let i = 0; i < 300; i++)
+				expect((await send({ phone: '4917012345678' }, stop.signal)).kind).not.toBe('retry');
+			hang = true;
+			expect((await send({ phone: '4917012345678' }, stop.signal)).kind).toBe('unknown');
+			// Every send has ended: the stop signal holds none of them.
+			expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+			expect(dependantsOf(stop.signal)).toBe(0);
+			const inFlight = send({ phone: '4917012345678' }, stop.signal);
+			stop.abort();
+			expect((await inFlight).kind).toBe('unknown');
 		} finally {
 			await service.close();
 			server.closeAllConnections();

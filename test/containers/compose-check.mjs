@@ -175,6 +175,14 @@ await phase('healthy', async () => {
 let n8nCookie;
 
 await phase('exposure', async () => {
+	// n8n listens only once it has started (a minute on a busy machine): a port that does not
+	// answer yet would pass the other addresses' checks for the wrong reason.
+	await waitFor(
+		'n8n to be ready',
+		async () => (await http(N8N, 'GET', '/healthz/readiness')).status === 200,
+		180_000,
+		1000,
+	);
 	const published = {
 		n8n: env.N8N_PUBLISHED_PORT,
 		runner: env.RUNNER_PUBLISHED_PORT,
@@ -214,12 +222,6 @@ await phase('exposure', async () => {
 		`${ready.status} ${JSON.stringify(ready.json).slice(0, 200)}`,
 	);
 
-	await waitFor(
-		'n8n to be ready',
-		async () => (await http(N8N, 'GET', '/healthz/readiness')).status === 200,
-		180_000,
-		1000,
-	);
 	// The one-shot n8n-owner claims the owner once n8n answers; the first visitor comes after it.
 	const claimedBy = await run('podman', ['wait', container('n8n-owner')], { timeout: 120_000 }).then(
 		(out) => out.stdout.trim(),

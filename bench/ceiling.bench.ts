@@ -17,7 +17,6 @@
  * (about 17 minutes at 1,000/s; not in the default run): the same figures, every process's memory
  * sampled through the run.
  */
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 
 import { Redis } from 'ioredis';
@@ -32,6 +31,7 @@ import {
 	commandCalls,
 	commandMicros,
 	cpuSeconds,
+	currentRssMb,
 	peakRssMb,
 	rateFigures,
 	readResult,
@@ -230,16 +230,6 @@ async function claimTimes(
 		if (row) claims.set(decodeRecipient(row).phone, Number(record.split('|')[2]));
 	}
 	return claims;
-}
-
-/** The live resident memory of a process (VmRSS), MB. */
-function currentRssMb(pid: number | undefined): number {
-	if (pid === undefined) return 0;
-	try {
-		return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-	} catch {
-		return 0;
-	}
 }
 
 const loadAverage = () => loadavg().map((load) => round(load, 2));

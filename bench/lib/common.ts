@@ -116,15 +116,22 @@ export function readResult(name: string): (BenchResult & { machine: Machine }) |
 	}
 }
 
-/** The kernel's high-water mark of a live process's resident memory, in MB. */
-export function peakRssMb(pid: number | undefined): number {
+/** A memory field (kB) of a live process's /proc status, in MB; 0 once the process is gone. */
+function statusMb(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): number {
 	if (pid === undefined) return 0;
 	try {
-		return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+		const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+		return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
 	} catch {
 		return 0;
 	}
 }
+
+/** The kernel's high-water mark of a live process's resident memory, in MB. */
+export const peakRssMb = (pid: number | undefined) => statusMb(pid, 'VmHWM');
+
+/** A live process's resident memory now, in MB. */
+export const currentRssMb = (pid: number | undefined) => statusMb(pid, 'VmRSS');
 
 /**
  * CPU seconds a live process has used, user and system, every thread (/proc/<pid>/stat fields 14

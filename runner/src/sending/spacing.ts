@@ -124,6 +124,19 @@ export interface Place {
 	redisUs: string;
 }
 
+/** lua/start-11.lua for `send`, its keys and, after the send window's two, its trailing arguments always the same. */
+function startCall(context: RunnerContext, send: Send): (args: Array<string | number>) => Promise<unknown> {
+	const start = redisScript(context.redis, 'start');
+	const keys = startKeys(context, send);
+	// The default cap policy (ARGV[12]), then the margins and the re-check's.
+	const recheckHoldMs = context.config.RUNNER_HTTP_DEADLINE + 10_000;
+	const tail = [defaultCapPolicy(context.config), CLOSE_MARGIN_MS, PLACE_LATE_MS, recheckHoldMs, RECHECK_WAIT_MS];
+	return (args) => start(keys, [...args, ...tail]);
+}
+
+/** The arguments of a start taken again (start-11.lua's 'again'): its recipient stays claimed. */
+const againArgs = (id: string, campaign: string) => [SPAN_ROOM, id, '0', '', '', campaign, '', 'again', '', '', ''];
+
 /**
  * Calls lua/start-11.lua until it answers a start or why none; `id` names the start in the start log. `place`:
  * the place on the clock this send took ahead: it waits for it, then needs the rate span step only.
@@ -137,19 +150,12 @@ async function takeStart(
 	place?: Place,
 	opening: string[] = ['', ''],
 ): Promise<StartReply | NoStart | 'done' | 'closed'> {
-	const start = redisScript(context.redis, 'start');
-	const defaultCap = defaultCapPolicy(context.config);
-	// After the send window's two, always given: the default cap policy (ARGV[12]), then the margins and the re-check's.
-	const recheckHoldMs = context.config.RUNNER_HTTP_DEADLINE + 10_000;
-	const call = (keys: string[], args: Array<string | number>) =>
-		start(keys, [...args, defaultCap, CLOSE_MARGIN_MS, PLACE_LATE_MS, recheckHoldMs, RECHECK_WAIT_MS]);
-	const scriptKeys = startKeys(context, send);
+	const call = startCall(context, send);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.
 	if (stop.aborted) return 'stopped';
 	let asked = performance.now();
 	let reply = (await call(
-		scriptKeys,
 		place === undefined
 			? [SPAN_ROOM, id, '1', ...range, '', '', ...opening]
 			: [SPAN_ROOM, id, '0', ...range, '', place.redisUs, ...opening],
@@ -175,10 +181,8 @@ async function takeStart(
 			if (stop.aborted && !keptClaim) return 'stopped';
 		}
 		asked = performance.now();
-		const args = keptClaim
-			? [SPAN_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', '']
-			: [SPAN_ROOM, id, '0', ...range, '', placeUs, ...opening];
-		reply = (await call(scriptKeys, args)) as StartReply;
+		const args = keptClaim ? againArgs(id, send.campaign) : [SPAN_ROOM, id, '0', ...range, '', placeUs, ...opening];
+		reply = (await call(args)) as StartReply;
 	}
 }
 
@@ -239,11 +243,9 @@ export async function startNextInJob(
  * claimed; it waits while the rate span is full. A stop does not interrupt it: a claimed recipient goes out.
  */
 export async function takeStartAgain(context: RunnerContext, send: Send, id: string): Promise<void> {
-	const start = redisScript(context.redis, 'start');
-	const args = [SPAN_ROOM, id, '0', '', '', send.campaign, '', 'again', '', '', ''];
-	const tail = [defaultCapPolicy(context.config), CLOSE_MARGIN_MS, PLACE_LATE_MS, 0, RECHECK_WAIT_MS];
+	const call = startCall(context, send);
 	for (;;) {
-		const reply = (await start(startKeys(context, send), [...args, ...tail])) as StartReply;
+		const reply = (await call(againArgs(id, send.campaign))) as StartReply;
 		if (reply[0] === 0) return;
 		await sleep(Math.ceil(reply[0] / 1000));
 	}

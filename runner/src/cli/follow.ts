@@ -150,7 +150,13 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 	return status;
 }
 
-const CAMPAIGN_SETTLED = new Set(['completed', 'cancelled', 'failed', 'paused']);
+const CAMPAIGN_SETTLED = new Set(['completed', 'paused']);
+/**
+ * An ended campaign takes its new state first and moves its pending recipients (to not sent or
+ * cancelled) in the next step (campaigns/control.ts finishPending): followed until they have moved,
+ * so the last line shows the final counts. A send still in flight is not waited for.
+ */
+const CAMPAIGN_ENDED = new Set(['cancelled', 'failed']);
 const recipients = (status: CampaignStatus) => Object.values(status.counts).reduce((sum, n) => sum + n, 0);
 
 export function follow(
@@ -164,7 +170,8 @@ export function follow(
 		() => campaignStatus(context, id),
 		{
 			kind: 'campaign',
-			settled: (status) => CAMPAIGN_SETTLED.has(status.state),
+			settled: (status) =>
+				CAMPAIGN_SETTLED.has(status.state) || (CAMPAIGN_ENDED.has(status.state) && status.counts.pending === 0),
 			// Sent of what may be sent (rejected rows never are): a campaign that ends failed or
 			// cancelled shows its real share, not a full bar.
 			total: (status) => Math.max(1, recipients(status) - status.counts.rejected),

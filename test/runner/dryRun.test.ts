@@ -92,6 +92,26 @@ async function sandboxCounts(): Promise<unknown> {
  * and let go (feeder, delivery tracking, outbox), and tracking's clock and how far it looked for new
  * campaigns.
  */
+/**
+ * The stored data once the runner's work after a campaign (tracking's enrolment, the outbox, a
+ * number's copy of the suppression list let go) has stopped changing it: two reads a second apart agree.
+ */
+async function settledData(): Promise<string> {
+	let last = await storedData();
+	return waitFor(
+		'the stored data to stop changing',
+		async () => {
+			await new Promise((resolve) => setTimeout(resolve, 1000));
+			const now = await storedData();
+			if (now === last) return now;
+			last = now;
+			return undefined;
+		},
+		30_000,
+		0,
+	);
+}
+
 async function storedData(): Promise<string> {
 	const { redis } = runner.context;
 	const prefix = runner.env.RUNNER_PREFIX as string;
@@ -336,7 +356,7 @@ test('with the audience rules on (a suppression list, a frequency cap): a dry ru
 		await addSuppression(context, { phone, source: 'operator' }, 'phone');
 
 	const audience = [...rows(phones), { phone: '12', 1: 'Short', 2: 'x' }, { phone: '', 1: 'Nobody', 2: 'y' }];
-	const storedBefore = await storedData();
+	const storedBefore = await settledData();
 	const countsBefore = await sandboxCounts();
 	const dry = await call('POST', '/api/campaigns', { ...settingsOn, recipients: audience, dry_run: true });
 	expect(dry.status).toBe(200);

@@ -42,9 +42,10 @@ const FAKE_START = Date.parse('2030-01-15T13:59:30Z');
 const CLOSE_AND_OPEN = Date.parse('2030-01-15T14:00:00Z');
 /**
  * The windowed campaign's clock at its create: this long before 14:00 UTC. At RATE, Dhaka's 200 take
- * 10 s, so its window closes on recipients still waiting (claims stop 2 s before a close: spacing.ts).
+ * 10 s, and claims stop 2 s before a close (spacing.ts): at most 160 go, so its window closes on
+ * recipients still waiting, and a runner slow to start on a loaded machine still sends there.
  */
-const LEAD_MS = 8000;
+const LEAD_MS = 10_000;
 /** Its end, this long after 14:00 UTC: what opens or stays open then (about 100 sends, 5 s at RATE) fits with room. */
 const AFTER_MS = 8000;
 

@@ -3,8 +3,9 @@
  * as the tests spawn them (test/runner/support.ts), one key prefix per stack on the shared Redis,
  * and the campaign's sends read from the sandbox's own log.
  */
-import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { fork, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -107,6 +108,38 @@ export async function arrivalsFrom(stack: RunnerUnderTest): Promise<Array<{ to: 
 				arrivals.push({ to: message.to, at: Date.parse(message.request?.receivedAt ?? message.createdAt) });
 		if (page.length < LOG_PAGE) return arrivals;
 	}
+}
+
+/** A tap in front of the stack's sandbox (tap.mjs): the runner's external URL through it, and the times it saw sends arrive. */
+export interface Tap {
+	/** CONVO_EXTERNAL_URL for a worker whose sends go through the tap. */
+	externalUrl: string;
+	/** Each send request's arrival at the tap (ms, in arrival order). */
+	arrivals(): Promise<number[]>;
+	close(): void;
+}
+
+export async function startTap(stack: RunnerUnderTest): Promise<Tap> {
+	const sandbox = new URL(stack.sandbox.baseUrl);
+	const folder = mkdtempSync(join(tmpdir(), 'convo-tap-'));
+	const file = join(folder, 'arrivals.f64');
+	const child = fork(join(__dirname, 'tap.mjs'), [sandbox.port, file], { stdio: 'ignore' });
+	const [{ port }] = (await once(child, 'message')) as [{ port: number }];
+	const external = new URL(String(stack.env.CONVO_EXTERNAL_URL));
+	external.port = String(port);
+	return {
+		externalUrl: external.toString().replace(/\/$/, ''),
+		async arrivals() {
+			child.send('dump');
+			await once(child, 'message');
+			// Copied out of the read's buffer, which may start where a float64 cannot.
+			return [...new Float64Array(new Uint8Array(readFileSync(file)).buffer)];
+		},
+		close() {
+			child.kill('SIGKILL');
+			rmSync(folder, { recursive: true, force: true });
+		},
+	};
 }
 
 export const workerPeaksMb = (stack: RunnerUnderTest) => stack.processes.map((runner) => peakRssMb(runner.child.pid));

@@ -334,13 +334,14 @@ describe('sandbox: delivery outcomes from settings (POST /__sandbox/delivery)', 
 			execFile(
 				process.execPath,
 				['--require', 'tsx/cjs', '-e', script],
-				{ cwd: join(__dirname, '..', '..'), timeout: 20_000 },
+				// tsx compiles the sandbox first: 16 s once on a loaded CI machine. The reply is an hour away.
+				{ cwd: join(__dirname, '..', '..'), timeout: 90_000 },
 				(error, stdout, stderr) => (error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout)),
 			);
 		});
 		expect(output.trim()).toBe('200 true');
-		expect(Date.now() - started).toBeLessThan(15_000);
-	});
+		expect(Date.now() - started).toBeLessThan(60_000);
+	}, 100_000);
 
 	it('logs every A1 request per message and B7 request per phone at service time; reset and DELETE requests clear it', async () => {
 		await setDelivery(context.sandbox, ISSUE_SHARES);

@@ -21,6 +21,7 @@ import {
 	takeStartAgain,
 	waitForStart,
 	RATE_SPAN_MS,
+	rateSpanMs,
 	gateRate,
 } from '../../runner/src/sending/spacing';
 import { createCampaign } from '../../runner/src/core/campaigns';
@@ -111,6 +112,54 @@ test('60 callers at once at 40/s take places 1.04 s / 40 apart and start no earl
 		const place = places.get(`job-${i}`);
 		if (place !== undefined) expect(time * 1000).toBeGreaterThanOrEqual(place - 1);
 	});
+});
+
+test('RUNNER_RATE_ROOM sets the room: at 18ms, places 1.018 s / rate apart and bunched starts held to the rate in 1.018 s', async () => {
+	const room = 0.018;
+	const context = { ...runner.context, config: { ...runner.context.config, RUNNER_RATE_ROOM: 18 } };
+	const sender = await newSender();
+	const { from } = sender;
+	const { redis, keys } = context;
+	await setSpacingRate(context, from, 40);
+	const monitor = await (redis as Redis).monitor();
+	/** The number's clock as the gate's script moves it: one gap past each position it hands out. */
+	const clock: number[] = [];
+	let seen = () => {};
+	monitor.on('monitor', (_time: string, args: string[]) => {
+		if (args[0].toLowerCase() === 'hset' && args[1] === keys.spacing(from) && args[2] === 'next')
+			clock.push(Number(args[3]));
+		if (args[1] === `marker-${from}`) seen();
+	});
+	try {
+		await Promise.all(Array.from({ length: 12 }, (_, i) => waitForStart(context, sender, `room-${i}`, never)));
+		await new Promise<void>((resolve) => {
+			seen = resolve;
+			void redis.exists(`marker-${from}`);
+		});
+	} finally {
+		monitor.disconnect();
+	}
+	// 25.5 ms at 18 ms of room against 26.05 ms at the default 40: callers asking at once take
+	// positions one gap apart (one a loaded machine sent late may find the clock behind now: wider).
+	const gapUs = 1_000_000 / gateRate(40, room);
+	expect(1_000_000 / gateRate(40) - gapUs).toBeGreaterThan(500);
+	expect(clock).toHaveLength(12);
+	const gaps = clock.slice(1).map((next, i) => next - clock[i]);
+	for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(gapUs - 2);
+	const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)];
+	expect(median).toBeCloseTo(gapUs, -1);
+
+	// The rate span is the room's too: with the clock lost, 20 pass at once at 20/s, the 21st when the first leaves 1.018 s.
+	const bunched = await newSender();
+	await setSpacingRate(context, bunched.from, 20);
+	const times: number[] = [];
+	for (let i = 0; i < 21; i++) {
+		await redis.hdel(keys.spacing(bunched.from), 'next');
+		times.push((await waitForStart(context, bunched, `room-late-${i}`, never)) as number);
+	}
+	expect(rateSpanMs(room)).toBe(1018);
+	expect(mostIn(times, rateSpanMs(room))).toBeLessThanOrEqual(20);
+	expect(times[20] - times[0]).toBeGreaterThanOrEqual(rateSpanMs(room) - 1);
 });
 
 test('starts that bunch (the spacing clock lost) are held to the rate in any 1.04 s', async () => {

@@ -7,6 +7,7 @@ import { backoffMs } from 'convo-contract';
 import { ConfigError, loadConfig } from '../../runner/src/config';
 import { jobBackoffStrategy, sendRetryDelay } from '../../runner/src/jobs';
 import { callBackoff } from '../../runner/src/reindex/work';
+import { SPAN_ROOM, roomOf } from '../../runner/src/sending/startGateMath';
 
 const DEFAULTS = {
 	RUNNER_IDEMPOTENCY_LEASE: 30_000,
@@ -19,10 +20,17 @@ const DEFAULTS = {
 	RUNNER_TRACKING_LOCK: 15_000,
 	RUNNER_SEND_BACKOFF: 1000,
 	RUNNER_REINDEX_BACKOFF: 500,
+	RUNNER_RATE_ROOM: 40,
 };
 
 test('unset, each timing is the duration the runner always used', () => {
 	expect(loadConfig({})).toMatchObject(DEFAULTS);
+});
+
+test("the start gate's room is the gate's default unset, and a share of a second as the scripts take it", () => {
+	expect(roomOf(loadConfig({}))).toBe(SPAN_ROOM);
+	expect(roomOf(loadConfig({ RUNNER_RATE_ROOM: '18ms' }))).toBe(0.018);
+	expect(() => loadConfig({ RUNNER_RATE_ROOM: '5ms' })).toThrow('RUNNER_RATE_ROOM must be between 10ms and 200ms');
 });
 
 test('a timing takes a duration with its unit, in milliseconds once read', () => {

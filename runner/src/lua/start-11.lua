@@ -25,7 +25,7 @@
   KEYS[9] the cap's policy
   KEYS[10] the cap's per-phone prefix
   KEYS[11] the campaign's waiting set
-  ARGV[1] the rate span's room
+  ARGV[1] the rate span's room, a share of a second (RUNNER_RATE_ROOM / 1000)
   ARGV[2] member
   ARGV[3] '1' on a send's first call, else '0'
   ARGV[4] the job's first index
@@ -38,7 +38,7 @@
   ARGV[11] the send window's close or ''
   ARGV[12] default cap policy
   ARGV[13] close margin ms (CLOSE_MARGIN_MS)
-  ARGV[14] how late a place still counts, ms (PLACE_LATE_MS)
+  ARGV[14] how late a place still counts, ms (placeLateMs: a quarter of the room)
   ARGV[15] how long a re-check's start holds it, ms (a claim's lifetime)
   ARGV[16] how long the others wait meanwhile before they look again, ms (RECHECK_WAIT_MS)
 
@@ -95,7 +95,7 @@ end
 -- A send at its place, or a little after it, counts at its place: places are spaced so that the
 -- rate span always has room for them, so a send that woke a little less late than the one a span
 -- earlier is not turned away (one gate call per send instead of 1.6 at 1,000/s). Later than
--- PLACE_LATE_MS it counts when it goes, and waits if the span is full; earlier, the same.
+-- ARGV[14] it counts when it goes, and waits if the span is full; earlier, the same.
 local when = now
 if place and now >= place and now - place <= tonumber(ARGV[14]) * 1000 then when = place end
 local taken = take(rate, when)

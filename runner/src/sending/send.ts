@@ -32,15 +32,8 @@ import { dropQueuedSends } from './feeder';
 import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../keyGroups';
 import { countCampaignCustomer, noteBudgetWait } from '../audience/budget';
-import {
-	FRESH_START_MS,
-	holdStarts,
-	startNextInJob,
-	takeStartAgain,
-	SPAN_ROOM,
-	type ClaimedStart,
-	type Place,
-} from './spacing';
+import { holdStarts, startNextInJob, takeStartAgain, type ClaimedStart, type Place } from './spacing';
+import { freshStartMs, roomOf } from './startGateMath';
 import { settleBlocked } from './refusals';
 
 /** A stopped campaign's jobs fed after a drop (a feeder tick that raced the stop) are dropped by the next pass. */
@@ -82,6 +75,8 @@ export function createSendProcessor(
 	if (!service) throw new Error('the send processor needs the service client');
 	const settingsCache = new Map<string, SendSettings>();
 	const processTag = randomBytes(4).toString('hex');
+	const room = roomOf(config);
+	const freshMs = freshStartMs(room);
 
 	const settingsOf = async (id: string): Promise<SendSettings | undefined> => {
 		const cached = settingsCache.get(id);
@@ -205,7 +200,7 @@ export function createSendProcessor(
 				ref,
 				error,
 				config.RUNNER_PAUSE_AFTER_FAILURES,
-				{ end, room: SPAN_ROOM },
+				{ end, room },
 			);
 			logChange(result, error);
 			// Measured after the reply, a little later than Redis's own now: never early.
@@ -232,7 +227,7 @@ export function createSendProcessor(
 					);
 				return { budget: counted.waitMs };
 			}
-			if (performance.now() - claim.answeredAt > FRESH_START_MS)
+			if (performance.now() - claim.answeredAt > freshMs)
 				await takeStartAgain(context, { from: settings.from, campaign }, claim.startId);
 			const outcome = await settings.senderOf(template)(templateBody(recipient), shutdown);
 			switch (outcome.kind) {

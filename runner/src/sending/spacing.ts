@@ -10,10 +10,10 @@
  *    its waiters, all told to wake when the same oldest start left, woke together and all but one
  *    called again (13 calls per send at 200/s, 3 with this spacing).
  * 2. The rate span: a start is allowed only while fewer than `rate` sends started in the last
- *    rate span (RATE_SPAN_MS, SPAN_ROOM longer than a second) and fewer than secondCap(rate) in the last second (a
- *    sorted set of start times). A send that woke late (a busy event loop, a GC pause) and would bunch
- *    with the next ones waits here until there is room; one whose answer came late is taken
- *    again (FRESH_START_MS).
+ *    rate span (rateSpanMs: a second and its room, RUNNER_RATE_ROOM) and fewer than secondCap(rate)
+ *    in the last second (a sorted set of start times). A send that woke late (a busy event loop, a
+ *    GC pause) and would bunch with the next ones waits here until there is room; one whose answer
+ *    came late is taken again (freshStartMs).
  *
  * The limiter stays as the coarse gate that keeps workers from taking more jobs than the rate.
  *
@@ -26,30 +26,26 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
 import { redisScript } from '../redisScripts';
-import { SPAN_ROOM } from './startGateMath';
+import { freshStartMs, placeLateMs, roomOf, SPAN_ROOM } from './startGateMath';
 import { capKeys, defaultCapPolicy } from '../audience/cap';
 
-export { gateRate, RATE_SPAN_MS, secondCap, SPAN_ROOM } from './startGateMath';
+export { gateRate, RATE_SPAN_MS, rateSpanMs, secondCap, SPAN_ROOM } from './startGateMath';
 
 /** Answered by both steps for a send whose campaign is not running: it takes no start. */
 const NOT_RUNNING = -1;
 
 /**
- * How long, on this process's clock, the answer granting a start may take to arrive. A process
- * that stalls (a GC pause, a CPU-starved container) reads its answers late and would send their
- * starts together with the ones that follow on time, a burst the rate span never saw: at a runner
- * container's restart, 113 sends reached the service in one second at 100/s. A start answered
- * later than this is given back and taken again, so the rate span counts it when it goes out. Well
- * above a round trip to Redis (under 1 ms here), well under the rate span's 40 ms of room.
+ * How long, on this process's clock, the answer granting a start may take to arrive at the default
+ * room (freshStartMs: half the room). A process that stalls (a GC pause, a CPU-starved container)
+ * reads its answers late and would send their starts together with the ones that follow on time, a
+ * burst the rate span never saw: at a runner container's restart, 113 sends reached the service in
+ * one second at 100/s. A start answered later than this is given back and taken again, so the rate
+ * span counts it when it goes out. Well above a round trip to Redis (under 1 ms here).
+ *
+ * A send may also come a little after its place and still count at it (placeLateMs, a quarter of the
+ * room; lua/start-11.lua): timers and a busy event loop wake sends 1 to 5 ms late at 1,000/s.
  */
-export const FRESH_START_MS = 20;
-
-/**
- * How late after its place a send may come and still count at its place (lua/start-11.lua). Timers and
- * a busy event loop wake sends 1 to 5 ms late at 1,000/s; the 40 ms of room covers this and the
- * way to the service (FRESH_START_MS bounds the answer's own delay).
- */
-const PLACE_LATE_MS = 10;
+export const FRESH_START_MS = freshStartMs(SPAN_ROOM);
 
 /** Answered for a send job (below) with no recipient left to send: it takes no start. */
 const JOB_DONE = -2;
@@ -79,7 +75,7 @@ type NoStart = 'stopped' | 'not running';
 
 /** A send job's recipient whose start was taken and claimed in the same step. */
 export interface ClaimedStart {
-	/** When its start's answer came (performance.now()): going out later than FRESH_START_MS after, it takes it again. */
+	/** When its start's answer came (performance.now()): going out later than freshStartMs after, it takes it again. */
 	answeredAt: number;
 	/** Its start's name in the start log. */
 	startId: string;
@@ -124,18 +120,21 @@ export interface Place {
 	redisUs: string;
 }
 
-/** lua/start-11.lua for `send`, its keys and, after the send window's two, its trailing arguments always the same. */
+/**
+ * lua/start-11.lua for `send`, its keys and the arguments always the same: the room first (ARGV[1]),
+ * and after the send window's two, the default cap policy, the margins and the re-check's.
+ */
 function startCall(context: RunnerContext, send: Send): (args: Array<string | number>) => Promise<unknown> {
 	const start = redisScript(context.redis, 'start');
 	const keys = startKeys(context, send);
-	// The default cap policy (ARGV[12]), then the margins and the re-check's.
+	const room = roomOf(context.config);
 	const recheckHoldMs = context.config.RUNNER_HTTP_DEADLINE + 10_000;
-	const tail = [defaultCapPolicy(context.config), CLOSE_MARGIN_MS, PLACE_LATE_MS, recheckHoldMs, RECHECK_WAIT_MS];
-	return (args) => start(keys, [...args, ...tail]);
+	const tail = [defaultCapPolicy(context.config), CLOSE_MARGIN_MS, placeLateMs(room), recheckHoldMs, RECHECK_WAIT_MS];
+	return (args) => start(keys, [room, ...args, ...tail]);
 }
 
-/** The arguments of a start taken again (start-11.lua's 'again'): its recipient stays claimed. */
-const againArgs = (id: string, campaign: string) => [SPAN_ROOM, id, '0', '', '', campaign, '', 'again', '', '', ''];
+/** The arguments after the room of a start taken again (start-11.lua's 'again'): its recipient stays claimed. */
+const againArgs = (id: string, campaign: string) => [id, '0', '', '', campaign, '', 'again', '', '', ''];
 
 /**
  * Calls lua/start-11.lua until it answers a start or why none; `id` names the start in the start log. `place`:
@@ -151,14 +150,13 @@ async function takeStart(
 	opening: string[] = ['', ''],
 ): Promise<StartReply | NoStart | 'done' | 'closed'> {
 	const call = startCall(context, send);
+	const freshMs = freshStartMs(roomOf(context.config));
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.
 	if (stop.aborted) return 'stopped';
 	let asked = performance.now();
 	let reply = (await call(
-		place === undefined
-			? [SPAN_ROOM, id, '1', ...range, '', '', ...opening]
-			: [SPAN_ROOM, id, '0', ...range, '', place.redisUs, ...opening],
+		place === undefined ? [id, '1', ...range, '', '', ...opening] : [id, '0', ...range, '', place.redisUs, ...opening],
 	)) as StartReply;
 	/** The claim of a start given back for being stale: the recipient stays claimed while its start is taken again. */
 	let keptClaim: StartReply | undefined;
@@ -169,7 +167,7 @@ async function takeStart(
 		if (reply[0] === WINDOW_CLOSED) return 'closed';
 		let placeUs = '';
 		if (reply[0] === 0) {
-			const stale = performance.now() - asked > FRESH_START_MS && retakesLeft-- > 0;
+			const stale = performance.now() - asked > freshMs && retakesLeft-- > 0;
 			if (!stale) return keptClaim ? [0, reply[1], keptClaim[2], keptClaim[3], keptClaim[4]] : reply;
 			keptClaim ??= reply;
 		} else {
@@ -181,7 +179,7 @@ async function takeStart(
 			if (stop.aborted && !keptClaim) return 'stopped';
 		}
 		asked = performance.now();
-		const args = keptClaim ? againArgs(id, send.campaign) : [SPAN_ROOM, id, '0', ...range, '', placeUs, ...opening];
+		const args = keptClaim ? againArgs(id, send.campaign) : [id, '0', ...range, '', placeUs, ...opening];
 		reply = (await call(args)) as StartReply;
 	}
 }
@@ -238,7 +236,7 @@ export async function startNextInJob(
 
 /**
  * Takes a claimed send's start again (`id`: the start's name in the start log): its start was
- * answered longer than FRESH_START_MS ago and it has not gone out yet (a busy event loop, a slow
+ * answered longer than freshStartMs ago and it has not gone out yet (a busy event loop, a slow
  * budget count), so going out now would bunch it with the starts taken since. Its recipient stays
  * claimed; it waits while the rate span is full. A stop does not interrupt it: a claimed recipient goes out.
  */

@@ -1,13 +1,14 @@
 /**
  * The start gate's arithmetic, in one place for the gate's scripts (spacing.ts), the settle that
  * takes a send job's next place (ledger.ts) and the tests: how long the rate span is, how many starts a
- * second may hold, and how far apart the number's clock hands out places.
+ * second may hold, and how far apart the number's clock hands out places. Each takes the room
+ * (below) as a share of a second: RUNNER_RATE_ROOM / 1000, the same on every process of a number.
  */
 
 /**
- * How much longer than a second the rate span is: room in time for the way to the service. Between
- * a start taken here and its arrival at the service, sends bunch by up to about 35 ms (event
- * loops, GC pauses on both sides; 3 to 7 sends at 100-200/s), so the
+ * How much longer than a second the rate span is, by default (RUNNER_RATE_ROOM 40ms): room in time
+ * for the way to the service. Between a start taken here and its arrival at the service, sends bunch
+ * by up to about 35 ms (event loops, GC pauses on both sides; 3 to 7 sends at 100-200/s), so the
  * starts of any second of arrivals lie within 1.04 s, and `rate` starts per 1.04 s keep every
  * second at the service at or under the rate. The room is time, not a count of starts: a room of
  * whole starts (the rate less 4% rounded up) held 10/s to 9/s and 4/s to 3/s, 0.9 and 0.75 of the
@@ -15,8 +16,14 @@
  */
 export const SPAN_ROOM = 0.04;
 
-/** The rate span, ms: a start needs fewer than `rate` starts in the last RATE_SPAN_MS. */
-export const RATE_SPAN_MS = 1000 * (1 + SPAN_ROOM);
+/** The room of RUNNER_RATE_ROOM (ms) as a share of a second, as the scripts take it. */
+export const roomOf = (config: { RUNNER_RATE_ROOM: number }) => config.RUNNER_RATE_ROOM / 1000;
+
+/** The rate span, ms: a start needs fewer than `rate` starts in the last rateSpanMs(room). */
+export const rateSpanMs = (room = SPAN_ROOM) => 1000 * (1 + room);
+
+/** The rate span at the default room: 1,040 ms. */
+export const RATE_SPAN_MS = rateSpanMs();
 
 /**
  * Starts allowed in any one second at `rate`: the rate less its room in whole starts, rounded
@@ -25,7 +32,7 @@ export const RATE_SPAN_MS = 1000 * (1 + SPAN_ROOM);
  * arrivals to 113 at 100/s (the container test, the runner container killed mid-campaign); this
  * keeps the room in starts where the rate is high enough to have any, and costs low rates nothing.
  */
-export const secondCap = (rate: number) => rate - Math.floor(rate * SPAN_ROOM);
+export const secondCap = (rate: number, room = SPAN_ROOM) => rate - Math.floor(rate * room);
 
 /**
  * How much wider than the rate span's own pace the clock spaces places. Spaced exactly at the pace,
@@ -38,11 +45,20 @@ export const secondCap = (rate: number) => rate - Math.floor(rate * SPAN_ROOM);
 const CLOCK_SLACK = 0.002;
 
 /** Microseconds between two places on the number's clock at `rate`. */
-const gapUs = (rate: number) =>
-	Math.max((1_000_000 * (1 + SPAN_ROOM)) / rate, 1_000_000 / secondCap(rate)) * (1 + CLOCK_SLACK);
+const gapUs = (rate: number, room: number) =>
+	Math.max((1_000_000 * (1 + room)) / rate, 1_000_000 / secondCap(rate, room)) * (1 + CLOCK_SLACK);
 
 /**
- * Starts per second the gate lets through at `rate`, sustained:
- * 0.96 of it or a little less (the scripts compute the same).
+ * Starts per second the gate lets through at `rate`, sustained: 1 / (1 + room) of it or a little
+ * less, 0.958 at the default room (the scripts compute the same).
  */
-export const gateRate = (rate: number) => 1_000_000 / gapUs(rate);
+export const gateRate = (rate: number, room = SPAN_ROOM) => 1_000_000 / gapUs(rate, room);
+
+/**
+ * How long, on a process's clock, the answer granting a start may take to arrive before the start is
+ * given back and taken again (spacing.ts), and how late after its place a send may come and still
+ * count at its place (lua/start-11.lua): half and a quarter of the room, 20 and 10 ms at the
+ * default. The rest of the room is for the way to the service.
+ */
+export const freshStartMs = (room = SPAN_ROOM) => (room * 1000) / 2;
+export const placeLateMs = (room = SPAN_ROOM) => (room * 1000) / 4;

@@ -29,7 +29,7 @@ import { redisScript } from '../redisScripts';
 import { freshStartMs, placeLateMs, roomOf, SPAN_ROOM } from './startGateMath';
 import { capKeys, defaultCapPolicy } from '../audience/cap';
 
-export { gateRate, RATE_SPAN_MS, rateSpanMs, secondCap, SPAN_ROOM } from './startGateMath';
+export { gateRate, RATE_SPAN_MS, rateSpanMs, secondCap } from './startGateMath';
 
 /** Answered by both steps for a send whose campaign is not running: it takes no start. */
 const NOT_RUNNING = -1;

@@ -253,8 +253,9 @@ const COMMIT_GRACE_MS = 2_000;
  */
 const COMMIT_WAIT: JobsOptions = { attempts: 10, backoff: jobBackoff('commitWait') };
 
-const FEED_EVERY_MS = 1000;
-const TRACK_EVERY_MS = 1000;
+/** How often the feeder's and delivery tracking's ticks come (their job schedulers, below). */
+export const FEED_EVERY_MS = 1000;
+export const TRACK_EVERY_MS = 1000;
 
 /** Every send job of a campaign has an id that starts so; the index follows. */
 export const sendJobIdPrefix = (campaign: string) => `${campaign}-`;

@@ -9,6 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
 import { addSuppression, setCap } from '../../runner/src/core/audience';
+import { FEED_EVERY_MS, TRACK_EVERY_MS } from '../../runner/src/jobs';
 import {
 	positionalTemplate,
 	scanKeys,
@@ -94,14 +95,15 @@ async function sandboxCounts(): Promise<unknown> {
  */
 /**
  * The stored data once the runner's work after a campaign (tracking's enrolment, the outbox, a
- * number's copy of the suppression list let go) has stopped changing it: two reads a second apart agree.
+ * number's copy of the suppression list let go) has stopped changing it: two reads a tick of the
+ * slower of the ticks that do that work apart agree.
  */
 async function settledData(): Promise<string> {
 	let last = await storedData();
 	return waitFor(
 		'the stored data to stop changing',
 		async () => {
-			await new Promise((resolve) => setTimeout(resolve, 1000));
+			await new Promise((resolve) => setTimeout(resolve, Math.max(FEED_EVERY_MS, TRACK_EVERY_MS)));
 			const now = await storedData();
 			if (now === last) return now;
 			last = now;

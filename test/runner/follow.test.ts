@@ -11,6 +11,9 @@ import { inlineCampaign, useRunnerUnderTest } from './support';
 jest.setTimeout(60_000);
 
 const runner = useRunnerUnderTest();
+/** How often the follower reads the campaign here, and how many of its reads must not end it. */
+const INTERVAL_MS = 50;
+const READS = 10;
 
 test('--wait on a campaign that failed ends once its pending recipients have moved, with the final counts', async () => {
 	const id = await inlineCampaign(runner, 5, '4915170');
@@ -26,8 +29,8 @@ test('--wait on a campaign that failed ends once its pending recipients have mov
 		},
 	);
 	let ended: CampaignStatus | undefined;
-	const following = follow(runner.context, id, { intervalMs: 50 }).then((status) => (ended = status));
-	await new Promise((resolve) => setTimeout(resolve, 500));
+	const following = follow(runner.context, id, { intervalMs: INTERVAL_MS }).then((status) => (ended = status));
+	await new Promise((resolve) => setTimeout(resolve, READS * INTERVAL_MS));
 	expect(ended).toBeUndefined();
 	expect(await finishPending(runner.context, id)).toBe(5);
 	const status = await following;

@@ -58,6 +58,22 @@ export const CONFIG_SCHEMA = z
 			.regex(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, { error: 'must be host:port pairs separated by commas' })
 			.optional(),
 		/**
+		 * The user REDIS_CLUSTER_NODES' nodes are reached as (a Redis 6 ACL user); unset, the default
+		 * user. REDIS_URL carries its own (redis://user:password@host:port).
+		 */
+		REDIS_CLUSTER_USERNAME: z.string().min(1).optional(),
+		/** The password of REDIS_CLUSTER_NODES' nodes (their requirepass, or the ACL user's). */
+		REDIS_CLUSTER_PASSWORD: z.string().min(1).optional(),
+		/**
+		 * `true`: REDIS_CLUSTER_NODES' nodes are reached over TLS, each node's certificate checked
+		 * against the name it is reached by (NODE_EXTRA_CA_CERTS adds a private CA). REDIS_URL says it
+		 * with rediss://.
+		 */
+		REDIS_CLUSTER_TLS: z
+			.enum(['true', 'false'], { error: 'must be true or false' })
+			.default('false')
+			.transform((text) => text === 'true'),
+		/**
 		 * Key prefix of every key and queue the runner writes, a plain name: it keeps deployments on one
 		 * Redis apart. The runner puts its own hash tags after it, so a Redis Cluster spreads numbers and
 		 * collections over its masters; braces (a tag that would pin every key to one slot) are refused.
@@ -438,6 +454,23 @@ export const CONFIG_SCHEMA = z
 		/** `production` refuses RUNNER_TEST_CLOCK_OFFSET_MS. */
 		NODE_ENV: z.string().optional(),
 	})
+	.superRefine((config, ctx) => {
+		if (config.REDIS_CLUSTER_NODES) return;
+		const given = [
+			config.REDIS_CLUSTER_USERNAME && 'REDIS_CLUSTER_USERNAME',
+			config.REDIS_CLUSTER_PASSWORD && 'REDIS_CLUSTER_PASSWORD',
+			config.REDIS_CLUSTER_TLS && 'REDIS_CLUSTER_TLS',
+		].filter((name): name is string => Boolean(name));
+		for (const name of given)
+			ctx.issues.push({
+				code: 'custom',
+				input: config,
+				path: [name],
+				message:
+					'is for REDIS_CLUSTER_NODES, which is not set: REDIS_URL carries its own ' +
+					'(redis://user:password@host:port, rediss:// for TLS)',
+			});
+	})
 	.refine((config) => config.RUNNER_TEST_CLOCK_OFFSET_MS === 0 || config.NODE_ENV !== 'production', {
 		path: ['RUNNER_TEST_CLOCK_OFFSET_MS'],
 		error: "is for tests only: it moves the send windows' clock, and is refused when NODE_ENV is production",
@@ -465,6 +498,7 @@ export const SECRET_SETTINGS = [
 	'RUNNER_WEBHOOK_KEY',
 	'RUNNER_EVENTS_HEADER_VALUE',
 	'REDIS_URL',
+	'REDIS_CLUSTER_PASSWORD',
 ] as const;
 
 /**

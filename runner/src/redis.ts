@@ -13,6 +13,10 @@ export type RedisConnection = Redis | Cluster;
 export interface RedisTarget {
 	url?: string;
 	clusterNodes?: string;
+	/** The user and password the Cluster's nodes are reached with (REDIS_URL carries its own). */
+	clusterAuth?: { username?: string; password?: string };
+	/** The Cluster's nodes over TLS (REDIS_URL says it with rediss://). */
+	clusterTls?: boolean;
 }
 
 /**
@@ -36,7 +40,14 @@ export function connect(target: RedisTarget, kind: 'worker' | 'client' = 'worker
 			const [host, port] = pair.split(':');
 			return { host, port: Number(port) };
 		});
-		return new Cluster(nodes, { redisOptions: options, enableReadyCheck: true });
+		const { username, password } = target.clusterAuth ?? {};
+		return new Cluster(nodes, {
+			redisOptions: { ...options, username, password, ...(target.clusterTls ? { tls: {} } : {}) },
+			enableReadyCheck: true,
+			// Over TLS a node's certificate is checked against the name it is reached by: given to TLS as
+			// written, not first resolved to an address the certificate does not name.
+			...(target.clusterTls ? { dnsLookup: (address, lookedUp) => lookedUp(null, address) } : {}),
+		});
 	}
 	if (!target.url) throw new Error('connect() needs REDIS_URL or REDIS_CLUSTER_NODES');
 	return new Redis(target.url, options);
@@ -82,12 +93,23 @@ export function describeTarget(target: RedisTarget): string {
 	}
 }
 
+/**
+ * What a failed connect says: a Cluster's "Failed to refresh slots cache" with the last node's own
+ * error after it (a refused password, a certificate not trusted), and what to set for a password.
+ */
+function connectError(error: Error): string {
+	const said = (failure: Error) => failure.message || (failure as NodeJS.ErrnoException).code || String(failure);
+	const nodeError = (error as Error & { lastNodeError?: Error }).lastNodeError;
+	const message = nodeError ? `${said(error).replace(/\.$/, '')}: ${said(nodeError)}` : said(error);
+	if (!/\b(NOAUTH|WRONGPASS)\b/.test(message)) return message;
+	return `${message.replace(/\.$/, '')}; the password: REDIS_CLUSTER_PASSWORD for a Cluster, in REDIS_URL otherwise`;
+}
+
 /** Waits for the connection to be ready, at most `ms`; else RedisUnavailable with the last connect error. */
 export async function whenReady(connection: RedisConnection, where: string, ms = CLIENT_READY_MS): Promise<void> {
 	if (connection.status === 'ready') return;
 	let lastError = '';
-	const onError = (error: Error) =>
-		(lastError = error.message || (error as NodeJS.ErrnoException).code || String(error));
+	const onError = (error: Error) => (lastError = connectError(error));
 	connection.on('error', onError);
 	try {
 		await new Promise<void>((resolve, reject) => {

@@ -16,7 +16,7 @@ import type { Logger } from './log';
 import { queueProcessors } from './processors';
 import { Queues } from './queues';
 import { Workers } from './workers';
-import { connect, describeTarget, whenReady, type RedisConnection } from './redis';
+import { connect, describeTarget, whenReady, type RedisConnection, type RedisTarget } from './redis';
 import { ConvoService } from './service';
 import { ConfigError } from './config';
 
@@ -29,8 +29,13 @@ export function requireService(config: RunnerConfig): { externalUrl: string; api
 	return { externalUrl: config.CONVO_EXTERNAL_URL as string, apiKey: config.CONVO_API_KEY as string };
 }
 
-export function redisTarget(config: RunnerConfig): { url?: string; clusterNodes?: string } {
-	return { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES };
+export function redisTarget(config: RunnerConfig): RedisTarget {
+	return {
+		url: config.REDIS_URL,
+		clusterNodes: config.REDIS_CLUSTER_NODES,
+		clusterAuth: { username: config.REDIS_CLUSTER_USERNAME, password: config.REDIS_CLUSTER_PASSWORD },
+		clusterTls: config.REDIS_CLUSTER_TLS,
+	};
 }
 
 /**

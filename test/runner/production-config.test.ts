@@ -348,15 +348,17 @@ test('X and X_FILE both set, or X_FILE unreadable: an error naming them and the 
 	// Every secret setting, in-process: one rule, one place (config.ts).
 	for (const name of SECRET_SETTINGS) {
 		const value = name === 'REDIS_URL' ? 'redis://:env-value-0123456789@127.0.0.1:6390' : 'env-value-0123456789abcdef';
-		expect(() => loadConfig({ [name]: value, [`${name}_FILE`]: file })).toThrow(
+		// A Cluster's password goes with the Cluster's nodes, or is refused on its own (cluster-auth.test.ts).
+		const companion = name === 'REDIS_CLUSTER_PASSWORD' ? { REDIS_CLUSTER_NODES: '127.0.0.1:7000' } : {};
+		expect(() => loadConfig({ ...companion, [name]: value, [`${name}_FILE`]: file })).toThrow(
 			new ConfigError(
 				`The runner's environment is not valid:\n  ${name} and ${name}_FILE are both set: set only one (${name}_FILE names a file holding the value)`,
 			),
 		);
-		expect(() => loadConfig({ [`${name}_FILE`]: join(dir, 'missing') })).toThrow(
+		expect(() => loadConfig({ ...companion, [`${name}_FILE`]: join(dir, 'missing') })).toThrow(
 			`${name}_FILE names a file that cannot be read (${join(dir, 'missing')}): ENOENT: no such file or directory`,
 		);
-		expect(loadConfig({ [`${name}_FILE`]: secretFile(`ok-${name}`, `${value}\r\n`) })[name]).toBe(value);
+		expect(loadConfig({ ...companion, [`${name}_FILE`]: secretFile(`ok-${name}`, `${value}\r\n`) })[name]).toBe(value);
 	}
 	// A value read from a file that breaks its rule is named with the file it came from.
 	expect(() => loadConfig({ RUNNER_TOKEN_FILE: secretFile('short', 'short\n') })).toThrow(

@@ -4,7 +4,7 @@
  * SIGKILLed), an in-process context for the core library, and counting what the SANDBOX received:
  * the guarantees are checked against the service's own log, never the runner's report.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -114,36 +114,68 @@ function redisCli(args: string[]): Promise<string> {
 	);
 }
 
+/** A CA and a certificate for 127.0.0.1 it signed, in `dir` (openssl; valid two days): a TLS Redis's files. */
+export function writeTestCertificates(dir: string): { ca: string; cert: string; key: string } {
+	const openssl = (line: string, ...more: string[]) =>
+		execFileSync('openssl', [...line.split(' '), ...more], { cwd: dir, stdio: 'pipe' });
+	const newKey = '-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes';
+	openssl(`req -x509 ${newKey} -keyout ca.key -out ca.crt -days 2 -subj`, '/CN=convo test CA');
+	openssl(`req ${newKey} -keyout server.key -out server.csr -subj /CN=127.0.0.1`);
+	writeFileSync(join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+	openssl('x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile san.cnf');
+	return { ca: join(dir, 'ca.crt'), cert: join(dir, 'server.crt'), key: join(dir, 'server.key') };
+}
+
+export interface ClusterUnderTest {
+	/** What REDIS_CLUSTER_NODES takes. */
+	nodes: string;
+	stop(): Promise<void>;
+}
+
 /**
  * A Redis Cluster of `size` masters on loopback, in a folder of its own (no persistence: it is
  * thrown away): started, joined with `redis-cli --cluster create`, and waited for until every
- * node says cluster_state:ok. `nodes` is what REDIS_CLUSTER_NODES takes.
+ * node says cluster_state:ok. `password`: every node's requirepass. `tls`: every node listens with
+ * TLS only (writeTestCertificates' files), the cluster's own links too.
  */
-export async function startRedisCluster(size = 3): Promise<{ nodes: string; stop(): Promise<void> }> {
+export async function startRedisCluster(
+	size = 3,
+	options: { password?: string; tls?: { ca: string; cert: string; key: string } } = {},
+): Promise<ClusterUnderTest> {
 	const dir = mkdtempSync(join(tmpdir(), 'convo-redis-cluster-'));
 	const servers: PrivateRedis[] = [];
 	const stop = async () => {
 		await Promise.all(servers.map((server) => server.stop()));
 		rmSync(dir, { recursive: true, force: true });
 	};
+	const { password, tls } = options;
+	const cli = [
+		...(password ? ['-a', password, '--no-auth-warning'] : []),
+		...(tls ? ['--tls', '--cacert', tls.ca] : []),
+	];
 	try {
 		for (let i = 0; i < size; i++) {
 			const port = await freePort();
+			const secured = [
+				...(password ? ['--requirepass', password, '--masterauth', password] : []),
+				...(tls ? ['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-auth-clients', 'no'] : []),
+				...(tls ? ['--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca] : []),
+			];
 			servers.push(
 				await startPrivateRedis(
-					['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--appendonly', 'no'],
+					['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--appendonly', 'no', ...secured],
 					dir,
 					port,
 				),
 			);
 		}
 		const addresses = servers.map((server) => new URL(server.url).host);
-		await redisCli(['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
+		await redisCli([...cli, '--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
 		for (const address of addresses) {
 			const [host, port] = address.split(':');
 			await waitFor(
 				`cluster_state:ok on ${address}`,
-				async () => /cluster_state:ok/.test(await redisCli(['-h', host, '-p', port, 'cluster', 'info'])),
+				async () => /cluster_state:ok/.test(await redisCli([...cli, '-h', host, '-p', port, 'cluster', 'info'])),
 				30_000,
 			);
 		}

@@ -354,6 +354,12 @@ test('every sent message is tracked to read or failed (with B7 reason), the funn
 	expect(JSON.parse(retried.stdout)).toMatchObject({ requeued: 1, state: 'running' });
 	// While it runs again a retry is refused, as retry-not-sent's is.
 	expect((await call('POST', `/api/campaigns/${id}/retry-undelivered`, {})).status).toBe(400);
+	// A body that breaks its rule is refused naming the field as sent (the OpenAPI document declares it).
+	expect((await call('POST', `/api/campaigns/${id}/retry-undelivered`, { after: '5 minutes' })).json).toMatchObject({
+		status: 400,
+		field: 'after',
+		message: 'after must be a duration like 30s, 15m, 2h or 1d',
+	});
 	await clearFaults(runner.sandbox);
 	await waitFor(
 		'the retried campaign to complete',

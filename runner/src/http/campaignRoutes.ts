@@ -20,8 +20,10 @@ import {
 	FAILED_DELIVERY,
 	RECIPIENT_OUTCOMES,
 	RECIPIENTS_PER_CHUNK,
+	retryUndeliveredBody,
 	runnerIdParams,
 	setCampaignRateBody,
+	type RetryUndeliveredBody,
 } from 'convo-contract';
 import type { RunnerContext } from '../context';
 import * as audience from '../core/audience';
@@ -412,17 +414,17 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				'Send again, once, the recipients whose delivery the service proved failed; optional body { reason: ' +
 				'a part of the reason, after: failed at least this long ago (30s, 15m, 2h, 1d) }',
 			params: id,
+			body: retryUndeliveredBody.optional(),
 			success: [200, '{ id, state, requeued }'],
 			answer: requeuedAnswer,
 		},
-		async ({ params, body }) => ({
+		// The body as sent: the core reads it with the same rule, for the CLI's options too.
+		async ({ params, request }) => ({
 			id: params.id,
-			...(await campaigns.retryUndelivered(
-				context,
-				params.id,
-				(body ?? {}) as Parameters<typeof campaigns.retryUndelivered>[2],
-				{ reason: 'reason', after: 'after' },
-			)),
+			...(await campaigns.retryUndelivered(context, params.id, (request.body ?? {}) as RetryUndeliveredBody, {
+				reason: 'reason',
+				after: 'after',
+			})),
 		}),
 	);
 	routes.add(

@@ -132,4 +132,30 @@ test('unknown run 404, bad input 400 naming the field, no token 401', async () =
 	for (const answer of [bad, outside, noId, lonelyTz]) expect(answer.json.message).not.toMatch(/--/);
 	expect((await fetch(`${base}/api/reindex`)).status).toBe(401);
 	expect((await call('DELETE', '/api/reindex/schedules/snosuch')).status).toBe(404);
+	for (const action of ['pause', 'resume'])
+		expect((await call('POST', `/api/reindex/schedules/snosuch/${action}`)).json).toMatchObject({
+			status: 404,
+			message: 'No reindex schedule with id snosuch',
+		});
+});
+
+test('a cron schedule paused and resumed through the API: answered and listed as paused with no next run, then active with one', async () => {
+	const created = await call('POST', '/api/reindex', {
+		collection_id: collectionOf(runner),
+		source: 'https://feeds.example/feed.ndjson',
+		id_field: 'sku',
+		cron: '0 0 1 1 *',
+		tz: 'Europe/Berlin',
+	});
+	expect(created.status).toBe(201);
+	const { id } = (created.json as { schedule: { id: string } }).schedule;
+	const paused = await call('POST', `/api/reindex/schedules/${id}/pause`);
+	expect(paused.json).toMatchObject({ id, cron: '0 0 1 1 *', state: 'paused', nextRunAt: null });
+	const listed = (await call('GET', '/api/reindex')).json as { schedules: Array<{ id: string; state: string }> };
+	expect(listed.schedules.find((schedule) => schedule.id === id)).toMatchObject({ state: 'paused' });
+	const resumed = await call('POST', `/api/reindex/schedules/${id}/resume`);
+	expect(resumed.json).toMatchObject({ id, state: 'active', nextRunAt: expect.any(Number) });
+	// Its next time is the pattern's next first of January, midnight in Berlin.
+	expect(new Date((resumed.json as { nextRunAt: number }).nextRunAt).toISOString()).toMatch(/-12-31T23:00:00\.000Z$/);
+	expect((await call('DELETE', `/api/reindex/schedules/${id}`)).status).toBe(200);
 });

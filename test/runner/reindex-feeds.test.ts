@@ -6,6 +6,7 @@
  */
 import { createReindex, listReindexRuns, listReindexSchedules, reindexReport } from '../../runner/src/core/reindex';
 import { contentHash } from '../../runner/src/reindex/contentHash';
+import { getRun } from '../../runner/src/reindex/store';
 import { runCli, useRunnerUnderTest, waitFor } from './support';
 import {
 	activeIds,
@@ -232,4 +233,59 @@ test('--cron runs the reindex on its schedule, each firing a run of its own; uns
 			cron: 'not a cron',
 		}),
 	).rejects.toThrow('--cron "not a cron" with --tz "UTC" is not a valid schedule');
+});
+
+test('a paused reindex schedule starts no run at its times and lists as paused; resumed, it starts them again from its next time', async () => {
+	const path = writeFeed(feedText(products(range(0, 3)), 'ndjson'), 'paused.ndjson');
+	const earlier = new Set((await listReindexRuns(runner.context)).map((run) => run.id));
+	const created = await createReindex(runner.context, {
+		collection: collectionOf(runner),
+		source: path,
+		idField: 'sku',
+		cron: '* * * * * *',
+	});
+	if (created.kind !== 'schedule') throw new Error('expected a schedule');
+	const id = created.schedule.id;
+	expect(created.schedule).toMatchObject({ state: 'active', nextRunAt: expect.any(Number) });
+	/** When each run of this test's schedule was created (epoch ms). */
+	const runTimes = async () =>
+		Promise.all(
+			(await listReindexRuns(runner.context))
+				.filter((run) => !earlier.has(run.id))
+				.map(async (run) => (await getRun(runner.context, run.id)).createdAt),
+		);
+	await waitFor('a first run', async () => ((await runTimes()).length > 0 ? true : undefined), 30_000, 100);
+
+	const paused = await runCli(['reindex', 'pause', id], runner.env);
+	const pausedAt = Date.now();
+	expect({ code: paused.code, out: paused.stdout.trim() }).toEqual({ code: 0, out: `schedule ${id}: paused` });
+	expect(await listReindexSchedules(runner.context)).toEqual([
+		expect.objectContaining({ id, state: 'paused', nextRunAt: null, pausedAt: expect.any(Number) }),
+	]);
+	const listed = await runCli(['reindex', 'list'], runner.env);
+	expect(listed.stdout).toContain(`schedule ${id}: * * * * * * (UTC) `);
+	expect(listed.stdout).toMatch(/ \(paused\)\n/);
+	// Four of its times pass; a firing already under way at the pause may still make its run within a second.
+	await new Promise((resolve) => setTimeout(resolve, 4000));
+	expect((await runTimes()).filter((at) => at > pausedAt + 1000)).toEqual([]);
+
+	const resumed = await runCli(['reindex', 'resume', id, '--json'], runner.env);
+	const resumedAt = Date.now();
+	const answer = JSON.parse(resumed.stdout) as { id: string; state: string; nextRunAt: number };
+	expect(answer).toMatchObject({ id, state: 'active' });
+	expect(answer.nextRunAt).toBeGreaterThan(pausedAt);
+	expect(answer.nextRunAt).toBeLessThanOrEqual(resumedAt + 1000);
+	await waitFor(
+		'a run after the resume',
+		async () => ((await runTimes()).some((at) => at > resumedAt) ? true : undefined),
+		30_000,
+		100,
+	);
+	const unscheduled = await runCli(['reindex', 'unschedule', id, '--json'], runner.env);
+	expect(JSON.parse(unscheduled.stdout)).toEqual({ id, removed: true });
+	const unknown = await runCli(['reindex', 'pause', 'snosuch'], runner.env);
+	expect({ code: unknown.code, error: unknown.stderr.trim() }).toEqual({
+		code: 1,
+		error: expect.stringContaining('No reindex schedule with id snosuch'),
+	});
 });

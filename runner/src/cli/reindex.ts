@@ -1,4 +1,4 @@
-/** `reindex run|status|report|list|unschedule`: keep a search collection in sync with a feed. */
+/** `reindex run|status|report|list|pause|resume|unschedule`: keep a search collection in sync with a feed. */
 import type { Command } from 'commander';
 
 import * as core from '../core/reindex';
@@ -183,12 +183,26 @@ export function addReindexCommands(program: Command): void {
 			() =>
 				[
 					...schedules.map(
-						(s) => `schedule ${s.id}: ${s.cron} (${s.tz}) ${s.settings.source} -> ${s.settings.collection}`,
+						(s) =>
+							`schedule ${s.id}: ${s.cron} (${s.tz}) ${s.settings.source} -> ${s.settings.collection}` +
+							(s.state === 'paused' ? ' (paused)' : ''),
 					),
 					...runList.map(describeRun),
 				].join('\n') || 'no reindex runs',
 		);
 	});
+
+	for (const [name, description] of [
+		['pause', 'pause a cron schedule: it starts no run until resumed'],
+		['resume', 'resume a paused cron schedule from its next time'],
+	] as const) {
+		runs(reindex.command(`${name} <schedule-id>`).description(description), async ({ context, args: [id] }) => {
+			const schedule = await (name === 'pause' ? core.pauseReindexSchedule : core.resumeReindexSchedule)(context, id);
+			if (!schedule) throw new UserError(`No reindex schedule with id ${id}`);
+			const next = schedule.nextRunAt === null ? '' : `, next run ${new Date(schedule.nextRunAt).toISOString()}`;
+			return answer(schedule, () => `schedule ${id}: ${schedule.state}${next}`);
+		});
+	}
 
 	runs(
 		reindex.command('unschedule <schedule-id>').description('stop a cron schedule (its past runs stay)'),

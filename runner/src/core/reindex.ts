@@ -7,7 +7,9 @@ export {
 	createReindex,
 	DEFAULT_REINDEX_RATE,
 	listReindexSchedules,
+	pauseReindexSchedule,
 	removeReindexSchedule,
+	resumeReindexSchedule,
 	type ReindexAnswer,
 	type ReindexInput,
 } from '../reindex/create';

@@ -9,8 +9,14 @@ import { at, InputError, type RouteTable } from './routes';
 
 const id = runnerIdParams('reindex run or schedule');
 
-/** A cron schedule as lists show it (its settings without the sealed source URL). */
-const scheduleAnswer = z.looseObject({ id: z.string(), cron: z.string(), tz: z.string() });
+/** A cron schedule as lists show it (its settings without the sealed source URL); nextRunAt null while paused. */
+const scheduleAnswer = z.looseObject({
+	id: z.string(),
+	cron: z.string(),
+	tz: z.string(),
+	state: z.enum(['active', 'paused']),
+	nextRunAt: z.number().nullable(),
+});
 const listAnswer = z.object({ runs: z.array(reindexRunAnswer), schedules: z.array(scheduleAnswer) });
 const line = z.int().min(1);
 /** The run as GET shows it, with its settings and the notes of what went wrong. */
@@ -122,4 +128,36 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 			return { id: params.id, removed: true } as const;
 		},
 	);
+	for (const [action, operationId, act, summary] of [
+		[
+			'pause',
+			'pauseReindexSchedule',
+			core.pauseReindexSchedule,
+			'Pause a reindex cron schedule: it starts no run until resumed (a paused one is answered as it is)',
+		],
+		[
+			'resume',
+			'resumeReindexSchedule',
+			core.resumeReindexSchedule,
+			'Resume a paused reindex cron schedule from its next time (the times it missed are not made up)',
+		],
+	] as const) {
+		routes.add(
+			{
+				method: 'POST',
+				url: `/api/reindex/schedules/:id/${action}`,
+				operationId,
+				tag: 'reindex',
+				summary,
+				params: id,
+				success: [200, 'the schedule, as GET /api/reindex lists it'],
+				answer: scheduleAnswer,
+			},
+			async ({ params }) => {
+				const schedule = await act(context, params.id);
+				if (!schedule) throw new NotFoundError(`No reindex schedule with id ${params.id}`);
+				return schedule;
+			},
+		);
+	}
 }

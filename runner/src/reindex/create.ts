@@ -17,6 +17,9 @@ import {
 	cronSettings,
 	findCronSchedule,
 	listCronSchedules,
+	nextFiring,
+	pauseCronSchedule,
+	resumeCronSchedule,
 	startCronSchedule,
 	stopCronSchedule,
 	type CronSchedule,
@@ -171,13 +174,22 @@ async function reindexSettings(
 	};
 }
 
-export interface ReindexSchedule extends CronSchedule {
+interface ReindexSchedule extends CronSchedule {
 	settings: RunSettings;
+}
+
+/**
+ * A schedule as answers and lists show it: without the sealed URL; `active` or `paused`, and when
+ * it fires next (null while paused).
+ */
+export interface ReindexScheduleView extends ReindexSchedule {
+	state: 'active' | 'paused';
+	nextRunAt: number | null;
 }
 
 export type ReindexAnswer =
 	| { kind: 'run'; status: RunOverview }
-	| { kind: 'schedule'; schedule: ReindexSchedule }
+	| { kind: 'schedule'; schedule: ReindexScheduleView }
 	| DryRunAnswer;
 
 function reindexSchedules(context: RunnerContext): ScheduleKind {
@@ -258,14 +270,41 @@ async function forgetRun(context: RunnerContext, id: string, collection: string)
 	await redis.multi().zrem(keys.reindex.runs, id).hdel(keys.reindex.homes, id).exec();
 }
 
-export async function listReindexSchedules(context: RunnerContext): Promise<ReindexSchedule[]> {
+export async function listReindexSchedules(context: RunnerContext): Promise<ReindexScheduleView[]> {
 	return (await listCronSchedules<ReindexSchedule>(context, reindexSchedules(context))).map(scheduleView);
 }
 
-/** A schedule as answers and lists show it: without the sealed URL. */
-function scheduleView(schedule: ReindexSchedule): ReindexSchedule {
+function scheduleView(schedule: ReindexSchedule): ReindexScheduleView {
 	const { sealedSource: _sealed, ...settings } = schedule.settings;
-	return { ...schedule, settings };
+	return {
+		...schedule,
+		settings,
+		state: schedule.pausedAt === undefined ? 'active' : 'paused',
+		nextRunAt: nextFiring(schedule),
+	};
+}
+
+/**
+ * Pauses a reindex schedule: it starts no run until resumed, a runner restarted meanwhile included
+ * (a run already started goes on). Undefined when there is no such schedule; a paused one is answered as it is.
+ */
+export async function pauseReindexSchedule(
+	context: RunnerContext,
+	id: string,
+): Promise<ReindexScheduleView | undefined> {
+	const schedule = await pauseCronSchedule<ReindexSchedule>(context, reindexSchedules(context), id);
+	if (schedule) context.log.info({ schedule: id }, 'reindex schedule paused');
+	return schedule && scheduleView(schedule);
+}
+
+/** Resumes a paused reindex schedule from its next time on (the times it missed are not made up). */
+export async function resumeReindexSchedule(
+	context: RunnerContext,
+	id: string,
+): Promise<ReindexScheduleView | undefined> {
+	const schedule = await resumeCronSchedule<ReindexSchedule>(context, reindexSchedules(context), id);
+	if (schedule) context.log.info({ schedule: id }, 'reindex schedule resumed');
+	return schedule && scheduleView(schedule);
 }
 
 export async function removeReindexSchedule(context: RunnerContext, id: string): Promise<boolean> {

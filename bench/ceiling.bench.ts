@@ -398,7 +398,7 @@ export async function benchCeiling(redisUrl: string, earlier: Map<string, BenchR
 	];
 	const runs: Run[] = [];
 	for (const plan of plans) runs.push(await runAt(redisUrl, plan));
-	const [ceiling, tracked] = runs;
+	const [ceiling, tracked, middle, low, smallCeiling, smallMiddle, smallLow] = runs;
 	const earlierBytes = memoryBenchBytes(earlier);
 	const figures: Figure[] = [
 		...rateFiguresOf(ceiling),
@@ -424,15 +424,14 @@ export async function benchCeiling(redisUrl: string, earlier: Map<string, BenchR
 		},
 		{ figure: 'tracking on: worker CPU per send', value: tracked.workerCpuMsPerSend, unit: 'ms' },
 		{ figure: 'tracking on: worker peak RSS', value: tracked.peakRssMb, unit: 'MB' },
-		...runs.slice(2, 4).flatMap(rateFiguresOf),
-		...runs.slice(4).flatMap(rateFiguresOf),
+		...[middle, low, smallCeiling, smallMiddle, smallLow].flatMap(rateFiguresOf),
 		{
 			figure: `ceiling, room ${SMALL_ROOM_MS}ms: claim to arrival at the sandbox, ms: p50 / p99 / p99.9 / max`,
-			value: runs[4].claimToArrivalMs.join(' / '),
+			value: smallCeiling.claimToArrivalMs.join(' / '),
 		},
 		{
 			figure: `ceiling, room ${SMALL_ROOM_MS}ms: worker CPU per send; Redis CPU per recipient, server; script calls per recipient`,
-			value: `${runs[4].workerCpuMsPerSend} ms; ${runs[4].redisCpuMicrosPerRecipient} µs; ${runs[4].scriptCallsPerRecipient}`,
+			value: `${smallCeiling.workerCpuMsPerSend} ms; ${smallCeiling.redisCpuMicrosPerRecipient} µs; ${smallCeiling.scriptCallsPerRecipient}`,
 		},
 		{ figure: 'load average at the end of each run', value: runs.map((run) => run.loadAtEnd[0]).join(' / ') },
 	];

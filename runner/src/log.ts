@@ -4,34 +4,34 @@
  */
 import pino from 'pino';
 
+import { SECRET_SETTINGS } from './config';
+
 export type Logger = pino.Logger;
 
-export function createLogger(level: string, name = 'convo-runner', options: { human?: boolean } = {}): Logger {
+/** What pino writes as `[secret]`: the service's key and webhook secrets by name, and every secret setting. */
+const REDACTED_PATHS = [
+	'apiKey',
+	'*.apiKey',
+	'headers["x-api-key"]',
+	'*.headers["x-api-key"]',
+	'secret',
+	'*.secret',
+	...SECRET_SETTINGS.flatMap((name) => [name, `*.${name}`]),
+];
+
+/** `human`: one short line per record (a terminal); `destination`: where the lines go instead of stderr. */
+export function createLogger(
+	level: string,
+	name = 'convo-runner',
+	options: { human?: boolean; destination?: pino.DestinationStream } = {},
+): Logger {
 	return pino(
 		{
 			name,
 			level,
-			redact: {
-				paths: [
-					'apiKey',
-					'*.apiKey',
-					'headers["x-api-key"]',
-					'*.headers["x-api-key"]',
-					'CONVO_API_KEY',
-					'*.CONVO_API_KEY',
-					'secret',
-					'*.secret',
-					'RUNNER_WEBHOOK_KEY',
-					'*.RUNNER_WEBHOOK_KEY',
-					'RUNNER_TOKEN',
-					'*.RUNNER_TOKEN',
-					'REDIS_URL',
-					'*.REDIS_URL',
-				],
-				censor: '[secret]',
-			},
+			redact: { paths: REDACTED_PATHS, censor: '[secret]' },
 		},
-		options.human ? humanLines(name) : pino.destination({ fd: 2, sync: true }),
+		options.destination ?? (options.human ? humanLines(name) : pino.destination({ fd: 2, sync: true })),
 	);
 }
 

@@ -392,3 +392,20 @@ test('X and X_FILE both set, or X_FILE unreadable: an error naming them and the 
 	for (const text of [both.output(), missing.output(), unreadable.stdout + unreadable.stderr])
 		expect(text).not.toContain(content);
 });
+
+test('every secret setting is written [secret] by the log, as a field and inside a logged object', () => {
+	const lines: string[] = [];
+	const log = createLogger('info', 'convo-runner', {
+		destination: new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }),
+	});
+	for (const name of SECRET_SETTINGS) {
+		const value = `value-of-${name.toLowerCase()}-0123456789`;
+		log.info({ [name]: value, config: { [name]: value } }, 'a line');
+		const line = JSON.parse(lines.at(-1) ?? '{}') as Record<string, unknown>;
+		expect({ name, top: line[name], nested: (line.config as Record<string, unknown>)[name] }).toEqual({
+			name,
+			top: '[secret]',
+			nested: '[secret]',
+		});
+	}
+});

@@ -14,12 +14,11 @@ import { ConfigError, loadConfig } from '../../runner/src/config';
 import { freePort } from '../../runner/src/devRedis';
 import {
 	dumpKeys,
-	positionalTemplate,
 	runCli,
+	sendThroughApi,
 	spawnRunner,
 	startRedisCluster,
 	startSandboxProcess,
-	templateSends,
 	uniquePrefix,
 	waitFor,
 	writeTestCertificates,
@@ -89,28 +88,8 @@ test('start sends through a Cluster with a password and TLS (REDIS_CLUSTER_PASSW
 		}),
 	);
 	const base = `http://127.0.0.1:${port}`;
-	await waitFor(
-		`the API to be ready (${runner.output()})`,
-		async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok,
-		30_000,
-	);
 	const phones = ['+4917088100011', '+4917088100012', '+4917088100013'];
-	const created = await fetch(`${base}/api/campaigns`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-		body: JSON.stringify({
-			template_id: positionalTemplate(business()).id,
-			from: business().phoneNumbers[0],
-			recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })),
-		}),
-	});
-	expect(created.status).toBe(201);
-	const { id } = (await created.json()) as { id: string };
-	await waitFor(
-		'the sandbox to receive the 3 sends',
-		async () => (await templateSends(sandbox)).filter((message) => phones.includes(`+${message.to}`)).length === 3,
-		30_000,
-	);
+	const id = await sendThroughApi(runner, base, TOKEN, sandbox, phones);
 	await waitFor(
 		'the campaign to complete',
 		async () => {

@@ -22,6 +22,7 @@ import {
 	clientCount,
 	positionalTemplate,
 	runCli,
+	sendThroughApi,
 	spawnRunner,
 	startRedisCluster,
 	startSandboxProcess,
@@ -285,31 +286,10 @@ test('appendonly yes, secrets from files (REDIS_URL_FILE with a password, RUNNER
 		RUNNER_REQUIRE_AOF: 'true',
 	});
 	const base = `http://127.0.0.1:${port}`;
-	await waitFor(
-		`the API to be ready (${runner.output()})`,
-		async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok,
-		30_000,
-	);
-
+	// The sandbox accepts a send only with the business's key: three sends prove the file's key reached it.
+	await sendThroughApi(runner, base, token, sandbox, ['+4917088000011', '+4917088000012', '+4917088000013']);
 	expect((await fetch(`${base}/api/campaigns`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
 	expect((await fetch(`${base}/api/campaigns`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
-	const phones = ['+4917088000011', '+4917088000012', '+4917088000013'];
-	const created = await fetch(`${base}/api/campaigns`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-		body: JSON.stringify({
-			template_id: positionalTemplate(business()).id,
-			from: business().phoneNumbers[0],
-			recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })),
-		}),
-	});
-	expect(created.status).toBe(201);
-	// The sandbox accepts a send only with the business's key: three sends prove the file's key reached it.
-	await waitFor(
-		'the sandbox to receive the 3 sends',
-		async () => (await templateSends(sandbox)).filter((message) => phones.includes(`+${message.to}`)).length === 3,
-		30_000,
-	);
 
 	const output = runner.output();
 	const lines = output.split('\n').filter((line) => line.length > 0);

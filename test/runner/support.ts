@@ -638,6 +638,44 @@ export async function templateSends(sandbox: RunningSandbox): Promise<SandboxMes
 }
 
 /**
+ * Through the API of a `start` process at `base` (RUNNER_TOKEN `token`): waits until it is ready,
+ * creates a campaign of `phones` with the business's positional template, and waits until the
+ * sandbox's log holds one send to each. The campaign's id.
+ */
+export async function sendThroughApi(
+	runner: SpawnedRunner,
+	base: string,
+	token: string,
+	sandbox: RunningSandbox,
+	phones: string[],
+): Promise<string> {
+	await waitFor(
+		`the API to be ready (${runner.output()})`,
+		async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok,
+		30_000,
+	);
+	const business = sandbox.fixture.businesses[0];
+	const created = await fetch(`${base}/api/campaigns`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+		body: JSON.stringify({
+			template_id: positionalTemplate(business).id,
+			from: business.phoneNumbers[0],
+			recipients: phones.map((phone) => ({ phone, 1: 'a', 2: 'b' })),
+		}),
+	});
+	if (created.status !== 201)
+		throw new Error(`the campaign was not created: ${created.status} ${await created.text()}`);
+	await waitFor(
+		`the sandbox to receive the ${phones.length} sends`,
+		async () =>
+			(await templateSends(sandbox)).filter((message) => phones.includes(`+${message.to}`)).length === phones.length,
+		30_000,
+	);
+	return ((await created.json()) as { id: string }).id;
+}
+
+/**
  * A plain forwarding proxy in front of the sandbox that remembers every request's URL (never its
  * headers): the sandbox's log holds only accepted sends, this counts attempts, refused ones too.
  */

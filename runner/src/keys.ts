@@ -159,6 +159,8 @@ interface SuppressionKeys {
 	changed: string;
 	/** Counter: the list's version, one step per change (global). */
 	version: string;
+	/** String: the version `changed` was pruned of the phones no longer listed up to (global; repairCopies). */
+	pruned: string;
 	/**
 	 * Hash: phone -> `o|ms` or `i|ms`, its newest opt-out or opt-in
 	 * keyword message applied and that message's time (global).
@@ -307,6 +309,7 @@ export function keysFor(prefix: string): Keys {
 			listed: `${global}:supp:listed`,
 			changed: `${global}:supp:changed`,
 			version: `${global}:supp:v`,
+			pruned: `${global}:supp:pruned`,
 			copy: (from) => `${number(from)}:supp`,
 			copyVersion: (from) => `${number(from)}:supp:v`,
 			copyUsers: (from) => `${number(from)}:supp:users`,

@@ -15,7 +15,7 @@
  * finds the gap, the feeder's tick (one GET per number) and a create before its commit. A change
  * costs one script per number holding a copy; a send nothing but one HGET in its claim; nothing
  * copies the whole list but a campaign of a number holding none. The feeder deletes a number's copy
- * once its campaigns have all finished (repairCopies).
+ * once its campaigns have all finished, and prunes the changes every copy holds (repairCopies).
  *
  * Keywords (applyKeyword): a phone's newest opt-out or opt-in message, by its own time, decides; an
  * opt-in lifts only a keyword's entry.
@@ -229,8 +229,37 @@ export async function repairCopies(context: RunnerContext): Promise<void> {
 	const version = Number((await redis.get(keys.suppression.version)) ?? 0);
 	if (version === 0) return;
 	const versions = await Promise.all(kept.map((from) => redis.get(keys.suppression.copyVersion(from))));
-	for (const [i, from] of kept.entries())
-		if (versions[i] !== null && Number(versions[i]) < version) await repairCopy(context, from, version);
+	for (const [i, from] of kept.entries()) {
+		if (versions[i] === null || Number(versions[i]) >= version) continue;
+		await repairCopy(context, from, version);
+		versions[i] = await redis.get(keys.suppression.copyVersion(from));
+	}
+	// Where every copy now stands: a copy opened after this starts empty and needs only what is listed.
+	await pruneChanges(context, Math.min(version, ...versions.filter((at) => at !== null).map(Number)));
+}
+
+/** Phones looked at per call of pruneSuppressionChanges. */
+const PRUNE_BATCH = 1000;
+
+/**
+ * Takes out of the list's changes the phones no longer listed whose last change every copy holds
+ * (`upTo`: the lowest version a copy holds): without it a phone added and removed stayed there for
+ * good, and churn grew it without bound. What is left: the listed phones (RUNNER_MAX_SUPPRESSIONS
+ * at most) and the removals some copy has yet to apply. Returns the phones taken out. `batch`:
+ * phones looked at per script call.
+ */
+export async function pruneChanges(context: RunnerContext, upTo: number, batch = PRUNE_BATCH): Promise<number> {
+	const { keys } = context;
+	const prune = redisScript(context.redis, 'pruneSuppressionChanges');
+	let removed = 0;
+	for (;;) {
+		const [count, whole] = (await prune(
+			[keys.suppression.changed, keys.suppression.entries, keys.suppression.pruned],
+			[upTo, batch],
+		)) as [number, number];
+		removed += count;
+		if (whole === 1) return removed;
+	}
 }
 
 /**

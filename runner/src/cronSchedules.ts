@@ -167,6 +167,18 @@ export async function resumeCronSchedule<T extends CronSchedule>(
 	return resumed;
 }
 
+/**
+ * A firing whose schedule is gone, its record and its place in the list (a resume that raced a
+ * remove put the job scheduler back after the remove took it), takes the job scheduler out: it would
+ * fire for nothing for good. A schedule being created holds its place before its scheduler exists,
+ * and one being removed gives it up last, so neither is taken for gone.
+ */
+export async function dropOrphanScheduler(context: RunnerContext, kind: ScheduleKind, id: string): Promise<void> {
+	if ((await context.redis.zscore(kind.list, id)) !== null) return;
+	await kind.jobs.remove(context, id);
+	context.log.info({ schedule: id }, `a firing of a removed schedule took its job scheduler out (${kind.what})`);
+}
+
 /** Stops the job scheduler and forgets the schedule; the campaigns or reindex runs it made stay. */
 export async function stopCronSchedule(context: RunnerContext, kind: ScheduleKind, id: string): Promise<void> {
 	await kind.jobs.remove(context, id);

@@ -6,6 +6,7 @@
  */
 import { createReindex, listReindexRuns, listReindexSchedules, reindexReport } from '../../runner/src/core/reindex';
 import { contentHash } from '../../runner/src/reindex/contentHash';
+import { runScheduledReindex } from '../../runner/src/reindex/create';
 import { getRun } from '../../runner/src/reindex/store';
 import { runCli, useRunnerUnderTest, waitFor } from './support';
 import {
@@ -265,6 +266,10 @@ test('a paused reindex schedule starts no run at its times and lists as paused; 
 	const listed = await runCli(['reindex', 'list'], runner.env);
 	expect(listed.stdout).toContain(`schedule ${id}: * * * * * * (UTC) `);
 	expect(listed.stdout).toMatch(/ \(paused\)\n/);
+	// A firing queued before its job scheduler went makes nothing.
+	const runsBefore = (await runTimes()).length;
+	expect(await runScheduledReindex(runner.context, id, 'a firing queued before the pause')).toBeUndefined();
+	expect(await runTimes()).toHaveLength(runsBefore);
 	// Four of its times pass; a firing already under way at the pause may still make its run within a second.
 	await new Promise((resolve) => setTimeout(resolve, 4000));
 	expect((await runTimes()).filter((at) => at > pausedAt + 1000)).toEqual([]);

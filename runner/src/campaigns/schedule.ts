@@ -7,6 +7,7 @@
 import type { RunnerContext } from '../context';
 import { ConflictError, UserError } from '../errors';
 import {
+	dropOrphanScheduler,
 	findCronSchedule,
 	listCronSchedules,
 	pauseCronSchedule,
@@ -92,8 +93,12 @@ export async function fireSchedule(
 	dueAt: number,
 ): Promise<string | undefined> {
 	const schedule = await findSchedule(context, scheduleId);
+	if (!schedule) {
+		await dropOrphanScheduler(context, campaignSchedules(context), scheduleId);
+		return undefined;
+	}
 	// Paused: a firing queued before its job scheduler went makes nothing.
-	if (!schedule || schedule.pausedAt !== undefined) return undefined;
+	if (schedule.pausedAt !== undefined) return undefined;
 	const id = `${scheduleId}r${dueAt.toString(36)}`;
 	if (await findCampaign(context, id)) return id;
 	const late = Date.now() - dueAt;

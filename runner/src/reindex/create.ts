@@ -15,6 +15,7 @@ import type { RunnerContext } from '../context';
 import { ConflictError, FieldError } from '../errors';
 import {
 	cronSettings,
+	dropOrphanScheduler,
 	findCronSchedule,
 	listCronSchedules,
 	nextFiring,
@@ -323,7 +324,12 @@ export async function runScheduledReindex(
 	jobId: string,
 ): Promise<RunState | undefined> {
 	const schedule = await findCronSchedule<ReindexSchedule>(context, reindexSchedules(context), scheduleId);
-	if (!schedule) return undefined;
+	if (!schedule) {
+		await dropOrphanScheduler(context, reindexSchedules(context), scheduleId);
+		return undefined;
+	}
+	// Paused: a firing queued before its job scheduler went makes nothing.
+	if (schedule.pausedAt !== undefined) return undefined;
 	const id = `r${createHash('sha256').update(jobId).digest('hex').slice(0, 14)}`;
 	// A schedule stored before the wipe guard existed runs with its default: protected too.
 	const kept: Partial<RunSettings> = schedule.settings;

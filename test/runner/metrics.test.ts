@@ -116,3 +116,34 @@ test('after real sends the completed counter has moved, a delivery that failed f
 		stderr: '',
 	});
 });
+
+test("a campaign's state and why it paused, and the runner processes alive by role, as the alerts read them", async () => {
+	const created = await call('POST', '/api/campaigns', {
+		template_id: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		rate: 1,
+		recipients: Array.from({ length: 50 }, (_, i) => ({ phone: `49173${String(i).padStart(7, '0')}`, 1: 'A', 2: 'o' })),
+	});
+	expect(created.status).toBe(201);
+	const id = created.json.id as string;
+	expect((await call('POST', `/api/campaigns/${id}/pause`)).status).toBe(200);
+	const { families, text } = await scrape();
+	const samples = (name: string) => families.find((family) => family.name === name)?.metrics ?? [];
+	expect(samples('convo_runner_campaign_state').filter((m) => m.labels?.campaign === id)).toEqual([
+		{ labels: { campaign: id, number: runner.business.phoneNumbers[0], state: 'paused' }, value: '1' },
+	]);
+	expect(samples('convo_runner_campaign_paused').filter((m) => m.labels?.campaign === id)).toEqual([
+		{ labels: { campaign: id, number: runner.business.phoneNumbers[0], reason: 'operator' }, value: '1' },
+	]);
+	// A completed campaign of the test before is reported as such, and not as paused.
+	expect(samples('convo_runner_campaign_state').some((m) => m.labels?.state === 'completed' && m.value === '1')).toBe(
+		true,
+	);
+	expect(samples('convo_runner_campaign_paused').map((m) => m.labels?.campaign)).toEqual([id]);
+	// The start process this API runs in beats too: at least one process alive.
+	const processes = samples('convo_runner_processes');
+	expect(processes.map((m) => m.labels?.role).sort()).toEqual(['start', 'worker']);
+	expect(processes.reduce((sum, m) => sum + Number(m.value), 0)).toBeGreaterThan(0);
+	expect(spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' }).status).toBe(0);
+	expect((await call('POST', `/api/campaigns/${id}/cancel`)).status).toBe(200);
+});

@@ -3,8 +3,9 @@
  * read from Redis at scrape time (so every process's work counts, not just this one's):
  * recipients by outcome, 429 holds, retries, current rate and ETA, the delivery funnel (delivered,
  * read, replied, failed by reason), per campaign and sender number; the daily messaging limit
- * (limit, used, left) and the campaigns waiting for it; items by outcome and rate per reindex run
- * and collection.
+ * (limit, used, left) and the campaigns waiting for it; each reported campaign's state, and why a
+ * paused one paused; items by outcome and rate per reindex run and collection; the runner processes
+ * alive by role (their heartbeats).
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 
@@ -12,7 +13,7 @@ import type { RunnerContext } from '../context';
 import { showBudget } from '../core/audience';
 import { campaignFigures } from '../core/campaigns';
 import { listReindexRuns } from '../core/reindex';
-import { runnerQueues } from '../core/runners';
+import { liveRunners, runnerQueues } from '../core/runners';
 
 /** Campaigns a scrape reports: every running one and the most recent others. */
 const RECENT = 100;
@@ -23,6 +24,24 @@ export class RunnerMetrics {
 	private readonly running = new Gauge({
 		name: 'convo_runner_campaigns_running',
 		help: 'Campaigns running now',
+		registers: [this.registry],
+	});
+	private readonly processes = new Gauge({
+		name: 'convo_runner_processes',
+		help: 'Runner processes alive on this Redis and prefix (their heartbeats), by role: start or worker',
+		labelNames: ['role'],
+		registers: [this.registry],
+	});
+	private readonly state = new Gauge({
+		name: 'convo_runner_campaign_state',
+		help: "1 for a campaign's state now (running campaigns and the 100 most recent others)",
+		labelNames: ['campaign', 'number', 'state'],
+		registers: [this.registry],
+	});
+	private readonly paused = new Gauge({
+		name: 'convo_runner_campaign_paused',
+		help: '1 while a campaign is paused, by why: operator, failures, template_refused, number_refused, unauthorized',
+		labelNames: ['campaign', 'number', 'reason'],
 		registers: [this.registry],
 	});
 	private readonly recipients = new Gauge({
@@ -112,6 +131,9 @@ export class RunnerMetrics {
 		this.registry.resetMetrics();
 		const { running, campaigns } = await campaignFigures(this.context, RECENT);
 		this.running.set(running);
+		const roles = { start: 0, worker: 0 };
+		for (const runner of await liveRunners(this.context)) roles[runner.role]++;
+		for (const [role, count] of Object.entries(roles)) this.processes.set({ role }, count);
 		const budget = await showBudget(this.context);
 		if (budget.limit !== 'unlimited') {
 			this.dailyLimit.set(budget.limit);
@@ -121,6 +143,8 @@ export class RunnerMetrics {
 		this.waitingForLimit.set(campaigns.filter(({ status }) => status.waiting !== null).length);
 		for (const { status, from, holds, retries } of campaigns) {
 			const base = { campaign: status.id, number: from };
+			this.state.set({ ...base, state: status.state }, 1);
+			if (status.state === 'paused') this.paused.set({ ...base, reason: status.paused_reason ?? 'unknown' }, 1);
 			for (const [outcome, count] of Object.entries(status.counts)) this.recipients.set({ ...base, outcome }, count);
 			this.holds.inc(base, holds);
 			this.retries.inc(base, retries);

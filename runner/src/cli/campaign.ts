@@ -7,7 +7,7 @@ import { CAMPAIGN_STATES } from 'convo-contract';
 
 import * as core from '../core/campaigns';
 import { UserError } from '../errors';
-import { answer, plural, runs } from './command';
+import { answer, plural, runs, spoken } from './command';
 import { follow, warnIfNoRunner } from './follow';
 import { addScheduleAndWait, formatOption, rateOption, type RunOptions } from './runOptions';
 
@@ -221,14 +221,6 @@ function describeRejections(created: core.CreateAnswer & { kind: 'campaign' }): 
 	return more > 0
 		? [...shown, `  and ${more} more; see: convo-runner campaign report ${created.id} --outcome rejected`]
 		: shown;
-}
-
-/** A duration an operator reads at a glance: "45 s", "12 min 5 s", "3 h 20 min". */
-function spoken(seconds: number): string {
-	if (seconds < 60) return `${seconds} s`;
-	if (seconds < 3600) return `${Math.floor(seconds / 60)} min${seconds % 60 ? ` ${seconds % 60} s` : ''}`;
-	const minutes = Math.round((seconds % 3600) / 60);
-	return `${Math.floor(seconds / 3600)} h${minutes ? ` ${minutes} min` : ''}`;
 }
 
 /** The daily messaging limit's part of a dry run's estimate (audience/budget.ts). */

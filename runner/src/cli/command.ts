@@ -35,6 +35,18 @@ const pluralRules = new Intl.PluralRules('en');
 export const plural = (n: number, one: string, many = `${one}s`): string =>
 	`${n} ${pluralRules.select(n) === 'one' ? one : many}`;
 
+/**
+ * A duration an operator reads at a glance, as the console says it: "45 s", "12 min 5 s", "3 h 20 min";
+ * each part whole and never rounded up (7,170 s is "1 h 59 min", not "1 h 60 min").
+ */
+export function spoken(seconds: number): string {
+	const whole = Math.floor(seconds);
+	if (whole < 60) return `${whole} s`;
+	if (whole < 3600) return `${Math.floor(whole / 60)} min${whole % 60 ? ` ${whole % 60} s` : ''}`;
+	const minutes = Math.floor((whole % 3600) / 60);
+	return `${Math.floor(whole / 3600)} h${minutes ? ` ${minutes} min` : ''}`;
+}
+
 function print(io: Io, value: unknown, human: () => string): void {
 	process.stdout.write(io.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
 }

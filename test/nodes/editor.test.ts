@@ -178,7 +178,15 @@ function fakeRunner(campaigns: IDataObject[], runs: IDataObject[]): Promise<{ ur
 		if (url.pathname === '/api/campaigns') {
 			const offset = Number(url.searchParams.get('offset') ?? 0);
 			const limit = Number(url.searchParams.get('limit') ?? 50);
-			body = { items: campaigns.slice(offset, offset + limit), total: campaigns.length, limit, offset };
+			// The runner's filters: search= a part of the name or id (any case), state= a state.
+			const search = (url.searchParams.get('search') ?? '').toLowerCase();
+			const state = url.searchParams.get('state');
+			const matching = campaigns.filter(
+				(c) =>
+					(state === null || c.state === state) &&
+					[c.id, c.name].some((text) => String(text).toLowerCase().includes(search)),
+			);
+			body = { items: matching.slice(offset, offset + limit), total: matching.length, limit, offset };
 		} else if (url.pathname === '/api/reindex') body = { runs, schedules: [] };
 		else if (url.pathname.startsWith('/api/campaigns/'))
 			body = campaigns.find((c) => c.id === url.pathname.split('/')[3]) ?? body;

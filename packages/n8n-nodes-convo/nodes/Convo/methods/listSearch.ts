@@ -1,17 +1,14 @@
-import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
+import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
+import { CAMPAIGN_STATES } from '../../shared/runnerApi/campaign';
 import { RUNNER_ROUTES } from '../../shared/runnerRoutes';
 
 import { runnerJson } from '../transport/runner';
 
 /** Campaigns asked for per page of the From List dropdown (the runner pages its list, newest first). */
 const CAMPAIGNS_PER_PAGE = 50;
-/** The most campaigns GET /api/campaigns answers at once, read per request while filtering. */
-const LIST_PAGE_MAX = 500;
-/** Requests one filtered search makes at most before it hands the editor a pagination token. */
-const FILTER_READS = 4;
 
-/** The runner has no search parameter: the typed filter is matched here, on what the list shows. */
+/** The run list's filter, matched here on what the list shows (the runner answers its runs in one list). */
 function matches(filter: string | undefined, ...texts: unknown[]): boolean {
 	const wanted = (filter ?? '').trim().toLowerCase();
 	return wanted === '' || texts.some((text) => typeof text === 'string' && text.toLowerCase().includes(wanted));
@@ -36,37 +33,34 @@ function listLabel(name: string, id: string): string {
 
 /**
  * Campaign ID → From List: the runner's campaigns, newest first, a page at a time (the offset is the
- * pagination token). Each shows its name and its id; typing also matches its state.
- * The runner cannot search, so with a filter the pages are read in the API's largest size until a
- * dropdown page of matches is found (or FILTER_READS pages were read): an old campaign is found by
- * its id without scrolling through empty pages.
+ * pagination token), each with its name and its id. What is typed goes to the runner's list as its
+ * search (a part of the name or the id, any case), or as its state filter when it is a state's name
+ * ("paused"): the runner filters, so an old campaign is found however long the list.
  */
 export async function searchCampaigns(
 	this: ILoadOptionsFunctions,
 	filter?: string,
 	paginationToken?: string,
 ): Promise<INodeListSearchResult> {
-	const filtering = (filter ?? '').trim() !== '';
-	let offset = Math.max(0, Number(paginationToken ?? 0) || 0);
-	const results: INodeListSearchItems[] = [];
-	for (let reads = 0; reads < (filtering ? FILTER_READS : 1); reads++) {
-		const page = await runnerJson.call(this, {
-			...RUNNER_ROUTES.listCampaigns,
-			qs: { limit: filtering ? LIST_PAGE_MAX : CAMPAIGNS_PER_PAGE, offset },
-		});
-		const items = (Array.isArray(page.items) ? page.items : []) as IDataObject[];
-		for (const campaign of items) {
-			if (!matches(filter, campaign.id, campaign.name, campaign.state)) continue;
-			results.push({
-				name: listLabel(typeof campaign.name === 'string' ? campaign.name : '', String(campaign.id)),
-				value: String(campaign.id),
-			});
-		}
-		offset += items.length;
-		if (items.length === 0 || offset >= Number(page.total ?? 0)) return { results };
-		if (results.length >= CAMPAIGNS_PER_PAGE) break;
-	}
-	return { results, paginationToken: String(offset) };
+	const typed = (filter ?? '').trim().toLowerCase();
+	const offset = Math.max(0, Number(paginationToken ?? 0) || 0);
+	const narrowed =
+		typed === ''
+			? {}
+			: (CAMPAIGN_STATES as readonly string[]).includes(typed)
+				? { state: typed }
+				: { search: typed.slice(0, 200) };
+	const page = await runnerJson.call(this, {
+		...RUNNER_ROUTES.listCampaigns,
+		qs: { limit: CAMPAIGNS_PER_PAGE, offset, ...narrowed },
+	});
+	const items = (Array.isArray(page.items) ? page.items : []) as IDataObject[];
+	const results = items.map((campaign) => ({
+		name: listLabel(typeof campaign.name === 'string' ? campaign.name : '', String(campaign.id)),
+		value: String(campaign.id),
+	}));
+	const next = offset + items.length;
+	return items.length > 0 && next < Number(page.total ?? 0) ? { results, paginationToken: String(next) } : { results };
 }
 
 /**

@@ -7,6 +7,8 @@ import { runnerJson } from '../transport/runner';
 
 /** Campaigns asked for per page of the From List dropdown (the runner pages its list, newest first). */
 const CAMPAIGNS_PER_PAGE = 50;
+/** The most characters the runner's campaign search takes (a longer one is refused). */
+const SEARCH_MAX = 200;
 
 /** The run list's filter, matched here on what the list shows (the runner answers its runs in one list). */
 function matches(filter: string | undefined, ...texts: unknown[]): boolean {
@@ -49,7 +51,7 @@ export async function searchCampaigns(
 			? {}
 			: (CAMPAIGN_STATES as readonly string[]).includes(typed)
 				? { state: typed }
-				: { search: typed.slice(0, 200) };
+				: { search: typed.slice(0, SEARCH_MAX) };
 	const page = await runnerJson.call(this, {
 		...RUNNER_ROUTES.listCampaigns,
 		qs: { limit: CAMPAIGNS_PER_PAGE, offset, ...narrowed },

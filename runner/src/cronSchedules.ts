@@ -49,13 +49,18 @@ export function nextCronRun(schedule: { cron: string; tz: string }, names: CronN
 }
 
 /** When a schedule fires next; null while it is paused, or when its pattern names no time left. */
-export function nextFiring(schedule: CronSchedule, now = Date.now()): number | null {
+function nextFiring(schedule: CronSchedule, now = Date.now()): number | null {
 	if (schedule.pausedAt !== undefined) return null;
 	try {
 		return getNextMillis(now, { pattern: schedule.cron, tz: schedule.tz }) ?? null;
 	} catch {
 		return null;
 	}
+}
+
+/** Whether a schedule fires (`active`) or is `paused`, and when it fires next (null while paused). */
+export function firingState(schedule: CronSchedule): { state: 'active' | 'paused'; nextRunAt: number | null } {
+	return { state: schedule.pausedAt === undefined ? 'active' : 'paused', nextRunAt: nextFiring(schedule) };
 }
 
 /** The schedules of one kind: their sorted set and records, how many may exist, and how a full set is explained. */

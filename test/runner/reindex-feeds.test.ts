@@ -25,6 +25,9 @@ import {
 
 jest.setTimeout(120_000);
 
+/** How long a paused every-second schedule is watched for runs it must not start. */
+const PAUSED_FOR_MS = 4000;
+
 const runner = useRunnerUnderTest({ RUNNER_CONCURRENCY: '10' });
 
 beforeAll(() => {
@@ -270,8 +273,9 @@ test('a paused reindex schedule starts no run at its times and lists as paused; 
 	const runsBefore = (await runTimes()).length;
 	expect(await runScheduledReindex(runner.context, id, 'a firing queued before the pause')).toBeUndefined();
 	expect(await runTimes()).toHaveLength(runsBefore);
-	// Four of its times pass; a firing already under way at the pause may still make its run within a second.
-	await new Promise((resolve) => setTimeout(resolve, 4000));
+	// Four of its times pass (it fires every second, the finest a cron pattern takes); a firing already
+	// under way at the pause may still make its run within a second.
+	await new Promise((resolve) => setTimeout(resolve, PAUSED_FOR_MS));
 	expect((await runTimes()).filter((at) => at > pausedAt + 1000)).toEqual([]);
 
 	const resumed = await runCli(['reindex', 'resume', id, '--json'], runner.env);

@@ -197,7 +197,7 @@ export function addReindexCommands(program: Command): void {
 		['resume', 'resume a paused cron schedule from its next time'],
 	] as const) {
 		runs(reindex.command(`${name} <schedule-id>`).description(description), async ({ context, args: [id] }) => {
-			const schedule = await (name === 'pause' ? core.pauseReindexSchedule : core.resumeReindexSchedule)(context, id);
+			const schedule = await core.pauseOrResumeReindexSchedule(context, id, name);
 			if (!schedule) throw new UserError(`No reindex schedule with id ${id}`);
 			const next = schedule.nextRunAt === null ? '' : `, next run ${new Date(schedule.nextRunAt).toISOString()}`;
 			return answer(schedule, () => `schedule ${id}: ${schedule.state}${next}`);

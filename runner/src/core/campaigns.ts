@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 import type { RunnerContext } from '../context';
 import { ConflictError, FieldError, NotFoundError, UserError } from '../errors';
-import { cronSettings, nextCronRun, nextFiring } from '../cronSchedules';
+import { cronSettings, firingState, nextCronRun } from '../cronSchedules';
 import { settingsError } from '../settingNames';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { releaseLock, renewLock } from '../lock';
@@ -104,8 +104,7 @@ async function scheduleDetail(
 	const runs = await scheduleCampaigns(context, schedule.id, allIds);
 	return {
 		...schedule,
-		state: schedule.pausedAt === undefined ? ('active' as const) : ('paused' as const),
-		nextRunAt: nextFiring(schedule),
+		...firingState(schedule),
 		funnel: await funnelAcross(context, runs),
 		runCount: runs.length,
 		runs: runs.slice(0, RUNS_SHOWN).map((run) => ({

@@ -7,9 +7,8 @@ export {
 	createReindex,
 	DEFAULT_REINDEX_RATE,
 	listReindexSchedules,
-	pauseReindexSchedule,
+	pauseOrResumeReindexSchedule,
 	removeReindexSchedule,
-	resumeReindexSchedule,
 	type ReindexAnswer,
 	type ReindexInput,
 } from '../reindex/create';

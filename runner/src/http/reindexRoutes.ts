@@ -128,17 +128,15 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 			return { id: params.id, removed: true } as const;
 		},
 	);
-	for (const [action, operationId, act, summary] of [
+	for (const [action, operationId, summary] of [
 		[
 			'pause',
 			'pauseReindexSchedule',
-			core.pauseReindexSchedule,
 			'Pause a reindex cron schedule: it starts no run until resumed (a paused one is answered as it is)',
 		],
 		[
 			'resume',
 			'resumeReindexSchedule',
-			core.resumeReindexSchedule,
 			'Resume a paused reindex cron schedule from its next time (the times it missed are not made up)',
 		],
 	] as const) {
@@ -154,7 +152,7 @@ export function reindexRoutes(routes: RouteTable, context: RunnerContext): void 
 				answer: scheduleAnswer,
 			},
 			async ({ params }) => {
-				const schedule = await act(context, params.id);
+				const schedule = await core.pauseOrResumeReindexSchedule(context, params.id, action);
 				if (!schedule) throw new NotFoundError(`No reindex schedule with id ${params.id}`);
 				return schedule;
 			},

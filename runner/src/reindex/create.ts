@@ -18,7 +18,7 @@ import {
 	dropOrphanScheduler,
 	findCronSchedule,
 	listCronSchedules,
-	nextFiring,
+	firingState,
 	pauseCronSchedule,
 	resumeCronSchedule,
 	startCronSchedule,
@@ -277,34 +277,22 @@ export async function listReindexSchedules(context: RunnerContext): Promise<Rein
 
 function scheduleView(schedule: ReindexSchedule): ReindexScheduleView {
 	const { sealedSource: _sealed, ...settings } = schedule.settings;
-	return {
-		...schedule,
-		settings,
-		state: schedule.pausedAt === undefined ? 'active' : 'paused',
-		nextRunAt: nextFiring(schedule),
-	};
+	return { ...schedule, settings, ...firingState(schedule) };
 }
 
 /**
- * Pauses a reindex schedule: it starts no run until resumed, a runner restarted meanwhile included
- * (a run already started goes on). Undefined when there is no such schedule; a paused one is answered as it is.
+ * Pauses a reindex schedule (it starts no run until resumed, a runner restarted meanwhile included;
+ * a run already started goes on) or resumes it from its next time on (the times it missed are not
+ * made up). Undefined when there is no such schedule; one already so is answered as it is.
  */
-export async function pauseReindexSchedule(
+export async function pauseOrResumeReindexSchedule(
 	context: RunnerContext,
 	id: string,
+	act: 'pause' | 'resume',
 ): Promise<ReindexScheduleView | undefined> {
-	const schedule = await pauseCronSchedule<ReindexSchedule>(context, reindexSchedules(context), id);
-	if (schedule) context.log.info({ schedule: id }, 'reindex schedule paused');
-	return schedule && scheduleView(schedule);
-}
-
-/** Resumes a paused reindex schedule from its next time on (the times it missed are not made up). */
-export async function resumeReindexSchedule(
-	context: RunnerContext,
-	id: string,
-): Promise<ReindexScheduleView | undefined> {
-	const schedule = await resumeCronSchedule<ReindexSchedule>(context, reindexSchedules(context), id);
-	if (schedule) context.log.info({ schedule: id }, 'reindex schedule resumed');
+	const change = act === 'pause' ? pauseCronSchedule<ReindexSchedule> : resumeCronSchedule<ReindexSchedule>;
+	const schedule = await change(context, reindexSchedules(context), id);
+	if (schedule) context.log.info({ schedule: id }, `reindex schedule ${act === 'pause' ? 'paused' : 'resumed'}`);
 	return schedule && scheduleView(schedule);
 }
 

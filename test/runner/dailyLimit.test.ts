@@ -300,9 +300,12 @@ test('a campaign waiting for the daily limit still ends at its end (the rest exp
 		30_000,
 	);
 	expect(waiting.reason).toBe('daily_limit');
-	await expect(
-		createCampaign(runner.context, { ...settings(phones.slice(0, 1), first), testTo: `+${phones[3]}` }),
-	).rejects.toThrow(/daily messaging limit is reached \(the next customer can be counted at \d{4}-/);
+	// A dry run says the test would be refused, in the refusal's words, and counts nothing.
+	const testing = { ...settings(phones.slice(0, 1), first), testTo: `+${phones[3]}` };
+	const dry = await createCampaign(runner.context, { ...testing, dryRun: true });
+	const held = dry.kind === 'dry_run' ? dry.test_send?.held : undefined;
+	expect(held).toMatch(/^the business's daily messaging limit is reached \(the next customer can be counted at \d{4}-/);
+	await expect(createCampaign(runner.context, testing)).rejects.toThrow(`${phones[3]}: ${held}; nothing was started`);
 	const done = await waitFor('the campaign to end', finished(id), 60_000);
 	expect(done).toMatchObject({ state: 'completed', waiting: null, counts: { sent: 1, expired: 2, pending: 0 } });
 	const received = (await templateSends(runner.sandbox)).filter((send) => phones.includes(send.to));
@@ -310,6 +313,17 @@ test('a campaign waiting for the daily limit still ends at its end (the rest exp
 	// The core's door for other sends (a workflow's): the phone sent is counted already, another is refused.
 	const again: BudgetCount = await countCustomer(runner.context, `+${received[0].to}`);
 	expect(again).toEqual({ counted: true, isNew: false });
+	// Counted already, a test phone draws nothing more: a dry run testing it finds no rule against it.
+	const countedTest = await createCampaign(runner.context, {
+		...settings(phones.slice(0, 1), first),
+		testTo: `+${received[0].to}`,
+		dryRun: true,
+	});
+	expect(countedTest.kind === 'dry_run' && countedTest.test_send).toEqual({
+		to: received[0].to,
+		sent: false,
+		note: expect.stringMatching(/sends it first/),
+	});
 	expect(await countCustomer(runner.context, `+${phones[3]}`)).toMatchObject({ counted: false });
 	await setBudget(runner.context, 'unlimited');
 });

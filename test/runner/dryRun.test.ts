@@ -204,7 +204,7 @@ test('JSON dry_run: true with a start time, a test phone and a repeat across the
 	expect(await storedData()).toBe(keysBefore);
 });
 
-test('CLI --dry-run in a process of its own: readable text, complete --json, exit 0, nothing stored or sent', async () => {
+test('CLI --dry-run in a process of its own: readable text, complete --json, a test phone a rule would refuse named, exit 0, nothing stored or sent', async () => {
 	const { path } = mixedCsv(2);
 	const keysBefore = await storedData();
 	const requestsBefore = await sandboxCounts();
@@ -248,6 +248,20 @@ test('CLI --dry-run in a process of its own: readable text, complete --json, exi
 	});
 	expect(answer.rejections).toHaveLength(7);
 	expect(answer.reasons.reduce((sum: number, group: { count: number }) => sum + group.count, 0)).toBe(7);
+
+	// A test phone a rule would refuse (a window closed in Germany now): the dry run says which, counting nothing.
+	const berlinHour = Number(
+		new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', hour: '2-digit', hourCycle: 'h23' }).format(
+			new Date(),
+		),
+	);
+	const opens = (berlinHour + 12) % 24;
+	const closed = `${String(opens).padStart(2, '0')}:00-${String(opens + 1).padStart(2, '0')}:00`;
+	const tested = await runCli([...args, '--test-to', '4916099000001', '--window', closed], env);
+	expect(tested.code).toBe(0);
+	expect(tested.stdout).toMatch(
+		/test send to 4916099000001: not sent \(a dry run sends no test\); the create would refuse it: outside the campaign's send window \(\d\d:00-\d\d:00\) in the test phone's time zone/,
+	);
 
 	expect(await storedData()).toBe(keysBefore);
 	expect(await sandboxCounts()).toEqual(requestsBefore);

@@ -5,7 +5,8 @@
  * it); the frequency cap holds test sends back and counts them (three creates under 1/24h put one
  * message on the phone, the campaigns' own send to it included); a test outside the campaign's
  * send window in the phone's time zone is refused. Each refusal is a 400 naming test_to and the
- * rule, and creates nothing. No runner log line holds a test phone.
+ * rule, and creates nothing; a dry run of the same create names the same rule in the same words
+ * and counts nothing. No runner log line holds a test phone.
  */
 import { positionalTemplate, startApi, templateSends, useRunnerUnderTest, waitFor, apiCaller } from './support';
 
@@ -31,6 +32,15 @@ const settings = (number = 0) => ({
 const sendsTo = async (phone: string) =>
 	(await templateSends(runner.sandbox)).filter((message) => message.to === phone);
 const campaignsListed = async () => (await call('GET', '/api/campaigns?limit=500')).json.total as number;
+/** The same create as a dry run: its test_send, which names the rule that would refuse the test, if one would. */
+const dryTestSend = async (body: Record<string, unknown>) => {
+	const dry = await call('POST', '/api/campaigns', { ...body, dry_run: true });
+	expect(dry.json.kind).toBe('dry_run');
+	return dry.json.test_send as { to: string; sent: false; held?: string; note: string };
+};
+/** The refusal's message for a test held back by `held`, as a dry run words the rule. */
+const refusalOf = (phone: string, held: string | undefined) =>
+	`test_to ${phone}: ${held}; nothing was started, no recipient was sent`;
 const testPhones: string[] = [];
 
 test('a suppressed test phone: a marketing create is refused naming test_to and the list, nothing is created or sent; a transactional campaign may test it', async () => {
@@ -40,12 +50,17 @@ test('a suppressed test phone: a marketing create is refused naming test_to and 
 		(await call('POST', '/api/suppressions', { phone: `+${test}`, reason: 'asked not to be contacted' })).status,
 	).toBe(200);
 	const listed = await campaignsListed();
-	const refused = await call('POST', '/api/campaigns', { ...settings(), recipients: rowsOf(1, 3), test_to: test });
+	const body = { ...settings(), recipients: rowsOf(1, 3), test_to: test };
+	const dry = await dryTestSend(body);
+	const refused = await call('POST', '/api/campaigns', body);
 	expect(refused.status).toBe(400);
 	expect(refused.json.field).toBe('test_to');
 	expect(refused.json.message).toMatch(
 		/^test_to \d+: the phone is on the suppression list \(operator, .*\), and a campaign that is not transactional sends it nothing, a test neither; nothing was started/,
 	);
+	// The dry run named the same rule in the same words.
+	expect(refused.json.message).toBe(refusalOf(test, dry.held));
+	expect(dry).toMatchObject({ to: test, sent: false, note: expect.stringMatching(/would be refused/) });
 	expect(await campaignsListed()).toBe(listed);
 
 	// A draft tests at its start: refused the same way, it stays a draft.
@@ -61,12 +76,9 @@ test('a suppressed test phone: a marketing create is refused naming test_to and 
 	for (const [i] of rowsOf(1, 3).entries()) expect(await sendsTo(phoneOf(1, i))).toEqual([]);
 
 	// A transactional campaign is exempt from the list, its test too.
-	const transactional = await call('POST', '/api/campaigns', {
-		...settings(),
-		recipients: rowsOf(3, 1),
-		test_to: test,
-		transactional: true,
-	});
+	const exempt = { ...settings(), recipients: rowsOf(3, 1), test_to: test, transactional: true };
+	expect((await dryTestSend(exempt)).held).toBeUndefined();
+	const transactional = await call('POST', '/api/campaigns', exempt);
 	expect(transactional.status).toBe(201);
 	expect(transactional.json.test_send).toMatchObject({ to: test, accepted: true });
 	await waitFor('the transactional test send', async () => (await sendsTo(test)).length === 1);
@@ -79,6 +91,12 @@ test('under a 1/24h cap, three creates testing one phone that is also a recipien
 	const test = phoneOf(4, 0);
 	testPhones.push(test);
 	const rows = rowsOf(4, 3);
+	// A dry run first looks at the cap and counts nothing: the first create's test still goes.
+	expect(await dryTestSend({ ...settings(number), recipients: rows, test_to: test })).toEqual({
+		to: test,
+		sent: false,
+		note: expect.stringMatching(/sends it first/),
+	});
 	const answers = [];
 	for (let i = 0; i < 3; i++)
 		answers.push(await call('POST', '/api/campaigns', { ...settings(number), recipients: rows, test_to: test }));
@@ -90,6 +108,9 @@ test('under a 1/24h cap, three creates testing one phone that is also a recipien
 			/^test_to \d+: frequency cap 1\/24h: next allowed \d{4}-\d\d-\d\dT[\d:]+Z; a test send counts toward the cap/,
 		);
 	}
+	// Once the test counted, a dry run names the rule as the refusals did.
+	const held = (await dryTestSend({ ...settings(number), recipients: rows, test_to: test })).held;
+	expect(answers[2].json.message).toBe(refusalOf(test, held));
 	const id = answers[0].json.id as string;
 	const done = await waitFor('the campaign to complete', async () => {
 		const got = await call('GET', `/api/campaigns/${id}`);
@@ -137,17 +158,15 @@ test("a test outside the campaign's send window in the test phone's time zone is
 	const opens = (berlinHour + 12) % 24;
 	const closed = `${String(opens).padStart(2, '0')}:00-${String(opens + 1).padStart(2, '0')}:00`;
 	const listed = await campaignsListed();
-	const refused = await call('POST', '/api/campaigns', {
-		...settings(),
-		recipients: rowsOf(6, 2),
-		test_to: test,
-		window: closed,
-	});
+	const body = { ...settings(), recipients: rowsOf(6, 2), test_to: test, window: closed };
+	const dry = await dryTestSend(body);
+	const refused = await call('POST', '/api/campaigns', body);
 	expect(refused.status).toBe(400);
 	expect(refused.json.field).toBe('test_to');
 	expect(refused.json.message).toMatch(
 		/^test_to \d+: outside the campaign's send window \(\d\d:00-\d\d:00\) in the test phone's time zone \(the time zones of DE\); it next opens \d{4}-.*Z, and a test goes at once/,
 	);
+	expect(refused.json.message).toBe(refusalOf(test, dry.held));
 	expect(await campaignsListed()).toBe(listed);
 	await new Promise((resolve) => setTimeout(resolve, 2000));
 	expect(await sendsTo(test)).toEqual([]);

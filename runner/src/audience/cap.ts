@@ -93,17 +93,18 @@ export async function wouldCap(context: CapContext, from: string, phones: string
  * A marketing test send from `from` to `phone` (digits) takes its place under the cap as a
  * recipient's send does: `held` names the rule and when the phone is next allowed; otherwise
  * `countedAt` is the claim's time (to give back when the send provably did not go), or undefined
- * when no cap applies.
+ * when no cap applies. `look` (a dry run) answers the same and counts nothing.
  */
 export async function claimTestSend(
 	context: CapContext,
 	from: string,
 	phone: string,
+	mode: 'claim' | 'look' = 'claim',
 ): Promise<{ held: { rule: string; nextAllowed: string } } | { countedAt?: number }> {
 	const claim = redisScript(context.redis, 'capTestClaim');
 	const [at, rule, nextAllowed] = (await claim(
 		[context.keys.capPolicy(from), context.keys.capSends(from)],
-		[defaultCapPolicy(context.config), phone],
+		[defaultCapPolicy(context.config), phone, mode === 'look' ? 'look' : ''],
 	)) as [number, string?, string?];
 	if (Number(at) < 0) return { held: { rule: rule as string, nextAllowed: nextAllowed as string } };
 	return Number(at) > 0 ? { countedAt: Number(at) } : {};

@@ -14,7 +14,7 @@ import type { RunnerContext } from '../context';
 import { FieldError, UserError } from '../errors';
 import { formatOf, readRecords, SourceError } from '../source';
 import { findSuppression } from '../audience/suppression';
-import { countCustomer } from '../audience/budget';
+import { countCustomer, phonesCounted, showBudget } from '../audience/budget';
 import { claimTestSend, giveBackTestSend } from '../audience/cap';
 import { checkRow, decodeRecipient, encodeRecipient, templateBody, type CampaignBasics } from './schema';
 import type { CampaignRecord } from './store';
@@ -55,7 +55,9 @@ export async function sendTest(
 		);
 	const refused = (what: string) =>
 		new FieldError(`${name} ${to}: ${what}; nothing was started, no recipient was sent`, name);
-	const countedAt = await admitTest(context, campaign, to, refused);
+	const rules = await testSendRules(context, campaign, to, 'claim');
+	if ('held' in rules) throw refused(rules.held);
+	const { countedAt } = rules;
 	const send = service.templateSender({
 		template_id: campaign.templateId,
 		from_phone_number: campaign.from,
@@ -86,63 +88,106 @@ export async function sendTest(
  * the campaign is transactional), inside the campaign's send window in the phone's time zone (its
  * country's, as for a row without `tz`), room under the frequency cap, and the test phone counted
  * under the daily messaging limit (audience/budget.ts), both last so a test refused by an earlier
- * rule counts nothing. Returns the cap's claim time when the test counts.
+ * rule counts nothing. `claim` counts the test under the cap and the limit; `look` (a dry run)
+ * counts nothing. Returns the rule that holds the test back, in the words the create's refusal
+ * uses, or the cap's claim time when the test counts.
  */
-async function admitTest(
+async function testSendRules(
 	context: RunnerContext,
 	campaign: TestCampaign,
 	to: string,
-	refused: (what: string) => FieldError,
-): Promise<number | undefined> {
+	mode: 'claim' | 'look',
+): Promise<{ held: string } | { countedAt?: number }> {
 	if (!campaign.transactional) {
 		const entry = await findSuppression(context, to);
 		if (entry)
-			throw refused(
-				`the phone is on the suppression list (${entry.source}, ${entry.at}), ` +
+			return {
+				held:
+					`the phone is on the suppression list (${entry.source}, ${entry.at}), ` +
 					'and a campaign that is not transactional sends it nothing, a test neither',
-			);
+			};
 	}
 	if (campaign.window) {
 		const offset = campaign.clockOffset ?? context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
 		const now = Date.now() + offset;
 		const zone = new ZoneFinder(campaign.window, now).zoneOf(to, undefined);
 		if (!zone.ok)
-			throw refused(
-				`the campaign has a send window and ${zone.reason.split(':')[0].replace(/^phone/, 'the test phone')}`,
-			);
+			return {
+				held: `the campaign has a send window and ${zone.reason.split(':')[0].replace(/^phone/, 'the test phone')}`,
+			};
 		if (!openingAt(campaign.window, zone.key, now)) {
 			const next = nextOpening(campaign.window, zone.key, now);
 			const when = next ? `; it next opens ${new Date(next[0] - offset).toISOString()}` : '';
 			const where = zone.key.startsWith('country:')
 				? `the time zones of ${zone.key.slice('country:'.length)}`
 				: zone.key;
-			throw refused(
-				`outside the campaign's send window (${describeWindow(campaign.window)}) ` +
+			return {
+				held:
+					`outside the campaign's send window (${describeWindow(campaign.window)}) ` +
 					`in the test phone's time zone (${where})${when}, and a test goes at once, ` +
 					'held to the window as every send',
-			);
+			};
 		}
 	}
 	let countedAt: number | undefined;
 	if (!campaign.transactional) {
-		const claim = await claimTestSend(context, campaign.from, to);
+		const claim = await claimTestSend(context, campaign.from, to, mode);
 		if ('held' in claim)
-			throw refused(
-				`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; ` +
+			return {
+				held:
+					`frequency cap ${claim.held.rule}: next allowed ${claim.held.nextAllowed}; ` +
 					'a test send counts toward the cap as every campaign message does',
-			);
+			};
 		countedAt = claim.countedAt;
 	}
 	// A transactional campaign's test too: every template send to a customer draws from the daily limit.
-	const counted = await countCustomer(context, to);
-	if (!counted.counted) {
+	const nextFree = mode === 'claim' ? await countTestCustomer(context, to) : await testCustomerNextFree(context, to);
+	if (nextFree !== undefined) {
 		if (countedAt !== undefined) await giveBackTestSend(context, campaign.from, to, countedAt);
-		throw refused(
-			`the business's daily messaging limit is reached (the next customer can be counted at ` +
-				`${new Date(counted.nextAt).toISOString()}), and a test send counts its customer as every template send does`,
-		);
+		return {
+			held:
+				`the business's daily messaging limit is reached (the next customer can be counted at ${nextFree}), ` +
+				'and a test send counts its customer as every template send does',
+		};
 	}
-	return countedAt;
+	return { countedAt };
+}
+
+/** Counts the test phone under the daily limit; when the limit holds it back, when the next customer can be counted. */
+async function countTestCustomer(context: RunnerContext, to: string): Promise<string | undefined> {
+	const counted = await countCustomer(context, to);
+	return counted.counted ? undefined : new Date(counted.nextAt).toISOString();
+}
+
+/** As countTestCustomer, counting nothing: a phone counted already draws nothing more. */
+async function testCustomerNextFree(context: RunnerContext, to: string): Promise<string | undefined> {
+	if ((await phonesCounted(context, [to])) > 0) return undefined;
+	const budget = await showBudget(context);
+	if (budget.left === null || budget.left > 0) return undefined;
+	// None left and none to free: the oldest customer left the span since the count, so one is free now.
+	return budget.next_free_at ?? undefined;
+}
+
+/** What a dry run answers of its test send: not sent, and the rule that would refuse it now, if one would. */
+export interface DryTestSend {
+	to: string;
+	sent: false;
+	/** The rule that would hold the test back, in the words the create's refusal would use. */
+	held?: string;
+	note: string;
+}
+
+/** A dry run's test send: the audience rules looked at for the test phone, nothing sent or counted. */
+export async function lookAtTestSend(context: RunnerContext, campaign: TestCampaign, to: string): Promise<DryTestSend> {
+	const rules = await testSendRules(context, campaign, to, 'look');
+	if ('held' in rules)
+		return {
+			to,
+			sent: false,
+			held: rules.held,
+			note: 'a dry run sends no test; the create without dry run would be refused, naming this rule',
+		};
+	return { to, sent: false, note: 'a dry run sends no test; the create without dry run sends it first' };
 }
 
 /** The first row of `source` a campaign would accept (encoded), read only that far: what a cron schedule tests with. */

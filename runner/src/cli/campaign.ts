@@ -276,7 +276,12 @@ function describeDryRun(dry: core.DryRunAnswer): string {
 		`estimated duration: ${spoken(estimate.seconds)} at ${plural(estimate.rate, 'send')}/s, ${when}` +
 			(dry.ab_test ? ` (with the A/B test's wait of up to ${spoken(dry.ab_test.decide_after_seconds)})` : ''),
 		...(estimate.daily_limit ? [describeDailyLimit(estimate.days, estimate.daily_limit)] : []),
-		...(dry.test_send ? [`test send to ${dry.test_send.to}: not sent (a dry run sends no test)`] : []),
+		...(dry.test_send
+			? [
+					`test send to ${dry.test_send.to}: not sent (a dry run sends no test)` +
+						(dry.test_send.held ? `; the create would refuse it: ${dry.test_send.held}` : ''),
+				]
+			: []),
 	].join('\n');
 }
 

@@ -69,7 +69,14 @@ import {
 	takeDraftPlace,
 	type ChunkAnswer,
 } from '../campaigns/draft';
-import { draftTest, firstAcceptedRow, sendTest, type TestSend } from '../campaigns/testSend';
+import {
+	draftTest,
+	firstAcceptedRow,
+	lookAtTestSend,
+	sendTest,
+	type DryTestSend,
+	type TestSend,
+} from '../campaigns/testSend';
 
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
 export { campaignFigures, type CampaignDetail, type CampaignStatus } from '../campaigns/store';
@@ -208,8 +215,8 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones' | 'alreadyCou
 		cron?: string;
 		tz?: string;
 	};
-	/** With a test phone: the test a real create would send first, not sent. */
-	test_send?: { to: string; sent: false; note: string };
+	/** With a test phone: the test a real create would send first, not sent, and the rule that would refuse it. */
+	test_send?: DryTestSend;
 	/** An A/B test: the seed (`--seed` splits the real run alike) and the split it draws. */
 	ab_test?: {
 		seed: string;
@@ -550,15 +557,7 @@ async function dryRun(
 				: {}),
 			...(repeat ?? {}),
 		},
-		...(testTo
-			? {
-					test_send: {
-						to: testTo,
-						sent: false as const,
-						note: 'a dry run sends no test; the create without dry run sends it first',
-					},
-				}
-			: {}),
+		...(testTo ? { test_send: await lookAtTestSend(context, common, testTo) } : {}),
 	};
 }
 

@@ -97,6 +97,10 @@ const createAnswer = z.union([
 			expired: count.optional(),
 		}),
 		estimate: z.looseObject({ rate: z.number(), seconds: z.number(), starts_at: z.string(), ends_at: z.string() }),
+		// With test_to: not sent; `held` names the rule that would refuse the test, in the refusal's words.
+		test_send: z
+			.object({ to: z.string(), sent: z.literal(false), held: z.string().optional(), note: z.string() })
+			.optional(),
 	}),
 ]);
 /** A cron schedule as the schedule routes answer it (core/campaigns.ts scheduleDetail). */

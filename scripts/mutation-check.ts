@@ -112,6 +112,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'wouldCap-2.lua': ['test/runner/cap-counts.test.ts', 'test/runner/dryRun.test.ts'],
 	'capTestClaim-2.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
 	'capTestGiveBack-1.lua': ['test/runner/testSendRules.test.ts', 'test/runner/testSend.test.ts'],
+	'deleteCampaign-14.lua': ['test/runner/campaignDeletion.test.ts'],
 	'takeDue-2.lua': [EDGES, 'test/runner/cap.test.ts'],
 	'numberState-3.lua': ['test/runner/control-feeder.test.ts', 'test/runner/control.test.ts', 'test/runner/cap.test.ts'],
 	'transition-7.lua': [

@@ -131,6 +131,13 @@ export interface Keys {
 	capWaiting(from: string, id: string): string;
 	/** Hash per number: its sends and refusals per day, the last 8 days (audience/dailyCounts.ts). */
 	dailyCounts(from: string): string;
+	/**
+	 * Every key of the campaign's own, its hash first (what a deleted campaign leaves behind:
+	 * campaigns/deletion.ts). A key added per campaign belongs here too.
+	 */
+	campaignKeys(from: string, id: string): string[];
+	/** Hash: a deleted campaign's tracking records, while their due checks are taken out (campaigns/deletion.ts). */
+	trackedAside(from: string, id: string): string;
 
 	/** The business's daily messaging limit (audience/budget.ts), in its own group. */
 	budget: BudgetKeys;
@@ -174,7 +181,7 @@ interface SuppressionKeys {
 	copy(from: string): string;
 	/** String per number: the version its copy holds every change up to; absent when the number holds no copy. */
 	copyVersion(from: string): string;
-	/** Set per number: its campaigns not finished, which keep its copy. */
+	/** Sorted set per number: its campaigns not finished, which keep its copy (by when each took it). */
 	copyUsers(from: string): string;
 }
 
@@ -250,6 +257,18 @@ export function keysFor(prefix: string): Keys {
 	const campaign = (from: string, id: string) => `${number(from)}:campaign:${id}`;
 	const collection = (name: string) => `${prefix}:${collectionTag(name)}`;
 	const run = (name: string, id: string) => `${collection(name)}:reindex:${id}`;
+	/** The campaign's keys beside its hash, in one place so that campaignKeys lists every one. */
+	const ofCampaign = {
+		recipients: (from: string, id: string) => `${campaign(from, id)}:rcp`,
+		ledger: (from: string, id: string) => `${campaign(from, id)}:ledger`,
+		ticks: (from: string, id: string) => `${campaign(from, id)}:ticks`,
+		replies: (from: string, id: string) => `${campaign(from, id)}:replies`,
+		phones: (from: string, id: string) => `${campaign(from, id)}:phones`,
+		zoneIndexes: (from: string, id: string) => `${campaign(from, id)}:zones`,
+		zoneFeed: (from: string, id: string) => `${campaign(from, id)}:zonefeed`,
+		tracked: (from: string, id: string) => `${campaign(from, id)}:trk`,
+		capWaiting: (from: string, id: string) => `${campaign(from, id)}:capwait`,
+	};
 	return {
 		prefix,
 		campaigns: `${global}:campaigns`,
@@ -271,11 +290,9 @@ export function keysFor(prefix: string): Keys {
 		unlisted: (from) => `${number(from)}:unlisted`,
 		outbox: (from) => `${number(from)}:outbox`,
 		campaign,
-		recipients: (from, id) => `${campaign(from, id)}:rcp`,
-		ledger: (from, id) => `${campaign(from, id)}:ledger`,
-		ticks: (from, id) => `${campaign(from, id)}:ticks`,
-		replies: (from, id) => `${campaign(from, id)}:replies`,
-		phones: (from, id) => `${campaign(from, id)}:phones`,
+		...ofCampaign,
+		campaignKeys: (from, id) => [campaign(from, id), ...Object.values(ofCampaign).map((key) => key(from, id))],
+		trackedAside: (from, id) => `${campaign(from, id)}:trk:deleting`,
 		staging: (from, id, attempt) => {
 			const staged = `${number(from)}:staging:${id}:${attempt}`;
 			return {
@@ -285,10 +302,7 @@ export function keysFor(prefix: string): Keys {
 				zones: `${staged}:zones`,
 			};
 		},
-		zoneIndexes: (from, id) => `${campaign(from, id)}:zones`,
-		zoneFeed: (from, id) => `${campaign(from, id)}:zonefeed`,
 		idempotency: (from, keyHash) => `${number(from)}:idempotency:${keyHash}`,
-		tracked: (from, id) => `${campaign(from, id)}:trk`,
 		trackDue: (from) => `${number(from)}:trkdue`,
 		tracking: (from) => `${number(from)}:tracking`,
 		trackGate: `${global}:trkgate`,
@@ -296,7 +310,6 @@ export function keysFor(prefix: string): Keys {
 		trackSeen: `${global}:trkseen`,
 		capPolicy: (from) => `${number(from)}:cap`,
 		capSends: (from, phone = '') => `${number(from)}:capsent:${phone}`,
-		capWaiting: (from, id) => `${campaign(from, id)}:capwait`,
 		dailyCounts: (from) => `${number(from)}:daily`,
 
 		budget: {

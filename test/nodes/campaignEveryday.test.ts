@@ -123,7 +123,7 @@ describe('#21 item 14: Campaign ID and Run ID are resource locators', () => {
 		const methods =
 			(new Convo().getNodeType(1) as { methods?: { listSearch?: Record<string, unknown> } }).methods?.listSearch ?? {};
 		for (const [name, resource, operations, fromPrevious] of [
-			['campaignId', 'campaign', ['get', 'getReport', 'pause', 'resume', 'cancel'], 'campaign_id'],
+			['campaignId', 'campaign', ['get', 'getReport', 'pause', 'resume', 'cancel', 'delete'], 'campaign_id'],
 			['runId', 'reindexRun', ['get'], 'id'],
 		] as const) {
 			for (const operation of operations) {
@@ -488,5 +488,30 @@ describe('#21 item 9: Campaign → Create names the campaign', () => {
 		const tooLong = await runNode(createParameters({ campaignName: 'x'.repeat(121) }), itemsOf(42, 1));
 		expect(tooLong.error?.message).toBe('Campaign Name must be 1 to 120 characters');
 		expect((await runner_('GET', '/api/campaigns?limit=1')).total).toBe(before);
+	});
+});
+
+describe('Campaign → Delete', () => {
+	it("deletes a finished campaign for good, reading campaign_id of its input by default; one that may still send fails the item with the runner's reason and stays", async () => {
+		const created = await runner_<IDataObject>('POST', '/api/campaigns', {
+			template_id: positionalTemplate(runner.business).id,
+			from: runner.business.phoneNumbers[0],
+			rate: 1,
+			recipients: itemsOf(43, 3).map((item) => ({ phone: item.phone, 1: item.name, 2: item.order })),
+		});
+		const id = String(created.id);
+		const refused = await runNode({ resource: 'campaign', operation: 'delete', campaignId: id }, [{}]);
+		expect(`${refused.error?.message} ${refused.error?.description}`).toMatch(
+			/is running; it can be deleted only when completed or cancelled or failed \(cancel it first\)/,
+		);
+		expect((await runner_('GET', `/api/campaigns/${id}`)).state).toBe('running');
+
+		await runner_('POST', `/api/campaigns/${id}/cancel`);
+		const deleted = await waitFor('the cancelled campaign to be deleted', async () => {
+			const attempt = await runNode({ resource: 'campaign', operation: 'delete' }, [{ campaign_id: id }]);
+			return attempt.error ? undefined : attempt;
+		});
+		expect(deleted.json).toEqual([{ campaign_id: id, id, deleted: true }]);
+		await expect(runner_('GET', `/api/campaigns/${id}`)).rejects.toThrow(/404/);
 	});
 });

@@ -106,6 +106,7 @@ describe('Convo node description', () => {
 				'campaign.pause',
 				'campaign.resume',
 				'campaign.cancel',
+				'campaign.delete',
 				'reindexRun.start',
 				'reindexRun.get',
 				// issue 23: the runner's suppression list

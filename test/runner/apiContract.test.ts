@@ -19,7 +19,7 @@ import {
 } from 'convo-contract';
 
 import { collectionOf, FEED_DIR, feedText, products, range, writeFeed } from './reindexSupport';
-import { positionalTemplate, startApi, useRunnerUnderTest } from './support';
+import { positionalTemplate, startApi, useRunnerUnderTest, waitFor } from './support';
 
 jest.setTimeout(120_000);
 
@@ -164,6 +164,13 @@ test('real answers of every route the node pack reads parse with the contract', 
 	expect(report.length).toBe(6);
 	await call('cancelCampaign', { id: draft.id, body: {} });
 	await call('listCampaigns', { query: '?limit=1' });
+	// A send in flight at the cancel keeps the campaign finishing until it settles (409 meanwhile).
+	const finishing = runner.context.keys.finishing(business.phoneNumbers[0]);
+	await waitFor(
+		'the cancelled campaign to be done finishing',
+		async () => (await runner.context.redis.sismember(finishing, draft.id)) === 0,
+	);
+	await call('deleteCampaign', { id: draft.id });
 
 	const run = (await call('startReindex', {
 		body: startReindexBody.parse({

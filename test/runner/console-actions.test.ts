@@ -3,7 +3,8 @@
  * running `convo-runner start`: a campaign created by uploading a CSV through the form runs to
  * completion (its rejected rows shown with their lines, its reasons grouped without placeholders);
  * one recipient found by phone; the rate changed; cancel asks in the page with the count, and a
- * cancelled campaign looks unlike a completed one; retry not-sent re-sends only those; an empty
+ * cancelled campaign looks unlike a completed one; retry not-sent re-sends only those; a finished
+ * campaign is deleted after the page asks; an empty
  * chart says it waits for data; the queue board links back; nothing is refused by the CSP.
  * Screenshots go to .tmp/ (CI artifacts).
  */
@@ -484,6 +485,39 @@ test('retry not-sent, confirmed with the count, sends again only the recipients 
 	const sends = sendsByPhone((await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to)));
 	expect(phones.map((phone) => sends.get(phone)?.length ?? 0)).toEqual(phones.map(() => 1));
 	await shot('campaign-retried');
+});
+
+test('delete is offered for a finished campaign only and asks first; confirmed, the campaign is gone and the list shows', async () => {
+	const id = await createByApi([phoneOf(4, 0), phoneOf(4, 1)], { at: new Date(Date.now() + 3600_000).toISOString() });
+	await page.goto(`${base}/#/campaigns/${id}`);
+	await waitFor(
+		'the page to show the campaign',
+		async () => (await page.getByTestId('state').textContent()) === 'scheduled' || undefined,
+		10_000,
+		100,
+	);
+	// Scheduled, it may still send: not offered.
+	expect(await page.getByTestId('delete').isDisabled()).toBe(true);
+	await api('POST', `/api/campaigns/${id}/cancel`);
+	await waitFor(
+		'the cancel to show',
+		async () => (await page.getByTestId('delete').isEnabled()) || undefined,
+		10_000,
+		100,
+	);
+
+	await page.getByTestId('delete').click();
+	expect(await page.getByTestId('confirm-text').textContent()).toBe(
+		'Its recipients, ledger, report and delivery tracking leave Redis for good: download the report first to keep it. This cannot be undone.',
+	);
+	await page.getByTestId('confirm-dismiss').click();
+	expect(await stateOf(id)).toBe('cancelled');
+
+	await page.getByTestId('delete').click();
+	await page.getByTestId('confirm-ok').click();
+	await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+	const gone = await fetch(`${base}/api/campaigns/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+	expect(gone.status).toBe(404);
 });
 
 test('the queue board links back to the console', async () => {

@@ -1,4 +1,4 @@
-/** `campaign create|status|list|pause|resume|cancel|rate|reconcile|retry|report`. */
+/** `campaign create|status|list|pause|resume|cancel|delete|rate|reconcile|retry|report`. */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 
@@ -594,6 +594,19 @@ export function addCampaignCommands(program: Command): void {
 		async ({ context, args: [id] }) => {
 			const result = await core.cancel(context, id);
 			return answer(result, () => `${id}: cancelled`);
+		},
+	);
+
+	runs(
+		campaign
+			.command('delete <id>')
+			.description(
+				'delete a finished campaign (completed, cancelled or failed): its recipients, ledger, report and ' +
+					'delivery tracking leave Redis for good (export the report first)',
+			),
+		async ({ context, args: [id] }) => {
+			const result = await core.deleteCampaign(context, id);
+			return answer(result, () => `${id}: deleted`);
 		},
 	);
 

@@ -88,6 +88,7 @@ export { isRefusal } from '../service';
 // Rows a client hands to a create: inline JSON rows, or an upload parsed as it streams in.
 export { inlineRecords, parseRecords, refuseBinary, type SourceFormat, type SourceRecord } from '../source';
 export { reconcileCampaign } from '../campaigns/reconcile';
+export { deleteCampaign } from '../campaigns/deletion';
 export { chooseCampaignVariant } from '../campaigns/abTest';
 export { errorBreakdown, findRecipient, REPORT_COLUMNS, reportRows, reportText } from '../campaigns/report';
 export { rateHistory, getCampaign } from '../campaigns/store';

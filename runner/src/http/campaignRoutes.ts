@@ -384,6 +384,18 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 	);
 	routes.add(
 		{
+			...at('deleteCampaign'),
+			tag: 'campaigns',
+			summary:
+				'Delete a finished campaign (completed, cancelled or failed): its recipients, ledger, report and ' +
+				'delivery tracking leave Redis for good',
+			params: id,
+			success: [200, '{ id, deleted }'],
+		},
+		async ({ params }) => campaigns.deleteCampaign(context, params.id),
+	);
+	routes.add(
+		{
 			method: 'POST',
 			url: '/api/campaigns/:id/reconcile',
 			operationId: 'reconcileCampaign',

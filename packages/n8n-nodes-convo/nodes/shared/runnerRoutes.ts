@@ -22,6 +22,7 @@ export const RUNNER_ROUTES = {
 	pauseCampaign: { method: 'POST', path: '/api/campaigns/:id/pause' },
 	resumeCampaign: { method: 'POST', path: '/api/campaigns/:id/resume' },
 	cancelCampaign: { method: 'POST', path: '/api/campaigns/:id/cancel' },
+	deleteCampaign: { method: 'DELETE', path: '/api/campaigns/:id' },
 	setCampaignRate: { method: 'PUT', path: '/api/campaigns/:id/rate' },
 	campaignReport: { method: 'GET', path: '/api/campaigns/:id/report' },
 	startReindex: { method: 'POST', path: '/api/reindex' },

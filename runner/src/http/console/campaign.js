@@ -1,7 +1,8 @@
 // A campaign's page: built once (so typing in its forms survives), its figures refreshed every 2 s.
 // Acts: start (a draft), pause, resume, cancel and retry-not-sent (both confirmed in the page, with the count),
-// reconcile, change the rate, find one recipient by phone, download the report. The delivery
-// funnel (audience to replied, failures by reason, in flight, tracking mode) follows the counts;
+// delete (a finished campaign, confirmed; the list follows), reconcile, change the rate, find one recipient by
+// phone, download the report. The delivery funnel (audience to replied, failures by reason, in flight,
+// tracking mode) follows the counts;
 // an A/B test's variants follow it side by side with the rule's figures, and a button per variant chooses it.
 (function () {
 	'use strict';
@@ -9,6 +10,7 @@
 	var el = C.el;
 	var CANCELLABLE = ['running', 'paused', 'scheduled', 'draft'];
 	var RETRYABLE = ['paused', 'completed', 'cancelled', 'failed'];
+	var DELETABLE = ['completed', 'cancelled', 'failed'];
 	// A pause because the service refused the campaign's sends (paused_reason), said before last_error.
 	var REFUSED = {
 		template_refused: 'Paused: the service refused the template',
@@ -142,6 +144,7 @@
 			resume: el('button', { type: 'button', 'data-testid': 'resume' }, ['Resume']),
 			cancel: el('button', { type: 'button', class: 'danger', 'data-testid': 'cancel' }, ['Cancel…']),
 			retry: el('button', { type: 'button', 'data-testid': 'retry-not-sent' }, ['Retry not sent…']),
+			delete: el('button', { type: 'button', class: 'danger', 'data-testid': 'delete' }, ['Delete…']),
 			reconcile: el('button', { type: 'button', 'data-testid': 'reconcile' }, ['Reconcile unknown']),
 		};
 		var chartBox = el('div', { class: 'chart', 'data-testid': 'rate-chart' });
@@ -241,6 +244,24 @@
 			});
 		});
 
+		buttons.delete.addEventListener('click', function () {
+			C.confirm(
+				'Delete this campaign?',
+				'Its recipients, ledger, report and delivery tracking leave Redis for good: download the report ' +
+					'first to keep it. This cannot be undone.',
+				'Delete',
+			).then(function (ok) {
+				if (!ok) return;
+				C.api('DELETE', path)
+					.then(function () {
+						location.hash = '#/';
+					})
+					.catch(function (error) {
+						say(C.errorText(error), true);
+					});
+			});
+		});
+
 		var rateInput = el('input', {
 			type: 'number',
 			min: '1',
@@ -327,6 +348,7 @@
 				buttons.cancel,
 				buttons.retry,
 				buttons.reconcile,
+				buttons.delete,
 				el(
 					'a',
 					{
@@ -472,6 +494,7 @@
 				buttons.retry.disabled = !(c.counts.not_sent > 0 && RETRYABLE.indexOf(c.state) >= 0);
 				buttons.retry.textContent = 'Retry not sent (' + c.counts.not_sent + ')…';
 				buttons.reconcile.disabled = !(c.counts.unknown > 0);
+				buttons.delete.disabled = DELETABLE.indexOf(c.state) < 0;
 				if (first) rateInput.value = String(c.rate_limit);
 				drawChart(history, c.state === 'running' || c.state === 'scheduled');
 				var rows = errors.map(function (e) {

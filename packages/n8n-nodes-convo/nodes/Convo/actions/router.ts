@@ -33,6 +33,7 @@ export const resources: Record<string, Record<string, ConvoOperation>> = {
 		pause: campaign.pause,
 		resume: campaign.resume,
 		cancel: campaign.cancel,
+		delete: campaign.delete,
 	},
 	reindexRun: { start: reindexRun.start, get: reindexRun.get },
 	suppression: {

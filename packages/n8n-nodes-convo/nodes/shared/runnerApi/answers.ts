@@ -14,6 +14,7 @@ import {
 	campaignListAnswer,
 	campaignReportAnswer,
 	createCampaignAnswer,
+	deleteCampaignAnswer,
 	setCampaignRateAnswer,
 	startCampaignAnswer,
 } from './campaign';
@@ -36,6 +37,7 @@ export const RUNNER_ANSWERS = {
 	pauseCampaign: campaignControlAnswer,
 	resumeCampaign: campaignControlAnswer,
 	cancelCampaign: campaignControlAnswer,
+	deleteCampaign: deleteCampaignAnswer,
 	setCampaignRate: setCampaignRateAnswer,
 	campaignReport: campaignReportAnswer,
 	startReindex: startReindexAnswer,

@@ -301,6 +301,9 @@ export type AddRecipientsAnswer = z.infer<typeof addRecipientsAnswer>;
 export const campaignControlAnswer = z.looseObject({ id: z.string(), state: campaignState });
 export type CampaignControlAnswer = z.infer<typeof campaignControlAnswer>;
 
+/** DELETE /api/campaigns/:id: the finished campaign is gone, with its recipients and report. */
+export const deleteCampaignAnswer = z.looseObject({ id: z.string(), deleted: z.literal(true) });
+
 /** PUT /api/campaigns/:id/rate: the rate the campaign now sends at. */
 export const setCampaignRateAnswer = z.looseObject({ id: z.string(), rate: runnerRate('send') });
 

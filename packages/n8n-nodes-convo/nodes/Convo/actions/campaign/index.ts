@@ -2,12 +2,13 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import * as cancel from './cancel.operation';
 import * as create from './create.operation';
+import * as deleteCampaign from './delete.operation';
 import * as get from './get.operation';
 import * as getReport from './getReport.operation';
 import * as pause from './pause.operation';
 import * as resume from './resume.operation';
 
-export { cancel, create, get, getReport, pause, resume };
+export { cancel, create, deleteCampaign as delete, get, getReport, pause, resume };
 
 export const description: INodeProperties[] = [
 	{
@@ -30,6 +31,14 @@ export const description: INodeProperties[] = [
 				description:
 					'Send a template to ALL input items as one campaign of the runner, at a safe rate, ' +
 					'never twice to a recipient',
+			},
+			{
+				name: 'Delete',
+				value: 'delete',
+				action: 'Delete a campaign',
+				description:
+					'Remove a completed, cancelled or failed campaign from the runner for good, with its recipients ' +
+					'and report',
 			},
 			{
 				name: 'Get',
@@ -64,4 +73,5 @@ export const description: INodeProperties[] = [
 	...pause.description,
 	...resume.description,
 	...cancel.description,
+	...deleteCampaign.description,
 ];

@@ -20,8 +20,8 @@
   KEYS[9] its rate ticks
   KEYS[10] its replies
   KEYS[11] its phone index
-  KEYS[12] its send window's zone lists
-  KEYS[13] its send window's feed positions
+  KEYS[12] its recipients by time zone (keys.ts zoneIndexes)
+  KEYS[13] where the feeder is in each zone (keys.ts zoneFeed)
   KEYS[14] its frequency cap waiting set
   ARGV[1] campaign id
 

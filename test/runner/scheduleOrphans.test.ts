@@ -21,6 +21,20 @@ beforeAll(async () => {
 	await freshCollection(runner);
 });
 
+/** The scheduler put back is there, and its first firing takes it out. */
+async function expectTakenOut(
+	queue: { getJobScheduler(id: string): Promise<unknown> },
+	scheduler: string,
+): Promise<void> {
+	expect(await queue.getJobScheduler(scheduler)).toBeDefined();
+	await waitFor(
+		'the orphaned scheduler to be taken out',
+		async () => ((await queue.getJobScheduler(scheduler)) === undefined ? true : undefined),
+		30_000,
+		100,
+	);
+}
+
 test("a campaign schedule's scheduler put back after its remove is taken out by its first firing, which makes no campaign", async () => {
 	const { path } = writeRecipientsCsv(2, { seed: 61 });
 	const created = await createCampaign(runner.context, {
@@ -33,14 +47,7 @@ test("a campaign schedule's scheduler put back after its remove is taken out by 
 	const id = created.schedule.id;
 	await removeCampaignSchedule(runner.context, id);
 	await CAMPAIGN_CRON.upsert(runner.context, id, EVERY_SECOND);
-	const control = runner.context.queues.control;
-	expect(await control.getJobScheduler(`cron-${id}`)).toBeDefined();
-	await waitFor(
-		'the orphaned scheduler to be taken out',
-		async () => ((await control.getJobScheduler(`cron-${id}`)) === undefined ? true : undefined),
-		30_000,
-		100,
-	);
+	await expectTakenOut(runner.context.queues.control, `cron-${id}`);
 	expect((await listCampaigns(runner.context)).filter((campaign) => campaign.id.startsWith(`${id}r`))).toEqual([]);
 });
 
@@ -56,13 +63,6 @@ test("a reindex schedule's scheduler put back after its remove is taken out by i
 	const id = created.schedule.id;
 	await removeReindexSchedule(runner.context, id);
 	await REINDEX_CRON.upsert(runner.context, id, EVERY_SECOND);
-	const reindex = runner.context.queues.shared('reindex');
-	expect(await reindex.getJobScheduler(`reindex-${id}`)).toBeDefined();
-	await waitFor(
-		'the orphaned scheduler to be taken out',
-		async () => ((await reindex.getJobScheduler(`reindex-${id}`)) === undefined ? true : undefined),
-		30_000,
-		100,
-	);
+	await expectTakenOut(runner.context.queues.shared('reindex'), `reindex-${id}`);
 	expect((await listReindexRuns(runner.context)).filter((run) => !earlier.has(run.id))).toEqual([]);
 });

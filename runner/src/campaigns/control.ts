@@ -113,9 +113,15 @@ export async function expireDeadClaims(context: RunnerContext, campaign: Campaig
 	return expired;
 }
 
-function refuse(campaign: CampaignRecord, act: string, allowed: CampaignState[]): never {
+/** A control act the campaign's state does not allow; `hint` says what to do first. */
+export function refuse(
+	campaign: Pick<CampaignRecord, 'id' | 'state'>,
+	act: string,
+	allowed: readonly CampaignState[],
+	hint = '',
+): never {
 	throw new UserError(
-		`Campaign ${campaign.id} is ${campaign.state}; it can be ${act} only when ${allowed.join(' or ')}`,
+		`Campaign ${campaign.id} is ${campaign.state}; it can be ${act} only when ${allowed.join(' or ')}${hint}`,
 	);
 }
 

@@ -9,11 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { RunnerContext } from '../context';
-import { ConflictError, NotFoundError, UserError } from '../errors';
+import { ConflictError, NotFoundError } from '../errors';
 import { campaignNumber, forgetCampaign } from '../keyGroups';
 import type { Keys } from '../keys';
 import { releaseLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
+import { refuse } from './control';
 import type { CampaignState } from './store';
 
 /** The states a campaign can be deleted in: nothing of it can send again but a retry, which deleting gives up. */
@@ -36,7 +37,7 @@ export async function deleteCampaign(context: RunnerContext, id: string): Promis
 	const from = await campaignNumber(context, id);
 	if (from === undefined) throw new NotFoundError(`No campaign with id ${id}`);
 	const state = await redis.hget(keys.campaign(from, id), 'state');
-	if (state !== null && !DELETABLE.includes(state as CampaignState)) refuse(id, state);
+	if (state !== null && !DELETABLE.includes(state as CampaignState)) refuseIn(id, state);
 
 	const token = randomBytes(8).toString('hex');
 	const lockMs = config.RUNNER_TRACKING_LOCK;
@@ -52,7 +53,7 @@ export async function deleteCampaign(context: RunnerContext, id: string): Promis
 		const answer = String(await redisScript(redis, 'deleteCampaign')(deletionKeys(keys, from, id), [id]));
 		if (answer === 'finishing')
 			throw new ConflictError(`Campaign ${id} is still moving its pending recipients to their end; try again`);
-		if (answer !== 'deleted' && answer !== 'gone') refuse(id, answer);
+		if (answer !== 'deleted' && answer !== 'gone') refuseIn(id, answer);
 		await dropDueChecks(context, from, id);
 	} finally {
 		await releaseLock(redis, keys.trackLock, token);
@@ -78,11 +79,10 @@ export function deletionKeys(keys: Keys, from: string, id: string): string[] {
 	];
 }
 
-function refuse(id: string, state: string): never {
-	throw new UserError(
-		`Campaign ${id} is ${state}; it can be deleted only when ${DELETABLE.join(' or ')}` +
-			(state === 'running' || state === 'paused' || state === 'scheduled' ? ' (cancel it first)' : ''),
-	);
+/** Refused in `state`: a campaign that may still send is to be cancelled first. */
+function refuseIn(id: string, state: string): never {
+	const mayStillSend = state === 'running' || state === 'paused' || state === 'scheduled';
+	refuse({ id, state: state as CampaignState }, 'deleted', DELETABLE, mayStillSend ? ' (cancel it first)' : '');
 }
 
 /** Takes the deleted campaign's delivery checks out of its number's schedule, then its aside records. */

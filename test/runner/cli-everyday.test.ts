@@ -199,9 +199,18 @@ test('Ctrl-C during --wait stops following, says the campaign goes on and how to
 		inAnHour(),
 		'--wait',
 	]);
-	const id = await waitFor('the campaign id on stderr', async () => idOf(cli.stderr()), 30_000);
-	cli.child.kill('SIGINT');
-	expect(await cli.exited).toBe(130);
+	// Ctrl-C the moment the id line arrives, as a quick operator would.
+	const id = await new Promise<string>((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`no campaign id on stderr in 30 s: ${cli.stderr()}`)), 30_000);
+		cli.child.stderr.on('data', () => {
+			const seen = idOf(cli.stderr());
+			if (seen === undefined || cli.child.signalCode !== null || cli.child.killed) return;
+			cli.child.kill('SIGINT');
+			clearTimeout(timer);
+			resolve(seen);
+		});
+	});
+	expect({ code: await cli.exited, stderr: cli.stderr() }).toMatchObject({ code: 130 });
 	expect(cli.stderr()).toContain(
 		`stopped following ${id}; it goes on in the runner processes. Follow it again with: convo-runner campaign status ${id} --wait`,
 	);

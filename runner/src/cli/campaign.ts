@@ -462,16 +462,15 @@ export function addCampaignCommands(program: Command): void {
 						].join('\n'),
 				);
 			}
-			process.stderr.write(
+			const heading =
 				tested +
-					[
-						`campaign ${created.id}: ${plural(created.accepted, 'recipient')}, ` +
-							`${created.rejected} rejected${suppressedPart(created.suppressed)}`,
-						...describeRejections(created),
-					].join('\n') +
-					'\n',
-			);
-			const final = await follow(context, created.id);
+				[
+					`campaign ${created.id}: ${plural(created.accepted, 'recipient')}, ` +
+						`${created.rejected} rejected${suppressedPart(created.suppressed)}`,
+					...describeRejections(created),
+				].join('\n') +
+				'\n';
+			const final = await follow(context, created.id, { heading });
 			exitForEnd(final);
 			// The create's own state was the campaign's at its start: the document says how it ended.
 			return answer({ ...created, state: final.state, status: final }, () => describeCounts(final));

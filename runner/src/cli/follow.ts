@@ -76,19 +76,26 @@ function presenceWatch(context: RunnerContext, kind: string, say: (line: string)
 	};
 }
 
+export interface FollowOptions {
+	/** How often the status is read, ms (500). */
+	intervalMs?: number;
+	/** Written to stderr once Ctrl-C is listened for: the job's id line, which an operator may answer with Ctrl-C. */
+	heading?: string;
+}
+
 async function followUntilSettled<S extends { state: string; rate: number; eta_seconds: number | null }>(
 	context: RunnerContext,
 	id: string,
 	fetch: () => Promise<S>,
 	view: View<S>,
-	intervalMs: number,
+	options: FollowOptions,
 ): Promise<S> {
 	const tty = Boolean(process.stderr.isTTY);
 	// Set once the first status is read; the Ctrl-C handler below stops it if it is there.
 	const progress: { bar?: SingleBar } = {};
 	// The runner processes do the work; this command only watches, so an operator who stops watching
-	// is told the job goes on. Listening before the first read: a Ctrl-C right after the id was
-	// printed gets the same answer.
+	// is told the job goes on. Listening before the id line is written and before the first read: a
+	// Ctrl-C right after the id appears gets the same answer.
 	const interrupted = () => {
 		progress.bar?.stop();
 		process.stderr.write(
@@ -98,6 +105,9 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 		process.exit(INTERRUPTED_EXIT);
 	};
 	process.once('SIGINT', interrupted);
+	// Written after the listener: a loaded machine can pause this process between a write and the next
+	// statement for longer than the reader takes to answer the line.
+	if (options.heading) process.stderr.write(options.heading);
 	let status: S;
 	try {
 		status = await fetch();
@@ -128,7 +138,7 @@ async function followUntilSettled<S extends { state: string; rate: number; eta_s
 		let lastLine = 0;
 		while (!view.settled(status)) {
 			await checkPresence();
-			await new Promise((resolve) => setTimeout(resolve, intervalMs));
+			await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 500));
 			status = await fetch();
 			if (bar) {
 				bar.setTotal(view.total(status));
@@ -159,11 +169,7 @@ const CAMPAIGN_SETTLED = new Set(['completed', 'paused']);
 const CAMPAIGN_ENDED = new Set(['cancelled', 'failed']);
 const recipients = (status: CampaignStatus) => Object.values(status.counts).reduce((sum, n) => sum + n, 0);
 
-export function follow(
-	context: RunnerContext,
-	id: string,
-	options: { intervalMs?: number } = {},
-): Promise<CampaignStatus> {
+export function follow(context: RunnerContext, id: string, options: FollowOptions = {}): Promise<CampaignStatus> {
 	return followUntilSettled(
 		context,
 		id,
@@ -182,7 +188,7 @@ export function follow(
 				`pending ${c.pending + c.claimed}`,
 			followAgain: `convo-runner campaign status ${id} --wait`,
 		},
-		options.intervalMs ?? 500,
+		options,
 	);
 }
 
@@ -190,7 +196,7 @@ export function follow(
 export function followReindex(
 	context: RunnerContext,
 	id: string,
-	options: { intervalMs?: number } = {},
+	options: FollowOptions = {},
 ): Promise<ReindexOverview> {
 	return followUntilSettled(
 		context,
@@ -209,6 +215,6 @@ export function followReindex(
 				`deactivated ${c.deactivated} rejected ${c.rejected} failed ${c.failed}`,
 			followAgain: `convo-runner reindex status ${id} --wait`,
 		},
-		options.intervalMs ?? 500,
+		options,
 	);
 }

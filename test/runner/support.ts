@@ -20,7 +20,7 @@ import { createLogger } from '../../runner/src/log';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../runner/src/devRedis';
 import { masters, type RedisConnection } from '../../runner/src/redis';
 import { closeContext, openContext } from '../../runner/src/runtime';
-import { createCampaign, getCampaign, reportRows } from '../../runner/src/core/campaigns';
+import { campaignStatus, createCampaign, getCampaign, reportRows } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
 import { outboxes } from '../../runner/src/webhooks/outbox';
 import type { ReportRow } from '../../runner/src/campaigns/report';
@@ -812,6 +812,26 @@ export async function report(context: RunnerContext, id: string): Promise<Report
 export async function moveCampaignClock(context: RunnerContext, id: string, ms: number): Promise<void> {
 	const { from } = await getCampaign(context, id);
 	await context.redis.hincrby(context.keys.campaign(from, id), 'clock_offset', ms);
+}
+
+/**
+ * A campaign's delivery tracking as counts of its records by state, step, open and unanswered
+ * asks (`s:r k:1 o:0 u:0`), and the ledger's counts: what an assertion on a funnel or an A/B
+ * verdict shows beside its figures when it fails, so a failure in a loaded run explains itself.
+ */
+export async function trackingTally(
+	context: RunnerContext,
+	id: string,
+): Promise<{ tracking: Record<string, number>; counts: Record<string, number> }> {
+	const { from } = await getCampaign(context, id);
+	const records = await context.redis.hvals(context.keys.tracked(from, id));
+	const tracking: Record<string, number> = {};
+	for (const text of records) {
+		const record = JSON.parse(text) as { s: string; k: number; o?: number; u?: number };
+		const key = `s:${record.s} k:${record.k} o:${record.o ?? 0} u:${record.u ?? 0}`;
+		tracking[key] = (tracking[key] ?? 0) + 1;
+	}
+	return { tracking, counts: { ...(await campaignStatus(context, id)).counts } };
 }
 
 /** Groups sends by recipient: more than one entry is a duplicate. */

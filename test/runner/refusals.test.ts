@@ -100,7 +100,8 @@ test('a template paused mid-campaign pauses both campaigns on it within 5 refuse
 	const refused = await refusedSends();
 	const refusedFrom = (from: string) =>
 		refused.filter((send) => send.template_id === t.id && send.from === from && send.field === 'template_id').length;
-	expect(refusedFrom(first)).toBeGreaterThanOrEqual(1);
+	// The first campaign to meet three refusals in a row pauses the other: either number may meet
+	// none of its own (the promise is the pause, not a refusal per number), neither more than 5.
 	expect(refusedFrom(first)).toBeLessThanOrEqual(5);
 	expect(refusedFrom(second)).toBeLessThanOrEqual(5);
 	expect(refusedFrom(first) + refusedFrom(second)).toBeGreaterThanOrEqual(3);

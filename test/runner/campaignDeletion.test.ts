@@ -10,7 +10,16 @@
 import { deletionKeys } from '../../runner/src/campaigns/deletion';
 import type { RedisConnection } from '../../runner/src/redis';
 import { redisScript } from '../../runner/src/redisScripts';
-import { apiCaller, positionalTemplate, runCli, startApi, useRunnerUnderTest, waitFor } from './support';
+import { createCampaign } from '../../runner/src/core/campaigns';
+import {
+	apiCaller,
+	positionalTemplate,
+	runCli,
+	startApi,
+	useRunnerUnderTest,
+	waitFor,
+	writeRecipientsCsv,
+} from './support';
 
 jest.setTimeout(180_000);
 
@@ -196,4 +205,29 @@ test('a delete cut short after its Redis step (the lists not yet left) is finish
 	const again = await runCli(['campaign', 'delete', id], { ...runner.env, LOG_LEVEL: 'warn' });
 	expect(again.code).toBe(1);
 	expect(again.stderr).toContain(`No campaign with id ${id}`);
+});
+
+test("a cron schedule's id is not a campaign's: the delete says so and how a schedule goes, and the schedule stays", async () => {
+	const created = await createCampaign(runner.context, {
+		templateId: positionalTemplate(runner.business).id,
+		from: runner.business.phoneNumbers[0],
+		source: writeRecipientsCsv(1, { seed: 6 }).path,
+		cron: '0 0 1 1 *',
+	});
+	if (created.kind !== 'schedule') throw new Error('expected a schedule');
+	const id = created.schedule.id;
+	const refused = await call('DELETE', `/api/campaigns/${id}`);
+	expect(refused.status).toBe(404);
+	expect(refused.json.message).toBe(
+		`No campaign with id ${id}: it is a cron schedule, removed with \`campaign cancel ${id}\` or ` +
+			`DELETE /api/campaigns/schedules/${id} (the campaigns it made stay, each deleted by its own id)`,
+	);
+	const cli = await runCli(['campaign', 'delete', id], { ...runner.env, LOG_LEVEL: 'warn' });
+	expect(cli.code).toBe(1);
+	expect(cli.stderr).toContain(`it is a cron schedule, removed with \`campaign cancel ${id}\``);
+	const listed = async () =>
+		((await call('GET', '/api/campaigns/schedules')).json.schedules as Array<{ id: string }>).map((s) => s.id);
+	expect(await listed()).toContain(id);
+	expect((await call('DELETE', `/api/campaigns/schedules/${id}`)).status).toBe(200);
+	expect(await listed()).not.toContain(id);
 });

@@ -15,6 +15,7 @@ import type { Keys } from '../keys';
 import { releaseLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
 import { refuse } from './control';
+import { findSchedule } from './schedule';
 import type { CampaignState } from './store';
 
 /** The states a campaign can be deleted in: nothing of it can send again but a retry, which deleting gives up. */
@@ -35,7 +36,14 @@ const LOCK_POLL_MS = 100;
 export async function deleteCampaign(context: RunnerContext, id: string): Promise<{ id: string; deleted: true }> {
 	const { redis, keys, config, log } = context;
 	const from = await campaignNumber(context, id);
-	if (from === undefined) throw new NotFoundError(`No campaign with id ${id}`);
+	if (from === undefined) {
+		if (await findSchedule(context, id))
+			throw new NotFoundError(
+				`No campaign with id ${id}: it is a cron schedule, removed with \`campaign cancel ${id}\` or ` +
+					`DELETE /api/campaigns/schedules/${id} (the campaigns it made stay, each deleted by its own id)`,
+			);
+		throw new NotFoundError(`No campaign with id ${id}`);
+	}
 	const state = await redis.hget(keys.campaign(from, id), 'state');
 	if (state !== null && !DELETABLE.includes(state as CampaignState)) refuseIn(id, state);
 

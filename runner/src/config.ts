@@ -427,6 +427,11 @@ export const CONFIG_SCHEMA = z
 		 * RUNNER_HTTP_DEADLINE plus 1 s, so a check still waiting for its answers is never claimed again.
 		 */
 		RUNNER_TRACKING_CLAIM_LEASE: timing('30s', 2000, 3_600_000),
+		/**
+		 * The feeder's lock, held by one process's pass at a time and renewed while it runs: a process
+		 * killed mid-pass stops the feeding of every number for this long at most.
+		 */
+		RUNNER_FEEDER_LOCK: timing('5s', 1000, 600_000),
 		/** Delivery tracking's tick lock, renewed between rounds: a dead holder's lapses after this. */
 		RUNNER_TRACKING_LOCK: timing('15s', 1000, 600_000),
 		/**

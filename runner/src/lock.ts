@@ -26,3 +26,26 @@ export async function renewLock(redis: RedisConnection, key: string, token: stri
 export async function releaseLock(redis: RedisConnection, key: string, token: string): Promise<boolean> {
 	return Number(await redisScript(redis, 'releaseLock')([key], [token])) === 1;
 }
+
+/**
+ * Renews `token`'s lease every third of it until the returned function is called: a live holder
+ * keeps the lock however long its work takes, a dead one's lapses within `leaseMs`. `onLost`: the
+ * lock went to another holder (its lease ran out first); `onError`: a renewal could not be asked.
+ */
+export function keepLock(
+	redis: RedisConnection,
+	key: string,
+	token: string,
+	leaseMs: number,
+	on: { lost?: () => void; error: (error: Error) => void },
+): () => void {
+	const timer = setInterval(() => {
+		renewLock(redis, key, token, leaseMs)
+			.then((renewed) => {
+				if (!renewed) on.lost?.();
+			})
+			.catch(on.error);
+	}, leaseMs / 3);
+	timer.unref();
+	return () => clearInterval(timer);
+}

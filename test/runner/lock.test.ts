@@ -1,9 +1,10 @@
 /**
  * The lock helper (lock.ts over lua/lock/*.lua) on a real Redis: only the token that holds a lock
- * renews or releases it, and a take answers who holds it.
+ * renews or releases it, a take answers who holds it, and a kept lock outlives its lease until
+ * its keeper stops.
  */
-import { releaseLock, renewLock, takeLock } from '../../runner/src/lock';
-import { uniquePrefix, useRedisConnection } from './support';
+import { keepLock, releaseLock, renewLock, takeLock } from '../../runner/src/lock';
+import { uniquePrefix, useRedisConnection, waitFor } from './support';
 
 const connection = useRedisConnection();
 
@@ -37,4 +38,31 @@ test('release frees the lock only for its holder', async () => {
 	expect(await releaseLock(connection.redis, key, 'a')).toBe(true);
 	expect(await connection.redis.exists(key)).toBe(0);
 	expect(await takeLock(connection.redis, key, 'b', 60_000)).toBeUndefined();
+});
+
+test('keepLock holds a lock past its lease until stopped, then it lapses; a lock another took is said lost', async () => {
+	const key = `${uniquePrefix()}lock`;
+	const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+	const errors: Error[] = [];
+	// A lease of 2 s renewed every 667 ms: a loaded machine's late timer does not make it lapse.
+	await takeLock(connection.redis, key, 'a', 2_000);
+	const stop = keepLock(connection.redis, key, 'a', 2_000, { error: (error) => errors.push(error) });
+	await sleep(3_000);
+	expect(await connection.redis.get(key)).toBe('a');
+	stop();
+	await sleep(2_500);
+	expect(await connection.redis.exists(key)).toBe(0);
+
+	let lost = 0;
+	await takeLock(connection.redis, key, 'b', 2_000);
+	await connection.redis.set(key, 'c', 'PX', 60_000);
+	const stopLost = keepLock(connection.redis, key, 'b', 2_000, {
+		lost: () => lost++,
+		error: (error) => errors.push(error),
+	});
+	await waitFor('the lock said lost', async () => lost > 0 || undefined, 10_000);
+	stopLost();
+	expect(lost).toBeGreaterThan(0);
+	expect(await connection.redis.get(key)).toBe('c');
+	expect(errors).toEqual([]);
 });

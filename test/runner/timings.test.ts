@@ -18,6 +18,8 @@ const DEFAULTS = {
 	RUNNER_FEEDER_STALL: 15_000,
 	RUNNER_TRACKING_CLAIM_LEASE: 30_000,
 	RUNNER_TRACKING_LOCK: 15_000,
+	// A fixed 30 s before it was a setting; renewed while a pass runs, so a live pass never needed that much.
+	RUNNER_FEEDER_LOCK: 5000,
 	RUNNER_SEND_BACKOFF: 1000,
 	RUNNER_REINDEX_BACKOFF: 500,
 	RUNNER_RATE_ROOM: 40,

@@ -12,7 +12,7 @@ import { ConflictError, FieldError, NotFoundError, UserError } from '../errors';
 import { cronSettings, firingState, nextCronRun } from '../cronSchedules';
 import { settingsError } from '../settingNames';
 import { IDEMPOTENCY_SECONDS } from '../keys';
-import { releaseLock, renewLock } from '../lock';
+import { keepLock, releaseLock } from '../lock';
 import { redisScript } from '../redisScripts';
 import { campaignNumber } from '../keyGroups';
 import { formatOf, type SourceRecord } from '../source';
@@ -732,12 +732,9 @@ async function once<T extends object>(
 			);
 		return { ...(JSON.parse(existing) as T), replayed: true };
 	}
-	const renew = setInterval(() => {
-		renewLock(redis, slot, token, leaseMs).catch((error: Error) =>
-			context.log.warn({ err: error.message }, 'idempotency lease not renewed'),
-		);
-	}, leaseMs / 3);
-	renew.unref();
+	const stopRenewing = keepLock(redis, slot, token, leaseMs, {
+		error: (error) => context.log.warn({ err: error.message }, 'idempotency lease not renewed'),
+	});
 	try {
 		const answer = await work({ slot, token });
 		await redisScript(redis, 'settleOnce')([slot], [token, JSON.stringify(answer), IDEMPOTENCY_SECONDS]);
@@ -746,7 +743,7 @@ async function once<T extends object>(
 		await releaseLock(redis, slot, token).catch(() => undefined);
 		throw error;
 	} finally {
-		clearInterval(renew);
+		stopRenewing();
 	}
 }
 

@@ -8,7 +8,7 @@ import { RUNNER_ROUTES } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
 import type { SourceOrigin } from '../localFiles';
-import { releaseLock, renewLock, takeLock } from '../lock';
+import { keepLock, releaseLock, takeLock } from '../lock';
 
 /** Takes the collection for `runId`; answers the run that holds it instead, if another does. */
 export async function takeCollection(
@@ -30,16 +30,10 @@ export function keepCollection(
 	runId: string,
 	onLost: () => void,
 ): () => void {
-	const timer = setInterval(() => {
-		renewLock(context.redis, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE)
-			.then((renewed) => {
-				if (!renewed) onLost();
-			})
-			.catch((error: Error) =>
-				context.log.warn({ run: runId, err: error.message }, 'could not renew the collection lease'),
-			);
-	}, context.config.RUNNER_REINDEX_LEASE / 3);
-	return () => clearInterval(timer);
+	return keepLock(context.redis, context.keys.reindex.lock(collection), runId, context.config.RUNNER_REINDEX_LEASE, {
+		lost: onLost,
+		error: (error) => context.log.warn({ run: runId, err: error.message }, 'could not renew the collection lease'),
+	});
 }
 
 /** How a client follows a run: its own command or route, never the other client's. */

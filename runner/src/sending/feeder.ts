@@ -16,7 +16,7 @@ import { openingAt, type WeekWindow } from '../audience/windows';
 import { findCampaign, type CampaignRecord } from '../campaigns/store';
 import { restartSpacing, setSpacingRate } from './spacing';
 import { campaignNumber, listUnlisted } from '../keyGroups';
-import { releaseLock, takeLock } from '../lock';
+import { keepLock, releaseLock, takeLock } from '../lock';
 import { redisScript } from '../redisScripts';
 import { repairCopies } from '../audience/suppression';
 import { decideIfDue } from '../campaigns/abTest';
@@ -36,7 +36,12 @@ const queueDepthFor = (rate: number) => Math.ceil(Math.min(5000, Math.max(200, r
 export async function feedOnce(context: RunnerContext): Promise<boolean> {
 	const { redis, keys } = context;
 	const token = randomBytes(8).toString('hex');
-	if ((await takeLock(redis, keys.feederLock, token, 30_000)) !== undefined) return false;
+	const leaseMs = context.config.RUNNER_FEEDER_LOCK;
+	if ((await takeLock(redis, keys.feederLock, token, leaseMs)) !== undefined) return false;
+	// Renewed while the pass runs: a process killed mid-pass stops the feeding for one lease at most.
+	const stopRenewing = keepLock(redis, keys.feederLock, token, leaseMs, {
+		error: (error) => context.log.warn({ err: error.message }, 'could not renew the feeder lock'),
+	});
 	try {
 		const numberState = redisScript(redis, 'numberState');
 		const campaigns: CampaignRecord[] = [];
@@ -149,6 +154,7 @@ export async function feedOnce(context: RunnerContext): Promise<boolean> {
 			}
 		}
 	} finally {
+		stopRenewing();
 		await releaseLock(redis, keys.feederLock, token);
 	}
 	return true;

@@ -273,7 +273,13 @@ const code = (text: string) => `\`\`\`ts\n${text}\n\`\`\``;
 
 function operationSection(method: string, path: string, operation: Operation): string {
 	const shownPath = path.replace(/\{(\w+)\}/g, ':$1');
-	const access = operation.security.length === 0 ? 'no token' : 'bearer token';
+	const schemes = operation.security.flatMap((requirement) => Object.keys(requirement as object));
+	const access =
+		schemes.length === 0
+			? 'no token'
+			: schemes.includes('eventsHeader')
+				? 'the events header (RUNNER_EVENTS_HEADER_NAME: RUNNER_EVENTS_HEADER_VALUE), no token'
+				: 'bearer token';
 	const parts = [`### ${method.toUpperCase()} ${shownPath}`, `\`${operation.operationId}\` · ${access}`];
 	parts.push(operation.summary);
 	if (operation.parameters.length > 0) {

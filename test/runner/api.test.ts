@@ -70,16 +70,29 @@ test('/healthz and /readyz answer without a token; every other route refuses a m
 			Object.keys(methods).map((method) => [method.toUpperCase(), path.replace(/\{[^}]+\}/g, 'cx1')]),
 	);
 	expect(routes.length).toBeGreaterThanOrEqual(12);
-	// The probes are listed, without security; every other route asks for the bearer token.
+	// The probes are listed without security, the events endpoint with the operator's header (its
+	// name not shown: the document is served to anyone), every other route with the bearer token.
+	const paths = openApi.json.paths as Record<string, Record<string, { security: unknown }>>;
 	const security = Object.fromEntries(
-		Object.entries(openApi.json.paths as Record<string, { get?: { security: unknown } }>).map(([path, methods]) => [
-			path,
-			methods.get?.security,
-		]),
+		Object.entries(paths).flatMap(([path, methods]) =>
+			Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.security]),
+		),
 	);
-	expect({ healthz: security['/healthz'], readyz: security['/readyz'], campaigns: security['/api/campaigns'] }).toEqual(
-		{ healthz: [], readyz: [], campaigns: [{ bearer: [] }] },
-	);
+	const byScheme = (scheme: unknown) =>
+		Object.keys(security).filter((route) => JSON.stringify(security[route]) === JSON.stringify(scheme));
+	expect(byScheme([])).toEqual(['GET /healthz', 'GET /readyz']);
+	expect(byScheme([{ eventsHeader: [] }]).sort()).toEqual([
+		'POST /api/events/message-created',
+		'PUT /api/events/message-created',
+	]);
+	expect(byScheme([{ bearer: [] }])).toHaveLength(Object.keys(security).length - 4);
+	const schemes = (openApi.json.components as { securitySchemes: Record<string, Record<string, string>> })
+		.securitySchemes;
+	expect(schemes.eventsHeader).toMatchObject({ type: 'apiKey', in: 'header', name: 'RUNNER_EVENTS_HEADER_NAME' });
+	expect(Object.keys(paths['/api/events/message-created'].post)).toContain('responses');
+	expect(
+		Object.keys((paths['/api/events/message-created'].post as unknown as { responses: object }).responses),
+	).toEqual(expect.arrayContaining(['200', '401', '404']));
 	for (const [method, path] of routes) {
 		if (path === '/healthz' || path === '/readyz') continue;
 		if (path === '/api/events/message-created') {

@@ -67,6 +67,7 @@ export function eventRoutes(routes: RouteTable, context: RunnerContext): void {
 				// No bearer token: the header of RUNNER_EVENTS_HEADER_NAME with
 				// RUNNER_EVENTS_HEADER_VALUE (401 otherwise, 404 when unset).
 				public: true,
+				eventsHeader: true,
 				summary:
 					"The service's message_created event (register it in the dashboard: developer tools, event triggers; " +
 					`${method === 'POST' ? 'POST or PUT' : 'PUT or POST'}; ` +

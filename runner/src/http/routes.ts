@@ -36,6 +36,8 @@ export interface RouteSpec<
 	tag: keyof typeof ROUTE_TAGS;
 	/** Needs no token (the probes): listed without security in the OpenAPI document. */
 	public?: boolean;
+	/** Takes the operator's events header instead of the token (eventRoutes.ts): listed with that scheme. */
+	eventsHeader?: boolean;
 	params?: P;
 	query?: Q;
 	/** JSON body schema; routes that stream other content types say so in `consumes`. */
@@ -194,7 +196,7 @@ export class RouteTable {
 					tags: [spec.tag],
 					parameters,
 					...(Object.keys(content).length > 0 ? { requestBody: { required: true, content } } : {}),
-					security: spec.public ? [] : [{ bearer: [] }],
+					security: spec.eventsHeader ? [{ eventsHeader: [] }] : spec.public ? [] : [{ bearer: [] }],
 					responses: {
 						[spec.success[0]]: {
 							description: spec.success[1],
@@ -214,7 +216,18 @@ export class RouteTable {
 			servers: [{ url: '/', description: 'the runner that serves this document' }],
 			tags: Object.entries(ROUTE_TAGS).map(([name, description]) => ({ name, description })),
 			components: {
-				securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+				securitySchemes: {
+					bearer: { type: 'http', scheme: 'bearer' },
+					// The header's name is the operator's setting, not shown here: the document is served to anyone.
+					eventsHeader: {
+						type: 'apiKey',
+						in: 'header',
+						name: 'RUNNER_EVENTS_HEADER_NAME',
+						description:
+							'The header the runner is configured with (RUNNER_EVENTS_HEADER_NAME), whose value is ' +
+							'RUNNER_EVENTS_HEADER_VALUE; set in the service dashboard with the event trigger',
+					},
+				},
 				schemas: { Error: jsonSchema(errorAnswer, 'output') },
 			},
 			paths,

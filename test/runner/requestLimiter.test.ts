@@ -5,6 +5,7 @@
  * on a clock of the test's own, so what is measured is the limiter's rule, not this machine's timers.
  */
 import { RequestLimiter, type LimiterClock } from '../../runner/src/tracking/requestLimiter';
+import { busiestSpan } from './support';
 
 /** A clock that moves only when a waiter sleeps: to the latest time any waiter asked for. */
 function virtualClock(): LimiterClock & { time: number } {
@@ -20,16 +21,6 @@ function virtualClock(): LimiterClock & { time: number } {
 	return clock;
 }
 
-/** The most entries of `times` (ms, sorted) within any span of `spanMs`. */
-function busiest(times: number[], spanMs: number): number {
-	let most = 0;
-	for (let first = 0, last = 0; last < times.length; last++) {
-		while (times[last] - times[first] >= spanMs) first++;
-		most = Math.max(most, last - first + 1);
-	}
-	return most;
-}
-
 test('12 requests asked for together at a limit of 5 per 200 ms leave 5 at once, 5 a span later, then 2', async () => {
 	const clock = virtualClock();
 	const limiter = new RequestLimiter(5, 200, clock);
@@ -37,7 +28,7 @@ test('12 requests asked for together at a limit of 5 per 200 ms leave 5 at once,
 	await Promise.all(Array.from({ length: 12 }, () => limiter.through(async () => left.push(clock.now()))));
 	left.sort((a, b) => a - b);
 	expect(left).toEqual([0, 0, 0, 0, 0, 200, 200, 200, 200, 200, 400, 400]);
-	expect(busiest(left, 200)).toBe(5);
+	expect(busiestSpan(left, 200).count).toBe(5);
 });
 
 test('a limiter whose span has emptied lets a full burst leave at once', async () => {

@@ -834,6 +834,40 @@ export async function trackingTally(
 	return { tracking, counts: { ...(await campaignStatus(context, id)).counts } };
 }
 
+/**
+ * The busiest span of `times` (epoch ms, any order): how many fall within `spanMs` of the first of
+ * them, when it starts, and the gaps between them (ms).
+ */
+export function busiestSpan(times: number[], spanMs = 1000): { count: number; startsAt: string; gapsMs: number[] } {
+	const sorted = [...times].sort((a, b) => a - b);
+	let best = { first: 0, last: -1 };
+	for (let first = 0, last = 0; last < sorted.length; last++) {
+		while (sorted[last] - sorted[first] >= spanMs) first++;
+		if (last - first > best.last - best.first) best = { first, last };
+	}
+	const inside = sorted.slice(best.first, best.last + 1);
+	return {
+		count: inside.length,
+		startsAt: inside.length > 0 ? new Date(inside[0]).toISOString() : '',
+		gapsMs: inside.slice(1).map((time, i) => time - inside[i]),
+	};
+}
+
+/**
+ * Fails when any span of `spanMs` holds more than `most` of `times`, naming that span's start and
+ * the gaps within it (a loaded run's breach then shows whether the sends came bunched after a
+ * stall or evenly too fast); else answers its count.
+ */
+export function expectBusiestAtMost(times: number[], most: number, spanMs = 1000): number {
+	const busiest = busiestSpan(times, spanMs);
+	if (busiest.count > most)
+		throw new Error(
+			`${busiest.count} in the ${spanMs} ms from ${busiest.startsAt}, more than ${most}; ` +
+				`gaps between them (ms): ${busiest.gapsMs.join(' ')}`,
+		);
+	return busiest.count;
+}
+
 /** Groups sends by recipient: more than one entry is a duplicate. */
 export function sendsByPhone(messages: SandboxMessage[]): Map<string, SandboxMessage[]> {
 	const map = new Map<string, SandboxMessage[]>();

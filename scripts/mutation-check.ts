@@ -82,6 +82,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'includes/ledgerRecords.lua': LEDGER,
 	'includes/settleRecord.lua': [
 		...LEDGER.slice(0, 1),
+		EDGES,
 		'test/runner/dailyCounts.test.ts',
 		'test/runner/cap-counts.test.ts',
 		...LEDGER.slice(1),
@@ -131,7 +132,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'changeSuppression-4.lua': SUPPRESSION,
 	'pruneSuppressionChanges-3.lua': ['test/runner/suppressionChanges.test.ts'],
 	'decideVariant-2.lua': ['test/runner/abTest.test.ts'],
-	'settleBlocked-7.lua': ['test/runner/refusals.test.ts'],
+	'settleBlocked-7.lua': [EDGES, 'test/runner/refusals.test.ts'],
 	'suppressionKeyword-6.lua': SUPPRESSION,
 	'applySuppressions-2.lua': SUPPRESSION,
 	'openSuppressionCopy-3.lua': [EDGES, ...SUPPRESSION],

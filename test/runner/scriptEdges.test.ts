@@ -119,6 +119,94 @@ describe('restartSpacing', () => {
 	});
 });
 
+describe("a campaign's blocked streak (settleBlocked-7.lua, reset by settle-8.lua's send)", () => {
+	const THRESHOLD = 3;
+	const campaign = async () => {
+		const prefix = uniquePrefix();
+		const [meta, ledger, running, outbox, ticks, rows, sends, daily] = [
+			'meta',
+			'ledger',
+			'running',
+			'outbox',
+			'ticks',
+			'rows',
+			'sends',
+			'daily',
+		].map((name) => `${prefix}${name}`);
+		await connection.redis.hset(meta, { state: 'running', n_c: 0 });
+		await connection.redis.sadd(running, 'c1');
+		/** A claim of recipient `index` made at `claimedAt`, held by token `t<index>`. */
+		const claim = async (index: number, claimedAt: number) => {
+			await connection.redis.hset(ledger, index, `c|1|${claimedAt}|${claimedAt}|t${index}|`);
+			await connection.redis.hincrby(meta, 'n_c', 1);
+		};
+		const refused = (index: number, now: number, token = `t${index}`) =>
+			run(
+				'settleBlocked',
+				[meta, ledger, running, outbox, ticks, rows, sends],
+				[index, token, now, 'blocked', 'c1', THRESHOLD, 'template_refused', 'template paused'],
+			);
+		const sent = (index: number, now: number) =>
+			run(
+				'settle',
+				[meta, ledger, running, outbox, ticks, rows, sends, daily],
+				[index, `t${index}`, 's', now, `m${index}`, '', 10, 'c1', ''],
+			);
+		return { meta, outbox, running, claim, refused, sent };
+	};
+	const events = async (outbox: string) =>
+		(await connection.redis.lrange(outbox, 0, -1)).map((entry) => (JSON.parse(entry) as { type: string }).type);
+
+	test('a send claimed before the refusals and answered after them does not break the streak', async () => {
+		const { meta, outbox, running, claim, refused, sent } = await campaign();
+		for (const index of [0, 1, 2, 3]) await claim(index, 1000 + index);
+		expect(await refused(0, 2000)).toBe('ok');
+		expect(await refused(1, 2100)).toBe('ok');
+		expect(await sent(2, 2200)).toBe('ok');
+		expect(await refused(3, 2300)).toBe('paused');
+		expect(await connection.redis.hmget(meta, 'state', 'paused_reason')).toEqual(['paused', 'template_refused']);
+		expect(await connection.redis.sismember(running, 'c1')).toBe(0);
+		expect(await events(outbox)).toEqual(['campaign.paused']);
+	});
+
+	test("a resume's re-check refused pauses at once, the re-check over", async () => {
+		const { meta, claim, refused } = await campaign();
+		await connection.redis.hset(meta, 'recheck', '1');
+		await claim(0, 1000);
+		expect(await refused(0, 2000)).toBe('paused');
+		expect(await connection.redis.hmget(meta, 'state', 'recheck')).toEqual(['paused', null]);
+	});
+
+	test("a refusal of a claim that is no longer this attempt's counts nothing", async () => {
+		const { meta, claim, refused } = await campaign();
+		await claim(0, 1000);
+		expect(await refused(0, 2000, 'another')).toBe('lost');
+		expect(await connection.redis.hmget(meta, 'blocked_streak', 'n_c')).toEqual([null, '1']);
+	});
+
+	test('refusals of sends in flight when the campaign stopped pause nothing again', async () => {
+		const { meta, outbox, claim, refused } = await campaign();
+		for (const index of [0, 1, 2]) await claim(index, 1000 + index);
+		await connection.redis.hset(meta, 'state', 'paused', 'paused_reason', 'operator');
+		for (const index of [0, 1, 2]) expect(await refused(index, 2000 + index)).toBe('ok');
+		expect(await connection.redis.hmget(meta, 'state', 'paused_reason')).toEqual(['paused', 'operator']);
+		expect(await connection.redis.llen(outbox)).toBe(0);
+	});
+
+	test('a send claimed after the last refusal was answered breaks the streak', async () => {
+		const { meta, claim, refused, sent } = await campaign();
+		for (const index of [0, 1]) await claim(index, 1000 + index);
+		expect(await refused(0, 2000)).toBe('ok');
+		expect(await refused(1, 2100)).toBe('ok');
+		for (const index of [2, 3, 4, 5]) await claim(index, 2150 + index);
+		expect(await sent(2, 2200)).toBe('ok');
+		expect(await refused(3, 2300)).toBe('ok');
+		expect(await refused(4, 2400)).toBe('ok');
+		expect(await connection.redis.hmget(meta, 'state', 'blocked_streak')).toEqual(['running', '2']);
+		expect(await refused(5, 2500)).toBe('paused');
+	});
+});
+
 describe("the start gate's rate span step (start-11.lua taking a late start again)", () => {
 	/**
 	 * A wide rate span room (0.5: a 1.5 s span, and at rate 4 a cap of 2 in the last second) so the

@@ -3,7 +3,9 @@
   template, the sending number, the API key. The claim goes back to pending (nothing was sent), the
   campaign's blocked streak grows by one, and the campaign pauses, with the reason and the
   service's message, when the streak reaches the threshold or the send was a resume's re-check;
-  the event campaign.paused is written in the same step. A send resets the streak (settleRecord).
+  the event campaign.paused is written in the same step. A send claimed after the last refusal was
+  answered breaks the streak; one claimed before it, answered late, went out before the refusal
+  and says nothing of it (settleRecord records `sent_claimed_at`).
 
   KEYS[1] meta
   KEYS[2] ledger
@@ -35,7 +37,14 @@ local recheck = redis.call('HEXISTS', meta, 'recheck') == 1
 local settled = settle(meta, KEYS[2], running, outbox, KEYS[5], ARGV[1], ARGV[2], 'p', now, '', ARGV[4], 0, id, '',
   { recipients = KEYS[6], sends = KEYS[7] })
 if settled ~= 'ok' then return settled end
-local streak = redis.call('HINCRBY', meta, 'blocked_streak', 1)
+local last = redis.call('HMGET', meta, 'sent_claimed_at', 'blocked_at')
+local streak = 1
+if (tonumber(last[1]) or 0) > (tonumber(last[2]) or 0) then
+  redis.call('HSET', meta, 'blocked_streak', 1, 'blocked_at', now)
+else
+  streak = redis.call('HINCRBY', meta, 'blocked_streak', 1)
+  redis.call('HSET', meta, 'blocked_at', now)
+end
 if redis.call('HGET', meta, 'state') ~= 'running' then return 'ok' end
 if streak < tonumber(ARGV[6]) and not recheck then return 'ok' end
 redis.call('HSET', meta, 'state', 'paused', 'blocked_streak', 0, 'last_error', ARGV[4], 'paused_reason', ARGV[7],

@@ -4,9 +4,10 @@
  * 403) or the API key (401). service.ts's table turns those answers into `blocked`; here:
  *
  * - the recipient goes back to pending (it was not sent: nothing is lost, no attempt is spent);
- * - the campaign's blocked streak (distinct recipients in a row, reset by a send) grows, in the
- *   same Redis step, and the campaign pauses with the reason and the service's message once it
- *   reaches RUNNER_PAUSE_AFTER_BLOCKED, or at once for a 403, a 401 or a resume's re-check;
+ * - the campaign's blocked streak (distinct recipients in a row, reset by a send claimed after the
+ *   last refusal) grows, in the same Redis step, and the campaign pauses with the reason and the
+ *   service's message once it reaches RUNNER_PAUSE_AFTER_BLOCKED, or at once for a 403, a 401 or a
+ *   resume's re-check;
  * - then every other running campaign that uses the same template (any number), the same number,
  *   or, for the key, every one, pauses too, each in its own atomic step, and each pause hands its
  *   number to the number's other campaigns at once (handOverNumber).

@@ -31,16 +31,18 @@ local rec = redis.call('HGET', ledger, idx)
 if not rec then return 'lost' end
 local r = parse(rec)
 if r.ref ~= token or not (r.s == 'c' or (r.s == 'u' and to == 's')) then return 'lost' end
-local from = r.s
+local from, claimedAt = r.s, r.l
 if from == 'c' and (to == 'p' or to == 'f' or to == 'n') then capGiveBack(cap, meta, idx, r.l) end
 r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r)
 local claimedLeft = move(meta, from, to)
--- A send resets the failure and blocked streaks in the same write (one command per send less), and
--- ends a wait for the daily limit (audience/budget.ts) the status shows.
+-- A send resets the failure streak in the same write (one command per send less), records when it
+-- was claimed for the blocked streak (settleBlocked-7.lua), and ends a wait for the daily limit
+-- (audience/budget.ts) the status shows.
 if to == 's' then
-  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'blocked_streak', 0, 'budget_next_at', '')
+  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'sent_claimed_at', claimedAt,
+    'budget_next_at', '')
 else
   redis.call('HSET', meta, 'last_progress_at', now)
 end

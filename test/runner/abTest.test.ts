@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { campaignStatus, reconcileCampaign, retryNotSent } from '../../runner/src/core/campaigns';
+import { abTestFields, abTestOf, abTestView } from '../../runner/src/campaigns/abTest';
+import { encodeRecipient } from '../../runner/src/campaigns/schema';
 import { binomialSpread, variantOf } from '../../runner/src/campaigns/variantSplit';
 import { createWebhook } from '../../runner/src/webhooks/store';
 import { redisScript } from '../../runner/src/redisScripts';
@@ -391,6 +393,47 @@ test('a tie with --if-tie wait waits, sending nothing of the remainder, until `c
 	});
 	receiver.closeAllConnections();
 	await new Promise((resolve) => receiver.close(resolve));
+});
+
+test("a status after the decision walks the test's recipients again: a tie never shows figures older than it", async () => {
+	const { redis, keys } = runner.context;
+	const [from, id] = ['15550001112', 'c-ab-view'];
+	const settings = {
+		variants: [
+			{ templateId: 't1', variables: [] },
+			{ templateId: 't2', variables: [] },
+		],
+		seed: 'view',
+		share: 1,
+		pickBy: 'read' as const,
+		decideAfterMs: 60_000,
+		ifTie: 'wait' as const,
+		minimum: 1,
+	};
+	const campaign = { id, from, total: 4, createdAt: 0 };
+	const tracked = (index: number, state: 's' | 'r') =>
+		JSON.stringify({ s: state, k: 0, m: `m${index}`, t: 1000, x: 0, o: state === 'r' ? 0 : 1 });
+	const indexes = [0, 1, 2, 3];
+	await redis.hset(keys.homes, id, from);
+	await redis.hset(keys.campaign(from, id), abTestFields(settings, [0, 2, 2]));
+	for (const index of indexes) {
+		const row = encodeRecipient({ line: index + 2, phone: `4915550000${index}`, variant: (index % 2) + 1 });
+		await redis.hset(keys.recipients(from, id), index, row);
+		await redis.hset(keys.ledger(from, id), index, `s|1|1000|1000|m${index}|`);
+		await redis.hset(keys.tracked(from, id), index, tracked(index, 's'));
+	}
+	const view = async () => {
+		const test = abTestOf(await redis.hgetall(keys.campaign(from, id)));
+		const shown = await abTestView(runner.context, campaign, test as NonNullable<typeof test>);
+		return [shown.phase, shown.figures.variants.map((variant) => variant.read)];
+	};
+	expect(await view()).toEqual(['testing', [0, 0]]);
+	// Every message read, and the test decided a tie on it, well within the view's 2 s between walks.
+	for (const index of indexes) await redis.hset(keys.tracked(from, id), index, tracked(index, 'r'));
+	await redis.hset(keys.campaign(from, id), 'ab_phase', 'waiting');
+	expect(await view()).toEqual(['waiting', [2, 2]]);
+	await redis.del(keys.campaign(from, id), keys.recipients(from, id), keys.ledger(from, id), keys.tracked(from, id));
+	await redis.hdel(keys.homes, id);
 });
 
 test('the decision is recorded once: a second decider (another process, the operator) finds it taken', async () => {

@@ -319,9 +319,13 @@ export function abTestSummary(test: AbTestRecord) {
 	};
 }
 
-/** A status polled (the console every few seconds) walks a test's recipients at most this often per process. */
+/**
+ * A status polled (the console every few seconds) walks a test's recipients at most this often per
+ * process, and again once its phase changed: a walk from before the decision would show a tie or a
+ * winner beside figures older than the ones it was decided on.
+ */
 const VIEW_CACHE_MS = 2000;
-const viewed = new Map<string, { at: number; funnels: Awaited<ReturnType<typeof variantFunnels>> }>();
+const viewed = new Map<string, { at: number; phase: AbPhase; funnels: Awaited<ReturnType<typeof variantFunnels>> }>();
 
 /** The test as the status shows it: its settings, phase, split, and each variant's funnel with the rule's figures. */
 export async function abTestView(
@@ -331,8 +335,8 @@ export async function abTestView(
 ) {
 	const now = Date.now();
 	let cached = viewed.get(campaign.id);
-	if (!cached || now - cached.at >= VIEW_CACHE_MS) {
-		cached = { at: now, funnels: await variantFunnels(context, campaign, test) };
+	if (!cached || cached.phase !== test.phase || now - cached.at >= VIEW_CACHE_MS) {
+		cached = { at: now, phase: test.phase, funnels: await variantFunnels(context, campaign, test) };
 		for (const [id, entry] of viewed) if (now - entry.at >= VIEW_CACHE_MS) viewed.delete(id);
 		viewed.set(campaign.id, cached);
 	}

@@ -374,7 +374,28 @@ test('a feed URL with credentials and a signed query is read with Basic auth, ag
 	);
 	expect(campaignSchedule.status).toBe(201);
 	const scheduleId = campaignSchedule.json.schedule.id;
-	expect(campaignSchedule.json.schedule.source).toBe(`http://127.0.0.1:${feed.port}/recipients.csv`);
+	// Named as a campaign's own settings are, times in ISO 8601; the URL shown without its query.
+	const iso = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+	expect(campaignSchedule.json.schedule).toEqual({
+		id: scheduleId,
+		name: expect.any(String),
+		cron: '*/2 * * * * *',
+		tz: 'UTC',
+		state: 'active',
+		next_run_at: iso,
+		template_id: settings().template_id,
+		from: settings().from,
+		agent_id: null,
+		rate_limit: expect.any(Number),
+		source: `http://127.0.0.1:${feed.port}/recipients.csv`,
+		// Not given: each firing tells it from the source, as a campaign's create does.
+		format: null,
+		delimiter: null,
+		transactional: false,
+		when_capped: 'skip',
+		created_at: iso,
+		paused_at: null,
+	});
 	const cronCampaign = await waitFor(
 		'a cron campaign run to complete',
 		async () => {

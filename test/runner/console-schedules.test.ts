@@ -99,6 +99,9 @@ test('at 1280 px: next run, runs linked, funnel across runs; pause and resume fr
 		new Date(getNextMillis(Date.now(), { pattern: WEEKLY.cron, tz: WEEKLY.tz }) as number).toISOString(),
 	);
 	expect(await weeklyCard.getByTestId('schedule-countdown').textContent()).toMatch(/^in \d+ (d|h|min|s)\b/);
+	expect(await weeklyCard.getByTestId('schedule-template').textContent()).toBe(positionalTemplate(runner.business).id);
+	const created = await weeklyCard.getByTestId('schedule-created').locator('time').getAttribute('datetime');
+	expect(Date.now() - Date.parse(created ?? '')).toBeLessThan(10 * 60_000);
 	expect(await weeklyCard.getByTestId('state').textContent()).toBe('active');
 	expect(await weeklyCard.getByTestId('schedule-no-runs').textContent()).toBe('No run yet.');
 

@@ -188,8 +188,9 @@ test('a paused cron schedule fires nothing at its times, across a runner restart
 	const pausedAt = Date.now();
 	expect(paused.stdout.trim()).toBe(`schedule ${id}: paused`);
 	const [listed] = await listSchedules(runner.context);
-	expect(listed).toMatchObject({ id, state: 'paused', nextRunAt: null });
-	expect(listed.runCount).toBeGreaterThan(0);
+	expect(listed).toMatchObject({ id, state: 'paused', next_run_at: null, paused_at: expect.any(String) });
+	expect(Date.parse(listed.paused_at ?? '')).toBeGreaterThan(pausedAt - 30_000);
+	expect(listed.run_count).toBeGreaterThan(0);
 	// Every runner process stops and a new one starts: the pause is in Redis, not in a process.
 	await Promise.all(runner.processes.map((worker) => worker.kill('SIGTERM')));
 	runner.spawnWorker();
@@ -199,10 +200,10 @@ test('a paused cron schedule fires nothing at its times, across a runner restart
 	const resumeAsked = Date.now();
 	const resumed = await runCli(['campaign', 'resume', id, '--json'], runner.env);
 	const resumedAt = Date.now();
-	const answer = JSON.parse(resumed.stdout) as { state: string; schedule: boolean; nextRunAt: number };
+	const answer = JSON.parse(resumed.stdout) as { state: string; schedule: boolean; next_run_at: string };
 	expect(answer).toMatchObject({ id, state: 'active', schedule: true });
-	expect(answer.nextRunAt).toBeGreaterThan(pausedAt);
-	expect(answer.nextRunAt).toBeLessThanOrEqual(resumedAt + 1000);
+	expect(Date.parse(answer.next_run_at)).toBeGreaterThan(pausedAt);
+	expect(Date.parse(answer.next_run_at)).toBeLessThanOrEqual(resumedAt + 1000);
 	await waitFor(
 		'a firing after the resume',
 		async () => ((await dueTimes()).some((due) => due > resumedAt) ? true : undefined),

@@ -211,7 +211,8 @@ test('--cron runs the reindex on its schedule, each firing a run of its own; uns
 	expect(answer.schedule).toMatchObject({
 		cron: '*/2 * * * * *',
 		tz: 'Europe/Berlin',
-		settings: { idField: 'sku', rate: 100 },
+		id_field: 'sku',
+		rate_limit: 100,
 	});
 	const runs = await waitFor(
 		'two scheduled runs to complete',
@@ -250,7 +251,7 @@ test('a paused reindex schedule starts no run at its times and lists as paused; 
 	});
 	if (created.kind !== 'schedule') throw new Error('expected a schedule');
 	const id = created.schedule.id;
-	expect(created.schedule).toMatchObject({ state: 'active', nextRunAt: expect.any(Number) });
+	expect(created.schedule).toMatchObject({ state: 'active', next_run_at: expect.any(String), source: path });
 	/** When each run of this test's schedule was created (epoch ms). */
 	const runTimes = async () =>
 		Promise.all(
@@ -264,7 +265,7 @@ test('a paused reindex schedule starts no run at its times and lists as paused; 
 	const pausedAt = Date.now();
 	expect({ code: paused.code, out: paused.stdout.trim() }).toEqual({ code: 0, out: `schedule ${id}: paused` });
 	expect(await listReindexSchedules(runner.context)).toEqual([
-		expect.objectContaining({ id, state: 'paused', nextRunAt: null, pausedAt: expect.any(Number) }),
+		expect.objectContaining({ id, state: 'paused', next_run_at: null, paused_at: expect.any(String) }),
 	]);
 	const listed = await runCli(['reindex', 'list'], runner.env);
 	expect(listed.stdout).toContain(`schedule ${id}: * * * * * * (UTC) `);
@@ -280,10 +281,10 @@ test('a paused reindex schedule starts no run at its times and lists as paused; 
 
 	const resumed = await runCli(['reindex', 'resume', id, '--json'], runner.env);
 	const resumedAt = Date.now();
-	const answer = JSON.parse(resumed.stdout) as { id: string; state: string; nextRunAt: number };
-	expect(answer).toMatchObject({ id, state: 'active' });
-	expect(answer.nextRunAt).toBeGreaterThan(pausedAt);
-	expect(answer.nextRunAt).toBeLessThanOrEqual(resumedAt + 1000);
+	const answer = JSON.parse(resumed.stdout) as { id: string; state: string; next_run_at: string };
+	expect(answer).toMatchObject({ id, state: 'active', paused_at: null });
+	expect(Date.parse(answer.next_run_at)).toBeGreaterThan(pausedAt);
+	expect(Date.parse(answer.next_run_at)).toBeLessThanOrEqual(resumedAt + 1000);
 	await waitFor(
 		'a run after the resume',
 		async () => ((await runTimes()).some((at) => at > resumedAt) ? true : undefined),

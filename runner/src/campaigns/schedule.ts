@@ -9,6 +9,7 @@ import { ConflictError, UserError } from '../errors';
 import {
 	dropOrphanScheduler,
 	findCronSchedule,
+	firingState,
 	listCronSchedules,
 	pauseCronSchedule,
 	resumeCronSchedule,
@@ -32,13 +33,39 @@ export interface ScheduleRecord extends CampaignBasics, CronSchedule {
 	sealedSource?: string;
 }
 
-/** A schedule as answers and lists show it: without the sealed URL. */
-export function scheduleView({
-	sealedSource: _sealed,
-	...shown
-}: ScheduleRecord): Omit<ScheduleRecord, 'sealedSource'> {
-	return shown;
+/**
+ * A schedule as answers and lists show it: its settings named as a campaign's own are (snake_case,
+ * times in ISO 8601), `state` and `next_run_at` (null while paused, or when its pattern names no
+ * time left); never the sealed URL. Its firings' campaigns are refused a send window, an end and an
+ * A/B test, so it has none of them.
+ */
+export function scheduleView(schedule: ScheduleRecord) {
+	const { state, nextRunAt } = firingState(schedule);
+	return {
+		id: schedule.id,
+		name: schedule.name,
+		cron: schedule.cron,
+		tz: schedule.tz,
+		state,
+		next_run_at: isoOrNull(nextRunAt),
+		template_id: schedule.templateId,
+		from: schedule.from,
+		agent_id: schedule.agentId ?? null,
+		rate_limit: schedule.rate,
+		source: schedule.source,
+		format: schedule.format ?? null,
+		delimiter: schedule.delimiter ?? null,
+		transactional: schedule.transactional === true,
+		when_capped: schedule.whenCapped === 'wait' ? ('wait' as const) : ('skip' as const),
+		created_at: new Date(schedule.createdAt).toISOString(),
+		paused_at: isoOrNull(schedule.pausedAt),
+	};
 }
+
+export type ScheduleView = ReturnType<typeof scheduleView>;
+
+const isoOrNull = (ms: number | null | undefined) =>
+	ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
 function campaignSchedules(context: RunnerContext): ScheduleKind {
 	return {
@@ -65,8 +92,8 @@ export function findSchedule(context: RunnerContext, id: string): Promise<Schedu
 	return findCronSchedule<ScheduleRecord>(context, campaignSchedules(context), id);
 }
 
-export async function listSchedules(context: RunnerContext): Promise<Array<Omit<ScheduleRecord, 'sealedSource'>>> {
-	return (await listCronSchedules<ScheduleRecord>(context, campaignSchedules(context))).map(scheduleView);
+export function listSchedules(context: RunnerContext): Promise<ScheduleRecord[]> {
+	return listCronSchedules<ScheduleRecord>(context, campaignSchedules(context));
 }
 
 /** Pauses a schedule: it fires nothing until resumed. Undefined when there is no such schedule. */

@@ -546,10 +546,10 @@ export function addCampaignCommands(program: Command): void {
 							`schedule ${s.id} ${JSON.stringify(s.name ?? '')}: ${s.cron} (${s.tz}) from ${s.source}; ` +
 							(s.state === 'paused'
 								? 'paused; '
-								: s.nextRunAt === null
+								: s.next_run_at === null
 									? 'no next run; '
-									: `next run ${utcMinute(new Date(s.nextRunAt).toISOString())} UTC; `) +
-							`${plural(s.runCount, 'run')}; ` +
+									: `next run ${utcMinute(s.next_run_at)} UTC; `) +
+							`${plural(s.run_count, 'run')}; ` +
 							`across its campaigns: sent ${s.funnel.sent}, delivered ${s.funnel.delivered}, ` +
 							`read ${s.funnel.read}, replied ${s.funnel.replied}, failed delivery ${s.funnel.failed_delivery}`,
 					),
@@ -580,7 +580,7 @@ export function addCampaignCommands(program: Command): void {
 			return answer(result, () =>
 				result.schedule
 					? `schedule ${id}: ${result.state}` +
-						(result.nextRunAt === null ? '' : `, next run ${utcMinute(new Date(result.nextRunAt).toISOString())} UTC`)
+						(result.next_run_at === null ? '' : `, next run ${utcMinute(result.next_run_at)} UTC`)
 					: `${id}: ${result.state}`,
 			);
 		});

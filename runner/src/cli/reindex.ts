@@ -184,7 +184,7 @@ export function addReindexCommands(program: Command): void {
 				[
 					...schedules.map(
 						(s) =>
-							`schedule ${s.id}: ${s.cron} (${s.tz}) ${s.settings.source} -> ${s.settings.collection}` +
+							`schedule ${s.id}: ${s.cron} (${s.tz}) ${s.source} -> ${s.collection}` +
 							(s.state === 'paused' ? ' (paused)' : ''),
 					),
 					...runList.map(describeRun),
@@ -199,7 +199,7 @@ export function addReindexCommands(program: Command): void {
 		runs(reindex.command(`${name} <schedule-id>`).description(description), async ({ context, args: [id] }) => {
 			const schedule = await core.pauseOrResumeReindexSchedule(context, id, name);
 			if (!schedule) throw new UserError(`No reindex schedule with id ${id}`);
-			const next = schedule.nextRunAt === null ? '' : `, next run ${new Date(schedule.nextRunAt).toISOString()}`;
+			const next = schedule.next_run_at === null ? '' : `, next run ${schedule.next_run_at}`;
 			return answer(schedule, () => `schedule ${id}: ${schedule.state}${next}`);
 		});
 	}

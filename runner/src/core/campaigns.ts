@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 import type { RunnerContext } from '../context';
 import { ConflictError, FieldError, NotFoundError, UserError } from '../errors';
-import { cronSettings, firingState, nextCronRun } from '../cronSchedules';
+import { cronSettings, nextCronRun } from '../cronSchedules';
 import { settingsError } from '../settingNames';
 import { IDEMPOTENCY_SECONDS } from '../keys';
 import { keepLock, releaseLock } from '../lock';
@@ -39,6 +39,7 @@ import {
 	resumeSchedule,
 	scheduleView,
 	type ScheduleRecord,
+	type ScheduleView,
 } from '../campaigns/schedule';
 import {
 	campaignDetail,
@@ -96,25 +97,20 @@ export { rateHistory, getCampaign } from '../campaigns/store';
 // Replies: the service's message_created events, attributed to the campaign that last messaged the phone.
 export { receiveMessageCreated } from '../tracking/attribution';
 
-/** How many of a schedule's campaigns its view lists, newest first (runCount says how many there are). */
+/** How many of a schedule's campaigns its view lists, newest first (run_count says how many there are). */
 const RUNS_SHOWN = 10;
 
 /**
- * A campaign cron schedule as the API, the console and the CLI show it: its settings, `state` (active
- * or paused), `nextRunAt` (epoch ms; null while paused), the funnel across its campaigns (each has its
- * own too), how many campaigns it made and the newest of them.
+ * A campaign cron schedule as the API, the console and the CLI show it: its settings, state and
+ * next run (campaigns/schedule.ts scheduleView), the funnel across its campaigns (each has its own
+ * too), how many campaigns it made and the newest of them.
  */
-async function scheduleDetail(
-	context: RunnerContext,
-	schedule: Omit<ScheduleRecord, 'sealedSource'>,
-	allIds?: string[],
-) {
+async function scheduleDetail(context: RunnerContext, schedule: ScheduleRecord, allIds?: string[]) {
 	const runs = await scheduleCampaigns(context, schedule.id, allIds);
 	return {
-		...schedule,
-		...firingState(schedule),
+		...scheduleView(schedule),
 		funnel: await funnelAcross(context, runs),
-		runCount: runs.length,
+		run_count: runs.length,
 		runs: runs.slice(0, RUNS_SHOWN).map((run) => ({
 			id: run.id,
 			name: run.name,
@@ -141,7 +137,7 @@ export async function pauseCampaignSchedule(context: RunnerContext, id: string) 
 	const schedule = await pauseSchedule(context, id);
 	if (!schedule) throw noSchedule(id);
 	context.log.info({ schedule: id }, 'campaign schedule paused');
-	return scheduleDetail(context, scheduleView(schedule));
+	return scheduleDetail(context, schedule);
 }
 
 /** Resume a paused cron schedule: it fires again from its next time (the times it missed are not made up). */
@@ -149,7 +145,7 @@ export async function resumeCampaignSchedule(context: RunnerContext, id: string)
 	const schedule = await resumeSchedule(context, id);
 	if (!schedule) throw noSchedule(id);
 	context.log.info({ schedule: id }, 'campaign schedule resumed');
-	return scheduleDetail(context, scheduleView(schedule));
+	return scheduleDetail(context, schedule);
 }
 
 /** Remove a cron schedule: it fires no more; the campaigns it made stay. */
@@ -162,7 +158,7 @@ export async function removeCampaignSchedule(context: RunnerContext, id: string)
 
 /** `test_send`: the test send's answer, when the create asked for one (testSend.ts). */
 export type CreateAnswer =
-	| (((Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: Omit<ScheduleRecord, 'sealedSource'> }) & {
+	| (((Snapshot & { kind: 'campaign' }) | { kind: 'schedule'; schedule: ScheduleView }) & {
 			test_send?: TestSend;
 	  })
 	| DryRunAnswer;
@@ -663,7 +659,7 @@ export async function pauseCampaign(context: RunnerContext, id: string) {
 export async function pauseOrResume(context: RunnerContext, id: string, act: 'pause' | 'resume') {
 	if (await findSchedule(context, id)) {
 		const schedule = await (act === 'pause' ? pauseCampaignSchedule : resumeCampaignSchedule)(context, id);
-		return { id, state: schedule.state, schedule: true as const, nextRunAt: schedule.nextRunAt };
+		return { id, state: schedule.state, schedule: true as const, next_run_at: schedule.next_run_at };
 	}
 	return { id, state: await (act === 'pause' ? pauseCampaign : resumeCampaign)(context, id) };
 }

@@ -72,6 +72,26 @@ const errorGroups = z.array(
 	z.object({ outcome: z.enum(RECIPIENT_OUTCOMES), reason: z.string(), count, varies: z.boolean() }),
 );
 const rejections = z.array(z.object({ line: z.int().min(1), phone: z.string(), reason: z.string() }));
+/** A cron schedule as a create with cron answers it (campaigns/schedule.ts scheduleView). */
+const scheduleSettingsAnswer = z.object({
+	id: z.string(),
+	name: z.string(),
+	cron: z.string(),
+	tz: z.string(),
+	state: z.enum(['active', 'paused']),
+	next_run_at: z.string().nullable(),
+	template_id: z.string(),
+	from: z.string(),
+	agent_id: z.string().nullable(),
+	rate_limit: z.number(),
+	source: z.string(),
+	format: z.string().nullable(),
+	delimiter: z.string().nullable(),
+	transactional: z.boolean(),
+	when_capped: z.enum(['skip', 'wait']),
+	created_at: z.string(),
+	paused_at: z.string().nullable(),
+});
 /** A create's answer: the campaign with its rows' counts, the cron schedule, or what a dry run found. */
 const createAnswer = z.union([
 	createCampaignAnswer.extend({
@@ -84,7 +104,7 @@ const createAnswer = z.union([
 	}),
 	z.looseObject({
 		kind: z.literal('schedule'),
-		schedule: z.looseObject({ id: z.string(), cron: z.string(), tz: z.string() }),
+		schedule: scheduleSettingsAnswer,
 	}),
 	z.looseObject({
 		kind: z.literal('dry_run'),
@@ -105,17 +125,9 @@ const createAnswer = z.union([
 ]);
 /** A cron schedule as the schedule routes answer it (core/campaigns.ts scheduleDetail). */
 const scheduleId = runnerIdParams('campaign schedule');
-const scheduleAnswer = z.looseObject({
-	id: z.string(),
-	name: z.string().optional(),
-	cron: z.string(),
-	tz: z.string(),
-	state: z.enum(['active', 'paused']),
-	createdAt: z.int(),
-	pausedAt: z.int().optional(),
-	nextRunAt: z.int().nullable(),
+const scheduleAnswer = scheduleSettingsAnswer.extend({
 	funnel: campaignFunnel,
-	runCount: count,
+	run_count: count,
 	runs: z.array(z.object({ id: z.string(), name: z.string(), state, created_at: z.string() })),
 });
 /** [epoch second, sends in it] for each of the last seconds. */
@@ -303,8 +315,8 @@ export function campaignRoutes(routes: RouteTable, context: RunnerContext): void
 				'(the newest 10 and their count) and its delivery funnel across them',
 			success: [
 				200,
-				'{ schedules: [{ id, name, cron, tz, source and sending settings, createdAt, state: active|paused, ' +
-					'pausedAt?, nextRunAt (epoch ms; null while paused), funnel, runCount, runs: the newest 10 }] }',
+				'{ schedules: [{ id, name, cron, tz, state: active|paused, next_run_at (null while paused), ' +
+					'source and sending settings, created_at, paused_at, funnel, run_count, runs: the newest 10 }] }',
 			],
 			answer: z.object({ schedules: z.array(scheduleAnswer) }),
 		},

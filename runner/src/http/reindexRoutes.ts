@@ -9,13 +9,26 @@ import { at, InputError, type RouteTable } from './routes';
 
 const id = runnerIdParams('reindex run or schedule');
 
-/** A cron schedule as lists show it (its settings without the sealed source URL); nextRunAt null while paused. */
-const scheduleAnswer = z.looseObject({
+/** A cron schedule as lists show it (reindex/create.ts scheduleView): never its sealed source URL. */
+const scheduleAnswer = z.object({
 	id: z.string(),
 	cron: z.string(),
 	tz: z.string(),
 	state: z.enum(['active', 'paused']),
-	nextRunAt: z.number().nullable(),
+	next_run_at: z.string().nullable(),
+	collection: z.string(),
+	source: z.string(),
+	origin: z.enum(['api', 'cli']),
+	format: z.string(),
+	id_field: z.string(),
+	embedding: z.record(z.string(), z.unknown()).nullable(),
+	deactivate_missing: z.boolean(),
+	force: z.boolean(),
+	max_deactivate: z.string(),
+	force_deactivate: z.boolean(),
+	rate_limit: z.number(),
+	created_at: z.string(),
+	paused_at: z.string().nullable(),
 });
 const listAnswer = z.object({ runs: z.array(reindexRunAnswer), schedules: z.array(scheduleAnswer) });
 const line = z.int().min(1);

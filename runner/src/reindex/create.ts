@@ -36,7 +36,7 @@ import { checkUrlAllowed } from '../net/outbound';
 import { storedSource } from '../net/urls';
 import { overlapMessage, releaseCollection, takeCollection } from './lock';
 import { dryRunReindex, type DryRunAnswer } from './dryRun';
-import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, parseLimit } from './wipeGuard';
+import { DEFAULT_MAX_DEACTIVATE, LIMIT_RULE, limitText, parseLimit } from './wipeGuard';
 import { processRun } from './run';
 import { getRun, newRunId, overviewOf, runFields, type RunOverview, type RunSettings, type RunState } from './store';
 import { REINDEX_NAMES, type ReindexNames } from './names';
@@ -180,12 +180,29 @@ interface ReindexSchedule extends CronSchedule {
 }
 
 /**
- * A schedule as answers and lists show it: without the sealed URL; `active` or `paused`, and when
- * it fires next (null while paused).
+ * A schedule as answers and lists show it: its settings named as a run's report names them
+ * (snake_case, times in ISO 8601), `state` and `next_run_at` (null while paused, or when its
+ * pattern names no time left); never the sealed URL.
  */
-export interface ReindexScheduleView extends ReindexSchedule {
+export interface ReindexScheduleView {
+	id: string;
+	cron: string;
+	tz: string;
 	state: 'active' | 'paused';
-	nextRunAt: number | null;
+	next_run_at: string | null;
+	collection: string;
+	source: string;
+	origin: SourceOrigin;
+	format: string;
+	id_field: string;
+	embedding: Record<string, unknown> | null;
+	deactivate_missing: boolean;
+	force: boolean;
+	max_deactivate: string;
+	force_deactivate: boolean;
+	rate_limit: number;
+	created_at: string;
+	paused_at: string | null;
 }
 
 export type ReindexAnswer =
@@ -276,8 +293,30 @@ export async function listReindexSchedules(context: RunnerContext): Promise<Rein
 }
 
 function scheduleView(schedule: ReindexSchedule): ReindexScheduleView {
-	const { sealedSource: _sealed, ...settings } = schedule.settings;
-	return { ...schedule, settings, ...firingState(schedule) };
+	const { state, nextRunAt } = firingState(schedule);
+	// A schedule stored before the wipe guard or origins were kept runs with their defaults (runScheduledReindex).
+	const settings: Partial<RunSettings> & RunSettings = schedule.settings;
+	const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+	return {
+		id: schedule.id,
+		cron: schedule.cron,
+		tz: schedule.tz,
+		state,
+		next_run_at: iso(nextRunAt),
+		collection: settings.collection,
+		source: settings.source,
+		origin: settings.origin ?? 'api',
+		format: settings.format,
+		id_field: settings.idField,
+		embedding: settings.embedding ?? null,
+		deactivate_missing: settings.deactivateMissing,
+		force: settings.force,
+		max_deactivate: limitText(settings.maxDeactivate ?? DEFAULT_MAX_DEACTIVATE),
+		force_deactivate: settings.forceDeactivate ?? false,
+		rate_limit: settings.rate,
+		created_at: new Date(schedule.createdAt).toISOString(),
+		paused_at: iso(schedule.pausedAt),
+	};
 }
 
 /**

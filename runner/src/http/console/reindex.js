@@ -79,11 +79,9 @@
 			return el('tr', { 'data-testid': 'schedule-row', 'data-id': s.id }, [
 				el('td', { text: s.id }),
 				el('td', {}, [el('code', { text: s.cron }), ' ', el('small', { text: s.tz })]),
-				el('td', { class: 'cut' }, [el('span', { class: 'clip', title: s.settings.source, text: s.settings.source })]),
-				el('td', { class: 'cut' }, [
-					el('span', { class: 'clip id', title: s.settings.collection, text: s.settings.collection }),
-				]),
-				el('td', {}, [C.when(new Date(s.createdAt).toISOString())]),
+				el('td', { class: 'cut' }, [el('span', { class: 'clip', title: s.source, text: s.source })]),
+				el('td', { class: 'cut' }, [el('span', { class: 'clip id', title: s.collection, text: s.collection })]),
+				el('td', {}, [C.when(s.created_at)]),
 				el('td', { class: 'row-actions' }, [button]),
 			]);
 		});

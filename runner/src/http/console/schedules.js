@@ -8,8 +8,8 @@
 	var el = C.el;
 	var PATH = '/api/campaigns/schedules';
 
-	function localTime(ms) {
-		return el('time', { datetime: new Date(ms).toISOString(), text: new Date(ms).toLocaleString() });
+	function localTime(iso) {
+		return el('time', { datetime: iso, text: new Date(iso).toLocaleString() });
 	}
 
 	/** A term and its value in a card's settings. */
@@ -35,14 +35,14 @@
 			]);
 		});
 		var more =
-			s.runCount > s.runs.length
+			s.run_count > s.runs.length
 				? el('p', {
 						class: 'note',
 						text:
 							'The newest ' +
 							s.runs.length +
 							' of ' +
-							s.runCount +
+							s.run_count +
 							': search the campaign list for ' +
 							s.id +
 							' to see them all.',
@@ -87,8 +87,8 @@
 
 		/** The time to the next run, ticking each second between refreshes. */
 		function tick() {
-			if (!latest || latest.nextRunAt === null) return;
-			var seconds = Math.ceil((latest.nextRunAt - Date.now()) / 1000);
+			if (!latest || latest.next_run_at === null) return;
+			var seconds = Math.ceil((Date.parse(latest.next_run_at) - Date.now()) / 1000);
 			countdown.textContent = seconds > 0 ? 'in ' + C.spoken(seconds) : 'due now';
 		}
 
@@ -98,28 +98,28 @@
 			badgeBox.replaceChildren(C.badge(s.state));
 			var next =
 				s.state === 'paused'
-					? ['none while paused (since ', localTime(s.pausedAt), ')']
-					: s.nextRunAt === null
+					? ['none while paused (since ', localTime(s.paused_at), ')']
+					: s.next_run_at === null
 						? ['none: the pattern names no time left']
-						: [localTime(s.nextRunAt), ' (', countdown, ')'];
+						: [localTime(s.next_run_at), ' (', countdown, ')'];
 			facts.replaceChildren.apply(
 				facts,
 				[]
 					.concat(fact('Id', 'schedule-id', [s.id]))
 					.concat(fact('Repeats', 'schedule-cron', [el('code', { text: s.cron }), ' in ' + s.tz]))
 					.concat(fact('Next run', 'schedule-next', next))
-					.concat(fact('Template', 'schedule-template', [s.templateId]))
+					.concat(fact('Template', 'schedule-template', [s.template_id]))
 					.concat(fact('Number', 'schedule-from', [s.from]))
 					.concat(fact('Recipients', 'schedule-source', [s.source]))
-					.concat(fact('Created', 'schedule-created', [localTime(s.createdAt)])),
+					.concat(fact('Created', 'schedule-created', [localTime(s.created_at)])),
 			);
 			tick();
 			buttons.pause.disabled = s.state !== 'active';
 			buttons.resume.disabled = s.state !== 'paused';
-			runsHeading.textContent = 'Runs (' + s.runCount + ')';
+			runsHeading.textContent = 'Runs (' + s.run_count + ')';
 			runsBox.replaceChildren(runsPart(s));
 			funnelBox.replaceChildren(
-				s.runCount ? C.funnel(s.funnel) : el('p', { class: 'note', text: 'No delivery funnel until its first run.' }),
+				s.run_count ? C.funnel(s.funnel) : el('p', { class: 'note', text: 'No delivery funnel until its first run.' }),
 			);
 		}
 
@@ -165,13 +165,13 @@
 						'Schedule ' +
 						named +
 						' resumed' +
-						(answer.nextRunAt === null ? '.' : ': next run ' + new Date(answer.nextRunAt).toLocaleString() + '.')
+						(answer.next_run_at === null ? '.' : ': next run ' + new Date(answer.next_run_at).toLocaleString() + '.')
 					);
 				});
 			return C.confirm(
 				'Remove this schedule?',
 				'It starts no more campaigns. The ' +
-					C.plural(s.runCount, 'campaign') +
+					C.plural(s.run_count, 'campaign') +
 					' it started stay. This cannot be undone.',
 				'Remove schedule',
 			).then(function (ok) {

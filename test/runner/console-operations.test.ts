@@ -243,6 +243,34 @@ describe.each([
 		await page.context().close();
 	});
 
+	test('reindex: a cron schedule listed with its source, collection and creation; removed once asked', async () => {
+		const source = writeFeed(feedText(products(range(0, 2)), 'ndjson'), 'yearly.ndjson');
+		const created = await createReindex(runner.context, {
+			collection: collectionOf(runner),
+			source,
+			idField: 'sku',
+			cron: '0 0 1 1 *',
+		});
+		if (created.kind !== 'schedule') throw new Error('expected a schedule');
+		const { id, created_at } = created.schedule;
+
+		const { page, violations } = await consolePage(browser, base, TOKEN, viewport);
+		await navigate(page, 'Reindex', 'Reindex runs');
+		const row = page.locator(`[data-testid="schedule-row"][data-id="${id}"]`);
+		await row.waitFor();
+		expect(await row.textContent()).toContain(source);
+		expect(await row.textContent()).toContain(collectionOf(runner));
+		expect(await row.locator('time').getAttribute('datetime')).toBe(created_at);
+
+		await row.getByTestId('schedule-remove').click();
+		expect(await page.getByTestId('confirm-title').textContent()).toBe('Remove this reindex schedule?');
+		await page.getByTestId('confirm-ok').click();
+		await row.waitFor({ state: 'detached' });
+		expect(((await api('/api/reindex')) as { schedules: Array<{ id: string }> }).schedules).toEqual([]);
+		expect(violations).toEqual([]);
+		await page.context().close();
+	});
+
 	test('runners: this runner process with its queues, and each queue with its depth', async () => {
 		// A delivery made and kept (an hour) in the events queue: a depth the page must show.
 		const hook = await call('POST', '/api/webhooks', { url: receiverUrl, events: ['campaign.paused'] });

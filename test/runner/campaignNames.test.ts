@@ -178,6 +178,29 @@ test("API: each run of a cron schedule carries the schedule's name", async () =>
 	}
 });
 
+test("API: a schedule stored before names is listed with its source's name, as its runs are", async () => {
+	const schedule = await call('POST', '/api/campaigns', {
+		...settings(),
+		source_url: servedUrl('/yearly.csv'),
+		cron: '0 0 1 1 *',
+	});
+	expect(schedule.status).toBe(201);
+	const id = String(schedule.json.schedule.id);
+	try {
+		const { redis, keys } = runner.context;
+		const stored = JSON.parse((await redis.get(keys.schedule(id))) ?? '{}') as Record<string, unknown>;
+		delete stored.name;
+		await redis.set(keys.schedule(id), JSON.stringify(stored));
+		const listed = (await call('GET', '/api/campaigns/schedules')).json.schedules as Array<{
+			id: string;
+			name: string;
+		}>;
+		expect(listed.find((each) => each.id === id)?.name).toBe(String(schedule.json.schedule.name));
+	} finally {
+		await call('DELETE', `/api/campaigns/schedules/${id}`);
+	}
+});
+
 test('CLI: create --name, and without it the file name; list shows NAME, CREATED, START, TEMPLATE and FROM columns (--json whole); status shows the name and the start; a bad --name exits 1 naming --name', async () => {
 	const from = `+${runner.business.phoneNumbers[0]}`;
 	// A start time with an offset, as an operator writes it: shown back in UTC.

@@ -36,14 +36,15 @@ export interface ScheduleRecord extends CampaignBasics, CronSchedule {
 /**
  * A schedule as answers and lists show it: its settings named as a campaign's own are (snake_case,
  * times in ISO 8601), `state` and `next_run_at` (null while paused, or when its pattern names no
- * time left); never the sealed URL. Its firings' campaigns are refused a send window, an end and an
- * A/B test, so it has none of them.
+ * time left); never the sealed URL. A repeat is refused the settings of one time only (its local
+ * hours, an end, an A/B test: core/campaigns.ts checkedSettings), so it has none of them.
  */
 export function scheduleView(schedule: ScheduleRecord) {
 	const { state, nextRunAt } = firingState(schedule);
 	return {
 		id: schedule.id,
-		name: schedule.name,
+		// A schedule stored before names has its source's, as its firings do.
+		name: schedule.name || defaultCampaignName(schedule.source, schedule.createdAt),
 		cron: schedule.cron,
 		tz: schedule.tz,
 		state,

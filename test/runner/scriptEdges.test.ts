@@ -509,3 +509,123 @@ describe('trackEnroll', () => {
 		}
 	});
 });
+
+describe('trackResult', () => {
+	const keysOf = (prefix: string) => ['meta', 'trk', 'due', 'set', 'outbox'].map((name) => `${prefix}${name}`);
+	/** One open record of message m0 at step `k`, due at 2000. */
+	const open = async (keys: string[], state: string, k = 0, extra: Record<string, string | number> = {}) => {
+		await connection.redis.hset(keys[0], { state: 'running', total: 1, t_cursor: 1, t_open: 1, ...extra });
+		await connection.redis.hset(keys[1], 0, JSON.stringify({ s: state, k, m: 'm0', t: 1000, x: 0, o: 1 }));
+		await connection.redis.zadd(keys[2], 2000, 'c1:0');
+		await connection.redis.sadd(keys[3], 'c1');
+	};
+	const result = (keys: string[], k: number, to: string, now: number, nextDue: number | '', options = { m: 'm0' }) =>
+		run('trackResult', keys, ['c1', 0, options.m, k, to, now, to === 'f' ? 'undeliverable' : '', nextDue, '']);
+	const record = async (keys: string[]) => JSON.parse((await connection.redis.hget(keys[1], '0')) ?? '{}');
+	const counts = async (keys: string[]) =>
+		connection.redis.hmget(keys[0], 't_open', 't_delivered', 't_read', 't_failed', 't_fr:undeliverable');
+
+	test('delivered moves the step and the next due time; read closes the record and leaves the due set', async () => {
+		const keys = keysOf(uniquePrefix());
+		await open(keys, 's');
+		expect(await result(keys, 0, 'd', 3000, 5000)).toBe(1);
+		expect(await record(keys)).toMatchObject({ s: 'd', k: 1, d: '3000', o: 1 });
+		expect(await connection.redis.zscore(keys[2], 'c1:0')).toBe('5000');
+		expect(await result(keys, 1, 'r', 5000, 9000)).toBe(1);
+		expect(await record(keys)).toMatchObject({ s: 'r', k: 2, r: '5000', o: 0 });
+		expect(await connection.redis.zscore(keys[2], 'c1:0')).toBeNull();
+		expect(await counts(keys)).toEqual(['0', '1', '1', null, null]);
+	});
+
+	test('a result for another message, another step or a closed record is dropped', async () => {
+		const keys = keysOf(uniquePrefix());
+		await open(keys, 's', 1);
+		expect(await result(keys, 1, 'd', 3000, 5000, { m: 'm-other' })).toBe(0);
+		expect(await result(keys, 0, 'd', 3000, 5000)).toBe(0);
+		expect(await record(keys)).toMatchObject({ s: 's', k: 1, o: 1 });
+		expect(await connection.redis.zscore(keys[2], 'c1:0')).toBe('2000');
+		expect(await counts(keys)).toEqual(['1', null, null, null, null]);
+	});
+
+	test("a result for a record that is gone (its campaign deleted) drops the record's due entry", async () => {
+		const keys = keysOf(uniquePrefix());
+		await connection.redis.zadd(keys[2], 2000, 'c1:0');
+		expect(await result(keys, 0, 'd', 3000, 5000)).toBe(0);
+		expect(await connection.redis.zscore(keys[2], 'c1:0')).toBeNull();
+		expect(await connection.redis.exists(keys[1])).toBe(0);
+	});
+
+	test('a status never moves back; a failure after delivery gives the delivered count back', async () => {
+		const keys = keysOf(uniquePrefix());
+		await open(keys, 'd', 1, { t_delivered: 1 });
+		expect(await result(keys, 1, 's', 3000, 5000)).toBe(1);
+		expect(await record(keys)).toMatchObject({ s: 'd', k: 2, o: 1 });
+		expect(await result(keys, 2, 'f', 6000, 9000)).toBe(1);
+		expect(await record(keys)).toMatchObject({ s: 'f', f: '6000', e: 'undeliverable', o: 0 });
+		expect(await counts(keys)).toEqual(['0', '0', null, '1', '1']);
+	});
+
+	test("an unanswered check asks the same step again; the last step's answer closes the record and settles the ended campaign", async () => {
+		const keys = keysOf(uniquePrefix());
+		await open(keys, 's', 0, { state: 'completed' });
+		expect(await run('trackResult', keys, ['c1', 0, 'm0', 0, '', 3000, '', 4000, '1'])).toBe(1);
+		expect(await record(keys)).toMatchObject({ s: 's', k: 0, u: 1, o: 1 });
+		expect(await connection.redis.sismember(keys[3], 'c1')).toBe(1);
+		expect(await result(keys, 0, '', 5000, '')).toBe(1);
+		const closed = await record(keys);
+		expect(closed).toMatchObject({ s: 's', k: 1, o: 0 });
+		expect(closed.u).toBeUndefined();
+		expect(await connection.redis.zscore(keys[2], 'c1:0')).toBeNull();
+		expect(await connection.redis.sismember(keys[3], 'c1')).toBe(0);
+		const events = (await connection.redis.lrange(keys[4], 0, -1)).map((event) => JSON.parse(event).type);
+		expect(events).toEqual(['campaign.delivery_settled']);
+	});
+});
+
+describe('trackRequeue', () => {
+	const keysOf = (prefix: string) => ['meta', 'trk', 'ledger', 'set'].map((name) => `${prefix}${name}`);
+	const failed = (m: string, x = 0) => JSON.stringify({ s: 'f', k: 1, m, t: 1000, x, o: 0, e: 'undeliverable' });
+
+	test('a failed delivery of the message the ledger holds as sent goes back to pending once; others stay', async () => {
+		const keys = keysOf(uniquePrefix());
+		const [meta, trk, ledger, set] = keys;
+		await connection.redis.hset(meta, {
+			id: 'c1',
+			n_s: 4,
+			n_p: 0,
+			t_failed: 3,
+			't_fr:undeliverable': 3,
+			t_cursor: 4,
+		});
+		// 0: requeued; 1: the ledger holds a later message; 2: requeued before; 3: delivered.
+		await connection.redis.hset(trk, {
+			0: failed('m0'),
+			1: failed('m1'),
+			2: failed('m2', 1),
+			3: JSON.stringify({ s: 'd', k: 1, m: 'm3', t: 1000, x: 0, o: 1 }),
+		});
+		await connection.redis.hset(ledger, {
+			0: 's|1|900|1000|m0|',
+			1: 's|2|900|3000|m1-later|',
+			2: 's|1|900|1000|m2|',
+			3: 's|1|900|1000|m3|',
+		});
+		const pairs = ['0', 'm0', '1', 'm1', '2', 'm2', '3', 'm3'];
+		expect(await run('trackRequeue', keys, [5000, ...pairs])).toBe(1);
+		expect(await connection.redis.hget(ledger, '0')).toBe('p|1|900|1000||');
+		expect(JSON.parse((await connection.redis.hget(trk, '0')) ?? '{}')).toMatchObject({ s: 'q', x: 1, o: 0 });
+		expect(await connection.redis.hmget(ledger, '1', '2', '3')).toEqual([
+			's|2|900|3000|m1-later|',
+			's|1|900|1000|m2|',
+			's|1|900|1000|m3|',
+		]);
+		expect(
+			await connection.redis.hmget(meta, 'n_s', 'n_p', 't_failed', 't_fr:undeliverable', 't_requeued', 't_cursor'),
+		).toEqual(['3', '1', '2', '2', '1', '0']);
+		expect(await connection.redis.sismember(set, 'c1')).toBe(1);
+		// A second retry finds nothing left to requeue, and walks nothing again.
+		await connection.redis.hset(meta, 't_cursor', 4);
+		expect(await run('trackRequeue', keys, [6000, ...pairs])).toBe(0);
+		expect(await connection.redis.hget(meta, 't_cursor')).toBe('4');
+	});
+});

@@ -69,7 +69,44 @@ async function create(templateName: string, from: string, seed: number, count: n
 		rate: RATE,
 	});
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
-	return { id: created.id, phones };
+	return { id: created.id, from, phones };
+}
+
+/**
+ * Waits for every campaign to complete; a timeout names each one's state, counts and why it may
+ * wait (its hash's re-check and streak, the time since its last settle, its number's queue).
+ */
+async function allComplete(campaigns: Array<{ id: string; from: string }>, timeoutMs: number): Promise<void> {
+	try {
+		for (const campaign of campaigns)
+			await waitFor('every campaign to complete', stateIs(campaign.id, 'completed'), timeoutMs);
+	} catch (error) {
+		const { redis, keys, queues } = runner.context;
+		const seen = await Promise.all(
+			campaigns.map(async ({ id, from }) => {
+				const status = await campaignStatus(runner.context, id);
+				const [recheck, streak, progress] = await redis.hmget(
+					keys.campaign(from, id),
+					'recheck',
+					'blocked_streak',
+					'last_progress_at',
+				);
+				return {
+					id,
+					state: status.state,
+					counts: status.counts,
+					paused_reason: status.paused_reason,
+					last_error: status.last_error,
+					waiting: status.waiting,
+					recheck: recheck === null ? null : Number(recheck) - Date.now(),
+					streak,
+					since_progress_ms: Date.now() - Number(progress),
+					queue: await queues.send(from).getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
+				};
+			}),
+		);
+		throw new Error(`${(error as Error).message}: ${JSON.stringify(seen)}`);
+	}
 }
 
 const stateIs = (id: string, state: string) => async () =>
@@ -156,8 +193,7 @@ test('a template paused mid-campaign pauses both campaigns on it within 5 refuse
 	await sandboxAdmin('PUT', `templates/${t.id}/quality`, { quality: 'active' });
 	await resumeCampaign(runner.context, a.id);
 	await resumeCampaign(runner.context, b.id);
-	for (const campaign of [a, b, c])
-		await waitFor('every campaign to complete', stateIs(campaign.id, 'completed'), 90_000);
+	await allComplete([a, b, c], 90_000);
 	for (const campaign of [a, b, c]) {
 		expect(await sendsPerPhone(campaign.phones)).toEqual(campaign.phones.map(() => 1));
 		const status = await campaignStatus(runner.context, campaign.id);

@@ -37,7 +37,7 @@ import {
 	type SourceFormat,
 	type SourceRecord,
 } from '../core/campaigns';
-import { at, InputError, type RouteTable } from './routes';
+import { at, cronScheduleAnswer, InputError, type RouteTable } from './routes';
 import { receiveUpload } from './uploads';
 
 const id = runnerIdParams('campaign');
@@ -73,13 +73,8 @@ const errorGroups = z.array(
 );
 const rejections = z.array(z.object({ line: z.int().min(1), phone: z.string(), reason: z.string() }));
 /** A cron schedule as a create with cron answers it (campaigns/schedule.ts scheduleView). */
-const scheduleSettingsAnswer = z.object({
-	id: z.string(),
+const scheduleSettingsAnswer = cronScheduleAnswer.extend({
 	name: z.string(),
-	cron: z.string(),
-	tz: z.string(),
-	state: z.enum(['active', 'paused']),
-	next_run_at: z.string().nullable(),
 	template_id: z.string(),
 	from: z.string(),
 	agent_id: z.string().nullable(),
@@ -89,8 +84,6 @@ const scheduleSettingsAnswer = z.object({
 	delimiter: z.string().nullable(),
 	transactional: z.boolean(),
 	when_capped: z.enum(['skip', 'wait']),
-	created_at: z.string(),
-	paused_at: z.string().nullable(),
 });
 /** A create's answer: the campaign with its rows' counts, the cron schedule, or what a dry run found. */
 const createAnswer = z.union([

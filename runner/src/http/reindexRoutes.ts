@@ -5,17 +5,12 @@ import { z } from 'zod/v4';
 import type { RunnerContext } from '../context';
 import * as core from '../core/reindex';
 import { FieldError, NotFoundError } from '../errors';
-import { at, InputError, type RouteTable } from './routes';
+import { at, cronScheduleAnswer, InputError, type RouteTable } from './routes';
 
 const id = runnerIdParams('reindex run or schedule');
 
 /** A cron schedule as lists show it (reindex/create.ts scheduleView): never its sealed source URL. */
-const scheduleAnswer = z.object({
-	id: z.string(),
-	cron: z.string(),
-	tz: z.string(),
-	state: z.enum(['active', 'paused']),
-	next_run_at: z.string().nullable(),
+const scheduleAnswer = cronScheduleAnswer.extend({
 	collection: z.string(),
 	source: z.string(),
 	origin: z.enum(['api', 'cli']),
@@ -27,8 +22,6 @@ const scheduleAnswer = z.object({
 	max_deactivate: z.string(),
 	force_deactivate: z.boolean(),
 	rate_limit: z.number(),
-	created_at: z.string(),
-	paused_at: z.string().nullable(),
 });
 const listAnswer = z.object({ runs: z.array(reindexRunAnswer), schedules: z.array(scheduleAnswer) });
 const line = z.int().min(1);

@@ -12,6 +12,17 @@ import { z } from 'zod/v4';
 
 import { UserError } from '../errors';
 
+/** What every cron schedule's answer holds (cronSchedules.ts), campaign and reindex alike; each adds its settings. */
+export const cronScheduleAnswer = z.object({
+	id: z.string(),
+	cron: z.string(),
+	tz: z.string(),
+	state: z.enum(['active', 'paused']),
+	next_run_at: z.string().nullable(),
+	created_at: z.string(),
+	paused_at: z.string().nullable(),
+});
+
 /** The document's groups of operations, in the order they are shown, each with what it holds. */
 const ROUTE_TAGS = {
 	campaigns: 'Template campaigns: create, fill, start, follow, control and report; frequency caps per number',

@@ -161,6 +161,7 @@ export const CONFIG_SCHEMA = z
 		/**
 		 * Distinct recipients in a row whose sends the service blocked for the template or the sending
 		 * number, after which the campaign and every other running campaign on that template or number pause.
+		 * Only a send started after the last refusal breaks the row, not one answered after it.
 		 */
 		RUNNER_PAUSE_AFTER_BLOCKED: positiveInt(3),
 		/** How long a number waits after the service's messaging limit refused a new customer. */

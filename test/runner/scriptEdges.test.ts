@@ -146,13 +146,15 @@ describe("a campaign's blocked streak (settleBlocked-7.lua, reset by settle-8.lu
 				[meta, ledger, running, outbox, ticks, rows, sends],
 				[index, token, now, 'blocked', 'c1', THRESHOLD, 'template_refused', 'template paused'],
 			);
-		const sent = (index: number, now: number) =>
+		/** Settles a claim as sent (`s`), or back to pending (`p`: a 5xx, nothing sent). */
+		const settled = (index: number, now: number, to: 's' | 'p' = 's') =>
 			run(
 				'settle',
 				[meta, ledger, running, outbox, ticks, rows, sends, daily],
-				[index, `t${index}`, 's', now, `m${index}`, '', 10, 'c1', ''],
+				[index, `t${index}`, to, now, to === 's' ? `m${index}` : '', to === 's' ? '' : 'a 503', 10, 'c1', ''],
 			);
-		return { meta, outbox, running, claim, refused, sent };
+		const sent = (index: number, now: number) => settled(index, now);
+		return { meta, outbox, running, claim, refused, sent, settled };
 	};
 	const events = async (outbox: string) =>
 		(await connection.redis.lrange(outbox, 0, -1)).map((entry) => (JSON.parse(entry) as { type: string }).type);
@@ -167,6 +169,18 @@ describe("a campaign's blocked streak (settleBlocked-7.lua, reset by settle-8.lu
 		expect(await connection.redis.hmget(meta, 'state', 'paused_reason')).toEqual(['paused', 'template_refused']);
 		expect(await connection.redis.sismember(running, 'c1')).toBe(0);
 		expect(await events(outbox)).toEqual(['campaign.paused']);
+	});
+
+	test("a resume's re-check ends with any answer but a refusal; back to pending, it stays open for the next start", async () => {
+		const { meta, claim, settled } = await campaign();
+		await connection.redis.hset(meta, 'recheck', String(Date.now() + 20_000));
+		await claim(0, 1000);
+		expect(await settled(0, 2000, 'p')).toBe('ok');
+		// Any settle is progress (the feeder's stall sweep reads it), a send back to pending too.
+		expect(await connection.redis.hmget(meta, 'recheck', 'last_progress_at')).toEqual(['1', '2000']);
+		await claim(1, 3000);
+		expect(await settled(1, 4000)).toBe('ok');
+		expect(await connection.redis.hexists(meta, 'recheck')).toBe(0);
 	});
 
 	test("a resume's re-check refused pauses at once, the re-check over", async () => {

@@ -118,6 +118,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'takeDue-2.lua': [EDGES, 'test/runner/cap.test.ts'],
 	'numberState-3.lua': ['test/runner/control-feeder.test.ts', 'test/runner/control.test.ts', 'test/runner/cap.test.ts'],
 	'transition-7.lua': [
+		EDGES,
 		'test/runner/transitions.test.ts',
 		'test/runner/control.test.ts',
 		'test/runner/drafts.test.ts',

@@ -643,3 +643,52 @@ describe('trackRequeue', () => {
 		expect(await connection.redis.hget(meta, 't_cursor')).toBe('4');
 	});
 });
+
+describe('transition', () => {
+	const keysOf = (prefix: string) =>
+		['meta', 'running', 'finishing', 'outbox', 'rows', 'ledger', 'phones'].map((name) => `${prefix}${name}`);
+	const move = (keys: string[], to: string, allowed: string[], event = '', ending = '0', fields: string[] = []) =>
+		run('transition', keys, ['c1', 5000, to, `,${allowed.join(',')},`, event, ending, ...fields]);
+	const events = async (outbox: string) =>
+		(await connection.redis.lrange(outbox, 0, -1)).map((entry) => (JSON.parse(entry) as { type: string }).type);
+
+	test('a campaign that is gone, or in a state the move is not allowed from, is left as it is', async () => {
+		const keys = keysOf(uniquePrefix());
+		expect(await move(keys, 'running', ['paused'], 'campaign.resumed')).toBe('missing');
+		expect(await connection.redis.exists(keys[0], keys[1], keys[3])).toBe(0);
+		await connection.redis.hset(keys[0], 'state', 'completed');
+		expect(await move(keys, 'running', ['paused'], 'campaign.resumed', '0', ['cursor', '0'])).toBe('no:completed');
+		expect(await connection.redis.hgetall(keys[0])).toEqual({ state: 'completed' });
+		expect(await connection.redis.exists(keys[1], keys[3])).toBe(0);
+	});
+
+	test('a move writes the state and its fields, joins or leaves the running set, marks an end, and reports its event', async () => {
+		const keys = keysOf(uniquePrefix());
+		const [meta, running, finishing, outbox] = keys;
+		await connection.redis.hset(meta, { state: 'paused', cursor: 9 });
+		expect(await move(keys, 'running', ['paused'], 'campaign.resumed', '0', ['cursor', '0'])).toBe('ok:paused');
+		expect(await connection.redis.hmget(meta, 'state', 'cursor')).toEqual(['running', '0']);
+		expect(await connection.redis.smembers(running)).toEqual(['c1']);
+		expect(await connection.redis.exists(finishing)).toBe(0);
+		expect(await move(keys, 'cancelled', ['running'], '', '1')).toBe('ok:running');
+		expect(await connection.redis.sismember(running, 'c1')).toBe(0);
+		expect(await connection.redis.smembers(finishing)).toEqual(['c1']);
+		expect(await events(outbox)).toEqual(['campaign.resumed']);
+	});
+
+	test('a draft that starts keeps its rows, ledger and phone index for good; another move keeps their expiry', async () => {
+		for (const from of ['draft', 'paused']) {
+			const keys = keysOf(uniquePrefix());
+			const [meta, , , , rows, ledger, phones] = keys;
+			await connection.redis.hset(meta, 'state', from);
+			for (const key of [meta, rows, ledger, phones]) {
+				if (key !== meta) await connection.redis.hset(key, '0', 'x');
+				await connection.redis.pexpire(key, 60_000);
+			}
+			expect(await move(keys, 'running', [from])).toBe(`ok:${from}`);
+			const ttls = await Promise.all([meta, rows, ledger, phones].map((key) => connection.redis.pttl(key)));
+			if (from === 'draft') expect(ttls).toEqual([-1, -1, -1, -1]);
+			else expect(ttls.every((ttl) => ttl > 0)).toBe(true);
+		}
+	});
+});

@@ -18,9 +18,7 @@
   ARGV[5] event type or ''
   ARGV[6] ending '1'/'0' (then field/value pairs)
 
-  Returns "ok:<previous state>", "no:<state>" (not allowed from there) or "missing".
-
-  Returns 'ok:<previous state>', 'no:<state>' or 'missing'
+  Returns 'ok:<previous state>', 'no:<state>' (not allowed from there) or 'missing'
 ]]
 --- @include "includes/emit"
 

@@ -692,3 +692,48 @@ describe('transition', () => {
 		}
 	});
 });
+
+describe('dropDraft', () => {
+	const keysOf = (prefix: string) => ['meta', 'rows', 'ledger', 'phones', 'unlisted'].map((name) => `${prefix}${name}`);
+
+	test('a draft whose time is up goes with its rows, ledger, phone index and listing; a started one stays', async () => {
+		for (const state of ['draft', undefined, 'running']) {
+			const keys = keysOf(uniquePrefix());
+			const [meta, rows, ledger, phones, unlisted] = keys;
+			if (state) await connection.redis.hset(meta, 'state', state);
+			for (const key of [rows, ledger, phones]) await connection.redis.hset(key, '0', 'x');
+			await connection.redis.zadd(unlisted, 1000, 'c1', 1000, 'c2');
+			const dropped = state !== 'running';
+			expect(await run('dropDraft', keys, ['c1'])).toBe(dropped ? 1 : 0);
+			expect(await connection.redis.exists(rows, ledger, phones)).toBe(dropped ? 0 : 3);
+			expect(await connection.redis.hget(meta, 'state')).toBe(dropped ? null : 'running');
+			expect(await connection.redis.zrange(unlisted, 0, -1)).toEqual(dropped ? ['c2'] : ['c1', 'c2']);
+		}
+	});
+});
+
+describe('freeSuppressionCopy', () => {
+	test("a number's copy goes with its last user; finished campaigns and long-gone creates let go, running ones and a create under way keep it", async () => {
+		const prefix = uniquePrefix();
+		const [copy, version, users] = ['copy', 'version', 'users'].map((name) => `${prefix}${name}`);
+		const campaigns = `${prefix}campaign:`;
+		await connection.redis.sadd(copy, '4915550000001');
+		await connection.redis.set(version, 7);
+		for (const [id, state] of [
+			['done', 'completed'],
+			['stopped', 'cancelled'],
+			['broken', 'failed'],
+			['live', 'running'],
+		])
+			await connection.redis.hset(`${campaigns}${id}`, 'state', state);
+		// Users with no campaign: one that joined before the cut-off (a create that died), one after (under way).
+		await connection.redis.zadd(users, 1, 'done', 1, 'stopped', 1, 'broken', 1, 'live', 100, 'dead', 900, 'creating');
+		expect(await run('freeSuppressionCopy', [copy, version, users], [campaigns, 500])).toBe(0);
+		expect(await connection.redis.zrange(users, 0, -1)).toEqual(['live', 'creating']);
+		expect(await connection.redis.exists(copy, version)).toBe(2);
+		await connection.redis.hset(`${campaigns}live`, 'state', 'completed');
+		await connection.redis.hset(`${campaigns}creating`, 'state', 'failed');
+		expect(await run('freeSuppressionCopy', [copy, version, users], [campaigns, 500])).toBe(1);
+		expect(await connection.redis.exists(copy, version, users)).toBe(0);
+	});
+});

@@ -131,7 +131,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'settleOnce-1.lua': ['test/runner/api.test.ts', 'test/runner/createCrash.test.ts', 'test/runner/drafts.test.ts'],
 	'applyChunk-6.lua': ['test/runner/drafts.test.ts'],
 	'dropDraft-5.lua': [EDGES, 'test/runner/drafts.test.ts'],
-	'changeSuppression-4.lua': SUPPRESSION,
+	'changeSuppression-4.lua': [EDGES, ...SUPPRESSION],
 	'pruneSuppressionChanges-3.lua': ['test/runner/suppressionChanges.test.ts'],
 	'decideVariant-2.lua': ['test/runner/abTest.test.ts'],
 	'settleBlocked-7.lua': [EDGES, 'test/runner/refusals.test.ts'],

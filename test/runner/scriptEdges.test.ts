@@ -737,3 +737,15 @@ describe('freeSuppressionCopy', () => {
 		expect(await connection.redis.exists(copy, version, users)).toBe(0);
 	});
 });
+
+describe('changeSuppression', () => {
+	test('a change that changes nothing (a phone not listed removed, a full list) takes no version', async () => {
+		const prefix = uniquePrefix();
+		const keys = ['entries', 'listed', 'changed', 'version'].map((name) => `${prefix}${name}`);
+		await connection.redis.set(keys[3], 5);
+		expect(await run('changeSuppression', keys, ['remove', 10, '4915550000001'])).toEqual([0, 0, 0]);
+		expect(await run('changeSuppression', keys, ['add', 0, '4915550000002', 1000, '{"s":"api"}'])).toEqual([0, 0, 1]);
+		expect(await connection.redis.get(keys[3])).toBe('5');
+		expect(await connection.redis.exists(keys[0], keys[1], keys[2])).toBe(0);
+	});
+});

@@ -136,7 +136,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'decideVariant-2.lua': ['test/runner/abTest.test.ts'],
 	'settleBlocked-7.lua': [EDGES, 'test/runner/refusals.test.ts'],
 	'suppressionKeyword-6.lua': SUPPRESSION,
-	'applySuppressions-2.lua': SUPPRESSION,
+	'applySuppressions-2.lua': [EDGES, ...SUPPRESSION],
 	'openSuppressionCopy-3.lua': [EDGES, ...SUPPRESSION],
 	'freeSuppressionCopy-3.lua': [EDGES, ...SUPPRESSION],
 	'reserveSuppressionCopy-1.lua': [EDGES, ...SUPPRESSION],

@@ -749,3 +749,45 @@ describe('changeSuppression', () => {
 		expect(await connection.redis.exists(keys[0], keys[1], keys[2])).toBe(0);
 	});
 });
+
+describe('applySuppressions', () => {
+	const copyOf = async (version?: number) => {
+		const prefix = uniquePrefix();
+		const keys = [`${prefix}copy`, `${prefix}version`];
+		if (version !== undefined) await connection.redis.set(keys[1], version);
+		return keys;
+	};
+	const apply = (keys: string[], ...args: Array<string | number>) => run('applySuppressions', keys, args);
+	const copied = async (keys: string[]) => [
+		await connection.redis.hgetall(keys[0]),
+		await connection.redis.get(keys[1]),
+	];
+
+	test('a number without a copy is written nothing', async () => {
+		const keys = await copyOf();
+		expect(await apply(keys, 'change', 0, 1, '4915550000001', 'n')).toBe('none');
+		expect(await connection.redis.exists(...keys)).toBe(0);
+	});
+
+	test('a change is written only onto the version it follows: done when past it, a gap when one is missing', async () => {
+		const keys = await copyOf(3);
+		expect(await apply(keys, 'change', 3, 4, '4915550000001', 'n1')).toBe('ok');
+		expect(await copied(keys)).toEqual([{ '4915550000001': 'n1' }, '4']);
+		expect(await apply(keys, 'change', 3, 4, '4915550000001', '')).toBe('done');
+		expect(await apply(keys, 'change', 5, 6, '4915550000002', 'n2')).toBe('gap');
+		expect(await copied(keys)).toEqual([{ '4915550000001': 'n1' }, '4']);
+		// A removal ('' as its note) takes the phone out.
+		expect(await apply(keys, 'change', 4, 5, '4915550000001', '')).toBe('ok');
+		expect(await copied(keys)).toEqual([{}, '5']);
+	});
+
+	test("a repair's page is written unless the copy is past its target; its end moves the version only from its base", async () => {
+		const keys = await copyOf(2);
+		expect(await apply(keys, 'replay', 2, '4915550000001', 'n1', '4915550000002', 'n2')).toBe('ok');
+		expect(await apply(keys, 'replay', 1, '4915550000003', 'n3')).toBe('ahead');
+		expect(await copied(keys)).toEqual([{ '4915550000001': 'n1', '4915550000002': 'n2' }, '2']);
+		expect(await apply(keys, 'finish', 1, 9)).toBe('moved');
+		expect(await apply(keys, 'finish', 2, 9)).toBe('ok');
+		expect(await copied(keys)).toEqual([{ '4915550000001': 'n1', '4915550000002': 'n2' }, '9']);
+	});
+});

@@ -58,9 +58,24 @@ function nextFiring(schedule: CronSchedule, now = Date.now()): number | null {
 	}
 }
 
-/** Whether a schedule fires (`active`) or is `paused`, and when it fires next (null while paused). */
-export function firingState(schedule: CronSchedule): { state: 'active' | 'paused'; nextRunAt: number | null } {
-	return { state: schedule.pausedAt === undefined ? 'active' : 'paused', nextRunAt: nextFiring(schedule) };
+const isoOrNull = (ms: number | null | undefined) =>
+	ms === null || ms === undefined ? null : new Date(ms).toISOString();
+
+/**
+ * What every schedule's answer holds (http/routes.ts cronScheduleAnswer): whether it fires
+ * (`active`) or is `paused`, when it fires next (null while paused), its times in ISO 8601. Each
+ * kind's view adds its settings.
+ */
+export function cronScheduleFields(schedule: CronSchedule) {
+	return {
+		id: schedule.id,
+		cron: schedule.cron,
+		tz: schedule.tz,
+		state: schedule.pausedAt === undefined ? ('active' as const) : ('paused' as const),
+		next_run_at: isoOrNull(nextFiring(schedule)),
+		created_at: new Date(schedule.createdAt).toISOString(),
+		paused_at: isoOrNull(schedule.pausedAt),
+	};
 }
 
 /** The schedules of one kind: their sorted set and records, how many may exist, and how a full set is explained. */

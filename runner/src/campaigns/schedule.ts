@@ -9,7 +9,7 @@ import { ConflictError, UserError } from '../errors';
 import {
 	dropOrphanScheduler,
 	findCronSchedule,
-	firingState,
+	cronScheduleFields,
 	listCronSchedules,
 	pauseCronSchedule,
 	resumeCronSchedule,
@@ -40,15 +40,15 @@ export interface ScheduleRecord extends CampaignBasics, CronSchedule {
  * hours, an end, an A/B test: core/campaigns.ts checkedSettings), so it has none of them.
  */
 export function scheduleView(schedule: ScheduleRecord) {
-	const { state, nextRunAt } = firingState(schedule);
+	const { id, cron, tz, state, next_run_at, created_at, paused_at } = cronScheduleFields(schedule);
 	return {
-		id: schedule.id,
+		id,
 		// A schedule stored before names has its source's, as its firings do.
 		name: schedule.name || defaultCampaignName(schedule.source, schedule.createdAt),
-		cron: schedule.cron,
-		tz: schedule.tz,
+		cron,
+		tz,
 		state,
-		next_run_at: isoOrNull(nextRunAt),
+		next_run_at,
 		template_id: schedule.templateId,
 		from: schedule.from,
 		agent_id: schedule.agentId ?? null,
@@ -58,15 +58,12 @@ export function scheduleView(schedule: ScheduleRecord) {
 		delimiter: schedule.delimiter ?? null,
 		transactional: schedule.transactional === true,
 		when_capped: schedule.whenCapped === 'wait' ? ('wait' as const) : ('skip' as const),
-		created_at: new Date(schedule.createdAt).toISOString(),
-		paused_at: isoOrNull(schedule.pausedAt),
+		created_at,
+		paused_at,
 	};
 }
 
 export type ScheduleView = ReturnType<typeof scheduleView>;
-
-const isoOrNull = (ms: number | null | undefined) =>
-	ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
 function campaignSchedules(context: RunnerContext): ScheduleKind {
 	return {

@@ -12,7 +12,7 @@ import { z } from 'zod/v4';
 
 import { UserError } from '../errors';
 
-/** What every cron schedule's answer holds (cronSchedules.ts), campaign and reindex alike; each adds its settings. */
+/** What every cron schedule's answer holds (cronSchedules.ts cronScheduleFields); each kind adds its settings. */
 export const cronScheduleAnswer = z.object({
 	id: z.string(),
 	cron: z.string(),

@@ -37,14 +37,11 @@ local recheck = redis.call('HEXISTS', meta, 'recheck') == 1
 local settled = settle(meta, KEYS[2], running, outbox, KEYS[5], ARGV[1], ARGV[2], 'p', now, '', ARGV[4], 0, id, '',
   { recipients = KEYS[6], sends = KEYS[7] })
 if settled ~= 'ok' then return settled end
-local last = redis.call('HMGET', meta, 'sent_claimed_at', 'blocked_at')
+local last = redis.call('HMGET', meta, 'sent_claimed_at', 'blocked_at', 'blocked_streak')
+-- A send claimed after the last refusal was answered broke the row: this refusal starts a new one.
 local streak = 1
-if (tonumber(last[1]) or 0) > (tonumber(last[2]) or 0) then
-  redis.call('HSET', meta, 'blocked_streak', 1, 'blocked_at', now)
-else
-  streak = redis.call('HINCRBY', meta, 'blocked_streak', 1)
-  redis.call('HSET', meta, 'blocked_at', now)
-end
+if (tonumber(last[1]) or 0) <= (tonumber(last[2]) or 0) then streak = (tonumber(last[3]) or 0) + 1 end
+redis.call('HSET', meta, 'blocked_streak', streak, 'blocked_at', now)
 if redis.call('HGET', meta, 'state') ~= 'running' then return 'ok' end
 if streak < tonumber(ARGV[6]) and not recheck then return 'ok' end
 redis.call('HSET', meta, 'state', 'paused', 'blocked_streak', 0, 'last_error', ARGV[4], 'paused_reason', ARGV[7],

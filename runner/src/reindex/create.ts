@@ -18,7 +18,7 @@ import {
 	dropOrphanScheduler,
 	findCronSchedule,
 	listCronSchedules,
-	firingState,
+	cronScheduleFields,
 	pauseCronSchedule,
 	resumeCronSchedule,
 	startCronSchedule,
@@ -293,16 +293,15 @@ export async function listReindexSchedules(context: RunnerContext): Promise<Rein
 }
 
 function scheduleView(schedule: ReindexSchedule): ReindexScheduleView {
-	const { state, nextRunAt } = firingState(schedule);
+	const { id, cron, tz, state, next_run_at, created_at, paused_at } = cronScheduleFields(schedule);
 	// A schedule stored before the wipe guard or origins were kept runs with their defaults (runScheduledReindex).
 	const settings: Partial<RunSettings> & RunSettings = schedule.settings;
-	const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 	return {
-		id: schedule.id,
-		cron: schedule.cron,
-		tz: schedule.tz,
+		id,
+		cron,
+		tz,
 		state,
-		next_run_at: iso(nextRunAt),
+		next_run_at,
 		collection: settings.collection,
 		source: settings.source,
 		origin: settings.origin ?? 'api',
@@ -314,8 +313,8 @@ function scheduleView(schedule: ReindexSchedule): ReindexScheduleView {
 		max_deactivate: limitText(settings.maxDeactivate ?? DEFAULT_MAX_DEACTIVATE),
 		force_deactivate: settings.forceDeactivate ?? false,
 		rate_limit: settings.rate,
-		created_at: new Date(schedule.createdAt).toISOString(),
-		paused_at: iso(schedule.pausedAt),
+		created_at,
+		paused_at,
 	};
 }
 

@@ -71,6 +71,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	'settle-8.lua': LEDGER,
 	// No test calls it directly: whole send jobs do (send.ts), the rate test counting the places it takes.
 	'settleAndPlace-9.lua': [
+		EDGES,
 		'test/runner/sendJobs.test.ts',
 		'test/runner/rate.test.ts',
 		'test/runner/webhooks.test.ts',
@@ -96,11 +97,12 @@ const LUA_TESTS: Record<string, string[]> = {
 		'test/runner/kill.test.ts',
 	],
 	// Its send-window guard (-3) is sendWindows.test.ts's: the gate's own tests open no window.
-	'start-11.lua': [...GATE, 'test/runner/sendWindows.test.ts'],
+	'start-11.lua': [EDGES, ...GATE, 'test/runner/sendWindows.test.ts'],
 	'holdStarts-1.lua': GATE,
 	'restartSpacing-1.lua': [EDGES, ...GATE],
 	'includes/takePlace.lua': [EDGES, ...GATE],
 	'includes/startGateMath.lua': [
+		EDGES,
 		'test/runner/spacing.test.ts',
 		'test/runner/ledger.test.ts',
 		'test/runner/rate.test.ts',

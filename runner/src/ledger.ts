@@ -168,19 +168,19 @@ export class Ledger {
 	}
 
 	/**
-	 * A settle of a send job's recipient (sending/send.ts) that also takes the place on the number's
-	 * clock of the job's next index before `job.end`, if any (`room`: the rate span's room, SPAN_ROOM).
-	 * `place`: microseconds to that place and its time on Redis's clock, undefined for none;
-	 * `jobOver`: this was the job's last index.
+	 * The final settles of a send job's volley of recipients (sending/send.ts), in one call, that also
+	 * take the place on the number's clock of the job's next volley before `job.end`, if any and if
+	 * `job.place` (`room`: the rate span's room, SPAN_ROOM; `volleyMs`: RUNNER_SEND_VOLLEY).
+	 * `result`: the campaign's new state if a settle changed it, else 'lost' if any claim was lost,
+	 * else 'ok'; `place`: microseconds to that place and its time on Redis's clock, undefined for
+	 * none; `jobOver`: the volley held the job's last index.
 	 */
 	async settleAndPlace(
 		id: string,
-		claim: { index: number; token: string },
-		to: 'sent' | 'failed' | 'unknown',
-		ref: string,
-		error: string,
+		token: string,
+		settles: Array<{ index: number; to: 'sent' | 'failed' | 'unknown'; ref: string; error: string }>,
 		pauseAfter: number,
-		job: { end: number; room: number },
+		job: { end: number; room: number; volleyMs: number; place: boolean },
 	): Promise<{
 		result: 'ok' | 'lost' | 'completed' | 'paused';
 		place?: { inUs: number; atUs: string };
@@ -198,17 +198,15 @@ export class Ledger {
 				this.keys.dailyCounts(from),
 			],
 			[
-				claim.index,
-				claim.token,
-				LETTER[to],
 				Date.now(),
-				ref,
-				error.replace(/\s+/g, ' '),
 				pauseAfter,
 				id,
-				'',
 				job.end,
 				job.room,
+				job.volleyMs,
+				token,
+				job.place ? '1' : '',
+				...settles.flatMap(({ index, to, ref, error }) => [index, LETTER[to], ref, error.replace(/\s+/g, ' ')]),
 			],
 		)) as [string, number, string?];
 		return {

@@ -18,6 +18,7 @@ import { Queues } from './queues';
 import { Workers } from './workers';
 import { connect, describeTarget, whenReady, type RedisConnection, type RedisTarget } from './redis';
 import { ConvoService } from './service';
+import { MAX_VOLLEY } from './sending/startGateMath';
 import { ConfigError } from './config';
 
 export function requireService(config: RunnerConfig): { externalUrl: string; apiKey: string } {
@@ -56,7 +57,13 @@ export async function openContext(
 			? { baseUrl: config.CONVO_BASE_URL, accessToken: config.CONVO_ACCESS_TOKEN }
 			: undefined;
 	const service = options.withService
-		? new ConvoService({ ...requireService(config), messaging, deadlineMs: config.RUNNER_HTTP_DEADLINE })
+		? new ConvoService({
+				...requireService(config),
+				messaging,
+				deadlineMs: config.RUNNER_HTTP_DEADLINE,
+				// Every send a process may have in flight: its send jobs, each with a whole volley out.
+				connections: Math.max(64, config.RUNNER_CONCURRENCY * MAX_VOLLEY),
+			})
 		: undefined;
 	const redis: RedisConnection = connect(redisTarget(config), options.client ? 'client' : 'worker');
 	if (options.client) {

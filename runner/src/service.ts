@@ -196,6 +196,11 @@ export interface ServiceOptions {
 	/** The messaging API (A1), when the runner has its credential: delivery tracking asks it. */
 	messaging?: { baseUrl: string; accessToken: string };
 	deadlineMs: number;
+	/**
+	 * Connections per origin (64 unless told). A send that finds them all busy waits for one to
+	 * free, about the service's answer time, and reaches the service late, bunched with the sends
+	 * after it: the runner gives as many as its sends can have in flight (runtime.ts).
+	 */
 	connections?: number;
 }
 

@@ -27,9 +27,11 @@ async function settleAt(id: string, index: number, to: 'sent' | 'failed' | 'pend
 	const clock = jest.spyOn(Date, 'now').mockReturnValue(at);
 	try {
 		if (viaPlace && to !== 'pending')
-			await ledger.settleAndPlace(id, { index, token }, to, to === 'sent' ? `m-${index}` : '', '', 100, {
+			await ledger.settleAndPlace(id, token, [{ index, to, ref: to === 'sent' ? `m-${index}` : '', error: '' }], 100, {
 				end: index + 1,
 				room: 0,
+				volleyMs: 0,
+				place: true,
 			});
 		else await ledger.settle(id, index, token, to, to === 'sent' ? `m-${index}` : '', '', 100);
 	} finally {

@@ -791,3 +791,328 @@ describe('applySuppressions', () => {
 		expect(await copied(keys)).toEqual([{ '4915550000001': 'n1', '4915550000002': 'n2' }, '9']);
 	});
 });
+
+describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-9.lua settles it)", () => {
+	const ROOM = 0.04;
+	/** Microseconds between two places at 1,000/s and the default room (startGateMath.ts gapUs). */
+	const GAP_AT_1000 = Math.max(1_040_000 / 1000, 1_000_000 / 960) * 1.002;
+	/** A running campaign of `recipients` pending on a number at `rate` (none: a number without a rate). */
+	const job = async (rate: number | undefined, recipients: number) => {
+		const prefix = uniquePrefix();
+		const names = ['spacing', 'log', 'meta', 'ledger', 'running', 'outbox', 'rows', 'suppressed', 'policy', 'sends'];
+		const keys = [...names, 'waiting'].map((name) => `${prefix}${name}`);
+		const [spacing, log, meta, ledger, running] = keys;
+		if (rate !== undefined) await connection.redis.hset(spacing, 'rate', rate);
+		await connection.redis.hset(meta, { state: 'running', n_p: recipients, n_c: 0 });
+		await connection.redis.sadd(running, 'c1');
+		for (let index = 0; index < recipients; index++) {
+			await connection.redis.hset(ledger, index, 'p|0||||');
+			await connection.redis.hset(keys[6], index, `[1,"4915277${String(index).padStart(5, '0')}",{}]`);
+		}
+		/** lua/start-11.lua for the job's [first, end) by token `t`. */
+		const start = async (
+			member: string,
+			range: [number, number],
+			options: { first?: boolean; volleyMs?: number; place?: string; token?: string; opening?: [number, number] } = {},
+		) =>
+			(await run('start', keys, [
+				ROOM,
+				member,
+				options.first === false ? '0' : '1',
+				range[0],
+				range[1],
+				'c1',
+				options.token ?? 't',
+				'',
+				options.place ?? '',
+				options.opening?.[0] ?? '',
+				options.opening?.[1] ?? '',
+				'',
+				2000,
+				10,
+				20_000,
+				200,
+				options.volleyMs ?? 10,
+			])) as Array<number | string | null>;
+		const startAgain = async (member: string, size: number) =>
+			(await run('start', keys, [
+				ROOM,
+				member,
+				'0',
+				'',
+				'',
+				'c1',
+				'',
+				'again',
+				'',
+				'',
+				'',
+				'',
+				2000,
+				10,
+				20_000,
+				200,
+				10,
+				size,
+			])) as Array<number | string>;
+		/** lua/settleAndPlace-9.lua: the volley's final settles by token `t`, the job ending at `end`. */
+		const settle = async (end: number, settles: Array<[number, 's' | 'f' | 'u']>, place = true, pauseAfter = 10) =>
+			(await run(
+				'settleAndPlace',
+				[meta, ledger, running, keys[5], `${prefix}ticks`, spacing, keys[6], keys[9], `${prefix}daily`],
+				[
+					Date.now(),
+					pauseAfter,
+					'c1',
+					end,
+					ROOM,
+					10,
+					't',
+					place ? '1' : '',
+					...settles.flatMap(([index, to]) => [index, to, to === 's' ? `m${index}` : '', to === 's' ? '' : 'no']),
+				],
+			)) as Array<number | string>;
+		const states = async (indexes: number[]) =>
+			(await connection.redis.hmget(ledger, ...indexes.map(String))).map((record) => record?.split('|')[0]);
+		return { spacing, log, meta, ledger, start, startAgain, settle, states };
+	};
+	const claimedIndexes = (reply: Array<number | string | null>) => reply.slice(2).filter((_, at) => at % 3 === 0);
+
+	test('at 1,000/s a job takes ten starts at one time and claims ten recipients in one call; the clock moves on ten places', async () => {
+		const { spacing, log, start, states } = await job(1000, 50);
+		const reply = await start('g1', [0, 50]);
+		expect(reply[0]).toBe(0);
+		expect(claimedIndexes(reply)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+		// Each claimed recipient's attempts and snapshot row come with it.
+		expect(reply.slice(3, 5)).toEqual([1, '[1,"491527700000",{}]']);
+		expect(await states([0, 9, 10])).toEqual(['c', 'c', 'p']);
+		const logged = await connection.redis.zrange(log, 0, -1, 'WITHSCORES');
+		expect(logged.filter((_, at) => at % 2 === 0).sort()).toEqual(
+			['g1', ...Array.from({ length: 9 }, (_, k) => `g1+${k + 2}`)].sort(),
+		);
+		expect(new Set(logged.filter((_, at) => at % 2 === 1))).toEqual(new Set([String(reply[1])]));
+		const next = Number(await connection.redis.hget(spacing, 'next'));
+		expect(next - Number(reply[1])).toBeCloseTo(10 * GAP_AT_1000, -1);
+	});
+
+	test("a volley ends at the job's last index and passes what is settled; one alone while a re-check is open, or at 0 ms", async () => {
+		const { meta, ledger, start, states } = await job(1000, 50);
+		await connection.redis.hset(ledger, 41, 's|1|1|1|m41|');
+		expect(claimedIndexes(await start('a', [40, 43]))).toEqual([40, 42]);
+		expect(await states([40, 41, 42, 43])).toEqual(['c', 's', 'c', 'p']);
+		expect(claimedIndexes(await start('b', [0, 50], { volleyMs: 0, first: false }))).toEqual([0]);
+		await connection.redis.hset(meta, 'recheck', '1');
+		expect(claimedIndexes(await start('c', [10, 50], { first: false }))).toEqual([10]);
+		// Below 200/s the default span holds one start.
+		const slow = await job(150, 5);
+		expect(claimedIndexes(await slow.start('d', [0, 5]))).toEqual([0]);
+	});
+
+	test('a rate span with room for fewer starts than the volley makes it wait, claiming nobody', async () => {
+		const { log, start, states } = await job(20, 10);
+		const [seconds, micros] = await connection.redis.time();
+		const now = Number(seconds) * 1_000_000 + Number(micros);
+		// 19 starts of the last second: room for one, and a volley of 2 at 20/s and 100 ms.
+		for (let k = 0; k < 19; k++) await connection.redis.zadd(log, now - 900_000, `s${k}`);
+		const reply = await start('g', [0, 10], { volleyMs: 100 });
+		expect(reply[0]).toBeGreaterThan(0);
+		expect(await states([0, 1])).toEqual(['p', 'p']);
+		expect(await connection.redis.zscore(log, 'g')).toBeNull();
+		await connection.redis.zremrangebyrank(log, 0, 0);
+		// With room for two, both go.
+		const place = reply[1] ? String(reply[1]) : '';
+		expect(claimedIndexes(await start('g', [0, 10], { volleyMs: 100, first: false, place }))).toEqual([0, 1]);
+	});
+
+	test("a volley's starts taken again replace all of them", async () => {
+		const { log, start, startAgain } = await job(1000, 20);
+		const first = await start('g', [0, 20]);
+		expect(claimedIndexes(first)).toHaveLength(10);
+		const again = await startAgain('g', 10);
+		expect(again[0]).toBe(0);
+		const logged = await connection.redis.zrange(log, 0, -1, 'WITHSCORES');
+		expect(logged.length).toBe(20);
+		expect(new Set(logged.filter((_, at) => at % 2 === 1))).toEqual(new Set([String(again[1])]));
+	});
+
+	test("a volley's final settles in one call: each recipient's outcome, then the next volley's place", async () => {
+		const { spacing, meta, start, settle, states } = await job(1000, 30);
+		expect(claimedIndexes(await start('g', [0, 25]))).toHaveLength(10);
+		const before = Number(await connection.redis.hget(spacing, 'next'));
+		const settled = await settle(25, [
+			[0, 's'],
+			[1, 'f'],
+			[2, 'u'],
+			...Array.from({ length: 7 }, (_, k): [number, 's'] => [k + 3, 's']),
+		]);
+		expect(settled[0]).toBe('ok');
+		expect(Number(settled[1])).toBeGreaterThanOrEqual(0);
+		expect(Number(settled[2])).toBeGreaterThanOrEqual(before);
+		expect(await states([0, 1, 2, 3, 9, 10])).toEqual(['s', 'f', 'u', 's', 's', 'p']);
+		expect(await connection.redis.hmget(meta, 'n_s', 'n_f', 'n_u', 'n_c')).toEqual(['8', '1', '1', '0']);
+		// The next volley is the job's last ten of fifteen left: ten places on.
+		expect(Number(await connection.redis.hget(spacing, 'next')) - Number(settled[2])).toBeCloseTo(10 * GAP_AT_1000, -1);
+
+		// A volley without a place asked takes none; the one holding the job's last index ends the job.
+		expect(claimedIndexes(await start('h', [10, 25], { first: false }))).toHaveLength(10);
+		expect(
+			await settle(
+				25,
+				Array.from({ length: 10 }, (_, k): [number, 's'] => [k + 10, 's']),
+				false,
+			),
+		).toEqual(['ok', -1]);
+		expect(claimedIndexes(await start('i', [20, 25], { first: false }))).toEqual([20, 21, 22, 23, 24]);
+		const partial = await settle(25, [
+			[20, 's'],
+			[21, 's'],
+			[22, 's'],
+			[23, 's'],
+		]);
+		// One index left: the next volley's place is one place on.
+		expect(partial[0]).toBe('ok');
+		expect(Number(await connection.redis.hget(spacing, 'next')) - Number(partial[2])).toBeCloseTo(GAP_AT_1000, -1);
+		expect(await settle(25, [[24, 's']])).toEqual(['ok', -2]);
+	});
+
+	test('a lost claim in the volley is answered, and the job takes no place', async () => {
+		const { ledger, start, settle, states } = await job(1000, 10);
+		expect(claimedIndexes(await start('g', [0, 10], { volleyMs: 3 }))).toEqual([0, 1, 2]);
+		// Claimed again by another attempt meanwhile (an expired claim's).
+		await connection.redis.hset(ledger, 1, 'c|2|1|1|other|');
+		expect(
+			await settle(10, [
+				[0, 's'],
+				[1, 's'],
+				[2, 's'],
+			]),
+		).toEqual(['lost', -1]);
+		expect(await states([0, 1, 2])).toEqual(['s', 'c', 's']);
+	});
+	const redisNowUs = async () => {
+		const [seconds, micros] = await connection.redis.time();
+		return Number(seconds) * 1_000_000 + Number(micros);
+	};
+
+	test('a number without a rate sends one at a time and its settle takes no place', async () => {
+		const { spacing, log, start, settle } = await job(undefined, 5);
+		const reply = await start('a', [0, 5]);
+		expect(claimedIndexes(reply)).toEqual([0]);
+		expect(await connection.redis.exists(log)).toBe(0);
+		expect(await settle(5, [[0, 's']])).toEqual(['ok', -1]);
+		expect(await connection.redis.hexists(spacing, 'next')).toBe(0);
+	});
+
+	test('a volley that pauses its campaign, or completes it, answers that state and takes no place', async () => {
+		const paused = await job(1000, 10);
+		expect(claimedIndexes(await paused.start('a', [0, 10], { volleyMs: 3 }))).toEqual([0, 1, 2]);
+		expect(
+			await paused.settle(
+				10,
+				[
+					[0, 'f'],
+					[1, 'f'],
+					[2, 'f'],
+				],
+				true,
+				2,
+			),
+		).toEqual(['paused', -1]);
+		const done = await job(1000, 2);
+		expect(claimedIndexes(await done.start('b', [0, 2]))).toEqual([0, 1]);
+		expect(
+			await done.settle(10, [
+				[0, 's'],
+				[1, 's'],
+			]),
+		).toEqual(['completed', -1]);
+	});
+
+	test('a campaign not running, or a job with nobody left, takes no start and claims nobody', async () => {
+		const { meta, ledger, log, start, states } = await job(1000, 3);
+		await connection.redis.hset(meta, 'state', 'paused');
+		expect(await start('a', [0, 3])).toEqual([-1]);
+		await connection.redis.hset(meta, 'state', 'running');
+		for (const index of [0, 1, 2]) await connection.redis.hset(ledger, index, 's|1|1|1|m|');
+		expect(await start('b', [0, 3])).toEqual([-2]);
+		expect(await connection.redis.exists(log)).toBe(0);
+		expect(await states([0])).toEqual(['s']);
+	});
+
+	test("outside its send window's opening, or too near its close, a job takes no start", async () => {
+		const { log, start, states } = await job(1000, 3);
+		const nowMs = Math.floor((await redisNowUs()) / 1000);
+		expect(await start('a', [0, 3], { opening: [nowMs + 60_000, nowMs + 120_000] })).toEqual([-3]);
+		// Closing within the margin (2 s here): the send might reach the service after the close.
+		expect(await start('b', [0, 3], { opening: [nowMs - 60_000, nowMs + 1000] })).toEqual([-3]);
+		expect(await connection.redis.exists(log)).toBe(0);
+		expect(claimedIndexes(await start('c', [0, 3], { opening: [nowMs - 60_000, nowMs + 60_000] }))).toEqual([0, 1, 2]);
+		expect(await states([0, 1, 2])).toEqual(['c', 'c', 'c']);
+	});
+
+	test("a resume's re-check: one start at a time, holding it while out; the others wait", async () => {
+		const { meta, start, states } = await job(1000, 10);
+		await connection.redis.hset(meta, 'recheck', '1');
+		const nowMs = Math.floor((await redisNowUs()) / 1000);
+		expect(claimedIndexes(await start('a', [0, 10]))).toEqual([0]);
+		// Held for a claim's lifetime (20 s here) while its one send is out.
+		const held = Number(await connection.redis.hget(meta, 'recheck'));
+		expect(held).toBeGreaterThanOrEqual(nowMs + 20_000);
+		expect(held).toBeLessThan(nowMs + 21_000);
+		// Another job meanwhile waits the re-check's wait (200 ms here), claiming nobody.
+		expect(await start('b', [5, 10], { first: false })).toEqual([200_000]);
+		expect(await states([5])).toEqual(['p']);
+		// A hold that has passed lets the next start through.
+		await connection.redis.hset(meta, 'recheck', String(nowMs - 1));
+		expect(claimedIndexes(await start('c', [5, 10], { first: false }))).toEqual([5]);
+	});
+
+	test("a first call behind the number's clock waits for the place it took, and names it", async () => {
+		const { spacing, start, states } = await job(1000, 20);
+		const ahead = (await redisNowUs()) + 500_000;
+		await connection.redis.hset(spacing, 'next', String(ahead));
+		const reply = await start('a', [0, 20]);
+		expect(reply).toHaveLength(2);
+		expect(Number(reply[0])).toBeGreaterThan(400_000);
+		expect(reply[1]).toBe(String(ahead));
+		expect(await states([0])).toEqual(['p']);
+		expect(Number(await connection.redis.hget(spacing, 'next')) - ahead).toBeCloseTo(10 * GAP_AT_1000, -1);
+	});
+
+	test('a lone start a little after its place counts at it; a volley, or one long after, counts when it goes', async () => {
+		const lone = await job(100, 10);
+		const place = (await redisNowUs()) - 5_000;
+		const onTime = await lone.start('a', [0, 10], { first: false, place: String(place) });
+		expect(claimedIndexes(onTime)).toEqual([0]);
+		expect(await connection.redis.zscore(lone.log, 'a')).toBe(String(place));
+		// A place not come yet is not counted at.
+		const early = (await redisNowUs()) + 3_000;
+		await lone.start('b', [1, 10], { first: false, place: String(early) });
+		expect(Number(await connection.redis.zscore(lone.log, 'b'))).toBeLessThan(early);
+		const stale = (await redisNowUs()) - 50_000;
+		await lone.start('c', [2, 10], { first: false, place: String(stale) });
+		expect(Number(await connection.redis.zscore(lone.log, 'c'))).toBeGreaterThan(stale + 40_000);
+
+		const volley = await job(1000, 20);
+		const volleyPlace = (await redisNowUs()) - 5_000;
+		expect(claimedIndexes(await volley.start('v', [0, 20], { first: false, place: String(volleyPlace) }))).toHaveLength(
+			10,
+		);
+		expect(Number(await connection.redis.zscore(volley.log, 'v'))).toBeGreaterThan(volleyPlace + 4_000);
+	});
+
+	test("a claim's start keeps the start log alive; a volley taken again leaves the log while it waits", async () => {
+		const { spacing, log, start, startAgain } = await job(20, 10);
+		expect(claimedIndexes(await start('g', [0, 10], { volleyMs: 100 }))).toEqual([0, 1]);
+		const ttl = await connection.redis.pttl(log);
+		expect(ttl).toBeGreaterThan(0);
+		expect(ttl).toBeLessThanOrEqual(2_000);
+		expect(await connection.redis.hexists(spacing, 'logRenewedAt')).toBe(1);
+		// The span fills meanwhile: taken again, the volley's two starts leave it and wait for room.
+		const now = await redisNowUs();
+		for (let k = 0; k < 19; k++) await connection.redis.zadd(log, now, `s${k}`);
+		expect((await startAgain('g', 2))[0]).toBeGreaterThan(0);
+		expect(await connection.redis.zscore(log, 'g')).toBeNull();
+		expect(await connection.redis.zscore(log, 'g+2')).toBeNull();
+	});
+});

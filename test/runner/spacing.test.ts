@@ -294,7 +294,7 @@ test('a send a little late to its place counts at its place (a span later nothin
 		{ token: 'place-t1', id: 'on-time', place: { localMs: Date.now(), redisUs: place } },
 		never,
 	);
-	expect(onTime).toMatchObject({ index: 0 });
+	expect(onTime).toMatchObject({ recipients: [{ index: 0 }] });
 	expect(await redis.zscore(keys.startLog(from), 'on-time')).toBe(place);
 	// Its place came 200 ms ago: it counts when it goes.
 	const late = await startNextInJob(
@@ -304,7 +304,7 @@ test('a send a little late to its place counts at its place (a span later nothin
 		{ token: 'place-t2', id: 'late', place: { localMs: Date.now(), redisUs: String(nowUs - 200_000) } },
 		never,
 	);
-	expect(late).toMatchObject({ index: 1 });
+	expect(late).toMatchObject({ recipients: [{ index: 1 }] });
 	expect(Number(await redis.zscore(keys.startLog(from), 'late'))).toBeGreaterThanOrEqual(nowUs);
 });
 

@@ -5,14 +5,17 @@
   takes the next place on the number's clock) or "0" after its wait or with its place taken by the
   job's previous settle (settleAndPlace-9.lua: the rate span step only), then the send job's first
   and last+1 index ('' for a start without a claim), the campaign id, the claim token, 'again' or
-  '', the place or '', a send window's opening and close ('' '' without one), and the default cap
-  policy.
+  '', the place or '', a send window's opening and close ('' '' without one), the default cap
+  policy, the margins, the re-check's times, the volley's span, and with 'again' the volley's size.
 
-  A send's start and its claim in one call: the job's next recipient to send is found (openInJob,
-  includes/jobClaim.lua) before a start is taken, so a job with nothing left takes none, and the start taken
-  is the claim's. Returns { 0, start time in microseconds, index, attempts, snapshot row },
-  { microseconds to wait, then call again with "0" (and the place, when one was taken) }, {
-  NOT_RUNNING } or { JOB_DONE }.
+  A send's start and its claim in one call: the job's next recipients to send are found (openInJob,
+  includes/jobClaim.lua) before a start is taken, so a job with nothing left takes none, and the starts
+  taken are the claims'. A job takes a volley of starts at once (volleySize: the rate's starts in
+  ARGV[17], up to its last index; one while a resume's re-check is open): the volley's recipients
+  are claimed together, their starts logged at one time, and the place on the clock moves on by
+  one gap per start. Returns { 0, start time in microseconds, then index, attempts, snapshot row of
+  each claimed recipient }, { microseconds to wait, then call again with "0" (and the place, when
+  one was taken) }, { NOT_RUNNING }, { JOB_DONE } or { WINDOW_CLOSED }.
 
   KEYS[1] spacing hash
   KEYS[2] start log
@@ -41,9 +44,11 @@
   ARGV[14] how late a place still counts, ms (placeLateMs: a quarter of the room)
   ARGV[15] how long a re-check's start holds it, ms (a claim's lifetime)
   ARGV[16] how long the others wait meanwhile before they look again, ms (RECHECK_WAIT_MS)
+  ARGV[17] the volley's span, ms (RUNNER_SEND_VOLLEY; 0: one start a call)
+  ARGV[18] with 'again': how many starts the volley took, else absent
 
-  Returns { 0, start µs, index, attempts, row }, { µs to wait }, { -1 } not running, { -2 } job
-  done, { -3 } send window closed
+  Returns { 0, start µs, index, attempts, row[, index, attempts, row ...] }, { µs to wait }, { -1 }
+  not running, { -2 } job done, { -3 } send window closed
 ]]
 --- @include "includes/takePlace"
 --- @include "includes/jobClaim"
@@ -51,10 +56,11 @@
 if ARGV[8] == 'again' then
   -- A start whose answer came late: its recipient stays claimed (it goes out, as one claimed before
   -- a pause does); only the start is taken anew.
-  redis.call('ZREM', KEYS[2], ARGV[2])
+  local size = tonumber(ARGV[18] or '1') or 1
+  redis.call('ZREM', KEYS[2], unpack(startNames(size)))
   local again = redis.call('HMGET', KEYS[1], 'rate', 'logRenewedAt')
   local now = clock()
-  local taken = take(tonumber(again[1] or '0'), now)
+  local taken = take(tonumber(again[1] or '0'), now, size)
   if taken[1] == 0 then keepLog(now, again[2]) end
   return taken
 end
@@ -67,10 +73,11 @@ local nowMs = string.format('%.0f', math.floor(now / 1000))
 local aud = {
   recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12]
 }
-local idx, rec, row, phone
+-- The volley's recipients: { index, record, snapshot row, phone } each.
+local found = {}
 if ARGV[4] ~= '' then
-  idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7],
-    nowMs, ARGV[6], aud, c)
+  local idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]),
+    ARGV[7], nowMs, ARGV[6], aud, c)
   if not idx then return { -2 } end -- JOB_DONE
   -- A send window's opening (audience/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then
@@ -81,27 +88,48 @@ if ARGV[4] ~= '' then
   if c.recheck ~= '' and c.recheck ~= '1' and tonumber(c.recheck) > tonumber(nowMs) then
     return { tonumber(ARGV[16]) * 1000 }
   end
+  found[1] = { idx, rec, row, phone }
 end
 local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
 local rate = tonumber(spacing[1] or '0')
+-- The rest of the volley, while the job has open recipients; a re-check sends one alone.
+if found[1] and c.recheck == '' then
+  local want = math.min(volleySize(rate, ARGV[17]), tonumber(ARGV[5]) - found[1][1])
+  while #found < want do
+    local idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], found[#found][1] + 1,
+      tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
+    if not idx then break end
+    found[#found + 1] = { idx, rec, row, phone }
+  end
+end
+local size = math.max(1, #found)
 local place = tonumber(ARGV[9] or '')
 -- A place taken by a settle before a 429's hold began is given up: the send takes one after the hold.
 if (ARGV[3] == '1' or (tonumber(spacing[3] or '0') or 0) > now) and rate and rate > 0 then
   local at = math.max(now, tonumber(spacing[2] or '0') or 0)
-  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + gapUs(rate)))
+  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + gapUs(rate) * size))
   if at > now then return { math.floor(at - now), string.format('%.0f', at) } end
   place = nil
 end
 -- A send at its place, or a little after it, counts at its place: places are spaced so that the
 -- rate span always has room for them, so a send that woke a little less late than the one a span
 -- earlier is not turned away (one gate call per send instead of 1.6 at 1,000/s). Later than
--- ARGV[14] it counts when it goes, and waits if the span is full; earlier, the same.
+-- ARGV[14] it counts when it goes, and waits if the span is full; earlier, the same. A volley
+-- always counts when it goes: its starts move together, and counted up to ARGV[14] early they
+-- took that much of the room from the way to the service (1,010 by claim in a span at 1,000/s).
 local when = now
-if place and now >= place and now - place <= tonumber(ARGV[14]) * 1000 then when = place end
-local taken = take(rate, when)
+if place and size == 1 and now >= place and now - place <= tonumber(ARGV[14]) * 1000 then when = place end
+local taken = take(rate, when, size)
 if taken[1] == 0 then keepLog(now, spacing[4]) end
-if taken[1] ~= 0 or not idx then return taken end
-local attempts = rec.a + (rec.s == 'p' and 1 or 0)
-claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, aud, c, phone)
+if taken[1] ~= 0 or not found[1] then return taken end
+local answer = { 0, taken[2] }
+for _, claim in ipairs(found) do
+  local idx, rec, row, phone = claim[1], claim[2], claim[3], claim[4]
+  local attempts = rec.a + (rec.s == 'p' and 1 or 0)
+  claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, aud, c, phone)
+  answer[#answer + 1] = idx
+  answer[#answer + 1] = attempts
+  answer[#answer + 1] = row or false
+end
 if c.recheck ~= '' then redis.call('HSET', KEYS[3], 'recheck', tonumber(nowMs) + tonumber(ARGV[15])) end
-return { 0, taken[2], idx, attempts, row }
+return answer

@@ -1,7 +1,9 @@
 /**
  * The send processor (of the send queues' `send` jobs, jobs.ts): one job is up to SEND_JOB_SIZE
- * recipients of one campaign, sent one after another. Per recipient: take its start and claim it in
- * the ledger (one step, spacing.ts), send B8 once, settle. What each answer of the service means is decided by
+ * recipients of one campaign, sent one after another, or at a high rate in volleys (as many as the
+ * rate has in RUNNER_SEND_VOLLEY, sent together). Per recipient, or per volley: take the starts and
+ * claim in the ledger (one step, spacing.ts), send B8 once each, settle (the final answers of a
+ * volley in one step). What each answer of the service means is decided by
  * service.ts's one table; what this does with it:
  *
  *   ok       -> sent (message id)             refused -> failed (the service's message)
@@ -145,24 +147,29 @@ export function createSendProcessor(
 			log.info({ campaign, dropped }, 'campaign not running: its queued sends were taken out of the queue');
 	};
 
+	/** What a job does after a volley: go on (the place its settle took; `over`: that was its last index), or not. */
+	type Step =
+		| { next: Place | undefined; over: boolean }
+		| 'stopped'
+		| { hold: number }
+		| { retry: string; tries: number }
+		| { budget: number };
+
 	/**
-	 * Sends one claimed recipient of a job ending at `end` and settles it; what the job does next:
-	 * 'next' with the place on the clock its settle took for the job's next recipient (Date.now() ms),
-	 * and whether that settle was of the job's last index (`over`: the job ends without another gate call).
+	 * Sends a job's claimed volley (one recipient, or several taken together: RUNNER_SEND_VOLLEY) of
+	 * a job ending at `end`, all at once, and settles each: the final answers (sent, failed,
+	 * unknown) in one call that also takes the place of the job's next volley, the others each on
+	 * its own as before. What the job does next: the strongest of the volley's answers (a stop, then
+	 * a hold, the daily budget, a retry), else it goes on.
 	 */
-	const sendOne = async (
+	const sendVolley = async (
 		job: Job<SendJobData>,
 		settings: SendSettings,
 		campaign: string,
-		claim: ClaimedStart,
+		volley: ClaimedStart,
 		token: string,
 		end: number,
-	): Promise<
-		{ next: Place | undefined; over: boolean } | 'stopped' | { hold: number } | { retry: string } | { budget: number }
-	> => {
-		const { index } = claim;
-		const key = `${campaign}/${index}`;
-		inFlight.set(key, { campaign, index, token });
+	): Promise<Step> => {
 		const logChange = (result: string, error: string) => {
 			if (result === 'completed') log.info({ campaign }, 'campaign completed');
 			if (result === 'paused')
@@ -171,10 +178,10 @@ export function createSendProcessor(
 					`campaign paused itself after ${config.RUNNER_PAUSE_AFTER_FAILURES} failed recipients in a row`,
 				);
 		};
-		/** Settles this claim; logs the campaign's state change when this settle made it. */
+		/** Settles a claim back to pending or not sent (a call each); logs the campaign's state change it made. */
 		const settle = async (
+			index: number,
 			to: Parameters<typeof ledger.settle>[3],
-			ref: string,
 			error: string,
 			counter: Parameters<typeof ledger.settle>[7] = '',
 		) => {
@@ -183,7 +190,7 @@ export function createSendProcessor(
 				index,
 				token,
 				to,
-				ref,
+				'',
 				error,
 				config.RUNNER_PAUSE_AFTER_FAILURES,
 				counter,
@@ -191,99 +198,152 @@ export function createSendProcessor(
 			logChange(result, error);
 			return result;
 		};
-		/** A final settle, the job going on: it also takes the job's next recipient's place on the clock. */
-		const settleAndGoOn = async (to: 'sent' | 'failed' | 'unknown', ref: string, error: string) => {
-			const { result, place, jobOver } = await ledger.settleAndPlace(
-				campaign,
-				{ index, token },
-				to,
-				ref,
-				error,
-				config.RUNNER_PAUSE_AFTER_FAILURES,
-				{ end, room },
-			);
-			logChange(result, error);
-			// Measured after the reply, a little later than Redis's own now: never early.
-			return {
-				next: place === undefined ? undefined : { localMs: Date.now() + place.inUs / 1000, redisUs: place.atUs },
-				over: jobOver,
-			};
-		};
+		type Final = { index: number; to: 'sent' | 'failed' | 'unknown'; ref: string; error: string };
+		const finals: Final[] = [];
+		let stopped = false;
+		let hold = 0;
+		let budget: number | undefined;
+		let retry: { reason: string; tries: number } | undefined;
+		/** The job's tries per recipient, with this volley's retries added (written once). */
+		let tries: Record<string, number> | undefined;
+		/** A blocked send that paused nothing: the job goes on with a fresh start (its settle took no place). */
+		let freshStart = false;
+
+		for (const { index } of volley.recipients) inFlight.set(`${campaign}/${index}`, { campaign, index, token });
 		try {
-			if (!claim.row) return await settleAndGoOn('failed', '', 'the recipient is missing from the snapshot');
-			const recipient = decodeRecipient(claim.row);
-			const template = await templateFor(campaign, settings, recipient.variant);
-			if (!template) {
-				await settle('pending', '', 'the A/B test has no winner yet');
+			// Before any send: each recipient's template and its count in the daily budget, in order;
+			// once the budget is spent, the rest of the volley waits with it.
+			const ready: Array<{ index: number; template: string; body: ReturnType<typeof templateBody> }> = [];
+			for (const { index, row } of volley.recipients) {
+				if (!row) {
+					finals.push({ index, to: 'failed', ref: '', error: 'the recipient is missing from the snapshot' });
+					continue;
+				}
+				const recipient = decodeRecipient(row);
+				const template = await templateFor(campaign, settings, recipient.variant);
+				if (!template) {
+					await settle(index, 'pending', 'the A/B test has no winner yet');
+					stopped = true;
+					continue;
+				}
+				if (budget !== undefined) {
+					await settle(index, 'pending', DAILY_LIMIT_WAIT, 'budget_waits');
+					continue;
+				}
+				const counted = await countCampaignCustomer(context, recipient.phone);
+				if (!counted.counted) {
+					await settle(index, 'pending', DAILY_LIMIT_WAIT, 'budget_waits');
+					if (await noteBudgetWait(context, { from: settings.from, campaign }, counted))
+						log.info(
+							{ campaign, nextAt: new Date(counted.nextAt).toISOString() },
+							'campaign waits for the daily messaging limit',
+						);
+					budget = counted.waitMs;
+					continue;
+				}
+				ready.push({ index, template, body: templateBody(recipient) });
+			}
+			if (ready.length > 0 && performance.now() - volley.answeredAt > freshMs)
+				await takeStartAgain(context, { from: settings.from, campaign }, volley.startId, volley.recipients.length);
+			const outcomes = await Promise.all(
+				ready.map(({ template, body }) => settings.senderOf(template)(body, shutdown)),
+			);
+			let stopReason: string | undefined;
+			for (const [at, outcome] of outcomes.entries()) {
+				const { index, template } = ready[at];
+				switch (outcome.kind) {
+					case 'ok':
+						finals.push({ index, to: 'sent', ref: outcome.messageId ?? '', error: '' });
+						if (!settings.templateNamed && outcome.templateName && template === settings.templateId) {
+							settings.templateNamed = true;
+							await noteTemplateName(context, settings.from, campaign, outcome.templateName);
+						}
+						break;
+					case 'refused':
+						finals.push({ index, to: 'failed', ref: '', error: outcome.reason });
+						break;
+					case 'unknown':
+						finals.push({ index, to: 'unknown', ref: '', error: outcome.reason });
+						log.warn({ campaign, reason: outcome.reason }, 'send outcome unknown; `campaign reconcile` resolves it');
+						break;
+					case 'stop':
+						await settle(index, 'not_sent', outcome.reason);
+						stopReason ??= outcome.reason;
+						break;
+					case 'blocked': {
+						const sending = { id: campaign, from: settings.from, templateId: template };
+						const result = await settleBlocked(context, sending, { index, token }, outcome);
+						if (result === 'paused') stopped = true;
+						else freshStart = true;
+						break;
+					}
+					case 'limited':
+						await settle(index, 'pending', outcome.reason, 'holds');
+						log.warn(
+							{ campaign, holdMs: config.RUNNER_MESSAGING_LIMIT_HOLD },
+							"the service's messaging limit refused a new customer: the number waits; " +
+								"set the runner's daily limit to stay under it",
+						);
+						hold = Math.max(hold, config.RUNNER_MESSAGING_LIMIT_HOLD);
+						break;
+					case 'hold':
+						await settle(index, 'pending', outcome.reason, 'holds');
+						hold = Math.max(hold, outcome.waitMs);
+						break;
+					case 'retry': {
+						// A recipient has as many tries as a one-recipient job had attempts (RUNNER_SEND_ATTEMPTS).
+						const triesNow = (job.data.tries?.[index] ?? 0) + 1;
+						if (triesNow >= config.RUNNER_SEND_ATTEMPTS) {
+							finals.push({ index, to: 'failed', ref: '', error: `${outcome.reason} (after ${triesNow} attempts)` });
+							break;
+						}
+						await settle(index, 'pending', outcome.reason, 'retries');
+						tries = { ...(tries ?? job.data.tries), [index]: triesNow };
+						retry = { reason: outcome.reason, tries: Math.max(retry?.tries ?? 0, triesNow) };
+						break;
+					}
+				}
+			}
+			const goesOn = !stopped && stopReason === undefined && hold === 0 && budget === undefined && !retry;
+			let next: Step = { next: undefined, over: false };
+			if (finals.length > 0) {
+				const settled = await ledger.settleAndPlace(
+					campaign,
+					token,
+					finals.sort((x, y) => x.index - y.index),
+					config.RUNNER_PAUSE_AFTER_FAILURES,
+					{ end, room, volleyMs: config.RUNNER_SEND_VOLLEY, place: goesOn && !freshStart },
+				);
+				logChange(settled.result, finals.find(({ error }) => error)?.error ?? '');
+				// Measured after the reply, a little later than Redis's own now: never early.
+				next = {
+					next:
+						settled.place === undefined
+							? undefined
+							: { localMs: Date.now() + settled.place.inUs / 1000, redisUs: settled.place.atUs },
+					over: settled.jobOver,
+				};
+			}
+			if (stopReason !== undefined) {
+				await failCampaign(context, campaign, stopReason);
 				return 'stopped';
 			}
-			const counted = await countCampaignCustomer(context, recipient.phone);
-			if (!counted.counted) {
-				await settle('pending', '', DAILY_LIMIT_WAIT, 'budget_waits');
-				if (await noteBudgetWait(context, { from: settings.from, campaign }, counted))
-					log.info(
-						{ campaign, nextAt: new Date(counted.nextAt).toISOString() },
-						'campaign waits for the daily messaging limit',
-					);
-				return { budget: counted.waitMs };
+			if (stopped) return 'stopped';
+			if (hold > 0) return { hold };
+			if (budget !== undefined) return { budget };
+			if (retry) {
+				await job.updateData({ ...job.data, tries });
+				return { retry: retry.reason, tries: retry.tries };
 			}
-			if (performance.now() - claim.answeredAt > freshMs)
-				await takeStartAgain(context, { from: settings.from, campaign }, claim.startId);
-			const outcome = await settings.senderOf(template)(templateBody(recipient), shutdown);
-			switch (outcome.kind) {
-				case 'ok': {
-					const next = await settleAndGoOn('sent', outcome.messageId ?? '', '');
-					if (!settings.templateNamed && outcome.templateName && template === settings.templateId) {
-						settings.templateNamed = true;
-						await noteTemplateName(context, settings.from, campaign, outcome.templateName);
-					}
-					return next;
-				}
-				case 'refused':
-					return await settleAndGoOn('failed', '', outcome.reason);
-				case 'unknown': {
-					const next = await settleAndGoOn('unknown', '', outcome.reason);
-					log.warn({ campaign, reason: outcome.reason }, 'send outcome unknown; `campaign reconcile` resolves it');
-					return next;
-				}
-				case 'stop':
-					await settle('not_sent', '', outcome.reason);
-					await failCampaign(context, campaign, outcome.reason);
-					return 'stopped';
-				case 'blocked': {
-					const sending = { id: campaign, from: settings.from, templateId: template };
-					const result = await settleBlocked(context, sending, { index, token }, outcome);
-					return result === 'paused' ? 'stopped' : { next: undefined, over: false };
-				}
-				case 'limited':
-					await settle('pending', '', outcome.reason, 'holds');
-					log.warn(
-						{ campaign, holdMs: config.RUNNER_MESSAGING_LIMIT_HOLD },
-						"the service's messaging limit refused a new customer: the number waits; " +
-							"set the runner's daily limit to stay under it",
-					);
-					return { hold: config.RUNNER_MESSAGING_LIMIT_HOLD };
-				case 'hold':
-					await settle('pending', '', outcome.reason, 'holds');
-					return { hold: outcome.waitMs };
-				case 'retry': {
-					// A recipient has as many tries as a one-recipient job had attempts (RUNNER_SEND_ATTEMPTS).
-					const tries = (job.data.tries?.[index] ?? 0) + 1;
-					if (tries >= config.RUNNER_SEND_ATTEMPTS)
-						return await settleAndGoOn('failed', '', `${outcome.reason} (after ${tries} attempts)`);
-					await settle('pending', '', outcome.reason, 'retries');
-					await job.updateData({ ...job.data, tries: { ...job.data.tries, [index]: tries } });
-					return { retry: outcome.reason };
-				}
-			}
+			return next;
 		} finally {
-			inFlight.delete(key);
+			for (const { index } of volley.recipients) inFlight.delete(`${campaign}/${index}`);
 		}
 	};
 
 	/**
-	 * A send job: its recipients one after another, each through the start gate, which claims it in the
-	 * same step (spacing.ts). Between recipients the job ends when its campaign stopped (the rest stay
+	 * A send job: its recipients one after another or in volleys, each through the start gate, which
+	 * claims them in the same step (spacing.ts). Between volleys the job ends when its campaign stopped (the rest stay
 	 * pending, and take no start) or goes back to the queue when this process is stopping.
 	 */
 	return async function processSend(job: Job<SendJobData>, bullToken?: string): Promise<string> {
@@ -328,9 +388,9 @@ export function createSendProcessor(
 				over = false;
 				continue;
 			}
-			// The next look starts after this recipient: those before it are settled or were skipped.
-			range.first = claim.index + 1;
-			const next = await sendOne(job, settings, campaign, claim, token, range.end);
+			// The next look starts after this volley: those before it are settled or were skipped.
+			range.first = (claim.recipients.at(-1)?.index ?? range.first - 1) + 1;
+			const next = await sendVolley(job, settings, campaign, claim, token, range.end);
 			if (next === 'stopped') return 'stopped';
 			if ('next' in next) {
 				place = next.next;
@@ -350,8 +410,7 @@ export function createSendProcessor(
 			}
 			// A retry: the job waits its backoff in the delayed set (no
 			// attempt of the job used), then goes on from this recipient.
-			const tries = job.data.tries?.[claim.index] ?? 1;
-			await job.moveToDelayed(Date.now() + sendRetryDelay(config, tries), bullToken);
+			await job.moveToDelayed(Date.now() + sendRetryDelay(config, next.tries), bullToken);
 			throw new DelayedError(`not sent, will retry: ${next.retry}`);
 		}
 	};

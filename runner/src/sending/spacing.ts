@@ -5,7 +5,8 @@
  * also passes two steps here, both on Redis's clock (TIME), so processes on other machines agree:
  *
  * 1. Spacing: it takes the next start time from a per-number clock, 1 / gateRate(rate) after
- *    the previous one, and waits for it. Starts are even, not bursts at each slice's start, and
+ *    the previous one, and waits for it. Starts are even, not bursts at each slice's start (a
+ *    send job's volley at a high rate takes RUNNER_SEND_VOLLEY's starts at one place), and
  *    no faster than the rate span lets through: spaced faster, the span bound every second and
  *    its waiters, all told to wake when the same oldest start left, woke together and all but one
  *    called again (13 calls per send at 200/s, 3 with this spacing).
@@ -73,17 +74,23 @@ export async function setSpacingRate(context: RunnerContext, from: string, rateP
 /** Why a send took no start: its process is stopping, or its campaign is not running (paused, ended). */
 type NoStart = 'stopped' | 'not running';
 
-/** A send job's recipient whose start was taken and claimed in the same step. */
-export interface ClaimedStart {
-	/** When its start's answer came (performance.now()): going out later than freshStartMs after, it takes it again. */
-	answeredAt: number;
-	/** Its start's name in the start log. */
-	startId: string;
+/** A send job's recipient claimed with its volley's start. */
+interface ClaimedRecipient {
 	index: number;
 	/** Claims of this recipient so far, this one included. */
 	attempts: number;
 	/** Its snapshot row; undefined if the snapshot lacks it. */
 	row?: string;
+}
+
+/** A send job's volley of recipients whose starts were taken and claimed in the same step. */
+export interface ClaimedStart {
+	/** When the starts' answer came (performance.now()): out later than freshStartMs after, they are taken again. */
+	answeredAt: number;
+	/** The volley's first start's name in the start log. */
+	startId: string;
+	/** In index order; one when the job sends one at a time. */
+	recipients: ClaimedRecipient[];
 }
 
 interface Send {
@@ -104,7 +111,8 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 	...capKeys(keys, from, campaign),
 ];
 
-type StartReply = [number, string?, number?, number?, string?];
+/** { 0, start µs, then index, attempts, row per claimed recipient }, or { µs to wait, place? }, or a code. */
+type StartReply = [number, string?, ...Array<number | string | null | undefined>];
 
 /**
  * Stale answers in a row after which a send keeps its start: a
@@ -122,18 +130,30 @@ export interface Place {
 
 /**
  * lua/start-11.lua for `send`, its keys and the arguments always the same: the room first (ARGV[1]),
- * and after the send window's two, the default cap policy, the margins and the re-check's.
+ * and after the send window's two, the default cap policy, the margins, the re-check's and the
+ * volley's span; a start taken again adds its volley's size.
  */
-function startCall(context: RunnerContext, send: Send): (args: Array<string | number>) => Promise<unknown> {
+function startCall(
+	context: RunnerContext,
+	send: Send,
+): (args: Array<string | number>, againSize?: number) => Promise<unknown> {
 	const start = redisScript(context.redis, 'start');
 	const keys = startKeys(context, send);
-	const room = roomOf(context.config);
-	const recheckHoldMs = context.config.RUNNER_HTTP_DEADLINE + 10_000;
-	const tail = [defaultCapPolicy(context.config), CLOSE_MARGIN_MS, placeLateMs(room), recheckHoldMs, RECHECK_WAIT_MS];
-	return (args) => start(keys, [room, ...args, ...tail]);
+	const { config } = context;
+	const room = roomOf(config);
+	const recheckHoldMs = config.RUNNER_HTTP_DEADLINE + 10_000;
+	const tail = [
+		defaultCapPolicy(config),
+		CLOSE_MARGIN_MS,
+		placeLateMs(room),
+		recheckHoldMs,
+		RECHECK_WAIT_MS,
+		config.RUNNER_SEND_VOLLEY,
+	];
+	return (args, againSize) => start(keys, [room, ...args, ...tail, ...(againSize ? [againSize] : [])]);
 }
 
-/** The arguments after the room of a start taken again (start-11.lua's 'again'): its recipient stays claimed. */
+/** The arguments after the room of a start taken again (start-11.lua's 'again'): its recipients stay claimed. */
 const againArgs = (id: string, campaign: string) => [id, '0', '', '', campaign, '', 'again', '', '', ''];
 
 /**
@@ -168,7 +188,7 @@ async function takeStart(
 		let placeUs = '';
 		if (reply[0] === 0) {
 			const stale = performance.now() - asked > freshMs && retakesLeft-- > 0;
-			if (!stale) return keptClaim ? [0, reply[1], keptClaim[2], keptClaim[3], keptClaim[4]] : reply;
+			if (!stale) return keptClaim ? [0, reply[1], ...keptClaim.slice(2)] : reply;
 			keptClaim ??= reply;
 		} else {
 			// The first call's answer names the place it took; a full span's does not.
@@ -179,8 +199,11 @@ async function takeStart(
 			if (stop.aborted && !keptClaim) return 'stopped';
 		}
 		asked = performance.now();
-		const args = keptClaim ? againArgs(id, send.campaign) : [id, '0', ...range, '', placeUs, ...opening];
-		reply = (await call(args)) as StartReply;
+		reply = (
+			keptClaim
+				? await call(againArgs(id, send.campaign), (keptClaim.length - 2) / 3)
+				: await call([id, '0', ...range, '', placeUs, ...opening])
+		) as StartReply;
 	}
 }
 
@@ -225,25 +248,27 @@ export async function startNextInJob(
 		bound,
 	);
 	if (typeof reply === 'string') return reply;
-	return {
-		answeredAt: performance.now(),
-		startId: claim.id,
-		index: Number(reply[2]),
-		attempts: Number(reply[3]),
-		row: reply[4] ?? undefined,
-	};
+	const recipients: ClaimedRecipient[] = [];
+	for (let at = 2; at + 1 < reply.length; at += 3)
+		recipients.push({
+			index: Number(reply[at]),
+			attempts: Number(reply[at + 1]),
+			row: (reply[at + 2] as string) ?? undefined,
+		});
+	return { answeredAt: performance.now(), startId: claim.id, recipients };
 }
 
 /**
- * Takes a claimed send's start again (`id`: the start's name in the start log): its start was
- * answered longer than freshStartMs ago and it has not gone out yet (a busy event loop, a slow
- * budget count), so going out now would bunch it with the starts taken since. Its recipient stays
- * claimed; it waits while the rate span is full. A stop does not interrupt it: a claimed recipient goes out.
+ * Takes a claimed volley's starts again (`id`: its first start's name in the start log, `size`: its
+ * starts): they were answered longer than freshStartMs ago and have not gone out yet (a busy event
+ * loop, a slow budget count), so going out now would bunch them with the starts taken since. Their
+ * recipients stay claimed; they wait while the rate span is full. A stop does not interrupt it: a
+ * claimed recipient goes out.
  */
-export async function takeStartAgain(context: RunnerContext, send: Send, id: string): Promise<void> {
+export async function takeStartAgain(context: RunnerContext, send: Send, id: string, size = 1): Promise<void> {
 	const call = startCall(context, send);
 	for (;;) {
-		const reply = (await call(againArgs(id, send.campaign))) as StartReply;
+		const reply = (await call(againArgs(id, send.campaign), size)) as StartReply;
 		if (reply[0] === 0) return;
 		await sleep(Math.ceil(reply[0] / 1000));
 	}

@@ -62,3 +62,15 @@ export const gateRate = (rate: number, room = SPAN_ROOM) => 1_000_000 / gapUs(ra
  */
 export const freshStartMs = (room = SPAN_ROOM) => (room * 1000) / 2;
 export const placeLateMs = (room = SPAN_ROOM) => (room * 1000) / 4;
+
+/** The most starts a send job takes together, whatever the rate and RUNNER_SEND_VOLLEY. */
+export const MAX_VOLLEY = 20;
+
+/**
+ * How many starts a send job takes together at `rate` (lua/includes/startGateMath.lua computes the
+ * same): the rate's starts in `volleyMs` (RUNNER_SEND_VOLLEY), at least one, at most MAX_VOLLEY
+ * and the last second's cap. A volley's sends go out at once and the number's clock moves on by one
+ * gap per start, so the rate is the same; a volley's claim and its settle are one call each.
+ */
+export const volleySize = (rate: number, volleyMs: number, room = SPAN_ROOM) =>
+	rate > 0 ? Math.max(1, Math.min(MAX_VOLLEY, secondCap(rate, room), Math.floor((rate * volleyMs) / 1000))) : 1;

@@ -1,27 +1,43 @@
 --[[
   The rate span step. KEYS[2] start log; `rate` the number's rate (read once by the calling script),
-  ARGV[2] the member. Records a start and returns { 0, its time in microseconds } when the rate span
-  and the last second have room, else { microseconds until a start leaves whichever is full }.
+  ARGV[2] the member, `n` the starts taken together (a send job's volley: the first named ARGV[2], the
+  others ARGV[2] .. '+' .. k). Records the n starts and returns { 0, their time in microseconds } when
+  the rate span and the last second have room for all of them, else { microseconds until enough
+  starts leave whichever is full }.
 
 ]]
 local SPAN_ROOM = tonumber(ARGV[1])
 --- @include "startGateMath"
 
-local function take(rate, now)
-  if not rate or rate <= 0 then return { 0, string.format('%.0f', now) } end
-  -- The rate span is full when the rate-th latest start lies inside it, the last second when the
-  -- cap-th latest does: the same test as counting the starts after each bound (a rank read in the
-  -- sorted set, not a count), so starts older than the span may stay in the log meanwhile.
-  local latest = redis.call('ZREVRANGE', KEYS[2], rate - 1, rate - 1, 'WITHSCORES')[2]
+-- The names of a volley's n starts in the start log.
+local function startNames(n)
+  local names = { ARGV[2] }
+  for k = 2, n do names[k] = ARGV[2] .. '+' .. k end
+  return names
+end
+local function take(rate, now, n)
+  n = n or 1
+  local at = string.format('%.0f', now)
+  if not rate or rate <= 0 then return { 0, at } end
+  -- The rate span has no room for n starts when the (rate - n + 1)-th latest start lies inside it,
+  -- the last second when the (cap - n + 1)-th latest does: the same test as counting the starts
+  -- after each bound (a rank read in the sorted set, not a count), so starts older than the span
+  -- may stay in the log meanwhile. volleySize keeps n within the cap.
+  local latest = redis.call('ZREVRANGE', KEYS[2], rate - n, rate - n, 'WITHSCORES')[2]
   if latest and tonumber(latest) > now - RATE_SPAN_US then
     return { math.max(1000, math.floor(tonumber(latest) + RATE_SPAN_US - now)) }
   end
-  latest = redis.call('ZREVRANGE', KEYS[2], secondCap(rate) - 1, secondCap(rate) - 1, 'WITHSCORES')[2]
+  latest = redis.call('ZREVRANGE', KEYS[2], secondCap(rate) - n, secondCap(rate) - n, 'WITHSCORES')[2]
   if latest and tonumber(latest) > now - 1000000 then
     return { math.max(1000, math.floor(tonumber(latest) + 1000000 - now)) }
   end
-  redis.call('ZADD', KEYS[2], now, ARGV[2])
-  return { 0, string.format('%.0f', now) }
+  local scored = {}
+  for _, name in ipairs(startNames(n)) do
+    scored[#scored + 1] = at
+    scored[#scored + 1] = name
+  end
+  redis.call('ZADD', KEYS[2], unpack(scored))
+  return { 0, at }
 end
 -- The start log expires 2 s after the number's last start. Renewed at most every 0.5 s (the time
 -- of the last renewal in the spacing hash), not on every start: one command less per send. The

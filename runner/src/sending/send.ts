@@ -34,7 +34,7 @@ import { dropQueuedSends } from './feeder';
 import { decodeRecipient, templateBody } from '../campaigns/schema';
 import { campaignNumber } from '../keyGroups';
 import { countCampaignCustomer, noteBudgetWait } from '../audience/budget';
-import { holdStarts, startNextInJob, takeStartAgain, type ClaimedStart, type Place } from './spacing';
+import { holdStarts, startNextInJob, takeStartAgain, type ClaimedVolley, type Place } from './spacing';
 import { freshStartMs, roomOf } from './startGateMath';
 import { settleBlocked } from './refusals';
 
@@ -166,7 +166,7 @@ export function createSendProcessor(
 		job: Job<SendJobData>,
 		settings: SendSettings,
 		campaign: string,
-		volley: ClaimedStart,
+		volley: ClaimedVolley,
 		token: string,
 		end: number,
 	): Promise<Step> => {

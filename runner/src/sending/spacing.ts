@@ -6,7 +6,7 @@
  *
  * 1. Spacing: it takes the next start time from a per-number clock, 1 / gateRate(rate) after
  *    the previous one, and waits for it. Starts are even, not bursts at each slice's start (a
- *    send job's volley at a high rate takes RUNNER_SEND_VOLLEY's starts at one place), and
+ *    send job's volley at a high rate takes RUNNER_SEND_VOLLEY's starts at one time), and
  *    no faster than the rate span lets through: spaced faster, the span bound every second and
  *    its waiters, all told to wake when the same oldest start left, woke together and all but one
  *    called again (13 calls per send at 200/s, 3 with this spacing).
@@ -84,7 +84,7 @@ interface ClaimedRecipient {
 }
 
 /** A send job's volley of recipients whose starts were taken and claimed in the same step. */
-export interface ClaimedStart {
+export interface ClaimedVolley {
 	/** When the starts' answer came (performance.now()): out later than freshStartMs after, they are taken again. */
 	answeredAt: number;
 	/** The volley's first start's name in the start log. */
@@ -236,7 +236,7 @@ export async function startNextInJob(
 	claim: { token: string; id: string; place?: Place },
 	stop: AbortSignal,
 	opening?: [number, number],
-): Promise<ClaimedStart | NoStart | 'done' | 'closed'> {
+): Promise<ClaimedVolley | NoStart | 'done' | 'closed'> {
 	const bound = opening ? [String(opening[0]), String(opening[1])] : ['', ''];
 	const reply = await takeStart(
 		context,

@@ -114,6 +114,18 @@ const startKeys = ({ keys }: RunnerContext, { from, campaign }: Send) => [
 /** { 0, start µs, then index, attempts, row per claimed recipient }, or { µs to wait, place? }, or a code. */
 type StartReply = [number, string?, ...Array<number | string | null | undefined>];
 
+/** The recipients a start's answer claimed: index, attempts and row each, after the code and the start time. */
+function claimedIn(reply: StartReply): ClaimedRecipient[] {
+	const recipients: ClaimedRecipient[] = [];
+	for (let at = 2; at + 1 < reply.length; at += 3)
+		recipients.push({
+			index: Number(reply[at]),
+			attempts: Number(reply[at + 1]),
+			row: (reply[at + 2] as string) ?? undefined,
+		});
+	return recipients;
+}
+
 /**
  * Stale answers in a row after which a send keeps its start: a
  * process slow on every call is slow, not stalled, and must not spin.
@@ -201,7 +213,7 @@ async function takeStart(
 		asked = performance.now();
 		reply = (
 			keptClaim
-				? await call(againArgs(id, send.campaign), (keptClaim.length - 2) / 3)
+				? await call(againArgs(id, send.campaign), claimedIn(keptClaim).length)
 				: await call([id, '0', ...range, '', placeUs, ...opening])
 		) as StartReply;
 	}
@@ -248,14 +260,7 @@ export async function startNextInJob(
 		bound,
 	);
 	if (typeof reply === 'string') return reply;
-	const recipients: ClaimedRecipient[] = [];
-	for (let at = 2; at + 1 < reply.length; at += 3)
-		recipients.push({
-			index: Number(reply[at]),
-			attempts: Number(reply[at + 1]),
-			row: (reply[at + 2] as string) ?? undefined,
-		});
-	return { answeredAt: performance.now(), startId: claim.id, recipients };
+	return { answeredAt: performance.now(), startId: claim.id, recipients: claimedIn(reply) };
 }
 
 /**

@@ -7,10 +7,12 @@
 import { EVENTS_PATH } from '../../runner/src/http/eventRoutes';
 import { repliedAt, repliedCount } from '../../runner/src/tracking/replies';
 import {
+	clearFaults,
 	dumpKeys,
 	expectNoSecret,
 	positionalTemplate,
 	scanKeys,
+	setFault,
 	startApi,
 	useRunnerUnderTest,
 	waitFor,
@@ -288,6 +290,33 @@ test('a runner without the header settings answers 404 on the endpoint', async (
 	expect(((await response.json()) as { message: string }).message).toBe(
 		'the events endpoint is not configured: set RUNNER_EVENTS_HEADER_NAME and RUNNER_EVENTS_HEADER_VALUE',
 	);
+});
+
+test('a reply that comes while the send to its phone is in flight waits for that send and counts for it', async () => {
+	const phone = phoneOf(7, 0);
+	const from = runner.business.phoneNumbers[0];
+	// The service answers the send 2.5 s after it came: the reply comes in between.
+	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 2500 });
+	try {
+		const created = await call('POST', '/api/campaigns', {
+			template_id: positionalTemplate(runner.business).id,
+			from,
+			rate: 50,
+			recipients: [{ phone, 1: 'a', 2: 'b' }],
+		});
+		expect(created.status).toBe(201);
+		const sent = { id: created.json.id as string, from };
+		const counts = async () => (await call('GET', `/api/campaigns/${sent.id}`)).json.counts;
+		await waitFor('the send to be in flight', async () => (await counts()).claimed === 1, 20_000, 25);
+		const at = await reply(phone);
+		// The delivery was answered once the send was: sent, and the reply counts for it.
+		expect((await counts()).sent).toBe(1);
+		expect((await deliveries()).at(-1)?.statusCode).toBe(200);
+		expect(await repliedCount(runner.context, sent)).toBe(1);
+		expect(await repliedAt(runner.context, sent, [0])).toEqual([at]);
+	} finally {
+		await clearFaults(runner.sandbox);
+	}
 });
 
 test('a reply after the reply period is attributed to none; the secret is never in the logs or Redis', async () => {

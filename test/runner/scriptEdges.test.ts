@@ -390,7 +390,7 @@ describe('recordReceipt', () => {
 });
 
 describe('sentTo', () => {
-	test("a phone's recipient and its send time, only for a recipient whose message was sent", async () => {
+	test("a phone's recipient and its send time when its message was sent, its claim's time while in flight", async () => {
 		const prefix = uniquePrefix();
 		const keys = [`${prefix}phones`, `${prefix}ledger`];
 		await connection.redis.hset(keys[0], {
@@ -399,15 +399,20 @@ describe('sentTo', () => {
 			'4915550003': '4:2',
 			'4915550004': '5:3',
 			'4915550005': 'no index',
+			'4915550006': '6:4',
+			'4915550007': '7:5',
 		});
 		await connection.redis.hset(keys[1], {
 			0: 's|1|0|1700000000000|',
 			1: 'p|0|0||',
 			2: 's|1|0||',
+			4: 'c|1|1700000000400|1700000000500|token-1|',
+			5: 'u|1|1700000000400|1700000000500|token-2|',
 		});
 		expect(await run('sentTo', keys, ['4915550001'])).toEqual(['0', '1700000000000']);
-		// Pending, sent without a time, no record, an entry without an index, no entry: nothing.
-		for (const phone of ['4915550002', '4915550003', '4915550004', '4915550005', '4915550009'])
+		expect(await run('sentTo', keys, ['4915550006'])).toEqual(['4', '1700000000500', 'claimed']);
+		// Pending, sent without a time, no record, an entry without an index, no entry, unknown: nothing.
+		for (const phone of ['4915550002', '4915550003', '4915550004', '4915550005', '4915550009', '4915550007'])
 			expect(await run('sentTo', keys, [phone])).toBeNull();
 	});
 });

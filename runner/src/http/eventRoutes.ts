@@ -72,7 +72,8 @@ export function eventRoutes(routes: RouteTable, context: RunnerContext): void {
 					"The service's message_created event (register it in the dashboard: developer tools, event triggers; " +
 					`${method === 'POST' ? 'POST or PUT' : 'PUT or POST'}; ` +
 					'the header RUNNER_EVENTS_HEADER_NAME with the value RUNNER_EVENTS_HEADER_VALUE). A received message is ' +
-					'attributed to the campaign that last messaged its sender within the reply period (RUNNER_REPLY_PERIOD); ' +
+					'attributed to the campaign that last messaged its sender within the reply period (RUNNER_REPLY_PERIOD), ' +
+					'once any send to its sender still in flight is answered; ' +
 					"sent ones (the runner's own sends echoed) are ignored. A received message to one of the business's " +
 					'numbers that is an opt-out keyword (STOP, ...; RUNNER_OPTOUT_KEYWORDS) ' +
 					"puts its sender on the suppression list, an opt-in keyword (START, ...) takes a keyword's entry off, " +

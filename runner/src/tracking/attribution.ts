@@ -7,8 +7,11 @@
  * created since T - the reply period - CAMPAIGN_LIFE_MS (at most MAX_CANDIDATES), one SMEMBERS of the
  * number's running campaigns, one HMGET of their numbers, then one script per candidate campaign
  * of the number replied to (two HGETs inside: the phone index, then that recipient's ledger record).
- * No recipient list is read.
+ * No recipient list is read. A reply that finds a send to its phone in flight looks again until that
+ * send is answered (docs/decisions/tracking/replies-wait-for-sends-in-flight.md).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { parsePhoneNumber } from 'convo-contract';
 
 import type { RunnerContext } from '../context';
@@ -28,6 +31,11 @@ const MAX_CANDIDATES = 1000;
 const PARALLEL = 50;
 /** The service's clock and the runner's may differ: a reply stamped this much before the send still counts. */
 const CLOCK_SKEW_MS = 60_000;
+/** A send in flight is answered within RUNNER_HTTP_DEADLINE; its settle takes this much more at most. */
+const SETTLE_SLACK_MS = 1000;
+/** The first and the longest pause between two looks while a send to the phone is in flight. */
+const FIRST_LOOK_MS = 25;
+const LONGEST_LOOK_MS = 250;
 
 interface Attribution {
 	campaign: { id: string; from: string };
@@ -36,15 +44,15 @@ interface Attribution {
 }
 
 /**
- * The campaign (and its recipient) that last messaged `phone`
- * from `number` within the reply period before `atMs`, if any.
+ * The campaign (and its recipient) that last messaged `phone` from `number` within the reply period
+ * before `atMs`, if any; `inFlight` when a send to the phone claimed in that period has no answer yet.
  */
-async function attributeReply(
+async function lookUpSends(
 	context: RunnerContext,
 	phone: string,
 	number: string,
 	atMs: number,
-): Promise<Attribution | undefined> {
+): Promise<{ found?: Attribution; inFlight: boolean }> {
 	const { redis, keys, config } = context;
 	const period = config.RUNNER_REPLY_PERIOD;
 	const recent = await redis.zrevrangebyscore(
@@ -56,26 +64,51 @@ async function attributeReply(
 		MAX_CANDIDATES,
 	);
 	const ids = [...new Set([...recent, ...(await redis.smembers(keys.running(number)))])];
-	if (ids.length === 0) return undefined;
+	if (ids.length === 0) return { inFlight: false };
 	const homes = await redis.hmget(keys.homes, ...ids);
 	const candidates = ids.filter((_, i) => homes[i] === number);
 	const sentTo = redisScript(redis, 'sentTo');
 	let best: Attribution | undefined;
+	let inFlight = false;
 	for (let start = 0; start < candidates.length; start += PARALLEL) {
 		const batch = candidates.slice(start, start + PARALLEL);
 		const answers = (await Promise.all(
 			batch.map((id) => sentTo([keys.phones(number, id), keys.ledger(number, id)], [phone])),
-		)) as Array<[string, string] | null>;
+		)) as Array<[string, string, 'claimed'?] | null>;
 		answers.forEach((answer, i) => {
 			if (!answer) return;
 			const sentAt = Number(answer[1]);
 			if (sentAt > atMs + CLOCK_SKEW_MS || sentAt < atMs - period) return;
+			if (answer[2] === 'claimed') {
+				inFlight = true;
+				return;
+			}
 			// The latest send wins; of two in the same millisecond, the newer campaign (ids are time-ordered).
 			if (!best || sentAt > best.sentAt || (sentAt === best.sentAt && batch[i] > best.campaign.id))
 				best = { campaign: { id: batch[i], from: number }, index: Number(answer[0]), sentAt };
 		});
 	}
-	return best;
+	return { found: best, inFlight };
+}
+
+/**
+ * lookUpSends, again while a send to the phone is in flight: a reply can come before the send's answer
+ * is settled (an automatic reply, a busy worker), and that send, once sent, is the one it answers.
+ * Bounded by the send's deadline; a claim older than that (its process gone) is left to recovery.
+ */
+async function attributeReply(
+	context: RunnerContext,
+	phone: string,
+	number: string,
+	atMs: number,
+): Promise<Attribution | undefined> {
+	const giveUpAt = Date.now() + context.config.RUNNER_HTTP_DEADLINE + SETTLE_SLACK_MS;
+	for (let pause = FIRST_LOOK_MS; ; pause = Math.min(pause * 2, LONGEST_LOOK_MS)) {
+		const { found, inFlight } = await lookUpSends(context, phone, number, atMs);
+		const left = giveUpAt - Date.now();
+		if (!inFlight || left <= 0) return found;
+		await sleep(Math.min(pause, left));
+	}
 }
 
 /** The part of a message_created payload a reply needs (the route checks the whole body). */

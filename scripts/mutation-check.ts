@@ -82,8 +82,8 @@ const LUA_TESTS: Record<string, string[]> = {
 	'expireClaims-4.lua': ['test/runner/ledger.test.ts', 'test/runner/kill.test.ts'],
 	'includes/ledgerRecords.lua': LEDGER,
 	'includes/settleRecord.lua': [
-		...LEDGER.slice(0, 1),
 		EDGES,
+		...LEDGER.slice(0, 1),
 		'test/runner/dailyCounts.test.ts',
 		'test/runner/cap-counts.test.ts',
 		...LEDGER.slice(1),

@@ -931,10 +931,45 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 		expect(reply[0]).toBeGreaterThan(0);
 		expect(await states([0, 1])).toEqual(['p', 'p']);
 		expect(await connection.redis.zscore(log, 'g')).toBeNull();
+		// The same on a later call, whose place was taken: it waits before the volley's other recipients are looked for.
+		const later = await start('g', [0, 10], { volleyMs: 100, first: false });
+		expect(later).toHaveLength(1);
+		expect(later[0]).toBeGreaterThan(0);
+		expect(await states([0, 1])).toEqual(['p', 'p']);
 		await connection.redis.zremrangebyrank(log, 0, 0);
 		// With room for two, both go.
 		const place = reply[1] ? String(reply[1]) : '';
 		expect(claimedIndexes(await start('g', [0, 10], { volleyMs: 100, first: false, place }))).toEqual([0, 1]);
+	});
+
+	test('a volley that finds one recipient open is counted as that lone start: at its place, when the span is full there', async () => {
+		const { log, ledger, start, states } = await job(1000, 10);
+		for (let index = 1; index < 10; index++) await connection.redis.hset(ledger, index, `s|1|1|1|m${index}|`);
+		const now = await redisNowUs();
+		const place = now - 40_000;
+		// A full span at the place, none of it left at the call: room for the volley of ten now, none for one at its place.
+		const full = Array.from({ length: 1000 }, (_, k) => [now - 1_040_000 - 20_000, `s${k}`]).flat();
+		await connection.redis.zadd(log, ...(full as Array<number | string>));
+		const reply = await start('a', [0, 10], { first: false, place: String(place), lateMs: 60_000 });
+		expect(reply).toHaveLength(1);
+		expect(await states([0])).toEqual(['p']);
+		await connection.redis.del(log);
+		expect(claimedIndexes(await start('a', [0, 10], { first: false, place: String(place), lateMs: 60_000 }))).toEqual([
+			0,
+		]);
+	});
+
+	test('a start without a claim (a send outside a job) takes one place and one start', async () => {
+		const { spacing, log, start } = await job(1000, 0);
+		const before = await redisNowUs();
+		const reply = await start('n', ['', ''] as unknown as [number, number]);
+		expect(reply).toEqual([0, expect.any(String)]);
+		expect(await connection.redis.zrange(log, 0, -1)).toEqual(['n']);
+		const after = await redisNowUs();
+		// One gap on from the call's own time.
+		const next = Number(await connection.redis.hget(spacing, 'next'));
+		expect(next).toBeGreaterThanOrEqual(before + GAP_AT_1000 - 1);
+		expect(next).toBeLessThanOrEqual(after + GAP_AT_1000 + 1);
 	});
 
 	test("a volley's starts taken again replace all of them", async () => {
@@ -988,6 +1023,35 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 		expect(await settle(25, [[24, 's']])).toEqual(['ok', -2]);
 	});
 
+	test("a volley of sends settles as each send would, the campaign's counts written once", async () => {
+		const { meta, ledger, start, settle, states } = await job(1000, 10);
+		const claimed = await start('g', [0, 10]);
+		expect(claimedIndexes(claimed)).toHaveLength(10);
+		const claimedAt = ((await connection.redis.hget(ledger, '9')) ?? '').split('|')[3];
+		// One claim turned unknown by a sweep meanwhile: its send may still prove it sent.
+		await connection.redis.hset(ledger, 2, ((await connection.redis.hget(ledger, '2')) ?? '').replace(/^c/, 'u'));
+		await connection.redis.hset(meta, { n_c: 9, n_u: 1, failure_streak: 3, recheck: '1', budget_next_at: '1' });
+		const before = Date.now();
+		expect(
+			await settle(
+				10,
+				Array.from({ length: 10 }, (_, k): [number, 's'] => [k, 's']),
+				false,
+			),
+		).toEqual(['completed', -1]);
+		expect(await states([0, 2, 9])).toEqual(['s', 's', 's']);
+		expect(((await connection.redis.hget(ledger, '2')) ?? '').split('|')[4]).toBe('m2');
+		expect(
+			await connection.redis.hmget(meta, 'n_s', 'n_c', 'n_u', 'failure_streak', 'budget_next_at', 'sent_claimed_at'),
+		).toEqual(['10', '0', '0', '0', '', claimedAt]);
+		expect(await connection.redis.hexists(meta, 'recheck')).toBe(0);
+		expect(Number(await connection.redis.hget(meta, 'last_progress_at'))).toBeGreaterThanOrEqual(before);
+		const prefix = meta.slice(0, -'meta'.length);
+		const daily = await connection.redis.hgetall(`${prefix}daily`);
+		expect(Object.entries(daily)).toEqual([[`${Math.floor(before / 86_400_000)}:s`, '10']]);
+		expect(Object.values(await connection.redis.hgetall(`${prefix}ticks`))).toEqual(['10']);
+	});
+
 	test('a lost claim in the volley is answered, and the job takes no place', async () => {
 		const { ledger, start, settle, states } = await job(1000, 10);
 		expect(claimedIndexes(await start('g', [0, 10], { volleyMs: 3 }))).toEqual([0, 1, 2]);
@@ -1001,6 +1065,30 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 			]),
 		).toEqual(['lost', -1]);
 		expect(await states([0, 1, 2])).toEqual(['s', 'c', 's']);
+
+		// The same in a volley with a failure (each settled in turn), and in one whose every claim was lost.
+		const mixed = await job(1000, 10);
+		expect(claimedIndexes(await mixed.start('h', [0, 10], { volleyMs: 3 }))).toEqual([0, 1, 2]);
+		await connection.redis.hset(mixed.ledger, 1, 'c|2|1|1|other|');
+		expect(
+			await mixed.settle(10, [
+				[0, 'f'],
+				[1, 's'],
+				[2, 's'],
+			]),
+		).toEqual(['lost', -1]);
+		expect(await mixed.states([0, 1, 2])).toEqual(['f', 'c', 's']);
+		const gone = await job(1000, 10);
+		expect(claimedIndexes(await gone.start('i', [0, 10], { volleyMs: 2 }))).toEqual([0, 1]);
+		for (const index of [0, 1]) await connection.redis.hset(gone.ledger, index, 'c|2|1|1|other|');
+		const untouched = await connection.redis.hgetall(gone.meta);
+		expect(
+			await gone.settle(10, [
+				[0, 's'],
+				[1, 's'],
+			]),
+		).toEqual(['lost', -1]);
+		expect(await connection.redis.hgetall(gone.meta)).toEqual(untouched);
 	});
 	const redisNowUs = async () => {
 		const [seconds, micros] = await connection.redis.time();

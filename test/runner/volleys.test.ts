@@ -12,7 +12,9 @@ import { volleySize } from '../../runner/src/sending/startGateMath';
 import {
 	busiestSpan,
 	clearFaults,
+	dumpKeys,
 	expectBusiestAtMost,
+	expectNoSecret,
 	positionalTemplate,
 	report,
 	sendsByPhone,
@@ -114,4 +116,11 @@ test('two processes sending in volleys of five keep the shared 50/s', async () =
 	expect(busiestSpan(arrivals(sends)).count).toBeGreaterThan(25);
 	// A hundred volleys of five (a job's last volley, at a wait, may be fewer).
 	expect(await claimTimes(created.id)).toBeLessThanOrEqual(500 / 5 + 20);
+	// What the volleys left in Redis and the workers' logs holds no secret of the business, and the logs no phone.
+	const logs = runner.processes.map((process) => process.output()).join('\n');
+	expectNoSecret(runner.business, {
+		redis: await dumpKeys(runner.context.redis, runner.env.RUNNER_PREFIX as string),
+		logs,
+	});
+	expect(phones.filter((phone) => logs.includes(phone))).toEqual([]);
 });

@@ -2,7 +2,8 @@
   KEYS: settle-8.lua's first five, the number's spacing hash (sending/spacing.ts), then the
   campaign's snapshot, the cap's per-phone prefix (a give-back: audience/cap.ts) and the number's
   daily counts. The final settles of a send job's volley of recipients (sent, failed or unknown;
-  one recipient when the job sends one at a time), each as settle-8.lua's, and the place on the
+  one recipient when the job sends one at a time), each as settle-8.lua's (a volley of sends only
+  with the campaign's counters written once: settleSent), and the place on the
   number's clock of the job's next volley: the same step as the gate's first one (the next place,
   one gap per start after the one before, sending/startGateMath.ts), taken here so that volley's
   start needs one gate call, the rate span step, instead of two. Whether the indexes left are still
@@ -43,13 +44,22 @@ local SPAN_ROOM = tonumber(ARGV[5])
 local meta, ledger, running, outbox, spacing = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local now, token, id = ARGV[1], ARGV[7], ARGV[3]
 local answer, last = 'ok', -1
+local idxs, refs, allSent = {}, {}, true
 for at = 9, #ARGV, 4 do
-  local idx = ARGV[at]
-  local result = settle(meta, ledger, running, outbox, KEYS[5], idx, token, ARGV[at + 1], now, ARGV[at + 2],
-    ARGV[at + 3], tonumber(ARGV[2]), id, '', { recipients = KEYS[7], sends = KEYS[8] }, KEYS[9])
-  if result == 'lost' and answer == 'ok' then answer = 'lost' end
-  if result ~= 'ok' and result ~= 'lost' then answer = result end
-  last = math.max(last, tonumber(idx))
+  idxs[#idxs + 1] = ARGV[at]
+  refs[ARGV[at]] = ARGV[at + 2]
+  if ARGV[at + 1] ~= 's' then allSent = false end
+  last = math.max(last, tonumber(ARGV[at]))
+end
+if allSent then
+  answer = settleSent(meta, ledger, running, outbox, KEYS[5], idxs, refs, token, now, id, KEYS[9])
+else
+  for at = 9, #ARGV, 4 do
+    local result = settle(meta, ledger, running, outbox, KEYS[5], ARGV[at], token, ARGV[at + 1], now, ARGV[at + 2],
+      ARGV[at + 3], tonumber(ARGV[2]), id, '', { recipients = KEYS[7], sends = KEYS[8] }, KEYS[9])
+    if result == 'lost' and answer == 'ok' then answer = 'lost' end
+    if result ~= 'ok' and result ~= 'lost' then answer = result end
+  end
 end
 if answer ~= 'ok' then return { answer, -1 } end
 -- -2: JOB_OVER in ledger.ts.

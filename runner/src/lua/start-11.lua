@@ -92,22 +92,27 @@ if ARGV[4] ~= '' then
 end
 local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
 local rate = tonumber(spacing[1] or '0')
--- The rest of the volley, while the job has open recipients; a re-check sends one alone.
-if found[1] and c.recheck == '' then
-  local want = math.min(volleySize(rate, ARGV[17]), tonumber(ARGV[5]) - found[1][1])
+-- The volley's size at most: the rate's starts in its span, up to the job's last index; a re-check
+-- sends one alone. Its other recipients are looked for only once it is known to go (findRest).
+local want = 1
+if found[1] and c.recheck == '' then want = math.min(volleySize(rate, ARGV[17]), tonumber(ARGV[5]) - found[1][1]) end
+local searched = not found[1]
+local function findRest()
+  if searched then return end
+  searched = true
   while #found < want do
     local idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], found[#found][1] + 1,
       tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
-    if not idx then break end
+    if not idx then return end
     found[#found + 1] = { idx, rec, row, phone }
   end
 end
-local size = math.max(1, #found)
 local place = tonumber(ARGV[9] or '')
 -- A place taken by a settle before a 429's hold began is given up: the send takes one after the hold.
 if (ARGV[3] == '1' or (tonumber(spacing[3] or '0') or 0) > now) and rate and rate > 0 then
+  findRest()
   local at = math.max(now, tonumber(spacing[2] or '0') or 0)
-  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + gapUs(rate) * size))
+  redis.call('HSET', KEYS[1], 'next', string.format('%.0f', at + gapUs(rate) * math.max(1, #found)))
   if at > now then return { math.floor(at - now), string.format('%.0f', at) } end
   place = nil
 end
@@ -117,19 +122,35 @@ end
 -- ARGV[14] it counts when it goes, and waits if the span is full; earlier, the same. A volley
 -- always counts when it goes: its starts move together, and counted up to ARGV[14] early they
 -- took that much of the room from the way to the service (1,010 by claim in a span at 1,000/s).
-local when = now
-if place and size == 1 and now >= place and now - place <= tonumber(ARGV[14]) * 1000 then when = place end
-local taken = take(rate, when, size)
+local function countedAt(size)
+  if place and size == 1 and now >= place and now - place <= tonumber(ARGV[14]) * 1000 then return place end
+  return now
+end
+-- A span without room for the whole volley waits before its recipients are read; with room for it,
+-- the volley found whole is recorded without asking again.
+local checked = false
+if not searched then
+  local wait = spanWait(rate, countedAt(want), want)
+  if wait then return wait end
+  findRest()
+  checked = true
+end
+local size = math.max(1, #found)
+local when = countedAt(size)
+local taken
+if checked and size == want then taken = record(rate, when, size) else taken = take(rate, when, size) end
 if taken[1] == 0 then keepLog(now, spacing[4]) end
 if taken[1] ~= 0 or not found[1] then return taken end
 local answer = { 0, taken[2] }
+local claimed = 0
 for _, claim in ipairs(found) do
   local idx, rec, row, phone = claim[1], claim[2], claim[3], claim[4]
   local attempts = rec.a + (rec.s == 'p' and 1 or 0)
-  claimAt(KEYS[3], KEYS[4], idx, rec, ARGV[7], nowMs, aud, c, phone)
+  claimed = claimed + claimAt(KEYS[4], idx, rec, ARGV[7], nowMs, aud, c, phone)
   answer[#answer + 1] = idx
   answer[#answer + 1] = attempts
   answer[#answer + 1] = row or false
 end
+move(KEYS[3], 'p', 'c', claimed)
 if c.recheck ~= '' then redis.call('HSET', KEYS[3], 'recheck', tonumber(nowMs) + tonumber(ARGV[15])) end
 return answer

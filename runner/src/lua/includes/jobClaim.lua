@@ -4,8 +4,8 @@
   send: pending, or claimed by this attempt; a claim an earlier attempt left is turned unknown on
   the way (it may have sent: never resent); a pending recipient the audience rules refuse is made
   final (expired, suppressed, capped) or, over the frequency cap in a campaign that waits, left
-  pending in its waiting set (audience/cap.ts). `claimAt` claims it, counts it on its phone's cap,
-  and returns its snapshot row and attempts so far.
+  pending in its waiting set (audience/cap.ts). `claimAt` claims it and counts it on its phone's
+  cap; the caller moves the campaign's counts.
 
 ]]
 --- @include "ledgerRecords"
@@ -81,11 +81,13 @@ local function openInJob(meta, ledger, running, outbox, first, last, token, now,
   if lost then finishIfDone(meta, running, outbox, id, now) end
   return nil
 end
--- Claims the recipient openInJob found and counts it on its phone's frequency cap.
-local function claimAt(meta, ledger, i, r, token, now, aud, c, phone)
-  if r.s == 'p' then
-    r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
-    write(ledger, i, r); move(meta, 'p', 'c')
-    capCount(aud, c, phone, now)
-  end
+-- Claims the recipient openInJob found and counts it on its phone's frequency cap. Returns 1 when it
+-- was pending, else 0 (claimed by this attempt already): the caller moves the campaign's counts
+-- once for all it claims.
+local function claimAt(ledger, i, r, token, now, aud, c, phone)
+  if r.s ~= 'p' then return 0 end
+  r.s = 'c'; r.a = r.a + 1; if r.f == '' then r.f = now end; r.l = now; r.ref = token; r.err = ''
+  write(ledger, i, r)
+  capCount(aud, c, phone, now)
+  return 1
 end

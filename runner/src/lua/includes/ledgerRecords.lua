@@ -1,8 +1,8 @@
 --[[
   The ledger's records and counts, shared by the ledger's scripts: a recipient's record is
   `S|attempts|first_ms|last_ms|ref|error` (ledger.ts: ref is the claim token or the message id).
-  `parse` reads one, `write` stores one, `move` shifts one recipient between the campaign's state
-  counts (`n_<state>`) and returns what is left in the first, `finishIfDone` completes a running
+  `parse` reads one, `write` stores one, `move` shifts recipients (one, or n) between the campaign's
+  state counts (`n_<state>`) and returns what is left in the first, `finishIfDone` completes a running
   campaign with nothing pending or claimed (its `campaign.finished` event emitted) and returns
   whether it did.
 ]]
@@ -15,11 +15,12 @@ end
 local function write(ledger, idx, r)
   redis.call('HSET', ledger, idx, r.s .. '|' .. r.a .. '|' .. r.f .. '|' .. r.l .. '|' .. r.ref .. '|' .. r.err)
 end
--- Returns what is left in the state moved from (nil for no move).
-local function move(meta, from, to)
-  if from == to then return end
-  local left = redis.call('HINCRBY', meta, 'n_' .. from, -1)
-  redis.call('HINCRBY', meta, 'n_' .. to, 1)
+-- Moves n recipients (1 when not given). Returns what is left in the state moved from (nil for no move).
+local function move(meta, from, to, n)
+  n = n or 1
+  if from == to or n == 0 then return end
+  local left = redis.call('HINCRBY', meta, 'n_' .. from, -n)
+  redis.call('HINCRBY', meta, 'n_' .. to, n)
   return left
 end
 local function finishIfDone(meta, running, outbox, id, now)

@@ -7,7 +7,8 @@
   phone's frequency cap back. An attempt that finds its claim
   turned 'unknown' by a sweep may still prove it 'sent' (it holds the token); nothing else may.
   Returns 'ok', 'lost', or the campaign's new state when this settle changed it ('completed',
-  'paused'), so the process that caused the change logs it.
+  'paused'), so the process that caused the change logs it. `settleSent` settles a volley of sends
+  the same way, its counters written once.
 
 ]]
 -- A number's sends and refusals per day (audience/dailyCounts.ts): fields `<day>:s` and `<day>:f`, the
@@ -15,15 +16,24 @@
 -- fields of days before the last DAILY_DAYS: once a day, so the hash never holds more than
 -- 2 × DAILY_DAYS fields, and it expires when the number stops sending.
 local DAILY_DAYS = 8
-local function countDaily(daily, to, now)
+local function countDaily(daily, to, now, n)
   if to ~= 's' and to ~= 'f' then return end
   local day = math.floor(tonumber(now) / 86400000)
-  if redis.call('HINCRBY', daily, day .. ':' .. to, 1) > 1 then return end
+  if redis.call('HINCRBY', daily, day .. ':' .. to, n) > n then return end
   for _, field in ipairs(redis.call('HKEYS', daily)) do
     local fieldDay = tonumber(string.match(field, '^(%d+):'))
     if fieldDay and fieldDay <= day - DAILY_DAYS then redis.call('HDEL', daily, field) end
   end
   redis.call('EXPIRE', daily, DAILY_DAYS * 86400)
+end
+-- n sends in the second of `now` (the status's rate). The second's first send drops the one ten
+-- minutes old and keeps the hash alive: once a second, not per send.
+local function countTicks(ticks, now, n)
+  local second = math.floor(tonumber(now) / 1000)
+  if redis.call('HINCRBY', ticks, second, n) == n then
+    redis.call('HDEL', ticks, second - 600)
+    redis.call('EXPIRE', ticks, 660)
+  end
 end
 local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter,
   cap, daily)
@@ -52,15 +62,8 @@ if redis.call('HEXISTS', meta, 'recheck') == 1 then
   if to == 'p' then redis.call('HSET', meta, 'recheck', '1') else redis.call('HDEL', meta, 'recheck') end
 end
 if counter ~= '' then redis.call('HINCRBY', meta, counter, 1) end
-countDaily(daily, to, now)
-if to == 's' then
-  local second = math.floor(tonumber(now) / 1000)
-  -- The second's first send drops the one ten minutes old and keeps the hash alive: once a second, not per send.
-  if redis.call('HINCRBY', ticks, second, 1) == 1 then
-    redis.call('HDEL', ticks, second - 600)
-    redis.call('EXPIRE', ticks, 660)
-  end
-end
+countDaily(daily, to, now, 1)
+if to == 's' then countTicks(ticks, now, 1) end
 if to == 'f' then
   local streak = redis.call('HINCRBY', meta, 'failure_streak', 1)
   local state = redis.call('HGET', meta, 'state')
@@ -79,4 +82,36 @@ end
 if (from == 'c' and claimedLeft and claimedLeft > 0) or to == 'p' then return 'ok' end
 if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
 return 'ok'
+end
+-- A volley whose every answer is `sent` (refs: index -> message id), settled as `settle` settles each
+-- in turn, with the campaign's counts, progress, daily count and ticks written once for the volley
+-- instead of once per recipient. Only sends: a failure's streak depends on the order of the answers.
+-- Returns 'ok', 'lost' (any claim lost) or 'completed'.
+local function settleSent(meta, ledger, running, outbox, ticks, idxs, refs, token, now, id, daily)
+  local fromClaimed, fromUnknown, claimedAt, answer = 0, 0, nil, 'ok'
+  for _, idx in ipairs(idxs) do
+    local rec = redis.call('HGET', ledger, idx)
+    local r = rec and parse(rec)
+    if not r or r.ref ~= token or not (r.s == 'c' or r.s == 'u') then
+      answer = 'lost'
+    else
+      if r.s == 'c' then fromClaimed = fromClaimed + 1 else fromUnknown = fromUnknown + 1 end
+      claimedAt = r.l
+      r.s = 's'; r.l = now; r.err = ''; r.ref = refs[idx]
+      write(ledger, idx, r)
+    end
+  end
+  local sent = fromClaimed + fromUnknown
+  if sent == 0 then return answer end
+  local claimedLeft = fromClaimed > 0 and redis.call('HINCRBY', meta, 'n_c', -fromClaimed)
+  if fromUnknown > 0 then redis.call('HINCRBY', meta, 'n_u', -fromUnknown) end
+  redis.call('HINCRBY', meta, 'n_s', sent)
+  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'sent_claimed_at', claimedAt,
+    'budget_next_at', '')
+  if redis.call('HEXISTS', meta, 'recheck') == 1 then redis.call('HDEL', meta, 'recheck') end
+  countDaily(daily, 's', now, sent)
+  countTicks(ticks, now, sent)
+  if fromUnknown == 0 and claimedLeft > 0 then return answer end
+  if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
+  return answer
 end

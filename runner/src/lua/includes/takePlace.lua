@@ -1,9 +1,9 @@
 --[[
   The rate span step. KEYS[2] start log; `rate` the number's rate (read once by the calling script),
   ARGV[2] the member, `n` the starts taken together (a send job's volley: the first named ARGV[2], the
-  others ARGV[2] .. '+' .. k). Records the n starts and returns { 0, their time in microseconds } when
-  the rate span and the last second have room for all of them, else { microseconds until enough
-  starts leave whichever is full }.
+  others ARGV[2] .. '+' .. k). `take` records the n starts and returns { 0, their time in
+  microseconds } when the rate span and the last second have room for all of them, else
+  { microseconds until enough starts leave whichever is full }: `spanWait`, then `record`.
 
 ]]
 local SPAN_ROOM = tonumber(ARGV[1])
@@ -15,10 +15,10 @@ local function startNames(n)
   for k = 2, n do names[k] = ARGV[2] .. '+' .. k end
   return names
 end
-local function take(rate, now, n)
-  n = n or 1
-  local at = string.format('%.0f', now)
-  if not rate or rate <= 0 then return { 0, at } end
+-- { microseconds until enough starts leave whichever is full } when the rate span or the last
+-- second has no room for n starts at `now`, else nil. Room for n is room for fewer.
+local function spanWait(rate, now, n)
+  if not rate or rate <= 0 then return nil end
   -- The rate span has no room for n starts when the (rate - n + 1)-th latest start lies inside it,
   -- the last second when the (cap - n + 1)-th latest does: the same test as counting the starts
   -- after each bound (a rank read in the sorted set, not a count), so starts older than the span
@@ -31,6 +31,13 @@ local function take(rate, now, n)
   if latest and tonumber(latest) > now - 1000000 then
     return { math.max(1000, math.floor(tonumber(latest) + 1000000 - now)) }
   end
+  return nil
+end
+-- Records n starts at `now` (a number with a rate) and returns { 0, their time }: only after
+-- spanWait found room for them.
+local function record(rate, now, n)
+  local at = string.format('%.0f', now)
+  if not rate or rate <= 0 then return { 0, at } end
   local scored = {}
   for _, name in ipairs(startNames(n)) do
     scored[#scored + 1] = at
@@ -38,6 +45,10 @@ local function take(rate, now, n)
   end
   redis.call('ZADD', KEYS[2], unpack(scored))
   return { 0, at }
+end
+local function take(rate, now, n)
+  n = n or 1
+  return spanWait(rate, now, n) or record(rate, now, n)
 end
 -- The start log expires 2 s after the number's last start. Renewed at most every 0.5 s (the time
 -- of the last renewal in the spacing hash), not on every start: one command less per send. The

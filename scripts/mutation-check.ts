@@ -90,6 +90,7 @@ const LUA_TESTS: Record<string, string[]> = {
 	],
 	// The start gate's claim (start-11.lua) and the tracking's requeue use it; the ledger's own scripts do not.
 	'includes/jobClaim.lua': [
+		EDGES,
 		...GATE,
 		'test/runner/cap.test.ts',
 		'test/runner/cap-counts.test.ts',

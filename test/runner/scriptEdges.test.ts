@@ -887,7 +887,7 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 			)) as Array<number | string>;
 		const states = async (indexes: number[]) =>
 			(await connection.redis.hmget(ledger, ...indexes.map(String))).map((record) => record?.split('|')[0]);
-		return { spacing, log, meta, ledger, start, startAgain, settle, states };
+		return { keys, spacing, log, meta, ledger, start, startAgain, settle, states };
 	};
 	const claimedIndexes = (reply: Array<number | string | null>) => reply.slice(2).filter((_, at) => at % 3 === 0);
 
@@ -970,6 +970,86 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 		const next = Number(await connection.redis.hget(spacing, 'next'));
 		expect(next).toBeGreaterThanOrEqual(before + GAP_AT_1000 - 1);
 		expect(next).toBeLessThanOrEqual(after + GAP_AT_1000 + 1);
+	});
+
+	describe("the audience rules on the way to a job's next recipients (includes/jobClaim.lua)", () => {
+		const phone = (index: number) => `4915277${String(index).padStart(5, '0')}`;
+
+		test('suppressed and capped recipients are made final with their reason; the rest of the volley is claimed and counted on the cap', async () => {
+			const { keys, meta, ledger, start, states } = await job(1000, 6);
+			const nowMs = Math.floor((await redisNowUs()) / 1000);
+			await connection.redis.hset(keys[7], phone(1), 'opted out by keyword');
+			await connection.redis.set(keys[8], 'once a day:1:86400000');
+			await connection.redis.set(`${keys[9]}${phone(2)}`, String(nowMs - 1000));
+			expect(claimedIndexes(await start('a', [0, 6]))).toEqual([0, 3, 4, 5]);
+			expect(await states([0, 1, 2, 3, 4, 5])).toEqual(['c', 'z', 'k', 'c', 'c', 'c']);
+			const [suppressed, capped] = await connection.redis.hmget(ledger, '1', '2');
+			expect(suppressed?.split('|')[5]).toBe('opted out by keyword');
+			expect(capped?.split('|')[5]).toMatch(/^frequency cap once a day: next allowed \d{4}-/);
+			expect(await connection.redis.hmget(meta, 'n_p', 'n_c', 'n_z', 'n_k')).toEqual(['0', '4', '1', '1']);
+			// Each claim counts on its phone's cap.
+			expect(Number(await connection.redis.get(`${keys[9]}${phone(0)}`))).toBeGreaterThanOrEqual(nowMs);
+		});
+
+		test('a transactional campaign claims suppressed and capped recipients all the same', async () => {
+			const { keys, meta, start, states } = await job(1000, 3);
+			await connection.redis.hset(meta, 'transactional', '1');
+			const nowMs = Math.floor((await redisNowUs()) / 1000);
+			await connection.redis.hset(keys[7], phone(1), 'opted out by keyword');
+			await connection.redis.set(keys[8], 'once a day:1:86400000');
+			await connection.redis.set(`${keys[9]}${phone(2)}`, String(nowMs - 1000));
+			expect(claimedIndexes(await start('a', [0, 3]))).toEqual([0, 1, 2]);
+			expect(await states([0, 1, 2])).toEqual(['c', 'c', 'c']);
+		});
+
+		test("past the campaign's end its pending recipients expire, and with nobody left the campaign completes", async () => {
+			const { meta, ledger, start, states } = await job(1000, 3);
+			const nowMs = Math.floor((await redisNowUs()) / 1000);
+			await connection.redis.hset(meta, 'end_at', nowMs - 1000);
+			expect(await start('a', [0, 3])).toEqual([-2]);
+			expect(await states([0, 1, 2])).toEqual(['e', 'e', 'e']);
+			expect((await connection.redis.hget(ledger, '0'))?.split('|')[5]).toBe('the campaign ended before it was sent');
+			expect(await connection.redis.hmget(meta, 'n_p', 'n_e', 'state')).toEqual(['0', '3', 'completed']);
+			// Before its end, they go.
+			const open = await job(1000, 2);
+			await connection.redis.hset(open.meta, 'end_at', nowMs + 60_000);
+			expect(claimedIndexes(await open.start('b', [0, 2]))).toEqual([0, 1]);
+		});
+
+		test("an A/B test before its winner leaves the remainder's rows pending, untouched", async () => {
+			const { keys, meta, start, states } = await job(1000, 4);
+			await connection.redis.hset(keys[6], '0', `[1,"${phone(0)}",{},0]`, '1', `[1,"${phone(1)}",{},1]`);
+			await connection.redis.hset(keys[6], '2', `[1,"${phone(2)}",{},0]`, '3', `[1,"${phone(3)}",{},2]`);
+			for (const phase of ['testing', 'waiting']) {
+				await connection.redis.hset(meta, 'ab_phase', phase);
+				expect({ phase, claimed: claimedIndexes(await start(phase, [0, 4], { first: false })) }).toEqual({
+					phase,
+					claimed: [1, 3],
+				});
+				expect(await states([0, 2])).toEqual(['p', 'p']);
+				await connection.redis.hset(meta, { n_p: 4, n_c: 0 });
+				for (const index of [1, 3]) await connection.redis.hset(keys[3], index, 'p|0||||');
+			}
+			await connection.redis.hset(meta, 'ab_phase', 'decided');
+			expect(claimedIndexes(await start('decided', [0, 4], { first: false }))).toEqual([0, 1, 2, 3]);
+		});
+
+		test("a claim an earlier attempt left turns unknown; this attempt's own claim is sent again, not counted again", async () => {
+			const { meta, ledger, start, states } = await job(1000, 6);
+			await connection.redis.hset(ledger, { 0: 'c|1|100|100|t|', 1: 'c|1|100|100|other|', 3: 'p|1|100|100||' });
+			await connection.redis.hset(meta, { n_p: 4, n_c: 2 });
+			const reply = await start('a', [0, 6]);
+			expect(claimedIndexes(reply)).toEqual([0, 2, 3, 4, 5]);
+			// Attempts as the claim answers them: the retried claim 1, a pending one retried 2.
+			expect(reply.slice(3, 4)).toEqual([1]);
+			expect(await states([0, 1, 2, 3])).toEqual(['c', 'u', 'c', 'c']);
+			const [own, lost, retried] = await connection.redis.hmget(ledger, '0', '1', '3');
+			expect(own).toBe('c|1|100|100|t|');
+			expect(lost?.split('|')[5]).toMatch(/^an earlier attempt claimed this send and never settled it/);
+			expect(retried?.split('|').slice(0, 2)).toEqual(['c', '2']);
+			expect(retried?.split('|')[2]).toBe('100');
+			expect(await connection.redis.hmget(meta, 'n_p', 'n_c', 'n_u')).toEqual(['0', '5', '1']);
+		});
 	});
 
 	test("a volley's starts taken again replace all of them", async () => {

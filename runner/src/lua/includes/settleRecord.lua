@@ -35,6 +35,13 @@ local function countTicks(ticks, now, n)
     redis.call('EXPIRE', ticks, 660)
   end
 end
+-- What a send writes on its campaign: its progress, the failure streak reset, when the send (the
+-- last of a volley) was claimed for the blocked streak (settleBlocked-7.lua), and the end of a wait
+-- for the daily limit (audience/budget.ts) the status shows. One write: one command per send less.
+local function noteSent(meta, now, claimedAt)
+  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'sent_claimed_at', claimedAt,
+    'budget_next_at', '')
+end
 local function settle(meta, ledger, running, outbox, ticks, idx, token, to, now, ref, err, pauseAfter, id, counter,
   cap, daily)
 local rec = redis.call('HGET', ledger, idx)
@@ -47,12 +54,8 @@ r.s = to; r.l = now; r.err = err
 if to == 's' then r.ref = ref elseif to == 'p' then r.ref = '' end
 write(ledger, idx, r)
 local claimedLeft = move(meta, from, to)
--- A send resets the failure streak in the same write (one command per send less), records when it
--- was claimed for the blocked streak (settleBlocked-7.lua), and ends a wait for the daily limit
--- (audience/budget.ts) the status shows.
 if to == 's' then
-  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'sent_claimed_at', claimedAt,
-    'budget_next_at', '')
+  noteSent(meta, now, claimedAt)
 else
   redis.call('HSET', meta, 'last_progress_at', now)
 end
@@ -106,8 +109,7 @@ local function settleSent(meta, ledger, running, outbox, ticks, idxs, refs, toke
   local claimedLeft = fromClaimed > 0 and redis.call('HINCRBY', meta, 'n_c', -fromClaimed)
   if fromUnknown > 0 then redis.call('HINCRBY', meta, 'n_u', -fromUnknown) end
   redis.call('HINCRBY', meta, 'n_s', sent)
-  redis.call('HSET', meta, 'last_progress_at', now, 'failure_streak', 0, 'sent_claimed_at', claimedAt,
-    'budget_next_at', '')
+  noteSent(meta, now, claimedAt)
   if redis.call('HEXISTS', meta, 'recheck') == 1 then redis.call('HDEL', meta, 'recheck') end
   countDaily(daily, 's', now, sent)
   countTicks(ticks, now, sent)

@@ -53,12 +53,17 @@ async function main(): Promise<void> {
 	const monitor = cpu ? undefined : await base.monitor();
 	const client = new Map<string, number>();
 	const inScripts = new Map<string, number>();
+	// A script's own commands follow its call in MONITOR's stream (Redis runs one thing at a time).
+	const byScript = new Map<string, number>();
+	let lastScript = '';
 	let counting = false;
 	monitor?.on('monitor', (_time: string, args: string[], source: string) => {
 		if (!counting) return;
 		const counts = source === 'lua' ? inScripts : client;
 		const name = args[0].toUpperCase() === 'EVALSHA' ? `EVALSHA ${scriptName(args)}` : args[0].toUpperCase();
 		counts.set(name, (counts.get(name) ?? 0) + 1);
+		if (source !== 'lua') lastScript = name.startsWith('EVALSHA ') ? name.slice(8, 14) : '';
+		else byScript.set(`${lastScript} ${name}`, (byScript.get(`${lastScript} ${name}`) ?? 0) + 1);
 	});
 	try {
 		const { path } = writeRecipientsCsv(recipients, { seed: 41 });
@@ -122,6 +127,9 @@ async function main(): Promise<void> {
 		console.log(`  ${perRecipient(client, recipients)}`);
 		console.log(`commands inside scripts per recipient: ${(total(inScripts) / recipients).toFixed(2)}`);
 		console.log(`  ${perRecipient(inScripts, recipients)}`);
+		console.log(
+			`  by script (its SHA's start), the top 25:\n  ${perRecipient(byScript, recipients).split('\n').slice(0, 25).join('\n')}`,
+		);
 		console.log(`all commands per recipient: ${((total(client) + total(inScripts)) / recipients).toFixed(2)}`);
 	} finally {
 		monitor?.disconnect();

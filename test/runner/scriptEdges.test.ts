@@ -512,6 +512,29 @@ describe('trackEnroll', () => {
 		expect(await connection.redis.hget(keys[0], 't_cursor')).toBe('1');
 	});
 
+	test('enrolls each sent record it passes once per message id: its record, its first check, the open count, the mode', async () => {
+		const keys = keysOf(uniquePrefix());
+		await connection.redis.hset(keys[0], { state: 'running', total: 4, t_cursor: 0 });
+		// Index 1 was enrolled for this message already; index 2 for an earlier message of a resend (its checks kept).
+		await connection.redis.hset(keys[1], 1, JSON.stringify({ s: 'd', k: 1, m: 'm-1', t: '900', x: 0, o: 1 }));
+		await connection.redis.hset(keys[1], 2, JSON.stringify({ s: 'f', k: 3, m: 'old', t: '800', x: 2, o: 0 }));
+		await connection.redis.hset(keys[0], 't_open', 1);
+		const triples = ['0', 'm-0', '1000', '1', 'm-1', '1100', '2', 'm-2', '1200'];
+		expect(await enroll(keys, 0, 3, triples)).toBe(2);
+		const records = await connection.redis.hmget(keys[1], '0', '1', '2');
+		expect(records.map((record) => JSON.parse(record ?? '{}'))).toEqual([
+			{ s: 's', k: 0, m: 'm-0', t: '1000', x: 0, o: 1 },
+			{ s: 'd', k: 1, m: 'm-1', t: '900', x: 0, o: 1 },
+			{ s: 's', k: 0, m: 'm-2', t: '1200', x: 2, o: 1 },
+		]);
+		expect(await connection.redis.zrange(keys[2], 0, -1, 'WITHSCORES')).toEqual(['c1:0', '61000', 'c1:2', '61200']);
+		expect(await connection.redis.hmget(keys[0], 't_open', 't_cursor', 't_mode')).toEqual(['3', '3', 'on']);
+		// A later walk in another mode keeps the first; one that enrolls nothing counts nothing.
+		await connection.redis.hset(keys[0], 'total', 5);
+		expect(await run('trackEnroll', keys, ['c1', 3, 4, 60_000, 'off', 5000, '0', 'm-0', '1000'])).toBe(0);
+		expect(await connection.redis.hmget(keys[0], 't_open', 't_cursor', 't_mode')).toEqual(['3', '4', 'on']);
+	});
+
 	test('a campaign ended in any final state, walked to its end with nothing open, settles its delivery once', async () => {
 		for (const state of ['completed', 'cancelled', 'failed', 'running']) {
 			const keys = keysOf(uniquePrefix());
@@ -1040,8 +1063,9 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 			await connection.redis.hset(meta, { n_p: 4, n_c: 2 });
 			const reply = await start('a', [0, 6]);
 			expect(claimedIndexes(reply)).toEqual([0, 2, 3, 4, 5]);
-			// Attempts as the claim answers them: the retried claim 1, a pending one retried 2.
-			expect(reply.slice(3, 4)).toEqual([1]);
+			// Attempts as the claim answers them: the retried claim 1, a pending one retried 2; the
+			// retried claim with its snapshot row, as a pending one.
+			expect(reply.slice(3, 5)).toEqual([1, `[1,"${phone(0)}",{}]`]);
 			expect(await states([0, 1, 2, 3])).toEqual(['c', 'u', 'c', 'c']);
 			const [own, lost, retried] = await connection.redis.hmget(ledger, '0', '1', '3');
 			expect(own).toBe('c|1|100|100|t|');
@@ -1049,6 +1073,11 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 			expect(retried?.split('|').slice(0, 2)).toEqual(['c', '2']);
 			expect(retried?.split('|')[2]).toBe('100');
 			expect(await connection.redis.hmget(meta, 'n_p', 'n_c', 'n_u')).toEqual(['0', '5', '1']);
+			// A job whose one open recipient is its own claim: nobody's suppression is asked, it is sent again.
+			const alone = await job(1000, 2);
+			await connection.redis.hset(alone.ledger, { 0: 's|1|100|100|m0|', 1: 'c|1|100|100|t|' });
+			await connection.redis.hset(alone.meta, { n_p: 0, n_c: 1, n_s: 1 });
+			expect((await alone.start('b', [0, 2])).slice(2)).toEqual([1, 1, `[1,"${phone(1)}",{}]`]);
 		});
 	});
 
@@ -1130,6 +1159,30 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 		const daily = await connection.redis.hgetall(`${prefix}daily`);
 		expect(Object.entries(daily)).toEqual([[`${Math.floor(before / 86_400_000)}:s`, '10']]);
 		expect(Object.values(await connection.redis.hgetall(`${prefix}ticks`))).toEqual(['10']);
+	});
+
+	test('a volley whose every claim a sweep turned unknown proves them sent, and the campaign completes', async () => {
+		const { meta, ledger, start, settle, states } = await job(1000, 2);
+		expect(claimedIndexes(await start('g', [0, 2], { volleyMs: 2 }))).toEqual([0, 1]);
+		for (const index of ['0', '1'])
+			await connection.redis.hset(
+				ledger,
+				index,
+				((await connection.redis.hget(ledger, index)) ?? '').replace(/^c/, 'u'),
+			);
+		await connection.redis.hset(meta, { n_c: 0, n_u: 2 });
+		expect(
+			await settle(
+				2,
+				[
+					[0, 's'],
+					[1, 's'],
+				],
+				false,
+			),
+		).toEqual(['completed', -1]);
+		expect(await states([0, 1])).toEqual(['s', 's']);
+		expect(await connection.redis.hmget(meta, 'n_s', 'n_u', 'state')).toEqual(['2', '0', 'completed']);
 	});
 
 	test('a lost claim in the volley is answered, and the job takes no place', async () => {

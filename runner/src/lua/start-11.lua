@@ -73,11 +73,19 @@ local nowMs = string.format('%.0f', math.floor(now / 1000))
 local aud = {
   recipients = KEYS[7], suppressed = KEYS[8], policy = KEYS[9], sends = KEYS[10], waiting = KEYS[11], default = ARGV[12]
 }
+local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
+local rate = tonumber(spacing[1] or '0')
+-- The volley's size at most: the rate's starts in its span, up to the job's last index; a re-check
+-- sends one alone. The job's records are read that many at a time (jobReader); its recipients after
+-- the first are looked for only once the volley is known to go (findRest).
+local most = c.recheck == '' and volleySize(rate, ARGV[17]) or 1
 -- The volley's recipients: { index, record, snapshot row, phone } each.
 local found = {}
+local job
 if ARGV[4] ~= '' then
-  local idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]),
-    ARGV[7], nowMs, ARGV[6], aud, c)
+  local first, last = tonumber(ARGV[4]), tonumber(ARGV[5])
+  job = jobReader(KEYS[4], aud, c, first, last, math.min(most, last - first))
+  local idx, rec, row, phone = openInJob(KEYS[3], KEYS[5], KEYS[6], job, ARGV[7], nowMs, ARGV[6], c)
   if not idx then return { -2 } end -- JOB_DONE
   -- A send window's opening (audience/windows.ts, ARGV[10..11]: opened, closes; ms on the campaign's clock).
   if (ARGV[11] or '') ~= '' then
@@ -90,19 +98,14 @@ if ARGV[4] ~= '' then
   end
   found[1] = { idx, rec, row, phone }
 end
-local spacing = redis.call('HMGET', KEYS[1], 'rate', 'next', 'held', 'logRenewedAt')
-local rate = tonumber(spacing[1] or '0')
--- The volley's size at most: the rate's starts in its span, up to the job's last index; a re-check
--- sends one alone. Its other recipients are looked for only once it is known to go (findRest).
 local want = 1
-if found[1] and c.recheck == '' then want = math.min(volleySize(rate, ARGV[17]), tonumber(ARGV[5]) - found[1][1]) end
+if found[1] then want = math.min(most, tonumber(ARGV[5]) - found[1][1]) end
 local searched = not found[1]
 local function findRest()
   if searched then return end
   searched = true
   while #found < want do
-    local idx, rec, row, phone = openInJob(KEYS[3], KEYS[4], KEYS[5], KEYS[6], found[#found][1] + 1,
-      tonumber(ARGV[5]), ARGV[7], nowMs, ARGV[6], aud, c)
+    local idx, rec, row, phone = openInJob(KEYS[3], KEYS[5], KEYS[6], job, ARGV[7], nowMs, ARGV[6], c)
     if not idx then return end
     found[#found + 1] = { idx, rec, row, phone }
   end
@@ -126,8 +129,8 @@ local function countedAt(size)
   if place and size == 1 and now >= place and now - place <= tonumber(ARGV[14]) * 1000 then return place end
   return now
 end
--- A span without room for the whole volley waits before its recipients are read; with room for it,
--- the volley found whole is recorded without asking again.
+-- A span without room for the whole volley waits before its other recipients are looked at; with
+-- room for it, the volley found whole is recorded without asking again.
 local checked = false
 if not searched then
   local wait = spanWait(rate, countedAt(want), want)
@@ -142,15 +145,16 @@ if checked and size == want then taken = record(rate, when, size) else taken = t
 if taken[1] == 0 then keepLog(now, spacing[4]) end
 if taken[1] ~= 0 or not found[1] then return taken end
 local answer = { 0, taken[2] }
-local claimed = 0
+local claimed, writes = 0, {}
 for _, claim in ipairs(found) do
   local idx, rec, row, phone = claim[1], claim[2], claim[3], claim[4]
   local attempts = rec.a + (rec.s == 'p' and 1 or 0)
-  claimed = claimed + claimAt(KEYS[4], idx, rec, ARGV[7], nowMs, aud, c, phone)
+  claimed = claimed + claimAt(writes, idx, rec, ARGV[7], nowMs, aud, c, phone)
   answer[#answer + 1] = idx
   answer[#answer + 1] = attempts
   answer[#answer + 1] = row or false
 end
+if #writes > 0 then redis.call('HSET', KEYS[4], unpack(writes)) end
 move(KEYS[3], 'p', 'c', claimed)
 if c.recheck ~= '' then redis.call('HSET', KEYS[3], 'recheck', tonumber(nowMs) + tonumber(ARGV[15])) end
 return answer

@@ -23,23 +23,36 @@ local meta, trk, due, set, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, first, now = ARGV[1], tonumber(ARGV[4]), ARGV[6]
 if (tonumber(redis.call('HGET', meta, 't_cursor')) or 0) ~= tonumber(ARGV[2]) then return -1 end
 local added = 0
-for i = 7, #ARGV, 3 do
-  local idx, m, t = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local old = redis.call('HGET', trk, idx)
-  local x = 0
-  local fresh = true
-  if old then
-    local o = cjson.decode(old)
-    if o.m == m then fresh = false end
-    x = o.x or 0
+-- 500 records a command each for the read, the write and the schedule, instead of four commands a
+-- record (the t_open count once): Lua's unpack takes a bounded number of values.
+for from = 7, #ARGV, 1500 do
+  local idxs = {}
+  for i = from, math.min(from + 1499, #ARGV), 3 do idxs[#idxs + 1] = ARGV[i] end
+  local olds = redis.call('HMGET', trk, unpack(idxs))
+  local records, dues = {}, {}
+  for k, idx in ipairs(idxs) do
+    local m, t = ARGV[from + (k - 1) * 3 + 1], ARGV[from + (k - 1) * 3 + 2]
+    local x = 0
+    local fresh = true
+    if olds[k] then
+      local o = cjson.decode(olds[k])
+      if o.m == m then fresh = false end
+      x = o.x or 0
+    end
+    if fresh then
+      records[#records + 1] = idx
+      records[#records + 1] = cjson.encode({ s = 's', k = 0, m = m, t = t, x = x, o = 1 })
+      dues[#dues + 1] = tonumber(t) + first
+      dues[#dues + 1] = id .. ':' .. idx
+    end
   end
-  if fresh then
-    redis.call('HSET', trk, idx, cjson.encode({ s = 's', k = 0, m = m, t = t, x = x, o = 1 }))
-    redis.call('ZADD', due, tonumber(t) + first, id .. ':' .. idx)
-    redis.call('HINCRBY', meta, 't_open', 1)
-    added = added + 1
+  if #records > 0 then
+    redis.call('HSET', trk, unpack(records))
+    redis.call('ZADD', due, unpack(dues))
+    added = added + #records / 2
   end
 end
+if added > 0 then redis.call('HINCRBY', meta, 't_open', added) end
 redis.call('HSET', meta, 't_cursor', ARGV[3])
 if redis.call('HEXISTS', meta, 't_mode') == 0 then redis.call('HSET', meta, 't_mode', ARGV[5]) end
 settleTracking(meta, set, outbox, id, now)

@@ -1,10 +1,10 @@
 --[[
   The ledger's records and counts, shared by the ledger's scripts: a recipient's record is
   `S|attempts|first_ms|last_ms|ref|error` (ledger.ts: ref is the claim token or the message id).
-  `parse` reads one, `write` stores one, `move` shifts recipients (one, or n) between the campaign's
-  state counts (`n_<state>`) and returns what is left in the first, `finishIfDone` completes a running
-  campaign with nothing pending or claimed (its `campaign.finished` event emitted) and returns
-  whether it did.
+  `parse` reads one, `encode` writes one as text (for a batch's one HSET), `write` stores one,
+  `move` shifts recipients (one, or n) between the campaign's state counts (`n_<state>`) and
+  returns what is left in the first, `finishIfDone` completes a running campaign with nothing
+  pending or claimed (its `campaign.finished` event emitted) and returns whether it did.
 ]]
 --- @include "emit"
 
@@ -12,8 +12,11 @@ local function parse(rec)
   local s, a, f, l, ref, err = string.match(rec, '^(%a)|(%d*)|(%d*)|(%d*)|([^|]*)|(.*)$')
   return { s = s, a = tonumber(a) or 0, f = f, l = l, ref = ref, err = err }
 end
+local function encode(r)
+  return r.s .. '|' .. r.a .. '|' .. r.f .. '|' .. r.l .. '|' .. r.ref .. '|' .. r.err
+end
 local function write(ledger, idx, r)
-  redis.call('HSET', ledger, idx, r.s .. '|' .. r.a .. '|' .. r.f .. '|' .. r.l .. '|' .. r.ref .. '|' .. r.err)
+  redis.call('HSET', ledger, idx, encode(r))
 end
 -- Moves n recipients (1 when not given). Returns what is left in the state moved from (nil for no move).
 local function move(meta, from, to, n)

@@ -87,25 +87,27 @@ if finishIfDone(meta, running, outbox, id, now) then return 'completed' end
 return 'ok'
 end
 -- A volley whose every answer is `sent` (refs: index -> message id), settled as `settle` settles each
--- in turn, with the campaign's counts, progress, daily count and ticks written once for the volley
--- instead of once per recipient. Only sends: a failure's streak depends on the order of the answers.
--- Returns 'ok', 'lost' (any claim lost) or 'completed'.
+-- in turn, with the records read and written in one command each and the campaign's counts,
+-- progress, daily count and ticks written once for the volley instead of once per recipient. Only
+-- sends: a failure's streak depends on the order of the answers. Returns 'ok', 'lost' (any claim lost) or 'completed'.
 local function settleSent(meta, ledger, running, outbox, ticks, idxs, refs, token, now, id, daily)
   local fromClaimed, fromUnknown, claimedAt, answer = 0, 0, nil, 'ok'
-  for _, idx in ipairs(idxs) do
-    local rec = redis.call('HGET', ledger, idx)
-    local r = rec and parse(rec)
+  local recs, writes = redis.call('HMGET', ledger, unpack(idxs)), {}
+  for k, idx in ipairs(idxs) do
+    local r = recs[k] and parse(recs[k])
     if not r or r.ref ~= token or not (r.s == 'c' or r.s == 'u') then
       answer = 'lost'
     else
       if r.s == 'c' then fromClaimed = fromClaimed + 1 else fromUnknown = fromUnknown + 1 end
       claimedAt = r.l
       r.s = 's'; r.l = now; r.err = ''; r.ref = refs[idx]
-      write(ledger, idx, r)
+      writes[#writes + 1] = idx
+      writes[#writes + 1] = encode(r)
     end
   end
   local sent = fromClaimed + fromUnknown
   if sent == 0 then return answer end
+  redis.call('HSET', ledger, unpack(writes))
   local claimedLeft = fromClaimed > 0 and redis.call('HINCRBY', meta, 'n_c', -fromClaimed)
   if fromUnknown > 0 then redis.call('HINCRBY', meta, 'n_u', -fromUnknown) end
   redis.call('HINCRBY', meta, 'n_s', sent)

@@ -11,6 +11,7 @@ import type { RunnerContext } from './context';
 import { FieldError } from './errors';
 import type { CronJobs } from './jobs';
 import { fullMessage, LimitError, release, reserve } from './limits';
+import { isoOrNull } from './isoTime';
 
 /** How a client names the two settings: `--cron`/`--tz` or `cron`/`tz`. */
 export interface CronNames {
@@ -57,9 +58,6 @@ function nextFiring(schedule: CronSchedule, now = Date.now()): number | null {
 		return null;
 	}
 }
-
-const isoOrNull = (ms: number | null | undefined) =>
-	ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
 /**
  * What every schedule's answer holds (http/routes.ts cronScheduleAnswer): whether it fires

@@ -20,6 +20,7 @@ import { redisScript } from '../redisScripts';
 import { chooseVariant, PICK_BY, ruleText, twoProportionZ, type PickBy, type VariantResult } from './variantChoice';
 import { decodeRecipient, type AbTestSettings, type Variant } from './schema';
 import { trackingMode } from '../tracking/tracking';
+import { isoOrNull } from '../isoTime';
 
 export type AbPhase = 'testing' | 'waiting' | 'decided';
 
@@ -314,7 +315,7 @@ export function abTestSummary(test: AbTestRecord) {
 		split: { test: test.counts.slice(1), remainder: test.counts[0] ?? 0 },
 		winner: test.winner ?? null,
 		chosen_by: test.chosenBy ?? null,
-		decided_at: test.decidedAt ? new Date(test.decidedAt).toISOString() : null,
+		decided_at: isoOrNull(test.decidedAt),
 		decided_on: test.figures ?? null,
 	};
 }
@@ -362,7 +363,7 @@ export async function abTestView(
 			? {
 					winner: test.winner,
 					chosen_by: test.chosenBy,
-					decided_at: test.decidedAt ? new Date(test.decidedAt).toISOString() : null,
+					decided_at: isoOrNull(test.decidedAt),
 					decided_on: test.figures,
 				}
 			: {}),

@@ -10,6 +10,7 @@ import { decodeRecipient } from './schema';
 import { getCampaign } from './store';
 import { repliedAt } from '../tracking/replies';
 import { deliveryInfo, trackedRecords, type Delivery } from '../tracking/tracking';
+import { isoOrNull } from '../isoTime';
 
 export interface ReportRow {
 	line: number;
@@ -53,8 +54,6 @@ export const REPORT_COLUMNS: Array<keyof ReportRow> = [
 
 /** An A/B test's report adds these, last. */
 const VARIANT_COLUMNS: Array<keyof ReportRow> = ['variant', 'in_test'];
-
-const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 
 /** A page of the report: rows with one of `outcomes` (all when absent), `offset` of them skipped, at most `limit`. */
 export interface ReportPage {
@@ -109,10 +108,10 @@ export async function* reportRows(
 				message_id: record.outcome === 'sent' ? record.ref || null : null,
 				error: record.error || null,
 				attempts: record.attempts,
-				first_attempt_at: iso(record.firstAttemptAt),
-				last_attempt_at: iso(record.lastAttemptAt),
+				first_attempt_at: isoOrNull(record.firstAttemptAt),
+				last_attempt_at: isoOrNull(record.lastAttemptAt),
 				...delivery,
-				replied_at: iso(replied[i]),
+				replied_at: isoOrNull(replied[i]),
 				...(campaign.abTest
 					? {
 							variant: recipient.variant ? recipient.variant : (campaign.abTest.winner ?? null),

@@ -15,6 +15,7 @@ import { repliedCount } from '../tracking/replies';
 import { trackingMode, type TrackingMode } from '../tracking/tracking';
 import { decodeWindow, describeWindow, type WeekWindow, type ZoneTable } from '../audience/windows';
 import { abTestOf, abTestSummary, abTestView, type AbTestRecord } from './abTest';
+import { isoOrNull } from '../isoTime';
 
 /**
  * The states are the contract's (clients read them); `draft`: filled in chunks
@@ -318,7 +319,7 @@ export function statusWithRate(campaign: CampaignRecord, rate: number): Campaign
 		last_error: campaign.lastError ?? null,
 		paused_reason: campaign.state === 'paused' ? (campaign.pausedReason ?? null) : null,
 		paused_message: campaign.state === 'paused' ? (campaign.pausedMessage ?? null) : null,
-		start_at: campaign.startAt ? new Date(campaign.startAt).toISOString() : null,
+		start_at: isoOrNull(campaign.startAt),
 		waiting: waitingOf(campaign),
 	};
 }
@@ -350,7 +351,7 @@ export function campaignDetail(campaign: CampaignRecord, status: CampaignStatus)
 		total: campaign.total,
 		source: campaign.source,
 		created_at: new Date(campaign.createdAt).toISOString(),
-		finished_at: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
+		finished_at: isoOrNull(campaign.finishedAt),
 		// A send window and an end (audience/windows.ts), when it has them.
 		...(campaign.window
 			? {

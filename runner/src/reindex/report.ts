@@ -8,6 +8,7 @@ import type { RunnerContext } from '../context';
 import { KEEP_NOTES } from './work';
 import { getRun, runOverview, type RunOverview } from './store';
 import { REINDEX_NAMES } from './names';
+import { isoOrNull } from '../isoTime';
 
 export interface ReindexReport extends RunOverview {
 	source: string;
@@ -28,8 +29,6 @@ export interface ReindexReport extends RunOverview {
 	/** Set when a list holds only the first KEEP_NOTES notes. */
 	notes_truncated: boolean;
 }
-
-const iso = (ms?: number) => (ms ? new Date(ms).toISOString() : null);
 
 export async function reindexReport(context: RunnerContext, id: string): Promise<ReindexReport> {
 	const run = await getRun(context, id);
@@ -52,9 +51,9 @@ export async function reindexReport(context: RunnerContext, id: string): Promise
 		deactivate_missing: run.deactivateMissing,
 		force: run.force,
 		rate_limit: run.rate,
-		created_at: iso(run.createdAt) as string,
-		started_at: iso(run.startedAt),
-		finished_at: iso(run.finishedAt),
+		created_at: isoOrNull(run.createdAt) as string,
+		started_at: isoOrNull(run.startedAt),
+		finished_at: isoOrNull(run.finishedAt),
 		rejected_rows: rejected.map((text) => JSON.parse(text) as { line: number; reason: string }),
 		failures: ofKind('failed', 'deactivation failed').map((note) => ({
 			external_id: String(note.external_id),

@@ -28,6 +28,7 @@ import { redisScript } from '../redisScripts';
 import { decodeRecipient } from '../campaigns/schema';
 import { recordReply } from './replies';
 import { RequestLimiter } from './requestLimiter';
+import { isoOrNull } from '../isoTime';
 
 /** How delivery is known: A1 (the messaging API), B7 only (conversations), or not at all. */
 export type TrackingMode = 'messaging_api' | 'conversations_only' | 'off';
@@ -72,15 +73,14 @@ export interface DeliveryInfo {
 }
 
 const DELIVERY_OF: Record<Tracked['s'], Delivery> = { s: 'sent', d: 'delivered', r: 'read', f: 'failed', q: '' };
-const iso = (ms?: string) => (ms ? new Date(Number(ms)).toISOString() : null);
 
 export function deliveryInfo(text: string | null | undefined): DeliveryInfo {
 	if (!text) return { delivery: '', delivered_at: null, read_at: null, delivery_error: null };
 	const r = JSON.parse(text) as Tracked;
 	return {
 		delivery: DELIVERY_OF[r.s],
-		delivered_at: iso(r.d),
-		read_at: iso(r.r),
+		delivered_at: isoOrNull(r.d),
+		read_at: isoOrNull(r.r),
 		delivery_error: r.s === 'f' ? (r.e ?? null) : null,
 	};
 }

@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 
 import { createCampaign, campaignStatus } from '../runner/src/core/campaigns';
 import { startPrivateRedis } from '../runner/src/devRedis';
-import { positionalTemplate, writeRecipientsCsv } from '../test/runner/support';
+import { monitorCommands, positionalTemplate, writeRecipientsCsv } from '../test/runner/support';
 import { callsBetween, commandCalls, commandMicros, rateFigures, redisCpuSeconds } from './lib/common';
 import { sendsFrom, startStack, waitForCompletion } from './lib/stack';
 
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
 	const stack = await startStack(redisServer.url, { concurrency: 50, latencyMs: 0, processes: 1 });
 	const base = new Redis(redisServer.url);
 	await base.ping();
-	const monitor = cpu ? undefined : await base.monitor();
+	const monitor = cpu ? undefined : await monitorCommands(base);
 	const client = new Map<string, number>();
 	const inScripts = new Map<string, number>();
 	// A script's own commands follow its call in MONITOR's stream (Redis runs one thing at a time).

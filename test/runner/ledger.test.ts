@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { transition } from '../../runner/src/campaigns/state';
 import { counterField, type Outcome } from '../../runner/src/ledger';
 import type { OutboxEntry } from '../../runner/src/webhooks/events';
-import { useRunnerUnderTest, inlineCampaign } from './support';
+import { monitorCommands, useRunnerUnderTest, inlineCampaign } from './support';
 
 jest.setTimeout(60_000);
 
@@ -185,7 +185,7 @@ test('a settle while other claims stay open reads no counters to learn it; the l
 	const { ledger, redis, keys } = runner.context;
 	const id = await newCampaign(3);
 	for (const index of [0, 1, 2]) await ledger.claim(id, index, `attempt-${index}`);
-	const monitor = await (redis as Redis).monitor();
+	const monitor = await monitorCommands(redis as Redis);
 	const reads: string[] = [];
 	let seen = () => {};
 	monitor.on('monitor', (_time: string, args: string[]) => {

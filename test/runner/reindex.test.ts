@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 
 import { createReindex } from '../../runner/src/core/reindex';
-import { useRunnerUnderTest } from './support';
+import { monitorCommands, useRunnerUnderTest } from './support';
 import {
 	activeIds,
 	collectionOf,
@@ -189,7 +189,7 @@ test('a run lets go of its collection before it writes its final state: whoever 
 	const path = writeFeed(feedText(products(range(0, 20)), 'ndjson'), 'order.ndjson');
 	const collection = collectionOf(runner);
 	const lease = runner.context.keys.reindex.lock(collection);
-	const monitor = await (runner.context.redis as Redis).monitor();
+	const monitor = await monitorCommands(runner.context.redis as Redis);
 	const seen: string[][] = [];
 	monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
 	try {

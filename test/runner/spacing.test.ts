@@ -26,7 +26,7 @@ import {
 } from '../../runner/src/sending/spacing';
 import { createCampaign } from '../../runner/src/core/campaigns';
 import { inlineRecords } from '../../runner/src/source';
-import { positionalTemplate, useRunnerUnderTest } from './support';
+import { monitorCommands, positionalTemplate, useRunnerUnderTest } from './support';
 
 jest.setTimeout(60_000);
 
@@ -60,7 +60,7 @@ test('60 callers at once at 40/s take places 1.04 s / 40 apart and start no earl
 	const { from } = sender;
 	const { redis, keys } = runner.context;
 	await setSpacingRate(runner.context, from, 40);
-	const monitor = await (redis as Redis).monitor();
+	const monitor = await monitorCommands(redis as Redis);
 	/** The number's clock as the gate's script moves it (MONITOR shows a script's commands): each first call sets `next` one gap past the position it handed out. */
 	const clock: number[] = [];
 	/** Each send's place (µs, Redis's clock), as its call after the wait hands it back (ARGV[9]). */
@@ -121,7 +121,7 @@ test('RUNNER_RATE_ROOM sets the room: at 18ms, places 1.018 s / rate apart and b
 	const { from } = sender;
 	const { redis, keys } = context;
 	await setSpacingRate(context, from, 40);
-	const monitor = await (redis as Redis).monitor();
+	const monitor = await monitorCommands(redis as Redis);
 	/** The number's clock as the gate's script moves it: one gap past each position it hands out. */
 	const clock: number[] = [];
 	let seen = () => {};
@@ -197,7 +197,7 @@ test('the rate span counts the starts inside it whatever older ones the log stil
 		keys.startLog(from),
 		...Array.from({ length: 100 }, (_, i) => [String(nowUs - 1_100_000 - i * 4_000), `old-${i}`]).flat(),
 	);
-	const monitor = await (redis as Redis).monitor();
+	const monitor = await monitorCommands(redis as Redis);
 	const onLog: string[] = [];
 	let seen = () => {};
 	monitor.on('monitor', (_time: string, args: string[]) => {

@@ -10,6 +10,7 @@
 import { Redis } from 'ioredis';
 
 import { startPrivateRedis } from '../runner/src/devRedis';
+import { SEND_JOB_SIZE } from '../runner/src/jobs';
 import { redisScript } from '../runner/src/redisScripts';
 import { commandCalls, commandMicros, redisCpuSeconds } from './lib/common';
 
@@ -43,9 +44,8 @@ async function main(): Promise<void> {
 			const callsBefore = sum(await commandCalls(redis));
 			const microsBefore = await commandMicros(redis);
 			const cpuBefore = await redisCpuSeconds(redis);
-			const job = 50;
-			for (let first = 0; first < recipients; first += job) {
-				const end = Math.min(first + job, recipients);
+			for (let first = 0; first < recipients; first += SEND_JOB_SIZE) {
+				const end = Math.min(first + SEND_JOB_SIZE, recipients);
 				for (let at = first; at < end; at += volley) {
 					const reply = (await start(keys, [
 						0.04,

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { startPrivateRedis } from '../runner/src/devRedis';
 import { SEND_JOB_SIZE } from '../runner/src/jobs';
 import { redisScript } from '../runner/src/redisScripts';
+import { startScriptArgs } from '../test/runner/support';
 import { commandCalls, commandMicros, redisCpuSeconds } from './lib/common';
 
 async function main(): Promise<void> {
@@ -47,25 +48,10 @@ async function main(): Promise<void> {
 			for (let first = 0; first < recipients; first += SEND_JOB_SIZE) {
 				const end = Math.min(first + SEND_JOB_SIZE, recipients);
 				for (let at = first; at < end; at += volley) {
-					const reply = (await start(keys, [
-						0.04,
-						`g${at}`,
-						'1',
-						at,
-						end,
-						'c1',
-						't',
-						'',
-						'',
-						'',
-						'',
-						'',
-						2000,
-						10,
-						20_000,
-						200,
-						(volley * 1000) / 1_000_000,
-					])) as Array<number | string | null>;
+					const reply = (await start(
+						keys,
+						startScriptArgs({ member: `g${at}`, range: [at, end], volleyMs: (volley * 1000) / 1_000_000 }, 0.04),
+					)) as Array<number | string | null>;
 					if (reply[0] !== 0) throw new Error(`start answered ${JSON.stringify(reply)}`);
 					const claimed = reply.slice(2).filter((_, k) => k % 3 === 0) as number[];
 					await settle(

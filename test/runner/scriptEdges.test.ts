@@ -5,7 +5,7 @@
  * mutation check (docs/mutation-check.md) runs this file first for each of these scripts.
  */
 import { redisScript } from '../../runner/src/redisScripts';
-import { uniquePrefix, useRedisConnection } from './support';
+import { startScriptArgs, uniquePrefix, useRedisConnection, type StartScriptCall } from './support';
 
 const connection = useRedisConnection();
 const run = (name: string, keys: string[], args: Array<string | number> = []) =>
@@ -841,56 +841,11 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 		const start = async (
 			member: string,
 			range: [number, number],
-			options: {
-				first?: boolean;
-				volleyMs?: number;
-				place?: string;
-				token?: string;
-				opening?: [number, number];
-				/** How late after its place a lone start still counts at it (ARGV[14]), ms. */
-				lateMs?: number;
-			} = {},
+			options: Omit<StartScriptCall, 'member' | 'range' | 'again'> = {},
 		) =>
-			(await run('start', keys, [
-				ROOM,
-				member,
-				options.first === false ? '0' : '1',
-				range[0],
-				range[1],
-				'c1',
-				options.token ?? 't',
-				'',
-				options.place ?? '',
-				options.opening?.[0] ?? '',
-				options.opening?.[1] ?? '',
-				'',
-				2000,
-				options.lateMs ?? 10,
-				20_000,
-				200,
-				options.volleyMs ?? 10,
-			])) as Array<number | string | null>;
+			(await run('start', keys, startScriptArgs({ member, range, ...options }, ROOM))) as Array<number | string | null>;
 		const startAgain = async (member: string, size: number) =>
-			(await run('start', keys, [
-				ROOM,
-				member,
-				'0',
-				'',
-				'',
-				'c1',
-				'',
-				'again',
-				'',
-				'',
-				'',
-				'',
-				2000,
-				10,
-				20_000,
-				200,
-				10,
-				size,
-			])) as Array<number | string>;
+			(await run('start', keys, startScriptArgs({ member, again: size }, ROOM))) as Array<number | string>;
 		/** lua/settleAndPlace-9.lua: the volley's final settles by token `t`, the job ending at `end`. */
 		const settle = async (end: number, settles: Array<[number, 's' | 'f' | 'u']>, place = true, pauseAfter = 10) =>
 			(await run(

@@ -209,6 +209,47 @@ export interface SpawnedRunner {
 	kill(signal: NodeJS.Signals): Promise<number | null>;
 }
 
+/** A direct call of lua/start-11.lua (scriptEdges.test.ts, bench/gateScripts.ts): what differs between calls. */
+export interface StartScriptCall {
+	member: string;
+	/** The job's [first, end) indexes; absent for a start taken again. */
+	range?: [number, number];
+	/** Whether it is the send's first call, which takes the next place on the number's clock (the default). */
+	first?: boolean;
+	token?: string;
+	place?: string;
+	/** A send window's opening and close, ms. */
+	opening?: [number, number];
+	/** How late after its place a lone start still counts at it (ARGV[14]), ms. */
+	lateMs?: number;
+	/** The volley's span (RUNNER_SEND_VOLLEY), ms. */
+	volleyMs?: number;
+	/** A volley's starts taken again: how many. */
+	again?: number;
+}
+
+/** lua/start-11.lua's ARGV in its order, for campaign `c1`: the rest as the runner passes them at the default settings. */
+export const startScriptArgs = (call: StartScriptCall, room: number): Array<string | number> => [
+	room,
+	call.member,
+	call.first === false || call.again ? '0' : '1',
+	call.range?.[0] ?? '',
+	call.range?.[1] ?? '',
+	'c1',
+	call.again ? '' : (call.token ?? 't'),
+	call.again ? 'again' : '',
+	call.place ?? '',
+	call.opening?.[0] ?? '',
+	call.opening?.[1] ?? '',
+	'',
+	2000,
+	call.lateMs ?? 10,
+	20_000,
+	200,
+	call.volleyMs ?? 10,
+	...(call.again ? [call.again] : []),
+];
+
 /**
  * MONITOR on a connection of its own, answered once it is monitoring. ioredis marks the connection
  * monitoring a tick after MONITOR's OK, so on a busy Redis the lines that arrive in the same read

@@ -93,7 +93,7 @@ test('two processes sending in volleys of five keep the shared 50/s', async () =
 	await clearFaults(runner.sandbox);
 	// Volleys of 100 ms of the rate, with the room raised to match, as the volleys' decision record
 	// asks: a volley's sends move together, and a room shorter than a volley leaves no margin for
-	// them on the way (at the default 40 ms the sandbox counted 58 and 65 in a second under CI's load).
+	// them on the way.
 	const worker = { RUNNER_SEND_VOLLEY: '100ms', RUNNER_RATE_ROOM: '100ms', RUNNER_CONCURRENCY: '20' };
 	expect(volleySize(50, 100)).toBe(5);
 	runner.spawnWorker(worker);

@@ -26,30 +26,27 @@ local added = 0
 -- 500 records a command each for the read, the write and the schedule, instead of four commands a
 -- record (the t_open count once): Lua's unpack takes a bounded number of values.
 for from = 7, #ARGV, 1500 do
-  local idxs = {}
-  for i = from, math.min(from + 1499, #ARGV), 3 do idxs[#idxs + 1] = ARGV[i] end
+  local starts, idxs = {}, {}
+  for i = from, math.min(from + 1499, #ARGV), 3 do
+    starts[#starts + 1] = i
+    idxs[#idxs + 1] = ARGV[i]
+  end
   local olds = redis.call('HMGET', trk, unpack(idxs))
   local records, dues = {}, {}
-  for k, idx in ipairs(idxs) do
-    local m, t = ARGV[from + (k - 1) * 3 + 1], ARGV[from + (k - 1) * 3 + 2]
-    local x = 0
-    local fresh = true
-    if olds[k] then
-      local o = cjson.decode(olds[k])
-      if o.m == m then fresh = false end
-      x = o.x or 0
-    end
-    if fresh then
+  for k, i in ipairs(starts) do
+    local idx, m, t = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+    local old = olds[k] and cjson.decode(olds[k])
+    if not old or old.m ~= m then
       records[#records + 1] = idx
-      records[#records + 1] = cjson.encode({ s = 's', k = 0, m = m, t = t, x = x, o = 1 })
+      records[#records + 1] = cjson.encode({ s = 's', k = 0, m = m, t = t, x = old and old.x or 0, o = 1 })
       dues[#dues + 1] = tonumber(t) + first
       dues[#dues + 1] = id .. ':' .. idx
+      added = added + 1
     end
   end
   if #records > 0 then
     redis.call('HSET', trk, unpack(records))
     redis.call('ZADD', due, unpack(dues))
-    added = added + #records / 2
   end
 end
 if added > 0 then redis.call('HINCRBY', meta, 't_open', added) end

@@ -11,7 +11,7 @@
  *              and 10 s after each send at RUNNER_TRACKING_RATE 50): its requests held to their
  *              rate, the sends beside the run without it
  *   4/s, 100/s the rate held at a low and a middle rate: sustained and busiest sliding second
- *   room 18ms  the ceiling, middle and low runs again with the start gate's room at 18 ms instead of
+ *   room 16ms  the ceiling, middle and low runs again with the start gate's room at 16 ms instead of
  *              40 (RUNNER_RATE_ROOM): what a smaller room holds on this machine
  *
  * The sandbox's capacity (benchmark 5, the same `npm run bench`) is shown beside the ceiling, so it
@@ -70,8 +70,8 @@ const SHARE = 0.98;
 const WORKER_CPU_MS = 0.2;
 const REDIS_MICROS = 60;
 const RSS_MB = 200;
-/** The start gate's room of the runs that try a smaller one (RUNNER_RATE_ROOM, ms): 0.980 of the rate by the gate's clock. */
-const SMALL_ROOM_MS = 18;
+/** The start gate's room of the runs that try a smaller one (RUNNER_RATE_ROOM, ms): 0.982 of the rate by the gate's clock. */
+const SMALL_ROOM_MS = 16;
 /** Recipients up to which a run reads every claim time from the ledger (the million run does not). */
 const CLAIMS_READ_MAX = 200_000;
 

@@ -5,6 +5,7 @@
  * mutation check (docs/mutation-check.md) runs this file first for each of these scripts.
  */
 import { redisScript } from '../../runner/src/redisScripts';
+import { volleyCap } from '../../runner/src/sending/startGateMath';
 import { startScriptArgs, uniquePrefix, useRedisConnection, type StartScriptCall } from './support';
 
 const connection = useRedisConnection();
@@ -918,6 +919,26 @@ describe("a send job's volley of starts (start-11.lua claims it, settleAndPlace-
 		// With room for two, both go.
 		const place = reply[1] ? String(reply[1]) : '';
 		expect(claimedIndexes(await start('g', [0, 10], { volleyMs: 100, first: false, place }))).toEqual([0, 1]);
+	});
+
+	test('a volley may bring the last second to its cap with its starts after the first on top', async () => {
+		const { log, startAgain } = await job(1000, 0);
+		/** `count` starts half a second ago: inside the last second, far from either bound. */
+		const plant = async (count: number) => {
+			await connection.redis.del(log);
+			const at = (await redisNowUs()) - 500_000;
+			await connection.redis.zadd(log, ...Array.from({ length: count }, (_, k) => [at, `s${k}`]).flat());
+		};
+		// At 1,000/s the cap is 960: a volley of ten goes while the second holds 959 (969 then), not 960.
+		expect(volleyCap(1000, 10, ROOM)).toBe(969);
+		await plant(959);
+		expect((await startAgain('v', 10))[0]).toBe(0);
+		expect(await connection.redis.zcard(log)).toBe(969);
+		await plant(960);
+		const [wait] = await startAgain('v', 10);
+		expect(wait).toBeGreaterThan(0);
+		expect(wait).toBeLessThanOrEqual(500_000);
+		expect(await connection.redis.zcard(log)).toBe(960);
 	});
 
 	test('a volley that finds one recipient open is counted as that lone start: at its place, when the span is full there', async () => {

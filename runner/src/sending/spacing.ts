@@ -11,10 +11,10 @@
  *    its waiters, all told to wake when the same oldest start left, woke together and all but one
  *    called again (13 calls per send at 200/s, 3 with this spacing).
  * 2. The rate span: a start is allowed only while fewer than `rate` sends started in the last
- *    rate span (rateSpanMs: a second and its room, RUNNER_RATE_ROOM) and fewer than secondCap(rate)
- *    in the last second (a sorted set of start times). A send that woke late (a busy event loop, a
- *    GC pause) and would bunch with the next ones waits here until there is room; one whose answer
- *    came late is taken again (freshStartMs).
+ *    rate span (rateSpanMs: a second and its room, RUNNER_RATE_ROOM) and the last second holds
+ *    fewer than secondCap(rate) (a volley: room for it under volleyCap) in a sorted set of start
+ *    times. A send that woke late (a busy event loop, a GC pause) and would bunch with the next
+ *    ones waits here until there is room; one whose answer came late is taken again (freshStartMs).
  *
  * The limiter stays as the coarse gate that keeps workers from taking more jobs than the rate.
  *

@@ -35,6 +35,17 @@ export const RATE_SPAN_MS = rateSpanMs();
 export const secondCap = (rate: number, room = SPAN_ROOM) => rate - Math.floor(rate * room);
 
 /**
+ * The most starts one second may hold when its latest start is a volley of `n`: the cap with the
+ * volley's starts after its first on top (991 for a volley of 10 at 1,000/s and a room of 18 ms);
+ * the rate span, which holds the second, keeps it at the rate or under. Volleys come whole, so a
+ * cap of starts alone let a second hold only whole volleys under it: 98 of 10 under 982, which held
+ * the rate to 0.98 whatever the room, and a clock handing out 980 places a second put every
+ * volley's 98th predecessor 0.04 ms inside the second, so each called the gate twice.
+ * lua/includes/startGateMath.lua computes the same.
+ */
+export const volleyCap = (rate: number, n: number, room = SPAN_ROOM) => secondCap(rate, room) + n - 1;
+
+/**
  * How much wider than the rate span's own pace the clock spaces places. Spaced exactly at the pace,
  * a full span's worth of places ends where the next begins, so a send that woke a little less
  * late than the one `rate` places before it found the span full and had to call again: 1.6

@@ -35,13 +35,12 @@ export const RATE_SPAN_MS = rateSpanMs();
 export const secondCap = (rate: number, room = SPAN_ROOM) => rate - Math.floor(rate * room);
 
 /**
- * The most starts one second may hold when its latest start is a volley of `n`: the cap with the
- * volley's starts after its first on top (991 for a volley of 10 at 1,000/s and a room of 18 ms);
- * the rate span, which holds the second, keeps it at the rate or under. Volleys come whole, so a
- * cap of starts alone let a second hold only whole volleys under it: 98 of 10 under 982, which held
- * the rate to 0.98 whatever the room, and a clock handing out 980 places a second put every
- * volley's 98th predecessor 0.04 ms inside the second, so each called the gate twice.
- * lua/includes/startGateMath.lua computes the same.
+ * The most starts one second may hold when its latest start is a volley of `n`: a volley, as a lone
+ * start, needs fewer than the cap before it (lua/includes/takePlace.lua reads that rank), so its
+ * starts after its first come on top (991 for a volley of 10 at 1,000/s and a room of 18 ms); the
+ * rate span, which holds the second, keeps it at the rate or under. Counted whole against the cap,
+ * a second took only whole volleys (98 of 10 under 982), which held 1,000/s under 0.98 at any room
+ * and made every volley at 18 ms call the gate twice.
  */
 export const volleyCap = (rate: number, n: number, room = SPAN_ROOM) => secondCap(rate, room) + n - 1;
 

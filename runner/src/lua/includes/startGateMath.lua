@@ -1,17 +1,12 @@
 --[[
   The number's clock rules (sending/startGateMath.ts computes the same in TypeScript): RATE_SPAN_US,
-  secondCap(rate), volleyCap(rate, n), gapUs(rate), volleySize(rate, span). The including script sets SPAN_ROOM, the
+  secondCap(rate), gapUs(rate), volleySize(rate, span). The including script sets SPAN_ROOM, the
   rate span's room, from its arguments first, so a script and its caller cannot disagree. 0.002 is
   CLOCK_SLACK in startGateMath.ts, 20 MAX_VOLLEY.
 ]]
 local RATE_SPAN_US = 1000000 * (1 + SPAN_ROOM)
 local function secondCap(rate)
   return rate - math.floor(rate * SPAN_ROOM)
-end
--- The most starts one second may hold when its latest start is a volley of n: the cap with the
--- volley's starts after its first on top (volleyCap in startGateMath.ts).
-local function volleyCap(rate, n)
-  return secondCap(rate) + n - 1
 end
 local function gapUs(rate)
   return math.max(RATE_SPAN_US / rate, 1000000 / secondCap(rate)) * (1 + 0.002)

@@ -20,15 +20,15 @@ end
 local function spanWait(rate, now, n)
   if not rate or rate <= 0 then return nil end
   -- The rate span has no room for n starts when the (rate - n + 1)-th latest start lies inside it,
-  -- the last second when the (volleyCap - n + 1)-th latest does: the same test as counting the
-  -- starts after each bound (a rank read in the sorted set, not a count), so starts older than the
-  -- span may stay in the log meanwhile. volleySize keeps n within the cap.
+  -- the last second when the cap-th latest does (a volley, as a lone start, needs fewer than the
+  -- cap before it: volleyCap in startGateMath.ts): the same test as counting the starts after each
+  -- bound (a rank read in the sorted set, not a count), so starts older than the span may stay in
+  -- the log meanwhile.
   local latest = redis.call('ZREVRANGE', KEYS[2], rate - n, rate - n, 'WITHSCORES')[2]
   if latest and tonumber(latest) > now - RATE_SPAN_US then
     return { math.max(1000, math.floor(tonumber(latest) + RATE_SPAN_US - now)) }
   end
-  local second = volleyCap(rate, n) - n
-  latest = redis.call('ZREVRANGE', KEYS[2], second, second, 'WITHSCORES')[2]
+  latest = redis.call('ZREVRANGE', KEYS[2], secondCap(rate) - 1, secondCap(rate) - 1, 'WITHSCORES')[2]
   if latest and tonumber(latest) > now - 1000000 then
     return { math.max(1000, math.floor(tonumber(latest) + 1000000 - now)) }
   end

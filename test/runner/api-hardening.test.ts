@@ -9,8 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 
-import { freePort } from '../../runner/src/devRedis';
-import { runCli, waitFor, useRunnerUnderTest, type SpawnedRunner } from './support';
+import { runCli, startApiProcess, waitFor, useRunnerUnderTest, type SpawnedRunner } from './support';
 
 jest.setTimeout(120_000);
 
@@ -21,21 +20,12 @@ interface Api {
 	base: string;
 	process: SpawnedRunner;
 }
-/** `start` on a free port; `extra` e.g. a trusted proxy. */
-async function startApi(extra: NodeJS.ProcessEnv = {}): Promise<Api> {
-	const port = await freePort();
-	const process = runner.spawnWorker({ ...extra, RUNNER_HTTP_PORT: String(port) }, 'start');
-	const base = `http://127.0.0.1:${port}`;
-	await waitFor('the API to be ready', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, 30_000);
-	return { base, process };
-}
-
 let plain: Api;
 let proxied: Api;
 beforeAll(async () => {
-	plain = await startApi();
+	plain = await startApiProcess(runner);
 	// As behind a reverse proxy on this machine that terminates TLS and sets X-Forwarded-For/-Proto.
-	proxied = await startApi({ RUNNER_TRUST_PROXY: '127.0.0.1' });
+	proxied = await startApiProcess(runner, { RUNNER_TRUST_PROXY: '127.0.0.1' });
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -355,7 +345,7 @@ test('HEAD /healthz and HEAD /readyz answer like GET, without a token', async ()
 });
 
 test('RUNNER_PUBLIC_URL on https: the cookie is Secure without any proxy header, and that origin may post the console forms', async () => {
-	const api = await startApi({ RUNNER_PUBLIC_URL: 'https://runner.example.com' });
+	const api = await startApiProcess(runner, { RUNNER_PUBLIC_URL: 'https://runner.example.com' });
 	const session = await signIn(api);
 	expect(session.setCookie).toMatch(/; Secure/i);
 	const out = await fetch(`${api.base}/session/logout`, {

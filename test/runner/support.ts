@@ -435,27 +435,39 @@ export async function startSandboxProcess(options: SandboxUnderTest = {}): Promi
 	};
 }
 
-/** Spawns `convo-runner start` with its API on a free port and waits until it answers; its base URL. */
-export async function startApi(runner: RunnerUnderTest, extra: NodeJS.ProcessEnv = {}): Promise<string> {
-	const port = await freePort();
-	const api = runner.spawnWorker({ ...extra, RUNNER_HTTP_PORT: String(port) }, 'start');
-	const base = `http://127.0.0.1:${port}`;
+/**
+ * Spawns `convo-runner start` with its API on a port the system picks (RUNNER_HTTP_PORT 0: a port
+ * chosen here and bound later could be taken in between by any connection's own port) and waits
+ * until it answers; its base URL, as its log line (info) names it, and the process.
+ */
+export async function startApiProcess(
+	runner: RunnerUnderTest,
+	extra: NodeJS.ProcessEnv = {},
+): Promise<{ base: string; process: SpawnedRunner }> {
+	const api = runner.spawnWorker({ RUNNER_HTTP_PORT: '0', ...extra }, 'start');
 	let exitCode: number | null | undefined;
 	void api.exited.then((code) => (exitCode = code));
 	try {
 		// A start is work, not a bound: in a loaded CI run's parallel lane one took over 30 s.
-		await waitFor(
+		const base = await waitFor(
 			'the API to be ready',
 			async () => {
 				if (exitCode !== undefined) throw new Error(`convo-runner start exited (${exitCode}) before it was ready`);
-				return (await fetch(`${base}/readyz`).catch(() => undefined))?.ok;
+				const url = /control API and console at (http:\/\/[^\s"]+)/.exec(api.output())?.[1];
+				if (!url) return undefined;
+				return (await fetch(`${url}/readyz`).catch(() => undefined))?.ok ? url : undefined;
 			},
 			90_000,
 		);
+		return { base, process: api };
 	} catch (error) {
 		throw new Error(`${(error as Error).message}; its output:\n${api.output().slice(-2000)}`);
 	}
-	return base;
+}
+
+/** `startApiProcess`'s base URL alone. */
+export async function startApi(runner: RunnerUnderTest, extra: NodeJS.ProcessEnv = {}): Promise<string> {
+	return (await startApiProcess(runner, extra)).base;
 }
 
 /** What rawUpload sends: the request line's path, the bearer token, the body's type and its declared length. */

@@ -1,13 +1,13 @@
 /**
  * The command line as an operator meets it: `--json` prints exactly one JSON document on stdout
  * (logs on stderr) with exit 0, errors exit 1 with `{ "error" }`; a wrong environment names the
- * variable; a Redis that may evict is warned about; a scheduled start taken up too late is skipped
+ * variable; a wrong option of campaign create is named before Redis is asked; a Redis that may evict is warned about; a scheduled start taken up too late is skipped
  * and says why. Real processes, real Redis, the sandbox.
  */
 import { createHmac } from 'node:crypto';
 
 import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
-import { startPrivateRedis } from '../../runner/src/devRedis';
+import { freePort, startPrivateRedis } from '../../runner/src/devRedis';
 import {
 	positionalTemplate,
 	runCli,
@@ -138,6 +138,34 @@ test('errors: exit 1, a JSON error on stdout with --json, the reason on stderr',
 	const badRate = await runCli(['campaign', 'rate', 'cnosuchcampaign', '5000', '--json'], runner.env);
 	expect(badRate.code).toBe(1);
 	expect(JSON.parse(badRate.stdout)).toEqual({ error: 'rate may be at most 1000 sends per second' });
+});
+
+test('campaign create names a wrong option before it connects: a Redis that does not answer is not what it reports', async () => {
+	const down = { ...runner.env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` };
+	const create = (rate: string) =>
+		runCli(
+			[
+				'campaign',
+				'create',
+				'--template',
+				positionalTemplate(runner.business).id,
+				'--from',
+				`+${runner.business.phoneNumbers[0]}`,
+				'--recipients',
+				'/nonexistent.csv',
+				'--rate',
+				rate,
+				'--json',
+			],
+			down,
+		);
+	const bad = await create('1.5');
+	expect(bad.code).toBe(1);
+	expect(JSON.parse(bad.stdout).error).toMatch(/^--rate must be a whole number of sends per second/);
+	// The same create with a right rate gets as far as Redis, which does not answer.
+	const right = await create('5');
+	expect(right.code).toBe(1);
+	expect(JSON.parse(right.stdout).error).toMatch(/^Redis at 127\.0\.0\.1:\d+ does not answer/);
 });
 
 test('a wrong environment stops the process naming each variable; no secret in the message', async () => {

@@ -309,6 +309,36 @@ interface CreateOptions extends RunOptions {
 	minPerVariant?: string;
 }
 
+/** The options of `campaign create` as the campaign's settings (core/campaigns.ts). */
+function createSettings(options: CreateOptions): core.CampaignSettings {
+	return {
+		name: options.name,
+		templateId: options.template,
+		from: options.from,
+		agentId: options.agent,
+		source: options.recipients,
+		format: options.format,
+		delimiter: options.delimiter,
+		rate: options.rate,
+		at: options.at,
+		cron: options.cron,
+		tz: options.tz,
+		testTo: options.testTo,
+		window: options.window,
+		endAt: options.end,
+		whenCapped: options.whenCapped as 'skip' | 'wait' | undefined,
+		dryRun: options.dryRun,
+		transactional: options.transactional,
+		variants: options.variant,
+		testShare: options.testShare,
+		pickBy: options.pickBy as 'read' | 'replied' | 'delivered' | undefined,
+		decideAfter: options.decideAfter,
+		ifTie: options.ifTie as 'first' | 'wait' | undefined,
+		seed: options.seed,
+		minPerVariant: options.minPerVariant === undefined ? undefined : Number(options.minPerVariant),
+	};
+}
+
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function addCampaignCommands(program: Command): void {
@@ -380,58 +410,7 @@ export function addCampaignCommands(program: Command): void {
 	runs<CreateOptions>(
 		addScheduleAndWait(create, { rereads: 'recipients', follows: 'campaign' }),
 		async ({ context, io, options }) => {
-			const {
-				name,
-				template,
-				from,
-				agent,
-				recipients,
-				format,
-				delimiter,
-				rate,
-				at,
-				cron,
-				tz,
-				testTo,
-				window,
-				end,
-				whenCapped,
-				dryRun,
-				transactional,
-				variant,
-				testShare,
-				pickBy,
-				decideAfter,
-				ifTie,
-				seed,
-				minPerVariant,
-			} = options;
-			const created = await core.createCampaign(context, {
-				name,
-				templateId: template,
-				from,
-				agentId: agent,
-				source: recipients,
-				format,
-				delimiter,
-				rate,
-				at,
-				cron,
-				tz,
-				testTo,
-				window,
-				endAt: end,
-				whenCapped: whenCapped as 'skip' | 'wait' | undefined,
-				dryRun,
-				transactional,
-				variants: variant,
-				testShare,
-				pickBy: pickBy as 'read' | 'replied' | 'delivered' | undefined,
-				decideAfter,
-				ifTie: ifTie as 'first' | 'wait' | undefined,
-				seed,
-				minPerVariant: minPerVariant === undefined ? undefined : Number(minPerVariant),
-			});
+			const created = await core.createCampaign(context, createSettings(options));
 			// A dry run has nothing to follow: --wait is left alone.
 			if (created.kind === 'dry_run') return answer(created, () => describeDryRun(created));
 			const tested = created.test_send
@@ -475,7 +454,10 @@ export function addCampaignCommands(program: Command): void {
 			// The create's own state was the campaign's at its start: the document says how it ended.
 			return answer({ ...created, state: final.state, status: final }, () => describeCounts(final));
 		},
-		{ withService: (options) => options.testTo !== undefined && !options.dryRun },
+		{
+			withService: (options) => options.testTo !== undefined && !options.dryRun,
+			check: (options, config) => core.checkCampaignSettings(config, createSettings(options)),
+		},
 	);
 
 	runs(

@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 
-import { ConfigError, loadConfig } from '../config';
+import { ConfigError, loadConfig, type RunnerConfig } from '../config';
 import type { RunnerContext } from '../context';
 import { UserError } from '../errors';
 import { loggerFor } from '../log';
@@ -74,16 +74,21 @@ export interface Invocation<O> {
 }
 
 /**
- * Adds --json to `command` (last, after its own options) and makes its action: a context opened
- * (`withService`: also the Convo service, for commands that ask it, or for some of their options), `work` run in it,
- * its answer printed, the context closed, and any error reported the one way.
+ * Adds --json to `command` (last, after its own options) and makes its action: `check` run on the
+ * options first (rules that need no connection, so a wrong option is named even where Redis is down),
+ * a context opened (`withService`: also the Convo service, for commands that ask it, or for some of
+ * their options), `work` run in it, its answer printed, the context closed, and any error reported
+ * the one way.
  */
 // Commander's parsed options are untyped; each command reads its own.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function runs<O extends { json?: boolean; verbose?: boolean } = Record<string, any>>(
 	command: Command,
 	work: (invocation: Invocation<O>) => Promise<Answer | void>,
-	settings: { withService?: boolean | ((options: O) => boolean) } = {},
+	settings: {
+		withService?: boolean | ((options: O) => boolean);
+		check?: (options: O, config: RunnerConfig) => void;
+	} = {},
 ): Command {
 	return command
 		.addOption(new Option('--json', 'print one JSON document on stdout'))
@@ -96,6 +101,7 @@ export function runs<O extends { json?: boolean; verbose?: boolean } = Record<st
 			let context: RunnerContext | undefined;
 			try {
 				const config = loadConfig();
+				settings.check?.(options, config);
 				const log = loggerFor({
 					level: config.LOG_LEVEL,
 					levelAsked: process.env.LOG_LEVEL !== undefined,

@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
+import type { RunnerConfig } from '../config';
 import type { RunnerContext } from '../context';
 import { ConflictError, FieldError, NotFoundError, UserError } from '../errors';
 import { cronSettings, nextCronRun } from '../cronSchedules';
@@ -82,7 +83,7 @@ import {
 export { campaignStatus, listCampaigns, resumeCampaign, retryNotSent, retryUndelivered, setCampaignRate };
 export { campaignFigures, type CampaignDetail, type CampaignStatus } from '../campaigns/store';
 export { CAMPAIGN_SORTS, campaignListQuery, checkedListQuery, pageCampaigns } from '../campaigns/listing';
-export { API_NAMES } from '../campaigns/schema';
+export { API_NAMES, type CampaignSettings } from '../campaigns/schema';
 export { OUTCOMES, type Outcome } from '../ledger';
 export { isRefusal } from '../service';
 
@@ -229,7 +230,7 @@ export interface DryRunAnswer extends Omit<DryRunSnapshot, 'zones' | 'alreadyCou
  * The settings of a create, checked; each error names the setting as the client calls it.
  * `rowsAtHand`: the rows came in the request (no file to name the campaign after).
  */
-function checkedSettings(context: RunnerContext, input: CampaignSettings, names: SettingNames, rowsAtHand: boolean) {
+function checkedSettings(config: RunnerConfig, input: CampaignSettings, names: SettingNames, rowsAtHand: boolean) {
 	// An A/B test's campaign template is its first variant's.
 	const firstVariant = input.variants?.[0]?.split(':')[0];
 	const parsed = campaignSettings.safeParse(
@@ -237,7 +238,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 	);
 	if (!parsed.success) throw settingsError(parsed.error, names);
 	const settings = parsed.data;
-	const numbers = context.config.RUNNER_NUMBERS;
+	const numbers = config.RUNNER_NUMBERS;
 	if (numbers && !numbers.includes(settings.from))
 		throw new FieldError(
 			`${names.from} is not one of the business's numbers (RUNNER_NUMBERS): a campaign sends only from those`,
@@ -248,7 +249,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 			`${names.at} and ${names.cron} exclude each other: ${names.at} runs once, ${names.cron} repeats`,
 		);
 	const schedule = cronSettings(settings, names);
-	const rate = settings.rate ?? context.config.RUNNER_DEFAULT_RATE;
+	const rate = settings.rate ?? config.RUNNER_DEFAULT_RATE;
 	const name = settings.name ?? defaultCampaignName(rowsAtHand ? undefined : settings.source, Date.now());
 	const endAt = settings.endAt === undefined ? undefined : Date.parse(settings.endAt);
 	if (endAt !== undefined) {
@@ -257,7 +258,7 @@ function checkedSettings(context: RunnerContext, input: CampaignSettings, names:
 				`${names.endAt} does not go with ${names.cron}: an end is one time, ` +
 					'a schedule repeats (its firings are campaigns of their own)',
 			);
-		const startsAt = settings.at ? Date.parse(settings.at) : Date.now() + context.config.RUNNER_TEST_CLOCK_OFFSET_MS;
+		const startsAt = settings.at ? Date.parse(settings.at) : Date.now() + config.RUNNER_TEST_CLOCK_OFFSET_MS;
 		if (endAt <= startsAt)
 			throw new UserError(`${names.endAt} must be after the campaign starts (${settings.at ? names.at : 'now'})`);
 	}
@@ -337,6 +338,20 @@ const DEFAULT_MIN_PER_VARIANT = 50;
 
 /** `records`: rows already at hand (an upload, inline rows); `input.source` then only names them. */
 /**
+ * The rules a campaign's settings must meet that need neither Redis nor the service nor its rows:
+ * what `campaign create` checks before it connects, so a wrong option is named even where Redis is
+ * down. createCampaign checks them again (the API calls it directly).
+ */
+export function checkCampaignSettings(
+	config: RunnerConfig,
+	input: CampaignSettings,
+	names: SettingNames = CLI_NAMES,
+): void {
+	const { common } = checkedSettings(config, input, names, false);
+	formatOf(common.source, common.format, names);
+}
+
+/**
  * `claim`: the Idempotency-Key this create runs under (see once); its answer is kept in the same
  * step that makes the campaign visible.
  */
@@ -347,7 +362,7 @@ export async function createCampaign(
 	names: SettingNames = CLI_NAMES,
 	claim?: OnceClaim,
 ): Promise<CreateAnswer> {
-	const { settings, common, schedule: repeat } = checkedSettings(context, input, names, records !== undefined);
+	const { settings, common, schedule: repeat } = checkedSettings(context.config, input, names, records !== undefined);
 
 	if (repeat && records)
 		throw new UserError('a cron schedule re-reads its recipients at each firing: give a file path or a URL, not rows');
@@ -572,7 +587,7 @@ async function createDraft(
 ): Promise<Snapshot & { kind: 'campaign' }> {
 	// A draft is made over the API only: its source is a URL, or a label of rows it gets in the request.
 	const { settings, common } = checkedSettings(
-		context,
+		context.config,
 		input,
 		names,
 		records !== undefined || !isHttpUrl(input.source),

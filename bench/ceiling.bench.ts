@@ -57,6 +57,7 @@ import {
 	waitForCompletion,
 	writeRecipientsCsv,
 } from './lib/stack';
+import { startWireCapture } from './lib/wire';
 
 const LATENCY_MS = 50;
 /**
@@ -91,6 +92,8 @@ interface Run {
 	/** The busiest sliding second by arrival at the tap in front of the sandbox (bench/lib/tap.mjs), and the sends it saw. */
 	tapMaxSliding: number;
 	tapSends: number;
+	/** The busiest sliding second by the kernel's stamp of each send's packet (bench/lib/wire.ts), or why it was not measured. */
+	wire: { maxSliding: number; sends: number; dropped: number } | { unavailable: string };
 	workerCpuMsPerSend: number;
 	redisMicrosPerRecipient: number;
 	redisCpuMicrosPerRecipient: number;
@@ -128,6 +131,7 @@ async function runAt(redisUrl: string, plan: Plan): Promise<Run> {
 	const stack = await startStack(redisUrl, { concurrency: CONCURRENCY, latencyMs: LATENCY_MS, processes: 0 });
 	const redis = new Redis(redisUrl);
 	let tap: Tap | undefined;
+	let wire: Awaited<ReturnType<typeof startWireCapture>> | undefined;
 	try {
 		if (plan.tracking)
 			await setDelivery(stack.sandbox, {
@@ -140,6 +144,8 @@ async function runAt(redisUrl: string, plan: Plan): Promise<Run> {
 		const { path } = writeRecipientsCsv(plan.recipients, { seed: plan.seed });
 		// The worker's sends go through the tap; its delivery checks (CONVO_BASE_URL) go to the sandbox itself.
 		tap = await startTap(stack);
+		// The sends on their way into the tap: the requests as they reach the sandbox's host.
+		wire = await startWireCapture(Number(new URL(tap.externalUrl).port));
 		const worker = spawnShippedWorker(stack, {
 			CONVO_EXTERNAL_URL: tap.externalUrl,
 			...trackingEnv(plan.tracking),
@@ -186,6 +192,12 @@ async function runAt(redisUrl: string, plan: Plan): Promise<Run> {
 		const sends = await arrivalsFrom(stack);
 		const rates = rateFigures(sends.map((send) => send.at));
 		const tapped = await tap.arrivals();
+		const onWire = 'stop' in wire ? await wire.stop() : undefined;
+		const wireFigures =
+			onWire && 'times' in onWire
+				? { maxSliding: rateFigures(onWire.times).maxSliding, sends: onWire.times.length, dropped: onWire.dropped }
+				: { unavailable: 'unavailable' in wire ? wire.unavailable : 'not stopped' };
+		wire = undefined;
 		// Each recipient's claim, from the ledger: read whole, so only for runs up to CLAIMS_READ_MAX.
 		const claims = plan.recipients <= CLAIMS_READ_MAX ? await claimTimes(stack, campaign) : new Map<string, number>();
 		const ways = sends
@@ -206,6 +218,7 @@ async function runAt(redisUrl: string, plan: Plan): Promise<Run> {
 			maxCalendar: rates.maxCalendar,
 			tapMaxSliding: rateFigures(tapped).maxSliding,
 			tapSends: tapped.length,
+			wire: wireFigures,
 			workerCpuMsPerSend: round((workerCpu * 1000) / Math.max(1, sends.length), 3),
 			redisMicrosPerRecipient: round(redisMicros / plan.recipients, 1),
 			redisCpuMicrosPerRecipient: round((redisCpu * 1e6) / plan.recipients, 1),
@@ -229,6 +242,7 @@ async function runAt(redisUrl: string, plan: Plan): Promise<Run> {
 		}
 		return run;
 	} finally {
+		if (wire && 'stop' in wire) await wire.stop().catch(() => undefined);
 		tap?.close();
 		redis.disconnect();
 		await stack.close();
@@ -258,7 +272,8 @@ async function claimTimes(
 const loadAverage = () => loadavg().map((load) => round(load, 2));
 
 const TAP_NOTE =
-	"The worker's sends pass through a tap in front of the sandbox (bench/lib/tap.mjs), a process of its own that holds only each send's arrival time: its stamps are arrivals timed outside the receiving process, whose pauses grow with its log.";
+	"The worker's sends pass through a tap in front of the sandbox (bench/lib/tap.mjs), a process of its own that holds only each send's arrival time: its stamps are arrivals timed outside the receiving process, whose pauses grow with its log. " +
+	"On the wire: tcpdump on loopback (bench/lib/wire.ts) keeps each packet that carries a send request to the tap, stamped by the kernel as it arrives: the time the request reached the sandbox's host, which no process's wait for a core on these shared cores can move (the tap's and the sandbox's stamps are taken when their event loops read it).";
 
 /** The figures every run answers to: each recipient once, the rate sustained, never above it. */
 function rateFiguresOf(run: Run): Figure[] {
@@ -290,7 +305,22 @@ function rateFiguresOf(run: Run): Figure[] {
 			target: `<= ${run.rate}`,
 			met: run.tapMaxSliding <= run.rate,
 		},
+		wireFigure(run),
 	];
+}
+
+/** The busiest sliding second on the wire: whole only when every send was captured. */
+function wireFigure(run: Run): Figure {
+	const figure = `${run.name}: most sends in any sliding second on the wire into the sandbox's host, the kernel's stamp (sends captured, dropped)`;
+	const { wire } = run;
+	if ('unavailable' in wire)
+		return { figure, value: `not measured: ${wire.unavailable}`, target: `<= ${run.rate}`, met: false };
+	return {
+		figure,
+		value: `${wire.maxSliding} (${wire.sends.toLocaleString('en-US')}, ${wire.dropped})`,
+		target: `<= ${run.rate}, every send captured`,
+		met: wire.maxSliding <= run.rate && wire.dropped === 0 && wire.sends === run.sends,
+	};
 }
 
 function costFigures(run: Run, earlierBytes: number | undefined): Figure[] {

@@ -38,6 +38,14 @@ const arrivals = (messages: SandboxMessage[]) => messages.map((message) => Date.
 const claimTimes = async (campaign: string) =>
 	new Set((await report(runner.context, campaign)).map((row) => row.first_attempt_at)).size;
 
+/** How long the sandbox holds the volley the first test kills in flight: ten times its 300 ms answer. */
+const VOLLEY_HELD_MS = 3000;
+
+/** Send requests the sandbox has received, answered or not (counted as each arrives). */
+const sendRequests = async () =>
+	((await (await fetch(`${runner.sandbox.baseUrl}/__sandbox/requests`)).json()) as { counts: Record<string, number> })
+		.counts['POST /api/external/v2/send-template'] ?? 0;
+
 afterEach(async () => {
 	// Each test's processes only: the next test counts its own.
 	await Promise.all(runner.processes.splice(0).map((process) => process.kill('SIGKILL')));
@@ -47,7 +55,9 @@ test('a volley in flight when its process is killed becomes unknown, never resen
 	// 250 ms at 20/s: volleys of five, one job at a time, each send out 300 ms.
 	const worker = { RUNNER_SEND_VOLLEY: '250ms', RUNNER_CONCURRENCY: '1' };
 	expect(volleySize(20, 250)).toBe(5);
-	await setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs: 300 });
+	const sendLatency = (latencyMs: number) =>
+		setFault(runner.sandbox, { endpoint: 'POST /api/external/v2/send-template', latencyMs });
+	await sendLatency(300);
 	const { path, phones } = writeRecipientsCsv(SEND_JOB_SIZE, { seed: 62 });
 	const first = runner.spawnWorker(worker, 'start');
 	const created = await createCampaign(runner.context, {
@@ -59,13 +69,21 @@ test('a volley in flight when its process is killed becomes unknown, never resen
 	if (created.kind !== 'campaign') throw new Error('expected a campaign');
 	const mine = async () => (await templateSends(runner.sandbox)).filter((message) => phones.includes(message.to));
 	await waitFor('two volleys sent before the kill', async () => (await mine()).length >= 10, 60_000, 20);
+	// The next volley is held at the sandbox until the kill has landed: a kill that came a moment
+	// after a 300 ms answer (a loaded machine's test process reads the claim late) found none in flight.
+	await sendLatency(VOLLEY_HELD_MS);
+	const arrivedBefore = await sendRequests();
 	await waitFor(
-		'a volley in flight',
-		async () => (await campaignStatus(runner.context, created.id)).counts.claimed === 5,
-		10_000,
+		'a volley held at the sandbox',
+		async () =>
+			(await sendRequests()) - arrivedBefore >= 5 &&
+			(await campaignStatus(runner.context, created.id)).counts.claimed === 5,
+		30_000,
 		5,
 	);
 	await first.kill('SIGKILL');
+	const killedAt = Date.now();
+	await sendLatency(300);
 	const sentBeforeKill = new Set((await mine()).map((message) => message.to));
 
 	runner.spawnWorker(worker, 'start');
@@ -79,6 +97,8 @@ test('a volley in flight when its process is killed becomes unknown, never resen
 	);
 	// The whole volley in flight became unknown (each may have been sent): never resent.
 	expect(done.counts).toMatchObject({ unknown: 5, sent: SEND_JOB_SIZE - 5, pending: 0, claimed: 0 });
+	// The held volley's sends are in the sandbox's log once their hold is over: then a resend would show.
+	await new Promise((resolve) => setTimeout(resolve, Math.max(0, killedAt + VOLLEY_HELD_MS + 500 - Date.now())));
 	const byPhone = sendsByPhone(await mine());
 	expect([...byPhone.values()].filter((list) => list.length > 1)).toEqual([]);
 	const rows = await report(runner.context, created.id);

@@ -81,9 +81,12 @@ export async function startWireCapture(port: number): Promise<WireCapture | { un
 				size = now;
 				await new Promise((resolve) => setTimeout(resolve, STOP_POLL_MS));
 			}
-			const exited = once(child, 'exit');
-			child.kill('SIGINT');
-			await exited;
+			// A tcpdump that ended on its own (killed, out of disk) has nothing left to wait for.
+			if (child.exitCode === null && child.signalCode === null) {
+				const exited = once(child, 'exit');
+				child.kill('SIGINT');
+				await exited;
+			}
 			try {
 				// "N packets dropped by kernel", printed as tcpdump ends.
 				const dropped = Number(/(\d+) packets? dropped by kernel/.exec(stderr)?.[1] ?? 0);

@@ -82,7 +82,6 @@ test('a volley in flight when its process is killed becomes unknown, never resen
 		5,
 	);
 	await first.kill('SIGKILL');
-	const killedAt = Date.now();
 	await sendLatency(300);
 	const sentBeforeKill = new Set((await mine()).map((message) => message.to));
 
@@ -98,7 +97,12 @@ test('a volley in flight when its process is killed becomes unknown, never resen
 	// The whole volley in flight became unknown (each may have been sent): never resent.
 	expect(done.counts).toMatchObject({ unknown: 5, sent: SEND_JOB_SIZE - 5, pending: 0, claimed: 0 });
 	// The held volley's sends are in the sandbox's log once their hold is over: then a resend would show.
-	await new Promise((resolve) => setTimeout(resolve, Math.max(0, killedAt + VOLLEY_HELD_MS + 500 - Date.now())));
+	await waitFor(
+		'every send request the sandbox received to be in its log',
+		async () => (await sendRequests()) === (await templateSends(runner.sandbox)).length,
+		VOLLEY_HELD_MS + 10_000,
+		50,
+	);
 	const byPhone = sendsByPhone(await mine());
 	expect([...byPhone.values()].filter((list) => list.length > 1)).toEqual([]);
 	const rows = await report(runner.context, created.id);

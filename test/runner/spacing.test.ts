@@ -9,6 +9,8 @@
  * a 429's hold excepted. (The sandbox-counted rate of whole campaigns is rate.test.ts and the benchmarks; what a
  * stopped campaign's queued jobs cost the others is deadjobs.test.ts.)
  */
+import { Writable } from 'node:stream';
+
 import type { Redis } from 'ioredis';
 
 import {
@@ -26,6 +28,7 @@ import {
 } from '../../runner/src/sending/spacing';
 import { createCampaign } from '../../runner/src/core/campaigns';
 import { placeLateMs } from '../../runner/src/sending/startGateMath';
+import { createLogger } from '../../runner/src/log';
 import { inlineRecords } from '../../runner/src/source';
 import { monitorCommands, positionalTemplate, useRunnerUnderTest } from './support';
 
@@ -266,6 +269,62 @@ test('a start whose answer a stalled process reads late is given back and taken 
 	expect(start - before).toBeGreaterThanOrEqual(2 * FRESH_START_MS);
 	expect(Number(await redis.zscore(keys.startLog(from), 'stalled')) / 1000).toBeCloseTo(start, 0);
 	expect(await redis.zcard(keys.startLog(from))).toBe(1);
+});
+
+test('a start taken again at the send whose own answer a stalled process reads late is taken once more when the process runs', async () => {
+	const sender = await newSender();
+	const { from } = sender;
+	const { redis, keys } = runner.context;
+	await setSpacingRate(runner.context, from, 100);
+	await waitForStart(runner.context, sender, 'stale', never);
+	const [seconds, micros] = await redis.time();
+	const before = Number(seconds) * 1000 + Number(micros) / 1000;
+	const taken = takeStartAgain(runner.context, sender, 'stale');
+	// The stall comes again while the retake's answer is on its way.
+	const stallUntil = performance.now() + 3 * FRESH_START_MS;
+	while (performance.now() < stallUntil);
+	await taken;
+	// Counted when the process runs again, not when Redis answered during the stall.
+	const again = Number(await redis.zscore(keys.startLog(from), 'stale')) / 1000;
+	expect(again - before).toBeGreaterThanOrEqual(2 * FRESH_START_MS);
+	expect(await redis.zcard(keys.startLog(from))).toBe(1);
+});
+
+test('a process whose every answer comes late keeps the start after three retakes and tells the operator once', async () => {
+	const sender = await newSender();
+	const { redis, keys } = runner.context;
+	await setSpacingRate(runner.context, sender.from, 100);
+	const lines: string[] = [];
+	const log = createLogger('warn', 'convo-runner', {
+		destination: new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }),
+	});
+	// A room of 2 µs: half of it is less than any round trip to Redis, so every answer is late.
+	const context = { ...runner.context, log, config: { ...runner.context.config, RUNNER_RATE_ROOM: 0.002 } };
+	const monitor = await monitorCommands(redis as Redis);
+	let evals = 0;
+	let seen = () => {};
+	monitor.on('monitor', (_time: string, args: string[]) => {
+		if (args[0].toLowerCase() === 'evalsha' && args.includes(sender.campaign)) evals++;
+		if (args[1] === `marker-${sender.from}`) seen();
+	});
+	try {
+		await waitForStart(context, sender, 'slow-1', never);
+		await takeStartAgain(context, sender, 'slow-1');
+		await new Promise<void>((resolve) => {
+			seen = resolve;
+			void redis.exists(`marker-${sender.from}`);
+		});
+	} finally {
+		monitor.disconnect();
+	}
+	// The start and its retake at the send, each kept after its first answer and three retakes:
+	// four calls each, and no spin; the second keep is within the minute, so one warning.
+	expect(evals).toBe(8);
+	expect(await redis.zcard(keys.startLog(sender.from))).toBe(1);
+	expect(lines).toHaveLength(1);
+	expect(JSON.parse(lines[0])).toMatchObject({ campaign: sender.campaign, roomMs: 0.002 });
+	expect(lines[0]).toContain('raise RUNNER_RATE_ROOM');
+	expect(lines[0]).not.toContain(sender.from);
 });
 
 test('a send a little late to its place counts at its place (a span later nothing is turned away for it); much later, when it goes', async () => {

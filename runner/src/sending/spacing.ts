@@ -132,6 +132,26 @@ function claimedIn(reply: StartReply): ClaimedRecipient[] {
  */
 const STALE_RETAKES = 3;
 
+/** A process that keeps stale starts says so at most this often. */
+const STALE_WARNING_EVERY_MS = 60_000;
+/** When each process's log (the context's) last said so. */
+const staleWarnedAt = new WeakMap<object, number>();
+
+/**
+ * A send kept a start answered late STALE_RETAKES times in a row: its sends may reach the service
+ * bunched beyond the room, so the operator hears of it (once a minute at most).
+ */
+function warnKeptStale(context: RunnerContext, campaign: string) {
+	const { config, log } = context;
+	if (performance.now() - (staleWarnedAt.get(log) ?? -Infinity) < STALE_WARNING_EVERY_MS) return;
+	staleWarnedAt.set(log, performance.now());
+	log.warn(
+		{ campaign, freshMs: freshStartMs(roomOf(config)), roomMs: config.RUNNER_RATE_ROOM },
+		'answers from Redis reached this process late again and again: a send kept a stale start and may reach ' +
+			'the service above its rate; give the process more CPU or raise RUNNER_RATE_ROOM',
+	);
+}
+
 /**
  * A place on the number's clock: when it comes by this process's clock (Date.now() ms), and its time on Redis's (µs).
  */
@@ -199,7 +219,9 @@ async function takeStart(
 		if (reply[0] === WINDOW_CLOSED) return 'closed';
 		let placeUs = '';
 		if (reply[0] === 0) {
-			const stale = performance.now() - asked > freshMs && retakesLeft-- > 0;
+			const late = performance.now() - asked > freshMs;
+			if (late && retakesLeft === 0) warnKeptStale(context, send.campaign);
+			const stale = late && retakesLeft-- > 0;
 			if (!stale) return keptClaim ? [0, reply[1], ...keptClaim.slice(2)] : reply;
 			keptClaim ??= reply;
 		} else {
@@ -267,14 +289,23 @@ export async function startNextInJob(
  * Takes a claimed volley's starts again (`id`: its first start's name in the start log, `size`: its
  * starts): they were answered longer than freshStartMs ago and have not gone out yet (a busy event
  * loop, a slow budget count), so going out now would bunch them with the starts taken since. Their
- * recipients stay claimed; they wait while the rate span is full. A stop does not interrupt it: a
+ * recipients stay claimed; they wait while the rate span is full; an answer to this call that is
+ * itself read late is taken again (up to STALE_RETAKES times). A stop does not interrupt it: a
  * claimed recipient goes out.
  */
 export async function takeStartAgain(context: RunnerContext, send: Send, id: string, size = 1): Promise<void> {
 	const call = startCall(context, send);
+	const freshMs = freshStartMs(roomOf(context.config));
+	let retakesLeft = STALE_RETAKES;
 	for (;;) {
+		const asked = performance.now();
 		const reply = (await call(againArgs(id, send.campaign), size)) as StartReply;
-		if (reply[0] === 0) return;
+		if (reply[0] === 0) {
+			// Its own answer read late (the stall that made it stale often lasts): taken again, as takeStart does.
+			if (performance.now() - asked <= freshMs) return;
+			if (retakesLeft-- <= 0) return warnKeptStale(context, send.campaign);
+			continue;
+		}
 		await sleep(Math.ceil(reply[0] / 1000));
 	}
 }

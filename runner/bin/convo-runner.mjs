@@ -11,7 +11,7 @@
 // The installed package runs the built bundle (dist/main.js). In the repository, where the sources
 // sit beside this file, it runs them through tsx instead, so a change is live without a build.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, enableCompileCache } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const fromSource = existsSync(new URL('../src/cli/main.ts', import.meta.url));
@@ -20,5 +20,8 @@ if (fromSource) {
 	const { register } = await import('tsx/cjs/api');
 	register();
 }
+// Node's compile cache (in os.tmpdir(), or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it
+// off): a fifth less CPU to start a command. Enabled before the bundle loads, so the bundle is cached too.
+if (!fromSource) enableCompileCache();
 const main = fromSource ? require('../src/cli/main.ts') : require('../dist/main.js');
 main.run(process.argv);

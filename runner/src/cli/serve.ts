@@ -14,7 +14,7 @@ import {
 	warnOfOldLayout,
 	type RunningRunner,
 } from '../runtime';
-import { startServer, type RunningHttp } from '../http/server';
+import type { RunningHttp } from '../http/server';
 import { fail } from './command';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
@@ -90,6 +90,9 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 		if (role === 'start' && wantsHttp(config)) {
 			// The API's own connection fails fast (503) while the workers' waits out an outage.
 			apiContext = await openContext(config, log, { withService: true, client: { waitMs: 0 } });
+			// Loaded here, not at the top: fastify, bull-board and prom-client cost every other command
+			// (a worker, `campaign status`) a third of a second of start-up they never use.
+			const { startServer } = await import('../http/server');
 			http = await startServer(apiContext, {
 				token: config.RUNNER_TOKEN as string,
 				host: config.RUNNER_HTTP_HOST,

@@ -91,8 +91,11 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 			// The API's own connection fails fast (503) while the workers' waits out an outage.
 			apiContext = await openContext(config, log, { withService: true, client: { waitMs: 0 } });
 			// Loaded here, not at the top: fastify, bull-board and prom-client cost every other command
-			// (a worker, `campaign status`) a third of a second of start-up they never use.
-			const { startServer } = await import('../http/server');
+			// (a worker, `campaign status`) about a quarter of its start-up CPU, for nothing. require(),
+			// not import(): the repository's bin runs these sources as CommonJS through tsx, where an
+			// import() of an extensionless path fails; the bundle inlines either lazily.
+			// eslint-disable-next-line @typescript-eslint/no-require-imports
+			const { startServer } = require('../http/server') as typeof import('../http/server');
 			http = await startServer(apiContext, {
 				token: config.RUNNER_TOKEN as string,
 				host: config.RUNNER_HTTP_HOST,

@@ -95,7 +95,7 @@ async function serve(role: 'start' | 'worker', options: { devRedis?: boolean } =
 			// not import(): the repository's bin runs these sources as CommonJS through tsx, where an
 			// import() of an extensionless path fails; the bundle inlines either lazily.
 			// eslint-disable-next-line @typescript-eslint/no-require-imports
-			const { startServer } = require('../http/server') as typeof import('../http/server');
+			const { startServer }: typeof import('../http/server') = require('../http/server');
 			http = await startServer(apiContext, {
 				token: config.RUNNER_TOKEN as string,
 				host: config.RUNNER_HTTP_HOST,

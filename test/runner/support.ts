@@ -395,7 +395,6 @@ const SANDBOX_ENTRY =
  * requests that arrived evenly and make a rate look broken.
  */
 export async function startSandboxProcess(options: SandboxUnderTest = {}): Promise<RunningSandbox> {
-	const port = await freePort();
 	const timeline = options.timeline
 		? [
 				'--timeline',
@@ -404,17 +403,21 @@ export async function startSandboxProcess(options: SandboxUnderTest = {}): Promi
 					.join(','),
 			]
 		: [];
-	const child = spawn(process.execPath, [SANDBOX_ENTRY, '--port', String(port), ...timeline], {
+	// A port the system picks, read from the sandbox's own banner: one chosen here and bound later
+	// could be taken in between by any connection's own port.
+	const child = spawn(process.execPath, [SANDBOX_ENTRY, '--port', '0', ...timeline], {
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	let output = '';
 	child.stdout?.on('data', (chunk) => (output += String(chunk)));
 	child.stderr?.on('data', (chunk) => (output += String(chunk)));
-	const baseUrl = `http://127.0.0.1:${port}`;
+	let baseUrl = '';
 	const fixture = await waitFor(
 		`the sandbox to start (${output})`,
 		async () => {
 			if (child.exitCode !== null) throw new Error(`the sandbox exited: ${output}`);
+			baseUrl = /base_url\s+(http:\/\/\S+)/.exec(output)?.[1] ?? '';
+			if (!baseUrl) return undefined;
 			const response = await fetch(`${baseUrl}/__sandbox/fixture`).catch(() => undefined);
 			return response?.ok ? ((await response.json()) as RunningSandbox['fixture']) : undefined;
 		},

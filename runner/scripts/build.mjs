@@ -27,7 +27,7 @@ await build({
 	external: runtimeDependencies.flatMap((name) => [name, `${name}/*`]),
 	// Stack traces and log lines keep readable function names; the bundle is not minified.
 	sourcemap: true,
-	// Node's compile cache for what the bundle loads (its dependencies: about a fifth of a command's
+	// Node's compile cache for what the bundle loads (its dependencies: about a seventh of a command's
 	// start-up); the bin enables it before the bundle itself. Quiet where it cannot: no cache, no error.
 	// The banner keeps the bundle's own "use strict" first, where it counts.
 	banner: { js: "'use strict';\nrequire('node:module').enableCompileCache?.();" },

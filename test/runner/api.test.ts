@@ -5,13 +5,13 @@
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
-import { freePort, startPrivateRedis } from '../../runner/src/devRedis';
+import { startPrivateRedis } from '../../runner/src/devRedis';
 import {
 	positionalTemplate,
 	scanKeys,
-	spawnRunner,
 	templateSends,
 	startApi,
+	startApiProcess,
 	useRunnerUnderTest,
 	waitFor,
 	writeRecipientsCsv,
@@ -356,11 +356,10 @@ test('bull-board is behind the same sign-in and shows the send queues read-only'
 
 test('/readyz answers 503 with the reason when Redis stops answering, while /healthz (liveness) stays 200', async () => {
 	const own = await startPrivateRedis();
-	const port = await freePort();
-	const started = spawnRunner(['start'], { ...runner.env, REDIS_URL: own.url, RUNNER_HTTP_PORT: String(port) });
+	// Ready once it answers 200 on /readyz, on a port the system picked.
+	const { base: ownBase, process: started } = await startApiProcess(runner, { REDIS_URL: own.url });
 	try {
-		const url = `http://127.0.0.1:${port}/readyz`;
-		await waitFor('the readiness check to pass', async () => (await fetch(url).catch(() => undefined))?.ok, 30_000);
+		const url = `${ownBase}/readyz`;
 		await own.stop();
 		const answer = await waitFor(
 			'the readiness check to fail',
@@ -371,7 +370,7 @@ test('/readyz answers 503 with the reason when Redis stops answering, while /hea
 			30_000,
 		);
 		expect(answer).toEqual({ status: 'unavailable', reason: 'Redis does not answer' });
-		const live = await fetch(`http://127.0.0.1:${port}/healthz`);
+		const live = await fetch(`${ownBase}/healthz`);
 		expect({ status: live.status, body: await live.json() }).toEqual({ status: 200, body: { status: 'ok' } });
 	} finally {
 		await started.kill('SIGKILL');

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { Cluster } from 'ioredis';
 
 import { ConfigError, loadConfig } from '../../runner/src/config';
-import { freePort } from '../../runner/src/devRedis';
 import {
 	dumpKeys,
 	runCli,
@@ -24,6 +23,7 @@ import {
 	writeTestCertificates,
 	type ClusterUnderTest,
 	type SpawnedRunner,
+	apiUrlOf,
 } from './support';
 
 jest.setTimeout(120_000);
@@ -76,7 +76,6 @@ const reachingSettings = (): NodeJS.ProcessEnv => ({
 test('start sends through a Cluster with a password and TLS (REDIS_CLUSTER_PASSWORD_FILE, REDIS_CLUSTER_TLS): 3 of 3 at the sandbox, the password in no log line and no key', async () => {
 	const passwordFile = join(dir, 'redis-password');
 	writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
-	const port = await freePort();
 	const { REDIS_CLUSTER_PASSWORD: _given, ...settings } = reachingSettings();
 	runner = spawnRunner(
 		['start'],
@@ -84,10 +83,10 @@ test('start sends through a Cluster with a password and TLS (REDIS_CLUSTER_PASSW
 			...settings,
 			REDIS_CLUSTER_PASSWORD_FILE: passwordFile,
 			RUNNER_TOKEN: TOKEN,
-			RUNNER_HTTP_PORT: String(port),
+			RUNNER_HTTP_PORT: '0',
 		}),
 	);
-	const base = `http://127.0.0.1:${port}`;
+	const base = await apiUrlOf(runner);
 	const phones = ['+4917088100011', '+4917088100012', '+4917088100013'];
 	const id = await sendThroughApi(runner, base, TOKEN, sandbox, phones);
 	await waitFor(

@@ -31,6 +31,7 @@ import {
 	waitFor,
 	waitForClientsAtMost,
 	type SpawnedRunner,
+	apiUrlOf,
 } from './support';
 
 jest.setTimeout(120_000);
@@ -122,15 +123,9 @@ test('start and worker without REDIS_URL stop at once naming it, and say how to 
 });
 
 test('start --dev-redis: a throwaway redis-server, announced, that sends, and ends with the process', async () => {
-	const port = await freePort();
 	const token = 'dev-redis-token-0123456789';
-	const runner = spawn(['start', '--dev-redis'], { ...baseEnv(), RUNNER_TOKEN: token, RUNNER_HTTP_PORT: String(port) });
-	const base = `http://127.0.0.1:${port}`;
-	await waitFor(
-		`the API to be ready (${runner.output()})`,
-		async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok,
-		30_000,
-	);
+	const runner = spawn(['start', '--dev-redis'], { ...baseEnv(), RUNNER_TOKEN: token, RUNNER_HTTP_PORT: '0' });
+	const base = await apiUrlOf(runner);
 	const announced = /--dev-redis: a throwaway redis-server at redis:\/\/127\.0\.0\.1:(\d+), with NO persistence/.exec(
 		runner.output(),
 	);
@@ -192,7 +187,7 @@ test('RUNNER_REQUIRE_AOF=true with appendonly no: start refuses, naming the sett
 		// A job waiting in the control queue: any worker of this prefix takes it at once.
 		const job = await context.queues.control.add('feed', {});
 		const clientsBefore = await clientCount(context.redis);
-		const runner = spawn(['start'], { ...env, RUNNER_REQUIRE_AOF: 'true', RUNNER_HTTP_PORT: String(await freePort()) });
+		const runner = spawn(['start'], { ...env, RUNNER_REQUIRE_AOF: 'true', RUNNER_HTTP_PORT: '0' });
 		expect(await exitWithin(runner, 30_000)).toBe(1);
 		expect(runner.output()).toMatch(
 			/^convo-runner: RUNNER_REQUIRE_AOF is true and Redis at 127\.0\.0\.1:\d+ runs with appendonly no/m,
@@ -211,19 +206,13 @@ test('RUNNER_REQUIRE_AOF=true with appendonly no: start refuses, naming the sett
 
 test('start before its Redis is up: /healthz answers 200 at once, /readyz 503 with the reason, then 200 once Redis is there; stderr JSON only', async () => {
 	const redisPort = await freePort();
-	const port = await freePort();
 	const runner = spawn(['start'], {
 		...baseEnv(),
 		REDIS_URL: `redis://127.0.0.1:${redisPort}`,
 		RUNNER_TOKEN: 'early-token-0123456789',
-		RUNNER_HTTP_PORT: String(port),
+		RUNNER_HTTP_PORT: '0',
 	});
-	const base = `http://127.0.0.1:${port}`;
-	await waitFor(
-		`/healthz to answer (${runner.output()})`,
-		async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
-		30_000,
-	);
+	const base = await apiUrlOf(runner, '/healthz');
 	const early = await fetch(`${base}/readyz`);
 	expect({ status: early.status, body: await early.json() }).toEqual({
 		status: 503,
@@ -275,17 +264,16 @@ test('appendonly yes, secrets from files (REDIS_URL_FILE with a password, RUNNER
 	const redis = await ownRedis(['--appendonly', 'yes', '--requirepass', password]);
 	const redisUrl = redis.url.replace('redis://', `redis://:${password}@`);
 	const token = 'file-token-0123456789abcdef';
-	const port = await freePort();
 	const { CONVO_API_KEY: apiKey, ...env } = baseEnv();
 	const runner = spawn(['start'], {
 		...env,
 		REDIS_URL_FILE: secretFile('redis-url', `${redisUrl}\n`),
 		RUNNER_TOKEN_FILE: secretFile('token', `${token}\n`),
 		CONVO_API_KEY_FILE: secretFile('api-key', `${apiKey}\n`),
-		RUNNER_HTTP_PORT: String(port),
+		RUNNER_HTTP_PORT: '0',
 		RUNNER_REQUIRE_AOF: 'true',
 	});
-	const base = `http://127.0.0.1:${port}`;
+	const base = await apiUrlOf(runner);
 	// The sandbox accepts a send only with the business's key: three sends prove the file's key reached it.
 	await sendThroughApi(runner, base, token, sandbox, ['+4917088000011', '+4917088000012', '+4917088000013']);
 	expect((await fetch(`${base}/api/campaigns`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);

@@ -439,33 +439,37 @@ export async function startSandboxProcess(options: SandboxUnderTest = {}): Promi
 }
 
 /**
- * Spawns `convo-runner start` with its API on a port the system picks (RUNNER_HTTP_PORT 0: a port
- * chosen here and bound later could be taken in between by any connection's own port) and waits
- * until it answers; its base URL, as its log line (info) names it, and the process.
+ * A spawned `start`'s API base URL, as its own log line (info) names it, once `path` answers 200
+ * there. Spawned with RUNNER_HTTP_PORT 0, its port is the one the system picked: a port chosen here
+ * and bound later could be taken in between by any connection's own port.
  */
+export async function apiUrlOf(api: SpawnedRunner, path = '/readyz'): Promise<string> {
+	let exitCode: number | null | undefined;
+	void api.exited.then((code) => (exitCode = code));
+	try {
+		// A start is work, not a bound: in a loaded CI run's parallel lane one took over 30 s.
+		return await waitFor(
+			`the API to answer ${path}`,
+			async () => {
+				if (exitCode !== undefined) throw new Error(`convo-runner start exited (${exitCode}) before it answered`);
+				const url = /control API and console at (http:\/\/[^\s"]+)/.exec(api.output())?.[1];
+				if (!url) return undefined;
+				return (await fetch(`${url}${path}`).catch(() => undefined))?.ok ? url : undefined;
+			},
+			90_000,
+		);
+	} catch (error) {
+		throw new Error(`${(error as Error).message}; its output:\n${api.output().slice(-2000)}`);
+	}
+}
+
+/** Spawns `convo-runner start` with its API on a port the system picks and waits until it is ready (apiUrlOf). */
 export async function startApiProcess(
 	runner: RunnerUnderTest,
 	extra: NodeJS.ProcessEnv = {},
 ): Promise<{ base: string; process: SpawnedRunner }> {
 	const api = runner.spawnWorker({ RUNNER_HTTP_PORT: '0', ...extra }, 'start');
-	let exitCode: number | null | undefined;
-	void api.exited.then((code) => (exitCode = code));
-	try {
-		// A start is work, not a bound: in a loaded CI run's parallel lane one took over 30 s.
-		const base = await waitFor(
-			'the API to be ready',
-			async () => {
-				if (exitCode !== undefined) throw new Error(`convo-runner start exited (${exitCode}) before it was ready`);
-				const url = /control API and console at (http:\/\/[^\s"]+)/.exec(api.output())?.[1];
-				if (!url) return undefined;
-				return (await fetch(`${url}/readyz`).catch(() => undefined))?.ok ? url : undefined;
-			},
-			90_000,
-		);
-		return { base, process: api };
-	} catch (error) {
-		throw new Error(`${(error as Error).message}; its output:\n${api.output().slice(-2000)}`);
-	}
+	return { base: await apiUrlOf(api), process: api };
 }
 
 /** `startApiProcess`'s base URL alone. */

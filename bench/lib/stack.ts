@@ -5,14 +5,14 @@
  */
 import { fork, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { campaignStatus, createCampaign } from '../../runner/src/core/campaigns';
 import {
 	positionalTemplate,
-	RUNNER_BIN,
+	layOutInstalledRunner,
 	spawnRunner,
 	setFault,
 	startRunnerUnderTest,
@@ -178,12 +178,7 @@ export function shippedBin(): string {
 	if (shipped) return shipped;
 	buildRunnerBundle();
 	const dir = mkdtempSync(join(tmpdir(), 'convo-runner-package-'));
-	mkdirSync(join(dir, 'bin'));
-	const bin = join(dir, 'bin', 'convo-runner.mjs');
-	copyFileSync(RUNNER_BIN, bin);
-	chmodSync(bin, 0o755);
-	// Node resolves the bundle's dependencies from its real path (the repository's runner/).
-	symlinkSync(join(ROOT, 'runner', 'dist'), join(dir, 'dist'));
+	const bin = layOutInstalledRunner(dir, join(ROOT, 'runner', 'dist'));
 	process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
 	shipped = bin;
 	return bin;

@@ -5,21 +5,11 @@
  * Start-up time itself is benchmark 6's (bench/startup.bench.ts), not a test's.
  */
 import { spawnSync } from 'node:child_process';
-import {
-	chmodSync,
-	copyFileSync,
-	mkdirSync,
-	mkdtempSync,
-	readdirSync,
-	readFileSync,
-	rmSync,
-	symlinkSync,
-	writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import { RUNNER_ARGS, RUNNER_BIN } from './support';
+import { layOutInstalledRunner, RUNNER_ARGS } from './support';
 import { TEST_RUNNER_BUNDLE } from '../support/testRun';
 
 jest.setTimeout(60_000);
@@ -59,19 +49,13 @@ test('a command that serves no API loads none of its stack', () => {
 test('the installed runner keeps a compile cache in the temporary folder, and none when it is turned off', () => {
 	const bundle = process.env[TEST_RUNNER_BUNDLE];
 	if (!bundle) throw new Error('no runner bundle: the test run builds one (test/support/globalSetup.ts)');
-	// The package as npm installs it: the bin, and the bundle beside it (its dependencies resolve from
-	// the bundle's real folder in the repository).
-	const pkg = join(work, 'package');
-	mkdirSync(join(pkg, 'bin'), { recursive: true });
-	copyFileSync(RUNNER_BIN, join(pkg, 'bin', 'convo-runner.mjs'));
-	chmodSync(join(pkg, 'bin', 'convo-runner.mjs'), 0o755);
-	symlinkSync(dirname(bundle), join(pkg, 'dist'));
+	const bin = layOutInstalledRunner(join(work, 'package'), dirname(bundle));
 	// Its default place, the system's temporary folder (NODE_COMPILE_CACHE would turn the cache on by itself).
 	const temporary = join(work, 'tmp');
 	mkdirSync(temporary);
 	const cache = join(temporary, 'node-compile-cache');
 	const version = (extraEnv: NodeJS.ProcessEnv) =>
-		spawnSync(join(pkg, 'bin', 'convo-runner.mjs'), ['--version'], {
+		spawnSync(bin, ['--version'], {
 			encoding: 'utf8',
 			env: { PATH: process.env.PATH, TMPDIR: temporary, ...extraEnv },
 		});

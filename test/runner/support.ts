@@ -5,7 +5,16 @@
  * the guarantees are checked against the service's own log, never the runner's report.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	chmodSync,
+	copyFileSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -41,6 +50,20 @@ export const SOURCE_RUNNER_ARGS = [...RUNNER_NODE_FLAGS, RUNNER_BIN];
  * compile the sources; the repository's bin when there is no bundle.
  */
 export const RUNNER_ARGS = [...RUNNER_NODE_FLAGS, process.env[TEST_RUNNER_BUNDLE] ?? RUNNER_BIN];
+
+/**
+ * Lays out the runner in `dir` as `npm install convo-runner` does: the bin (bin/, executable) and
+ * the built bundle's folder `dist` beside it as dist/ (a link: Node resolves the bundle's
+ * dependencies from its real path in the repository's runner/). The bin's path.
+ */
+export function layOutInstalledRunner(dir: string, dist: string): string {
+	mkdirSync(join(dir, 'bin'), { recursive: true });
+	const bin = join(dir, 'bin', 'convo-runner.mjs');
+	copyFileSync(RUNNER_BIN, bin);
+	chmodSync(bin, 0o755);
+	symlinkSync(dist, join(dir, 'dist'));
+	return bin;
+}
 
 export type Business = RunningSandbox['fixture']['businesses'][number];
 

@@ -153,6 +153,22 @@ function warnKeptStale(context: RunnerContext, campaign: string) {
 }
 
 /**
+ * Judges a send's answers in a row: whether the one asked for at `asked` (performance.now()) came
+ * later than freshStartMs and is to be taken again. After STALE_RETAKES late answers the next late
+ * one is kept (warnKeptStale says so).
+ */
+function lateAnswers(context: RunnerContext, campaign: string): (asked: number) => boolean {
+	const freshMs = freshStartMs(roomOf(context.config));
+	let retakesLeft = STALE_RETAKES;
+	return (asked) => {
+		if (performance.now() - asked <= freshMs) return false;
+		if (retakesLeft-- > 0) return true;
+		warnKeptStale(context, campaign);
+		return false;
+	};
+}
+
+/**
  * A place on the number's clock: when it comes by this process's clock (Date.now() ms), and its time on Redis's (µs).
  */
 export interface Place {
@@ -202,7 +218,7 @@ async function takeStart(
 	opening: string[] = ['', ''],
 ): Promise<StartReply | NoStart | 'done' | 'closed'> {
 	const call = startCall(context, send);
-	const freshMs = freshStartMs(roomOf(context.config));
+	const retakeLate = lateAnswers(context, send.campaign);
 	if (place !== undefined && place.localMs > Date.now()) await sleep(Math.ceil(place.localMs - Date.now()));
 	// The first call may take the start itself: a process already stopping takes none.
 	if (stop.aborted) return 'stopped';
@@ -212,17 +228,13 @@ async function takeStart(
 	)) as StartReply;
 	/** The claim of a start given back for being stale: the recipient stays claimed while its start is taken again. */
 	let keptClaim: StartReply | undefined;
-	let retakesLeft = STALE_RETAKES;
 	for (;;) {
 		if (reply[0] === NOT_RUNNING) return 'not running';
 		if (reply[0] === JOB_DONE) return 'done';
 		if (reply[0] === WINDOW_CLOSED) return 'closed';
 		let placeUs = '';
 		if (reply[0] === 0) {
-			const late = performance.now() - asked > freshMs;
-			if (late && retakesLeft === 0) warnKeptStale(context, send.campaign);
-			const stale = late && retakesLeft-- > 0;
-			if (!stale) return keptClaim ? [0, reply[1], ...keptClaim.slice(2)] : reply;
+			if (!retakeLate(asked)) return keptClaim ? [0, reply[1], ...keptClaim.slice(2)] : reply;
 			keptClaim ??= reply;
 		} else {
 			// The first call's answer names the place it took; a full span's does not.
@@ -295,15 +307,13 @@ export async function startNextInJob(
  */
 export async function takeStartAgain(context: RunnerContext, send: Send, id: string, size = 1): Promise<void> {
 	const call = startCall(context, send);
-	const freshMs = freshStartMs(roomOf(context.config));
-	let retakesLeft = STALE_RETAKES;
+	const retakeLate = lateAnswers(context, send.campaign);
 	for (;;) {
 		const asked = performance.now();
 		const reply = (await call(againArgs(id, send.campaign), size)) as StartReply;
 		if (reply[0] === 0) {
 			// Its own answer read late (the stall that made it stale often lasts): taken again, as takeStart does.
-			if (performance.now() - asked <= freshMs) return;
-			if (retakesLeft-- <= 0) return warnKeptStale(context, send.campaign);
+			if (!retakeLate(asked)) return;
 			continue;
 		}
 		await sleep(Math.ceil(reply[0] / 1000));
